@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/go-harness/harness/session"
+)
+
+// Assembler collects the chunks of one streamed answer into an assistant
+// message: reasoning, then text, then tool calls ordered by index, each
+// call's argument pieces joined. The zero value is ready to use.
+type Assembler struct {
+	reasoning strings.Builder
+	text      strings.Builder
+	calls     map[int]*session.ToolCall
+	usage     *session.Usage
+	finish    string
+	finished  bool
+}
+
+// Add applies one chunk.
+func (a *Assembler) Add(c Chunk) {
+	switch c.Type {
+	case ChunkText:
+		a.text.WriteString(c.Text)
+	case ChunkReasoning:
+		a.reasoning.WriteString(c.Text)
+	case ChunkToolCall:
+		if a.calls == nil {
+			a.calls = map[int]*session.ToolCall{}
+		}
+		tc, ok := a.calls[c.ToolCall.Index]
+		if !ok {
+			tc = &session.ToolCall{}
+			a.calls[c.ToolCall.Index] = tc
+		}
+		if c.ToolCall.ID != "" {
+			tc.ID = c.ToolCall.ID
+		}
+		if c.ToolCall.Name != "" {
+			tc.Name = c.ToolCall.Name
+		}
+		tc.Arguments += c.ToolCall.Arguments
+	case ChunkUsage:
+		u := c.Usage
+		a.usage = &u
+	case ChunkFinish:
+		a.finish, a.finished = c.Finish, true
+	}
+}
+
+// Message returns the assembled assistant message. Calls with no
+// arguments get "{}".
+func (a *Assembler) Message() session.Message {
+	m := session.Message{Role: session.RoleAssistant}
+	if a.reasoning.Len() > 0 {
+		m.Content = append(m.Content, session.Block{Type: session.BlockReasoning, Text: a.reasoning.String()})
+	}
+	if a.text.Len() > 0 {
+		m.Content = append(m.Content, session.TextBlock(a.text.String()))
+	}
+	idx := make([]int, 0, len(a.calls))
+	for i := range a.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		tc := *a.calls[i]
+		if strings.TrimSpace(tc.Arguments) == "" {
+			tc.Arguments = "{}"
+		}
+		m.Content = append(m.Content, session.Block{Type: session.BlockToolCall, ToolCall: &tc})
+	}
+	return m
+}
+
+// Usage returns the last usage reported, if any.
+func (a *Assembler) Usage() (session.Usage, bool) {
+	if a.usage == nil {
+		return session.Usage{}, false
+	}
+	return *a.usage, true
+}
+
+// Finish returns the finish reason and whether one arrived. An answer
+// without one was cut off.
+func (a *Assembler) Finish() (string, bool) { return a.finish, a.finished }
+
+// Empty reports whether nothing but reasoning arrived: no text and no
+// tool calls.
+func (a *Assembler) Empty() bool { return a.text.Len() == 0 && len(a.calls) == 0 }

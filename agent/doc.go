@@ -1,0 +1,38 @@
+// Package agent runs a coding agent: a loop that calls a language model,
+// dispatches the tools it asks for, and logs everything the model sees so
+// a session can be resumed, replayed and searched.
+//
+// Build a [Loop] with [New] and functional options, start or resume a
+// [Session], and run turns:
+//
+//	loop := agent.New(
+//		agent.WithModel(model),
+//		agent.WithTools(tools...),
+//		agent.WithSessionStore(session.NewJSONL(dir)),
+//	)
+//	defer loop.Close()
+//	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
+//	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
+//
+// A turn is a sequence of steps. Each step is one model call (a [Model]
+// yields [Chunk] values: text, reasoning, tool-call pieces, usage, a finish
+// reason) and then the tool calls the answer asked for. Tools that declare
+// themselves concurrency-safe run in parallel, bounded; any other call is a
+// barrier that runs alone, in order. Results go back to the model in call
+// order. Malformed arguments, schema violations, unknown tools and tool
+// panics become error results the model can act on; the turn goes on.
+// Steps repeat while the model asks for tools, up to a step limit.
+//
+// The host sees the turn as an iterator of [Event] values: text and
+// reasoning deltas, tool call start and end (with render data), usage,
+// retries, reminders, step ends, and a final [TurnEnd] with its reason.
+// Retryable model failures ([ModelError.Retryable]: rate limit, server,
+// transport, empty or truncated answer) are retried with exponential
+// backoff, jitter and the provider's Retry-After hint, a bounded number of
+// times. Cancelling the context, or stopping the iteration, ends the turn
+// cleanly and logs it.
+//
+// Dispatch is extensible without touching the loop: [WithMiddleware] wraps
+// every tool call (spill, deadlines), and [WithStepObservers] sees each
+// step's calls and results in order and may add advisory reminders.
+package agent

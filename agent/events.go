@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// Event is something a host can show while a turn runs. The concrete
+// types are the structs of this file; switch on them:
+//
+//	for ev, err := range sess.Run(ctx, "fix the test") {
+//		switch e := ev.(type) {
+//		case *agent.TextDelta:
+//			fmt.Print(e.Text)
+//		case *agent.ToolCallEnd:
+//			render(e.Result.Render)
+//		}
+//		if err != nil { ... }
+//	}
+type Event interface {
+	// Kind names the event type in snake_case ("text_delta", ...), as
+	// MarshalEvent writes it.
+	Kind() string
+}
+
+// TextDelta is a piece of the model's answer.
+type TextDelta struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// ReasoningDelta is a piece of the model's reasoning.
+type ReasoningDelta struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// ToolCallStart says a tool call is about to run.
+type ToolCallStart struct {
+	Step int              `json:"step"`
+	Call session.ToolCall `json:"call"`
+	// Render is the intent the tool declares, so a host can open the
+	// right card before the result arrives.
+	Render tools.RenderKind `json:"render,omitempty"`
+}
+
+// ToolCallEnd carries a call's result, render data included.
+type ToolCallEnd struct {
+	Step     int              `json:"step"`
+	Call     session.ToolCall `json:"call"`
+	Result   *tools.Result    `json:"result"`
+	Duration time.Duration    `json:"duration_ns"`
+}
+
+// Usage reports the token usage of one model call.
+type Usage struct {
+	Step  int           `json:"step"`
+	Model string        `json:"model"`
+	Usage session.Usage `json:"usage"`
+}
+
+// Retry says a model call failed and will be tried again after Delay.
+// Text and reasoning already streamed in this step are void: the answer
+// starts over.
+type Retry struct {
+	Step    int           `json:"step"`
+	Attempt int           `json:"attempt"`
+	Delay   time.Duration `json:"delay_ns"`
+	Err     error         `json:"-"`
+}
+
+// ReminderAdded says the harness added advisory text for the model after
+// a step's tool results.
+type ReminderAdded struct {
+	Step   int    `json:"step"`
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// StepEnd closes a step: one model call and the tool calls it asked for.
+type StepEnd struct {
+	Step int `json:"step"`
+	// Finish is the model's finish reason.
+	Finish string `json:"finish"`
+	// ToolCalls is how many tool calls the step ran.
+	ToolCalls int `json:"tool_calls"`
+}
+
+// TurnEnd is always the last event of a turn.
+type TurnEnd struct {
+	// Reason is one of the session.Reason* constants: completed,
+	// step_limit, cancelled or error.
+	Reason string        `json:"reason"`
+	Steps  int           `json:"steps"`
+	Usage  session.Usage `json:"usage"`
+	// Err is the error that ended the turn, when Reason is error or
+	// cancelled. The iterator yields it alongside this event.
+	Err error `json:"-"`
+}
+
+func (*TextDelta) Kind() string      { return "text_delta" }
+func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
+func (*ToolCallStart) Kind() string  { return "tool_call_start" }
+func (*ToolCallEnd) Kind() string    { return "tool_call_end" }
+func (*Usage) Kind() string          { return "usage" }
+func (*Retry) Kind() string          { return "retry" }
+func (*ReminderAdded) Kind() string  { return "reminder" }
+func (*StepEnd) Kind() string        { return "step_end" }
+func (*TurnEnd) Kind() string        { return "turn_end" }
+
+// MarshalEvent encodes an event as one JSON object with its kind in
+// "type" and, where the event carries an error, "error": {"code",
+// "message"}. It is the line format for scripts that follow a turn.
+func MarshalEvent(ev Event) ([]byte, error) {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	kind, _ := json.Marshal(ev.Kind())
+	fields["type"] = kind
+	var evErr error
+	switch e := ev.(type) {
+	case *TurnEnd:
+		evErr = e.Err
+	case *Retry:
+		evErr = e.Err
+	}
+	if evErr != nil {
+		info, _ := json.Marshal(session.ErrorInfo{Code: string(CodeOf(evErr)), Message: evErr.Error()})
+		fields["error"] = info
+	}
+	return json.Marshal(fields)
+}

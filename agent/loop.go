@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// Errors returned by the loop and its sessions.
+var (
+	// ErrBusy: a turn is already running in the session.
+	ErrBusy = errors.New("agent: a turn is already running in this session; wait for its TurnEnd")
+	// ErrClosed: the session or the loop is closed.
+	ErrClosed = errors.New("agent: closed")
+)
+
+// Loop runs agent sessions: it calls the model, dispatches the tools it
+// asks for, and logs everything the model sees. Build one with New; it is
+// safe for concurrent use by several sessions.
+type Loop struct {
+	cfg     config
+	reg     *tools.Registry
+	handler tools.Handler
+	err     error
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	closed   bool
+}
+
+// New returns a Loop configured by opts. A configuration problem (no
+// model, two tools with one name, a tool schema that does not compile) is
+// reported by Err and by every attempt to start a session.
+func New(opts ...Option) *Loop {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
+	var errs []error
+	if cfg.model == nil {
+		errs = append(errs, errors.New("agent: no model configured; pass agent.WithModel"))
+	}
+	reg, err := tools.NewRegistry(cfg.tools...)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("agent: %w", err))
+		reg, _ = tools.NewRegistry()
+	}
+	l.reg = reg
+	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
+	l.err = errors.Join(errs...)
+	return l
+}
+
+// Err reports a configuration problem, or nil.
+func (l *Loop) Err() error { return l.err }
+
+// Tools returns the specs of the loop's tools in the order the model sees
+// them.
+func (l *Loop) Tools() []tools.Spec { return l.reg.Specs() }
+
+// SessionOptions configure a new session.
+type SessionOptions struct {
+	// ID names the session; empty means a new generated id.
+	ID string
+	// Cwd is the session's working directory, an absolute path in the
+	// file system's namespace. Empty means the loop's WithWorkingDir, or
+	// "/".
+	Cwd string
+	// Parent is the id of the session this one continues, if any.
+	Parent string
+}
+
+// NewSession starts a new session and logs its header.
+func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		cwd = l.cfg.cwd
+	}
+	if cwd == "" {
+		cwd = "/"
+	}
+	log, err := l.cfg.store.Create(ctx, session.Header{ID: opts.ID, Cwd: cwd, Parent: opts.Parent})
+	if err != nil {
+		return nil, fmt.Errorf("agent: starting session: %w", err)
+	}
+	return l.adopt(log, &session.History{}, nil)
+}
+
+// ResumeSession reopens a logged session so that the next turn continues
+// its history. A session that stopped mid-turn is repaired: calls left
+// without a result get results saying they were not run or that their
+// outcome is unknown, and the open turn is logged as interrupted.
+// Warnings from loading (a torn line, an unknown event type) are kept in
+// Session.Warnings.
+func (l *Loop) ResumeSession(ctx context.Context, id string) (*Session, error) {
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	log, tr, err := l.cfg.store.Open(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("agent: resuming session: %w", err)
+	}
+	hist := session.BuildHistory(tr.Events)
+	s, err := l.adopt(log, hist, tr.Warnings)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range tr.Warnings {
+		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
+	}
+	if hist.Interrupted() {
+		if err := s.append(ctx, &session.TurnEnded{Reason: session.ReasonInterrupted}); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("agent: resuming session: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (l *Loop) check() error {
+	if l.err != nil {
+		return l.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.Warning) (*Session, error) {
+	s := &Session{
+		loop:     l,
+		log:      log,
+		hist:     hist,
+		state:    tools.NewState(),
+		model:    l.cfg.model,
+		warnings: warnings,
+	}
+	s.logger = l.cfg.logger.With("session", log.Header().ID)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		log.Close()
+		return nil, ErrClosed
+	}
+	l.sessions[s] = struct{}{}
+	return s, nil
+}
+
+func (l *Loop) forget(s *Session) {
+	l.mu.Lock()
+	delete(l.sessions, s)
+	l.mu.Unlock()
+}
+
+// Close closes every open session: running turns are cancelled and
+// waited for, tool state (shell sessions, background jobs) is released,
+// and logs are synced. Starting a session afterwards fails with ErrClosed.
+func (l *Loop) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	open := make([]*Session, 0, len(l.sessions))
+	for s := range l.sessions {
+		open = append(open, s)
+	}
+	l.mu.Unlock()
+	var errs []error
+	for _, s := range open {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}

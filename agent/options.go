@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// Option configures a Loop.
+type Option func(*config)
+
+type config struct {
+	model       Model
+	tools       []tools.Tool
+	system      string
+	store       session.Store
+	fsys        fs.FileSystem
+	logger      *slog.Logger
+	maxSteps    int
+	parallel    int
+	retry       RetryPolicy
+	middleware  []tools.Middleware
+	observers   []tools.StepObserver
+	output      tools.OutputStore
+	attachments tools.AttachmentStore
+	cwd         string
+}
+
+// Defaults.
+const (
+	// DefaultMaxSteps is the step limit of a turn unless WithMaxSteps
+	// says otherwise: generous, so it only stops runaway turns.
+	DefaultMaxSteps = 200
+	// DefaultMaxParallelTools bounds how many concurrency-safe calls of
+	// one step run at once.
+	DefaultMaxParallelTools = 8
+)
+
+func defaultConfig() config {
+	return config{
+		store:    session.NewMemory(),
+		logger:   slog.New(slog.DiscardHandler),
+		maxSteps: DefaultMaxSteps,
+		parallel: DefaultMaxParallelTools,
+		retry:    DefaultRetryPolicy(),
+	}
+}
+
+// WithModel sets the model. It is required.
+func WithModel(m Model) Option { return func(c *config) { c.model = m } }
+
+// WithTools adds tools. Their schemas are sent to the model in the order
+// given.
+func WithTools(ts ...tools.Tool) Option {
+	return func(c *config) { c.tools = append(c.tools, ts...) }
+}
+
+// WithSystemPrompt sets the system prompt.
+func WithSystemPrompt(s string) Option { return func(c *config) { c.system = s } }
+
+// WithSessionStore sets where session logs are kept. The default is an
+// in-memory store, which loses sessions when the program exits; use
+// session.NewJSONL for logs that can be resumed later.
+func WithSessionStore(s session.Store) Option { return func(c *config) { c.store = s } }
+
+// WithFileSystem sets the file system tools work in.
+func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = f } }
+
+// WithWorkingDir sets the default working directory of new sessions: an
+// absolute path in the file system's namespace (for fslocal, the OS path).
+// The default is "/".
+func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
+
+// WithLogger sets the logger for diagnostics. The default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithMaxSteps sets how many model calls one turn may make. When a turn
+// reaches it, it ends with reason step_limit.
+func WithMaxSteps(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxSteps = n
+		}
+	}
+}
+
+// WithMaxParallelTools bounds how many concurrency-safe calls run at once.
+func WithMaxParallelTools(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.parallel = n
+		}
+	}
+}
+
+// WithRetry sets the retry policy for model calls.
+func WithRetry(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithMiddleware adds dispatch middleware; the first added is the
+// outermost.
+func WithMiddleware(mws ...tools.Middleware) Option {
+	return func(c *config) { c.middleware = append(c.middleware, mws...) }
+}
+
+// WithStepObservers adds observers that see each step's calls and results
+// and may add reminders.
+func WithStepObservers(obs ...tools.StepObserver) Option {
+	return func(c *config) { c.observers = append(c.observers, obs...) }
+}
+
+// WithOutputStore sets the store tools save large outputs to (spill).
+func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.output = s } }
+
+// WithAttachments sets the store images are kept in.
+func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
+
+// RetryPolicy bounds how a failed model call is retried. Only failures
+// whose ModelError is Retryable are retried.
+type RetryPolicy struct {
+	// MaxRetries is how many times one model call is retried; 0 means
+	// never.
+	MaxRetries int
+	// BaseDelay is the delay before the first retry; each further retry
+	// doubles it, with jitter.
+	BaseDelay time.Duration
+	// MaxDelay caps one delay, a provider's Retry-After hint included.
+	MaxDelay time.Duration
+}
+
+// DefaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 4, BaseDelay: time.Second, MaxDelay: time.Minute}
+}

@@ -1,0 +1,189 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/session"
+)
+
+// Model replays the answers of a recorded session, one per model call, in
+// order, so a test can drive the loop through a real session without a
+// network or a key.
+//
+// Each recorded call carries the fingerprint of the request the model
+// received. In strict mode, a live request that differs from the recorded
+// one fails the call with a *DriftError naming the call, the step and the
+// part that drifted (system prompt, tool schemas, or which message of the
+// history), instead of silently replaying answers to questions that were
+// never asked.
+type Model struct {
+	info   agent.ModelInfo
+	strict bool
+	events []session.Event
+	calls  []recordedCall
+
+	mu   sync.Mutex
+	next int
+}
+
+type recordedCall struct {
+	reqIndex int // index in events of the model_request
+	req      *session.ModelRequest
+	answer   *session.AssistantMessage
+	turn     int
+}
+
+// Option configures a replay Model.
+type Option func(*Model)
+
+// Strict makes the replay fail when a live request drifts from the
+// recording.
+func Strict() Option { return func(m *Model) { m.strict = true } }
+
+// WithInfo sets the model info the replay reports; by default the name of
+// the recorded model and no declared modalities.
+func WithInfo(info agent.ModelInfo) Option { return func(m *Model) { m.info = info } }
+
+// New returns a Model replaying tr. Calls whose answer was cancelled are
+// skipped: a replay cannot reproduce a cancellation.
+func New(tr *session.Transcript, opts ...Option) (*Model, error) {
+	m := &Model{events: tr.Events}
+	var pending *recordedCall
+	turn := 0
+	for i, e := range tr.Events {
+		switch p := e.Data.(type) {
+		case *session.UserMessage:
+			turn++
+		case *session.ModelRequest:
+			pending = &recordedCall{reqIndex: i, req: p, turn: turn}
+		case *session.AssistantMessage:
+			if pending != nil && p.Finish != agent.FinishAborted {
+				pending.answer = p
+				m.calls = append(m.calls, *pending)
+			}
+			pending = nil
+		}
+	}
+	if len(m.calls) == 0 {
+		return nil, fmt.Errorf("replay: session %s has no recorded model calls", tr.Header.ID)
+	}
+	m.info.Name = m.calls[0].req.Model
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
+}
+
+// Info implements agent.Model.
+func (m *Model) Info() agent.ModelInfo { return m.info }
+
+// Calls returns how many recorded calls there are.
+func (m *Model) Calls() int { return len(m.calls) }
+
+// Remaining returns how many recorded calls have not been replayed.
+func (m *Model) Remaining() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.calls) - m.next
+}
+
+// Stream implements agent.Model.
+func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
+	return func(yield func(agent.Chunk, error) bool) {
+		m.mu.Lock()
+		i := m.next
+		if i >= len(m.calls) {
+			m.mu.Unlock()
+			yield(agent.Chunk{}, fmt.Errorf("replay: the recording has %d model calls; the live session asked for call %d", len(m.calls), i+1))
+			return
+		}
+		m.next++
+		m.mu.Unlock()
+		rc := m.calls[i]
+		if m.strict {
+			if err := m.compare(i, rc, req); err != nil {
+				yield(agent.Chunk{}, err)
+				return
+			}
+		}
+		a := rc.answer
+		r := Response{Usage: a.Usage, Finish: a.Finish}
+		for _, b := range a.Content {
+			switch b.Type {
+			case session.BlockReasoning:
+				r.Reasoning += b.Text
+			case session.BlockText:
+				r.Text += b.Text
+			case session.BlockToolCall:
+				r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
+			}
+		}
+		emit(ctx, r, yield)
+	}
+}
+
+// DriftError reports a live request that differs from the recording.
+type DriftError struct {
+	// Call is the 1-based model call; Step and Turn locate it.
+	Call, Step, Turn int
+	// Part is "system prompt", "tool schemas" or "history".
+	Part string
+	// Detail says what differs.
+	Detail string
+}
+
+func (e *DriftError) Error() string {
+	return fmt.Sprintf("replay: model call %d (turn %d, step %d) drifted from the recording: the %s differs: %s",
+		e.Call, e.Turn, e.Step, e.Part, e.Detail)
+}
+
+func (m *Model) compare(i int, rc recordedCall, req *agent.Request) error {
+	want := rc.req.Fingerprint
+	got := agent.Fingerprint(req)
+	drift := func(part, detail string) error {
+		return &DriftError{Call: i + 1, Step: rc.req.Step, Turn: rc.turn, Part: part, Detail: detail}
+	}
+	switch {
+	case got.System != want.System:
+		return drift("system prompt", fmt.Sprintf("live prompt %q", clip(req.System, 80)))
+	case got.Tools != want.Tools:
+		return drift("tool schemas", fmt.Sprintf("%d live tools", len(req.Tools)))
+	case got.History != want.History:
+		return drift("history", m.historyDetail(rc, req))
+	}
+	return nil
+}
+
+// historyDetail names the first message that differs, using the
+// recording's own history where it reproduces the recorded fingerprint.
+func (m *Model) historyDetail(rc recordedCall, req *agent.Request) string {
+	recorded := session.BuildHistory(m.events[:rc.reqIndex]).Messages()
+	if len(recorded) != rc.req.Fingerprint.Messages ||
+		hex.EncodeToString(agent.HistoryChain(recorded, len(recorded))) != rc.req.Fingerprint.History {
+		return fmt.Sprintf("recorded %d messages, live %d", rc.req.Fingerprint.Messages, len(req.Messages))
+	}
+	for k := 0; k < min(len(recorded), len(req.Messages)); k++ {
+		a, _ := json.Marshal(recorded[k])
+		b, _ := json.Marshal(req.Messages[k])
+		if !bytes.Equal(a, b) {
+			return fmt.Sprintf("message %d (%s) differs: recorded %s, live %s",
+				k+1, recorded[k].Role, clip(string(a), 120), clip(string(b), 120))
+		}
+	}
+	return fmt.Sprintf("recorded %d messages, live %d", len(recorded), len(req.Messages))
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

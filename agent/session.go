@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"log/slog"
+	"sync"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// Session is one conversation: its log, its history and the state its
+// tools keep. Turns run one at a time.
+type Session struct {
+	loop     *Loop
+	log      session.Log
+	state    *tools.State
+	logger   *slog.Logger
+	warnings []session.Warning
+
+	// logMu keeps the history in log order.
+	logMu sync.Mutex
+	hist  *session.History
+
+	mu      sync.Mutex
+	model   Model
+	running bool
+	closed  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.log.Header().ID }
+
+// Header returns the session's log header.
+func (s *Session) Header() session.Header { return s.log.Header() }
+
+// Warnings returns what was skipped or repaired when the session was
+// loaded for resuming.
+func (s *Session) Warnings() []session.Warning { return s.warnings }
+
+// Messages returns the conversation so far, as the model is sent it.
+func (s *Session) Messages() []session.Message {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.hist.Messages()
+}
+
+// Usage returns the token usage of the session's logged model calls.
+func (s *Session) Usage() session.Usage {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.hist.Usage()
+}
+
+// Model returns the model the session calls.
+func (s *Session) Model() Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// SetModel switches the model for the following turns. It fails with
+// ErrBusy while a turn runs.
+func (s *Session) SetModel(m Model) error {
+	if m == nil {
+		return errors.New("agent: SetModel: nil model")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return ErrBusy
+	}
+	s.model = m
+	return nil
+}
+
+// Run runs one turn on the user's prompt and yields its events as they
+// happen. See RunContent.
+func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return s.RunContent(ctx, []tools.Content{tools.Text(prompt)})
+}
+
+// RunContent runs one turn on user content (text, and images already in
+// the attachment store) and yields its events as they happen.
+//
+// The turn calls the model, runs the tools it asks for, and repeats while
+// the model asks for tools, up to the step limit. Events are yielded with
+// a nil error, except the last, which is always a *TurnEnd: it comes with
+// the error that ended the turn, if any (context.Canceled when ctx was
+// cancelled, a *ModelError when the model failed for good). Stopping the
+// iteration early cancels the turn; the cancellation is logged and the
+// session stays usable.
+func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		turnCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		s.mu.Lock()
+		switch {
+		case s.closed:
+			s.mu.Unlock()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrClosed}, ErrClosed)
+			return
+		case s.running:
+			s.mu.Unlock()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrBusy}, ErrBusy)
+			return
+		}
+		s.running = true
+		s.cancel = cancel
+		s.done = make(chan struct{})
+		model := s.model
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.running = false
+			s.cancel = nil
+			close(s.done)
+			s.mu.Unlock()
+		}()
+		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
+		t.run(content)
+	}
+}
+
+// Close cancels a running turn and waits for it, releases the state of
+// the session's tools, and closes its log. Do not call it from inside the
+// loop over a turn's events.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	err := errors.Join(s.state.Close(), s.log.Close())
+	s.loop.forget(s)
+	return err
+}
+
+// append logs payloads and applies them to the history, in one order.
+// Logging never stops for a cancelled ctx: a cancelled turn still records
+// how it ended.
+func (s *Session) append(ctx context.Context, payloads ...session.Payload) error {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	events, err := s.log.Append(context.WithoutCancel(ctx), payloads...)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		s.hist.Add(e)
+	}
+	return nil
+}
+
+// Record implements tools.Recorder: tool records go to the session log.
+func (s *Session) Record(ctx context.Context, call *tools.Call, name string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	rec := &session.ToolRecord{Tool: call.Name, CallID: call.ID, Name: name, Data: raw}
+	return s.append(ctx, rec)
+}
+
+// env builds the tool environment for one step.
+func (s *Session) env(model Model) *tools.Env {
+	cfg := &s.loop.cfg
+	s.logMu.Lock()
+	turns := s.hist.Turns()
+	s.logMu.Unlock()
+	return &tools.Env{
+		SessionID:   s.ID(),
+		Cwd:         s.log.Header().Cwd,
+		FS:          cfg.fsys,
+		ModelInput:  model.Info().Input,
+		Turn:        turns,
+		State:       s.state,
+		Output:      cfg.output,
+		Attachments: cfg.attachments,
+		Logger:      s.logger,
+		Recorder:    s,
+	}
+}
+
+// State returns the per-session state the session's tools and middleware
+// keep. It is released when the session closes.
+func (s *Session) State() *tools.State { return s.state }

@@ -1,0 +1,244 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// turn is the state of one running turn.
+type turn struct {
+	s      *Session
+	l      *Loop
+	model  Model
+	ctx    context.Context
+	cancel context.CancelFunc
+	yield  func(Event, error) bool
+
+	stopped bool // the host stopped iterating
+	steps   int
+	usage   session.Usage
+}
+
+// emit yields an event; when the host stops iterating, the turn is
+// cancelled and nothing more is yielded.
+func (t *turn) emit(ev Event) {
+	if t.stopped {
+		return
+	}
+	if !t.yield(ev, nil) {
+		t.stopped = true
+		t.cancel()
+	}
+}
+
+func (t *turn) run(content []tools.Content) {
+	var first []session.Payload
+	if sys := t.l.cfg.system; sys != t.systemLogged() {
+		first = append(first, &session.SystemPrompt{Text: sys})
+	}
+	first = append(first, &session.UserMessage{Content: content})
+	if err := t.s.append(t.ctx, first...); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
+		return
+	}
+	for {
+		if err := t.ctx.Err(); err != nil {
+			t.finish(session.ReasonCancelled, err)
+			return
+		}
+		if t.steps >= t.l.cfg.maxSteps {
+			t.finish(session.ReasonStepLimit, nil)
+			return
+		}
+		t.steps++
+		step := t.steps
+		msg, finish, err := t.callModel(step)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				t.finish(session.ReasonCancelled, t.ctx.Err())
+			} else {
+				t.finish(session.ReasonError, err)
+			}
+			return
+		}
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			t.emit(&StepEnd{Step: step, Finish: finish})
+			t.finish(session.ReasonCompleted, nil)
+			return
+		}
+		if err := t.dispatch(step, calls); err != nil {
+			t.finish(session.ReasonError, err)
+			return
+		}
+		t.emit(&StepEnd{Step: step, Finish: finish, ToolCalls: len(calls)})
+	}
+}
+
+func (t *turn) systemLogged() string {
+	t.s.logMu.Lock()
+	defer t.s.logMu.Unlock()
+	return t.s.hist.SystemPrompt()
+}
+
+// finish logs the end of the turn, syncs the log, and yields TurnEnd.
+func (t *turn) finish(reason string, err error) {
+	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
+	if err != nil {
+		te.Error = &session.ErrorInfo{Code: string(CodeOf(err)), Message: err.Error()}
+	}
+	if lerr := t.s.append(t.ctx, te); lerr != nil {
+		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
+		err = errors.Join(err, lerr)
+		reason = session.ReasonError
+	} else if serr := t.s.log.Sync(); serr != nil {
+		t.s.logger.Error("syncing the session log failed", "error", serr)
+		err = errors.Join(err, serr)
+		reason = session.ReasonError
+	}
+	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
+	if !t.stopped {
+		t.yield(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Err: err}, err)
+	}
+}
+
+// request builds the request for the next model call from the history.
+func (t *turn) request() *Request {
+	return &Request{
+		System:      t.l.cfg.system,
+		Messages:    t.s.Messages(),
+		Tools:       t.l.reg.Specs(),
+		Attachments: t.l.cfg.attachments,
+	}
+}
+
+// callModel makes one model call, retrying retryable failures, and logs
+// the answer.
+func (t *turn) callModel(step int) (session.Message, string, error) {
+	info := t.model.Info()
+	policy := t.l.cfg.retry
+	for attempt := 0; ; attempt++ {
+		req := t.request()
+		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: Fingerprint(req)}); err != nil {
+			return session.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
+		}
+		asm, err := t.stream(step, req)
+		if err == nil {
+			if finish, ok := asm.Finish(); !ok {
+				err = &ModelError{Code: CodeTruncatedStream, Message: "the answer stream ended without a finish reason"}
+			} else if asm.Empty() && finish != FinishLength {
+				err = &ModelError{Code: CodeEmptyResponse, Message: "the model answered with no text and no tool calls"}
+			}
+		}
+		if err != nil {
+			if t.ctx.Err() != nil {
+				t.logPartial(step, info.Name, asm)
+				return session.Message{}, "", t.ctx.Err()
+			}
+			var me *ModelError
+			if !errors.As(err, &me) || !me.Retryable() || attempt >= policy.MaxRetries {
+				return session.Message{}, "", err
+			}
+			d := policy.delay(attempt+1, me)
+			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt+1, "code", me.Code, "delay", d, "error", err)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: string(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
+				return session.Message{}, "", errors.Join(err, lerr)
+			}
+			t.emit(&Retry{Step: step, Attempt: attempt + 1, Delay: d, Err: err})
+			if serr := sleep(t.ctx, d); serr != nil {
+				return session.Message{}, "", serr
+			}
+			continue
+		}
+		msg := asm.Message()
+		fixCallIDs(step, msg)
+		finish, _ := asm.Finish()
+		am := &session.AssistantMessage{Step: step, Model: info.Name, Content: msg.Content, Finish: finish}
+		if u, ok := asm.Usage(); ok {
+			am.Usage = &u
+			t.usage.Add(u)
+		}
+		if err := t.s.append(t.ctx, am); err != nil {
+			return session.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
+		}
+		if am.Usage != nil {
+			t.emit(&Usage{Step: step, Model: info.Name, Usage: *am.Usage})
+		}
+		return msg, finish, nil
+	}
+}
+
+// stream runs one model call, yielding text and reasoning as they come.
+func (t *turn) stream(step int, req *Request) (*Assembler, error) {
+	asm := &Assembler{}
+	for c, err := range t.model.Stream(t.ctx, req) {
+		if err != nil {
+			return asm, err
+		}
+		asm.Add(c)
+		switch c.Type {
+		case ChunkText:
+			if c.Text != "" {
+				t.emit(&TextDelta{Step: step, Text: c.Text})
+			}
+		case ChunkReasoning:
+			if c.Text != "" {
+				t.emit(&ReasoningDelta{Step: step, Text: c.Text})
+			}
+		}
+		if t.stopped {
+			return asm, t.ctx.Err()
+		}
+	}
+	if err := t.ctx.Err(); err != nil {
+		return asm, err
+	}
+	return asm, nil
+}
+
+// logPartial logs what a cancelled answer had said, without its
+// unfinished tool calls, so the log shows what the user saw.
+func (t *turn) logPartial(step int, model string, asm *Assembler) {
+	if asm == nil {
+		return
+	}
+	msg := asm.Message()
+	var keep []session.Block
+	for _, b := range msg.Content {
+		if b.Type != session.BlockToolCall {
+			keep = append(keep, b)
+		}
+	}
+	if len(keep) == 0 {
+		return
+	}
+	am := &session.AssistantMessage{Step: step, Model: model, Content: keep, Finish: FinishAborted}
+	if err := t.s.append(t.ctx, am); err != nil {
+		t.s.logger.Error("logging a cancelled answer failed", "error", err)
+	}
+}
+
+// fixCallIDs gives calls without an id, or with an id used twice in the
+// step, a unique one, so every result can be matched to its call.
+func fixCallIDs(step int, msg session.Message) {
+	seen := map[string]bool{}
+	n := 0
+	for _, b := range msg.Content {
+		if b.Type != session.BlockToolCall {
+			continue
+		}
+		if b.ToolCall.ID == "" || seen[b.ToolCall.ID] {
+			b.ToolCall.ID = fmt.Sprintf("call_s%d_%d", step, n)
+		}
+		seen[b.ToolCall.ID] = true
+		n++
+	}
+}
+
+// toolDuration is how long a call took, for events and the log.
+func toolDuration(start time.Time) time.Duration { return time.Since(start) }

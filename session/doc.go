@@ -1,0 +1,25 @@
+// Package session keeps the append-only log of an agent session and
+// derives from it everything the model saw.
+//
+// A log is a header ([Header]: format version, id, working directory,
+// creation time, parent) followed by [Event] values, numbered 1, 2, 3, ...
+// without gaps. Each event has a typed [Payload]: the user's input, the
+// model's answer for one step, the start and the result of each tool call,
+// reminders the harness added, the request fingerprint sent before each
+// model call, the end of each turn. Because everything the model saw is
+// logged ("model-visible means logged"), [BuildHistory] rebuilds the exact
+// conversation from the events alone, which is how a session is resumed,
+// replayed and searched.
+//
+// Loading is forgiving where that loses nothing: a torn last line (a crash
+// mid-write) is dropped with a [Warning]; an event type this build does
+// not know is kept as [Unknown] and skipped with a warning, never a reason
+// to refuse the session; a call left without a result gets a synthetic
+// result in the derived history saying it was not run or that its outcome
+// is unknown. A header from a newer format version is a [FormatError].
+//
+// A [Store] keeps logs. [JSONL] is the default, one file per session in a
+// directory; [Memory] keeps them in memory, encoded the same way, for tests
+// and short-lived programs. Package session/sessiontest holds the
+// conformance suite any Store must pass.
+package session

@@ -1,0 +1,271 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Event is one line of a session log after the header.
+type Event struct {
+	// Seq numbers the events of a session 1, 2, 3, ... without gaps.
+	Seq int64
+	// Time is when the event was appended.
+	Time time.Time
+	// Data is the typed payload; its EventType is the line's "type".
+	Data Payload
+}
+
+// Type returns the event's type, the "type" of its log line.
+func (e Event) Type() string {
+	if e.Data == nil {
+		return ""
+	}
+	return e.Data.EventType()
+}
+
+// Payload is the typed content of an event.
+type Payload interface {
+	EventType() string
+}
+
+// Event types written by this build.
+const (
+	TypeUser         = "user"
+	TypeAssistant    = "assistant"
+	TypeToolStart    = "tool_start"
+	TypeToolResult   = "tool_result"
+	TypeModelRequest = "model_request"
+	TypeReminder     = "reminder"
+	TypeTurnEnd      = "turn_end"
+	TypeSystem       = "system"
+	TypeRecord       = "record"
+	TypeRetry        = "retry"
+)
+
+// UserMessage is input from the user; it starts a turn.
+type UserMessage struct {
+	Content []tools.Content `json:"content"`
+}
+
+// AssistantMessage is what the model answered in one step.
+type AssistantMessage struct {
+	Step  int    `json:"step"`
+	Model string `json:"model,omitempty"`
+	// Content holds reasoning, text and tool call blocks in stream order.
+	Content []Block `json:"content"`
+	// Finish is the finish reason ("stop", "tool_calls", "length",
+	// "aborted", ...).
+	Finish string `json:"finish,omitempty"`
+	Usage  *Usage `json:"usage,omitempty"`
+}
+
+// ToolStarted is logged, and written through, before a call runs: a
+// tool's side effects never precede its logged start.
+type ToolStarted struct {
+	Step   int    `json:"step"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+}
+
+// ToolFinished holds the result of a call.
+type ToolFinished struct {
+	Step       int          `json:"step"`
+	CallID     string       `json:"call_id"`
+	Name       string       `json:"name"`
+	Result     tools.Result `json:"result"`
+	DurationMS int64        `json:"duration_ms"`
+}
+
+// ModelRequest is logged before each model call.
+type ModelRequest struct {
+	Step        int         `json:"step"`
+	Model       string      `json:"model"`
+	Fingerprint Fingerprint `json:"fingerprint"`
+}
+
+// Fingerprint identifies what a model call was sent, part by part, so a
+// replay can say which part drifted.
+type Fingerprint struct {
+	// System, Tools and History are hex SHA-256 digests of the system
+	// prompt, the tool schemas and the message history.
+	System  string `json:"system"`
+	Tools   string `json:"tools"`
+	History string `json:"history"`
+	// Messages is the number of messages sent.
+	Messages int `json:"messages"`
+}
+
+// Reminder is advisory text the harness adds after a step's tool results
+// (a repeated-call warning, say). The model sees it as user text.
+type Reminder struct {
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// Turn end reasons.
+const (
+	ReasonCompleted   = "completed"
+	ReasonStepLimit   = "step_limit"
+	ReasonCancelled   = "cancelled"
+	ReasonError       = "error"
+	ReasonInterrupted = "interrupted"
+)
+
+// TurnEnded closes a turn.
+type TurnEnded struct {
+	Reason string     `json:"reason"`
+	Steps  int        `json:"steps"`
+	Usage  Usage      `json:"usage"`
+	Error  *ErrorInfo `json:"error,omitempty"`
+}
+
+// ErrorInfo is a logged error.
+type ErrorInfo struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// SystemPrompt is logged when a session first uses a system prompt and
+// whenever it changes.
+type SystemPrompt struct {
+	Text string `json:"text"`
+}
+
+// ToolRecord is a tool-specific record, such as the environment a shell
+// session was opened with.
+type ToolRecord struct {
+	CallID string          `json:"call_id,omitempty"`
+	Tool   string          `json:"tool"`
+	Name   string          `json:"name"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// ModelRetry is logged when a model call failed and is tried again.
+type ModelRetry struct {
+	Step    int    `json:"step"`
+	Attempt int    `json:"attempt"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	DelayMS int64  `json:"delay_ms"`
+}
+
+// Unknown holds an event of a type this build does not know. It is kept
+// so nothing is lost, and skipped when history is derived.
+type Unknown struct {
+	Type string
+	Data json.RawMessage
+}
+
+func (*UserMessage) EventType() string      { return TypeUser }
+func (*AssistantMessage) EventType() string { return TypeAssistant }
+func (*ToolStarted) EventType() string      { return TypeToolStart }
+func (*ToolFinished) EventType() string     { return TypeToolResult }
+func (*ModelRequest) EventType() string     { return TypeModelRequest }
+func (*Reminder) EventType() string         { return TypeReminder }
+func (*TurnEnded) EventType() string        { return TypeTurnEnd }
+func (*SystemPrompt) EventType() string     { return TypeSystem }
+func (*ToolRecord) EventType() string       { return TypeRecord }
+func (*ModelRetry) EventType() string       { return TypeRetry }
+func (u *Unknown) EventType() string        { return u.Type }
+
+// newPayload returns an empty payload for a known event type.
+func newPayload(typ string) (Payload, bool) {
+	switch typ {
+	case TypeUser:
+		return &UserMessage{}, true
+	case TypeAssistant:
+		return &AssistantMessage{}, true
+	case TypeToolStart:
+		return &ToolStarted{}, true
+	case TypeToolResult:
+		return &ToolFinished{}, true
+	case TypeModelRequest:
+		return &ModelRequest{}, true
+	case TypeReminder:
+		return &Reminder{}, true
+	case TypeTurnEnd:
+		return &TurnEnded{}, true
+	case TypeSystem:
+		return &SystemPrompt{}, true
+	case TypeRecord:
+		return &ToolRecord{}, true
+	case TypeRetry:
+		return &ModelRetry{}, true
+	}
+	return nil, false
+}
+
+type envelope struct {
+	Seq  int64           `json:"seq"`
+	Time time.Time       `json:"time"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// MarshalJSON encodes the event as one log line (without the newline).
+// HTML characters are not escaped, so the bytes on disk hold text as the
+// model saw it wherever JSON allows.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if e.Data == nil {
+		return nil, fmt.Errorf("session: event %d has no data", e.Seq)
+	}
+	var data []byte
+	if u, ok := e.Data.(*Unknown); ok {
+		data = u.Data
+	} else {
+		var err error
+		if data, err = marshalNoEscape(e.Data); err != nil {
+			return nil, fmt.Errorf("session: encoding %s event: %w", e.Data.EventType(), err)
+		}
+	}
+	typ, err := marshalNoEscape(e.Data.EventType())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(data)+len(typ)+80)
+	out = append(out, `{"seq":`...)
+	out = strconv.AppendInt(out, e.Seq, 10)
+	out = append(out, `,"time":"`...)
+	out = e.Time.AppendFormat(out, time.RFC3339Nano)
+	out = append(out, `","type":`...)
+	out = append(out, typ...)
+	out = append(out, `,"data":`...)
+	out = append(out, data...)
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON decodes a log line. An unknown type decodes to *Unknown.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return err
+	}
+	if env.Type == "" {
+		return fmt.Errorf("session: event without a type")
+	}
+	p, known := newPayload(env.Type)
+	if !known {
+		p = &Unknown{Type: env.Type, Data: append(json.RawMessage(nil), env.Data...)}
+	} else if len(env.Data) > 0 {
+		if err := json.Unmarshal(env.Data, p); err != nil {
+			return fmt.Errorf("session: decoding %s event %d: %w", env.Type, env.Seq, err)
+		}
+	}
+	*e = Event{Seq: env.Seq, Time: env.Time, Data: p}
+	return nil
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

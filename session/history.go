@@ -1,0 +1,165 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// History derives the conversation a session's events describe: the
+// messages the model is sent, in order. Tool results are placed right
+// after the assistant message that made the calls, in call order, whatever
+// order they finished in; reminders follow them.
+//
+// A session that stopped mid-turn (a crash, a kill) is repaired in the
+// derived messages, never in the log: a call that never started gets a
+// result saying it was not run, a started call without a result gets one
+// saying its outcome is unknown, and Interrupted reports the open turn.
+// Events of unknown types are skipped.
+//
+// Add events in log order; Messages may be called at any point.
+type History struct {
+	msgs []Message
+	// pending maps a call id to the index of its result slot in msgs.
+	pending map[string]*slot
+	order   []*slot
+	turns   int
+	open    bool
+	system  string
+	usage   Usage
+}
+
+type slot struct {
+	index   int
+	call    ToolCall
+	started bool
+	done    bool
+}
+
+// BuildHistory derives the history of events.
+func BuildHistory(events []Event) *History {
+	h := &History{}
+	for _, e := range events {
+		h.Add(e)
+	}
+	return h
+}
+
+// Add applies one event.
+func (h *History) Add(e Event) {
+	switch p := e.Data.(type) {
+	case *UserMessage:
+		h.closeSlots()
+		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: ContentBlocks(p.Content)})
+		h.turns++
+		h.open = true
+	case *AssistantMessage:
+		h.closeSlots()
+		h.msgs = append(h.msgs, Message{Role: RoleAssistant, Content: p.Content})
+		if p.Usage != nil {
+			h.usage.Add(*p.Usage)
+		}
+		for _, c := range (Message{Content: p.Content}).ToolCalls() {
+			s := &slot{index: len(h.msgs), call: c}
+			h.msgs = append(h.msgs, Message{Role: RoleTool, Content: []Block{{Type: BlockToolResult, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name}}}})
+			if h.pending == nil {
+				h.pending = map[string]*slot{}
+			}
+			h.pending[c.ID] = s
+			h.order = append(h.order, s)
+		}
+	case *ToolStarted:
+		if s, ok := h.pending[p.CallID]; ok {
+			s.started = true
+		}
+	case *ToolFinished:
+		if s, ok := h.pending[p.CallID]; ok && !s.done {
+			s.done = true
+			h.msgs[s.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
+				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
+				IsError: p.Result.IsError, Code: p.Result.Code,
+			}}}
+		}
+	case *Reminder:
+		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: []Block{TextBlock(ReminderText(p.Text))}})
+	case *TurnEnded:
+		h.closeSlots()
+		h.open = false
+	case *SystemPrompt:
+		h.system = p.Text
+	}
+}
+
+// closeSlots gives every unanswered call of the previous step a synthetic
+// result; it runs when the conversation moves on without them.
+func (h *History) closeSlots() {
+	for _, s := range h.order {
+		if !s.done {
+			h.msgs[s.index].Content = []Block{{Type: BlockToolResult, ToolResult: syntheticResult(s)}}
+			s.done = true
+		}
+	}
+	h.order = h.order[:0]
+	clear(h.pending)
+}
+
+func syntheticResult(s *slot) *ToolResult {
+	r := &ToolResult{CallID: s.call.ID, Name: s.call.Name, IsError: true}
+	if s.started {
+		r.Code = tools.CodeOutcomeUnknown
+		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+			"The outcome of this %s call is unknown: the session stopped while it was running. "+
+				"Verify its side effects before relying on them, and retry only work that is safe to repeat.", s.call.Name))}
+	} else {
+		r.Code = tools.CodeNotRun
+		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+			"This %s call was not run: the session stopped before it started. Nothing was changed by it.", s.call.Name))}
+	}
+	return r
+}
+
+// Messages returns a copy of the derived messages. Calls still waiting
+// for a result get synthetic results in the copy. The blocks are shared
+// with the History: treat them as read-only and copy before changing.
+func (h *History) Messages() []Message {
+	out := make([]Message, len(h.msgs))
+	copy(out, h.msgs)
+	for _, s := range h.order {
+		if !s.done {
+			m := out[s.index]
+			m.Content = []Block{{Type: BlockToolResult, ToolResult: syntheticResult(s)}}
+			out[s.index] = m
+		}
+	}
+	return out
+}
+
+// Len returns the number of derived messages.
+func (h *History) Len() int { return len(h.msgs) }
+
+// Turns returns the number of user messages.
+func (h *History) Turns() int { return h.turns }
+
+// Interrupted reports that the last turn has no end: the session stopped
+// mid-turn.
+func (h *History) Interrupted() bool { return h.open }
+
+// Pending returns the calls of the last step that have no result yet.
+func (h *History) Pending() []ToolCall {
+	var out []ToolCall
+	for _, s := range h.order {
+		if !s.done {
+			out = append(out, s.call)
+		}
+	}
+	return out
+}
+
+// SystemPrompt returns the last logged system prompt.
+func (h *History) SystemPrompt() string { return h.system }
+
+// Usage returns the token usage of every logged model call.
+func (h *History) Usage() Usage { return h.usage }
+
+// ReminderText wraps advisory harness text the way the model sees it.
+func ReminderText(s string) string { return "<system-reminder>\n" + s + "\n</system-reminder>" }

@@ -1,0 +1,28 @@
+//go:build unix
+
+package session
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive advisory lock on f, failing at once with
+// ErrLocked when another open file holds it.
+func lockFile(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) {
+		lerr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+	}); err != nil {
+		return err
+	}
+	if errors.Is(lerr, syscall.EWOULDBLOCK) {
+		return ErrLocked
+	}
+	return lerr
+}

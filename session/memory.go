@@ -1,0 +1,210 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Memory is a Store that keeps logs in memory, encoded exactly as the JSONL
+// store encodes them, so a test that passes on it exercises the same
+// serialization. It is the default store of a Loop that is given none.
+type Memory struct {
+	mu       sync.Mutex
+	sessions map[string]*memSession
+	now      func() time.Time
+}
+
+type memSession struct {
+	header  Header
+	lines   [][]byte
+	updated time.Time
+	size    int64
+	open    bool
+	title   string
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory { return &Memory{sessions: map[string]*memSession{}, now: time.Now} }
+
+// Create implements Store.
+func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := prepareHeader(h, m.now())
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[h.ID]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrExists, h.ID)
+	}
+	line, err := marshalHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	m.sessions[h.ID] = &memSession{header: h, updated: m.now().UTC(), size: int64(len(line) + 1), open: true}
+	return &memLog{m: m, header: h, next: 1}, nil
+}
+
+// Open implements Store.
+func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) {
+	t, err := m.Load(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if s.open {
+		return nil, nil, fmt.Errorf("session %s: %w", id, ErrLocked)
+	}
+	s.open = true
+	next := int64(1)
+	if n := len(t.Events); n > 0 {
+		next = t.Events[n-1].Seq + 1
+	}
+	return &memLog{m: m, header: s.header, next: next}, t, nil
+}
+
+// Load implements Store.
+func (m *Memory) Load(ctx context.Context, id string) (*Transcript, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !ValidID(id) {
+		return nil, fmt.Errorf("%w: %q", ErrInvalid, id)
+	}
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	var buf bytes.Buffer
+	if ok {
+		line, _ := marshalHeader(s.header)
+		buf.Write(line)
+		buf.WriteByte('\n')
+		for _, l := range s.lines {
+			buf.Write(l)
+			buf.WriteByte('\n')
+		}
+	}
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	t, _, err := readTranscript(ctx, &buf, id)
+	return t, err
+}
+
+// List implements Store.
+func (m *Memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	var out []Info
+	for _, s := range m.sessions {
+		if opts.Workspace != "" && !Below(s.header.Cwd, opts.Workspace) {
+			continue
+		}
+		out = append(out, Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size})
+	}
+	m.mu.Unlock()
+	sortInfos(out)
+	if opts.Limit > 0 && len(out) > opts.Limit {
+		out = out[:opts.Limit]
+	}
+	return out, nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[id]; !ok {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	delete(m.sessions, id)
+	return nil
+}
+
+type memLog struct {
+	m      *Memory
+	mu     sync.Mutex
+	header Header
+	next   int64
+	closed bool
+}
+
+func (l *memLog) Header() Header { return l.header }
+
+func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	now := l.m.now().UTC()
+	events := make([]Event, len(payloads))
+	lines := make([][]byte, len(payloads))
+	for i, p := range payloads {
+		events[i] = Event{Seq: l.next + int64(i), Time: now, Data: p}
+		line, err := events[i].MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		lines[i] = line
+	}
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	s, ok := l.m.sessions[l.header.ID]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (deleted while open)", ErrNotFound, l.header.ID)
+	}
+	for i, line := range lines {
+		s.lines = append(s.lines, line)
+		s.size += int64(len(line) + 1)
+		if u, ok := payloads[i].(*UserMessage); ok && s.title == "" {
+			s.title = titleOf(u)
+		}
+	}
+	s.updated = now
+	l.next += int64(len(payloads))
+	return events, nil
+}
+
+func (l *memLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (l *memLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	l.m.mu.Lock()
+	if s, ok := l.m.sessions[l.header.ID]; ok {
+		s.open = false
+	}
+	l.m.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,197 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FormatVersion is the newest log format this build writes and reads.
+const FormatVersion = 1
+
+// Header is the first line of a session log.
+type Header struct {
+	// Format is the log format version.
+	Format int `json:"format"`
+	// ID names the session; see NewID.
+	ID string `json:"id"`
+	// Cwd is the session's working directory, an absolute path. Listing
+	// and search scope sessions by it.
+	Cwd string `json:"cwd"`
+	// Created is when the session was created.
+	Created time.Time `json:"created"`
+	// Parent is the id of the session this one was forked from, if any.
+	Parent string `json:"parent,omitempty"`
+}
+
+// Store keeps session logs. Implementations must be safe for concurrent
+// use. The conformance suite in session/sessiontest checks the contract.
+type Store interface {
+	// Create starts a new session log. A zero ID gets a NewID, a zero
+	// Created the current time, and Format is set to FormatVersion. An
+	// existing ID fails with ErrExists.
+	Create(ctx context.Context, h Header) (Log, error)
+	// Open loads a session and returns a log that appends after its last
+	// event, with the transcript as loaded.
+	Open(ctx context.Context, id string) (Log, *Transcript, error)
+	// Load reads a session without opening it for appending.
+	Load(ctx context.Context, id string) (*Transcript, error)
+	// List describes the sessions that match opts, newest first.
+	List(ctx context.Context, opts ListOptions) ([]Info, error)
+	// Delete removes a session's log. Deleting an unknown id fails with
+	// ErrNotFound.
+	Delete(ctx context.Context, id string) error
+}
+
+// Log appends to one session.
+type Log interface {
+	// Header returns the session's header.
+	Header() Header
+	// Append numbers the payloads with the next sequence numbers, stamps
+	// them with the time, and writes them through to the store before it
+	// returns (durable against a process crash, not yet against power
+	// loss; see Sync). It returns the events as written.
+	Append(ctx context.Context, payloads ...Payload) ([]Event, error)
+	// Sync makes everything appended so far durable.
+	Sync() error
+	// Close syncs and releases the log. Appending after Close fails with
+	// ErrClosed.
+	Close() error
+}
+
+// Transcript is a loaded session.
+type Transcript struct {
+	Header Header
+	Events []Event
+	// Warnings says what was skipped or repaired while loading.
+	Warnings []Warning
+}
+
+// Warning reports a problem found while loading a log that did not stop it
+// from loading.
+type Warning struct {
+	// Line is the 1-based line of the log (the header is line 1); 0 when
+	// not line-related.
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (w Warning) String() string {
+	if w.Line > 0 {
+		return fmt.Sprintf("line %d: %s", w.Line, w.Message)
+	}
+	return w.Message
+}
+
+// ListOptions filter List.
+type ListOptions struct {
+	// Workspace, when set, keeps only sessions whose cwd is this directory
+	// or a directory below it.
+	Workspace string
+	// Limit, when positive, keeps only the newest Limit sessions.
+	Limit int
+}
+
+// Info describes a stored session.
+type Info struct {
+	Header Header `json:"header"`
+	// Title is the start of the first user message.
+	Title string `json:"title,omitempty"`
+	// Updated is when the session was last appended to.
+	Updated time.Time `json:"updated"`
+	// Size is the log's size in bytes.
+	Size int64 `json:"size"`
+}
+
+// Errors returned by stores. Match them with errors.Is.
+var (
+	ErrNotFound = errors.New("session: not found")
+	ErrExists   = errors.New("session: already exists")
+	ErrClosed   = errors.New("session: log is closed")
+	ErrLocked   = errors.New("session: open for appending elsewhere")
+	ErrInvalid  = errors.New("session: invalid session id")
+)
+
+// FormatError reports a log written in a format this build cannot read.
+type FormatError struct {
+	ID        string
+	Format    int
+	Supported int
+}
+
+func (e *FormatError) Error() string {
+	if e.Format > e.Supported {
+		return fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", e.ID, e.Format, e.Supported)
+	}
+	return fmt.Sprintf("session %s: unsupported log format %d", e.ID, e.Format)
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ValidID reports whether id can name a session: letters, digits, '_',
+// '-' and '.', not starting with a punctuation mark, at most 128 bytes.
+func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
+
+// NewID returns a new session id that sorts by creation time:
+// "20261129-192228-3f9a1c2b7d4e".
+func NewID(now time.Time) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Below reports whether dir is workspace or a directory below it. Both are
+// cleaned; "/a/bc" is not below "/a/b".
+func Below(dir, workspace string) bool {
+	dir, workspace = path.Clean(slash(dir)), path.Clean(slash(workspace))
+	if dir == workspace {
+		return true
+	}
+	if workspace == "/" {
+		return strings.HasPrefix(dir, "/")
+	}
+	return strings.HasPrefix(dir, workspace+"/")
+}
+
+func slash(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+
+// prepareHeader fills the zero fields of a header for Create.
+func prepareHeader(h Header, now time.Time) (Header, error) {
+	if h.Created.IsZero() {
+		h.Created = now
+	}
+	h.Created = h.Created.UTC()
+	if h.ID == "" {
+		h.ID = NewID(h.Created)
+	}
+	if !ValidID(h.ID) {
+		return h, fmt.Errorf("%w: %q", ErrInvalid, h.ID)
+	}
+	h.Format = FormatVersion
+	return h, nil
+}
+
+// titleOf returns the first line of a user message, cut to 80 runes.
+func titleOf(u *UserMessage) string {
+	var s string
+	for _, c := range u.Content {
+		if c.Text != "" {
+			s = c.Text
+			break
+		}
+	}
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}

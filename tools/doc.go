@@ -1,0 +1,33 @@
+// Package tools defines the contract between the agent loop and the tools a
+// model can call, and ships the typed adapter that turns a Go function into a
+// tool.
+//
+// A [Tool] has a [Spec] (name, description, JSON Schema for its arguments, and
+// the declarations the dispatcher reads: whether calls may run concurrently,
+// whether they have side effects, how long they may run) and an Execute method
+// that returns a [Result]. A Result carries the [Content] the model sees (text
+// and image references), an error flag with a stable [ErrorCode], a [Render]
+// intent for host UIs (generic, terminal, diff or locations; plain data, no UI
+// types), and the [FileAccess] records that let history projection prove a
+// file read superseded without knowing tool names.
+//
+// [Define] builds a Tool from a function over a Go struct: the schema is
+// inferred from the struct (json tags name the fields, `jsonschema` tags
+// describe them, omitempty/omitzero fields are optional) and arguments are
+// validated before the function runs.
+//
+// A [Registry] holds a set of tools and checks a [Call] before it runs:
+// unknown names, malformed JSON and schema violations become error results
+// whose text tells the model what was wrong. Execution goes through a
+// [Handler]; [Middleware] wraps handlers the way net/http middleware wraps
+// http.Handler, which is how spill, guards and deadlines plug into dispatch.
+//
+// The [Env] is what a tool sees of its session: the session id and working
+// directory, the file system, the per-session [State] for values that live as
+// long as the session (ledgers, shell sessions), optional output and
+// attachment stores, and a way to record tool-specific events in the session
+// log.
+//
+// Model-facing names (tool names and argument fields) are public API: they
+// are snake_case and stay stable once shipped.
+package tools

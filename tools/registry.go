@@ -1,0 +1,224 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Registry is a set of tools with compiled argument schemas. It is
+// immutable once built and safe for concurrent use.
+type Registry struct {
+	order  []string
+	byName map[string]*entry
+}
+
+type entry struct {
+	tool    Tool
+	spec    Spec
+	schema  *jsonschema.Resolved
+	summary string
+}
+
+// NewRegistry checks each tool's spec (snake_case unique name, description,
+// a schema that compiles) and returns the registry. Tools keep the order
+// given, which is the order their schemas are sent to the model.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{byName: make(map[string]*entry, len(ts))}
+	for _, t := range ts {
+		if t == nil {
+			return nil, fmt.Errorf("tools: nil tool")
+		}
+		if v, ok := t.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return nil, err
+			}
+		}
+		spec := t.Spec()
+		if err := validateSpec(spec); err != nil {
+			return nil, err
+		}
+		if _, dup := r.byName[spec.Name]; dup {
+			return nil, fmt.Errorf("tools: two tools are named %q", spec.Name)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(spec.InputSchema, &s); err != nil {
+			return nil, fmt.Errorf("tools: %s: input schema is not valid JSON Schema: %w", spec.Name, err)
+		}
+		if s.Type != "object" {
+			return nil, fmt.Errorf("tools: %s: input schema must describe an object, not %q", spec.Name, s.Type)
+		}
+		resolved, err := s.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("tools: %s: input schema does not resolve: %w", spec.Name, err)
+		}
+		r.byName[spec.Name] = &entry{tool: t, spec: spec, schema: resolved, summary: summarize(&s)}
+		r.order = append(r.order, spec.Name)
+	}
+	return r, nil
+}
+
+// Specs returns the specs of the registered tools in registration order.
+func (r *Registry) Specs() []Spec {
+	out := make([]Spec, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.byName[n].spec)
+	}
+	return out
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	e, ok := r.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Len returns the number of registered tools.
+func (r *Registry) Len() int { return len(r.order) }
+
+// Check resolves call's tool and validates its arguments. On success it
+// sets call.Spec and the call's tool and returns nil. Otherwise it returns
+// an error result that tells the model what was wrong and how to fix it.
+func (r *Registry) Check(call *Call) *Result {
+	e, ok := r.byName[call.Name]
+	if !ok {
+		return r.unknown(call.Name)
+	}
+	raw := argumentsOrEmpty(call.Arguments)
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		if err == nil {
+			err = fmt.Errorf("unexpected data after the first JSON value")
+		}
+		return ErrorResult(CodeInvalidArguments,
+			"The arguments of this %s call are not valid JSON (%v). Send exactly one JSON object. %s",
+			call.Name, err, e.summary)
+	}
+	if _, isObject := v.(map[string]any); !isObject {
+		return ErrorResult(CodeInvalidArguments,
+			"The arguments of this %s call must be a JSON object, not %s. %s", call.Name, jsonKind(v), e.summary)
+	}
+	// The validator wants float64 numbers, so decode again the plain way.
+	var plain any
+	_ = json.Unmarshal(raw, &plain)
+	if err := e.schema.Validate(plain); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "validating root: ")
+		return ErrorResult(CodeInvalidArguments,
+			"The arguments of this %s call do not match its schema: %s. %s", call.Name, msg, e.summary)
+	}
+	call.Spec = e.spec
+	call.tool = e.tool
+	return nil
+}
+
+func (r *Registry) unknown(name string) *Result {
+	names := append([]string(nil), r.order...)
+	sort.Strings(names)
+	var hint string
+	if best, ok := closest(name, names); ok {
+		hint = fmt.Sprintf(" Did you mean %q?", best)
+	}
+	if len(names) == 0 {
+		return ErrorResult(CodeUnknownTool, "There is no tool named %q: no tools are available in this session.", name)
+	}
+	return ErrorResult(CodeUnknownTool, "There is no tool named %q.%s Available tools: %s.",
+		name, hint, strings.Join(names, ", "))
+}
+
+// summarize lists the parameters of an object schema for error messages:
+// "Parameters: file_path (string, required), offset (integer)."
+func summarize(s *jsonschema.Schema) string {
+	names := s.PropertyOrder
+	if len(names) == 0 {
+		for n := range s.Properties {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	if len(names) == 0 {
+		return "This tool takes no parameters: send {}."
+	}
+	required := map[string]bool{}
+	for _, n := range s.Required {
+		required[n] = true
+	}
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		p := s.Properties[n]
+		typ := "any"
+		if p != nil {
+			switch {
+			case p.Type != "":
+				typ = p.Type
+			case len(p.Types) > 0:
+				typ = strings.Join(p.Types, " or ")
+			}
+		}
+		if required[n] {
+			typ += ", required"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", n, typ))
+	}
+	return "Parameters: " + strings.Join(parts, ", ") + "."
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	}
+	return "a value"
+}
+
+// closest returns the name nearest to s by edit distance, if it is near
+// enough to be a plausible typo.
+func closest(s string, names []string) (string, bool) {
+	best, bestD := "", -1
+	for _, n := range names {
+		d := editDistance(strings.ToLower(s), n)
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(s)/3) {
+		return "", false
+	}
+	return best, true
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

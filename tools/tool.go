@@ -1,0 +1,195 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/go-harness/harness/fs"
+)
+
+// Tool is a capability the model can call.
+//
+// Execute runs one call. A returned error becomes an error [Result] whose
+// code comes from [CodeOf]; a tool that wants to shape the model-facing
+// text of a failure returns a Result with IsError set instead. Execute
+// must honour ctx: the dispatcher cancels it on timeout and when the turn
+// is cancelled.
+type Tool interface {
+	Spec() Spec
+	Execute(ctx context.Context, call *Call) (*Result, error)
+}
+
+// Spec describes a tool to the model and to the dispatcher.
+type Spec struct {
+	// Name is the model-facing name: snake_case, unique in a registry.
+	Name string `json:"name"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema (an object schema) of the arguments.
+	// Define fills it from the argument struct. The bytes are sent as they
+	// are, so keep them stable: providers cache request prefixes.
+	InputSchema json.RawMessage `json:"input_schema"`
+
+	// ConcurrencySafe reports that calls may run in parallel with other
+	// concurrency-safe calls of the same step. Any other call is a barrier
+	// that runs alone, in order.
+	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
+	// SideEffects reports that a call may change state outside the
+	// conversation (files, processes, the network). A call with side
+	// effects that is cut off says its side effects are unknown.
+	SideEffects bool `json:"side_effects,omitempty"`
+	// Deadline is the longest one call is expected to run, including any
+	// timeout the tool enforces itself. Zero means the family default.
+	Deadline time.Duration `json:"deadline,omitempty"`
+	// Family groups tools for default deadlines.
+	Family Family `json:"family,omitempty"`
+	// Render is the render intent hosts should expect in results.
+	Render RenderKind `json:"render,omitempty"`
+	// NeverSpill marks a tool whose results must never be replaced by a
+	// spill preview, such as the tool that reads spilled output back.
+	NeverSpill bool `json:"never_spill,omitempty"`
+}
+
+// Family groups tools whose calls take similar time, so a dispatcher can
+// give them a default deadline.
+type Family string
+
+// Tool families.
+const (
+	// FamilyLocal is for tools that touch only local state (files, memory):
+	// they should finish quickly.
+	FamilyLocal Family = "local"
+	// FamilyProcess is for tools that run programs.
+	FamilyProcess Family = "process"
+	// FamilyNetwork is for tools that wait on remote services.
+	FamilyNetwork Family = "network"
+)
+
+// Call is one tool call as the model made it, prepared for execution.
+type Call struct {
+	// ID is the provider's call id, unique within the session.
+	ID string
+	// Name is the tool name the model used.
+	Name string
+	// Arguments is the raw JSON the model sent.
+	Arguments json.RawMessage
+	// Step is the 1-based step of the turn that made the call.
+	Step int
+	// Index is the call's position among the calls of its step.
+	Index int
+	// Spec is the resolved tool's spec; zero until the registry checks
+	// the call.
+	Spec Spec
+	// Env is the session environment; never nil during dispatch.
+	Env *Env
+
+	tool Tool
+}
+
+// Tool returns the tool the registry resolved for the call, or nil.
+func (c *Call) Tool() Tool { return c.tool }
+
+// Modality is a kind of content: text or image.
+type Modality string
+
+// Modalities.
+const (
+	ModalityText  Modality = "text"
+	ModalityImage Modality = "image"
+)
+
+// Env is what a tool can use of its session. The loop builds one per
+// session and refreshes the model fields per step; tools must not modify
+// it.
+type Env struct {
+	// SessionID identifies the agent session.
+	SessionID string
+	// Cwd is the session's working directory, an absolute slash-separated
+	// path in the file system's namespace. Relative paths resolve
+	// against it.
+	Cwd string
+	// FS is the session's file system, or nil when none is configured.
+	FS fs.FileSystem
+	// ModelInput lists the input modalities the current model declares.
+	// Unknown capabilities are not listed.
+	ModelInput []Modality
+	// Turn counts the user messages of the session so far. It changes
+	// exactly when a new user message arrives, which is when advisory
+	// state such as repeated-call counters resets.
+	Turn int
+	// State holds per-session values that live until the session closes.
+	State *State
+	// Output stores large outputs whole (spill); nil when none is
+	// configured.
+	Output OutputStore
+	// Attachments stores images content-addressed; nil when none is
+	// configured.
+	Attachments AttachmentStore
+	// Logger receives diagnostics; never nil during dispatch.
+	Logger *slog.Logger
+	// Recorder appends tool-specific records to the session log; nil
+	// when nothing records.
+	Recorder Recorder
+}
+
+// Accepts reports whether the current model declares input of modality m.
+func (e *Env) Accepts(m Modality) bool {
+	return e != nil && slices.Contains(e.ModelInput, m)
+}
+
+// Record appends a tool-specific record to the session log, so that what
+// a tool fixed at one point (a shell's environment, say) can be read back
+// later. It does nothing when no recorder is configured.
+func (e *Env) Record(ctx context.Context, call *Call, name string, data any) error {
+	if e == nil || e.Recorder == nil {
+		return nil
+	}
+	return e.Recorder.Record(ctx, call, name, data)
+}
+
+// Recorder appends tool-specific records to a session log.
+type Recorder interface {
+	Record(ctx context.Context, call *Call, name string, data any) error
+}
+
+// Owner names the producer of a stored output.
+type Owner struct {
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+	Call    string `json:"call"`
+}
+
+// Stored describes an output saved whole.
+type Stored struct {
+	// Locator is the path-like name the read tool accepts to read the
+	// output back.
+	Locator string `json:"locator"`
+	// Size is the number of bytes saved.
+	Size int64 `json:"size"`
+}
+
+// OutputStore saves tool output whole so that only a preview needs to
+// reach the model. The spill package provides the implementations and
+// the retention operations.
+type OutputStore interface {
+	// Save copies r to a new, private file owned by owner and returns its
+	// locator. It reads r to the end unless ctx ends or writing fails.
+	Save(ctx context.Context, owner Owner, r io.Reader) (Stored, error)
+	// Open opens a saved output for reading. A locator that does not name
+	// a saved output fails with an error matching fs.ErrNotFound.
+	Open(ctx context.Context, locator string) (io.ReadCloser, error)
+}
+
+// AttachmentStore stores binary attachments (images) content-addressed,
+// so the session log holds references and never the bytes.
+type AttachmentStore interface {
+	// Put stores data and returns its digest ("sha256:<hex>"). Storing
+	// the same bytes twice stores them once.
+	Put(ctx context.Context, data []byte) (digest string, err error)
+	// Get returns the bytes stored under digest, verified against it.
+	Get(ctx context.Context, digest string) ([]byte, error)
+}
