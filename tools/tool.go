@@ -163,10 +163,16 @@ type Owner struct {
 	Call    string `json:"call"`
 }
 
+// OutputScheme starts every locator an OutputStore returns. The read
+// tool opens paths that start with it through Env.Output, so a spilled
+// output is readable with offset and limit even when the file system is
+// confined to the workspace; nothing writes through it.
+const OutputScheme = "spill://"
+
 // Stored describes an output saved whole.
 type Stored struct {
-	// Locator is the path-like name the read tool accepts to read the
-	// output back.
+	// Locator is the path-like name, starting with OutputScheme, that
+	// the read tool accepts to read the output back.
 	Locator string `json:"locator"`
 	// Size is the number of bytes saved.
 	Size int64 `json:"size"`
