@@ -15,3 +15,11 @@ type FileInfo struct {
 	IsDir   bool
 	Version string
 }
+
+// LocalPather is implemented by file systems backed by the OS file system.
+// LocalPath maps a path of the file system's namespace to the OS path it
+// names, refusing paths that leave the file system's root. Tools that run
+// OS processes (bash) use it to confine a working directory.
+type LocalPather interface {
+	LocalPath(path string) (string, error)
+}
