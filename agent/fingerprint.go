@@ -46,3 +46,62 @@ func HistoryChain(msgs []session.Message, n int) []byte {
 	}
 	return link
 }
+
+// chainCache computes request fingerprints incrementally. A message is
+// recognized as unchanged by the identity of its content slice: the
+// history never changes a message's blocks in place (it replaces the
+// slice), so the same backing array and length mean the same content,
+// and its chain link can be reused.
+type chainCache struct {
+	links []chainLink
+	tools []byte // digest of the tool schemas, computed once
+}
+
+type chainLink struct {
+	first *session.Block
+	n     int
+	role  session.Role
+	link  [sha256.Size]byte
+}
+
+func (c *chainCache) fingerprint(req *Request) session.Fingerprint {
+	if c.tools == nil {
+		c.tools = []byte(Fingerprint(&Request{Tools: req.Tools}).Tools)
+	}
+	sys := sha256.Sum256([]byte(req.System))
+	valid := 0
+	for valid < len(c.links) && valid < len(req.Messages) {
+		m, l := req.Messages[valid], c.links[valid]
+		if l.n != len(m.Content) || l.role != m.Role || l.n == 0 || l.first != &m.Content[0] {
+			break
+		}
+		valid++
+	}
+	c.links = c.links[:valid]
+	var prev []byte
+	if valid > 0 {
+		prev = c.links[valid-1].link[:]
+	}
+	h := sha256.New()
+	for _, m := range req.Messages[valid:] {
+		b, _ := json.Marshal(m)
+		mh := sha256.Sum256(b)
+		h.Reset()
+		h.Write(prev)
+		h.Write(mh[:])
+		var l chainLink
+		h.Sum(l.link[:0])
+		l.n, l.role = len(m.Content), m.Role
+		if l.n > 0 {
+			l.first = &m.Content[0]
+		}
+		c.links = append(c.links, l)
+		prev = c.links[len(c.links)-1].link[:]
+	}
+	return session.Fingerprint{
+		System:   hex.EncodeToString(sys[:]),
+		Tools:    string(c.tools),
+		History:  hex.EncodeToString(prev),
+		Messages: len(req.Messages),
+	}
+}

@@ -25,6 +25,8 @@ type Session struct {
 	logMu sync.Mutex
 	hist  *session.History
 
+	chain chainCache // used by the running turn only
+
 	mu      sync.Mutex
 	model   Model
 	running bool

@@ -124,7 +124,7 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 	policy := t.l.cfg.retry
 	for attempt := 0; ; attempt++ {
 		req := t.request()
-		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: Fingerprint(req)}); err != nil {
+		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
 			return session.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
 		asm, err := t.stream(step, req)

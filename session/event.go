@@ -217,6 +217,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	var data []byte
 	if u, ok := e.Data.(*Unknown); ok {
 		data = u.Data
+		if len(bytes.TrimSpace(data)) == 0 {
+			data = []byte("null")
+		}
 	} else {
 		var err error
 		if data, err = marshalNoEscape(e.Data); err != nil {

@@ -56,6 +56,7 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools: %s: input schema does not resolve: %w", spec.Name, err)
 		}
+		s.PropertyOrder = propertyOrder(spec.InputSchema)
 		r.byName[spec.Name] = &entry{tool: t, spec: spec, schema: resolved, summary: summarize(&s)}
 		r.order = append(r.order, spec.Name)
 	}
@@ -169,6 +170,33 @@ func summarize(s *jsonschema.Schema) string {
 		parts = append(parts, fmt.Sprintf("%s (%s)", n, typ))
 	}
 	return "Parameters: " + strings.Join(parts, ", ") + "."
+}
+
+// propertyOrder returns the keys of the schema's "properties" object in
+// the order they appear in the JSON text.
+func propertyOrder(raw json.RawMessage) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(top["properties"]))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		keys = append(keys, key)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return keys
 }
 
 func jsonKind(v any) string {

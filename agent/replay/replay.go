@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 
 	"github.com/go-harness/harness/agent"
@@ -173,11 +174,67 @@ func (m *Model) historyDetail(rc recordedCall, req *agent.Request) string {
 		a, _ := json.Marshal(recorded[k])
 		b, _ := json.Marshal(req.Messages[k])
 		if !bytes.Equal(a, b) {
-			return fmt.Sprintf("message %d (%s) differs: recorded %s, live %s",
-				k+1, recorded[k].Role, clip(string(a), 120), clip(string(b), 120))
+			ra, rb := describe(recorded[k]), describe(req.Messages[k])
+			if ra == rb { // the difference is in structure, not text
+				ra, rb = string(a), string(b)
+			}
+			ra, rb = aroundDifference(ra, rb, 60)
+			return fmt.Sprintf("message %d (%s) differs: recorded %q, live %q", k+1, recorded[k].Role, ra, rb)
 		}
 	}
 	return fmt.Sprintf("recorded %d messages, live %d", len(recorded), len(req.Messages))
+}
+
+// describe renders a message's visible content on one line.
+func describe(m session.Message) string {
+	var b strings.Builder
+	for _, blk := range m.Content {
+		if b.Len() > 0 {
+			b.WriteString(" | ")
+		}
+		switch blk.Type {
+		case session.BlockToolCall:
+			fmt.Fprintf(&b, "call %s %s(%s)", blk.ToolCall.ID, blk.ToolCall.Name, blk.ToolCall.Arguments)
+		case session.BlockToolResult:
+			r := blk.ToolResult
+			fmt.Fprintf(&b, "result for %s (%s): ", r.CallID, r.Name)
+			for _, c := range r.Content {
+				b.WriteString(c.Text)
+			}
+		case session.BlockImage:
+			fmt.Fprintf(&b, "image %s", blk.Image.Digest)
+		default:
+			b.WriteString(blk.Text)
+		}
+	}
+	return b.String()
+}
+
+// aroundDifference cuts both strings to a window of about n runes around
+// the first rune where they differ.
+func aroundDifference(a, b string, n int) (string, string) {
+	ra, rb := []rune(a), []rune(b)
+	i := 0
+	for i < len(ra) && i < len(rb) && ra[i] == rb[i] {
+		i++
+	}
+	start := max(0, i-n/3)
+	cut := func(r []rune) string {
+		s := start
+		if s > len(r) {
+			s = len(r)
+		}
+		e := min(len(r), s+n)
+		out := string(r[s:e])
+		if s > 0 {
+			out = "…" + out
+		}
+		if e < len(r) {
+			out += "…"
+		}
+		return out
+	}
+	return cut(ra), cut(rb)
 }
 
 func clip(s string, n int) string {

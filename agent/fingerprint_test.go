@@ -1,0 +1,34 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestChainCacheMatchesFullFingerprint(t *testing.T) {
+	h := &session.History{}
+	var c chainCache
+	req := func() *Request {
+		return &Request{System: "s", Messages: h.Messages(), Tools: []tools.Spec{{Name: "a", InputSchema: []byte(`{}`)}}}
+	}
+	add := func(p session.Payload) { h.Add(session.Event{Data: p}) }
+	add(&session.UserMessage{Content: []tools.Content{tools.Text("hi")}})
+	add(&session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "1", Name: "a"}}}})
+	r := req()
+	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "pending slot")
+	add(&session.ToolFinished{CallID: "1", Result: *tools.TextResult("done")})
+	r = req()
+	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "the filled slot is rehashed")
+	add(&session.Reminder{Text: "x"})
+	r = req()
+	assert.Equal(t, Fingerprint(r), c.fingerprint(r))
+	r.Messages = r.Messages[:2]
+	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "shorter history")
+	r2 := req()
+	r2.Messages[0] = session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock("changed")}}
+	assert.Equal(t, Fingerprint(r2), c.fingerprint(r2), "a replaced message is rehashed")
+}

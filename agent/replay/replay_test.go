@@ -1,0 +1,139 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+type in struct {
+	Text string `json:"text"`
+}
+
+func echo(prefix string) tools.Tool {
+	return tools.Define(tools.Spec{Name: "echo", Description: "Echo text back."},
+		func(ctx context.Context, call *tools.Call, in in) (*tools.Result, error) {
+			return tools.TextResult(prefix + in.Text), nil
+		})
+}
+
+// record runs a two-turn session with a scripted model and returns its
+// transcript and the events the host saw.
+func record(t *testing.T) (*session.Transcript, [][]string) {
+	t.Helper()
+	store := session.NewMemory()
+	m := replay.NewScripted(
+		replay.Response{Reasoning: "plan", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
+			Usage: &session.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
+		replay.Say("turn one done"),
+		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
+		replay.Say("turn two done"),
+	)
+	loop := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
+	defer loop.Close()
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	require.NoError(t, err)
+	var seen [][]string
+	for _, p := range []string{"one", "two"} {
+		seen = append(seen, run(t, s, p))
+	}
+	tr, err := store.Load(context.Background(), s.ID())
+	require.NoError(t, err)
+	return tr, seen
+}
+
+// run returns a compact trace of a turn's events.
+func run(t *testing.T, s *agent.Session, prompt string) []string {
+	var trace []string
+	for ev, err := range s.Run(context.Background(), prompt) {
+		switch e := ev.(type) {
+		case *agent.TextDelta:
+			trace = append(trace, "text:"+e.Text)
+		case *agent.ReasoningDelta:
+			trace = append(trace, "reasoning:"+e.Text)
+		case *agent.ToolCallEnd:
+			trace = append(trace, "tool:"+e.Call.ID+":"+e.Result.Text())
+		case *agent.Usage:
+			trace = append(trace, "usage")
+		case *agent.TurnEnd:
+			trace = append(trace, "end:"+e.Reason)
+			if err != nil {
+				trace = append(trace, "error:"+err.Error())
+			}
+		}
+	}
+	return trace
+}
+
+func replayWith(t *testing.T, tr *session.Transcript, system string, tool tools.Tool) [][]string {
+	t.Helper()
+	m, err := replay.New(tr, replay.Strict())
+	require.NoError(t, err)
+	assert.Equal(t, 4, m.Calls())
+	loop := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
+	defer loop.Close()
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	require.NoError(t, err)
+	var seen [][]string
+	for _, p := range []string{"one", "two"} {
+		seen = append(seen, run(t, s, p))
+	}
+	return seen
+}
+
+func TestReplayReproducesEvents(t *testing.T) {
+	tr, live := record(t)
+	got := replayWith(t, tr, "sys", echo("echo: "))
+	assert.Equal(t, live, got)
+	assert.Equal(t, []string{"reasoning:plan", "usage", "tool:c1:echo: a", "tool:c2:echo: b", "text:turn one done", "end:completed"}, got[0])
+}
+
+func TestStrictReplayNamesDrift(t *testing.T) {
+	tr, _ := record(t)
+
+	got := replayWith(t, tr, "a different system prompt", echo("echo: "))
+	last := got[0][len(got[0])-1]
+	assert.Contains(t, last, "model call 1 (turn 1, step 1) drifted")
+	assert.Contains(t, last, "system prompt differs")
+
+	got = replayWith(t, tr, "sys", echo("ECHO "))
+	last = got[0][len(got[0])-1]
+	assert.Contains(t, last, "model call 2 (turn 1, step 2) drifted")
+	assert.Contains(t, last, "history differs: message 3 (tool)")
+	assert.Contains(t, last, "ECHO a")
+
+	m, err := replay.New(tr, replay.Strict())
+	require.NoError(t, err)
+	var de *replay.DriftError
+	for _, e := range m.Stream(context.Background(), &agent.Request{System: "x"}) {
+		require.True(t, errors.As(e, &de))
+	}
+	assert.Equal(t, "system prompt", de.Part)
+	assert.Equal(t, 1, de.Call)
+}
+
+func TestReplayRunsOut(t *testing.T) {
+	tr, _ := record(t)
+	m, err := replay.New(tr)
+	require.NoError(t, err)
+	for range 4 {
+		for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+			require.NoError(t, err)
+		}
+	}
+	var last error
+	for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+		last = err
+	}
+	assert.ErrorContains(t, last, "the recording has 4 model calls; the live session asked for call 5")
+	_, err = replay.New(&session.Transcript{Header: session.Header{ID: "x"}})
+	assert.ErrorContains(t, err, "no recorded model calls")
+}

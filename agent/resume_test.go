@@ -1,0 +1,100 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	m1 := replay.NewScripted(
+		replay.Response{Reasoning: "think", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
+		replay.Say("first answer"),
+	)
+	loop1 := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	s1, err := loop1.NewSession(ctx, agent.SessionOptions{Cwd: "/proj"})
+	require.NoError(t, err)
+	_, _, err = collect(t, s1, ctx, "turn one")
+	require.NoError(t, err)
+	id := s1.ID()
+	seen := m1.Requests()[1].Messages // the last request of turn one
+	require.NoError(t, loop1.Close())
+
+	m2 := replay.NewScripted(replay.Say("second answer"))
+	loop2 := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	defer loop2.Close()
+	s2, err := loop2.ResumeSession(ctx, id)
+	require.NoError(t, err)
+	assert.Empty(t, s2.Warnings())
+	assert.Equal(t, "/proj", s2.Header().Cwd)
+	rebuilt := s2.Messages()
+	require.Len(t, rebuilt, len(seen)+1)
+	assert.Equal(t, js(seen), js(rebuilt[:len(seen)]), "the rebuilt history is byte for byte what the model saw")
+	assert.Equal(t, "first answer", rebuilt[len(seen)].Text())
+
+	_, _, err = collect(t, s2, ctx, "turn two")
+	require.NoError(t, err)
+	req := m2.Requests()[0]
+	assert.Equal(t, js(rebuilt), js(req.Messages[:len(rebuilt)]), "the next turn continues the same history")
+	assert.Equal(t, "turn two", req.Messages[len(rebuilt)].Text())
+}
+
+func TestResumeAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	store := session.NewJSONL(dir)
+	// A session that died while a call ran.
+	log, err := store.Create(ctx, session.Header{Cwd: "/proj"})
+	require.NoError(t, err)
+	_, err = log.Append(ctx,
+		&session.UserMessage{Content: []tools.Content{tools.Text("run it")}},
+		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []session.Block{
+			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
+			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
+		}},
+		&session.ToolStarted{Step: 1, CallID: "c1", Name: "echo"},
+	)
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+
+	m := replay.NewScripted(replay.Say("recovered"))
+	loop := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithSessionStore(store))
+	defer loop.Close()
+	s, err := loop.ResumeSession(ctx, log.Header().ID)
+	require.NoError(t, err)
+	msgs := s.Messages()
+	require.Len(t, msgs, 4)
+	assert.Equal(t, tools.CodeOutcomeUnknown, msgs[2].Content[0].ToolResult.Code)
+	assert.Equal(t, tools.CodeNotRun, msgs[3].Content[0].ToolResult.Code)
+
+	_, end, err := collect(t, s, ctx, "go on")
+	require.NoError(t, err)
+	assert.Equal(t, session.ReasonCompleted, end.Reason)
+	sent := m.Requests()[0].Messages
+	assert.Equal(t, tools.CodeOutcomeUnknown, sent[2].Content[0].ToolResult.Code, "the model is told the outcome is unknown")
+
+	tr, err := store.Load(ctx, s.ID())
+	require.NoError(t, err)
+	var reasons []string
+	for _, e := range tr.Events {
+		if te, ok := e.Data.(*session.TurnEnded); ok {
+			reasons = append(reasons, te.Reason)
+		}
+	}
+	assert.Equal(t, []string{session.ReasonInterrupted, session.ReasonCompleted}, reasons)
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

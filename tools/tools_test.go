@@ -1,0 +1,207 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/tools"
+)
+
+type readArgs struct {
+	FilePath string `json:"file_path" jsonschema:"path of the file"`
+	Offset   *int   `json:"offset,omitempty" jsonschema:"first line, 1-based"`
+	Limit    int    `json:"limit,omitzero"`
+}
+
+func readTool() tools.Tool {
+	return tools.Define(tools.Spec{Name: "read", Description: "Read a file.", ConcurrencySafe: true},
+		func(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+			off := 1
+			if in.Offset != nil {
+				off = *in.Offset
+			}
+			return tools.TextResult(fmt.Sprintf("%s@%d+%d", in.FilePath, off, in.Limit)), nil
+		})
+}
+
+func TestSchemaInference(t *testing.T) {
+	raw, err := tools.SchemaFor[readArgs]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+		"type":"object",
+		"properties":{
+			"file_path":{"type":"string","description":"path of the file"},
+			"offset":{"type":"integer","description":"first line, 1-based"},
+			"limit":{"type":"integer"}
+		},
+		"required":["file_path"],
+		"additionalProperties":false}`, string(raw))
+	assert.True(t, strings.Index(string(raw), "file_path") < strings.Index(string(raw), "offset"), "field order is kept")
+	again, _ := tools.SchemaFor[readArgs]()
+	assert.Equal(t, raw, again, "schema bytes are stable")
+
+	_, err = tools.SchemaFor[int]()
+	assert.ErrorContains(t, err, "must be a struct")
+}
+
+func check(t *testing.T, reg *tools.Registry, name, args string) (*tools.Call, *tools.Result) {
+	call := &tools.Call{ID: "1", Name: name, Arguments: json.RawMessage(args)}
+	return call, reg.Check(call)
+}
+
+func TestRegistryCheck(t *testing.T) {
+	reg, err := tools.NewRegistry(readTool())
+	require.NoError(t, err)
+
+	call, res := check(t, reg, "read", `{"file_path":"a.go","offset":3}`)
+	require.Nil(t, res)
+	assert.Equal(t, "read", call.Spec.Name)
+	out := tools.Executor().Handle(context.Background(), call)
+	assert.Equal(t, "a.go@3+0", out.Text())
+
+	_, res = check(t, reg, "read", "")
+	require.NotNil(t, res, "empty arguments are {} and miss file_path")
+	assert.Contains(t, res.Text(), `missing properties: ["file_path"]`)
+
+	cases := map[string]string{
+		`{"file_path":"a"`:               "not valid JSON",
+		`{"file_path":"a"} {"x":1}`:      "not valid JSON",
+		`"a.go"`:                         "must be a JSON object, not a string",
+		`null`:                           "must be a JSON object, not null",
+		`{"file_path":1}`:                `has type "integer", want "string"`,
+		`{"file_path":"a","offset":1.5}`: "offset",
+		`{"file_path":"a","bogus":1}`:    "bogus",
+	}
+	for args, want := range cases {
+		_, res := check(t, reg, "read", args)
+		require.NotNil(t, res, args)
+		assert.True(t, res.IsError)
+		assert.Equal(t, tools.CodeInvalidArguments, res.Code, args)
+		assert.Contains(t, res.Text(), want, args)
+		assert.Contains(t, res.Text(), "Parameters: file_path (string, required), offset (integer), limit (integer).", args)
+	}
+
+	_, res = check(t, reg, "Read", `{}`)
+	assert.Equal(t, tools.CodeUnknownTool, res.Code)
+	assert.Contains(t, res.Text(), `Did you mean "read"?`)
+	_, res = check(t, reg, "completely_different", `{}`)
+	assert.NotContains(t, res.Text(), "Did you mean")
+	assert.Contains(t, res.Text(), "Available tools: read.")
+}
+
+func TestRegistryRefusesBadTools(t *testing.T) {
+	noop := func(context.Context, *tools.Call, struct{}) (*tools.Result, error) { return nil, nil }
+	for _, tc := range []struct {
+		spec tools.Spec
+		want string
+	}{
+		{tools.Spec{Name: "", Description: "x"}, "snake_case"},
+		{tools.Spec{Name: "readFile", Description: "x"}, "snake_case"},
+		{tools.Spec{Name: "ok", Description: ""}, "empty description"},
+		{tools.Spec{Name: "ok", Description: "x", InputSchema: json.RawMessage(`{"type":"string"}`)}, "must describe an object"},
+		{tools.Spec{Name: "ok", Description: "x", InputSchema: json.RawMessage(`{"type":`)}, "not valid JSON Schema"},
+	} {
+		_, err := tools.NewRegistry(tools.Define(tc.spec, noop))
+		assert.ErrorContains(t, err, tc.want, "%+v", tc.spec)
+	}
+	_, err := tools.NewRegistry(tools.Define(tools.Spec{Name: "bad", Description: "x"}, func(context.Context, *tools.Call, struct{ C chan int }) (*tools.Result, error) { return nil, nil }))
+	assert.Error(t, err, "a type without a schema is refused at registration")
+}
+
+func TestNormalizeAndErrors(t *testing.T) {
+	call := &tools.Call{Name: "edit", Spec: tools.Spec{Name: "edit", SideEffects: true}}
+	r := tools.Normalize(call, nil, &tools.Error{Code: "stale_version", Message: "The file changed since you read it. Read it again, then retry."})
+	assert.Equal(t, tools.ErrorCode("stale_version"), r.Code)
+	assert.Equal(t, "The file changed since you read it. Read it again, then retry.", r.Text())
+
+	r = tools.Normalize(call, nil, fmt.Errorf("wrapped: %w", context.Canceled))
+	assert.Equal(t, tools.CodeAborted, r.Code)
+	assert.Contains(t, r.Text(), "side effects are unknown")
+
+	r = tools.Normalize(call, nil, context.DeadlineExceeded)
+	assert.Equal(t, tools.CodeTimeout, r.Code)
+
+	r = tools.Normalize(call, nil, errors.New("disk on fire"))
+	assert.Equal(t, tools.CodeToolFailed, r.Code)
+	assert.Equal(t, "disk on fire", r.Text())
+
+	r = tools.Normalize(call, nil, nil)
+	assert.Equal(t, "(no output)", r.Text())
+	r = tools.Normalize(call, &tools.Result{IsError: true, Content: []tools.Content{tools.Text("x")}}, nil)
+	assert.Equal(t, tools.CodeToolFailed, r.Code)
+}
+
+func TestChainOrder(t *testing.T) {
+	var trace []string
+	mw := func(name string) tools.Middleware {
+		return func(next tools.Handler) tools.Handler {
+			return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+				trace = append(trace, "in:"+name)
+				r := next.Handle(ctx, call)
+				trace = append(trace, "out:"+name)
+				return r
+			})
+		}
+	}
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+		trace = append(trace, "tool")
+		return tools.TextResult("x")
+	}), mw("outer"), nil, mw("inner"))
+	h.Handle(context.Background(), &tools.Call{})
+	assert.Equal(t, []string{"in:outer", "in:inner", "tool", "out:inner", "out:outer"}, trace)
+}
+
+func TestExecutorRecoversPanics(t *testing.T) {
+	boom := tools.Define(tools.Spec{Name: "boom", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*tools.Result, error) {
+		panic("kaput")
+	})
+	reg, err := tools.NewRegistry(boom)
+	require.NoError(t, err)
+	call := &tools.Call{Name: "boom", Arguments: json.RawMessage(`{}`)}
+	require.Nil(t, reg.Check(call))
+	r := tools.Executor().Handle(context.Background(), call)
+	assert.Equal(t, tools.CodeToolPanic, r.Code)
+	assert.Contains(t, r.Text(), "kaput")
+}
+
+type closer struct {
+	name  string
+	trace *[]string
+}
+
+func (c closer) Close() error { *c.trace = append(*c.trace, c.name); return nil }
+
+func TestState(t *testing.T) {
+	var trace []string
+	s := tools.NewState()
+	type key string
+	a, err := tools.LoadState(s, key("a"), func() io.Closer { return closer{"a", &trace} })
+	require.NoError(t, err)
+	a2, err := tools.LoadState(s, key("a"), func() io.Closer { t.Fatal("created twice"); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, a, a2)
+	_, err = tools.LoadState(s, key("b"), func() io.Closer { return closer{"b", &trace} })
+	require.NoError(t, err)
+	_, err = tools.LoadState(s, key("a"), func() int { return 1 })
+	assert.ErrorContains(t, err, "another type")
+	require.NoError(t, s.Close())
+	assert.Equal(t, []string{"b", "a"}, trace, "closed newest first")
+	_, err = s.Load(key("c"), func() any { return 1 })
+	assert.ErrorIs(t, err, tools.ErrStateClosed)
+}
+
+func TestEnvAccepts(t *testing.T) {
+	var nilEnv *tools.Env
+	assert.False(t, nilEnv.Accepts(tools.ModalityImage))
+	e := &tools.Env{ModelInput: []tools.Modality{tools.ModalityText, tools.ModalityImage}}
+	assert.True(t, e.Accepts(tools.ModalityImage))
+	assert.NoError(t, e.Record(context.Background(), &tools.Call{}, "x", 1), "no recorder: nothing to do")
+}
