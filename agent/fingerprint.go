@@ -54,7 +54,8 @@ func HistoryChain(msgs []session.Message, n int) []byte {
 // and its chain link can be reused.
 type chainCache struct {
 	links []chainLink
-	tools []byte // digest of the tool schemas, computed once
+	tools     []byte // digest of the tool schemas, computed once
+	toolBytes int64  // their size
 }
 
 type chainLink struct {
@@ -62,11 +63,26 @@ type chainLink struct {
 	n     int
 	role  session.Role
 	link  [sha256.Size]byte
+	// bytes is the JSON size of the messages up to and including this
+	// one, for token estimates.
+	bytes int64
+}
+
+// historyBytes returns the JSON size of the messages of the last
+// fingerprinted request.
+func (c *chainCache) historyBytes() int64 {
+	if len(c.links) == 0 {
+		return 0
+	}
+	return c.links[len(c.links)-1].bytes
 }
 
 func (c *chainCache) fingerprint(req *Request) session.Fingerprint {
 	if c.tools == nil {
 		c.tools = []byte(Fingerprint(&Request{Tools: req.Tools}).Tools)
+		for _, t := range req.Tools {
+			c.toolBytes += int64(len(t.Name) + len(t.Description) + len(t.InputSchema))
+		}
 	}
 	sys := sha256.Sum256([]byte(req.System))
 	valid := 0
@@ -79,8 +95,10 @@ func (c *chainCache) fingerprint(req *Request) session.Fingerprint {
 	}
 	c.links = c.links[:valid]
 	var prev []byte
+	var size int64
 	if valid > 0 {
 		prev = c.links[valid-1].link[:]
+		size = c.links[valid-1].bytes
 	}
 	h := sha256.New()
 	for _, m := range req.Messages[valid:] {
@@ -91,6 +109,8 @@ func (c *chainCache) fingerprint(req *Request) session.Fingerprint {
 		h.Write(mh[:])
 		var l chainLink
 		h.Sum(l.link[:0])
+		size += int64(len(b))
+		l.bytes = size
 		l.n, l.role = len(m.Content), m.Role
 		if l.n > 0 {
 			l.first = &m.Content[0]

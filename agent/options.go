@@ -27,6 +27,7 @@ type config struct {
 	output      tools.OutputStore
 	attachments tools.AttachmentStore
 	cwd         string
+	context     ContextPolicy
 }
 
 // Defaults.

@@ -26,6 +26,7 @@ type Session struct {
 	hist  *session.History
 
 	chain chainCache // used by the running turn only
+	est   estimator  // used by the running turn only
 
 	mu      sync.Mutex
 	model   Model

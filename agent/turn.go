@@ -122,8 +122,14 @@ func (t *turn) request() *Request {
 func (t *turn) callModel(step int) (session.Message, string, error) {
 	info := t.model.Info()
 	policy := t.l.cfg.retry
-	for attempt := 0; ; attempt++ {
+	relieve, forced, overflowRetried := true, false, false
+	for attempt := 0; ; {
 		req := t.request()
+		if relieve {
+			req = t.relieve(step, req, forced)
+			relieve, forced = false, false
+		}
+		reqBytes := t.requestBytes(req)
 		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
 			return session.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
@@ -141,15 +147,26 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 				return session.Message{}, "", t.ctx.Err()
 			}
 			var me *ModelError
+			if errors.As(err, &me) && me.Code == CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
+				// Make room and try once more.
+				overflowRetried, relieve, forced = true, true, true
+				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
+				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: string(me.Code), Message: me.Error()}); lerr != nil {
+					return session.Message{}, "", errors.Join(err, lerr)
+				}
+				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
+				continue
+			}
 			if !errors.As(err, &me) || !me.Retryable() || attempt >= policy.MaxRetries {
 				return session.Message{}, "", err
 			}
-			d := policy.delay(attempt+1, me)
-			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt+1, "code", me.Code, "delay", d, "error", err)
-			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: string(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
+			attempt++
+			d := policy.delay(attempt, me)
+			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", me.Code, "delay", d, "error", err)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: string(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
 				return session.Message{}, "", errors.Join(err, lerr)
 			}
-			t.emit(&Retry{Step: step, Attempt: attempt + 1, Delay: d, Err: err})
+			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
 			if serr := sleep(t.ctx, d); serr != nil {
 				return session.Message{}, "", serr
 			}
@@ -162,6 +179,7 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 		if u, ok := asm.Usage(); ok {
 			am.Usage = &u
 			t.usage.Add(u)
+			t.s.est.calibrate(u.InputTokens, reqBytes)
 		}
 		if err := t.s.append(t.ctx, am); err != nil {
 			return session.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)

@@ -45,6 +45,8 @@ const (
 	TypeSystem       = "system"
 	TypeRecord       = "record"
 	TypeRetry        = "retry"
+	TypePrune        = "prune"
+	TypeCompaction   = "compaction"
 )
 
 // UserMessage is input from the user; it starts a turn.
@@ -196,6 +198,10 @@ func newPayload(typ string) (Payload, bool) {
 		return &ToolRecord{}, true
 	case TypeRetry:
 		return &ModelRetry{}, true
+	case TypePrune:
+		return &Pruned{}, true
+	case TypeCompaction:
+		return &Compacted{}, true
 	}
 	return nil, false
 }

@@ -27,6 +27,9 @@ type History struct {
 	open    bool
 	system  string
 	usage   Usage
+	// files records what each tool result read or wrote, for pruning.
+	files  []resultFiles
+	pruned map[string]bool
 }
 
 type slot struct {
@@ -79,6 +82,9 @@ func (h *History) Add(e Event) {
 				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
 				IsError: p.Result.IsError, Code: p.Result.Code,
 			}}}
+			if len(p.Result.Files) > 0 {
+				h.files = append(h.files, resultFiles{index: s.index, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
+			}
 		}
 	case *Reminder:
 		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: []Block{TextBlock(ReminderText(p.Text))}})
@@ -87,6 +93,10 @@ func (h *History) Add(e Event) {
 		h.open = false
 	case *SystemPrompt:
 		h.system = p.Text
+	case *Pruned:
+		h.applyPruned(p)
+	case *Compacted:
+		h.applyCompacted(p)
 	}
 }
 

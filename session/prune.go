@@ -1,0 +1,208 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Pruned replaces earlier tool results in the derived history with
+// one-line placeholders. The log keeps the originals; only the history
+// sent to the model shrinks.
+type Pruned struct {
+	Calls []PrunedCall `json:"calls"`
+	// EstimatedTokens is the request estimate that triggered the pruning.
+	EstimatedTokens int64 `json:"estimated_tokens,omitempty"`
+}
+
+// PrunedCall is one pruned result.
+type PrunedCall struct {
+	CallID string `json:"call_id"`
+	// Placeholder is the text the model sees instead of the result.
+	Placeholder string `json:"placeholder"`
+}
+
+// Compacted replaces the first Messages messages of the derived history
+// with a summary written by the model.
+type Compacted struct {
+	Messages int    `json:"messages"`
+	Summary  string `json:"summary"`
+	Model    string `json:"model,omitempty"`
+	// SourceTokens and SummaryTokens are the estimates of what was
+	// replaced and of its replacement.
+	SourceTokens  int64 `json:"source_tokens,omitempty"`
+	SummaryTokens int64 `json:"summary_tokens,omitempty"`
+}
+
+func (*Pruned) EventType() string    { return TypePrune }
+func (*Compacted) EventType() string { return TypeCompaction }
+
+type resultFiles struct {
+	index  int
+	callID string
+	tool   string
+	files  []tools.FileAccess
+}
+
+// Superseded returns the tool results of the history that a later result
+// provably supersedes, with the placeholder for each, oldest first. An
+// earlier read of a file is superseded when a later read of the same path
+// at the same version covers its whole window, or when a later call
+// changed the file. A result is pruned only when every file it read is
+// superseded and it changed none; results already pruned are skipped, so
+// the decision is idempotent. No tool name is special: only the file
+// access records results carry count.
+func (h *History) Superseded() []PrunedCall {
+	var out []PrunedCall
+	for i, r := range h.files {
+		if h.pruned[r.callID] || len(r.files) == 0 {
+			continue
+		}
+		var reasons []string
+		ok := true
+		for _, f := range r.files {
+			if f.Op != tools.FileRead {
+				ok = false
+				break
+			}
+			reason := h.supersededBy(i, f)
+			if reason == "" {
+				ok = false
+				break
+			}
+			reasons = append(reasons, reason)
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, PrunedCall{CallID: r.callID, Placeholder: placeholder(r, reasons)})
+	}
+	return out
+}
+
+// supersededBy says why a later result makes read f of result i
+// redundant, or "" when none does.
+func (h *History) supersededBy(i int, f tools.FileAccess) string {
+	for _, later := range h.files[i+1:] {
+		for _, g := range later.files {
+			if g.Path != f.Path {
+				continue
+			}
+			if g.Op == tools.FileWrite {
+				return fmt.Sprintf("made stale when %s changed the file (call %s)", later.tool, later.callID)
+			}
+			if g.Op == tools.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
+				return fmt.Sprintf("superseded by a later %s of the same lines (call %s)", later.tool, later.callID)
+			}
+		}
+	}
+	return ""
+}
+
+// covers reports whether read g shows at least every line read f showed.
+func covers(g, f tools.FileAccess) bool {
+	if g.Complete {
+		return true
+	}
+	if f.Complete || f.StartLine <= 0 || g.StartLine <= 0 {
+		return false
+	}
+	return g.StartLine <= f.StartLine && g.EndLine >= f.EndLine
+}
+
+func placeholder(r resultFiles, reasons []string) string {
+	var what []string
+	for _, f := range r.files {
+		w := f.Path
+		if f.StartLine > 0 && !f.Complete {
+			w += fmt.Sprintf(" lines %d-%d", f.StartLine, f.EndLine)
+		}
+		what = append(what, w)
+	}
+	return fmt.Sprintf("[pruned: the %s result for %s was %s; the session log keeps the original]",
+		r.tool, strings.Join(what, ", "), strings.Join(uniq(reasons), "; "))
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (h *History) applyPruned(p *Pruned) {
+	for _, c := range p.Calls {
+		if h.pruned[c.CallID] {
+			continue
+		}
+		for _, r := range h.files {
+			if r.callID != c.CallID || r.index >= len(h.msgs) {
+				continue
+			}
+			old := h.msgs[r.index].Content[0].ToolResult
+			h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
+				CallID: old.CallID, Name: old.Name, Content: []tools.Content{tools.Text(c.Placeholder)},
+			}}}
+			if h.pruned == nil {
+				h.pruned = map[string]bool{}
+			}
+			h.pruned[c.CallID] = true
+		}
+	}
+}
+
+// SummaryText wraps a compaction summary the way the model sees it.
+func SummaryText(s string) string {
+	return "<summary of the earlier conversation>\n" + s + "\n</summary of the earlier conversation>"
+}
+
+func (h *History) applyCompacted(c *Compacted) {
+	n := c.Messages
+	if n <= 0 || n > len(h.msgs) {
+		return
+	}
+	msgs := make([]Message, 0, len(h.msgs)-n+1)
+	msgs = append(msgs, Message{Role: RoleUser, Content: []Block{TextBlock(SummaryText(c.Summary))}})
+	msgs = append(msgs, h.msgs[n:]...)
+	h.msgs = msgs
+	shift := n - 1
+	files := h.files[:0]
+	for _, r := range h.files {
+		if r.index >= n {
+			r.index -= shift
+			files = append(files, r)
+		}
+	}
+	h.files = files
+	for _, s := range h.order {
+		s.index -= shift
+	}
+}
+
+// SplitForCompaction returns how many leading messages can be replaced by a
+// summary so that about keepTokens of the most recent history stays
+// verbatim, as estimated by tokens. The split never separates a tool call
+// from its result: it falls just before a user message or an assistant
+// message. Zero means nothing can be compacted.
+func SplitForCompaction(msgs []Message, keepTokens int64, tokens func(Message) int64) int {
+	var kept int64
+	i := len(msgs)
+	for i > 1 && kept < keepTokens {
+		i--
+		kept += tokens(msgs[i])
+	}
+	// Keep the whole step: back up to the message that made the calls.
+	for i > 0 && i < len(msgs) && msgs[i].Role == RoleTool {
+		i--
+	}
+	if i <= 0 || i >= len(msgs) {
+		return 0
+	}
+	return i
+}
