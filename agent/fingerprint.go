@@ -53,7 +53,7 @@ func HistoryChain(msgs []session.Message, n int) []byte {
 // slice), so the same backing array and length mean the same content,
 // and its chain link can be reused.
 type chainCache struct {
-	links []chainLink
+	links     []chainLink
 	tools     []byte // digest of the tool schemas, computed once
 	toolBytes int64  // their size
 }
