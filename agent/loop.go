@@ -55,6 +55,9 @@ func New(opts ...Option) *Loop {
 	l.reg = reg
 	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
+	if cfg.base != nil {
+		context.AfterFunc(cfg.base, func() { l.Close() })
+	}
 	return l
 }
 

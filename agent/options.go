@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -28,6 +29,7 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
+	base        context.Context
 }
 
 // Defaults.
@@ -123,6 +125,11 @@ func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.ou
 
 // WithAttachments sets the store images are kept in.
 func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
+
+// WithBaseContext ties the loop to ctx: when ctx ends, the loop closes as
+// if Close had been called (running turns are cancelled, tool state such
+// as shell sessions is reaped). Turns still take their own context.
+func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
 // whose ModelError is Retryable are retried.
