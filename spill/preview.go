@@ -43,8 +43,11 @@ const headShare = 2
 // must exceed limit.
 func buildPreview(src source, limit int, st tools.Stored, saveErr error) (preview, bool) {
 	for _, short := range []bool{false, true} {
+		// The head and tail get what the notice leaves. The notice's length
+		// depends (by a few digits) on where they are cut, so cut, measure,
+		// and cut again with the measured notice plus some slack.
 		reserve := 0
-		for range 6 {
+		for i := range 6 {
 			budget := limit - reserve
 			if budget < 0 {
 				break
@@ -54,7 +57,7 @@ func buildPreview(src source, limit int, st tools.Stored, saveErr error) (previe
 			if len(p.Text) <= limit {
 				return p, true
 			}
-			reserve += len(p.Text) - limit
+			reserve = max(reserve+len(p.Text)-limit, len(p.Notice)+8*i)
 		}
 		// The cuts did not converge: try with no head and tail at all.
 		if p := assemble(src, "", "", st, saveErr, short); len(p.Text) <= limit {

@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -41,11 +42,16 @@ type Writer struct {
 	size     int64
 	newlines int64
 	pw       *io.PipeWriter
+	bw       *bufio.Writer // batches small writes into pw
 	done     chan saved
 	writeErr error
 	closed   bool
 	out      Output
 }
+
+// pipeBuffer batches small writes on their way to the store, so a stream
+// written a line at a time does not cost a hand-over per line.
+const pipeBuffer = 64 << 10
 
 type saved struct {
 	st  tools.Stored
@@ -109,7 +115,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	if w.pw == nil {
 		pr, pw := io.Pipe()
-		w.pw, w.done = pw, make(chan saved, 1)
+		w.pw, w.bw, w.done = pw, bufio.NewWriterSize(pw, pipeBuffer), make(chan saved, 1)
 		go func() {
 			st, err := w.store.Save(w.ctx, w.owner, pr)
 			if err == nil {
@@ -120,12 +126,12 @@ func (w *Writer) Write(p []byte) (int, error) {
 			w.done <- saved{st, err}
 		}()
 		// Everything before p is in the head.
-		if _, err := w.pw.Write(w.head[:prev]); err != nil {
+		if _, err := w.bw.Write(w.head[:prev]); err != nil {
 			w.writeErr = err
 			return len(p), nil
 		}
 	}
-	if _, err := w.pw.Write(p); err != nil {
+	if _, err := w.bw.Write(p); err != nil {
 		w.writeErr = err
 	}
 	return len(p), nil
@@ -152,6 +158,9 @@ func (w *Writer) Close() error {
 	case w.pw == nil: // cannot happen: a store and a long output start a save
 		err = errors.New("spill: the output was not saved")
 	default:
+		if err := w.bw.Flush(); err != nil && w.writeErr == nil {
+			w.writeErr = err
+		}
 		_ = w.pw.Close()
 		r := <-w.done
 		switch {
