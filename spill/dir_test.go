@@ -195,3 +195,27 @@ func TestLocatorErrorText(t *testing.T) {
 	assert.Equal(t, tools.ErrorCode("not_found"), tools.CodeOf(err))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("no saved output")))
 }
+
+func FuzzParseLocator(f *testing.F) {
+	st, _ := NewMemory().Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader("x"))
+	for _, s := range []string{st.Locator, tools.OutputScheme + "../x", tools.OutputScheme + "a-00000000/b-c-0000000000000000.txt", "", "spill://"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, loc string) {
+		sdir, name, ok := parseLocator(loc)
+		if !ok {
+			return
+		}
+		require.Equal(t, tools.OutputScheme+sdir+"/"+name, loc)
+		for _, part := range []string{sdir, name} {
+			require.NotContains(t, []string{"", ".", ".."}, part)
+			require.NotContains(t, part, "/")
+			require.NotContains(t, part, "\\")
+			require.NotContains(t, part, "\x00")
+		}
+		root := "/spill-root"
+		p := filepath.Join(root, sdir, name)
+		require.Equal(t, filepath.Clean(p), p)
+		require.True(t, strings.HasPrefix(p, root+"/"), "%q stays inside the root", p)
+	})
+}
