@@ -46,12 +46,13 @@ func (notFoundError) ErrorCode() string { return "not_found" }
 // Is makes the error match io/fs.ErrNotExist as well.
 func (notFoundError) Is(target error) bool { return target == iofs.ErrNotExist }
 
-// LocatorError reports a locator Open refused.
+// LocatorError reports a locator Open refused or could not open.
 type LocatorError struct {
 	Locator string
 	Err     error
 }
 
+// Error says which locator failed and why, in words a model can act on.
 func (e *LocatorError) Error() string {
 	return "spill: " + quote(e.Locator) + ": " + e.Err.Error() +
 		" (it may have been removed by retention; locators come from spill notices and must be used exactly as given)"
