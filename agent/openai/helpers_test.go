@@ -156,8 +156,10 @@ func chunk(delta map[string]any, finish string) string {
 	})
 }
 
-func text(s string) string      { return chunk(map[string]any{"content": s}, "") }
-func reasoning(s string) string { return chunk(map[string]any{"reasoning_content": s, "content": nil}, "") }
+func text(s string) string { return chunk(map[string]any{"content": s}, "") }
+func reasoning(s string) string {
+	return chunk(map[string]any{"reasoning_content": s, "content": nil}, "")
+}
 func finish(reason string) string {
 	return chunk(map[string]any{}, reason)
 }
