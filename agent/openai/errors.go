@@ -34,8 +34,9 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 		me = &agent.ModelError{Code: agent.CodeTransport, Err: ErrIdleTimeout,
 			Message: fmt.Sprintf("no data from the model for %s; the stalled response was dropped", m.idle)}
 	case x != nil && x.status >= 400:
+		// The SDK's error is left out: its request holds the
+		// Authorization header, and everything it says is here.
 		me = classifyHTTP(x.status, x.header, x.body)
-		me.Err = err
 	case errors.As(err, &me):
 		// Already classified.
 	default:
@@ -50,7 +51,6 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 			me.Err = err
 		case errors.As(err, &ae):
 			me = classifyHTTP(ae.StatusCode, nil, []byte(`{"error":`+ae.RawJSON()+`}`))
-			me.Err = err
 		case errors.As(err, &syn), errors.As(err, &typ):
 			me = &agent.ModelError{Code: agent.CodeServer, Err: err,
 				Message: "the provider sent a malformed stream chunk: " + err.Error()}
@@ -65,31 +65,30 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 	return m.redact(me)
 }
 
-// redact removes the API key from the error's message and from the text
-// of the error it wraps, in case a provider echoed it.
+// redact removes the API key from the error's message, and replaces an
+// underlying error whose text holds the key by one with the key blanked
+// out, in case a provider echoed it.
 func (m *Model) redact(me *agent.ModelError) *agent.ModelError {
-	if me == nil || len(m.apiKey) < 8 {
+	if me == nil {
 		return me
 	}
-	me.Message = strings.ReplaceAll(me.Message, m.apiKey, "[redacted]")
-	if me.Err != nil && strings.Contains(me.Err.Error(), m.apiKey) {
-		me.Err = &redactedError{err: me.Err, key: m.apiKey}
+	me.Message = m.redactString(me.Message)
+	if me.Err != nil {
+		if s := me.Err.Error(); s != m.redactString(s) {
+			me.Err = errors.New(m.redactString(s))
+		}
 	}
 	return me
 }
 
-// redactedError hides a secret in the text of the error it wraps, which
-// stays reachable through errors.Is and errors.As.
-type redactedError struct {
-	err error
-	key string
+// redactString blanks the API key out of s. Keys shorter than 8 bytes
+// are not secrets worth mangling text for (local servers take "none").
+func (m *Model) redactString(s string) string {
+	if len(m.apiKey) < 8 {
+		return s
+	}
+	return strings.ReplaceAll(s, m.apiKey, "[redacted]")
 }
-
-func (e *redactedError) Error() string {
-	return strings.ReplaceAll(e.err.Error(), e.key, "[redacted]")
-}
-
-func (e *redactedError) Unwrap() error { return e.err }
 
 // classifyHTTP classifies an error reply by its status and body.
 func classifyHTTP(status int, h http.Header, body []byte) *agent.ModelError {

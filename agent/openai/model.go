@@ -293,8 +293,9 @@ func (m *Model) Info() agent.ModelInfo {
 	return info
 }
 
-// BaseURL returns the endpoint the model talks to, for display.
-func (m *Model) BaseURL() string { return m.baseURL }
+// BaseURL returns the endpoint the model talks to, for display, with the
+// API key blanked out should the URL hold it.
+func (m *Model) BaseURL() string { return m.redactString(m.baseURL) }
 
 // CloseIdleConnections closes the idle connections of the model's HTTP
 // client, as [http.Client.CloseIdleConnections] does. The model stays

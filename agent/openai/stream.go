@@ -77,7 +77,7 @@ func (m *Model) call(ctx context.Context, req *agent.Request, emit func(agent.Ch
 	}
 	x := &exchange{}
 	opts := []option.RequestOption{option.WithMiddleware(x.middleware(wd, m.streaming))}
-	m.logger.Debug("model call", "model", m.info.Name, "base_url", m.baseURL, "messages", len(params.Messages), "tools", len(params.Tools), "stream", m.streaming)
+	m.logger.Debug("model call", "model", m.info.Name, "base_url", m.redactString(m.baseURL), "messages", len(params.Messages), "tools", len(params.Tools), "stream", m.streaming)
 
 	var st answer
 	if !m.streaming {
