@@ -192,6 +192,8 @@ func TestNoOpenAIHeadersToOtherHosts(t *testing.T) {
 	assert.Empty(t, h.Get("OpenAI-Organization"))
 	assert.Empty(t, h.Get("OpenAI-Project"))
 	assert.Empty(t, h.Get("X-Openai-Only"))
+	assert.Empty(t, h.Get("X-Stainless-Timeout"), "no per-request timeout bounds the stream")
+	assert.Equal(t, "0", h.Get("X-Stainless-Retry-Count"))
 	assert.Equal(t, "Bearer "+testKey, h.Get("Authorization"))
 	for k, vs := range h {
 		for _, v := range vs {

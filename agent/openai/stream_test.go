@@ -327,3 +327,13 @@ func TestNonStreamingEmptyChoices(t *testing.T) {
 	assert.Equal(t, agent.CodeTruncatedStream, me.Code)
 	assert.True(t, strings.Contains(me.Message, "finish reason"))
 }
+
+// A non-streaming answer preceded by the blank keep-alive lines DeepSeek
+// sends under load decodes normally.
+func TestNonStreamingKeepAliveLines(t *testing.T) {
+	p := newProvider(t, jsonReply("\n\n\n"+completion("", "fine", "stop", nil)))
+	chunks, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "fine", assemble(chunks).Message().Text())
+	assert.NotContains(t, p.Requests()[0].JSON(t), "stream")
+}
