@@ -103,8 +103,9 @@ func WithInputModalities(ms ...tools.Modality) Option {
 // WithHTTPClient sets the HTTP client. The default client has dial, TLS
 // handshake and response-header timeouts and no overall timeout, which
 // would cut long answers off; a client given here keeps whatever
-// timeouts it has. Never give a client with an overall Timeout shorter
-// than the longest answer.
+// timeouts it has. The idle watchdog starts when the response headers
+// arrive, so give such a client's transport a ResponseHeaderTimeout, and
+// never an overall Timeout shorter than the longest answer.
 func WithHTTPClient(c *http.Client) Option {
 	return func(cfg *config) {
 		if c != nil {
@@ -124,7 +125,10 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithIdleTimeout sets how long a response may stay silent before the
-// call is dropped with a transport error the loop retries. Any byte from
+// call is dropped with a transport error the loop retries ([ErrIdleTimeout]
+// in its chain). The watchdog starts when the response headers arrive
+// (the wait before them is the transport's response-header timeout) and
+// restarts with every read that brings data. Any byte from
 // the server counts as a sign of life, SSE keep-alive comments and blank
 // lines included: a provider that sends keep-alives while a request
 // waits in its queue is alive, and dropping the call would only lose its
