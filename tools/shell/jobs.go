@@ -382,5 +382,3 @@ func waitArg(ms *int, def, max time.Duration) (time.Duration, error) {
 }
 
 var _ io.Closer = (*jobTable)(nil)
-
-
