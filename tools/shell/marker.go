@@ -15,14 +15,15 @@ import (
 // line: the command, quoted whole as a $'...' string, run by eval with its
 // stdin from /dev/null, followed by a printf of the end marker
 //
-//	"\n" RS nonce " " status " " dir RS nonce "\n"
+//	RS nonce " " status " " dir RS nonce "\n"
 //
 // (RS is the byte 0x1e) to a file descriptor that is a copy of the
 // shell's original stdout, so a command that redirects its own stdout
-// still ends. The leading newline is the marker's own: the scanner drops
-// it, so output that does not end in a newline is returned exactly. The
-// nonce never appears in the command text, so nothing the command prints
-// can end it early unless it reads the shell's own input.
+// still ends. The marker is found anywhere in the stream, not only at the
+// start of a line, so output that does not end in a newline is returned
+// exactly; only a trailing RS byte is ever held back. The nonce never
+// appears in the command text, so nothing the command prints can end it
+// early unless it reads the shell's own input.
 
 const markerFD = 19
 
@@ -42,7 +43,7 @@ func commandLine(command, nonce string) string {
 	b.Grow(len(command) + 128)
 	b.WriteString("eval ")
 	b.WriteString(ansiQuote(command))
-	b.WriteString(" </dev/null; { printf '\\n\\036%s %d %s\\036%s\\n' ")
+	b.WriteString(" </dev/null; { printf '\\036%s %d %s\\036%s\\n' ")
 	b.WriteString(nonce)
 	b.WriteString(` "$?" "$PWD" `)
 	b.WriteString(nonce)
@@ -99,14 +100,14 @@ var errBadMarker = errors.New("shell: malformed end marker")
 // Bytes that may be the start of the marker are held back until the next
 // feed shows whether they are.
 type scanner struct {
-	start []byte // "\n" RS nonce " "
+	start []byte // RS nonce " "
 	end   []byte // RS nonce "\n"
 	held  []byte // a possible start of the marker, or the marker body so far
 	in    bool   // the start was seen
 }
 
 func newScanner(nonce string) *scanner {
-	return &scanner{start: []byte("\n" + rs + nonce + " "), end: []byte(rs + nonce + "\n")}
+	return &scanner{start: []byte(rs + nonce + " "), end: []byte(rs + nonce + "\n")}
 }
 
 // feed consumes p. Output bytes that are certainly not part of the marker

@@ -98,17 +98,18 @@ func (sh *shell) startLocked() (string, error) {
 	sh.scan = newScanner(nonce)
 	sh.command = ""
 	sh.cmdStart = time.Now()
+	wait := startupWait
 	if _, err := io.WriteString(scriptW, boot+commandLine(":", nonce)); err != nil {
-		sh.scan = nil
-		return "", err
+		// The shell is gone already; wait for the watcher to say how.
+		wait = drainDelay + sh.m.cfg.grace
 	}
-	sh.waitLocked(context.Background(), startupWait)
+	sh.waitLocked(context.Background(), wait)
 	out := sh.takeLocked()
 	if sh.scan != nil || sh.death != "" {
 		sh.scan = nil
 		why := sh.death
 		if why == "" {
-			why = fmt.Sprintf("it did not answer within %s", durText(startupWait))
+			why = fmt.Sprintf("it did not answer within %s", durText(wait))
 		}
 		return out, fmt.Errorf("the shell did not start: %s", why)
 	}
