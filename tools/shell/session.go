@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,6 +64,9 @@ type finished struct {
 // It returns the bootstrap output (a sandbox's warnings, say). Called
 // with sh.mu held.
 func (sh *shell) startLocked() (string, error) {
+	if sh.closed {
+		return "", errors.New("the shell was closed")
+	}
 	scriptR, scriptW, err := os.Pipe()
 	if err != nil {
 		return "", err
@@ -104,7 +108,7 @@ func (sh *shell) startLocked() (string, error) {
 		wait = drainDelay + sh.m.cfg.grace
 	}
 	sh.waitLocked(context.Background(), wait)
-	out := sh.takeLocked()
+	out := sh.takeLocked(sh.m.cfg.outputLimit)
 	if sh.scan != nil || sh.death != "" {
 		sh.scan = nil
 		why := sh.death
@@ -201,12 +205,12 @@ func (sh *shell) watch(gen int, p *proc, out *os.File, read, watched chan struct
 	sh.notifyLocked()
 }
 
-// takeLocked renders the output since the last look and starts a new
-// window.
-func (sh *shell) takeLocked() string {
+// takeLocked renders the output since the last look, cut to budget
+// bytes, and starts a new window.
+func (sh *shell) takeLocked(budget int) string {
 	w := sh.window
 	sh.window = newCapture(sh.m.ctx, sh.m.cfg.outputLimit, sh.store, w.owner, sh.m.cfg.maxSpill)
-	s := w.view(sh.m.cfg.outputLimit)
+	s := w.view(max(budget, 1000))
 	if s.Total == 0 {
 		w.finish(false)
 		return ""

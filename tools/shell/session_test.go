@@ -94,6 +94,7 @@ func TestSessionMultiLineAndOddCommands(t *testing.T) {
 		{"exit code of the last command", "true; (exit 42)", "", 42},
 		{"redirected stdout still ends", "exec 3>&1 >/dev/null; echo hidden; exec >&3 3>&-; echo shown", "shown\n", 0},
 		{"comment only", "# nothing", "", 0},
+		{"long command", ": '" + strings.Repeat("x\n", 200000) + "'; echo long-done", "long-done\n", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -433,4 +434,30 @@ func TestSessionGigabyteBoundedMemory(t *testing.T) {
 	assert.Equal(t, int64(1<<30), rec.size)
 	t.Logf("peak heap in use: %.1f MiB", float64(max)/(1<<20))
 	assert.Less(t, max, uint64(64<<20), "memory stays bounded")
+}
+
+// TestSessionResultStaysBounded: earlier background output and a long
+// command output share one budget, so the result stays far below the
+// spill middleware's threshold.
+func TestSessionResultStaysBounded(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	k.do(id, `(while [ ! -e gate ]; do sleep 0.02; done; seq 1 30000; touch bg-done) &`)
+	require.NoError(t, os.WriteFile(filepath.Join(env.Cwd, "gate"), nil, 0o644))
+	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "bg-done")); return err == nil }, "the background output")
+	res := k.do(id, "seq 1 30000")
+	text := res.Text()
+	assert.Less(t, len(text), DefaultOutputLimit+3000)
+	assert.Contains(t, text, "[output printed since the last call, before this command:]\n")
+	assert.Contains(t, text, "[output of this command:]\n1\n2\n")
+	assert.Contains(t, text, "\n30000\n[The whole output (168894 bytes (164.9 KiB), 30000 lines) is saved as spill://out2")
+	assert.Contains(t, text, "[exit code 0")
+	var want strings.Builder
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	assert.Equal(t, want.String(), store.read(t, "spill://out2"))
+	assert.True(t, strings.HasPrefix(store.read(t, "spill://out1"), "1\n2\n"), "the background output was saved too")
 }

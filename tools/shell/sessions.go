@@ -270,7 +270,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	}
 	sh.touchLocked(call)
 	var pre strings.Builder
-	if earlier := sh.takeLocked(); earlier != "" {
+	if earlier := sh.takeLocked(s.cfg.outputLimit / 4); earlier != "" {
 		pre.WriteString("[output printed since the last call, before this command:]\n")
 		pre.WriteString(earlier)
 		ensureNewline(&pre)
@@ -353,7 +353,7 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	m.closeShell(sh, "closed with shell_close")
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	out := sh.takeLocked()
+	out := sh.takeLocked(s.cfg.outputLimit)
 	sh.window.finish(false)
 	var b strings.Builder
 	b.WriteString(out)
@@ -381,7 +381,7 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 		sh.interruptLocked()
 		interrupted = true
 	}
-	out := sh.takeLocked()
+	out := sh.takeLocked(s.cfg.outputLimit - len(pre))
 	var b strings.Builder
 	b.WriteString(pre)
 	b.WriteString(out)
