@@ -215,15 +215,29 @@ func named(t testing.TB, ts []tools.Tool, name string) tools.Tool {
 type sessionKit struct {
 	t                       testing.TB
 	env                     *tools.Env
+	st                      *sessionTools
 	open, send, read, close tools.Tool
 }
 
 func newKit(t testing.TB, env *tools.Env, opts ...Option) *sessionKit {
-	ts := Sessions(opts...)
+	st := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
+	ts := []tools.Tool{st.openTool(), st.sendTool(), st.readTool(), st.closeTool()}
 	_, err := tools.NewRegistry(ts...)
 	require.NoError(t, err)
-	return &sessionKit{t: t, env: env, open: named(t, ts, "shell_open"), send: named(t, ts, "shell_send"),
+	return &sessionKit{t: t, env: env, st: st, open: named(t, ts, "shell_open"), send: named(t, ts, "shell_send"),
 		read: named(t, ts, "shell_read"), close: named(t, ts, "shell_close")}
+}
+
+// pending returns how many bytes of output shell id holds that no call
+// has returned yet.
+func (k *sessionKit) pending(id string) int64 {
+	m, err := tools.LoadState(k.env.State, k.st.key, func() *shells { return nil })
+	require.NoError(k.t, err)
+	sh, err := m.get(id)
+	require.NoError(k.t, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.window.Total()
 }
 
 var pgidRE = regexp.MustCompile(`process group (\d+)`)
