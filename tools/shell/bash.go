@@ -141,6 +141,9 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	if err := checkCommand(in.Command); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &tools.Error{Code: tools.CodeOf(err), Err: err, Message: "The call was cancelled before the command started; nothing was run."}
+	}
 	if in.TimeoutMS < 0 {
 		return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "timeout_ms must not be negative. Leave it out for the default."}
 	}
@@ -179,7 +182,7 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+		return nil, startError(err)
 	}
 
 	saveCtx := context.WithoutCancel(ctx)

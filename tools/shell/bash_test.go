@@ -392,3 +392,15 @@ func TestBashMissingShell(t *testing.T) {
 	assert.Equal(t, CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
+
+func TestBashCancelledBeforeStart(t *testing.T) {
+	env := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "nothing was run")
+	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

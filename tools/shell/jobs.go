@@ -103,7 +103,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	outW.Close()
 	if err != nil {
 		outR.Close()
-		return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+		return nil, startError(err)
 	}
 	t.next++
 	j := &job{

@@ -1,11 +1,24 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/go-harness/harness/tools"
 )
+
+var errPlatform = errors.New("shell: the shell tools need a Unix-like system")
+
+// startError turns a failure to start bash into an error for the model.
+func startError(err error) error {
+	if errors.Is(err, errPlatform) {
+		return &tools.Error{Code: CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
+	}
+	return &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+}
 
 // proc is a started process that leads its own process group.
 type proc struct {
@@ -20,7 +33,7 @@ type proc struct {
 // as descriptors 3 and up.
 func startProc(argv []string, dir string, env []string, stdout, stderr *os.File, extra ...*os.File) (*proc, error) {
 	if !supported {
-		return nil, fmt.Errorf("shell: the shell tools need a Unix-like system")
+		return nil, errPlatform
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if cmd.Err != nil {

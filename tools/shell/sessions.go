@@ -103,7 +103,7 @@ func (s *sessionTools) sendTool() tools.Tool {
 		"Every result ends with the exit code and the shell's current directory. " +
 		"Avoid exit: if the shell ends anyway, the result says so and the next shell_send starts a fresh shell."
 	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
+		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
 	return tools.Define(spec, s.send)
 }
 
@@ -179,7 +179,8 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	if err != nil {
 		return nil, err
 	}
-	argv, err := s.cfg.argv(bash, dir, fmt.Sprintf("/dev/fd/%d", 3))
+	// bash reads its script (the command lines) from descriptor 3.
+	argv, err := s.cfg.argv(bash, dir, "/dev/fd/3")
 	if err != nil {
 		return nil, err
 	}
