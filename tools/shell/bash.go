@@ -142,7 +142,7 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &tools.Error{Code: tools.CodeOf(err), Err: err, Message: "The call was cancelled before the command started; nothing was run."}
+		return tools.ErrorResult(tools.CodeOf(err), "The call was cancelled before the command started; nothing was run."), nil
 	}
 	if in.TimeoutMS < 0 {
 		return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "timeout_ms must not be negative. Leave it out for the default."}

@@ -400,7 +400,7 @@ func TestBashCancelledBeforeStart(t *testing.T) {
 	res := run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
 	require.True(t, res.IsError)
 	assert.Equal(t, tools.CodeAborted, res.Code)
-	assert.Contains(t, res.Text(), "nothing was run")
+	assert.Equal(t, "The call was cancelled before the command started; nothing was run.", res.Text())
 	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
