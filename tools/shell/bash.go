@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -340,14 +341,20 @@ func title(description, command string) string {
 	return s
 }
 
-// durText renders a duration for the model.
+// durText renders a duration for the model: "450 ms", "2.5 s", "3 s",
+// "2 min 5 s", "30 min".
 func durText(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	default:
-		return d.Round(time.Second).String()
+		s := strconv.FormatFloat(d.Seconds(), 'f', 1, 64)
+		return strings.TrimSuffix(s, ".0") + " s"
 	}
+	d = d.Round(time.Second)
+	m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
+	if s == 0 {
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d min %d s", m, s)
 }

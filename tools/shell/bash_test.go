@@ -404,3 +404,15 @@ func TestBashCancelledBeforeStart(t *testing.T) {
 	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+func TestDurText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		450 * time.Millisecond:  "450 ms",
+		2500 * time.Millisecond: "2.5 s",
+		3 * time.Second:         "3 s",
+		125 * time.Second:       "2 min 5 s",
+		30 * time.Minute:        "30 min",
+	} {
+		assert.Equal(t, want, durText(d))
+	}
+}

@@ -98,8 +98,13 @@ func (p *proc) stop(grace time.Duration) string {
 	}
 	_ = killGroup(p.pgid)
 	<-p.done
+	p.settled(killWait) // SIGKILL is delivered asynchronously
 	return "SIGKILL"
 }
+
+// killWait bounds the wait for SIGKILLed processes to disappear; only a
+// process stuck in the kernel takes longer.
+const killWait = 2 * time.Second
 
 // reapGroup stops what the process left running in its group after it
 // exited. It reports whether anything was left.
@@ -111,6 +116,7 @@ func (p *proc) reapGroup(grace time.Duration) bool {
 	_ = terminateGroup(p.pgid)
 	if !p.settled(grace) {
 		_ = killGroup(p.pgid)
+		p.settled(killWait)
 	}
 	return true
 }
