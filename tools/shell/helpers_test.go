@@ -253,6 +253,7 @@ func (k *sessionKit) openShell(args map[string]any) (string, int) {
 	m := pgidRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, m, res.Text())
 	pgid, _ := strconv.Atoi(m[1])
+	remember(pgid)
 	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())
 	require.NotNil(k.t, id, res.Text())
 	return id[1], pgid
@@ -293,18 +294,55 @@ func eventually(t testing.TB, cond func() bool, what string) {
 func requireGone(t testing.TB, pids ...int) {
 	t.Helper()
 	for _, p := range pids {
-		require.False(t, pidAlive(p), "process %d still runs", p)
+		if !pidAlive(p) {
+			continue
+		}
+		if was, ok := started.Load(p); ok && was != startTime(p) {
+			continue // the pid was reused by another process
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		t.Fatalf("process %d still runs: %s (%q)", p, stat, cmd)
 	}
 }
 
-// pidsIn extracts the integers printed on lines of the form "pid N".
+// pidsIn extracts the integers printed on lines of the form "pid N",
+// and remembers when each process started, so that a later check is not
+// fooled by a reused pid.
 func pidsIn(s string) []int {
 	var out []int
 	for _, m := range regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(s, -1) {
 		n, _ := strconv.Atoi(m[1])
+		remember(n)
 		out = append(out, n)
 	}
 	return out
+}
+
+// started maps pids seen by the tests to their start times (Linux).
+var started sync.Map
+
+func remember(pid int) {
+	if st := startTime(pid); st != "" {
+		started.LoadOrStore(pid, st)
+	}
+}
+
+// startTime returns the start time of pid from /proc, or "".
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19] // field 22 of stat: starttime
 }
 
 // lastLine returns the last line of s.

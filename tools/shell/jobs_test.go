@@ -38,7 +38,7 @@ func (k *jobKit) start(command string) (string, int) {
 	m := pgRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, m, res.Text())
 	assert.Equal(k.t, "running", res.Render.Terminal.Status)
-	pids := pidsIn("pid " + m[2])
+	pids := pidsIn("pid " + m[2]) // remembers its start
 	return m[1], pids[0]
 }
 

@@ -114,6 +114,7 @@ func (sh *shell) startLocked() (string, error) {
 		why := sh.death
 		if why == "" {
 			why = fmt.Sprintf("it did not answer within %s", durText(wait))
+			_ = killGroup(p.pgid) // the watcher notes the death
 		}
 		return out, fmt.Errorf("the shell did not start: %s", why)
 	}
