@@ -461,3 +461,15 @@ func TestSessionResultStaysBounded(t *testing.T) {
 	assert.Equal(t, want.String(), store.read(t, "spill://out2"))
 	assert.True(t, strings.HasPrefix(store.read(t, "spill://out1"), "1\n2\n"), "the background output was saved too")
 }
+
+func TestSessionSetEEndsShellAndIsReported(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	res := k.do(id, "set -e; false; echo not-reached")
+	assert.NotContains(t, res.Render.Terminal.Output, "not-reached")
+	assert.Contains(t, res.Text(), "[The shell exited with code 1 while running `set -e; false; echo not-reached`.")
+	res = k.do(id, "false; echo reached")
+	assert.Contains(t, res.Text(), "fresh shell")
+	assert.Contains(t, res.Text(), "reached\n[exit code 0", "the fresh shell has no set -e")
+}

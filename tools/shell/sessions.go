@@ -101,7 +101,7 @@ func (s *sessionTools) sendTool() tools.Tool {
 		s.common() +
 		"Output (stdout and stderr together) is cut to its head and tail when long; the whole of it is saved and the result names a spill:// path to read it with the read tool (offset and limit in lines). " +
 		"Every result ends with the exit code and the shell's current directory. " +
-		"Avoid exit: if the shell ends anyway, the result says so and the next shell_send starts a fresh shell."
+		"Avoid exit and set -e, which end the shell itself: if it ends anyway, the result says so and the next shell_send starts a fresh shell."
 	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
 	return tools.Define(spec, s.send)
