@@ -3,6 +3,8 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	osexec "os/exec"
 	"strings"
 	"testing"
@@ -120,4 +122,50 @@ func BenchmarkOneShot(b *testing.B) {
 		b.ReportMetric(float64(direct.Nanoseconds())/n, "os-exec-ns/op")
 		b.ReportMetric(float64(viaTool)/float64(direct), "tool/os-exec")
 	})
+}
+
+// BenchmarkLargeOutput runs a command printing 256 MiB through the bash
+// tool (head and tail kept, whole stream handed to an output store that
+// discards it) beside
+// os/exec copying the same output to io.Discard, and reports throughput
+// and the peak heap in use while the tool runs.
+func BenchmarkLargeOutput(b *testing.B) {
+	bash := benchBash(b)
+	const size = 256 << 20
+	command := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x'", size)
+	env := testEnv(b)
+	env.Output = discardStore{}
+	tool := Bash()
+	c := benchCall(b, tool, env, map[string]any{"command": command})
+	b.Run("tool", func(b *testing.B) {
+		b.SetBytes(size)
+		peak := heapPeak(b)
+		for b.Loop() {
+			mustRun(b, tool, c, "[exit code 0")
+		}
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+	})
+	b.Run("os_exec", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			cmd := osexec.Command(bash, "--noprofile", "--norc", "-c", command)
+			cmd.Stdout = io.Discard
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// discardStore is an OutputStore that reads and drops what it is given,
+// so a benchmark measures the tool and not a store.
+type discardStore struct{}
+
+func (discardStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	n, err := io.Copy(io.Discard, r)
+	return tools.Stored{Locator: tools.OutputScheme + "discarded", Size: n}, err
+}
+
+func (discardStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
+	return nil, io.EOF
 }
