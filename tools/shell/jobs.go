@@ -170,9 +170,10 @@ func (t *jobTable) evictLocked() bool {
 			}
 			j.mu.Lock()
 			ok := j.delivered || !wantDelivered
+			w := j.window
 			j.mu.Unlock()
 			if ok {
-				j.window.finish(false)
+				w.finish(false)
 				delete(t.jobs, id)
 				t.order = slices.Delete(t.order, i, i+1)
 				return true
