@@ -62,7 +62,7 @@ func TestScanner(t *testing.T) {
 		after  string
 		cuts   []int
 	}{
-		{"plain", "hello\n", 0, "/tmp", "", nil},
+		{"plain", "hello\n", 0, "/srv/app", "", nil},
 		{"no trailing newline", "abc", 3, "/", "", nil},
 		{"empty", "", 0, "/x", "", nil},
 		{"split everywhere", "one\ntwo\n", 1, "/a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
@@ -104,7 +104,7 @@ func TestScannerWithoutMarker(t *testing.T) {
 }
 
 func FuzzScanner(f *testing.F) {
-	f.Add([]byte("hello\n"), uint8(0), "/tmp", []byte(""), []byte{3, 7})
+	f.Add([]byte("hello\n"), uint8(0), "/srv/app", []byte(""), []byte{3, 7})
 	f.Add([]byte("abc\x1e"), uint8(127), "/a b", []byte("after"), []byte{1, 1, 1, 1})
 	f.Add([]byte("\x1e"+testNonce[:20]), uint8(1), "/", []byte("\x1e"+testNonce+" 1 /\x1e"+testNonce+"\n"), []byte{30})
 	f.Add([]byte{}, uint8(255), "", []byte{}, []byte{})
