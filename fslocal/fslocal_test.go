@@ -295,15 +295,13 @@ func TestLockHonoursContext(t *testing.T) {
 	p := root + "/a.txt"
 	_, err := f.Write(bg(), p, []byte("a"), fs.WriteOptions{})
 	require.NoError(t, err)
-	entered := make(chan struct{})
+	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
+	var first atomic.Bool
 	fslocal.SetHook(f, func(stage, _ string) {
-		if stage == "write:locked" {
-			select {
-			case entered <- struct{}{}:
-				<-release
-			default:
-			}
+		if stage == "write:locked" && first.CompareAndSwap(false, true) {
+			entered <- struct{}{}
+			<-release
 		}
 	})
 	done := make(chan error, 1)
