@@ -173,7 +173,9 @@ func suggest(ctx context.Context, env *tools.Env, p string) string {
 	if len(cands) == 0 {
 		return ""
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].d < cands[j].d || cands[i].d == cands[j].d && cands[i].name < cands[j].name })
+	sort.Slice(cands, func(i, j int) bool {
+		return cands[i].d < cands[j].d || cands[i].d == cands[j].d && cands[i].name < cands[j].name
+	})
 	var names []string
 	for _, c := range cands[:min(3, len(cands))] {
 		names = append(names, path.Join(dir, c.name))
