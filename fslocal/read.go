@@ -76,8 +76,8 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 }
 
 // ReadText implements fs.FileSystem. It reads the file once, to the size
-// it had when opened, counting lines and summing the bytes for the
-// version.
+// it had when opened, counting lines and (for files up to
+// fs.MaxEditSize) summing the bytes for the version.
 func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
 	clean, rel, err := f.locate("read", p)
 	if err != nil {
@@ -91,12 +91,20 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 		return nil, err
 	}
 	defer file.Close()
+	// Sum the content as it streams by, unless the file is too large to
+	// edit: then the metadata alone decides its version, and a huge log
+	// scans at the speed of wc -l.
 	var h hasher
-	t, err := fs.ScanText(ctx, io.TeeReader(io.LimitReader(file, m.size), &h), w)
+	var r io.Reader = io.LimitReader(file, m.size)
+	summed := m.size <= fs.MaxEditSize
+	if summed {
+		r = io.TeeReader(r, &h)
+	}
+	t, err := fs.ScanText(ctx, r, w)
 	if err != nil {
 		return nil, withPath(err, clean)
 	}
-	info.Version = f.tokenFor(m, h.Sum64(), true)
+	info.Version = f.tokenFor(m, h.Sum64(), summed)
 	t.Info = info
 	return t, nil
 }
