@@ -112,7 +112,9 @@ func BenchmarkReadBigFile(b *testing.B) {
 	}
 	// A byte cap large enough for 2000 whole lines.
 	b.Run("read-first-2000", func(b *testing.B) { read(b, fs.Window{Limit: 2000, MaxBytes: 1 << 20}, 1) })
-	b.Run("read-last-2000", func(b *testing.B) { read(b, fs.Window{Offset: lines - 1999, Limit: 2000, MaxBytes: 1 << 20}, lines-1999) })
+	b.Run("read-last-2000", func(b *testing.B) {
+		read(b, fs.Window{Offset: lines - 1999, Limit: 2000, MaxBytes: 1 << 20}, lines-1999)
+	})
 	b.Run("wc-l", func(b *testing.B) {
 		b.SetBytes(size)
 		var maxRSS int64

@@ -17,12 +17,14 @@ import (
 //
 //   - check-proven: the file's timestamps are old, so an identical
 //     metadata digest proves the version (the usual case);
+//
 //   - check-racy: the file changed in the last two seconds, so the content
 //     sum decides (over bytes the edit has read anyway);
+//
 //   - new-version: summing the written bytes for the new version, which
 //     every write and edit pays.
 //
-//	go test -run '^$' -bench BenchmarkVersionCheck ./fslocal/
+//     go test -run '^$' -bench BenchmarkVersionCheck ./fslocal/
 func BenchmarkVersionCheck(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20, 10 << 20} {
 		data := bytes.Repeat([]byte("0123456789abcde\n"), size/16)
