@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/go-harness/harness/fs"
@@ -127,9 +126,7 @@ func BenchmarkReadBigFile(b *testing.B) {
 			if got, _ := strconv.Atoi(string(bytes.Fields(out)[0])); got != lines {
 				b.Fatalf("wc -l says %d lines, want %d", got, lines)
 			}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				maxRSS = max(maxRSS, int64(ru.Maxrss))
-			}
+			maxRSS = max(maxRSS, maxRSSKiB(cmd.ProcessState))
 		}
 		b.ReportMetric(float64(maxRSS)/1024, "maxrss-MiB")
 	})

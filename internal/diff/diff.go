@@ -1,5 +1,3 @@
-// Package diff computes line diffs (Myers' algorithm in linear space, with
-// a cost bound) and groups them into unified-diff hunks.
 package diff
 
 import (
