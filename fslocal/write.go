@@ -23,7 +23,9 @@ import (
 // temporary file to the target name instead, which fails if a file
 // appeared there meanwhile, so it can never clobber one. A symbolic link
 // inside the root is written through: its target is replaced, the link
-// stays.
+// stays. If a directory on the path is swapped for a link that leaves the
+// root while the write runs, the write fails with fs.CodeOutsideRoot and
+// its temporary file may remain in the directory that was moved away.
 func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
 	clean, rel, unlock, err := f.lockPath(ctx, "write", p)
 	if err != nil {

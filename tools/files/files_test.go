@@ -504,3 +504,16 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 	}
 	assert.Equal(t, len(done)+2, bytes.Count([]byte(final), []byte("\n")))
 }
+
+func TestCancelled(t *testing.T) {
+	r := memRig(t)
+	r.put("/work/a.txt", "a\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}
+	require.Nil(t, r.reg.Check(c))
+	res := tools.Executor().Handle(ctx, c)
+	assert.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "cancelled")
+}

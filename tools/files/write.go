@@ -81,10 +81,13 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*too
 	var render *tools.Render
 	title := "Write " + p
 	switch {
+	case res.Created && len(written) > maxDiffInput:
+		render = &tools.Render{Kind: tools.RenderDiff, Title: "Create " + p, Diff: &tools.Diff{Path: p, Added: lines, Truncated: true}}
 	case res.Created:
 		render = c.diffRender("Create "+p, p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
-	case res.Previous == nil:
-		// The replaced file was too large to keep: no hunks.
+	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
+		// Too large to diff (or the replaced file was too large to
+		// keep): no hunks.
 		render = &tools.Render{Kind: tools.RenderDiff, Title: title, Diff: &tools.Diff{Path: p, Truncated: true}}
 	default:
 		script := diff.Lines(diff.SplitLines(res.Previous), diff.SplitLines(written))
@@ -103,6 +106,9 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*too
 		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
 	}, nil
 }
+
+// maxDiffInput bounds the text a write diffs for its render.
+const maxDiffInput = 16 << 20
 
 // countLines counts lines as read does: a final line without a line feed
 // counts, an empty text has none.
