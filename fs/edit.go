@@ -44,7 +44,7 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 	}
 	body := content[start:]
 	norm, crs := normalize(body)
-	matches := findAll(norm, oldN)
+	matches := findAll(norm, []byte(oldN))
 	switch {
 	case len(matches) == 0:
 		err := &Error{Op: "edit", Code: CodeEditNotFound, Detail: "the old text does not occur in the file"}
@@ -53,12 +53,23 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 	case len(matches) > 1 && !e.ReplaceAll:
 		lines := make([]int, 0, 5)
 		for _, m := range matches[:min(5, len(matches))] {
-			lines = append(lines, 1+strings.Count(norm[:m], "\n"))
+			lines = append(lines, 1+bytes.Count(norm[:m], nl))
 		}
 		return nil, nil, &Error{Op: "edit", Code: CodeAmbiguous, Count: len(matches), Lines: lines,
 			Detail: fmt.Sprintf("the old text occurs %d times", len(matches))}
 	}
-	crlfDominant := dominantCRLF(body)
+	// The file's dominant style matters only for a replacement with a line
+	// break in place of text without one; find it once, when needed.
+	dominant := -1
+	crlfDominant := func() bool {
+		if dominant < 0 {
+			dominant = 0
+			if dominantCRLF(body) {
+				dominant = 1
+			}
+		}
+		return dominant == 1
+	}
 	newCRLF := strings.ReplaceAll(newN, "\n", "\r\n")
 	out := make([]byte, 0, len(content)+len(matches)*(len(newCRLF)-len(oldN)))
 	out = append(out, content[:start]...)
@@ -72,7 +83,7 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 		case bytes.Contains(region, []byte("\r\n")):
 			repl = newCRLF
 		case bytes.IndexByte(region, '\n') >= 0:
-		case crlfDominant:
+		case strings.IndexByte(newN, '\n') >= 0 && crlfDominant():
 			repl = newCRLF
 		}
 		out = append(out, body[prev:a]...)
@@ -105,27 +116,27 @@ func checkText(b []byte) error {
 	return nil
 }
 
-// normalize returns b with every CR LF read as LF, and the positions (in
-// the normalized text) of the line feeds that had a carriage return.
-func normalize(b []byte) (string, []int) {
+// normalize returns b with every CR LF read as LF (b itself when it has
+// none), and the positions (in the normalized text) of the line feeds
+// that had a carriage return.
+func normalize(b []byte) ([]byte, []int) {
 	if !bytes.Contains(b, []byte("\r\n")) {
-		return string(b), nil
+		return b, nil
 	}
-	var sb strings.Builder
-	sb.Grow(len(b))
+	out := make([]byte, 0, len(b))
 	var crs []int
 	for len(b) > 0 {
 		i := bytes.Index(b, []byte("\r\n"))
 		if i < 0 {
-			sb.Write(b)
+			out = append(out, b...)
 			break
 		}
-		sb.Write(b[:i])
-		crs = append(crs, sb.Len())
-		sb.WriteByte('\n')
+		out = append(out, b[:i]...)
+		crs = append(crs, len(out))
+		out = append(out, '\n')
 		b = b[i+2:]
 	}
-	return sb.String(), crs
+	return out, crs
 }
 
 // origPos maps a position of the normalized text to the original one: a
@@ -137,10 +148,10 @@ func origPos(k int, crs []int) int {
 
 // findAll returns the starts of the non-overlapping occurrences of sub in
 // s, left to right.
-func findAll(s, sub string) []int {
+func findAll(s, sub []byte) []int {
 	var out []int
 	for i := 0; i <= len(s); {
-		j := strings.Index(s[i:], sub)
+		j := bytes.Index(s[i:], sub)
 		if j < 0 {
 			break
 		}
@@ -197,11 +208,11 @@ func MatchStyle(prev, data []byte) []byte {
 // nearMisses looks for places where old almost occurs in text: the same
 // lines with different whitespace, or else its first non-blank line. It
 // returns their 1-based line numbers and a detail sentence.
-func nearMisses(text, old, detail string) ([]int, string) {
+func nearMisses(text []byte, old, detail string) ([]int, string) {
 	if len(text) > 8<<20 {
 		return nil, detail
 	}
-	fileLines := strings.Split(text, "\n")
+	fileLines := strings.Split(string(text), "\n")
 	oldLines := strings.Split(strings.Trim(old, "\n"), "\n")
 	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	want := make([]string, len(oldLines))
