@@ -248,7 +248,7 @@ func TestSwapDuringWrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			x := newEscapeFixture(t)
-			dir := filepath.Join(x.root, "work")
+			dir := filepath.Join(x.root, "job")
 			require.NoError(t, os.Mkdir(dir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("inside\n"), 0o644))
 			fslocal.SetHook(x.fsys, func(stage, _ string) {
@@ -256,7 +256,7 @@ func TestSwapDuringWrite(t *testing.T) {
 					swapDir(t, dir, c.link(x))
 				}
 			})
-			err := c.op(x.fsys, x.root+"/work/secret.txt")
+			err := c.op(x.fsys, x.root+"/job/secret.txt")
 			require.Error(t, err)
 			assert.ErrorIs(t, err, hfs.ErrOutsideRoot)
 			x.checkOutsideUntouched(t)

@@ -7,9 +7,9 @@
 // so tools and agent tests can run against it with no temporary
 // directories:
 //
-//	fsys := fstest.NewMemFS("/work")
-//	fsys.SetFile("/work/main.go", []byte("package main\n"), 0o644)
-//	loop := agent.New(agent.WithFileSystem(fsys), agent.WithWorkingDir("/work"), ...)
+//	fsys := fstest.NewMemFS("/project")
+//	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
+//	loop := agent.New(agent.WithFileSystem(fsys), agent.WithWorkingDir("/project"), ...)
 //
 // [TestFileSystem] checks an implementation:
 //

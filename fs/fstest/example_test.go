@@ -10,15 +10,15 @@ import (
 
 func ExampleNewMemFS() {
 	ctx := context.Background()
-	fsys := fstest.NewMemFS("/work")
-	fsys.SetFile("/work/main.go", []byte("package main\n\nfunc main() {}\n"), 0o644)
+	fsys := fstest.NewMemFS("/project")
+	fsys.SetFile("/project/main.go", []byte("package main\n\nfunc main() {}\n"), 0o644)
 
-	text, _ := fsys.ReadText(ctx, "/work/main.go", fs.Window{Offset: 3})
+	text, _ := fsys.ReadText(ctx, "/project/main.go", fs.Window{Offset: 3})
 	fmt.Println(text.Lines[0].Text, "of", text.TotalLines)
 
 	// Someone else changes the file: a write at the version read is stale.
-	fsys.SetFile("/work/main.go", []byte("package main\n"), 0o644)
-	_, err := fsys.Write(ctx, "/work/main.go", []byte("package app\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
+	_, err := fsys.Write(ctx, "/project/main.go", []byte("package app\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
 	fmt.Println(fs.CodeOf(err))
 	// Output:
 	// func main() {} of 3

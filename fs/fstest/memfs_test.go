@@ -16,7 +16,7 @@ func TestMemFS(t *testing.T) {
 }
 
 func TestMemFSWithRoot(t *testing.T) {
-	fstest.TestFileSystem(t, fstest.NewMemFS("/work/space"))
+	fstest.TestFileSystem(t, fstest.NewMemFS("/home/dev/project"))
 }
 
 func TestMemFSPermissions(t *testing.T) {

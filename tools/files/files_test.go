@@ -93,7 +93,7 @@ func (o outputs) Open(ctx context.Context, locator string) (io.ReadCloser, error
 }
 
 func memRig(t *testing.T) *rig {
-	return newRig(t, fstest.NewMemFS("/work"), "/work")
+	return newRig(t, fstest.NewMemFS("/project"), "/project")
 }
 
 func TestSpecs(t *testing.T) {
@@ -147,22 +147,22 @@ func TestSpecs(t *testing.T) {
 
 func TestReadShowsNumberedLines(t *testing.T) {
 	r := memRig(t)
-	r.put("/work/src/main.go", "package main\n\nfunc main() {}\n")
+	r.put("/project/src/main.go", "package main\n\nfunc main() {}\n")
 	res := r.ok("read", map[string]any{"file_path": "src/main.go"})
-	assert.Equal(t, "File: /work/src/main.go\n1: package main\n2: \n3: func main() {}\n(End of file: all 3 lines shown.)", res.Text())
+	assert.Equal(t, "File: /project/src/main.go\n1: package main\n2: \n3: func main() {}\n(End of file: all 3 lines shown.)", res.Text())
 	require.Len(t, res.Files, 1)
 	f := res.Files[0]
 	assert.Equal(t, tools.FileRead, f.Op)
-	assert.Equal(t, "/work/src/main.go", f.Path)
+	assert.Equal(t, "/project/src/main.go", f.Path)
 	assert.NotEmpty(t, f.Version)
 	assert.Equal(t, 1, f.StartLine)
 	assert.Equal(t, 3, f.EndLine)
 	assert.True(t, f.Complete)
 	require.NotNil(t, res.Render)
 	assert.Equal(t, tools.RenderLocations, res.Render.Kind)
-	assert.Equal(t, []tools.Location{{Path: "/work/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
+	assert.Equal(t, []tools.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
 	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
-	v, ok := files.Ledger(r.env).Version("/work/src/main.go")
+	v, ok := files.Ledger(r.env).Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
 	assert.Equal(t, f.Version, v)
 }
@@ -173,29 +173,29 @@ func TestReadFooters(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	r.put("/work/a.txt", b.String())
+	r.put("/project/a.txt", b.String())
 
-	res := r.ok("read", map[string]any{"file_path": "/work/a.txt", "limit": 2})
-	assert.Equal(t, "File: /work/a.txt\n1: line 1\n2: line 2\n(Lines 1-2 of 30 shown. To continue, call read with offset=3.)", res.Text())
+	res := r.ok("read", map[string]any{"file_path": "/project/a.txt", "limit": 2})
+	assert.Equal(t, "File: /project/a.txt\n1: line 1\n2: line 2\n(Lines 1-2 of 30 shown. To continue, call read with offset=3.)", res.Text())
 	assert.False(t, res.Files[0].Complete)
 
-	res = r.ok("read", map[string]any{"file_path": "/work/a.txt", "offset": 29})
-	assert.Equal(t, "File: /work/a.txt\n29: line 29\n30: line 30\n(End of file: lines 29-30 of 30 shown.)", res.Text())
+	res = r.ok("read", map[string]any{"file_path": "/project/a.txt", "offset": 29})
+	assert.Equal(t, "File: /project/a.txt\n29: line 29\n30: line 30\n(End of file: lines 29-30 of 30 shown.)", res.Text())
 	assert.Equal(t, 29, res.Files[0].StartLine)
 	assert.Equal(t, 30, res.Files[0].EndLine)
 
-	msg := r.fails("read", map[string]any{"file_path": "/work/a.txt", "offset": 31}, fs.CodePastEnd)
-	assert.Equal(t, "offset is past the end of /work/a.txt, which has 30 lines. Use an offset from 1 to 30.", msg)
+	msg := r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": 31}, fs.CodePastEnd)
+	assert.Equal(t, "offset is past the end of /project/a.txt, which has 30 lines. Use an offset from 1 to 30.", msg)
 
-	r.put("/work/empty.txt", "")
-	res = r.ok("read", map[string]any{"file_path": "/work/empty.txt"})
-	assert.Equal(t, "File: /work/empty.txt\n(The file is empty.)", res.Text())
+	r.put("/project/empty.txt", "")
+	res = r.ok("read", map[string]any{"file_path": "/project/empty.txt"})
+	assert.Equal(t, "File: /project/empty.txt\n(The file is empty.)", res.Text())
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/work/a.txt", "offset": -1}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, fs.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/work/a.txt", "limit": -5}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, fs.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "limit is -5")
 }
 
@@ -219,30 +219,30 @@ func TestReadCapsAndCuts(t *testing.T) {
 
 func TestReadStyleNotes(t *testing.T) {
 	r := memRig(t)
-	r.put("/work/win.txt", fs.BOM+"a\r\nb\r\n")
+	r.put("/project/win.txt", fs.BOM+"a\r\nb\r\n")
 	res := r.ok("read", map[string]any{"file_path": "win.txt"})
-	assert.Equal(t, "File: /work/win.txt (Windows (CRLF) line endings, shown as plain line breaks; write and edit keep them; "+
+	assert.Equal(t, "File: /project/win.txt (Windows (CRLF) line endings, shown as plain line breaks; write and edit keep them; "+
 		"starts with a UTF-8 byte order mark, not shown; write and edit keep it)\n1: a\n2: b\n(End of file: all 2 lines shown.)", res.Text())
 }
 
 func TestReadErrors(t *testing.T) {
 	r := memRig(t)
-	r.put("/work/src/handler.go", "package src\n")
-	r.put("/work/src/util.go", "package src\n")
-	r.put("/work/logo.png", "\x89PNG\r\n\x1a\n\x00\x00")
-	r.put("/work/data.bin", "\x00\x01\x02")
+	r.put("/project/src/handler.go", "package src\n")
+	r.put("/project/src/util.go", "package src\n")
+	r.put("/project/logo.png", "\x89PNG\r\n\x1a\n\x00\x00")
+	r.put("/project/data.bin", "\x00\x01\x02")
 
 	msg := r.fails("read", map[string]any{"file_path": "src/handlr.go"}, fs.CodeNotFound)
-	assert.Equal(t, "File not found: /work/src/handlr.go (relative paths are resolved against the working directory /work). Did you mean /work/src/handler.go?", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/work/src"}, fs.CodeNotRegular)
-	assert.Equal(t, "/work/src is a directory, not a file. It contains: handler.go, util.go. Give the path of a file in it.", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/work/logo.png"}, fs.CodeNotText)
+	assert.Equal(t, "File not found: /project/src/handlr.go (relative paths are resolved against the working directory /project). Did you mean /project/src/handler.go?", msg)
+	msg = r.fails("read", map[string]any{"file_path": "/project/src"}, fs.CodeNotRegular)
+	assert.Equal(t, "/project/src is a directory, not a file. It contains: handler.go, util.go. Give the path of a file in it.", msg)
+	msg = r.fails("read", map[string]any{"file_path": "/project/logo.png"}, fs.CodeNotText)
 	assert.Contains(t, msg, "is not UTF-8 text (NUL byte at byte offset 8: the file is binary)")
 	assert.Contains(t, msg, "use read_image")
-	msg = r.fails("read", map[string]any{"file_path": "/work/data.bin"}, fs.CodeNotText)
+	msg = r.fails("read", map[string]any{"file_path": "/project/data.bin"}, fs.CodeNotText)
 	assert.Contains(t, msg, "shell command")
 	msg = r.fails("read", map[string]any{"file_path": "/etc/passwd"}, fs.CodeOutsideRoot)
-	assert.Equal(t, "/etc/passwd cannot be accessed: it is outside the workspace. Only files under /work can be used.", msg)
+	assert.Equal(t, "/etc/passwd cannot be accessed: it is outside the workspace. Only files under /project can be used.", msg)
 	msg = r.fails("read", map[string]any{"file_path": "../secret"}, fs.CodeOutsideRoot)
 	assert.Contains(t, msg, "/secret cannot be accessed")
 	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, fs.CodeInvalidPath)
@@ -283,7 +283,7 @@ func TestWriteLedgerRules(t *testing.T) {
 	r := memRig(t)
 	// Creating a file needs no read.
 	res := r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n"})
-	assert.Equal(t, "Created /work/new/notes.md (1 line, 8 bytes).", res.Text())
+	assert.Equal(t, "Created /project/new/notes.md (1 line, 8 bytes).", res.Text())
 	require.Len(t, res.Files, 1)
 	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
 	assert.NotEmpty(t, res.Files[0].Version)
@@ -295,75 +295,75 @@ func TestWriteLedgerRules(t *testing.T) {
 
 	// Its own write counts as seen: replacing it needs no read.
 	res = r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n\n- one\n"})
-	assert.Equal(t, "Replaced the content of /work/new/notes.md: +2 -0 lines (now 3 lines, 15 bytes).", res.Text())
+	assert.Equal(t, "Replaced the content of /project/new/notes.md: +2 -0 lines (now 3 lines, 15 bytes).", res.Text())
 	require.NotNil(t, res.Render.Diff.OldText)
 	assert.Equal(t, "# Notes\n", *res.Render.Diff.OldText)
 
 	// An existing file nobody read is not overwritten.
-	r.put("/work/config.yaml", "keep: true\n")
+	r.put("/project/config.yaml", "keep: true\n")
 	msg := r.fails("write", map[string]any{"file_path": "config.yaml", "content": "lost\n"}, fs.CodeNotObserved)
-	assert.Equal(t, "/work/config.yaml already exists and you have not read it in this session, so write will not overwrite it. Read the file first (any part is enough), then write again; for a change to part of it, prefer edit.", msg)
-	assert.Equal(t, "keep: true\n", r.content("/work/config.yaml"))
+	assert.Equal(t, "/project/config.yaml already exists and you have not read it in this session, so write will not overwrite it. Read the file first (any part is enough), then write again; for a change to part of it, prefer edit.", msg)
+	assert.Equal(t, "keep: true\n", r.content("/project/config.yaml"))
 
 	// A windowed read is enough.
 	r.ok("read", map[string]any{"file_path": "config.yaml", "limit": 1})
 	r.ok("write", map[string]any{"file_path": "config.yaml", "content": "keep: false\n"})
-	assert.Equal(t, "keep: false\n", r.content("/work/config.yaml"))
+	assert.Equal(t, "keep: false\n", r.content("/project/config.yaml"))
 
 	// A change by someone else after the read makes it stale.
-	r.put("/work/config.yaml", "keep: maybe\n")
+	r.put("/project/config.yaml", "keep: maybe\n")
 	msg = r.fails("write", map[string]any{"file_path": "config.yaml", "content": "mine\n"}, fs.CodeStale)
-	assert.Equal(t, "/work/config.yaml changed after you last read it (another program or tool modified it). Read the file again, then retry the write with its current content.", msg)
-	assert.Equal(t, "keep: maybe\n", r.content("/work/config.yaml"))
+	assert.Equal(t, "/project/config.yaml changed after you last read it (another program or tool modified it). Read the file again, then retry the write with its current content.", msg)
+	assert.Equal(t, "keep: maybe\n", r.content("/project/config.yaml"))
 
 	// Identical content: nothing written.
 	r.ok("read", map[string]any{"file_path": "config.yaml"})
 	res = r.ok("write", map[string]any{"file_path": "config.yaml", "content": "keep: maybe\n"})
-	assert.Equal(t, "/work/config.yaml already had exactly this content; nothing was written.", res.Text())
+	assert.Equal(t, "/project/config.yaml already had exactly this content; nothing was written.", res.Text())
 }
 
 func TestWriteAfterDeletion(t *testing.T) {
-	mem := fstest.NewMemFS("/work")
-	r := newRig(t, mem, "/work")
-	r.put("/work/a.txt", "a\n")
+	mem := fstest.NewMemFS("/project")
+	r := newRig(t, mem, "/project")
+	r.put("/project/a.txt", "a\n")
 	r.ok("read", map[string]any{"file_path": "a.txt"})
-	require.NoError(t, mem.Remove("/work/a.txt"))
+	require.NoError(t, mem.Remove("/project/a.txt"))
 	msg := r.fails("write", map[string]any{"file_path": "a.txt", "content": "b\n"}, fs.CodeStale)
-	assert.Equal(t, "/work/a.txt was deleted after you last read it. If it should exist again, call write again to create it from scratch.", msg)
+	assert.Equal(t, "/project/a.txt was deleted after you last read it. If it should exist again, call write again to create it from scratch.", msg)
 	r.ok("write", map[string]any{"file_path": "a.txt", "content": "b\n"})
-	assert.Equal(t, "b\n", r.content("/work/a.txt"))
+	assert.Equal(t, "b\n", r.content("/project/a.txt"))
 
 	r.ok("read", map[string]any{"file_path": "a.txt"})
-	require.NoError(t, mem.Remove("/work/a.txt"))
+	require.NoError(t, mem.Remove("/project/a.txt"))
 	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, fs.CodeNotFound)
-	assert.Contains(t, msg, "File not found: /work/a.txt")
-	_, seen := files.Ledger(r.env).Version("/work/a.txt")
+	assert.Contains(t, msg, "File not found: /project/a.txt")
+	_, seen := files.Ledger(r.env).Version("/project/a.txt")
 	assert.False(t, seen, "a file found deleted is forgotten")
 }
 
 func TestEdit(t *testing.T) {
 	r := memRig(t)
-	r.put("/work/calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n")
+	r.put("/project/calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n")
 
 	msg := r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"}, fs.CodeNotObserved)
-	assert.Equal(t, "You have not read /work/calc.go in this session, so it cannot be edited yet. Read the file first (any part of it is enough), then retry.", msg)
+	assert.Equal(t, "You have not read /project/calc.go in this session, so it cannot be edited yet. Read the file first (any part of it is enough), then retry.", msg)
 	msg = r.fails("edit", map[string]any{"file_path": "nope.go", "old_string": "a", "new_string": "b"}, fs.CodeNotFound)
-	assert.Equal(t, "File not found: /work/nope.go (relative paths are resolved against the working directory /work). To create a new file, use write.", msg)
+	assert.Equal(t, "File not found: /project/nope.go (relative paths are resolved against the working directory /project). To create a new file, use write.", msg)
 
 	r.ok("read", map[string]any{"file_path": "calc.go", "offset": 3, "limit": 1})
 	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "\treturn a - b", "new_string": "\treturn a + b"}, fs.CodeAmbiguous)
-	assert.Equal(t, "old_string occurs 2 times in /work/calc.go (starting at line 4 and 8). Include more of the surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence.", msg)
+	assert.Equal(t, "old_string occurs 2 times in /project/calc.go (starting at line 4 and 8). Include more of the surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence.", msg)
 	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add(a, b int) int {\n    return a - b\n}", "new_string": "x"}, fs.CodeEditNotFound)
 	assert.Contains(t, msg, "Text that matches if whitespace is ignored starts at line 3")
 
 	res := r.ok("edit", map[string]any{"file_path": "calc.go", "old_string": "Add(a, b int) int {\n\treturn a - b", "new_string": "Add(a, b int) int {\n\t// sum\n\treturn a + b"})
-	assert.Equal(t, "Edited /work/calc.go: replaced 1 occurrence (+2 -1 lines). The lines around the change now read:\n"+
+	assert.Equal(t, "Edited /project/calc.go: replaced 1 occurrence (+2 -1 lines). The lines around the change now read:\n"+
 		"1: package calc\n2: \n3: func Add(a, b int) int {\n4: \t// sum\n5: \treturn a + b\n6: }\n7: ", res.Text())
 	require.Len(t, res.Files, 1)
 	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
 	d := res.Render.Diff
 	require.NotNil(t, d)
-	assert.Equal(t, "/work/calc.go", d.Path)
+	assert.Equal(t, "/project/calc.go", d.Path)
 	assert.Equal(t, 2, d.Added)
 	assert.Equal(t, 1, d.Removed)
 	require.NotNil(t, d.OldText)
@@ -374,8 +374,8 @@ func TestEdit(t *testing.T) {
 
 	// Edit after edit needs no read; replace_all.
 	res = r.ok("edit", map[string]any{"file_path": "calc.go", "old_string": "int", "new_string": "int64", "replace_all": true})
-	assert.Equal(t, "Edited /work/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
-	assert.Contains(t, r.content("/work/calc.go"), "func Sub(a, b int64) int64 {")
+	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
+	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
 	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, fs.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "old_string is empty")
@@ -383,7 +383,7 @@ func TestEdit(t *testing.T) {
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
-	r.put("/work/calc.go", "package calc // rewritten\n")
+	r.put("/project/calc.go", "package calc // rewritten\n")
 	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add", "new_string": "func Plus"}, fs.CodeStale)
 	assert.Contains(t, msg, "changed after you last read it")
 	assert.Contains(t, msg, "Read the file again")
@@ -395,7 +395,7 @@ func TestEditDiffHunks(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	r.put("/work/a.txt", b.String())
+	r.put("/project/a.txt", b.String())
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	res := r.ok("edit", map[string]any{"file_path": "a.txt", "old_string": "line 20\n", "new_string": "line twenty\nline 20.5\n"})
 	assert.Equal(t, []tools.Hunk{{OldStart: 17, OldLines: 7, NewStart: 17, NewLines: 8, Lines: []string{
@@ -406,7 +406,7 @@ func TestEditDiffHunks(t *testing.T) {
 func TestCRLFAndBOMRoundTrip(t *testing.T) {
 	r := memRig(t)
 	orig := fs.BOM + "first\r\nsecond\r\nthird\r\n"
-	r.put("/work/win.ini", orig)
+	r.put("/project/win.ini", orig)
 	res := r.ok("read", map[string]any{"file_path": "win.ini"})
 	// Write back exactly what read showed.
 	var shown []string
@@ -415,14 +415,14 @@ func TestCRLFAndBOMRoundTrip(t *testing.T) {
 	}
 	res = r.ok("write", map[string]any{"file_path": "win.ini", "content": strings.Join(shown, "\n") + "\n"})
 	assert.Contains(t, res.Text(), "already had exactly this content")
-	assert.Equal(t, orig, r.content("/work/win.ini"))
+	assert.Equal(t, orig, r.content("/project/win.ini"))
 
 	res = r.ok("edit", map[string]any{"file_path": "win.ini", "old_string": "first\nsecond", "new_string": "one\ntwo\nthree"})
-	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\nthird\r\n", r.content("/work/win.ini"))
+	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\nthird\r\n", r.content("/project/win.ini"))
 	assert.Contains(t, res.Text(), "1: one\n2: two\n3: three\n4: third")
 
 	res = r.ok("write", map[string]any{"file_path": "win.ini", "content": "a\nb\n"})
-	assert.Equal(t, fs.BOM+"a\r\nb\r\n", r.content("/work/win.ini"))
+	assert.Equal(t, fs.BOM+"a\r\nb\r\n", r.content("/project/win.ini"))
 	assert.Contains(t, res.Text(), "Windows line endings and byte order mark were kept")
 }
 
@@ -444,10 +444,10 @@ func TestLargeDiffIsTruncated(t *testing.T) {
 }
 
 func TestLedgerPerSession(t *testing.T) {
-	mem := fstest.NewMemFS("/work")
-	a := newRig(t, mem, "/work")
-	b := newRig(t, mem, "/work")
-	a.put("/work/x.txt", "x\n")
+	mem := fstest.NewMemFS("/project")
+	a := newRig(t, mem, "/project")
+	b := newRig(t, mem, "/project")
+	a.put("/project/x.txt", "x\n")
 	a.ok("read", map[string]any{"file_path": "x.txt"})
 	a.ok("edit", map[string]any{"file_path": "x.txt", "old_string": "x", "new_string": "y"})
 	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, fs.CodeNotObserved)
@@ -467,15 +467,15 @@ func TestNoFileSystem(t *testing.T) {
 // one shared file in a loop: every edit that succeeded is in the final
 // content.
 func TestConcurrentReadEditLoops(t *testing.T) {
-	mem := fstest.NewMemFS("/work")
-	seed := newRig(t, mem, "/work")
-	seed.put("/work/log.txt", "BEGIN\nEND\n")
+	mem := fstest.NewMemFS("/project")
+	seed := newRig(t, mem, "/project")
+	seed.put("/project/log.txt", "BEGIN\nEND\n")
 	const workers, rounds = 8, 10
 	var mu sync.Mutex
 	var done []string
 	var wg sync.WaitGroup
 	for g := range workers {
-		r := newRig(t, mem, "/work")
+		r := newRig(t, mem, "/project")
 		wg.Go(func() {
 			for i := range rounds {
 				if res := r.call("read", map[string]any{"file_path": "log.txt"}); res.IsError {
@@ -497,7 +497,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	final := seed.content("/work/log.txt")
+	final := seed.content("/project/log.txt")
 	require.NotEmpty(t, done)
 	for _, m := range done {
 		assert.Equal(t, 1, strings.Count(final, m+"\n"), m)
@@ -507,7 +507,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 
 func TestCancelled(t *testing.T) {
 	r := memRig(t)
-	r.put("/work/a.txt", "a\n")
+	r.put("/project/a.txt", "a\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}

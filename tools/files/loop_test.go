@@ -96,8 +96,8 @@ func TestThroughTheLoop(t *testing.T) {
 
 // ExampleTools runs a scripted model that reads a file and edits it.
 func ExampleTools() {
-	fsys := fstest.NewMemFS("/work")
-	fsys.SetFile("/work/greet.txt", []byte("Hello, wrold!\n"), 0o644)
+	fsys := fstest.NewMemFS("/project")
+	fsys.SetFile("/project/greet.txt", []byte("Hello, wrold!\n"), 0o644)
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("1", "read", map[string]any{"file_path": "greet.txt"})),
 		replay.Call(replay.ToolCall("2", "edit", map[string]any{"file_path": "greet.txt", "old_string": "wrold", "new_string": "world"})),
@@ -115,8 +115,8 @@ func ExampleTools() {
 		}
 	}
 	// Output:
-	// File: /work/greet.txt
-	// Edited /work/greet.txt: replaced 1 occurrence (+1 -1 lines). The lines around the change now read:
+	// File: /project/greet.txt
+	// Edited /project/greet.txt: replaced 1 occurrence (+1 -1 lines). The lines around the change now read:
 	// -Hello, wrold!
 	// +Hello, world!
 }
