@@ -43,7 +43,7 @@ func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
 
 // Stat implements fs.FileSystem. The version of a regular file is taken
 // from its metadata when that proves it; a file changed in the last
-// seconds is read and summed.
+// seconds is read and summed (up to fs.MaxEditSize).
 func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	clean, rel, err := f.locate("stat", p)
 	if err != nil {
@@ -65,7 +65,9 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 		return fs.FileInfo{}, err
 	}
 	defer file.Close()
-	if m.provenAt(f.now()) {
+	if m.provenAt(f.now()) || m.size > fs.MaxEditSize {
+		// Proven by metadata; or too large to sum, and then a recent
+		// change makes the version one that never matches.
 		info.Version = f.tokenFor(m, 0, false)
 		return info, nil
 	}
