@@ -31,7 +31,7 @@ func Edit(opts ...Option) tools.Tool {
 	c := newConfig(opts)
 	spec := tools.Spec{
 		Name: "edit",
-		Description: "Replace exact text in a file you have read in this session. old_string must occur in the file exactly once, character for character, " +
+		Description: "Replace exact text in a file you have read (or written) in this session. old_string must occur in the file exactly once, character for character, " +
 			"including indentation and line breaks and without the `N: ` prefixes that read adds; include enough surrounding lines to make it unique. " +
 			"With replace_all set to true, every occurrence is replaced instead. new_string takes its place; an empty new_string deletes it. " +
 			"old_string must not be empty and must differ from new_string. If the file changed after you read it, the edit is refused: read it again first. " +
