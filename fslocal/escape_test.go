@@ -305,9 +305,13 @@ func TestSwapRace(t *testing.T) {
 	var leaked atomic.Int64
 	for range 300 {
 		ctx := context.Background()
+		// Any refusal is fine here (outside_root, or not_found,
+		// already_exists, invalid_path when the link vanishes or loops
+		// mid-walk); what matters is that nothing outside is touched.
 		_, err := x.fsys.Write(ctx, x.root+"/flip/secret.txt", []byte("inside\n"), hfs.WriteOptions{})
-		if err != nil && !errors.Is(err, hfs.ErrOutsideRoot) && !errors.Is(err, hfs.ErrNotFound) {
-			t.Errorf("write: unexpected %v", err)
+		var fe *hfs.Error
+		if err != nil && !errors.As(err, &fe) {
+			t.Errorf("write: an error without a code: %v", err)
 		}
 		text, err := x.fsys.ReadText(ctx, x.root+"/flip/secret.txt", hfs.Window{})
 		if err == nil && strings.Contains(text.Lines[0].Text, "SENTINEL") {
