@@ -74,7 +74,8 @@ func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = 
 
 // WithWorkingDir sets the default working directory of new sessions: an
 // absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is "/".
+// The default is the file system's root (fs.RootOf), or "/" without a
+// file system.
 func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 
 // WithLogger sets the logger for diagnostics. The default discards.
