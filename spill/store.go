@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"time"
 
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -43,8 +44,10 @@ func (notFoundError) Error() string { return "spill: no saved output with this l
 // ErrorCode returns the stable code of the error.
 func (notFoundError) ErrorCode() string { return "not_found" }
 
-// Is makes the error match io/fs.ErrNotExist as well.
-func (notFoundError) Is(target error) bool { return target == iofs.ErrNotExist }
+// Is makes the error match io/fs.ErrNotExist and fs.ErrNotFound as well.
+func (notFoundError) Is(target error) bool {
+	return target == iofs.ErrNotExist || target == fs.ErrNotFound
+}
 
 // LocatorError reports a locator Open refused or could not open.
 type LocatorError struct {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,36 +18,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/tools"
 )
-
-// rootFS is a LocalPather double: its namespace is the OS namespace, and
-// it refuses paths outside root.
-type rootFS struct{ root string }
-
-func (f rootFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	lp, err := f.LocalPath(p)
-	if err != nil {
-		return fs.FileInfo{}, err
-	}
-	st, err := os.Stat(lp)
-	if err != nil {
-		return fs.FileInfo{}, err
-	}
-	return fs.FileInfo{Path: p, Size: st.Size(), IsDir: st.IsDir()}, nil
-}
-
-var errOutside = errors.New("path is outside the root")
-
-func (f rootFS) LocalPath(p string) (string, error) {
-	p = filepath.Clean(filepath.FromSlash(p))
-	rel, err := filepath.Rel(f.root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", errOutside
-	}
-	return p, nil
-}
 
 // dirStore is an OutputStore double that saves to files in a directory.
 type dirStore struct {
@@ -176,7 +148,10 @@ func testEnv(t testing.TB) *tools.Env {
 	require.NoError(t, err)
 	st := tools.NewState()
 	t.Cleanup(func() { st.Close() })
-	return &tools.Env{SessionID: "s1", Cwd: root, FS: rootFS{root}, State: st, Output: newDirStore(t), Recorder: &records{}}
+	fsys, err := fslocal.New(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { fsys.Close() })
+	return &tools.Env{SessionID: "s1", Cwd: root, FS: fsys, State: st, Output: newDirStore(t), Recorder: &records{}}
 }
 
 var callSeq struct {
