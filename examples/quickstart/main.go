@@ -1,38 +1,49 @@
-// Command quickstart runs one agent turn and streams its events to the
-// terminal. With no API key it runs offline against a scripted model, so
-// it works on any machine with Go installed:
+// Command quickstart runs one agent turn that fixes a bug in a small
+// workspace and streams its events to the terminal.
+//
+// With no API key it runs offline against a scripted model, so it works on
+// any machine with Go installed:
 //
 //	go run ./examples/quickstart
+//
+// With DEEPSEEK_API_KEY set it runs live against DeepSeek; with
+// HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL against any
+// OpenAI-compatible endpoint.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/files"
 )
 
-type countIn struct {
-	Text string `json:"text" jsonschema:"the text to count words in"`
+const buggy = `package main
+
+import "fmt"
+
+// greeting returns the text main prints.
+func greeting() string {
+	return "Hello, wrold!"
 }
 
-// countWords is the demo tool the scripted model calls.
-func countWords() tools.Tool {
-	return tools.Define(tools.Spec{
-		Name:            "count_words",
-		Description:     "Count the words of a text.",
-		ConcurrencySafe: true,
-	}, func(ctx context.Context, call *tools.Call, in countIn) (*tools.Result, error) {
-		n := len(strings.Fields(in.Text))
-		return tools.TextResult(fmt.Sprintf("%d words", n)), nil
-	})
+func main() {
+	fmt.Println(greeting())
 }
+`
+
+const prompt = "main.go prints a greeting with a typo in it. Fix the typo."
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -44,43 +55,130 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	const prompt = "How many words are in the first line of the Go proverbs, \"Don't communicate by sharing memory, share memory by communicating\"?"
-	fmt.Println("No API key configured: running a scripted model, offline.")
-	model := replay.NewScripted(
-		replay.Response{
-			Reasoning: "I will count the words with the tool rather than by eye.",
-			ToolCalls: []session.ToolCall{replay.ToolCall("call_1", "count_words",
-				map[string]any{"text": "Don't communicate by sharing memory, share memory by communicating"})},
-		},
-		replay.Say("The first Go proverb has 9 words."),
-	)
+	workspace, err := os.MkdirTemp("", "harness-quickstart-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(workspace)
+	if err := os.WriteFile(filepath.Join(workspace, "main.go"), []byte(buggy), 0o644); err != nil {
+		return err
+	}
+	fsys, err := fslocal.New(workspace)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+
+	model, err := pickModel()
+	if err != nil {
+		return err
+	}
 	loop := agent.New(
 		agent.WithModel(model),
-		agent.WithTools(countWords()),
-		agent.WithSystemPrompt("You are a careful assistant. Use tools to check facts."),
+		agent.WithFileSystem(fsys),
+		agent.WithTools(files.Tools()...),
+		agent.WithSystemPrompt("You are a careful coding agent. Read a file before you change it, and keep changes minimal."),
 	)
 	defer loop.Close()
 	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n> %s\n\n", prompt)
+
+	fmt.Printf("workspace: %s\n\n> %s\n\n", workspace, prompt)
 	for ev, err := range sess.Run(ctx, prompt) {
-		switch e := ev.(type) {
-		case *agent.ReasoningDelta:
-			fmt.Printf("(thinking) %s\n", e.Text)
-		case *agent.TextDelta:
-			fmt.Print(e.Text)
-		case *agent.ToolCallStart:
-			fmt.Printf("→ %s %s\n", e.Call.Name, e.Call.Arguments)
-		case *agent.ToolCallEnd:
-			fmt.Printf("← %s\n", e.Result.Text())
-		case *agent.TurnEnd:
-			fmt.Printf("\n\n[turn %s after %d steps]\n", e.Reason, e.Steps)
-		}
+		show(ev)
 		if err != nil {
 			return err
 		}
 	}
+	fixed, err := os.ReadFile(filepath.Join(workspace, "main.go"))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nmain.go now says: %s\n", strings.TrimSpace(grep(string(fixed), "return \"")))
 	return nil
+}
+
+// pickModel returns the model the environment names, or a scripted one.
+func pickModel() (agent.Model, error) {
+	m, err := openai.FromEnv(os.Getenv)
+	if err == nil {
+		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, m.BaseURL())
+		return m, nil
+	}
+	if !errors.Is(err, openai.ErrNoKey) {
+		return nil, err
+	}
+	fmt.Println("No API key configured: running a scripted model, offline.")
+	fmt.Println("(Set DEEPSEEK_API_KEY, or HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL, to run live.)")
+	return replay.NewScripted(
+		replay.Response{
+			Reasoning: "I should look at main.go before changing anything.",
+			ToolCalls: []session.ToolCall{replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})},
+		},
+		replay.Call(replay.ToolCall("call_2", "edit", map[string]any{
+			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,
+		})),
+		replay.Say("Fixed: main.go now greets \"Hello, world!\"."),
+	), nil
+}
+
+// show prints one event.
+func show(ev agent.Event) {
+	switch e := ev.(type) {
+	case *agent.ReasoningDelta:
+		fmt.Printf("(thinking) %s\n", e.Text)
+	case *agent.TextDelta:
+		fmt.Print(e.Text)
+	case *agent.ToolCallStart:
+		fmt.Printf("→ %s %s\n", e.Call.Name, e.Call.Arguments)
+	case *agent.ToolCallEnd:
+		showResult(e.Result)
+	case *agent.TurnEnd:
+		fmt.Printf("\n\n[turn %s after %d steps", e.Reason, e.Steps)
+		if n := e.Usage.Total(); n > 0 {
+			fmt.Printf(", %d tokens", n)
+		}
+		fmt.Println("]")
+	}
+}
+
+// showResult renders a result by its render intent, never by tool name.
+func showResult(r *tools.Result) {
+	if r.IsError {
+		fmt.Printf("  ✗ %s: %s\n", r.Code, firstLine(r.Text()))
+		return
+	}
+	rd := r.Render
+	switch {
+	case rd != nil && rd.Kind == tools.RenderDiff && rd.Diff != nil:
+		fmt.Printf("  %s (+%d -%d)\n", rd.Diff.Path, rd.Diff.Added, rd.Diff.Removed)
+		for _, h := range rd.Diff.Hunks {
+			fmt.Printf("  @@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+			for _, l := range h.Lines {
+				fmt.Printf("  %s\n", l)
+			}
+		}
+	case rd != nil && rd.Kind == tools.RenderLocations && len(rd.Locations) > 0:
+		for _, l := range rd.Locations {
+			fmt.Printf("  %s lines %d-%d\n", l.Path, l.StartLine, l.EndLine)
+		}
+	default:
+		fmt.Printf("  %s\n", firstLine(r.Text()))
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func grep(text, word string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, word) {
+			return l
+		}
+	}
+	return ""
 }
