@@ -1,0 +1,663 @@
+// Command coder is a small coding agent for the terminal, built only from
+// the harness library's public API.
+//
+//	go run ./examples/coder -C ~/src/project "make the failing test pass"
+//	go run ./examples/coder                       # a prompt loop in the current directory
+//	go run ./examples/coder -continue             # the latest session of this directory
+//	go run ./examples/coder -json -p "…" | jq .   # every event as a JSON line
+//
+// The model comes from the environment: HARNESS_BASE_URL, HARNESS_API_KEY
+// and HARNESS_MODEL for any OpenAI-compatible endpoint, otherwise
+// DEEPSEEK_API_KEY for DeepSeek. -model overrides the model id; -image
+// declares image input for a model the built-in catalog does not know.
+//
+// The agent works in one workspace directory (-C, default the current
+// directory): the file tools cannot leave it, and commands start in it.
+// Its tools are read, write and edit, bash (with background jobs) and
+// persistent shells, with oversized output spilled to disk, reminders
+// when the model repeats a call or keeps failing, per-tool deadlines and
+// pruning of superseded file reads as the context fills.
+//
+// Sessions are logged as JSON Lines in -sessions (default
+// $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;
+// on macOS ~/Library/Application Support/harness/sessions, on Windows
+// %LocalAppData%\harness\sessions), so any session can be resumed with
+// -resume id, or the newest one of the workspace with -continue.
+// Oversized tool output is kept under the same directory, in spill/.
+//
+// With a prompt (-p, or the arguments after the flags) coder runs one turn
+// and exits; without one it reads prompts from stdin, one line each (end
+// a line with \ to continue it on the next), until end of input, /exit or
+// Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
+// in the log and can be resumed; a second Ctrl-C exits.
+//
+// Exit status: 0 when the turn completed, 1 when the model or the loop
+// failed (the error's message and code are printed) or the turn hit the
+// step limit, 2 on usage errors (bad flags, no model configured, an
+// unknown session), 130 when a turn was cancelled. In the prompt loop it
+// is the status of the last turn.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/shell"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	interrupts := make(chan os.Signal, 2)
+	signal.Notify(interrupts, os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, interrupts)
+	stop()
+	os.Exit(code)
+}
+
+// options are the parsed command line.
+type options struct {
+	dir       string
+	prompt    string
+	hasPrompt bool
+	resume    string
+	cont      bool
+	sessions  string
+	json      bool
+	maxSteps  int
+	model     string
+	image     bool
+	reasoning bool
+	verbose   bool
+}
+
+const usageText = `usage: coder [flags] [prompt]
+
+A coding agent in the workspace directory. With a prompt it runs one turn
+and exits; without one it reads prompts from stdin, one per line.
+
+The model: DEEPSEEK_API_KEY for DeepSeek, or HARNESS_BASE_URL,
+HARNESS_API_KEY and HARNESS_MODEL for any OpenAI-compatible endpoint.
+
+flags:
+`
+
+// usageError is a command-line mistake: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// parseFlags parses args. The flag package prints its own complaints and
+// the usage to stderr; a nil options with a nil error means -h.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fset := flag.NewFlagSet("coder", flag.ContinueOnError)
+	// The flag package would print the whole usage after every mistake;
+	// run prints one line instead, and -h prints the usage.
+	fset.SetOutput(io.Discard)
+	fset.StringVar(&o.dir, "C", "", "workspace `dir`ectory the agent works in (default the current directory)")
+	fset.StringVar(&o.prompt, "p", "", "run one turn on `prompt` and exit (or give the prompt after the flags)")
+	fset.StringVar(&o.resume, "resume", "", "resume the session with this `id`")
+	fset.BoolVar(&o.cont, "continue", false, "resume the latest session of the workspace")
+	fset.StringVar(&o.sessions, "sessions", "", "`dir`ectory of session logs (default $XDG_DATA_HOME/harness/sessions or the OS equivalent)")
+	fset.BoolVar(&o.json, "json", false, "write every event as one JSON line on stdout")
+	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default "+strconv.Itoa(agent.DefaultMaxSteps)+")")
+	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
+	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
+	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning, dimmed")
+	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fset.SetOutput(stderr)
+			fmt.Fprint(stderr, usageText)
+			fset.PrintDefaults()
+			return nil, nil
+		}
+		return nil, &usageError{msg: err.Error()}
+	}
+	fset.Visit(func(f *flag.Flag) {
+		if f.Name == "p" {
+			o.hasPrompt = true
+		}
+	})
+	if rest := fset.Args(); len(rest) > 0 {
+		if o.hasPrompt {
+			return nil, usagef("give the prompt either with -p or after the flags, not both (flags go before the prompt)")
+		}
+		o.prompt, o.hasPrompt = strings.Join(rest, " "), true
+	}
+	if o.hasPrompt && strings.TrimSpace(o.prompt) == "" {
+		return nil, usagef("the prompt is empty")
+	}
+	if o.resume != "" && o.cont {
+		return nil, usagef("-resume and -continue both pick a session: give one of them")
+	}
+	if o.resume != "" && !session.ValidID(o.resume) {
+		return nil, usagef("%q is not a session id", o.resume)
+	}
+	if o.maxSteps < 0 {
+		return nil, usagef("-max-steps must be positive, not %d", o.maxSteps)
+	}
+	return o, nil
+}
+
+// run is the whole program, with its surroundings passed in so tests can
+// drive it in-process. interrupts delivers Ctrl-C; ctx ending (SIGTERM)
+// stops everything. It returns the exit status.
+func run(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, interrupts <-chan os.Signal) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "coder: %v\nRun coder -h for the flags.\n", err)
+		return exitUsage
+	}
+	if o == nil {
+		return exitOK // -h
+	}
+	a := &app{o: o, env: env, stdin: stdin, stdout: stdout, stderr: stderr, interrupts: interrupts}
+	code, err := a.main(ctx)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "coder: %v\n", ue.msg)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "coder: %v\n", err)
+		return exitFailed
+	}
+	return code
+}
+
+// app is one run of the program.
+type app struct {
+	o          *options
+	env        func(string) string
+	stdin      io.Reader
+	stdout     io.Writer
+	stderr     io.Writer
+	interrupts <-chan os.Signal
+
+	view  view
+	sess  *agent.Session
+	store *session.JSONL
+	root  string
+	// lastCode is the error code that ended the last turn, if any.
+	lastCode agent.ErrorCode
+}
+
+func (a *app) main(ctx context.Context) (int, error) {
+	var logger *slog.Logger
+	if a.o.verbose {
+		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	model, err := a.model(logger)
+	if err != nil {
+		return 0, err
+	}
+	defer model.CloseIdleConnections()
+
+	sessionsDir := a.o.sessions
+	if sessionsDir == "" {
+		if sessionsDir, err = defaultSessionsDir(a.env); err != nil {
+			return 0, usagef("%v; name a directory for session logs with -sessions", err)
+		}
+	}
+	if sessionsDir, err = filepath.Abs(sessionsDir); err != nil {
+		return 0, err
+	}
+	a.store = session.NewJSONL(sessionsDir)
+
+	resumeID, err := a.pickSession(ctx)
+	if err != nil {
+		return 0, err
+	}
+	fsys, err := fslocal.New(a.root)
+	if err != nil {
+		return 0, usagef("workspace %s: %v", a.root, err)
+	}
+	defer fsys.Close()
+	a.root = fsys.Root()
+
+	spillStore := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	opts := []agent.Option{
+		agent.WithModel(model),
+		agent.WithBaseContext(ctx),
+		agent.WithFileSystem(fsys),
+		agent.WithSessionStore(a.store),
+		agent.WithOutputStore(spillStore),
+		agent.WithTools(a.tools()...),
+		// Spill outermost, so output cut short by a deadline is still
+		// saved whole.
+		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
+		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+		agent.WithContextPolicy(agent.ContextPolicy{}),
+		agent.WithSystemPrompt(systemPrompt(a.root)),
+	}
+	if a.o.maxSteps > 0 {
+		opts = append(opts, agent.WithMaxSteps(a.o.maxSteps))
+	}
+	if logger != nil {
+		opts = append(opts, agent.WithLogger(logger))
+	}
+	loop := agent.New(opts...)
+	defer loop.Close()
+	if err := loop.Err(); err != nil {
+		return 0, err
+	}
+
+	if resumeID != "" {
+		a.sess, err = loop.ResumeSession(ctx, resumeID)
+		if errors.Is(err, session.ErrLocked) {
+			return 0, usagef("session %s is open in another coder; close that one first", resumeID)
+		}
+	} else {
+		a.sess, err = loop.NewSession(ctx, agent.SessionOptions{Cwd: a.root})
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	stdoutTTY := isTerminal(a.stdout)
+	if a.o.json {
+		a.view = &jsonView{out: a.stdout, errOut: a.stderr}
+	} else {
+		a.view = newHuman(a.stdout, humanOptions{
+			Color:     colorEnabled(stdoutTTY, a.env),
+			Spinner:   stdoutTTY,
+			Reasoning: a.o.reasoning,
+			Root:      a.root,
+			Width:     columns(a.env),
+		})
+	}
+	defer a.view.close()
+	info := model.Info()
+	h := a.sess.Header()
+	a.view.banner(bannerInfo{
+		Model: info.Name, BaseURL: model.BaseURL(), Workspace: a.root,
+		SessionID: h.ID, Cwd: h.Cwd, Resumed: resumeID != "",
+		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
+	})
+
+	var code int
+	if a.o.hasPrompt {
+		code, _ = a.turn(ctx, a.o.prompt, true)
+	} else {
+		code = a.promptLoop(ctx)
+	}
+	a.view.notice(noticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", h.ID, h.ID, a.root))
+	return code, nil
+}
+
+// model picks the model from the environment and the flags.
+func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
+	getenv := a.env
+	if a.o.model != "" {
+		getenv = func(k string) string {
+			if k == openai.EnvModel {
+				return a.o.model
+			}
+			return a.env(k)
+		}
+	}
+	var opts []openai.Option
+	if a.o.image {
+		opts = append(opts, openai.WithInputModalities(tools.ModalityImage))
+	}
+	if logger != nil {
+		opts = append(opts, openai.WithLogger(logger))
+	}
+	m, err := openai.FromEnv(getenv, opts...)
+	if errors.Is(err, openai.ErrNoKey) {
+		return nil, usagef(`no model configured. Set an API key in the environment, either
+  for DeepSeek:
+    export %s=sk-...
+  or for any OpenAI-compatible endpoint:
+    export %s=https://api.example.com/v1 %s=... %s=model-id
+and run coder again.`, openai.EnvDeepSeekKey, openai.EnvBaseURL, openai.EnvAPIKey, openai.EnvModel)
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return m, nil
+}
+
+// pickSession sets the workspace root and returns the id of the session
+// to resume, or "" for a new one.
+func (a *app) pickSession(ctx context.Context) (string, error) {
+	if a.o.dir != "" {
+		root, err := filepath.Abs(a.o.dir)
+		if err != nil {
+			return "", usagef("-C %s: %v", a.o.dir, err)
+		}
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			return "", usagef("-C %s: not a directory", a.o.dir)
+		}
+		a.root = root
+	}
+	switch {
+	case a.o.resume != "":
+		tr, err := a.store.Load(ctx, a.o.resume)
+		if errors.Is(err, session.ErrNotFound) {
+			return "", usagef("no session %s in %s", a.o.resume, a.store.Dir())
+		}
+		if err != nil {
+			return "", err
+		}
+		cwd := filepath.FromSlash(tr.Header.Cwd)
+		if a.root == "" {
+			a.root = cwd
+		} else if !session.Below(tr.Header.Cwd, filepath.ToSlash(a.root)) {
+			return "", usagef("session %s worked in %s, outside %s; run it with -C %s", a.o.resume, cwd, a.root, cwd)
+		}
+		return a.o.resume, nil
+	case a.o.cont:
+		if err := a.defaultRoot(); err != nil {
+			return "", err
+		}
+		infos, err := a.store.List(ctx, session.ListOptions{Workspace: filepath.ToSlash(a.root), Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		if len(infos) == 0 {
+			return "", usagef("no earlier session in %s to continue; start one without -continue", a.root)
+		}
+		return infos[0].Header.ID, nil
+	}
+	return "", a.defaultRoot()
+}
+
+func (a *app) defaultRoot() error {
+	if a.root != "" {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return usagef("the current directory: %v; name the workspace with -C", err)
+	}
+	a.root = wd
+	return nil
+}
+
+// tools returns the agent's tools, in a stable order (the request prefix
+// stays byte-stable for prompt caching).
+func (a *app) tools() []tools.Tool {
+	ts := files.Tools()
+	ts = append(ts, shell.Tools()...)
+	return ts
+}
+
+// systemPrompt tells the model where it is and how to work.
+func systemPrompt(root string) string {
+	return `You are coder, a careful coding agent working for the user in the workspace ` + filepath.ToSlash(root) + ` on ` + runtime.GOOS + `.
+
+Work in small, checked steps:
+- Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.
+- Run commands with bash: builds, tests, git, searches (rg or grep). Use shell_open and shell_send when state must persist between commands (a running server, a virtualenv); background jobs for long-running processes.
+- Large outputs are saved whole; when a result says so, page through it with read using offset and limit instead of running the command again.
+- When a reminder says you are repeating yourself or failing, stop and change your approach.
+- Verify your work (build, run the tests) before you say it is done.
+
+Answer briefly: what you changed, how you checked it, and anything the user must decide.`
+}
+
+// turn runs one turn and shows it. It returns the exit status of the
+// turn and whether the user asked to exit (a second Ctrl-C while the
+// turn was cancelling, or the program being stopped).
+func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exit bool) {
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.view.beginTurn(prompt, echo)
+
+	a.lastCode = ""
+	var end *agent.TurnEnd
+	var endErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev, err := range a.sess.Run(turnCtx, prompt) {
+			a.view.event(ev)
+			if e, ok := ev.(*agent.TurnEnd); ok {
+				end, endErr = e, err
+			} else if err != nil {
+				endErr = err
+			}
+		}
+	}()
+
+	cancelling := false
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-a.interrupts:
+			if cancelling {
+				a.view.notice(noticeWarn, "exiting")
+				cancel()
+				<-done
+				return exitInterrupted, true
+			}
+			cancelling = true
+			cancel()
+			a.view.notice(noticeWarn, "cancelling the turn… (Ctrl-C again to exit)")
+		case <-ctx.Done():
+			cancel()
+			<-done
+			return exitInterrupted, true
+		}
+	}
+	if ctx.Err() != nil {
+		return exitInterrupted, true
+	}
+	if end == nil {
+		a.view.notice(noticeError, "error: "+errorText(endErr))
+		return exitFailed, false
+	}
+	switch end.Reason {
+	case session.ReasonCompleted:
+		return exitOK, false
+	case session.ReasonCancelled:
+		a.view.notice(noticeWarn, "turn cancelled; it is kept in the session log")
+		return exitInterrupted, false
+	case session.ReasonStepLimit:
+		a.view.notice(noticeWarn, fmt.Sprintf("the turn stopped at the step limit (%d model calls); ask the agent to go on, or raise -max-steps", end.Steps))
+		return exitFailed, false
+	}
+	a.lastCode = agent.CodeOf(endErr)
+	a.reportError(endErr)
+	return exitFailed, false
+}
+
+// reportError says what failed, with the error's code and what to do.
+func (a *app) reportError(err error) {
+	if err == nil {
+		err = errors.New("the turn failed")
+	}
+	code := agent.CodeOf(err)
+	msg := fmt.Sprintf("error [%s]: %v", code, err)
+	if hint := errorHint(code); hint != "" {
+		msg += "\n" + hint
+	}
+	fmt.Fprintln(a.stderr, msg)
+}
+
+// errorHint says what a person can do about a model failure.
+func errorHint(code agent.ErrorCode) string {
+	switch code {
+	case agent.CodeAuth:
+		return fmt.Sprintf("The provider refused the API key: check %s (DeepSeek) or %s and %s.", openai.EnvDeepSeekKey, openai.EnvAPIKey, openai.EnvBaseURL)
+	case agent.CodeInsufficientBalance:
+		return "The account has no credit left: top it up with the provider."
+	case agent.CodeRateLimit, agent.CodeServer:
+		return "The provider is busy; try again in a while (the session can be resumed)."
+	case agent.CodeTransport:
+		return "The connection to the provider failed; check the network or the base URL."
+	case agent.CodeContextWindowExceeded:
+		return "The conversation no longer fits the model's context window; start a new session."
+	case agent.CodeInvalidRequest:
+		return "The provider rejected the request; the model id or the endpoint may be wrong."
+	}
+	return ""
+}
+
+// fatal reports whether a failure will recur on the next turn.
+func fatal(code agent.ErrorCode) bool {
+	return code == agent.CodeAuth || code == agent.CodeInsufficientBalance
+}
+
+// promptLoop reads prompts from stdin until end of input, /exit or
+// Ctrl-C at the prompt, running one turn for each.
+func (a *app) promptLoop(ctx context.Context) int {
+	lines := make(chan string)
+	stop := make(chan struct{})
+	defer close(stop)
+	go readLines(a.stdin, lines, stop)
+
+	interactive := isTerminal(a.stdin) && !a.o.json
+	code := exitOK
+	for {
+		prompt, ok, exit := a.readPrompt(ctx, lines, interactive)
+		if exit || !ok {
+			return code
+		}
+		switch strings.TrimSpace(prompt) {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return code
+		case "/help":
+			a.view.notice(noticeInfo, "Type a prompt and press Enter; end a line with \\ to continue it. /usage shows the session's tokens, /exit (or Ctrl-D) leaves. Ctrl-C cancels a running turn.")
+			continue
+		case "/usage":
+			u := a.sess.Usage()
+			a.view.notice(noticeInfo, fmt.Sprintf("session tokens: %s in (%s cached), %s out", count(u.InputTokens), count(u.CacheHitTokens), count(u.OutputTokens)))
+			continue
+		}
+		var quit bool
+		code, quit = a.turn(ctx, prompt, !interactive)
+		if quit {
+			return code
+		}
+		if code == exitFailed && fatal(a.lastCode) {
+			return code
+		}
+	}
+}
+
+// readPrompt reads one prompt, joining lines that end with a backslash.
+// ok is false at end of input; exit is true on Ctrl-C at the prompt or
+// when the program is stopped.
+func (a *app) readPrompt(ctx context.Context, lines <-chan string, interactive bool) (prompt string, ok, exit bool) {
+	var parts []string
+	for {
+		if interactive {
+			marker := "› "
+			if len(parts) > 0 {
+				marker = "… "
+			}
+			a.view.notice(noticePrompt, marker)
+		}
+		select {
+		case l, more := <-lines:
+			if !more {
+				return strings.Join(parts, "\n"), len(parts) > 0, false
+			}
+			l = strings.TrimRight(l, "\r\n")
+			if cont, found := strings.CutSuffix(l, `\`); found {
+				parts = append(parts, cont)
+				continue
+			}
+			return strings.Join(append(parts, l), "\n"), true, false
+		case <-a.interrupts:
+			a.view.notice(noticeInfo, "")
+			return "", false, true
+		case <-ctx.Done():
+			return "", false, true
+		}
+	}
+}
+
+// readLines sends stdin's lines until end of input or stop. A read that
+// blocks when the program exits is left behind; the process ends anyway.
+func readLines(r io.Reader, out chan<- string, stop <-chan struct{}) {
+	defer close(out)
+	br := bufio.NewReader(r)
+	for {
+		l, err := br.ReadString('\n')
+		if l != "" {
+			select {
+			case out <- l:
+			case <-stop:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// defaultSessionsDir is where session logs go unless -sessions says
+// otherwise: $XDG_DATA_HOME/harness/sessions when XDG_DATA_HOME is set;
+// else ~/Library/Application Support/harness/sessions on macOS,
+// %LocalAppData%\harness\sessions on Windows, and
+// ~/.local/share/harness/sessions elsewhere.
+func defaultSessionsDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "harness", "sessions"), nil
+	}
+	if runtime.GOOS == "windows" {
+		if d := getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "harness", "sessions"), nil
+		}
+	}
+	home := getenv("HOME")
+	if home == "" && runtime.GOOS == "windows" {
+		home = getenv("USERPROFILE")
+	}
+	if home == "" {
+		return "", errors.New("no home directory ($HOME is not set)")
+	}
+	if runtime.GOOS == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "harness", "sessions"), nil
+	}
+	return filepath.Join(home, ".local", "share", "harness", "sessions"), nil
+}
+
+// columns is the terminal width from $COLUMNS, or 100.
+func columns(getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	return 100
+}

@@ -1,0 +1,518 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
+)
+
+const buggy = `package main
+
+import "fmt"
+
+// greeting returns the text main prints.
+func greeting() string {
+	return "Hello, wrold!"
+}
+
+func main() {
+	fmt.Println(greeting())
+}
+`
+
+// fixScript is a model that reads main.go, fixes the typo and says so.
+func fixScript() []reply {
+	return []reply{
+		sse(role(), reasoning("I should read main.go "), reasoning("first."),
+			toolCall(0, "call_1", "read", map[string]any{"file_path": "main.go"}),
+			finish("tool_calls"), usage(1200, 40, 0)),
+		sse(role(), toolCall(0, "call_2", "edit", map[string]any{
+			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,
+		}), finish("tool_calls"), usage(1500, 60, 1024)),
+		sse(role(), text("Fixed the typo: main.go "), text("now prints \"Hello, world!\"."), finish("stop"), usage(1700, 20, 1408)),
+	}
+}
+
+// A headless turn reads and edits a real file: the file changes on disk,
+// and the output shows the location card, the diff card, the answer and
+// the turn's usage, without escape sequences (stdout is not a terminal).
+func TestHeadlessReadAndEdit(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, fixScript()...)
+	ws := workspace(t, map[string]string{"main.go": buggy})
+	sessions := t.TempDir()
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "fix the typo in main.go")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	got, err := os.ReadFile(filepath.Join(ws, "main.go"))
+	require.NoError(t, err)
+	assert.Contains(t, string(got), `return "Hello, world!"`)
+	assert.NotContains(t, string(got), "wrold")
+
+	for _, want := range []string{
+		"› fix the typo in main.go",
+		"I should read main.go first.",
+		"● Read main.go (lines 1-12 of 12)",
+		"I should read main.go first.\n\n● Read main.go (lines 1-12 of 12)\n  main.go:1-12\n",
+		"● Edit main.go  +1 -1",
+		"  @@ -4,7 +4,7 @@",
+		"  @@ -4,7 +4,7 @@\n   \n   // greeting returns the text main prints.\n",
+		`  -    return "Hello, wrold!"`,
+		`  +    return "Hello, world!"`,
+		"   func main() {\n\nFixed the typo: main.go now prints \"Hello, world!\".\n",
+		"── completed · 3 steps",
+		"4.4k in (2.4k cached, 55%) · 120 out",
+		"resume with -resume ",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotContains(t, r.stdout, "\x1b", "no escape sequences when stdout is not a terminal")
+	assert.NotContains(t, r.stdout, ws+"/", "paths in the workspace are shown relative to it")
+
+	reqs := p.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, "Bearer "+testKey, reqs[0].Header.Get("Authorization"))
+	last := reqs[2].Text(t)
+	assert.Contains(t, last, "fix the typo in main.go")
+	assert.Contains(t, last, "Hello, wrold!", "the read result went back to the model")
+	assert.Contains(t, reqs[2].Text(t), "call_2")
+}
+
+// -json writes every event as one JSON line: a session line first, then
+// the turn's events in order, ending with turn_end.
+func TestJSONEventStream(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, fixScript()...)
+	ws := workspace(t, map[string]string{"main.go": buggy})
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-json", "-p", "fix the typo")
+	require.Equal(t, exitOK, r.code, "stderr:\n%s", r.stderr)
+	lines := jsonLines(t, r.stdout)
+
+	require.Equal(t, "session", lines[0]["type"])
+	assert.Equal(t, ws, lines[0]["cwd"])
+	assert.Equal(t, "test-model", lines[0]["model"])
+	assert.NotEmpty(t, lines[0]["session_id"])
+
+	var types []string
+	for _, l := range lines {
+		if len(types) == 0 || types[len(types)-1] != l["type"] {
+			types = append(types, l["type"].(string))
+		}
+	}
+	assert.Equal(t, []string{
+		"session",
+		"reasoning_delta", "usage", "tool_call_start", "tool_call_end", "step_end",
+		"usage", "tool_call_start", "tool_call_end", "step_end",
+		"text_delta", "usage", "step_end",
+		"turn_end",
+	}, types, "event types in order (runs of one type folded)")
+
+	end := lines[len(lines)-1]
+	assert.Equal(t, "turn_end", end["type"])
+	assert.Equal(t, "completed", end["reason"])
+	assert.EqualValues(t, 3, end["steps"])
+	assert.Nil(t, end["error"])
+
+	var editEnd map[string]any
+	for _, l := range lines {
+		if l["type"] == "tool_call_end" && l["call"].(map[string]any)["name"] == "edit" {
+			editEnd = l
+		}
+	}
+	require.NotNil(t, editEnd)
+	rd := editEnd["result"].(map[string]any)["render"].(map[string]any)
+	assert.Equal(t, "diff", rd["kind"])
+	assert.EqualValues(t, 1, rd["diff"].(map[string]any)["added"])
+	assert.Contains(t, r.stderr, "resume with -resume", "messages for people go to stderr")
+}
+
+// A resumed session continues the same history: the next request
+// carries the first turn's prompt and answer.
+func TestResumeContinuesHistory(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, say("The answer is 42."), say("You asked about the answer."))
+	ws := workspace(t, nil)
+	sessions := t.TempDir()
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "what is the answer?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	infos, err := session.NewJSONL(sessions).List(context.Background(), session.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	id := infos[0].Header.ID
+	assert.Contains(t, r.stdout, "session "+id+" (new)")
+
+	// No -C: the workspace is the session's.
+	r = runCLI(t, p.env(), "", "-sessions", sessions, "-resume", id, "what did I ask?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "session "+id+" (resumed, 2 messages)")
+	assert.Contains(t, r.stdout, "· "+ws)
+
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Messages(t)
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m["role"].(string))
+	}
+	assert.Equal(t, []string{"system", "user", "assistant", "user"}, roles)
+	assert.Contains(t, reqs[1].Text(t), "what is the answer?")
+	assert.Contains(t, reqs[1].Text(t), "The answer is 42.")
+	assert.Contains(t, reqs[1].Text(t), "what did I ask?")
+
+	infos, err = session.NewJSONL(sessions).List(context.Background(), session.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, infos, 1, "resuming adds no session")
+}
+
+// -continue picks the newest session of the workspace, not a newer one
+// of another workspace.
+func TestContinuePicksLatestOfWorkspace(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, say("a1"), say("a2"), say("b1"), say("continued"))
+	wsA, wsB := workspace(t, nil), workspace(t, nil)
+	sessions := t.TempDir()
+	store := session.NewJSONL(sessions)
+
+	ids := map[string]string{}
+	for i, run := range []struct{ ws, prompt string }{{wsA, "prompt-a-one"}, {wsA, "prompt-a-two"}, {wsB, "prompt-b-one"}} {
+		r := runCLI(t, p.env(), "", "-C", run.ws, "-sessions", sessions, "-json", run.prompt)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		id := jsonLines(t, r.stdout)[0]["session_id"].(string)
+		ids[run.prompt] = id
+		// Make the order of the logs' times certain.
+		when := time.Now().Add(time.Duration(i-10) * time.Minute)
+		require.NoError(t, os.Chtimes(store.Path(id), when, when))
+	}
+
+	r := runCLI(t, p.env(), "", "-C", wsA, "-sessions", sessions, "-continue", "go on")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "session "+ids["prompt-a-two"]+" (resumed")
+	last := p.Requests()[3].Text(t)
+	assert.Contains(t, last, "prompt-a-two")
+	assert.NotContains(t, last, "prompt-a-one")
+	assert.NotContains(t, last, "prompt-b-one")
+
+	r = runCLI(t, p.env(), "", "-C", workspace(t, nil), "-sessions", sessions, "-continue", "go on")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "no earlier session in")
+}
+
+// A key the provider refuses ends the turn with the auth code, the
+// provider's message and what to do; exit status 1.
+func TestBadKey(t *testing.T) {
+	leakcheck.Check(t)
+	refuse := errorReply(http.StatusUnauthorized,
+		`{"error":{"message":"Authentication Fails, your api key is invalid","type":"authentication_error","code":"invalid_request_error"}}`)
+	p := newProvider(t, refuse, refuse)
+	ws := workspace(t, nil)
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "hello")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, "error [auth]")
+	assert.Contains(t, r.stderr, "Authentication Fails, your api key is invalid")
+	assert.Contains(t, r.stderr, "refused the API key: check DEEPSEEK_API_KEY")
+	assert.Contains(t, r.stdout, "── error")
+	assert.NotContains(t, r.stdout+r.stderr, testKey)
+
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-json", "hello")
+	assert.Equal(t, exitFailed, r.code)
+	lines := jsonLines(t, r.stdout)
+	end := lines[len(lines)-1]
+	assert.Equal(t, "turn_end", end["type"])
+	assert.Equal(t, "error", end["reason"])
+	assert.Equal(t, "auth", end["error"].(map[string]any)["code"])
+}
+
+// With no model in the environment the CLI explains both ways to set
+// one and exits with status 2, before creating anything.
+func TestNoKey(t *testing.T) {
+	sessions := filepath.Join(t.TempDir(), "sessions")
+	r := runCLI(t, envOf("HOME="+t.TempDir()), "", "-sessions", sessions, "hello")
+	assert.Equal(t, exitUsage, r.code)
+	for _, want := range []string{"no model configured", "export DEEPSEEK_API_KEY=", "export HARNESS_BASE_URL=", "HARNESS_API_KEY=", "HARNESS_MODEL="} {
+		assert.Contains(t, r.stderr, want)
+	}
+	assert.Empty(t, r.stdout)
+	assert.NoDirExists(t, sessions)
+
+	r = runCLI(t, envOf("HARNESS_BASE_URL=http://localhost:1"), "", "-sessions", sessions, "hello")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "HARNESS_MODEL is not")
+}
+
+func TestUsageErrors(t *testing.T) {
+	p := newProvider(t)
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	sessions := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{"bad number", []string{"-max-steps", "many"}, `invalid value "many" for flag -max-steps`},
+		{"negative steps", []string{"-max-steps", "-3", "x"}, "-max-steps must be positive"},
+		{"two prompts", []string{"-p", "one", "two"}, "either with -p or after the flags"},
+		{"empty prompt", []string{"-p", " "}, "the prompt is empty"},
+		{"resume and continue", []string{"-resume", "20260101-000000-abcdef012345", "-continue"}, "give one of them"},
+		{"bad session id", []string{"-resume", "../etc/passwd"}, "is not a session id"},
+		{"unknown session", []string{"-sessions", sessions, "-resume", "20260101-000000-abcdef012345", "x"}, "no session 20260101-000000-abcdef012345"},
+		{"missing workspace", []string{"-sessions", sessions, "-C", filepath.Join(t.TempDir(), "nope"), "x"}, "not a directory"},
+		{"workspace is a file", []string{"-sessions", sessions, "-C", file, "x"}, "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, p.env(), "", tc.args...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.Contains(t, r.stderr, tc.want)
+			assert.Empty(t, r.stdout)
+		})
+	}
+	assert.Empty(t, p.Requests(), "no usage error reaches the model")
+
+	r := runCLI(t, p.env(), "", "-h")
+	assert.Equal(t, exitOK, r.code)
+	assert.Contains(t, r.stderr, "usage: coder [flags] [prompt]")
+	assert.Contains(t, r.stderr, "-max-steps n")
+}
+
+// -resume of a session that worked outside -C is refused.
+func TestResumeOutsideWorkspace(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, say("ok"))
+	sessions := t.TempDir()
+	wsA, wsB := workspace(t, nil), workspace(t, nil)
+	r := runCLI(t, p.env(), "", "-C", wsA, "-sessions", sessions, "-json", "hi")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	id := jsonLines(t, r.stdout)[0]["session_id"].(string)
+
+	r = runCLI(t, p.env(), "", "-C", wsB, "-sessions", sessions, "-resume", id, "hi")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "run it with -C "+wsA)
+}
+
+// The prompt loop runs one turn per line (a trailing backslash joins
+// lines), keeps one session, and ends at end of input.
+func TestPromptLoop(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, say("one"), say("two"))
+	ws := workspace(t, nil)
+
+	r := runCLI(t, p.env(), "first question\n\n/usage\nsecond \\\nquestion\n", "-C", ws, "-sessions", t.TempDir())
+	require.Equal(t, exitOK, r.code, r.stderr)
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	second := reqs[1].Messages(t)
+	require.Len(t, second, 4)
+	assert.Equal(t, "first question", second[1]["content"])
+	assert.Equal(t, "second \nquestion", second[3]["content"])
+	assert.Contains(t, r.stdout, "› first question", "prompts read from a pipe are echoed")
+	assert.Contains(t, r.stdout, "session tokens: 100 in")
+	assert.Equal(t, 2, strings.Count(r.stdout, "── completed"))
+}
+
+// -max-steps stops a turn that keeps calling tools; exit status 1.
+func TestMaxSteps(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, call(toolCall(0, "c1", "read", map[string]any{"file_path": "a.txt"})))
+	ws := workspace(t, map[string]string{"a.txt": "alpha\n"})
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-max-steps", "1", "read a.txt")
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stdout, "── step_limit · 1 step")
+	assert.Contains(t, r.stdout, "the turn stopped at the step limit")
+	assert.Len(t, p.Requests(), 1)
+}
+
+// A bash call renders as a terminal card: the command, the last lines of
+// its output and its exit status. A failed tool renders its code and
+// message.
+func TestTerminalAndErrorCards(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t,
+		call(
+			toolCall(0, "c1", "bash", map[string]any{"command": "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; done; exit 3"}),
+		),
+		call(toolCall(0, "c2", "edit", map[string]any{"file_path": "missing.go", "old_string": "a", "new_string": "b"})),
+		say("done"),
+	)
+	ws := workspace(t, nil)
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "count")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	for _, want := range []string{
+		"● $ for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; done; exit 3\n",
+		"  │ … 2 lines above",
+		"  │ line 3",
+		"  │ line 10",
+		"  exit 3",
+		"✗ edit ",
+		"not_found",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotContains(t, r.stdout, "│ line 2\n")
+}
+
+// Ctrl-C cancels the running turn: the turn is logged as cancelled, the
+// exit status is 130, and resuming the session carries on from it.
+func TestInterruptCancelsTurn(t *testing.T) {
+	leakcheck.Check(t)
+	arrived := make(chan struct{})
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "data: "+role()+"\n\n"+"data: "+text("Working on it")+"\n\n")
+		w.(http.Flusher).Flush()
+		close(arrived)
+		<-r.Context().Done()
+	}
+	p := newProvider(t, hang)
+	ws := workspace(t, nil)
+	sessions := t.TempDir()
+
+	interrupts := make(chan os.Signal, 2)
+	var out, errOut lockedBuffer
+	go func() {
+		<-arrived
+		out.waitFor("Working on it") // the partial answer is shown
+		interrupts <- os.Interrupt
+	}()
+	r := runTo(context.Background(), &out, &errOut, p.env(), strings.NewReader(""), interrupts, "-C", ws, "-sessions", sessions, "a long task")
+	assert.Equal(t, exitInterrupted, r.code)
+	assert.Contains(t, r.stdout, "Working on it")
+	assert.Contains(t, r.stdout, "cancelling the turn")
+	assert.Contains(t, r.stdout, "── cancelled")
+	assert.Contains(t, r.stdout, "turn cancelled; it is kept in the session log")
+
+	store := session.NewJSONL(sessions)
+	infos, err := store.List(context.Background(), session.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	tr, err := store.Load(context.Background(), infos[0].Header.ID)
+	require.NoError(t, err)
+	var ended *session.TurnEnded
+	for _, e := range tr.Events {
+		if te, ok := e.Data.(*session.TurnEnded); ok {
+			ended = te
+		}
+	}
+	require.NotNil(t, ended)
+	assert.Equal(t, session.ReasonCancelled, ended.Reason)
+
+	p.add(say("Picking up where we left off."))
+	r = runCLI(t, p.env(), "", "-sessions", sessions, "-continue", "-C", ws, "go on")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	resumed := p.Requests()[1].Text(t)
+	assert.Contains(t, resumed, "a long task")
+	assert.Contains(t, resumed, "Working on it", "the partial answer the user saw is part of the history")
+}
+
+// In the prompt loop, Ctrl-C twice during a turn leaves the program
+// (whether the second arrives while cancelling or at the prompt), and
+// Ctrl-C at the prompt leaves it too.
+func TestInterruptTwiceExits(t *testing.T) {
+	leakcheck.Check(t)
+	arrived := make(chan struct{})
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "data: "+role()+"\n\n")
+		w.(http.Flusher).Flush()
+		close(arrived)
+		<-r.Context().Done()
+	}
+	p := newProvider(t, hang)
+	ws := workspace(t, nil)
+
+	stdinR, stdinW := io.Pipe()
+	defer stdinW.Close()
+	go io.WriteString(stdinW, "a long task\n")
+	interrupts := make(chan os.Signal, 2)
+	go func() {
+		<-arrived
+		interrupts <- os.Interrupt
+		interrupts <- os.Interrupt
+	}()
+	r := runWith(t, context.Background(), p.env(), stdinR, interrupts, "-C", ws, "-sessions", t.TempDir())
+	stdinW.Close()
+	assert.Equal(t, exitInterrupted, r.code)
+	assert.Len(t, p.Requests(), 1)
+
+	// At the prompt: one Ctrl-C is enough.
+	stdinR, stdinW = io.Pipe()
+	defer stdinW.Close()
+	interrupts <- os.Interrupt
+	r = runWith(t, context.Background(), p.env(), stdinR, interrupts, "-C", ws, "-sessions", t.TempDir())
+	stdinW.Close()
+	assert.Equal(t, exitOK, r.code)
+	assert.Contains(t, r.stdout, "resume with -resume")
+}
+
+// Stopping the program (SIGTERM ends ctx) during a turn cancels it and
+// exits at once.
+func TestContextEndStops(t *testing.T) {
+	leakcheck.Check(t)
+	arrived := make(chan struct{})
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "data: "+role()+"\n\n")
+		w.(http.Flusher).Flush()
+		close(arrived)
+		<-r.Context().Done()
+	}
+	p := newProvider(t, hang)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	r := runWith(t, ctx, p.env(), strings.NewReader(""), nil, "-C", workspace(t, nil), "-sessions", t.TempDir(), "task")
+	assert.Equal(t, exitInterrupted, r.code)
+}
+
+func TestDefaultSessionsDir(t *testing.T) {
+	d, err := defaultSessionsDir(envOf("XDG_DATA_HOME=/data", "HOME=/home/u"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join("/data", "harness", "sessions"), d)
+
+	d, err = defaultSessionsDir(envOf("XDG_DATA_HOME=relative", "HOME=/home/u"))
+	require.NoError(t, err)
+	assert.NotContains(t, d, "relative", "a relative XDG_DATA_HOME is ignored, as the spec says")
+	assert.True(t, strings.HasPrefix(d, filepath.Join("/home/u")), d)
+
+	_, err = defaultSessionsDir(envOf())
+	assert.Error(t, err)
+
+	// The default is used when -sessions is not given.
+	leakcheck.Check(t)
+	p := newProvider(t, say("ok"))
+	home := t.TempDir()
+	r := runCLI(t, p.env("XDG_DATA_HOME="+home), "", "-C", workspace(t, nil), "hi")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	entries, err := os.ReadDir(filepath.Join(home, "harness", "sessions"))
+	require.NoError(t, err)
+	var logs int
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			logs++
+		}
+	}
+	assert.Equal(t, 1, logs)
+}
