@@ -516,3 +516,52 @@ func TestDefaultSessionsDir(t *testing.T) {
 	}
 	assert.Equal(t, 1, logs)
 }
+
+// The economy is wired in: the third identical call in a row brings the
+// repeat guard's reminder, shown and sent to the model, and a command's
+// oversized output is saved whole under <sessions>/spill with a
+// spill:// locator in what the model sees.
+func TestRemindersAndSpill(t *testing.T) {
+	leakcheck.Check(t)
+	readA := func(id string) reply {
+		return call(toolCall(0, id, "read", map[string]any{"file_path": "a.txt"}))
+	}
+	p := newProvider(t,
+		readA("r1"), readA("r2"), readA("r3"),
+		call(toolCall(0, "b1", "bash", map[string]any{"command": "seq 1 20000"})),
+		say("done"),
+	)
+	ws := workspace(t, map[string]string{"a.txt": "alpha\n"})
+	sessions := t.TempDir()
+
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "look")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "⚑ repeat_guard: "), r.stdout)
+	reqs := p.Requests()
+	require.Len(t, reqs, 5)
+	assert.NotContains(t, reqs[2].Text(t), "times in a row")
+	assert.Contains(t, reqs[3].Text(t), "You have called read 3 times in a row")
+	assert.Contains(t, r.stdout, "⚑ repeat_guard: You have called read 3 times in a row")
+
+	assert.Contains(t, r.stdout, "● $ seq 1 20000\n")
+	assert.Contains(t, r.stdout, "  │ 20000\n")
+	last := reqs[4].Text(t)
+	assert.Contains(t, last, "spill://")
+	assert.Less(t, len(last), 60_000, "the model got a preview, not 108 kB")
+
+	var saved []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(sessions, "spill"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			saved = append(saved, p)
+		}
+		return err
+	}))
+	require.NotEmpty(t, saved)
+	var total int
+	for _, f := range saved {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		total += len(b)
+	}
+	assert.GreaterOrEqual(t, total, 50_000, "the whole output is kept on disk")
+}

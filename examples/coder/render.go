@@ -533,7 +533,7 @@ func (h *human) diffCard(d *tools.Diff) {
 		}
 	}
 	if total > shown {
-		h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("… %s more", plural(total-shown, "line", "lines"))))
+		h.line("  " + h.st.paint(sgrDim, "… "+plural(total-shown, "more line", "more lines")))
 	} else if d.Truncated {
 		h.line("  " + h.st.paint(sgrDim, "… the rest of the diff was too large to keep"))
 	}
@@ -643,7 +643,7 @@ func (h *human) body(text string, limit int, code string) {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		if i == limit {
-			h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("… %s more", plural(len(lines)-i, "line", "lines"))))
+			h.line("  " + h.st.paint(sgrDim, "… "+plural(len(lines)-i, "more line", "more lines")))
 			break
 		}
 		width := h.width - 4

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestColorEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tty  bool
+		env  []string
+		want bool
+	}{
+		{"terminal", true, []string{"TERM=xterm-256color"}, true},
+		{"terminal without TERM", true, nil, true},
+		{"pipe", false, []string{"TERM=xterm-256color"}, false},
+		{"NO_COLOR", true, []string{"NO_COLOR=1", "TERM=xterm"}, false},
+		{"NO_COLOR any value", true, []string{"NO_COLOR=false"}, false},
+		{"dumb terminal", true, []string{"TERM=dumb"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, colorEnabled(tc.tty, envOf(tc.env...)))
+		})
+	}
+}
+
+func TestIsTerminal(t *testing.T) {
+	f, err := os.Create(t.TempDir() + "/out")
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(f), "a regular file")
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	assert.False(t, isTerminal(w), "a pipe")
+	assert.False(t, isTerminal(&lockedBuffer{}), "not a file")
+	assert.False(t, isTerminal((*os.File)(nil)))
+}
+
+// sampleTurn is a turn with one card of each render intent, text,
+// reasoning and every kind of notice.
+func sampleTurn() []agent.Event {
+	exit1 := 1
+	old := "a\nb\n"
+	return []agent.Event{
+		&agent.ReasoningDelta{Step: 1, Text: "Thinking it over."},
+		&agent.TextDelta{Step: 1, Text: "Let me look."},
+		&agent.ToolCallStart{Step: 1, Call: session.ToolCall{ID: "c1", Name: "read", Arguments: `{"file_path":"a.txt"}`}, Render: tools.RenderLocations},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c1", Name: "read"}, Result: &tools.Result{
+			Content: []tools.Content{tools.Text("1: a")},
+			Render:  &tools.Render{Kind: tools.RenderLocations, Title: "Read a.txt", Locations: []tools.Location{{Path: "/ws/a.txt", StartLine: 1, EndLine: 2}}},
+		}},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c2", Name: "edit"}, Result: &tools.Result{
+			Content: []tools.Content{tools.Text("edited")},
+			Render: &tools.Render{Kind: tools.RenderDiff, Title: "Edit /ws/a.txt", Diff: &tools.Diff{
+				Path: "/ws/a.txt", OldText: &old, NewText: "a\nc\n", Added: 1, Removed: 1,
+				Hunks: []tools.Hunk{{OldStart: 1, OldLines: 2, NewStart: 1, NewLines: 2, Lines: []string{" a", "-b", "+c"}}},
+			}},
+		}},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c3", Name: "bash"}, Duration: 2 * time.Second, Result: &tools.Result{
+			Content: []tools.Content{tools.Text("FAIL")},
+			Render: &tools.Render{Kind: tools.RenderTerminal, Title: "run the tests", Terminal: &tools.Terminal{
+				Command: "go test ./...", Cwd: "/ws/sub", Output: "--- FAIL: TestX\nFAIL\n", ExitCode: &exit1, Status: "exited",
+			}},
+		}},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c4", Name: "note"}, Result: &tools.Result{
+			Content: []tools.Content{tools.Text("one\ntwo\nthree\nfour\nfive\nsix")},
+			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "Note"},
+		}},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
+			Result: tools.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},
+		&agent.Usage{Step: 1, Model: "m", Usage: session.Usage{InputTokens: 1000, OutputTokens: 50}},
+		&agent.ReminderAdded{Step: 1, Source: "repeat_guard", Text: "You called read 3 times in a row.\nTry something else."},
+		&agent.StepEnd{Step: 1, Finish: "tool_calls", ToolCalls: 4},
+		&agent.ContextPruned{Step: 2, Calls: []string{"c1", "c0"}, EstimatedTokens: 512_000},
+		&agent.ContextCompacted{Step: 2, Messages: 40, SourceTokens: 600_000, SummaryTokens: 3_000},
+		&agent.Retry{Step: 2, Attempt: 1, Delay: 2 * time.Second, Err: &agent.ModelError{Code: agent.CodeRateLimit, Status: 429, Message: "slow down"}},
+		&agent.TextDelta{Step: 2, Text: "All done.\n"},
+		&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 2, Usage: session.Usage{InputTokens: 2000, CacheHitTokens: 1500, OutputTokens: 80, ReasoningTokens: 20}},
+	}
+}
+
+func renderSample(o humanOptions) string {
+	var out lockedBuffer
+	h := newHuman(&out, o)
+	h.beginTurn("do it", true)
+	for _, ev := range sampleTurn() {
+		h.event(ev)
+	}
+	h.close()
+	return out.String()
+}
+
+// Every render intent gets its card, and notices get a line each.
+func TestHumanCards(t *testing.T) {
+	out := renderSample(humanOptions{Root: "/ws", Reasoning: true})
+	for _, want := range []string{
+		"› do it\n",
+		"Thinking it over.\n\nLet me look.\n\n● Read a.txt\n  a.txt:1-2\n",
+		"● Edit a.txt  +1 -1 · \n"[:len("● Edit a.txt  +1 -1")],
+		"  @@ -1,2 +1,2 @@\n   a\n  -b\n  +c\n",
+		"● run the tests  2.0s\n  $ go test ./...  (in sub)\n  │ --- FAIL: TestX\n  │ FAIL\n  exit 1\n",
+		"● Note\n  one\n  two\n  three\n  four\n  … 2 more lines\n",
+		"✗ fetch https://example.com  timeout\n  The request timed out after 30 s. Try again later.\n",
+		"⚑ repeat_guard: You called read 3 times in a row.\n",
+		"⌁ context: 2 superseded tool results replaced by placeholders (about 512.0k tokens before)\n",
+		"⌁ context: 40 earlier messages summarized (600.0k → 3.0k tokens)\n",
+		"↻ model: rate_limit (HTTP 429): slow down; retrying in 2.0s (attempt 1)\n",
+		"All done.\n\n── completed · 2 steps · ",
+		" · 2.0k in (1.5k cached, 75%) · 80 out (20 reasoning)\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "\x1b")
+	assert.NotContains(t, out, "/ws/")
+
+	hidden := renderSample(humanOptions{Root: "/ws", Reasoning: false})
+	assert.NotContains(t, hidden, "Thinking it over.")
+	assert.Contains(t, hidden, "Let me look.")
+}
+
+// Colours are ANSI escapes when enabled, and none at all otherwise.
+func TestHumanColors(t *testing.T) {
+	out := renderSample(humanOptions{Root: "/ws", Color: true, Reasoning: true})
+	for _, want := range []string{
+		"\x1b[32m+c\x1b[0m",
+		"\x1b[31m-b\x1b[0m",
+		"\x1b[36m@@ -1,2 +1,2 @@\x1b[0m",
+		"\x1b[2mThinking it over.\x1b[0m",
+		"\x1b[31mexit 1\x1b[0m",
+		"\x1b[31m✗\x1b[0m",
+	} {
+		assert.Contains(t, out, want)
+	}
+	plain := renderSample(humanOptions{Root: "/ws"})
+	assert.NotContains(t, plain, "\x1b[")
+}
+
+// Output lines cannot move the cursor: escapes in a command's output
+// are dropped from its card.
+func TestCardsDropControlCharacters(t *testing.T) {
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{})
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "bash"}, Result: &tools.Result{
+		Render: &tools.Render{Kind: tools.RenderTerminal, Terminal: &tools.Terminal{Command: "x", Output: "\x1b[2Jred\rover\bwrite\tend"}},
+	}})
+	h.close()
+	assert.NotContains(t, out.String(), "\x1b")
+	assert.NotContains(t, out.String(), "\r")
+	assert.NotContains(t, out.String(), "\b")
+	assert.Contains(t, out.String(), "│ [2Jredoverwrite end")
+}
+
+// The spinner draws only at the start of a line, says what it waits
+// for, and is erased before anything else is written.
+func TestSpinner(t *testing.T) {
+	leakcheck.Check(t)
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{Spinner: true, Reasoning: true})
+	h.beginTurn("go", false)
+	h.tick()
+	assert.Contains(t, out.String(), "⠋ thinking 0.")
+	h.event(&agent.TextDelta{Text: "Hello"})
+	s := out.String()
+	i := strings.LastIndex(s, "thinking")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Contains(t, s[i:], "\r\x1b[KHello", "the spinner is erased before the text")
+
+	before := out.String()
+	h.tick()
+	assert.Equal(t, before, out.String(), "no spinner in the middle of a line")
+
+	h.event(&agent.ToolCallStart{Call: session.ToolCall{ID: "c1", Name: "bash"}})
+	h.tick()
+	assert.Contains(t, out.String(), "running bash")
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c1", Name: "bash"}, Result: tools.TextResult("ok")})
+	h.event(&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 1})
+	h.tick()
+	h.close()
+	end := out.String()
+	assert.True(t, strings.HasSuffix(end, "\n"), "the output ends with a whole line: %q", end[max(0, len(end)-40):])
+	assert.NotContains(t, end[strings.LastIndex(end, "── completed"):], "⠋")
+}
+
+// Every event type marshals to one JSON line whose type is its Kind,
+// errors included with their code.
+func TestJSONViewEveryEvent(t *testing.T) {
+	events := append(sampleTurn(),
+		&agent.ToolCallEnd{Call: session.ToolCall{ID: "x", Name: "t", Arguments: `{"broken":`}},
+		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: &agent.ModelError{Code: agent.CodeAuth, Status: 401, Message: "bad key"}},
+		&agent.TurnEnd{Reason: session.ReasonCancelled, Steps: 1, Err: context.Canceled},
+		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: errors.New("disk full")},
+		&agent.TextDelta{Text: "invalid \xff utf-8"},
+	)
+	var out, errOut lockedBuffer
+	j := &jsonView{out: &out, errOut: &errOut}
+	for _, ev := range events {
+		j.event(ev)
+	}
+	j.notice(noticeWarn, "for people")
+	lines := jsonLines(t, out.String())
+	require.Len(t, lines, len(events))
+	kinds := map[string]bool{}
+	for i, l := range lines {
+		assert.Equal(t, events[i].Kind(), l["type"], "line %d", i)
+		kinds[l["type"].(string)] = true
+	}
+	for _, k := range []string{"text_delta", "reasoning_delta", "tool_call_start", "tool_call_end", "usage", "retry",
+		"reminder", "step_end", "turn_end", "context_pruned", "context_compacted"} {
+		assert.True(t, kinds[k], "no %s line", k)
+	}
+	n := len(lines)
+	assert.Equal(t, map[string]any{"code": "auth", "message": "model: auth (HTTP 401): bad key"}, lines[n-4]["error"])
+	assert.Equal(t, "aborted", lines[n-3]["error"].(map[string]any)["code"])
+	assert.Equal(t, "unknown", lines[n-2]["error"].(map[string]any)["code"])
+	for _, l := range lines {
+		if l["type"] == "retry" {
+			assert.Equal(t, "rate_limit", l["error"].(map[string]any)["code"])
+		}
+	}
+	assert.Equal(t, "for people\n", errOut.String())
+}
+
+func TestHelpers(t *testing.T) {
+	assert.Equal(t, "950", count(950))
+	assert.Equal(t, "12.3k", count(12_345))
+	assert.Equal(t, "1.5M", count(1_500_000))
+	assert.Equal(t, "1.5s", seconds(1500*time.Millisecond))
+	assert.Equal(t, "2m05s", seconds(125*time.Second))
+	assert.Equal(t, "héll…", cut("héllo wörld", 5))
+	assert.Equal(t, "short", cut("short", 5))
+	assert.Equal(t, "main.go", firstStringArg(`{"n": 3, "file_path": "main.go", "x": "y"}`))
+	assert.Equal(t, "", firstStringArg(`{"n": 3}`))
+	assert.Equal(t, "not json", firstStringArg(`not json`))
+	assert.Equal(t, "a b", oneLine(" a\n\tb "))
+
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{Root: "/ws"})
+	assert.Equal(t, ".", h.rel("/ws"))
+	assert.Equal(t, "a/b.go", h.rel("/ws/a/b.go"))
+	assert.Equal(t, "/wsx/b.go", h.rel("/wsx/b.go"))
+	assert.Equal(t, "/other", h.rel("/other"))
+}
+
+func TestMarshalLine(t *testing.T) {
+	b, err := marshalLine(map[string]any{"a": 1})
+	require.NoError(t, err)
+	assert.Equal(t, "{\"a\":1}\n", string(b))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+}
