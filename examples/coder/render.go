@@ -385,7 +385,11 @@ func (h *human) waitForTools() {
 	case 0:
 		h.wait("thinking")
 	case 1:
-		h.wait("running " + h.pending[0].Name)
+		label := "running " + h.pending[0].Name
+		if arg := firstStringArg(h.pending[0].Arguments); arg != "" {
+			label += ": " + h.relText(arg)
+		}
+		h.wait(label)
 	default:
 		names := make([]string, len(h.pending))
 		for i, c := range h.pending {
