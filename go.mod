@@ -3,11 +3,11 @@ module github.com/go-harness/harness
 go 1.26.0
 
 require (
+	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/google/jsonschema-go v0.4.3
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/image v0.48.0
+	golang.org/x/sync v0.25.0
 )
 
-require (
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.25.0 // indirect
-)
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
