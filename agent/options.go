@@ -28,6 +28,7 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
+	images      ImageBudget
 }
 
 // Defaults.
