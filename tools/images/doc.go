@@ -9,8 +9,10 @@
 // huge dimensions (a decompression bomb) is refused cheaply. A full
 // decode then proves the image is whole: truncated and corrupt files are
 // refused. An image within the long-edge budget passes through
-// byte-identical; a larger one is downscaled with a Catmull-Rom filter
-// and re-encoded, as PNG when it has transparency, a palette or few
+// byte-identical; a larger one is downscaled by area averaging (each
+// output pixel the exact average of the source area it covers, computed a
+// row at a time, so memory stays near the decoded image's own size) and
+// re-encoded, as PNG when it has transparency, a palette or few
 // colours, and as JPEG when it is an opaque photograph. Re-encoding drops
 // metadata. Of a GIF, only the first frame is kept.
 //

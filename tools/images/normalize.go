@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -16,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/gabriel-vasile/mimetype"
-	"golang.org/x/image/draw"
 	"golang.org/x/image/webp"
 )
 
@@ -181,7 +181,7 @@ func (n *Normalized) Scale() float64 {
 // whole. An image within the long-edge budget passes through
 // byte-identical, except the first frame of an animated GIF, which is
 // re-encoded as PNG, and a CMYK JPEG, which is re-encoded as RGB. A larger
-// image is downscaled with a Catmull-Rom filter and re-encoded: PNG when it
+// image is downscaled by area averaging and re-encoded: PNG when it
 // has transparency, a palette or few colours (screenshots, diagrams),
 // JPEG otherwise (photos). Re-encoding drops metadata.
 //
@@ -367,7 +367,8 @@ func decode(mediaType string, data []byte) (image.Image, error) {
 	return nil, fmt.Errorf("unsupported media type %s", mediaType)
 }
 
-// downscale returns img scaled so that its long edge is longEdge.
+// downscale returns img scaled so that its long edge is longEdge, by
+// area averaging (see areaScale).
 func downscale(img image.Image, longEdge int) *image.RGBA {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
@@ -377,16 +378,7 @@ func downscale(img image.Image, longEdge int) *image.RGBA {
 	} else {
 		nw, nh = max(1, int((int64(w)*int64(longEdge)+int64(h)/2)/int64(h))), longEdge
 	}
-	dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
-	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
-	if isOpaque(img) {
-		// The filter's rounding must not leave an opaque image with
-		// nearly-opaque pixels.
-		for i := 3; i < len(dst.Pix); i += 4 {
-			dst.Pix[i] = 0xff
-		}
-	}
-	return dst
+	return areaScale(img, nw, nh)
 }
 
 func isOpaque(img image.Image) bool {

@@ -1,0 +1,38 @@
+package images_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+
+	"github.com/go-harness/harness/tools/images"
+)
+
+func ExampleNormalize() {
+	// A 3000x1000 two-colour PNG, over the default 2048 px budget.
+	img := image.NewNRGBA(image.Rect(0, 0, 3000, 1000))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+3] = 200, 255
+	}
+	img.SetNRGBA(0, 0, color.NRGBA{B: 255, A: 255})
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+
+	n, err := images.Normalize(context.Background(), "banner.png", buf.Bytes(), images.Limits{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s %dx%d, from %dx%d; multiply coordinates by %.3f\n",
+		n.MediaType, n.Width, n.Height, n.SourceWidth, n.SourceHeight, n.Scale())
+
+	// The content decides the format, not the name.
+	_, err = images.Normalize(context.Background(), "banner.jpg", buf.Bytes(), images.Limits{})
+	fmt.Println(err)
+	// Output:
+	// image/png 2048x683, from 3000x1000; multiply coordinates by 1.465
+	// banner.jpg is named as a JPEG image, but its content is PNG. Rename it to banner.png (or copy it under that name) and call read_image on the new name.
+}
