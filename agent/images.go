@@ -54,24 +54,24 @@ const (
 )
 
 // ImagePlaceholder returns the text a model sees instead of img, with the
-// reason it is not shown.
+// reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
+// sha256:0123456789ab) not shown: reason]". It has the shape the OpenAI
+// adapter uses for the images it does not send.
 func ImagePlaceholder(img *tools.Image, reason string) string {
 	var b strings.Builder
-	b.WriteString("[image not shown: ")
+	b.WriteString("[image")
 	if img.Name != "" {
-		b.WriteString(img.Name)
-	} else {
-		b.WriteString("an image")
+		b.WriteString(" " + img.Name)
 	}
 	var facts []string
 	if img.MediaType != "" {
 		facts = append(facts, img.MediaType)
 	}
-	if img.Width > 0 && img.Height > 0 {
-		facts = append(facts, fmt.Sprintf("%dx%d px", img.Width, img.Height))
-	}
 	if img.Size > 0 {
-		facts = append(facts, fmt.Sprintf("%d bytes", img.Size))
+		facts = append(facts, formatBytes(img.Size))
+	}
+	if img.Width > 0 && img.Height > 0 {
+		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
 	}
 	if d := img.Digest; d != "" {
 		if len(d) > len("sha256:")+12 {
@@ -82,12 +82,22 @@ func ImagePlaceholder(img *tools.Image, reason string) string {
 	if len(facts) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
 	}
+	b.WriteString(" not shown")
 	if reason != "" {
-		b.WriteString("; ")
-		b.WriteString(reason)
+		b.WriteString(": " + reason)
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func omitReason(why int, budget ImageBudget) string {

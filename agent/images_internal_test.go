@@ -73,6 +73,8 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 
 func TestImagePlaceholder(t *testing.T) {
 	img := &tools.Image{Digest: "sha256:0123456789abcdef0123", MediaType: "image/webp", Width: 10, Height: 20, Size: 300, Name: "/w/a.webp"}
-	assert.Equal(t, "[image not shown: /w/a.webp (image/webp, 10x20 px, 300 bytes, sha256:0123456789ab); why]", ImagePlaceholder(img, "why"))
-	assert.Equal(t, "[image not shown: an image]", ImagePlaceholder(&tools.Image{}, ""))
+	assert.Equal(t, "[image /w/a.webp (image/webp, 300 bytes, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
+	img.Size = 3 << 20
+	assert.Equal(t, "[image /w/a.webp (image/webp, 3.0 MiB, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
+	assert.Equal(t, "[image not shown]", ImagePlaceholder(&tools.Image{}, ""))
 }
