@@ -245,8 +245,7 @@ func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Norm
 	}
 	out := img
 	if b := img.Bounds(); max(b.Dx(), b.Dy()) > lim.LongEdge {
-		out = downscale(img, lim.LongEdge)
-		if err := ctx.Err(); err != nil {
+		if out, err = downscale(ctx, img, lim.LongEdge); err != nil {
 			return nil, err
 		}
 	}
@@ -369,7 +368,7 @@ func decode(mediaType string, data []byte) (image.Image, error) {
 
 // downscale returns img scaled so that its long edge is longEdge, by
 // area averaging (see areaScale).
-func downscale(img image.Image, longEdge int) *image.RGBA {
+func downscale(ctx context.Context, img image.Image, longEdge int) (*image.RGBA, error) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	var nw, nh int
@@ -378,7 +377,7 @@ func downscale(img image.Image, longEdge int) *image.RGBA {
 	} else {
 		nw, nh = max(1, int((int64(w)*int64(longEdge)+int64(h)/2)/int64(h))), longEdge
 	}
-	return areaScale(img, nw, nh)
+	return areaScale(ctx, img, nw, nh)
 }
 
 func isOpaque(img image.Image) bool {

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"image"
 	"image/color"
 )
@@ -15,12 +16,14 @@ import (
 //
 // Sums are exact integers: a source pixel is w units wide and an output
 // pixel sw units, so every weight is a whole number of units.
-func areaScale(src image.Image, w, h int) *image.RGBA {
+//
+// It stops early, returning ctx's error, when ctx ends.
+func areaScale(ctx context.Context, src image.Image, w, h int) (*image.RGBA, error) {
 	b := src.Bounds()
 	sw, sh := b.Dx(), b.Dy()
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	if w <= 0 || h <= 0 || sw <= 0 || sh <= 0 {
-		return dst
+		return dst, nil
 	}
 	xs := spans(sw, w)
 	read := rowReader(src)
@@ -30,6 +33,11 @@ func areaScale(src image.Image, w, h int) *image.RGBA {
 	total := uint64(sw) * uint64(sh)
 	lastRow := -1
 	for y := range h {
+		if y%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		clear(acc)
 		lo, hi := y*sh, (y+1)*sh // in units of 1/h of a source row
 		for sy := lo / h; sy*h < hi; sy++ {
@@ -49,7 +57,7 @@ func areaScale(src image.Image, w, h int) *image.RGBA {
 			out[i] = uint8((v16*0xff + 0x7fff) / 0xffff)
 		}
 	}
-	return dst
+	return dst, nil
 }
 
 // span is the run of source columns one output column covers.

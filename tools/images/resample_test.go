@@ -1,6 +1,7 @@
 package images
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"math"
@@ -79,7 +80,7 @@ func TestAreaScaleMatchesReference(t *testing.T) {
 	sizes := [][4]int{{7, 5, 3, 2}, {10, 10, 5, 5}, {13, 4, 13, 4}, {9, 17, 4, 6}, {31, 7, 8, 2}, {5, 5, 1, 1}, {6, 3, 4, 2}}
 	for _, s := range sizes {
 		for name, img := range randomImages(rng, s[0], s[1]) {
-			got := areaScale(img, s[2], s[3])
+			got := mustScale(t, img, s[2], s[3])
 			want := referenceScale(img, s[2], s[3])
 			require.Equal(t, image.Rect(0, 0, s[2], s[3]), got.Bounds())
 			for i, px := range want {
@@ -101,26 +102,26 @@ func TestAreaScaleExact(t *testing.T) {
 		0, 0, 0, 255, 100, 100, 100, 255, 10, 20, 30, 255, 10, 20, 30, 255,
 		200, 200, 200, 255, 100, 100, 100, 255, 10, 20, 30, 255, 10, 20, 30, 255,
 	})
-	got := areaScale(src, 2, 1)
+	got := mustScale(t, src, 2, 1)
 	assert.Equal(t, []uint8{100, 100, 100, 255, 10, 20, 30, 255}, got.Pix)
 
 	// Fully transparent pixels do not darken their neighbours
 	// (premultiplied averaging).
 	n := image.NewNRGBA(image.Rect(0, 0, 2, 1))
 	copy(n.Pix, []uint8{255, 0, 0, 255, 0, 255, 0, 0})
-	got = areaScale(n, 1, 1)
+	got = mustScale(t, n, 1, 1)
 	assert.Equal(t, color.NRGBA{255, 0, 0, 128}, color.NRGBAModel.Convert(got.At(0, 0)))
 
 	// Indices past a palette read as transparent black, not a panic.
 	pl := image.NewPaletted(image.Rect(0, 0, 2, 1), color.Palette{color.White})
 	pl.Pix[1] = 7
-	got = areaScale(pl, 1, 1)
+	got = mustScale(t, pl, 1, 1)
 	assert.Equal(t, []uint8{128, 128, 128, 128}, got.Pix)
 
 	// An opaque source stays exactly opaque.
 	rng := rand.New(rand.NewPCG(3, 4))
 	ycc := randomImages(rng, 97, 61)["YCbCr"]
-	got = areaScale(ycc, 40, 25)
+	got = mustScale(t, ycc, 40, 25)
 	assert.True(t, got.Opaque())
 }
 
@@ -134,7 +135,7 @@ func FuzzAreaScale(f *testing.F) {
 		}
 		rng := rand.New(rand.NewPCG(seed, seed))
 		for name, img := range randomImages(rng, int(sw), int(sh)) {
-			got := areaScale(img, int(w), int(h))
+			got := mustScale(t, img, int(w), int(h))
 			want := referenceScale(img, int(w), int(h))
 			for i, px := range want {
 				for c := range 4 {
@@ -145,4 +146,18 @@ func FuzzAreaScale(f *testing.F) {
 			}
 		}
 	})
+}
+
+func mustScale(t testing.TB, img image.Image, w, h int) *image.RGBA {
+	t.Helper()
+	out, err := areaScale(context.Background(), img, w, h)
+	require.NoError(t, err)
+	return out
+}
+
+func TestAreaScaleCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := areaScale(ctx, image.NewGray(image.Rect(0, 0, 10, 10)), 5, 5)
+	assert.ErrorIs(t, err, context.Canceled)
 }
