@@ -129,3 +129,5 @@ func (r *recorder) index(s string) int {
 	}
 	return -1
 }
+
+func sessionStore() session.Store { return session.NewMemory() }

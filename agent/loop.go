@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -55,6 +56,9 @@ func New(opts ...Option) *Loop {
 	l.reg = reg
 	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
+	if cfg.base != nil {
+		context.AfterFunc(cfg.base, func() { l.Close() })
+	}
 	return l
 }
 
@@ -71,7 +75,7 @@ type SessionOptions struct {
 	ID string
 	// Cwd is the session's working directory, an absolute path in the
 	// file system's namespace. Empty means the loop's WithWorkingDir, or
-	// "/".
+	// the file system's root (fs.RootOf), or "/".
 	Cwd string
 	// Parent is the id of the session this one continues, if any.
 	Parent string
@@ -85,6 +89,9 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (*Session, e
 	cwd := opts.Cwd
 	if cwd == "" {
 		cwd = l.cfg.cwd
+	}
+	if cwd == "" && l.cfg.fsys != nil {
+		cwd = fs.RootOf(l.cfg.fsys)
 	}
 	if cwd == "" {
 		cwd = "/"

@@ -459,3 +459,28 @@ func TestMarshalEvent(t *testing.T) {
 	assert.JSONEq(t, `{"type":"text_delta","step":1,"text":"hi"}`, string(b))
 	assert.True(t, strings.HasPrefix(mustJSON(1), "1"))
 }
+
+func TestBaseContextClosesLoop(t *testing.T) {
+	leakcheck.Check(t)
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
+	loop := agent.New(agent.WithModel(model), agent.WithBaseContext(base))
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	require.NoError(t, err)
+	var end *agent.TurnEnd
+	for ev := range s.Run(context.Background(), "hang") {
+		if _, ok := ev.(*agent.TextDelta); ok {
+			cancel() // the host's lifetime ends
+		}
+		if te, ok := ev.(*agent.TurnEnd); ok {
+			end = te
+		}
+	}
+	require.NotNil(t, end)
+	assert.Equal(t, session.ReasonCancelled, end.Reason)
+	require.Eventually(t, func() bool {
+		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+		return errors.Is(err, agent.ErrClosed)
+	}, 5*time.Second, 10*time.Millisecond)
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -29,6 +30,7 @@ type config struct {
 	cwd         string
 	context     ContextPolicy
 	images      ImageBudget
+	base        context.Context
 }
 
 // Defaults.
@@ -73,7 +75,8 @@ func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = 
 
 // WithWorkingDir sets the default working directory of new sessions: an
 // absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is "/".
+// The default is the file system's root (fs.RootOf), or "/" without a
+// file system.
 func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 
 // WithLogger sets the logger for diagnostics. The default discards.
@@ -124,6 +127,11 @@ func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.ou
 
 // WithAttachments sets the store images are kept in.
 func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
+
+// WithBaseContext ties the loop to ctx: when ctx ends, the loop closes as
+// if Close had been called (running turns are cancelled, tool state such
+// as shell sessions is reaped). Turns still take their own context.
+func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
 // whose ModelError is Retryable are retried.

@@ -96,10 +96,11 @@ func (r *Registry) Check(call *Call) *Result {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		if err == nil {
-			err = fmt.Errorf("unexpected data after the first JSON value")
-		}
+	err := dec.Decode(&v)
+	if err == nil && len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
+		err = fmt.Errorf("unexpected data after the first JSON value")
+	}
+	if err != nil {
 		return ErrorResult(CodeInvalidArguments,
 			"The arguments of this %s call are not valid JSON (%v). Send exactly one JSON object. %s",
 			call.Name, err, e.summary)

@@ -74,6 +74,7 @@ func TestRegistryCheck(t *testing.T) {
 	cases := map[string]string{
 		`{"file_path":"a"`:               "not valid JSON",
 		`{"file_path":"a"} {"x":1}`:      "not valid JSON",
+		`{"file_path":"a"}}`:             "unexpected data after the first JSON value",
 		`"a.go"`:                         "must be a JSON object, not a string",
 		`null`:                           "must be a JSON object, not null",
 		`{"file_path":1}`:                `has type "integer", want "string"`,

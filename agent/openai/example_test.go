@@ -1,0 +1,92 @@
+package openai_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/openai"
+)
+
+// A model on an OpenAI-compatible endpoint, driven by the agent loop. The
+// endpoint here is a local stand-in that streams a short answer.
+func ExampleNew() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":""}}]}`,
+			`{"choices":[{"index":0,"delta":{"reasoning_content":"A greeting is due."}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"Hello"}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":", world."},"finish_reason":"stop"}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21,` +
+				`"prompt_cache_hit_tokens":8,"prompt_cache_miss_tokens":4,"completion_tokens_details":{"reasoning_tokens":5}}}`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+
+	model, err := openai.New(srv.URL, "sk-example", "deepseek-flash")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer model.CloseIdleConnections()
+	loop := agent.New(agent.WithModel(model))
+	defer loop.Close()
+	ctx := context.Background()
+	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev := range sess.Run(ctx, "Say hello.") {
+		switch e := ev.(type) {
+		case *agent.ReasoningDelta:
+			fmt.Printf("(thinking: %s)\n", e.Text)
+		case *agent.TextDelta:
+			fmt.Print(e.Text)
+		case *agent.Usage:
+			u := e.Usage
+			fmt.Printf("\n%d input tokens (%d cached), %d output tokens (%d reasoning)\n",
+				u.InputTokens, u.CacheHitTokens, u.OutputTokens, u.ReasoningTokens)
+		case *agent.TurnEnd:
+			fmt.Println("turn", e.Reason)
+		}
+	}
+	// Output:
+	// (thinking: A greeting is due.)
+	// Hello, world.
+	// 12 input tokens (8 cached), 9 output tokens (5 reasoning)
+	// turn completed
+}
+
+// DeepSeek with the caller's key; thinking stays on by default.
+func ExampleDeepSeek() {
+	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"), openai.WithModelID("deepseek-v4-pro"), openai.WithReasoningEffort("high"))
+	info := model.Info()
+	fmt.Println(info.Name, info.ContextWindow, info.Input)
+	// Output: deepseek-v4-pro 1000000 [text]
+}
+
+// Picking a model from the environment, falling back when none is
+// configured.
+func ExampleFromEnv() {
+	getenv := func(string) string { return "" } // os.Getenv in a program
+	model, err := openai.FromEnv(getenv)
+	if errors.Is(err, openai.ErrNoKey) {
+		fmt.Println("no model configured; running the scripted demo instead")
+		return
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("using", model.Info().Name, "at", model.BaseURL())
+	// Output: no model configured; running the scripted demo instead
+}

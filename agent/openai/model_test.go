@@ -1,0 +1,115 @@
+package openai_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestCatalogAndInfo(t *testing.T) {
+	ds := openai.DeepSeek("k")
+	assert.Equal(t, agent.ModelInfo{Name: "deepseek-flash", ContextWindow: 1_000_000,
+		Input: []tools.Modality{tools.ModalityText, tools.ModalityImage}}, ds.Info())
+	assert.True(t, ds.Info().Accepts(tools.ModalityImage))
+	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
+
+	pro := openai.DeepSeek("k", openai.WithModelID("deepseek-v4-pro"))
+	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
+	assert.False(t, pro.Info().Accepts(tools.ModalityImage))
+
+	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
+	require.NoError(t, err)
+	assert.Equal(t, agent.ModelInfo{Name: "my-local-model", Input: []tools.Modality{tools.ModalityText}}, unknown.Info(),
+		"an unknown model is text only, context window unknown")
+
+	declared, err := openai.New("http://localhost:8080/v1", "", "vision-7b",
+		openai.WithContextWindow(32768), openai.WithInputModalities(tools.ModalityText, tools.ModalityImage))
+	require.NoError(t, err)
+	assert.Equal(t, 32768, declared.Info().ContextWindow)
+	assert.True(t, declared.Info().Accepts(tools.ModalityImage))
+
+	// Info returns a copy.
+	info := declared.Info()
+	info.Input[0] = "changed"
+	assert.Equal(t, tools.ModalityText, declared.Info().Input[0])
+
+	_, ok := openai.LookupModel("deepseek-chat")
+	assert.False(t, ok, "retired ids are not in the catalog")
+}
+
+func TestNewRefusesBadInput(t *testing.T) {
+	for _, tc := range []struct{ base, model string }{
+		{"api.example.com/v1", "m"},
+		{"ftp://example.com", "m"},
+		{"http://", "m"},
+		{"http://example.com", ""},
+	} {
+		_, err := openai.New(tc.base, "k", tc.model)
+		assert.Error(t, err, "%q %q", tc.base, tc.model)
+	}
+}
+
+func TestDeepSeekWithoutKeyFailsWithoutARequest(t *testing.T) {
+	_, err := drain(t, openai.DeepSeek(""), context.Background(), simpleRequest())
+	me := modelErr(t, err)
+	assert.Equal(t, agent.CodeAuth, me.Code)
+	assert.Contains(t, me.Message, "DEEPSEEK_API_KEY")
+}
+
+func TestFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, tc := range []struct {
+		name    string
+		getenv  func(string) string
+		model   string
+		base    string
+		err     error
+		errText string
+	}{
+		{name: "nothing", getenv: env(), err: openai.ErrNoKey},
+		{name: "nil getenv", getenv: nil, err: openai.ErrNoKey},
+		{name: "deepseek", getenv: env("DEEPSEEK_API_KEY", "sk-ds"), model: "deepseek-flash", base: "https://api.deepseek.com"},
+		{name: "deepseek other model", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_MODEL", "deepseek-v4-pro"), model: "deepseek-v4-pro", base: "https://api.deepseek.com"},
+		{name: "generic wins", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_API_KEY", "k", "HARNESS_MODEL", "qwen"),
+			model: "qwen", base: "http://127.0.0.1:9/v1"},
+		{name: "generic without key", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_MODEL", "llama"), model: "llama", base: "http://127.0.0.1:9/v1"},
+		{name: "generic without model", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_API_KEY", "k"), errText: "HARNESS_MODEL is not: name the model"},
+		{name: "generic bad url", getenv: env("HARNESS_BASE_URL", "nope", "HARNESS_MODEL", "m"), errText: "not an http(s) URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := openai.FromEnv(tc.getenv)
+			switch {
+			case tc.err != nil:
+				assert.True(t, errors.Is(err, tc.err), "%v", err)
+				assert.Contains(t, err.Error(), "no key configured")
+			case tc.errText != "":
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errText)
+			default:
+				require.NoError(t, err)
+				assert.Equal(t, tc.model, m.Info().Name)
+				assert.Equal(t, tc.base, m.BaseURL())
+			}
+		})
+	}
+}
+
+func TestExtraHeaders(t *testing.T) {
+	p := newProvider(t, sse(text("x"), finish("stop")))
+	_, err := drain(t, p.model(openai.WithHeader("X-Title", "harness")), context.Background(), simpleRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
+}

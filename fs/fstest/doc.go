@@ -1,0 +1,19 @@
+// Package fstest has an in-memory fs.FileSystem for tests and the
+// conformance suite every FileSystem must pass, in the way testing/fstest
+// serves io/fs.
+//
+// [MemFS] behaves as the OS-backed fslocal does (the same codes, windows,
+// edit semantics, preconditions and versions) without touching the disk,
+// so tools and agent tests can run against it with no temporary
+// directories:
+//
+//	fsys := fstest.NewMemFS("/project")
+//	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
+//	loop := agent.New(agent.WithFileSystem(fsys), agent.WithWorkingDir("/project"), ...)
+//
+// [TestFileSystem] checks an implementation:
+//
+//	func TestMyFS(t *testing.T) {
+//		fstest.TestFileSystem(t, newMyFS(t.TempDir()))
+//	}
+package fstest

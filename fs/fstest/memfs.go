@@ -1,0 +1,418 @@
+package fstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	iofs "io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness/fs"
+)
+
+// MemFS is an in-memory fs.FileSystem for tests. It behaves as fslocal
+// does (same codes, same windows, same edit semantics, atomic writes,
+// versions that catch any content change) without touching the disk. It
+// has no symbolic links. It is safe for concurrent use.
+type MemFS struct {
+	root string
+	now  func() time.Time
+
+	mu    sync.RWMutex
+	nodes map[string]*node
+}
+
+type node struct {
+	dir  bool
+	data []byte
+	mode iofs.FileMode
+	mod  time.Time
+}
+
+// NewMemFS returns an empty file system whose namespace root is root (an
+// absolute slash path; "" means "/"). Paths outside root are refused with
+// fs.CodeOutsideRoot.
+func NewMemFS(root string) *MemFS {
+	if root == "" {
+		root = "/"
+	}
+	root = path.Clean("/" + root)
+	m := &MemFS{root: root, now: time.Now, nodes: map[string]*node{}}
+	m.nodes[root] = &node{dir: true, mode: iofs.ModeDir | 0o755, mod: m.now()}
+	return m
+}
+
+// Root returns the namespace root.
+func (m *MemFS) Root() string { return m.root }
+
+// SetFile stores data at p with permission bits perm, creating missing
+// parent directories, whatever is there already (a directory excepted).
+// It is for setting up tests: a file without the owner's write bit refuses
+// writes and edits, one without the read bit refuses reads, with
+// fs.CodePermission.
+func (m *MemFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
+	p, err := m.check("write", p)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.mkdirs("write", path.Dir(p)); err != nil {
+		return err
+	}
+	if n := m.nodes[p]; n != nil && n.dir {
+		return &fs.Error{Op: "write", Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+	}
+	m.nodes[p] = &node{data: bytes.Clone(data), mode: perm.Perm(), mod: m.now()}
+	return nil
+}
+
+// Mkdir creates the directory p and any missing parents.
+func (m *MemFS) Mkdir(p string) error {
+	p, err := m.check("mkdir", p)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mkdirs("mkdir", p)
+}
+
+// Remove deletes the file or empty directory p.
+func (m *MemFS) Remove(p string) error {
+	p, err := m.check("remove", p)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("remove", p)
+	if err != nil {
+		return err
+	}
+	if n.dir {
+		if p == m.root {
+			return &fs.Error{Op: "remove", Path: p, Code: fs.CodePermission, Detail: "cannot remove the root"}
+		}
+		if len(m.children(p)) > 0 {
+			return &fs.Error{Op: "remove", Path: p, Code: fs.CodeIO, Detail: "directory not empty"}
+		}
+	}
+	delete(m.nodes, p)
+	return nil
+}
+
+func version(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "m" + hex.EncodeToString(sum[:12])
+}
+
+func (m *MemFS) check(op, p string) (string, error) {
+	p, err := fs.CleanPath(op, p)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := fs.Within(m.root, p); !ok {
+		return "", &fs.Error{Op: op, Path: p, Code: fs.CodeOutsideRoot, Detail: "the path is outside " + m.root}
+	}
+	return p, nil
+}
+
+// lookup finds p, checking that every parent is a directory. The caller
+// holds m.mu.
+func (m *MemFS) lookup(op, p string) (*node, error) {
+	if n := m.nodes[p]; n != nil {
+		return n, nil
+	}
+	if err := m.parents(op, p); err != nil {
+		return nil, err
+	}
+	return nil, &fs.Error{Op: op, Path: p, Code: fs.CodeNotFound, Err: iofs.ErrNotExist}
+}
+
+// parents checks the ancestors of p below the root: the nearest existing
+// one must be a directory.
+func (m *MemFS) parents(op, p string) error {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if n := m.nodes[d]; n != nil {
+			if !n.dir {
+				return &fs.Error{Op: op, Path: d, Code: fs.CodeNotDir, Detail: "a parent is a file"}
+			}
+			return nil
+		}
+		if d == m.root || d == "/" {
+			return nil
+		}
+	}
+}
+
+func (m *MemFS) mkdirs(op, dir string) error {
+	if n := m.nodes[dir]; n != nil {
+		if !n.dir {
+			return &fs.Error{Op: op, Path: dir, Code: fs.CodeNotDir, Detail: "a parent is a file"}
+		}
+		return nil
+	}
+	if err := m.mkdirs(op, path.Dir(dir)); err != nil {
+		return err
+	}
+	m.nodes[dir] = &node{dir: true, mode: iofs.ModeDir | 0o755, mod: m.now()}
+	return nil
+}
+
+func (m *MemFS) children(dir string) []string {
+	var out []string
+	prefix := dir + "/"
+	if dir == "/" {
+		prefix = "/"
+	}
+	for p := range m.nodes {
+		if p != dir && strings.HasPrefix(p, prefix) && !strings.Contains(p[len(prefix):], "/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (n *node) info(p string) fs.FileInfo {
+	fi := fs.FileInfo{Path: p, Mode: n.mode, ModTime: n.mod}
+	if !n.dir {
+		fi.Size = int64(len(n.data))
+		fi.Version = version(n.data)
+	}
+	return fi
+}
+
+// file returns the regular file at p, readable (or writable).
+func (m *MemFS) file(op, p string, write bool) (*node, error) {
+	n, err := m.lookup(op, p)
+	if err != nil {
+		return nil, err
+	}
+	if n.dir {
+		return nil, &fs.Error{Op: op, Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+	}
+	if (write && n.mode&0o200 == 0) || (!write && n.mode&0o400 == 0) {
+		return nil, &fs.Error{Op: op, Path: p, Code: fs.CodePermission, Err: iofs.ErrPermission}
+	}
+	return n, nil
+}
+
+// Stat implements fs.FileSystem.
+func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	p, err := m.check("stat", p)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	if err := fs.Aborted(ctx, "stat", p); err != nil {
+		return fs.FileInfo{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, err := m.lookup("stat", p)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	return n.info(p), nil
+}
+
+// snapshot returns the content of the readable regular file at p.
+func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo, error) {
+	p, err := m.check(op, p)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	if err := fs.Aborted(ctx, op, p); err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, err := m.file(op, p, false)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	// Stored data is never modified in place, so sharing it is safe.
+	return n.data, n.info(p), nil
+}
+
+// ReadText implements fs.FileSystem.
+func (m *MemFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
+	data, info, err := m.snapshot(ctx, "read", p)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fs.ScanText(ctx, bytes.NewReader(data), w)
+	if err != nil {
+		return nil, withPath(err, info.Path)
+	}
+	t.Info = info
+	return t, nil
+}
+
+// ReadBytes implements fs.FileSystem.
+func (m *MemFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	data, info, err := m.snapshot(ctx, "read", p)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fs.FileInfo{}, &fs.Error{Op: "read", Path: info.Path, Code: fs.CodeTooLarge, Total: int64(len(data)), Limit: maxBytes}
+	}
+	return bytes.Clone(data), info, nil
+}
+
+// Open implements fs.Opener.
+func (m *MemFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+	data, info, err := m.snapshot(ctx, "open", p)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), info, nil
+}
+
+// checkPre checks a precondition against the node at p (nil if absent).
+func checkPre(op, p string, n *node, pre fs.Precondition) error {
+	switch {
+	case pre.Absent && n != nil:
+		return &fs.Error{Op: op, Path: p, Code: fs.CodeExists, Err: iofs.ErrExist}
+	case pre.Version != "" && n == nil:
+		return &fs.Error{Op: op, Path: p, Code: fs.CodeStale, Detail: "the file no longer exists", Err: iofs.ErrNotExist}
+	case pre.Version != "" && version(n.data) != pre.Version:
+		return &fs.Error{Op: op, Path: p, Code: fs.CodeStale, Detail: "the file changed since that version"}
+	}
+	return nil
+}
+
+// Write implements fs.FileSystem.
+func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
+	p, err := m.check("write", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Aborted(ctx, "write", p); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.lookup("write", p)
+	if err != nil && !errors.Is(err, fs.ErrNotFound) {
+		return nil, err
+	}
+	if n != nil {
+		if _, err := m.file("write", p, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkPre("write", p, n, opts.Pre); err != nil {
+		return nil, err
+	}
+	res := &fs.WriteResult{Created: n == nil}
+	mode := iofs.FileMode(0o644)
+	if n != nil {
+		res.PreviousSize = int64(len(n.data))
+		if len(n.data) <= fs.MaxPrevious {
+			res.Previous = n.data
+		}
+		if opts.KeepStyle {
+			data = fs.MatchStyle(n.data, data)
+		}
+		mode = n.mode
+		if bytes.Equal(n.data, data) {
+			res.Unchanged = true
+			res.Written = n.data
+			res.Info = n.info(p)
+			return res, nil
+		}
+	} else if err := m.mkdirs("write", path.Dir(p)); err != nil {
+		return nil, err
+	}
+	stored := &node{data: bytes.Clone(data), mode: mode, mod: m.now()}
+	m.nodes[p] = stored
+	res.Written = stored.data
+	res.Info = stored.info(p)
+	return res, nil
+}
+
+// Edit implements fs.FileSystem.
+func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
+	p, err := m.check("edit", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Aborted(ctx, "edit", p); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.file("edit", p, true)
+	if err != nil {
+		return nil, err
+	}
+	if pre.Absent {
+		return nil, &fs.Error{Op: "edit", Path: p, Code: fs.CodeExists, Err: iofs.ErrExist}
+	}
+	if err := checkPre("edit", p, n, pre); err != nil {
+		return nil, err
+	}
+	if len(n.data) > fs.MaxEditSize {
+		return nil, &fs.Error{Op: "edit", Path: p, Code: fs.CodeTooLarge, Total: int64(len(n.data)), Limit: fs.MaxEditSize}
+	}
+	out, spans, err := fs.ApplyEdit(n.data, e)
+	if err != nil {
+		return nil, withPath(err, p)
+	}
+	stored := &node{data: out, mode: n.mode, mod: m.now()}
+	m.nodes[p] = stored
+	return &fs.EditResult{Info: stored.info(p), Replacements: len(spans), Old: n.data, New: out, Spans: spans}, nil
+}
+
+// ReadDir implements fs.FileSystem.
+func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	p, err := m.check("readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Aborted(ctx, "readdir", p); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n, err := m.lookup("readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	if !n.dir {
+		return nil, &fs.Error{Op: "readdir", Path: p, Code: fs.CodeNotDir, Detail: "is a file"}
+	}
+	var out []fs.FileInfo
+	for _, c := range m.children(p) {
+		fi := m.nodes[c].info(c)
+		fi.Version = ""
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// withPath fills in the path of an *fs.Error from a shared helper.
+func withPath(err error, p string) error {
+	if e, ok := err.(*fs.Error); ok && e.Path == "" {
+		c := *e
+		c.Path = p
+		return &c
+	}
+	return err
+}
+
+var (
+	_ fs.FileSystem = (*MemFS)(nil)
+	_ fs.Opener     = (*MemFS)(nil)
+	_ fs.Rooter     = (*MemFS)(nil)
+)

@@ -1,0 +1,78 @@
+package fs
+
+import "sync"
+
+// Ledger remembers, for one agent session, the version of each file the
+// agent last saw: read (any window counts) or wrote. It is what makes
+// read-before-edit safe:
+//
+//   - edit of a file the ledger does not know is refused (not observed);
+//   - write over a file the ledger does not know may only create it
+//     (Precondition.Absent), so an existing file is never overwritten
+//     blind;
+//   - write or edit of a known file requires that it still has the
+//     recorded version, so a file changed since it was seen is refused
+//     (stale) before any text is matched;
+//   - a successful write or edit records the new version, so write, edit,
+//     edit needs no read in between.
+//
+// Keys are clean absolute namespace paths. A Ledger is safe for
+// concurrent use; its zero value is not usable, use NewLedger. It lives in
+// memory only: a resumed session starts with an empty one.
+type Ledger struct {
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger { return &Ledger{seen: map[string]string{}} }
+
+// Observe records that the file at path was seen at version. An empty
+// version forgets the path.
+func (l *Ledger) Observe(path, version string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if version == "" {
+		delete(l.seen, path)
+		return
+	}
+	l.seen[path] = version
+}
+
+// Forget drops what the ledger knows of path, as when the file was found
+// deleted.
+func (l *Ledger) Forget(path string) { l.Observe(path, "") }
+
+// Version returns the version recorded for path.
+func (l *Ledger) Version(path string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.seen[path]
+	return v, ok
+}
+
+// Len returns the number of files the ledger knows.
+func (l *Ledger) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.seen)
+}
+
+// WritePrecondition returns the precondition a write of path must carry:
+// the recorded version when the file was seen, create-only otherwise.
+func (l *Ledger) WritePrecondition(path string) Precondition {
+	if v, ok := l.Version(path); ok {
+		return IfVersion(v)
+	}
+	return IfAbsent()
+}
+
+// EditPrecondition returns the precondition an edit of path must carry,
+// or an error with CodeNotObserved when the file was never seen.
+func (l *Ledger) EditPrecondition(path string) (Precondition, error) {
+	if v, ok := l.Version(path); ok {
+		return IfVersion(v), nil
+	}
+	return Precondition{}, &Error{Op: "edit", Path: path, Code: CodeNotObserved,
+		Detail: "the file has not been read in this session"}
+}

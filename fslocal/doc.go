@@ -1,0 +1,35 @@
+// Package fslocal implements fs.FileSystem over the operating system's file
+// system, confined to a root directory.
+//
+// The namespace is the OS's own: a file's path is its absolute OS path,
+// slash-separated, and only paths at or below the root are accepted, so
+// paths the model sees in tool output, in shell output and in error
+// messages all agree. The root is also the natural working directory of a
+// session (FS.Root, fs.Rooter).
+//
+// Confinement: every access goes through an os.Root opened on the root
+// directory, which refuses to leave it: "..", absolute paths outside, and
+// symbolic links that lead out (including one swapped in between a check
+// and the access that follows) fail with fs.CodeOutsideRoot. Links that
+// stay inside the root, absolute ones included, are followed. Hard links
+// and bind mounts that already reach outside the root are not detected.
+//
+// Writes are atomic: a temporary file in the same directory (mode 0600),
+// written and synced, then given the replaced file's mode (and owner, where
+// the process may set it), renamed over the target, and the directory
+// synced. Create-only writes hard-link the temporary file to its name, so
+// a file created concurrently is never clobbered. Changes of one path are
+// serialized within the process; the lock is not visible to other
+// processes.
+//
+// Versions combine metadata (device, inode, size, modification and change
+// time in nanoseconds) with a 64-bit content sum. When the timestamps are
+// older than two seconds the metadata alone proves that a file is
+// unchanged, so checking a version costs one fstat; for a file changed
+// more recently (whose timestamps could repeat within one tick) the
+// content sum decides, which catches a change made in the same second and
+// at the same size. A file rewritten with identical bytes keeps matching.
+// Files larger than fs.MaxEditSize are not summed when read, so reading a
+// huge log costs about what wc -l does; their versions rest on metadata
+// alone, and one changed in the last two seconds counts as changed.
+package fslocal

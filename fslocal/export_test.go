@@ -1,0 +1,10 @@
+package fslocal
+
+import "time"
+
+// SetHook installs a function that runs at named points of operations:
+// "write:locked", "edit:locked", "commit", "read:opened".
+func SetHook(f *FS, h func(stage, rel string)) { f.hook = h }
+
+// SetClock replaces the clock versions are judged against.
+func SetClock(f *FS, now func() time.Time) { f.now = now }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package fslocal
+
+const openReadFlags = 0

@@ -1,0 +1,224 @@
+package fslocal
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"github.com/go-harness/harness/fs"
+)
+
+// openFile opens the regular file at the resolved rel for reading and
+// returns it with its metadata and description (without version).
+func (f *FS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error) {
+	file, err := f.r.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
+	if err != nil {
+		return nil, meta{}, fs.FileInfo{}, mapErr(op, clean, err)
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, meta{}, fs.FileInfo{}, mapErr(op, clean, err)
+	}
+	if !st.Mode().IsRegular() {
+		file.Close()
+		detail := "is not a regular file"
+		if st.IsDir() {
+			detail = "is a directory"
+		}
+		return nil, meta{}, fs.FileInfo{}, &fs.Error{Op: op, Path: clean, Code: fs.CodeNotRegular, Detail: detail}
+	}
+	info := fs.FileInfo{Path: clean, Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime()}
+	return file, statMeta(st), info, nil
+}
+
+// tokenFor makes the version of a file whose metadata is m and whose
+// content sums to sum (when hasSum).
+func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
+	return token{meta: m.digest(), proven: m.provenAt(f.now()), sum: sum, hasSum: hasSum}.String()
+}
+
+// Stat implements fs.FileSystem. The version of a regular file is taken
+// from its metadata when that proves it; a file changed in the last
+// seconds is read and summed (up to fs.MaxEditSize).
+func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	clean, rel, err := f.locate("stat", p)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	if err := fs.Aborted(ctx, "stat", clean); err != nil {
+		return fs.FileInfo{}, err
+	}
+	st, err := f.r.Stat(rel)
+	if err != nil {
+		return fs.FileInfo{}, mapErr("stat", clean, err)
+	}
+	info := fs.FileInfo{Path: clean, Mode: st.Mode(), ModTime: st.ModTime()}
+	if !st.Mode().IsRegular() {
+		return info, nil
+	}
+	file, m, info, err := f.openFile("stat", clean, rel)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	defer file.Close()
+	if m.provenAt(f.now()) || m.size > fs.MaxEditSize {
+		// Proven by metadata; or too large to sum, and then a recent
+		// change makes the version one that never matches.
+		info.Version = f.tokenFor(m, 0, false)
+		return info, nil
+	}
+	if sum, err := sumReader(io.LimitReader(file, m.size)); err == nil {
+		info.Version = f.tokenFor(m, sum, true)
+	}
+	return info, nil
+}
+
+// ReadText implements fs.FileSystem. It reads the file once, to the size
+// it had when opened, counting lines and (for files up to
+// fs.MaxEditSize) summing the bytes for the version.
+func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
+	clean, rel, err := f.locate("read", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Aborted(ctx, "read", clean); err != nil {
+		return nil, err
+	}
+	file, m, info, err := f.openFile("read", clean, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	// Sum the content as it streams by, unless the file is too large to
+	// edit: then the metadata alone decides its version, and a huge log
+	// scans at the speed of wc -l.
+	var h hasher
+	var r io.Reader = io.LimitReader(file, m.size)
+	summed := m.size <= fs.MaxEditSize
+	if summed {
+		r = io.TeeReader(r, &h)
+	}
+	t, err := fs.ScanText(ctx, r, w)
+	if err != nil {
+		return nil, withPath(err, clean)
+	}
+	info.Version = f.tokenFor(m, h.Sum64(), summed)
+	t.Info = info
+	return t, nil
+}
+
+// ReadBytes implements fs.FileSystem.
+func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	clean, rel, err := f.locate("read", p)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	if err := fs.Aborted(ctx, "read", clean); err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	file, m, info, err := f.openFile("read", clean, rel)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	defer file.Close()
+	tooLarge := func(size int64, detail string) error {
+		return &fs.Error{Op: "read", Path: clean, Code: fs.CodeTooLarge, Total: size, Limit: maxBytes, Detail: detail}
+	}
+	if m.size > maxBytes {
+		return nil, fs.FileInfo{}, tooLarge(m.size, "")
+	}
+	f.at("read:opened", rel)
+	data, err := readAll(file, m.size, maxBytes)
+	if err != nil {
+		return nil, fs.FileInfo{}, mapErr("read", clean, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fs.FileInfo{}, tooLarge(int64(len(data)), "the file grew while it was read")
+	}
+	info.Size = int64(len(data))
+	info.Version = f.tokenFor(m, sumBytes(data), true)
+	return data, info, nil
+}
+
+// readAll reads r to its end, or until it has read one byte more than
+// limit. size is the expected length.
+func readAll(r io.Reader, size, limit int64) ([]byte, error) {
+	b := bytes.NewBuffer(make([]byte, 0, min(size, limit)+bytes.MinRead))
+	if limit < math.MaxInt64 {
+		r = io.LimitReader(r, limit+1)
+	}
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
+}
+
+// Open implements fs.Opener. The returned FileInfo carries a version only
+// when the metadata proves it (see Stat); the stream reads the file as it
+// is when read.
+func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+	clean, rel, err := f.locate("open", p)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	if err := fs.Aborted(ctx, "open", clean); err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	file, m, info, err := f.openFile("open", clean, rel)
+	if err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	if m.provenAt(f.now()) {
+		info.Version = f.tokenFor(m, 0, false)
+	}
+	return file, info, nil
+}
+
+// ReadDir implements fs.FileSystem.
+func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	clean, rel, err := f.locate("readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Aborted(ctx, "readdir", clean); err != nil {
+		return nil, err
+	}
+	d, err := f.r.Open(rel)
+	if err != nil {
+		return nil, mapErr("readdir", clean, err)
+	}
+	defer d.Close()
+	st, err := d.Stat()
+	if err != nil {
+		return nil, mapErr("readdir", clean, err)
+	}
+	if !st.IsDir() {
+		return nil, &fs.Error{Op: "readdir", Path: clean, Code: fs.CodeNotDir, Detail: "is a file"}
+	}
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, mapErr("readdir", clean, err)
+	}
+	out := make([]fs.FileInfo, 0, len(entries))
+	for _, e := range entries {
+		fi := fs.FileInfo{Path: joinNS(clean, e.Name()), Mode: e.Type()}
+		if st, err := e.Info(); err == nil {
+			fi.Mode, fi.ModTime = st.Mode(), st.ModTime()
+			if st.Mode().IsRegular() {
+				fi.Size = st.Size()
+			}
+		}
+		out = append(out, fi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func joinNS(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}

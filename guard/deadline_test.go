@@ -1,0 +1,239 @@
+package guard_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools"
+)
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestBackstopDurations(t *testing.T) {
+	ds := guard.NewDeadlines()
+	for _, tc := range []struct {
+		name string
+		spec tools.Spec
+		want time.Duration
+	}{
+		{"local family", tools.Spec{Name: "read", Family: tools.FamilyLocal}, guard.DefaultLocalDeadline},
+		{"process family", tools.Spec{Name: "run", Family: tools.FamilyProcess}, guard.DefaultProcessDeadline},
+		{"network family", tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}, guard.DefaultNetworkDeadline},
+		{"no family", tools.Spec{Name: "x"}, guard.DefaultProcessDeadline},
+		{"unknown family", tools.Spec{Name: "x", Family: "gpu"}, guard.DefaultProcessDeadline},
+		{"declared short: grace", tools.Spec{Name: "grep", Family: tools.FamilyLocal, Deadline: 10 * time.Second}, 40 * time.Second},
+		{"declared long: half again", tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}, 15 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ds.Backstop(tc.spec)
+			assert.Equal(t, tc.want, got)
+			if tc.spec.Deadline > 0 {
+				assert.Greater(t, got, tc.spec.Deadline, "the backstop is well above the tool's own deadline")
+			}
+		})
+	}
+	assert.Greater(t, guard.DefaultNetworkDeadline, guard.DefaultProcessDeadline)
+	assert.Greater(t, guard.DefaultProcessDeadline, guard.DefaultLocalDeadline)
+
+	ds = guard.NewDeadlines(
+		guard.FamilyDeadline(tools.FamilyNetwork, time.Hour),
+		guard.FamilyDeadline("", 2*time.Minute),
+		guard.ToolDeadline("bash", 3*time.Minute),
+		guard.ToolDeadline("forever", 0),
+		guard.DeadlineGrace(time.Minute),
+	)
+	assert.Equal(t, time.Hour, ds.Backstop(tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}))
+	assert.Equal(t, 2*time.Minute, ds.Backstop(tools.Spec{Name: "x"}))
+	assert.Equal(t, 3*time.Minute, ds.Backstop(tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}), "per tool wins")
+	assert.Zero(t, ds.Backstop(tools.Spec{Name: "forever", Family: tools.FamilyLocal}), "no backstop")
+	assert.Equal(t, 70*time.Second, ds.Backstop(tools.Spec{Name: "grep", Deadline: 10 * time.Second}), "the grace is the least margin")
+}
+
+// handle runs one call through the deadline middleware around fn.
+func handle(ctx context.Context, ds *guard.Deadlines, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *tools.Result) *tools.Result {
+	env := &tools.Env{SessionID: "s", State: tools.NewState(), Logger: slog.New(slog.DiscardHandler)}
+	if logs != nil {
+		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
+	h := ds.Middleware()(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *tools.Result { return fn(ctx) }))
+	return h.Handle(ctx, call)
+}
+
+func TestToolIgnoringContextIsCutOff(t *testing.T) {
+	leakcheck.Check(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // runs before the leak check
+	ds := guard.NewDeadlines(guard.ToolDeadline("stuck", time.Millisecond), guard.CancelWait(time.Millisecond))
+	for _, sideEffects := range []bool{true, false} {
+		var logs logBuffer
+		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *tools.Result {
+			<-release // ignores ctx
+			return tools.TextResult("too late")
+		})
+		require.True(t, res.IsError)
+		assert.Equal(t, tools.CodeTimeout, res.Code)
+		assert.Contains(t, res.Text(), "The stuck call was stopped after 1ms")
+		assert.Contains(t, res.Text(), "did not stop when asked and may still be running")
+		if sideEffects {
+			assert.Contains(t, res.Text(), "Its side effects are unknown")
+		} else {
+			assert.Contains(t, res.Text(), "no side effects, so it is safe to retry")
+			assert.NotContains(t, res.Text(), "side effects are unknown")
+		}
+		assert.Contains(t, logs.String(), "level=WARN")
+		assert.Contains(t, logs.String(), "did not stop when cancelled")
+		assert.Contains(t, logs.String(), "tool=stuck")
+	}
+}
+
+func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
+	leakcheck.Check(t)
+	ds := guard.NewDeadlines(guard.ToolDeadline("slow", time.Millisecond), guard.CancelWait(time.Minute))
+	var logs logBuffer
+	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *tools.Result {
+		<-ctx.Done()
+		return &tools.Result{IsError: true, Code: tools.CodeTimeout,
+			Content: []tools.Content{tools.Text("partial output: 42 lines")},
+			Render:  &tools.Render{Kind: tools.RenderTerminal}}
+	})
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeTimeout, res.Code)
+	assert.Contains(t, res.Text(), "stopped after 1ms")
+	assert.Contains(t, res.Text(), "side effects are unknown")
+	assert.Contains(t, res.Text(), "partial output: 42 lines", "the tool's own report is kept")
+	assert.NotContains(t, res.Text(), "may still be running")
+	assert.NotNil(t, res.Render)
+	assert.NotContains(t, logs.String(), "did not stop")
+}
+
+func TestInnerTimeoutWins(t *testing.T) {
+	leakcheck.Check(t)
+	ds := guard.NewDeadlines(guard.DeadlineGrace(time.Hour))
+	spec := tools.Spec{Name: "bash", SideEffects: true, Deadline: time.Millisecond}
+	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *tools.Result {
+		inner, cancel := context.WithTimeout(ctx, spec.Deadline)
+		defer cancel()
+		<-inner.Done()
+		return tools.ErrorResult("command_timeout", "The command timed out after 1ms; output so far: building...")
+	})
+	assert.Equal(t, tools.ErrorCode("command_timeout"), res.Code)
+	assert.Equal(t, "The command timed out after 1ms; output so far: building...", res.Text(), "the tool's own, more specific error reaches the model unchanged")
+}
+
+func TestFinishesInTime(t *testing.T) {
+	leakcheck.Check(t)
+	ds := guard.NewDeadlines()
+	var sawDeadline bool
+	for range 200 {
+		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *tools.Result {
+			_, sawDeadline = ctx.Deadline()
+			return tools.TextResult("content")
+		})
+		require.Equal(t, "content", res.Text())
+	}
+	assert.True(t, sawDeadline, "the tool's context carries the backstop")
+	// A tool with no backstop gets no deadline.
+	ds = guard.NewDeadlines(guard.ToolDeadline("free", 0))
+	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *tools.Result {
+		_, sawDeadline = ctx.Deadline()
+		return tools.TextResult("")
+	})
+	assert.False(t, sawDeadline)
+}
+
+func TestTurnCancelled(t *testing.T) {
+	leakcheck.Check(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	ds := guard.NewDeadlines(guard.CancelWait(time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go func() { <-started; cancel() }()
+	var logs logBuffer
+	res := handle(ctx, ds, tools.Spec{Name: "deploy", SideEffects: true}, &logs, func(context.Context) *tools.Result {
+		close(started)
+		<-release
+		return tools.TextResult("deployed")
+	})
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "cancelled with its turn")
+	assert.Contains(t, res.Text(), "may still be running")
+	assert.Contains(t, res.Text(), "side effects are unknown")
+	assert.Contains(t, logs.String(), "turn_cancelled=true")
+
+	// A tool that stops on cancellation keeps its own result.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *tools.Result {
+		<-ctx.Done()
+		return tools.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
+	})
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "cancelled before it finished")
+}
+
+func TestPanicInGuardedTool(t *testing.T) {
+	leakcheck.Check(t)
+	res := handle(context.Background(), guard.NewDeadlines(), tools.Spec{Name: "boom"}, nil, func(context.Context) *tools.Result {
+		panic("kaboom")
+	})
+	assert.Equal(t, tools.CodeToolPanic, res.Code)
+	assert.Contains(t, res.Text(), "kaboom")
+}
+
+// TestDeadlinesInTheLoop: a tool that ignores its context does not hang
+// the turn; the model gets the timeout result and the turn goes on.
+func TestDeadlinesInTheLoop(t *testing.T) {
+	leakcheck.Check(t)
+	release := make(chan struct{})
+	stuck := tools.Define(tools.Spec{Name: "stuck", Description: "Never returns in time.", SideEffects: true},
+		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+			<-release
+			return nil, errors.New("late")
+		})
+	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Say("it timed out"))
+	loop := agent.New(agent.WithModel(model), agent.WithTools(stuck),
+		agent.WithMiddleware(guard.NewDeadlines(guard.ToolDeadline("stuck", time.Millisecond), guard.CancelWait(time.Millisecond)).Middleware()))
+	t.Cleanup(func() { close(release); loop.Close() })
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	require.NoError(t, err)
+	var end *agent.ToolCallEnd
+	for ev, err := range s.Run(context.Background(), "go") {
+		require.NoError(t, err)
+		if e, ok := ev.(*agent.ToolCallEnd); ok {
+			end = e
+		}
+	}
+	require.NotNil(t, end)
+	assert.Equal(t, tools.CodeTimeout, end.Result.Code)
+	assert.Contains(t, end.Result.Text(), "side effects are unknown")
+	assert.Equal(t, 0, model.Remaining(), "the turn went on to the next model call")
+}

@@ -1,0 +1,201 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Reminder sources, as logged with each reminder.
+const (
+	SourceRepeat  = "repeat_guard"
+	SourceFailure = "failure_guard"
+)
+
+// DefaultRepeatThresholds are the run lengths of identical calls at which
+// the repeat guard reminds the model: 3, then 5, then 8.
+func DefaultRepeatThresholds() []int { return []int{3, 5, 8} }
+
+// DefaultRepeatExcluded names the tools the repeat guard ignores by
+// default: bookkeeping tools whose repeated identical calls are normal
+// (re-reading a todo list) or wait on someone else (asking the user), and
+// whose calls must not hide a loop of other calls around them. These are
+// the names such tools usually have: todo, todo_read, todo_write,
+// ask_user and ask_user_question.
+func DefaultRepeatExcluded() []string {
+	return []string{"todo", "todo_read", "todo_write", "ask_user", "ask_user_question"}
+}
+
+// PreviewRunes is how many characters of a call's arguments a detailed
+// reminder quotes.
+const PreviewRunes = 500
+
+// RepeatGuard is a tools.StepObserver that notices the model calling the
+// same tool with the same arguments several times in a row and reminds it
+// that repeating will not help. It only advises: no call is blocked or
+// changed.
+//
+// Calls are compared by tool name and canonical arguments (see
+// CanonicalJSON), across steps and within a step in call order. When a run
+// of identical calls reaches a threshold (3, 5 and 8 by default), one
+// reminder follows that step's results: a short one at the first
+// threshold, then detailed ones naming the tool, the count and the
+// arguments (cut at PreviewRunes characters). Excluded tools are skipped
+// entirely: their calls neither count nor break a run. A new user message
+// (Env.Turn changing) starts the count afresh.
+//
+// The counts live in the session's Env.State, in memory; the reminders
+// themselves are logged by the loop like everything the model sees, so a
+// resumed session shows the same history (and counts from zero).
+type RepeatGuard struct {
+	thresholds []int
+	excluded   map[string]bool
+}
+
+// RepeatOption configures a RepeatGuard.
+type RepeatOption func(*RepeatGuard)
+
+// RepeatThresholds sets the run lengths that trigger a reminder. Values
+// below 2 are ignored; with none left, the defaults apply.
+func RepeatThresholds(n ...int) RepeatOption {
+	return func(g *RepeatGuard) {
+		var ts []int
+		for _, v := range n {
+			if v >= 2 {
+				ts = append(ts, v)
+			}
+		}
+		slices.Sort(ts)
+		if ts = slices.Compact(ts); len(ts) > 0 {
+			g.thresholds = ts
+		}
+	}
+}
+
+// RepeatExclude sets the tools the guard ignores, replacing the default
+// list. RepeatExclude() with no names excludes nothing.
+func RepeatExclude(names ...string) RepeatOption {
+	return func(g *RepeatGuard) {
+		g.excluded = make(map[string]bool, len(names))
+		for _, n := range names {
+			g.excluded[n] = true
+		}
+	}
+}
+
+// NewRepeatGuard returns a repeat guard with the defaults changed by opts.
+func NewRepeatGuard(opts ...RepeatOption) *RepeatGuard {
+	g := &RepeatGuard{thresholds: DefaultRepeatThresholds()}
+	RepeatExclude(DefaultRepeatExcluded()...)(g)
+	for _, o := range opts {
+		if o != nil {
+			o(g)
+		}
+	}
+	return g
+}
+
+// Thresholds returns the run lengths that trigger a reminder.
+func (g *RepeatGuard) Thresholds() []int { return slices.Clone(g.thresholds) }
+
+type repeatKey struct{ g *RepeatGuard }
+
+type repeatState struct {
+	mu    sync.Mutex
+	turn  int
+	key   string // tool name, NUL, canonical arguments
+	args  string
+	count int
+	run   int // numbers runs, so a step's reminders come one per run
+}
+
+// ObserveStep implements tools.StepObserver.
+func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []tools.Reminder {
+	st := loadState(step, repeatKey{g}, func() *repeatState { return &repeatState{} })
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if turn := envTurn(step); turn != st.turn {
+		st.turn, st.key, st.args, st.count = turn, "", "", 0
+	}
+	type hit struct {
+		run, count int
+		name, args string
+	}
+	var hits []hit
+	for _, call := range step.Calls {
+		if call == nil || g.excluded[call.Name] {
+			continue
+		}
+		args := CanonicalJSON(call.Arguments)
+		key := call.Name + "\x00" + args
+		if key == st.key {
+			st.count++
+		} else {
+			st.key, st.args, st.count = key, args, 1
+			st.run++
+		}
+		if !slices.Contains(g.thresholds, st.count) {
+			continue
+		}
+		h := hit{run: st.run, count: st.count, name: call.Name, args: args}
+		if n := len(hits); n > 0 && hits[n-1].run == h.run {
+			hits[n-1] = h // one reminder per run per step: the highest
+		} else {
+			hits = append(hits, h)
+		}
+	}
+	out := make([]tools.Reminder, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, tools.Reminder{Source: SourceRepeat, Text: g.text(h.name, h.args, h.count)})
+	}
+	return out
+}
+
+// text is the reminder for a run of count identical calls.
+func (g *RepeatGuard) text(name, args string, count int) string {
+	level := slices.Index(g.thresholds, count)
+	switch {
+	case level == 0:
+		return fmt.Sprintf("You have called %s %d times in a row with the same arguments. "+
+			"Repeating a call gives the same result: use the one you have, or change your approach.", name, count)
+	case level < len(g.thresholds)-1:
+		return fmt.Sprintf("Repeated call: %s has now been called %d times in a row with identical arguments:\n%s\n"+
+			"Each repeat returns the same result and uses up context. Work with the result you already have, "+
+			"or change the arguments or the tool.", name, count, cutRunes(args, PreviewRunes))
+	default:
+		return fmt.Sprintf("Repeated call: %s has now been called %d times in a row with identical arguments:\n%s\n"+
+			"This is a loop. Stop calling it with these arguments. Take a different approach, and if something "+
+			"outside your control blocks you, stop and tell the user what it is.", name, count, cutRunes(args, PreviewRunes))
+	}
+}
+
+// loadState returns the per-session state of a guard, or a fresh one when
+// the step has no session state (an observer called outside a loop).
+func loadState[T any](step *tools.Step, key any, create func() *T) *T {
+	if step.Env == nil || step.Env.State == nil {
+		return create()
+	}
+	st, err := tools.LoadState(step.Env.State, key, create)
+	if err != nil {
+		return create()
+	}
+	return st
+}
+
+func envTurn(step *tools.Step) int {
+	if step.Env == nil {
+		return 0
+	}
+	return step.Env.Turn
+}
+
+func loggerOf(env *tools.Env) *slog.Logger {
+	if env != nil && env.Logger != nil {
+		return env.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}

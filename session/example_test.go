@@ -1,0 +1,48 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// A JSONL store keeps one file per session; loading derives the history.
+func ExampleJSONL() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessions")
+	defer os.RemoveAll(dir)
+	store := session.NewJSONL(dir)
+
+	log, err := store.Create(ctx, session.Header{ID: "demo", Cwd: "/src/app"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	log.Append(ctx,
+		&session.UserMessage{Content: []tools.Content{tools.Text("hello")}},
+		&session.AssistantMessage{Step: 1, Finish: "stop", Content: []session.Block{session.TextBlock("hi there")}},
+		&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 1},
+	)
+	log.Close()
+
+	tr, err := store.Load(ctx, "demo")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range tr.Events {
+		fmt.Println(e.Seq, e.Type())
+	}
+	for _, m := range session.BuildHistory(tr.Events).Messages() {
+		fmt.Printf("%s: %s\n", m.Role, m.Text())
+	}
+	// Output:
+	// 1 user
+	// 2 assistant
+	// 3 turn_end
+	// user: hello
+	// assistant: hi there
+}

@@ -1,0 +1,343 @@
+package spill
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Permissions of what a Dir creates: only the owner of the process can
+// list, read or write spilled output.
+const (
+	DirPerm  os.FileMode = 0o700
+	FilePerm os.FileMode = 0o600
+)
+
+// copyBuffer is the size of the chunks Save writes: large enough that a
+// gigabyte costs few system calls, small enough not to matter.
+const copyBuffer = 256 << 10
+
+// Dir is a Store that keeps each output in its own file under a root
+// directory, one subdirectory per session (mode 0700), files mode 0600
+// created exclusively, so an existing file is never overwritten or
+// followed. File and directory names are derived from the owner's ids,
+// reduced to ASCII letters, digits, '_' and '-', plus a random part: no id
+// can make a name leave the root. Locators have the form
+// "spill://<session-dir>/<file>"; Open accepts only names of that shape,
+// resolves them inside the root with os.Root, and opens only regular
+// files.
+//
+// Outputs are streamed to disk as they are read and not synced: a spill
+// file is a copy kept for retrieval, and losing it in an operating system
+// crash costs nothing the session log does not have.
+type Dir struct {
+	root string
+	rand io.Reader
+}
+
+// NewDir returns a Dir store rooted at dir. The directory is created
+// (mode 0700) when the first output is saved.
+func NewDir(dir string) *Dir { return &Dir{root: dir, rand: rand.Reader} }
+
+// Root returns the directory the store keeps outputs in.
+func (d *Dir) Root() string { return d.root }
+
+var _ Store = (*Dir)(nil)
+
+// Save implements tools.OutputStore. It streams r to a new file and
+// returns its locator and size; on failure the partial file is removed.
+func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.Stored{}, err
+	}
+	if err := os.MkdirAll(d.root, DirPerm); err != nil {
+		return tools.Stored{}, fmt.Errorf("spill: creating the spill directory: %w", err)
+	}
+	root, err := os.OpenRoot(d.root)
+	if err != nil {
+		return tools.Stored{}, fmt.Errorf("spill: opening the spill directory: %w", err)
+	}
+	defer root.Close()
+	sdir := sessionDir(owner.Session)
+	f, name, err := d.create(root, sdir, owner)
+	if err != nil {
+		return tools.Stored{}, err
+	}
+	n, err := copyContext(ctx, f, r)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("spill: closing %s: %w", name, cerr)
+	}
+	if err != nil {
+		_ = root.Remove(path.Join(sdir, name))
+		return tools.Stored{}, err
+	}
+	return tools.Stored{Locator: tools.OutputScheme + sdir + "/" + name, Size: n}, nil
+}
+
+// create makes the session directory if needed and creates a new file in
+// it exclusively. It retries when the random name exists already, and when
+// Expire removed the (empty) session directory in between.
+func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, string, error) {
+	var lastErr error
+	for range 4 {
+		if err := root.Mkdir(sdir, DirPerm); err != nil && !errors.Is(err, iofs.ErrExist) {
+			return nil, "", fmt.Errorf("spill: creating the session directory: %w", err)
+		}
+		if fi, err := root.Lstat(sdir); err != nil {
+			lastErr = err
+			continue
+		} else if !fi.IsDir() {
+			return nil, "", fmt.Errorf("spill: %s in the spill directory is not a directory", sdir)
+		}
+		var rnd [8]byte
+		if _, err := io.ReadFull(d.rand, rnd[:]); err != nil {
+			return nil, "", fmt.Errorf("spill: generating a file name: %w", err)
+		}
+		name := sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
+		f, err := root.OpenFile(path.Join(sdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+		if err == nil {
+			return f, name, nil
+		}
+		lastErr = err
+		if !errors.Is(err, iofs.ErrExist) && !errors.Is(err, iofs.ErrNotExist) {
+			break
+		}
+	}
+	return nil, "", fmt.Errorf("spill: creating a spill file: %w", lastErr)
+}
+
+// copyContext copies r to w in large chunks, checking ctx between chunks.
+func copyContext(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
+	buf := make([]byte, copyBuffer)
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return total, fmt.Errorf("spill: writing: %w", err)
+			}
+			total += int64(n)
+		}
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, io.EOF), errors.Is(rerr, io.ErrUnexpectedEOF):
+			return total, nil
+		default:
+			return total, fmt.Errorf("spill: reading the output: %w", rerr)
+		}
+	}
+}
+
+// Open implements tools.OutputStore.
+func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sdir, name, ok := parseLocator(locator)
+	if !ok {
+		return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+	}
+	root, err := os.OpenRoot(d.root)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+		}
+		return nil, &LocatorError{Locator: locator, Err: err}
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(sdir); err != nil || !fi.IsDir() {
+		return nil, d.openErr(locator, err)
+	}
+	p := path.Join(sdir, name)
+	before, err := root.Lstat(p)
+	if err != nil || !before.Mode().IsRegular() {
+		return nil, d.openErr(locator, err)
+	}
+	f, err := root.Open(p)
+	if err != nil {
+		return nil, d.openErr(locator, err)
+	}
+	after, err := f.Stat()
+	if err != nil || !os.SameFile(before, after) {
+		f.Close()
+		return nil, d.openErr(locator, err)
+	}
+	return f, nil
+}
+
+func (d *Dir) openErr(locator string, err error) error {
+	if err == nil || errors.Is(err, iofs.ErrNotExist) {
+		return &LocatorError{Locator: locator, Err: ErrNotFound}
+	}
+	return &LocatorError{Locator: locator, Err: err}
+}
+
+// DeleteSession implements Store.
+func (d *Dir) DeleteSession(ctx context.Context, session string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(d.root)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("spill: opening the spill directory: %w", err)
+	}
+	defer root.Close()
+	if err := root.RemoveAll(sessionDir(session)); err != nil {
+		return fmt.Errorf("spill: deleting the outputs of session %s: %w", quote(session), err)
+	}
+	return nil
+}
+
+// Expire implements Store. A file's age is its modification time, which
+// is when its saving finished. Session directories left empty and older
+// than cutoff are removed too. Files that do not look like spill files
+// are left alone.
+func (d *Dir) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+	root, err := os.OpenRoot(d.root)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("spill: opening the spill directory: %w", err)
+	}
+	defer root.Close()
+	dirs, err := readDir(root, ".")
+	if err != nil {
+		return 0, fmt.Errorf("spill: listing the spill directory: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, de := range dirs {
+		if !de.IsDir() || !validSessionDir(de.Name()) {
+			continue
+		}
+		// The directory's own age, before removing files changes it.
+		dirInfo, err := de.Info()
+		if err != nil {
+			continue
+		}
+		files, err := readDir(root, de.Name())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		left := 0
+		for _, fe := range files {
+			if err := ctx.Err(); err != nil {
+				return removed, err
+			}
+			if !fe.Type().IsRegular() || !validFileName(fe.Name()) {
+				left++
+				continue
+			}
+			fi, err := fe.Info()
+			if err != nil {
+				if !errors.Is(err, iofs.ErrNotExist) {
+					errs = append(errs, err)
+					left++
+				}
+				continue
+			}
+			if !fi.ModTime().Before(cutoff) {
+				left++
+				continue
+			}
+			if err := root.Remove(path.Join(de.Name(), fe.Name())); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+				errs = append(errs, err)
+				left++
+				continue
+			}
+			removed++
+		}
+		if left == 0 && dirInfo.ModTime().Before(cutoff) {
+			// A Save may be creating a file right now: Remove refuses a
+			// directory that is no longer empty, and Save retries when its
+			// directory vanished.
+			_ = root.Remove(de.Name())
+		}
+	}
+	if len(errs) > 0 {
+		return removed, fmt.Errorf("spill: expiring outputs: %w", errors.Join(errs...))
+	}
+	return removed, nil
+}
+
+func readDir(root *os.Root, name string) ([]iofs.DirEntry, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// parseLocator splits "spill://<session-dir>/<file>" and accepts only
+// names Dir could have made.
+func parseLocator(loc string) (sdir, name string, ok bool) {
+	rest, ok := strings.CutPrefix(loc, tools.OutputScheme)
+	if !ok {
+		return "", "", false
+	}
+	sdir, name, ok = strings.Cut(rest, "/")
+	if !ok || !validSessionDir(sdir) || !validFileName(name) {
+		return "", "", false
+	}
+	return sdir, name, true
+}
+
+func nameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+func allNameChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !nameChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validSessionDir accepts "<1-64 name chars>-<8 hex>".
+func validSessionDir(s string) bool {
+	const suffix = 1 + 8
+	if len(s) < 1+suffix || len(s) > 64+suffix || s[len(s)-suffix] != '-' {
+		return false
+	}
+	return allNameChars(s[:len(s)-suffix]) && isLowerHex(s[len(s)-8:])
+}
+
+// validFileName accepts "<name chars>-<16 hex>.txt" of at most 130 bytes.
+func validFileName(s string) bool {
+	base, ok := strings.CutSuffix(s, ".txt")
+	const suffix = 1 + 16
+	if !ok || len(base) < 3+suffix || len(base) > 48+1+48+suffix || base[len(base)-suffix] != '-' {
+		return false
+	}
+	return allNameChars(base[:len(base)-suffix]) && isLowerHex(base[len(base)-16:])
+}

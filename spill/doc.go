@@ -1,0 +1,43 @@
+// Package spill keeps oversized tool output out of the model's context
+// without losing it: the whole output is saved to a store, and the model
+// gets a preview of bounded size with the locator of the saved copy and
+// how to read the rest back.
+//
+// A [Store] saves outputs (its Save and Open methods are those of
+// tools.OutputStore, so a Store is passed to the agent loop as its output
+// store and tools find it as call.Env.Output) and lets the host clean up:
+// DeleteSession when a session is deleted, Expire for outputs older than a
+// retention period. [Dir] keeps each output in a private file (session
+// directories 0700, files 0600 created exclusively, names that no id can
+// steer out of the root); [Memory] keeps them in memory for tests. The
+// spilltest package checks any Store against the contract.
+//
+// [Middleware] is the spill policy, for the loop's dispatch chain: a result
+// whose text is longer than the threshold (30,000 bytes by default) is
+// saved whole and replaced by its head and tail, cut at line boundaries
+// where possible and never inside a UTF-8 sequence, around a notice with
+// the exact number of bytes omitted, the lines they span, the locator
+// ("spill://...") and a read call with offset and limit that shows them.
+// The preview never exceeds the threshold. Tools that declare
+// Spec.NeverSpill (the read tool, which reads locators back) are left
+// alone; error results are spilled too; a failed save leaves the result
+// whole and is logged.
+//
+// A tool whose output arrives as a stream (a process's stdout) uses a
+// [Writer] instead: it keeps the head and the tail in memory and streams
+// everything past the threshold to the store as it arrives, so an output
+// of any size costs bounded memory, and its Output is the same kind of
+// preview.
+//
+// Wiring it into a loop:
+//
+//	store := spill.NewDir(filepath.Join(dataDir, "spill"))
+//	loop := agent.New(
+//		agent.WithModel(model),
+//		agent.WithOutputStore(store),
+//		agent.WithMiddleware(spill.Middleware()),
+//		...
+//	)
+//	// From time to time:
+//	store.Expire(ctx, time.Now().Add(-7*24*time.Hour))
+package spill

@@ -1,0 +1,126 @@
+package spill
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Memory is a Store that keeps outputs in memory, for tests and for hosts
+// that do not want files. Its locators have the same shape as Dir's. It is
+// safe for concurrent use.
+type Memory struct {
+	mu      sync.Mutex
+	outputs map[string]memOutput
+	now     func() time.Time
+}
+
+type memOutput struct {
+	session string // session dir name
+	data    []byte
+	saved   time.Time
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{outputs: map[string]memOutput{}, now: time.Now}
+}
+
+var _ Store = (*Memory)(nil)
+
+// Save implements tools.OutputStore.
+func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.Stored{}, err
+	}
+	var buf bytes.Buffer
+	n, err := copyContext(ctx, &buf, r)
+	if err != nil {
+		return tools.Stored{}, err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails
+	sdir := sessionDir(owner.Session)
+	loc := tools.OutputScheme + sdir + "/" + sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outputs[loc] = memOutput{session: sdir, data: buf.Bytes(), saved: m.now()}
+	return tools.Stored{Locator: loc, Size: n}, nil
+}
+
+// Open implements tools.OutputStore.
+func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	out, ok := m.outputs[locator]
+	m.mu.Unlock()
+	if !ok {
+		return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+	}
+	return io.NopCloser(bytes.NewReader(out.data)), nil
+}
+
+// DeleteSession implements Store.
+func (m *Memory) DeleteSession(ctx context.Context, session string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sdir := sessionDir(session)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for loc, out := range m.outputs {
+		if out.session == sdir {
+			delete(m.outputs, loc)
+		}
+	}
+	return nil
+}
+
+// Expire implements Store.
+func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for loc, out := range m.outputs {
+		if out.saved.Before(cutoff) {
+			delete(m.outputs, loc)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Len returns how many outputs the store holds.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.outputs)
+}
+
+// Locators returns the locators of the outputs saved for session, sorted.
+func (m *Memory) Locators(session string) []string {
+	sdir := sessionDir(session)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for loc, o := range m.outputs {
+		if o.session == sdir && strings.HasPrefix(loc, tools.OutputScheme) {
+			out = append(out, loc)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,138 @@
+package spill
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// DefaultThreshold is the largest result text, in bytes, that reaches the
+// model whole; longer texts are spilled.
+const DefaultThreshold = 30_000
+
+// MinThreshold is the smallest threshold the policy accepts: below it, a
+// preview has no room for a useful head and tail next to its notice.
+const MinThreshold = 1024
+
+// Option configures the spill policy.
+type Option func(*policy)
+
+type policy struct {
+	threshold int
+	store     tools.OutputStore
+}
+
+// WithThreshold sets the largest result text, in bytes, that reaches the
+// model whole. Values below MinThreshold are raised to it.
+func WithThreshold(n int) Option {
+	return func(p *policy) { p.threshold = max(n, MinThreshold) }
+}
+
+// WithStore sets the store outputs are saved to. By default the policy
+// uses the session's output store (call.Env.Output, set with the loop's
+// output store option); with neither, nothing is spilled.
+func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = s } }
+
+// Middleware returns the spill policy as dispatch middleware. A result
+// whose text is longer than the threshold (DefaultThreshold unless
+// WithThreshold says otherwise) is saved whole to the output store and
+// replaced, for the model, by a preview of at most the threshold: the
+// head and the tail of the text, cut at line boundaries where possible and
+// never inside a UTF-8 sequence, and between them a notice with the exact
+// number of bytes omitted, the lines they span, the locator of the saved
+// output and how to read it with the read tool's offset and limit.
+//
+// Error results are spilled like any other; images, the error flag and
+// code, render data and file records are kept as they are. Calls whose
+// tool declares Spec.NeverSpill (the tool that reads spilled output back)
+// are never spilled. When saving fails, or no store is configured, the
+// result stays whole and the failure is logged: spilling never turns a
+// success into an error.
+//
+// Put it outside the deadline middleware (first in the loop's middleware
+// list), so that saving is not charged to a tool's deadline and results
+// cut off by a deadline are still spilled.
+func Middleware(opts ...Option) tools.Middleware {
+	p := &policy{threshold: DefaultThreshold}
+	for _, o := range opts {
+		if o != nil {
+			o(p)
+		}
+	}
+	return func(next tools.Handler) tools.Handler {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+			res := next.Handle(ctx, call)
+			if res == nil || call.Spec.NeverSpill {
+				return res
+			}
+			return p.apply(ctx, call, res)
+		})
+	}
+}
+
+func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result) *tools.Result {
+	text := res.Text()
+	if len(text) <= p.threshold {
+		return res
+	}
+	logger := loggerOf(call)
+	store := p.store
+	if store == nil && call.Env != nil {
+		store = call.Env.Output
+	}
+	if store == nil {
+		logger.Warn("tool output over the spill threshold kept whole: no output store is configured",
+			"tool", call.Name, "call_id", call.ID, "bytes", len(text), "threshold", p.threshold)
+		return res
+	}
+	// The save outlives a cancelled turn: the result is logged either way,
+	// and it should be logged small.
+	st, err := store.Save(context.WithoutCancel(ctx), OwnerOf(call), strings.NewReader(text))
+	if err != nil {
+		logger.Error("saving a large tool output failed; keeping it whole",
+			"tool", call.Name, "call_id", call.ID, "bytes", len(text), "error", err)
+		return res
+	}
+	pv, ok := buildPreview(source{head: text, tail: text, size: int64(len(text)), newlines: int64(strings.Count(text, "\n"))},
+		p.threshold, st, nil)
+	if !ok {
+		logger.Error("the spill notice does not fit the threshold; keeping the output whole",
+			"tool", call.Name, "call_id", call.ID, "locator", st.Locator, "threshold", p.threshold)
+		return res
+	}
+	logger.Debug("spilled a large tool output", "tool", call.Name, "call_id", call.ID,
+		"bytes", len(text), "locator", st.Locator, "omitted", pv.Omitted)
+	out := *res
+	out.Content = make([]tools.Content, 0, len(res.Content))
+	placed := false
+	for _, c := range res.Content {
+		if c.Type == tools.ContentText {
+			if !placed {
+				out.Content = append(out.Content, tools.Text(pv.Text))
+				placed = true
+			}
+			continue
+		}
+		out.Content = append(out.Content, c)
+	}
+	return &out
+}
+
+// OwnerOf returns the owner of a call's outputs: its session, tool and
+// call id.
+func OwnerOf(call *tools.Call) tools.Owner {
+	o := tools.Owner{Tool: call.Name, Call: call.ID}
+	if call.Env != nil {
+		o.Session = call.Env.SessionID
+	}
+	return o
+}
+
+func loggerOf(call *tools.Call) *slog.Logger {
+	if call != nil && call.Env != nil && call.Env.Logger != nil {
+		return call.Env.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,258 @@
+package spill_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/spill/spilltest"
+	"github.com/go-harness/harness/tools"
+)
+
+// logBuffer is a slog handler target safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// runCall runs one call through the spill middleware and returns the
+// result the model would get.
+func runCall(t *testing.T, spec tools.Spec, res *tools.Result, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *tools.Result {
+	t.Helper()
+	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: tools.NewState()}
+	if logs != nil {
+		env.Logger = logs.logger()
+	}
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *tools.Result { return res }), spill.Middleware(opts...))
+	return h.Handle(context.Background(), call)
+}
+
+// lines makes text of n numbered lines.
+func lines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%05d: output of the command, line %d\n", i, i)
+	}
+	return b.String()
+}
+
+var (
+	omittedRE = regexp.MustCompile(`(\d+) of (\d+) bytes omitted here \(lines (\d+)-(\d+) of (\d+)\)`)
+	readRE    = regexp.MustCompile(`call read with file_path "(spill://[^"]+)", offset (\d+) and limit (\d+)`)
+)
+
+type notice struct {
+	omitted, total      int
+	first, last, nlines int
+	locator             string
+	offset, limit       int
+}
+
+func parseNotice(t *testing.T, text string) notice {
+	t.Helper()
+	m := omittedRE.FindStringSubmatch(text)
+	require.NotNil(t, m, "notice with the omitted byte count in %q", text)
+	r := readRE.FindStringSubmatch(text)
+	require.NotNil(t, r, "read hint in %q", text)
+	atoi := func(s string) int { n, err := strconv.Atoi(s); require.NoError(t, err); return n }
+	return notice{atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4]), atoi(m[5]), r[1], atoi(r[2]), atoi(r[3])}
+}
+
+// readLines emulates the read tool on a saved output: lines offset to
+// offset+limit-1, 1-based.
+func readLines(t *testing.T, s tools.OutputStore, locator string, offset, limit int) string {
+	t.Helper()
+	all := strings.SplitAfter(string(spilltest.ReadAll(t, s, locator)), "\n")
+	require.LessOrEqual(t, offset+limit-1, len(all))
+	return strings.Join(all[offset-1:offset-1+limit], "")
+}
+
+func TestThresholdEdges(t *testing.T) {
+	store := spill.NewMemory()
+	spec := tools.Spec{Name: "bash"}
+	const threshold = 4000
+	for _, size := range []int{0, 1, threshold - 1, threshold} {
+		text := strings.Repeat("a", size)
+		got := runCall(t, spec, tools.TextResult(text), store, nil, spill.WithThreshold(threshold))
+		assert.Equal(t, text, got.Text(), "%d bytes stay whole", size)
+	}
+	assert.Zero(t, store.Len(), "nothing was saved")
+
+	text := strings.Repeat("a", threshold+1)
+	got := runCall(t, spec, tools.TextResult(text), store, nil, spill.WithThreshold(threshold))
+	require.Equal(t, 1, store.Len(), "one byte over is spilled")
+	assert.LessOrEqual(t, len(got.Text()), threshold)
+	n := parseNotice(t, got.Text())
+	assert.Equal(t, threshold+1, n.total)
+	assert.Equal(t, text, string(spilltest.ReadAll(t, store, n.locator)), "saved whole")
+}
+
+func TestSpillPreviewContents(t *testing.T) {
+	store := spill.NewMemory()
+	text := lines(3000)
+	got := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, nil)
+	preview := got.Text()
+	require.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the default threshold applies")
+	require.Len(t, got.Content, 1)
+
+	n := parseNotice(t, preview)
+	head, _, _ := strings.Cut(preview, "[...")
+	tail := preview[strings.LastIndex(preview, "]\n")+2:]
+	assert.True(t, strings.HasPrefix(text, head), "head is the start of the output")
+	assert.True(t, strings.HasSuffix(text, tail), "tail is the end of the output")
+	assert.True(t, strings.HasPrefix(head, "00001: "))
+	assert.True(t, strings.HasSuffix(tail, "line 3000\n"))
+	assert.Equal(t, len(text)-len(head)-len(tail), n.omitted, "the exact omitted byte count")
+	assert.Equal(t, len(text), n.total)
+	assert.Equal(t, 3000, n.nlines)
+	assert.Equal(t, n.first, n.offset)
+	assert.Equal(t, n.last-n.first+1, n.limit)
+
+	// Following the hint returns exactly the omitted middle.
+	middle := readLines(t, store, n.locator, n.offset, n.limit)
+	assert.Equal(t, text[len(head):len(text)-len(tail)], middle)
+	assert.Contains(t, preview, "(offset and limit count lines)")
+}
+
+func TestNeverSpill(t *testing.T) {
+	store := spill.NewMemory()
+	text := lines(5000)
+	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, tools.TextResult(text), store, nil)
+	assert.Equal(t, text, got.Text())
+	assert.Zero(t, store.Len())
+	// Another tool name with the flag is exempt too, and "read" without
+	// it is not: the flag decides, not the name.
+	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, tools.TextResult(text), store, nil)
+	assert.Equal(t, text, got.Text())
+	got = runCall(t, tools.Spec{Name: "read"}, tools.TextResult(text), store, nil)
+	assert.NotEqual(t, text, got.Text())
+	assert.Equal(t, 1, store.Len())
+}
+
+type failingStore struct{ tools.OutputStore }
+
+func (failingStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	_, _ = io.CopyN(io.Discard, r, 100)
+	return tools.Stored{}, errors.New("disk full")
+}
+
+func TestSaveFailureKeepsInline(t *testing.T) {
+	var logs logBuffer
+	text := lines(3000)
+	res := tools.TextResult(text)
+	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{spill.NewMemory()}, &logs)
+	assert.False(t, got.IsError, "a save failure never turns success into an error")
+	assert.Equal(t, text, got.Text(), "the result stays whole")
+	assert.Contains(t, logs.String(), "disk full")
+	assert.Contains(t, logs.String(), "level=ERROR")
+	assert.Contains(t, logs.String(), "call_id=call_1")
+
+	logs = logBuffer{}
+	got = runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), nil, &logs)
+	assert.Equal(t, text, got.Text(), "no store: kept whole")
+	assert.Contains(t, logs.String(), "no output store")
+}
+
+func TestErrorsAndImages(t *testing.T) {
+	store := spill.NewMemory()
+	img := tools.ImageContent(tools.Image{Digest: "sha256:ab", MediaType: "image/png"})
+	res := &tools.Result{
+		IsError: true, Code: "exit_status",
+		Content: []tools.Content{tools.Text(lines(1000)), img, tools.Text(lines(1000))},
+		Render:  &tools.Render{Kind: tools.RenderTerminal, Terminal: &tools.Terminal{Command: "make"}},
+		Files:   []tools.FileAccess{{Op: tools.FileRead, Path: "/w/a"}},
+	}
+	whole := res.Text()
+	got := runCall(t, tools.Spec{Name: "bash"}, res, store, nil, spill.WithThreshold(5000))
+	assert.True(t, got.IsError)
+	assert.Equal(t, tools.ErrorCode("exit_status"), got.Code)
+	assert.Same(t, res.Render, got.Render)
+	assert.Equal(t, res.Files, got.Files)
+	require.Len(t, got.Content, 2, "the text blocks become one preview; the image stays")
+	assert.Equal(t, tools.ContentText, got.Content[0].Type)
+	assert.Equal(t, img, got.Content[1])
+	n := parseNotice(t, got.Text())
+	assert.Equal(t, whole, string(spilltest.ReadAll(t, store, n.locator)))
+	assert.Len(t, res.Content, 3, "the tool's own result is not modified")
+}
+
+func TestThresholdFloor(t *testing.T) {
+	store := spill.NewMemory()
+	text := strings.Repeat("z", spill.MinThreshold)
+	got := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, nil, spill.WithThreshold(10))
+	assert.Equal(t, text, got.Text(), "a threshold below the floor is raised to MinThreshold")
+}
+
+// TestLoopSpill drives the real loop: a tool prints a big output, the
+// model is sent the preview, and the spill file in a directory store
+// holds the whole output.
+func TestLoopSpill(t *testing.T) {
+	big := lines(4000)
+	bigTool := tools.Define(tools.Spec{Name: "build", Description: "Build the project."},
+		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+			return tools.TextResult(big), nil
+		})
+	model := replay.NewScripted(
+		replay.Call(replay.ToolCall("c1", "build", nil)),
+		replay.Say("done"),
+	)
+	store := spill.NewDir(t.TempDir())
+	loop := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
+		agent.WithOutputStore(store), agent.WithMiddleware(spill.Middleware(spill.WithThreshold(8000))))
+	defer loop.Close()
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	require.NoError(t, err)
+	for _, err := range s.Run(context.Background(), "build it") {
+		require.NoError(t, err)
+	}
+	reqs := model.Requests()
+	require.Len(t, reqs, 2)
+	var result *session.ToolResult
+	for _, m := range reqs[1].Messages {
+		for _, b := range m.Content {
+			if b.Type == session.BlockToolResult {
+				result = b.ToolResult
+			}
+		}
+	}
+	require.NotNil(t, result)
+	text := result.Content[0].Text
+	assert.LessOrEqual(t, len(text), 8000, "the model sees the preview")
+	n := parseNotice(t, text)
+	assert.Contains(t, n.locator, "build-c1-", "the file is named after the tool and call")
+	assert.Equal(t, big, string(spilltest.ReadAll(t, store, n.locator)))
+	require.NoError(t, store.DeleteSession(context.Background(), s.ID()))
+	spilltest.RequireNotFound(t, store, n.locator)
+}

@@ -1,0 +1,122 @@
+package spill
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	iofs "io/fs"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Store saves tool output whole and keeps it for a while. Its Save and
+// Open methods are those of tools.OutputStore, so a Store can be passed
+// to the agent loop as its output store and tools find it as
+// call.Env.Output. The retention methods let the host clean up: when a
+// session is deleted, and periodically for old outputs.
+//
+// Implementations must be safe for concurrent use. The spilltest package
+// checks that an implementation keeps this contract.
+type Store interface {
+	tools.OutputStore
+	// DeleteSession removes every output saved for the session. Deleting
+	// a session that saved nothing is not an error.
+	DeleteSession(ctx context.Context, session string) error
+	// Expire removes every output saved before cutoff and returns how many
+	// it removed. Use time.Now().Add(-retention) as the cutoff.
+	Expire(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// ErrNotFound is matched (with errors.Is) by the error Open returns for a
+// locator that does not name a saved output: a typo, a locator of another
+// store, an output that retention removed, or an attempt to name a file
+// outside the store. It also matches io/fs.ErrNotExist, and its code
+// (ErrorCode) is "not_found".
+var ErrNotFound error = notFoundError{}
+
+type notFoundError struct{}
+
+func (notFoundError) Error() string { return "spill: no saved output with this locator" }
+
+// ErrorCode returns the stable code of the error.
+func (notFoundError) ErrorCode() string { return "not_found" }
+
+// Is makes the error match io/fs.ErrNotExist as well.
+func (notFoundError) Is(target error) bool { return target == iofs.ErrNotExist }
+
+// LocatorError reports a locator Open refused or could not open.
+type LocatorError struct {
+	Locator string
+	Err     error
+}
+
+// Error says which locator failed and why, in words a model can act on.
+func (e *LocatorError) Error() string {
+	return "spill: " + quote(e.Locator) + ": " + e.Err.Error() +
+		" (it may have been removed by retention; locators come from spill notices and must be used exactly as given)"
+}
+
+// Unwrap returns the underlying error.
+func (e *LocatorError) Unwrap() error { return e.Err }
+
+// ErrorCode returns the code of the underlying error.
+func (e *LocatorError) ErrorCode() string {
+	var c interface{ ErrorCode() string }
+	if errors.As(e.Err, &c) {
+		return c.ErrorCode()
+	}
+	return "io_error"
+}
+
+func quote(s string) string {
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == 0x7f:
+			const hexdigits = "0123456789abcdef"
+			b = append(b, '\\', 'x', hexdigits[c>>4], hexdigits[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
+}
+
+// sanitize maps an owner id to a name component of at most max bytes made
+// of ASCII letters, digits, '_' and '-': anything else becomes '_'. It can
+// never produce "." or "..", a path separator or a NUL byte. An empty id
+// becomes "none".
+func sanitize(id string, max int) string {
+	if id == "" {
+		return "none"
+	}
+	b := make([]byte, 0, min(len(id), max))
+	for i := 0; i < len(id) && len(b) < max; i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b = append(b, c)
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// sessionDir names the directory (or namespace) of a session's outputs:
+// the sanitized id, for people looking at the directory, and a hash of the
+// exact id, so that two ids that sanitize alike never share a directory.
+func sessionDir(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return sanitize(session, 64) + "-" + hex.EncodeToString(sum[:4])
+}

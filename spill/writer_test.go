@@ -1,0 +1,282 @@
+package spill_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/spill/spilltest"
+	"github.com/go-harness/harness/tools"
+)
+
+var owner = tools.Owner{Session: "sess", Tool: "bash", Call: "call_1"}
+
+func writeAll(t *testing.T, w io.Writer, text string, chunk int) {
+	t.Helper()
+	for len(text) > 0 {
+		n := min(chunk, len(text))
+		k, err := w.Write([]byte(text[:n]))
+		require.NoError(t, err)
+		require.Equal(t, n, k)
+		text = text[n:]
+	}
+}
+
+func TestWriterSmallOutputStaysWhole(t *testing.T) {
+	leakcheck.Check(t)
+	store := spill.NewMemory()
+	for _, size := range []int{0, 10, 2048} {
+		w := spill.NewWriter(context.Background(), store, owner, 2048)
+		text := strings.Repeat("s", size)
+		writeAll(t, w, text, 100)
+		require.NoError(t, w.Close())
+		out := w.Output()
+		assert.Equal(t, text, out.Text)
+		assert.Equal(t, int64(size), out.Size)
+		assert.False(t, out.Truncated)
+		assert.Empty(t, out.Stored.Locator)
+	}
+	assert.Zero(t, store.Len(), "outputs within the limit are never saved")
+}
+
+func TestWriterSpillsLongOutput(t *testing.T) {
+	leakcheck.Check(t)
+	for _, chunk := range []int{1, 7, 1000, 1 << 20} {
+		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
+			store := spill.NewMemory()
+			text := lines(2000)
+			if chunk == 1 {
+				text = lines(300)
+			}
+			w := spill.NewWriter(context.Background(), store, owner, 2048)
+			writeAll(t, w, text, chunk)
+			require.NoError(t, w.Close())
+			out := w.Output()
+			require.True(t, out.Truncated)
+			require.NoError(t, out.Err)
+			assert.Equal(t, int64(len(text)), out.Size)
+			assert.Equal(t, int64(len(text)), out.Stored.Size)
+			assert.LessOrEqual(t, len(out.Text), 2048)
+			assert.Equal(t, text, string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+
+			n := parseNotice(t, out.Text)
+			assert.Equal(t, out.Stored.Locator, n.locator)
+			head, _, _ := strings.Cut(out.Text, "[...")
+			tail := out.Text[strings.LastIndex(out.Text, "]\n")+2:]
+			assert.NotEmpty(t, head)
+			assert.NotEmpty(t, tail)
+			assert.True(t, strings.HasPrefix(text, head))
+			assert.True(t, strings.HasSuffix(text, tail))
+			assert.Equal(t, len(text)-len(head)-len(tail), n.omitted)
+			assert.Equal(t, text[len(head):len(text)-len(tail)], readLines(t, store, n.locator, n.offset, n.limit),
+				"the hint reads back exactly the omitted middle")
+		})
+	}
+}
+
+func TestWriterExactlyAtLimit(t *testing.T) {
+	store := spill.NewMemory()
+	w := spill.NewWriter(context.Background(), store, owner, 2048)
+	writeAll(t, w, strings.Repeat("e", 2048), 2048)
+	require.NoError(t, w.Close())
+	assert.False(t, w.Output().Truncated)
+	w = spill.NewWriter(context.Background(), store, owner, 2048)
+	writeAll(t, w, strings.Repeat("e", 2049), 2048)
+	require.NoError(t, w.Close())
+	assert.True(t, w.Output().Truncated)
+	assert.Equal(t, 1, store.Len())
+}
+
+func TestWriterConcurrentWriters(t *testing.T) {
+	leakcheck.Check(t)
+	store := spill.NewDir(t.TempDir())
+	w := spill.NewWriter(context.Background(), store, owner, 4096)
+	var wg sync.WaitGroup
+	for _, s := range []string{"out\n", "err\n"} {
+		wg.Go(func() {
+			for range 10_000 {
+				_, _ = w.Write([]byte(s))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, w.Close())
+	saved := string(spilltest.ReadAll(t, store, w.Output().Stored.Locator))
+	assert.Len(t, saved, 80_000)
+	assert.Equal(t, 10_000, strings.Count(saved, "out\n"))
+	assert.Equal(t, 10_000, strings.Count(saved, "err\n"))
+}
+
+// brokenStore reads some of the output, then fails.
+type brokenStore struct{ tools.OutputStore }
+
+func (brokenStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	_, _ = io.CopyN(io.Discard, r, 5000)
+	return tools.Stored{}, errors.New("quota exceeded")
+}
+
+func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
+	leakcheck.Check(t)
+	text := lines(3000)
+	w := spill.NewWriter(context.Background(), brokenStore{}, owner, 3000)
+	writeAll(t, w, text, 512) // never fails
+	err := w.Close()
+	require.ErrorContains(t, err, "quota exceeded")
+	out := w.Output()
+	assert.True(t, out.Truncated)
+	assert.Empty(t, out.Stored.Locator)
+	assert.ErrorContains(t, out.Err, "quota exceeded")
+	assert.LessOrEqual(t, len(out.Text), 3000)
+	assert.Contains(t, out.Text, "could not be saved (quota exceeded)")
+	assert.True(t, strings.HasPrefix(out.Text, "00001: "))
+	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
+
+	// Without a store, the head and tail are kept likewise.
+	w = spill.NewWriter(context.Background(), nil, owner, 3000)
+	writeAll(t, w, text, 512)
+	require.NoError(t, w.Close())
+	assert.Contains(t, w.Output().Text, "no output store is configured")
+}
+
+func TestWriterCancelled(t *testing.T) {
+	leakcheck.Check(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	store := spill.NewDir(t.TempDir())
+	w := spill.NewWriter(ctx, store, owner, 1024)
+	writeAll(t, w, lines(100), 100)
+	cancel()
+	writeAll(t, w, lines(10_000), 4096) // writes go on without failing
+	err := w.Close()
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, w.Output().Text, "could not be saved")
+	_, err = w.Write([]byte("late"))
+	assert.ErrorIs(t, err, spill.ErrWriterClosed)
+	assert.ErrorIs(t, w.Close(), context.Canceled, "Close again reports the same")
+}
+
+func TestCallWriterUsesSessionStore(t *testing.T) {
+	store := spill.NewMemory()
+	call := &tools.Call{ID: "c9", Name: "bash", Env: &tools.Env{SessionID: "s9", Output: store}}
+	w := spill.NewCallWriter(context.Background(), call, 0)
+	writeAll(t, w, lines(3000), 1<<16)
+	require.NoError(t, w.Close())
+	assert.LessOrEqual(t, len(w.Output().Text), spill.DefaultThreshold)
+	assert.Equal(t, []string{w.Output().Stored.Locator}, store.Locators("s9"))
+	assert.Contains(t, w.Output().Stored.Locator, "/bash-c9-")
+}
+
+// generator yields n bytes of numbered-looking text lines without
+// allocating, from a fixed pattern.
+type generator struct {
+	pattern []byte
+	off     int
+	left    int64
+}
+
+func newGenerator(n int64) *generator {
+	var b strings.Builder
+	for i := 0; b.Len() < 64<<10; i++ {
+		fmt.Fprintf(&b, "%08d generated output line with some text to make it longer\n", i)
+	}
+	return &generator{pattern: []byte(b.String()), left: n}
+}
+
+func (g *generator) Read(p []byte) (int, error) {
+	if g.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > g.left {
+		p = p[:g.left]
+	}
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], g.pattern[g.off:])
+		n += c
+		g.off = (g.off + c) % len(g.pattern)
+	}
+	g.left -= int64(n)
+	return n, nil
+}
+
+// heapPeak samples live heap bytes until stop is closed and returns the
+// peak seen.
+func heapPeak(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return out
+}
+
+// TestWriterGigabyteBoundedMemory streams 1 GiB through a Writer into a
+// directory store and checks that memory stays bounded: the heap never
+// grows by more than a few MiB and the whole run allocates far less than
+// the output.
+func TestWriterGigabyteBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1 GiB to a temporary directory")
+	}
+	leakcheck.Check(t)
+	const size = 1 << 30
+	store := spill.NewDir(t.TempDir())
+	gen := newGenerator(size)
+	buf := make([]byte, 64<<10)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	stop := make(chan struct{})
+	peakc := heapPeak(stop)
+
+	w := spill.NewWriter(context.Background(), store, owner, spill.DefaultThreshold)
+	n, err := io.CopyBuffer(w, gen, buf)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	close(stop)
+	peak := <-peakc
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+
+	require.Equal(t, int64(size), n)
+	out := w.Output()
+	require.NoError(t, out.Err)
+	assert.Equal(t, int64(size), out.Stored.Size)
+	assert.LessOrEqual(t, len(out.Text), spill.DefaultThreshold)
+	rc, err := store.Open(context.Background(), out.Stored.Locator)
+	require.NoError(t, err)
+	saved, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	require.NoError(t, err)
+	assert.Equal(t, int64(size), saved)
+
+	allocated := after.TotalAlloc - before.TotalAlloc
+	growth := int64(peak) - int64(before.HeapAlloc)
+	t.Logf("1 GiB streamed: %.1f MiB allocated in all, heap peak %.1f MiB above the start", float64(allocated)/(1<<20), float64(growth)/(1<<20))
+	assert.Less(t, allocated, uint64(16<<20), "allocation does not grow with the output")
+	assert.Less(t, growth, int64(32<<20), "the heap stays bounded")
+}

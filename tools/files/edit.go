@@ -1,0 +1,154 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/tools"
+)
+
+type editArgs struct {
+	FilePath   string `json:"file_path" jsonschema:"Path of the file to edit: absolute, or relative to the working directory."`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace, as it appears in the file."`
+	NewString  string `json:"new_string" jsonschema:"The text to put in its place; empty to delete old_string."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string instead of exactly one. Default false."`
+}
+
+// Edit returns the edit tool: edit(file_path, old_string, new_string,
+// replace_all?). It replaces literal text in a file the session has seen
+// at its current version (see fs.Ledger and fs.ApplyEdit), atomically.
+// The reply shows the changed lines, numbered as read numbers them.
+// Results carry a diff render and a FileAccess of op write with the new
+// version.
+func Edit(opts ...Option) tools.Tool {
+	c := newConfig(opts)
+	spec := tools.Spec{
+		Name: "edit",
+		Description: "Replace exact text in a file you have read (or written) in this session. old_string must occur in the file exactly once, character for character, " +
+			"including indentation and line breaks and without the `N: ` prefixes that read adds; include enough surrounding lines to make it unique. " +
+			"With replace_all set to true, every occurrence is replaced instead. new_string takes its place; an empty new_string deletes it. " +
+			"old_string must not be empty and must differ from new_string. If the file changed after you read it, the edit is refused: read it again first. " +
+			"Windows (CRLF) line endings and a byte order mark are kept. The reply shows the changed lines.",
+		SideEffects: true,
+		Family:      tools.FamilyLocal,
+		Render:      tools.RenderDiff,
+	}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+		return c.edit(ctx, call, in)
+	})
+}
+
+func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+	switch {
+	case in.OldString == "":
+		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: "old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write."}
+	case strings.ReplaceAll(in.OldString, "\r\n", "\n") == strings.ReplaceAll(in.NewString, "\r\n", "\n"):
+		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: "old_string and new_string are the same, so the edit would change nothing. Give the new text in new_string."}
+	}
+	p, fsys, err := prepare(call, "edit", in.FilePath, true)
+	if err != nil {
+		return nil, err
+	}
+	ledger := Ledger(call.Env)
+	if ledger == nil {
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "The session is closing; edit cannot run."}
+	}
+	pre, err := ledger.EditPrecondition(p)
+	if err != nil {
+		// Say first what the model can act on: a missing file or a
+		// directory is not cured by reading it.
+		st, serr := fsys.Stat(ctx, p)
+		switch {
+		case serr != nil:
+			err = serr
+		case st.IsDir():
+			err = &fs.Error{Op: "edit", Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+		}
+		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
+	}
+	res, err := fsys.Edit(ctx, p, fs.Edit{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}, pre)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotFound) {
+			ledger.Forget(p)
+		}
+		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
+	}
+	ledger.Observe(p, res.Info.Version)
+
+	regions := make([]diff.Region, len(res.Spans))
+	for i, s := range res.Spans {
+		regions[i] = diff.Region{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
+	}
+	script := diff.RegionScript(res.Old, res.New, regions, contextLines)
+	render := c.diffRender("Edit "+p, p, res.Old, res.New, false, script)
+
+	msg := fmt.Sprintf("Edited %s: replaced %s (+%d -%d lines).", p,
+		plural(res.Replacements, "occurrence", "occurrences"), render.Diff.Added, render.Diff.Removed)
+	if len(res.Spans) == 1 {
+		msg += c.snippet(res.New, res.Spans[0])
+	}
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(msg)},
+		Render:  render,
+		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
+	}, nil
+}
+
+// snippetMax bounds the lines an edit reply shows.
+const snippetMax = 16
+
+// snippet shows the lines of content around span, numbered as read
+// numbers them, so the model can check the result without reading again.
+func (c config) snippet(content []byte, s fs.Span) string {
+	body := content
+	bom := 0
+	if bytes.HasPrefix(body, []byte(fs.BOM)) {
+		bom = len(fs.BOM)
+	}
+	first := 1 + bytes.Count(body[:s.NewStart], []byte{'\n'})
+	last := first + bytes.Count(body[s.NewStart:s.NewEnd], []byte{'\n'})
+	if s.NewEnd > s.NewStart && body[s.NewEnd-1] == '\n' {
+		last-- // the replacement ends its last line
+	}
+	from := max(1, first-2)
+	// Find the start of line from.
+	at := bom
+	for l := 1; l < from; l++ {
+		i := bytes.IndexByte(body[at:], '\n')
+		at += i + 1
+	}
+	to := last + 2
+	if to-from+1 > snippetMax {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" The lines around the change now read:\n")
+	for l := from; l <= to && at < len(body); l++ {
+		line := body[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+			at += i + 1
+		} else {
+			at = len(body)
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		text := textcut.Prefix(string(line), c.lineRunes*4)
+		b.WriteString(strconv.Itoa(l))
+		b.WriteString(": ")
+		b.WriteString(text)
+		if len(text) < len(line) {
+			b.WriteString(" [… cut]")
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

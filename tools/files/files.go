@@ -1,0 +1,149 @@
+package files
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+)
+
+// Option configures the file tools.
+type Option func(*config)
+
+type config struct {
+	lines     int // default and maximum lines per read
+	lineRunes int // characters after which a line is cut
+	maxBytes  int // selected text per read
+	diffText  int // texts of a diff render kept up to this size
+	diffLines int // hunk lines of a diff render kept up to this count
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		lines:     fs.DefaultLimit,
+		lineRunes: fs.DefaultMaxLineRunes,
+		maxBytes:  fs.DefaultMaxBytes,
+		diffText:  64 << 10,
+		diffLines: 4000,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithReadLimits sets how much one read returns: at most lines lines
+// (also the default), lines cut after lineRunes characters, and at most
+// maxBytes bytes of text. Zero keeps a default (2000 lines, 2000
+// characters, 50 KiB). The read tool's description states the limits in
+// force.
+func WithReadLimits(lines, lineRunes, maxBytes int) Option {
+	return func(c *config) {
+		if lines > 0 {
+			c.lines = lines
+		}
+		if lineRunes > 0 {
+			c.lineRunes = lineRunes
+		}
+		if maxBytes > 0 {
+			c.maxBytes = maxBytes
+		}
+	}
+}
+
+// WithDiffLimits bounds the diff render of write and edit results: the
+// old and new texts are kept when together they have at most textBytes
+// bytes, and at most hunkLines lines of hunks are kept. Past either
+// bound the render is marked truncated. Zero keeps a default (64 KiB,
+// 4000 lines).
+func WithDiffLimits(textBytes, hunkLines int) Option {
+	return func(c *config) {
+		if textBytes > 0 {
+			c.diffText = textBytes
+		}
+		if hunkLines > 0 {
+			c.diffLines = hunkLines
+		}
+	}
+}
+
+// Tools returns read, write and edit, in that order.
+func Tools(opts ...Option) []tools.Tool {
+	return []tools.Tool{Read(opts...), Write(opts...), Edit(opts...)}
+}
+
+type ledgerKey struct{}
+
+// Ledger returns the session's observation ledger: the version of every
+// file the session's read, write and edit calls (and other tools that show
+// file content, such as read_image) have seen. It lives in env.State, so it
+// starts empty for every session, resumed ones included. It returns nil
+// when env has no state or the session is closing.
+func Ledger(env *tools.Env) *fs.Ledger {
+	if env == nil || env.State == nil {
+		return nil
+	}
+	l, err := tools.LoadState(env.State, ledgerKey{}, fs.NewLedger)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// Resolve returns the absolute, clean namespace path a tool argument
+// names: an absolute path cleaned, a relative one joined to the session's
+// working directory (or, without one, to the file system's root).
+func Resolve(env *tools.Env, p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	cwd := env.Cwd
+	if cwd == "" {
+		cwd = "/"
+		if env.FS != nil {
+			cwd = fs.RootOf(env.FS)
+		}
+	}
+	return path.Join(cwd, p)
+}
+
+// prepare checks what every file tool needs and resolves the path.
+func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.FileSystem, error) {
+	env := call.Env
+	switch {
+	case strings.TrimSpace(filePath) == "":
+		return "", nil, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
+	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
+		return "", nil, &tools.Error{Code: tools.ErrorCode(fs.CodePermission),
+			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
+	case env == nil || env.FS == nil:
+		return "", nil, &tools.Error{Code: tools.CodeToolFailed,
+			Message: fmt.Sprintf("The %s tool has no file system in this session, so it cannot be used.", tool)}
+	}
+	return Resolve(env, filePath), env.FS, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// humanBytes formats a size for the model: "812 bytes", "4.2 KB", "3.1 MB".
+func humanBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return plural(int(n), "byte", "bytes")
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+}

@@ -1,0 +1,205 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+)
+
+type readArgs struct {
+	FilePath string `json:"file_path" jsonschema:"Path of the file to read: absolute, or relative to the working directory. A spill:// path names a saved tool output."`
+	Offset   int    `json:"offset,omitempty" jsonschema:"Number of the first line to return, counting from 1. Default 1."`
+	Limit    int    `json:"limit,omitempty" jsonschema:"Largest number of lines to return. Defaults to the maximum, which the tool description states."`
+}
+
+// Read returns the read tool: read(file_path, offset?, limit?). It shows a
+// window of a UTF-8 text file with numbered lines and one footer saying
+// where the window ends and how to continue, records the file's version
+// in the session's Ledger, and also reads saved outputs (tools.OutputScheme
+// locators) through Env.Output with the same windowing.
+//
+// Results carry a locations render and a FileAccess of op read with the
+// line window; the tool is concurrency-safe and never spilled.
+func Read(opts ...Option) tools.Tool {
+	c := newConfig(opts)
+	spec := tools.Spec{
+		Name:            "read",
+		Description:     readDescription(c),
+		ConcurrencySafe: true,
+		Family:          tools.FamilyLocal,
+		Render:          tools.RenderLocations,
+		NeverSpill:      true,
+	}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+		return c.read(ctx, call, in)
+	})
+}
+
+func readDescription(c config) string {
+	return fmt.Sprintf("Read a UTF-8 text file. Returns its lines numbered from 1, each as `N: text`; the `N: ` prefix is not part of the file. "+
+		"Reads up to %d lines from the start by default. For longer files pass offset (the first line to show, counting from 1) and limit "+
+		"(how many lines, at most %d), and follow the footer: it says whether the end of the file was reached and which offset comes next. "+
+		"Lines longer than %d characters are cut, and one call returns at most %s of text. Windows line endings are shown as plain line breaks. "+
+		"Binary files and files that are not valid UTF-8 are refused. The path may be absolute or relative to the working directory; "+
+		"a path starting with spill:// names a saved tool output and is read the same way. "+
+		"Reading any part of a file is what allows edit, and write over an existing file, afterwards.",
+		c.lines, c.lines, c.lineRunes, sizeLimit(c.maxBytes))
+}
+
+func sizeLimit(n int) string {
+	if n%1024 == 0 {
+		return fmt.Sprintf("%d KB", n/1024)
+	}
+	return plural(n, "byte", "bytes")
+}
+
+func (c config) window(in readArgs) (fs.Window, error) {
+	if in.Offset < 0 {
+		return fs.Window{}, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: fmt.Sprintf("offset is %d; it must be a line number from 1 up (or left out to start at line 1).", in.Offset)}
+	}
+	if in.Limit < 0 {
+		return fs.Window{}, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: fmt.Sprintf("limit is %d; it must be a positive number of lines (at most %d), or left out.", in.Limit, c.lines)}
+	}
+	limit := in.Limit
+	if limit == 0 || limit > c.lines {
+		limit = c.lines
+	}
+	return fs.Window{Offset: max(in.Offset, 1), Limit: limit, MaxLineRunes: c.lineRunes, MaxBytes: c.maxBytes}, nil
+}
+
+func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+	w, err := c.window(in)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(in.FilePath, tools.OutputScheme) {
+		return c.readSaved(ctx, call, in.FilePath, w)
+	}
+	p, fsys, err := prepare(call, "read", in.FilePath, false)
+	if err != nil {
+		return nil, err
+	}
+	text, err := fsys.ReadText(ctx, p, w)
+	if err != nil {
+		return nil, explain(ctx, call, "read", p, in.FilePath, err)
+	}
+	if l := Ledger(call.Env); l != nil && text.Info.Version != "" {
+		l.Observe(p, text.Info.Version)
+	}
+	body := c.format("File: "+p, text)
+	start, end := text.Offset, text.End()
+	if len(text.Lines) == 0 {
+		start, end = 0, 0
+	}
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(body)},
+		Render: &tools.Render{Kind: tools.RenderLocations, Title: readTitle(p, text),
+			Locations: []tools.Location{{Path: p, StartLine: start, EndLine: end}}},
+		Files: []tools.FileAccess{{Op: tools.FileRead, Path: p, Version: text.Info.Version,
+			StartLine: start, EndLine: end, Complete: text.Complete()}},
+	}, nil
+}
+
+// readSaved reads a saved output through the session's output store.
+func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*tools.Result, error) {
+	if call.Env == nil || call.Env.Output == nil {
+		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound),
+			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
+	}
+	rc, err := call.Env.Output.Open(ctx, locator)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if errors.Is(err, fs.ErrNotFound) || errors.Is(err, iofs.ErrNotExist) {
+			return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound), Err: err,
+				Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
+		}
+		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeIO), Err: err,
+			Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
+	}
+	defer rc.Close()
+	text, err := fs.ScanText(ctx, rc, w)
+	if err != nil {
+		return nil, explain(ctx, call, "read", locator, locator, err)
+	}
+	start, end := text.Offset, text.End()
+	if len(text.Lines) == 0 {
+		start, end = 0, 0
+	}
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(c.format("Saved output: "+locator, text))},
+		Render: &tools.Render{Kind: tools.RenderLocations, Title: readTitle(locator, text),
+			Locations: []tools.Location{{Path: locator, StartLine: start, EndLine: end}}},
+	}, nil
+}
+
+func readTitle(p string, t *fs.Text) string {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if len(t.Lines) == 0 {
+		return "Read " + name + " (empty)"
+	}
+	return fmt.Sprintf("Read %s (lines %d-%d of %d)", name, t.Offset, t.End(), t.TotalLines)
+}
+
+// format renders a window: a header line, the numbered lines, and one
+// footer.
+func (c config) format(header string, t *fs.Text) string {
+	var b strings.Builder
+	b.Grow(len(header) + 64 + int(min(t.Size, int64(c.maxBytes))) + 8*len(t.Lines))
+	b.WriteString(header)
+	var notes []string
+	if t.CRLF {
+		notes = append(notes, "Windows (CRLF) line endings, shown as plain line breaks; write and edit keep them")
+	}
+	if t.BOM {
+		notes = append(notes, "starts with a UTF-8 byte order mark, not shown; write and edit keep it")
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, "; ") + ")")
+	}
+	b.WriteByte('\n')
+	var num [20]byte
+	for i, l := range t.Lines {
+		b.Write(strconv.AppendInt(num[:0], int64(t.Offset+i), 10))
+		b.WriteString(": ")
+		b.WriteString(l.Text)
+		if l.Cut > 0 {
+			fmt.Fprintf(&b, " [… %d more characters cut]", l.Cut)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(c.footer(t))
+	return b.String()
+}
+
+func (c config) footer(t *fs.Text) string {
+	var f string
+	end := t.End()
+	switch {
+	case t.TotalLines == 0:
+		f = "(The file is empty.)"
+	case t.Capped:
+		f = fmt.Sprintf("(Output limit of %s reached: lines %d-%d of %d shown. To continue, call read with offset=%d.)",
+			sizeLimit(c.maxBytes), t.Offset, end, t.TotalLines, end+1)
+	case end < t.TotalLines:
+		f = fmt.Sprintf("(Lines %d-%d of %d shown. To continue, call read with offset=%d.)", t.Offset, end, t.TotalLines, end+1)
+	case t.Offset <= 1:
+		f = fmt.Sprintf("(End of file: all %s shown.)", plural(t.TotalLines, "line", "lines"))
+	default:
+		f = fmt.Sprintf("(End of file: lines %d-%d of %d shown.)", t.Offset, end, t.TotalLines)
+	}
+	if n := t.CutLines(); n > 0 {
+		f = f[:len(f)-1] + fmt.Sprintf(" %s longer than %d characters %s cut; the rest of such a line cannot be shown by read.)",
+			plural(n, "line", "lines"), c.lineRunes, map[bool]string{true: "was", false: "were"}[n == 1])
+	}
+	return f
+}

@@ -1,0 +1,42 @@
+package files
+
+import (
+	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/tools"
+)
+
+// contextLines is the number of unchanged lines around each hunk.
+const contextLines = 3
+
+// diffRender builds the diff render of a change from old to new (old nil
+// for a created file) from an edit script.
+func (c config) diffRender(title, p string, old, new []byte, created bool, script []diff.Edit) *tools.Render {
+	d := &tools.Diff{Path: p}
+	for _, e := range script {
+		switch {
+		case e.Op == diff.Delete:
+			d.Removed++
+		case e.Op == diff.Insert:
+			d.Added++
+		}
+	}
+	lines := 0
+	for _, h := range diff.Hunks(script, contextLines) {
+		if lines+len(h.Lines) > c.diffLines {
+			d.Truncated = true
+			break
+		}
+		lines += len(h.Lines)
+		d.Hunks = append(d.Hunks, tools.Hunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: h.Lines})
+	}
+	if len(old)+len(new) <= c.diffText {
+		if !created {
+			s := string(old)
+			d.OldText = &s
+		}
+		d.NewText = string(new)
+	} else {
+		d.Truncated = true
+	}
+	return &tools.Render{Kind: tools.RenderDiff, Title: title, Diff: d}
+}

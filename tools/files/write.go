@@ -1,0 +1,122 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/tools"
+)
+
+type writeArgs struct {
+	FilePath string `json:"file_path" jsonschema:"Path of the file to create or replace: absolute, or relative to the working directory."`
+	Content  string `json:"content" jsonschema:"The complete new content of the file."`
+}
+
+// Write returns the write tool: write(file_path, content). It creates a
+// file, or replaces a whole file the session has seen at its current
+// version (see fs.Ledger), atomically, keeping the replaced file's line
+// endings and byte order mark. Results carry a diff render and a
+// FileAccess of op write with the new version.
+func Write(opts ...Option) tools.Tool {
+	c := newConfig(opts)
+	spec := tools.Spec{
+		Name: "write",
+		Description: "Create a file, or replace the whole content of a file, with UTF-8 text. Missing parent directories are created. " +
+			"To replace an existing file, read it first in this session (any part is enough): write refuses to overwrite a file you have not read, " +
+			"or one that changed after you read it. For a change to part of a file, prefer edit. " +
+			"A replaced file keeps its Windows (CRLF) line endings and byte order mark, so write text with plain line breaks. " +
+			"Saved outputs (spill:// paths) cannot be written.",
+		SideEffects: true,
+		Family:      tools.FamilyLocal,
+		Render:      tools.RenderDiff,
+	}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*tools.Result, error) {
+		return c.write(ctx, call, in)
+	})
+}
+
+func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*tools.Result, error) {
+	p, fsys, err := prepare(call, "write", in.FilePath, true)
+	if err != nil {
+		return nil, err
+	}
+	ledger := Ledger(call.Env)
+	if ledger == nil {
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "The session is closing; write cannot run."}
+	}
+	pre := ledger.WritePrecondition(p)
+	res, err := fsys.Write(ctx, p, []byte(in.Content), fs.WriteOptions{Pre: pre, KeepStyle: true})
+	if err != nil {
+		if errors.Is(err, fs.ErrExists) && pre.Absent {
+			err = &fs.Error{Op: "write", Path: p, Code: fs.CodeNotObserved, Detail: "the file exists and has not been read in this session", Err: err}
+		}
+		if errors.Is(err, fs.ErrStale) && pre.Version != "" {
+			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, fs.ErrNotFound) {
+				ledger.Forget(p)
+			}
+		}
+		return nil, explain(ctx, call, "write", p, in.FilePath, err)
+	}
+	ledger.Observe(p, res.Info.Version)
+
+	written := res.Written
+	lines := countLines(written)
+	var msg string
+	switch {
+	case res.Unchanged:
+		msg = fmt.Sprintf("%s already had exactly this content; nothing was written.", p)
+	case res.Created:
+		msg = fmt.Sprintf("Created %s (%s, %s).", p, plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+	default:
+		msg = fmt.Sprintf("Replaced the content of %s (now %s, %s).", p, plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+	}
+	if !res.Unchanged && !bytes.Equal(written, []byte(in.Content)) {
+		msg += " The file's Windows line endings and byte order mark were kept."
+	}
+
+	var render *tools.Render
+	title := "Write " + p
+	switch {
+	case res.Created && len(written) > maxDiffInput:
+		render = &tools.Render{Kind: tools.RenderDiff, Title: "Create " + p, Diff: &tools.Diff{Path: p, Added: lines, Truncated: true}}
+	case res.Created:
+		render = c.diffRender("Create "+p, p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
+	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
+		// Too large to diff (or the replaced file was too large to
+		// keep): no hunks.
+		render = &tools.Render{Kind: tools.RenderDiff, Title: title, Diff: &tools.Diff{Path: p, Truncated: true}}
+	default:
+		script := diff.Lines(diff.SplitLines(res.Previous), diff.SplitLines(written))
+		render = c.diffRender(title, p, res.Previous, written, false, script)
+		if !res.Unchanged {
+			msg = fmt.Sprintf("Replaced the content of %s: +%d -%d lines (now %s, %s).", p, render.Diff.Added, render.Diff.Removed,
+				plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+			if !bytes.Equal(written, []byte(in.Content)) {
+				msg += " The file's Windows line endings and byte order mark were kept."
+			}
+		}
+	}
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(msg)},
+		Render:  render,
+		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
+	}, nil
+}
+
+// maxDiffInput bounds the text a write diffs for its render.
+const maxDiffInput = 16 << 20
+
+// countLines counts lines as read does: a final line without a line feed
+// counts, an empty text has none.
+func countLines(b []byte) int {
+	b = bytes.TrimPrefix(b, []byte(fs.BOM))
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}

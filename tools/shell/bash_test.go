@@ -1,0 +1,418 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestBashSpecs(t *testing.T) {
+	for _, ts := range [][]tools.Tool{{Bash()}, BashWithJobs(), Sessions(), Tools()} {
+		reg, err := tools.NewRegistry(ts...)
+		require.NoError(t, err)
+		for _, s := range reg.Specs() {
+			assert.Equal(t, tools.RenderTerminal, s.Render, s.Name)
+			assert.Equal(t, tools.FamilyProcess, s.Family, s.Name)
+			assert.Greater(t, s.Deadline, time.Duration(0), s.Name)
+		}
+	}
+	spec := Bash().Spec()
+	assert.Contains(t, spec.Description, "vim")
+	assert.Contains(t, spec.Description, "not supported")
+	assert.Contains(t, spec.Description, "spill://")
+	assert.Contains(t, spec.Description, "directory the command ran in")
+	assert.Greater(t, spec.Deadline, DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
+	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
+	assert.Contains(t, string(BashWithJobs()[0].Spec().InputSchema), "run_in_background")
+	for _, s := range Sessions() {
+		d := s.Spec().Description
+		if s.Spec().Name == "shell_open" {
+			assert.Contains(t, d, "fixed when it opens")
+			assert.Contains(t, d, "vim, top, less")
+		}
+		if s.Spec().Name == "shell_send" {
+			assert.Contains(t, d, "shell_read")
+			assert.Contains(t, d, "current directory")
+			assert.Contains(t, d, "not supported")
+		}
+	}
+}
+
+func TestBashOutputAndExitCode(t *testing.T) {
+	env := testEnv(t)
+	tests := []struct {
+		name    string
+		command string
+		want    []string
+		code    int
+	}{
+		{"stdout only", "echo hello", []string{"hello\n[exit code 0 · "}, 0},
+		{"stderr kept apart", "echo out; echo err >&2; echo out2", []string{"out\nout2\n[stderr]\nerr\n[exit code 0"}, 0},
+		{"non-zero exit", "echo failing >&2; exit 3", []string{"[stderr]\nfailing\n", "[exit code 3 · "}, 3},
+		{"no output", "true", []string{"(no output)\n[exit code 0"}, 0},
+		{"no trailing newline", "printf abc", []string{"abc\n[exit code 0"}, 0},
+		{"multi-line", "for i in 1 2; do\n  echo line$i\ndone", []string{"line1\nline2\n"}, 0},
+		{"stdin is closed", "cat; read x; echo read=$?", []string{"read=1\n"}, 0},
+		{"not a terminal", "[ -t 0 ] || echo no-tty; [ -t 1 ] || echo no-tty-out", []string{"no-tty\nno-tty-out\n"}, 0},
+		{"progress bar", `printf '10%%\r50%%\r100%%\n'; printf '\033[31mred\033[0m\n'`, []string{"100%\nred\n"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, context.Background(), Bash(), env, map[string]any{"command": tc.command, "description": tc.name})
+			require.False(t, res.IsError, res.Text())
+			for _, w := range tc.want {
+				assert.Contains(t, res.Text(), w)
+			}
+			assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(res.Text()))
+			require.NotNil(t, res.Render)
+			term := res.Render.Terminal
+			require.NotNil(t, term)
+			assert.Equal(t, tools.RenderTerminal, res.Render.Kind)
+			assert.Equal(t, tc.name, res.Render.Title)
+			assert.Equal(t, tc.command, term.Command)
+			assert.Equal(t, env.Cwd, term.Cwd)
+			assert.Equal(t, "exited", term.Status)
+			require.NotNil(t, term.ExitCode)
+			assert.Equal(t, tc.code, *term.ExitCode)
+		})
+	}
+}
+
+func TestBashEnvironment(t *testing.T) {
+	env := testEnv(t)
+	rc := filepath.Join(env.Cwd, "rc")
+	require.NoError(t, os.WriteFile(rc, []byte("echo SOURCED\n"), 0o644))
+	tool := Bash(
+		WithBaseEnv([]string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"}),
+		WithEnv("EXTRA=1", "TERM=xterm-override"),
+	)
+	res := run(t, context.Background(), tool, env, map[string]any{
+		"command": `echo "$PAGER|$GIT_PAGER|$TERM|$NO_COLOR|$GIT_EDITOR|$EDITOR|$GIT_TERMINAL_PROMPT|$KEEP|$EXTRA|${BASH_ENV-unset}"; shopt -q login_shell || echo not-login; [[ $- == *i* ]] || echo not-interactive`,
+	})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "cat|cat|xterm-override|1|false|false|0|me|1|unset\nnot-login\nnot-interactive\n")
+	assert.NotContains(t, res.Text(), "SOURCED", "no rc file is read")
+}
+
+func TestBashWorkdir(t *testing.T) {
+	env := testEnv(t)
+	sub := filepath.Join(env.Cwd, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(env.Cwd, "file"), nil, 0o644))
+	t.Run("relative", func(t *testing.T) {
+		res := run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": "sub"})
+		require.False(t, res.IsError, res.Text())
+		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
+		assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()))
+	})
+	t.Run("absolute", func(t *testing.T) {
+		res := run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": sub})
+		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
+	})
+	for name, dir := range map[string]string{"outside the root": "..", "absolute outside": "/", "missing": "nope", "a file": "file"} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
+			require.True(t, res.IsError)
+			assert.Equal(t, CodeBadWorkdir, res.Code)
+			assert.Contains(t, res.Text(), "directory")
+		})
+	}
+	_, err := os.Stat(filepath.Join(env.Cwd, "made-it"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "a refused workdir runs nothing")
+
+	t.Run("without a local file system", func(t *testing.T) {
+		e := *env
+		e.FS = nil
+		res := run(t, context.Background(), Bash(), &e, map[string]any{"command": "pwd", "workdir": "/"})
+		require.False(t, res.IsError, res.Text())
+		assert.True(t, strings.HasPrefix(res.Text(), "/\n"), res.Text())
+	})
+}
+
+func TestBashInvalidArguments(t *testing.T) {
+	env := testEnv(t)
+	for name, args := range map[string]map[string]any{
+		"empty":            {"command": "  "},
+		"nul":              {"command": "echo \x00"},
+		"negative timeout": {"command": "true", "timeout_ms": -1},
+		"unknown field":    {"command": "true", "shell": "zsh"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, context.Background(), Bash(), env, args)
+			require.True(t, res.IsError)
+			assert.Equal(t, tools.CodeInvalidArguments, res.Code, res.Text())
+		})
+	}
+}
+
+func TestBashTimeoutKillsWholeGroup(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	tool := Bash(WithKillGrace(time.Second))
+	res := run(t, context.Background(), tool, env, map[string]any{
+		"command":    `echo "pid $$"; sleep 300 & echo "pid $!"; (sleep 300; echo never) & echo "pid $!"; echo started; wait`,
+		"timeout_ms": 300,
+	})
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeTimeout, res.Code)
+	text := res.Text()
+	assert.Contains(t, text, "started\n")
+	assert.Contains(t, text, "[timed out after 300 ms: its process group was sent SIGTERM and ended.")
+	assert.NotContains(t, text, "never")
+	assert.Equal(t, "timeout", res.Render.Terminal.Status)
+	assert.Nil(t, res.Render.Terminal.ExitCode)
+	pids := pidsIn(text)
+	require.Len(t, pids, 3)
+	requireGone(t, pids...)
+	assert.False(t, groupAlive(pids[0]), "the process group is gone")
+}
+
+func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
+	env := testEnv(t)
+	tool := Bash(WithKillGrace(200 * time.Millisecond))
+	res := run(t, context.Background(), tool, env, map[string]any{
+		// An ignored signal stays ignored in children: nothing here
+		// ends on SIGTERM.
+		"command":    `trap '' TERM; echo "pid $$"; sleep 300 & echo "pid $!"; wait`,
+		"timeout_ms": 200,
+	})
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Text(), "did not end in time and was killed with SIGKILL")
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 2)
+	requireGone(t, pids...)
+}
+
+func TestBashTimeoutClamped(t *testing.T) {
+	env := testEnv(t)
+	tool := Bash(WithTimeout(time.Minute, 300*time.Millisecond))
+	res := run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Text(), "timed out after 300 ms")
+}
+
+func TestBashCancel(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *tools.Result, 1)
+	go func() {
+		done <- run(t, ctx, Bash(), env, map[string]any{"command": `echo "pid $$"; sleep 300 & echo "pid $!"; touch ready; wait`})
+	}()
+	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
+	cancel()
+	res := <-done
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "[cancelled after ")
+	assert.Contains(t, res.Text(), "SIGTERM")
+	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 2)
+	requireGone(t, pids...)
+}
+
+func TestBashStopsLeftoverBackgroundProcesses(t *testing.T) {
+	env := testEnv(t)
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": `sleep 300 & echo "pid $!"`})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "[exit code 0")
+	assert.Contains(t, res.Text(), "[processes it left running in the background were stopped]")
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 1)
+	requireGone(t, pids...)
+}
+
+func TestBashKilledBySignal(t *testing.T) {
+	env := testEnv(t)
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": `echo before; kill -SEGV $$`})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "before\n[killed by SIGSEGV")
+	assert.Equal(t, "killed", res.Render.Terminal.Status)
+}
+
+func TestBashLongOutputIsSpilled(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
+	require.False(t, res.IsError, res.Text())
+	text := res.Text()
+	assert.Less(t, len(text), DefaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
+	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"), "the head is shown")
+	assert.Contains(t, text, "\n100000\n[The whole stdout (588895 bytes", "the tail is shown, with the total")
+	assert.Contains(t, text, "100000 lines) is saved as spill://out1")
+	assert.Contains(t, text, "[... ")
+	assert.Contains(t, text, "[stderr]\n1\n2\n3\n[exit code 0", "stderr is short and shown whole")
+
+	var want strings.Builder
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	assert.Equal(t, want.String(), store.read(t, "spill://out1"), "the whole stream is saved")
+	require.Len(t, store.owners, 1, "only the stream that was cut is saved")
+	assert.Equal(t, "s1", store.owners[0].Session)
+	assert.Equal(t, "bash", store.owners[0].Tool)
+}
+
+func TestBashBothStreamsSpilled(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	// Each stream alone would fit; together they do not, so both are cut
+	// and both saved.
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "The whole stdout (15000 bytes")
+	assert.Contains(t, res.Text(), "The whole stderr (15000 bytes")
+	assert.Equal(t, strings.Repeat("o", 15000), store.read(t, "spill://out1"))
+	assert.Equal(t, strings.Repeat("e", 15000), store.read(t, "spill://out2"))
+}
+
+func TestBashLongOutputWithoutStore(t *testing.T) {
+	env := testEnv(t)
+	env.Output = nil
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000"})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "[The whole stdout (588895 bytes (575.1 KiB)) was not saved. To see all of it, run the command again with its output redirected to a file")
+	assert.Contains(t, res.Text(), "\n100000\n")
+}
+
+func TestBashSpillCap(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	res := run(t, context.Background(), Bash(WithMaxSpill(50000)), env, map[string]any{"command": "seq 1 100000"})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "only its first 50000 bytes (48.8 KiB) were saved, as spill://out1")
+	assert.Len(t, store.read(t, "spill://out1"), 50000)
+}
+
+// TestBashGigabyteBoundedMemory runs a command that prints 1 GiB: the
+// whole stream reaches the store, the model sees the tail, and the heap
+// stays small.
+func TestBashGigabyteBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 1 GiB")
+	}
+	env := testEnv(t)
+	store := &countStore{}
+	env.Output = store
+	peak := heapPeak(t)
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 1073741824; echo; echo end >&2"})
+	max := peak()
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "The whole stdout (1073741825 bytes (1024.0 MiB), 29020050 lines) is saved as spill://count1")
+	assert.Contains(t, res.Text(), "abcdefghijklmnopqrstuvwxyz0123456789\n")
+	assert.Contains(t, res.Text(), "[stderr]\nend\n")
+	rec, ok := store.get("spill://count1")
+	require.True(t, ok)
+	assert.Equal(t, int64(1<<30+1), rec.size)
+	t.Logf("peak heap in use: %.1f MiB", float64(max)/(1<<20))
+	assert.Less(t, max, uint64(64<<20), "memory stays bounded")
+}
+
+// heapPeak samples the heap until the returned function is called, which
+// returns the largest HeapInuse seen.
+func heapPeak(t testing.TB) func() uint64 {
+	runtime.GC()
+	stop := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		var ms runtime.MemStats
+		var max uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			max = maxU(max, ms.HeapInuse)
+			select {
+			case <-stop:
+				result <- max
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		return <-result
+	}
+}
+
+func maxU(a, b uint64) uint64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func TestBashSandbox(t *testing.T) {
+	env := testEnv(t)
+	sb := &envSandbox{}
+	res := run(t, context.Background(), Bash(WithSandbox(sb)), env, map[string]any{"command": "echo $SANDBOXED"})
+	require.False(t, res.IsError, res.Text())
+	assert.True(t, strings.HasPrefix(res.Text(), "yes\n"), res.Text())
+	assert.Equal(t, env.Cwd, sb.dir)
+
+	res = run(t, context.Background(), Bash(WithSandbox(&envSandbox{deny: true})), env, map[string]any{"command": "echo hi"})
+	require.True(t, res.IsError)
+	assert.Equal(t, CodeSandbox, res.Code)
+	assert.Contains(t, res.Text(), "not allowed here")
+}
+
+// envSandbox marks the processes it wraps with SANDBOXED=yes.
+type envSandbox struct {
+	deny bool
+	dir  string
+}
+
+func (s *envSandbox) Wrap(argv []string, dir string) ([]string, error) {
+	if s.deny {
+		return nil, fmt.Errorf("not allowed here")
+	}
+	s.dir = dir
+	return append([]string{"env", "SANDBOXED=yes"}, argv...), nil
+}
+
+func (s *envSandbox) Describe() string { return "env marker" }
+
+func TestBashMissingShell(t *testing.T) {
+	env := testEnv(t)
+	res := run(t, context.Background(), Bash(WithShell("no-such-bash-here")), env, map[string]any{"command": "true"})
+	require.True(t, res.IsError)
+	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Contains(t, res.Text(), "could not be found")
+}
+
+func TestBashCancelledBeforeStart(t *testing.T) {
+	env := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, "The call was cancelled before the command started; nothing was run.", res.Text())
+	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestDurText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		450 * time.Millisecond:  "450 ms",
+		2500 * time.Millisecond: "2.5 s",
+		3 * time.Second:         "3 s",
+		125 * time.Second:       "2 min 5 s",
+		30 * time.Minute:        "30 min",
+	} {
+		assert.Equal(t, want, durText(d))
+	}
+}

@@ -1,0 +1,301 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/tools"
+)
+
+// capture collects one output stream in bounded memory: the first limit
+// bytes and the last limit bytes. Once the stream outgrows limit it is
+// copied whole, as it arrives, to an output store (when there is one), so
+// that the model can be shown the head and tail and read the rest later.
+// It is safe for concurrent use.
+type capture struct {
+	mu    sync.Mutex
+	limit int
+	head  []byte
+	tail  *textcut.Tail
+	total int64
+	lines int64
+
+	ctx      context.Context
+	store    tools.OutputStore
+	owner    tools.Owner
+	maxSpill int64
+	pw       *io.PipeWriter
+	saved    int64
+	done     chan saveResult
+	spillErr error
+	spillCut bool
+	finished *spillInfo
+}
+
+type saveResult struct {
+	stored tools.Stored
+	err    error
+}
+
+// spillInfo says what became of the whole stream.
+type spillInfo struct {
+	// Stored is set when the stream was saved (maybe only its first
+	// part, when Cut).
+	Stored *tools.Stored
+	Err    error
+	Cut    bool
+	// NoStore reports that there was nowhere to save it.
+	NoStore bool
+}
+
+// newCapture returns a capture showing up to limit bytes that spills to
+// store (nil: nowhere) under owner. ctx bounds the store's Save.
+func newCapture(ctx context.Context, limit int, store tools.OutputStore, owner tools.Owner, maxSpill int64) *capture {
+	return &capture{ctx: ctx, limit: limit, tail: textcut.NewTail(limit), store: store, owner: owner, maxSpill: maxSpill}
+}
+
+// Write keeps what it must of p and forwards p to the store once the
+// stream is too long to show whole. It never fails: a store failure is
+// remembered and reported by finish.
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(p)
+	if n == 0 || c.finished != nil {
+		return n, nil
+	}
+	before := c.total
+	c.total += int64(n)
+	c.lines += int64(bytes.Count(p, []byte{'\n'}))
+	c.tail.Write(p)
+	if room := c.limit - len(c.head); room > 0 {
+		c.head = append(c.head, p[:min(room, n)]...)
+	}
+	if c.total > int64(c.limit) {
+		if c.pw == nil && before <= int64(len(c.head)) {
+			c.startSpill(c.head[:before])
+		}
+		c.spill(p)
+	}
+	return n, nil
+}
+
+// Total returns the number of bytes written.
+func (c *capture) Total() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+// setOwner changes the owner a later spill is saved under.
+func (c *capture) setOwner(o tools.Owner) {
+	c.mu.Lock()
+	c.owner = o
+	c.mu.Unlock()
+}
+
+// startSpill starts saving the stream, beginning with prefix.
+func (c *capture) startSpill(prefix []byte) {
+	if c.store == nil || c.pw != nil || c.spillErr != nil {
+		return
+	}
+	pr, pw := io.Pipe()
+	c.pw = pw
+	c.done = make(chan saveResult, 1)
+	store, owner, ctx := c.store, c.owner, c.ctx
+	go func() {
+		st, err := store.Save(ctx, owner, pr)
+		if err == nil {
+			err = errSaveStopped
+		}
+		pr.CloseWithError(err) // unblock a writer if Save stopped reading
+		if errors.Is(err, errSaveStopped) {
+			err = nil
+		}
+		c.done <- saveResult{st, err}
+	}()
+	c.spill(prefix)
+}
+
+var errSaveStopped = errors.New("shell: the output store stopped reading")
+
+// spill writes p to the store, up to maxSpill bytes in all.
+func (c *capture) spill(p []byte) {
+	if c.pw == nil || c.spillErr != nil || c.spillCut || len(p) == 0 {
+		return
+	}
+	if left := c.maxSpill - c.saved; int64(len(p)) > left {
+		p = p[:left]
+		c.spillCut = true
+	}
+	n, err := c.pw.Write(p)
+	c.saved += int64(n)
+	if err != nil {
+		c.spillErr = err
+		c.pw.CloseWithError(err)
+	}
+	if c.spillCut {
+		c.pw.Close()
+	}
+}
+
+// finish ends the stream. When force is set and the stream was not saved
+// yet, it is saved now (the whole of it is in memory then). finish waits
+// for the store and returns what became of the stream; later writes are
+// ignored.
+func (c *capture) finish(force bool) spillInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished != nil {
+		return *c.finished
+	}
+	info := spillInfo{}
+	if force && c.pw == nil && c.total > 0 && c.total <= int64(len(c.head)) {
+		c.startSpill(c.head[:c.total])
+	}
+	if c.store == nil {
+		info.NoStore = true
+	}
+	if c.pw != nil {
+		c.pw.Close()
+		r := <-c.done
+		switch {
+		case c.spillErr != nil && !errors.Is(c.spillErr, errSaveStopped):
+			info.Err = c.spillErr
+		case r.err != nil:
+			info.Err = r.err
+		}
+		if r.err == nil && r.stored.Locator != "" {
+			st := r.stored
+			info.Stored = &st
+		}
+		info.Cut = c.spillCut
+		if info.Err != nil {
+			info.Stored = nil
+		}
+	}
+	c.finished = &info
+	return info
+}
+
+// shown is what the model sees of a stream.
+type shown struct {
+	Head    string
+	Tail    string
+	Omitted int64
+	Total   int64
+	Lines   int64
+}
+
+// view returns the stream cut to budget bytes: whole when it fits,
+// otherwise a head (a fifth of the budget) and a tail, cut at line
+// boundaries where possible.
+func (c *capture) view(budget int) shown {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	budget = min(budget, c.limit)
+	s := shown{Total: c.total, Lines: c.lines}
+	if c.total <= int64(budget) {
+		s.Head = string(c.head[:c.total])
+		return s
+	}
+	s.Head = textcut.HeadLines(string(c.head), budget/5)
+	s.Tail = textcut.TailLines(c.tail.String(), budget-len(s.Head))
+	s.Omitted = c.total - int64(len(s.Head)) - int64(len(s.Tail))
+	return s
+}
+
+// split shares budget between two streams of sizes a and b: each gets
+// what it needs up to half, and what one leaves goes to the other.
+func split(budget int, a, b int64) (int, int) {
+	half := int64(budget / 2)
+	x := min(a, half)
+	y := min(b, int64(budget)-x)
+	x = min(a, int64(budget)-y)
+	return int(x), int(y)
+}
+
+// writeStream appends a stream's view and its spill note to w.
+func writeStream(w *strings.Builder, s shown, info spillInfo, what string) {
+	w.WriteString(clean(s.Head))
+	if s.Omitted > 0 {
+		ensureNewline(w)
+		fmt.Fprintf(w, "[... %s omitted ...]\n", bytesText(s.Omitted))
+		w.WriteString(clean(s.Tail))
+	}
+	ensureNewline(w)
+	if s.Omitted <= 0 {
+		return
+	}
+	switch {
+	case info.Stored != nil && info.Cut:
+		fmt.Fprintf(w, "[%s was %s (%d lines); only its first %s were saved, as %s: read them with the read tool (file_path %q, offset and limit in lines).]\n",
+			what, bytesText(s.Total), s.Lines, bytesText(info.Stored.Size), info.Stored.Locator, info.Stored.Locator)
+	case info.Stored != nil:
+		fmt.Fprintf(w, "[The whole %s (%s, %d lines) is saved as %s: read it with the read tool (file_path %q, offset and limit in lines).]\n",
+			what, bytesText(s.Total), s.Lines, info.Stored.Locator, info.Stored.Locator)
+	case info.Err != nil:
+		fmt.Fprintf(w, "[The whole %s (%s) could not be saved (%v). To see all of it, run the command again with its output redirected to a file, then read the file.]\n",
+			what, bytesText(s.Total), info.Err)
+	default:
+		fmt.Fprintf(w, "[The whole %s (%s) was not saved. To see all of it, run the command again with its output redirected to a file, then read the file.]\n",
+			what, bytesText(s.Total))
+	}
+}
+
+func ensureNewline(w *strings.Builder) {
+	if w.Len() > 0 && !strings.HasSuffix(w.String(), "\n") {
+		w.WriteByte('\n')
+	}
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|\x1b[=>78]`)
+
+// clean makes terminal output readable as text: invalid UTF-8 replaced,
+// ANSI escape sequences dropped, CRLF read as LF, and a line redrawn with
+// carriage returns (a progress bar) reduced to its last state.
+func clean(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansi.ReplaceAllString(s, "")
+	}
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		line = strings.TrimRight(line, "\r")
+		if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+			line = line[i+1:]
+		}
+		b.WriteString(line)
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// bytesText renders a byte count for the model.
+func bytesText(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 10000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 10<<20:
+		return fmt.Sprintf("%d bytes (%.1f KiB)", n, float64(n)/1024)
+	default:
+		return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+	}
+}

@@ -1,0 +1,161 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+)
+
+// forcedEnv keeps the programs a command runs from waiting on a terminal
+// that is not there: no pagers, no editors, no prompts, no colours.
+var forcedEnv = []string{
+	"PAGER=cat",
+	"GIT_PAGER=cat",
+	"MANPAGER=cat",
+	"SYSTEMD_PAGER=cat",
+	"TERM=dumb",
+	"NO_COLOR=1",
+	"GIT_EDITOR=false",
+	"EDITOR=false",
+	"VISUAL=false",
+	"GIT_TERMINAL_PROMPT=0",
+	"GCM_INTERACTIVE=never",
+	"DEBIAN_FRONTEND=noninteractive",
+	"PIP_NO_INPUT=1",
+	"PYTHONUNBUFFERED=1",
+}
+
+// droppedEnv are inherited variables that would make bash or cd behave
+// unlike a fresh non-interactive shell.
+var droppedEnv = []string{"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "BASH_XTRACEFD", "SHELLOPTS", "BASHOPTS"}
+
+// environ builds the environment of a started process: the base
+// environment without droppedEnv, then forcedEnv, then the configured
+// extras. Later settings win.
+func (c *config) environ() []string {
+	base := c.baseEnv
+	if !c.baseEnvSet {
+		base = os.Environ()
+	}
+	idx := map[string]int{}
+	var out []string
+	set := func(kv string) {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return
+		}
+		if i, seen := idx[name]; seen {
+			out[i] = kv
+			return
+		}
+		idx[name] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(droppedEnv, name) {
+			set(kv)
+		}
+	}
+	for _, kv := range forcedEnv {
+		set(kv)
+	}
+	for _, kv := range c.env {
+		set(kv)
+	}
+	return out
+}
+
+// settings lists the variables the tools set themselves (forced and
+// configured), for the session log. Inherited variables are left out:
+// they may hold secrets.
+func (c *config) settings() []string {
+	idx := map[string]int{}
+	var out []string
+	for _, kv := range append(slices.Clone(forcedEnv), c.env...) {
+		name, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[name]; ok {
+			out[i] = kv
+			continue
+		}
+		idx[name] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// resolveBash finds the bash executable.
+func (c *config) resolveBash() (string, error) {
+	p, err := exec.LookPath(c.shell)
+	if err != nil {
+		return "", &tools.Error{Code: CodeNoShell, Err: err,
+			Message: fmt.Sprintf("The shell %q could not be found on this machine (%v); shell commands cannot run here.", c.shell, err)}
+	}
+	return p, nil
+}
+
+// argv returns the command line that runs bash with args, wrapped by the
+// sandbox if there is one.
+func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
+	argv := append([]string{bash, "--noprofile", "--norc"}, args...)
+	if c.sandbox == nil {
+		return argv, nil
+	}
+	w, err := c.sandbox.Wrap(argv, dir)
+	if err != nil {
+		return nil, &tools.Error{Code: CodeSandbox, Err: err,
+			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
+	}
+	if len(w) == 0 {
+		return nil, &tools.Error{Code: CodeSandbox, Message: "The sandbox returned an empty command line; the command was not run."}
+	}
+	return w, nil
+}
+
+// workdir resolves the directory a command runs in. dir is a path in
+// the file system's namespace, relative to env.Cwd unless absolute; empty
+// means env.Cwd. It returns the namespace path and the OS path. When the
+// file system maps paths to the OS (fs.LocalPather), the mapping refuses
+// paths outside its root.
+func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
+	cwd := env.Cwd
+	if cwd == "" {
+		cwd = "/"
+	}
+	ns = cwd
+	switch {
+	case dir == "":
+	case path.IsAbs(filepath.ToSlash(dir)):
+		ns = path.Clean(filepath.ToSlash(dir))
+	default:
+		ns = path.Join(cwd, filepath.ToSlash(dir))
+	}
+	osPath = filepath.FromSlash(ns)
+	if lp, ok := env.FS.(fs.LocalPather); ok {
+		osPath, err = lp.LocalPath(ns)
+		if err != nil {
+			return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+				Message: fmt.Sprintf("The directory %s cannot be used: %v. Use a directory inside the workspace (the session's directory is %s).", ns, err, cwd)}
+		}
+	}
+	st, err := os.Stat(osPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+			Message: fmt.Sprintf("The directory %s does not exist. Create it first or use an existing directory (the session's directory is %s).", ns, cwd)}
+	case err != nil:
+		return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+			Message: fmt.Sprintf("The directory %s cannot be used: %v.", ns, err)}
+	case !st.IsDir():
+		return "", "", &tools.Error{Code: CodeBadWorkdir,
+			Message: fmt.Sprintf("%s is not a directory. Pass a directory as the working directory.", ns)}
+	}
+	return ns, osPath, nil
+}

@@ -1,0 +1,62 @@
+package shell_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell"
+)
+
+// call runs a tool the way the agent loop does, for the examples.
+func call(t tools.Tool, env *tools.Env, args any) *tools.Result {
+	raw, _ := json.Marshal(args)
+	c := &tools.Call{ID: "example", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
+	res, err := t.Execute(context.Background(), c)
+	return tools.Normalize(c, res, err)
+}
+
+func ExampleBash() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	env := &tools.Env{SessionID: "demo", Cwd: dir, State: tools.NewState()}
+	defer env.State.Close()
+
+	res := call(shell.Bash(), env, map[string]any{"command": "echo hello; echo oops >&2; exit 3"})
+	text := res.Text()
+	// Drop the timing and the directory, which vary.
+	fmt.Println(text[:strings.Index(text, " · ")])
+	fmt.Println(res.IsError, *res.Render.Terminal.ExitCode)
+	// Output:
+	// hello
+	// [stderr]
+	// oops
+	// [exit code 3
+	// false 3
+}
+
+func ExampleSessions() {
+	tmp, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(tmp)
+	dir, _ := filepath.EvalSymlinks(tmp)
+	os.Mkdir(dir+"/project", 0o755)
+	env := &tools.Env{SessionID: "demo", Cwd: dir, State: tools.NewState()}
+	// Closing the session state closes every shell it opened.
+	defer env.State.Close()
+
+	ts := shell.Sessions()
+	open, send := ts[0], ts[1]
+	call(open, env, map[string]any{})
+	call(send, env, map[string]any{"session_id": "sh1", "command": "cd project && export STAGE=test"})
+	res := call(send, env, map[string]any{"session_id": "sh1", "command": "echo $STAGE in ${PWD##*/}"})
+	text := res.Text()
+	fmt.Println(text[:strings.Index(text, "\n")])
+	fmt.Println(strings.HasSuffix(text, "[cwd "+dir+"/project]"))
+	// Output:
+	// test in project
+	// true
+}

@@ -1,0 +1,352 @@
+package shell
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+)
+
+// rootFS is a LocalPather double: its namespace is the OS namespace, and
+// it refuses paths outside root.
+type rootFS struct{ root string }
+
+func (f rootFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	lp, err := f.LocalPath(p)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	st, err := os.Stat(lp)
+	if err != nil {
+		return fs.FileInfo{}, err
+	}
+	return fs.FileInfo{Path: p, Size: st.Size(), IsDir: st.IsDir()}, nil
+}
+
+var errOutside = errors.New("path is outside the root")
+
+func (f rootFS) LocalPath(p string) (string, error) {
+	p = filepath.Clean(filepath.FromSlash(p))
+	rel, err := filepath.Rel(f.root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errOutside
+	}
+	return p, nil
+}
+
+// dirStore is an OutputStore double that saves to files in a directory.
+type dirStore struct {
+	dir string
+	mu  sync.Mutex
+	n   int
+	// owners records who saved what.
+	owners []tools.Owner
+}
+
+func newDirStore(t testing.TB) *dirStore { return &dirStore{dir: t.TempDir()} }
+
+func (s *dirStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	s.mu.Lock()
+	s.n++
+	name := fmt.Sprintf("out%d", s.n)
+	s.owners = append(s.owners, o)
+	s.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return tools.Stored{}, err
+	}
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return tools.Stored{}, err
+	}
+	return tools.Stored{Locator: tools.OutputScheme + name, Size: n}, nil
+}
+
+func (s *dirStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
+	name, ok := strings.CutPrefix(loc, tools.OutputScheme)
+	if !ok || strings.ContainsAny(name, "/\\") {
+		return nil, os.ErrNotExist
+	}
+	return os.Open(filepath.Join(s.dir, name))
+}
+
+func (s *dirStore) read(t testing.TB, loc string) string {
+	t.Helper()
+	rc, err := s.Open(context.Background(), loc)
+	require.NoError(t, err)
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// countStore is an OutputStore double that keeps only the size and the
+// SHA-256 of what it is given, for outputs too big for a temp dir.
+type countStore struct {
+	mu    sync.Mutex
+	saved map[string]countRec
+	n     int
+}
+
+type countRec struct {
+	size int64
+	sum  string
+}
+
+func (s *countStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return tools.Stored{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	loc := fmt.Sprintf("%scount%d", tools.OutputScheme, s.n)
+	if s.saved == nil {
+		s.saved = map[string]countRec{}
+	}
+	s.saved[loc] = countRec{n, hex.EncodeToString(h.Sum(nil))}
+	return tools.Stored{Locator: loc, Size: n}, nil
+}
+
+func (s *countStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
+	return nil, os.ErrNotExist
+}
+
+func (s *countStore) get(loc string) (countRec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.saved[loc]
+	return r, ok
+}
+
+// records is a Recorder double.
+type records struct {
+	mu   sync.Mutex
+	recs []record
+}
+
+type record struct {
+	tool, name string
+	data       json.RawMessage
+}
+
+func (r *records) Record(ctx context.Context, call *tools.Call, name string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, record{call.Name, name, b})
+	return nil
+}
+
+func (r *records) all() []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]record(nil), r.recs...)
+}
+
+// testEnv returns an Env rooted at a fresh directory, whose State is
+// closed when the test ends.
+func testEnv(t testing.TB) *tools.Env {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	st := tools.NewState()
+	t.Cleanup(func() { st.Close() })
+	return &tools.Env{SessionID: "s1", Cwd: root, FS: rootFS{root}, State: st, Output: newDirStore(t), Recorder: &records{}}
+}
+
+var callSeq struct {
+	mu sync.Mutex
+	n  int
+}
+
+// run runs tool with args as the dispatcher would, and returns the
+// normalized result.
+func run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, args any) *tools.Result {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	callSeq.mu.Lock()
+	callSeq.n++
+	id := fmt.Sprintf("call%d", callSeq.n)
+	callSeq.mu.Unlock()
+	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: raw, Spec: tool.Spec(), Env: env}
+	res, err := tool.Execute(ctx, call)
+	return tools.Normalize(call, res, err)
+}
+
+// named returns the tool called name.
+func named(t testing.TB, ts []tools.Tool, name string) tools.Tool {
+	t.Helper()
+	for _, tl := range ts {
+		if tl.Spec().Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
+
+// sessionKit drives the persistent shell tools.
+type sessionKit struct {
+	t                       testing.TB
+	env                     *tools.Env
+	st                      *sessionTools
+	open, send, read, close tools.Tool
+}
+
+func newKit(t testing.TB, env *tools.Env, opts ...Option) *sessionKit {
+	st := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
+	ts := []tools.Tool{st.openTool(), st.sendTool(), st.readTool(), st.closeTool()}
+	_, err := tools.NewRegistry(ts...)
+	require.NoError(t, err)
+	return &sessionKit{t: t, env: env, st: st, open: named(t, ts, "shell_open"), send: named(t, ts, "shell_send"),
+		read: named(t, ts, "shell_read"), close: named(t, ts, "shell_close")}
+}
+
+// pending returns how many bytes of output shell id holds that no call
+// has returned yet.
+func (k *sessionKit) pending(id string) int64 {
+	m, err := tools.LoadState(k.env.State, k.st.key, func() *shells { return nil })
+	require.NoError(k.t, err)
+	sh, err := m.get(id)
+	require.NoError(k.t, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.window.Total()
+}
+
+var pgidRE = regexp.MustCompile(`process group (\d+)`)
+
+// openShell opens a shell and returns its id and process group.
+func (k *sessionKit) openShell(args map[string]any) (string, int) {
+	k.t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res := run(k.t, context.Background(), k.open, k.env, args)
+	require.False(k.t, res.IsError, res.Text())
+	m := pgidRE.FindStringSubmatch(res.Text())
+	require.NotNil(k.t, m, res.Text())
+	pgid, _ := strconv.Atoi(m[1])
+	remember(pgid)
+	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())
+	require.NotNil(k.t, id, res.Text())
+	return id[1], pgid
+}
+
+func (k *sessionKit) do(id, command string, waitMS ...int) *tools.Result {
+	k.t.Helper()
+	args := map[string]any{"session_id": id, "command": command}
+	if len(waitMS) > 0 {
+		args["wait_ms"] = waitMS[0]
+	}
+	return run(k.t, context.Background(), k.send, k.env, args)
+}
+
+func (k *sessionKit) readOut(id string, waitMS ...int) *tools.Result {
+	k.t.Helper()
+	args := map[string]any{"session_id": id}
+	if len(waitMS) > 0 {
+		args["wait_ms"] = waitMS[0]
+	}
+	return run(k.t, context.Background(), k.read, k.env, args)
+}
+
+// eventually polls cond until it holds, failing after a generous limit.
+// It waits for a condition; it asserts nothing about how long it took.
+func eventually(t testing.TB, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// requireGone fails unless none of pids runs any more.
+func requireGone(t testing.TB, pids ...int) {
+	t.Helper()
+	for _, p := range pids {
+		if !pidAlive(p) {
+			continue
+		}
+		if was, ok := started.Load(p); ok && was != startTime(p) {
+			continue // the pid was reused by another process
+		}
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		t.Fatalf("process %d still runs: %s (%q)", p, stat, cmd)
+	}
+}
+
+// pidsIn extracts the integers printed on lines of the form "pid N",
+// and remembers when each process started, so that a later check is not
+// fooled by a reused pid.
+func pidsIn(s string) []int {
+	var out []int
+	for _, m := range regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(s, -1) {
+		n, _ := strconv.Atoi(m[1])
+		remember(n)
+		out = append(out, n)
+	}
+	return out
+}
+
+// started maps pids seen by the tests to their start times (Linux).
+var started sync.Map
+
+func remember(pid int) {
+	if st := startTime(pid); st != "" {
+		started.LoadOrStore(pid, st)
+	}
+}
+
+// startTime returns the start time of pid from /proc, or "".
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19] // field 22 of stat: starttime
+}
+
+// lastLine returns the last line of s.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}

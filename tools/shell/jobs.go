@@ -1,0 +1,385 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// jobsKey is the State key of one BashWithJobs tool set's job table.
+type jobsKey struct{}
+
+// jobTable holds an agent session's background jobs. Closing it stops
+// every job (its whole process group).
+type jobTable struct {
+	cfg    *config
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	jobs   map[string]*job
+	order  []string // ids, oldest first
+	next   int
+	closed bool
+}
+
+type job struct {
+	id      string
+	command string
+	ns      string
+	started time.Time
+	p       *proc
+	out     *os.File
+
+	// finished is closed when the process group is gone and its output
+	// has been read to the end.
+	finished chan struct{}
+
+	mu        sync.Mutex
+	window    *capture
+	stoppedBy string
+	ended     time.Time
+	delivered bool // everything up to the end was shown
+	owner     tools.Owner
+	store     tools.OutputStore
+}
+
+func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
+	st := callEnv(call).State
+	if st == nil {
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "Background jobs need session state, which this call does not have."}
+	}
+	return tools.LoadState(st, b.jobs, func() *jobTable {
+		ctx, cancel := context.WithCancel(context.Background())
+		return &jobTable{cfg: b.cfg, ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+	})
+}
+
+// startJob starts a command as a background job.
+func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArgs) (*tools.Result, error) {
+	if err := checkCommand(in.Command); err != nil {
+		return nil, err
+	}
+	env := callEnv(call)
+	ns, dir, err := workdir(env, in.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.table(call)
+	if err != nil {
+		return nil, err
+	}
+	bash, err := b.cfg.resolveBash()
+	if err != nil {
+		return nil, err
+	}
+	argv, err := b.cfg.argv(bash, dir, "-c", in.Command)
+	if err != nil {
+		return nil, err
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, &tools.Error{Code: tools.CodeAborted, Message: "The session is closing; no job was started."}
+	}
+	if len(t.jobs) >= t.cfg.maxJobs && !t.evictLocked() {
+		return nil, &tools.Error{Code: CodeTooManyJobs, Message: fmt.Sprintf(
+			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
+			len(t.jobs), strings.Join(t.order, ", "))}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProc(argv, dir, b.cfg.environ(), outW, outW)
+	outW.Close()
+	if err != nil {
+		outR.Close()
+		return nil, startError(err)
+	}
+	t.next++
+	j := &job{
+		id: fmt.Sprintf("job%d", t.next), command: in.Command, ns: ns, started: time.Now(),
+		p: p, out: outR, finished: make(chan struct{}),
+		owner: owner(call), store: env.Output,
+	}
+	j.window = j.newWindow(t)
+	t.jobs[j.id] = j
+	t.order = append(t.order, j.id)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := outR.Read(buf)
+			if n > 0 {
+				j.mu.Lock()
+				_, _ = j.window.Write(buf[:n])
+				j.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		p.reapGroup(t.cfg.grace)
+		select {
+		case <-copied:
+		case <-time.After(drainDelay):
+			outR.Close()
+			<-copied
+		}
+		outR.Close()
+		j.mu.Lock()
+		j.ended = time.Now()
+		j.mu.Unlock()
+		close(j.finished)
+	}()
+
+	text := fmt.Sprintf("Started background job %s (process group %d) in %s.\n"+
+		"Read what it prints with bash_output (job_id %q); stop it with bash_kill. "+
+		"It runs until it exits, you stop it, or the session ends.\n[cwd %s]", j.id, p.pgid, ns, j.id, ns)
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(text)},
+		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title(in.Description, in.Command),
+			Terminal: &tools.Terminal{Command: in.Command, Cwd: ns, Status: statusRunning}},
+	}, nil
+}
+
+func (j *job) newWindow(t *jobTable) *capture {
+	return newCapture(t.ctx, t.cfg.outputLimit, j.store, j.owner, t.cfg.maxSpill)
+}
+
+// evictLocked forgets the oldest finished job, preferring one whose
+// output was all shown. It reports whether one was forgotten.
+func (t *jobTable) evictLocked() bool {
+	for _, wantDelivered := range []bool{true, false} {
+		for i, id := range t.order {
+			j := t.jobs[id]
+			if !j.isFinished() {
+				continue
+			}
+			j.mu.Lock()
+			ok := j.delivered || !wantDelivered
+			w := j.window
+			j.mu.Unlock()
+			if ok {
+				w.finish(false)
+				delete(t.jobs, id)
+				t.order = slices.Delete(t.order, i, i+1)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (j *job) isFinished() bool {
+	select {
+	case <-j.finished:
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *jobTable) get(id string) (*job, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if j, ok := t.jobs[id]; ok {
+		return j, nil
+	}
+	known := "There are no background jobs."
+	if len(t.order) > 0 {
+		known = "Known jobs: " + strings.Join(t.order, ", ") + "."
+	}
+	return nil, &tools.Error{Code: CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
+}
+
+// take returns what the job printed since the last look, rendered for
+// the model, and starts a new window.
+func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
+	j.mu.Lock()
+	w := j.window
+	fin := j.isFinished()
+	if fin {
+		j.delivered = true
+	}
+	j.owner = o
+	j.window = j.newWindow(t)
+	j.mu.Unlock()
+	var b strings.Builder
+	s := w.view(t.cfg.outputLimit)
+	writeStream(&b, s, w.finish(s.Omitted > 0), "output")
+	return b.String(), s.Total > 0
+}
+
+// Close stops every job and waits for them.
+func (t *jobTable) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	jobs := make([]*job, 0, len(t.jobs))
+	for _, id := range t.order {
+		jobs = append(jobs, t.jobs[id])
+	}
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			if !j.p.exited() || groupAlive(j.p.pgid) {
+				j.p.stop(t.cfg.grace)
+			}
+			<-j.finished
+			j.mu.Lock()
+			w := j.window
+			j.mu.Unlock()
+			w.finish(false)
+		})
+	}
+	wg.Wait()
+	t.cancel()
+	return nil
+}
+
+type jobOutputArgs struct {
+	JobID  string `json:"job_id" jsonschema:"The id bash returned when it started the job, such as job1."`
+	WaitMS *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for the job to finish before returning what it printed so far. Optional."`
+}
+
+type jobKillArgs struct {
+	JobID string `json:"job_id" jsonschema:"The id of the job to stop."`
+}
+
+func (b *bashTool) outputTool() tools.Tool {
+	c := b.cfg
+	desc := fmt.Sprintf("Read what a background job (started by bash with run_in_background) printed since the last look, stdout and stderr together. "+
+		"Waits up to wait_ms (default %d, at most %d) for the job to finish, and returns at once when it has. "+
+		"The result ends with the job's status (running, or its exit code) and its directory. "+
+		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool.",
+		c.readWait.Milliseconds(), c.maxWait.Milliseconds())
+	spec := tools.Spec{Name: "bash_output", Description: desc, SideEffects: false, Family: tools.FamilyProcess,
+		Deadline: c.maxWait + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobOutputArgs) (*tools.Result, error) {
+		t, err := b.table(call)
+		if err != nil {
+			return nil, err
+		}
+		j, err := t.get(in.JobID)
+		if err != nil {
+			return nil, err
+		}
+		wait, err := waitArg(in.WaitMS, c.readWait, c.maxWait)
+		if err != nil {
+			return nil, err
+		}
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-j.finished:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return j.result(t, call, "", ctx.Err())
+	})
+}
+
+func (b *bashTool) killTool() tools.Tool {
+	c := b.cfg
+	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to its whole process group, then SIGKILL %s later. "+
+		"Returns what the job printed since the last look and how it ended.", durText(c.grace))
+	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+		Deadline: c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*tools.Result, error) {
+		t, err := b.table(call)
+		if err != nil {
+			return nil, err
+		}
+		j, err := t.get(in.JobID)
+		if err != nil {
+			return nil, err
+		}
+		note := ""
+		if !j.isFinished() {
+			how := j.p.stop(c.grace)
+			<-j.finished
+			j.mu.Lock()
+			j.stoppedBy = how
+			j.mu.Unlock()
+		} else {
+			note = "The job had already finished.\n"
+		}
+		return j.result(t, call, note, nil)
+	})
+}
+
+// result renders what a job printed since the last look and its status.
+func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (*tools.Result, error) {
+	output, any := j.take(t, owner(call))
+	var b strings.Builder
+	b.WriteString(note)
+	b.WriteString(output)
+	if !any {
+		b.WriteString("(no new output)\n")
+	}
+	status := statusRunning
+	var code *int
+	j.mu.Lock()
+	stoppedBy, ended := j.stoppedBy, j.ended
+	j.mu.Unlock()
+	if j.isFinished() {
+		var signal string
+		code, signal = j.p.exitInfo()
+		el := durText(ended.Sub(j.started))
+		switch {
+		case stoppedBy != "":
+			status = statusKilled
+			fmt.Fprintf(&b, "[job %s stopped with %s after %s]\n", j.id, stoppedBy, el)
+		case code != nil:
+			status = statusExited
+			fmt.Fprintf(&b, "[job %s exited with code %d after %s]\n", j.id, *code, el)
+		default:
+			status = statusKilled
+			fmt.Fprintf(&b, "[job %s was killed by %s after %s]\n", j.id, signal, el)
+		}
+	} else {
+		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, durText(time.Since(j.started)))
+	}
+	fmt.Fprintf(&b, "[cwd %s]", j.ns)
+	res := &tools.Result{
+		Content: []tools.Content{tools.Text(b.String())},
+		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title("", j.command),
+			Terminal: &tools.Terminal{Command: j.command, Cwd: j.ns, Output: output, ExitCode: code, Status: status}},
+	}
+	if ctxErr != nil {
+		res.IsError = true
+		res.Code = tools.CodeOf(ctxErr)
+		res.Content = append(res.Content, tools.Text("The wait was cut short because the call was cancelled; the job itself was not touched."))
+	}
+	return res, nil
+}
+
+// waitArg turns an optional wait_ms into a duration.
+func waitArg(ms *int, def, max time.Duration) (time.Duration, error) {
+	if ms == nil {
+		return def, nil
+	}
+	if *ms < 0 {
+		return 0, &tools.Error{Code: tools.CodeInvalidArguments, Message: "wait_ms must not be negative. Leave it out for the default."}
+	}
+	return min(time.Duration(*ms)*time.Millisecond, max), nil
+}
+
+var _ io.Closer = (*jobTable)(nil)

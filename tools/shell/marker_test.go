@@ -1,0 +1,339 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	osexec "os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/tools"
+)
+
+const testNonce = "0123456789abcdef0123456789abcdef"
+
+func markerBytes(nonce string, status int, dir string) []byte {
+	return []byte(fmt.Sprintf("\x1e%s %d %s\x1e%s\n", nonce, status, dir, nonce))
+}
+
+// scanAll feeds data to a scanner in pieces split at cuts and returns
+// the output, the marker and the bytes after it.
+func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, m *mark, rest []byte, err error) {
+	s := newScanner(nonce)
+	prev := 0
+	cuts = append(cuts, len(data))
+	for _, c := range cuts {
+		if c < prev || c > len(data) {
+			continue
+		}
+		piece := append([]byte(nil), data[prev:c]...)
+		prev = c
+		if m != nil {
+			rest = append(rest, piece...)
+			continue
+		}
+		var r []byte
+		m, r, err = s.feed(piece, func(b []byte) { out = append(out, b...) })
+		if err != nil {
+			return out, nil, nil, err
+		}
+		rest = append(rest, r...)
+	}
+	if m == nil {
+		out = append(out, s.flush()...)
+	}
+	return out, m, rest, nil
+}
+
+func TestScanner(t *testing.T) {
+	tests := []struct {
+		name   string
+		output string
+		status int
+		dir    string
+		after  string
+		cuts   []int
+	}{
+		{"plain", "hello\n", 0, "/srv/app", "", nil},
+		{"no trailing newline", "abc", 3, "/", "", nil},
+		{"empty", "", 0, "/x", "", nil},
+		{"split everywhere", "one\ntwo\n", 1, "/a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
+		{"split inside the nonce", "x", 0, "/d", "", []int{1, 10}},
+		{"output ends with RS", "tail\x1e", 0, "/d", "", []int{5}},
+		{"output holds RS and a part of the nonce", "\x1e0123\x1e" + testNonce[:31] + " no", 0, "/d", "", []int{3, 9}},
+		{"another nonce", "\x1e" + strings.Repeat("f", 32) + " 0 /e\x1e" + strings.Repeat("f", 32) + "\n", 0, "/d", "", nil},
+		{"dir with spaces and newline", "o", 255, "/a b\nc", "", nil},
+		{"bytes after the marker", "o", 0, "/d", "background\n", []int{2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := append([]byte(tc.output), markerBytes(testNonce, tc.status, tc.dir)...)
+			data = append(data, tc.after...)
+			out, m, rest, err := scanAll(t, testNonce, data, tc.cuts)
+			require.NoError(t, err)
+			require.NotNil(t, m)
+			assert.Equal(t, tc.output, string(out))
+			assert.Equal(t, tc.status, m.Status)
+			assert.Equal(t, tc.dir, m.Dir)
+			assert.Equal(t, tc.after, string(rest))
+		})
+	}
+}
+
+func TestScannerWithoutMarker(t *testing.T) {
+	data := []byte("partial\x1e" + testNonce[:10])
+	out, m, _, err := scanAll(t, testNonce, data, []int{3})
+	require.NoError(t, err)
+	assert.Nil(t, m)
+	assert.Equal(t, string(data), string(out), "held bytes are released at the end")
+
+	s := newScanner(testNonce)
+	_, _, err = s.feed(append([]byte("\x1e"+testNonce+" "), bytes.Repeat([]byte("x"), maxMarkBody+1)...), func([]byte) {})
+	assert.ErrorIs(t, err, errBadMarker)
+	s = newScanner(testNonce)
+	_, _, err = s.feed([]byte("\x1e"+testNonce+" x /d\x1e"+testNonce+"\n"), func([]byte) {})
+	assert.ErrorIs(t, err, errBadMarker)
+}
+
+func FuzzScanner(f *testing.F) {
+	f.Add([]byte("hello\n"), uint8(0), "/srv/app", []byte(""), []byte{3, 7})
+	f.Add([]byte("abc\x1e"), uint8(127), "/a b", []byte("after"), []byte{1, 1, 1, 1})
+	f.Add([]byte("\x1e"+testNonce[:20]), uint8(1), "/", []byte("\x1e"+testNonce+" 1 /\x1e"+testNonce+"\n"), []byte{30})
+	f.Add([]byte{}, uint8(255), "", []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, output []byte, status uint8, dir string, after []byte, cutBytes []byte) {
+		start := []byte("\x1e" + testNonce + " ")
+		end := []byte("\x1e" + testNonce + "\n")
+		if bytes.Contains(output, start) || strings.Contains(dir, string(end)) {
+			t.Skip("the output contains the marker itself")
+		}
+		data := append(append([]byte(nil), output...), markerBytes(testNonce, int(status), dir)...)
+		data = append(data, after...)
+		var cuts []int
+		pos := 0
+		for _, c := range cutBytes {
+			pos += int(c)
+			cuts = append(cuts, pos)
+		}
+		out, m, rest, err := scanAll(t, testNonce, data, cuts)
+		if len(dir) > maxMarkBody-8 {
+			return // may be refused as malformed
+		}
+		require.NoError(t, err)
+		require.NotNil(t, m)
+		require.Equal(t, string(output), string(out))
+		require.Equal(t, int(status), m.Status)
+		require.Equal(t, dir, m.Dir)
+		require.Equal(t, string(after), string(rest))
+	})
+}
+
+// FuzzScannerNoFalseEnd: output without the marker never ends a command
+// and comes out unchanged.
+func FuzzScannerNoFalseEnd(f *testing.F) {
+	f.Add([]byte("\x1e"+testNonce+"\n"), []byte{5})
+	f.Add([]byte("\x1e\x1e\x1e"), []byte{1, 1})
+	f.Fuzz(func(t *testing.T, output []byte, cutBytes []byte) {
+		if bytes.Contains(output, []byte("\x1e"+testNonce+" ")) {
+			t.Skip()
+		}
+		var cuts []int
+		pos := 0
+		for _, c := range cutBytes {
+			pos += int(c)
+			cuts = append(cuts, pos)
+		}
+		out, m, _, err := scanAll(t, testNonce, output, cuts)
+		require.NoError(t, err)
+		require.Nil(t, m)
+		require.Equal(t, string(output), string(out))
+	})
+}
+
+// unquote decodes the $'...' strings ansiQuote writes, by bash's rules
+// for the escapes it uses.
+func unquote(t testing.TB, q string) string {
+	require.True(t, strings.HasPrefix(q, "$'") && strings.HasSuffix(q, "'"), q)
+	q = q[2 : len(q)-1]
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c == '\'' {
+			t.Fatalf("unescaped quote in %q", q)
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch q[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case '\\', '\'':
+			b.WriteByte(q[i])
+		case 'x':
+			v, err := strconv.ParseUint(q[i+1:i+3], 16, 8)
+			if err != nil {
+				t.Fatalf("bad \\x escape in %q", q)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		default:
+			t.Fatalf("unexpected escape \\%c", q[i])
+		}
+	}
+	return b.String()
+}
+
+func FuzzAnsiQuote(f *testing.F) {
+	for _, s := range []string{"", "echo 'hi'", "a\\b\nc\td", "\x00\x01\x7f\xff", "é ✓", "$'x'", "`id`"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := ansiQuote(s)
+		for i := 0; i < len(q); i++ {
+			if q[i] < 0x20 || q[i] >= 0x7f {
+				t.Fatalf("byte %#x at %d: only printable ASCII may reach the shell's line: %q", q[i], i, q)
+			}
+		}
+		require.Equal(t, s, unquote(t, q))
+	})
+}
+
+// TestAnsiQuoteInBash checks the quoting against bash itself.
+func TestAnsiQuoteInBash(t *testing.T) {
+	bash, err := osexec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found")
+	}
+	var all []byte
+	for c := 1; c < 256; c++ {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{"plain", "it's", `back\slash`, "new\nline", "tab\t", "é ✓ 世界", string(all), "\\x41", "'\\''"} {
+		out, err := osexec.Command(bash, "--noprofile", "--norc", "-c", "printf %s "+ansiQuote(s)).Output()
+		require.NoError(t, err)
+		assert.Equal(t, s, string(out))
+	}
+}
+
+func TestCommandLineIsOneLine(t *testing.T) {
+	line := commandLine("echo a\necho 'b'\n", testNonce)
+	assert.Equal(t, 1, strings.Count(line, "\n"))
+	assert.True(t, strings.HasSuffix(line, "\n"))
+	assert.Equal(t, 2, strings.Count(line, testNonce))
+}
+
+func TestClean(t *testing.T) {
+	tests := map[string]string{
+		"plain\n":                       "plain\n",
+		"crlf\r\nline\r\n":              "crlf\nline\n",
+		"10%\r50%\r100%\ndone\n":        "100%\ndone\n",
+		"\x1b[1;31mred\x1b[0m \x1b[2K":  "red ",
+		"bad \xff utf8":                 "bad \uFFFD utf8",
+		"progress\r":                    "progress",
+		"\x1b]0;title\x07text":          "\x1b]0;title\x07text",
+		"keep\ttabs and \x1b(B charset": "keep\ttabs and  charset",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, clean(in), "%q", in)
+	}
+}
+
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"a\r\nb", "10%\r20%\r", "\x1b[31mx\x1b[0m", "\xff\xfe", "plain"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := clean(s)
+		require.True(t, utf8.ValidString(c))
+		require.LessOrEqual(t, strings.Count(c, "\n"), strings.Count(s, "\n"))
+		require.NotContains(t, c, "\r")
+		require.Equal(t, c, clean(c), "cleaning is idempotent")
+		if utf8.ValidString(s) && !strings.ContainsAny(s, "\r\x1b") {
+			require.Equal(t, s, c)
+		}
+	})
+}
+
+func TestCaptureViewAndSpill(t *testing.T) {
+	store := newDirStore(t)
+	c := newCapture(context.Background(), 1000, store, tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, 1<<20)
+	var all strings.Builder
+	for i := range 500 {
+		line := fmt.Sprintf("line %d\n", i)
+		all.WriteString(line)
+		_, _ = c.Write([]byte(line))
+	}
+	s := c.view(1000)
+	assert.Equal(t, int64(all.Len()), s.Total)
+	assert.Equal(t, int64(500), s.Lines)
+	assert.True(t, strings.HasPrefix(s.Head, "line 0\nline 1\n"))
+	assert.True(t, strings.HasSuffix(s.Head, "\n"), "the head ends at a line end")
+	assert.True(t, strings.HasPrefix(s.Tail, "line "), "the tail starts at a line start")
+	assert.True(t, strings.HasSuffix(s.Tail, "line 499\n"))
+	assert.Equal(t, s.Total, int64(len(s.Head)+len(s.Tail))+s.Omitted)
+	assert.LessOrEqual(t, len(s.Head)+len(s.Tail), 1000)
+	info := c.finish(true)
+	require.NotNil(t, info.Stored)
+	assert.Equal(t, all.String(), store.read(t, info.Stored.Locator))
+	assert.Equal(t, "c1", store.owners[0].Call)
+	_, _ = c.Write([]byte("ignored"))
+	assert.Equal(t, info, c.finish(true), "finish is idempotent")
+
+	small := newCapture(context.Background(), 1000, store, tools.Owner{}, 1<<20)
+	_, _ = small.Write([]byte("short"))
+	assert.Equal(t, shown{Head: "short", Total: 5}, small.view(1000))
+	assert.Nil(t, small.finish(false).Stored, "nothing is saved when nothing is cut")
+	assert.Len(t, store.owners, 1)
+}
+
+func TestCaptureStoreFailure(t *testing.T) {
+	c := newCapture(context.Background(), 100, failingStore{}, tools.Owner{}, 1<<20)
+	_, _ = c.Write(bytes.Repeat([]byte("x\n"), 1000))
+	s := c.view(100)
+	info := c.finish(true)
+	require.Error(t, info.Err)
+	assert.Nil(t, info.Stored)
+	var b strings.Builder
+	writeStream(&b, s, info, "stdout")
+	assert.Contains(t, b.String(), "could not be saved (disk full)")
+	assert.Contains(t, b.String(), "redirected to a file")
+}
+
+type failingStore struct{}
+
+func (failingStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
+	_, _ = r.Read(make([]byte, 10))
+	return tools.Stored{}, errors.New("disk full")
+}
+
+func (failingStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
+	return nil, errors.New("nothing")
+}
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		budget int
+		a, b   int64
+		x, y   int
+	}{
+		{100, 10, 10, 10, 10},
+		{100, 500, 10, 90, 10},
+		{100, 10, 500, 10, 90},
+		{100, 500, 500, 50, 50},
+		{100, 0, 0, 0, 0},
+	} {
+		x, y := split(tc.budget, tc.a, tc.b)
+		assert.Equal(t, []int{tc.x, tc.y}, []int{x, y}, "%+v", tc)
+	}
+}

@@ -1,0 +1,475 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestSessionPersistsState(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env)
+	sub := filepath.Join(env.Cwd, "sub dir")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	id, _ := k.openShell(nil)
+	assert.Equal(t, "sh1", id)
+
+	res := k.do(id, `cd "sub dir" && export EXPORTED=e1; PLAIN=p1; declare -a ARR=(a b c); greet() { echo "hello $1"; }; alias ll='echo aliased'`)
+	require.False(t, res.IsError, res.Text())
+	assert.Equal(t, "(no output)\n[exit code 0 · ", res.Text()[:len("(no output)\n[exit code 0 · ")])
+	assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()), "the result ends with the new directory")
+	assert.Equal(t, sub, res.Render.Terminal.Cwd)
+
+	res = k.do(id, "pwd; echo $EXPORTED $PLAIN ${ARR[2]}; greet world; bash -c 'echo child:$EXPORTED:$PLAIN'")
+	require.False(t, res.IsError, res.Text())
+	assert.True(t, strings.HasPrefix(res.Text(), sub+"\ne1 p1 c\nhello world\nchild:e1:\n[exit code 0"), res.Text())
+	assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()))
+
+	res = k.do(id, "cd /; false")
+	assert.False(t, res.IsError, "a non-zero exit is a normal result")
+	assert.Contains(t, res.Text(), "[exit code 1 · ")
+	assert.Equal(t, "[cwd /]", lastLine(res.Text()))
+	require.NotNil(t, res.Render.Terminal.ExitCode)
+	assert.Equal(t, 1, *res.Render.Terminal.ExitCode)
+	assert.Equal(t, "exited", res.Render.Terminal.Status)
+	assert.Equal(t, "cd /; false", res.Render.Terminal.Command)
+}
+
+func TestSessionMarkerLookalikesDoNotEndCommand(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	fake := strings.Repeat("ab", 16)
+	tests := []struct{ name, command, want string }{
+		{"a marker with another nonce",
+			fmt.Sprintf(`printf '\n\036%s 0 /elsewhere\036%s\n'; echo after`, fake, fake),
+			"\n\x1e" + fake + " 0 /elsewhere\x1e" + fake + "\nafter\n"},
+		{"the marker's start bytes",
+			`printf 'x\n\036'; printf '\036\n'; echo after`,
+			"x\n\x1e\x1e\nafter\n"},
+		{"the marker's printf format", `echo "printf '\\n\\036%s %d %s\\036%s\\n'"; echo after`,
+			"printf '\\n\\036%s %d %s\\036%s\\n'\nafter\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := k.do(id, tc.command)
+			require.False(t, res.IsError, res.Text())
+			assert.Contains(t, res.Render.Terminal.Output, tc.want)
+			assert.Contains(t, res.Text(), "[exit code 0")
+			assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(res.Text()))
+		})
+	}
+}
+
+func TestSessionMultiLineAndOddCommands(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	tests := []struct {
+		name, command, output string
+		code                  int
+	}{
+		{"multi-line", "for i in 1 2 3; do\n  echo \"line $i\"\ndone\nif true; then\n  echo yes\nfi", "line 1\nline 2\nline 3\nyes\n", 0},
+		{"here-document", "cat <<'EOF'\nfirst $HOME\n  second\nEOF", "first $HOME\n  second\n", 0},
+		{"unterminated quote", "echo 'oops", "unexpected EOF", 2},
+		{"unterminated here-document", "cat <<EOF\nbody", "body\n", 0},
+		{"trailing backslash", "echo a \\", "a \\\n", 0},
+		{"no trailing newline", "printf abc", "abc", 0},
+		{"quotes and backslashes", `echo "it's \"quoted\"" 'and \n raw' $'tab\there'`, "it's \"quoted\" and \\n raw tab\there\n", 0},
+		{"control characters and UTF-8", "echo 'é ✓ \x01'", "é ✓ \x01\n", 0},
+		{"break and return at top level", "break; return; echo still here", "still here\n", 0},
+		{"stdin reads end at once", "cat; read line; echo read=$?", "read=1\n", 0},
+		{"exit code of the last command", "true; (exit 42)", "", 42},
+		{"redirected stdout still ends", "exec 3>&1 >/dev/null; echo hidden; exec >&3 3>&-; echo shown", "shown\n", 0},
+		{"comment only", "# nothing", "", 0},
+		{"long command", ": '" + strings.Repeat("x\n", 200000) + "'; echo long-done", "long-done\n", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := k.do(id, tc.command)
+			require.False(t, res.IsError, res.Text())
+			assert.Contains(t, res.Render.Terminal.Output, tc.output)
+			assert.Contains(t, res.Text(), fmt.Sprintf("[exit code %d · ", tc.code))
+			require.NotNil(t, res.Render.Terminal.ExitCode)
+			assert.Equal(t, tc.code, *res.Render.Terminal.ExitCode)
+		})
+	}
+	res := k.do(id, "echo alive")
+	assert.True(t, strings.HasPrefix(res.Text(), "alive\n[exit code 0"), res.Text())
+}
+
+func TestSessionStillRunningAndIncrementalRead(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	gate := filepath.Join(env.Cwd, "go")
+	res := k.do(id, fmt.Sprintf("echo first; while [ ! -e %q ]; do sleep 0.02; done; echo second; exit_code=7; (exit $exit_code)", gate), 100)
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "[still running after ")
+	assert.Contains(t, res.Text(), `call shell_read (session_id "sh1")`)
+	assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(res.Text()))
+	assert.Equal(t, "running", res.Render.Terminal.Status)
+	assert.Nil(t, res.Render.Terminal.ExitCode)
+	seen := res.Render.Terminal.Output
+
+	busy := k.do(id, "echo second command")
+	require.True(t, busy.IsError)
+	assert.Equal(t, CodeBusy, busy.Code)
+	assert.Contains(t, busy.Text(), "still running `echo first; while")
+	assert.Contains(t, busy.Text(), "shell_read")
+	assert.Contains(t, busy.Text(), "shell_close")
+
+	// A short read returns what came since, without waiting for the end.
+	eventually(t, func() bool {
+		r := k.readOut(id, 10)
+		seen += r.Render.Terminal.Output
+		return strings.Contains(seen, "first")
+	}, "the first line")
+	assert.Equal(t, 1, strings.Count(seen, "first"), "output is returned once")
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	res = k.readOut(id, 60000)
+	require.False(t, res.IsError, res.Text())
+	assert.Equal(t, "second\n", res.Render.Terminal.Output)
+	assert.Contains(t, res.Text(), "second\n[exit code 7 · ")
+	assert.Equal(t, "exited", res.Render.Terminal.Status)
+
+	res = k.readOut(id)
+	assert.Equal(t, "(no output)\n[no command running]\n[cwd "+env.Cwd+"]", res.Text())
+	res = k.do(id, "echo $exit_code")
+	assert.True(t, strings.HasPrefix(res.Text(), "7\n"), res.Text())
+}
+
+func TestSessionBackgroundOutputBetweenCommands(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	gate := filepath.Join(env.Cwd, "gate")
+	res := k.do(id, fmt.Sprintf(`(while [ ! -e %q ]; do sleep 0.02; done; echo from-background) & echo "pid $!"`, gate))
+	require.False(t, res.IsError, res.Text())
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 1)
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	eventually(t, func() bool { return k.pending(id) == int64(len("from-background\n")) }, "the background output")
+	res = k.do(id, "echo foreground")
+	assert.Equal(t, "[output printed since the last call, before this command:]\nfrom-background\n[output of this command:]\nforeground\n",
+		res.Text()[:strings.Index(res.Text(), "[exit code")])
+}
+
+func TestSessionIdleReadCollects(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	res := k.do(id, `(for i in 1 2 3; do echo tick$i; sleep 0.01; done) &`)
+	require.False(t, res.IsError, res.Text())
+	seen := res.Render.Terminal.Output // the first tick may come before the command ends
+	eventually(t, func() bool {
+		seen += k.readOut(id, 20).Render.Terminal.Output
+		return strings.Contains(seen, "tick3")
+	}, "the background output")
+	assert.Equal(t, "tick1\ntick2\ntick3\n", seen)
+}
+
+func TestSessionCancelInterruptsCommand(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, pgid := k.openShell(nil)
+	k.do(id, "KEEP=kept")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *tools.Result, 1)
+	go func() {
+		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "touch ready; sleep 300; echo after-sleep"})
+	}()
+	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
+	cancel()
+	res := <-done
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Contains(t, res.Text(), "[the call was cancelled: the command was interrupted with SIGINT]")
+	assert.Contains(t, res.Text(), "after-sleep", "the interrupted sleep ends; the rest of the command runs")
+	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
+	assert.True(t, groupAlive(pgid), "the shell survives")
+
+	res = k.do(id, "echo $KEEP")
+	assert.True(t, strings.HasPrefix(res.Text(), "kept\n[exit code 0"), res.Text())
+}
+
+func TestSessionCloseStopsProcessGroup(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env, WithKillGrace(300*time.Millisecond))
+	id, pgid := k.openShell(nil)
+	res := k.do(id, `sleep 300 & echo "pid $!"; (trap '' TERM; touch trapped; exec sleep 300) & echo "pid $!"`)
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 2)
+	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "trapped")); return err == nil }, "the trap")
+	k.do(id, "echo left-over-output", 0)
+	res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "[closed shell sh1")
+	requireGone(t, append(pids, pgid)...)
+	assert.False(t, groupAlive(pgid))
+
+	res = k.do(id, "echo again")
+	require.True(t, res.IsError)
+	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Contains(t, res.Text(), "Shell sh1 is closed (closed with shell_close). Open a new one with shell_open")
+	res = k.readOut("sh9")
+	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Contains(t, res.Text(), `There is no shell "sh9"`)
+}
+
+func TestSessionDeathIsReportedAndNextSendStartsFresh(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	rec := env.Recorder.(*records)
+	k := newKit(t, env)
+	sub := filepath.Join(env.Cwd, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	id, pgid := k.openShell(map[string]any{"cwd": "sub"})
+	res := k.do(id, `VAR=set; cd /; sleep 300 & echo "pid $!"`)
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 1)
+
+	res = k.do(id, "echo bye; exit 7")
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "bye\n[The shell exited with code 7 while running `echo bye; exit 7`. Its variables, functions and background processes are gone. The next shell_send starts a fresh shell in "+sub+".]")
+	assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()))
+	assert.Equal(t, "killed", res.Render.Terminal.Status)
+	requireGone(t, append(pids, pgid)...)
+
+	res = k.readOut(id)
+	assert.Contains(t, res.Text(), "[The shell exited with code 7", "a read says so too")
+
+	res = k.do(id, `echo "VAR=${VAR-unset}"; pwd`)
+	require.False(t, res.IsError, res.Text())
+	assert.True(t, strings.HasPrefix(res.Text(), "[The shell exited with code 7 while running `echo bye; exit 7`. This command runs in a fresh shell started in "+sub+": variables, functions and background processes from before are gone.]\n"), res.Text())
+	assert.Contains(t, res.Text(), "VAR=unset\n"+sub+"\n[exit code 0")
+
+	recs := rec.all()
+	require.Len(t, recs, 2)
+	assert.Equal(t, "shell_open", recs[1].name)
+	assert.Contains(t, string(recs[1].data), `"restart":true`)
+}
+
+func TestSessionKilledShell(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, pgid := k.openShell(nil)
+	require.NoError(t, killGroup(pgid))
+	eventually(t, func() bool {
+		return strings.Contains(k.readOut(id).Text(), "[The shell was killed by SIGKILL. ")
+	}, "the death to be noticed")
+	res := k.do(id, "echo fresh")
+	assert.Contains(t, res.Text(), "fresh\n[exit code 0")
+}
+
+func TestSessionOpenRecordsSettings(t *testing.T) {
+	env := testEnv(t)
+	rec := env.Recorder.(*records)
+	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithIdleTimeout(time.Hour))
+	id, pgid := k.openShell(nil)
+	res := k.do(id, "echo $SANDBOXED $EXTRA $PAGER")
+	assert.True(t, strings.HasPrefix(res.Text(), "yes 1 cat\n"), res.Text())
+	recs := rec.all()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "shell_open", recs[0].tool)
+	assert.Equal(t, "shell_open", recs[0].name)
+	var got openRecord
+	require.NoError(t, json.Unmarshal(recs[0].data, &got))
+	assert.Equal(t, "sh1", got.SessionID)
+	assert.Equal(t, env.Cwd, got.Dir)
+	assert.Equal(t, "env marker", got.Sandbox)
+	assert.Equal(t, "process", got.Inherit)
+	assert.Equal(t, pgid, got.PID)
+	assert.Equal(t, time.Hour.Milliseconds(), got.IdleTimeoutMS)
+	assert.Equal(t, []string{"env", "SANDBOXED=yes"}, got.Argv[:2])
+	assert.Contains(t, got.Env, "PAGER=cat")
+	assert.Contains(t, got.Env, "EXTRA=1")
+	for _, kv := range got.Env {
+		assert.False(t, strings.HasPrefix(kv, "PATH="), "inherited variables are not logged")
+	}
+}
+
+func TestSessionOpenErrors(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env, WithMaxSessions(2))
+	k.openShell(nil)
+	k.openShell(nil)
+	res := run(t, context.Background(), k.open, env, map[string]any{})
+	require.True(t, res.IsError)
+	assert.Equal(t, CodeTooManySessions, res.Code)
+	assert.Contains(t, res.Text(), "2 shells are open already (sh1, sh2)")
+
+	res = run(t, context.Background(), k.open, env, map[string]any{"cwd": "/"})
+	assert.Equal(t, CodeBadWorkdir, res.Code, "cwd is confined to the root")
+
+	k2 := newKit(t, env, WithSandbox(&envSandbox{deny: true}))
+	res = run(t, context.Background(), k2.open, env, map[string]any{})
+	assert.Equal(t, CodeSandbox, res.Code)
+
+	k3 := newKit(t, env, WithShell("false"))
+	res = run(t, context.Background(), k3.open, env, map[string]any{})
+	require.True(t, res.IsError)
+	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Contains(t, res.Text(), "The shell could not be opened: the shell did not start: The shell exited with code 1.")
+}
+
+func TestSessionIdleReaper(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env, WithIdleTimeout(150*time.Millisecond))
+	id, pgid := k.openShell(nil)
+	res := k.do(id, `sleep 300 & echo "pid $!"`)
+	pids := pidsIn(res.Text())
+	require.Len(t, pids, 1)
+	eventually(t, func() bool { return !groupAlive(pgid) }, "the idle shell to be reaped")
+	requireGone(t, pids...)
+	res = k.do(id, "echo hi")
+	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Contains(t, res.Text(), "closed after 150 ms without use")
+}
+
+func TestSessionStateCloseReapsEverything(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env)
+	var pids []int
+	for range 3 {
+		id, pgid := k.openShell(nil)
+		res := k.do(id, `sleep 300 & echo "pid $!"`)
+		pids = append(pids, pgid)
+		pids = append(pids, pidsIn(res.Text())...)
+	}
+	id, pgid := k.openShell(nil)
+	res := k.do(id, "sleep 300", 0)
+	assert.Contains(t, res.Text(), "still running")
+	pids = append(pids, pgid)
+	require.Len(t, pids, 7)
+
+	require.NoError(t, env.State.Close())
+	requireGone(t, pids...)
+	res = k.do(id, "echo hi")
+	require.True(t, res.IsError)
+	assert.Equal(t, tools.CodeAborted, res.Code)
+}
+
+func TestSessionHundredOpenedAndKilled(t *testing.T) {
+	leakcheck.Check(t)
+	env := testEnv(t)
+	k := newKit(t, env, WithMaxSessions(3), WithKillGrace(time.Second))
+	var pids []int
+	for i := range 100 {
+		id, pgid := k.openShell(nil)
+		res := k.do(id, `sleep 300 & echo "pid $!"`)
+		require.False(t, res.IsError, res.Text())
+		pids = append(pids, pgid)
+		pids = append(pids, pidsIn(res.Text())...)
+		if i%2 == 0 {
+			res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+			require.False(t, res.IsError, res.Text())
+		} else {
+			require.NoError(t, killGroup(pgid))
+			eventually(t, func() bool { return strings.Contains(k.readOut(id).Text(), "killed by SIGKILL") }, "the death")
+			run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+		}
+	}
+	require.Len(t, pids, 200)
+	requireGone(t, pids...)
+}
+
+func TestSessionLongOutputSpilled(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	res := k.do(id, "seq 1 100000; echo err >&2")
+	require.False(t, res.IsError, res.Text())
+	text := res.Text()
+	assert.Less(t, len(text), DefaultOutputLimit+2000)
+	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"))
+	assert.Contains(t, text, "100000\nerr\n[The whole output (588899 bytes (575.1 KiB), 100001 lines) is saved as spill://out1")
+	assert.Contains(t, text, "[exit code 0")
+	var want strings.Builder
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	want.WriteString("err\n")
+	assert.Equal(t, want.String(), store.read(t, "spill://out1"))
+	assert.Equal(t, "shell_send", store.owners[0].Tool)
+}
+
+func TestSessionGigabyteBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 1 GiB")
+	}
+	env := testEnv(t)
+	store := &countStore{}
+	env.Output = store
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	peak := heapPeak(t)
+	res := k.do(id, "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 1073741824", 600000)
+	max := peak()
+	require.False(t, res.IsError)
+	text := res.Text()
+	assert.Contains(t, text, "The whole output (1073741824 bytes (1024.0 MiB), 29020049 lines) is saved as spill://count1")
+	assert.Contains(t, text, "[exit code 0")
+	rec, ok := store.get("spill://count1")
+	require.True(t, ok)
+	assert.Equal(t, int64(1<<30), rec.size)
+	t.Logf("peak heap in use: %.1f MiB", float64(max)/(1<<20))
+	assert.Less(t, max, uint64(64<<20), "memory stays bounded")
+}
+
+// TestSessionResultStaysBounded: earlier background output and a long
+// command output share one budget, so the result stays far below the
+// spill middleware's threshold.
+func TestSessionResultStaysBounded(t *testing.T) {
+	env := testEnv(t)
+	store := env.Output.(*dirStore)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	k.do(id, `(while [ ! -e gate ]; do sleep 0.02; done; seq 1 30000) &`)
+	require.NoError(t, os.WriteFile(filepath.Join(env.Cwd, "gate"), nil, 0o644))
+	eventually(t, func() bool { return k.pending(id) == 168894 }, "the background output")
+	res := k.do(id, "seq 1 30000")
+	text := res.Text()
+	assert.Less(t, len(text), DefaultOutputLimit+3000)
+	assert.Contains(t, text, "[output printed since the last call, before this command:]\n")
+	assert.Contains(t, text, "[output of this command:]\n1\n2\n")
+	assert.Contains(t, text, "\n30000\n[The whole output (168894 bytes (164.9 KiB), 30000 lines) is saved as spill://out2")
+	assert.Contains(t, text, "[exit code 0")
+	var want strings.Builder
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	assert.Equal(t, want.String(), store.read(t, "spill://out2"))
+	assert.True(t, strings.HasPrefix(store.read(t, "spill://out1"), "1\n2\n"), "the background output was saved too")
+}
+
+func TestSessionSetEEndsShellAndIsReported(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	res := k.do(id, "set -e; false; echo not-reached")
+	assert.NotContains(t, res.Render.Terminal.Output, "not-reached")
+	assert.Contains(t, res.Text(), "[The shell exited with code 1 while running `set -e; false; echo not-reached`.")
+	res = k.do(id, "false; echo reached")
+	assert.Contains(t, res.Text(), "fresh shell")
+	assert.Contains(t, res.Text(), "reached\n[exit code 0", "the fresh shell has no set -e")
+}

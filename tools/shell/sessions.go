@@ -1,0 +1,415 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// sessionsKey is the State key of one Sessions tool set's shell table.
+type sessionsKey struct{}
+
+type openArgs struct {
+	Cwd string `json:"cwd,omitzero" jsonschema:"Directory the shell starts in, absolute or relative to the session's working directory. Optional; defaults to the session's working directory."`
+}
+
+type sendArgs struct {
+	SessionID string `json:"session_id" jsonschema:"The id shell_open returned, such as sh1."`
+	Command   string `json:"command" jsonschema:"The bash command to run in the shell. It may span several lines."`
+	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for the command to finish before returning the output so far. Optional."`
+}
+
+type readArgs struct {
+	SessionID string `json:"session_id" jsonschema:"The id shell_open returned, such as sh1."`
+	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for a running command to finish, or, when none runs, to collect output of background processes. Optional."`
+}
+
+type closeArgs struct {
+	SessionID string `json:"session_id" jsonschema:"The id of the shell to close."`
+}
+
+// Sessions returns the persistent shell tools: shell_open(cwd?),
+// shell_send(session_id, command, wait_ms?), shell_read(session_id,
+// wait_ms?) and shell_close(session_id).
+//
+// Each shell is one long-lived bash (no profile or rc files) talking over
+// pipes, without a terminal, so cd, variables, functions and background
+// processes persist between commands while full-screen programs are not
+// supported. Commands are delimited by a marker line with a fresh random
+// nonce per command that carries the exit status and the shell's
+// directory; the command is sent quoted on one line and run by eval with
+// stdin from /dev/null, so neither a multi-line command nor one that
+// reads stdin can confuse the protocol.
+//
+// Shells belong to the agent session that opened them (they live in its
+// tools.State), are limited in number, close after an idle timeout, and
+// are all stopped, whole process groups, when the session or the loop
+// closes. The environment and the sandbox are fixed when a shell opens
+// and recorded in the session log as a "shell_open" record.
+func Sessions(opts ...Option) []tools.Tool {
+	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
+	return []tools.Tool{s.openTool(), s.sendTool(), s.readTool(), s.closeTool()}
+}
+
+type sessionTools struct {
+	cfg *config
+	key *sessionsKey
+}
+
+func (s *sessionTools) table(call *tools.Call) (*shells, error) {
+	st := callEnv(call).State
+	if st == nil {
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "Persistent shells need session state, which this call does not have."}
+	}
+	m, err := tools.LoadState(st, s.key, func() *shells { return newShells(s.cfg) })
+	if err != nil {
+		return nil, &tools.Error{Code: tools.CodeAborted, Err: err, Message: "The session is closing; its shells are closed."}
+	}
+	return m, nil
+}
+
+func (s *sessionTools) common() string {
+	return "Like bash, it is non-interactive: stdin is closed, pagers and editors are off (PAGER=cat, TERM=dumb, NO_COLOR=1), and full-screen terminal programs (vim, top, less) are not supported; use bash, or non-interactive flags, for those. "
+}
+
+func (s *sessionTools) openTool() tools.Tool {
+	c := s.cfg
+	desc := "Open a persistent bash shell and return its id (sh1, sh2, ...). Unlike bash, a shell keeps its state between commands: " +
+		"the current directory, exported and unexported variables, functions and background processes. " +
+		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
+		"It starts in cwd (default: the session's working directory). " +
+		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " +
+		s.common() +
+		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
+		"Every result ends with the shell's current directory."
+	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+		Deadline: startupWait + c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, s.open)
+}
+
+func (s *sessionTools) sendTool() tools.Tool {
+	c := s.cfg
+	desc := "Run a command in a persistent shell opened with shell_open. The command may span several lines; it runs in the shell itself, " +
+		"so cd, export, variable assignments and function definitions last for later commands. " +
+		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d) for the command to finish. ", c.sendWait.Milliseconds(), c.maxWait.Milliseconds()) +
+		"If it is still running then, the result shows the output so far and says it is still running: call shell_read to get what comes next. " +
+		"A shell runs one command at a time; sending while one runs is refused. " +
+		s.common() +
+		"Output (stdout and stderr together) is cut to its head and tail when long; the whole of it is saved and the result names a spill:// path to read it with the read tool (offset and limit in lines). " +
+		"Every result ends with the exit code and the shell's current directory. " +
+		"Avoid exit and set -e, which end the shell itself: if it ends anyway, the result says so and the next shell_send starts a fresh shell."
+	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, s.send)
+}
+
+func (s *sessionTools) readTool() tools.Tool {
+	c := s.cfg
+	desc := "Read what a persistent shell printed since the last call: the rest of a command that was still running when shell_send returned, or output of background processes. " +
+		fmt.Sprintf("When a command is running, waits up to wait_ms (default %d, at most %d) for it to finish; ", c.readWait.Milliseconds(), c.maxWait.Milliseconds()) +
+		"when none is running, returns at once, or after wait_ms when given (to collect output of background processes). " +
+		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool. " +
+		"Every result ends with the command's status and the shell's current directory."
+	spec := tools.Spec{Name: "shell_read", Description: desc, Family: tools.FamilyProcess,
+		Deadline: c.maxWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, s.read)
+}
+
+func (s *sessionTools) closeTool() tools.Tool {
+	c := s.cfg
+	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (its whole process group: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
+		"Its state (directory, variables, background processes) is lost."
+	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+		Deadline: c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
+	return tools.Define(spec, s.close)
+}
+
+// openRecord is what the session log keeps of a shell when it opens.
+type openRecord struct {
+	SessionID string   `json:"session_id"`
+	Argv      []string `json:"argv"`
+	Dir       string   `json:"dir"`
+	OSDir     string   `json:"os_dir,omitempty"`
+	// Env lists the variables the tools set; Inherit says where the rest
+	// came from: "process" (the program's environment) or "configured".
+	Env           []string `json:"env"`
+	Inherit       string   `json:"inherit"`
+	Sandbox       string   `json:"sandbox,omitempty"`
+	PID           int      `json:"pid"`
+	IdleTimeoutMS int64    `json:"idle_timeout_ms"`
+	// Restart is set on the record of a shell started again after the
+	// first one ended.
+	Restart bool `json:"restart,omitempty"`
+}
+
+func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, restart bool) {
+	inherit := "process"
+	if s.cfg.baseEnvSet {
+		inherit = "configured"
+	}
+	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit,
+		PID: pid, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
+	if sh.dir != sh.ns {
+		rec.OSDir = sh.dir
+	}
+	if s.cfg.sandbox != nil {
+		rec.Sandbox = s.cfg.sandbox.Describe()
+	}
+	env := callEnv(call)
+	if err := env.Record(ctx, call, "shell_open", rec); err != nil && env.Logger != nil {
+		env.Logger.Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
+	}
+}
+
+func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) (*tools.Result, error) {
+	env := callEnv(call)
+	ns, dir, err := workdir(env, in.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.table(call)
+	if err != nil {
+		return nil, err
+	}
+	bash, err := s.cfg.resolveBash()
+	if err != nil {
+		return nil, err
+	}
+	// bash reads its script (the command lines) from descriptor 3.
+	argv, err := s.cfg.argv(bash, dir, "/dev/fd/3")
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, &tools.Error{Code: tools.CodeAborted, Message: "The session is closing; no shell was opened."}
+	}
+	if len(m.open) >= s.cfg.maxSessions {
+		open := strings.Join(m.order, ", ")
+		m.mu.Unlock()
+		return nil, &tools.Error{Code: CodeTooManySessions, Message: fmt.Sprintf(
+			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.maxSessions, open)}
+	}
+	m.next++
+	sh := &shell{
+		id: fmt.Sprintf("sh%d", m.next), m: m,
+		argv: argv, env: s.cfg.environ(), dir: dir, ns: ns, store: env.Output, session: env.SessionID,
+		changed: make(chan struct{}), done: make(chan struct{}), lastUse: time.Now(),
+	}
+	sh.window = newCapture(m.ctx, s.cfg.outputLimit, sh.store, owner(call), s.cfg.maxSpill)
+	m.open[sh.id] = sh
+	m.order = append(m.order, sh.id)
+	m.mu.Unlock()
+
+	sh.mu.Lock()
+	out, err := sh.startLocked()
+	var pid int
+	if sh.p != nil {
+		pid = sh.p.pgid
+	}
+	sh.mu.Unlock()
+	if err != nil {
+		m.closeShell(sh, "it failed to start")
+		msg := fmt.Sprintf("The shell could not be opened: %v.", err)
+		if out != "" {
+			msg += "\nIts output:\n" + out
+		}
+		return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: msg}
+	}
+	sh.mu.Lock()
+	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
+	sh.mu.Unlock()
+	s.record(ctx, call, sh, pid, false)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Opened shell %s (process group %d) in %s. Run commands in it with shell_send (session_id %q); "+
+		"its directory, variables, functions and background processes persist between commands until shell_close. "+
+		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, pid, ns, sh.id)
+	b.WriteString(out)
+	ensureNewline(&b)
+	fmt.Fprintf(&b, "[cwd %s]", ns)
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(b.String())},
+		Render: &tools.Render{Kind: tools.RenderTerminal, Title: "shell " + sh.id,
+			Terminal: &tools.Terminal{Cwd: ns, Output: out, Status: statusRunning}},
+	}, nil
+}
+
+func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) (*tools.Result, error) {
+	if err := checkCommand(in.Command); err != nil {
+		return nil, err
+	}
+	wait, err := waitArg(in.WaitMS, s.cfg.sendWait, s.cfg.maxWait)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.table(call)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := m.get(in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.closed {
+		return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+	}
+	if sh.scan != nil {
+		return nil, &tools.Error{Code: CodeBusy, Message: fmt.Sprintf(
+			"Shell %s is still running %s (for %s), so the command was not sent. "+
+				"Call shell_read (session_id %q) to wait for it and see its output, shell_close to stop it (the shell's state is lost), "+
+				"or run independent commands with bash or in another shell.",
+			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
+	}
+	sh.touchLocked(call)
+	var pre strings.Builder
+	if earlier := sh.takeLocked(s.cfg.outputLimit / 4); earlier != "" {
+		pre.WriteString("[output printed since the last call, before this command:]\n")
+		pre.WriteString(earlier)
+		ensureNewline(&pre)
+	}
+	if sh.death != "" {
+		death := sh.death
+		if _, err := sh.startLocked(); err != nil {
+			return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
+		}
+		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
+		pid := 0
+		if sh.p != nil {
+			pid = sh.p.pgid
+		}
+		s.record(ctx, call, sh, pid, true)
+		sh.touchLocked(call)
+	}
+	if pre.Len() > 0 {
+		pre.WriteString("[output of this command:]\n")
+	}
+	sh.last = nil
+	nonce := newNonce()
+	sh.scan = newScanner(nonce)
+	sh.command = in.Command
+	sh.cmdStart = time.Now()
+	script := sh.script
+	// The shell reads one line at a time and is idle, so the write
+	// completes as the shell parses it.
+	sh.mu.Unlock()
+	_, werr := io.WriteString(script, commandLine(in.Command, nonce))
+	sh.mu.Lock()
+	if werr != nil && sh.death == "" && sh.scan != nil {
+		// The shell is going away; the watcher will say how.
+		sh.waitLocked(context.Background(), drainDelay+s.cfg.grace)
+	}
+	sh.waitLocked(ctx, wait)
+	return s.resultLocked(ctx, sh, in.Command, pre.String()), nil
+}
+
+func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+	wait, err := waitArg(in.WaitMS, s.cfg.readWait, s.cfg.maxWait)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.table(call)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := m.get(in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.closed {
+		return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+	}
+	sh.touchLocked(call)
+	switch {
+	case sh.scan != nil:
+		sh.waitLocked(ctx, wait)
+	case in.WaitMS != nil && sh.death == "":
+		sh.sleepLocked(ctx, wait)
+	}
+	return s.resultLocked(ctx, sh, sh.command, ""), nil
+}
+
+func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs) (*tools.Result, error) {
+	m, err := s.table(call)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := m.get(in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	running, command := sh.scan != nil, sh.command
+	sh.mu.Unlock()
+	m.closeShell(sh, "closed with shell_close")
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	out := sh.takeLocked(s.cfg.outputLimit)
+	sh.window.finish(false)
+	var b strings.Builder
+	b.WriteString(out)
+	ensureNewline(&b)
+	if running {
+		fmt.Fprintf(&b, "[closed shell %s; %s was still running and was stopped with it]\n", sh.id, quoteCommand(command))
+	} else {
+		fmt.Fprintf(&b, "[closed shell %s]\n", sh.id)
+	}
+	fmt.Fprintf(&b, "[cwd %s]", sh.cwd)
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(b.String())},
+		Render: &tools.Render{Kind: tools.RenderTerminal, Title: "close shell " + sh.id,
+			Terminal: &tools.Terminal{Cwd: sh.cwd, Output: out, Status: statusKilled}},
+	}, nil
+}
+
+// resultLocked renders what the shell printed since the last look and
+// its status. When ctx has ended, the running command is interrupted
+// first (SIGINT) and the result is an error result saying so.
+func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre string) *tools.Result {
+	cancelled := ctx.Err() != nil
+	interrupted := false
+	if cancelled && sh.scan != nil {
+		sh.interruptLocked()
+		interrupted = true
+	}
+	out := sh.takeLocked(s.cfg.outputLimit - len(pre))
+	var b strings.Builder
+	b.WriteString(pre)
+	b.WriteString(out)
+	if out == "" && pre == "" {
+		b.WriteString("(no output)\n")
+	}
+	if cancelled {
+		ensureNewline(&b)
+		switch {
+		case interrupted && sh.scan == nil:
+			b.WriteString("[the call was cancelled: the command was interrupted with SIGINT]\n")
+		case interrupted:
+			b.WriteString("[the call was cancelled: the command was sent SIGINT but is still running; shell_close stops it]\n")
+		default:
+			b.WriteString("[the call was cancelled]\n")
+		}
+	}
+	status, code := sh.statusLocked(&b)
+	res := &tools.Result{
+		Content: []tools.Content{tools.Text(b.String())},
+		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title("", command),
+			Terminal: &tools.Terminal{Command: command, Cwd: sh.cwd, Output: out, ExitCode: code, Status: status}},
+	}
+	if cancelled {
+		res.IsError = true
+		res.Code = tools.CodeOf(ctx.Err())
+		res.Render.Terminal.Status = statusCancelled
+	}
+	return res
+}
