@@ -16,6 +16,16 @@
 // colours, and as JPEG when it is an opaque photograph. Re-encoding drops
 // metadata. Of a GIF, only the first frame is kept.
 //
+// [ReadImage] returns the read_image tool built on it. The host registers
+// it only together with an attachment store (agent.WithAttachments), where
+// each image is kept content-addressed so the session log holds a
+// reference, never the bytes. A call is refused before any I/O when the
+// extension is not an image's or when the session's model does not declare
+// image input (unknown capabilities count as none); otherwise the bytes
+// are read through fs.FileSystem.ReadBytes with the size cap, normalized,
+// stored, and returned as a short text line plus the image. The read
+// counts as observing the file in the session's ledger.
+//
 // Every refusal is an [*Error] with a stable code (see the Code
 // constants) and a message written for the model that says what to do
 // next.
