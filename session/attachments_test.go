@@ -3,9 +3,11 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,4 +122,28 @@ func ExampleJSONLAttachments() {
 	// Output:
 	// sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
 	// hello
+}
+
+// FuzzAttachmentPath checks that only well-formed digests name files, and
+// that every file they name lies inside the store's directory.
+func FuzzAttachmentPath(f *testing.F) {
+	f.Add(session.Digest([]byte("x")))
+	f.Add("sha256:../../etc/passwd")
+	f.Add("sha256:" + strings.Repeat("a", 63) + "/")
+	f.Add("")
+	dir := filepath.Join(f.TempDir(), "att")
+	att := session.NewAttachmentDir(dir)
+	f.Fuzz(func(t *testing.T, d string) {
+		p, err := att.Path(d)
+		if !session.ValidDigest(d) {
+			if !errors.Is(err, session.ErrInvalidDigest) {
+				t.Fatalf("%q: want ErrInvalidDigest, got %v", d, err)
+			}
+			return
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || strings.HasPrefix(rel, "..") || filepath.Dir(rel) != "sha256" {
+			t.Fatalf("%q names %s, outside %s", d, p, dir)
+		}
+	})
 }
