@@ -43,16 +43,16 @@ func ExampleNormalize() {
 
 func ExampleReadImage() {
 	// A workspace with one photo, in memory.
-	fsys := fstest.NewMemFS("/work")
+	fsys := fstest.NewMemFS("/project")
 	photo, _ := os.ReadFile("testdata/lossy.webp")
-	_ = fsys.SetFile("/work/photo.webp", photo, 0o644)
+	_ = fsys.SetFile("/project/photo.webp", photo, 0o644)
 
 	// What the agent loop gives a tool: here, a model that accepts
 	// images, and an attachment store.
 	state := tools.NewState()
 	defer state.Close()
 	env := &tools.Env{
-		Cwd:         "/work",
+		Cwd:         "/project",
 		FS:          fsys,
 		ModelInput:  []tools.Modality{tools.ModalityText, tools.ModalityImage},
 		State:       state,
@@ -75,7 +75,7 @@ func ExampleReadImage() {
 	})
 	fmt.Println(tools.CodeOf(err))
 	// Output:
-	// /work/photo.webp: image/webp, 40x30 px, 180 bytes.
+	// /project/photo.webp: image/webp, 40x30 px, 180 bytes.
 	// image/webp sha256:23e5c9c08ee7
 	// image_input_unsupported
 }
