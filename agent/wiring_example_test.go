@@ -1,0 +1,34 @@
+package agent_test
+
+import (
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/images"
+	"github.com/go-harness/harness/tools/shell"
+)
+
+// The wiring the README shows, with every context-economy feature on. It
+// is compiled with the tests, so the README cannot drift from the API.
+func ExampleNew_everything() {
+	dir, sessionsDir, spillDir := "/src/app", "/var/lib/agent/sessions", "/var/lib/agent/spill"
+	model := openai.DeepSeek("sk-...")
+
+	workspace, _ := fslocal.New(dir)
+	store := session.NewJSONL(sessionsDir)
+	loop := agent.New(
+		agent.WithModel(model),
+		agent.WithFileSystem(workspace),
+		agent.WithSessionStore(store),
+		agent.WithAttachments(session.JSONLAttachments(store)),
+		agent.WithOutputStore(spill.NewDir(spillDir)),
+		agent.WithTools(append(append(files.Tools(), shell.Tools()...), images.ReadImage())...),
+		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
+		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+	)
+	defer loop.Close()
+}
