@@ -1,6 +1,9 @@
 package agent_test
 
 import (
+	"strings"
+	"testing"
+
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
@@ -31,4 +34,35 @@ func ExampleNew_everything() {
 		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
 	)
 	defer loop.Close()
+}
+
+func TestFullWiringIsValid(t *testing.T) {
+	workspace, err := fslocal.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer workspace.Close()
+	store := session.NewJSONL(t.TempDir())
+	loop := agent.New(
+		agent.WithModel(openai.DeepSeek("sk-test")),
+		agent.WithFileSystem(workspace),
+		agent.WithSessionStore(store),
+		agent.WithAttachments(session.JSONLAttachments(store)),
+		agent.WithOutputStore(spill.NewDir(t.TempDir())),
+		agent.WithTools(append(append(files.Tools(), shell.Tools()...), images.ReadImage())...),
+		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
+		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+	)
+	defer loop.Close()
+	if err := loop.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range loop.Tools() {
+		names = append(names, s.Name)
+	}
+	want := "read write edit bash bash_output bash_kill shell_open shell_send shell_read shell_close read_image"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("tools %q, want %q", got, want)
+	}
 }
