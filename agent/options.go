@@ -29,6 +29,7 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
+	images      ImageBudget
 	base        context.Context
 }
 

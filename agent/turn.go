@@ -109,12 +109,12 @@ func (t *turn) finish(reason string, err error) {
 
 // request builds the request for the next model call from the history.
 func (t *turn) request() *Request {
-	return &Request{
+	return t.projectImages(&Request{
 		System:      t.l.cfg.system,
 		Messages:    t.s.Messages(),
 		Tools:       t.l.reg.Specs(),
 		Attachments: t.l.cfg.attachments,
-	}
+	})
 }
 
 // callModel makes one model call, retrying retryable failures, and logs

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/go-harness/harness/internal/editdist"
 )
 
 // Registry is a set of tools with compiled argument schemas. It is
@@ -221,7 +223,7 @@ func jsonKind(v any) string {
 func closest(s string, names []string) (string, bool) {
 	best, bestD := "", -1
 	for _, n := range names {
-		d := editDistance(strings.ToLower(s), n)
+		d := editdist.Distance(strings.ToLower(s), n)
 		if bestD < 0 || d < bestD {
 			best, bestD = n, d
 		}
@@ -230,24 +232,4 @@ func closest(s string, names []string) (string, bool) {
 		return "", false
 	}
 	return best, true
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

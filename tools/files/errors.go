@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/editdist"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -162,7 +163,7 @@ func suggest(ctx context.Context, env *tools.Env, p string) string {
 	for _, fi := range list {
 		n := fi.Name()
 		ln := strings.ToLower(n)
-		d := distance(lb, ln)
+		d := editdist.Distance(lb, ln)
 		if ln == lb || strings.TrimSuffix(ln, path.Ext(ln)) == stem {
 			d = 0
 		}
@@ -206,30 +207,4 @@ func listing(ctx context.Context, env *tools.Env, p string) string {
 		s += fmt.Sprintf(", and %d more", len(list)-show)
 	}
 	return s + "."
-}
-
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		if a == b {
-			return 0
-		}
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// ImageBudget bounds the images one request carries. When the history
+// holds more, the oldest reach the model as short text placeholders
+// naming the attachment, newest kept first; the session log keeps every
+// image reference. A zero field means its default.
+type ImageBudget struct {
+	// Count is the most images one request carries.
+	Count int
+	// Bytes is the most image bytes (stored sizes, before any transport
+	// encoding) one request carries.
+	Bytes int64
+}
+
+// Image budget defaults: 20 images and 20 MiB, which stays well inside
+// common request-body limits once the bytes are base64-encoded.
+const (
+	DefaultImageBudgetCount = 20
+	DefaultImageBudgetBytes = 20 << 20
+)
+
+func (b ImageBudget) withDefaults() ImageBudget {
+	if b.Count <= 0 {
+		b.Count = DefaultImageBudgetCount
+	}
+	if b.Bytes <= 0 {
+		b.Bytes = DefaultImageBudgetBytes
+	}
+	return b
+}
+
+// WithImageBudget bounds the images one request carries: at most count
+// images of at most bytes bytes in all. Older images beyond the budget
+// reach the model as placeholders. Zero or negative values mean the
+// defaults (DefaultImageBudgetCount, DefaultImageBudgetBytes).
+func WithImageBudget(count int, bytes int64) Option {
+	return func(c *config) { c.images = ImageBudget{Count: count, Bytes: bytes} }
+}
+
+// Why an image reaches the model as a placeholder.
+const (
+	omitTextOnly = iota + 1
+	omitNoStore
+	omitBudget
+)
+
+// ImagePlaceholder returns the text a model sees instead of img, with the
+// reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
+// sha256:0123456789ab) not shown: reason]". It has the shape the OpenAI
+// adapter uses for the images it does not send.
+func ImagePlaceholder(img *tools.Image, reason string) string {
+	var b strings.Builder
+	b.WriteString("[image")
+	if img.Name != "" {
+		b.WriteString(" " + img.Name)
+	}
+	var facts []string
+	if img.MediaType != "" {
+		facts = append(facts, img.MediaType)
+	}
+	if img.Size > 0 {
+		facts = append(facts, formatBytes(img.Size))
+	}
+	if img.Width > 0 && img.Height > 0 {
+		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
+	}
+	if d := img.Digest; d != "" {
+		if len(d) > len("sha256:")+12 {
+			d = d[:len("sha256:")+12]
+		}
+		facts = append(facts, d)
+	}
+	if len(facts) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
+	}
+	b.WriteString(" not shown")
+	if reason != "" {
+		b.WriteString(": " + reason)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func omitReason(why int, budget ImageBudget) string {
+	switch why {
+	case omitTextOnly:
+		return "the current model does not accept image input"
+	case omitNoStore:
+		return "no attachment store is configured to load it"
+	case omitBudget:
+		return fmt.Sprintf("older than the %d most recent images (at most %d bytes) a request carries", budget.Count, budget.Bytes)
+	}
+	return ""
+}
+
+// imageRef locates one image in a message list.
+type imageRef struct {
+	msg, block, content int // content is -1 for an image block
+	img                 *tools.Image
+}
+
+// projectImages returns msgs as a model with the given capabilities
+// should see them: every image becomes a placeholder when the model does
+// not accept images or no store can load them, and the oldest images
+// beyond the budget become placeholders otherwise. msgs is never changed:
+// changed messages get new block slices (the history shares its blocks).
+// A message whose projection is unchanged from the previous request keeps
+// the slice it got then, so request fingerprints stay incremental.
+func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []session.Message {
+	var refs []imageRef
+	for i, m := range msgs {
+		for j, b := range m.Content {
+			switch {
+			case b.Type == session.BlockImage && b.Image != nil:
+				refs = append(refs, imageRef{i, j, -1, b.Image})
+			case b.Type == session.BlockToolResult && b.ToolResult != nil:
+				for k, c := range b.ToolResult.Content {
+					if c.Type == tools.ContentImage && c.Image != nil {
+						refs = append(refs, imageRef{i, j, k, c.Image})
+					}
+				}
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return msgs
+	}
+	budget = budget.withDefaults()
+	omit := make([]int, len(refs))
+	switch {
+	case !acceptsImages:
+		for i := range omit {
+			omit[i] = omitTextOnly
+		}
+	case !haveStore:
+		for i := range omit {
+			omit[i] = omitNoStore
+		}
+	default:
+		n, size := 0, int64(0)
+		over := false
+		for i := len(refs) - 1; i >= 0; i-- {
+			if !over {
+				n++
+				size += max(refs[i].img.Size, 0)
+				over = n > budget.Count || size > budget.Bytes
+			}
+			if over {
+				omit[i] = omitBudget
+			}
+		}
+	}
+
+	out := make([]session.Message, len(msgs))
+	copy(out, msgs)
+	used := map[cacheKey][]session.Block{}
+	for start := 0; start < len(refs); {
+		end := start
+		for end < len(refs) && refs[end].msg == refs[start].msg {
+			end++
+		}
+		mi := refs[start].msg
+		sig := make([]byte, 0, end-start)
+		changed := false
+		for _, r := range omit[start:end] {
+			sig = append(sig, byte('0'+r))
+			changed = changed || r != 0
+		}
+		if changed {
+			content := msgs[mi].Content
+			key := cacheKey{first: &content[0], n: len(content), sig: string(sig)}
+			blocks, ok := cache.get(key)
+			if !ok {
+				blocks = replaceImages(content, refs[start:end], omit[start:end], budget)
+			}
+			used[key] = blocks
+			out[mi].Content = blocks
+		}
+		start = end
+	}
+	cache.replace(used)
+	return out
+}
+
+// replaceImages returns a copy of content with the images marked in omit
+// replaced by placeholders.
+func replaceImages(content []session.Block, refs []imageRef, omit []int, budget ImageBudget) []session.Block {
+	blocks := make([]session.Block, len(content))
+	copy(blocks, content)
+	copied := map[int]bool{} // tool result blocks already copied
+	for i, r := range refs {
+		if omit[i] == 0 {
+			continue
+		}
+		text := ImagePlaceholder(r.img, omitReason(omit[i], budget))
+		if r.content < 0 {
+			blocks[r.block] = session.TextBlock(text)
+			continue
+		}
+		if !copied[r.block] {
+			tr := *blocks[r.block].ToolResult
+			tr.Content = append([]tools.Content(nil), tr.Content...)
+			blocks[r.block].ToolResult = &tr
+			copied[r.block] = true
+		}
+		blocks[r.block].ToolResult.Content[r.content] = tools.Text(text)
+	}
+	return blocks
+}
+
+// imageCache keeps the projected blocks of the previous request, so an
+// unchanged projection reuses its slice.
+type imageCache struct {
+	mu sync.Mutex
+	m  map[cacheKey][]session.Block
+}
+
+type cacheKey struct {
+	first *session.Block
+	n     int
+	sig   string
+}
+
+func (c *imageCache) get(k cacheKey) ([]session.Block, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *imageCache) replace(m map[cacheKey][]session.Block) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.m = m
+	c.mu.Unlock()
+}
+
+type imageCacheKey struct{}
+
+// projectImages applies the image projection to a request about to be
+// sent by the turn.
+func (t *turn) projectImages(req *Request) *Request {
+	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
+	if err != nil {
+		cache = nil
+	}
+	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(tools.ModalityImage),
+		req.Attachments != nil, t.l.cfg.images, cache)
+	return req
+}

@@ -1,0 +1,4 @@
+// Package economy holds the end-to-end measurement of the context economy:
+// a scripted 60-step session run with every feature on and with all of them
+// off (see economy_test.go). It has no code of its own.
+package economy

@@ -1,0 +1,74 @@
+package images
+
+import (
+	"bytes"
+	"image/jpeg"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// peakHeap samples the heap while f runs and returns the largest
+// HeapAlloc seen above the starting point.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > peak.Load() {
+				peak.Store(m.HeapAlloc - base)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return peak.Load()
+}
+
+// BenchmarkNormalizeJPEG normalizes a 4000x3000 photo (downscale to 2048
+// px and re-encode); BenchmarkNormalizeJPEGBaseline only decodes the same
+// file with image/jpeg, the least any validation must do.
+func BenchmarkNormalizeJPEG(b *testing.B) {
+	data := encJPEG(b, photo(4000, 3000))
+	b.SetBytes(int64(len(data)))
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			if _, err := Normalize(bg, "p.jpg", data, Limits{}); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+}
+
+func BenchmarkNormalizeJPEGBaseline(b *testing.B) {
+	data := encJPEG(b, photo(4000, 3000))
+	b.SetBytes(int64(len(data)))
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			if _, err := jpeg.Decode(bytes.NewReader(data)); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+}

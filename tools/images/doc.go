@@ -1,0 +1,38 @@
+// Package images validates and normalizes image files for models, and
+// provides the read_image tool that shows an image file to the model.
+//
+// [Normalize] is the validation path. A file's extension declares its
+// format (PNG, JPEG, WebP or GIF); its content decides, and a file whose
+// content is another format is refused with a rename remedy. The width,
+// height and pixel count are read from the header and checked against
+// [Limits] before any pixel is decoded, so a small file that declares
+// huge dimensions (a decompression bomb) is refused cheaply. A full
+// decode then proves the image is whole: truncated and corrupt files are
+// refused. An image within the long-edge budget passes through
+// byte-identical; a larger one is downscaled by area averaging (each
+// output pixel the exact average of the source area it covers, computed a
+// row at a time, so memory stays near the decoded image's own size) and
+// re-encoded, as PNG when it has transparency, a palette or few
+// colours, and as JPEG when it is an opaque photograph. Re-encoding drops
+// metadata. Of a GIF, only the first frame is kept.
+//
+// [ReadImage] returns the read_image tool built on it. The host registers
+// it only together with an attachment store (agent.WithAttachments), where
+// each image is kept content-addressed so the session log holds a
+// reference, never the bytes. A call is refused before any I/O when the
+// extension is not an image's or when the session's model does not declare
+// image input (unknown capabilities count as none); otherwise the bytes
+// are read through fs.FileSystem.ReadBytes with the size cap, normalized,
+// stored, and returned as a short text line plus the image. The read
+// counts as observing the file in the session's ledger.
+//
+// Every refusal is an [*Error] with a stable code (see the Code
+// constants) and a message written for the model that says what to do
+// next.
+//
+// The package decodes with the standard library's image/png, image/jpeg
+// and image/gif, golang.org/x/image/webp, and scales with
+// golang.org/x/image/draw; it sniffs content with
+// github.com/gabriel-vasile/mimetype. It registers no decoders with the
+// image package.
+package images

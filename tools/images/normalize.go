@@ -1,0 +1,538 @@
+package images
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/gabriel-vasile/mimetype"
+	"golang.org/x/image/webp"
+)
+
+// Media types of the formats read_image accepts.
+const (
+	PNG  = "image/png"
+	JPEG = "image/jpeg"
+	WebP = "image/webp"
+	GIF  = "image/gif"
+)
+
+// Default limits.
+const (
+	// DefaultMaxBytes is the largest image file accepted: 20 MiB.
+	DefaultMaxBytes = 20 << 20
+	// DefaultMaxPixels is the largest pixel count accepted.
+	DefaultMaxPixels = 64_000_000
+	// DefaultMaxSide is the longest side accepted, in pixels.
+	DefaultMaxSide = 8192
+	// DefaultLongEdge is the long-edge budget: larger images are
+	// downscaled to it.
+	DefaultLongEdge = 2048
+)
+
+// JPEGQuality is the quality re-encoded JPEGs are written with.
+const JPEGQuality = 90
+
+// Limits bound the images Normalize accepts and the size it sends on.
+// A zero field means its default.
+type Limits struct {
+	// MaxBytes is the largest file accepted, in bytes.
+	MaxBytes int64
+	// MaxPixels is the largest width × height accepted. It is checked
+	// from the header, before any pixel is decoded.
+	MaxPixels int64
+	// MaxSide is the longest width or height accepted, checked from the
+	// header.
+	MaxSide int
+	// LongEdge is the long-edge budget: an image whose width or height
+	// exceeds it is downscaled so that its longer side equals it.
+	LongEdge int
+}
+
+// DefaultLimits returns the default limits: 20 MiB, 64,000,000 pixels,
+// 8192 px per side, a 2048 px long edge.
+func DefaultLimits() Limits {
+	return Limits{MaxBytes: DefaultMaxBytes, MaxPixels: DefaultMaxPixels, MaxSide: DefaultMaxSide, LongEdge: DefaultLongEdge}
+}
+
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = d.MaxBytes
+	}
+	if l.MaxPixels <= 0 {
+		l.MaxPixels = d.MaxPixels
+	}
+	if l.MaxSide <= 0 {
+		l.MaxSide = d.MaxSide
+	}
+	if l.LongEdge <= 0 {
+		l.LongEdge = d.LongEdge
+	}
+	return l
+}
+
+var extTypes = map[string]string{
+	".png":  PNG,
+	".jpg":  JPEG,
+	".jpeg": JPEG,
+	".webp": WebP,
+	".gif":  GIF,
+}
+
+// Extensions lists the file name extensions read_image accepts.
+func Extensions() []string { return []string{".png", ".jpg", ".jpeg", ".webp", ".gif"} }
+
+// MediaTypeOf returns the media type a file name declares by its
+// extension (case-insensitive), and false when the extension is not one
+// of an accepted format.
+func MediaTypeOf(name string) (string, bool) {
+	t, ok := extTypes[strings.ToLower(path.Ext(name))]
+	return t, ok
+}
+
+// extensionFor returns the usual extension of an accepted media type.
+func extensionFor(mediaType string) string {
+	switch mediaType {
+	case JPEG:
+		return ".jpg"
+	case PNG:
+		return ".png"
+	case WebP:
+		return ".webp"
+	case GIF:
+		return ".gif"
+	}
+	return ""
+}
+
+func formatName(mediaType string) string {
+	switch mediaType {
+	case PNG:
+		return "PNG"
+	case JPEG:
+		return "JPEG"
+	case WebP:
+		return "WebP"
+	case GIF:
+		return "GIF"
+	}
+	return mediaType
+}
+
+// Normalized is an image ready to be stored and shown to a model.
+type Normalized struct {
+	// Data is the bytes to store: the file itself when it passed through,
+	// otherwise the re-encoded image.
+	Data []byte
+	// MediaType is Data's media type.
+	MediaType string
+	// Width and Height are Data's dimensions in pixels.
+	Width, Height int
+	// SourceMediaType, SourceWidth, SourceHeight and SourceBytes describe
+	// the file as it was read.
+	SourceMediaType           string
+	SourceWidth, SourceHeight int
+	SourceBytes               int
+	// Reencoded reports that Data is not the file's bytes: the image was
+	// downscaled, or converted to a form models read reliably (the first
+	// frame of an animated GIF, a CMYK JPEG as RGB). Re-encoding drops
+	// metadata.
+	Reencoded bool
+}
+
+// Downscaled reports whether the image was made smaller.
+func (n *Normalized) Downscaled() bool {
+	return n.Width < n.SourceWidth || n.Height < n.SourceHeight
+}
+
+// Scale returns the factor that maps a coordinate in the normalized image
+// to the source image: multiply x and y by it. It is 1 when the image was
+// not downscaled.
+func (n *Normalized) Scale() float64 {
+	a, b := max(n.SourceWidth, n.SourceHeight), max(n.Width, n.Height)
+	if b == 0 || a <= b {
+		return 1
+	}
+	return float64(a) / float64(b)
+}
+
+// Normalize validates an image file's bytes and prepares them for a model.
+// name is the file's name or path: its extension declares the format, and
+// it appears in error messages.
+//
+// The content decides: a PNG, JPEG, WebP or GIF whose format differs from
+// the extension is refused with a rename remedy. The header is read next
+// (image.DecodeConfig); width, height and pixel count are checked against
+// lim before any pixel is decoded, so a small file declaring huge
+// dimensions costs almost nothing. A full decode then proves the image is
+// whole. An image within the long-edge budget passes through
+// byte-identical, except the first frame of an animated GIF, which is
+// re-encoded as PNG, and a CMYK JPEG, which is re-encoded as RGB. A larger
+// image is downscaled by area averaging and re-encoded: PNG when it
+// has transparency, a palette or few colours (screenshots, diagrams),
+// JPEG otherwise (photos). Re-encoding drops metadata.
+//
+// Errors are *Error values with a stable code.
+func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {
+	lim = lim.WithDefaults()
+	declared, ok := MediaTypeOf(name)
+	if !ok {
+		return nil, unsupportedExt(name)
+	}
+	if int64(len(data)) > lim.MaxBytes {
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+			"%s is %d bytes, over the %d-byte limit for images. Make a smaller copy (scale it down or crop it) and read that.", name, len(data), lim.MaxBytes)}
+	}
+	actual, err := sniff(name, declared, data)
+	if err != nil {
+		return nil, err
+	}
+	if actual != declared {
+		base := strings.TrimSuffix(name, path.Ext(name))
+		return nil, &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
+			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
+	}
+	cfg, err := decodeConfig(actual, data)
+	if err != nil {
+		return nil, corrupt(name, actual, data, err)
+	}
+	if err := checkDimensions(name, cfg.Width, cfg.Height, lim); err != nil {
+		return nil, err
+	}
+	if actual == WebP && webpAnimated(data) {
+		return nil, &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	img, err := decode(actual, data)
+	if err != nil {
+		return nil, corrupt(name, actual, data, err)
+	}
+	if actual == GIF && img.Bounds() != image.Rect(0, 0, cfg.Width, cfg.Height) {
+		// A first frame smaller than the logical screen: place it on a
+		// transparent canvas of the screen's size.
+		canvas := image.NewNRGBA(image.Rect(0, 0, cfg.Width, cfg.Height))
+		draw.Draw(canvas, img.Bounds(), img, img.Bounds().Min, draw.Src)
+		img = canvas
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := &Normalized{
+		Data: data, MediaType: actual, Width: cfg.Width, Height: cfg.Height,
+		SourceMediaType: actual, SourceWidth: cfg.Width, SourceHeight: cfg.Height, SourceBytes: len(data),
+	}
+	_, cmyk := img.(*image.CMYK)
+	multiFrame := actual == GIF && gifFrames(data) > 1
+	if max(cfg.Width, cfg.Height) <= lim.LongEdge && !cmyk && !multiFrame {
+		return n, nil // within budget: byte-identical
+	}
+	out := img
+	if b := img.Bounds(); max(b.Dx(), b.Dy()) > lim.LongEdge {
+		if out, err = downscale(ctx, img, lim.LongEdge); err != nil {
+			return nil, err
+		}
+	}
+	enc, mt, err := encode(out, img, actual, data)
+	if err != nil {
+		return nil, &Error{Code: CodeEncode, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
+	}
+	if int64(len(enc)) > lim.MaxBytes {
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+			"%s re-encoded to %d bytes, over the %d-byte limit. Make a smaller copy (scale it down or crop it) and read that.", name, len(enc), lim.MaxBytes)}
+	}
+	b := out.Bounds()
+	n.Data, n.MediaType, n.Width, n.Height, n.Reencoded = enc, mt, b.Dx(), b.Dy(), true
+	return n, nil
+}
+
+func unsupportedExt(name string) error {
+	ext := path.Ext(name)
+	what := "has no extension"
+	if ext != "" {
+		what = fmt.Sprintf("has the extension %q", ext)
+	}
+	return &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
+		name, what, strings.Join(Extensions(), ", "))}
+}
+
+// sniff returns the accepted format the content is, or an error saying
+// what the content is instead.
+func sniff(name, declared string, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
+	}
+	m := mimetype.Detect(data)
+	for p := m; p != nil; p = p.Parent() {
+		for _, t := range []string{PNG, JPEG, WebP, GIF} {
+			if p.Is(t) {
+				return t, nil
+			}
+		}
+	}
+	if strings.HasPrefix(m.String(), "image/") {
+		return "", &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+			"%s is named as a %s image, but its content is %s, which read_image does not read. Convert it to PNG and read the converted file.",
+			name, formatName(declared), m.String())}
+	}
+	return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf(
+		"%s is not a valid %s image: its content looks like %s. Check the path, or produce the image again.",
+		name, formatName(declared), m.String())}
+}
+
+func corrupt(name, mediaType string, data []byte, err error) error {
+	what := "corrupt"
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || truncated(mediaType, data) {
+		what = "truncated"
+	}
+	return &Error{Code: CodeCorrupt, Err: err, Message: fmt.Sprintf(
+		"%s is not a whole %s image: it is %s (%v). Produce or download the image again, then read it.",
+		name, formatName(mediaType), what, err)}
+}
+
+// truncated reports whether data lacks the end its format requires,
+// which tells a cut-off file from a damaged one.
+func truncated(mediaType string, data []byte) bool {
+	switch mediaType {
+	case PNG:
+		return !bytes.HasSuffix(data, []byte("IEND\xaeB`\x82"))
+	case JPEG:
+		return !bytes.Contains(data[max(0, len(data)-1024):], []byte{0xff, 0xd9})
+	case GIF:
+		return len(data) == 0 || data[len(data)-1] != 0x3b
+	case WebP:
+		return len(data) < 8 || int64(binary.LittleEndian.Uint32(data[4:8]))+8 > int64(len(data))
+	}
+	return false
+}
+
+func checkDimensions(name string, w, h int, lim Limits) error {
+	if w <= 0 || h <= 0 {
+		return &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
+	}
+	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
+		return &Error{Code: CodeDimensions, Message: fmt.Sprintf(
+			"%s is %dx%d pixels; the limits are %d px per side and %d pixels in all. Make a smaller copy (scale it down or crop the part that matters) and read that.",
+			name, w, h, lim.MaxSide, lim.MaxPixels)}
+	}
+	return nil
+}
+
+func decodeConfig(mediaType string, data []byte) (image.Config, error) {
+	r := bytes.NewReader(data)
+	switch mediaType {
+	case PNG:
+		return png.DecodeConfig(r)
+	case JPEG:
+		return jpeg.DecodeConfig(r)
+	case WebP:
+		return webp.DecodeConfig(r)
+	case GIF:
+		return gif.DecodeConfig(r)
+	}
+	return image.Config{}, fmt.Errorf("unsupported media type %s", mediaType)
+}
+
+// decode decodes the image; for a GIF, its first frame.
+func decode(mediaType string, data []byte) (image.Image, error) {
+	r := bytes.NewReader(data)
+	switch mediaType {
+	case PNG:
+		return png.Decode(r)
+	case JPEG:
+		return jpeg.Decode(r)
+	case WebP:
+		return webp.Decode(r)
+	case GIF:
+		return gif.Decode(r)
+	}
+	return nil, fmt.Errorf("unsupported media type %s", mediaType)
+}
+
+// downscale returns img scaled so that its long edge is longEdge, by
+// area averaging (see areaScale).
+func downscale(ctx context.Context, img image.Image, longEdge int) (*image.RGBA, error) {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	var nw, nh int
+	if w >= h {
+		nw, nh = longEdge, max(1, int((int64(h)*int64(longEdge)+int64(w)/2)/int64(w)))
+	} else {
+		nw, nh = max(1, int((int64(w)*int64(longEdge)+int64(h)/2)/int64(h))), longEdge
+	}
+	return areaScale(ctx, img, nw, nh)
+}
+
+func isOpaque(img image.Image) bool {
+	if o, ok := img.(interface{ Opaque() bool }); ok {
+		return o.Opaque()
+	}
+	return false
+}
+
+// encode encodes out, the possibly downscaled form of src, choosing PNG
+// or JPEG.
+func encode(out, src image.Image, srcType string, srcData []byte) ([]byte, string, error) {
+	var buf bytes.Buffer
+	if wantPNG(src, srcType, srcData) {
+		enc := png.Encoder{CompressionLevel: png.DefaultCompression}
+		if err := enc.Encode(&buf, out); err != nil {
+			return nil, "", err
+		}
+		return buf.Bytes(), PNG, nil
+	}
+	if err := jpeg.Encode(&buf, out, &jpeg.Options{Quality: JPEGQuality}); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), JPEG, nil
+}
+
+// wantPNG decides the output format: PNG for images with transparency, a
+// palette or few colours, JPEG for opaque photographic images.
+func wantPNG(src image.Image, srcType string, srcData []byte) bool {
+	if _, ok := src.(*image.Paletted); ok || srcType == GIF {
+		return true
+	}
+	if !isOpaque(src) {
+		return true
+	}
+	switch srcType {
+	case JPEG:
+		return false
+	case WebP:
+		if !webpLossless(srcData) {
+			return false
+		}
+	}
+	return fewColours(src, 4096)
+}
+
+// fewColours reports whether a sample of img's pixels (at most about
+// 262,144 of them, on a regular grid) holds at most limit distinct
+// colours.
+func fewColours(img image.Image, limit int) bool {
+	b := img.Bounds()
+	step := 1
+	for (b.Dx()/step)*(b.Dy()/step) > 1<<18 {
+		step++
+	}
+	seen := make(map[uint32]struct{}, limit+1)
+	at := rgbaAt(img)
+	for y := b.Min.Y; y < b.Max.Y; y += step {
+		for x := b.Min.X; x < b.Max.X; x += step {
+			r, g, bl := at(x, y)
+			seen[uint32(r)<<16|uint32(g)<<8|uint32(bl)] = struct{}{}
+			if len(seen) > limit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func rgbaAt(img image.Image) func(x, y int) (uint8, uint8, uint8) {
+	if m, ok := img.(image.RGBA64Image); ok {
+		return func(x, y int) (uint8, uint8, uint8) {
+			c := m.RGBA64At(x, y)
+			return uint8(c.R >> 8), uint8(c.G >> 8), uint8(c.B >> 8)
+		}
+	}
+	return func(x, y int) (uint8, uint8, uint8) {
+		c := color.RGBA64Model.Convert(img.At(x, y)).(color.RGBA64)
+		return uint8(c.R >> 8), uint8(c.G >> 8), uint8(c.B >> 8)
+	}
+}
+
+// webpAnimated reports whether a WebP file's extended header (VP8X) sets
+// the animation flag.
+func webpAnimated(data []byte) bool {
+	return len(data) >= 21 && string(data[12:16]) == "VP8X" && data[20]&0x02 != 0
+}
+
+// webpLossless reports whether a WebP file holds a lossless (VP8L)
+// bitstream.
+func webpLossless(data []byte) bool {
+	for off := 12; off+8 <= len(data); {
+		id := string(data[off : off+4])
+		n := int(uint32(data[off+4]) | uint32(data[off+5])<<8 | uint32(data[off+6])<<16 | uint32(data[off+7])<<24)
+		switch id {
+		case "VP8L":
+			return true
+		case "VP8 ":
+			return false
+		}
+		if n < 0 || n > len(data) {
+			return false
+		}
+		off += 8 + n + n&1
+	}
+	return false
+}
+
+// gifFrames counts the image descriptors of a GIF, stopping at two: it
+// walks the block structure without decoding any pixel. A malformed
+// stream ends the count where it breaks.
+func gifFrames(data []byte) int {
+	if len(data) < 13 {
+		return 0
+	}
+	off := 13
+	if flags := data[10]; flags&0x80 != 0 {
+		off += 3 << ((flags & 7) + 1)
+	}
+	skipSubBlocks := func() bool {
+		for off < len(data) {
+			n := int(data[off])
+			off++
+			if n == 0 {
+				return true
+			}
+			off += n
+		}
+		return false
+	}
+	frames := 0
+	for off < len(data) && frames < 2 {
+		switch data[off] {
+		case 0x21: // extension: label, then sub-blocks
+			off += 2
+			if !skipSubBlocks() {
+				return frames
+			}
+		case 0x2c: // image descriptor
+			frames++
+			if off+10 > len(data) {
+				return frames
+			}
+			flags := data[off+9]
+			off += 10
+			if flags&0x80 != 0 {
+				off += 3 << ((flags & 7) + 1)
+			}
+			off++ // LZW minimum code size
+			if !skipSubBlocks() {
+				return frames
+			}
+		default: // trailer or garbage
+			return frames
+		}
+	}
+	return frames
+}

@@ -1,0 +1,210 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/files"
+)
+
+// Option configures the read_image tool.
+type Option func(*config)
+
+type config struct {
+	lim Limits
+}
+
+// WithLimits sets the limits read_image applies; zero fields keep their
+// defaults (see DefaultLimits).
+func WithLimits(l Limits) Option { return func(c *config) { c.lim = l } }
+
+type readImageArgs struct {
+	FilePath string `json:"file_path" jsonschema:"Path of the image file (.png, .jpg, .jpeg, .webp or .gif), absolute or relative to the working directory."`
+}
+
+// ReadImage returns the read_image tool: it shows the model an image file
+// (PNG, JPEG, WebP or GIF) from the session's file system.
+//
+// The tool needs an attachment store, where the image is kept
+// content-addressed so the session log holds a reference and never the
+// bytes. Register it only when the loop has one:
+//
+//	att := session.JSONLAttachments(store)
+//	loop := agent.New(
+//		agent.WithAttachments(att),
+//		agent.WithTools(images.ReadImage()),
+//		...
+//	)
+//
+// A deployment without an attachment store should not offer the tool at
+// all: the model would see a schema it can never use. If it is offered
+// anyway, every call is refused with CodeNoAttachmentStore.
+//
+// Before any I/O a call checks the extension, and that the session's
+// current model declares image input (tools.Env.Accepts; a model whose
+// capabilities are unknown counts as text-only): otherwise it is refused
+// with CodeNoImageInput, telling the model to switch to an image-capable
+// one. The bytes come through FileSystem.ReadBytes with the file-size
+// limit, so a file over it (by its size, or because it grew while read)
+// is refused as too_large, never truncated. They are then validated and
+// normalized by Normalize, stored, and the result carries a short text
+// line (media type, size in pixels and bytes, and the factor to multiply
+// coordinates by when the image was downscaled) plus the image. The read
+// counts as observing the file in the session's ledger (files.Ledger).
+// Calls are concurrency-safe.
+func ReadImage(opts ...Option) tools.Tool {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	c.lim = c.lim.WithDefaults()
+	return tools.Define(tools.Spec{
+		Name:            "read_image",
+		Description:     c.description(),
+		ConcurrencySafe: true,
+		Family:          tools.FamilyLocal,
+		Render:          tools.RenderGeneric,
+	}, c.run)
+}
+
+func (c config) description() string {
+	return fmt.Sprintf("Show an image file (PNG, JPEG, WebP or GIF) to you, so you can look at a screenshot, a rendered chart or a photo. "+
+		"The file's extension must match its content. Files up to %s are accepted; images larger than %d px on their longer side are downscaled, "+
+		"and the result says by what factor, so you can map coordinates back to the file. Of a GIF, you see the first frame. "+
+		"Works only when your model accepts image input. Use read for text files.",
+		sizeText(c.lim.MaxBytes), c.lim.LongEdge)
+}
+
+func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*tools.Result, error) {
+	given := strings.TrimSpace(in.FilePath)
+	if given == "" {
+		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+			Message: "file_path is empty. Give the path of the image file, absolute or relative to the working directory."}
+	}
+	if _, ok := MediaTypeOf(given); !ok {
+		return nil, unsupportedExt(given)
+	}
+	env := call.Env
+	if !env.Accepts(tools.ModalityImage) {
+		return nil, &Error{Code: CodeNoImageInput, Message: fmt.Sprintf(
+			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
+				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
+	}
+	if env.Attachments == nil {
+		return nil, &Error{Code: CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
+			"(the program must pass agent.WithAttachments). Do not retry; inspect the file another way."}
+	}
+	if env.FS == nil {
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
+	}
+	p := files.Resolve(env, given)
+	data, info, err := env.FS.ReadBytes(ctx, p, c.lim.MaxBytes)
+	if err != nil {
+		return nil, c.explain(ctx, env, p, given, err)
+	}
+	if info.Path != "" {
+		p = info.Path
+	}
+	n, err := Normalize(ctx, p, data, c.lim)
+	if err != nil {
+		return nil, err
+	}
+	digest, err := env.Attachments.Put(ctx, n.Data)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if env.Logger != nil {
+			env.Logger.Error("read_image: storing the image failed", "path", p, "error", err)
+		}
+		return nil, &tools.Error{Code: tools.CodeToolFailed, Err: err,
+			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
+	}
+	if l := files.Ledger(env); l != nil && info.Version != "" {
+		l.Observe(p, info.Version)
+	}
+	line := summary(p, n)
+	img := tools.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
+	return &tools.Result{
+		Content: []tools.Content{tools.Text(line), tools.ImageContent(img)},
+		Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "read_image " + p, Text: line},
+		Files:   []tools.FileAccess{{Op: tools.FileRead, Path: p, Version: info.Version, Complete: true}},
+	}, nil
+}
+
+// summary is the text line that goes with the image.
+func summary(p string, n *Normalized) string {
+	s := fmt.Sprintf("%s: %s, %dx%d px, %d bytes", p, n.MediaType, n.Width, n.Height, len(n.Data))
+	switch {
+	case n.Downscaled():
+		s += fmt.Sprintf(". Downscaled from %dx%d px (%s, %d bytes): multiply coordinates in this image by %.4g to get pixel coordinates in the file.",
+			n.SourceWidth, n.SourceHeight, n.SourceMediaType, n.SourceBytes, n.Scale())
+	case n.Reencoded && n.SourceMediaType == GIF:
+		s += fmt.Sprintf(". The first frame of an animated GIF (%s), at full size.", sizeText(int64(n.SourceBytes)))
+	case n.Reencoded:
+		s += fmt.Sprintf(". Converted from a CMYK %s (%s) to RGB, at full size.", formatName(n.SourceMediaType), sizeText(int64(n.SourceBytes)))
+	default:
+		s += "."
+	}
+	return s
+}
+
+// explain turns a file system error into one the model can act on.
+func (c config) explain(ctx context.Context, env *tools.Env, p, given string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return ctxErr
+	}
+	code := fs.CodeOf(err)
+	var fe *fs.Error
+	errors.As(err, &fe)
+	rel := ""
+	if !strings.HasPrefix(given, "/") {
+		rel = fmt.Sprintf(" (relative paths are resolved against the working directory %s)", env.Cwd)
+	}
+	var msg string
+	switch code {
+	case fs.CodeNotFound:
+		msg = fmt.Sprintf("Image not found: %s%s. Check the path; list the directory with bash (ls) if unsure.", p, rel)
+	case fs.CodeTooLarge:
+		size := ""
+		if fe != nil && fe.Total > 0 {
+			size = fmt.Sprintf(" (%s)", sizeText(fe.Total))
+		}
+		msg = fmt.Sprintf("%s is too large%s: read_image reads files of at most %s. Make a smaller copy (scale it down or crop the part that matters) and read that.",
+			p, size, sizeText(c.lim.MaxBytes))
+		if fe != nil && strings.Contains(fe.Detail, "grew") {
+			msg = fmt.Sprintf("%s grew past %s while it was read: read_image reads files of at most %s. Wait until whatever writes it has finished, or make a smaller copy, then read it again.",
+				p, sizeText(c.lim.MaxBytes), sizeText(c.lim.MaxBytes))
+		}
+	case fs.CodeNotRegular:
+		msg = fmt.Sprintf("%s is not a regular file (a directory, device, pipe or socket). Give the path of an image file.", p)
+	case fs.CodeNotDir:
+		msg = fmt.Sprintf("Cannot read %s: a directory on its path is a file. Check the path.", p)
+	case fs.CodePermission:
+		msg = fmt.Sprintf("Permission denied reading %s.", p)
+	case fs.CodeOutsideRoot:
+		msg = fmt.Sprintf("%s is outside the workspace this session may read. Read files inside it.", p)
+	case fs.CodeInvalidPath:
+		msg = fmt.Sprintf("%q is not a valid path%s. Give a plain path to the image file.", given, rel)
+	default:
+		msg = fmt.Sprintf("Reading %s failed: %v.", p, err)
+	}
+	return &tools.Error{Code: tools.ErrorCode(code), Message: msg, Err: err}
+}
+
+// sizeText formats a byte count for the model.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
