@@ -13,10 +13,12 @@
 //
 // The agent works in one workspace directory (-C, default the current
 // directory): the file tools cannot leave it, and commands start in it.
-// Its tools are read, write and edit, bash (with background jobs) and
-// persistent shells, with oversized output spilled to disk, reminders
-// when the model repeats a call or keeps failing, per-tool deadlines and
-// pruning of superseded file reads as the context fills.
+// Its tools are read, write and edit, read_image (for models that take
+// images; images are kept content-addressed beside the session logs),
+// bash (with background jobs) and persistent shells, with oversized
+// output spilled to disk, reminders when the model repeats a call or
+// keeps failing, per-tool deadlines and pruning of superseded file reads
+// as the context fills.
 //
 // Sessions are logged as JSON Lines in -sessions (default
 // $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;
@@ -62,6 +64,7 @@ import (
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -249,19 +252,21 @@ func (a *app) main(ctx context.Context) (int, error) {
 	a.root = fsys.Root()
 
 	spillStore := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	withImages := model.Info().Accepts(tools.ModalityImage)
 	opts := []agent.Option{
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithTools(a.tools()...),
+		agent.WithAttachments(session.JSONLAttachments(a.store)),
+		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.
 		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
 		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
-		agent.WithSystemPrompt(systemPrompt(a.root)),
+		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
 	}
 	if a.o.maxSteps > 0 {
 		opts = append(opts, agent.WithMaxSteps(a.o.maxSteps))
@@ -409,19 +414,28 @@ func (a *app) defaultRoot() error {
 }
 
 // tools returns the agent's tools, in a stable order (the request prefix
-// stays byte-stable for prompt caching).
-func (a *app) tools() []tools.Tool {
+// stays byte-stable for prompt caching). read_image is offered only to a
+// model that declares image input: any other would see it refuse every
+// call.
+func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools()
+	if withImages {
+		ts = append(ts, images.ReadImage())
+	}
 	ts = append(ts, shell.Tools()...)
 	return ts
 }
 
 // systemPrompt tells the model where it is and how to work.
-func systemPrompt(root string) string {
+func systemPrompt(root string, withImages bool) string {
+	lookAtImages := ""
+	if withImages {
+		lookAtImages = "\n- Look at images (screenshots, diagrams, rendered output) with read_image."
+	}
 	return `You are coder, a careful coding agent working for the user in the workspace ` + filepath.ToSlash(root) + ` on ` + runtime.GOOS + `.
 
 Work in small, checked steps:
-- Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.
+- Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.` + lookAtImages + `
 - Run commands with bash: builds, tests, git, searches (rg or grep). Use shell_open and shell_send when state must persist between commands (a running server, a virtualenv); background jobs for long-running processes.
 - Large outputs are saved whole; when a result says so, page through it with read using offset and limit instead of running the command again.
 - When a reminder says you are repeating yourself or failing, stop and change your approach.

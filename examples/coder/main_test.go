@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	pngenc "image/png"
 	"io"
 	"net/http"
 	"os"
@@ -564,4 +568,37 @@ func TestRemindersAndSpill(t *testing.T) {
 		total += len(b)
 	}
 	assert.GreaterOrEqual(t, total, 50_000, "the whole output is kept on disk")
+}
+
+// -image declares image input for a model the catalog does not know:
+// read_image is offered, the image is stored beside the session logs,
+// and the next request carries it. Without -image the tool is not
+// offered at all.
+func TestReadImageWithImageFlag(t *testing.T) {
+	leakcheck.Check(t)
+	var png bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	img.Set(1, 1, color.RGBA{R: 255, A: 255})
+	require.NoError(t, pngenc.Encode(&png, img))
+	ws := workspace(t, map[string]string{"shot.png": png.String()})
+	sessions := t.TempDir()
+
+	p := newProvider(t, say("no images here"))
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "hi")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NotContains(t, string(p.Requests()[0].Body), `"read_image"`)
+
+	p = newProvider(t, call(toolCall(0, "i1", "read_image", map[string]any{"file_path": "shot.png"})), say("A red dot."))
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-image", "what is in shot.png?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, string(reqs[0].Body), `"read_image"`)
+	assert.Contains(t, string(reqs[1].Body), "data:image/png;base64,")
+	assert.Contains(t, r.stdout, "● read_image shot.png\n")
+	assert.Contains(t, r.stdout, "  shot.png: image/png, 4x3 px")
+
+	stored, err := filepath.Glob(filepath.Join(sessions, session.AttachmentsDirName, "*", "*"))
+	require.NoError(t, err)
+	assert.Len(t, stored, 1, "the image is kept content-addressed beside the logs")
 }

@@ -486,9 +486,11 @@ func (h *human) card(e *agent.ToolCallEnd) {
 			limit, code = cardErrorLines, sgrRed
 		}
 		h.body(h.relText(text), limit, code)
-		for _, c := range r.Content {
-			if c.Type == tools.ContentImage && c.Image != nil {
-				h.line("  " + h.st.paint(sgrDim, imageText(c.Image)))
+		if rd.Text == "" {
+			for _, c := range r.Content {
+				if c.Type == tools.ContentImage && c.Image != nil {
+					h.line("  " + h.st.paint(sgrDim, h.imageText(c.Image)))
+				}
 			}
 		}
 	}
@@ -747,10 +749,10 @@ func errorText(err error) string {
 }
 
 // imageText describes an image content block.
-func imageText(img *tools.Image) string {
+func (h *human) imageText(img *tools.Image) string {
 	s := "[image"
 	if img.Name != "" {
-		s += " " + img.Name
+		s += " " + h.rel(img.Name)
 	}
 	if img.Width > 0 && img.Height > 0 {
 		s += fmt.Sprintf(", %dx%d", img.Width, img.Height)

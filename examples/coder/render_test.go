@@ -82,6 +82,9 @@ func sampleTurn() []agent.Event {
 			Content: []tools.Content{tools.Text("one\ntwo\nthree\nfour\nfive\nsix")},
 			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "Note"},
 		}},
+		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c6", Name: "look"}, Result: &tools.Result{
+			Content: []tools.Content{tools.ImageContent(tools.Image{Name: "/ws/shot.png", Width: 4, Height: 3, MediaType: "image/png"})},
+		}},
 		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
 			Result: tools.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},
 		&agent.Usage{Step: 1, Model: "m", Usage: session.Usage{InputTokens: 1000, OutputTokens: 50}},
@@ -116,6 +119,7 @@ func TestHumanCards(t *testing.T) {
 		"  @@ -1,2 +1,2 @@\n   a\n  -b\n  +c\n",
 		"● run the tests  2.0s\n  $ go test ./...  (in sub)\n  │ --- FAIL: TestX\n  │ FAIL\n  exit 1\n",
 		"● Note\n  one\n  two\n  three\n  four\n  … 2 more lines\n",
+		"● look\n  [image shot.png, 4x3, image/png]\n",
 		"✗ fetch https://example.com  timeout\n  The request timed out after 30 s. Try again later.\n",
 		"⚑ repeat_guard: You called read 3 times in a row.\n",
 		"⌁ context: 2 superseded tool results replaced by placeholders (about 512.0k tokens before)\n",
