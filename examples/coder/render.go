@@ -214,10 +214,11 @@ func (h *human) write(s string) {
 	h.col0 = strings.HasSuffix(s, "\n")
 }
 
-// line prints s on a line of its own. Callers hold mu.
+// line prints s on a line of its own, without trailing blanks. Callers
+// hold mu.
 func (h *human) line(s string) {
 	h.endLine()
-	h.write(s + "\n")
+	h.write(strings.TrimRight(s, " \t") + "\n")
 }
 
 // endLine ends a line left open by streamed text. Callers hold mu.
@@ -500,6 +501,9 @@ func (h *human) card(e *agent.ToolCallEnd) {
 	}
 }
 
+// diffCard shows a change as a unified diff with line numbers: each
+// hunk's header, then its lines numbered in the old file (removed and
+// unchanged lines) or the new one (added lines).
 func (h *human) diffCard(d *tools.Diff) {
 	if len(d.Hunks) == 0 {
 		if d.Truncated {
@@ -507,34 +511,49 @@ func (h *human) diffCard(d *tools.Diff) {
 		}
 		return
 	}
-	shown := 0
-	total := 0
+	shown, total, widest := 0, 0, 1
 	for _, hk := range d.Hunks {
 		total += 1 + len(hk.Lines)
+		widest = max(widest, hk.OldStart+hk.OldLines, hk.NewStart+hk.NewLines)
 	}
+	numWidth := len(strconv.Itoa(widest))
 	for _, hk := range d.Hunks {
 		if shown >= cardDiffLines {
 			break
 		}
 		h.line("  " + h.st.paint(sgrCyan, fmt.Sprintf("@@ -%d,%d +%d,%d @@", hk.OldStart, hk.OldLines, hk.NewStart, hk.NewLines)))
 		shown++
+		oldN, newN := hk.OldStart, hk.NewStart
 		for _, l := range hk.Lines {
 			if shown >= cardDiffLines {
 				break
 			}
 			shown++
+			marker, text := " ", l
 			if l != "" {
-				// Tabs expand relative to the text, after the marker.
-				l = l[:1] + expandTabs(l[1:])
+				marker, text = l[:1], l[1:]
 			}
-			l = cut(l, h.width-4)
-			switch {
-			case strings.HasPrefix(l, "+"):
-				h.line("  " + h.st.paint(sgrGreen, l))
-			case strings.HasPrefix(l, "-"):
-				h.line("  " + h.st.paint(sgrRed, l))
+			// Tabs expand relative to the text, after the marker.
+			text = cut(expandTabs(text), h.width-numWidth-8)
+			var n int
+			code := sgrDim
+			switch marker {
+			case "+":
+				n, code = newN, sgrGreen
+				newN++
+			case "-":
+				n, code = oldN, sgrRed
+				oldN++
 			default:
-				h.line("  " + h.st.paint(sgrDim, l))
+				n = oldN
+				oldN++
+				newN++
+			}
+			num := h.st.paint(sgrDim, fmt.Sprintf("%*d", numWidth, n))
+			if code == sgrDim {
+				h.line("  " + num + "   " + text)
+			} else {
+				h.line("  " + num + " " + h.st.paint(code, marker+" "+text))
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func TestHumanCards(t *testing.T) {
 		"› do it\n",
 		"Thinking it over.\n\nLet me look.\n\n● Read a.txt\n  a.txt:1-2\n",
 		"● Edit a.txt  +1 -1 · \n"[:len("● Edit a.txt  +1 -1")],
-		"  @@ -1,2 +1,2 @@\n   a\n  -b\n  +c\n",
+		"  @@ -1,2 +1,2 @@\n  1   a\n  2 - b\n  2 + c\n",
 		"● run the tests  2.0s\n  $ go test ./...  (in sub)\n  │ --- FAIL: TestX\n  │ FAIL\n  exit 1\n",
 		"● Note\n  one\n  two\n  three\n  four\n  … 2 more lines\n",
 		"● look\n  [image shot.png, 4x3, image/png]\n",
@@ -142,8 +142,9 @@ func TestHumanCards(t *testing.T) {
 func TestHumanColors(t *testing.T) {
 	out := renderSample(humanOptions{Root: "/ws", Color: true, Reasoning: true})
 	for _, want := range []string{
-		"\x1b[32m+c\x1b[0m",
-		"\x1b[31m-b\x1b[0m",
+		"\x1b[32m+ c\x1b[0m",
+		"\x1b[31m- b\x1b[0m",
+		"\x1b[2m2\x1b[0m ",
 		"\x1b[36m@@ -1,2 +1,2 @@\x1b[0m",
 		"\x1b[2mThinking it over.\x1b[0m",
 		"\x1b[31mexit 1\x1b[0m",
@@ -271,4 +272,29 @@ func TestMarshalLine(t *testing.T) {
 	assert.Equal(t, "{\"a\":1}\n", string(b))
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
+}
+
+// Long diffs are cut at the card's limit with a count of what is left;
+// a change too large to diff says so.
+func TestDiffCardLimits(t *testing.T) {
+	lines := make([]string, 100)
+	for i := range lines {
+		lines[i] = "+line"
+	}
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{Root: "/ws"})
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "write"}, Result: &tools.Result{
+		Render: &tools.Render{Kind: tools.RenderDiff, Title: "Create /ws/big.txt", Diff: &tools.Diff{
+			Path: "/ws/big.txt", Added: 100, Hunks: []tools.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 100, Lines: lines}},
+		}},
+	}})
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "d", Name: "write"}, Result: &tools.Result{
+		Render: &tools.Render{Kind: tools.RenderDiff, Title: "Write /ws/huge.bin", Diff: &tools.Diff{Path: "/ws/huge.bin", Truncated: true}},
+	}})
+	h.close()
+	s := out.String()
+	assert.Contains(t, s, "● Create big.txt  +100 -0\n  @@ -0,0 +1,100 @@\n    1 + line\n")
+	assert.Contains(t, s, "   59 + line\n  … 41 more lines\n")
+	assert.NotContains(t, s, "   60 + line")
+	assert.Contains(t, s, "● Write huge.bin  +0 -0\n  huge.bin: too large to show\n")
 }
