@@ -74,6 +74,7 @@ func (p *provider) add(replies ...reply) {
 
 func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	p.mu.Lock()
 	p.requests = append(p.requests, captured{Header: r.Header.Clone(), Body: body})
 	var rep reply
@@ -282,4 +283,14 @@ func jsonLines(t *testing.T, stdout string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// sized replies with the chunks and then a usage whose prompt tokens are
+// the request's size over four, as real tokenizers roughly count, so the
+// loop's context estimate follows the requests' real growth.
+func sized(chunks ...string) reply {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sse(append(append([]string{role()}, chunks...), usage(len(body)/4, 10, 0))...)(w, r)
+	}
 }

@@ -9,7 +9,9 @@
 // The model comes from the environment: HARNESS_BASE_URL, HARNESS_API_KEY
 // and HARNESS_MODEL for any OpenAI-compatible endpoint, otherwise
 // DEEPSEEK_API_KEY for DeepSeek. -model overrides the model id; -image
-// declares image input for a model the built-in catalog does not know.
+// and -context-window declare image input and the context window of a
+// model the built-in catalog does not know (without a window, history is
+// pruned and compacted only when the provider reports an overflow).
 //
 // The agent works in one workspace directory (-C, default the current
 // directory): the file tools cannot leave it, and commands start in it.
@@ -97,6 +99,7 @@ type options struct {
 	maxSteps  int
 	model     string
 	image     bool
+	window    int
 	reasoning bool
 	verbose   bool
 }
@@ -138,6 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default "+strconv.Itoa(agent.DefaultMaxSteps)+")")
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
+	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning, dimmed")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
 	if err := fset.Parse(args); err != nil {
@@ -171,6 +175,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.maxSteps < 0 {
 		return nil, usagef("-max-steps must be positive, not %d", o.maxSteps)
+	}
+	if o.window < 0 {
+		return nil, usagef("-context-window must be positive, not %d", o.window)
 	}
 	return o, nil
 }
@@ -337,6 +344,9 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 	var opts []openai.Option
 	if a.o.image {
 		opts = append(opts, openai.WithInputModalities(tools.ModalityImage))
+	}
+	if a.o.window > 0 {
+		opts = append(opts, openai.WithContextWindow(a.o.window))
 	}
 	if logger != nil {
 		opts = append(opts, openai.WithLogger(logger))

@@ -270,6 +270,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{"bad number", []string{"-max-steps", "many"}, `invalid value "many" for flag -max-steps`},
 		{"negative steps", []string{"-max-steps", "-3", "x"}, "-max-steps must be positive"},
+		{"negative window", []string{"-context-window", "-1", "x"}, "-context-window must be positive"},
 		{"two prompts", []string{"-p", "one", "two"}, "either with -p or after the flags"},
 		{"empty prompt", []string{"-p", " "}, "the prompt is empty"},
 		{"resume and continue", []string{"-resume", "20260101-000000-abcdef012345", "-continue"}, "give one of them"},
@@ -600,4 +601,36 @@ func TestReadImageWithImageFlag(t *testing.T) {
 	stored, err := filepath.Glob(filepath.Join(sessions, session.AttachmentsDirName, "*", "*"))
 	require.NoError(t, err)
 	assert.Len(t, stored, 1, "the image is kept content-addressed beside the logs")
+}
+
+// With a context window declared (-context-window, for a model the
+// catalog does not know), the context policy is on: once the history
+// passes half the window, an earlier read that a later read of the same
+// file covers is replaced by a placeholder before the next model call,
+// and the CLI says so.
+func TestPruningWithContextWindow(t *testing.T) {
+	leakcheck.Check(t)
+	readA := func(id string) reply {
+		return sized(toolCall(0, id, "read", map[string]any{"file_path": "a.txt"}), finish("tool_calls"))
+	}
+	p := newProvider(t, readA("r1"), readA("r2"), sized(text("done"), finish("stop")))
+	ws := workspace(t, map[string]string{"a.txt": strings.Repeat("the quick brown fox jumps over the dog\n", 200)})
+
+	// About 3.2k, 5.5k and 7.7k tokens: only the third request passes
+	// 6k, half the window, and pruning the first read brings it back
+	// well under the compaction threshold.
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-context-window", "12000", "look twice")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "⌁ context: 1 superseded tool result replaced by placeholders")
+	assert.NotContains(t, r.stdout, "summarized")
+	reqs := p.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, 1, strings.Count(reqs[2].Text(t), "200: the quick brown fox"), "only the later read is sent whole")
+
+	// Without a declared window nothing is pruned ahead of time.
+	p2 := newProvider(t, readA("r1"), readA("r2"), sized(text("done"), finish("stop")))
+	r = runCLI(t, p2.env(), "", "-C", ws, "-sessions", t.TempDir(), "look twice")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "⌁ context")
+	assert.Equal(t, 2, strings.Count(p2.Requests()[2].Text(t), "200: the quick brown fox"), "both reads are sent whole")
 }

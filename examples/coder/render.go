@@ -182,7 +182,7 @@ func (h *human) tick() {
 		return
 	}
 	elapsed := h.now().Sub(h.waitSince)
-	label := cut(h.waitLabel, max(10, h.width-16))
+	label := cut(h.waitLabel, min(48, max(10, h.width-16)))
 	frame := spinnerFrames[h.frame%len(spinnerFrames)]
 	h.frame++
 	fmt.Fprintf(h.w, "\r\x1b[K%s %s %s", h.st.paint(sgrCyan, frame), label, h.st.paint(sgrDim, seconds(elapsed)))
