@@ -27,7 +27,8 @@
 // on macOS ~/Library/Application Support/harness/sessions, on Windows
 // %LocalAppData%\harness\sessions), so any session can be resumed with
 // -resume id, or the newest one of the workspace with -continue.
-// Oversized tool output is kept under the same directory, in spill/.
+// Oversized tool output is kept under the same directory, in spill/, for
+// 30 days; images in attachments/.
 //
 // With a prompt (-p, or the arguments after the flags) coder runs one turn
 // and exits; without one it reads prompts from stdin, one line each (end
@@ -57,6 +58,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
@@ -69,6 +71,9 @@ import (
 	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/shell"
 )
+
+// spillRetention is how long saved tool outputs are kept.
+const spillRetention = 30 * 24 * time.Hour
 
 // Exit statuses.
 const (
@@ -259,6 +264,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 	a.root = fsys.Root()
 
 	spillStore := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	if n, err := spillStore.Expire(ctx, time.Now().Add(-spillRetention)); err != nil && logger != nil {
+		logger.Warn("removing old spilled outputs failed", "error", err)
+	} else if n > 0 && logger != nil {
+		logger.Debug("removed old spilled outputs", "count", n)
+	}
 	withImages := model.Info().Accepts(tools.ModalityImage)
 	opts := []agent.Option{
 		agent.WithModel(model),

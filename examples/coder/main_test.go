@@ -19,6 +19,8 @@ import (
 
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools"
 )
 
 const buggy = `package main
@@ -633,4 +635,27 @@ func TestPruningWithContextWindow(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "⌁ context")
 	assert.Equal(t, 2, strings.Count(p2.Requests()[2].Text(t), "200: the quick brown fox"), "both reads are sent whole")
+}
+
+// Saved outputs older than the retention period are removed when coder
+// starts; newer ones stay.
+func TestSpillRetention(t *testing.T) {
+	leakcheck.Check(t)
+	sessions := t.TempDir()
+	store := spill.NewDir(filepath.Join(sessions, "spill"))
+	ctx := context.Background()
+	var paths []string
+	for _, call := range []string{"old", "new"} {
+		st, err := store.Save(ctx, tools.Owner{Session: "s1", Tool: "bash", Call: call}, strings.NewReader("output of "+call))
+		require.NoError(t, err)
+		paths = append(paths, filepath.Join(store.Root(), filepath.FromSlash(strings.TrimPrefix(st.Locator, tools.OutputScheme))))
+	}
+	old := time.Now().Add(-spillRetention - time.Hour)
+	require.NoError(t, os.Chtimes(paths[0], old, old))
+
+	p := newProvider(t, say("ok"))
+	r := runCLI(t, p.env(), "", "-C", workspace(t, nil), "-sessions", sessions, "hi")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NoFileExists(t, paths[0])
+	assert.FileExists(t, paths[1])
 }

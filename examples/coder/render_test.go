@@ -298,3 +298,8 @@ func TestDiffCardLimits(t *testing.T) {
 	assert.NotContains(t, s, "   60 + line")
 	assert.Contains(t, s, "● Write huge.bin  +0 -0\n  huge.bin: too large to show\n")
 }
+
+func TestCardDurationsPattern(t *testing.T) {
+	in := "● read_image shot.png  0.7s\n● Edit a.go  +1 -1 · 12.5s\n● x  2m05s\n── cancelled · 1 step · 0.0s\n"
+	assert.Equal(t, "● read_image shot.png\n● Edit a.go  +1 -1\n● x\n── cancelled · 1 step · 0.0s\n", cardDurations.ReplaceAllString(in, "$1"))
+}
