@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -658,4 +659,50 @@ func TestSpillRetention(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NoFileExists(t, paths[0])
 	assert.FileExists(t, paths[1])
+}
+
+// Processes the agent started (a background job, a persistent shell
+// with a command still running in it) do not outlive the program.
+func TestNoProcessesLeftBehind(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to list child processes")
+	}
+	leakcheck.Check(t)
+	before := childProcesses(t)
+	p := newProvider(t,
+		call(toolCall(0, "j1", "bash", map[string]any{"command": "sleep 300", "run_in_background": true})),
+		call(toolCall(0, "s1", "shell_open", map[string]any{})),
+		call(toolCall(0, "s2", "shell_send", map[string]any{"session_id": "sh1", "command": "sleep 300", "wait_ms": 10})),
+		say("left running"),
+	)
+	r := runCLI(t, p.env(), "", "-C", workspace(t, nil), "-sessions", t.TempDir(), "start things")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "still running", r.stdout)
+	assert.Len(t, p.Requests(), 4)
+	assert.Equal(t, before, childProcesses(t), "child processes after the run")
+}
+
+// childProcesses lists the pids whose parent is this process.
+func childProcesses(t *testing.T) []string {
+	t.Helper()
+	self := strconv.Itoa(os.Getpid())
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == self {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
