@@ -327,6 +327,7 @@ func (h *human) event(ev agent.Event) {
 		h.streamed = true
 		h.wait("")
 		h.write(h.st.paint(sgrDim, e.Text))
+		h.col0 = strings.HasSuffix(e.Text, "\n") // past the colour's reset
 	case *agent.ToolCallStart:
 		h.endLine()
 		h.pending = append(h.pending, e.Call)

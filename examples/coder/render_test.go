@@ -303,3 +303,13 @@ func TestCardDurationsPattern(t *testing.T) {
 	in := "● read_image shot.png  0.7s\n● Edit a.go  +1 -1 · 12.5s\n● x  2m05s\n── cancelled · 1 step · 0.0s\n"
 	assert.Equal(t, "● read_image shot.png\n● Edit a.go  +1 -1\n● x\n── cancelled · 1 step · 0.0s\n", cardDurations.ReplaceAllString(in, "$1"))
 }
+
+// Dimmed reasoning that ends a line does not get a second line end.
+func TestReasoningLineEnds(t *testing.T) {
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{Color: true, Reasoning: true})
+	h.event(&agent.ReasoningDelta{Text: "step one\n"})
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "x"}, Result: tools.TextResult("ok")})
+	h.close()
+	assert.Contains(t, out.String(), "\x1b[2mstep one\n\x1b[0m\n\x1b[32m●")
+}
