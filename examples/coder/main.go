@@ -615,7 +615,7 @@ func (a *app) readPrompt(ctx context.Context, lines <-chan string, interactive b
 	var parts []string
 	for {
 		if interactive {
-			marker := "› "
+			marker := "\n› "
 			if len(parts) > 0 {
 				marker = "… "
 			}
@@ -624,6 +624,9 @@ func (a *app) readPrompt(ctx context.Context, lines <-chan string, interactive b
 		select {
 		case l, more := <-lines:
 			if !more {
+				if interactive {
+					a.view.notice(noticeInfo, "") // Ctrl-D left the cursor after the prompt
+				}
 				return strings.Join(parts, "\n"), len(parts) > 0, false
 			}
 			l = strings.TrimRight(l, "\r\n")
