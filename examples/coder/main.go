@@ -30,6 +30,12 @@
 // Oversized tool output is kept under the same directory, in spill/, for
 // 30 days; images in attachments/.
 //
+// With -json, stdout carries JSON lines only: first {"type":"session",
+// "session_id":..., "cwd":..., "model":..., "resumed":...}, then every
+// event of every turn as agent.MarshalEvent encodes it (a turn_end line
+// carries "error": {"code", "message"} when the turn failed). Messages
+// for people go to stderr.
+//
 // With a prompt (-p, or the arguments after the flags) coder runs one turn
 // and exits; without one it reads prompts from stdin, one line each (end
 // a line with \ to continue it on the next), until end of input, /exit or
