@@ -706,3 +706,23 @@ func childProcesses(t *testing.T) []string {
 	}
 	return out
 }
+
+// In the prompt loop a refused key ends the program (every later turn
+// would fail the same way); other failures return to the prompt.
+func TestPromptLoopFailures(t *testing.T) {
+	leakcheck.Check(t)
+	refuse := errorReply(http.StatusUnauthorized, `{"error":{"message":"bad key"}}`)
+	p := newProvider(t, refuse)
+	r := runCLI(t, p.env(), "one\ntwo\n", "-C", workspace(t, nil), "-sessions", t.TempDir())
+	assert.Equal(t, exitFailed, r.code)
+	assert.Len(t, p.Requests(), 1)
+	assert.Contains(t, r.stderr, "error [auth]")
+
+	invalid := errorReply(http.StatusBadRequest, `{"error":{"message":"unknown parameter"}}`)
+	p = newProvider(t, invalid, say("fine now"))
+	r = runCLI(t, p.env(), "one\ntwo\n", "-C", workspace(t, nil), "-sessions", t.TempDir())
+	assert.Equal(t, exitOK, r.code, "the status of the last turn")
+	assert.Len(t, p.Requests(), 2)
+	assert.Contains(t, r.stderr, "error [invalid_request]")
+	assert.Contains(t, r.stdout, "fine now")
+}
