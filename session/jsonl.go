@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +40,9 @@ func (s *JSONL) Dir() string { return s.dir }
 // Path returns the file that holds session id.
 func (s *JSONL) Path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
-// Create implements Store.
+// Create implements Store. The header is written and synced to a
+// temporary file that is then linked under the session's name, so a
+// crash never leaves a log without its header behind.
 func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -51,21 +54,80 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session: creating store directory: %w", err)
 	}
-	f, err := os.OpenFile(s.Path(h.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	line, err := marshalHeader(h)
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding header: %w", err)
+	}
+	line = append(line, '\n')
+	var f *os.File
+	if runtime.GOOS == "windows" {
+		f, err = s.createInPlace(h.ID, line)
+	} else {
+		f, err = s.createLinked(h.ID, line)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &jsonlLog{f: f, header: h, next: 1, now: s.now}, nil
+}
+
+// tempPrefix starts the names of files Create has not finished; List and
+// Search skip them, Prune removes old ones.
+const tempPrefix = ".create-"
+
+// createLinked writes the header to a temporary file, syncs it, and links
+// it under the log's name, which fails if the name is taken.
+func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
+	if _, err := os.Lstat(s.Path(id)); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExists, id)
+	}
+	f, err := os.CreateTemp(s.dir, tempPrefix+id+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("session: creating log: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		return fail(fmt.Errorf("session %s: %w", id, err))
+	}
+	if _, err := f.Write(header); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	if err := os.Link(tmp, s.Path(id)); err != nil {
+		if errors.Is(err, iofs.ErrExist) {
+			return fail(fmt.Errorf("%w: %s", ErrExists, id))
+		}
+		f.Close()
+		// No hard links here (some file systems): write in place.
+		return s.createInPlace(id, header)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	return f, nil
+}
+
+// createInPlace creates the log under its name and writes the header.
+func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
+	f, err := os.OpenFile(s.Path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, iofs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s", ErrExists, h.ID)
+		return nil, fmt.Errorf("%w: %s", ErrExists, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: creating log: %w", err)
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("session %s: %w", h.ID, err)
+		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	line, err := marshalHeader(h)
-	if err == nil {
-		_, err = f.Write(append(line, '\n'))
-	}
+	_, err = f.Write(header)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -74,10 +136,10 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(s.Path(h.ID))
+		os.Remove(s.Path(id))
 		return nil, fmt.Errorf("session: writing header: %w", err)
 	}
-	return &jsonlLog{f: f, header: h, next: 1, now: s.now}, nil
+	return f, nil
 }
 
 // Open implements Store. A torn last line (a crash mid-write) is kept in
@@ -369,8 +431,13 @@ func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, b
 			var e Event
 			if uerr := json.Unmarshal(line, &e); uerr != nil {
 				msg := fmt.Sprintf("unreadable event skipped (%d bytes): %v", len(line), uerr)
-				if eof {
+				switch {
+				case eof:
 					msg = fmt.Sprintf("torn last line dropped (%d bytes, an interrupted write)", len(line))
+				case truncatedJSON(uerr, line):
+					// Open ended an earlier torn last line so appending
+					// could go on; it stays in the file, unreadable.
+					msg = fmt.Sprintf("torn line skipped (%d bytes, a write cut short by a crash)", len(line))
 				}
 				t.Warnings = append(t.Warnings, Warning{Line: lineNo, Message: msg})
 			} else {
@@ -390,6 +457,14 @@ func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, b
 			return t, false, nil
 		}
 	}
+}
+
+// truncatedJSON reports that err says line ends in the middle of a JSON
+// value: the line is the start of an event whose write was cut short.
+func truncatedJSON(err error, line []byte) bool {
+	var syn *json.SyntaxError
+	return errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(line, " \t\r"))) &&
+		strings.Contains(syn.Error(), "unexpected end")
 }
 
 func sortInfos(infos []Info) {
