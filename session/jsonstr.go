@@ -35,7 +35,7 @@ func jsonStringPrefix(b []byte) (string, bool) {
 			case 't':
 				sb.WriteByte('\t')
 			case 'u':
-				r, n := decodeUEscape(b[i:])
+				r, n := decodeUEscape(b[i:], false)
 				if n == 0 {
 					return sb.String(), false
 				}
@@ -65,11 +65,12 @@ func jsonStringPrefix(b []byte) (string, bool) {
 
 // decodeUEscape decodes a \uXXXX escape at the start of b, and the low
 // surrogate escape that must follow a high one. It returns the rune and
-// the bytes used, or n == 0 when b ends before the escape does.
-func decodeUEscape(b []byte) (rune, int) {
+// the bytes used, or n == 0 when b is cut short and may end before the
+// escape does; complete says b is the whole string.
+func decodeUEscape(b []byte, complete bool) (rune, int) {
 	r, ok := hex4(b)
 	if !ok {
-		if len(b) < 6 && allHex(b[2:]) {
+		if len(b) < 6 && allHex(b[2:]) && !complete {
 			return 0, 0
 		}
 		return utf8.RuneError, 2 // malformed: skip the backslash and u
@@ -81,7 +82,7 @@ func decodeUEscape(b []byte) (rune, int) {
 		return utf8.RuneError, 6
 	}
 	if len(b) < 12 {
-		if len(b) >= 7 && b[6] != '\\' || len(b) >= 8 && (b[7] != 'u' || !allHex(b[8:])) {
+		if complete || len(b) >= 7 && b[6] != '\\' || len(b) >= 8 && (b[7] != 'u' || !allHex(b[8:])) {
 			return utf8.RuneError, 6
 		}
 		return 0, 0

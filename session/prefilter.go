@@ -171,6 +171,42 @@ func newFinder(needle []byte) finder {
 	return f
 }
 
+// tune picks the needle's rarest byte by counts taken from a sample of
+// the text to be searched, which beats any fixed ranking; the fixed
+// ranking breaks ties.
+func (f *finder) tune(counts *[256]int) {
+	if len(f.needle) < 2 {
+		return
+	}
+	bestCount, bestRank := -1, 0
+	for i, c := range f.needle {
+		n, r := counts[c], byteRank(c)
+		if bestCount < 0 || n < bestCount || n == bestCount && r < bestRank {
+			bestCount, bestRank, f.rare, f.off = n, r, c, i
+		}
+	}
+}
+
+// byteCounts counts the bytes of a sample.
+func byteCounts(sample []byte) *[256]int {
+	var counts [256]int
+	for _, c := range sample {
+		counts[c]++
+	}
+	return &counts
+}
+
+// tune adapts the prefilter's finders to a sample of the text searched.
+func (p prefilter) tune(sample []byte) {
+	if len(sample) == 0 {
+		return
+	}
+	counts := byteCounts(sample)
+	for _, f := range p {
+		f.finder.tune(counts)
+	}
+}
+
 // index returns the index of the first needle in h, or -1.
 func (f *finder) index(h []byte) int {
 	n := len(f.needle)

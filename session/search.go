@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-harness/harness/internal/textcut"
 )
@@ -141,6 +142,9 @@ type searcher struct {
 	literal string
 	re      *regexp.Regexp
 	pre     prefilter
+	// rawForm is the literal as Event.MarshalJSON encodes it, when the
+	// fast path may look for it in raw string bytes.
+	rawForm []byte
 	types   typeSet
 	exclude map[string]bool
 	limit   int
@@ -150,6 +154,9 @@ type searcher struct {
 func compileSearch(opts SearchOptions) (*searcher, error) {
 	if opts.Query == "" {
 		return nil, fmt.Errorf("%w: the query is empty", ErrInvalidQuery)
+	}
+	if !utf8.ValidString(opts.Query) {
+		return nil, fmt.Errorf("%w: the query is not valid UTF-8 text", ErrInvalidQuery)
 	}
 	if !opts.AllWorkspaces && opts.Workspace == "" {
 		return nil, fmt.Errorf("%w: no workspace given (set Workspace, or AllWorkspaces to search every workspace)", ErrInvalidQuery)
@@ -178,6 +185,9 @@ func compileSearch(opts SearchOptions) (*searcher, error) {
 	} else {
 		s.literal = opts.Query
 		s.pre = prefilter{newLitFilter(opts.Query)}
+		if len(s.literal) <= maxSnippetMatch && !strings.ContainsAny(s.literal, "\u2028\u2029") {
+			s.rawForm = []byte(encodeString(s.literal))
+		}
 	}
 	return s, nil
 }
@@ -309,7 +319,7 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 			start := lastIndexByte(buf[:at], '\n') + 1
 			end := indexByteFrom(buf, at, '\n')
 			line := buf[start:end]
-			if s.types.lineMayHave(line) && f.formsOrEscapes(line) && s.matchLine(line, ms) {
+			if s.types.lineMayHave(line) && s.matchCandidate(line, f, ms) {
 				return true
 			}
 			pos = end + 1
@@ -330,9 +340,22 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 	return false
 }
 
+// matchCandidate matches a line that holds the anchor of f. The fast
+// path checks the line exactly; other lines are decoded only when they
+// hold an encoded form of the literal, or escapes that could hide one.
+func (s *searcher) matchCandidate(line []byte, f *litFilter, ms *matchSink) bool {
+	if m, found, handled := s.fastMatch(line); handled {
+		return found && ms.add(m)
+	}
+	return f.formsOrEscapes(line) && s.matchLine(line, ms)
+}
+
 // matchLine decodes one candidate line and matches it. It reports
 // whether ms is full.
 func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
+	if m, found, handled := s.fastMatch(line); handled {
+		return found && ms.add(m)
+	}
 	var e Event
 	if json.Unmarshal(line, &e) != nil || !s.types.has(e.Type()) {
 		return false

@@ -106,6 +106,7 @@ func FuzzJSONStringPrefix(f *testing.F) {
 			got, complete := jsonStringPrefix([]byte(raw + `"tail`))
 			assert.True(t, complete)
 			assert.Equal(t, want, got)
+			assert.Equal(t, want, string(unescape(nil, []byte(raw))))
 			if len(raw) == 0 {
 				continue
 			}
@@ -117,8 +118,14 @@ func FuzzJSONStringPrefix(f *testing.F) {
 			assert.False(t, complete)
 			assert.True(t, strings.HasPrefix(want, part), "prefix %q of %q decodes to %q, not a prefix of %q", raw[:c], raw, part, want)
 		}
-		// Arbitrary bytes never panic.
+		// Arbitrary bytes never panic, and what encoding/json accepts
+		// decodes the same.
 		jsonStringPrefix([]byte(s))
+		got := unescape(nil, []byte(s))
+		var want string
+		if json.Unmarshal([]byte(`"`+s+`"`), &want) == nil {
+			assert.Equal(t, want, string(got))
+		}
 	})
 }
 

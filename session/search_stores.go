@@ -27,6 +27,7 @@ func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 	if err != nil {
 		return nil, err
 	}
+	m.pre.tune(s.sample(files))
 	bufs := sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }}
 	return m.run(ctx, len(files), func(ctx context.Context, i int, ms *matchSink) error {
 		bp := bufs.Get().(*[]byte)
@@ -50,6 +51,28 @@ func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 		}
 		return nil
 	})
+}
+
+// sampleSize is how much of the newest logs a search reads to learn
+// which bytes are rare.
+const sampleSize = 256 << 10
+
+// sample returns the start of the newest logs, up to sampleSize bytes.
+func (s *JSONL) sample(files []logFile) []byte {
+	buf := make([]byte, 0, sampleSize)
+	for _, lf := range files {
+		f, err := os.Open(s.Path(lf.id))
+		if err != nil {
+			continue
+		}
+		n, _ := io.ReadFull(f, buf[len(buf):cap(buf)])
+		f.Close()
+		buf = buf[:len(buf)+n]
+		if len(buf) == cap(buf) {
+			break
+		}
+	}
+	return buf
 }
 
 // scanFile searches one log. It returns the log's header; a log outside
@@ -149,6 +172,19 @@ func (m *Memory) Search(ctx context.Context, opts SearchOptions) ([]Match, error
 	for _, s := range snaps {
 		byID[s.info.Header.ID] = s.lines
 	}
+	var sample []byte
+	for _, in := range infos {
+		for _, l := range byID[in.Header.ID] {
+			sample = append(sample, l[:min(len(l), sampleSize-len(sample))]...)
+			if len(sample) >= sampleSize {
+				break
+			}
+		}
+		if len(sample) >= sampleSize {
+			break
+		}
+	}
+	sr.pre.tune(sample)
 	return sr.run(ctx, len(infos), func(ctx context.Context, i int, ms *matchSink) error {
 		for j, line := range byID[infos[i].Header.ID] {
 			if j%1024 == 0 && ctx.Err() != nil {
