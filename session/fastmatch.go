@@ -116,7 +116,7 @@ func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
 		var ms, me int
 		switch {
 		case p.args:
-			args := string(unescape(nil, span))
+			args := string(unescape(make([]byte, 0, len(span)), span))
 			start, end, ok := s.find(args)
 			if ok {
 				snip, ms, me = snippet(args, start, end, s.context)
@@ -140,7 +140,7 @@ func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
 				found = true
 			}
 		default:
-			text := string(unescape(nil, span))
+			text := string(unescape(make([]byte, 0, len(span)), span))
 			if start, end, ok := s.find(text); ok {
 				snip, ms, me = snippet(text, start, end, s.context)
 				found = true

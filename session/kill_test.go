@@ -254,6 +254,15 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	infos, err := store.List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, infos, n)
+	// Search reads the repaired logs too: every session holds the
+	// resumed turn's prompt.
+	ms, err := session.Search(context.Background(), store, session.SearchOptions{Query: "after the kill", Workspace: "/work/kill", Limit: 10 * trials})
+	require.NoError(t, err)
+	found := map[string]bool{}
+	for _, m := range ms {
+		found[m.Session.Header.ID] = true
+	}
+	assert.Len(t, found, n)
 	for _, in := range infos {
 		assert.Equal(t, "/work/kill", in.Header.Cwd)
 		ok := strings.HasPrefix(in.Title, "turn ") || in.Title == "after the kill"
@@ -329,7 +338,7 @@ func runAndKill(t *testing.T, dir, id string, rng *rand.Rand) []reported {
 		if us, ok := strings.CutPrefix(s, "writing big "); ok {
 			// The write starts about one encoding time from now.
 			enc, _ := strconv.Atoi(us)
-			delay = time.Duration(enc*(50+rng.IntN(80))/100) * time.Microsecond
+			delay = time.Duration(enc*(90+rng.IntN(30))/100) * time.Microsecond
 			break
 		}
 		parse(s)

@@ -10,10 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/go-harness/harness/tools"
 )
@@ -94,6 +98,18 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	measure("rare/naive", naive(benchRare))
 	measure("common/harness", harness(benchCommon))
 	measure("common/ripgrep", ripgrep(benchCommon))
+	// What a tool call costs: one workspace, the 20 newest matches.
+	b.Run("common/harness-workspace-limit20", func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			ms, err := store.Search(context.Background(), SearchOptions{Query: benchCommon, Workspace: "/home/dev/project1", Limit: 20, PerSession: 5})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(ms)
+		}
+		b.ReportMetric(float64(n), "matches")
+	})
 
 	// The literal occurs only in text the model saw, at most once per
 	// event: every tool must count the same.
@@ -115,37 +131,48 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	}
 }
 
-// naiveSearch decodes every line of every log and searches the text.
+// naiveSearch decodes every line of every log and searches the text,
+// with as many files at once as the harness search scans.
 func naiveSearch(b *testing.B, dir, q string) int {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := 0
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	var total atomic.Int64
 	for _, e := range entries {
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<30)
-		sc.Scan() // header
-		for sc.Scan() {
-			var ev Event
-			if json.Unmarshal(sc.Bytes(), &ev) != nil {
-				continue
+		g.Go(func() error {
+			f, err := os.Open(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return err
 			}
-			eachText(ev, func(t textPiece) bool {
-				if strings.Contains(t.text, q) {
-					n++
-					return false
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 1<<20), 1<<30)
+			sc.Scan() // header
+			n := 0
+			for sc.Scan() {
+				var ev Event
+				if json.Unmarshal(sc.Bytes(), &ev) != nil {
+					continue
 				}
-				return true
-			})
-		}
-		f.Close()
+				eachText(ev, func(t textPiece) bool {
+					if strings.Contains(t.text, q) {
+						n++
+						return false
+					}
+					return true
+				})
+			}
+			total.Add(int64(n))
+			return sc.Err()
+		})
 	}
-	return n
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return int(total.Load())
 }
 
 // generateCorpus writes the benchmark's logs and returns their total size
