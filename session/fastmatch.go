@@ -21,7 +21,7 @@ import (
 // path, are decoded with encoding/json (matchEvent); both paths report
 // the same matches.
 
-// fastTypes are the event types the fast path handles.
+// fastType reports whether the fast path handles events of type typ.
 func fastType(typ string) bool {
 	switch typ {
 	case TypeUser, TypeAssistant, TypeToolResult, TypeReminder, TypeSystem:

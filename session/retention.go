@@ -97,16 +97,18 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %q", ErrInvalid, id)
 	}
 	var digests []string
-	tr, err := r.store.Load(ctx, id)
-	switch {
-	case err == nil:
-		digests = AttachmentDigests(tr.Events)
-	case errors.Is(err, ErrNotFound):
-	case ctx.Err() != nil:
-		return ctx.Err()
-	default:
-		// An unreadable log (another format, a broken header) can still
-		// be deleted; its references are unknown.
+	if len(r.releasers) > 0 {
+		tr, err := r.store.Load(ctx, id)
+		switch {
+		case err == nil:
+			digests = AttachmentDigests(tr.Events)
+		case errors.Is(err, ErrNotFound):
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			// An unreadable log (another format, a broken header) can
+			// still be deleted; its references are unknown.
+		}
 	}
 	derr := r.store.Delete(ctx, id)
 	if derr != nil && !errors.Is(derr, ErrNotFound) {
