@@ -21,5 +21,18 @@
 // A [Store] keeps logs. [JSONL] is the default, one file per session in a
 // directory; [Memory] keeps them in memory, encoded the same way, for tests
 // and short-lived programs. Package session/sessiontest holds the
-// conformance suite any Store must pass.
+// conformance suite any Store must pass. Store.List describes the sessions
+// of a workspace (a working directory and the directories below it),
+// newest first, reading only each log's header and the start of its first
+// user message.
+//
+// [Search] finds literal text or a regular expression in the sessions of a
+// workspace, as the model saw the text: JSON escapes never hide a match.
+// There is no index: [JSONL] scans its files in parallel, reads each
+// header first, looks for the query in the raw bytes and decodes only
+// what may match. Other workspaces are searched only when the caller asks
+// for it (SearchOptions.AllWorkspaces).
+//
+// A [Retention] deletes sessions together with what other stores keep for
+// them (spilled output, attachment references), one by one or by age.
 package session

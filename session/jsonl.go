@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +40,9 @@ func (s *JSONL) Dir() string { return s.dir }
 // Path returns the file that holds session id.
 func (s *JSONL) Path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
-// Create implements Store.
+// Create implements Store. The header is written and synced to a
+// temporary file that is then linked under the session's name, so a
+// crash never leaves a log without its header behind.
 func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -51,21 +54,106 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session: creating store directory: %w", err)
 	}
-	f, err := os.OpenFile(s.Path(h.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	line, err := marshalHeader(h)
+	if err != nil {
+		return nil, fmt.Errorf("session: encoding header: %w", err)
+	}
+	line = append(line, '\n')
+	var f *os.File
+	if runtime.GOOS == "windows" {
+		f, err = s.createInPlace(h.ID, line)
+	} else {
+		f, err = s.createLinked(h.ID, line)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &jsonlLog{f: f, header: h, next: 1, now: s.now}, nil
+}
+
+// tempPrefix starts the names of files Create has not finished; List and
+// Search skip them, Prune removes old ones.
+const tempPrefix = ".create-"
+
+// createLinked writes the header to a temporary file, syncs it, and links
+// it under the log's name, which fails if the name is taken.
+func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
+	if _, err := os.Lstat(s.Path(id)); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExists, id)
+	}
+	f, err := os.CreateTemp(s.dir, tempPrefix+id+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("session: creating log: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		return fail(fmt.Errorf("session %s: %w", id, err))
+	}
+	if _, err := f.Write(header); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	if err := os.Link(tmp, s.Path(id)); err != nil {
+		if errors.Is(err, iofs.ErrExist) {
+			return fail(fmt.Errorf("%w: %s", ErrExists, id))
+		}
+		f.Close()
+		// No hard links here (some file systems): write in place.
+		return s.createInPlace(id, header)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fail(fmt.Errorf("session: writing header: %w", err))
+	}
+	return f, nil
+}
+
+// removeStale removes the temporary files of Creates that a crash
+// interrupted, when they were last changed before the given time.
+func (s *JSONL) removeStale(before time.Time) error {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session: listing %s: %w", s.dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(before) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// createInPlace creates the log under its name and writes the header.
+func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
+	f, err := os.OpenFile(s.Path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, iofs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s", ErrExists, h.ID)
+		return nil, fmt.Errorf("%w: %s", ErrExists, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: creating log: %w", err)
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("session %s: %w", h.ID, err)
+		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	line, err := marshalHeader(h)
-	if err == nil {
-		_, err = f.Write(append(line, '\n'))
-	}
+	_, err = f.Write(header)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -74,10 +162,10 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(s.Path(h.ID))
+		os.Remove(s.Path(id))
 		return nil, fmt.Errorf("session: writing header: %w", err)
 	}
-	return &jsonlLog{f: f, header: h, next: 1, now: s.now}, nil
+	return f, nil
 }
 
 // Open implements Store. A torn last line (a crash mid-write) is kept in
@@ -139,26 +227,27 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
 	return t, err
 }
 
-// List implements Store. It reads each log's header and only as much more
-// as it takes to find the first user message.
+// List implements Store. It reads each log's header and, for the title,
+// at most a bounded start of the log (the first user message is near the
+// top); it never reads whole logs. With a Limit, logs are visited newest
+// first and the visit stops once Limit sessions matched.
 func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
-	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil
-	}
+	files, err := s.logFiles(nil)
 	if err != nil {
-		return nil, fmt.Errorf("session: listing %s: %w", s.dir, err)
+		return nil, err
 	}
 	var out []Info
-	for _, e := range entries {
+	for i, lf := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !ValidID(id) {
-			continue
+		// Stop when the limit is reached, unless the next log has the same
+		// update time as the last one kept (sortInfos breaks such ties by
+		// header fields).
+		if opts.Limit > 0 && len(out) >= opts.Limit && !lf.mod.Equal(files[i-1].mod) {
+			break
 		}
-		info, err := s.describe(id, opts.Workspace)
+		info, err := s.describe(lf, opts.Workspace)
 		if err != nil {
 			continue // not a readable session log; Load reports why
 		}
@@ -173,10 +262,55 @@ func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	return out, nil
 }
 
+// logFile is a log found in the store's directory.
+type logFile struct {
+	id   string
+	mod  time.Time
+	size int64
+}
+
+// logFiles returns the store's logs, newest first by modification time,
+// leaving out the ids in skip.
+func (s *JSONL) logFiles(skip map[string]bool) ([]logFile, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: listing %s: %w", s.dir, err)
+	}
+	files := make([]logFile, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || !ValidID(id) || skip[id] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		files = append(files, logFile{id: id, mod: fi.ModTime().UTC(), size: fi.Size()})
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].mod.Equal(files[j].mod) {
+			return files[i].mod.After(files[j].mod)
+		}
+		return files[i].id > files[j].id
+	})
+	return files, nil
+}
+
+// Bounds on what describe reads of one log.
+const (
+	maxHeaderLine = 64 << 10  // a longer first line is not a header
+	titleScan     = 256 << 10 // bytes read looking for the first user message
+	titlePrefix   = 16 << 10  // bytes of the user message line decoded
+)
+
 // describe reads the header and title of one log; nil when the workspace
 // filter excludes it.
-func (s *JSONL) describe(id, workspace string) (*Info, error) {
-	f, err := os.Open(s.Path(id))
+func (s *JSONL) describe(lf logFile, workspace string) (*Info, error) {
+	f, err := os.Open(s.Path(lf.id))
 	if err != nil {
 		return nil, err
 	}
@@ -185,12 +319,8 @@ func (s *JSONL) describe(id, workspace string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 16<<10)
-	line, err := readLine(br)
-	if err != nil && len(line) == 0 {
-		return nil, err
-	}
-	h, err := parseHeader(line, id)
+	br := bufio.NewReaderSize(f, titlePrefix)
+	h, err := readHeader(br, lf.id)
 	if err != nil {
 		return nil, err
 	}
@@ -198,26 +328,89 @@ func (s *JSONL) describe(id, workspace string) (*Info, error) {
 		return nil, nil
 	}
 	info := &Info{Header: h, Updated: st.ModTime().UTC(), Size: st.Size()}
-	// The first user message is near the top; stop looking after a while.
-	for range 64 {
-		line, err := readLine(br)
-		if len(line) > 0 && bytes.Contains(line, []byte(`"type":"user"`)) {
-			var e Event
-			if json.Unmarshal(line, &e) == nil {
-				if u, ok := e.Data.(*UserMessage); ok {
-					info.Title = titleOf(u)
-					break
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
+	info.Title = scanTitle(br, titleScan)
 	return info, nil
 }
 
-// Delete implements Store.
+// readHeader reads and parses the first line of a log.
+func readHeader(br *bufio.Reader, id string) (Header, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > maxHeaderLine {
+			return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && len(line) == 0 {
+			return Header{}, fmt.Errorf("session %s: the log is empty (no header line)", id)
+		}
+		return parseHeader(line, id)
+	}
+}
+
+// scanTitle looks for the first user message in at most budget bytes of
+// lines and returns its title. Only the start of that message is read.
+func scanTitle(br *bufio.Reader, budget int) string {
+	for read := 0; read < budget; {
+		frag, err := br.ReadSlice('\n')
+		read += len(frag)
+		if isType(frag, TypeUser) {
+			if err == nil || errors.Is(err, io.EOF) {
+				var e Event
+				if json.Unmarshal(frag, &e) == nil {
+					if u, ok := e.Data.(*UserMessage); ok {
+						return titleOf(u)
+					}
+				}
+			}
+			if t, ok := titleFromPrefix(frag); ok {
+				return t
+			}
+		}
+		// Skip the rest of a long line.
+		for errors.Is(err, bufio.ErrBufferFull) && read < budget {
+			frag, err = br.ReadSlice('\n')
+			read += len(frag)
+		}
+		if err != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// isType reports whether the line starts like an event of type typ, as
+// Event.MarshalJSON writes it: the type comes before the data.
+func isType(line []byte, typ string) bool {
+	head := line[:min(len(line), 160)]
+	i := bytes.Index(head, []byte(`"type":"`))
+	if i < 0 {
+		return false
+	}
+	rest := head[i+len(`"type":"`):]
+	return len(rest) > len(typ) && string(rest[:len(typ)]) == typ && rest[len(typ)] == '"'
+}
+
+// titleFromPrefix extracts the title from the start of a user message
+// line too long to decode whole: the first "text" string of its data.
+func titleFromPrefix(line []byte) (string, bool) {
+	i := bytes.Index(line, []byte(`"data":`))
+	if i < 0 {
+		return "", false
+	}
+	j := bytes.Index(line[i:], []byte(`"text":"`))
+	if j < 0 {
+		return "", false
+	}
+	text, _ := jsonStringPrefix(line[i+j+len(`"text":"`):])
+	return titleText(text), true
+}
+
+// Delete implements Store. A log open for appending (here or in another
+// process) is not deleted: Delete fails with ErrLocked.
 func (s *JSONL) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -225,11 +418,30 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("%w: %q", ErrInvalid, id)
 	}
-	err := os.Remove(s.Path(id))
+	f, err := os.Open(s.Path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("session %s: deleting: %w", id, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	if runtime.GOOS == "windows" {
+		f.Close() // an open file cannot be removed there
+	} else {
+		defer f.Close() // hold the lock until the name is gone
+	}
+	err = os.Remove(s.Path(id))
+	if errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: deleting: %w", id, err)
+	}
+	return nil
 }
 
 type jsonlLog struct {
@@ -369,8 +581,13 @@ func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, b
 			var e Event
 			if uerr := json.Unmarshal(line, &e); uerr != nil {
 				msg := fmt.Sprintf("unreadable event skipped (%d bytes): %v", len(line), uerr)
-				if eof {
+				switch {
+				case eof:
 					msg = fmt.Sprintf("torn last line dropped (%d bytes, an interrupted write)", len(line))
+				case truncatedJSON(uerr, line):
+					// Open ended an earlier torn last line so appending
+					// could go on; it stays in the file, unreadable.
+					msg = fmt.Sprintf("torn line skipped (%d bytes, a write cut short by a crash)", len(line))
 				}
 				t.Warnings = append(t.Warnings, Warning{Line: lineNo, Message: msg})
 			} else {
@@ -390,6 +607,14 @@ func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, b
 			return t, false, nil
 		}
 	}
+}
+
+// truncatedJSON reports that err says line ends in the middle of a JSON
+// value: the line is the start of an event whose write was cut short.
+func truncatedJSON(err error, line []byte) bool {
+	var syn *json.SyntaxError
+	return errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(line, " \t\r"))) &&
+		strings.Contains(syn.Error(), "unexpected end")
 }
 
 func sortInfos(infos []Info) {

@@ -128,10 +128,17 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !ValidID(id) {
+		return fmt.Errorf("%w: %q", ErrInvalid, id)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.sessions[id]; !ok {
+	s, ok := m.sessions[id]
+	if !ok {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if s.open {
+		return fmt.Errorf("session %s: %w", id, ErrLocked)
 	}
 	delete(m.sessions, id)
 	return nil

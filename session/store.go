@@ -45,7 +45,9 @@ type Store interface {
 	// List describes the sessions that match opts, newest first.
 	List(ctx context.Context, opts ListOptions) ([]Info, error)
 	// Delete removes a session's log. Deleting an unknown id fails with
-	// ErrNotFound.
+	// ErrNotFound, a session open for appending with ErrLocked. To delete
+	// what other stores keep for the session too (spilled output,
+	// attachment references), use a Retention.
 	Delete(ctx context.Context, id string) error
 }
 
@@ -179,16 +181,20 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 
 // titleOf returns the first line of a user message, cut to 80 runes.
 func titleOf(u *UserMessage) string {
-	var s string
 	for _, c := range u.Content {
 		if c.Text != "" {
-			s = c.Text
-			break
+			return titleText(c.Text)
 		}
 	}
+	return ""
+}
+
+// titleText returns the first non-blank line of s, trimmed and cut to 80
+// runes.
+func titleText(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+		s = strings.TrimSpace(s[:i])
 	}
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:79]) + "…"

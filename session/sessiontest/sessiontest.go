@@ -37,6 +37,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 	t.Run("ConcurrentAppend", func(t *testing.T) { testConcurrent(t, newStore(t)) })
 	t.Run("UnknownEventType", func(t *testing.T) { testUnknownType(t, newStore(t)) })
 	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, newStore(t)) })
+	t.Run("DeleteOpen", func(t *testing.T) { testDeleteOpen(t, newStore(t)) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, newStore(t)) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore(t)) })
 }
 
 // SamplePayloads returns one payload of every type this build writes,

@@ -1,0 +1,117 @@
+package sessiontest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+func testDeleteOpen(t *testing.T, s session.Store) {
+	log, err := s.Create(ctx(), session.Header{ID: "live"})
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.Delete(ctx(), "live"), session.ErrLocked, "a session open for appending is not deleted")
+	_, err = s.Load(ctx(), "live")
+	require.NoError(t, err, "still there")
+	require.NoError(t, log.Close())
+	require.NoError(t, s.Delete(ctx(), "live"))
+	_, err = s.Load(ctx(), "live")
+	assert.ErrorIs(t, err, session.ErrNotFound)
+}
+
+// fakeData records the sessions a Retention deleted data for.
+type fakeData struct {
+	mu       sync.Mutex
+	deleted  []string
+	released map[string][]string
+}
+
+func (f *fakeData) DeleteSession(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, id)
+	return nil
+}
+
+func (f *fakeData) ReleaseAttachments(_ context.Context, id string, digests []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.released == nil {
+		f.released = map[string][]string{}
+	}
+	f.released[id] = digests
+	return nil
+}
+
+func testRetention(t *testing.T, s session.Store) {
+	img := func(d string) tools.Content {
+		return tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png"})
+	}
+	mk := func(id, cwd string, payloads ...session.Payload) {
+		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
+		require.NoError(t, err)
+		if len(payloads) > 0 {
+			_, err = log.Append(ctx(), payloads...)
+			require.NoError(t, err)
+		}
+		require.NoError(t, log.Close())
+		time.Sleep(5 * time.Millisecond)
+	}
+	mk("old1", "/w", &session.UserMessage{Content: []tools.Content{tools.Text("look"), img("sha256:bb"), img("sha256:aa")}},
+		&session.ToolFinished{CallID: "c", Name: "read_image", Result: tools.Result{Content: []tools.Content{img("sha256:cc"), img("sha256:aa")}}})
+	mk("old2", "/other")
+	live, err := s.Create(ctx(), session.Header{ID: "old3", Cwd: "/w"})
+	require.NoError(t, err)
+	defer live.Close()
+	time.Sleep(5 * time.Millisecond)
+	cut := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	mk("new1", "/w")
+
+	data := &fakeData{}
+	clock := func() time.Time { return cut.Add(24 * time.Hour) }
+	r := session.NewRetention(s, session.WithSessionData(data), session.WithAttachmentReleasers(data), session.WithClock(clock))
+
+	_, err = r.Prune(ctx(), session.PruneOptions{})
+	assert.Error(t, err, "an age is required")
+
+	dry, err := r.Prune(ctx(), session.PruneOptions{OlderThan: 24 * time.Hour, DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"old3", "old2", "old1"}, ids(dry.Deleted))
+	all, err := s.List(ctx(), session.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, all, 4, "a dry run deletes nothing")
+	assert.Empty(t, data.deleted)
+
+	rep, err := r.Prune(ctx(), session.PruneOptions{OlderThan: 24 * time.Hour, Workspace: "/w"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"old1"}, ids(rep.Deleted), "the workspace's old, closed sessions")
+	require.Len(t, rep.Kept, 1)
+	assert.Equal(t, "old3", rep.Kept[0].Info.Header.ID)
+	assert.ErrorIs(t, rep.Kept[0].Err, session.ErrLocked, "a session open for appending is kept")
+	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
+	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
+
+	all, err = s.List(ctx(), session.ListOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"new1", "old3", "old2"}, ids(all))
+
+	require.NoError(t, r.Delete(ctx(), "old2"))
+	assert.Equal(t, []string{"old1", "old2"}, data.deleted)
+	_, err = s.Load(ctx(), "old2")
+	assert.ErrorIs(t, err, session.ErrNotFound)
+
+	// Deleting again still clears what other stores may keep, and says
+	// the log is gone.
+	assert.ErrorIs(t, r.Delete(ctx(), "old2"), session.ErrNotFound)
+	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted)
+	assert.ErrorIs(t, r.Delete(ctx(), "old3"), session.ErrLocked)
+	assert.ErrorIs(t, r.Delete(ctx(), "../x"), session.ErrInvalid)
+	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted, "nothing deleted for a live session")
+}

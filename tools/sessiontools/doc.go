@@ -1,0 +1,25 @@
+// Package sessiontools gives the model two tools over the session store:
+// session_search, which finds text (literal or a regular expression) in
+// earlier sessions, and session_read, which shows the events around a
+// match.
+//
+// Both are confined to the calling session's workspace: sessions whose
+// working directory is the caller's (tools.Env.Cwd) or a directory below
+// it. Sessions of other workspaces can hold other projects' code and
+// credentials, so a host reaches them only by passing AllWorkspaces to the
+// constructors; session_read refuses a session of another workspace with
+// an error result (code outside_workspace) that says so. session_search
+// leaves out the calling session, which is already in the model's
+// context.
+//
+// Search results list, newest session first, each matching event's
+// session id, event number (seq), type and a snippet of the text as the
+// model saw it; session_read shows the event at seq in full and its
+// neighbours summarized (long texts, tool arguments and tool output cut).
+// Results are plain text. A large result is left to the spill middleware
+// like any other tool's.
+//
+// The tools hold no state and are safe for concurrent use; they work over
+// any session.Store, and use the store's own search (session.Searcher)
+// when it has one, as the JSONL and Memory stores do.
+package sessiontools

@@ -1,0 +1,479 @@
+package sessiontools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
+)
+
+// Error codes of the session tools, beside the dispatcher's own.
+const (
+	// CodeOutsideWorkspace: the session belongs to another workspace.
+	CodeOutsideWorkspace tools.ErrorCode = "outside_workspace"
+	// CodeSessionNotFound: no session has that id.
+	CodeSessionNotFound tools.ErrorCode = "session_not_found"
+	// CodeNoWorkspace: the calling session has no working directory.
+	CodeNoWorkspace tools.ErrorCode = "no_workspace"
+)
+
+// Defaults of the options.
+const (
+	DefaultSearchLimit = 20
+	MaxSearchLimit     = 100
+	// DefaultPerSession caps the matches one session contributes to a
+	// search, so one long session does not crowd out the others.
+	DefaultPerSession = 5
+)
+
+type config struct {
+	allWorkspaces bool
+	defaultLimit  int
+	maxLimit      int
+	perSession    int
+}
+
+// Option configures the session tools.
+type Option func(*config)
+
+// AllWorkspaces lets the tools reach the sessions of every workspace, not
+// only those of the calling session's working directory and below. Other
+// workspaces can hold other projects' code and secrets: enable this only
+// when the user asked for it.
+func AllWorkspaces() Option { return func(c *config) { c.allWorkspaces = true } }
+
+// WithSearchLimits sets the number of matches session_search returns when
+// the model gives no limit, and the most it returns whatever the model
+// asks. Values below 1 keep the defaults.
+func WithSearchLimits(def, max int) Option {
+	return func(c *config) {
+		if def > 0 {
+			c.defaultLimit = def
+		}
+		if max > 0 {
+			c.maxLimit = max
+		}
+	}
+}
+
+// WithPerSession sets how many matches one session may contribute to a
+// search; values below 1 keep DefaultPerSession.
+func WithPerSession(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.perSession = n
+		}
+	}
+}
+
+func newConfig(opts []Option) config {
+	c := config{defaultLimit: DefaultSearchLimit, maxLimit: MaxSearchLimit, perSession: DefaultPerSession}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	c.defaultLimit = min(c.defaultLimit, c.maxLimit)
+	return c
+}
+
+// Tools returns session_search and session_read over store.
+func Tools(store session.Store, opts ...Option) []tools.Tool {
+	return []tools.Tool{Search(store, opts...), Read(store, opts...)}
+}
+
+// workspaceOf returns the workspace the call is confined to, or an error
+// when the calling session has none.
+func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
+	if c.allWorkspaces {
+		return "", nil
+	}
+	if call.Env == nil || call.Env.Cwd == "" {
+		return "", &tools.Error{Code: CodeNoWorkspace, Message: fmt.Sprintf(
+			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
+	}
+	return call.Env.Cwd, nil
+}
+
+// SearchInput is the arguments of session_search.
+type SearchInput struct {
+	Query string `json:"query" jsonschema:"Text to find in earlier sessions of this workspace, as it appeared in the conversation (messages, tool calls and tool output). Literal unless regex is true."`
+	Regex bool   `json:"regex,omitempty" jsonschema:"Treat query as a regular expression (RE2 syntax; (?i) for case-insensitive)."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)."`
+}
+
+// Search returns the session_search tool: literal or regex search over
+// the earlier sessions of the calling session's workspace (its working
+// directory and the directories below it), newest first, the calling
+// session left out.
+func Search(store session.Store, opts ...Option) tools.Tool {
+	c := newConfig(opts)
+	scope := "of this workspace (this session's working directory and the directories below it)"
+	if c.allWorkspaces {
+		scope = "of every workspace"
+	}
+	spec := tools.Spec{
+		Name: "session_search",
+		Description: "Search earlier agent sessions " + scope + " for text: what was asked, answered, run and printed. " +
+			"Use it to recall how something was done or fixed before. Matches come newest session first, each with its session id and event number (seq); " +
+			"read around a match with session_read. The current session is not searched.",
+		ConcurrencySafe: true,
+		Family:          tools.FamilyLocal,
+		Render:          tools.RenderGeneric,
+	}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in SearchInput) (*tools.Result, error) {
+		ws, err := c.workspaceOf(call, "session_search")
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(in.Query) == "" {
+			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "The query is empty. Give the text (or, with regex=true, the pattern) to find."}
+		}
+		if in.Limit < 0 {
+			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf("limit must be positive, got %d.", in.Limit)}
+		}
+		limit := in.Limit
+		if limit == 0 {
+			limit = c.defaultLimit
+		}
+		limit = min(limit, c.maxLimit)
+		var exclude []string
+		if call.Env != nil && call.Env.SessionID != "" {
+			exclude = []string{call.Env.SessionID}
+		}
+		// One more than the limit tells whether there were more.
+		ms, err := session.Search(ctx, store, session.SearchOptions{
+			Query: in.Query, Regex: in.Regex, Workspace: ws, AllWorkspaces: c.allWorkspaces,
+			Exclude: exclude, Limit: limit + 1, PerSession: c.perSession,
+		})
+		if errors.Is(err, session.ErrInvalidQuery) {
+			msg := strings.TrimPrefix(err.Error(), session.ErrInvalidQuery.Error()+": ")
+			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Err: err, Message: "The query is not usable: " + msg + "."}
+		}
+		if err != nil {
+			return nil, err
+		}
+		more := len(ms) > limit
+		ms = ms[:min(len(ms), limit)]
+		text := renderMatches(in, ws, ms, more, c.perSession)
+		return &tools.Result{
+			Content: []tools.Content{tools.Text(text)},
+			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: fmt.Sprintf("session_search %q: %d matches", in.Query, len(ms)), Text: text},
+		}, nil
+	})
+}
+
+func renderMatches(in SearchInput, ws string, ms []session.Match, more bool, perSession int) string {
+	var b strings.Builder
+	where := "earlier sessions of " + ws
+	if ws == "" {
+		where = "earlier sessions of every workspace"
+	}
+	kind := "text"
+	if in.Regex {
+		kind = "pattern"
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(&b, "No matches for the %s %q in %s. The current session is not searched.", kind, in.Query, where)
+		return b.String()
+	}
+	sessions := 0
+	for i, m := range ms {
+		if i == 0 || m.Session.Header.ID != ms[i-1].Session.Header.ID {
+			sessions++
+		}
+	}
+	fmt.Fprintf(&b, "%d %s for the %s %q in %d %s of %s, newest first (at most %d per session).\n",
+		len(ms), plural(len(ms), "match", "matches"), kind, in.Query, sessions, plural(sessions, "session", "sessions"),
+		strings.TrimPrefix(where, "earlier sessions of "), perSession)
+	for i, m := range ms {
+		if i == 0 || m.Session.Header.ID != ms[i-1].Session.Header.ID {
+			in := m.Session
+			fmt.Fprintf(&b, "\nsession %s — cwd %s, updated %s", in.Header.ID, in.Header.Cwd, in.Updated.UTC().Format("2006-01-02 15:04 UTC"))
+			if in.Title != "" {
+				fmt.Fprintf(&b, ", started with %q", in.Title)
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "  seq %d %s: %s\n", m.Seq, who(m.Type, m.Role, m.Tool), indent(m.Snippet, "    "))
+	}
+	if more {
+		b.WriteString("\nThere are more matches: narrow the query or raise the limit.\n")
+	}
+	b.WriteString("\nRead around a match with session_read(session_id, seq).")
+	return b.String()
+}
+
+// who describes the source of an event's text.
+func who(typ string, role session.Role, tool string) string {
+	switch typ {
+	case session.TypeToolResult:
+		return "tool result of " + tool
+	case session.TypeAssistant:
+		if tool != "" {
+			return "assistant, call to " + tool
+		}
+		return "assistant"
+	case session.TypeUser:
+		return "user"
+	case session.TypeReminder:
+		return "reminder"
+	case session.TypeSystem:
+		return "system prompt"
+	}
+	if role != "" {
+		return typ + " (" + string(role) + ")"
+	}
+	return typ
+}
+
+// indent puts prefix before every line of s but the first.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// ReadInput is the arguments of session_read.
+type ReadInput struct {
+	SessionID string `json:"session_id" jsonschema:"Id of the session to read, as session_search reports it."`
+	Seq       *int64 `json:"seq,omitempty" jsonschema:"Event number (seq) to read around, as session_search reports it; omit to read from the start."`
+	Before    *int   `json:"before,omitempty" jsonschema:"Events to show before seq (default 3)."`
+	After     *int   `json:"after,omitempty" jsonschema:"Events to show after seq (default 6), or from the start when seq is omitted (default 20)."`
+}
+
+// Defaults and bounds of session_read.
+const (
+	defaultBefore      = 3
+	defaultAfter       = 6
+	defaultFromStart   = 20
+	maxEvents          = 200
+	summaryTextBytes   = 600
+	summaryResultBytes = 400
+	summaryArgsBytes   = 300
+)
+
+// Read returns the session_read tool: the events of an earlier session of
+// the calling session's workspace around an event number, the event itself
+// in full and its neighbours summarized.
+func Read(store session.Store, opts ...Option) tools.Tool {
+	c := newConfig(opts)
+	scope := "of this workspace (this session's working directory and below)"
+	if c.allWorkspaces {
+		scope = "of any workspace"
+	}
+	spec := tools.Spec{
+		Name: "session_read",
+		Description: "Read part of an earlier agent session " + scope + ": the event at seq in full and the events around it summarized " +
+			"(messages, tool calls, tool results). Session ids and seq numbers come from session_search.",
+		ConcurrencySafe: true,
+		Family:          tools.FamilyLocal,
+		Render:          tools.RenderGeneric,
+	}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in ReadInput) (*tools.Result, error) {
+		ws, err := c.workspaceOf(call, "session_read")
+		if err != nil {
+			return nil, err
+		}
+		if in.SessionID == "" {
+			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "session_id is empty. Give a session id from session_search."}
+		}
+		for name, v := range map[string]*int{"before": in.Before, "after": in.After} {
+			if v != nil && *v < 0 {
+				return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf("%s must not be negative, got %d.", name, *v)}
+			}
+		}
+		tr, err := store.Load(ctx, in.SessionID)
+		switch {
+		case errors.Is(err, session.ErrInvalid):
+			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Err: err,
+				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
+		case errors.Is(err, session.ErrNotFound):
+			return nil, &tools.Error{Code: CodeSessionNotFound, Err: err,
+				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
+		case err != nil:
+			return nil, err
+		}
+		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
+			return nil, &tools.Error{Code: CodeOutsideWorkspace, Message: fmt.Sprintf(
+				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
+				in.SessionID, ws)}
+		}
+		text, err := renderSession(tr, in)
+		if err != nil {
+			return nil, err
+		}
+		return &tools.Result{
+			Content: []tools.Content{tools.Text(text)},
+			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "session_read " + in.SessionID, Text: text},
+		}, nil
+	})
+}
+
+// visible reports whether session_read shows an event: the conversation
+// and the ends of turns, not the bookkeeping around them.
+func visible(e session.Event) bool {
+	switch e.Data.(type) {
+	case *session.ModelRequest, *session.ToolStarted, *session.ModelRetry, *session.ToolRecord:
+		return false
+	}
+	return true
+}
+
+func renderSession(tr *session.Transcript, in ReadInput) (string, error) {
+	var evs []session.Event
+	for _, e := range tr.Events {
+		if visible(e) {
+			evs = append(evs, e)
+		}
+	}
+	h := tr.Header
+	var b strings.Builder
+	last := int64(0)
+	if n := len(tr.Events); n > 0 {
+		last = tr.Events[n-1].Seq
+	}
+	fmt.Fprintf(&b, "session %s — cwd %s, created %s, %d events (seq 1 to %d)\n", h.ID, h.Cwd, h.Created.UTC().Format("2006-01-02 15:04 UTC"), len(tr.Events), last)
+	if len(evs) == 0 {
+		b.WriteString("\nThe session has no messages.")
+		return b.String(), nil
+	}
+	focus := -1
+	from, to := 0, 0
+	if in.Seq != nil {
+		seq := *in.Seq
+		if seq < 1 || seq > last {
+			return "", &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf(
+				"seq %d is outside session %s, whose events are numbered 1 to %d.", seq, h.ID, last)}
+		}
+		// The event itself, or the next shown one when it is bookkeeping.
+		focus = len(evs) - 1
+		for i, e := range evs {
+			if e.Seq >= seq {
+				focus = i
+				break
+			}
+		}
+		before, after := defaultBefore, defaultAfter
+		if in.Before != nil {
+			before = *in.Before
+		}
+		if in.After != nil {
+			after = *in.After
+		}
+		from, to = max(0, focus-min(before, maxEvents)), min(len(evs), focus+1+min(after, maxEvents))
+	} else {
+		after := defaultFromStart
+		if in.After != nil {
+			after = *in.After
+		}
+		to = min(len(evs), max(1, min(after, maxEvents)))
+	}
+	if from > 0 {
+		fmt.Fprintf(&b, "… %d earlier events (from seq %d)\n", from, evs[0].Seq)
+	}
+	for i := from; i < to; i++ {
+		renderEvent(&b, evs[i], i == focus)
+	}
+	if to < len(evs) {
+		fmt.Fprintf(&b, "… %d later events; continue with session_read(session_id=%q, seq=%d, before=0)\n", len(evs)-to, h.ID, evs[to].Seq)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// renderEvent writes one event: in full when it is the focus, its text
+// cut otherwise.
+func renderEvent(b *strings.Builder, e session.Event, full bool) {
+	cut := func(s string, n int) string {
+		if full || len(s) <= n {
+			return s
+		}
+		p := textcut.Prefix(s, n)
+		return fmt.Sprintf("%s… (%d more bytes)", p, len(s)-len(p))
+	}
+	mark := ""
+	if full {
+		mark = " ◀"
+	}
+	line := func(format string, args ...any) {
+		fmt.Fprintf(b, "\nseq %d%s ", e.Seq, mark)
+		fmt.Fprintf(b, format, args...)
+		b.WriteString("\n")
+	}
+	body := func(s string) {
+		if s == "" {
+			return
+		}
+		b.WriteString("    ")
+		b.WriteString(indent(s, "    "))
+		b.WriteString("\n")
+	}
+	switch p := e.Data.(type) {
+	case *session.UserMessage:
+		line("user:")
+		for _, c := range p.Content {
+			switch {
+			case c.Image != nil:
+				body(fmt.Sprintf("[image %s %dx%d]", c.Image.Name, c.Image.Width, c.Image.Height))
+			default:
+				body(cut(c.Text, summaryTextBytes))
+			}
+		}
+	case *session.AssistantMessage:
+		line("assistant (step %d):", p.Step)
+		for _, blk := range p.Content {
+			switch blk.Type {
+			case session.BlockReasoning:
+				body("(reasoning) " + cut(blk.Text, summaryTextBytes))
+			case session.BlockToolCall:
+				if blk.ToolCall != nil {
+					body(fmt.Sprintf("→ call %s %s", blk.ToolCall.Name, cut(blk.ToolCall.Arguments, summaryArgsBytes)))
+				}
+			case session.BlockImage:
+				body("[image]")
+			default:
+				body(cut(blk.Text, summaryTextBytes))
+			}
+		}
+	case *session.ToolFinished:
+		status := ""
+		if p.Result.IsError {
+			status = fmt.Sprintf(" (error %s)", p.Result.Code)
+		}
+		line("tool result of %s%s:", p.Name, status)
+		for _, c := range p.Result.Content {
+			if c.Image != nil {
+				body(fmt.Sprintf("[image %s]", c.Image.Name))
+				continue
+			}
+			body(cut(c.Text, summaryResultBytes))
+		}
+	case *session.Reminder:
+		line("reminder from %s:", p.Source)
+		body(cut(p.Text, summaryTextBytes))
+	case *session.SystemPrompt:
+		line("system prompt (%d bytes)", len(p.Text))
+		if full {
+			body(p.Text)
+		}
+	case *session.TurnEnded:
+		msg := ""
+		if p.Error != nil {
+			msg = ": " + cut(p.Error.Message, summaryTextBytes)
+		}
+		line("turn ended (%s, %d steps)%s", p.Reason, p.Steps, msg)
+	case *session.Unknown:
+		line("event of type %q, unknown to this build", p.Type)
+	default:
+		line("%s", e.Type())
+	}
+}
