@@ -17,7 +17,8 @@
 // directory): the file tools cannot leave it, and commands start in it.
 // Its tools are read, write and edit, read_image (for models that take
 // images; images are kept content-addressed beside the session logs),
-// bash (with background jobs) and persistent shells, with oversized
+// bash (with background jobs) and persistent shells, session_search and
+// session_read over the earlier sessions of the workspace, with oversized
 // output spilled to disk, reminders when the model repeats a call or
 // keeps failing, per-tool deadlines and pruning of superseded file reads
 // as the context fills.
@@ -75,6 +76,7 @@ import (
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
+	"github.com/go-harness/harness/tools/sessiontools"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -449,6 +451,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 		ts = append(ts, images.ReadImage())
 	}
 	ts = append(ts, shell.Tools()...)
+	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }
 
@@ -464,6 +467,7 @@ Work in small, checked steps:
 - Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.` + lookAtImages + `
 - Run commands with bash: builds, tests, git, searches (rg or grep). Use shell_open and shell_send when state must persist between commands (a running server, a virtualenv); background jobs for long-running processes.
 - Large outputs are saved whole; when a result says so, page through it with read using offset and limit instead of running the command again.
+- When the user refers to earlier work, find it with session_search and session_read (earlier sessions in this workspace).
 - When a reminder says you are repeating yourself or failing, stop and change your approach.
 - Verify your work (build, run the tests) before you say it is done.
 

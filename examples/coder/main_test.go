@@ -726,3 +726,34 @@ func TestPromptLoopFailures(t *testing.T) {
 	assert.Contains(t, r.stderr, "error [invalid_request]")
 	assert.Contains(t, r.stdout, "fine now")
 }
+
+// session_search finds an earlier session of the same workspace, not
+// one of another workspace, and session_read shows it.
+func TestSessionTools(t *testing.T) {
+	leakcheck.Check(t)
+	sessions := t.TempDir()
+	ws, other := workspace(t, nil), workspace(t, nil)
+	p := newProvider(t, say("Elsewhere the port is 7731 too."), say("The build listens on port 7731."))
+	r := runCLI(t, p.env(), "", "-C", other, "-sessions", sessions, "-json", "which port?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	otherID := jsonLines(t, r.stdout)[0]["session_id"].(string)
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-json", "which port?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	earlier := jsonLines(t, r.stdout)[0]["session_id"].(string)
+
+	p.add(
+		call(toolCall(0, "q1", "session_search", map[string]any{"query": "7731"})),
+		call(toolCall(0, "q2", "session_read", map[string]any{"session_id": earlier})),
+		say("It was port 7731."),
+	)
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "what port did we find last time?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	reqs := p.Requests()
+	require.Len(t, reqs, 5)
+	assert.Contains(t, string(reqs[2].Body), `"session_search"`)
+	found := reqs[3].Text(t)
+	assert.Contains(t, found, earlier)
+	assert.NotContains(t, found, otherID, "another workspace's session stays out")
+	assert.Contains(t, reqs[4].Text(t), "The build listens on port 7731.")
+	assert.Contains(t, r.stdout, "It was port 7731.")
+}

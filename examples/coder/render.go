@@ -660,13 +660,14 @@ func firstStringArg(args string) string {
 	return ""
 }
 
-// body shows the first lines of text, indented.
+// body shows the first lines of text that are not blank, indented.
 func (h *human) body(text string, limit int, code string) {
-	text = strings.TrimRight(text, "\n")
-	if strings.TrimSpace(text) == "" {
-		return
+	var lines []string
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
 	}
-	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		if i == limit {
 			h.line("  " + h.st.paint(sgrDim, "… "+plural(len(lines)-i, "more line", "more lines")))

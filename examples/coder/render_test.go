@@ -313,3 +313,12 @@ func TestReasoningLineEnds(t *testing.T) {
 	h.close()
 	assert.Contains(t, out.String(), "\x1b[2mstep one\n\x1b[0m\n\x1b[32m●")
 }
+
+// Generic cards skip blank lines, so their few lines say something.
+func TestGenericCardSkipsBlankLines(t *testing.T) {
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{})
+	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "search"}, Result: tools.TextResult("header\n\n  \nfirst\n\nsecond\nthird\nfourth\n")})
+	h.close()
+	assert.Equal(t, "● search\n  header\n  first\n  second\n  third\n  … 1 more line\n", out.String())
+}
