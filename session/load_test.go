@@ -67,7 +67,7 @@ func TestTornLastLine(t *testing.T) {
 	require.Len(t, tr3.Events, 4)
 	assert.Equal(t, "after the crash", tr3.Events[3].Data.(*session.UserMessage).Content[0].Text)
 	require.Len(t, tr3.Warnings, 1, "the torn line is now a skipped line in the middle")
-	assert.Contains(t, tr3.Warnings[0].Message, "unreadable event skipped")
+	assert.Contains(t, tr3.Warnings[0].Message, "torn line skipped")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"type":"te`+"\n", "nothing is deleted from the log")
