@@ -1,5 +1,3 @@
-// Package editdist measures how far apart two short strings are, for
-// "did you mean" suggestions.
 package editdist
 
 // MaxLen bounds the strings Distance compares in full; longer strings are

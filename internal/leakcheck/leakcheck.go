@@ -1,4 +1,3 @@
-// Package leakcheck fails a test that leaves goroutines behind.
 package leakcheck
 
 import (

@@ -1,0 +1,51 @@
+// Command coder is a small coding agent for the terminal, built only from
+// the harness library's public API.
+//
+//	go run ./examples/coder -C ~/src/project "make the failing test pass"
+//	go run ./examples/coder                       # a prompt loop in the current directory
+//	go run ./examples/coder -continue             # the latest session of this directory
+//	go run ./examples/coder -json -p "…" | jq .   # every event as a JSON line
+//
+// The model comes from the environment: HARNESS_BASE_URL, HARNESS_API_KEY
+// and HARNESS_MODEL for any OpenAI-compatible endpoint, otherwise
+// DEEPSEEK_API_KEY for DeepSeek. -model overrides the model id; -image
+// and -context-window declare image input and the context window of a
+// model the built-in catalog does not know (without a window, history is
+// pruned and compacted only when the provider reports an overflow).
+//
+// The agent works in one workspace directory (-C, default the current
+// directory): the file tools cannot leave it, and commands start in it.
+// Its tools are read, write and edit, read_image (for models that take
+// images; images are kept content-addressed beside the session logs),
+// bash (with background jobs) and persistent shells, session_search and
+// session_read over the earlier sessions of the workspace, with oversized
+// output spilled to disk, reminders when the model repeats a call or
+// keeps failing, per-tool deadlines and pruning of superseded file reads
+// as the context fills.
+//
+// Sessions are logged as JSON Lines in -sessions (default
+// $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;
+// on macOS ~/Library/Application Support/harness/sessions, on Windows
+// %LocalAppData%\harness\sessions), so any session can be resumed with
+// -resume id, or the newest one of the workspace with -continue.
+// Oversized tool output is kept under the same directory, in spill/, for
+// 30 days; images in attachments/.
+//
+// With -json, stdout carries JSON lines only: first {"type":"session",
+// "session_id":..., "cwd":..., "model":..., "resumed":...}, then every
+// event of every turn as agent.MarshalEvent encodes it (a turn_end line
+// carries "error": {"code", "message"} when the turn failed). Messages
+// for people go to stderr.
+//
+// With a prompt (-p, or the arguments after the flags) coder runs one turn
+// and exits; without one it reads prompts from stdin, one line each (end
+// a line with \ to continue it on the next), until end of input, /exit or
+// Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
+// in the log and can be resumed; a second Ctrl-C exits.
+//
+// Exit status: 0 when the turn completed, 1 when the model or the loop
+// failed (the error's message and code are printed) or the turn hit the
+// step limit, 2 on usage errors (bad flags, no model configured, an
+// unknown session), 130 when a turn was cancelled. In the prompt loop it
+// is the status of the last turn.
+package main

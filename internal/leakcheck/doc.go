@@ -1,0 +1,2 @@
+// Package leakcheck fails a test that leaves goroutines behind.
+package leakcheck
