@@ -149,3 +149,22 @@ func TestLogLinesAreSearchableText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), "if a < b && c > d { ünïcode }", "no HTML escaping, raw UTF-8")
 }
+
+// A write cut right after a backslash (or inside \u) leaves a line that
+// encoding/json reports as an invalid character, not as unexpected end:
+// it is still a torn line.
+func TestTornInsideEscape(t *testing.T) {
+	for _, tail := range []string{`\`, `\u00`, `\u`} {
+		s, id, path := writeLog(t, 1)
+		appendRaw(t, path, `{"seq":2,"time":"2026-11-29T00:00:00Z","type":"user","data":{"content":[{"type":"text","text":"a`+tail)
+		log, _, err := s.Open(context.Background(), id)
+		require.NoError(t, err)
+		_, err = log.Append(context.Background(), user("after"))
+		require.NoError(t, err)
+		require.NoError(t, log.Close())
+		tr, err := s.Load(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, tr.Warnings, 1)
+		assert.Contains(t, tr.Warnings[0].Message, "torn line skipped", "cut after %q", tail)
+	}
+}
