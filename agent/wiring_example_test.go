@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,8 +11,10 @@ import (
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
+	"github.com/go-harness/harness/tools/sessiontools"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -23,13 +26,14 @@ func ExampleNew_everything() {
 
 	workspace, _ := fslocal.New(dir)
 	store := session.NewJSONL(sessionsDir)
+	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
 	loop := agent.New(
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(session.JSONLAttachments(store)),
 		agent.WithOutputStore(spill.NewDir(spillDir)),
-		agent.WithTools(append(append(files.Tools(), shell.Tools()...), images.ReadImage())...),
+		agent.WithTools(toolset...),
 		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
 		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
 	)
@@ -49,7 +53,7 @@ func TestFullWiringIsValid(t *testing.T) {
 		agent.WithSessionStore(store),
 		agent.WithAttachments(session.JSONLAttachments(store)),
 		agent.WithOutputStore(spill.NewDir(t.TempDir())),
-		agent.WithTools(append(append(files.Tools(), shell.Tools()...), images.ReadImage())...),
+		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
 		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
 		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
 	)
@@ -61,7 +65,7 @@ func TestFullWiringIsValid(t *testing.T) {
 	for _, s := range loop.Tools() {
 		names = append(names, s.Name)
 	}
-	want := "read write edit bash bash_output bash_kill shell_open shell_send shell_read shell_close read_image"
+	want := "read write edit bash bash_output bash_kill shell_open shell_send shell_read shell_close session_search session_read read_image"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
