@@ -98,3 +98,35 @@ func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestStartLoggedBeforeSideEffects: when a tool runs, its start (and the
+// assistant message that asked for it) is already in the file on disk, so
+// a crash during the call leaves a log that says the call started.
+func TestStartLoggedBeforeSideEffects(t *testing.T) {
+	ctx := context.Background()
+	store := session.NewJSONL(t.TempDir())
+	var seenOnDisk []string
+	var sessionID string
+	probe := tools.Define(tools.Spec{Name: "probe", Description: "looks at the log", SideEffects: true},
+		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+			tr, err := store.Load(ctx, sessionID)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range tr.Events {
+				switch p := e.Data.(type) {
+				case *session.ToolStarted:
+					seenOnDisk = append(seenOnDisk, "start:"+p.CallID)
+				case *session.AssistantMessage:
+					seenOnDisk = append(seenOnDisk, "assistant")
+				}
+			}
+			return tools.TextResult("ok"), nil
+		})
+	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Say("done"))
+	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithSessionStore(store))
+	sessionID = s.ID()
+	_, _, err := collect(t, s, ctx, "go")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"assistant", "start:p1"}, seenOnDisk)
+}
