@@ -613,9 +613,13 @@ func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, b
 // value: the line is the start of an event whose write was cut short.
 func truncatedJSON(err error, line []byte) bool {
 	var syn *json.SyntaxError
-	// encoding/json reports input that ends inside an escape as an
-	// invalid character at the end, so the offset decides, not the text.
-	return errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(line, " \t\r")))
+	// encoding/json reports input that ends inside an escape as the
+	// invalid character ' ' it feeds at the end, not as an unexpected end.
+	if !errors.As(err, &syn) || syn.Offset < int64(len(bytes.TrimRight(line, " \t\r"))) {
+		return false
+	}
+	msg := syn.Error()
+	return strings.Contains(msg, "unexpected end") || strings.HasPrefix(msg, "invalid character ' '")
 }
 
 func sortInfos(infos []Info) {
