@@ -55,11 +55,23 @@ const (
 
 // ImagePlaceholder returns the text a model sees instead of img, with the
 // reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
-// sha256:0123456789ab) not shown: reason]". It has the shape the OpenAI
-// adapter uses for the images it does not send.
+// sha256:0123456789ab) not shown: reason]". Model adapters use it for the
+// images they cannot send, so every placeholder has one shape.
 func ImagePlaceholder(img *tools.Image, reason string) string {
+	s := "[" + describeImage(img, true) + " not shown"
+	if reason != "" {
+		s += ": " + reason
+	}
+	return s + "]"
+}
+
+// DescribeImage names an image for a model: where it came from, its type,
+// size and dimensions: "image shot.png (image/png, 1.2 KiB, 640x480)".
+func DescribeImage(img *tools.Image) string { return describeImage(img, false) }
+
+func describeImage(img *tools.Image, digest bool) string {
 	var b strings.Builder
-	b.WriteString("[image")
+	b.WriteString("image")
 	if img.Name != "" {
 		b.WriteString(" " + img.Name)
 	}
@@ -73,7 +85,7 @@ func ImagePlaceholder(img *tools.Image, reason string) string {
 	if img.Width > 0 && img.Height > 0 {
 		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
 	}
-	if d := img.Digest; d != "" {
+	if d := img.Digest; digest && d != "" {
 		if len(d) > len("sha256:")+12 {
 			d = d[:len("sha256:")+12]
 		}
@@ -82,11 +94,6 @@ func ImagePlaceholder(img *tools.Image, reason string) string {
 	if len(facts) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
 	}
-	b.WriteString(" not shown")
-	if reason != "" {
-		b.WriteString(": " + reason)
-	}
-	b.WriteString("]")
 	return b.String()
 }
 

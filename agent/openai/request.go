@@ -185,44 +185,11 @@ func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err er
 	return "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(data), "", nil
 }
 
-// describeImage names an image for the model: where it came from, its
-// type, size and dimensions.
-func describeImage(img *tools.Image) string {
-	var s strings.Builder
-	s.WriteString("image")
-	if img.Name != "" {
-		s.WriteString(" " + img.Name)
-	}
-	var facts []string
-	if img.MediaType != "" {
-		facts = append(facts, img.MediaType)
-	}
-	if img.Size > 0 {
-		facts = append(facts, formatBytes(img.Size))
-	}
-	if img.Width > 0 && img.Height > 0 {
-		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
-	}
-	if len(facts) > 0 {
-		s.WriteString(" (" + strings.Join(facts, ", ") + ")")
-	}
-	return s.String()
-}
+// describeImage names an image for the model.
+func describeImage(img *tools.Image) string { return agent.DescribeImage(img) }
 
 // placeholder is the text an image not sent is replaced by.
-func placeholder(img *tools.Image, reason string) string {
-	return "[" + describeImage(img) + " not shown: " + reason + "]"
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func placeholder(img *tools.Image, reason string) string { return agent.ImagePlaceholder(img, reason) }
 
 func (b *messageBuilder) addText(s string) {
 	b.texts = append(b.texts, s)

@@ -177,8 +177,8 @@ func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 		assert.NotContains(t, string(c.Body), "base64")
 		msgs := c.Messages(t)
 		require.Len(t, msgs, 5)
-		assert.Equal(t, "Read shot.png.\n[image shot.png (image/png, 43 bytes, 640x480) not shown: this model does not accept image input]", msgs[2]["content"])
-		assert.Equal(t, "[image diagram.png (image/png, 43 bytes, 640x480) not shown: this model does not accept image input]", msgs[3]["content"])
+		assert.Equal(t, "Read shot.png.\n[image shot.png (image/png, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]", msgs[2]["content"])
+		assert.Equal(t, "[image diagram.png (image/png, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]", msgs[3]["content"])
 		assert.Equal(t, "<system-reminder>\na reminder\n</system-reminder>", msgs[4]["content"])
 	}
 }
@@ -204,13 +204,13 @@ func TestUserImages(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "text", "text": "what is this?"}, parts[0])
 	assert.Equal(t, "image_url", parts[1].(map[string]any)["type"])
 	last := parts[2].(map[string]any)["text"].(string)
-	assert.Contains(t, last, "[image old.bmp (image/bmp, 43 bytes, 640x480) not shown: its type is not one the model accepts")
-	assert.Contains(t, last, "[image gone.png (image/png, 43 bytes, 640x480) not shown: it could not be loaded: attachment sha256:00 not found]")
+	assert.Contains(t, last, "[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: its type is not one the model accepts")
+	assert.Contains(t, last, "[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: it could not be loaded: attachment sha256:00 not found]")
 
 	textOnly := sendOne(t, req, openai.WithModelID("deepseek-v4-pro")).Messages(t)
-	assert.Equal(t, "what is this?\n[image paste.png (image/png, 43 bytes, 640x480) not shown: this model does not accept image input]\n"+
-		"[image old.bmp (image/bmp, 43 bytes, 640x480) not shown: this model does not accept image input]\n"+
-		"[image gone.png (image/png, 43 bytes, 640x480) not shown: this model does not accept image input]", textOnly[0]["content"])
+	assert.Equal(t, "what is this?\n[image paste.png (image/png, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
+		"[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
+		"[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: this model does not accept image input]", textOnly[0]["content"])
 
 	noStore := sendOne(t, &agent.Request{Messages: req.Messages}).Messages(t)
 	assert.Contains(t, noStore[0]["content"], "not shown: no attachment store is configured")
@@ -230,7 +230,7 @@ func TestOldImagesPastTheBudgetBecomePlaceholders(t *testing.T) {
 		{Role: session.RoleUser, Content: []session.Block{{Type: session.BlockImage, Image: &recent}}},
 	}}
 	msgs := sendOne(t, req).Messages(t)
-	assert.Contains(t, msgs[0]["content"], "[image old.png (image/png, 30.0 MiB, 640x480) not shown: older images are left out")
+	assert.Contains(t, msgs[0]["content"], "[image old.png (image/png, 30.0 MiB, 640x480, sha256:0a44606d79d6) not shown: older images are left out")
 	assert.Equal(t, "image_url", msgs[2]["content"].([]any)[0].(map[string]any)["type"])
 }
 
