@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/benchbase"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
@@ -164,22 +165,9 @@ func BenchmarkEditTool10MB(b *testing.B) {
 		b.SetBytes(int64(buf.Len()))
 		for i := range b.N {
 			o, n := swap(i)
-			data, err := os.ReadFile(p)
-			if err != nil {
+			if err := benchbase.ReplaceInFile(p, o, n); err != nil {
 				b.Fatal(err)
 			}
-			data = bytes.Replace(data, []byte(o), []byte(n), 1)
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Write(data); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
 		}
 		if b.N%2 == 1 {
 			data, _ := os.ReadFile(p)
