@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -15,98 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-harness/harness/internal/fakeprovider"
 	"github.com/stretchr/testify/require"
 )
 
 const testKey = "sk-test-0123456789abcdef"
 
-// captured is one request the fake provider received.
-type captured struct {
-	Header http.Header
-	Body   []byte
-}
-
-// Messages returns the request's messages as role and text pairs, the
-// content of tool calls and results included as JSON.
-func (c captured) Messages(t *testing.T) []map[string]any {
-	t.Helper()
-	var req struct {
-		Messages []map[string]any `json:"messages"`
-	}
-	require.NoError(t, json.Unmarshal(c.Body, &req), "request body: %s", c.Body)
-	return req.Messages
-}
-
-// Text returns the request's messages as one string, for Contains checks.
-func (c captured) Text(t *testing.T) string {
-	t.Helper()
-	b, err := json.Marshal(c.Messages(t))
-	require.NoError(t, err)
-	return string(b)
-}
-
-// reply answers one request.
-type reply func(w http.ResponseWriter, r *http.Request)
-
-// provider is a fake OpenAI-compatible endpoint: it answers requests to
-// /chat/completions with scripted replies, in order, and records them.
-type provider struct {
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	replies  []reply
-	requests []captured
-}
-
-func newProvider(t *testing.T, replies ...reply) *provider {
-	t.Helper()
-	p := &provider{replies: replies}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-// add appends replies to the script.
-func (p *provider) add(replies ...reply) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.replies = append(p.replies, replies...)
-}
-
-func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	p.mu.Lock()
-	p.requests = append(p.requests, captured{Header: r.Header.Clone(), Body: body})
-	var rep reply
-	if len(p.replies) > 0 {
-		rep, p.replies = p.replies[0], p.replies[1:]
-	}
-	p.mu.Unlock()
-	if r.URL.Path != "/chat/completions" {
-		http.Error(w, `{"error":{"message":"no such path"}}`, http.StatusNotFound)
-		return
-	}
-	if rep == nil {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, `{"error":{"message":"the test script has no more replies"}}`)
-		return
-	}
-	rep(w, r)
-}
-
-func (p *provider) Requests() []captured {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]captured(nil), p.requests...)
-}
-
 // env returns a getenv that points the CLI at the provider, with extra
 // "KEY=value" pairs on top.
 func (p *provider) env(extra ...string) func(string) string {
 	return envOf(append([]string{
-		"HARNESS_BASE_URL=" + p.srv.URL,
+		"HARNESS_BASE_URL=" + p.URL(),
 		"HARNESS_API_KEY=" + testKey,
 		"HARNESS_MODEL=test-model",
 	}, extra...)...)
@@ -122,74 +39,6 @@ func envOf(pairs ...string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// sse replies with an event stream of the given chunks, then [DONE], in
-// the wire format of OpenAI-compatible providers.
-func sse(chunks ...string) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		for _, c := range chunks {
-			io.WriteString(w, "data: "+c+"\n\n")
-		}
-		io.WriteString(w, "data: [DONE]\n\n")
-	}
-}
-
-// errorReply replies with an HTTP error in the providers' JSON shape.
-func errorReply(status int, body string) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After-Ms", "1")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
-}
-
-// chunk returns a chat.completion.chunk with one choice.
-func chunk(delta map[string]any, finish string) string {
-	choice := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
-	if finish != "" {
-		choice["finish_reason"] = finish
-	}
-	return mustJSON(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
-		"choices": []any{choice},
-	})
-}
-
-func role() string {
-	return chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
-}
-func text(s string) string { return chunk(map[string]any{"content": s}, "") }
-func reasoning(s string) string {
-	return chunk(map[string]any{"reasoning_content": s, "content": nil}, "")
-}
-func finish(reason string) string { return chunk(map[string]any{}, reason) }
-
-// toolCall returns a chunk with one whole tool call.
-func toolCall(index int, id, name string, args any) string {
-	a, err := json.Marshal(args)
-	if err != nil {
-		panic(err)
-	}
-	return chunk(map[string]any{"tool_calls": []any{map[string]any{
-		"index": index, "id": id, "type": "function",
-		"function": map[string]any{"name": name, "arguments": string(a)},
-	}}}, "")
-}
-
-// usage returns a final usage chunk with DeepSeek's cache counters.
-func usage(prompt, completion, hit int) string {
-	return mustJSON(map[string]any{
-		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
-		"choices": []any{},
-		"usage": map[string]any{
-			"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-			"prompt_cache_hit_tokens": hit, "prompt_cache_miss_tokens": prompt - hit,
-		},
-	})
-}
-
 // say replies with a complete text answer.
 func say(s string) reply {
 	return sse(role(), text(s), finish("stop"), usage(100, 10, 0))
@@ -198,14 +47,6 @@ func say(s string) reply {
 // call replies with tool calls.
 func call(calls ...string) reply {
 	return sse(append(append([]string{role()}, calls...), finish("tool_calls"), usage(100, 10, 0))...)
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return string(b)
 }
 
 // result is what one run of the CLI did.
@@ -298,4 +139,38 @@ func sized(chunks ...string) reply {
 		body, _ := io.ReadAll(r.Body)
 		sse(append(append([]string{role()}, chunks...), usage(len(body)/4, 10, 0))...)(w, r)
 	}
+}
+
+// The fake provider and the wire-format builders live in
+// internal/fakeprovider; these names keep the tests short.
+type (
+	captured = fakeprovider.Request
+	reply    = fakeprovider.Reply
+)
+
+// provider is the fake endpoint with the CLI's test helpers.
+type provider struct{ *fakeprovider.Server }
+
+func newProvider(t *testing.T, replies ...reply) *provider {
+	t.Helper()
+	return &provider{fakeprovider.New(t, replies...)}
+}
+
+func (p *provider) add(replies ...reply) { p.Add(replies...) }
+
+var (
+	sse        = fakeprovider.SSE
+	errorReply = func(status int, body string) reply { return fakeprovider.Error(status, body) }
+	chunk      = func(delta map[string]any, finish string) string { return fakeprovider.Chunk(delta, finish) }
+	role       = fakeprovider.Role
+	text       = fakeprovider.Text
+	reasoning  = fakeprovider.Reasoning
+	finish     = fakeprovider.Finish
+	toolCall   = fakeprovider.ToolCall
+	mustJSON   = fakeprovider.MustJSON
+)
+
+// usage is a final usage chunk with DeepSeek's cache counters.
+func usage(prompt, completion, hit int) string {
+	return fakeprovider.Usage(prompt, completion, hit, prompt-hit, 0)
 }

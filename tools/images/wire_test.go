@@ -3,15 +3,9 @@ package images_test
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,20 +14,11 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/fakeprovider"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/images"
 )
-
-// sseChunk is one streamed Chat Completions chunk.
-func sseChunk(delta any, finish string) string {
-	choice := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
-	if finish != "" {
-		choice["finish_reason"] = finish
-	}
-	b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "deepseek-flash", "choices": []any{choice}})
-	return "data: " + string(b) + "\n\n"
-}
 
 // TestReadImageOnTheWire runs read_image through the loop and the
 // OpenAI-compatible adapter against a fake provider: the image the tool
@@ -41,29 +26,11 @@ func sseChunk(delta any, finish string) string {
 // message that follows the tool result.
 func TestReadImageOnTheWire(t *testing.T) {
 	leakcheck.Check(t)
-	var mu sync.Mutex
-	var bodies [][]byte
-	replies := []string{
-		sseChunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
-			"function": map[string]any{"name": "read_image", "arguments": `{"file_path":"ui.png"}`}}}}, "") +
-			sseChunk(map[string]any{}, "tool_calls"),
-		sseChunk(map[string]any{"content": "a login form"}, "") + sseChunk(map[string]any{}, "stop"),
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		n := len(bodies)
-		bodies = append(bodies, body)
-		mu.Unlock()
-		if n >= len(replies) {
-			http.Error(w, `{"error":{"message":"no more replies"}}`, http.StatusTeapot)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, replies[n]+"data: [DONE]\n\n")
-	}))
-	defer srv.Close()
-	model, err := openai.New(srv.URL, "test-key", "deepseek-flash", openai.WithHTTPClient(srv.Client()))
+	srv := fakeprovider.New(t,
+		fakeprovider.SSE(fakeprovider.ToolDelta(0, "call_1", "read_image", `{"file_path":"ui.png"}`), fakeprovider.Finish("tool_calls")),
+		fakeprovider.SSE(fakeprovider.Text("a login form"), fakeprovider.Finish("stop")),
+	)
+	model, err := openai.New(srv.URL(), "test-key", "deepseek-flash")
 	require.NoError(t, err)
 	defer model.CloseIdleConnections()
 
@@ -82,15 +49,13 @@ func TestReadImageOnTheWire(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	require.Len(t, bodies, 2)
-	var req struct {
-		Messages []map[string]any `json:"messages"`
-	}
-	require.NoError(t, json.Unmarshal(bodies[1], &req))
-	require.Len(t, req.Messages, 4, "user, assistant, tool, then the user message carrying the image")
-	assert.Equal(t, "tool", req.Messages[2]["role"])
-	assert.Contains(t, req.Messages[2]["content"], "image/png, 200x100 px")
-	follow := req.Messages[3]
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Messages(t)
+	require.Len(t, msgs, 4, "user, assistant, tool, then the user message carrying the image")
+	assert.Equal(t, "tool", msgs[2]["role"])
+	assert.Contains(t, msgs[2]["content"], "image/png, 200x100 px")
+	follow := msgs[3]
 	assert.Equal(t, "user", follow["role"])
 	var url string
 	for _, part := range follow["content"].([]any) {
