@@ -123,6 +123,7 @@ func TestLongHeaderRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "the first line is not a session header")
 	assert.Contains(t, err.Error(), "more than the maximum line size of 1024")
 }
+
 // A line skipped unread because it is too long still holds an event
 // whose number must not be reused.
 func TestSkippedLongLineKeepsItsNumber(t *testing.T) {
