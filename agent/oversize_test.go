@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
@@ -63,6 +64,7 @@ func loggedResult(t *testing.T, store session.Store, id string) *session.ToolFin
 }
 
 func TestOversizedResultSavedWhole(t *testing.T) {
+	leakcheck.Check(t) // the save runs in a goroutine of its own
 	ctx := context.Background()
 	const maxLine = 256 << 10
 	store := session.NewMemory(session.WithMaxLineSize(maxLine))
