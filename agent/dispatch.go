@@ -122,10 +122,16 @@ func (t *turn) execute(call *tools.Call) (res *tools.Result) {
 	return res
 }
 
-// finishCall logs a result and yields ToolCallEnd.
+// finishCall logs a result and yields ToolCallEnd. A result too large
+// for one event of the session log is logged, shown to the model and
+// yielded as a preview instead (see logOversized).
 func (t *turn) finishCall(step int, c session.ToolCall, res *tools.Result, dur time.Duration) error {
-	if err := t.s.append(t.ctx, &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}); err != nil {
-		return fmt.Errorf("agent: logging a tool result: %w", err)
+	ev := &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}
+	if err := t.s.append(t.ctx, ev); err != nil {
+		res, err = t.logOversized(ev, res, err)
+		if err != nil {
+			return fmt.Errorf("agent: logging a tool result: %w", err)
+		}
 	}
 	t.emit(&ToolCallEnd{Step: step, Call: c, Result: res, Duration: dur})
 	return nil

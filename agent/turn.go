@@ -173,7 +173,7 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 			continue
 		}
 		msg := asm.Message()
-		fixCallIDs(step, msg)
+		t.fixCallIDs(step, msg)
 		finish, _ := asm.Finish()
 		am := &session.AssistantMessage{Step: step, Model: info.Name, Content: msg.Content, Finish: finish}
 		if u, ok := asm.Usage(); ok {
@@ -241,17 +241,30 @@ func (t *turn) logPartial(step int, model string, asm *Assembler) {
 	}
 }
 
-// fixCallIDs gives calls without an id, or with an id used twice in the
-// step, a unique one, so every result can be matched to its call.
-func fixCallIDs(step int, msg session.Message) {
+// fixCallIDs gives every call of msg an id new to the session. A call
+// without an id, or with an id that an earlier call of the session or of
+// this step has, gets "call_t<turn>_s<step>_<n>" (with a further suffix if
+// even that is taken): providers reuse ids across steps (call_0 in every
+// step), and a result, a pruning or a search hit must name one call. The
+// new id depends only on the logged history, and it is what is logged.
+func (t *turn) fixCallIDs(step int, msg session.Message) {
+	t.s.logMu.Lock()
+	defer t.s.logMu.Unlock()
+	turn := t.s.hist.Turns()
 	seen := map[string]bool{}
+	taken := func(id string) bool { return seen[id] || t.s.hist.CallIDUsed(id) }
 	n := 0
 	for _, b := range msg.Content {
-		if b.Type != session.BlockToolCall {
+		if b.Type != session.BlockToolCall || b.ToolCall == nil {
 			continue
 		}
-		if b.ToolCall.ID == "" || seen[b.ToolCall.ID] {
-			b.ToolCall.ID = fmt.Sprintf("call_s%d_%d", step, n)
+		if id := b.ToolCall.ID; id == "" || taken(id) {
+			base := fmt.Sprintf("call_t%d_s%d_%d", turn, step, n)
+			id = base
+			for k := 2; taken(id); k++ {
+				id = fmt.Sprintf("%s_%d", base, k)
+			}
+			b.ToolCall.ID = id
 		}
 		seen[b.ToolCall.ID] = true
 		n++

@@ -16,7 +16,24 @@
 // not know is kept as [Unknown] and skipped with a warning, never a reason
 // to refuse the session; a call left without a result gets a synthetic
 // result in the derived history saying it was not run or that its outcome
-// is unknown. A header from a newer format version is a [FormatError].
+// is unknown. What would break a reader of the history is left out with a
+// warning that says what and where: a block or content item without the
+// payload its type promises (a tool_call block without its call, an image
+// without its reference), a tool event that names no call. Sequence
+// numbers that jump or do not increase are reported, and appending
+// continues after the highest. A header from a newer format version is a
+// [FormatError].
+//
+// A log line has a maximum size ([DefaultMaxLineSize], or
+// [WithMaxLineSize]): Append refuses a larger event with an error matching
+// [ErrEventTooLarge] and writes nothing of its batch, and loading streams
+// past a longer line with a warning, never holding it in memory.
+//
+// Call ids name calls in results and prunings. A provider may reuse them
+// across steps; the agent renames such calls as they arrive, and the
+// history matches a result to the call of its own step and a pruning to
+// the result event it names, so logs written with repeated ids still
+// derive correctly.
 //
 // A [Store] keeps logs. [JSONL] is the default, one file per session in a
 // directory; [Memory] keeps them in memory, encoded the same way, for tests

@@ -12,7 +12,10 @@ import (
 
 // Event is one line of a session log after the header.
 type Event struct {
-	// Seq numbers the events of a session 1, 2, 3, ... without gaps.
+	// Seq numbers the events of a session 1, 2, 3, ... without gaps. A
+	// log damaged by hand or by a crash may hold gaps or numbers that do
+	// not increase; loading warns about them, and appending continues
+	// after the highest.
 	Seq int64
 	// Time is when the event was appended.
 	Time time.Time

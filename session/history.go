@@ -20,16 +20,21 @@ import (
 // Add events in log order; Messages may be called at any point.
 type History struct {
 	msgs []Message
-	// pending maps a call id to the index of its result slot in msgs.
-	pending map[string]*slot
+	// pending maps a call id to the result slots of the current step's
+	// calls with that id, in call order (a provider may repeat an id).
+	pending map[string][]*slot
 	order   []*slot
-	turns   int
-	open    bool
-	system  string
-	usage   Usage
+	// step is the step of the last assistant message.
+	step   int
+	turns  int
+	open   bool
+	system string
+	usage  Usage
 	// files records what each tool result read or wrote, for pruning.
-	files  []resultFiles
-	pruned map[string]bool
+	files []resultFiles
+	// callIDs holds the id of every call the session's assistant
+	// messages made.
+	callIDs map[string]struct{}
 }
 
 type slot struct {
@@ -48,9 +53,15 @@ func BuildHistory(events []Event) *History {
 	return h
 }
 
-// Add applies one event.
+// Add applies one event. Blocks and content items that lack their
+// payload (a tool_call block without its call, say) are left out, as
+// loading leaves them out, so the derived messages are always whole.
 func (h *History) Add(e Event) {
-	switch p := e.Data.(type) {
+	data, _, keep := cleanPayload(e.Data)
+	if !keep {
+		return
+	}
+	switch p := data.(type) {
 	case *UserMessage:
 		h.closeSlots()
 		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: ContentBlocks(p.Content)})
@@ -58,6 +69,7 @@ func (h *History) Add(e Event) {
 		h.open = true
 	case *AssistantMessage:
 		h.closeSlots()
+		h.step = p.Step
 		h.msgs = append(h.msgs, Message{Role: RoleAssistant, Content: p.Content})
 		if p.Usage != nil {
 			h.usage.Add(*p.Usage)
@@ -66,24 +78,28 @@ func (h *History) Add(e Event) {
 			s := &slot{index: len(h.msgs), call: c}
 			h.msgs = append(h.msgs, Message{Role: RoleTool, Content: []Block{{Type: BlockToolResult, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name}}}})
 			if h.pending == nil {
-				h.pending = map[string]*slot{}
+				h.pending = map[string][]*slot{}
 			}
-			h.pending[c.ID] = s
+			h.pending[c.ID] = append(h.pending[c.ID], s)
 			h.order = append(h.order, s)
+			if h.callIDs == nil {
+				h.callIDs = map[string]struct{}{}
+			}
+			h.callIDs[c.ID] = struct{}{}
 		}
 	case *ToolStarted:
-		if s, ok := h.pending[p.CallID]; ok {
+		if s := h.slotFor(p.Step, p.CallID, func(s *slot) bool { return !s.started && !s.done }); s != nil {
 			s.started = true
 		}
 	case *ToolFinished:
-		if s, ok := h.pending[p.CallID]; ok && !s.done {
+		if s := h.slotFor(p.Step, p.CallID, func(s *slot) bool { return !s.done }); s != nil {
 			s.done = true
 			h.msgs[s.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
 				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
 				IsError: p.Result.IsError, Code: p.Result.Code,
 			}}}
 			if len(p.Result.Files) > 0 {
-				h.files = append(h.files, resultFiles{index: s.index, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
+				h.files = append(h.files, resultFiles{index: s.index, seq: e.Seq, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
 			}
 		}
 	case *Reminder:
@@ -98,6 +114,29 @@ func (h *History) Add(e Event) {
 	case *Compacted:
 		h.applyCompacted(p)
 	}
+}
+
+// slotFor returns the first call of the current step with this id that
+// want accepts, or nil. A tool event of another step (when both steps are
+// known) matches nothing: call ids need not be unique across steps.
+func (h *History) slotFor(step int, id string, want func(*slot) bool) *slot {
+	if step != 0 && h.step != 0 && step != h.step {
+		return nil
+	}
+	for _, s := range h.pending[id] {
+		if want(s) {
+			return s
+		}
+	}
+	return nil
+}
+
+// CallIDUsed reports whether an assistant message of the session made a
+// call with this id. The ids a session gives calls must be new to it, so
+// that a result, a pruning or a search hit names one call.
+func (h *History) CallIDUsed(id string) bool {
+	_, ok := h.callIDs[id]
+	return ok
 }
 
 // closeSlots gives every unanswered call of the previous step a synthetic

@@ -28,11 +28,17 @@ import (
 type JSONL struct {
 	dir string
 	now func() time.Time
+	cfg storeConfig
 }
 
 // NewJSONL returns a store keeping its logs in dir, which is created on
 // first use.
-func NewJSONL(dir string) *JSONL { return &JSONL{dir: dir, now: time.Now} }
+func NewJSONL(dir string, opts ...StoreOption) *JSONL {
+	return &JSONL{dir: dir, now: time.Now, cfg: newStoreConfig(opts)}
+}
+
+// MaxLineSize returns the longest log line the store writes or reads.
+func (s *JSONL) MaxLineSize() int { return s.cfg.maxLine }
 
 // Dir returns the store's directory.
 func (s *JSONL) Dir() string { return s.dir }
@@ -68,7 +74,7 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{f: f, header: h, next: 1, now: s.now}, nil
+	return &jsonlLog{f: f, header: h, next: 1, now: s.now, maxLine: s.cfg.maxLine}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -189,22 +195,19 @@ func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	t, endsInNewline, err := readTranscript(ctx, f, id)
+	ld, err := readTranscript(ctx, f, id, s.cfg.maxLine)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	if !endsInNewline {
+	t := ld.t
+	if !ld.endsInNewline {
 		if _, err := f.Write([]byte{'\n'}); err != nil {
 			f.Close()
 			return nil, nil, fmt.Errorf("session %s: ending torn line: %w", id, err)
 		}
 	}
-	next := int64(1)
-	if n := len(t.Events); n > 0 {
-		next = t.Events[n-1].Seq + 1
-	}
-	return &jsonlLog{f: f, header: t.Header, next: next, now: s.now}, t, nil
+	return &jsonlLog{f: f, header: t.Header, next: ld.next, now: s.now, maxLine: s.cfg.maxLine}, t, nil
 }
 
 // Load implements Store.
@@ -223,8 +226,11 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
 		return nil, fmt.Errorf("session %s: opening log: %w", id, err)
 	}
 	defer f.Close()
-	t, _, err := readTranscript(ctx, f, id)
-	return t, err
+	ld, err := readTranscript(ctx, f, id, s.cfg.maxLine)
+	if err != nil {
+		return nil, err
+	}
+	return ld.t, nil
 }
 
 // List implements Store. It reads each log's header and, for the title,
@@ -445,14 +451,15 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 }
 
 type jsonlLog struct {
-	mu     sync.Mutex
-	f      *os.File
-	header Header
-	next   int64
-	now    func() time.Time
-	buf    []byte
-	err    error // sticky write error: the file may hold a torn line
-	closed bool
+	mu      sync.Mutex
+	f       *os.File
+	header  Header
+	next    int64
+	now     func() time.Time
+	maxLine int
+	buf     []byte
+	err     error // sticky write error: the file may hold a torn line
+	closed  bool
 }
 
 func (l *jsonlLog) Header() Header { return l.header }
@@ -469,15 +476,12 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
-	now := l.now().UTC()
-	events := make([]Event, len(payloads))
+	events, lines, err := encodeBatch(l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	if err != nil {
+		return nil, err
+	}
 	buf := l.buf[:0]
-	for i, p := range payloads {
-		events[i] = Event{Seq: l.next + int64(i), Time: now, Data: p}
-		line, err := events[i].MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
+	for _, line := range lines {
 		buf = append(append(buf, line...), '\n')
 	}
 	if _, err := l.f.Write(buf); err != nil {
@@ -529,84 +533,6 @@ func parseHeader(line []byte, id string) (Header, error) {
 		return Header{}, &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}
 	}
 	return hl.Header, nil
-}
-
-// readLine reads one line without its newline. At the end of the input it
-// returns the last, unterminated bytes with io.EOF.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	line, err := br.ReadBytes('\n')
-	if err == nil {
-		return line[:len(line)-1], nil
-	}
-	return line, err
-}
-
-// readTranscript parses a whole log. It reports whether the input ends
-// with a newline (false means a torn last line, or an empty file).
-func readTranscript(ctx context.Context, r io.Reader, id string) (*Transcript, bool, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := readLine(br)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, fmt.Errorf("session %s: reading log: %w", id, err)
-	}
-	if len(bytes.TrimSpace(first)) == 0 {
-		return nil, false, fmt.Errorf("session %s: the log is empty (no header line)", id)
-	}
-	h, herr := parseHeader(first, id)
-	if herr != nil {
-		return nil, false, herr
-	}
-	t := &Transcript{Header: h}
-	if errors.Is(err, io.EOF) {
-		return t, false, nil
-	}
-	lineNo := 1
-	var prev int64
-	for {
-		if lineNo%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, false, err
-			}
-		}
-		line, err := readLine(br)
-		eof := errors.Is(err, io.EOF)
-		if err != nil && !eof {
-			return nil, false, fmt.Errorf("session %s: reading log: %w", id, err)
-		}
-		if eof && len(line) == 0 {
-			return t, true, nil
-		}
-		lineNo++
-		if len(bytes.TrimSpace(line)) > 0 {
-			var e Event
-			if uerr := json.Unmarshal(line, &e); uerr != nil {
-				msg := fmt.Sprintf("unreadable event skipped (%d bytes): %v", len(line), uerr)
-				switch {
-				case eof:
-					msg = fmt.Sprintf("torn last line dropped (%d bytes, an interrupted write)", len(line))
-				case truncatedJSON(uerr, line):
-					// Open ended an earlier torn last line so appending
-					// could go on; it stays in the file, unreadable.
-					msg = fmt.Sprintf("torn line skipped (%d bytes, a write cut short by a crash)", len(line))
-				}
-				t.Warnings = append(t.Warnings, Warning{Line: lineNo, Message: msg})
-			} else {
-				if u, ok := e.Data.(*Unknown); ok {
-					t.Warnings = append(t.Warnings, Warning{Line: lineNo,
-						Message: fmt.Sprintf("event %d has type %q, unknown to this build; skipped", e.Seq, u.Type)})
-				}
-				if prev > 0 && e.Seq != prev+1 {
-					t.Warnings = append(t.Warnings, Warning{Line: lineNo,
-						Message: fmt.Sprintf("sequence jumps from %d to %d", prev, e.Seq)})
-				}
-				prev = e.Seq
-				t.Events = append(t.Events, e)
-			}
-		}
-		if eof {
-			return t, false, nil
-		}
-	}
 }
 
 // truncatedJSON reports that err says line ends in the middle of a JSON

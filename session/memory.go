@@ -15,6 +15,7 @@ type Memory struct {
 	mu       sync.Mutex
 	sessions map[string]*memSession
 	now      func() time.Time
+	cfg      storeConfig
 }
 
 type memSession struct {
@@ -27,7 +28,12 @@ type memSession struct {
 }
 
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory { return &Memory{sessions: map[string]*memSession{}, now: time.Now} }
+func NewMemory(opts ...StoreOption) *Memory {
+	return &Memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(opts)}
+}
+
+// MaxLineSize returns the longest log line the store writes or reads.
+func (m *Memory) MaxLineSize() int { return m.cfg.maxLine }
 
 // Create implements Store.
 func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
@@ -48,12 +54,12 @@ func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
 		return nil, err
 	}
 	m.sessions[h.ID] = &memSession{header: h, updated: m.now().UTC(), size: int64(len(line) + 1), open: true}
-	return &memLog{m: m, header: h, next: 1}, nil
+	return &memLog{m: m, header: h, next: 1, maxLine: m.cfg.maxLine}, nil
 }
 
 // Open implements Store.
 func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) {
-	t, err := m.Load(ctx, id)
+	ld, err := m.load(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,20 +73,25 @@ func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) 
 		return nil, nil, fmt.Errorf("session %s: %w", id, ErrLocked)
 	}
 	s.open = true
-	next := int64(1)
-	if n := len(t.Events); n > 0 {
-		next = t.Events[n-1].Seq + 1
-	}
-	return &memLog{m: m, header: s.header, next: next}, t, nil
+	return &memLog{m: m, header: s.header, next: ld.next, maxLine: m.cfg.maxLine}, ld.t, nil
 }
 
 // Load implements Store.
 func (m *Memory) Load(ctx context.Context, id string) (*Transcript, error) {
-	if err := ctx.Err(); err != nil {
+	ld, err := m.load(ctx, id)
+	if err != nil {
 		return nil, err
 	}
+	return ld.t, nil
+}
+
+// load reads a session's lines as JSONL reads its file.
+func (m *Memory) load(ctx context.Context, id string) (loaded, error) {
+	if err := ctx.Err(); err != nil {
+		return loaded{}, err
+	}
 	if !ValidID(id) {
-		return nil, fmt.Errorf("%w: %q", ErrInvalid, id)
+		return loaded{}, fmt.Errorf("%w: %q", ErrInvalid, id)
 	}
 	m.mu.Lock()
 	s, ok := m.sessions[id]
@@ -96,10 +107,9 @@ func (m *Memory) Load(ctx context.Context, id string) (*Transcript, error) {
 	}
 	m.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return loaded{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	t, _, err := readTranscript(ctx, &buf, id)
-	return t, err
+	return readTranscript(ctx, &buf, id, m.cfg.maxLine)
 }
 
 // List implements Store.
@@ -145,11 +155,12 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 }
 
 type memLog struct {
-	m      *Memory
-	mu     sync.Mutex
-	header Header
-	next   int64
-	closed bool
+	m       *Memory
+	mu      sync.Mutex
+	header  Header
+	next    int64
+	maxLine int
+	closed  bool
 }
 
 func (l *memLog) Header() Header { return l.header }
@@ -164,15 +175,9 @@ func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, erro
 		return nil, ErrClosed
 	}
 	now := l.m.now().UTC()
-	events := make([]Event, len(payloads))
-	lines := make([][]byte, len(payloads))
-	for i, p := range payloads {
-		events[i] = Event{Seq: l.next + int64(i), Time: now, Data: p}
-		line, err := events[i].MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		lines[i] = line
+	events, lines, err := encodeBatch(l.header.ID, l.next, now, l.maxLine, payloads)
+	if err != nil {
+		return nil, err
 	}
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-harness/harness/tools"
@@ -19,6 +20,11 @@ type Pruned struct {
 // PrunedCall is one pruned result.
 type PrunedCall struct {
 	CallID string `json:"call_id"`
+	// Seq is the sequence number of the pruned tool_result event, which
+	// names the result even where a call id was used twice. It is 0 in
+	// logs written before it was recorded; such a pruning applies to the
+	// result with CallID that a later result supersedes.
+	Seq int64 `json:"seq,omitempty"`
 	// Placeholder is the text the model sees instead of the result.
 	Placeholder string `json:"placeholder"`
 }
@@ -38,11 +44,16 @@ type Compacted struct {
 func (*Pruned) EventType() string    { return TypePrune }
 func (*Compacted) EventType() string { return TypeCompaction }
 
+// resultFiles is a tool result that read or wrote files.
 type resultFiles struct {
-	index  int
+	index int   // of the result message in History.msgs
+	seq   int64 // of the tool_result event
+	// callID and tool name the call; the id alone may be shared with a
+	// call of another step in logs of providers that reuse ids.
 	callID string
 	tool   string
 	files  []tools.FileAccess
+	pruned bool
 }
 
 // Superseded returns the tool results of the history that a later result
@@ -56,44 +67,55 @@ type resultFiles struct {
 func (h *History) Superseded() []PrunedCall {
 	var out []PrunedCall
 	for i, r := range h.files {
-		if h.pruned[r.callID] || len(r.files) == 0 {
+		if r.pruned {
 			continue
 		}
-		var reasons []string
-		ok := true
-		for _, f := range r.files {
-			if f.Op != tools.FileRead {
-				ok = false
-				break
-			}
-			reason := h.supersededBy(i, f)
-			if reason == "" {
-				ok = false
-				break
-			}
-			reasons = append(reasons, reason)
+		if reasons, ok := h.supersession(i); ok {
+			out = append(out, PrunedCall{CallID: r.callID, Seq: r.seq, Placeholder: placeholder(r, reasons)})
 		}
-		if !ok {
-			continue
-		}
-		out = append(out, PrunedCall{CallID: r.callID, Placeholder: placeholder(r, reasons)})
 	}
 	return out
+}
+
+// supersession says why later results make result i redundant, and
+// whether they do: every file it read is superseded and it changed none.
+func (h *History) supersession(i int) ([]string, bool) {
+	r := h.files[i]
+	if len(r.files) == 0 {
+		return nil, false
+	}
+	var reasons []string
+	for _, f := range r.files {
+		if f.Op != tools.FileRead {
+			return nil, false
+		}
+		reason := h.supersededBy(i, f)
+		if reason == "" {
+			return nil, false
+		}
+		reasons = append(reasons, reason)
+	}
+	return reasons, true
 }
 
 // supersededBy says why a later result makes read f of result i
 // redundant, or "" when none does.
 func (h *History) supersededBy(i int, f tools.FileAccess) string {
+	r := h.files[i]
 	for _, later := range h.files[i+1:] {
+		call := "call " + later.callID
+		if later.callID == r.callID {
+			call = "a later call also named " + later.callID
+		}
 		for _, g := range later.files {
 			if g.Path != f.Path {
 				continue
 			}
 			if g.Op == tools.FileWrite {
-				return fmt.Sprintf("made stale when %s changed the file (call %s)", later.tool, later.callID)
+				return fmt.Sprintf("made stale when %s changed the file (%s)", later.tool, call)
 			}
 			if g.Op == tools.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
-				return fmt.Sprintf("superseded by a later %s of the same lines (call %s)", later.tool, later.callID)
+				return fmt.Sprintf("superseded by a later %s of the same lines (%s)", later.tool, call)
 			}
 		}
 	}
@@ -136,25 +158,44 @@ func uniq(ss []string) []string {
 	return out
 }
 
+// applyPruned replaces the results a pruning names by their
+// placeholders. A call named by its result's seq is exact. A call named
+// by its id alone (logs written before seqs were recorded) is ambiguous
+// when a provider used the id in more than one step: then only those of
+// its results are pruned that a later result supersedes, never the
+// newest.
 func (h *History) applyPruned(p *Pruned) {
 	for _, c := range p.Calls {
-		if h.pruned[c.CallID] {
-			continue
-		}
-		for _, r := range h.files {
-			if r.callID != c.CallID || r.index >= len(h.msgs) {
+		var candidates []int
+		for i, r := range h.files {
+			if r.pruned || r.callID != c.CallID || (c.Seq != 0 && r.seq != c.Seq) {
 				continue
 			}
-			old := h.msgs[r.index].Content[0].ToolResult
-			h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
-				CallID: old.CallID, Name: old.Name, Content: []tools.Content{tools.Text(c.Placeholder)},
-			}}}
-			if h.pruned == nil {
-				h.pruned = map[string]bool{}
-			}
-			h.pruned[c.CallID] = true
+			candidates = append(candidates, i)
+		}
+		if c.Seq == 0 && len(candidates) > 1 {
+			candidates = slices.DeleteFunc(candidates, func(i int) bool {
+				_, ok := h.supersession(i)
+				return !ok
+			})
+		}
+		for _, i := range candidates {
+			h.prune(i, c.Placeholder)
 		}
 	}
+}
+
+// prune replaces result i by a placeholder.
+func (h *History) prune(i int, placeholder string) {
+	r := &h.files[i]
+	r.pruned = true
+	if r.index >= len(h.msgs) {
+		return
+	}
+	old := h.msgs[r.index].Content[0].ToolResult
+	h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
+		CallID: old.CallID, Name: old.Name, Content: []tools.Content{tools.Text(placeholder)},
+	}}}
 }
 
 // SummaryText wraps a compaction summary the way the model sees it.

@@ -148,6 +148,9 @@ type searcher struct {
 	types   typeSet
 	exclude map[string]bool
 	limit   int
+	// maxLine, when positive, is the store's maximum line size: longer
+	// lines are never matched, as loading skips them.
+	maxLine int
 	context int
 }
 
@@ -344,6 +347,9 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 // path checks the line exactly; other lines are decoded only when they
 // hold an encoded form of the literal, or escapes that could hide one.
 func (s *searcher) matchCandidate(line []byte, f *litFilter, ms *matchSink) bool {
+	if s.tooLong(line) {
+		return false
+	}
 	if m, found, handled := s.fastMatch(line); handled {
 		return found && ms.add(m)
 	}
@@ -353,6 +359,9 @@ func (s *searcher) matchCandidate(line []byte, f *litFilter, ms *matchSink) bool
 // matchLine decodes one candidate line and matches it. It reports
 // whether ms is full.
 func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
+	if s.tooLong(line) {
+		return false
+	}
 	if m, found, handled := s.fastMatch(line); handled {
 		return found && ms.add(m)
 	}
@@ -363,6 +372,9 @@ func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
 	m, ok := s.matchEvent(e)
 	return ok && ms.add(m)
 }
+
+// tooLong reports a line longer than the store reads.
+func (s *searcher) tooLong(line []byte) bool { return s.maxLine > 0 && len(line) > s.maxLine }
 
 // matchEvent matches the text of one event.
 func (s *searcher) matchEvent(e Event) (Match, bool) {

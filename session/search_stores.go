@@ -23,6 +23,7 @@ func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 	if err != nil {
 		return nil, err
 	}
+	m.maxLine = s.cfg.maxLine
 	files, err := s.logFiles(m.exclude)
 	if err != nil {
 		return nil, err
@@ -124,10 +125,19 @@ func (s *JSONL) scanFile(ctx context.Context, id string, m *searcher, bp *[]byte
 			start += last + 1
 		}
 		// Move the partial line to the front and read more; grow the
-		// buffer for a line that does not fit.
+		// buffer for a line that does not fit, up to the longest line the
+		// store reads, and stream past a longer one.
 		rest := copy(buf, buf[start:end])
+		if rest > s.cfg.maxLine {
+			if rest, eof, err = skipLine(f, buf); err != nil {
+				return h, err
+			}
+			start, end = 0, rest
+			continue
+		}
 		if rest == len(buf) {
-			buf = slices.Grow(buf[:rest], len(buf))[:2*len(buf)]
+			size := min(2*len(buf), s.cfg.maxLine+1)
+			buf = slices.Grow(buf[:rest], size-rest)[:size]
 			*bp = buf
 		}
 		n, err := io.ReadFull(f, buf[rest:])
@@ -139,6 +149,24 @@ func (s *JSONL) scanFile(ctx context.Context, id string, m *searcher, bp *[]byte
 	}
 }
 
+// skipLine reads past the rest of a line, using buf, and returns with
+// what followed its newline moved to the front of buf.
+func skipLine(f io.Reader, buf []byte) (rest int, eof bool, err error) {
+	for {
+		n, err := io.ReadFull(f, buf)
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return 0, false, err
+		}
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return copy(buf, buf[i+1:n]), eof, nil
+		}
+		if eof {
+			return 0, true, nil
+		}
+	}
+}
+
 // Search implements Searcher over the encoded lines the store keeps,
 // exactly as JSONL searches its files.
 func (m *Memory) Search(ctx context.Context, opts SearchOptions) ([]Match, error) {
@@ -146,6 +174,7 @@ func (m *Memory) Search(ctx context.Context, opts SearchOptions) ([]Match, error
 	if err != nil {
 		return nil, err
 	}
+	sr.maxLine = m.cfg.maxLine
 	type snap struct {
 		info  Info
 		lines [][]byte

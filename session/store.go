@@ -120,6 +120,91 @@ var (
 	ErrInvalid  = errors.New("session: invalid session id")
 )
 
+// ErrEventTooLarge is matched (with errors.Is) by the error Append returns
+// when an event's log line would be longer than the store's maximum line
+// size; that error is an [*EventTooLargeError]. Nothing of the batch is
+// written and the log stays usable.
+var ErrEventTooLarge = errors.New("session: event too large for the log")
+
+// EventTooLargeError reports an event whose encoded line is longer than a
+// store accepts.
+type EventTooLargeError struct {
+	// Session is the session's id.
+	Session string
+	// Seq and Type identify the refused event.
+	Seq  int64
+	Type string
+	// Size is the encoded line's length in bytes, without its newline;
+	// Max is the most the store accepts.
+	Size, Max int
+}
+
+func (e *EventTooLargeError) Error() string {
+	return fmt.Sprintf("session %s: the %s event %d is %d bytes encoded, more than the log's maximum line size of %d bytes; nothing of this append was written",
+		e.Session, e.Type, e.Seq, e.Size, e.Max)
+}
+
+// Is makes the error match ErrEventTooLarge.
+func (e *EventTooLargeError) Is(target error) bool { return target == ErrEventTooLarge }
+
+// DefaultMaxLineSize is the longest log line, in bytes without the
+// newline, that a store accepts unless WithMaxLineSize says otherwise.
+const DefaultMaxLineSize = 16 << 20
+
+// StoreOption configures the JSONL and Memory stores.
+type StoreOption func(*storeConfig)
+
+type storeConfig struct {
+	maxLine int
+}
+
+func newStoreConfig(opts []StoreOption) storeConfig {
+	c := storeConfig{maxLine: DefaultMaxLineSize}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithMaxLineSize sets the longest line, in bytes without its newline, a
+// store writes or reads (DefaultMaxLineSize when n is 0 or less). Append
+// refuses a longer event with an error matching ErrEventTooLarge, and
+// loading skips a longer line with a warning, without holding it in
+// memory; the header line is bounded the same way.
+func WithMaxLineSize(n int) StoreOption {
+	return func(c *storeConfig) {
+		if n <= 0 {
+			n = DefaultMaxLineSize
+		}
+		c.maxLine = n
+	}
+}
+
+// encodeBatch numbers payloads from next, stamps them with now and
+// encodes each as a line, refusing the batch when one line is longer than
+// maxLine.
+func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, [][]byte, error) {
+	events := make([]Event, len(payloads))
+	lines := make([][]byte, len(payloads))
+	for i, p := range payloads {
+		if p == nil {
+			return nil, nil, fmt.Errorf("session %s: appending a nil payload", id)
+		}
+		events[i] = Event{Seq: next + int64(i), Time: now, Data: p}
+		line, err := events[i].MarshalJSON()
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(line) > maxLine {
+			return nil, nil, &EventTooLargeError{Session: id, Seq: events[i].Seq, Type: p.EventType(), Size: len(line), Max: maxLine}
+		}
+		lines[i] = line
+	}
+	return events, lines, nil
+}
+
 // FormatError reports a log written in a format this build cannot read.
 type FormatError struct {
 	ID        string
@@ -149,9 +234,16 @@ func NewID(now time.Time) string {
 }
 
 // Below reports whether dir is workspace or a directory below it. Both are
-// cleaned; "/a/bc" is not below "/a/b".
+// slash-separated paths, cleaned lexically before they are compared;
+// "/a/bc" is not below "/a/b". A backslash is an ordinary character of a
+// name, never a separator: the workspace "/w/a\.." is the directory
+// named "a\.." in /w, not /w itself. An empty dir or workspace is below
+// nothing and holds nothing.
 func Below(dir, workspace string) bool {
-	dir, workspace = path.Clean(slash(dir)), path.Clean(slash(workspace))
+	if dir == "" || workspace == "" {
+		return false
+	}
+	dir, workspace = path.Clean(dir), path.Clean(workspace)
 	if dir == workspace {
 		return true
 	}
@@ -160,8 +252,6 @@ func Below(dir, workspace string) bool {
 	}
 	return strings.HasPrefix(dir, workspace+"/")
 }
-
-func slash(p string) string { return strings.ReplaceAll(p, `\`, "/") }
 
 // prepareHeader fills the zero fields of a header for Create.
 func prepareHeader(h Header, now time.Time) (Header, error) {

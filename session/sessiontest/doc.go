@@ -4,4 +4,13 @@
 //	func TestMyStore(t *testing.T) {
 //		sessiontest.TestStore(t, func(t *testing.T) session.Store { return newMyStore(t) })
 //	}
+//
+// TestStore holds every store to a bound on its log lines
+// (session.DefaultMaxLineSize, or what the store's MaxLineSize method
+// reports). A store whose bound can be set is checked closer with
+// TestMaxLineSize:
+//
+//	func TestMyStoreLines(t *testing.T) {
+//		sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store { return newMyStore(t, max) })
+//	}
 package sessiontest

@@ -69,10 +69,23 @@ func testRetention(t *testing.T, s session.Store) {
 	live, err := s.Create(ctx(), session.Header{ID: "old3", Cwd: "/w"})
 	require.NoError(t, err)
 	defer live.Close()
-	time.Sleep(5 * time.Millisecond)
-	cut := time.Now()
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
 	mk("new1", "/w")
+	// The cut falls between the update times the store reports, which
+	// may be coarser than the clock (file systems stamp times in ticks).
+	infos, err := s.List(ctx(), session.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, infos, 4)
+	var newest, oldest time.Time
+	for _, in := range infos {
+		if in.Header.ID == "new1" {
+			newest = in.Updated
+		} else if in.Updated.After(oldest) {
+			oldest = in.Updated
+		}
+	}
+	require.True(t, newest.After(oldest), "new1 (updated %s) is newer than the others (%s)", newest, oldest)
+	cut := oldest.Add(newest.Sub(oldest) / 2)
 
 	data := &fakeData{}
 	clock := func() time.Time { return cut.Add(24 * time.Hour) }

@@ -34,6 +34,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 	t.Run("DeleteOpen", func(t *testing.T) { testDeleteOpen(t, newStore(t)) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, newStore(t)) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore(t)) })
+	t.Run("LinesBoundedByDefault", func(t *testing.T) { testDefaultBound(t, newStore(t)) })
+	t.Run("BackslashInWorkspace", func(t *testing.T) { testBackslashWorkspace(t, newStore(t)) })
 }
 
 // SamplePayloads returns one payload of every type this build writes,

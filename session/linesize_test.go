@@ -1,0 +1,139 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/sessiontest"
+)
+
+func TestJSONLMaxLineSize(t *testing.T) {
+	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
+		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
+	})
+}
+
+func TestMemoryMaxLineSize(t *testing.T) {
+	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
+		return session.NewMemory(session.WithMaxLineSize(max))
+	})
+}
+
+func TestMaxLineSizeOption(t *testing.T) {
+	assert.Equal(t, session.DefaultMaxLineSize, session.NewJSONL(t.TempDir()).MaxLineSize())
+	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory().MaxLineSize())
+	assert.Equal(t, 4096, session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096)).MaxLineSize())
+	assert.Equal(t, 4096, session.NewMemory(session.WithMaxLineSize(4096)).MaxLineSize())
+	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(0)).MaxLineSize(), "0 means the default")
+	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(-5)).MaxLineSize())
+}
+
+func TestEventTooLargeError(t *testing.T) {
+	err := error(&session.EventTooLargeError{Session: "s1", Seq: 7, Type: "tool_result", Size: 5000, Max: 4096})
+	assert.True(t, errors.Is(err, session.ErrEventTooLarge))
+	assert.False(t, errors.Is(err, session.ErrClosed))
+	assert.Equal(t, "session s1: the tool_result event 7 is 5000 bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", err.Error())
+}
+
+// allocated returns the bytes fn allocates.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A line longer than the store reads is skipped with a warning, in
+// memory bounded by the maximum, not by the line.
+func TestLongLineSkippedInBoundedMemory(t *testing.T) {
+	const max = 64 << 10
+	const long = 12 << 20
+	big := reminderLine(2, strings.Repeat("y", long))
+	s := writeRaw(t, "big", reminderLine(1, "before"), big, reminderLine(3, "after"))
+	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(max))
+	var tr *session.Transcript
+	var err error
+	alloc := allocated(func() { tr, err = small.Load(context.Background(), "big") })
+	require.NoError(t, err)
+	t.Logf("loading a log with a %d-byte line allocated %d bytes", len(big), alloc)
+	assert.Less(t, alloc, uint64(2<<20), "loading allocated %d bytes for a %d-byte line", alloc, len(big))
+	require.Len(t, tr.Events, 2)
+	assert.Equal(t, "before", tr.Events[0].Data.(*session.Reminder).Text)
+	assert.Equal(t, "after", tr.Events[1].Data.(*session.Reminder).Text, "nothing after the long line is lost")
+	assert.Equal(t, []string{fmt.Sprintf("line 3: event 2 (reminder) of %d bytes, more than the maximum line size of 65536 bytes, skipped unread", len(big))}, warningTexts(tr.Warnings))
+
+	// The default store reads it.
+	tr, err = s.Load(context.Background(), "big")
+	require.NoError(t, err)
+	assert.Len(t, tr.Events, 3)
+	assert.Empty(t, tr.Warnings)
+
+	// Search streams past it too, and finds what is around it.
+	var ms []session.Match
+	alloc = allocated(func() {
+		ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "yyyy", Workspace: "/w"})
+	})
+	require.NoError(t, err)
+	t.Logf("searching it allocated %d bytes", alloc)
+	assert.Empty(t, ms, "a line the store does not read is not searched")
+	assert.Less(t, alloc, uint64(8<<20), "search allocated %d bytes", alloc)
+	ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "after", Workspace: "/w"})
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, int64(3), ms[0].Seq)
+}
+
+func TestLongLastLineWithoutNewline(t *testing.T) {
+	s := writeRaw(t, "tail", reminderLine(1, "a"))
+	last := reminderLine(2, strings.Repeat("z", 5000))
+	appendRaw(t, s.Path("tail"), last)
+	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	log, tr, err := small.Open(context.Background(), "tail")
+	require.NoError(t, err)
+	require.Len(t, tr.Events, 1)
+	assert.Equal(t, []string{fmt.Sprintf("line 3: event 2 (reminder) of %d bytes at the end of the log, without a newline and more than the maximum line size of 1024 bytes, skipped unread", len(last))}, warningTexts(tr.Warnings))
+	evs, err := log.Append(context.Background(), &session.Reminder{Text: "b"})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	assert.Equal(t, int64(2), evs[0].Seq, "an unterminated line may be torn: its number is not taken")
+	tr, err = small.Load(context.Background(), "tail")
+	require.NoError(t, err)
+	require.Len(t, tr.Events, 2)
+	assert.Equal(t, "b", tr.Events[1].Data.(*session.Reminder).Text, "the new event starts on a line of its own")
+}
+
+func TestLongHeaderRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := session.NewJSONL(dir, session.WithMaxLineSize(1024))
+	header := `{"type":"session","format":1,"id":"h","cwd":"/` + strings.Repeat("d", 2000) + `","created":"2026-01-01T00:00:00Z"}` + "\n"
+	require.NoError(t, os.WriteFile(s.Path("h"), []byte(header), 0o600))
+	_, err := s.Load(context.Background(), "h")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the first line is not a session header")
+	assert.Contains(t, err.Error(), "more than the maximum line size of 1024")
+}
+
+// A line skipped unread because it is too long still holds an event
+// whose number must not be reused.
+func TestSkippedLongLineKeepsItsNumber(t *testing.T) {
+	s := writeRaw(t, "long", reminderLine(1, "a"), reminderLine(2, strings.Repeat("x", 4000)))
+	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	log, tr, err := small.Open(context.Background(), "long")
+	require.NoError(t, err)
+	require.Len(t, tr.Events, 1)
+	evs, err := log.Append(context.Background(), &session.Reminder{Text: "b"})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	assert.Equal(t, int64(3), evs[0].Seq)
+}
