@@ -9,14 +9,22 @@ import (
 
 // Assembler collects the chunks of one streamed answer into an assistant
 // message: reasoning, then text, then tool calls ordered by index, each
-// call's argument pieces joined. The zero value is ready to use.
+// call's argument pieces joined. Assembly is linear in the size of the
+// answer however finely it is cut: a call's arguments grow in a buffer,
+// never by re-copying what arrived before. The zero value is ready to use.
 type Assembler struct {
 	reasoning strings.Builder
 	text      strings.Builder
-	calls     map[int]*session.ToolCall
+	calls     map[int]*callParts
 	usage     *session.Usage
 	finish    string
 	finished  bool
+}
+
+// callParts is one tool call being assembled.
+type callParts struct {
+	id, name string
+	args     strings.Builder
 }
 
 // Add applies one chunk.
@@ -28,20 +36,20 @@ func (a *Assembler) Add(c Chunk) {
 		a.reasoning.WriteString(c.Text)
 	case ChunkToolCall:
 		if a.calls == nil {
-			a.calls = map[int]*session.ToolCall{}
+			a.calls = map[int]*callParts{}
 		}
 		tc, ok := a.calls[c.ToolCall.Index]
 		if !ok {
-			tc = &session.ToolCall{}
+			tc = &callParts{}
 			a.calls[c.ToolCall.Index] = tc
 		}
 		if c.ToolCall.ID != "" {
-			tc.ID = c.ToolCall.ID
+			tc.id = c.ToolCall.ID
 		}
 		if c.ToolCall.Name != "" {
-			tc.Name = c.ToolCall.Name
+			tc.name = c.ToolCall.Name
 		}
-		tc.Arguments += c.ToolCall.Arguments
+		tc.args.WriteString(c.ToolCall.Arguments)
 	case ChunkUsage:
 		u := c.Usage
 		a.usage = &u
@@ -66,11 +74,12 @@ func (a *Assembler) Message() session.Message {
 	}
 	sort.Ints(idx)
 	for _, i := range idx {
-		tc := *a.calls[i]
+		p := a.calls[i]
+		tc := &session.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
 		if strings.TrimSpace(tc.Arguments) == "" {
 			tc.Arguments = "{}"
 		}
-		m.Content = append(m.Content, session.Block{Type: session.BlockToolCall, ToolCall: &tc})
+		m.Content = append(m.Content, session.Block{Type: session.BlockToolCall, ToolCall: tc})
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
 )
 
 // ContextPolicy says when a turn makes room in the model's context window.
@@ -125,10 +126,7 @@ func (t *turn) relieve(step int, req *Request, force bool) *Request {
 	est := t.estimate(req)
 	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
 	if force || float64(est) > p.PruneAt*float64(window) {
-		t.s.logMu.Lock()
-		calls := t.s.hist.Superseded()
-		t.s.logMu.Unlock()
-		if len(calls) > 0 {
+		if calls := t.s.superseded(); len(calls) > 0 {
 			if err := t.s.append(t.ctx, &session.Pruned{Calls: calls, EstimatedTokens: est}); err != nil {
 				t.s.logger.Error("logging a pruning failed", "error", err)
 				return req
@@ -153,6 +151,13 @@ func (t *turn) relieve(step int, req *Request, force bool) *Request {
 		}
 	}
 	return req
+}
+
+// superseded returns the tool results pruning may replace.
+func (s *Session) superseded() []session.PrunedCall {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.hist.Superseded()
 }
 
 // compact summarizes the older part of req's history, keeping about keep
@@ -224,22 +229,36 @@ func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
 }
 
 // renderTranscript writes messages as plain text for summarization, with
-// long tool results cut to their head and tail.
+// long tool results cut to their head and tail. A block without its
+// payload (a damaged or hand-edited log) is named, never dereferenced.
 func renderTranscript(msgs []session.Message) string {
 	const resultHead, resultTail = 3000, 1000
 	var b strings.Builder
 	b.WriteString("Summarize this conversation between a user and a coding agent:\n\n")
 	for _, m := range msgs {
+		role := strings.ToUpper(string(m.Role))
 		for _, blk := range m.Content {
 			switch blk.Type {
 			case session.BlockText:
-				fmt.Fprintf(&b, "%s: %s\n\n", strings.ToUpper(string(m.Role)), blk.Text)
+				fmt.Fprintf(&b, "%s: %s\n\n", role, blk.Text)
 			case session.BlockToolCall:
+				if blk.ToolCall == nil {
+					fmt.Fprintf(&b, "%s called a tool (the call is missing from the log)\n\n", role)
+					continue
+				}
 				fmt.Fprintf(&b, "ASSISTANT called %s %s\n\n", blk.ToolCall.Name, textcut.Prefix(blk.ToolCall.Arguments, 2000))
 			case session.BlockToolResult:
 				r := blk.ToolResult
+				if r == nil {
+					b.WriteString("RESULT of a tool call (the result is missing from the log)\n\n")
+					continue
+				}
 				var text strings.Builder
 				for _, c := range r.Content {
+					if c.Type == tools.ContentImage {
+						text.WriteString(imageName(c.Image))
+						continue
+					}
 					text.WriteString(c.Text)
 				}
 				s := text.String()
@@ -252,9 +271,18 @@ func renderTranscript(msgs []session.Message) string {
 				}
 				fmt.Fprintf(&b, "RESULT of %s%s:\n%s\n\n", r.Name, status, s)
 			case session.BlockImage:
-				fmt.Fprintf(&b, "%s: [image %s]\n\n", strings.ToUpper(string(m.Role)), blk.Image.Name)
+				fmt.Fprintf(&b, "%s: %s\n\n", role, imageName(blk.Image))
 			}
 		}
 	}
 	return b.String()
+}
+
+// imageName names an image in a transcript; nil is an image whose
+// reference is missing from the log.
+func imageName(img *tools.Image) string {
+	if img == nil {
+		return "[image missing from the log]"
+	}
+	return "[image " + img.Name + "]"
 }

@@ -3,9 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -67,7 +66,10 @@ type callDone struct {
 	dur   time.Duration
 }
 
-// runBatch runs calls in parallel (a batch of one runs alone).
+// runBatch runs calls in parallel (a batch of one runs alone), at most
+// the loop's parallel limit at once, started in order. Every call returns
+// within its backstop plus the cancel wait (see CallLimits), so the batch
+// never waits on a tool that ignores its context.
 func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Call, results []*tools.Result) error {
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
@@ -79,23 +81,36 @@ func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Ca
 	for i, c := range calls {
 		t.emit(&ToolCallStart{Step: step, Call: c, Render: prepared[i].Spec.Render})
 	}
-	done := make(chan callDone, len(calls))
+	done := make(chan callDone, len(calls)) // never blocks a sender
+	slots := make(chan struct{}, max(t.l.cfg.parallel, 1))
 	go func() {
-		var g errgroup.Group
-		g.SetLimit(t.l.cfg.parallel)
 		for i, call := range prepared {
-			g.Go(func() error {
+			acquired := false
+			select {
+			case slots <- struct{}{}:
+				acquired = true
+			case <-t.ctx.Done():
+			}
+			if t.ctx.Err() != nil {
+				// Cancelled before it could start: it never runs.
+				if acquired {
+					<-slots
+				}
+				done <- callDone{index: i, res: tools.ErrorResult(tools.CodeNotRun,
+					"This %s call was not run: the turn was cancelled before it started. Nothing was changed by it.", call.Name)}
+				continue
+			}
+			go func() {
+				defer func() { <-slots }()
 				start := time.Now()
-				res := t.execute(call)
+				res := t.runCall(call)
 				done <- callDone{index: i, res: res, dur: toolDuration(start)}
-				return nil
-			})
+			}()
 		}
-		_ = g.Wait()
-		close(done)
 	}()
 	var logErr error
-	for d := range done {
+	for range calls {
+		d := <-done
 		results[d.index] = d.res
 		if logErr == nil {
 			logErr = t.finishCall(step, calls[d.index], d.res, d.dur)
@@ -107,15 +122,72 @@ func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Ca
 	return logErr
 }
 
-// execute runs one checked call through the middleware chain. A panic in
-// middleware or tool becomes an error result.
-func (t *turn) execute(call *tools.Call) (res *tools.Result) {
+// runCall runs one call under its backstop and returns its result. When
+// the backstop passes or the turn is cancelled, the call's context is
+// cancelled and it gets the cancel wait to return; after that it is
+// abandoned: the result says it did not stop, and the goroutine running it
+// is left behind, registered with the session until it returns.
+func (t *turn) runCall(call *tools.Call) (res *tools.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = tools.PanicResult(call, p)
 		}
 	}()
-	res = t.l.handler.Handle(t.ctx, call)
+	limits := t.l.cfg.limits.withDefaults()
+	limit := limits.backstop(call.Spec)
+	ctx, cancel := context.WithTimeout(t.ctx, limit)
+	defer cancel()
+	rc := &runningCall{tool: call.Name, id: call.ID, step: call.Step, done: make(chan *tools.Result, 1)}
+	go func() { rc.finish(t.s, t.execute(ctx, call)) }()
+	select {
+	case res := <-rc.done:
+		return res
+	case <-ctx.Done():
+	}
+	wait := time.NewTimer(limits.CancelWait)
+	defer wait.Stop()
+	select {
+	case res := <-rc.done:
+		return res
+	case <-wait.C:
+	}
+	if !rc.abandon(t.s) {
+		return <-rc.done // it returned just now
+	}
+	cancelled := t.ctx.Err() != nil
+	t.s.logger.Warn("a tool call did not stop when cancelled and was abandoned; it may still be running",
+		"tool", call.Name, "call_id", call.ID, "backstop", limit, "turn_cancelled", cancelled, "waited", limits.CancelWait)
+	return abandonedResult(call, limit, cancelled)
+}
+
+// abandonedResult is the result of a call the dispatcher stopped waiting
+// for.
+func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *tools.Result {
+	var b strings.Builder
+	code := tools.CodeTimeout
+	if cancelled {
+		code = tools.CodeAborted
+		fmt.Fprintf(&b, "The %s call was cancelled with its turn, but it did not stop when asked: it may still be running in the background.", call.Name)
+	} else {
+		fmt.Fprintf(&b, "The %s call did not finish within %s, the longest the harness waits for one call, and did not stop when asked: it may still be running in the background.", call.Name, limit)
+	}
+	if call.Spec.SideEffects {
+		b.WriteString(" Its outcome is unknown: check the state it may have changed before relying on it or retrying.")
+	} else if !cancelled {
+		b.WriteString(" It has no side effects, but retrying it as it is will likely run out of time again: ask for less at once or take another approach.")
+	}
+	return &tools.Result{IsError: true, Code: code, Content: []tools.Content{tools.Text(b.String())}}
+}
+
+// execute runs one checked call through the middleware chain. A panic in
+// middleware or tool becomes an error result.
+func (t *turn) execute(ctx context.Context, call *tools.Call) (res *tools.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = tools.PanicResult(call, p)
+		}
+	}()
+	res = t.l.handler.Handle(ctx, call)
 	if res == nil {
 		res = tools.Normalize(call, nil, nil)
 	}

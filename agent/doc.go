@@ -32,6 +32,14 @@
 // times. Cancelling the context, or stopping the iteration, ends the turn
 // cleanly and logs it.
 //
+// No tool can hang a turn or Close: every call runs under a backstop
+// deadline kept by the dispatcher itself ([CallLimits]), and a call that
+// ignores its cancelled context is abandoned with an error result saying
+// it may still be running; Close returns within a bounded time and names
+// the calls it left behind ([AbandonedError]). A panic in the harness, the
+// model adapter or the session store ends the turn with reason error and
+// an [InternalError] (code "internal") instead of reaching the host.
+//
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.

@@ -48,6 +48,9 @@ func New(opts ...Option) *Loop {
 	if cfg.model == nil {
 		errs = append(errs, errors.New("agent: no model configured; pass agent.WithModel"))
 	}
+	if err := cfg.limits.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	reg, err := tools.NewRegistry(cfg.tools...)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("agent: %w", err))
@@ -81,8 +84,10 @@ type SessionOptions struct {
 	Parent string
 }
 
-// NewSession starts a new session and logs its header.
-func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+// NewSession starts a new session and logs its header. A panic in the
+// session store is returned as an *InternalError.
+func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session, err error) {
+	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
 	}
@@ -108,8 +113,10 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (*Session, e
 // without a result get results saying they were not run or that their
 // outcome is unknown, and the open turn is logged as interrupted.
 // Warnings from loading (a torn line, an unknown event type) are kept in
-// Session.Warnings.
-func (l *Loop) ResumeSession(ctx context.Context, id string) (*Session, error) {
+// Session.Warnings. A panic while loading (in the store, or on a log no
+// check caught) is returned as an *InternalError, and the log is closed.
+func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err error) {
+	defer l.recoverSession("resume_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
 	}
@@ -117,8 +124,16 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: resuming session: %w", err)
 	}
-	hist := session.BuildHistory(tr.Events)
-	s, err := l.adopt(log, hist, tr.Warnings)
+	if tr == nil {
+		log.Close()
+		return nil, fmt.Errorf("agent: resuming session %s: the store returned no transcript", id)
+	}
+	hist, err := l.buildHistory(tr.Events)
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	s, err = l.adopt(log, hist, tr.Warnings)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +147,34 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (*Session, error) {
 		}
 	}
 	return s, nil
+}
+
+// buildHistory derives a history, recovering a panic on events no check
+// caught.
+func (l *Loop) buildHistory(events []session.Event) (h *session.History, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = internalError(l.cfg.logger, "resume_session", p)
+		}
+	}()
+	return session.BuildHistory(events), nil
+}
+
+// recoverSession turns a panic in NewSession or ResumeSession into an
+// *InternalError, closing the session it may have left half made.
+func (l *Loop) recoverSession(op string, s **Session, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	ie := internalError(l.cfg.logger, op, p)
+	if *s != nil {
+		func() {
+			defer func() { _ = recover() }()
+			(*s).Close()
+		}()
+	}
+	*s, *err = nil, ie
 }
 
 func (l *Loop) check() error {
@@ -172,9 +215,12 @@ func (l *Loop) forget(s *Session) {
 	l.mu.Unlock()
 }
 
-// Close closes every open session: running turns are cancelled and
-// waited for, tool state (shell sessions, background jobs) is released,
-// and logs are synced. Starting a session afterwards fails with ErrClosed.
+// Close closes every open session, all at once: running turns are
+// cancelled and waited for, tool state (shell sessions, background jobs)
+// is released, and logs are synced. Like Session.Close it returns within
+// about the close wait (CallLimits.CloseWait) whatever the tools do, and
+// its error names the tool calls it abandoned. Starting a session
+// afterwards fails with ErrClosed.
 func (l *Loop) Close() error {
 	l.mu.Lock()
 	l.closed = true
@@ -183,9 +229,11 @@ func (l *Loop) Close() error {
 		open = append(open, s)
 	}
 	l.mu.Unlock()
-	var errs []error
-	for _, s := range open {
-		errs = append(errs, s.Close())
+	errs := make([]error, len(open))
+	var wg sync.WaitGroup
+	for i, s := range open {
+		wg.Go(func() { errs[i] = s.Close() })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

@@ -129,6 +129,9 @@ const (
 	CodeContentFilter ErrorCode = "content_filter"
 	// CodeAborted: the call was cancelled.
 	CodeAborted ErrorCode = "aborted"
+	// CodeInternal: the harness recovered from a panic (an
+	// *InternalError): a bug, not a problem with the model or the request.
+	CodeInternal ErrorCode = "internal"
 	// CodeUnknown: anything else.
 	CodeUnknown ErrorCode = "unknown"
 )
@@ -175,12 +178,17 @@ func (e *ModelError) Retryable() bool {
 	return false
 }
 
-// CodeOf returns the model error code of err: the code of a *ModelError in
-// its chain, CodeAborted for context cancellation, CodeUnknown otherwise,
-// and "" for nil.
+// CodeOf returns the model error code of err: CodeInternal for an
+// *InternalError in its chain, the code of a *ModelError in its chain,
+// CodeAborted for context cancellation, CodeUnknown otherwise, and "" for
+// nil.
 func CodeOf(err error) ErrorCode {
 	if err == nil {
 		return ""
+	}
+	var ie *InternalError
+	if errors.As(err, &ie) {
+		return CodeInternal
 	}
 	var me *ModelError
 	if errors.As(err, &me) {

@@ -30,6 +30,7 @@ type config struct {
 	cwd         string
 	context     ContextPolicy
 	images      ImageBudget
+	limits      CallLimits
 	base        context.Context
 }
 

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -34,6 +35,14 @@ type Session struct {
 	closed  bool
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// closeLog asks the running turn to close the log when it ends:
+	// Close gave up waiting for it.
+	closeLog bool
+
+	// abandoned holds the tool calls the dispatcher stopped waiting for
+	// that are still running.
+	abMu      sync.Mutex
+	abandoned map[*runningCall]struct{}
 }
 
 // ID returns the session id.
@@ -95,9 +104,12 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // the model asks for tools, up to the step limit. Events are yielded with
 // a nil error, except the last, which is always a *TurnEnd: it comes with
 // the error that ended the turn, if any (context.Canceled when ctx was
-// cancelled, a *ModelError when the model failed for good). Stopping the
+// cancelled, a *ModelError when the model failed for good, an
+// *InternalError when the harness recovered from a panic). Stopping the
 // iteration early cancels the turn; the cancellation is logged and the
-// session stays usable.
+// session stays usable. No panic of the harness, the model adapter, the
+// tools or the session store reaches the loop over the events; a panic in
+// the loop's own body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)
@@ -118,22 +130,42 @@ func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.
 		s.done = make(chan struct{})
 		model := s.model
 		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.running = false
-			s.cancel = nil
-			close(s.done)
-			s.mu.Unlock()
-		}()
+		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
-		t.run(content)
+		t.runSafely(content)
 	}
 }
 
-// Close cancels a running turn and waits for it, releases the state of
-// the session's tools, and closes its log. Do not call it from inside the
-// loop over a turn's events.
-func (s *Session) Close() error {
+// turnEnded marks the session idle, and closes the log when Close gave up
+// waiting for the turn.
+func (s *Session) turnEnded() {
+	s.mu.Lock()
+	s.running = false
+	s.cancel = nil
+	close(s.done)
+	closeLog := s.closeLog
+	s.mu.Unlock()
+	if closeLog {
+		if err := s.guarded("close", s.log.Close); err != nil {
+			s.logger.Error("closing the session log after the turn ended failed", "error", err)
+		}
+	}
+}
+
+// Close cancels a running turn and waits for it to end, releases the
+// state of the session's tools, and closes its log. It returns within
+// about CallLimits.CloseWait whatever the tools do: a turn whose tools
+// ignore cancellation abandons them (see CallLimits), and Close then
+// fails with an *AbandonedError naming those still running; a turn that
+// does not end in time at all makes it fail with ErrTurnDidNotStop. Do not
+// call it from inside the loop over a turn's events: it would wait the
+// whole close wait for a turn that cannot end.
+func (s *Session) Close() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = internalError(s.logger, "close", p)
+		}
+	}()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -142,13 +174,50 @@ func (s *Session) Close() error {
 	s.closed = true
 	cancel, done := s.cancel, s.done
 	s.mu.Unlock()
+	defer s.loop.forget(s)
+	var errs []error
+	stuck := false
 	if cancel != nil {
 		cancel()
-		<-done
+		wait := time.NewTimer(s.loop.cfg.limits.withDefaults().CloseWait)
+		select {
+		case <-done:
+		case <-wait.C:
+			stuck = true
+		}
+		wait.Stop()
 	}
-	err := errors.Join(s.state.Close(), s.log.Close())
-	s.loop.forget(s)
-	return err
+	if calls := s.Abandoned(); len(calls) > 0 {
+		errs = append(errs, &AbandonedError{Calls: calls})
+	}
+	if stuck {
+		s.mu.Lock()
+		select {
+		case <-done: // it ended just now
+			stuck = false
+		default:
+			s.closeLog = true
+		}
+		s.mu.Unlock()
+	}
+	errs = append(errs, s.guarded("close", s.state.Close))
+	if stuck {
+		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
+		errs = append(errs, ErrTurnDidNotStop)
+	} else {
+		errs = append(errs, s.guarded("close", s.log.Close))
+	}
+	return errors.Join(errs...)
+}
+
+// guarded runs f, returning a panic as an *InternalError.
+func (s *Session) guarded(op string, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = internalError(s.logger, op, p)
+		}
+	}()
+	return f()
 }
 
 // append logs payloads and applies them to the history, in one order.
@@ -180,21 +249,24 @@ func (s *Session) Record(ctx context.Context, call *tools.Call, name string, dat
 // env builds the tool environment for one step.
 func (s *Session) env(model Model) *tools.Env {
 	cfg := &s.loop.cfg
-	s.logMu.Lock()
-	turns := s.hist.Turns()
-	s.logMu.Unlock()
 	return &tools.Env{
 		SessionID:   s.ID(),
 		Cwd:         s.log.Header().Cwd,
 		FS:          cfg.fsys,
 		ModelInput:  model.Info().Input,
-		Turn:        turns,
+		Turn:        s.turns(),
 		State:       s.state,
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
 		Recorder:    s,
 	}
+}
+
+func (s *Session) turns() int {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.hist.Turns()
 }
 
 // State returns the per-session state the session's tools and middleware

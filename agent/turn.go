@@ -20,20 +20,87 @@ type turn struct {
 	yield  func(Event, error) bool
 
 	stopped bool // the host stopped iterating
+	inHost  bool // the host's loop body is running (or panicked)
+	ended   bool // finish has started: the end is being logged
+	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   session.Usage
+}
+
+// send hands one event to the host's loop body. inHost stays set when
+// the body panics, so that the turn passes the panic on instead of
+// recovering it.
+func (t *turn) send(ev Event, err error) bool {
+	t.inHost = true
+	ok := t.yield(ev, err)
+	t.inHost = false
+	return ok
 }
 
 // emit yields an event; when the host stops iterating, the turn is
 // cancelled and nothing more is yielded.
 func (t *turn) emit(ev Event) {
-	if t.stopped {
+	if t.stopped || t.endSent {
 		return
 	}
-	if !t.yield(ev, nil) {
+	if !t.send(ev, nil) {
 		t.stopped = true
 		t.cancel()
 	}
+}
+
+// runSafely runs the turn and turns a panic of the harness (or of the
+// model, store or observers it calls) into the end of the turn: a TurnEnd
+// with reason error and an *InternalError, logged like any other end so
+// the session stays usable. A panic in the host's loop body is passed on.
+func (t *turn) runSafely(content []tools.Content) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if t.inHost {
+			panic(p)
+		}
+		t.endAfterPanic(internalError(t.s.logger, "turn", p))
+	}()
+	t.run(content)
+}
+
+// endAfterPanic ends a turn that panicked: it logs the end and yields
+// the TurnEnd. When logging the end panics too (a broken store), or the
+// panic came from logging it, the TurnEnd is yielded without it.
+func (t *turn) endAfterPanic(ie *InternalError) {
+	if t.endSent {
+		return
+	}
+	var err error = ie
+	if !t.ended {
+		perr := t.finishSafely(ie)
+		if perr == nil {
+			return
+		}
+		err = errors.Join(ie, perr)
+	}
+	if !t.stopped && !t.endSent {
+		t.endSent = true
+		t.send(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Err: err}, err)
+	}
+}
+
+// finishSafely is finish with a panic recovered; it returns the error for
+// the TurnEnd it could not yield, if it panicked.
+func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
+	defer func() {
+		if p := recover(); p != nil {
+			if t.inHost {
+				panic(p)
+			}
+			perr = internalError(t.s.logger, "logging the end of a turn", p)
+		}
+	}()
+	t.finish(session.ReasonError, err)
+	return nil
 }
 
 func (t *turn) run(content []tools.Content) {
@@ -88,6 +155,7 @@ func (t *turn) systemLogged() string {
 
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
+	t.ended = true
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: string(CodeOf(err)), Message: err.Error()}
@@ -103,7 +171,8 @@ func (t *turn) finish(reason string, err error) {
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
 	if !t.stopped {
-		t.yield(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Err: err}, err)
+		t.endSent = true
+		t.send(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Err: err}, err)
 	}
 }
 

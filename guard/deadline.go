@@ -45,6 +45,13 @@ const DefaultCancelWait = time.Second
 // is reported in the log because it may still be running. The same holds
 // when the turn is cancelled. A tool that declares side effects is said to
 // have unknown side effects, so the model checks before retrying.
+//
+// The agent loop keeps a looser backstop of its own beneath this one
+// (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
+// a declared deadline and at least a minute more), which the defaults
+// here always stay inside. A FamilyDeadline or ToolDeadline longer than
+// the loop's backstop is cut short by it: raise CallLimits.Backstop with
+// it.
 type Deadlines struct {
 	family     map[tools.Family]time.Duration
 	other      time.Duration

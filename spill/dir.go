@@ -40,23 +40,48 @@ const copyBuffer = 256 << 10
 // Outputs are streamed to disk as they are read and not synced: a spill
 // file is a copy kept for retrieval, and losing it in an operating system
 // crash costs nothing the session log does not have.
+//
+// A Dir keeps at most a budget of bytes per session (DefaultSessionBudget
+// unless WithSessionBudget says otherwise); a Save past it fails with
+// ErrBudget. The first Save of a session in a process counts the files the
+// session already has, so the budget holds across restarts; removals by
+// other processes sharing the root are seen when the session is deleted.
+// Use one Dir per root in a process.
 type Dir struct {
-	root string
-	rand io.Reader
+	root   string
+	rand   io.Reader
+	budget *budget
+	err    error
 }
 
-// NewDir returns a Dir store rooted at dir. The directory is created
-// (mode 0700) when the first output is saved.
-func NewDir(dir string) *Dir { return &Dir{root: dir, rand: rand.Reader} }
+// NewDir returns a Dir store rooted at dir, configured by opts. The
+// directory is created (mode 0700) when the first output is saved. An
+// invalid option is reported by Err and by every Save.
+func NewDir(dir string, opts ...StoreOption) *Dir {
+	cfg := newStoreConfig(opts)
+	return &Dir{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
+}
 
 // Root returns the directory the store keeps outputs in.
 func (d *Dir) Root() string { return d.root }
+
+// Err reports a configuration problem (ErrInvalidOption), or nil.
+func (d *Dir) Err() error { return d.err }
+
+// SessionBudget returns the most bytes the store keeps for one session.
+func (d *Dir) SessionBudget() int64 { return d.budget.limit }
 
 var _ Store = (*Dir)(nil)
 
 // Save implements tools.OutputStore. It streams r to a new file and
 // returns its locator and size; on failure the partial file is removed.
+//
+// An output that would take its session past the store's budget fails
+// with a *BudgetError (ErrBudget) and keeps nothing.
 func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	if d.err != nil {
+		return tools.Stored{}, d.err
+	}
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
@@ -73,12 +98,15 @@ func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.S
 	if err != nil {
 		return tools.Stored{}, err
 	}
-	n, err := copyContext(ctx, f, r)
+	bw := &budgetWriter{w: f, b: d.budget, sdir: sdir, session: owner.Session,
+		count: func() (int64, error) { return sessionBytes(root, sdir, name) }}
+	n, err := copyContext(ctx, bw, r)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("spill: closing %s: %w", name, cerr)
 	}
 	if err != nil {
 		_ = root.Remove(path.Join(sdir, name))
+		bw.refund()
 		return tools.Stored{}, err
 	}
 	return tools.Stored{Locator: tools.OutputScheme + sdir + "/" + name, Size: n}, nil
@@ -116,6 +144,27 @@ func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, s
 	return nil, "", fmt.Errorf("spill: creating a spill file: %w", lastErr)
 }
 
+// sessionBytes is the size of the spill files a session directory holds,
+// the one being written (name) aside.
+func sessionBytes(root *os.Root, sdir, name string) (int64, error) {
+	entries, err := readDir(root, sdir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, e := range entries {
+		if e.Name() == name || !e.Type().IsRegular() || !validFileName(e.Name()) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		total += fi.Size()
+	}
+	return total, nil
+}
+
 // copyContext copies r to w in large chunks, checking ctx between chunks.
 func copyContext(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 	buf := make([]byte, copyBuffer)
@@ -127,6 +176,9 @@ func copyContext(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 		n, rerr := io.ReadFull(r, buf)
 		if n > 0 {
 			if _, err := w.Write(buf[:n]); err != nil {
+				if errors.Is(err, ErrBudget) {
+					return total, err
+				}
 				return total, fmt.Errorf("spill: writing: %w", err)
 			}
 			total += int64(n)
@@ -198,7 +250,9 @@ func (d *Dir) DeleteSession(ctx context.Context, session string) error {
 		return fmt.Errorf("spill: opening the spill directory: %w", err)
 	}
 	defer root.Close()
-	if err := root.RemoveAll(sessionDir(session)); err != nil {
+	sdir := sessionDir(session)
+	defer d.budget.forget(sdir) // the next Save counts again what is left
+	if err := root.RemoveAll(sdir); err != nil {
 		return fmt.Errorf("spill: deleting the outputs of session %s: %w", quote(session), err)
 	}
 	return nil
@@ -258,10 +312,14 @@ func (d *Dir) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 				left++
 				continue
 			}
-			if err := root.Remove(path.Join(de.Name(), fe.Name())); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			err = root.Remove(path.Join(de.Name(), fe.Name()))
+			if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 				errs = append(errs, err)
 				left++
 				continue
+			}
+			if err == nil {
+				d.budget.release(de.Name(), fi.Size())
 			}
 			removed++
 		}

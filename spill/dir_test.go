@@ -219,3 +219,32 @@ func FuzzParseLocator(f *testing.F) {
 		require.True(t, strings.HasPrefix(p, root+"/"), "%q stays inside the root", p)
 	})
 }
+
+func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	first := NewDir(root)
+	_, err := first.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "1"}, strings.NewReader(strings.Repeat("a", 800)))
+	require.NoError(t, err)
+	// Another process, later, with a budget of 1000 bytes a session.
+	again := NewDir(root, WithSessionBudget(1000))
+	_, err = again.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "2"}, strings.NewReader(strings.Repeat("b", 300)))
+	var be *BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, int64(800), be.Used, "the files already there count")
+	assert.Equal(t, "s", be.Session)
+	entries, err := os.ReadDir(filepath.Join(root, sessionDir("s")))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the refused output left no file behind")
+	_, err = again.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "3"}, strings.NewReader(strings.Repeat("c", 200)))
+	require.NoError(t, err)
+}
+
+func TestBudgetErrorText(t *testing.T) {
+	err := &BudgetError{Session: "s", Budget: DefaultSessionBudget, Used: DefaultSessionBudget - 10}
+	assert.Equal(t, "spill: the output does not fit in what is left of the session's spill budget of 4.0 GiB: 4.0 GiB of it is taken by outputs kept until they expire or are deleted", err.Error())
+	assert.Equal(t, "spill_budget", err.ErrorCode())
+	assert.ErrorIs(t, err, ErrBudget)
+	assert.Contains(t, (&BudgetError{Budget: 1000, Used: 1}).Error(), "budget of 1000 bytes: 1 byte of it is taken")
+	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -15,12 +16,15 @@ import (
 )
 
 // Memory is a Store that keeps outputs in memory, for tests and for hosts
-// that do not want files. Its locators have the same shape as Dir's. It is
-// safe for concurrent use.
+// that do not want files. Its locators have the same shape as Dir's, and
+// it keeps at most a budget of bytes per session as Dir does. It is safe
+// for concurrent use.
 type Memory struct {
 	mu      sync.Mutex
 	outputs map[string]memOutput
 	now     func() time.Time
+	budget  *budget
+	err     error
 }
 
 type memOutput struct {
@@ -29,26 +33,41 @@ type memOutput struct {
 	saved   time.Time
 }
 
-// NewMemory returns an empty in-memory store.
-func NewMemory() *Memory {
-	return &Memory{outputs: map[string]memOutput{}, now: time.Now}
+// NewMemory returns an empty in-memory store configured by opts. An
+// invalid option is reported by Err and by every Save.
+func NewMemory(opts ...StoreOption) *Memory {
+	cfg := newStoreConfig(opts)
+	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
 }
+
+// Err reports a configuration problem (ErrInvalidOption), or nil.
+func (m *Memory) Err() error { return m.err }
+
+// SessionBudget returns the most bytes the store keeps for one session.
+func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 var _ Store = (*Memory)(nil)
 
-// Save implements tools.OutputStore.
+// Save implements tools.OutputStore. An output that would take its
+// session past the store's budget fails with a *BudgetError (ErrBudget)
+// and keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	if m.err != nil {
+		return tools.Stored{}, m.err
+	}
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
+	sdir := sessionDir(owner.Session)
 	var buf bytes.Buffer
-	n, err := copyContext(ctx, &buf, r)
+	bw := &budgetWriter{w: &buf, b: m.budget, sdir: sdir, session: owner.Session}
+	n, err := copyContext(ctx, bw, r)
 	if err != nil {
+		bw.refund()
 		return tools.Stored{}, err
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails
-	sdir := sessionDir(owner.Session)
 	loc := tools.OutputScheme + sdir + "/" + sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -81,6 +100,7 @@ func (m *Memory) DeleteSession(ctx context.Context, session string) error {
 	for loc, out := range m.outputs {
 		if out.session == sdir {
 			delete(m.outputs, loc)
+			m.budget.release(sdir, int64(len(out.data)))
 		}
 	}
 	return nil
@@ -97,6 +117,7 @@ func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	for loc, out := range m.outputs {
 		if out.saved.Before(cutoff) {
 			delete(m.outputs, loc)
+			m.budget.release(out.session, int64(len(out.data)))
 			n++
 		}
 	}

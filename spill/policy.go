@@ -2,6 +2,7 @@ package spill
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -49,7 +50,10 @@ func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = 
 // tool declares Spec.NeverSpill (the tool that reads spilled output back)
 // are never spilled. When saving fails, or no store is configured, the
 // result stays whole and the failure is logged: spilling never turns a
-// success into an error.
+// success into an error. The one exception is a session past its spill
+// budget (ErrBudget): its long results are still cut to the preview, whose
+// notice says the output was not saved and why, so that a runaway session
+// cannot grow the model's context without bound either.
 //
 // Put it outside the deadline middleware (first in the loop's middleware
 // list), so that saving is not charged to a tool's deadline and results
@@ -90,20 +94,28 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result)
 	// The save outlives a cancelled turn: the result is logged either way,
 	// and it should be logged small.
 	st, err := store.Save(context.WithoutCancel(ctx), OwnerOf(call), strings.NewReader(text))
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrBudget):
+		// The session has kept all the output it may: the output is cut
+		// to its preview anyway, which says it was not saved and why.
+		logger.Warn("a large tool output was not saved: the session's spill budget is used up; the model gets its head and tail only",
+			"tool", call.Name, "call_id", call.ID, "bytes", len(text), "error", err)
+	case err != nil:
 		logger.Error("saving a large tool output failed; keeping it whole",
 			"tool", call.Name, "call_id", call.ID, "bytes", len(text), "error", err)
 		return res
 	}
 	pv, ok := buildPreview(source{head: text, tail: text, size: int64(len(text)), newlines: int64(strings.Count(text, "\n"))},
-		p.threshold, st, nil)
+		p.threshold, st, err)
 	if !ok {
 		logger.Error("the spill notice does not fit the threshold; keeping the output whole",
 			"tool", call.Name, "call_id", call.ID, "locator", st.Locator, "threshold", p.threshold)
 		return res
 	}
-	logger.Debug("spilled a large tool output", "tool", call.Name, "call_id", call.ID,
-		"bytes", len(text), "locator", st.Locator, "omitted", pv.Omitted)
+	if err == nil {
+		logger.Debug("spilled a large tool output", "tool", call.Name, "call_id", call.ID,
+			"bytes", len(text), "locator", st.Locator, "omitted", pv.Omitted)
+	}
 	out := *res
 	out.Content = make([]tools.Content, 0, len(res.Content))
 	placed := false

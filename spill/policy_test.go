@@ -256,3 +256,20 @@ func TestLoopSpill(t *testing.T) {
 	require.NoError(t, store.DeleteSession(context.Background(), s.ID()))
 	spilltest.RequireNotFound(t, store, n.locator)
 }
+
+func TestMiddlewarePastTheBudget(t *testing.T) {
+	store := spill.NewMemory(spill.WithSessionBudget(10_000))
+	logs := &logBuffer{}
+	text := lines(2000)
+	res := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, logs)
+	got := res.Text()
+	assert.False(t, res.IsError, "a refused save never turns a success into an error")
+	assert.LessOrEqual(t, len(got), spill.DefaultThreshold, "the model still gets a bounded preview")
+	assert.Contains(t, got, "The whole output could not be saved (spill: the output is larger than the session's whole spill budget of 9.8 KiB)")
+	assert.Contains(t, got, "cannot be read back")
+	assert.NotContains(t, got, "spill://")
+	assert.True(t, strings.HasPrefix(got, "00001: "))
+	assert.True(t, strings.HasSuffix(got, "line 2000\n"))
+	assert.Contains(t, logs.String(), "spill budget is used up")
+	assert.Empty(t, store.Locators("sess"))
+}

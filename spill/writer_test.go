@@ -280,3 +280,21 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	assert.Less(t, allocated, uint64(16<<20), "allocation does not grow with the output")
 	assert.Less(t, growth, int64(32<<20), "the heap stays bounded")
 }
+
+func TestWriterPastTheBudget(t *testing.T) {
+	leakcheck.Check(t)
+	store := spill.NewMemory(spill.WithSessionBudget(5000))
+	text := lines(3000)
+	w := spill.NewWriter(context.Background(), store, owner, 3000)
+	writeAll(t, w, text, 512) // never fails
+	err := w.Close()
+	require.ErrorIs(t, err, spill.ErrBudget)
+	out := w.Output()
+	assert.True(t, out.Truncated)
+	assert.Empty(t, out.Stored.Locator)
+	assert.LessOrEqual(t, len(out.Text), 3000)
+	assert.Contains(t, out.Text, "could not be saved (spill: the output is larger than the session's whole spill budget of 4.9 KiB)")
+	assert.True(t, strings.HasPrefix(out.Text, "00001: "))
+	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
+	assert.Empty(t, store.Locators(owner.Session), "nothing of it is kept")
+}

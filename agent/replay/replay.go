@@ -123,7 +123,9 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 			case session.BlockText:
 				r.Text += b.Text
 			case session.BlockToolCall:
-				r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
+				if b.ToolCall != nil {
+					r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
+				}
 			}
 		}
 		emit(ctx, r, yield)
@@ -192,16 +194,20 @@ func describe(m session.Message) string {
 		if b.Len() > 0 {
 			b.WriteString(" | ")
 		}
-		switch blk.Type {
-		case session.BlockToolCall:
+		switch {
+		case blk.Type == session.BlockToolCall && blk.ToolCall == nil,
+			blk.Type == session.BlockToolResult && blk.ToolResult == nil,
+			blk.Type == session.BlockImage && blk.Image == nil:
+			fmt.Fprintf(&b, "%s (missing)", blk.Type)
+		case blk.Type == session.BlockToolCall:
 			fmt.Fprintf(&b, "call %s %s(%s)", blk.ToolCall.ID, blk.ToolCall.Name, blk.ToolCall.Arguments)
-		case session.BlockToolResult:
+		case blk.Type == session.BlockToolResult:
 			r := blk.ToolResult
 			fmt.Fprintf(&b, "result for %s (%s): ", r.CallID, r.Name)
 			for _, c := range r.Content {
 				b.WriteString(c.Text)
 			}
-		case session.BlockImage:
+		case blk.Type == session.BlockImage:
 			fmt.Fprintf(&b, "image %s", blk.Image.Digest)
 		default:
 			b.WriteString(blk.Text)

@@ -33,6 +33,126 @@ func TestStore(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, newStore(t)) })
 }
 
+// TestStoreBudget checks that a store keeps its per-session byte budget:
+// saves up to the budget succeed, one past it fails with spill.ErrBudget
+// (a *spill.BudgetError) and keeps nothing, other sessions are not
+// affected, and deleted or expired outputs give their bytes back.
+// newStore must return an empty store whose sessions may keep budget
+// bytes each; the suite asks for small budgets.
+func TestStoreBudget(t *testing.T, newStore func(t *testing.T, budget int64) spill.Store) {
+	t.Run("UpToTheBudget", func(t *testing.T) { testBudgetFill(t, newStore(t, 1000)) })
+	t.Run("FailedSaveKeepsNothing", func(t *testing.T) { testBudgetFailed(t, newStore(t, 1000)) })
+	t.Run("PerSession", func(t *testing.T) { testBudgetPerSession(t, newStore(t, 1000)) })
+	t.Run("DeleteAndExpireGiveBack", func(t *testing.T) { testBudgetGiveBack(t, newStore(t, 1000)) })
+	t.Run("Concurrent", func(t *testing.T) { testBudgetConcurrent(t, newStore(t, 1000)) })
+	t.Run("LargeStream", func(t *testing.T) { testBudgetLargeStream(t, newStore(t, 3<<20)) })
+}
+
+func save(t *testing.T, s spill.Store, o tools.Owner, n int) (tools.Stored, error) {
+	t.Helper()
+	return s.Save(context.Background(), o, strings.NewReader(strings.Repeat("b", n)))
+}
+
+func requireBudgetError(t *testing.T, err error, budget, used int64) {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIs(t, err, spill.ErrBudget)
+	var be *spill.BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, budget, be.Budget)
+	assert.Equal(t, used, be.Used, "the bytes the session's other outputs take")
+	assert.Contains(t, err.Error(), "spill budget")
+}
+
+func testBudgetFill(t *testing.T, s spill.Store) {
+	a, err := save(t, s, owner("s", "bash", "1"), 600)
+	require.NoError(t, err)
+	b, err := save(t, s, owner("s", "bash", "2"), 400)
+	require.NoError(t, err, "exactly the budget fits")
+	assert.Equal(t, int64(400), b.Size)
+	_, err = save(t, s, owner("s", "bash", "3"), 1)
+	requireBudgetError(t, err, 1000, 1000)
+	st, err := save(t, s, owner("s", "bash", "4"), 0)
+	require.NoError(t, err, "an empty output takes no budget")
+	assert.Empty(t, ReadAll(t, s, st.Locator))
+	assert.Len(t, ReadAll(t, s, a.Locator), 600, "what was saved stays readable")
+}
+
+func testBudgetFailed(t *testing.T, s spill.Store) {
+	_, err := save(t, s, owner("s", "bash", "1"), 900)
+	require.NoError(t, err)
+	st, err := save(t, s, owner("s", "bash", "2"), 200)
+	requireBudgetError(t, err, 1000, 900)
+	assert.Empty(t, st.Locator, "a refused output has no locator")
+	// The refused save gave back what it had taken.
+	_, err = save(t, s, owner("s", "bash", "3"), 100)
+	require.NoError(t, err)
+}
+
+func testBudgetPerSession(t *testing.T, s spill.Store) {
+	_, err := save(t, s, owner("full", "bash", "1"), 1000)
+	require.NoError(t, err)
+	_, err = save(t, s, owner("full", "bash", "2"), 10)
+	requireBudgetError(t, err, 1000, 1000)
+	// A session whose id sanitizes alike has a budget of its own.
+	for _, id := range []string{"other", "full/", ""} {
+		_, err = save(t, s, owner(id, "bash", "1"), 1000)
+		require.NoError(t, err, "session %q", id)
+	}
+}
+
+func testBudgetGiveBack(t *testing.T, s spill.Store) {
+	ctx := context.Background()
+	_, err := save(t, s, owner("s", "bash", "1"), 1000)
+	require.NoError(t, err)
+	require.NoError(t, s.DeleteSession(ctx, "s"))
+	st, err := save(t, s, owner("s", "bash", "2"), 1000)
+	require.NoError(t, err, "deleting the session gave its budget back")
+	_, err = save(t, s, owner("s", "bash", "3"), 1)
+	requireBudgetError(t, err, 1000, 1000)
+	n, err := s.Expire(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	RequireNotFound(t, s, st.Locator)
+	_, err = save(t, s, owner("s", "bash", "4"), 1000)
+	require.NoError(t, err, "expired outputs gave their bytes back")
+}
+
+func testBudgetConcurrent(t *testing.T, s spill.Store) {
+	var wg sync.WaitGroup
+	locs := make([]string, 12)
+	errs := make([]error, 12)
+	for i := range locs {
+		wg.Go(func() {
+			st, err := s.Save(context.Background(), owner("s", "bash", fmt.Sprint(i)), strings.NewReader(strings.Repeat("c", 300)))
+			locs[i], errs[i] = st.Locator, err
+		})
+	}
+	wg.Wait()
+	saved := 0
+	for i, err := range errs {
+		if err != nil {
+			assert.ErrorIs(t, err, spill.ErrBudget)
+			continue
+		}
+		saved++
+		assert.Len(t, ReadAll(t, s, locs[i]), 300)
+	}
+	assert.LessOrEqual(t, saved*300, 1000, "concurrent saves never exceed the budget together")
+	assert.GreaterOrEqual(t, saved, 1, "the budget is not lost to concurrent attempts")
+}
+
+func testBudgetLargeStream(t *testing.T, s spill.Store) {
+	// A stream larger than the budget is refused part way, without
+	// reading it all first.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := s.Save(ctx, owner("s", "bash", "1"), &cancelAfter{r: endlessReader{}, n: 64 << 20, cancel: cancel})
+	requireBudgetError(t, err, 3<<20, 0)
+	_, err = save(t, s, owner("s", "bash", "2"), 3<<20)
+	require.NoError(t, err, "the refused stream gave back what it had taken")
+}
+
 func owner(session, tool, call string) tools.Owner {
 	return tools.Owner{Session: session, Tool: tool, Call: call}
 }

@@ -1,0 +1,80 @@
+package agent_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+)
+
+// allocatedPerByte assembles a write call of about size bytes streamed in
+// 4-byte deltas and returns the bytes allocated per argument byte.
+func allocatedPerByte(t *testing.T, size int) float64 {
+	t.Helper()
+	args, chunks := writeArgs(size, 4)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var a agent.Assembler
+	for _, c := range chunks {
+		a.Add(c)
+	}
+	msg := a.Message()
+	runtime.ReadMemStats(&after)
+	calls := msg.ToolCalls()
+	require.Len(t, calls, 1)
+	require.Equal(t, args, calls[0].Arguments, "the pieces are joined in order")
+	return float64(after.TotalAlloc-before.TotalAlloc) / float64(len(args))
+}
+
+// TestAssemblerArgumentsLinear: the memory assembling a call's arguments
+// costs per byte stays flat as the arguments grow. Joining pieces by
+// string concatenation re-copies everything so far on every piece, so
+// its cost per byte grows with the size (quadrupling the size quadruples
+// it).
+func TestAssemblerArgumentsLinear(t *testing.T) {
+	small := allocatedPerByte(t, 16<<10)
+	large := allocatedPerByte(t, 64<<10)
+	t.Logf("bytes allocated per argument byte: %.1f at 16 KiB, %.1f at 64 KiB", small, large)
+	assert.Less(t, large, 16.0, "assembling 64 KiB costs a small constant per byte")
+	assert.Less(t, large, 2*small+1, "the cost per byte does not grow with the size")
+}
+
+func TestAssemblerJoinsCallsByIndex(t *testing.T) {
+	var a agent.Assembler
+	for _, c := range []agent.Chunk{
+		{Type: agent.ChunkReasoning, Text: "think "},
+		{Type: agent.ChunkReasoning, Text: "more"},
+		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 1, ID: "b", Name: "grep", Arguments: `{"pattern":`}},
+		{Type: agent.ChunkText, Text: "hello "},
+		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, ID: "a", Name: "read"}},
+		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 1, Arguments: `"x"}`}},
+		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, Arguments: "  "}},
+		{Type: agent.ChunkText, Text: "world"},
+		{Type: agent.ChunkFinish, Finish: agent.FinishToolCalls},
+	} {
+		a.Add(c)
+	}
+	msg := a.Message()
+	require.Len(t, msg.Content, 4)
+	assert.Equal(t, "think more", msg.Content[0].Text)
+	assert.Equal(t, "hello world", msg.Text())
+	calls := msg.ToolCalls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, "a", calls[0].ID)
+	assert.Equal(t, "read", calls[0].Name)
+	assert.Equal(t, "{}", calls[0].Arguments, "blank arguments become an empty object")
+	assert.Equal(t, "b", calls[1].ID)
+	assert.Equal(t, `{"pattern":"x"}`, calls[1].Arguments)
+	// Message can be called again and returns its own calls.
+	again := a.Message()
+	again.Content[2].ToolCall.ID = "changed"
+	assert.Equal(t, "a", msg.ToolCalls()[0].ID)
+	finish, ok := a.Finish()
+	assert.True(t, ok)
+	assert.Equal(t, agent.FinishToolCalls, finish)
+	assert.False(t, a.Empty())
+}

@@ -1,0 +1,239 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness/tools"
+)
+
+// Call limit defaults.
+const (
+	// DefaultCallBackstop is the longest the loop waits for a call whose
+	// tool declares no deadline: above every family default of the
+	// optional deadline middleware, so that one fires first when it is
+	// installed.
+	DefaultCallBackstop = 15 * time.Minute
+	// DefaultBackstopMargin scales a tool's declared deadline into its
+	// backstop.
+	DefaultBackstopMargin = 2.0
+	// MinBackstopGrace is the least time a backstop leaves beyond a
+	// tool's declared deadline.
+	MinBackstopGrace = time.Minute
+	// DefaultCancelWait is how long a cancelled call may take to return
+	// before it is abandoned.
+	DefaultCancelWait = 2 * time.Second
+	// DefaultCloseWait is how long Close waits for a running turn to end
+	// after cancelling it.
+	DefaultCloseWait = 5 * time.Second
+)
+
+// CallLimits bound how long the loop waits for tool calls, and how long
+// Close waits for a running turn, whatever middleware is installed. They
+// are the dispatcher's last resort against a tool that ignores its
+// context; a deadline middleware (the guard package's) should fire well
+// before them and say more.
+//
+// Every call runs under a backstop: Margin times the tool's declared
+// deadline (Spec.Deadline), and at least that deadline plus
+// MinBackstopGrace, or Backstop for a tool that declares none. When the
+// backstop passes, or the turn is cancelled, the call's context is
+// cancelled and the call gets CancelWait to return. A call that has not
+// returned by then is abandoned: its result says it did not stop and may
+// still be running (and, for a tool with side effects, that its outcome is
+// unknown), the turn goes on, and the goroutine running it is left to
+// finish on its own, logged when it does, never waited for.
+//
+// A zero field means its default. A negative field, or a Margin below 1,
+// is a configuration error reported by Loop.Err.
+type CallLimits struct {
+	// Backstop is the longest the loop waits for a call whose tool
+	// declares no deadline. Zero means DefaultCallBackstop.
+	Backstop time.Duration
+	// Margin scales a declared deadline into the tool's backstop. Zero
+	// means DefaultBackstopMargin.
+	Margin float64
+	// CancelWait is how long a call whose context was cancelled (its
+	// backstop passed or its turn was cancelled) may take to return
+	// before it is abandoned. Zero means DefaultCancelWait.
+	CancelWait time.Duration
+	// CloseWait is how long Session.Close and Loop.Close wait for a
+	// running turn to end after cancelling it. Zero means
+	// DefaultCloseWait. Keep it above CancelWait, so that a turn whose
+	// tools ignore cancellation can still log its end before Close gives
+	// up on it.
+	CloseWait time.Duration
+}
+
+// WithCallLimits sets the call limits. See CallLimits.
+func WithCallLimits(l CallLimits) Option { return func(c *config) { c.limits = l } }
+
+// ErrInvalidOption is matched by the configuration errors Loop.Err
+// reports for option values out of range.
+var ErrInvalidOption = errors.New("agent: invalid option")
+
+func (l CallLimits) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Backstop", l.Backstop}, {"CancelWait", l.CancelWait}, {"CloseWait", l.CloseWait}} {
+		if f.d < 0 {
+			errs = append(errs, fmt.Errorf("%w: CallLimits.%s is %s; it must not be negative (zero means the default)", ErrInvalidOption, f.name, f.d))
+		}
+	}
+	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
+		errs = append(errs, fmt.Errorf("%w: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", ErrInvalidOption, l.Margin))
+	}
+	return errors.Join(errs...)
+}
+
+func (l CallLimits) withDefaults() CallLimits {
+	if l.Backstop <= 0 {
+		l.Backstop = DefaultCallBackstop
+	}
+	if l.Margin < 1 {
+		l.Margin = DefaultBackstopMargin
+	}
+	if l.CancelWait <= 0 {
+		l.CancelWait = DefaultCancelWait
+	}
+	if l.CloseWait <= 0 {
+		l.CloseWait = DefaultCloseWait
+	}
+	return l
+}
+
+// backstop returns the backstop of calls of a tool.
+func (l CallLimits) backstop(spec tools.Spec) time.Duration {
+	l = l.withDefaults()
+	if spec.Deadline <= 0 {
+		return l.Backstop
+	}
+	const longest = time.Duration(math.MaxInt64)
+	scaled := longest
+	if f := float64(spec.Deadline) * l.Margin; f < float64(longest) {
+		scaled = time.Duration(f)
+	}
+	floor := longest
+	if spec.Deadline < longest-MinBackstopGrace {
+		floor = spec.Deadline + MinBackstopGrace
+	}
+	return max(scaled, floor)
+}
+
+// AbandonedCall is a tool call the loop stopped waiting for: it ignored
+// the cancellation of its context and may still be running.
+type AbandonedCall struct {
+	Tool   string    `json:"tool"`
+	CallID string    `json:"call_id"`
+	Step   int       `json:"step"`
+	Since  time.Time `json:"since"` // when it was abandoned
+}
+
+// AbandonedError is returned by Close when tool calls the loop abandoned
+// are still running: they ignored their cancelled context, so whatever
+// they hold (processes, files, connections) may outlive the session.
+type AbandonedError struct {
+	Calls []AbandonedCall
+}
+
+// Error names the calls.
+func (e *AbandonedError) Error() string {
+	names := make([]string, len(e.Calls))
+	for i, c := range e.Calls {
+		names[i] = fmt.Sprintf("%s (call %s)", c.Tool, c.CallID)
+	}
+	n := "call"
+	if len(e.Calls) != 1 {
+		n = "calls"
+	}
+	return fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
+		len(e.Calls), n, strings.Join(names, ", "))
+}
+
+// ErrTurnDidNotStop is returned by Close when the running turn did not
+// end within the close wait (CallLimits.CloseWait) after it was
+// cancelled: a model stream or a session store that ignores
+// cancellation. The session's log is closed when the turn ends.
+var ErrTurnDidNotStop = errors.New("agent: the running turn did not stop within the close wait; the session log is closed when it ends")
+
+// runningCall is one call's execution, which the dispatcher may abandon.
+type runningCall struct {
+	tool, id string
+	step     int
+	done     chan *tools.Result // buffered: the worker never blocks
+
+	mu        sync.Mutex
+	finished  bool
+	abandoned bool
+	since     time.Time
+}
+
+// finish hands the worker's result over, or, when the call was abandoned
+// meanwhile, lets the session forget it.
+func (r *runningCall) finish(s *Session, res *tools.Result) {
+	r.mu.Lock()
+	r.finished = true
+	abandoned := r.abandoned
+	r.mu.Unlock()
+	if !abandoned {
+		r.done <- res
+		return
+	}
+	s.forgetAbandoned(r)
+	s.logger.Info("an abandoned tool call finished", "tool", r.tool, "call_id", r.id,
+		"after_abandoning", time.Since(r.since).Round(time.Millisecond))
+}
+
+// abandon marks the call abandoned and registers it with the session. It
+// reports false when the call finished meanwhile; its result is then on
+// done.
+func (r *runningCall) abandon(s *Session) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return false
+	}
+	r.abandoned, r.since = true, time.Now()
+	s.rememberAbandoned(r)
+	return true
+}
+
+func (s *Session) rememberAbandoned(r *runningCall) {
+	s.abMu.Lock()
+	defer s.abMu.Unlock()
+	if s.abandoned == nil {
+		s.abandoned = map[*runningCall]struct{}{}
+	}
+	s.abandoned[r] = struct{}{}
+}
+
+func (s *Session) forgetAbandoned(r *runningCall) {
+	s.abMu.Lock()
+	defer s.abMu.Unlock()
+	delete(s.abandoned, r)
+}
+
+// Abandoned returns the tool calls the loop abandoned that are still
+// running, oldest first.
+func (s *Session) Abandoned() []AbandonedCall {
+	s.abMu.Lock()
+	out := make([]AbandonedCall, 0, len(s.abandoned))
+	for r := range s.abandoned {
+		out = append(out, AbandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
+	}
+	s.abMu.Unlock()
+	slices.SortFunc(out, func(a, b AbandonedCall) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.CallID, b.CallID)
+	})
+	return out
+}

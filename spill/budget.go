@@ -1,0 +1,176 @@
+package spill
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultSessionBudget is how many bytes of output a store keeps for one
+// session unless WithSessionBudget says otherwise: 4 GiB.
+const DefaultSessionBudget int64 = 4 << 30
+
+// ErrBudget is matched (with errors.Is) by the error Save returns when
+// the output would take its session past the store's byte budget. The
+// error is a *BudgetError; nothing of the output is kept.
+var ErrBudget = errors.New("spill: the session's spill budget is used up")
+
+// ErrInvalidOption is matched by the error of a store built with an
+// option value out of range; see Dir.Err and Memory.Err.
+var ErrInvalidOption = errors.New("spill: invalid option")
+
+// BudgetError reports a Save refused because the session's outputs would
+// take more than the store's budget.
+type BudgetError struct {
+	// Session is the owner's session id.
+	Session string
+	// Budget is the most bytes the store keeps for one session.
+	Budget int64
+	// Used is how many bytes the session's other outputs take.
+	Used int64
+}
+
+// Error says why the output was not saved, in words a model can act on.
+func (e *BudgetError) Error() string {
+	if e.Used <= 0 {
+		return fmt.Sprintf("spill: the output is larger than the session's whole spill budget of %s", sizeText(e.Budget))
+	}
+	return fmt.Sprintf("spill: the output does not fit in what is left of the session's spill budget of %s: %s of it is taken by outputs kept until they expire or are deleted",
+		sizeText(e.Budget), sizeText(e.Used))
+}
+
+// Is makes the error match ErrBudget.
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// ErrorCode returns "spill_budget".
+func (e *BudgetError) ErrorCode() string { return "spill_budget" }
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n == 1:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// StoreOption configures a Dir or Memory store.
+type StoreOption func(*storeConfig)
+
+type storeConfig struct {
+	budget int64
+	errs   []error
+}
+
+// WithSessionBudget sets the most bytes of output a store keeps for one
+// session (DefaultSessionBudget by default), besides any cap a tool puts
+// on one output. A Save that would go past it fails with ErrBudget and
+// keeps nothing; outputs that expire or are deleted give their bytes
+// back. The budget must be positive: any other value makes the store
+// unusable, its Err and every Save reporting ErrInvalidOption.
+func WithSessionBudget(n int64) StoreOption {
+	return func(c *storeConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("%w: the session budget is %d bytes; it must be positive", ErrInvalidOption, n))
+			return
+		}
+		c.budget = n
+	}
+}
+
+func newStoreConfig(opts []StoreOption) storeConfig {
+	c := storeConfig{budget: DefaultSessionBudget}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// budget counts the bytes a store keeps per session (by session
+// directory name), outputs being saved included.
+type budget struct {
+	limit int64
+	mu    sync.Mutex
+	used  map[string]int64
+}
+
+func newBudget(limit int64) *budget { return &budget{limit: limit, used: map[string]int64{}} }
+
+// reserve takes n bytes of a session's budget. The first time it sees a
+// session it asks count for the bytes the session already keeps (nil
+// means none).
+func (b *budget) reserve(sdir, session string, n int64, own int64, count func() (int64, error)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	used, ok := b.used[sdir]
+	if !ok && count != nil {
+		c, err := count()
+		if err != nil {
+			return fmt.Errorf("spill: counting the bytes saved for the session: %w", err)
+		}
+		used = c
+	}
+	if n > b.limit-used {
+		b.used[sdir] = used
+		return &BudgetError{Session: session, Budget: b.limit, Used: used - own}
+	}
+	b.used[sdir] = used + n
+	return nil
+}
+
+// release gives n bytes back to a session's budget.
+func (b *budget) release(sdir string, n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if used, ok := b.used[sdir]; ok {
+		b.used[sdir] = max(used-n, 0)
+	}
+}
+
+// forget drops a session's count: its outputs were deleted.
+func (b *budget) forget(sdir string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.used, sdir)
+}
+
+// budgetWriter charges what it writes to a session's budget, and fails
+// with a *BudgetError when a write does not fit.
+type budgetWriter struct {
+	w       io.Writer
+	b       *budget
+	sdir    string
+	session string
+	count   func() (int64, error)
+	charged int64
+}
+
+func (bw *budgetWriter) Write(p []byte) (int, error) {
+	if err := bw.b.reserve(bw.sdir, bw.session, int64(len(p)), bw.charged, bw.count); err != nil {
+		return 0, err
+	}
+	n, err := bw.w.Write(p)
+	if n < len(p) {
+		bw.b.release(bw.sdir, int64(len(p)-n))
+	}
+	bw.charged += int64(n)
+	return n, err
+}
+
+// refund gives back everything the writer charged: its output was not
+// kept.
+func (bw *budgetWriter) refund() {
+	bw.b.release(bw.sdir, bw.charged)
+	bw.charged = 0
+}
