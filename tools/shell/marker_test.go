@@ -20,13 +20,13 @@ import (
 
 const testNonce = "0123456789abcdef0123456789abcdef"
 
-func markerBytes(nonce string, status int, dir string) []byte {
-	return []byte(fmt.Sprintf("\x1e%s %d %s\x1e%s\n", nonce, status, dir, nonce))
+func markerBytes(nonce, body string) []byte {
+	return []byte("\x1e" + nonce + " " + body + "\x1e" + nonce + "\n")
 }
 
 // scanAll feeds data to a scanner in pieces split at cuts and returns
-// the output, the marker and the bytes after it.
-func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, m *mark, rest []byte, err error) {
+// the output, the body of the first record and the bytes after it.
+func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, body []byte, found bool, rest []byte, err error) {
 	s := newScanner(nonce)
 	prev := 0
 	cuts = append(cuts, len(data))
@@ -36,85 +36,153 @@ func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, m
 		}
 		piece := append([]byte(nil), data[prev:c]...)
 		prev = c
-		if m != nil {
+		if found {
 			rest = append(rest, piece...)
 			continue
 		}
-		var r []byte
-		m, r, err = s.feed(piece, func(b []byte) { out = append(out, b...) })
+		var b, r []byte
+		b, r, found, err = s.feed(piece, func(b []byte) { out = append(out, b...) })
 		if err != nil {
-			return out, nil, nil, err
+			return out, nil, false, nil, err
+		}
+		if found {
+			body = append([]byte(nil), b...)
 		}
 		rest = append(rest, r...)
 	}
-	if m == nil {
+	if !found {
 		out = append(out, s.flush()...)
 	}
-	return out, m, rest, nil
+	return out, body, found, rest, nil
 }
 
 func TestScanner(t *testing.T) {
 	tests := []struct {
 		name   string
 		output string
-		status int
-		dir    string
+		body   string
 		after  string
 		cuts   []int
 	}{
-		{"plain", "hello\n", 0, "/srv/app", "", nil},
-		{"no trailing newline", "abc", 3, "/", "", nil},
-		{"empty", "", 0, "/x", "", nil},
-		{"split everywhere", "one\ntwo\n", 1, "/a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
-		{"split inside the nonce", "x", 0, "/d", "", []int{1, 10}},
-		{"output ends with RS", "tail\x1e", 0, "/d", "", []int{5}},
-		{"output holds RS and a part of the nonce", "\x1e0123\x1e" + testNonce[:31] + " no", 0, "/d", "", []int{3, 9}},
-		{"another nonce", "\x1e" + strings.Repeat("f", 32) + " 0 /e\x1e" + strings.Repeat("f", 32) + "\n", 0, "/d", "", nil},
-		{"dir with spaces and newline", "o", 255, "/a b\nc", "", nil},
-		{"bytes after the marker", "o", 0, "/d", "background\n", []int{2}},
+		{"plain", "hello\n", "e 0 1 - x /srv/app", "", nil},
+		{"no trailing newline", "abc", "e 3 1 - x /", "", nil},
+		{"empty", "", "", "", nil},
+		{"split everywhere", "one\ntwo\n", "e 1 1 - x /a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
+		{"split inside the nonce", "x", "s", "", []int{1, 10}},
+		{"output ends with RS", "tail\x1e", "s", "", []int{5}},
+		{"output holds RS and a part of the nonce", "\x1e0123\x1e" + testNonce[:31] + " no", "s", "", []int{3, 9}},
+		{"another nonce", "\x1e" + strings.Repeat("f", 32) + " 0 /e\x1e" + strings.Repeat("f", 32) + "\n", "s", "", nil},
+		{"body with newline and RS", "o", "e 255 1 - x /a b\nc\x1ed", "", nil},
+		{"bytes after the record", "o", "e 0 1 - x /d", "background\n", []int{2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data := append([]byte(tc.output), markerBytes(testNonce, tc.status, tc.dir)...)
+			data := append([]byte(tc.output), markerBytes(testNonce, tc.body)...)
 			data = append(data, tc.after...)
-			out, m, rest, err := scanAll(t, testNonce, data, tc.cuts)
+			out, body, found, rest, err := scanAll(t, testNonce, data, tc.cuts)
 			require.NoError(t, err)
-			require.NotNil(t, m)
+			require.True(t, found)
 			assert.Equal(t, tc.output, string(out))
-			assert.Equal(t, tc.status, m.Status)
-			assert.Equal(t, tc.dir, m.Dir)
+			assert.Equal(t, tc.body, string(body))
 			assert.Equal(t, tc.after, string(rest))
 		})
 	}
 }
 
-func TestScannerWithoutMarker(t *testing.T) {
+func TestScannerFindsSuccessiveRecords(t *testing.T) {
+	s := newScanner(testNonce)
+	data := append(append([]byte("junk "), markerBytes(testNonce, "s")...), "mid\n"...)
+	data = append(append(data, markerBytes(testNonce, "e 0 1 - x /")...), "tail"...)
+	var out []byte
+	var bodies []string
+	for p := data; len(p) > 0; {
+		body, rest, ok, err := s.feed(p, func(b []byte) { out = append(out, b...) })
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		bodies = append(bodies, string(body))
+		p = rest
+	}
+	out = append(out, s.flush()...)
+	assert.Equal(t, []string{"s", "e 0 1 - x /"}, bodies)
+	assert.Equal(t, "junk mid\ntail", string(out))
+}
+
+func TestScannerWithoutRecord(t *testing.T) {
 	data := []byte("partial\x1e" + testNonce[:10])
-	out, m, _, err := scanAll(t, testNonce, data, []int{3})
+	out, _, found, _, err := scanAll(t, testNonce, data, []int{3})
 	require.NoError(t, err)
-	assert.Nil(t, m)
+	assert.False(t, found)
 	assert.Equal(t, string(data), string(out), "held bytes are released at the end")
 
+	cut := []byte("x\x1e" + testNonce + " e 0 1 - x /d")
+	out, _, found, _, err = scanAll(t, testNonce, cut, []int{5})
+	require.NoError(t, err)
+	assert.False(t, found)
+	assert.Equal(t, string(cut), string(out), "a cut-off record is released too")
+
 	s := newScanner(testNonce)
-	_, _, err = s.feed(append([]byte("\x1e"+testNonce+" "), bytes.Repeat([]byte("x"), maxMarkBody+1)...), func([]byte) {})
+	long := append([]byte("\x1e"+testNonce+" "), bytes.Repeat([]byte("x"), maxMarkBody+1)...)
+	_, rest, ok, err := s.feed(long, func([]byte) {})
 	assert.ErrorIs(t, err, errBadMarker)
-	s = newScanner(testNonce)
-	_, _, err = s.feed([]byte("\x1e"+testNonce+" x /d\x1e"+testNonce+"\n"), func([]byte) {})
-	assert.ErrorIs(t, err, errBadMarker)
+	assert.False(t, ok)
+	assert.Equal(t, string(long), string(rest), "the bytes of a record too long are given back")
+	body, _, ok, err := s.feed(markerBytes(testNonce, "s"), func([]byte) {})
+	require.NoError(t, err)
+	assert.True(t, ok, "the scanner starts afresh")
+	assert.Equal(t, "s", string(body))
+}
+
+func TestParseEnd(t *testing.T) {
+	tests := []struct {
+		body string
+		want *mark
+	}{
+		{"e 0 123 - braceexpand:hashall /srv/app", &mark{Status: 0, Ran: "123", Stdout: true, Stderr: true, Opts: "braceexpand:hashall", Dir: "/srv/app"}},
+		{"e 255 x 12 x /a b\nc", &mark{Status: 255, Ran: "x", Opts: "x", Dir: "/a b\nc"}},
+		{"e 1 7 1 errexit:hashall ", &mark{Status: 1, Ran: "7", Stderr: true, Opts: "errexit:hashall"}},
+		{"e 2 7 2 x /", &mark{Status: 2, Ran: "7", Stdout: true, Opts: "x", Dir: "/"}},
+		{"e 256 7 - x /", nil},
+		{"e -1 7 - x /", nil},
+		{"e 01 7 - x /", nil},
+		{"e x 7 - x /", nil},
+		{"e 0 7 3 x /", nil},
+		{"e 0  - x /", nil},
+		{"e 0 7 - x", nil},
+		{"s", nil},
+		{"", nil},
+		{"x 0 7 - x /", nil},
+	}
+	for _, tc := range tests {
+		m, err := parseEnd([]byte(tc.body))
+		if tc.want == nil {
+			assert.ErrorIs(t, err, errBadMarker, "%q", tc.body)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.body)
+		assert.Equal(t, tc.want, m, "%q", tc.body)
+	}
+	m, err := parseEnd([]byte("e 0 1 - errexit:hashall /"))
+	require.NoError(t, err)
+	assert.True(t, m.errexit())
+	m, err = parseEnd([]byte("e 0 1 - braceexpand:noerrexitx /"))
+	require.NoError(t, err)
+	assert.False(t, m.errexit())
 }
 
 func FuzzScanner(f *testing.F) {
-	f.Add([]byte("hello\n"), uint8(0), "/srv/app", []byte(""), []byte{3, 7})
-	f.Add([]byte("abc\x1e"), uint8(127), "/a b", []byte("after"), []byte{1, 1, 1, 1})
-	f.Add([]byte("\x1e"+testNonce[:20]), uint8(1), "/", []byte("\x1e"+testNonce+" 1 /\x1e"+testNonce+"\n"), []byte{30})
-	f.Add([]byte{}, uint8(255), "", []byte{}, []byte{})
-	f.Fuzz(func(t *testing.T, output []byte, status uint8, dir string, after []byte, cutBytes []byte) {
+	f.Add([]byte("hello\n"), "e 0 1 - x /srv/app", []byte(""), []byte{3, 7})
+	f.Add([]byte("abc\x1e"), "e 127 1 - x /a b", []byte("after"), []byte{1, 1, 1, 1})
+	f.Add([]byte("\x1e"+testNonce[:20]), "s", []byte("\x1e"+testNonce+" s\x1e"+testNonce+"\n"), []byte{30})
+	f.Add([]byte{}, "", []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, output []byte, body string, after []byte, cutBytes []byte) {
 		start := []byte("\x1e" + testNonce + " ")
 		end := []byte("\x1e" + testNonce + "\n")
-		if bytes.Contains(output, start) || strings.Contains(dir, string(end)) {
-			t.Skip("the output contains the marker itself")
+		if bytes.Contains(output, start) || strings.Contains(body, string(end)) {
+			t.Skip("the output contains the record itself")
 		}
-		data := append(append([]byte(nil), output...), markerBytes(testNonce, int(status), dir)...)
+		data := append(append([]byte(nil), output...), markerBytes(testNonce, body)...)
 		data = append(data, after...)
 		var cuts []int
 		pos := 0
@@ -122,24 +190,24 @@ func FuzzScanner(f *testing.F) {
 			pos += int(c)
 			cuts = append(cuts, pos)
 		}
-		out, m, rest, err := scanAll(t, testNonce, data, cuts)
-		if len(dir) > maxMarkBody-8 {
+		out, got, found, rest, err := scanAll(t, testNonce, data, cuts)
+		if len(body) > maxMarkBody-8 {
 			return // may be refused as malformed
 		}
 		require.NoError(t, err)
-		require.NotNil(t, m)
+		require.True(t, found)
 		require.Equal(t, string(output), string(out))
-		require.Equal(t, int(status), m.Status)
-		require.Equal(t, dir, m.Dir)
+		require.Equal(t, body, string(got))
 		require.Equal(t, string(after), string(rest))
 	})
 }
 
-// FuzzScannerNoFalseEnd: output without the marker never ends a command
+// FuzzScannerNoFalseEnd: output without a record never ends a command
 // and comes out unchanged.
 func FuzzScannerNoFalseEnd(f *testing.F) {
 	f.Add([]byte("\x1e"+testNonce+"\n"), []byte{5})
 	f.Add([]byte("\x1e\x1e\x1e"), []byte{1, 1})
+	f.Add([]byte("\x1e"+testNonce+" s"), []byte{2})
 	f.Fuzz(func(t *testing.T, output []byte, cutBytes []byte) {
 		if bytes.Contains(output, []byte("\x1e"+testNonce+" ")) {
 			t.Skip()
@@ -150,9 +218,9 @@ func FuzzScannerNoFalseEnd(f *testing.F) {
 			pos += int(c)
 			cuts = append(cuts, pos)
 		}
-		out, m, _, err := scanAll(t, testNonce, output, cuts)
+		out, _, found, _, err := scanAll(t, testNonce, output, cuts)
 		require.NoError(t, err)
-		require.Nil(t, m)
+		require.False(t, found)
 		require.Equal(t, string(output), string(out))
 	})
 }
@@ -227,10 +295,19 @@ func TestAnsiQuoteInBash(t *testing.T) {
 }
 
 func TestCommandLineIsOneLine(t *testing.T) {
-	line := commandLine("echo a\necho 'b'\n", testNonce)
-	assert.Equal(t, 1, strings.Count(line, "\n"))
-	assert.True(t, strings.HasSuffix(line, "\n"))
-	assert.Equal(t, 2, strings.Count(line, testNonce))
+	c := newCommand()
+	for _, prev := range []int{0, 3} {
+		line := commandLine("echo a\necho 'b'\n", c, prev)
+		assert.Equal(t, 1, strings.Count(line, "\n"))
+		assert.True(t, strings.HasSuffix(line, "\n"))
+		assert.Equal(t, 4, strings.Count(line, c.nonce), "the nonce is in the two record words only")
+		assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
+		for i := 0; i < len(line); i++ {
+			require.True(t, line[i] == '\n' || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
+		}
+	}
+	assert.Contains(t, commandLine(":", c, 3), `(\\builtin exit 3)\n`)
+	assert.NotContains(t, commandLine(":", c, 0), "(exit")
 }
 
 func TestClean(t *testing.T) {
