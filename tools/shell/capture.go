@@ -265,6 +265,12 @@ func clean(s string) string {
 	if hasControlSequence(s) {
 		s = stripControls(s)
 	}
+	return collapseCR(s)
+}
+
+// collapseCR reads CRLF as LF and keeps, of a line redrawn with carriage
+// returns, what was written after the last one.
+func collapseCR(s string) string {
 	if strings.IndexByte(s, '\r') < 0 {
 		return s
 	}

@@ -25,13 +25,14 @@ import (
 //     the harness reads), never from the command's output. A record is
 //     RS nonce " " body RS nonce "\n" (RS is the byte 0x1e) with a fresh
 //     random nonce per command.
-//   - Records are printed without running any command by name: each is
-//     the message of a failed ${name:?message} expansion in a subshell
-//     (bash prints it itself, prefixed by the script name and line, on
-//     the subshell's stderr, which is the status channel). No function,
-//     alias or disabled builtin takes part, so nothing the command defined
-//     ever sees the nonce, which appears nowhere but in those words: not
-//     in a variable, an argument or $BASH_COMMAND.
+//   - Records are printed without running any command: each is the
+//     message of a failed ${name:?message} expansion in a redirection of
+//     a subshell, which bash prints itself (prefixed by the script name
+//     and line) on the subshell's stderr, the status channel, before the
+//     subshell's body could run. No function, alias, disabled builtin or
+//     trap takes part, so nothing the command defined ever sees the
+//     nonce, which appears nowhere but in those words: not in a variable,
+//     an argument or $BASH_COMMAND, not even for a DEBUG trap.
 //   - The line uses no reserved word, so aliases cannot rewrite it. Its
 //     command words are quoted (\eval, \test) and get no secret; a
 //     redefined test can at worst hide a redirected stdout.
@@ -52,12 +53,13 @@ import (
 //     sync record is exactly the command's, whether or not it ends in a
 //     newline.
 //
-// What the protocol cannot stop is code that reads the shell's own input
-// or code as it runs: a DEBUG trap that looks at $BASH_COMMAND while the
-// record is printed, verbose mode (set -v) whose echo of the input is
-// read back from a file, or reading the shell's memory or its input
-// descriptor. Such a command runs inside the shell with all of its
-// power; it is not something a protocol in the same process can keep out.
+// What the protocol cannot stop is code that reads the shell's own
+// input: verbose mode (set -v) whose echo of the input is read back from
+// a file, history (set -o history) read with the history builtin, the
+// shell's memory or its input descriptor. Such a command runs inside the shell with all
+// of its power; a protocol in the same process cannot keep it out. The
+// start record carries $SHELLOPTS, so a result warns when set -v or set
+// -o history was on as the command line was read.
 
 const (
 	// markerFD is the shell's descriptor of the status channel.
@@ -66,6 +68,11 @@ const (
 	// stdout and stderr with.
 	outputFD = 18
 )
+
+// scriptPath is the script bash is started with: descriptor 3, the pipe
+// the harness writes command lines into. bash names it at the start of
+// its messages.
+const scriptPath = "/dev/fd/3"
 
 const rs = "\x1e"
 
@@ -92,6 +99,11 @@ type command struct {
 	sync  string // the output sync token; never sent to the shell
 }
 
+// trigger is the variable, never set, whose ${trigger:?message}
+// expansion prints a record. bash writes "script: line N: trigger: "
+// before the message.
+func (c command) trigger() string { return "__hn_" + c.tag }
+
 func newCommand() command {
 	return command{nonce: newNonce(), tag: newNonce()[:12], ran: newRanToken(), sync: newNonce()}
 }
@@ -111,16 +123,18 @@ func bootLine() string {
 func commandLine(text string, c command, prev int) string {
 	fd := strconv.Itoa(markerFD)
 	v := func(name string) string { return "__h" + name + "_" + c.tag } // a subshell variable
-	// rec returns a word that prints the record body (a double-quoted
-	// bash string) as the message of an expansion error.
-	rec := func(body string) string {
-		return "${" + v("n") + ":?$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "}"
+	// printer returns a subshell that prints the record body (the inside
+	// of a double-quoted bash string) on the status channel and runs
+	// nothing: the expansion of its redirection fails before its body
+	// could run, so no simple command, and no DEBUG trap, sees the nonce.
+	printer := func(body string) string {
+		return "( " + v("q") + "= ) 2>&" + fd + " 9<${" + c.trigger() + ":?$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "}"
 	}
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/8 + 600)
 
 	// The start record.
-	b.WriteString("( " + v("p") + "=" + rec("s") + " ) 2>&" + fd + " || " + fd + ">&" + fd + "; ")
+	b.WriteString(printer("s ${SHELLOPTS:-x}") + " || " + fd + ">&" + fd + "; ")
 
 	// The command.
 	b.WriteString(`\builtin eval $'__harness_ran=` + c.ran + `\n`)
@@ -140,7 +154,7 @@ func commandLine(text string, c command, prev int) string {
 		v("f") + "=; " +
 		`\builtin test /dev/fd/1 -ef /dev/fd/` + out + " || " + v("f") + "=1; " +
 		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "=${" + v("f") + "}2; " +
-		"( " + v("p") + "=" + rec("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") + " ) 2>&" + fd +
+		printer("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") +
 		" ) || " + fd + ">&" + fd + "\n")
 	return b.String()
 }
@@ -196,8 +210,23 @@ type mark struct {
 }
 
 // errexit reports whether set -e was on after the command.
-func (m *mark) errexit() bool {
-	return strings.Contains(":"+m.Opts+":", ":errexit:")
+func (m *mark) errexit() bool { return hasOption(m.Opts, "errexit") }
+
+// hasOption reports whether the $SHELLOPTS value opts lists option.
+func hasOption(opts, option string) bool {
+	return strings.Contains(":"+opts+":", ":"+option+":")
+}
+
+// parseStart parses the body of a start record, "s opts", and reports
+// whether the shell echoed or recorded the command line as it read it
+// (set -v, set -o history), where the command itself could read the
+// line's nonce.
+func parseStart(b []byte) (exposed, ok bool) {
+	opts, ok := strings.CutPrefix(string(b), "s ")
+	if !ok || opts == "" || strings.Contains(opts, " ") {
+		return false, false
+	}
+	return hasOption(opts, "verbose") || hasOption(opts, "history"), true
 }
 
 // maxMarkBody bounds the body of a record; a directory name is far

@@ -163,6 +163,20 @@ func TestParseEnd(t *testing.T) {
 		require.NoError(t, err, "%q", tc.body)
 		assert.Equal(t, tc.want, m, "%q", tc.body)
 	}
+	for body, want := range map[string][2]bool{
+		"s braceexpand:hashall":         {false, true},
+		"s braceexpand:history:hashall": {true, true},
+		"s verbose":                     {true, true},
+		"s x":                           {false, true},
+		"s nohistory":                   {false, true},
+		"s":                             {false, false},
+		"s ":                            {false, false},
+		"s a b":                         {false, false},
+		"e 0 1 - x /":                   {false, false},
+	} {
+		exposed, ok := parseStart([]byte(body))
+		assert.Equal(t, want, [2]bool{exposed, ok}, "%q", body)
+	}
 	m, err := parseEnd([]byte("e 0 1 - errexit:hashall /"))
 	require.NoError(t, err)
 	assert.True(t, m.errexit())
@@ -174,7 +188,7 @@ func TestParseEnd(t *testing.T) {
 func FuzzScanner(f *testing.F) {
 	f.Add([]byte("hello\n"), "e 0 1 - x /srv/app", []byte(""), []byte{3, 7})
 	f.Add([]byte("abc\x1e"), "e 127 1 - x /a b", []byte("after"), []byte{1, 1, 1, 1})
-	f.Add([]byte("\x1e"+testNonce[:20]), "s", []byte("\x1e"+testNonce+" s\x1e"+testNonce+"\n"), []byte{30})
+	f.Add([]byte("\x1e"+testNonce[:20]), "s x", []byte("\x1e"+testNonce+" s x\x1e"+testNonce+"\n"), []byte{30})
 	f.Add([]byte{}, "", []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, output []byte, body string, after []byte, cutBytes []byte) {
 		start := []byte("\x1e" + testNonce + " ")

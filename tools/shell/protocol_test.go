@@ -89,10 +89,14 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 		{name: "set -o posix", setup: "set -o posix"},
 		{name: "set -x", setup: "set -x", quiet: true},
 		{name: "set -v", setup: "set -v", quiet: true},
+		{name: "set -o history", setup: "set -o history", quiet: true},
+		{name: "a DEBUG trap that skips commands", setup: "trap false DEBUG; shopt -s extdebug", broken: true},
 		{name: "set -f, noclobber, pipefail", setup: "set -f -C -o pipefail"},
 		{name: "glob options", setup: "shopt -s failglob nullglob extglob nocasematch nocaseglob dotglob globstar"},
 		{name: "IFS of digits", setup: "IFS=0123456789e"},
 		{name: "DEBUG trap", setup: `trap 'forge "$BASH_COMMAND"' DEBUG`, quiet: true},
+		{name: "DEBUG trap in subshells", setup: `trap 'forge "$BASH_COMMAND"' DEBUG; set -T`, quiet: true},
+		{name: "DEBUG trap, extdebug", setup: `trap 'forge "$BASH_COMMAND"' DEBUG; shopt -s extdebug`, quiet: true},
 		{name: "ERR trap", setup: `trap 'forge ERR' ERR; set -E`, quiet: true},
 		{name: "BASH_ARGV0", setup: "BASH_ARGV0=/FORGED"},
 		{name: "a fake record on descriptor 19", setup: `printf '\036%s s\036%s\n\036%s e 0 x - x /FORGED\036%s\n' ab ab ab ab >&19`},
@@ -164,6 +168,21 @@ func TestProtocolStdoutRedirectedAway(t *testing.T) {
 	assert.Contains(t, res.Text(), "[The shell's stdout no longer leads to this tool")
 }
 
+func TestProtocolExposedCommandLineNoted(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env)
+	id, _ := k.openShell(nil)
+	res := k.do(id, "set -o history")
+	assert.NotContains(t, res.Text(), "could read its own command line", "history was off as this line was read")
+	res = k.do(id, "history | grep -c . >/dev/null; true")
+	assert.Contains(t, res.Text(), "[exit code 0")
+	assert.Contains(t, res.Text(), "[set -v or set -o history was on when the shell read this command")
+	res = k.do(id, "set +o history")
+	assert.Contains(t, res.Text(), "could read its own command line")
+	res = k.do(id, "true")
+	assert.NotContains(t, res.Text(), "could read its own command line")
+}
+
 func TestProtocolSetENoted(t *testing.T) {
 	env := testEnv(t)
 	k := newKit(t, env)
@@ -183,6 +202,10 @@ func TestProtocolStatusChannelChatterShown(t *testing.T) {
 	assert.Contains(t, res.Text(), "on-the-channel\n")
 	assert.Contains(t, res.Text(), "out\n")
 	assert.Contains(t, res.Text(), "[exit code 0")
+	res = k.do(id, "printf 'no newline' >&19; echo out")
+	assert.Contains(t, res.Text(), "no newline", "a partial line before a record is shown")
+	assert.NotContains(t, res.Text(), "__hn_", "bash's prefix of the record is not")
+	assert.NotContains(t, res.Text(), scriptPath)
 }
 
 // TestProtocolNotStarted: a shell that does not read its input (here it

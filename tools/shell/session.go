@@ -70,6 +70,7 @@ type finished struct {
 	code    int
 	elapsed time.Duration
 	notRun  bool // the shell's eval did not run the command text
+	exposed bool // the command could read its own command line
 }
 
 // running is the protocol state of the command that runs.
@@ -77,6 +78,7 @@ type running struct {
 	cmd     command
 	marks   *scanner // finds the command's records on the status channel
 	started bool     // the start record came
+	exposed bool     // the shell echoed or recorded the line (set -v, set -o history)
 	end     *mark    // the end record, once it came
 }
 
@@ -230,7 +232,7 @@ func (sh *shell) finishLocked() {
 	}
 	sh.prev = m.Status
 	sh.noStdout, sh.noStderr, sh.errexit = !m.Stdout, !m.Stderr, m.errexit()
-	sh.last = &finished{command: sh.command, code: m.Status, elapsed: time.Since(sh.cmdStart)}
+	sh.last = &finished{command: sh.command, code: m.Status, elapsed: time.Since(sh.cmdStart), exposed: r.exposed}
 	// The command text starts by setting __harness_ran. If the variable
 	// still holds what it held before, that never happened; any other
 	// value means the text ran, though the command may have changed the
@@ -302,10 +304,16 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		if !ok {
 			break
 		}
-		sh.junk = sh.junk[:0] // bash's prefix of the record's line
+		// bash writes "script: line N: trigger: " before the record; what
+		// came before that on the line is shown.
+		if bytes.HasSuffix(sh.junk, []byte(r.cmd.trigger()+": ")) {
+			i := bytes.LastIndex(sh.junk, []byte(scriptPath+": "))
+			sh.junk = sh.junk[:max(i, 0)]
+		}
+		sh.flushJunkLocked()
 		p = rest
-		if string(body) == "s" {
-			r.started = true
+		if exposed, ok := parseStart(body); ok {
+			r.started, r.exposed = true, exposed
 			continue
 		}
 		m, err := parseEnd(body)
@@ -324,6 +332,8 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 // junkLocked shows what came on the status channel that is not a record
 // (the sandbox's or bash's own messages, say), line by line; a partial
 // line waits, since it may be the prefix bash writes before a record.
+// The output goes to the window like the shell's output, in the order
+// the two pipes are read.
 func (sh *shell) junkLocked(b []byte) {
 	sh.junk = append(sh.junk, b...)
 	if i := bytes.LastIndexByte(sh.junk, '\n'); i >= 0 {
@@ -508,10 +518,13 @@ func (sh *shell) statusLocked(b *strings.Builder) (status string, code *int) {
 		c := sh.last.code
 		code = &c
 		fmt.Fprintf(b, "[exit code %d · %s]\n", c, durText(sh.last.elapsed))
+		if sh.last.exposed {
+			b.WriteString("[set -v or set -o history was on when the shell read this command, so the command could read its own command line and could have faked the exit code and directory reported here. Turn them off with set +v +o history.]\n")
+		}
 		sh.last = nil
 	case sh.broken != "":
 		status = statusExited
-		b.WriteString("[no command is known to run]\n")
+		b.WriteString("[exit code unknown]\n")
 	default:
 		status = statusExited
 		b.WriteString("[no command running]\n")

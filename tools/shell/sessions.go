@@ -185,7 +185,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		return nil, err
 	}
 	// bash reads its script (the command lines) from descriptor 3.
-	argv, err := s.cfg.argv(bash, dir, "/dev/fd/3")
+	argv, err := s.cfg.argv(bash, dir, scriptPath)
 	if err != nil {
 		return nil, err
 	}
