@@ -34,12 +34,15 @@ import (
 //     nonce, which appears nowhere but in those words: not in a variable,
 //     an argument or $BASH_COMMAND, not even for a DEBUG trap.
 //   - The line uses no reserved word, so aliases cannot rewrite it. Its
-//     command words are quoted (\eval, \test) and get no secret; a
-//     redefined test can at worst hide a redirected stdout.
-//   - The command runs as \eval of its text quoted whole. The quoted text
-//     first sets __harness_ran to a per-command token; the end record
-//     carries the variable back, so a replaced or disabled eval (the
-//     command never ran) or a read-only __harness_ran is noticed.
+//     only command word is \builtin (quoted, so no alias applies), which
+//     runs eval, test and exit past any function of those names; none of
+//     them is given a secret.
+//   - The command runs as \builtin eval of its text quoted whole. The
+//     text first sets __harness_ran to a per-command token, and the end
+//     record carries the variable back, so an eval that did not run the
+//     text (disabled with enable -n, a function named builtin, a
+//     read-only __harness_ran, a DEBUG trap that skips commands) is
+//     noticed.
 //   - Variables our subshells use have per-command random names, so the
 //     command cannot make them read-only (a failed assignment aborts the
 //     subshell) or integer-typed in advance.
@@ -56,10 +59,12 @@ import (
 // What the protocol cannot stop is code that reads the shell's own
 // input: verbose mode (set -v) whose echo of the input is read back from
 // a file, history (set -o history) read with the history builtin, the
-// shell's memory or its input descriptor. Such a command runs inside the shell with all
-// of its power; a protocol in the same process cannot keep it out. The
-// start record carries $SHELLOPTS, so a result warns when set -v or set
-// -o history was on as the command line was read.
+// shell's memory or its input descriptor. Such a command runs inside the
+// shell with all of its power; a protocol in the same process cannot
+// keep it out. The start record carries $SHELLOPTS, so a result warns
+// when set -v or set -o history was on as the command line was read. A
+// command can also make the shell run nothing more (set -n), which looks
+// like a command that never ends.
 
 const (
 	// markerFD is the shell's descriptor of the status channel.
@@ -256,6 +261,7 @@ func newScanner(id string) *scanner {
 // malformed (too long); its bytes are returned as rest and the scanner
 // starts afresh.
 func (s *scanner) feed(p []byte, out func([]byte)) (body, rest []byte, ok bool, err error) {
+	from := 0 // where the end may start in held; what came before was searched
 	if !s.in {
 		data := p
 		if len(s.held) > 0 {
@@ -277,9 +283,13 @@ func (s *scanner) feed(p []byte, out func([]byte)) (body, rest []byte, ok bool, 
 		s.in = true
 		s.held = append([]byte(nil), data[i+len(s.start):]...)
 	} else {
+		from = max(0, len(s.held)-len(s.end)+1)
 		s.held = append(s.held, p...)
 	}
-	j := bytes.Index(s.held, s.end)
+	j := bytes.Index(s.held[from:], s.end)
+	if j >= 0 {
+		j += from
+	}
 	if j < 0 {
 		if len(s.held) > maxMarkBody {
 			bad := append(append([]byte(nil), s.start...), s.held...)
@@ -315,10 +325,12 @@ func parseEnd(b []byte) (*mark, error) {
 	if err != nil || n < 0 || n > 255 || f[1] != strconv.Itoa(n) {
 		return nil, errBadMarker
 	}
-	if f[2] == "" || f[3] == "" || f[4] == "" {
+	if f[2] != "x" && strings.Trim(f[2], "0123456789") != "" || f[2] == "" || f[4] == "" {
 		return nil, errBadMarker
 	}
-	if strings.Trim(f[3], "-12") != "" {
+	switch f[3] {
+	case "-", "1", "2", "12":
+	default:
 		return nil, errBadMarker
 	}
 	return &mark{Status: n, Ran: f[2], Stdout: !strings.Contains(f[3], "1"), Stderr: !strings.Contains(f[3], "2"),

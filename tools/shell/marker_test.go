@@ -148,6 +148,9 @@ func TestParseEnd(t *testing.T) {
 		{"e 01 7 - x /", nil},
 		{"e x 7 - x /", nil},
 		{"e 0 7 3 x /", nil},
+		{"e 0 7 21 x /", nil},
+		{"e 0 7 -1 x /", nil},
+		{"e 0 7a - x /", nil},
 		{"e 0  - x /", nil},
 		{"e 0 7 - x", nil},
 		{"s", nil},
@@ -467,4 +470,39 @@ func TestSplit(t *testing.T) {
 		x, y := split(tc.budget, tc.a, tc.b)
 		assert.Equal(t, []int{tc.x, tc.y}, []int{x, y}, "%+v", tc)
 	}
+}
+
+// renderEnd writes the body of an end record as the shell does.
+func renderEnd(m *mark) string {
+	fds := ""
+	if !m.Stdout {
+		fds += "1"
+	}
+	if !m.Stderr {
+		fds += "2"
+	}
+	if fds == "" {
+		fds = "-"
+	}
+	return fmt.Sprintf("e %d %s %s %s %s", m.Status, m.Ran, fds, m.Opts, m.Dir)
+}
+
+// FuzzParseRecords: a parsed end record renders back to the same text,
+// and what the shell writes always parses.
+func FuzzParseRecords(f *testing.F) {
+	f.Add("e 0 123 - braceexpand:hashall /srv/app", uint8(3), "/a b\nc", false, true)
+	f.Add("s errexit:history", uint8(0), "", true, true)
+	f.Add("e 256 1 3 x /", uint8(255), "\x1e", false, false)
+	f.Fuzz(func(t *testing.T, body string, status uint8, dir string, stdout, stderr bool) {
+		if m, err := parseEnd([]byte(body)); err == nil {
+			require.Equal(t, body, renderEnd(m))
+		}
+		if exposed, ok := parseStart([]byte(body)); ok {
+			require.Equal(t, exposed, strings.Contains(":"+body[2:]+":", ":verbose:") || strings.Contains(":"+body[2:]+":", ":history:"))
+		}
+		want := &mark{Status: int(status), Ran: "17", Stdout: stdout, Stderr: stderr, Opts: "braceexpand:hashall", Dir: dir}
+		m, err := parseEnd([]byte(renderEnd(want)))
+		require.NoError(t, err)
+		require.Equal(t, want, m)
+	})
 }

@@ -544,7 +544,7 @@ func (sh *shell) statusLocked(b *strings.Builder) (status string, code *int) {
 // shell, and whether its protocol is broken.
 func (sh *shell) notesLocked(b *strings.Builder) {
 	if sh.broken != "" {
-		fmt.Fprintf(b, "[Shell %s is broken: %s. The harness can no longer run commands in it or tell when they end. "+
+		fmt.Fprintf(b, "[Shell %s is broken: %s. It can no longer run commands, or report when they end. "+
 			"Close it with shell_close and open a new one with shell_open; its variables, functions and background processes are lost.]\n", sh.id, sh.broken)
 		return
 	}
