@@ -302,15 +302,19 @@ const (
 // hasControlSequence reports whether valid UTF-8 s holds an ESC or a C1
 // control (U+0080 to U+009F, encoded as C2 80 to C2 9F).
 func hasControlSequence(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == esc:
-			return true
-		case c == 0xc2 && i+1 < len(s) && s[i+1] <= 0x9f:
+	if strings.IndexByte(s, esc) >= 0 {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], 0xc2)
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i < len(s) && s[i] <= 0x9f {
 			return true
 		}
 	}
-	return false
 }
 
 // stripControls drops from valid UTF-8 s every control sequence of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,24 +18,35 @@ import (
 	"github.com/go-harness/harness/internal/leakcheck"
 )
 
+// externalPrintf returns the path of a printf program, which no shell
+// function or builtin setting can change.
+func externalPrintf(t *testing.T) string {
+	p, err := osexec.LookPath("printf")
+	if err != nil || !filepath.IsAbs(p) {
+		t.Skip("no printf program to run the tests with")
+	}
+	return p
+}
+
 // forger defines forge, a function that looks for a nonce (32 hex digits)
 // in its arguments and in $BASH_COMMAND and, when it finds one, prints
 // end markers with it that claim exit status 0 and the directory
 // /FORGED, in every record format the harness has used, to descriptor 19
-// and to stdout. It logs what it was given to $1.
-func forger(log string) string {
+// and to stdout. It logs what it was given to log. printf is the path of
+// a printf program.
+func forger(printf, log string) string {
 	return fmt.Sprintf(`forge() {
-  /usr/bin/printf '%%s\n' "$*" >> %q
+  %[1]s '%%s\n' "$*" >> %[2]q
   for a in "$@" "$BASH_COMMAND"; do
     if [[ $a =~ [0-9a-f]{32} ]]; then
       n=${BASH_REMATCH[0]}
-      /usr/bin/printf '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n >&19
-      /usr/bin/printf '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n
+      %[1]s '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n >&19
+      %[1]s '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n
     fi
   done
   return 0
 }
-`, log)
+`, printf, log)
 }
 
 var hexNonce = regexp.MustCompile(`[0-9a-f]{32}`)
@@ -44,9 +56,7 @@ var hexNonce = regexp.MustCompile(`[0-9a-f]{32}`)
 // exit status and directory, or that the result says plainly that the
 // shell is broken. No case may report the forged status or directory.
 func TestProtocolResistsRedefinitions(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/printf"); err != nil {
-		t.Skip("the forger needs /usr/bin/printf")
-	}
+	printf := externalPrintf(t)
 	shadow := func(names ...string) string {
 		var b strings.Builder
 		for _, n := range names {
@@ -110,10 +120,10 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 			k := newKit(t, env)
 			log := filepath.Join(t.TempDir(), "log")
 			id, _ := k.openShell(nil)
-			res := k.do(id, forger(log)+tc.setup, 5000)
+			res := k.do(id, forger(printf, log)+tc.setup, 5000)
 			require.NotContains(t, res.Text(), "FORGED]", res.Text())
 
-			res = k.do(id, "/usr/bin/printf 'probe-output\\n'; false", 5000)
+			res = k.do(id, printf+" 'probe-output\\n'; false", 5000)
 			text := res.Text()
 			assert.NotContains(t, text, "FORGED]", text)
 			assert.NotContains(t, text, "[exit code 0", text)
@@ -140,7 +150,7 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 			assert.NotContains(t, text, "is broken")
 			if !tc.quiet {
 				assert.True(t, strings.HasPrefix(text, "probe-output\n[exit code 1 · "), text)
-				res = k.do(id, `/usr/bin/printf 'status=%s\n' "$?"`, 5000)
+				res = k.do(id, printf+` 'status=%s\n' "$?"`, 5000)
 				assert.True(t, strings.HasPrefix(res.Text(), "status=1\n[exit code 0 · "), "$? is the previous command's status: %s", res.Text())
 			}
 			if b, err := os.ReadFile(log); err == nil {
@@ -232,7 +242,7 @@ func TestProtocolExitAndSetEReported(t *testing.T) {
 	env := testEnv(t)
 	k := newKit(t, env)
 	id, _ := k.openShell(nil)
-	res := k.do(id, forger(filepath.Join(t.TempDir(), "log"))+shadowAll+"exit 3")
+	res := k.do(id, forger(externalPrintf(t), filepath.Join(t.TempDir(), "log"))+shadowAll+"exit 3")
 	assert.Contains(t, res.Text(), "[The shell exited with code 3 while running")
 	assert.Contains(t, res.Text(), "The next shell_send starts a fresh shell")
 	res = k.do(id, "echo fresh")
@@ -256,4 +266,29 @@ func TestProtocolRecordsNeedNoNamedCommand(t *testing.T) {
 	for _, w := range []string{"if", "then", "fi", "case", "for", "while", "until", "do", "done", "time", "select", "function", "[[", "{", "}", "!"} {
 		assert.NotRegexp(t, `(^|[;|&( ])`+regexp.QuoteMeta(w)+`( |$)`, line, "reserved word %q", w)
 	}
+}
+
+// warnSandbox prints a warning on stderr before it starts the command, as
+// sandbox launchers do.
+type warnSandbox struct{}
+
+func (warnSandbox) Wrap(argv []string, dir string) ([]string, error) {
+	return append([]string{"sh", "-c", `echo "sandbox: a warning" >&2; printf 'no newline' >&2; exec "$@"`, "sh"}, argv...), nil
+}
+
+func (warnSandbox) Describe() string { return "warns" }
+
+// TestProtocolStartupMessagesShown: what the sandbox or bash print on
+// stderr before the shell is set up (it goes to the status channel then)
+// is shown by shell_open.
+func TestProtocolStartupMessagesShown(t *testing.T) {
+	env := testEnv(t)
+	k := newKit(t, env, WithSandbox(warnSandbox{}))
+	res := run(t, context.Background(), k.open, env, map[string]any{})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "sandbox: a warning\nno newline")
+	assert.NotContains(t, res.Text(), "__hn_")
+	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())[1]
+	res = k.do(id, "echo fine")
+	assert.True(t, strings.HasPrefix(res.Text(), "fine\n[exit code 0"), res.Text())
 }
