@@ -20,10 +20,14 @@
 // native dependencies, so that the current directory, variables,
 // functions and background processes persist between commands. Each
 // command is sent on one line, quoted whole and run by eval with stdin
-// from /dev/null, and is followed by an end marker with a fresh random
-// nonce that carries the exit status and the current directory. A
-// command still running when the wait ends returns what it printed so
-// far; shell_read returns what came since. Every result ends with the
+// from /dev/null. The shell reports its start and end (exit status and
+// current directory) on a status channel of its own, in records with a
+// fresh random nonce printed by bash itself, so that no function, alias
+// or builtin a command redefines can forge them; a command that breaks
+// the protocol is reported, and the shell is then refused further
+// commands (close it and open a new one). A command still running when
+// the wait ends returns what it printed so far; shell_read returns what
+// came since. Every result ends with the
 // shell's current directory. Full-screen terminal programs are not
 // supported, and the tool descriptions say so.
 //

@@ -15,6 +15,10 @@ const (
 	CodeSandbox tools.ErrorCode = "sandbox_denied"
 	// CodeBusy: the persistent shell is still running an earlier command.
 	CodeBusy tools.ErrorCode = "shell_busy"
+	// CodeBrokenShell: the persistent shell runs, but its protocol no
+	// longer works (a command closed its status channel or replaced its
+	// eval), so it cannot run commands; close it and open a new one.
+	CodeBrokenShell tools.ErrorCode = "shell_broken"
 	// CodeUnknownSession: no open persistent shell has that id.
 	CodeUnknownSession tools.ErrorCode = "unknown_shell"
 	// CodeTooManySessions: the session already has the maximum number of

@@ -63,6 +63,9 @@ type config struct {
 	readWait    time.Duration
 	maxWait     time.Duration
 	maxJobs     int
+	// startHint is how long a missing start record may last before a
+	// result warns that the shell seems not to read its input.
+	startHint time.Duration
 }
 
 func newConfig(opts []Option) *config {
@@ -79,6 +82,7 @@ func newConfig(opts []Option) *config {
 		readWait:    DefaultReadWait,
 		maxWait:     DefaultMaxWait,
 		maxJobs:     DefaultMaxJobs,
+		startHint:   notStartedHint,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -39,11 +39,16 @@ type closeArgs struct {
 // Each shell is one long-lived bash (no profile or rc files) talking over
 // pipes, without a terminal, so cd, variables, functions and background
 // processes persist between commands while full-screen programs are not
-// supported. Commands are delimited by a marker line with a fresh random
-// nonce per command that carries the exit status and the shell's
-// directory; the command is sent quoted on one line and run by eval with
+// supported. A command is sent quoted on one line and run by eval with
 // stdin from /dev/null, so neither a multi-line command nor one that
-// reads stdin can confuse the protocol.
+// reads stdin can confuse the protocol. The shell reports the start and
+// the end of each command, with its exit status and the shell's
+// directory, on a status channel apart from the output, in records with a
+// fresh random nonce that bash prints itself: no function, alias or
+// builtin a command redefines sees the nonce or can forge a record. A
+// result says so when a command broke the protocol (closed the status
+// channel, disabled eval), redirected the shell's stdout away or turned
+// on set -e.
 //
 // Shells belong to the agent session that opened them (they live in its
 // tools.State), are limited in number, close after an idle timeout, and
@@ -180,7 +185,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		return nil, err
 	}
 	// bash reads its script (the command lines) from descriptor 3.
-	argv, err := s.cfg.argv(bash, dir, "/dev/fd/3")
+	argv, err := s.cfg.argv(bash, dir, scriptPath)
 	if err != nil {
 		return nil, err
 	}
@@ -269,6 +274,12 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 				"or run independent commands with bash or in another shell.",
 			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
 	}
+	if sh.broken != "" && sh.death == "" {
+		return nil, &tools.Error{Code: CodeBrokenShell, Message: fmt.Sprintf(
+			"Shell %s is broken, so the command was not sent: %s. Close it with shell_close and open a new one with shell_open; "+
+				"its variables, functions and background processes are lost. Call shell_read (session_id %q) to see what it printed.",
+			sh.id, sh.broken, sh.id)}
+	}
 	sh.touchLocked(call)
 	var pre strings.Builder
 	if earlier := sh.takeLocked(s.cfg.outputLimit / 4); earlier != "" {
@@ -292,16 +303,12 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if pre.Len() > 0 {
 		pre.WriteString("[output of this command:]\n")
 	}
-	sh.last = nil
-	nonce := newNonce()
-	sh.scan = newScanner(nonce)
-	sh.command = in.Command
-	sh.cmdStart = time.Now()
+	line := sh.beginLocked(in.Command)
 	script := sh.script
 	// The shell reads one line at a time and is idle, so the write
 	// completes as the shell parses it.
 	sh.mu.Unlock()
-	_, werr := io.WriteString(script, commandLine(in.Command, nonce))
+	_, werr := io.WriteString(script, line)
 	sh.mu.Lock()
 	if werr != nil && sh.death == "" && sh.scan != nil {
 		// The shell is going away; the watcher will say how.
