@@ -31,8 +31,9 @@ import (
 //     that when interlaced (it is rearranged into a copy).
 //
 // Downscaling adds the output image (4 bytes a pixel of the output) and
-// the encoder's output buffer; a full-size re-encode (a CMYK JPEG, an
-// animated GIF's first frame) adds the encoder's buffer for the full size.
+// the encoder's output, twice; a full-size re-encode (a CMYK JPEG, an
+// animated GIF's first frame) adds the encoder's output for the full
+// size.
 
 // encoderState is what the PNG and JPEG encoders allocate besides their
 // output (deflate's hash tables and window, row buffers).
@@ -42,9 +43,21 @@ const encoderState = 1 << 20
 // LZW tables, Huffman tables, read buffers, the colour sample.
 const decoderState = 512 << 10
 
-// encodedSize bounds the bytes an encoder writes for w x h pixels, with
-// the growth of the buffer it writes into.
-func encodedSize(w, h int) int64 { return 5 * int64(w) * int64(h) / 2 }
+// encodeNeed is what encoding w x h pixels holds besides the image: the
+// encoder's state, and its output twice (the chunks it is written into,
+// then the one slice they are copied to), the output being at most
+// maxBytes (the encoder is stopped past it). A PNG is at most its raw
+// rows and deflate's few bytes for a stored block; a JPEG at quality 90
+// takes under a byte a pixel even for noise, so 1.25 is allowed.
+func encodeNeed(w, h int, asPNG bool, maxBytes int64) int64 {
+	px := int64(w) * int64(h)
+	out := 5*px/4 + 64<<10
+	if asPNG {
+		raw := (4*int64(w) + 1) * int64(h)
+		out = raw + raw/1000 + 64<<10
+	}
+	return 2*min(out, maxBytes+outputChunk) + encoderState
+}
 
 // memoryNeed estimates the bytes Normalize needs for an image of the given
 // type and header dimensions, beyond the file's own bytes, and names what
@@ -54,17 +67,21 @@ func memoryNeed(mediaType string, data []byte, w, h int, lim Limits) (int64, str
 	nw, nh := fitLongEdge(w, h, lim.LongEdge)
 	var need int64
 	what := formatName(mediaType)
+	asPNG := true // the output format, when the pixels do not decide it yet: the costlier
 	switch mediaType {
 	case PNG:
 		need, what = pngNeed(data, w, h, nw, nh, scaled)
 	case JPEG:
 		var reencode bool
 		need, what, reencode = jpegNeed(data, w, h)
+		asPNG = false // a JPEG is opaque and many-coloured: it stays a JPEG
 		if reencode && !scaled {
-			need += encodedSize(w, h) + encoderState
+			need += encodeNeed(w, h, asPNG, lim.MaxBytes)
 		}
 	case WebP:
-		need, what = webpNeed(data, w, h)
+		var lossyOpaque bool
+		need, what, lossyOpaque = webpNeed(data, w, h)
+		asPNG = !lossyOpaque
 	case GIF:
 		var offset bool
 		need, what, offset = gifNeed(data, w, h)
@@ -72,21 +89,21 @@ func memoryNeed(mediaType string, data []byte, w, h int, lim Limits) (int64, str
 			if offset {
 				need += 4 * int64(w) * int64(h) // the frame is drawn onto a canvas of the screen's size
 			}
-			need += encodedSize(w, h) + encoderState
+			need += encodeNeed(w, h, asPNG, lim.MaxBytes)
 		}
 	}
 	if scaled {
-		need += scaledNeed(w, nw, nh)
+		need += scaledNeed(w, nw, nh, asPNG, lim.MaxBytes)
 	}
 	return need + decoderState, what
 }
 
 // scaledNeed is what downscaling a sw-wide source to nw x nh adds: the
 // output, the scaler's rows and spans, and the encoder.
-func scaledNeed(sw, nw, nh int) int64 {
+func scaledNeed(sw, nw, nh int, asPNG bool, maxBytes int64) int64 {
 	out := 4 * int64(nw) * int64(nh)
 	rows := 8*int64(sw) + 64*int64(nw) + 8*int64(sw) + 48*int64(nw) // a 16-bit source row, sums, spans
-	return out + rows + encodedSize(nw, nh) + encoderState
+	return out + rows + encodeNeed(nw, nh, asPNG, maxBytes)
 }
 
 // fitLongEdge returns the size of a w x h image scaled so that its longer
@@ -119,8 +136,11 @@ func readPNGHeader(data []byte) (pngHeader, bool) {
 				return pngHeader{}, false
 			}
 			b := data[off+8:]
-			return pngHeader{width: int(binary.BigEndian.Uint32(b)), height: int(binary.BigEndian.Uint32(b[4:])),
-				depth: b[8], colour: b[9], interlaced: b[12] == 1}, true
+			w, h := int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))
+			if w <= 0 || h <= 0 {
+				return pngHeader{}, false
+			}
+			return pngHeader{width: int(w), height: int(h), depth: b[8], colour: b[9], interlaced: b[12] == 1}, true
 		}
 		next := int64(off) + 12 + n
 		if next > int64(len(data)) {
@@ -287,8 +307,9 @@ func subsamplingName(hr, vr int) string {
 	return "subsampled"
 }
 
-// webpNeed returns x/image/webp's allocation for the image.
-func webpNeed(data []byte, w, h int) (int64, string) {
+// webpNeed returns x/image/webp's allocation for the image, and whether
+// it is lossy without alpha (so that a downscaled copy is a JPEG).
+func webpNeed(data []byte, w, h int) (int64, string, bool) {
 	pixels := int64(w) * int64(h)
 	mbs := int64((w+15)/16) * int64((h+15)/16)
 	var need int64
@@ -325,9 +346,9 @@ func webpNeed(data []byte, w, h int) (int64, string) {
 	case !lossy: // no frame found: the decode will refuse it; cost the worst
 		need = 7 * pixels
 	case what == "WebP":
-		what = "lossy WebP"
+		return need, "lossy WebP", true
 	}
-	return need, what
+	return need, what, false
 }
 
 // gifNeed returns image/gif's allocation for the first frame, and whether

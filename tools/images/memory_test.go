@@ -3,6 +3,7 @@ package images
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func TestHelperDecode(t *testing.T) {
 		nw, nh := fitLongEdge(img.Bounds().Dx(), img.Bounds().Dy(), DefaultLongEdge)
 		out, err := areaScale(ctx, img, nw, nh)
 		if err == nil {
-			_, _, err = encode(out, true)
+			_, _, err = encode(out, true, DefaultMaxBytes)
 		}
 		report(&Normalized{Width: nw, Height: nh, MediaType: PNG}, err)
 	case "tool":
@@ -171,6 +172,12 @@ func bombs() []bomb {
 		pngBomb("palette8.png", 8, 3, false, true),
 		pngBomb("palette4-interlaced.png", 4, 3, true, true),
 		{name: "photo420.jpg", accept: true, long: true, write: func(t testing.TB, p string) { writeBombJPEG(t, p, capW, capH) }},
+		{name: "photo420-padded.jpg", accept: true, long: true, write: func(t testing.TB, p string) {
+			// The same with comments making the file nearly as large as
+			// the byte limit: the file's bytes count too.
+			writeBombJPEG(t, p, capW, capH)
+			padJPEG(t, p, DefaultMaxBytes-(64<<10))
+		}},
 		{name: "photo444.jpg", long: true, write: func(t testing.TB, p string) {
 			writeBombJPEG(t, p, capW, capH)
 			patchFile(t, p, func(b []byte) { // luma sampled like chroma: 4:4:4
@@ -200,6 +207,27 @@ func estimate(t testing.TB, p string) int64 {
 	require.NoError(t, err)
 	need, _ := memoryNeed(mt, data, cfg.Width, cfg.Height, DefaultLimits())
 	return need
+}
+
+// padJPEG inserts comment segments after a JPEG's SOI until the file is
+// about size bytes.
+func padJPEG(t testing.TB, p string, size int) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var pad []byte
+	for len(b)+len(pad) < size {
+		n := min(65533, size-len(b)-len(pad))
+		seg := make([]byte, 4+n)
+		seg[0], seg[1] = 0xff, 0xfe
+		binary.BigEndian.PutUint16(seg[2:], uint16(n+2))
+		for i := range n {
+			seg[4+i] = byte('a' + i%26)
+		}
+		pad = append(pad, seg...)
+	}
+	out := append(append(append([]byte(nil), b[:2]...), pad...), b[2:]...)
+	require.NoError(t, os.WriteFile(p, out, 0o644))
 }
 
 func patchFile(t testing.TB, p string, f func([]byte)) {

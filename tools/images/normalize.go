@@ -360,13 +360,13 @@ func pngFailed(ctx context.Context, name string, data []byte, err error) error {
 
 // finish encodes the image to send on and records it in n.
 func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits) (*Normalized, error) {
-	enc, mt, err := encode(out, asPNG)
+	enc, mt, err := encode(out, asPNG, lim.MaxBytes)
+	if errors.Is(err, errOutputTooLarge) {
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+			"%s re-encoded to more than %d bytes, over the limit. Make a smaller copy (scale it down or crop it) and read that.", name, lim.MaxBytes)}
+	}
 	if err != nil {
 		return nil, &Error{Code: CodeEncode, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
-	}
-	if int64(len(enc)) > lim.MaxBytes {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
-			"%s re-encoded to %d bytes, over the %d-byte limit. Make a smaller copy (scale it down or crop it) and read that.", name, len(enc), lim.MaxBytes)}
 	}
 	b := out.Bounds()
 	n.Data, n.MediaType, n.Width, n.Height, n.Reencoded = enc, mt, b.Dx(), b.Dy(), true
@@ -493,20 +493,65 @@ func isOpaque(img image.Image) bool {
 	return false
 }
 
-// encode encodes out as PNG or JPEG.
-func encode(out image.Image, asPNG bool) ([]byte, string, error) {
-	var buf bytes.Buffer
+// encode encodes out as PNG or JPEG, in at most maxBytes.
+func encode(out image.Image, asPNG bool, maxBytes int64) ([]byte, string, error) {
+	buf := &outputBuffer{limit: maxBytes}
+	mt := JPEG
+	var err error
 	if asPNG {
+		mt = PNG
 		enc := png.Encoder{CompressionLevel: png.DefaultCompression}
-		if err := enc.Encode(&buf, out); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), PNG, nil
+		err = enc.Encode(buf, out)
+	} else {
+		err = jpeg.Encode(buf, out, &jpeg.Options{Quality: JPEGQuality})
 	}
-	if err := jpeg.Encode(&buf, out, &jpeg.Options{Quality: JPEGQuality}); err != nil {
+	if err != nil {
 		return nil, "", err
 	}
-	return buf.Bytes(), JPEG, nil
+	return buf.bytes(), mt, nil
+}
+
+// outputChunk is the size of an outputBuffer's chunks.
+const outputChunk = 256 << 10
+
+// errOutputTooLarge stops an encoder whose output outgrows the limit.
+var errOutputTooLarge = errors.New("images: the encoded image is over the size limit")
+
+// outputBuffer collects an encoder's output in chunks of a fixed size, so
+// that growing it never copies what it holds, and refuses to hold more
+// than limit bytes.
+type outputBuffer struct {
+	chunks [][]byte
+	n      int64
+	limit  int64
+}
+
+func (b *outputBuffer) Write(p []byte) (int, error) {
+	if b.n+int64(len(p)) > b.limit {
+		return 0, errOutputTooLarge
+	}
+	b.n += int64(len(p))
+	written := len(p)
+	for len(p) > 0 {
+		if len(b.chunks) == 0 || len(b.chunks[len(b.chunks)-1]) == outputChunk {
+			b.chunks = append(b.chunks, make([]byte, 0, outputChunk))
+		}
+		last := &b.chunks[len(b.chunks)-1]
+		k := copy((*last)[len(*last):outputChunk], p)
+		*last = (*last)[:len(*last)+k]
+		p = p[k:]
+	}
+	return written, nil
+}
+
+// bytes returns the output as one slice and drops the chunks.
+func (b *outputBuffer) bytes() []byte {
+	out := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		out = append(out, c...)
+	}
+	b.chunks = nil
+	return out
 }
 
 // wantPNG decides the output format: PNG for images with transparency, a

@@ -80,7 +80,7 @@ func pngDiff(t testing.TB, data []byte) string {
 	_, checkErr := readPNG(context.Background(), data, nil)
 	var got []uint8
 	var w, h, emitted int
-	if hd, ok := readPNGHeader(data); ok && hd.width > 0 && hd.height > 0 && hd.width*hd.height <= 1<<20 {
+	if hd, ok := readPNGHeader(data); ok && int64(hd.width)*int64(hd.height) <= 1<<20 {
 		w, h = hd.width, hd.height
 		got = make([]uint8, 4*w*h)
 	}
@@ -367,7 +367,7 @@ func oldNormalizePNG(t testing.TB, data []byte, longEdge int) ([]byte, string) {
 	nw, nh := fitLongEdge(img.Bounds().Dx(), img.Bounds().Dy(), longEdge)
 	out, err := areaScale(context.Background(), img, nw, nh)
 	require.NoError(t, err)
-	enc, mt, err := encode(out, wantPNG(img, PNG, data))
+	enc, mt, err := encode(out, wantPNG(img, PNG, data), DefaultMaxBytes)
 	require.NoError(t, err)
 	return enc, mt
 }
