@@ -23,38 +23,38 @@ type budgetCase struct {
 
 func budgetCases(t *testing.T) []budgetCase {
 	rng := rand.New(rand.NewPCG(41, 42))
-	scale := Limits{LongEdge: 300}
+	scale := Limits{LongEdge: 150}
 	var cases []budgetCase
 	add := func(name string, data []byte, lim Limits) {
 		cases = append(cases, budgetCase{name, data, lim})
 	}
 	for _, s := range []pngSpec{
-		{w: 900, h: 700, depth: 16, colour: 6},
-		{w: 900, h: 700, depth: 16, colour: 6, interlaced: true},
-		{w: 640, h: 480, depth: 8, colour: 2},
-		{w: 700, h: 333, depth: 4, colour: 3, plte: 16},
-		{w: 333, h: 700, depth: 1, colour: 0, interlaced: true},
+		{w: 450, h: 350, depth: 16, colour: 6},
+		{w: 450, h: 350, depth: 16, colour: 6, interlaced: true},
+		{w: 320, h: 240, depth: 8, colour: 2},
+		{w: 350, h: 170, depth: 4, colour: 3, plte: 16},
+		{w: 170, h: 350, depth: 1, colour: 0, interlaced: true},
 	} {
 		data := assemblePNG(s.chunks(rng))
 		add(filepath.Base(s.String())+".png", data, scale)
 		add(filepath.Base(s.String())+"-pass.png", data, Limits{})
 	}
-	noise := image.NewNRGBA(image.Rect(0, 0, 1200, 1000))
+	noise := image.NewNRGBA(image.Rect(0, 0, 600, 500))
 	for i := range noise.Pix {
 		noise.Pix[i] = uint8(rng.IntN(256))
 	}
-	add("noise.png", encPNG(t, noise), Limits{LongEdge: 1100}) // stays noise: a PNG as large as its pixels
-	opaque := photo(1200, 1000)
+	add("noise.png", encPNG(t, noise), Limits{LongEdge: 550}) // stays noise: a PNG as large as its pixels
+	opaque := photo(600, 500)
 	for i := range opaque.Pix {
 		if i%4 != 3 {
 			opaque.Pix[i] = uint8(rng.IntN(256))
 		}
 	}
-	add("noise-opaque.png", encPNG(t, opaque), Limits{LongEdge: 1100})
-	add("noise.jpg", encJPEG(t, opaque), Limits{LongEdge: 1100})
-	add("photo.jpg", encJPEG(t, photo(1000, 700)), scale)
-	add("photo-pass.jpg", encJPEG(t, photo(1000, 700)), Limits{})
-	gray := image.NewGray(image.Rect(0, 0, 800, 600))
+	add("noise-opaque.png", encPNG(t, opaque), Limits{LongEdge: 550})
+	add("noise.jpg", encJPEG(t, opaque), Limits{LongEdge: 550})
+	add("photo.jpg", encJPEG(t, photo(500, 350)), scale)
+	add("photo-pass.jpg", encJPEG(t, photo(500, 350)), Limits{})
+	gray := image.NewGray(image.Rect(0, 0, 400, 300))
 	for i := range gray.Pix {
 		gray.Pix[i] = uint8(i)
 	}
@@ -65,8 +65,8 @@ func budgetCases(t *testing.T) []budgetCase {
 	add("alpha.webp", fixture(t, "lossy_alpha.webp"), Limits{LongEdge: 20})
 	add("lossless.webp", fixture(t, "lossless_alpha.webp"), Limits{LongEdge: 20})
 	add("wide.webp", fixture(t, "wide.webp"), Limits{})
-	add("flat.webp", bombWebPLossless(1200, 900, color.NRGBA{1, 2, 3, 200}), scale)
-	add("big.gif", encGIF(t, paletted(900, 500, 1)), scale)
+	add("flat.webp", bombWebPLossless(600, 450, color.NRGBA{1, 2, 3, 200}), scale)
+	add("big.gif", encGIF(t, paletted(450, 250, 1)), scale)
 	add("anim.gif", encGIF(t, paletted(200, 100, 1), paletted(200, 100, 2)), Limits{})
 	small := paletted(50, 40, 1)
 	small.Rect = image.Rect(100, 20, 150, 60)
@@ -76,7 +76,7 @@ func budgetCases(t *testing.T) []budgetCase {
 	add("offset.gif", buf.Bytes(), Limits{})
 	add("offset-scaled.gif", buf.Bytes(), Limits{LongEdge: 100})
 	p := filepath.Join(t.TempDir(), "interlaced.gif")
-	writeBombGIF(t, p, 700, 500, true)
+	writeBombGIF(t, p, 350, 250, true)
 	interlaced, err := os.ReadFile(p)
 	require.NoError(t, err)
 	add("interlaced.gif", interlaced, scale)

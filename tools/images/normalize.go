@@ -216,83 +216,102 @@ func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Norm
 	return n, err
 }
 
-// normalize is Normalize, also returning the estimated memory need of the
-// decode (0 when the image was refused before it was estimated).
+// normalize is Normalize, also returning the decode's estimated memory
+// need (0 when the image was refused before it was estimated).
 func normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, int64, error) {
-	var need int64
-	n, err := normalizeWith(ctx, name, data, lim, &need)
-	return n, need, err
+	lim = lim.WithDefaults()
+	c, err := check(name, data, lim)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, c.need, err
+	}
+	n := &Normalized{
+		Data: data, MediaType: c.mediaType, Width: c.width, Height: c.height,
+		SourceMediaType: c.mediaType, SourceWidth: c.width, SourceHeight: c.height, SourceBytes: len(data),
+	}
+	if c.mediaType == PNG {
+		n, err = normalizePNG(ctx, name, data, n, lim)
+	} else {
+		n, err = normalizeDecoded(ctx, name, data, n, lim)
+	}
+	return n, c.need, err
 }
 
-func normalizeWith(ctx context.Context, name string, data []byte, lim Limits, needOut *int64) (*Normalized, error) {
-	lim = lim.WithDefaults()
+// checked is what Normalize knows of an image before decoding it.
+type checked struct {
+	mediaType     string
+	width, height int
+	need          int64 // the estimated memory need of the decode
+}
+
+// check does everything that needs no decoding: the extension, the size,
+// the content's type, the header's dimensions, the memory budget.
+func check(name string, data []byte, lim Limits) (checked, error) {
 	declared, ok := MediaTypeOf(name)
 	if !ok {
-		return nil, unsupportedExt(name)
+		return checked{}, unsupportedExt(name)
 	}
 	if int64(len(data)) > lim.MaxBytes {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+		return checked{}, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
 			"%s is %d bytes, over the %d-byte limit for images. Make a smaller copy (scale it down or crop it) and read that.", name, len(data), lim.MaxBytes)}
 	}
 	actual, err := sniff(name, declared, data)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	if actual != declared {
 		base := strings.TrimSuffix(name, path.Ext(name))
-		return nil, &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+		return checked{}, &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
 			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
 	}
 	cfg, err := decodeConfig(actual, data)
 	if err != nil {
-		return nil, corrupt(name, actual, data, err)
+		return checked{}, corrupt(name, actual, data, err)
 	}
 	if err := checkDimensions(name, cfg.Width, cfg.Height, lim); err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	if actual == WebP && webpAnimated(data) {
-		return nil, &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+		return checked{}, &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
 	need, what := memoryNeed(actual, data, cfg.Width, cfg.Height, lim)
 	if need > lim.MaxDecodeBytes {
-		return nil, tooCostly(name, what, cfg.Width, cfg.Height, need, lim)
+		return checked{}, tooCostly(name, what, cfg.Width, cfg.Height, need, lim)
 	}
-	*needOut = need
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	n := &Normalized{
-		Data: data, MediaType: actual, Width: cfg.Width, Height: cfg.Height,
-		SourceMediaType: actual, SourceWidth: cfg.Width, SourceHeight: cfg.Height, SourceBytes: len(data),
-	}
-	if actual == PNG {
-		return normalizePNG(ctx, name, data, n, lim)
-	}
-	img, err := decode(actual, data)
+	return checked{mediaType: actual, width: cfg.Width, height: cfg.Height, need: need}, nil
+}
+
+// normalizeDecoded validates a JPEG, WebP or GIF by decoding it whole,
+// and downscales or converts it when it must.
+func normalizeDecoded(ctx context.Context, name string, data []byte, n *Normalized, lim Limits) (*Normalized, error) {
+	mt, w, h := n.SourceMediaType, n.SourceWidth, n.SourceHeight
+	img, err := decode(mt, data)
 	if err != nil {
-		return nil, corrupt(name, actual, data, err)
+		return nil, corrupt(name, mt, data, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	_, cmyk := img.(*image.CMYK)
-	multiFrame := actual == GIF && gifFrames(data) > 1
-	scaled := max(cfg.Width, cfg.Height) > lim.LongEdge
+	multiFrame := mt == GIF && gifFrames(data) > 1
+	scaled := max(w, h) > lim.LongEdge
 	if !scaled && !cmyk && !multiFrame {
 		return n, nil // within budget: byte-identical
 	}
-	screen := image.Rect(0, 0, cfg.Width, cfg.Height)
-	if f, ok := img.(*image.Paletted); ok && actual == GIF && f.Bounds() != screen {
+	screen := image.Rect(0, 0, w, h)
+	if f, ok := img.(*image.Paletted); ok && mt == GIF && f.Bounds() != screen {
 		// A first frame smaller than the logical screen: it sits on a
 		// transparent canvas of the screen's size.
 		img = &gifCanvas{frame: f, rect: screen}
 	}
-	asPNG := wantPNG(img, actual, data)
+	asPNG := wantPNG(img, mt, data)
 	out := img
 	if scaled {
-		nw, nh := fitLongEdge(cfg.Width, cfg.Height, lim.LongEdge)
+		nw, nh := fitLongEdge(w, h, lim.LongEdge)
 		if out, err = areaScale(ctx, img, nw, nh); err != nil {
 			return nil, err
 		}

@@ -76,7 +76,10 @@ type readImageArgs struct {
 // counts as observing the file in the session's ledger (files.Ledger).
 // Calls are concurrency-safe; at most two of one tool value (see
 // WithConcurrentDecodes) read and decode at once, so concurrent calls on
-// huge images stay within a bounded amount of memory.
+// huge images stay within a bounded amount of memory. A call whose decode
+// was estimated at 32 MiB or more runs a garbage collection
+// (runtime.GC) before the next call may start, so that the next decode
+// does not pile its buffers onto this one's uncollected garbage.
 func ReadImage(opts ...Option) tools.Tool {
 	var c config
 	for _, o := range opts {
