@@ -156,7 +156,7 @@ func TestNormalizeOverDecodeBudget(t *testing.T) {
 	assert.Equal(t, CodeDecodeMemory, codeOf(t, err))
 	assert.Less(t, alloc, uint64(256<<10), "refused from the header: %d bytes allocated", alloc)
 	msg := err.Error()
-	assert.Contains(t, msg, "shots/huge.jpg is a 8000x6000 progressive JPEG with 4:2:0 chroma")
+	assert.Contains(t, msg, "shots/huge.jpg (progressive JPEG with 4:2:0 chroma, 8000x6000 pixels) would take about 364.8 MiB of memory to decode")
 	assert.Contains(t, msg, "over the 128.0 MiB read_image allows")
 	assert.Contains(t, msg, "convert huge.jpg -resize 2048x2048 smaller.png")
 

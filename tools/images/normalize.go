@@ -396,9 +396,9 @@ func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits)
 // memory than the budget.
 func tooCostly(name, what string, w, h int, need int64, lim Limits) error {
 	return &Error{Code: CodeDecodeMemory, Message: fmt.Sprintf(
-		"%s is a %dx%d %s, which would take about %s of memory to decode, over the %s read_image allows. "+
+		"%s (%s, %dx%d pixels) would take about %s of memory to decode, over the %s read_image allows. "+
 			"Make a smaller copy first, for example with ImageMagick: convert %s -resize %dx%d smaller.png (or scale it down with another tool), then read the copy.",
-		name, w, h, what, sizeText(need), sizeText(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
+		name, what, w, h, sizeText(need), sizeText(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
 }
 
 func unsupportedExt(name string) error {

@@ -401,7 +401,7 @@ func TestReadImageDecodeBudget(t *testing.T) {
 	_, err := f.call(t, tool, "wide.png")
 	require.Error(t, err)
 	assert.Equal(t, images.CodeDecodeMemory, tools.CodeOf(err))
-	assert.Contains(t, err.Error(), "would take about")
+	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
 	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
 	assert.Zero(t, f.att.Len())
 	assert.Zero(t, files.Ledger(f.env).Len(), "a refused image is not observed")
