@@ -3,6 +3,7 @@ package images
 import (
 	"bytes"
 	"image/jpeg"
+	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -114,4 +115,28 @@ func BenchmarkLargePNG(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 		})
 	}
+}
+
+// BenchmarkValidatePNG validates a 2048x1536 PNG that passes through
+// unchanged: "stream" is Normalize (inflate and check every row, keep no
+// pixels), "imagepng" image/png's full decode, which the validation was
+// before.
+func BenchmarkValidatePNG(b *testing.B) {
+	data := encPNG(b, photo(2048, 1536))
+	b.Run("stream", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := Normalize(bg, "shot.png", data, Limits{}); err != nil || n.Reencoded {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("imagepng", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -192,6 +192,10 @@ func (s *scatterScaler) image() *image.RGBA {
 // as color.NRGBA's RGBA method does.
 func premultiply(dst []uint16, src []uint8) {
 	for i := 0; i+3 < len(src); i += 4 {
+		if src[i+3] == 0xff { // opaque: nothing to multiply
+			dst[i], dst[i+1], dst[i+2], dst[i+3] = uint16(src[i])*0x101, uint16(src[i+1])*0x101, uint16(src[i+2])*0x101, 0xffff
+			continue
+		}
 		a := uint32(src[i+3]) * 0x101
 		dst[i] = uint16(uint32(src[i]) * 0x101 * a / 0xffff)
 		dst[i+1] = uint16(uint32(src[i+1]) * 0x101 * a / 0xffff)

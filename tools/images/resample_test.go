@@ -225,3 +225,18 @@ func TestAreaScalerUpscales(t *testing.T) {
 		}
 	}
 }
+
+func TestPremultiplyMatchesColorModel(t *testing.T) {
+	src := make([]uint8, 0, 4*256*8)
+	for a := range 256 {
+		for _, v := range []uint8{0, 1, 127, 128, 200, 254, 255, uint8(a)} {
+			src = append(src, v, 255-v, v/2, uint8(a))
+		}
+	}
+	dst := make([]uint16, len(src))
+	premultiply(dst, src)
+	for i := 0; i < len(src); i += 4 {
+		r, g, b, a := color.NRGBA{src[i], src[i+1], src[i+2], src[i+3]}.RGBA()
+		require.Equal(t, [4]uint16{uint16(r), uint16(g), uint16(b), uint16(a)}, [4]uint16(dst[i:i+4]), "pixel %v", src[i:i+4])
+	}
+}
