@@ -27,10 +27,13 @@ import (
 )
 
 // The memory tests run each decode in a child process (this test binary,
-// re-executed to run TestHelperDecode alone) and read the child's peak
-// resident set size from the kernel's accounting (ru_maxrss), so what is
-// measured is the whole cost of one decode, or of eight concurrent
-// read_image calls, and nothing else.
+// re-executed to run TestHelperDecode alone) and take the child's peak
+// resident set size, so what is measured is the whole cost of one decode,
+// or of eight concurrent read_image calls, and nothing else. The child
+// reports its own high-water mark (VmHWM); the rusage of the wait
+// (ru_maxrss) is the fallback where there is no /proc, and it overstates:
+// os/exec starts the child with vfork, so the child's ru_maxrss begins at
+// the parent's own peak.
 
 const (
 	helperEnv = "HARNESS_IMAGES_DECODE_HELPER"
@@ -49,6 +52,7 @@ func TestHelperDecode(t *testing.T) {
 	if arg == "" {
 		t.Skip("run by the memory tests in a child process")
 	}
+	defer func() { fmt.Printf("PEAK %d\n", peakRSS()) }()
 	mode, p, _ := strings.Cut(arg, " ")
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -109,6 +113,27 @@ func TestHelperDecode(t *testing.T) {
 	}
 }
 
+// peakRSS returns this process's peak resident set size in bytes from
+// /proc/self/status (VmHWM, the high-water mark of its own address space),
+// or -1 where there is no such file. Unlike ru_maxrss it does not include
+// what the process inherited before exec: Go starts a child with vfork,
+// so a child's ru_maxrss starts at the parent's own peak.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kib int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kib); err == nil {
+				return kib << 10
+			}
+		}
+	}
+	return -1
+}
+
 func report(n *Normalized, err error) {
 	var e *Error
 	switch {
@@ -137,14 +162,23 @@ func decodeInChild(t *testing.T, mode, path string) (int64, string) {
 	require.NoError(t, err, "%s", out)
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	require.True(t, ok, "no rusage on this system")
-	result := ""
+	result, peak := "", int64(-1)
 	for _, line := range strings.Split(string(out), "\n") {
 		if r, ok := strings.CutPrefix(line, "RESULT "); ok {
 			result = r
 		}
+		if p, ok := strings.CutPrefix(line, "PEAK "); ok {
+			fmt.Sscan(p, &peak)
+		}
 	}
 	require.NotEmpty(t, result, "the child printed no result: %s", out)
-	return ru.Maxrss << 10, result // ru_maxrss is in KiB on Linux
+	t.Logf("child: VmHWM %.1f MiB, ru_maxrss %.1f MiB", float64(peak)/(1<<20), float64(ru.Maxrss<<10)/(1<<20))
+	if peak < 0 {
+		// No /proc: ru_maxrss (KiB on Linux), which also counts the
+		// parent's peak, so it can only overstate.
+		peak = ru.Maxrss << 10
+	}
+	return peak, result
 }
 
 // bomb is a large image, written to a file on demand.
