@@ -21,6 +21,10 @@ const (
 	// CodeDimensions: the image declares more pixels, or a longer side,
 	// than the limits allow. It is refused before it is decoded.
 	CodeDimensions tools.ErrorCode = "image_too_large"
+	// CodeDecodeMemory: decoding the image would take more memory than
+	// Limits.MaxDecodeBytes allows (estimated from its headers, before
+	// decoding). A smaller copy can be read.
+	CodeDecodeMemory tools.ErrorCode = "image_decode_memory"
 	// CodeNoImageInput: the current model does not declare image input
 	// (or its capabilities are unknown).
 	CodeNoImageInput tools.ErrorCode = "image_input_unsupported"

@@ -397,6 +397,29 @@ func TestMediaTypeOf(t *testing.T) {
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048}, Limits{}.WithDefaults())
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.WithDefaults())
 	assert.Equal(t, 100, Limits{LongEdge: 100}.WithDefaults().LongEdge)
+}
+
+func TestNormalizeGIFOffsetFrameDownscaled(t *testing.T) {
+	// A first frame in the lower right quarter of a 400x200 screen,
+	// downscaled without drawing a canvas: the rest is transparent.
+	frame := paletted(200, 100, 1)
+	frame.Rect = image.Rect(200, 100, 400, 200)
+	var buf bytes.Buffer
+	require.NoError(t, gif.EncodeAll(&buf, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0},
+		Config: image.Config{Width: 400, Height: 200, ColorModel: frame.Palette}}))
+	n, err := Normalize(bg, "corner.gif", buf.Bytes(), Limits{LongEdge: 100})
+	require.NoError(t, err)
+	assert.Equal(t, PNG, n.MediaType)
+	out := decodeOut(t, n)
+	assert.Equal(t, [2]int{100, 50}, [2]int{n.Width, n.Height})
+	_, _, _, a := out.At(10, 10).RGBA()
+	assert.Zero(t, a, "outside the frame")
+	r, g, b, a := out.At(80, 40).RGBA()
+	assert.Equal(t, [4]uint32{0xffff, 0, 0, 0xffff}, [4]uint32{r, g, b, a}, "inside: the frame's red")
+	_, _, _, a = out.At(50, 25).RGBA()
+	assert.Equal(t, uint32(0xffff), a, "the frame's corner pixel is whole")
+	_, _, _, a = out.At(49, 24).RGBA()
+	assert.Zero(t, a)
 }

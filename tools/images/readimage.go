@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/go-harness/harness/fs"
@@ -15,12 +16,30 @@ import (
 type Option func(*config)
 
 type config struct {
-	lim Limits
+	lim     Limits
+	decodes int
+	// slots holds a token for every call that is reading, decoding or
+	// storing an image; its capacity is how many may do so at once.
+	slots chan struct{}
 }
 
 // WithLimits sets the limits read_image applies; zero fields keep their
 // defaults (see DefaultLimits).
 func WithLimits(l Limits) Option { return func(c *config) { c.lim = l } }
+
+// WithConcurrentDecodes sets how many read_image calls of this tool may
+// read, decode and store an image at once (default 2, whatever the
+// machine; n < 1 keeps the default). Each may hold up to
+// Limits.MaxDecodeBytes plus the file's bytes; further calls wait their
+// turn, or give up when their context ends.
+func WithConcurrentDecodes(n int) Option { return func(c *config) { c.decodes = n } }
+
+// defaultConcurrentDecodes is how many calls decode at once by default.
+const defaultConcurrentDecodes = 2
+
+// collectAfter is the estimated decode memory from which a call runs a
+// garbage collection when it is done.
+const collectAfter = 32 << 20
 
 type readImageArgs struct {
 	FilePath string `json:"file_path" jsonschema:"Path of the image file (.png, .jpg, .jpeg, .webp or .gif), absolute or relative to the working directory."`
@@ -55,7 +74,12 @@ type readImageArgs struct {
 // line (media type, size in pixels and bytes, and the factor to multiply
 // coordinates by when the image was downscaled) plus the image. The read
 // counts as observing the file in the session's ledger (files.Ledger).
-// Calls are concurrency-safe.
+// Calls are concurrency-safe; at most two of one tool value (see
+// WithConcurrentDecodes) read and decode at once, so concurrent calls on
+// huge images stay within a bounded amount of memory. A call whose decode
+// was estimated at 32 MiB or more runs a garbage collection
+// (runtime.GC) before the next call may start, so that the next decode
+// does not pile its buffers onto this one's uncollected garbage.
 func ReadImage(opts ...Option) tools.Tool {
 	var c config
 	for _, o := range opts {
@@ -64,6 +88,10 @@ func ReadImage(opts ...Option) tools.Tool {
 		}
 	}
 	c.lim = c.lim.WithDefaults()
+	if c.decodes < 1 {
+		c.decodes = defaultConcurrentDecodes
+	}
+	c.slots = make(chan struct{}, c.decodes)
 	return tools.Define(tools.Spec{
 		Name:            "read_image",
 		Description:     c.description(),
@@ -104,6 +132,26 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*t
 		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
 	}
 	p := files.Resolve(env, given)
+	// The file's bytes and the decode's buffers are the memory a call
+	// holds: take a slot before reading, keep it until the image is
+	// stored.
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var need int64
+	defer func() {
+		if need >= collectAfter {
+			// Go collects garbage when the heap has grown to twice what
+			// was live at the last collection, so the next decode would
+			// stack its buffers on this one's garbage: with two decodes
+			// at a time, the process would grow to about twice the
+			// memory they need. Collect before handing the slot on.
+			runtime.GC()
+		}
+		<-c.slots
+	}()
 	data, info, err := env.FS.ReadBytes(ctx, p, c.lim.MaxBytes)
 	if err != nil {
 		return nil, c.explain(ctx, env, p, given, err)
@@ -111,7 +159,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*t
 	if info.Path != "" {
 		p = info.Path
 	}
-	n, err := Normalize(ctx, p, data, c.lim)
+	n, need, err := normalize(ctx, p, data, c.lim)
 	if err != nil {
 		return nil, err
 	}

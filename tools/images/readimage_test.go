@@ -22,6 +22,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -310,4 +311,98 @@ func TestReadImageMemFS(t *testing.T) {
 	assert.Equal(t, "/ws/a.png: image/png, 20x10 px, "+itoa(len(data))+" bytes.", res.Content[0].Text)
 	_, ok := files.Ledger(env).Version("/ws/a.png")
 	assert.True(t, ok)
+}
+
+// gateFS holds every ReadBytes call until the test lets it go, and counts
+// the calls that got that far.
+type gateFS struct {
+	fs.FileSystem
+	entered chan struct{}
+	release chan struct{}
+	inside  atomic.Int64
+}
+
+func (g *gateFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	g.inside.Add(1)
+	select {
+	case g.entered <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fs.FileInfo{}, ctx.Err()
+	}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, fs.FileInfo{}, ctx.Err()
+	}
+	return g.FileSystem.ReadBytes(ctx, p, maxBytes)
+}
+
+func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
+	leakcheck.Check(t)
+	for _, c := range []struct {
+		opts  []images.Option
+		slots int
+	}{{nil, 2}, {[]images.Option{images.WithConcurrentDecodes(1)}, 1}, {[]images.Option{images.WithConcurrentDecodes(3)}, 3}} {
+		t.Run(itoa(c.slots), func(t *testing.T) {
+			f := newFixture(t)
+			f.write(t, "a.png", pngBytes(t, 30, 20))
+			gate := &gateFS{FileSystem: f.fsys, entered: make(chan struct{}), release: make(chan struct{})}
+			f.env.FS = gate
+			tool := images.ReadImage(c.opts...)
+			args := []byte(`{"file_path":"a.png"}`)
+			errs := make(chan error, c.slots+1)
+			for range c.slots {
+				go func() {
+					_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+					errs <- err
+				}()
+			}
+			for range c.slots {
+				<-gate.entered
+			}
+			// Every slot is taken: one more call waits, and gives up
+			// when its context ends, without touching the file system.
+			waiting, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := tool.Execute(waiting, &tools.Call{Arguments: args, Env: f.env})
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, int64(c.slots), gate.inside.Load())
+
+			// A slot freed is taken by the next call.
+			gate.release <- struct{}{}
+			require.NoError(t, <-errs)
+			go func() {
+				_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				errs <- err
+			}()
+			<-gate.entered
+			assert.Equal(t, int64(c.slots+1), gate.inside.Load())
+			for range c.slots {
+				gate.release <- struct{}{}
+				require.NoError(t, <-errs)
+			}
+			// Another tool value has slots of its own.
+			other := images.ReadImage(c.opts...)
+			go func() {
+				_, err := other.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				errs <- err
+			}()
+			<-gate.entered
+			gate.release <- struct{}{}
+			require.NoError(t, <-errs)
+		})
+	}
+}
+
+func TestReadImageDecodeBudget(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "wide.png", pngBytes(t, 3000, 100))
+	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
+	_, err := f.call(t, tool, "wide.png")
+	require.Error(t, err)
+	assert.Equal(t, images.CodeDecodeMemory, tools.CodeOf(err))
+	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
+	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
+	assert.Zero(t, f.att.Len())
+	assert.Zero(t, files.Ledger(f.env).Len(), "a refused image is not observed")
 }
