@@ -2,6 +2,7 @@ package shell
 
 import (
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -63,6 +64,14 @@ type config struct {
 	readWait    time.Duration
 	maxWait     time.Duration
 	maxJobs     int
+
+	// noNamespace, when set, keeps commands out of PID namespaces (the
+	// process tree is followed instead) and is the reason given; tests
+	// set it to cover that path.
+	noNamespace error
+	// probe finds, once, which containment works; cont is its answer.
+	probe sync.Once
+	cont  *containment
 }
 
 func newConfig(opts []Option) *config {
