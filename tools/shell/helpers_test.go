@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -372,7 +371,7 @@ func requireNoTagged(t testing.TB, tag string) {
 			var lines []string
 			for pid, cmd := range left {
 				lines = append(lines, fmt.Sprintf("pid %d: %s", pid, cmd))
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				_ = killPID(pid)
 			}
 			sort.Strings(lines)
 			t.Fatalf("processes survived the stop:\n%s", strings.Join(lines, "\n"))
@@ -381,10 +380,19 @@ func requireNoTagged(t testing.TB, tag string) {
 	}
 }
 
+// killPID sends SIGKILL to one process.
+func killPID(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
+
 // killTagged ends, by pid, every process left with tag (test cleanup).
 func killTagged(tag string) {
 	for pid := range tagged(tag) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = killPID(pid)
 	}
 }
 

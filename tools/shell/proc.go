@@ -237,7 +237,9 @@ func (p *proc) reapLeftovers(grace time.Duration) (bool, stopOutcome) {
 func (p *proc) settle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		if len(p.members(false)) == 0 && len(p.members(true)) == 0 {
+		// The cheap look first; the process tree's full search only
+		// when it finds nothing.
+		if len(p.members(false)) == 0 && (p.cont.kind == containNS || len(p.members(true)) == 0) {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -70,16 +70,17 @@ const markerVar = "HARNESS_SHELL_SCOPE"
 // control on, so that it leads a process group of its own and does not
 // ignore SIGINT as background jobs otherwise do. The holder reports the
 // command's pid and whether /proc is the namespace's own, and becomes
-// SLEEP, which never reaps the command. The command waits for the
+// SLEEP (named harness-exit-holder in ps), which never reaps the
+// command. The command waits for the
 // go-ahead, which the tools give once the holder is SLEEP: a bash holder
 // would reap a command that ended at once. The init closes what it does
 // not need and waits forever, reaping orphans. -p keeps functions and
 // options in the environment from changing the script.
 const nsInit = `s=$1 m=$2 p=host; shift 2
 [ -n "$m" ] && "$m" -t proc -o nosuid,nodev,noexec proc /proc >/dev/null 2>&1 && p=own
-( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- & printf '%s %s\n' "$!" "$p" >&4; exec "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) &
+( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- & printf '%s %s\n' "$!" "$p" >&4; exec -a harness-exit-holder "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) &
 exec </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&-
-while :; do wait; "$s" 2147483647; done`
+while :; do wait; (exec -a harness-init-wait "$s" 2147483647); done`
 
 // probeContainment finds out which containment works here, by starting
 // a trivial command in a PID namespace each way that may work.
@@ -222,10 +223,9 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 	if err != nil {
 		return fail(fmt.Errorf("the namespace's init did not start the command: %w", err))
 	}
-	var nsPID int
-	var procView string
-	if _, err := fmt.Sscanf(line, "%d %s", &nsPID, &procView); err != nil {
-		return fail(fmt.Errorf("the namespace's init said %q: %w", line, err))
+	nsPID, ownProc, err := parseReport(line)
+	if err != nil {
+		return fail(err)
 	}
 	if err := p.findMain(nsPID); err != nil {
 		return fail(err)
@@ -238,7 +238,7 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 		return fail(fmt.Errorf("the command did not wait for its start: %w", err))
 	}
 	p.how = c.String()
-	if procView != "own" {
+	if !ownProc {
 		p.how += "; /proc shows the host's pids"
 	}
 	go p.watchMain(st.start)
@@ -264,6 +264,19 @@ func (p *proc) awaitHolder(name string) error {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+}
+
+// parseReport parses the holder's report: the command's pid in the
+// namespace, and "own" or "host" for the /proc it sees.
+func parseReport(line string) (nsPID int, ownProc bool, err error) {
+	f := strings.Fields(line)
+	if len(f) == 2 && strings.HasSuffix(line, "\n") {
+		n, err := strconv.Atoi(f[0])
+		if err == nil && n > 1 && (f[1] == "own" || f[1] == "host") {
+			return n, f[1] == "own", nil
+		}
+	}
+	return 0, false, fmt.Errorf("shell: the namespace's init reported %q", line)
 }
 
 // findMain finds the host pids of the holder (a child of the init) and
@@ -503,6 +516,11 @@ func readStat(pid int) (procStat, bool) {
 	if err != nil {
 		return procStat{}, false
 	}
+	return parseStat(b)
+}
+
+// parseStat parses the text of /proc/PID/stat.
+func parseStat(b []byte) (procStat, bool) {
 	// "pid (comm) state ppid ...": comm may hold spaces and parens.
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
@@ -528,13 +546,22 @@ func innerPID(pid int) int {
 	if err != nil {
 		return 0
 	}
-	for line := range strings.Lines(string(b)) {
+	return parseNSpid(string(b))
+}
+
+// parseNSpid returns the last pid of the NSpid line of a
+// /proc/PID/status text, or 0.
+func parseNSpid(status string) int {
+	for line := range strings.Lines(status) {
 		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
 			f := strings.Fields(rest)
 			if len(f) == 0 {
 				return 0
 			}
-			n, _ := strconv.Atoi(f[len(f)-1])
+			n, err := strconv.Atoi(f[len(f)-1])
+			if err != nil || n < 0 {
+				return 0
+			}
 			return n
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -271,7 +270,7 @@ func TestSessionKilledShell(t *testing.T) {
 	env := testEnv(t)
 	k := newKit(t, env)
 	id, pid := k.openShell(nil)
-	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.NoError(t, killPID(pid))
 	eventually(t, func() bool {
 		return strings.Contains(k.readOut(id).Text(), "[The shell was killed by SIGKILL. ")
 	}, "the death to be noticed")
@@ -385,7 +384,7 @@ func TestSessionHundredOpenedAndKilled(t *testing.T) {
 			res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 			require.False(t, res.IsError, res.Text())
 		} else {
-			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+			require.NoError(t, killPID(pid))
 			eventually(t, func() bool { return strings.Contains(k.readOut(id).Text(), "killed by SIGKILL") }, "the death")
 			run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 		}

@@ -84,6 +84,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
 		"It starts in cwd (default: the session's working directory). " +
 		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " +
+		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
 		"Every result ends with the shell's current directory."
