@@ -68,15 +68,12 @@ func interpreters(t *testing.T) map[string]string {
 	return out
 }
 
-// readyLoop waits until the escaped process has started.
-const readyLoop = `until [ -e "$R" ]; do sleep 0.01; done`
-
-// A stopPath starts a command that runs the escape, stops it one way,
+// A stopPath starts a command that runs the escapes, stops it one way,
 // and returns the tool text that reports the stop. setup(name) is the
-// script that sets $T and $R (a fresh ready file per name) and runs the
-// escape. A path whose timing depends on the escape starting in time
-// uses scale (1, 2, 4, ...) for its waits and returns retry when the
-// escape was not up in time.
+// script that runs every escape, each with its own tag ($T) and ready
+// file ($R, fresh per name), and waits until all of them are up. A path
+// whose timing depends on the escapes starting in time uses scale (1, 2,
+// 4, ...) for its waits and returns retry when they were not up in time.
 type stopPath struct {
 	name string
 	run  func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (text string, retry bool)
@@ -90,7 +87,7 @@ func waitFile(t *testing.T, path string) {
 var stopPaths = []stopPath{
 	{"bash timeout", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		res := run(t, context.Background(), Bash(opts...), env, map[string]any{
-			"command": setup("a") + "\n" + readyLoop + "; echo ready; sleep 1000", "timeout_ms": (700 * time.Millisecond * scale).Milliseconds()})
+			"command": setup("a") + "; echo ready; sleep 1000", "timeout_ms": (700 * time.Millisecond * scale).Milliseconds()})
 		require.Equal(t, tools.CodeTimeout, res.Code, res.Text())
 		return res.Text(), !strings.Contains(res.Text(), "ready\n")
 	}},
@@ -99,7 +96,7 @@ var stopPaths = []stopPath{
 		defer cancel()
 		done := make(chan *tools.Result, 1)
 		go func() {
-			done <- run(t, ctx, Bash(opts...), env, map[string]any{"command": setup("a") + "\n" + readyLoop + "; touch ready; sleep 1000"})
+			done <- run(t, ctx, Bash(opts...), env, map[string]any{"command": setup("a") + "; touch ready; sleep 1000"})
 		}()
 		waitFile(t, filepath.Join(env.Cwd, "ready"))
 		cancel()
@@ -108,13 +105,13 @@ var stopPaths = []stopPath{
 		return res.Text(), false
 	}},
 	{"bash exit", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
-		res := run(t, context.Background(), Bash(opts...), env, map[string]any{"command": setup("a") + "\n" + readyLoop})
+		res := run(t, context.Background(), Bash(opts...), env, map[string]any{"command": setup("a")})
 		require.False(t, res.IsError, res.Text())
 		return res.Text(), false
 	}},
 	{"bash_kill", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		k := newJobKit(t, env, opts...)
-		id := startJob(t, k, setup("a")+"\n"+readyLoop+"; touch ready; sleep 1000")
+		id := startJob(t, k, setup("a")+"; touch ready; sleep 1000")
 		waitFile(t, filepath.Join(env.Cwd, "ready"))
 		res := run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 		require.False(t, res.IsError, res.Text())
@@ -122,7 +119,7 @@ var stopPaths = []stopPath{
 	}},
 	{"job exit", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		k := newJobKit(t, env, opts...)
-		id := startJob(t, k, setup("a")+"\n"+readyLoop)
+		id := startJob(t, k, setup("a"))
 		res := k.out(id, 60000)
 		require.NotContains(t, res.Text(), "is still running", res.Text())
 		return res.Text(), false
@@ -130,7 +127,7 @@ var stopPaths = []stopPath{
 	{"shell_close", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		k := newKit(t, env, opts...)
 		id := openShellID(t, k)
-		res := k.do(id, setup("a")+"\n"+readyLoop, 60000)
+		res := k.do(id, setup("a"), 60000)
 		require.Contains(t, res.Text(), "[exit code 0", res.Text())
 		res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 		require.False(t, res.IsError, res.Text())
@@ -139,14 +136,14 @@ var stopPaths = []stopPath{
 	{"shell exit", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		k := newKit(t, env, opts...)
 		id := openShellID(t, k)
-		res := k.do(id, setup("a")+"\n"+readyLoop+"; exit 3", 60000)
+		res := k.do(id, setup("a")+"; exit 3", 60000)
 		require.Contains(t, res.Text(), "exited with code 3", res.Text())
 		return res.Text(), false
 	}},
 	{"idle reaper", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		k := newKit(t, env, append(opts, WithIdleTimeout(700*time.Millisecond*scale))...)
 		id := openShellID(t, k)
-		res := k.do(id, setup("a")+"\n"+readyLoop, 60000)
+		res := k.do(id, setup("a"), 60000)
 		if !strings.Contains(res.Text(), "[exit code 0") {
 			// Reaped before the escape was up: try again with more time.
 			return res.Text(), true
@@ -169,10 +166,10 @@ var stopPaths = []stopPath{
 		// both.
 		k := newKit(t, env, opts...)
 		id := openShellID(t, k)
-		res := k.do(id, setup("a")+"\n"+readyLoop, 60000)
+		res := k.do(id, setup("a"), 60000)
 		require.Contains(t, res.Text(), "[exit code 0", res.Text())
 		jk := newJobKit(t, env, opts...)
-		startJob(t, jk, setup("b")+"\n"+readyLoop+"; touch ready; sleep 1000")
+		startJob(t, jk, setup("b")+"; touch ready; sleep 1000")
 		waitFile(t, filepath.Join(env.Cwd, "ready"))
 		if err := env.State.Close(); err != nil {
 			return err.Error(), false
@@ -233,6 +230,36 @@ func checkStopText(t *testing.T, cont testContainment, path, text string) {
 	}
 }
 
+// leftWithTags waits a little for the processes with any of the tags
+// to go, and returns those still running, by tag. One scan of /proc
+// serves all the tags.
+func leftWithTags(tags []string) map[string][]int {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := map[string][]int{}
+		names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				continue
+			}
+			for _, tag := range tags {
+				if bytes.Contains(b, []byte(tag)) {
+					var pid int
+					fmt.Sscanf(n, "/proc/%d/cmdline", &pid)
+					if pidAlive(pid) {
+						left[tag] = append(left[tag], pid)
+					}
+				}
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func startJob(t *testing.T, k *jobKit, command string) string {
 	t.Helper()
 	res := run(t, context.Background(), k.bash, k.env, map[string]any{"command": command, "run_in_background": true})
@@ -252,51 +279,75 @@ func openShellID(t *testing.T, k *sessionKit) string {
 }
 
 // TestEscapesDoNotOutliveStops runs every escape against every stop
-// path, under each containment, all at once, and checks that no process
-// of the escape is left afterwards and that the text reporting the stop
-// says so.
+// path, under each containment: one command per stop path runs all the
+// escapes, the paths all at once. It checks that no process of any
+// escape is left afterwards and that the text reporting the stop says
+// so.
 func TestEscapesDoNotOutliveStops(t *testing.T) {
 	interp := interpreters(t)
+	var escs []escape
+	for _, esc := range escapes {
+		if esc.need != "" && interp[esc.need] == "" {
+			t.Logf("escape %q skipped: %s is not installed", esc.name, esc.need)
+			continue
+		}
+		escs = append(escs, esc)
+	}
 	var wg sync.WaitGroup
 	for _, cont := range testContainments(t) {
 		for _, sp := range stopPaths {
 			if cont.paths != nil && !slices.Contains(cont.paths, sp.name) {
 				continue
 			}
-			for _, esc := range escapes {
-				wg.Go(func() {
-					t.Run(cont.name+"/"+sp.name+"/"+esc.name, func(t *testing.T) {
-						if esc.need != "" && interp[esc.need] == "" {
-							t.Skipf("%s is not installed", esc.need)
-						}
-						runEscape(t, cont, sp, esc, interp)
-					})
-				})
-			}
+			wg.Go(func() {
+				t.Run(cont.name+"/"+sp.name, func(t *testing.T) { runPath(t, cont, sp, escs, interp) })
+			})
 		}
 	}
 	wg.Wait()
 }
 
-func runEscape(t *testing.T, cont testContainment, sp stopPath, esc escape, interp map[string]string) {
+// runPath runs the escapes against one stop path, with more time when
+// they were not up in time, and checks each escape in a subtest.
+func runPath(t *testing.T, cont testContainment, sp stopPath, escs []escape, interp map[string]string) {
 	for scale := time.Duration(1); ; scale *= 2 {
-		tag, setT := newTag(t)
-		t.Cleanup(func() { killTagged(tag) })
 		env := testEnv(t)
 		ts := filepath.Join(env.Cwd, "ts")
 		require.NoError(t, os.WriteFile(ts, []byte(taggedSleep), 0o755))
-		code := strings.NewReplacer("PERL", interp["perl"], "PYTHON", interp["python3"], "TS", ts).Replace(esc.code)
+		tags := make([]string, len(escs))
+		lines := make([]string, len(escs))
+		for i, esc := range escs {
+			tag, setT := newTag(t)
+			t.Cleanup(func() { killTagged(tag) })
+			tags[i] = tag
+			lines[i] = setT + "; export R=\"$PWD/ready.%[1]s." + fmt.Sprint(i) + "\"\n" +
+				strings.NewReplacer("PERL", interp["perl"], "PYTHON", interp["python3"], "TS", ts, "%", "%%").Replace(esc.code)
+		}
 		setup := func(name string) string {
-			return fmt.Sprintf("%s; export R=\"$PWD/ready.%s\"\n%s", setT, name, code)
+			var b strings.Builder
+			var ready []string
+			for i, line := range lines {
+				fmt.Fprintf(&b, line+"\n", name)
+				ready = append(ready, fmt.Sprintf(`[ -e "$PWD/ready.%s.%d" ]`, name, i))
+			}
+			fmt.Fprintf(&b, "until %s; do sleep 0.01; done", strings.Join(ready, " && "))
+			return b.String()
 		}
 		opts := append([]Option{WithKillGrace(300 * time.Millisecond)}, cont.opts...)
 		text, retry := sp.run(t, env, opts, setup, scale)
-		requireNoTagged(t, tag)
+		left := leftWithTags(tags)
+		for i, esc := range escs {
+			t.Run(esc.name, func(t *testing.T) {
+				if len(left[tags[i]]) > 0 {
+					requireNoTagged(t, tags[i]) // fails, naming them
+				}
+			})
+		}
 		if retry && scale < 16 {
-			t.Logf("the escape was not up in time; again with %dx the time", 2*scale)
+			t.Logf("the escapes were not up in time; again with %dx the time", 2*scale)
 			continue
 		}
-		require.False(t, retry, "the escape was never up in time: %s", text)
+		require.False(t, retry, "the escapes were never up in time: %s", text)
 		checkStopText(t, cont, sp.name, text)
 		return
 	}
