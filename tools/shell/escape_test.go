@@ -87,7 +87,7 @@ func waitFile(t *testing.T, path string) {
 var stopPaths = []stopPath{
 	{"bash timeout", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		res := run(t, context.Background(), Bash(opts...), env, map[string]any{
-			"command": setup("a") + "; echo ready; sleep 1000", "timeout_ms": (700 * time.Millisecond * scale).Milliseconds()})
+			"command": setup("a") + "; echo ready; sleep 1000", "timeout_ms": (1500 * time.Millisecond * scale).Milliseconds()})
 		require.Equal(t, tools.CodeTimeout, res.Code, res.Text())
 		return res.Text(), !strings.Contains(res.Text(), "ready\n")
 	}},
@@ -141,7 +141,7 @@ var stopPaths = []stopPath{
 		return res.Text(), false
 	}},
 	{"idle reaper", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
-		k := newKit(t, env, append(opts, WithIdleTimeout(700*time.Millisecond*scale))...)
+		k := newKit(t, env, append(opts, WithIdleTimeout(1500*time.Millisecond*scale))...)
 		id := openShellID(t, k)
 		res := k.do(id, setup("a"), 60000)
 		if !strings.Contains(res.Text(), "[exit code 0") {
