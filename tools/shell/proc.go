@@ -154,6 +154,7 @@ type proc struct {
 	// containNS: the init (the started process) and the process that
 	// holds the main process's exit status until it is read.
 	init, holder int
+	pidNS        string // the namespace, as /proc/PID/ns/pid names it
 	// containTree: the marker in the environment of the command's
 	// processes, and the processes seen so far.
 	marker string
@@ -237,9 +238,9 @@ func (p *proc) reapLeftovers(grace time.Duration) (bool, stopOutcome) {
 func (p *proc) settle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {
-		// The cheap look first; the process tree's full search only
-		// when it finds nothing.
-		if len(p.members(false)) == 0 && (p.cont.kind == containNS || len(p.members(true)) == 0) {
+		// The cheap look first; the full search only when it finds
+		// nothing.
+		if len(p.members(false)) == 0 && len(p.members(true)) == 0 {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -207,6 +207,7 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 		return nil, err
 	}
 	p := &proc{cmd: cmd, cont: c, init: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
+	p.pidNS = nsOf(p.init)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.gone)
@@ -398,24 +399,49 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 // and holder left out. full also searches all of /proc for the marker
 // (the process tree only; it costs a read of every process's
 // environment).
+//
+// In a PID namespace the cheap look walks the init's descendants; the
+// full one also scans /proc for every process of the namespace, which
+// the walk can miss while an orphan moves to the init.
 func (p *proc) members(full bool) []member {
 	if p.cont.kind == containNS {
-		return p.nsMembers()
+		return p.nsMembers(full)
 	}
 	return p.treeMembers(full)
 }
 
-func (p *proc) nsMembers() []member {
+func (p *proc) nsMembers(full bool) []member {
+	pids := descendants([]int{p.init})
+	if full && p.pidNS != "" {
+		if all, err := allPIDs(); err == nil {
+			for _, pid := range all {
+				if pid != p.init && nsOf(pid) == p.pidNS {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
 	var out []member
-	for _, pid := range descendants([]int{p.init}) {
-		if pid == p.holder {
+	seen := map[int]bool{}
+	for _, pid := range pids {
+		if pid == p.holder || seen[pid] {
 			continue
 		}
+		seen[pid] = true
 		if st, ok := readStat(pid); ok && st.live() {
 			out = append(out, member{pid: pid, start: st.start, name: st.comm})
 		}
 	}
 	return out
+}
+
+// nsOf names the PID namespace of pid ("pid:[4026532001]"), or "".
+func nsOf(pid int) string {
+	s, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return s
 }
 
 func (p *proc) treeMembers(full bool) []member {
@@ -475,7 +501,7 @@ func (p *proc) finish() []member {
 		select {
 		case <-p.gone:
 		case <-deadline.C:
-			return p.nsMembers()
+			return p.nsMembers(true)
 		}
 		<-p.mainDone
 		return nil

@@ -190,10 +190,12 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	k.do(id, "KEEP=kept")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *tools.Result, 1)
+	tag := sleepTag(t)
 	go func() {
-		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "touch ready; sleep 300; echo after-sleep"})
+		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "sleep " + tag + "; echo after-sleep"})
 	}()
-	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
+	// SIGINT must find the sleep running, not the shell about to start it.
+	requireTagged(t, tag)
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
