@@ -330,7 +330,9 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", r.stop.ended(r.partial))
 		}
 	}
-	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.survivors) > 0 {
+	// Without a PID namespace every result names the containment: what
+	// a command leaves behind may be out of sight.
+	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.survivors) > 0 || r.partial {
 		fmt.Fprintf(&b, "[containment: %s]\n", r.how)
 	}
 	return b.String()

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -187,6 +188,44 @@ func TestContainmentProbe(t *testing.T) {
 	}
 	forced := newConfig([]Option{withoutNamespace("forced")}).containment()
 	assert.Equal(t, "process tree (no pid namespace: forced)", forced.String())
+	env := testEnv(t)
+	res := run(t, context.Background(), Bash(withoutNamespace("forced")), env, map[string]any{"command": "true"})
+	assert.Contains(t, res.Text(), "[exit code 0 · ")
+	assert.Contains(t, res.Text(), "\n[containment: process tree (no pid namespace: forced)]\n", "without a namespace every result names the containment")
+	res = run(t, context.Background(), Bash(), env, map[string]any{"command": "true"})
+	if c.kind == containNS {
+		assert.NotContains(t, res.Text(), "containment", "a plain exit in a namespace needs no word on it")
+	}
 	assert.Equal(t, "the limit of namespaces is reached or zero", reasonText(fmt.Errorf("fork/exec: %w", syscall.ENOSPC)))
 	assert.Equal(t, "operation not permitted", reasonText(&os.PathError{Op: "fork/exec", Path: "/bin/bash", Err: syscall.EPERM}))
+}
+
+func TestStopOutcomeWording(t *testing.T) {
+	ms := []member{{pid: 12, name: "sleep"}, {pid: 40, name: "python3"}}
+	tests := []struct {
+		name    string
+		out     stopOutcome
+		partial bool
+		want    string
+	}{
+		{"term", stopOutcome{signal: "SIGTERM"}, false, "were sent SIGTERM and ended"},
+		{"kill", stopOutcome{signal: "SIGKILL"}, false, "were sent SIGTERM, did not all end in time and were killed with SIGKILL"},
+		{"nothing left", stopOutcome{}, false, "had ended"},
+		{"tree", stopOutcome{signal: "SIGTERM"}, true, "were sent SIGTERM and ended (all that could be found)"},
+		{"survivors", stopOutcome{signal: "SIGKILL", survivors: ms}, false,
+			"were sent SIGTERM, did not all end in time and were killed with SIGKILL, but these still run: pid 12 (sleep), pid 40 (python3)"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.out.ended(tt.partial), tt.name)
+	}
+	assert.NoError(t, stopOutcome{signal: "SIGTERM"}.survivorsError("job job1"))
+	err := stopOutcome{signal: "SIGKILL", survivors: ms}.survivorsError("job job1")
+	require.ErrorIs(t, err, ErrSurvivors)
+	assert.Equal(t, "shell: processes survived the stop: job job1 left running: pid 12 (sleep), pid 40 (python3)", err.Error())
+
+	var many []member
+	for i := range 10 {
+		many = append(many, member{pid: 100 + i, name: "x"})
+	}
+	assert.Equal(t, "pid 100 (x), pid 101 (x), pid 102 (x), pid 103 (x), pid 104 (x), pid 105 (x), pid 106 (x), pid 107 (x), and 2 more", survivorList(many))
 }
