@@ -203,3 +203,39 @@ func BenchmarkClean(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkContainment compares one-shot `true` through the bash tool
+// under the containment this system allows (a PID namespace, with its
+// init, holder and /proc) and under the forced process tree, with
+// os/exec running `bash -c true`, interleaved in one loop so that the
+// ratios come from the same conditions.
+func BenchmarkContainment(b *testing.B) {
+	bash := benchBash(b)
+	env := testEnv(b)
+	def, tree := Bash(), Bash(withoutNamespace("benchmark"))
+	cDef := benchCall(b, def, env, map[string]any{"command": "true"})
+	cTree := benchCall(b, tree, env, map[string]any{"command": "true"})
+	mustRun(b, def, cDef, "[exit code 0") // the probes run outside the loop
+	mustRun(b, tree, cTree, "[exit code 0")
+	b.Logf("default containment: %s", newConfig(nil).containment())
+	var tDef, tTree, tExec time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		mustRun(b, def, cDef, "[exit code 0")
+		t1 := time.Now()
+		mustRun(b, tree, cTree, "[exit code 0")
+		t2 := time.Now()
+		if err := osexec.Command(bash, "--noprofile", "--norc", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		tDef += t1.Sub(t0)
+		tTree += t2.Sub(t1)
+		tExec += time.Since(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tDef.Nanoseconds())/n, "default-ns/op")
+	b.ReportMetric(float64(tTree.Nanoseconds())/n, "tree-ns/op")
+	b.ReportMetric(float64(tExec.Nanoseconds())/n, "os-exec-ns/op")
+	b.ReportMetric(float64(tDef)/float64(tExec), "default/os-exec")
+	b.ReportMetric(float64(tTree)/float64(tExec), "tree/os-exec")
+}

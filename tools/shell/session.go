@@ -62,6 +62,7 @@ type shell struct {
 	lastUse  time.Time
 	idle     *time.Timer
 	done     chan struct{} // closed when close has finished
+	stopped  stopOutcome   // how close stopped its processes, set before done closes
 }
 
 // finished is the outcome of a command.
@@ -115,7 +116,7 @@ func (sh *shell) startLocked() (string, error) {
 	// bash starts with the status channel as its stderr; bootLine moves
 	// it to its own descriptor. The harness keeps outW to write sync
 	// records.
-	p, err := startProc(sh.argv, sh.dir, sh.env, outW, markW, scriptR)
+	p, err := startProc(sh.m.cfg, sh.argv, sh.dir, sh.env, outW, markW, scriptR)
 	scriptR.Close()
 	markW.Close()
 	if err != nil {
@@ -153,10 +154,10 @@ func (sh *shell) startLocked() (string, error) {
 		case why != "":
 		case sh.broken != "":
 			why = sh.broken
-			_ = killGroup(p.pgid)
+			_ = p.killMain() // the watcher stops what it left
 		default:
 			why = fmt.Sprintf("it did not answer within %s", durText(wait))
-			_ = killGroup(p.pgid) // the watcher notes the death
+			_ = p.killMain() // the watcher notes the death
 		}
 		return out, fmt.Errorf("the shell did not start: %s", why)
 	}
@@ -266,7 +267,7 @@ func (sh *shell) markLoop(gen int, p *proc, r *os.File) {
 	t := time.NewTimer(drainDelay)
 	defer t.Stop()
 	select {
-	case <-p.done:
+	case <-p.mainDone:
 		return
 	case <-t.C:
 	}
@@ -370,7 +371,7 @@ func (sh *shell) breakLocked(why string) {
 // marks the shell as not running.
 func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watched chan struct{}) {
 	defer close(watched)
-	p.reapGroup(sh.m.cfg.grace)
+	_, stopped := p.reapLeftovers(sh.m.cfg.grace)
 	outW.Close() // the harness's own writer: now the pipe can reach its end
 	select {
 	case <-read:
@@ -402,6 +403,9 @@ func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watche
 		sh.death = fmt.Sprintf("The shell %s while running %s", how, quoteCommand(sh.command))
 	} else {
 		sh.death = fmt.Sprintf("The shell %s", how)
+	}
+	if len(stopped.survivors) > 0 {
+		sh.death += fmt.Sprintf(" (these processes it started still run: %s)", survivorList(stopped.survivors))
 	}
 	sh.scan, sh.run = nil, nil
 	sh.p = nil
@@ -479,7 +483,7 @@ func (sh *shell) interruptLocked() {
 	if sh.p == nil || sh.scan == nil {
 		return
 	}
-	_ = interruptGroup(sh.p.pgid)
+	_ = sh.p.interrupt()
 	sh.waitLocked(context.Background(), sh.m.cfg.grace)
 }
 
@@ -579,8 +583,8 @@ func quoteCommand(c string) string {
 }
 
 // shells is the table of an agent session's persistent shells. Closing it
-// (when the session closes) closes every shell and stops its whole
-// process group.
+// (when the session closes) closes every shell and stops every process
+// it started.
 type shells struct {
 	cfg    *config
 	ctx    context.Context
@@ -633,15 +637,16 @@ func (m *shells) forget(sh *shell, why string) {
 	m.gone[sh.id] = why
 }
 
-// closeShell stops the shell's process group and waits for it. It is
-// safe to call more than once and from several goroutines.
-func (m *shells) closeShell(sh *shell, why string) {
+// closeShell stops every process of the shell and waits for them, and
+// reports how that went. It is safe to call more than once and from
+// several goroutines.
+func (m *shells) closeShell(sh *shell, why string) stopOutcome {
 	m.forget(sh, why)
 	sh.mu.Lock()
 	if sh.closed {
 		sh.mu.Unlock()
 		<-sh.done
-		return
+		return sh.stopped
 	}
 	sh.closed = true
 	if sh.idle != nil {
@@ -649,13 +654,28 @@ func (m *shells) closeShell(sh *shell, why string) {
 	}
 	p, watched := sh.p, sh.watched
 	sh.mu.Unlock()
+	var out stopOutcome
 	if p != nil {
-		p.stop(m.cfg.grace)
+		out = p.stop(m.cfg.grace)
 	}
 	if watched != nil {
 		<-watched
 	}
+	if len(out.survivors) > 0 {
+		m.noteGone(sh, fmt.Sprintf("%s; these processes it started still run: %s", why, survivorList(out.survivors)))
+	}
+	sh.stopped = out
 	close(sh.done)
+	return out
+}
+
+// noteGone replaces the reason remembered for a closed shell.
+func (m *shells) noteGone(sh *shell, why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.gone[sh.id]; ok {
+		m.gone[sh.id] = why
+	}
 }
 
 // reapIdle closes a shell that has not been used for the idle timeout.
@@ -674,7 +694,9 @@ func (m *shells) reapIdle(sh *shell) {
 	m.closeShell(sh, fmt.Sprintf("closed after %s without use", durText(m.cfg.idle)))
 }
 
-// Close closes every shell and waits for their processes to end.
+// Close closes every shell and waits for their processes to end. It
+// returns an error wrapping ErrSurvivors when processes are still
+// running afterwards.
 func (m *shells) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -688,9 +710,11 @@ func (m *shells) Close() error {
 	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, sh := range open {
+	errs := make([]error, len(open))
+	for i, sh := range open {
 		wg.Go(func() {
-			m.closeShell(sh, "the agent session closed")
+			out := m.closeShell(sh, "the agent session closed")
+			errs[i] = out.survivorsError("shell " + sh.id)
 			sh.mu.Lock()
 			w := sh.window
 			sh.mu.Unlock()
@@ -699,7 +723,7 @@ func (m *shells) Close() error {
 	}
 	wg.Wait()
 	m.cancel()
-	return nil
+	return errors.Join(errs...)
 }
 
 // len returns the number of open shells.

@@ -52,8 +52,9 @@ type closeArgs struct {
 //
 // Shells belong to the agent session that opened them (they live in its
 // tools.State), are limited in number, close after an idle timeout, and
-// are all stopped, whole process groups, when the session or the loop
-// closes. The environment and the sandbox are fixed when a shell opens
+// are all stopped, with every process they started, when the session or
+// the loop closes. Each shell runs in a PID namespace of its own where
+// the system allows it (see the package documentation). The environment and the sandbox are fixed when a shell opens
 // and recorded in the session log as a "shell_open" record.
 func Sessions(opts ...Option) []tools.Tool {
 	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
@@ -88,6 +89,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
 		"It starts in cwd (default: the session's working directory). " +
 		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " +
+		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
 		"Every result ends with the shell's current directory."
@@ -126,7 +128,7 @@ func (s *sessionTools) readTool() tools.Tool {
 
 func (s *sessionTools) closeTool() tools.Tool {
 	c := s.cfg
-	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (its whole process group: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
+	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
 		"Its state (directory, variables, background processes) is lost."
 	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
@@ -141,23 +143,27 @@ type openRecord struct {
 	OSDir     string   `json:"os_dir,omitempty"`
 	// Env lists the variables the tools set; Inherit says where the rest
 	// came from: "process" (the program's environment) or "configured".
-	Env           []string `json:"env"`
-	Inherit       string   `json:"inherit"`
-	Sandbox       string   `json:"sandbox,omitempty"`
-	PID           int      `json:"pid"`
-	IdleTimeoutMS int64    `json:"idle_timeout_ms"`
+	Env     []string `json:"env"`
+	Inherit string   `json:"inherit"`
+	Sandbox string   `json:"sandbox,omitempty"`
+	// PID is the shell's process id as the host sees it.
+	PID int `json:"pid"`
+	// Containment says how the shell's processes are held together:
+	// "pid namespace", or "process tree (no pid namespace: ...)".
+	Containment   string `json:"containment"`
+	IdleTimeoutMS int64  `json:"idle_timeout_ms"`
 	// Restart is set on the record of a shell started again after the
 	// first one ended.
 	Restart bool `json:"restart,omitempty"`
 }
 
-func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, restart bool) {
+func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, how string, restart bool) {
 	inherit := "process"
 	if s.cfg.baseEnvSet {
 		inherit = "configured"
 	}
 	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit,
-		PID: pid, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
+		PID: pid, Containment: how, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
 	if sh.dir != sh.ns {
 		rec.OSDir = sh.dir
 	}
@@ -214,8 +220,9 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	sh.mu.Lock()
 	out, err := sh.startLocked()
 	var pid int
+	var how string
 	if sh.p != nil {
-		pid = sh.p.pgid
+		pid, how = sh.p.main, sh.p.how
 	}
 	sh.mu.Unlock()
 	if err != nil {
@@ -229,15 +236,15 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	sh.mu.Lock()
 	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
 	sh.mu.Unlock()
-	s.record(ctx, call, sh, pid, false)
+	s.record(ctx, call, sh, pid, how, false)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Opened shell %s (process group %d) in %s. Run commands in it with shell_send (session_id %q); "+
+	fmt.Fprintf(&b, "Opened shell %s in %s. Run commands in it with shell_send (session_id %q); "+
 		"its directory, variables, functions and background processes persist between commands until shell_close. "+
-		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, pid, ns, sh.id)
+		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, ns, sh.id)
 	b.WriteString(out)
 	ensureNewline(&b)
-	fmt.Fprintf(&b, "[cwd %s]", ns)
+	fmt.Fprintf(&b, "[containment: %s]\n[cwd %s]", how, ns)
 	return &tools.Result{
 		Content: []tools.Content{tools.Text(b.String())},
 		Render: &tools.Render{Kind: tools.RenderTerminal, Title: "shell " + sh.id,
@@ -293,11 +300,11 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 			return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
 		}
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
-		pid := 0
+		pid, how := 0, ""
 		if sh.p != nil {
-			pid = sh.p.pgid
+			pid, how = sh.p.main, sh.p.how
 		}
-		s.record(ctx, call, sh, pid, true)
+		s.record(ctx, call, sh, pid, how, true)
 		sh.touchLocked(call)
 	}
 	if pre.Len() > 0 {
@@ -357,8 +364,12 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	}
 	sh.mu.Lock()
 	running, command := sh.scan != nil, sh.command
+	how, partial := "", false
+	if sh.p != nil {
+		how, partial = sh.p.how, sh.p.cont.kind != containNS
+	}
 	sh.mu.Unlock()
-	m.closeShell(sh, "closed with shell_close")
+	stopped := m.closeShell(sh, "closed with shell_close")
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	out := sh.takeLocked(s.cfg.outputLimit)
@@ -367,9 +378,12 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	b.WriteString(out)
 	ensureNewline(&b)
 	if running {
-		fmt.Fprintf(&b, "[closed shell %s; %s was still running and was stopped with it]\n", sh.id, quoteCommand(command))
+		fmt.Fprintf(&b, "[closed shell %s; %s was still running; its processes %s]\n", sh.id, quoteCommand(command), stopped.ended(partial))
 	} else {
-		fmt.Fprintf(&b, "[closed shell %s]\n", sh.id)
+		fmt.Fprintf(&b, "[closed shell %s; its processes %s]\n", sh.id, stopped.ended(partial))
+	}
+	if how != "" {
+		fmt.Fprintf(&b, "[containment: %s]\n", how)
 	}
 	fmt.Fprintf(&b, "[cwd %s]", sh.cwd)
 	return &tools.Result{
