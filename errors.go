@@ -67,8 +67,10 @@ func (e *Error) Is(target error) bool {
 // first error in its chain that has one (an [*Error], a [Code], or any
 // error with an ErrorCode() string method, as other modules' errors may
 // have); CodeAborted for a cancelled context and CodeTimeout for an
-// expired deadline; CodeUnknown for anything else. It is the one mapping
-// every package uses.
+// expired deadline; CodeNotFound, CodeExists or CodePermission for
+// io/fs's ErrNotExist, ErrExist or ErrPermission (the errors [Error.Is]
+// matches); CodeUnknown for anything else. It is the one mapping every
+// package uses.
 func CodeOf(err error) Code {
 	if err == nil {
 		return ""
@@ -81,6 +83,12 @@ func CodeOf(err error) Code {
 		return CodeAborted
 	case errors.Is(err, context.DeadlineExceeded):
 		return CodeTimeout
+	case errors.Is(err, iofs.ErrNotExist):
+		return CodeNotFound
+	case errors.Is(err, iofs.ErrExist):
+		return CodeExists
+	case errors.Is(err, iofs.ErrPermission):
+		return CodePermission
 	}
 	return CodeUnknown
 }

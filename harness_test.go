@@ -39,7 +39,10 @@ func TestCodeOf(t *testing.T) {
 		"deadline":                  {fmt.Errorf("x: %w", context.DeadlineExceeded), harness.CodeTimeout},
 		"code beats the context":    {&harness.Error{Code: harness.CodeTransport, Err: context.DeadlineExceeded}, harness.CodeTransport},
 		"plain":                     {errors.New("plain"), harness.CodeUnknown},
-		"io/fs alone has no code":   {iofs.ErrNotExist, harness.CodeUnknown},
+		"io/fs not exist":           {fmt.Errorf("open: %w", iofs.ErrNotExist), harness.CodeNotFound},
+		"io/fs exist":               {iofs.ErrExist, harness.CodeExists},
+		"io/fs permission":          {iofs.ErrPermission, harness.CodePermission},
+		"io/fs closed: no code":     {iofs.ErrClosed, harness.CodeUnknown},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.want, harness.CodeOf(tc.err))

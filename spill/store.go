@@ -8,7 +8,7 @@ import (
 	iofs "io/fs"
 	"time"
 
-	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -44,9 +44,9 @@ func (notFoundError) Error() string { return "spill: no saved output with this l
 // ErrorCode returns the stable code of the error.
 func (notFoundError) ErrorCode() string { return "not_found" }
 
-// Is makes the error match io/fs.ErrNotExist and fs.ErrNotFound as well.
+// Is makes the error match io/fs.ErrNotExist and harness.CodeNotFound as well.
 func (notFoundError) Is(target error) bool {
-	return target == iofs.ErrNotExist || target == fs.ErrNotFound
+	return target == iofs.ErrNotExist || target == harness.CodeNotFound
 }
 
 // LocatorError reports a locator Open refused or could not open.

@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/fs"
-
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -56,6 +55,6 @@ func TestStoreOptionErrors(t *testing.T) {
 }
 
 func TestNotFoundMatchesFS(t *testing.T) {
-	assert.ErrorIs(t, spill.ErrNotFound, fs.ErrNotFound)
+	assert.ErrorIs(t, spill.ErrNotFound, harness.CodeNotFound)
 	assert.ErrorIs(t, spill.ErrNotFound, iofs.ErrNotExist)
 }

@@ -186,7 +186,7 @@ type OutputStore interface {
 	// locator. It reads r to the end unless ctx ends or writing fails.
 	Save(ctx context.Context, owner Owner, r io.Reader) (Stored, error)
 	// Open opens a saved output for reading. A locator that does not name
-	// a saved output fails with an error matching fs.ErrNotFound.
+	// a saved output fails with an error matching harness.CodeNotFound.
 	Open(ctx context.Context, locator string) (io.ReadCloser, error)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/textcut"
@@ -71,13 +72,13 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools
 		case serr != nil:
 			err = serr
 		case st.IsDir():
-			err = &fs.Error{Op: "edit", Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+			err = fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: "edit", Path: p, Detail: "is a directory"})
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
 	}
 	res, err := fsys.Edit(ctx, p, fs.Edit{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}, pre)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotFound) {
+		if errors.Is(err, harness.CodeNotFound) {
 			ledger.Forget(p)
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)

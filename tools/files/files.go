@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
@@ -119,7 +120,7 @@ func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.F
 		return "", nil, &tools.Error{Code: tools.CodeInvalidArguments,
 			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
 	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
-		return "", nil, &tools.Error{Code: tools.ErrorCode(fs.CodePermission),
+		return "", nil, &tools.Error{Code: tools.ErrorCode(harness.CodePermission),
 			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
 	case env == nil || env.FS == nil:
 		return "", nil, &tools.Error{Code: tools.CodeToolFailed,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/tools"
@@ -56,7 +57,7 @@ func (r *rig) ok(name string, args any) *tools.Result {
 	return res
 }
 
-func (r *rig) fails(name string, args any, code fs.Code) string {
+func (r *rig) fails(name string, args any, code harness.Code) string {
 	r.t.Helper()
 	res := r.call(name, args)
 	require.True(r.t, res.IsError, "%s should fail, got: %s", name, res.Text())
@@ -87,7 +88,7 @@ func (o outputs) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tool
 func (o outputs) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	s, ok := o[locator]
 	if !ok {
-		return nil, fmt.Errorf("open %s: %w", locator, fs.ErrNotFound)
+		return nil, fmt.Errorf("open %s: %w", locator, harness.CodeNotFound)
 	}
 	return io.NopCloser(strings.NewReader(s)), nil
 }
@@ -184,7 +185,7 @@ func TestReadFooters(t *testing.T) {
 	assert.Equal(t, 29, res.Files[0].StartLine)
 	assert.Equal(t, 30, res.Files[0].EndLine)
 
-	msg := r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": 31}, fs.CodePastEnd)
+	msg := r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": 31}, harness.CodePastEnd)
 	assert.Equal(t, "offset is past the end of /project/a.txt, which has 30 lines. Use an offset from 1 to 30.", msg)
 
 	r.put("/project/empty.txt", "")
@@ -193,9 +194,9 @@ func TestReadFooters(t *testing.T) {
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "limit is -5")
 }
 
@@ -232,24 +233,24 @@ func TestReadErrors(t *testing.T) {
 	r.put("/project/logo.png", "\x89PNG\r\n\x1a\n\x00\x00")
 	r.put("/project/data.bin", "\x00\x01\x02")
 
-	msg := r.fails("read", map[string]any{"file_path": "src/handlr.go"}, fs.CodeNotFound)
+	msg := r.fails("read", map[string]any{"file_path": "src/handlr.go"}, harness.CodeNotFound)
 	assert.Equal(t, "File not found: /project/src/handlr.go (relative paths are resolved against the working directory /project). Did you mean /project/src/handler.go?", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/project/src"}, fs.CodeNotRegular)
+	msg = r.fails("read", map[string]any{"file_path": "/project/src"}, harness.CodeNotRegular)
 	assert.Equal(t, "/project/src is a directory, not a file. It contains: handler.go, util.go. Give the path of a file in it.", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/project/logo.png"}, fs.CodeNotText)
+	msg = r.fails("read", map[string]any{"file_path": "/project/logo.png"}, harness.CodeNotText)
 	assert.Contains(t, msg, "is not UTF-8 text (NUL byte at byte offset 8: the file is binary)")
 	assert.Contains(t, msg, "use read_image")
-	msg = r.fails("read", map[string]any{"file_path": "/project/data.bin"}, fs.CodeNotText)
+	msg = r.fails("read", map[string]any{"file_path": "/project/data.bin"}, harness.CodeNotText)
 	assert.Contains(t, msg, "shell command")
-	msg = r.fails("read", map[string]any{"file_path": "/etc/passwd"}, fs.CodeOutsideRoot)
+	msg = r.fails("read", map[string]any{"file_path": "/etc/passwd"}, harness.CodeOutsideRoot)
 	assert.Equal(t, "/etc/passwd cannot be accessed: it is outside the workspace. Only files under /project can be used.", msg)
-	msg = r.fails("read", map[string]any{"file_path": "../secret"}, fs.CodeOutsideRoot)
+	msg = r.fails("read", map[string]any{"file_path": "../secret"}, harness.CodeOutsideRoot)
 	assert.Contains(t, msg, "/secret cannot be accessed")
-	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, fs.CodeInvalidPath)
+	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, harness.CodeInvalidPath)
 	assert.Contains(t, msg, "contains a NUL byte")
-	msg = r.fails("read", map[string]any{"file_path": ""}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "file_path is empty")
-	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "bogus")
 }
 
@@ -267,15 +268,15 @@ func TestReadSavedOutput(t *testing.T) {
 	res = r.ok("read", map[string]any{"file_path": "spill://s/c1"})
 	assert.Contains(t, res.Text(), "(Lines 1-2000 of 5000 shown. To continue, call read with offset=2001.)")
 
-	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, fs.CodeNotFound)
+	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "There is no saved output spill://s/gone")
 	r.env.Output = nil
-	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, fs.CodeNotFound)
+	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "keeps no saved outputs")
 
-	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, fs.CodePermission)
+	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
-	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, fs.CodePermission)
+	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
 }
 
@@ -301,7 +302,7 @@ func TestWriteLedgerRules(t *testing.T) {
 
 	// An existing file nobody read is not overwritten.
 	r.put("/project/config.yaml", "keep: true\n")
-	msg := r.fails("write", map[string]any{"file_path": "config.yaml", "content": "lost\n"}, fs.CodeNotObserved)
+	msg := r.fails("write", map[string]any{"file_path": "config.yaml", "content": "lost\n"}, harness.CodeNotObserved)
 	assert.Equal(t, "/project/config.yaml already exists and you have not read it in this session, so write will not overwrite it. Read the file first (any part is enough), then write again; for a change to part of it, prefer edit.", msg)
 	assert.Equal(t, "keep: true\n", r.content("/project/config.yaml"))
 
@@ -312,7 +313,7 @@ func TestWriteLedgerRules(t *testing.T) {
 
 	// A change by someone else after the read makes it stale.
 	r.put("/project/config.yaml", "keep: maybe\n")
-	msg = r.fails("write", map[string]any{"file_path": "config.yaml", "content": "mine\n"}, fs.CodeStale)
+	msg = r.fails("write", map[string]any{"file_path": "config.yaml", "content": "mine\n"}, harness.CodeStale)
 	assert.Equal(t, "/project/config.yaml changed after you last read it (another program or tool modified it). Read the file again, then retry the write with its current content.", msg)
 	assert.Equal(t, "keep: maybe\n", r.content("/project/config.yaml"))
 
@@ -328,14 +329,14 @@ func TestWriteAfterDeletion(t *testing.T) {
 	r.put("/project/a.txt", "a\n")
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	require.NoError(t, mem.Remove("/project/a.txt"))
-	msg := r.fails("write", map[string]any{"file_path": "a.txt", "content": "b\n"}, fs.CodeStale)
+	msg := r.fails("write", map[string]any{"file_path": "a.txt", "content": "b\n"}, harness.CodeStale)
 	assert.Equal(t, "/project/a.txt was deleted after you last read it. If it should exist again, call write again to create it from scratch.", msg)
 	r.ok("write", map[string]any{"file_path": "a.txt", "content": "b\n"})
 	assert.Equal(t, "b\n", r.content("/project/a.txt"))
 
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	require.NoError(t, mem.Remove("/project/a.txt"))
-	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, fs.CodeNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "File not found: /project/a.txt")
 	_, seen := files.Ledger(r.env).Version("/project/a.txt")
 	assert.False(t, seen, "a file found deleted is forgotten")
@@ -345,15 +346,15 @@ func TestEdit(t *testing.T) {
 	r := memRig(t)
 	r.put("/project/calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n")
 
-	msg := r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"}, fs.CodeNotObserved)
+	msg := r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"}, harness.CodeNotObserved)
 	assert.Equal(t, "You have not read /project/calc.go in this session, so it cannot be edited yet. Read the file first (any part of it is enough), then retry.", msg)
-	msg = r.fails("edit", map[string]any{"file_path": "nope.go", "old_string": "a", "new_string": "b"}, fs.CodeNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "nope.go", "old_string": "a", "new_string": "b"}, harness.CodeNotFound)
 	assert.Equal(t, "File not found: /project/nope.go (relative paths are resolved against the working directory /project). To create a new file, use write.", msg)
 
 	r.ok("read", map[string]any{"file_path": "calc.go", "offset": 3, "limit": 1})
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "\treturn a - b", "new_string": "\treturn a + b"}, fs.CodeAmbiguous)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "\treturn a - b", "new_string": "\treturn a + b"}, harness.CodeAmbiguousEdit)
 	assert.Equal(t, "old_string occurs 2 times in /project/calc.go (starting at line 4 and 8). Include more of the surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence.", msg)
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add(a, b int) int {\n    return a - b\n}", "new_string": "x"}, fs.CodeEditNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add(a, b int) int {\n    return a - b\n}", "new_string": "x"}, harness.CodeEditNotFound)
 	assert.Contains(t, msg, "Text that matches if whitespace is ignored starts at line 3")
 
 	res := r.ok("edit", map[string]any{"file_path": "calc.go", "old_string": "Add(a, b int) int {\n\treturn a - b", "new_string": "Add(a, b int) int {\n\t// sum\n\treturn a + b"})
@@ -377,14 +378,14 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
 	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "old_string is empty")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(tools.CodeInvalidArguments))
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
 	r.put("/project/calc.go", "package calc // rewritten\n")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add", "new_string": "func Plus"}, fs.CodeStale)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add", "new_string": "func Plus"}, harness.CodeStale)
 	assert.Contains(t, msg, "changed after you last read it")
 	assert.Contains(t, msg, "Read the file again")
 }
@@ -450,7 +451,7 @@ func TestLedgerPerSession(t *testing.T) {
 	a.put("/project/x.txt", "x\n")
 	a.ok("read", map[string]any{"file_path": "x.txt"})
 	a.ok("edit", map[string]any{"file_path": "x.txt", "old_string": "x", "new_string": "y"})
-	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, fs.CodeNotObserved)
+	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, harness.CodeNotObserved)
 	assert.Same(t, files.Ledger(a.env), files.Ledger(a.env))
 	assert.NotSame(t, files.Ledger(a.env), files.Ledger(b.env))
 	assert.Nil(t, files.Ledger(&tools.Env{}))
@@ -459,7 +460,7 @@ func TestLedgerPerSession(t *testing.T) {
 func TestNoFileSystem(t *testing.T) {
 	r := memRig(t)
 	r.env.FS = nil
-	msg := r.fails("read", map[string]any{"file_path": "a"}, fs.Code(tools.CodeToolFailed))
+	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(tools.CodeToolFailed))
 	assert.Contains(t, msg, "no file system")
 }
 
@@ -489,7 +490,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case res.Code != tools.ErrorCode(fs.CodeStale):
+				case res.Code != tools.ErrorCode(harness.CodeStale):
 					t.Errorf("edit: %s", res.Text())
 					return
 				}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
@@ -111,7 +112,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*tools
 // readSaved reads a saved output through the session's output store.
 func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*tools.Result, error) {
 	if call.Env == nil || call.Env.Output == nil {
-		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound),
+		return nil, &tools.Error{Code: tools.ErrorCode(harness.CodeNotFound),
 			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
 	}
 	rc, err := call.Env.Output.Open(ctx, locator)
@@ -119,11 +120,11 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		if errors.Is(err, fs.ErrNotFound) || errors.Is(err, iofs.ErrNotExist) {
-			return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound), Err: err,
+		if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) {
+			return nil, &tools.Error{Code: tools.ErrorCode(harness.CodeNotFound), Err: err,
 				Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
 		}
-		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeIO), Err: err,
+		return nil, &tools.Error{Code: tools.ErrorCode(harness.CodeIO), Err: err,
 			Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
 	}
 	defer rc.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/tools"
@@ -51,11 +52,11 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*too
 	pre := ledger.WritePrecondition(p)
 	res, err := fsys.Write(ctx, p, []byte(in.Content), fs.WriteOptions{Pre: pre, KeepStyle: true})
 	if err != nil {
-		if errors.Is(err, fs.ErrExists) && pre.Absent {
-			err = &fs.Error{Op: "write", Path: p, Code: fs.CodeNotObserved, Detail: "the file exists and has not been read in this session", Err: err}
+		if errors.Is(err, harness.CodeExists) && pre.Absent {
+			err = fs.NewError(harness.CodeNotObserved, &fs.PathError{Op: "write", Path: p, Detail: "the file exists and has not been read in this session", Err: err})
 		}
-		if errors.Is(err, fs.ErrStale) && pre.Version != "" {
-			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, fs.ErrNotFound) {
+		if errors.Is(err, harness.CodeStale) && pre.Version != "" {
+			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, harness.CodeNotFound) {
 				ledger.Forget(p)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -160,8 +161,11 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return ctxErr
 	}
-	code := fs.CodeOf(err)
-	var fe *fs.Error
+	code := harness.CodeOf(err)
+	if code == harness.CodeUnknown {
+		code = harness.CodeIO
+	}
+	var fe *fs.PathError
 	errors.As(err, &fe)
 	rel := ""
 	if !strings.HasPrefix(given, "/") {
@@ -169,9 +173,9 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	}
 	var msg string
 	switch code {
-	case fs.CodeNotFound:
+	case harness.CodeNotFound:
 		msg = fmt.Sprintf("Image not found: %s%s. Check the path; list the directory with bash (ls) if unsure.", p, rel)
-	case fs.CodeTooLarge:
+	case harness.CodeTooLarge:
 		size := ""
 		if fe != nil && fe.Total > 0 {
 			size = fmt.Sprintf(" (%s)", sizeText(fe.Total))
@@ -182,15 +186,15 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 			msg = fmt.Sprintf("%s grew past %s while it was read: read_image reads files of at most %s. Wait until whatever writes it has finished, or make a smaller copy, then read it again.",
 				p, sizeText(c.lim.MaxBytes), sizeText(c.lim.MaxBytes))
 		}
-	case fs.CodeNotRegular:
+	case harness.CodeNotRegular:
 		msg = fmt.Sprintf("%s is not a regular file (a directory, device, pipe or socket). Give the path of an image file.", p)
-	case fs.CodeNotDir:
+	case harness.CodeNotDir:
 		msg = fmt.Sprintf("Cannot read %s: a directory on its path is a file. Check the path.", p)
-	case fs.CodePermission:
+	case harness.CodePermission:
 		msg = fmt.Sprintf("Permission denied reading %s.", p)
-	case fs.CodeOutsideRoot:
+	case harness.CodeOutsideRoot:
 		msg = fmt.Sprintf("%s is outside the workspace this session may read. Read files inside it.", p)
-	case fs.CodeInvalidPath:
+	case harness.CodeInvalidPath:
 		msg = fmt.Sprintf("%q is not a valid path%s. Give a plain path to the image file.", given, rel)
 	default:
 		msg = fmt.Sprintf("Reading %s failed: %v.", p, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
@@ -249,7 +250,7 @@ func TestReadImageTooLarge(t *testing.T) {
 	tool := images.ReadImage(images.WithLimits(images.Limits{MaxBytes: 1000}))
 	_, err := f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, tools.ErrorCode(fs.CodeTooLarge), tools.CodeOf(err))
+	assert.Equal(t, tools.ErrorCode(harness.CodeTooLarge), tools.CodeOf(err))
 	assert.Equal(t, images.CodeTooLarge, tools.CodeOf(err))
 	assert.Contains(t, err.Error(), "at most 1000 bytes")
 	assert.Equal(t, int64(1000), f.fsys.maxBytes.Load())
@@ -261,7 +262,7 @@ func TestReadImageTooLarge(t *testing.T) {
 
 	// A file that grows past the cap while it is read: the file system
 	// refuses it with the same code, and the tool says what happened.
-	f.fsys.fail = &fs.Error{Op: "read", Path: f.env.Cwd + "/big.jpg", Code: fs.CodeTooLarge, Detail: "the file grew past 1000 bytes while it was read", Limit: 1000}
+	f.fsys.fail = fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "read", Path: f.env.Cwd + "/big.jpg", Detail: "the file grew past 1000 bytes while it was read", Limit: 1000})
 	_, err = f.call(t, tool, "big.jpg")
 	require.Error(t, err)
 	assert.Equal(t, images.CodeTooLarge, tools.CodeOf(err))
@@ -282,9 +283,9 @@ func TestReadImageValidationErrors(t *testing.T) {
 	}{
 		{"shot.jpg", images.CodeTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
 		{"cut.png", images.CodeCorrupt, "truncated"},
-		{"missing.png", tools.ErrorCode(fs.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
-		{"dir.png", tools.ErrorCode(fs.CodeNotRegular), "not a regular file"},
-		{"../outside.png", tools.ErrorCode(fs.CodeOutsideRoot), "outside the workspace"},
+		{"missing.png", tools.ErrorCode(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
+		{"dir.png", tools.ErrorCode(harness.CodeNotRegular), "not a regular file"},
+		{"../outside.png", tools.ErrorCode(harness.CodeOutsideRoot), "outside the workspace"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			_, err := f.call(t, images.ReadImage(), c.path)
