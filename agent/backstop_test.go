@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -21,12 +22,12 @@ import (
 // stuckTool blocks, ignoring its context, until release is closed.
 func stuckTool(name string, sideEffects bool, started chan<- string, release <-chan struct{}) tools.Tool {
 	return tools.Define(tools.Spec{Name: name, Description: "never stops in time", SideEffects: sideEffects, ConcurrencySafe: !sideEffects},
-		func(ctx context.Context, call *tools.Call, in panicIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in panicIn) (*harness.ToolResult, error) {
 			if started != nil {
 				started <- call.ID
 			}
 			<-release
-			return tools.TextResult("finished late"), nil
+			return harness.TextResult("finished late"), nil
 		})
 }
 
@@ -72,7 +73,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	stuck := ends[0].Result
 	assert.Equal(t, "c1", ends[0].Call.ID)
 	assert.True(t, stuck.IsError)
-	assert.Equal(t, tools.CodeTimeout, stuck.Code)
+	assert.Equal(t, harness.CodeTimeout, stuck.Code)
 	assert.Contains(t, stuck.Text(), "did not stop when asked")
 	assert.Contains(t, stuck.Text(), "may still be running")
 	assert.Contains(t, stuck.Text(), "outcome is unknown", "a tool with side effects has an unknown outcome")
@@ -89,7 +90,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 		}
 	}
 	require.NotNil(t, logged)
-	assert.Equal(t, tools.CodeTimeout, logged.Result.Code)
+	assert.Equal(t, harness.CodeTimeout, logged.Result.Code)
 
 	require.Len(t, s.Abandoned(), 1)
 	assert.Equal(t, "stuck", s.Abandoned()[0].Tool)
@@ -145,13 +146,13 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	assert.ErrorIs(t, o.err, context.Canceled)
 	ends := ofType[*agent.ToolCallEnd](o.evs)
 	require.Len(t, ends, 2)
-	byID := map[string]*tools.Result{}
+	byID := map[string]*harness.ToolResult{}
 	for _, e := range ends {
 		byID[e.Call.ID] = e.Result
 	}
-	assert.Equal(t, tools.CodeAborted, byID["a"].Code)
+	assert.Equal(t, harness.CodeAborted, byID["a"].Code)
 	assert.Contains(t, byID["a"].Text(), "cancelled with its turn, but it did not stop")
-	assert.Equal(t, tools.CodeNotRun, byID["b"].Code, "the call waiting for a slot never started")
+	assert.Equal(t, harness.CodeNotRun, byID["b"].Code, "the call waiting for a slot never started")
 	te := lastTurnEnded(t, store, s.ID())
 	assert.Equal(t, session.ReasonCancelled, te.Reason, "the end of the turn is logged")
 	require.NoError(t, loop.Close())

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -27,8 +28,8 @@ type noopIn struct {
 
 func noopTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "noop", Description: "Does nothing.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in noopIn) (*tools.Result, error) {
-			return tools.TextResult("ok " + in.Path), nil
+		func(ctx context.Context, call *tools.Call, in noopIn) (*harness.ToolResult, error) {
+			return harness.TextResult("ok " + in.Path), nil
 		})
 }
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // ContextPolicy says when a turn makes room in the model's context window.
@@ -255,7 +255,7 @@ func renderTranscript(msgs []session.Message) string {
 				}
 				var text strings.Builder
 				for _, c := range r.Content {
-					if c.Type == tools.ContentImage {
+					if c.Type == harness.BlockImage {
 						text.WriteString(imageName(c.Image))
 						continue
 					}
@@ -280,7 +280,7 @@ func renderTranscript(msgs []session.Message) string {
 
 // imageName names an image in a transcript; nil is an image whose
 // reference is missing from the log.
-func imageName(img *tools.Image) string {
+func imageName(img *harness.Image) string {
 	if img == nil {
 		return "[image missing from the log]"
 	}

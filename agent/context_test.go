@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -28,18 +29,18 @@ type fakeReadIn struct {
 // tool would.
 func fakeRead() tools.Tool {
 	return tools.Define(tools.Spec{Name: "read", Description: "read", ConcurrencySafe: true, NeverSpill: true},
-		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*harness.ToolResult, error) {
 			body := fmt.Sprintf("%s@%s %d-%d\n", in.Path, in.Version, in.Start, in.End) + strings.Repeat("code line\n", 400)
-			return &tools.Result{Content: []tools.Content{tools.Text(body)},
-				Files: []tools.FileAccess{{Op: tools.FileRead, Path: in.Path, Version: in.Version, StartLine: in.Start, EndLine: in.End, Complete: in.Complete}}}, nil
+			return &harness.ToolResult{Content: []harness.Block{harness.TextBlock(body)},
+				Files: []harness.FileAccess{{Op: harness.FileRead, Path: in.Path, Version: in.Version, StartLine: in.Start, EndLine: in.End, Complete: in.Complete}}}, nil
 		})
 }
 
 func fakeEdit() tools.Tool {
 	return tools.Define(tools.Spec{Name: "edit", Description: "edit", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*tools.Result, error) {
-			return &tools.Result{Content: []tools.Content{tools.Text("edited " + in.Path)},
-				Files: []tools.FileAccess{{Op: tools.FileWrite, Path: in.Path, Version: in.Version}}}, nil
+		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*harness.ToolResult, error) {
+			return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("edited " + in.Path)},
+				Files: []harness.FileAccess{{Op: harness.FileWrite, Path: in.Path, Version: in.Version}}}, nil
 		})
 }
 

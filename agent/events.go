@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // Event is something a host can show while a turn runs. The concrete
@@ -44,15 +44,15 @@ type ToolCallStart struct {
 	Call session.ToolCall `json:"call"`
 	// Render is the intent the tool declares, so a host can open the
 	// right card before the result arrives.
-	Render tools.RenderKind `json:"render,omitempty"`
+	Render harness.RenderKind `json:"render,omitempty"`
 }
 
 // ToolCallEnd carries a call's result, render data included.
 type ToolCallEnd struct {
-	Step     int              `json:"step"`
-	Call     session.ToolCall `json:"call"`
-	Result   *tools.Result    `json:"result"`
-	Duration time.Duration    `json:"duration_ns"`
+	Step     int                 `json:"step"`
+	Call     session.ToolCall    `json:"call"`
+	Result   *harness.ToolResult `json:"result"`
+	Duration time.Duration       `json:"duration_ns"`
 }
 
 // Usage reports the token usage of one model call.

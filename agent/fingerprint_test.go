@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -16,11 +17,11 @@ func TestChainCacheMatchesFullFingerprint(t *testing.T) {
 		return &Request{System: "s", Messages: h.Messages(), Tools: []tools.Spec{{Name: "a", InputSchema: []byte(`{}`)}}}
 	}
 	add := func(p session.Payload) { h.Add(session.Event{Data: p}) }
-	add(&session.UserMessage{Content: []tools.Content{tools.Text("hi")}})
+	add(&session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}})
 	add(&session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "1", Name: "a"}}}})
 	r := req()
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "pending slot")
-	add(&session.ToolFinished{CallID: "1", Result: *tools.TextResult("done")})
+	add(&session.ToolFinished{CallID: "1", Result: *harness.TextResult("done")})
 	r = req()
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "the filled slot is rehashed")
 	add(&session.Reminder{Text: "x"})

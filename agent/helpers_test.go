@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -21,8 +22,8 @@ type echoIn struct {
 // echoTool returns its text argument, prefixed.
 func echoTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "echo", Description: "Echo text back.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
-			return tools.TextResult("echo: " + in.Text), nil
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
+			return harness.TextResult("echo: " + in.Text), nil
 		})
 }
 

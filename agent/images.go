@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -57,7 +58,7 @@ const (
 // reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
 // sha256:0123456789ab) not shown: reason]". Model adapters use it for the
 // images they cannot send, so every placeholder has one shape.
-func ImagePlaceholder(img *tools.Image, reason string) string {
+func ImagePlaceholder(img *harness.Image, reason string) string {
 	s := "[" + describeImage(img, true) + " not shown"
 	if reason != "" {
 		s += ": " + reason
@@ -67,9 +68,9 @@ func ImagePlaceholder(img *tools.Image, reason string) string {
 
 // DescribeImage names an image for a model: where it came from, its type,
 // size and dimensions: "image shot.png (image/png, 1.2 KiB, 640x480)".
-func DescribeImage(img *tools.Image) string { return describeImage(img, false) }
+func DescribeImage(img *harness.Image) string { return describeImage(img, false) }
 
-func describeImage(img *tools.Image, digest bool) string {
+func describeImage(img *harness.Image, digest bool) string {
 	var b strings.Builder
 	b.WriteString("image")
 	if img.Name != "" {
@@ -122,7 +123,7 @@ func omitReason(why int, budget ImageBudget) string {
 // imageRef locates one image in a message list.
 type imageRef struct {
 	msg, block, content int // content is -1 for an image block
-	img                 *tools.Image
+	img                 *harness.Image
 }
 
 // projectImages returns msgs as a model with the given capabilities
@@ -141,7 +142,7 @@ func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget
 				refs = append(refs, imageRef{i, j, -1, b.Image})
 			case b.Type == session.BlockToolResult && b.ToolResult != nil:
 				for k, c := range b.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image != nil {
+					if c.Type == harness.BlockImage && c.Image != nil {
 						refs = append(refs, imageRef{i, j, k, c.Image})
 					}
 				}
@@ -225,11 +226,11 @@ func replaceImages(content []session.Block, refs []imageRef, omit []int, budget 
 		}
 		if !copied[r.block] {
 			tr := *blocks[r.block].ToolResult
-			tr.Content = append([]tools.Content(nil), tr.Content...)
+			tr.Content = append([]harness.Block(nil), tr.Content...)
 			blocks[r.block].ToolResult = &tr
 			copied[r.block] = true
 		}
-		blocks[r.block].ToolResult.Content[r.content] = tools.Text(text)
+		blocks[r.block].ToolResult.Content[r.content] = harness.TextBlock(text)
 	}
 	return blocks
 }
@@ -275,7 +276,7 @@ func (t *turn) projectImages(req *Request) *Request {
 	if err != nil {
 		cache = nil
 	}
-	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(tools.ModalityImage),
+	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(harness.ModalityImage),
 		req.Attachments != nil, t.l.cfg.images, cache)
 	return req
 }

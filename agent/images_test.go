@@ -10,27 +10,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-var imageInput = agent.ModelInfo{Name: "seeing", Input: []tools.Modality{tools.ModalityImage}}
+var imageInput = agent.ModelInfo{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}}
 
 // snapTool stores a tiny "image" and returns it with a line of text.
 func snapTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "snap", Description: "Take a picture.", ConcurrencySafe: true},
 		func(ctx context.Context, call *tools.Call, in struct {
 			Name string `json:"name"`
-		}) (*tools.Result, error) {
+		}) (*harness.ToolResult, error) {
 			d, err := call.Env.Attachments.Put(ctx, []byte("pixels of "+in.Name))
 			if err != nil {
 				return nil, err
 			}
-			return &tools.Result{Content: []tools.Content{
-				tools.Text("took " + in.Name),
-				tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}),
+			return &harness.ToolResult{Content: []harness.Block{
+				harness.TextBlock("took " + in.Name),
+				harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}),
 			}}, nil
 		})
 }
@@ -39,9 +40,9 @@ func snapTool() tools.Tool {
 // an image (true) or a placeholder naming it (false).
 func requestImages(req *agent.Request) []string {
 	var out []string
-	note := func(c tools.Content) {
+	note := func(c harness.Block) {
 		switch {
-		case c.Type == tools.ContentImage:
+		case c.Type == harness.BlockImage:
 			out = append(out, "img:"+c.Image.Name)
 		case strings.HasPrefix(c.Text, "[image ") && strings.Contains(c.Text, " not shown"):
 			name, _, _ := strings.Cut(strings.TrimPrefix(c.Text, "[image "), " ")
@@ -52,9 +53,9 @@ func requestImages(req *agent.Request) []string {
 		for _, b := range m.Content {
 			switch b.Type {
 			case session.BlockImage:
-				note(tools.ImageContent(*b.Image))
+				note(harness.ImageBlock(*b.Image))
 			case session.BlockText:
-				note(tools.Text(b.Text))
+				note(harness.TextBlock(b.Text))
 			case session.BlockToolResult:
 				for _, c := range b.ToolResult.Content {
 					note(c)
@@ -65,7 +66,7 @@ func requestImages(req *agent.Request) []string {
 	return out
 }
 
-func runContent(t *testing.T, s *agent.Session, content ...tools.Content) *agent.TurnEnd {
+func runContent(t *testing.T, s *agent.Session, content ...harness.Block) *agent.TurnEnd {
 	t.Helper()
 	var end *agent.TurnEnd
 	for ev, err := range s.RunContent(context.Background(), content) {
@@ -88,8 +89,8 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
 		agent.WithAttachments(att), agent.WithSessionStore(store))
 
-	userImg := tools.Image{Digest: session.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
-	end := runContent(t, s, tools.Text("look"), tools.ImageContent(userImg))
+	userImg := harness.Image{Digest: session.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
+	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	reqs := seeing.Requests()
 	require.Len(t, reqs, 2)
@@ -128,7 +129,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 func TestImagesWithoutAttachmentStore(t *testing.T) {
 	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
-	runContent(t, s, tools.Text("look"), tools.ImageContent(tools.Image{Digest: session.Digest(nil), MediaType: "image/png", Name: "a.png"}))
+	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: session.Digest(nil), MediaType: "image/png", Name: "a.png"}))
 	req := m.Requests()[0]
 	assert.Equal(t, []string{"placeholder:a.png"}, requestImages(req))
 	assert.Contains(t, mustJSON(req.Messages), "no attachment store is configured")
@@ -143,7 +144,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
 		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(3, 0))
-	runContent(t, s, tools.Text("take five"))
+	runContent(t, s, harness.TextBlock("take five"))
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
 	assert.Equal(t, []string{"img:img0", "img:img1", "img:img2"}, requestImages(reqs[3]))
@@ -155,7 +156,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s2 := newSession(t, agent.WithModel(m2), agent.WithTools(snapTool()),
 		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(0, 2500))
-	runContent(t, s2, tools.Text("take five"))
+	runContent(t, s2, harness.TextBlock("take five"))
 	last := m2.Requests()[5]
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -167,7 +168,7 @@ var ErrTurnDidNotStop = errors.New("agent: the running turn did not stop within 
 type runningCall struct {
 	tool, id string
 	step     int
-	done     chan *tools.Result // buffered: the worker never blocks
+	done     chan *harness.ToolResult // buffered: the worker never blocks
 
 	mu        sync.Mutex
 	finished  bool
@@ -177,7 +178,7 @@ type runningCall struct {
 
 // finish hands the worker's result over, or, when the call was abandoned
 // meanwhile, lets the session forget it.
-func (r *runningCall) finish(s *Session, res *tools.Result) {
+func (r *runningCall) finish(s *Session, res *harness.ToolResult) {
 	r.mu.Lock()
 	r.finished = true
 	abandoned := r.abandoned

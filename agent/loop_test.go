@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -68,7 +69,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 	both := make(chan struct{})
 	var arrived atomic.Int32
 	safe := tools.Define(tools.Spec{Name: "safe", Description: "parallel", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
 			rec.add("start:" + in.Text)
 			n := inFlight.Add(1)
 			for {
@@ -93,16 +94,16 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 			}
 			inFlight.Add(-1)
 			rec.add("end:" + in.Text)
-			return tools.TextResult("safe " + in.Text), nil
+			return harness.TextResult("safe " + in.Text), nil
 		})
 	barrier := tools.Define(tools.Spec{Name: "barrier", Description: "runs alone", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
 			rec.add("start:" + in.Text)
 			if inFlight.Load() != 0 {
 				return nil, errors.New("barrier ran while other calls were in flight")
 			}
 			rec.add("end:" + in.Text)
-			return tools.TextResult("barrier " + in.Text), nil
+			return harness.TextResult("barrier " + in.Text), nil
 		})
 	model := replay.NewScripted(
 		replay.Call(
@@ -136,7 +137,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 
 func TestBadCallsBecomeErrorResults(t *testing.T) {
 	boom := tools.Define(tools.Spec{Name: "boom", Description: "panics"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			var m map[string]int
 			m["x"]++ // nil map write: a real panic
 			return nil, nil
@@ -160,15 +161,15 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 
 	res := lastResults(model.Requests()[1], 7)
 	cases := []struct {
-		code     tools.ErrorCode
+		code     harness.Code
 		contains []string
 	}{
-		{tools.CodeInvalidArguments, []string{"not valid JSON", "Parameters: text (string, required)"}},
-		{tools.CodeInvalidArguments, []string{"do not match its schema", "text", "string"}},
-		{tools.CodeInvalidArguments, []string{"extra"}},
-		{tools.CodeUnknownTool, []string{`"ecko"`, `Did you mean "echo"?`, "Available tools: boom, echo."}},
-		{tools.CodeToolPanic, []string{"boom", "internal error", "assignment to entry in nil map"}},
-		{tools.CodeInvalidArguments, []string{"must be a JSON object, not an array"}},
+		{harness.CodeInvalidArguments, []string{"not valid JSON", "Parameters: text (string, required)"}},
+		{harness.CodeInvalidArguments, []string{"do not match its schema", "text", "string"}},
+		{harness.CodeInvalidArguments, []string{"extra"}},
+		{harness.CodeUnknownTool, []string{`"ecko"`, `Did you mean "echo"?`, "Available tools: boom, echo."}},
+		{harness.CodeToolPanic, []string{"boom", "internal error", "assignment to entry in nil map"}},
+		{harness.CodeInvalidArguments, []string{"must be a JSON object, not an array"}},
 	}
 	for i, c := range cases {
 		assert.True(t, res[i].IsError, "call %d", i+1)
@@ -240,7 +241,7 @@ func TestCancelDuringTools(t *testing.T) {
 	leakcheck.Check(t)
 	started := make(chan struct{})
 	slow := tools.Define(tools.Spec{Name: "slow", Description: "waits", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			close(started)
 			<-ctx.Done()
 			return nil, ctx.Err()
@@ -254,13 +255,13 @@ func TestCancelDuringTools(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	ends := ofType[*agent.ToolCallEnd](evs)
 	require.Len(t, ends, 2)
-	assert.Equal(t, tools.CodeAborted, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeAborted, ends[0].Result.Code)
 	assert.Contains(t, ends[0].Result.Text(), "side effects are unknown")
-	assert.Equal(t, tools.CodeNotRun, ends[1].Result.Code)
+	assert.Equal(t, harness.CodeNotRun, ends[1].Result.Code)
 
 	// Every call has a logged result, so the history needs no repair.
 	msgs := s.Messages()
-	assert.Equal(t, tools.CodeNotRun, msgs[len(msgs)-1].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeNotRun, msgs[len(msgs)-1].Content[0].ToolResult.Code)
 }
 
 func TestHostStopsIterating(t *testing.T) {
@@ -334,8 +335,8 @@ func TestRetry(t *testing.T) {
 }
 
 func TestRemindersFromObservers(t *testing.T) {
-	obs := tools.StepObserverFunc(func(ctx context.Context, st *tools.Step) []tools.Reminder {
-		return []tools.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
+	obs := tools.StepObserverFunc(func(ctx context.Context, st *tools.Step) []harness.Reminder {
+		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
@@ -360,7 +361,7 @@ func TestConfigurationErrors(t *testing.T) {
 	_, err = l.NewSession(context.Background(), agent.SessionOptions{})
 	assert.Error(t, err)
 
-	bad := tools.Define(tools.Spec{Name: "BadName", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*tools.Result, error) { return nil, nil })
+	bad := tools.Define(tools.Spec{Name: "BadName", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*harness.ToolResult, error) { return nil, nil })
 	assert.ErrorContains(t, agent.New(agent.WithModel(replay.NewScripted()), agent.WithTools(bad)).Err(), "snake_case")
 }
 
@@ -369,7 +370,7 @@ func TestBusyAndClosed(t *testing.T) {
 	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
 	closed := make(chan struct{})
 	holder := tools.Define(tools.Spec{Name: "hold", Description: "keeps state"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) { return nil, nil })
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) { return nil, nil })
 	loop, s := newSession(t, agent.WithModel(model), agent.WithTools(holder))
 	_, err := tools.LoadState(s.State(), "k", func() io.Closer { return closerFunc(func() error { close(closed); return nil }) })
 	require.NoError(t, err)
@@ -428,8 +429,8 @@ func TestCallIDsMadeUnique(t *testing.T) {
 
 func TestToolRecordIsLogged(t *testing.T) {
 	rec := tools.Define(tools.Spec{Name: "rec", Description: "records"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
 		})
 	store := session.NewMemory()
 	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -33,12 +34,12 @@ type ModelInfo struct {
 	ContextWindow int `json:"context_window,omitempty"`
 	// Input lists the input modalities the model declares. Text is
 	// assumed; a modality not listed is treated as unsupported.
-	Input []tools.Modality `json:"input,omitempty"`
+	Input []harness.Modality `json:"input,omitempty"`
 }
 
 // Accepts reports whether the model declares input of modality m.
-func (i ModelInfo) Accepts(m tools.Modality) bool {
-	return m == tools.ModalityText || slices.Contains(i.Input, m)
+func (i ModelInfo) Accepts(m harness.Modality) bool {
+	return m == harness.ModalityText || slices.Contains(i.Input, m)
 }
 
 // Request is one model call.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -83,14 +84,14 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	require.NoError(t, err)
 	id := log.Header().ID
 	_, err = log.Append(ctx,
-		&session.UserMessage{Content: []tools.Content{tools.Text("look at this " + strings.Repeat("words ", 200)), {Type: tools.ContentImage}}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("look at this " + strings.Repeat("words ", 200)), {Type: harness.BlockImage}}},
 		&session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolCall}, session.TextBlock("calling " + strings.Repeat("more ", 200))}, Finish: agent.FinishStop},
 		&session.TurnEnded{Reason: session.ReasonCompleted},
 	)
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	store := &injectingStore{Store: mem, extra: []session.Event{
-		{Seq: 100, Data: &session.UserMessage{Content: []tools.Content{tools.Text("again " + strings.Repeat("text ", 200))}}},
+		{Seq: 100, Data: &session.UserMessage{Content: []harness.Block{harness.TextBlock("again " + strings.Repeat("text ", 200))}}},
 		{Seq: 101, Data: &session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolResult}, {Type: session.BlockImage}, session.TextBlock("ok")}, Finish: agent.FinishStop}},
 		{Seq: 102, Data: &session.TurnEnded{Reason: session.ReasonCompleted}},
 	}}
@@ -178,7 +179,9 @@ type panicIn struct{}
 func TestToolPanicInsideTheStream(t *testing.T) {
 	leakcheck.Check(t)
 	boom := tools.Define(tools.Spec{Name: "boom", Description: "panics", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in panicIn) (*tools.Result, error) { panic("tool boom") })
+		func(ctx context.Context, call *tools.Call, in panicIn) (*harness.ToolResult, error) {
+			panic("tool boom")
+		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "boom", nil)), replay.Say("recovered"))
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(boom))
 	evs, end, err := collect(t, s, context.Background(), "go")
@@ -186,7 +189,7 @@ func TestToolPanicInsideTheStream(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	ends := ofType[*agent.ToolCallEnd](evs)
 	require.Len(t, ends, 1)
-	assert.Equal(t, tools.CodeToolPanic, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeToolPanic, ends[0].Result.Code)
 	assert.Contains(t, ends[0].Result.Text(), "tool boom")
 }
 

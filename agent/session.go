@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -94,7 +95,7 @@ func (s *Session) SetModel(m Model) error {
 // Run runs one turn on the user's prompt and yields its events as they
 // happen. See RunContent.
 func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
-	return s.RunContent(ctx, []tools.Content{tools.Text(prompt)})
+	return s.RunContent(ctx, []harness.Block{harness.TextBlock(prompt)})
 }
 
 // RunContent runs one turn on user content (text, and images already in
@@ -110,7 +111,7 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // session stays usable. No panic of the harness, the model adapter, the
 // tools or the session store reaches the loop over the events; a panic in
 // the loop's own body is passed on unchanged.
-func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.Seq2[Event, error] {
+func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // turn is the state of one running turn.
@@ -53,7 +53,7 @@ func (t *turn) emit(ev Event) {
 // model, store or observers it calls) into the end of the turn: a TurnEnd
 // with reason error and an *InternalError, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []tools.Content) {
+func (t *turn) runSafely(content []harness.Block) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -103,7 +103,7 @@ func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
 	return nil
 }
 
-func (t *turn) run(content []tools.Content) {
+func (t *turn) run(content []harness.Block) {
 	var first []session.Payload
 	if sys := t.l.cfg.system; sys != t.systemLogged() {
 		first = append(first, &session.SystemPrompt{Text: sys})

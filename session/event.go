@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // Event is one line of a session log after the header.
@@ -54,7 +54,7 @@ const (
 
 // UserMessage is input from the user; it starts a turn.
 type UserMessage struct {
-	Content []tools.Content `json:"content"`
+	Content []harness.Block `json:"content"`
 }
 
 // AssistantMessage is what the model answered in one step.
@@ -79,11 +79,11 @@ type ToolStarted struct {
 
 // ToolFinished holds the result of a call.
 type ToolFinished struct {
-	Step       int          `json:"step"`
-	CallID     string       `json:"call_id"`
-	Name       string       `json:"name"`
-	Result     tools.Result `json:"result"`
-	DurationMS int64        `json:"duration_ms"`
+	Step       int                `json:"step"`
+	CallID     string             `json:"call_id"`
+	Name       string             `json:"name"`
+	Result     harness.ToolResult `json:"result"`
+	DurationMS int64              `json:"duration_ms"`
 }
 
 // ModelRequest is logged before each model call.

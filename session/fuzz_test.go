@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
-	"github.com/go-harness/harness/tools"
 )
 
 // FuzzLoad feeds arbitrary bytes after a valid header to the JSONL loader:
@@ -98,9 +98,9 @@ func FuzzLoad(f *testing.F) {
 // without the payload its type promises, or a tool event naming no call.
 func checkPayload(t *testing.T, e session.Event) {
 	t.Helper()
-	contents := func(cs []tools.Content) {
+	contents := func(cs []harness.Block) {
 		for _, c := range cs {
-			if c.Type == tools.ContentImage && c.Image == nil {
+			if c.Type == harness.BlockImage && c.Image == nil {
 				t.Fatalf("event %d: image content without its image", e.Seq)
 			}
 		}

@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // History derives the conversation a session's events describe: the
@@ -155,13 +155,13 @@ func (h *History) closeSlots() {
 func syntheticResult(s *slot) *ToolResult {
 	r := &ToolResult{CallID: s.call.ID, Name: s.call.Name, IsError: true}
 	if s.started {
-		r.Code = tools.CodeOutcomeUnknown
-		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+		r.Code = harness.CodeOutcomeUnknown
+		r.Content = []harness.Block{harness.TextBlock(fmt.Sprintf(
 			"The outcome of this %s call is unknown: the session stopped while it was running. "+
 				"Verify its side effects before relying on them, and retry only work that is safe to repeat.", s.call.Name))}
 	} else {
-		r.Code = tools.CodeNotRun
-		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+		r.Code = harness.CodeNotRun
+		r.Content = []harness.Block{harness.TextBlock(fmt.Sprintf(
 			"This %s call was not run: the session stopped before it started. Nothing was changed by it.", s.call.Name))}
 	}
 	return r

@@ -1,6 +1,8 @@
 package session
 
-import "github.com/go-harness/harness/tools"
+import (
+	"github.com/go-harness/harness"
+)
 
 // Role is who a message is from.
 type Role string
@@ -36,10 +38,10 @@ const (
 type Block struct {
 	Type BlockType `json:"type"`
 	// Text holds the text of text and reasoning blocks.
-	Text       string       `json:"text,omitempty"`
-	Image      *tools.Image `json:"image,omitempty"`
-	ToolCall   *ToolCall    `json:"tool_call,omitempty"`
-	ToolResult *ToolResult  `json:"tool_result,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	Image      *harness.Image `json:"image,omitempty"`
+	ToolCall   *ToolCall      `json:"tool_call,omitempty"`
+	ToolResult *ToolResult    `json:"tool_result,omitempty"`
 }
 
 // ToolCall is a call the model made.
@@ -55,9 +57,9 @@ type ToolCall struct {
 type ToolResult struct {
 	CallID  string          `json:"call_id"`
 	Name    string          `json:"name"`
-	Content []tools.Content `json:"content"`
+	Content []harness.Block `json:"content"`
 	IsError bool            `json:"is_error,omitempty"`
-	Code    tools.ErrorCode `json:"code,omitempty"`
+	Code    harness.Code    `json:"code,omitempty"`
 }
 
 // TextBlock returns a text block.
@@ -86,11 +88,11 @@ func (m Message) ToolCalls() []ToolCall {
 }
 
 // ContentBlocks converts tool content (text and images) to message blocks.
-func ContentBlocks(cs []tools.Content) []Block {
+func ContentBlocks(cs []harness.Block) []Block {
 	out := make([]Block, 0, len(cs))
 	for _, c := range cs {
 		switch c.Type {
-		case tools.ContentImage:
+		case harness.BlockImage:
 			out = append(out, Block{Type: BlockImage, Image: c.Image})
 		default:
 			out = append(out, Block{Type: BlockText, Text: c.Text})

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // Pruned replaces earlier tool results in the derived history with
@@ -52,7 +52,7 @@ type resultFiles struct {
 	// call of another step in logs of providers that reuse ids.
 	callID string
 	tool   string
-	files  []tools.FileAccess
+	files  []harness.FileAccess
 	pruned bool
 }
 
@@ -86,7 +86,7 @@ func (h *History) supersession(i int) ([]string, bool) {
 	}
 	var reasons []string
 	for _, f := range r.files {
-		if f.Op != tools.FileRead {
+		if f.Op != harness.FileRead {
 			return nil, false
 		}
 		reason := h.supersededBy(i, f)
@@ -100,7 +100,7 @@ func (h *History) supersession(i int) ([]string, bool) {
 
 // supersededBy says why a later result makes read f of result i
 // redundant, or "" when none does.
-func (h *History) supersededBy(i int, f tools.FileAccess) string {
+func (h *History) supersededBy(i int, f harness.FileAccess) string {
 	r := h.files[i]
 	for _, later := range h.files[i+1:] {
 		call := "call " + later.callID
@@ -111,10 +111,10 @@ func (h *History) supersededBy(i int, f tools.FileAccess) string {
 			if g.Path != f.Path {
 				continue
 			}
-			if g.Op == tools.FileWrite {
+			if g.Op == harness.FileWrite {
 				return fmt.Sprintf("made stale when %s changed the file (%s)", later.tool, call)
 			}
-			if g.Op == tools.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
+			if g.Op == harness.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
 				return fmt.Sprintf("superseded by a later %s of the same lines (%s)", later.tool, call)
 			}
 		}
@@ -123,7 +123,7 @@ func (h *History) supersededBy(i int, f tools.FileAccess) string {
 }
 
 // covers reports whether read g shows at least every line read f showed.
-func covers(g, f tools.FileAccess) bool {
+func covers(g, f harness.FileAccess) bool {
 	if g.Complete {
 		return true
 	}
@@ -194,7 +194,7 @@ func (h *History) prune(i int, placeholder string) {
 	}
 	old := h.msgs[r.index].Content[0].ToolResult
 	h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
-		CallID: old.CallID, Name: old.Name, Content: []tools.Content{tools.Text(placeholder)},
+		CallID: old.CallID, Name: old.Name, Content: []harness.Block{harness.TextBlock(placeholder)},
 	}}}
 }
 

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func ev(seq int64, p session.Payload) session.Event { return session.Event{Seq: seq, Data: p} }
@@ -21,8 +21,8 @@ func TestHistoryOrdersResultsByCall(t *testing.T) {
 		ev(1, user("go")),
 		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("a", "read"), callBlock("b", "read")}}),
 		ev(3, &session.ToolStarted{CallID: "a"}), ev(4, &session.ToolStarted{CallID: "b"}),
-		ev(5, &session.ToolFinished{CallID: "b", Result: *tools.TextResult("B")}),
-		ev(6, &session.ToolFinished{CallID: "a", Result: *tools.TextResult("A")}),
+		ev(5, &session.ToolFinished{CallID: "b", Result: *harness.TextResult("B")}),
+		ev(6, &session.ToolFinished{CallID: "a", Result: *harness.TextResult("A")}),
 		ev(7, &session.Reminder{Source: "g", Text: "careful"}),
 		ev(8, &session.AssistantMessage{Step: 2, Content: []session.Block{session.TextBlock("done")}}),
 		ev(9, &session.TurnEnded{Reason: session.ReasonCompleted}),
@@ -43,7 +43,7 @@ func TestCrashRepair(t *testing.T) {
 		ev(1, user("go")),
 		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("done", "edit"), callBlock("running", "bash"), callBlock("queued", "bash")}}),
 		ev(3, &session.ToolStarted{CallID: "done"}),
-		ev(4, &session.ToolFinished{CallID: "done", Result: *tools.TextResult("edited")}),
+		ev(4, &session.ToolFinished{CallID: "done", Result: *harness.TextResult("edited")}),
 		ev(5, &session.ToolStarted{CallID: "running"}),
 		// crash: "running" never finished, "queued" never started.
 	}
@@ -53,12 +53,12 @@ func TestCrashRepair(t *testing.T) {
 	require.Len(t, msgs, 5)
 	assert.Equal(t, "edited", msgs[2].Content[0].ToolResult.Content[0].Text, "completed work is kept")
 	r := msgs[3].Content[0].ToolResult
-	assert.Equal(t, tools.CodeOutcomeUnknown, r.Code)
+	assert.Equal(t, harness.CodeOutcomeUnknown, r.Code)
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Content[0].Text, "outcome of this bash call is unknown")
 	assert.Contains(t, r.Content[0].Text, "Verify its side effects")
 	q := msgs[4].Content[0].ToolResult
-	assert.Equal(t, tools.CodeNotRun, q.Code)
+	assert.Equal(t, harness.CodeNotRun, q.Code)
 	assert.Contains(t, q.Content[0].Text, "was not run")
 	assert.Len(t, h.Pending(), 2)
 
@@ -66,7 +66,7 @@ func TestCrashRepair(t *testing.T) {
 	h.Add(ev(6, &session.TurnEnded{Reason: session.ReasonInterrupted}))
 	h.Add(ev(7, user("continue")))
 	msgs2 := h.Messages()
-	assert.Equal(t, tools.CodeOutcomeUnknown, msgs2[3].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeOutcomeUnknown, msgs2[3].Content[0].ToolResult.Code)
 	assert.Empty(t, h.Pending())
 	assert.Equal(t, 2, h.Turns())
 }
@@ -77,7 +77,7 @@ func TestHistoryCopiesAreStable(t *testing.T) {
 		ev(2, &session.AssistantMessage{Content: []session.Block{callBlock("a", "x")}}),
 	})
 	before := h.Messages()
-	h.Add(ev(3, &session.ToolFinished{CallID: "a", Result: *tools.TextResult("real")}))
-	assert.Equal(t, tools.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
+	h.Add(ev(3, &session.ToolFinished{CallID: "a", Result: *harness.TextResult("real")}))
+	assert.Equal(t, harness.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
 	assert.Equal(t, "real", h.Messages()[2].Content[0].ToolResult.Content[0].Text)
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // SessionDataDeleter is implemented by stores that keep data on behalf of
@@ -215,7 +215,7 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 // events refer to, sorted, each once.
 func AttachmentDigests(events []Event) []string {
 	var out []string
-	addContent := func(cs []tools.Content) {
+	addContent := func(cs []harness.Block) {
 		for _, c := range cs {
 			if c.Image != nil && c.Image.Digest != "" {
 				out = append(out, c.Image.Digest)

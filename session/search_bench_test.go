@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // The search benchmark generates a corpus of 1,000 session logs (about
@@ -220,7 +220,7 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 				task += " — the deploy log says \"" + benchRare + "\""
 				want++
 			}
-			emit(&UserMessage{Content: []tools.Content{tools.Text(task)}})
+			emit(&UserMessage{Content: []harness.Block{harness.TextBlock(task)}})
 			for step := 1; step <= 1+rng.IntN(6); step++ {
 				emit(&ModelRequest{Step: step, Model: "deepseek-chat", Fingerprint: Fingerprint{System: strings.Repeat("ab", 32), Tools: strings.Repeat("cd", 32), History: strings.Repeat("ef", 32), Messages: 2 * step}})
 				file := benchFiles[rng.IntN(len(benchFiles))]
@@ -242,7 +242,7 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 					want++
 				}
 				emit(&ToolFinished{Step: step, CallID: callID, Name: tool, DurationMS: int64(rng.IntN(900)),
-					Result: tools.Result{Content: []tools.Content{tools.Text(out)}}})
+					Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock(out)}}})
 			}
 			emit(&AssistantMessage{Step: 7, Model: "deepseek-chat", Finish: "stop", Content: []Block{TextBlock(benchAnswers[rng.IntN(len(benchAnswers))])}})
 			emit(&TurnEnded{Reason: ReasonCompleted, Steps: 7, Usage: Usage{InputTokens: 80000, OutputTokens: 2000}})

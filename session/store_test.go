@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestJSONLConformance(t *testing.T) {
@@ -29,7 +29,7 @@ func TestJSONLTornLine(t *testing.T) {
 	store := session.NewJSONL(t.TempDir())
 	log, err := store.Create(ctx, session.Header{ID: "torn", Cwd: "/w"})
 	require.NoError(t, err)
-	_, err = log.Append(ctx, &session.UserMessage{Content: []tools.Content{tools.Text("hi")}},
+	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
 		&session.Reminder{Text: "one"}, &session.Reminder{Text: "two"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())

@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // cleanPayload returns p without the parts that would break whoever reads
@@ -109,13 +109,13 @@ func cleanBlocks(bs []Block) ([]Block, []string) {
 // cleanContents returns cs without image items that lack their image,
 // and the 1-based indexes of those left out. It returns cs itself and no
 // indexes when all is well.
-func cleanContents(cs []tools.Content) ([]tools.Content, []int) {
-	var out []tools.Content
+func cleanContents(cs []harness.Block) ([]harness.Block, []int) {
+	var out []harness.Block
 	var dropped []int
 	for i, c := range cs {
-		if c.Type == tools.ContentImage && c.Image == nil {
+		if c.Type == harness.BlockImage && c.Image == nil {
 			if dropped == nil {
-				out = append(make([]tools.Content, 0, len(cs)), cs[:i]...)
+				out = append(make([]harness.Block, 0, len(cs)), cs[:i]...)
 			}
 			dropped = append(dropped, i+1)
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -192,7 +193,7 @@ func TestLocatorErrorText(t *testing.T) {
 	var le *LocatorError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "not_found", le.ErrorCode())
-	assert.Equal(t, tools.ErrorCode("not_found"), tools.CodeOf(err))
+	assert.Equal(t, harness.Code("not_found"), harness.CodeOf(err))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("no saved output")))
 }
 

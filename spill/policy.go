@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -66,7 +67,7 @@ func Middleware(opts ...Option) tools.Middleware {
 		}
 	}
 	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 			res := next.Handle(ctx, call)
 			if res == nil || call.Spec.NeverSpill {
 				return res
@@ -76,7 +77,7 @@ func Middleware(opts ...Option) tools.Middleware {
 	}
 }
 
-func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result) *tools.Result {
+func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolResult) *harness.ToolResult {
 	text := res.Text()
 	if len(text) <= p.threshold {
 		return res
@@ -117,12 +118,12 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result)
 			"bytes", len(text), "locator", st.Locator, "omitted", pv.Omitted)
 	}
 	out := *res
-	out.Content = make([]tools.Content, 0, len(res.Content))
+	out.Content = make([]harness.Block, 0, len(res.Content))
 	placed := false
 	for _, c := range res.Content {
-		if c.Type == tools.ContentText {
+		if c.Type == harness.BlockText {
 			if !placed {
-				out.Content = append(out.Content, tools.Text(pv.Text))
+				out.Content = append(out.Content, harness.TextBlock(pv.Text))
 				placed = true
 			}
 			continue

@@ -5,22 +5,24 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"slices"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
 // Tool is a capability the model can call.
 //
-// Execute runs one call. A returned error becomes an error [Result] whose
-// code comes from [CodeOf]; a tool that wants to shape the model-facing
-// text of a failure returns a Result with IsError set instead. Execute
+// Execute runs one call. A returned error becomes an error result whose
+// code comes from harness.CodeOf (harness.CodeToolFailed when the error
+// has none) and whose text is the error's; return a *harness.Error to
+// choose both. A tool that wants to shape the model-facing text of a
+// failure may also return a result with IsError set instead. Execute
 // must honour ctx: the dispatcher cancels it on timeout and when the turn
 // is cancelled.
 type Tool interface {
 	Spec() Spec
-	Execute(ctx context.Context, call *Call) (*Result, error)
+	Execute(ctx context.Context, call *Call) (*harness.ToolResult, error)
 }
 
 // Spec describes a tool to the model and to the dispatcher.
@@ -48,7 +50,7 @@ type Spec struct {
 	// Family groups tools for default deadlines.
 	Family Family `json:"family,omitempty"`
 	// Render is the render intent hosts should expect in results.
-	Render RenderKind `json:"render,omitempty"`
+	Render harness.RenderKind `json:"render,omitempty"`
 	// NeverSpill marks a tool whose results must never be replaced by a
 	// spill preview, such as the tool that reads spilled output back.
 	NeverSpill bool `json:"never_spill,omitempty"`
@@ -93,15 +95,6 @@ type Call struct {
 // Tool returns the tool the registry resolved for the call, or nil.
 func (c *Call) Tool() Tool { return c.tool }
 
-// Modality is a kind of content: text or image.
-type Modality string
-
-// Modalities.
-const (
-	ModalityText  Modality = "text"
-	ModalityImage Modality = "image"
-)
-
 // Env is what a tool can use of its session. The loop builds one per
 // session and refreshes the model fields per step; tools must not modify
 // it.
@@ -114,9 +107,10 @@ type Env struct {
 	Cwd string
 	// FS is the session's file system, or nil when none is configured.
 	FS fs.FileSystem
-	// ModelInput lists the input modalities the current model declares.
-	// Unknown capabilities are not listed.
-	ModelInput []Modality
+	// ModelInput lists the input modalities the current model declares:
+	// ask it with ModelInput.Accepts, the one rule the loop and model
+	// adapters use too (text always, anything else when listed).
+	ModelInput harness.Modalities
 	// Turn counts the user messages of the session so far. It changes
 	// exactly when a new user message arrives, which is when advisory
 	// state such as repeated-call counters resets.
@@ -134,11 +128,6 @@ type Env struct {
 	// Recorder appends tool-specific records to the session log; nil
 	// when nothing records.
 	Recorder Recorder
-}
-
-// Accepts reports whether the current model declares input of modality m.
-func (e *Env) Accepts(m Modality) bool {
-	return e != nil && slices.Contains(e.ModelInput, m)
 }
 
 // Record appends a tool-specific record to the session log, so that what

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -127,7 +128,7 @@ func benchHistory() *agent.Request {
 				{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: "read", Arguments: `{"file_path":"main.go"}`}},
 			}},
 			session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolResult: &session.ToolResult{
-				CallID: id, Name: "read", Content: []tools.Content{tools.Text(strings.Repeat("package main // line\n", 100))},
+				CallID: id, Name: "read", Content: []harness.Block{harness.TextBlock(strings.Repeat("package main // line\n", 100))},
 			}}}},
 		)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -22,11 +23,11 @@ type lookupIn struct {
 // lookupTool answers "value of <key>" and records the keys it saw.
 func lookupTool(seen *[]string, mu *sync.Mutex) tools.Tool {
 	return tools.Define(tools.Spec{Name: "lookup", Description: "Look a key up.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in lookupIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in lookupIn) (*harness.ToolResult, error) {
 			mu.Lock()
 			*seen = append(*seen, in.Key)
 			mu.Unlock()
-			return tools.TextResult("value of " + in.Key), nil
+			return harness.TextResult("value of " + in.Key), nil
 		})
 }
 

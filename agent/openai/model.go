@@ -13,8 +13,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/tools"
 )
 
 // DeepSeek endpoint and default model.
@@ -57,7 +57,7 @@ type Option func(*config)
 type config struct {
 	model      string
 	window     int
-	input      []tools.Modality
+	input      []harness.Modality
 	inputSet   bool
 	httpClient *http.Client
 	logger     *slog.Logger
@@ -91,9 +91,9 @@ func WithContextWindow(tokens int) Option {
 }
 
 // WithInputModalities declares what the model accepts as input besides
-// text, such as tools.ModalityImage. A model that declares no image input
+// text, such as harness.ModalityImage. A model that declares no image input
 // gets text placeholders instead of images.
-func WithInputModalities(ms ...tools.Modality) Option {
+func WithInputModalities(ms ...harness.Modality) Option {
 	return func(c *config) {
 		c.input = slices.Clone(ms)
 		c.inputSet = true
@@ -185,9 +185,9 @@ func WithHeader(key, value string) Option {
 func LookupModel(id string) (agent.ModelInfo, bool) {
 	switch id {
 	case "deepseek-flash":
-		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []tools.Modality{tools.ModalityText, tools.ModalityImage}}, true
+		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
 	case "deepseek-v4-pro":
-		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []tools.Modality{tools.ModalityText}}, true
+		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText}}, true
 	}
 	return agent.ModelInfo{Name: id}, false
 }
@@ -238,7 +238,7 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 		info.Input = cfg.input
 	}
 	if len(info.Input) == 0 {
-		info.Input = []tools.Modality{tools.ModalityText}
+		info.Input = []harness.Modality{harness.ModalityText}
 	}
 	m := &Model{
 		info:       info,

@@ -10,6 +10,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -89,7 +90,7 @@ type messageBuilder struct {
 	m      *Model
 	ctx    context.Context
 	store  tools.AttachmentStore
-	inline map[*tools.Image]bool
+	inline map[*harness.Image]bool
 	out    []oai.ChatCompletionMessageParamUnion
 
 	// The user message being gathered.
@@ -132,10 +133,10 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 // planImages picks the images sent as images: none for a model without
 // image input; otherwise the newest ones that fit the budget.
 func (b *messageBuilder) planImages(msgs []session.Message) {
-	if !b.m.info.Accepts(tools.ModalityImage) {
+	if !b.m.info.Accepts(harness.ModalityImage) {
 		return
 	}
-	var all []*tools.Image
+	var all []*harness.Image
 	for _, msg := range msgs {
 		for _, blk := range msg.Content {
 			switch {
@@ -143,14 +144,14 @@ func (b *messageBuilder) planImages(msgs []session.Message) {
 				all = append(all, blk.Image)
 			case blk.Type == session.BlockToolResult && blk.ToolResult != nil:
 				for _, c := range blk.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image != nil {
+					if c.Type == harness.BlockImage && c.Image != nil {
 						all = append(all, c.Image)
 					}
 				}
 			}
 		}
 	}
-	b.inline = map[*tools.Image]bool{}
+	b.inline = map[*harness.Image]bool{}
 	var total int64
 	for i := len(all) - 1; i >= 0; i-- {
 		if total+all[i].Size > imageBudget {
@@ -163,9 +164,9 @@ func (b *messageBuilder) planImages(msgs []session.Message) {
 
 // image resolves an image to a data: URL, or to the reason it is not
 // sent. It fails only when ctx ends.
-func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err error) {
+func (b *messageBuilder) image(img *harness.Image) (dataURL, reason string, err error) {
 	switch {
-	case !b.m.info.Accepts(tools.ModalityImage):
+	case !b.m.info.Accepts(harness.ModalityImage):
 		return "", "this model does not accept image input", nil
 	case !acceptedImageTypes[img.MediaType]:
 		return "", "its type is not one the model accepts (PNG, JPEG, GIF, WebP)", nil
@@ -186,10 +187,12 @@ func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err er
 }
 
 // describeImage names an image for the model.
-func describeImage(img *tools.Image) string { return agent.DescribeImage(img) }
+func describeImage(img *harness.Image) string { return agent.DescribeImage(img) }
 
 // placeholder is the text an image not sent is replaced by.
-func placeholder(img *tools.Image, reason string) string { return agent.ImagePlaceholder(img, reason) }
+func placeholder(img *harness.Image, reason string) string {
+	return agent.ImagePlaceholder(img, reason)
+}
 
 func (b *messageBuilder) addText(s string) {
 	b.texts = append(b.texts, s)
@@ -290,7 +293,7 @@ func (b *messageBuilder) tool(msg session.Message) error {
 		var text []string
 		for _, c := range r.Content {
 			switch c.Type {
-			case tools.ContentImage:
+			case harness.BlockImage:
 				if c.Image == nil {
 					continue
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/session"
@@ -20,7 +21,7 @@ func call(id, name, args string) session.Block {
 	return session.Block{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: name, Arguments: args}}
 }
 
-func result(id, name string, content ...tools.Content) session.Message {
+func result(id, name string, content ...harness.Block) session.Message {
 	return session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult,
 		ToolResult: &session.ToolResult{CallID: id, Name: name, Content: content}}}}
 }
@@ -108,7 +109,7 @@ func TestHistoryShapes(t *testing.T) {
 			call("c2", "bash", `{"command": "pwd" `), // malformed, sent back unchanged
 		}},
 		result("c1", "bash"),
-		result("c2", "bash", tools.Text("line 1"), tools.Text("line 2")),
+		result("c2", "bash", harness.TextBlock("line 1"), harness.TextBlock("line 2")),
 		userText(session.ReminderText("you ran ls twice")),
 		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("done")}},
 		userText("thanks"),
@@ -129,11 +130,11 @@ func TestHistoryShapes(t *testing.T) {
 
 var pngBytes = []byte("\x89PNG\r\n\x1a\n fake image bytes for the wire test")
 
-func storeImage(t *testing.T, s *memAttachments, name string) tools.Image {
+func storeImage(t *testing.T, s *memAttachments, name string) harness.Image {
 	t.Helper()
 	d, err := s.Put(context.Background(), pngBytes)
 	require.NoError(t, err)
-	return tools.Image{Digest: d, MediaType: "image/png", Width: 640, Height: 480, Size: int64(len(pngBytes)), Name: name}
+	return harness.Image{Digest: d, MediaType: "image/png", Width: 640, Height: 480, Size: int64(len(pngBytes)), Name: name}
 }
 
 func imageHistory(t *testing.T, store *memAttachments) []session.Message {
@@ -142,8 +143,8 @@ func imageHistory(t *testing.T, store *memAttachments) []session.Message {
 	return []session.Message{
 		userText("look at these"),
 		{Role: session.RoleAssistant, Content: []session.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
-		result("c1", "read_image", tools.Text("Read shot.png."), tools.ImageContent(shot)),
-		result("c2", "read_image", tools.ImageContent(other)),
+		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
+		result("c2", "read_image", harness.ImageBlock(other)),
 		userText(session.ReminderText("a reminder")),
 	}
 }
@@ -171,7 +172,7 @@ func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 	store := newAttachments()
 	req := &agent.Request{Messages: imageHistory(t, store), Attachments: store}
-	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(tools.ModalityText)} {
+	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(harness.ModalityText)} {
 		c := sendOne(t, req, opt)
 		assert.NotContains(t, string(c.Body), "image_url")
 		assert.NotContains(t, string(c.Body), "base64")
@@ -249,16 +250,16 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 		t.Run(tc.model, func(t *testing.T) {
 			store := newAttachments()
 			screenshot := tools.Define(tools.Spec{Name: "screenshot", Description: "Take a screenshot."},
-				func(ctx context.Context, c *tools.Call, in shotIn) (*tools.Result, error) {
-					if !c.Env.Accepts(tools.ModalityImage) {
-						return tools.TextResult("[screenshot not taken: the model cannot see images]"), nil
+				func(ctx context.Context, c *tools.Call, in shotIn) (*harness.ToolResult, error) {
+					if !c.Env.ModelInput.Accepts(harness.ModalityImage) {
+						return harness.TextResult("[screenshot not taken: the model cannot see images]"), nil
 					}
 					d, err := c.Env.Attachments.Put(ctx, pngBytes)
 					if err != nil {
 						return nil, err
 					}
-					return &tools.Result{Content: []tools.Content{tools.Text("captured " + in.Path),
-						tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
+					return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("captured " + in.Path),
+						harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
 				})
 			p := newProvider(t,
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -20,8 +21,8 @@ type in struct {
 
 func echo(prefix string) tools.Tool {
 	return tools.Define(tools.Spec{Name: "echo", Description: "Echo text back."},
-		func(ctx context.Context, call *tools.Call, in in) (*tools.Result, error) {
-			return tools.TextResult(prefix + in.Text), nil
+		func(ctx context.Context, call *tools.Call, in in) (*harness.ToolResult, error) {
+			return harness.TextResult(prefix + in.Text), nil
 		})
 }
 

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
@@ -227,7 +228,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else if n > 0 && logger != nil {
 		logger.Debug("removed old spilled outputs", "count", n)
 	}
-	withImages := model.Info().Accepts(tools.ModalityImage)
+	withImages := model.Info().Accepts(harness.ModalityImage)
 	opts := []agent.Option{
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
@@ -311,7 +312,7 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 	}
 	var opts []openai.Option
 	if a.o.image {
-		opts = append(opts, openai.WithInputModalities(tools.ModalityImage))
+		opts = append(opts, openai.WithInputModalities(harness.ModalityImage))
 	}
 	if a.o.window > 0 {
 		opts = append(opts, openai.WithContextWindow(a.o.window))

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -134,14 +134,14 @@ func show(ev agent.Event) {
 }
 
 // showResult renders a result by its render intent, never by tool name.
-func showResult(r *tools.Result) {
+func showResult(r *harness.ToolResult) {
 	if r.IsError {
 		fmt.Printf("  ✗ %s: %s\n", r.Code, firstLine(r.Text()))
 		return
 	}
 	rd := r.Render
 	switch {
-	case rd != nil && rd.Kind == tools.RenderDiff && rd.Diff != nil:
+	case rd != nil && rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		fmt.Printf("  %s (+%d -%d)\n", rd.Diff.Path, rd.Diff.Added, rd.Diff.Removed)
 		for _, h := range rd.Diff.Hunks {
 			fmt.Printf("  @@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
@@ -149,7 +149,7 @@ func showResult(r *tools.Result) {
 				fmt.Printf("  %s\n", l)
 			}
 		}
-	case rd != nil && rd.Kind == tools.RenderLocations && len(rd.Locations) > 0:
+	case rd != nil && rd.Kind == harness.RenderLocations && len(rd.Locations) > 0:
 		for _, l := range rd.Locations {
 			fmt.Printf("  %s lines %d-%d\n", l.Path, l.StartLine, l.EndLine)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
@@ -88,9 +89,9 @@ type runIn struct {
 func runTests() tools.Tool {
 	n := 0
 	return tools.Define(tools.Spec{Name: "run_tests", Description: "Run the tests of a package.", Family: tools.FamilyProcess},
-		func(ctx context.Context, call *tools.Call, in runIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in runIn) (*harness.ToolResult, error) {
 			n++
-			return tools.TextResult(testLog(n)), nil
+			return harness.TextResult(testLog(n)), nil
 		})
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // TestMaxLineSize checks how a store bounds its log lines. newStore must
@@ -94,9 +94,9 @@ func testAnyTypeBounded(t *testing.T, s session.Store, max int) {
 	defer log.Close()
 	big := strings.Repeat("z", max)
 	for _, p := range []session.Payload{
-		&session.UserMessage{Content: []tools.Content{tools.Text(big)}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock(big)}},
 		&session.AssistantMessage{Step: 1, Content: []session.Block{session.TextBlock(big)}},
-		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *tools.TextResult(big)},
+		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *harness.TextResult(big)},
 		&session.ToolRecord{Tool: "bash", Name: "env", Data: []byte(`"` + big + `"`)},
 		&session.Unknown{Type: "future", Data: []byte(`"` + big + `"`)},
 	} {
@@ -125,7 +125,7 @@ func testDefaultBound(t *testing.T, s session.Store) {
 	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: "kept"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: "lost with the batch"},
-		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *tools.TextResult(strings.Repeat("x", max))})
+		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *harness.TextResult(strings.Repeat("x", max))})
 	require.ErrorIs(t, err, session.ErrEventTooLarge)
 	assert.False(t, errors.Is(err, session.ErrClosed))
 	tr, err := s.Load(ctx(), log.Header().ID)
@@ -140,7 +140,7 @@ func testBackslashWorkspace(t *testing.T, s session.Store) {
 	for id, cwd := range map[string]string{"victim": "/w/b", "own": `/w/a\..`, "inside": `/w/a\../sub`} {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
 		require.NoError(t, err)
-		_, err = log.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("the secret of " + id)}})
+		_, err = log.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("the secret of " + id)}})
 		require.NoError(t, err)
 		require.NoError(t, log.Close())
 	}

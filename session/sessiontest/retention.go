@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func testDeleteOpen(t *testing.T, s session.Store) {
@@ -50,8 +50,8 @@ func (f *fakeData) ReleaseAttachments(_ context.Context, id string, digests []st
 }
 
 func testRetention(t *testing.T, s session.Store) {
-	img := func(d string) tools.Content {
-		return tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png"})
+	img := func(d string) harness.Block {
+		return harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png"})
 	}
 	mk := func(id, cwd string, payloads ...session.Payload) {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
@@ -63,8 +63,8 @@ func testRetention(t *testing.T, s session.Store) {
 		require.NoError(t, log.Close())
 		time.Sleep(5 * time.Millisecond)
 	}
-	mk("old1", "/w", &session.UserMessage{Content: []tools.Content{tools.Text("look"), img("sha256:bb"), img("sha256:aa")}},
-		&session.ToolFinished{CallID: "c", Name: "read_image", Result: tools.Result{Content: []tools.Content{img("sha256:cc"), img("sha256:aa")}}})
+	mk("old1", "/w", &session.UserMessage{Content: []harness.Block{harness.TextBlock("look"), img("sha256:bb"), img("sha256:aa")}},
+		&session.ToolFinished{CallID: "c", Name: "read_image", Result: harness.ToolResult{Content: []harness.Block{img("sha256:cc"), img("sha256:aa")}}})
 	mk("old2", "/other")
 	live, err := s.Create(ctx(), session.Header{ID: "old3", Cwd: "/w"})
 	require.NoError(t, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // searchCorpus creates sessions in several workspaces, oldest first:
@@ -31,7 +31,7 @@ func searchCorpus(t *testing.T, s session.Store) {
 		time.Sleep(5 * time.Millisecond) // distinct update times
 	}
 	user := func(s string) *session.UserMessage {
-		return &session.UserMessage{Content: []tools.Content{tools.Text(s)}}
+		return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 	}
 	mk("a1", "/home/u/proj",
 		&session.SystemPrompt{Text: "You are the search corpus."},
@@ -42,8 +42,8 @@ func searchCorpus(t *testing.T, s session.Store) {
 			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -n \"needle\" src/*.go"}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
-		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: tools.Result{
-			Content: []tools.Content{tools.Text("line one\nfound needle at src/x.go:12\n")}}},
+		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("line one\nfound needle at src/x.go:12\n")}}},
 		&session.Reminder{Source: "guard", Text: "you grep a lot"},
 		&session.TurnEnded{Reason: session.ReasonCompleted},
 	)

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // TestStore runs the conformance suite. newStore must return an empty
@@ -44,7 +44,7 @@ func SamplePayloads() []session.Payload {
 	exit := 0
 	return []session.Payload{
 		&session.SystemPrompt{Text: "You are terse."},
-		&session.UserMessage{Content: []tools.Content{tools.Text("fix \"the\" bug <now>\n\tplease — ünïcode ✓")}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("fix \"the\" bug <now>\n\tplease — ünïcode ✓")}},
 		&session.ModelRequest{Step: 1, Model: "m", Fingerprint: session.Fingerprint{System: "aa", Tools: "bb", History: "cc", Messages: 1}},
 		&session.AssistantMessage{Step: 1, Model: "m", Finish: "tool_calls",
 			Usage: &session.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6, ReasoningTokens: 2},
@@ -55,11 +55,11 @@ func SamplePayloads() []session.Payload {
 			}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
 		&session.ToolRecord{CallID: "c1", Tool: "bash", Name: "env", Data: json.RawMessage(`{"TERM":"dumb"}`)},
-		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", DurationMS: 12, Result: tools.Result{
-			Content: []tools.Content{tools.Text("a\nb"), tools.ImageContent(tools.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9})},
-			IsError: true, Code: "exit", Render: &tools.Render{Kind: tools.RenderTerminal,
-				Terminal: &tools.Terminal{Command: "ls", Cwd: "/w", Output: "a\nb", ExitCode: &exit, Status: "exited"}},
-			Files: []tools.FileAccess{{Op: tools.FileRead, Path: "/w/a", Version: "v1", StartLine: 1, EndLine: 2}},
+		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", DurationMS: 12, Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("a\nb"), harness.ImageBlock(harness.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9})},
+			IsError: true, Code: "exit", Render: &harness.Render{Kind: harness.RenderTerminal,
+				Terminal: &harness.Terminal{Command: "ls", Cwd: "/w", Output: "a\nb", ExitCode: &exit, Status: "exited"}},
+			Files: []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a", Version: "v1", StartLine: 1, EndLine: 2}},
 		}},
 		&session.Reminder{Source: "guard", Text: "you repeat yourself"},
 		&session.ModelRetry{Step: 2, Attempt: 1, Code: "rate_limit", Message: "slow down", DelayMS: 5},
@@ -145,7 +145,7 @@ func testOpenResumes(t *testing.T, s session.Store) {
 	log, err := s.Create(ctx(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	id := log.Header().ID
-	_, err = log.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("one")}}, &session.TurnEnded{Reason: session.ReasonCompleted})
+	_, err = log.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("one")}}, &session.TurnEnded{Reason: session.ReasonCompleted})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 
@@ -154,7 +154,7 @@ func testOpenResumes(t *testing.T, s session.Store) {
 	defer log2.Close()
 	assert.Equal(t, id, log2.Header().ID)
 	require.Len(t, tr.Events, 2)
-	evs, err := log2.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("two")}})
+	evs, err := log2.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("two")}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), evs[0].Seq, "numbering continues after resume")
 	tr2, err := s.Load(ctx(), id)
@@ -191,7 +191,7 @@ func testList(t *testing.T, s session.Store) {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
 		require.NoError(t, err)
 		if title != "" {
-			_, err = log.Append(ctx(), &session.SystemPrompt{Text: "sys"}, &session.UserMessage{Content: []tools.Content{tools.Text(title + "\nsecond line")}})
+			_, err = log.Append(ctx(), &session.SystemPrompt{Text: "sys"}, &session.UserMessage{Content: []harness.Block{harness.TextBlock(title + "\nsecond line")}})
 			require.NoError(t, err)
 		}
 		require.NoError(t, log.Close())
@@ -272,7 +272,7 @@ func testUnknownType(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	_, err = log.Append(ctx(),
-		&session.UserMessage{Content: []tools.Content{tools.Text("hi")}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
 		&session.Unknown{Type: "from_the_future", Data: json.RawMessage(`{"x":1}`)},
 		&session.TurnEnded{Reason: session.ReasonCompleted})
 	require.NoError(t, err)

@@ -39,20 +39,20 @@ func Edit(opts ...Option) tools.Tool {
 			"Windows (CRLF) line endings and a byte order mark are kept. The reply shows the changed lines.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
-		Render:      tools.RenderDiff,
+		Render:      harness.RenderDiff,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
 		return c.edit(ctx, call, in)
 	})
 }
 
-func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
 	switch {
 	case in.OldString == "":
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write."}
 	case strings.ReplaceAll(in.OldString, "\r\n", "\n") == strings.ReplaceAll(in.NewString, "\r\n", "\n"):
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "old_string and new_string are the same, so the edit would change nothing. Give the new text in new_string."}
 	}
 	p, fsys, err := prepare(call, "edit", in.FilePath, true)
@@ -61,7 +61,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools
 	}
 	ledger := Ledger(call.Env)
 	if ledger == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "The session is closing; edit cannot run."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "The session is closing; edit cannot run."}
 	}
 	pre, err := ledger.EditPrecondition(p)
 	if err != nil {
@@ -97,10 +97,10 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools
 	if len(res.Spans) == 1 {
 		msg += c.snippet(res.New, res.Spans[0])
 	}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(msg)},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(msg)},
 		Render:  render,
-		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
+		Files:   []harness.FileAccess{{Op: harness.FileWrite, Path: p, Version: res.Info.Version}},
 	}, nil
 }
 

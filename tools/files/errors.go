@@ -31,7 +31,7 @@ func explain(ctx context.Context, call *tools.Call, op, p, given string, err err
 		fe = &fs.PathError{Err: err}
 	}
 	msg := message(ctx, call, op, p, given, code, fe)
-	return &tools.Error{Code: tools.ErrorCode(code), Message: msg, Err: err}
+	return &harness.Error{Code: harness.Code(code), Message: msg, Err: err}
 }
 
 func message(ctx context.Context, call *tools.Call, op, p, given string, code harness.Code, fe *fs.PathError) string {

@@ -117,13 +117,13 @@ func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.F
 	env := call.Env
 	switch {
 	case strings.TrimSpace(filePath) == "":
-		return "", nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return "", nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
 	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
-		return "", nil, &tools.Error{Code: tools.ErrorCode(harness.CodePermission),
+		return "", nil, &harness.Error{Code: harness.Code(harness.CodePermission),
 			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
 	case env == nil || env.FS == nil:
-		return "", nil, &tools.Error{Code: tools.CodeToolFailed,
+		return "", nil, &harness.Error{Code: harness.CodeToolFailed,
 			Message: fmt.Sprintf("The %s tool has no file system in this session, so it cannot be used.", tool)}
 	}
 	return Resolve(env, filePath), env.FS, nil

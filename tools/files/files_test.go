@@ -38,7 +38,7 @@ func newRig(t *testing.T, fsys fs.FileSystem, cwd string) *rig {
 }
 
 // call runs a tool call the way the loop dispatches it.
-func (r *rig) call(name string, args any) *tools.Result {
+func (r *rig) call(name string, args any) *harness.ToolResult {
 	r.t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(r.t, err)
@@ -50,7 +50,7 @@ func (r *rig) call(name string, args any) *tools.Result {
 	return tools.Executor().Handle(context.Background(), c)
 }
 
-func (r *rig) ok(name string, args any) *tools.Result {
+func (r *rig) ok(name string, args any) *harness.ToolResult {
 	r.t.Helper()
 	res := r.call(name, args)
 	require.False(r.t, res.IsError, "%s failed: %s", name, res.Text())
@@ -61,7 +61,7 @@ func (r *rig) fails(name string, args any, code harness.Code) string {
 	r.t.Helper()
 	res := r.call(name, args)
 	require.True(r.t, res.IsError, "%s should fail, got: %s", name, res.Text())
-	assert.Equal(r.t, tools.ErrorCode(code), res.Code, res.Text())
+	assert.Equal(r.t, harness.Code(code), res.Code, res.Text())
 	return res.Text()
 }
 
@@ -110,12 +110,12 @@ func TestSpecs(t *testing.T) {
 	assert.True(t, read.NeverSpill)
 	assert.False(t, read.SideEffects)
 	assert.Equal(t, tools.FamilyLocal, read.Family)
-	assert.Equal(t, tools.RenderLocations, read.Render)
+	assert.Equal(t, harness.RenderLocations, read.Render)
 	for _, n := range []string{"write", "edit"} {
 		assert.False(t, byName[n].ConcurrencySafe, n)
 		assert.True(t, byName[n].SideEffects, n)
 		assert.Equal(t, tools.FamilyLocal, byName[n].Family, n)
-		assert.Equal(t, tools.RenderDiff, byName[n].Render, n)
+		assert.Equal(t, harness.RenderDiff, byName[n].Render, n)
 	}
 	schema := func(name string) (props []string, required []string) {
 		var s struct {
@@ -153,15 +153,15 @@ func TestReadShowsNumberedLines(t *testing.T) {
 	assert.Equal(t, "File: /project/src/main.go\n1: package main\n2: \n3: func main() {}\n(End of file: all 3 lines shown.)", res.Text())
 	require.Len(t, res.Files, 1)
 	f := res.Files[0]
-	assert.Equal(t, tools.FileRead, f.Op)
+	assert.Equal(t, harness.FileRead, f.Op)
 	assert.Equal(t, "/project/src/main.go", f.Path)
 	assert.NotEmpty(t, f.Version)
 	assert.Equal(t, 1, f.StartLine)
 	assert.Equal(t, 3, f.EndLine)
 	assert.True(t, f.Complete)
 	require.NotNil(t, res.Render)
-	assert.Equal(t, tools.RenderLocations, res.Render.Kind)
-	assert.Equal(t, []tools.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
+	assert.Equal(t, harness.RenderLocations, res.Render.Kind)
+	assert.Equal(t, []harness.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
 	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
 	v, ok := files.Ledger(r.env).Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
@@ -194,9 +194,9 @@ func TestReadFooters(t *testing.T) {
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "limit is -5")
 }
 
@@ -248,9 +248,9 @@ func TestReadErrors(t *testing.T) {
 	assert.Contains(t, msg, "/secret cannot be accessed")
 	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, harness.CodeInvalidPath)
 	assert.Contains(t, msg, "contains a NUL byte")
-	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "file_path is empty")
-	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "bogus")
 }
 
@@ -264,7 +264,7 @@ func TestReadSavedOutput(t *testing.T) {
 	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999})
 	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
 	assert.Empty(t, res.Files, "a saved output is not a file")
-	assert.Equal(t, []tools.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
+	assert.Equal(t, []harness.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
 	res = r.ok("read", map[string]any{"file_path": "spill://s/c1"})
 	assert.Contains(t, res.Text(), "(Lines 1-2000 of 5000 shown. To continue, call read with offset=2001.)")
 
@@ -286,13 +286,13 @@ func TestWriteLedgerRules(t *testing.T) {
 	res := r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n"})
 	assert.Equal(t, "Created /project/new/notes.md (1 line, 8 bytes).", res.Text())
 	require.Len(t, res.Files, 1)
-	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, res.Files[0].Op)
 	assert.NotEmpty(t, res.Files[0].Version)
-	require.Equal(t, tools.RenderDiff, res.Render.Kind)
+	require.Equal(t, harness.RenderDiff, res.Render.Kind)
 	assert.Nil(t, res.Render.Diff.OldText, "created: no old text")
 	assert.Equal(t, "# Notes\n", res.Render.Diff.NewText)
 	assert.Equal(t, 1, res.Render.Diff.Added)
-	assert.Equal(t, []tools.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 1, Lines: []string{"+# Notes"}}}, res.Render.Diff.Hunks)
+	assert.Equal(t, []harness.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 1, Lines: []string{"+# Notes"}}}, res.Render.Diff.Hunks)
 
 	// Its own write counts as seen: replacing it needs no read.
 	res = r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n\n- one\n"})
@@ -361,7 +361,7 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 1 occurrence (+2 -1 lines). The lines around the change now read:\n"+
 		"1: package calc\n2: \n3: func Add(a, b int) int {\n4: \t// sum\n5: \treturn a + b\n6: }\n7: ", res.Text())
 	require.Len(t, res.Files, 1)
-	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, res.Files[0].Op)
 	d := res.Render.Diff
 	require.NotNil(t, d)
 	assert.Equal(t, "/project/calc.go", d.Path)
@@ -370,7 +370,7 @@ func TestEdit(t *testing.T) {
 	require.NotNil(t, d.OldText)
 	assert.Contains(t, *d.OldText, "return a - b")
 	assert.Contains(t, d.NewText, "// sum")
-	assert.Equal(t, []tools.Hunk{{OldStart: 1, OldLines: 7, NewStart: 1, NewLines: 8, Lines: []string{
+	assert.Equal(t, []harness.Hunk{{OldStart: 1, OldLines: 7, NewStart: 1, NewLines: 8, Lines: []string{
 		" package calc", " ", " func Add(a, b int) int {", "-\treturn a - b", "+\t// sum", "+\treturn a + b", " }", " ", " func Sub(a, b int) int {"}}}, d.Hunks)
 
 	// Edit after edit needs no read; replace_all.
@@ -378,9 +378,9 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
 	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "old_string is empty")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
@@ -399,7 +399,7 @@ func TestEditDiffHunks(t *testing.T) {
 	r.put("/project/a.txt", b.String())
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	res := r.ok("edit", map[string]any{"file_path": "a.txt", "old_string": "line 20\n", "new_string": "line twenty\nline 20.5\n"})
-	assert.Equal(t, []tools.Hunk{{OldStart: 17, OldLines: 7, NewStart: 17, NewLines: 8, Lines: []string{
+	assert.Equal(t, []harness.Hunk{{OldStart: 17, OldLines: 7, NewStart: 17, NewLines: 8, Lines: []string{
 		" line 17", " line 18", " line 19", "-line 20", "+line twenty", "+line 20.5", " line 21", " line 22", " line 23"}}}, res.Render.Diff.Hunks)
 	assert.Contains(t, res.Text(), "18: line 18\n19: line 19\n20: line twenty\n21: line 20.5\n22: line 21\n23: line 22")
 }
@@ -460,7 +460,7 @@ func TestLedgerPerSession(t *testing.T) {
 func TestNoFileSystem(t *testing.T) {
 	r := memRig(t)
 	r.env.FS = nil
-	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(tools.CodeToolFailed))
+	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(harness.CodeToolFailed))
 	assert.Contains(t, msg, "no file system")
 }
 
@@ -490,7 +490,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case res.Code != tools.ErrorCode(harness.CodeStale):
+				case res.Code != harness.Code(harness.CodeStale):
 					t.Errorf("edit: %s", res.Text())
 					return
 				}
@@ -515,6 +515,6 @@ func TestCancelled(t *testing.T) {
 	require.Nil(t, r.reg.Check(c))
 	res := tools.Executor().Handle(ctx, c)
 	assert.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled")
 }

@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -85,13 +85,13 @@ func TestThroughTheLoop(t *testing.T) {
 	assert.Equal(t, "package main\n\nfunc main() {\n\tprintln(\"hello!\")\n}\n", string(got))
 
 	require.Len(t, ends, 5)
-	assert.Equal(t, tools.ErrorCode("not_observed"), ends[0].Result.Code)
-	assert.Equal(t, tools.ErrorCode("stale_version"), ends[2].Result.Code)
+	assert.Equal(t, harness.Code("not_observed"), ends[0].Result.Code)
+	assert.Equal(t, harness.Code("stale_version"), ends[2].Result.Code)
 	last := ends[4].Result
-	require.Equal(t, tools.RenderDiff, last.Render.Kind)
+	require.Equal(t, harness.RenderDiff, last.Render.Kind)
 	assert.Equal(t, []string{" package main", " ", " func main() {", "-\tprintln(\"helo!\")", "+\tprintln(\"hello!\")", " }"}, last.Render.Diff.Hunks[0].Lines)
 	require.Len(t, last.Files, 1)
-	assert.Equal(t, tools.FileWrite, last.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, last.Files[0].Op)
 }
 
 // ExampleTools runs a scripted model that reads a file and edits it.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
@@ -39,8 +40,8 @@ func TestSpillHintWorks(t *testing.T) {
 	}
 	big := strings.Join(lines, "\n") + "\n"
 	noisy := tools.Define(tools.Spec{Name: "noisy", Description: "prints a lot"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult(big), nil
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult(big), nil
 		})
 
 	var locator string

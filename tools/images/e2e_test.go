@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -49,7 +49,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("a chart"),
-	).WithInfo(agent.ModelInfo{Name: "seeing", Input: []tools.Modality{tools.ModalityImage}})
+	).WithInfo(agent.ModelInfo{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
@@ -121,7 +121,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 		for _, b := range m.Content {
 			if b.Type == session.BlockToolResult {
 				for _, c := range b.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image.Digest == img.Digest {
+					if c.Type == harness.BlockImage && c.Image.Digest == img.Digest {
 						found = true
 					}
 				}

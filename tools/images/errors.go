@@ -1,6 +1,8 @@
 package images
 
-import "github.com/go-harness/harness/tools"
+import (
+	"github.com/go-harness/harness"
+)
 
 // Error codes of this package. They are stable: a program may branch on
 // them, and they reach the model as the code of a failed read_image call.
@@ -8,33 +10,33 @@ const (
 	// CodeUnsupportedType: the file is not named as a PNG, JPEG, WebP or
 	// GIF image, or it is a variant the decoders cannot read (an
 	// animated WebP).
-	CodeUnsupportedType tools.ErrorCode = "unsupported_image_type"
+	CodeUnsupportedType harness.Code = "unsupported_image_type"
 	// CodeTypeMismatch: the content is a different image format than the
 	// file name says.
-	CodeTypeMismatch tools.ErrorCode = "image_type_mismatch"
+	CodeTypeMismatch harness.Code = "image_type_mismatch"
 	// CodeCorrupt: the content is not a whole, valid image of its type
 	// (truncated, corrupt, or not an image at all).
-	CodeCorrupt tools.ErrorCode = "corrupt_image"
+	CodeCorrupt harness.Code = "corrupt_image"
 	// CodeTooLarge: the file has more bytes than the limit. It is the
 	// same code the file system uses when ReadBytes refuses a file.
-	CodeTooLarge tools.ErrorCode = "too_large"
+	CodeTooLarge harness.Code = "too_large"
 	// CodeDimensions: the image declares more pixels, or a longer side,
 	// than the limits allow. It is refused before it is decoded.
-	CodeDimensions tools.ErrorCode = "image_too_large"
+	CodeDimensions harness.Code = "image_too_large"
 	// CodeNoImageInput: the current model does not declare image input
 	// (or its capabilities are unknown).
-	CodeNoImageInput tools.ErrorCode = "image_input_unsupported"
+	CodeNoImageInput harness.Code = "image_input_unsupported"
 	// CodeNoAttachmentStore: the host configured no attachment store, so
 	// there is nowhere to keep the image.
-	CodeNoAttachmentStore tools.ErrorCode = "no_attachment_store"
+	CodeNoAttachmentStore harness.Code = "no_attachment_store"
 	// CodeEncode: re-encoding a downscaled image failed.
-	CodeEncode tools.ErrorCode = "image_encode_failed"
+	CodeEncode harness.Code = "image_encode_failed"
 )
 
 // Error is a refused or failed image, with a stable code and a message
 // written for the model: what went wrong and what to do next.
 type Error struct {
-	Code    tools.ErrorCode
+	Code    harness.Code
 	Message string
 	// Err is the underlying error, such as a decoder's, if any.
 	Err error

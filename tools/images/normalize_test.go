@@ -17,17 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/image/webp"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 var bg = context.Background()
 
-func codeOf(t *testing.T, err error) tools.ErrorCode {
+func codeOf(t *testing.T, err error) harness.Code {
 	t.Helper()
 	require.Error(t, err)
 	var e *Error
 	require.True(t, errors.As(err, &e), "want *images.Error, got %T: %v", err, err)
-	assert.Equal(t, e.Code, tools.CodeOf(err), "the dispatcher sees the same code")
+	assert.Equal(t, e.Code, harness.CodeOf(err), "the dispatcher sees the same code")
 	return e.Code
 }
 
@@ -307,7 +307,7 @@ func TestNormalizeRefusals(t *testing.T) {
 		name string
 		data []byte
 		lim  Limits
-		code tools.ErrorCode
+		code harness.Code
 		msg  string
 	}{
 		{"notes.txt", whole, Limits{}, CodeUnsupportedType, `extension ".txt"`},

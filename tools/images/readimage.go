@@ -46,7 +46,7 @@ type readImageArgs struct {
 // anyway, every call is refused with CodeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
-// current model declares image input (tools.Env.Accepts; a model whose
+// current model declares image input (Env.ModelInput.Accepts; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
 // with CodeNoImageInput, telling the model to switch to an image-capable
 // one. The bytes come through FileSystem.ReadBytes with the file-size
@@ -70,7 +70,7 @@ func ReadImage(opts ...Option) tools.Tool {
 		Description:     c.description(),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
-		Render:          tools.RenderGeneric,
+		Render:          harness.RenderGeneric,
 	}, c.run)
 }
 
@@ -82,17 +82,17 @@ func (c config) description() string {
 		sizeText(c.lim.MaxBytes), c.lim.LongEdge)
 }
 
-func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*tools.Result, error) {
+func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*harness.ToolResult, error) {
 	given := strings.TrimSpace(in.FilePath)
 	if given == "" {
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "file_path is empty. Give the path of the image file, absolute or relative to the working directory."}
 	}
 	if _, ok := MediaTypeOf(given); !ok {
 		return nil, unsupportedExt(given)
 	}
 	env := call.Env
-	if !env.Accepts(tools.ModalityImage) {
+	if !env.ModelInput.Accepts(harness.ModalityImage) {
 		return nil, &Error{Code: CodeNoImageInput, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
@@ -102,7 +102,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*t
 			"(the program must pass agent.WithAttachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
 	}
 	p := files.Resolve(env, given)
 	data, info, err := env.FS.ReadBytes(ctx, p, c.lim.MaxBytes)
@@ -124,18 +124,18 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*t
 		if env.Logger != nil {
 			env.Logger.Error("read_image: storing the image failed", "path", p, "error", err)
 		}
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Err: err,
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Err: err,
 			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
 	}
 	if l := files.Ledger(env); l != nil && info.Version != "" {
 		l.Observe(p, info.Version)
 	}
 	line := summary(p, n)
-	img := tools.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(line), tools.ImageContent(img)},
-		Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "read_image " + p, Text: line},
-		Files:   []tools.FileAccess{{Op: tools.FileRead, Path: p, Version: info.Version, Complete: true}},
+	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)},
+		Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "read_image " + p, Text: line},
+		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: info.Version, Complete: true}},
 	}, nil
 }
 
@@ -199,7 +199,7 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	default:
 		msg = fmt.Sprintf("Reading %s failed: %v.", p, err)
 	}
-	return &tools.Error{Code: tools.ErrorCode(code), Message: msg, Err: err}
+	return &harness.Error{Code: harness.Code(code), Message: msg, Err: err}
 }
 
 // sizeText formats a byte count for the model.

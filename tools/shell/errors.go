@@ -1,6 +1,8 @@
 package shell
 
-import "github.com/go-harness/harness/tools"
+import (
+	"github.com/go-harness/harness"
+)
 
 // Error codes of the shell tools, in addition to the codes of the tools
 // package (invalid_arguments, timeout, aborted). They never change meaning
@@ -8,23 +10,23 @@ import "github.com/go-harness/harness/tools"
 const (
 	// CodeBadWorkdir: the working directory does not exist, is not a
 	// directory, or lies outside the workspace root.
-	CodeBadWorkdir tools.ErrorCode = "bad_workdir"
+	CodeBadWorkdir harness.Code = "bad_workdir"
 	// CodeNoShell: bash could not be found or started.
-	CodeNoShell tools.ErrorCode = "no_shell"
+	CodeNoShell harness.Code = "no_shell"
 	// CodeSandbox: the sandbox refused to wrap the command.
-	CodeSandbox tools.ErrorCode = "sandbox_denied"
+	CodeSandbox harness.Code = "sandbox_denied"
 	// CodeBusy: the persistent shell is still running an earlier command.
-	CodeBusy tools.ErrorCode = "shell_busy"
+	CodeBusy harness.Code = "shell_busy"
 	// CodeUnknownSession: no open persistent shell has that id.
-	CodeUnknownSession tools.ErrorCode = "unknown_shell"
+	CodeUnknownSession harness.Code = "unknown_shell"
 	// CodeTooManySessions: the session already has the maximum number of
 	// persistent shells open.
-	CodeTooManySessions tools.ErrorCode = "too_many_shells"
+	CodeTooManySessions harness.Code = "too_many_shells"
 	// CodeUnknownJob: no background job has that id.
-	CodeUnknownJob tools.ErrorCode = "unknown_job"
+	CodeUnknownJob harness.Code = "unknown_job"
 	// CodeTooManyJobs: the session already keeps the maximum number of
 	// background jobs.
-	CodeTooManyJobs tools.ErrorCode = "too_many_jobs"
+	CodeTooManyJobs harness.Code = "too_many_jobs"
 	// CodeUnsupported: the platform cannot run the shell tools.
-	CodeUnsupported tools.ErrorCode = "unsupported"
+	CodeUnsupported harness.Code = "unsupported"
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools"
 )
@@ -42,7 +43,7 @@ func (k *jobKit) start(command string) (string, int) {
 	return m[1], pids[0]
 }
 
-func (k *jobKit) out(id string, waitMS int) *tools.Result {
+func (k *jobKit) out(id string, waitMS int) *harness.ToolResult {
 	k.t.Helper()
 	return run(k.t, context.Background(), k.output, k.env, map[string]any{"job_id": id, "wait_ms": waitMS})
 }
@@ -152,6 +153,6 @@ func TestJobForegroundStillWorks(t *testing.T) {
 	env := testEnv(t)
 	k := newJobKit(t, env)
 	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
-	assert.Equal(t, tools.CodeTimeout, res.Code)
+	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "or use run_in_background")
 }

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 var errPlatform = errors.New("shell: the shell tools need a Unix-like system")
@@ -15,9 +15,9 @@ var errPlatform = errors.New("shell: the shell tools need a Unix-like system")
 // startError turns a failure to start bash into an error for the model.
 func startError(err error) error {
 	if errors.Is(err, errPlatform) {
-		return &tools.Error{Code: CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
+		return &harness.Error{Code: CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
 	}
-	return &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+	return &harness.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
 }
 
 // proc is a started process that leads its own process group.

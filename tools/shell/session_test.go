@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestSessionPersistsState(t *testing.T) {
@@ -190,7 +190,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	id, pgid := k.openShell(nil)
 	k.do(id, "KEEP=kept")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *tools.Result, 1)
+	done := make(chan *harness.ToolResult, 1)
 	go func() {
 		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "touch ready; sleep 300; echo after-sleep"})
 	}()
@@ -198,7 +198,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "[the call was cancelled: the command was interrupted with SIGINT]")
 	assert.Contains(t, res.Text(), "after-sleep", "the interrupted sleep ends; the rest of the command runs")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
@@ -365,7 +365,7 @@ func TestSessionStateCloseReapsEverything(t *testing.T) {
 	requireGone(t, pids...)
 	res = k.do(id, "echo hi")
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 }
 
 func TestSessionHundredOpenedAndKilled(t *testing.T) {
