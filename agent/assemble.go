@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
 )
 
 // Assembler collects the chunks of one streamed answer into an assistant
@@ -16,7 +16,7 @@ type Assembler struct {
 	reasoning strings.Builder
 	text      strings.Builder
 	calls     map[int]*callParts
-	usage     *session.Usage
+	usage     *harness.Usage
 	finish    string
 	finished  bool
 }
@@ -60,13 +60,13 @@ func (a *Assembler) Add(c Chunk) {
 
 // Message returns the assembled assistant message. Calls with no
 // arguments get "{}".
-func (a *Assembler) Message() session.Message {
-	m := session.Message{Role: session.RoleAssistant}
+func (a *Assembler) Message() harness.Message {
+	m := harness.Message{Role: harness.RoleAssistant}
 	if a.reasoning.Len() > 0 {
-		m.Content = append(m.Content, session.Block{Type: session.BlockReasoning, Text: a.reasoning.String()})
+		m.Content = append(m.Content, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String()})
 	}
 	if a.text.Len() > 0 {
-		m.Content = append(m.Content, session.TextBlock(a.text.String()))
+		m.Content = append(m.Content, harness.TextBlock(a.text.String()))
 	}
 	idx := make([]int, 0, len(a.calls))
 	for i := range a.calls {
@@ -75,19 +75,19 @@ func (a *Assembler) Message() session.Message {
 	sort.Ints(idx)
 	for _, i := range idx {
 		p := a.calls[i]
-		tc := &session.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
+		tc := &harness.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
 		if strings.TrimSpace(tc.Arguments) == "" {
 			tc.Arguments = "{}"
 		}
-		m.Content = append(m.Content, session.Block{Type: session.BlockToolCall, ToolCall: tc})
+		m.Content = append(m.Content, harness.Block{Type: harness.BlockToolCall, ToolCall: tc})
 	}
 	return m
 }
 
 // Usage returns the last usage reported, if any.
-func (a *Assembler) Usage() (session.Usage, bool) {
+func (a *Assembler) Usage() (harness.Usage, bool) {
 	if a.usage == nil {
-		return session.Usage{}, false
+		return harness.Usage{}, false
 	}
 	return *a.usage, true
 }

@@ -198,7 +198,7 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	<-started
 	err = loop.Close()
 	assert.ErrorIs(t, err, agent.ErrTurnDidNotStop)
-	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), session.ErrLocked, "the log stays open while the turn runs")
+	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), harness.CodeLocked, "the log stays open while the turn runs")
 
 	close(release)
 	end := <-done

@@ -45,8 +45,8 @@ func (m *instantModel) chunks() []agent.Chunk {
 		return replay.Chunks(replay.Say("done"))
 	}
 	id := fmt.Sprintf("c%d", m.n)
-	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []session.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},
-		Usage: &session.Usage{InputTokens: 1000, OutputTokens: 20}})
+	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []harness.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},
+		Usage: &harness.Usage{InputTokens: 1000, OutputTokens: 20}})
 }
 
 func (m *instantModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
@@ -117,7 +117,7 @@ func BenchmarkLoopStep(b *testing.B) {
 				w.Write(append(line, '\n'))
 				w.Flush() // written through, as the harness does
 			}
-			msgs := []session.Message{{Role: session.RoleUser, Content: []session.Block{session.TextBlock("go")}}}
+			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
 				var asm agent.Assembler
@@ -138,11 +138,11 @@ func BenchmarkLoopStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					rm := session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult,
-						ToolResult: &session.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
+					rm := harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+						ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
 					msgs = append(msgs, rm)
 					logLine(struct {
-						session.Message
+						harness.Message
 						Ms int64
 					}{rm, time.Since(start).Milliseconds()})
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -23,7 +24,7 @@ func loggedCallIDs(t *testing.T, store session.Store, id string) (calls, results
 	for _, e := range tr.Events {
 		switch p := e.Data.(type) {
 		case *session.AssistantMessage:
-			for _, c := range (session.Message{Content: p.Content}).ToolCalls() {
+			for _, c := range (harness.Message{Content: p.Content}).ToolCalls() {
 				calls = append(calls, c.ID)
 			}
 		case *session.ToolFinished:

@@ -165,7 +165,7 @@ func (s *Session) superseded() []session.PrunedCall {
 // compaction.
 func (t *turn) compact(step int, req *Request, keep int64) bool {
 	msgs := req.Messages
-	size := func(m session.Message) int64 {
+	size := func(m harness.Message) int64 {
 		b, _ := json.Marshal(m)
 		return t.s.est.tokens(int64(len(b)))
 	}
@@ -206,10 +206,10 @@ const compactionSystem = `You compress the history of a coding agent's session s
 Keep exact names, paths, identifiers and error messages. Be brief: a few hundred words at most.`
 
 // summarize asks the model for a summary of msgs.
-func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
+func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 	req := &Request{
 		System:   compactionSystem,
-		Messages: []session.Message{{Role: session.RoleUser, Content: []session.Block{session.TextBlock(renderTranscript(msgs))}}},
+		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
 	}
 	asm := &Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
@@ -231,7 +231,7 @@ func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
 // renderTranscript writes messages as plain text for summarization, with
 // long tool results cut to their head and tail. A block without its
 // payload (a damaged or hand-edited log) is named, never dereferenced.
-func renderTranscript(msgs []session.Message) string {
+func renderTranscript(msgs []harness.Message) string {
 	const resultHead, resultTail = 3000, 1000
 	var b strings.Builder
 	b.WriteString("Summarize this conversation between a user and a coding agent:\n\n")
@@ -239,15 +239,15 @@ func renderTranscript(msgs []session.Message) string {
 		role := strings.ToUpper(string(m.Role))
 		for _, blk := range m.Content {
 			switch blk.Type {
-			case session.BlockText:
+			case harness.BlockText:
 				fmt.Fprintf(&b, "%s: %s\n\n", role, blk.Text)
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if blk.ToolCall == nil {
 					fmt.Fprintf(&b, "%s called a tool (the call is missing from the log)\n\n", role)
 					continue
 				}
 				fmt.Fprintf(&b, "ASSISTANT called %s %s\n\n", blk.ToolCall.Name, textcut.Prefix(blk.ToolCall.Arguments, 2000))
-			case session.BlockToolResult:
+			case harness.BlockToolResult:
 				r := blk.ToolResult
 				if r == nil {
 					b.WriteString("RESULT of a tool call (the result is missing from the log)\n\n")
@@ -270,7 +270,7 @@ func renderTranscript(msgs []session.Message) string {
 					status = " (error " + string(r.Code) + ")"
 				}
 				fmt.Fprintf(&b, "RESULT of %s%s:\n%s\n\n", r.Name, status, s)
-			case session.BlockImage:
+			case harness.BlockImage:
 				fmt.Fprintf(&b, "%s: %s\n\n", role, imageName(blk.Image))
 			}
 		}

@@ -44,14 +44,14 @@ func fakeEdit() tools.Tool {
 		})
 }
 
-func rd(id, path, version string, start, end int, complete bool) session.ToolCall {
+func rd(id, path, version string, start, end int, complete bool) harness.ToolCall {
 	return replay.ToolCall(id, "read", fakeReadIn{Path: path, Version: version, Start: start, End: end, Complete: complete})
 }
 
-func resultByCall(msgs []session.Message, id string) string {
+func resultByCall(msgs []harness.Message, id string) string {
 	for _, m := range msgs {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult && b.ToolResult.CallID == id {
+			if b.Type == harness.BlockToolResult && b.ToolResult.CallID == id {
 				return resultText(b.ToolResult)
 			}
 		}
@@ -146,7 +146,7 @@ func (m *summarizingModel) WithInfo(info agent.ModelInfo) *summarizingModel {
 func (m *summarizingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
 	if strings.HasPrefix(req.System, "You compress") {
 		m.summaries = append(m.summaries, req)
-		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &session.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
+		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &harness.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
 	}
 	return m.Scripted.Stream(ctx, req)
 }
@@ -189,7 +189,7 @@ func TestCompaction(t *testing.T) {
 		for _, c := range m.ToolCalls() {
 			calls[c.ID] = true
 		}
-		if m.Role == session.RoleTool {
+		if m.Role == harness.RoleTool {
 			assert.True(t, calls[m.Content[0].ToolResult.CallID], "result %s without its call", m.Content[0].ToolResult.CallID)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // runs; every result is logged as it arrives. Results reach the model in
 // call order whatever order they finished in. An error return means the
 // log could not be written; the turn must end.
-func (t *turn) dispatch(step int, calls []session.ToolCall) error {
+func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	env := t.s.env(t.model)
 	prepared := make([]*tools.Call, len(calls))
 	results := make([]*harness.ToolResult, len(calls))
@@ -71,7 +71,7 @@ type callDone struct {
 // the loop's parallel limit at once, started in order. Every call returns
 // within its backstop plus the cancel wait (see CallLimits), so the batch
 // never waits on a tool that ignores its context.
-func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
+func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
 		starts[i] = &session.ToolStarted{Step: step, CallID: c.ID, Name: c.Name}
@@ -198,7 +198,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 // finishCall logs a result and yields ToolCallEnd. A result too large
 // for one event of the session log is logged, shown to the model and
 // yielded as a preview instead (see logOversized).
-func (t *turn) finishCall(step int, c session.ToolCall, res *harness.ToolResult, dur time.Duration) error {
+func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult, dur time.Duration) error {
 	ev := &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}
 	if err := t.s.append(t.ctx, ev); err != nil {
 		res, err = t.logOversized(ev, res, err)
@@ -221,7 +221,7 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 			if r.Text == "" {
 				continue
 			}
-			if err := t.s.append(t.ctx, &session.Reminder{Source: r.Source, Text: r.Text}); err != nil {
+			if err := t.s.append(t.ctx, &session.Reminded{Reminder: harness.Reminder{Source: r.Source, Text: r.Text}}); err != nil {
 				t.s.logger.Error("logging a reminder failed", "error", err)
 				continue
 			}

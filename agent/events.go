@@ -41,7 +41,7 @@ type ReasoningDelta struct {
 // ToolCallStart says a tool call is about to run.
 type ToolCallStart struct {
 	Step int              `json:"step"`
-	Call session.ToolCall `json:"call"`
+	Call harness.ToolCall `json:"call"`
 	// Render is the intent the tool declares, so a host can open the
 	// right card before the result arrives.
 	Render harness.RenderKind `json:"render,omitempty"`
@@ -50,7 +50,7 @@ type ToolCallStart struct {
 // ToolCallEnd carries a call's result, render data included.
 type ToolCallEnd struct {
 	Step     int                 `json:"step"`
-	Call     session.ToolCall    `json:"call"`
+	Call     harness.ToolCall    `json:"call"`
 	Result   *harness.ToolResult `json:"result"`
 	Duration time.Duration       `json:"duration_ns"`
 }
@@ -59,7 +59,7 @@ type ToolCallEnd struct {
 type Usage struct {
 	Step  int           `json:"step"`
 	Model string        `json:"model"`
-	Usage session.Usage `json:"usage"`
+	Usage harness.Usage `json:"usage"`
 }
 
 // Retry says a model call failed and will be tried again after Delay.
@@ -95,7 +95,7 @@ type TurnEnd struct {
 	// step_limit, cancelled or error.
 	Reason string        `json:"reason"`
 	Steps  int           `json:"steps"`
-	Usage  session.Usage `json:"usage"`
+	Usage  harness.Usage `json:"usage"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
@@ -133,7 +133,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		evErr = e.Err
 	}
 	if evErr != nil {
-		info, _ := json.Marshal(session.ErrorInfo{Code: string(CodeOf(evErr)), Message: evErr.Error()})
+		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(CodeOf(evErr)), Message: evErr.Error()})
 		fields["error"] = info
 	}
 	return json.Marshal(fields)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 )
 
@@ -33,7 +34,7 @@ func Fingerprint(req *Request) session.Fingerprint {
 
 // HistoryChain returns the chain digest of the first n messages:
 // link(i) = sha256(link(i-1) || sha256(json(message i))).
-func HistoryChain(msgs []session.Message, n int) []byte {
+func HistoryChain(msgs []harness.Message, n int) []byte {
 	link := make([]byte, 0, sha256.Size)
 	h := sha256.New()
 	for _, m := range msgs[:n] {
@@ -59,9 +60,9 @@ type chainCache struct {
 }
 
 type chainLink struct {
-	first *session.Block
+	first *harness.Block
 	n     int
-	role  session.Role
+	role  harness.Role
 	link  [sha256.Size]byte
 	// bytes is the JSON size of the messages up to and including this
 	// one, for token estimates.

@@ -18,18 +18,18 @@ func TestChainCacheMatchesFullFingerprint(t *testing.T) {
 	}
 	add := func(p session.Payload) { h.Add(session.Event{Data: p}) }
 	add(&session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}})
-	add(&session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "1", Name: "a"}}}})
+	add(&session.AssistantMessage{Content: []harness.Block{{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "1", Name: "a"}}}})
 	r := req()
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "pending slot")
 	add(&session.ToolFinished{CallID: "1", Result: *harness.TextResult("done")})
 	r = req()
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "the filled slot is rehashed")
-	add(&session.Reminder{Text: "x"})
+	add(&session.Reminded{Reminder: harness.Reminder{Text: "x"}})
 	r = req()
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r))
 	r.Messages = r.Messages[:2]
 	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "shorter history")
 	r2 := req()
-	r2.Messages[0] = session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock("changed")}}
+	r2.Messages[0] = harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("changed")}}
 	assert.Equal(t, Fingerprint(r2), c.fingerprint(r2), "a replaced message is rehashed")
 }

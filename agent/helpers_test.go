@@ -75,11 +75,11 @@ func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session
 }
 
 // toolResults returns the tool result blocks of a request, in order.
-func toolResults(req *agent.Request) []*session.ToolResult {
-	var out []*session.ToolResult
+func toolResults(req *agent.Request) []*harness.ToolResult {
+	var out []*harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				out = append(out, b.ToolResult)
 			}
 		}
@@ -87,12 +87,12 @@ func toolResults(req *agent.Request) []*session.ToolResult {
 	return out
 }
 
-func lastResults(req *agent.Request, n int) []*session.ToolResult {
+func lastResults(req *agent.Request, n int) []*harness.ToolResult {
 	all := toolResults(req)
 	return all[len(all)-n:]
 }
 
-func resultText(r *session.ToolResult) string {
+func resultText(r *harness.ToolResult) string {
 	var s string
 	for _, c := range r.Content {
 		s += c.Text

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -133,14 +132,14 @@ type imageRef struct {
 // changed messages get new block slices (the history shares its blocks).
 // A message whose projection is unchanged from the previous request keeps
 // the slice it got then, so request fingerprints stay incremental.
-func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []session.Message {
+func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []harness.Message {
 	var refs []imageRef
 	for i, m := range msgs {
 		for j, b := range m.Content {
 			switch {
-			case b.Type == session.BlockImage && b.Image != nil:
+			case b.Type == harness.BlockImage && b.Image != nil:
 				refs = append(refs, imageRef{i, j, -1, b.Image})
-			case b.Type == session.BlockToolResult && b.ToolResult != nil:
+			case b.Type == harness.BlockToolResult && b.ToolResult != nil:
 				for k, c := range b.ToolResult.Content {
 					if c.Type == harness.BlockImage && c.Image != nil {
 						refs = append(refs, imageRef{i, j, k, c.Image})
@@ -178,9 +177,9 @@ func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget
 		}
 	}
 
-	out := make([]session.Message, len(msgs))
+	out := make([]harness.Message, len(msgs))
 	copy(out, msgs)
-	used := map[cacheKey][]session.Block{}
+	used := map[cacheKey][]harness.Block{}
 	for start := 0; start < len(refs); {
 		end := start
 		for end < len(refs) && refs[end].msg == refs[start].msg {
@@ -211,8 +210,8 @@ func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget
 
 // replaceImages returns a copy of content with the images marked in omit
 // replaced by placeholders.
-func replaceImages(content []session.Block, refs []imageRef, omit []int, budget ImageBudget) []session.Block {
-	blocks := make([]session.Block, len(content))
+func replaceImages(content []harness.Block, refs []imageRef, omit []int, budget ImageBudget) []harness.Block {
+	blocks := make([]harness.Block, len(content))
 	copy(blocks, content)
 	copied := map[int]bool{} // tool result blocks already copied
 	for i, r := range refs {
@@ -221,7 +220,7 @@ func replaceImages(content []session.Block, refs []imageRef, omit []int, budget 
 		}
 		text := ImagePlaceholder(r.img, omitReason(omit[i], budget))
 		if r.content < 0 {
-			blocks[r.block] = session.TextBlock(text)
+			blocks[r.block] = harness.TextBlock(text)
 			continue
 		}
 		if !copied[r.block] {
@@ -239,16 +238,16 @@ func replaceImages(content []session.Block, refs []imageRef, omit []int, budget 
 // unchanged projection reuses its slice.
 type imageCache struct {
 	mu sync.Mutex
-	m  map[cacheKey][]session.Block
+	m  map[cacheKey][]harness.Block
 }
 
 type cacheKey struct {
-	first *session.Block
+	first *harness.Block
 	n     int
 	sig   string
 }
 
-func (c *imageCache) get(k cacheKey) ([]session.Block, bool) {
+func (c *imageCache) get(k cacheKey) ([]harness.Block, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -258,7 +257,7 @@ func (c *imageCache) get(k cacheKey) ([]session.Block, bool) {
 	return b, ok
 }
 
-func (c *imageCache) replace(m map[cacheKey][]session.Block) {
+func (c *imageCache) replace(m map[cacheKey][]harness.Block) {
 	if c == nil {
 		return
 	}

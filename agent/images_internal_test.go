@@ -11,16 +11,16 @@ import (
 	"github.com/go-harness/harness/session"
 )
 
-func imageHistory() []session.Message {
+func imageHistory() []harness.Message {
 	img := func(name string) *harness.Image {
 		return &harness.Image{Digest: session.Digest([]byte(name)), MediaType: "image/png", Width: 2, Height: 2, Size: 100, Name: name}
 	}
-	return []session.Message{
-		{Role: session.RoleUser, Content: []session.Block{session.TextBlock("see"), {Type: session.BlockImage, Image: img("u.png")}}},
-		{Role: session.RoleAssistant, Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "read_image", Arguments: "{}"}}}},
-		{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolResult: &session.ToolResult{
+	return []harness.Message{
+		{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("see"), {Type: harness.BlockImage, Image: img("u.png")}}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "read_image", Arguments: "{}"}}}},
+		{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
 			CallID: "c1", Name: "read_image", Content: []harness.Block{harness.TextBlock("image/png"), harness.ImageBlock(*img("t.png"))}}}}},
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("plain")}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("plain")}},
 	}
 }
 
@@ -31,7 +31,7 @@ func TestProjectImagesNeverMutates(t *testing.T) {
 	after, _ := json.Marshal(msgs)
 	assert.JSONEq(t, string(before), string(after), "the input (shared with the history) is unchanged")
 	require.Len(t, out, 4)
-	assert.Equal(t, session.BlockText, out[0].Content[1].Type)
+	assert.Equal(t, harness.BlockText, out[0].Content[1].Type)
 	assert.Contains(t, out[0].Content[1].Text, "u.png")
 	assert.Equal(t, harness.BlockText, out[2].Content[0].ToolResult.Content[1].Type)
 	assert.Equal(t, "image/png", out[2].Content[0].ToolResult.Content[0].Text)
@@ -66,7 +66,7 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 
 	// A different decision is a different projection.
 	d := projectImages(msgs, true, true, ImageBudget{Count: 1}, cache)
-	assert.Equal(t, session.BlockText, d[0].Content[1].Type, "the older image is over the budget")
+	assert.Equal(t, harness.BlockText, d[0].Content[1].Type, "the older image is over the budget")
 	assert.Equal(t, harness.BlockImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
 	assert.Contains(t, d[0].Content[1].Text, "older than the 1 most recent images")
 }

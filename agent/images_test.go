@@ -52,11 +52,11 @@ func requestImages(req *agent.Request) []string {
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
 			switch b.Type {
-			case session.BlockImage:
+			case harness.BlockImage:
 				note(harness.ImageBlock(*b.Image))
-			case session.BlockText:
+			case harness.BlockText:
 				note(harness.TextBlock(b.Text))
-			case session.BlockToolResult:
+			case harness.BlockToolResult:
 				for _, c := range b.ToolResult.Content {
 					note(c)
 				}

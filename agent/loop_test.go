@@ -22,8 +22,8 @@ import (
 
 func TestMultiStepToolUse(t *testing.T) {
 	model := replay.NewScripted(
-		replay.Response{Reasoning: "I should echo.", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
-			Usage: &session.Usage{InputTokens: 100, OutputTokens: 10}},
+		replay.Response{Reasoning: "I should echo.", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
+			Usage: &harness.Usage{InputTokens: 100, OutputTokens: 10}},
 		replay.Call(replay.ToolCall("c2", "echo", map[string]any{"text": "two"})),
 		replay.Say("done: one, two"),
 	)
@@ -50,11 +50,11 @@ func TestMultiStepToolUse(t *testing.T) {
 	require.Len(t, reqs[0].Tools, 1)
 	assert.Equal(t, "echo", reqs[0].Tools[0].Name)
 	// The third request holds the whole conversation in order.
-	roles := []session.Role{}
+	roles := []harness.Role{}
 	for _, m := range reqs[2].Messages {
 		roles = append(roles, m.Role)
 	}
-	assert.Equal(t, []session.Role{"user", "assistant", "tool", "assistant", "tool"}, roles)
+	assert.Equal(t, []harness.Role{"user", "assistant", "tool", "assistant", "tool"}, roles)
 	assert.Equal(t, "I should echo.", reqs[2].Messages[1].Content[0].Text, "reasoning is kept in history")
 	assert.Equal(t, "echo: two", resultText(reqs[2].Messages[4].Content[0].ToolResult))
 	assert.Equal(t, "done: one, two", s.Messages()[5].Text())
@@ -346,10 +346,10 @@ func TestRemindersFromObservers(t *testing.T) {
 	require.Len(t, rem, 1)
 	msgs := model.Requests()[1].Messages
 	last := msgs[len(msgs)-1]
-	assert.Equal(t, session.RoleUser, last.Role)
+	assert.Equal(t, harness.RoleUser, last.Role)
 	assert.Contains(t, last.Text(), "you called echo")
 	assert.Contains(t, last.Text(), "<system-reminder>")
-	assert.Equal(t, session.RoleTool, msgs[len(msgs)-2].Role, "the reminder follows the results")
+	assert.Equal(t, harness.RoleTool, msgs[len(msgs)-2].Role, "the reminder follows the results")
 }
 
 func TestConfigurationErrors(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -47,7 +46,7 @@ type Request struct {
 	// System is the system prompt.
 	System string
 	// Messages is the conversation, oldest first.
-	Messages []session.Message
+	Messages []harness.Message
 	// Tools are the tools the model may call, in a stable order.
 	Tools []tools.Spec
 	// Attachments resolves the image references in Messages; nil when
@@ -78,7 +77,7 @@ type Chunk struct {
 	Type     ChunkType
 	Text     string
 	ToolCall ToolCallDelta
-	Usage    session.Usage
+	Usage    harness.Usage
 	Finish   string
 }
 

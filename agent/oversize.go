@@ -14,7 +14,7 @@ import (
 )
 
 // logOversized handles a result whose event the session log refused as
-// too large (err matches session.ErrEventTooLarge; any other err is
+// too large (err matches harness.CodeTooLarge; any other err is
 // returned as it is). The result's text is saved whole through the
 // session's output store and replaced by a head and tail preview that
 // names the saved output, the preview the spill policy shows; with no
@@ -58,7 +58,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 				"locator", stored.Locator, "save_error", saveErr)
 			return &r, nil
 		}
-		if !errors.Is(err, session.ErrEventTooLarge) {
+		if !errors.Is(err, harness.CodeTooLarge) {
 			return nil, err
 		}
 	}

@@ -140,7 +140,7 @@ func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(model), agent.WithSessionStore(store))
 	_, end, err := collect(t, s, ctx, strings.Repeat("too long ", 1000))
 	assert.Equal(t, session.ReasonError, end.Reason)
-	require.ErrorIs(t, err, session.ErrEventTooLarge)
+	require.ErrorIs(t, err, harness.CodeTooLarge)
 	assert.Contains(t, err.Error(), "agent: logging the user message")
 	assert.Contains(t, err.Error(), "more than the log's maximum line size of 4096 bytes")
 	assert.Empty(t, model.Requests(), "the model is not called")

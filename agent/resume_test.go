@@ -19,7 +19,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	m1 := replay.NewScripted(
-		replay.Response{Reasoning: "think", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
+		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
 		replay.Say("first answer"),
 	)
 	loop1 := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
@@ -59,9 +59,9 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	_, err = log.Append(ctx,
 		&session.UserMessage{Content: []harness.Block{harness.TextBlock("run it")}},
-		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []session.Block{
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
+		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []harness.Block{
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "echo"},
 	)

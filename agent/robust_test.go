@@ -85,14 +85,14 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	id := log.Header().ID
 	_, err = log.Append(ctx,
 		&session.UserMessage{Content: []harness.Block{harness.TextBlock("look at this " + strings.Repeat("words ", 200)), {Type: harness.BlockImage}}},
-		&session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolCall}, session.TextBlock("calling " + strings.Repeat("more ", 200))}, Finish: agent.FinishStop},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{{Type: harness.BlockToolCall}, harness.TextBlock("calling " + strings.Repeat("more ", 200))}, Finish: agent.FinishStop},
 		&session.TurnEnded{Reason: session.ReasonCompleted},
 	)
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	store := &injectingStore{Store: mem, extra: []session.Event{
 		{Seq: 100, Data: &session.UserMessage{Content: []harness.Block{harness.TextBlock("again " + strings.Repeat("text ", 200))}}},
-		{Seq: 101, Data: &session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolResult}, {Type: session.BlockImage}, session.TextBlock("ok")}, Finish: agent.FinishStop}},
+		{Seq: 101, Data: &session.AssistantMessage{Step: 1, Content: []harness.Block{{Type: harness.BlockToolResult}, {Type: harness.BlockImage}, harness.TextBlock("ok")}, Finish: agent.FinishStop}},
 		{Seq: 102, Data: &session.TurnEnded{Reason: session.ReasonCompleted}},
 	}}
 
@@ -155,7 +155,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	te := lastTurnEnded(t, store, s.ID())
 	assert.Equal(t, session.ReasonError, te.Reason)
 	require.NotNil(t, te.Error)
-	assert.Equal(t, "internal", te.Error.Code)
+	assert.Equal(t, harness.CodeInternal, te.Error.Code)
 
 	// The session is usable again.
 	require.NoError(t, s.SetModel(replay.NewScripted(replay.Say("fine now"))))
@@ -260,7 +260,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			if tc.endLogged {
 				te := lastTurnEnded(t, mem, s.ID())
 				require.NotNil(t, te.Error)
-				assert.Equal(t, "internal", te.Error.Code)
+				assert.Equal(t, harness.CodeInternal, te.Error.Code)
 				// And the session goes on.
 				_, end, err = collect(t, s, context.Background(), "again")
 				require.NoError(t, err)

@@ -57,14 +57,14 @@ func (s *Session) Header() session.Header { return s.log.Header() }
 func (s *Session) Warnings() []session.Warning { return s.warnings }
 
 // Messages returns the conversation so far, as the model is sent it.
-func (s *Session) Messages() []session.Message {
+func (s *Session) Messages() []harness.Message {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.hist.Messages()
 }
 
 // Usage returns the token usage of the session's logged model calls.
-func (s *Session) Usage() session.Usage {
+func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.hist.Usage()

@@ -24,7 +24,7 @@ type turn struct {
 	ended   bool // finish has started: the end is being logged
 	endSent bool // TurnEnd was yielded
 	steps   int
-	usage   session.Usage
+	usage   harness.Usage
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -158,7 +158,7 @@ func (t *turn) finish(reason string, err error) {
 	t.ended = true
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
-		te.Error = &session.ErrorInfo{Code: string(CodeOf(err)), Message: err.Error()}
+		te.Error = &session.ErrorInfo{Code: harness.Code(CodeOf(err)), Message: err.Error()}
 	}
 	if lerr := t.s.append(t.ctx, te); lerr != nil {
 		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
@@ -188,7 +188,7 @@ func (t *turn) request() *Request {
 
 // callModel makes one model call, retrying retryable failures, and logs
 // the answer.
-func (t *turn) callModel(step int) (session.Message, string, error) {
+func (t *turn) callModel(step int) (harness.Message, string, error) {
 	info := t.model.Info()
 	policy := t.l.cfg.retry
 	relieve, forced, overflowRetried := true, false, false
@@ -200,7 +200,7 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 		}
 		reqBytes := t.requestBytes(req)
 		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
-			return session.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
 		asm, err := t.stream(step, req)
 		if err == nil {
@@ -213,31 +213,31 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 		if err != nil {
 			if t.ctx.Err() != nil {
 				t.logPartial(step, info.Name, asm)
-				return session.Message{}, "", t.ctx.Err()
+				return harness.Message{}, "", t.ctx.Err()
 			}
 			var me *ModelError
 			if errors.As(err, &me) && me.Code == CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
 				// Make room and try once more.
 				overflowRetried, relieve, forced = true, true, true
 				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
-				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: string(me.Code), Message: me.Error()}); lerr != nil {
-					return session.Message{}, "", errors.Join(err, lerr)
+				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: harness.Code(me.Code), Message: me.Error()}); lerr != nil {
+					return harness.Message{}, "", errors.Join(err, lerr)
 				}
 				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
 				continue
 			}
 			if !errors.As(err, &me) || !me.Retryable() || attempt >= policy.MaxRetries {
-				return session.Message{}, "", err
+				return harness.Message{}, "", err
 			}
 			attempt++
 			d := policy.delay(attempt, me)
 			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", me.Code, "delay", d, "error", err)
-			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: string(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
-				return session.Message{}, "", errors.Join(err, lerr)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: harness.Code(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
+				return harness.Message{}, "", errors.Join(err, lerr)
 			}
 			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
 			if serr := sleep(t.ctx, d); serr != nil {
-				return session.Message{}, "", serr
+				return harness.Message{}, "", serr
 			}
 			continue
 		}
@@ -251,7 +251,7 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 			t.s.est.calibrate(u.InputTokens, reqBytes)
 		}
 		if err := t.s.append(t.ctx, am); err != nil {
-			return session.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		if am.Usage != nil {
 			t.emit(&Usage{Step: step, Model: info.Name, Usage: *am.Usage})
@@ -295,9 +295,9 @@ func (t *turn) logPartial(step int, model string, asm *Assembler) {
 		return
 	}
 	msg := asm.Message()
-	var keep []session.Block
+	var keep []harness.Block
 	for _, b := range msg.Content {
-		if b.Type != session.BlockToolCall {
+		if b.Type != harness.BlockToolCall {
 			keep = append(keep, b)
 		}
 	}
@@ -316,7 +316,7 @@ func (t *turn) logPartial(step int, model string, asm *Assembler) {
 // even that is taken): providers reuse ids across steps (call_0 in every
 // step), and a result, a pruning or a search hit must name one call. The
 // new id depends only on the logged history, and it is what is logged.
-func (t *turn) fixCallIDs(step int, msg session.Message) {
+func (t *turn) fixCallIDs(step int, msg harness.Message) {
 	t.s.logMu.Lock()
 	defer t.s.logMu.Unlock()
 	turn := t.s.hist.Turns()
@@ -324,7 +324,7 @@ func (t *turn) fixCallIDs(step int, msg session.Message) {
 	taken := func(id string) bool { return seen[id] || t.s.hist.CallIDUsed(id) }
 	n := 0
 	for _, b := range msg.Content {
-		if b.Type != session.BlockToolCall || b.ToolCall == nil {
+		if b.Type != harness.BlockToolCall || b.ToolCall == nil {
 			continue
 		}
 		if id := b.ToolCall.ID; id == "" || taken(id) {

@@ -320,9 +320,9 @@ func TestGuardsInTheLoop(t *testing.T) {
 	require.Len(t, reqs, 5)
 	msgs := reqs[3].Messages
 	last := msgs[len(msgs)-1]
-	assert.Equal(t, session.RoleUser, last.Role)
+	assert.Equal(t, harness.RoleUser, last.Role)
 	assert.Contains(t, last.Text(), "lookup 3 times in a row")
-	assert.Equal(t, session.RoleTool, msgs[len(msgs)-2].Role)
+	assert.Equal(t, harness.RoleTool, msgs[len(msgs)-2].Role)
 
 	before := s.Messages()
 	id := s.ID()

@@ -16,7 +16,7 @@ import (
 // lines 1-10 of /w/a.go at version v1.
 func readStep(seq int64, step int, id, body string) []session.Event {
 	return []session.Event{
-		ev(seq, &session.AssistantMessage{Step: step, Content: []session.Block{callBlock(id, "read")}}),
+		ev(seq, &session.AssistantMessage{Step: step, Content: []harness.Block{callBlock(id, "read")}}),
 		ev(seq+1, &session.ToolStarted{Step: step, CallID: id, Name: "read"}),
 		ev(seq+2, &session.ToolFinished{Step: step, CallID: id, Name: "read", Result: harness.ToolResult{
 			Content: []harness.Block{harness.TextBlock(body)},
@@ -84,12 +84,12 @@ func TestResumeLogWithReusedCallIDs(t *testing.T) {
 func TestHistoryWithRepeatedIDsInAStep(t *testing.T) {
 	h := session.BuildHistory([]session.Event{
 		ev(1, user("go")),
-		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("a", "x"), callBlock("a", "x")}}),
+		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("a", "x"), callBlock("a", "x")}}),
 		ev(3, &session.ToolStarted{Step: 1, CallID: "a"}),
 		ev(4, &session.ToolStarted{Step: 1, CallID: "a"}),
 		ev(5, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("first")}),
 		ev(6, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("second")}),
-		ev(7, &session.AssistantMessage{Step: 2, Content: []session.Block{callBlock("b", "x")}}),
+		ev(7, &session.AssistantMessage{Step: 2, Content: []harness.Block{callBlock("b", "x")}}),
 		ev(8, &session.ToolFinished{Step: 1, CallID: "b", Result: *harness.TextResult("stray")}),
 	})
 	msgs := h.Messages()

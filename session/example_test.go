@@ -23,7 +23,7 @@ func ExampleJSONL() {
 	}
 	log.Append(ctx,
 		&session.UserMessage{Content: []harness.Block{harness.TextBlock("hello")}},
-		&session.AssistantMessage{Step: 1, Finish: "stop", Content: []session.Block{session.TextBlock("hi there")}},
+		&session.AssistantMessage{Step: 1, Finish: "stop", Content: []harness.Block{harness.TextBlock("hi there")}},
 		&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 1},
 	)
 	log.Close()

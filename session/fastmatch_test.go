@@ -22,18 +22,18 @@ func fuzzEvent(kind uint8, a, b string) Payload {
 		return &UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.ImageBlock(harness.Image{Digest: "sha256:00", Name: b}), harness.TextBlock(b)}}
 	case 1:
 		args, _ := json.Marshal(map[string]any{"z": a, "a": []string{b, a}})
-		return &AssistantMessage{Step: 1, Content: []Block{
-			{Type: BlockReasoning, Text: b},
-			TextBlock(a),
-			{Type: BlockToolCall, ToolCall: &ToolCall{ID: "c", Name: "write", Arguments: string(args)}},
-			{Type: BlockToolCall, ToolCall: &ToolCall{ID: "d", Name: "bash", Arguments: a}},
+		return &AssistantMessage{Step: 1, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: b},
+			harness.TextBlock(a),
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c", Name: "write", Arguments: string(args)}},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "d", Name: "bash", Arguments: a}},
 		}}
 	case 2:
 		return &ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{
 			Content: []harness.Block{harness.TextBlock(a), harness.TextBlock(b)},
 			Render:  &harness.Render{Kind: harness.RenderGeneric, Text: a + b, Title: b}}}
 	case 3:
-		return &Reminder{Source: a, Text: b}
+		return &Reminded{Reminder: harness.Reminder{Source: a, Text: b}}
 	case 4:
 		return &SystemPrompt{Text: a + b}
 	default:

@@ -53,7 +53,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		h := session.BuildHistory(tr.Events)
 		for _, m := range h.Messages() {
-			if m.Role == session.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
+			if m.Role == harness.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
 				t.Fatalf("tool message without exactly one result: %+v", m)
 			}
 		}
@@ -74,7 +74,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a loadable log must open: %v", err)
 		}
-		evs, err := log.Append(context.Background(), &session.Reminder{Text: "next"})
+		evs, err := log.Append(context.Background(), &session.Reminded{Reminder: harness.Reminder{Text: "next"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func checkPayload(t *testing.T, e session.Event) {
 	case *session.UserMessage:
 		contents(p.Content)
 	case *session.AssistantMessage:
-		checkWhole(t, []session.Message{{Role: session.RoleAssistant, Content: p.Content}})
+		checkWhole(t, []harness.Message{{Role: harness.RoleAssistant, Content: p.Content}})
 	case *session.ToolFinished:
 		if p.CallID == "" {
 			t.Fatalf("event %d: a result naming no call", e.Seq)

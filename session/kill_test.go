@@ -443,7 +443,7 @@ func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.T
 	}
 }
 
-func lastCallMessage(msgs []session.Message) int {
+func lastCallMessage(msgs []harness.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if len(msgs[i].ToolCalls()) > 0 {
 			return i

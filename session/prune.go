@@ -193,7 +193,7 @@ func (h *History) prune(i int, placeholder string) {
 		return
 	}
 	old := h.msgs[r.index].Content[0].ToolResult
-	h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
+	h.msgs[r.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
 		CallID: old.CallID, Name: old.Name, Content: []harness.Block{harness.TextBlock(placeholder)},
 	}}}
 }
@@ -208,8 +208,8 @@ func (h *History) applyCompacted(c *Compacted) {
 	if n <= 0 || n > len(h.msgs) {
 		return
 	}
-	msgs := make([]Message, 0, len(h.msgs)-n+1)
-	msgs = append(msgs, Message{Role: RoleUser, Content: []Block{TextBlock(SummaryText(c.Summary))}})
+	msgs := make([]harness.Message, 0, len(h.msgs)-n+1)
+	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(SummaryText(c.Summary))}})
 	msgs = append(msgs, h.msgs[n:]...)
 	h.msgs = msgs
 	shift := n - 1
@@ -231,7 +231,7 @@ func (h *History) applyCompacted(c *Compacted) {
 // verbatim, as estimated by tokens. The split never separates a tool call
 // from its result: it falls just before a user message or an assistant
 // message. Zero means nothing can be compacted.
-func SplitForCompaction(msgs []Message, keepTokens int64, tokens func(Message) int64) int {
+func SplitForCompaction(msgs []harness.Message, keepTokens int64, tokens func(harness.Message) int64) int {
 	var kept int64
 	i := len(msgs)
 	for i > 1 && kept < keepTokens {
@@ -239,7 +239,7 @@ func SplitForCompaction(msgs []Message, keepTokens int64, tokens func(Message) i
 		kept += tokens(msgs[i])
 	}
 	// Keep the whole step: back up to the message that made the calls.
-	for i > 0 && i < len(msgs) && msgs[i].Role == RoleTool {
+	for i > 0 && i < len(msgs) && msgs[i].Role == harness.RoleTool {
 		i--
 	}
 	if i <= 0 || i >= len(msgs) {

@@ -12,7 +12,7 @@ import (
 
 func readResult(id string, f harness.FileAccess) []session.Event {
 	return []session.Event{
-		ev(0, &session.AssistantMessage{Content: []session.Block{callBlock(id, "read")}}),
+		ev(0, &session.AssistantMessage{Content: []harness.Block{callBlock(id, "read")}}),
 		ev(0, &session.ToolFinished{CallID: id, Name: "read", Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock("body of " + id)}, Files: []harness.FileAccess{f}}}),
 	}
 }
@@ -81,19 +81,19 @@ func FuzzSplitForCompaction(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 2, 1, 2, 0, 1}, int64(3))
 	f.Add([]byte{0}, int64(0))
 	f.Fuzz(func(t *testing.T, roles []byte, keep int64) {
-		roleOf := []session.Role{session.RoleUser, session.RoleAssistant, session.RoleTool}
-		msgs := make([]session.Message, len(roles))
+		roleOf := []harness.Role{harness.RoleUser, harness.RoleAssistant, harness.RoleTool}
+		msgs := make([]harness.Message, len(roles))
 		for i, r := range roles {
-			msgs[i] = session.Message{Role: roleOf[int(r)%3]}
+			msgs[i] = harness.Message{Role: roleOf[int(r)%3]}
 		}
-		split := session.SplitForCompaction(msgs, keep, func(session.Message) int64 { return 1 })
+		split := session.SplitForCompaction(msgs, keep, func(harness.Message) int64 { return 1 })
 		if split == 0 {
 			return
 		}
 		if split < 0 || split >= len(msgs) {
 			t.Fatalf("split %d out of range for %d messages", split, len(msgs))
 		}
-		if msgs[split].Role == session.RoleTool {
+		if msgs[split].Role == harness.RoleTool {
 			t.Fatalf("split at a tool result separates it from its call: %v at %d", roles, split)
 		}
 	})

@@ -93,7 +93,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 		userMsg("needle after the long line"),
 	)
 	// A complete event whose newline was lost, then nothing.
-	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminder{Text: "needle without newline"}}.MarshalJSON()
+	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle without newline"}}}.MarshalJSON()
 	require.NoError(t, err)
 	appendLines(t, store.Path("long"), string(line))
 	ms := searchW(t, store, "needle")
@@ -104,7 +104,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	assert.LessOrEqual(t, len(ms[0].Snippet), len("…")+80+len("needle at the end"))
 
 	// A torn line is skipped, not an error.
-	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminder{Text: "needle torn off"}}.MarshalJSON()
+	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle torn off"}}}.MarshalJSON()
 	require.NoError(t, err)
 	appendLines(t, store.Path("long"), "\n"+string(torn[:len(torn)-5]))
 	ms = searchW(t, store, "needle")
@@ -234,10 +234,10 @@ func FuzzSearchLiteral(f *testing.F) {
 		case 2:
 			args, err := json.Marshal(map[string]string{"content": text}) // HTML-escaped, as models may write
 			require.NoError(t, err)
-			p = &session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall,
-				ToolCall: &session.ToolCall{ID: "c", Name: "write", Arguments: string(args)}}}}
+			p = &session.AssistantMessage{Content: []harness.Block{{Type: harness.BlockToolCall,
+				ToolCall: &harness.ToolCall{ID: "c", Name: "write", Arguments: string(args)}}}}
 		case 3:
-			p = &session.Reminder{Text: text}
+			p = &session.Reminded{Reminder: harness.Reminder{Text: text}}
 		}
 		for _, store := range []session.Store{session.NewMemory(), session.NewJSONL(t.TempDir())} {
 			newLog(t, store, "fuzz", "/w", userMsg("unrelated"), p)

@@ -47,18 +47,18 @@ func cleanPayload(p Payload) (_ Payload, problems []string, keep bool) {
 }
 
 // blockProblem says what is wrong with a block, or "" when nothing is.
-func blockProblem(b Block) string {
+func blockProblem(b harness.Block) string {
 	switch b.Type {
-	case BlockText, BlockReasoning:
-	case BlockImage:
+	case harness.BlockText, harness.BlockReasoning:
+	case harness.BlockImage:
 		if b.Image == nil {
 			return "an image block without its image"
 		}
-	case BlockToolCall:
+	case harness.BlockToolCall:
 		if b.ToolCall == nil {
 			return "a tool_call block without its tool_call"
 		}
-	case BlockToolResult:
+	case harness.BlockToolResult:
 		if b.ToolResult == nil {
 			return "a tool_result block without its tool_result"
 		}
@@ -71,13 +71,13 @@ func blockProblem(b Block) string {
 // cleanBlocks returns bs without its invalid blocks, and the invalid
 // image items of its tool results, with a description of each. It
 // returns bs itself and no problems when all is well.
-func cleanBlocks(bs []Block) ([]Block, []string) {
-	var out []Block
+func cleanBlocks(bs []harness.Block) ([]harness.Block, []string) {
+	var out []harness.Block
 	var probs []string
 	copied := false
 	startCopy := func(i int) {
 		if !copied {
-			out = append(make([]Block, 0, len(bs)), bs[:i]...)
+			out = append(make([]harness.Block, 0, len(bs)), bs[:i]...)
 			copied = true
 		}
 	}
@@ -87,7 +87,7 @@ func cleanBlocks(bs []Block) ([]Block, []string) {
 			startCopy(i)
 			continue
 		}
-		if b.Type == BlockToolResult {
+		if b.Type == harness.BlockToolResult {
 			if cs, dropped := cleanContents(b.ToolResult.Content); dropped != nil {
 				r := *b.ToolResult
 				r.Content = cs

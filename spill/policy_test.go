@@ -19,7 +19,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -240,10 +239,10 @@ func TestLoopSpill(t *testing.T) {
 	}
 	reqs := model.Requests()
 	require.Len(t, reqs, 2)
-	var result *session.ToolResult
+	var result *harness.ToolResult
 	for _, m := range reqs[1].Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				result = b.ToolResult
 			}
 		}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/fakeprovider"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -58,8 +58,8 @@ func assemble(chunks []agent.Chunk) *agent.Assembler {
 	return a
 }
 
-func userText(s string) session.Message {
-	return session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock(s)}}
+func userText(s string) harness.Message {
+	return harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(s)}}
 }
 
 func modelErr(t *testing.T, err error) *agent.ModelError {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -109,12 +108,12 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 	for _, msg := range req.Messages {
 		var err error
 		switch msg.Role {
-		case session.RoleUser:
+		case harness.RoleUser:
 			err = b.user(msg)
-		case session.RoleAssistant:
+		case harness.RoleAssistant:
 			b.flush()
 			b.assistant(msg)
-		case session.RoleTool:
+		case harness.RoleTool:
 			if b.fromUser {
 				b.flush()
 			}
@@ -132,7 +131,7 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 
 // planImages picks the images sent as images: none for a model without
 // image input; otherwise the newest ones that fit the budget.
-func (b *messageBuilder) planImages(msgs []session.Message) {
+func (b *messageBuilder) planImages(msgs []harness.Message) {
 	if !b.m.info.Accepts(harness.ModalityImage) {
 		return
 	}
@@ -140,9 +139,9 @@ func (b *messageBuilder) planImages(msgs []session.Message) {
 	for _, msg := range msgs {
 		for _, blk := range msg.Content {
 			switch {
-			case blk.Type == session.BlockImage && blk.Image != nil:
+			case blk.Type == harness.BlockImage && blk.Image != nil:
 				all = append(all, blk.Image)
-			case blk.Type == session.BlockToolResult && blk.ToolResult != nil:
+			case blk.Type == harness.BlockToolResult && blk.ToolResult != nil:
 				for _, c := range blk.ToolResult.Content {
 					if c.Type == harness.BlockImage && c.Image != nil {
 						all = append(all, c.Image)
@@ -217,14 +216,14 @@ func (b *messageBuilder) flush() {
 	b.parts, b.texts, b.hasImage, b.fromUser = nil, nil, false, false
 }
 
-func (b *messageBuilder) user(msg session.Message) error {
+func (b *messageBuilder) user(msg harness.Message) error {
 	b.fromUser = true
 	var text []string
 	for _, blk := range msg.Content {
 		switch blk.Type {
-		case session.BlockText:
+		case harness.BlockText:
 			text = append(text, blk.Text)
-		case session.BlockImage:
+		case harness.BlockImage:
 			if blk.Image == nil {
 				continue
 			}
@@ -249,16 +248,16 @@ func (b *messageBuilder) user(msg session.Message) error {
 	return nil
 }
 
-func (b *messageBuilder) assistant(msg session.Message) {
+func (b *messageBuilder) assistant(msg harness.Message) {
 	var text, reasoning strings.Builder
 	var calls []oai.ChatCompletionMessageToolCallUnionParam
 	for _, blk := range msg.Content {
 		switch blk.Type {
-		case session.BlockText:
+		case harness.BlockText:
 			text.WriteString(blk.Text)
-		case session.BlockReasoning:
+		case harness.BlockReasoning:
 			reasoning.WriteString(blk.Text)
-		case session.BlockToolCall:
+		case harness.BlockToolCall:
 			if blk.ToolCall == nil {
 				continue
 			}
@@ -284,9 +283,9 @@ func (b *messageBuilder) assistant(msg session.Message) {
 // Its images go into the user message that follows the step's results,
 // each introduced by a line naming its call; the tool message says so.
 // An image that cannot be sent is a placeholder in the tool message.
-func (b *messageBuilder) tool(msg session.Message) error {
+func (b *messageBuilder) tool(msg harness.Message) error {
 	for _, blk := range msg.Content {
-		if blk.Type != session.BlockToolResult || blk.ToolResult == nil {
+		if blk.Type != harness.BlockToolResult || blk.ToolResult == nil {
 			continue
 		}
 		r := blk.ToolResult

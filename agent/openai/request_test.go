@@ -17,13 +17,13 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-func call(id, name, args string) session.Block {
-	return session.Block{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: name, Arguments: args}}
+func call(id, name, args string) harness.Block {
+	return harness.Block{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: name, Arguments: args}}
 }
 
-func result(id, name string, content ...harness.Block) session.Message {
-	return session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult,
-		ToolResult: &session.ToolResult{CallID: id, Name: name, Content: content}}}}
+func result(id, name string, content ...harness.Block) harness.Message {
+	return harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+		ToolResult: &harness.ToolResult{CallID: id, Name: name, Content: content}}}}
 }
 
 // sendOne sends req to a fresh provider and returns the request it got.
@@ -42,7 +42,7 @@ func TestToolSchemasKeepTheirBytes(t *testing.T) {
 	zeta := `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]}`
 	req := &agent.Request{
 		System:   "sys",
-		Messages: []session.Message{userText("hi")},
+		Messages: []harness.Message{userText("hi")},
 		Tools: []tools.Spec{
 			{Name: "zz_last_alphabetically", Description: "first in order", InputSchema: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}},\n  \"required\": [\"zeta\"]\n}")},
 			{Name: "aa_first_alphabetically", Description: "second", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
@@ -70,7 +70,7 @@ func TestToolSchemasKeepTheirBytes(t *testing.T) {
 func TestInvalidToolSchemaIsRefusedBeforeSending(t *testing.T) {
 	p := newProvider(t)
 	_, err := drain(t, p.model(), context.Background(), &agent.Request{
-		Messages: []session.Message{userText("x")},
+		Messages: []harness.Message{userText("x")},
 		Tools:    []tools.Spec{{Name: "broken", InputSchema: json.RawMessage(`{"type":`)}},
 	})
 	me := modelErr(t, err)
@@ -80,7 +80,7 @@ func TestInvalidToolSchemaIsRefusedBeforeSending(t *testing.T) {
 }
 
 func TestRequestOptions(t *testing.T) {
-	req := &agent.Request{Messages: []session.Message{userText("x")}}
+	req := &agent.Request{Messages: []harness.Message{userText("x")}}
 	plain := sendOne(t, req).JSON(t)
 	assert.NotContains(t, plain, "thinking")
 	assert.NotContains(t, plain, "reasoning_effort")
@@ -98,20 +98,20 @@ func TestRequestOptions(t *testing.T) {
 }
 
 func TestHistoryShapes(t *testing.T) {
-	req := &agent.Request{Messages: []session.Message{
+	req := &agent.Request{Messages: []harness.Message{
 		userText("first"),
 		// An interrupted turn leaves two user messages in a row.
 		userText("second"),
-		{Role: session.RoleAssistant, Content: []session.Block{
-			{Type: session.BlockReasoning, Text: "plan"},
-			session.TextBlock("I will run two things."),
+		{Role: harness.RoleAssistant, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: "plan"},
+			harness.TextBlock("I will run two things."),
 			call("c1", "bash", `{"command":"ls"}`),
 			call("c2", "bash", `{"command": "pwd" `), // malformed, sent back unchanged
 		}},
 		result("c1", "bash"),
 		result("c2", "bash", harness.TextBlock("line 1"), harness.TextBlock("line 2")),
 		userText(session.ReminderText("you ran ls twice")),
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("done")}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("done")}},
 		userText("thanks"),
 	}}
 	msgs := sendOne(t, req).Messages(t)
@@ -137,12 +137,12 @@ func storeImage(t *testing.T, s *memAttachments, name string) harness.Image {
 	return harness.Image{Digest: d, MediaType: "image/png", Width: 640, Height: 480, Size: int64(len(pngBytes)), Name: name}
 }
 
-func imageHistory(t *testing.T, store *memAttachments) []session.Message {
+func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 	shot := storeImage(t, store, "shot.png")
 	other := storeImage(t, store, "diagram.png")
-	return []session.Message{
+	return []harness.Message{
 		userText("look at these"),
-		{Role: session.RoleAssistant, Content: []session.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
 		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
 		result("c2", "read_image", harness.ImageBlock(other)),
 		userText(session.ReminderText("a reminder")),
@@ -191,11 +191,11 @@ func TestUserImages(t *testing.T) {
 	bmp.MediaType, bmp.Name = "image/bmp", "old.bmp"
 	missing := img
 	missing.Digest, missing.Name = "sha256:00", "gone.png"
-	req := &agent.Request{Attachments: store, Messages: []session.Message{{Role: session.RoleUser, Content: []session.Block{
-		session.TextBlock("what is this?"),
-		{Type: session.BlockImage, Image: &img},
-		{Type: session.BlockImage, Image: &bmp},
-		{Type: session.BlockImage, Image: &missing},
+	req := &agent.Request{Attachments: store, Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{
+		harness.TextBlock("what is this?"),
+		{Type: harness.BlockImage, Image: &img},
+		{Type: harness.BlockImage, Image: &bmp},
+		{Type: harness.BlockImage, Image: &missing},
 	}}}}
 
 	msgs := sendOne(t, req).Messages(t)
@@ -225,10 +225,10 @@ func TestOldImagesPastTheBudgetBecomePlaceholders(t *testing.T) {
 	big.Size = 30 << 20 // declared size decides
 	recent := storeImage(t, store, "new.png")
 	recent.Size = 5 << 20
-	req := &agent.Request{Attachments: store, Messages: []session.Message{
-		{Role: session.RoleUser, Content: []session.Block{{Type: session.BlockImage, Image: &big}}},
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("seen")}},
-		{Role: session.RoleUser, Content: []session.Block{{Type: session.BlockImage, Image: &recent}}},
+	req := &agent.Request{Attachments: store, Messages: []harness.Message{
+		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &big}}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("seen")}},
+		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &recent}}},
 	}}
 	msgs := sendOne(t, req).Messages(t)
 	assert.Contains(t, msgs[0]["content"], "[image old.png (image/png, 30.0 MiB, 640x480, sha256:0a44606d79d6) not shown: older images are left out")

@@ -9,8 +9,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
 )
 
 // Finish reasons that are failures.
@@ -164,7 +164,7 @@ func (m *Model) finish(st *answer, emit func(agent.Chunk) bool) error {
 // answer is the state of one answer being read.
 type answer struct {
 	finish string
-	usage  *session.Usage
+	usage  *harness.Usage
 	// calls maps the provider's tool-call index to ours; see callIndex.
 	calls    map[int64]*callSlot
 	nextCall int
@@ -297,8 +297,8 @@ func reasoningOf(extra map[string]respjson.Field) string {
 // top-level extra fields (prompt_cache_hit_tokens and
 // prompt_cache_miss_tokens); OpenAI reports prompt_tokens_details.
 // cached_tokens, from which the miss count follows.
-func usageOf(u *oai.CompletionUsage) session.Usage {
-	out := session.Usage{
+func usageOf(u *oai.CompletionUsage) harness.Usage {
+	out := harness.Usage{
 		InputTokens:     u.PromptTokens,
 		OutputTokens:    u.CompletionTokens,
 		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,

@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
 )
 
 func simpleRequest() *agent.Request {
-	return &agent.Request{Messages: []session.Message{userText("hi")}}
+	return &agent.Request{Messages: []harness.Message{userText("hi")}}
 }
 
 func TestStreamYieldsDeltasAsTheyArrive(t *testing.T) {
@@ -32,7 +32,7 @@ func TestStreamYieldsDeltasAsTheyArrive(t *testing.T) {
 		{Type: agent.ChunkReasoning, Text: "think."},
 		{Type: agent.ChunkText, Text: "Hel"},
 		{Type: agent.ChunkText, Text: "lo"},
-		{Type: agent.ChunkUsage, Usage: session.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10, ReasoningTokens: 3}},
+		{Type: agent.ChunkUsage, Usage: harness.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10, ReasoningTokens: 3}},
 		{Type: agent.ChunkFinish, Finish: "stop"},
 	}
 	assert.Equal(t, want, chunks)
@@ -57,7 +57,7 @@ func TestParallelToolCallsSplitOverChunks(t *testing.T) {
 	require.NoError(t, err)
 	a := assemble(chunks)
 	calls := a.Message().ToolCalls()
-	assert.Equal(t, []session.ToolCall{
+	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_1", Name: "read", Arguments: `{"file_path":"a.go"}`},
 		{ID: "call_2", Name: "bash", Arguments: `{"command":"ls -la"}`},
 		{ID: "call_3", Name: "noargs", Arguments: `{}`},
@@ -78,7 +78,7 @@ func TestParallelCallsAtOneIndexStaySeparate(t *testing.T) {
 	))
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 	require.NoError(t, err)
-	assert.Equal(t, []session.ToolCall{
+	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_x", Name: "read", Arguments: `{"file_path":"x"}`},
 		{ID: "call_y", Name: "read", Arguments: `{"file_path":"y"}`},
 	}, assemble(chunks).Message().ToolCalls())
@@ -98,13 +98,13 @@ func TestUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		chunk string
-		want  session.Usage
+		want  harness.Usage
 	}{
 		{"deepseek extras", usage(1000, 50, 900, 100, 20),
-			session.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 900, CacheMissTokens: 100, ReasoningTokens: 20}},
+			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 900, CacheMissTokens: 100, ReasoningTokens: 20}},
 		{"openai cached_tokens", openAIUsage,
-			session.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 600, CacheMissTokens: 400, ReasoningTokens: 20}},
-		{"no cache report", bare, session.Usage{InputTokens: 7, OutputTokens: 3}},
+			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 600, CacheMissTokens: 400, ReasoningTokens: 20}},
+		{"no cache report", bare, harness.Usage{InputTokens: 7, OutputTokens: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, sse(text("x"), finish("stop"), tc.chunk))
@@ -299,10 +299,10 @@ func TestJSONReplyToStreamingRequest(t *testing.T) {
 	require.NoError(t, err)
 	msg := assemble(chunks).Message()
 	assert.Equal(t, "whole", msg.Text())
-	assert.Equal(t, []session.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"file_path":"z"}`}}, msg.ToolCalls())
-	assert.Equal(t, session.Block{Type: session.BlockReasoning, Text: "thought"}, msg.Content[0])
+	assert.Equal(t, []harness.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"file_path":"z"}`}}, msg.ToolCalls())
+	assert.Equal(t, harness.Block{Type: harness.BlockReasoning, Text: "thought"}, msg.Content[0])
 	u, _ := assemble(chunks).Usage()
-	assert.Equal(t, session.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6}, u)
+	assert.Equal(t, harness.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6}, u)
 
 	_, err = drain(t, m, context.Background(), simpleRequest())
 	me := modelErr(t, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
 )
@@ -118,11 +119,11 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		r := Response{Usage: a.Usage, Finish: a.Finish}
 		for _, b := range a.Content {
 			switch b.Type {
-			case session.BlockReasoning:
+			case harness.BlockReasoning:
 				r.Reasoning += b.Text
-			case session.BlockText:
+			case harness.BlockText:
 				r.Text += b.Text
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if b.ToolCall != nil {
 					r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
 				}
@@ -188,26 +189,26 @@ func (m *Model) historyDetail(rc recordedCall, req *agent.Request) string {
 }
 
 // describe renders a message's visible content on one line.
-func describe(m session.Message) string {
+func describe(m harness.Message) string {
 	var b strings.Builder
 	for _, blk := range m.Content {
 		if b.Len() > 0 {
 			b.WriteString(" | ")
 		}
 		switch {
-		case blk.Type == session.BlockToolCall && blk.ToolCall == nil,
-			blk.Type == session.BlockToolResult && blk.ToolResult == nil,
-			blk.Type == session.BlockImage && blk.Image == nil:
+		case blk.Type == harness.BlockToolCall && blk.ToolCall == nil,
+			blk.Type == harness.BlockToolResult && blk.ToolResult == nil,
+			blk.Type == harness.BlockImage && blk.Image == nil:
 			fmt.Fprintf(&b, "%s (missing)", blk.Type)
-		case blk.Type == session.BlockToolCall:
+		case blk.Type == harness.BlockToolCall:
 			fmt.Fprintf(&b, "call %s %s(%s)", blk.ToolCall.ID, blk.ToolCall.Name, blk.ToolCall.Arguments)
-		case blk.Type == session.BlockToolResult:
+		case blk.Type == harness.BlockToolResult:
 			r := blk.ToolResult
 			fmt.Fprintf(&b, "result for %s (%s): ", r.CallID, r.Name)
 			for _, c := range r.Content {
 				b.WriteString(c.Text)
 			}
-		case blk.Type == session.BlockImage:
+		case blk.Type == harness.BlockImage:
 			fmt.Fprintf(&b, "image %s", blk.Image.Digest)
 		default:
 			b.WriteString(blk.Text)

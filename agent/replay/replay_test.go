@@ -32,8 +32,8 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 	t.Helper()
 	store := session.NewMemory()
 	m := replay.NewScripted(
-		replay.Response{Reasoning: "plan", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
-			Usage: &session.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
+		replay.Response{Reasoning: "plan", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
+			Usage: &harness.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
 		replay.Say("turn one done"),
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
 		replay.Say("turn two done"),

@@ -7,8 +7,8 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -16,8 +16,8 @@ import (
 type Response struct {
 	Reasoning string
 	Text      string
-	ToolCalls []session.ToolCall
-	Usage     *session.Usage
+	ToolCalls []harness.ToolCall
+	Usage     *harness.Usage
 	// Finish defaults to "tool_calls" when there are tool calls and
 	// "stop" otherwise.
 	Finish string
@@ -38,11 +38,11 @@ func Say(text string) Response { return Response{Text: text} }
 
 // Call returns a response that calls tools; pass name, arguments pairs
 // with arguments as any JSON-encodable value or a raw JSON string.
-func Call(calls ...session.ToolCall) Response { return Response{ToolCalls: calls} }
+func Call(calls ...harness.ToolCall) Response { return Response{ToolCalls: calls} }
 
 // ToolCall builds a call with a JSON-encoded argument object. A string
 // args is used as the raw argument text.
-func ToolCall(id, name string, args any) session.ToolCall {
+func ToolCall(id, name string, args any) harness.ToolCall {
 	var raw string
 	switch a := args.(type) {
 	case string:
@@ -57,7 +57,7 @@ func ToolCall(id, name string, args any) session.ToolCall {
 			raw = string(b)
 		}
 	}
-	return session.ToolCall{ID: id, Name: name, Arguments: raw}
+	return harness.ToolCall{ID: id, Name: name, Arguments: raw}
 }
 
 // Scripted is a model that answers from a queue of canned responses and
@@ -194,7 +194,7 @@ func Chunks(r Response) []agent.Chunk {
 
 func cloneRequest(r *agent.Request) *agent.Request {
 	c := *r
-	c.Messages = append([]session.Message(nil), r.Messages...)
+	c.Messages = append([]harness.Message(nil), r.Messages...)
 	c.Tools = append([]tools.Spec(nil), r.Tools...)
 	return &c
 }

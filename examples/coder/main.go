@@ -258,7 +258,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
-		if errors.Is(err, session.ErrLocked) {
+		if errors.Is(err, harness.CodeLocked) {
 			return 0, usagef("session %s is open in another coder; close that one first", resumeID)
 		}
 	} else {
@@ -351,7 +351,7 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 	switch {
 	case a.o.resume != "":
 		tr, err := a.store.Load(ctx, a.o.resume)
-		if errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, harness.CodeNotFound) {
 			return "", usagef("no session %s in %s", a.o.resume, a.store.Dir())
 		}
 		if err != nil {

@@ -130,7 +130,7 @@ type human struct {
 	waitSince time.Time
 	drawn     bool
 	frame     int
-	pending   []session.ToolCall
+	pending   []harness.ToolCall
 	turnStart time.Time
 
 	quit chan struct{}

@@ -14,7 +14,6 @@ import (
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -104,7 +103,7 @@ func pickModel() (agent.Model, error) {
 	return replay.NewScripted(
 		replay.Response{
 			Reasoning: "I should look at main.go before changing anything.",
-			ToolCalls: []session.ToolCall{replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})},
+			ToolCalls: []harness.ToolCall{replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})},
 		},
 		replay.Call(replay.ToolCall("call_2", "edit", map[string]any{
 			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,

@@ -53,7 +53,7 @@ func (m *countingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq
 	m.requests++
 	m.bytes += n
 	m.peak = max(m.peak, n)
-	usage := &session.Usage{InputTokens: int64(float64(n) / bytesPerToken), OutputTokens: 50}
+	usage := &harness.Usage{InputTokens: int64(float64(n) / bytesPerToken), OutputTokens: 50}
 	if strings.HasPrefix(req.System, "You compress") {
 		return replay.NewScripted(replay.Response{Text: "## Goal\nTidy the markers in a.go-e.go and keep the tests green.\n## Done\nRead every file; edited markers 1-8; tests ran (long logs are in spill files).\n## Next\nContinue with the remaining markers.", Usage: usage}).Stream(ctx, req)
 	}

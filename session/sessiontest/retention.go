@@ -16,13 +16,13 @@ import (
 func testDeleteOpen(t *testing.T, s session.Store) {
 	log, err := s.Create(ctx(), session.Header{ID: "live"})
 	require.NoError(t, err)
-	assert.ErrorIs(t, s.Delete(ctx(), "live"), session.ErrLocked, "a session open for appending is not deleted")
+	assert.ErrorIs(t, s.Delete(ctx(), "live"), harness.CodeLocked, "a session open for appending is not deleted")
 	_, err = s.Load(ctx(), "live")
 	require.NoError(t, err, "still there")
 	require.NoError(t, log.Close())
 	require.NoError(t, s.Delete(ctx(), "live"))
 	_, err = s.Load(ctx(), "live")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 }
 
 // fakeData records the sessions a Retention deleted data for.
@@ -107,7 +107,7 @@ func testRetention(t *testing.T, s session.Store) {
 	assert.Equal(t, []string{"old1"}, ids(rep.Deleted), "the workspace's old, closed sessions")
 	require.Len(t, rep.Kept, 1)
 	assert.Equal(t, "old3", rep.Kept[0].Info.Header.ID)
-	assert.ErrorIs(t, rep.Kept[0].Err, session.ErrLocked, "a session open for appending is kept")
+	assert.ErrorIs(t, rep.Kept[0].Err, harness.CodeLocked, "a session open for appending is kept")
 	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
 	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
 
@@ -118,13 +118,13 @@ func testRetention(t *testing.T, s session.Store) {
 	require.NoError(t, r.Delete(ctx(), "old2"))
 	assert.Equal(t, []string{"old1", "old2"}, data.deleted)
 	_, err = s.Load(ctx(), "old2")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 
 	// Deleting again still clears what other stores may keep, and says
 	// the log is gone.
-	assert.ErrorIs(t, r.Delete(ctx(), "old2"), session.ErrNotFound)
+	assert.ErrorIs(t, r.Delete(ctx(), "old2"), harness.CodeNotFound)
 	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted)
-	assert.ErrorIs(t, r.Delete(ctx(), "old3"), session.ErrLocked)
-	assert.ErrorIs(t, r.Delete(ctx(), "../x"), session.ErrInvalid)
+	assert.ErrorIs(t, r.Delete(ctx(), "old3"), harness.CodeLocked)
+	assert.ErrorIs(t, r.Delete(ctx(), "../x"), harness.CodeInvalidID)
 	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted, "nothing deleted for a live session")
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -25,7 +24,7 @@ func lastResult(req *agent.Request) string {
 	var text string
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				text = ""
 				for _, c := range b.ToolResult.Content {
 					text += c.Text

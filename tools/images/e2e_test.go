@@ -21,11 +21,11 @@ import (
 	"github.com/go-harness/harness/tools/images"
 )
 
-func lastToolResult(req *agent.Request) *session.ToolResult {
-	var out *session.ToolResult
+func lastToolResult(req *agent.Request) *harness.ToolResult {
+	var out *harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				out = b.ToolResult
 			}
 		}
@@ -119,7 +119,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	var found bool
 	for _, m := range session.BuildHistory(tr.Events).Messages() {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				for _, c := range b.ToolResult.Content {
 					if c.Type == harness.BlockImage && c.Image.Digest == img.Digest {
 						found = true

@@ -151,8 +151,8 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 			Query: in.Query, Regex: in.Regex, Workspace: ws, AllWorkspaces: c.allWorkspaces,
 			Exclude: exclude, Limit: limit + 1, PerSession: c.perSession,
 		})
-		if errors.Is(err, session.ErrInvalidQuery) {
-			msg := strings.TrimPrefix(err.Error(), session.ErrInvalidQuery.Error()+": ")
+		if errors.Is(err, harness.CodeInvalidQuery) {
+			msg := strings.TrimPrefix(err.Error(), harness.CodeInvalidQuery.Error()+": ")
 			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err, Message: "The query is not usable: " + msg + "."}
 		}
 		if err != nil {
@@ -210,7 +210,7 @@ func renderMatches(in SearchInput, ws string, ms []session.Match, more bool, per
 }
 
 // who describes the source of an event's text.
-func who(typ string, role session.Role, tool string) string {
+func who(typ string, role harness.Role, tool string) string {
 	switch typ {
 	case session.TypeToolResult:
 		return "tool result of " + tool
@@ -295,10 +295,10 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 		}
 		tr, err := store.Load(ctx, in.SessionID)
 		switch {
-		case errors.Is(err, session.ErrInvalid):
+		case errors.Is(err, harness.CodeInvalidID):
 			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
-		case errors.Is(err, session.ErrNotFound):
+		case errors.Is(err, harness.CodeNotFound):
 			return nil, &harness.Error{Code: CodeSessionNotFound, Err: err,
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		case err != nil:
@@ -433,13 +433,13 @@ func renderEvent(b *strings.Builder, e session.Event, full bool) {
 		line("assistant (step %d):", p.Step)
 		for _, blk := range p.Content {
 			switch blk.Type {
-			case session.BlockReasoning:
+			case harness.BlockReasoning:
 				body("(reasoning) " + cut(blk.Text, summaryTextBytes))
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if blk.ToolCall != nil {
 					body(fmt.Sprintf("→ call %s %s", blk.ToolCall.Name, cut(blk.ToolCall.Arguments, summaryArgsBytes)))
 				}
-			case session.BlockImage:
+			case harness.BlockImage:
 				body("[image]")
 			default:
 				body(cut(blk.Text, summaryTextBytes))
@@ -458,7 +458,7 @@ func renderEvent(b *strings.Builder, e session.Event, full bool) {
 			}
 			body(cut(c.Text, summaryResultBytes))
 		}
-	case *session.Reminder:
+	case *session.Reminded:
 		line("reminder from %s:", p.Source)
 		body(cut(p.Text, summaryTextBytes))
 	case *session.SystemPrompt:

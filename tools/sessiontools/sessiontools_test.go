@@ -46,14 +46,14 @@ func corpus(t *testing.T, s session.Store) {
 		&session.SystemPrompt{Text: "You are terse."},
 		user("CI fails with \"connection reset by peer\"\nplease fix"),
 		&session.ModelRequest{Step: 1, Model: "m"},
-		&session.AssistantMessage{Step: 1, Content: []session.Block{
-			session.TextBlock("Looking at the dialer."),
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -rn \"reset by peer\" ."}`}},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{
+			harness.TextBlock("Looking at the dialer."),
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -rn \"reset by peer\" ."}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
 		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: harness.ToolResult{
 			Content: []harness.Block{harness.TextBlock("net/dial.go:42: retry on connection reset by peer\n" + strings.Repeat("more output\n", 200))}}},
-		&session.AssistantMessage{Step: 2, Content: []session.Block{session.TextBlock("Fixed: the dialer now retries.")}},
+		&session.AssistantMessage{Step: 2, Content: []harness.Block{harness.TextBlock("Fixed: the dialer now retries.")}},
 		&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 2},
 	)
 	mk("sub", "/home/u/proj/sub", user("the needle is in sub"))
