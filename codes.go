@@ -121,6 +121,9 @@ const (
 	// CodeSpillBudget: saving the output would take its session past the
 	// output store's byte budget.
 	CodeSpillBudget Code = "spill_budget"
+	// CodeUnsupportedFormat: the session log is written in a format this
+	// build cannot read (a newer one, say).
+	CodeUnsupportedFormat Code = "unsupported_format"
 )
 
 // Images: what read_image reports.
@@ -198,6 +201,9 @@ const (
 	// CodeNotStopped: a running turn did not stop within the time Close
 	// waits for it.
 	CodeNotStopped Code = "not_stopped"
+	// CodeReplayDrift: a replayed session's live request differs from
+	// the one recorded.
+	CodeReplayDrift Code = "replay_drift"
 	// CodeInternal: the harness recovered from a panic: a bug, not a
 	// problem with the model, the request or the conversation.
 	CodeInternal Code = "internal"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // Assembler collects the chunks of one streamed answer into an assistant
@@ -28,13 +29,13 @@ type callParts struct {
 }
 
 // Add applies one chunk.
-func (a *Assembler) Add(c Chunk) {
+func (a *Assembler) Add(c model.Chunk) {
 	switch c.Type {
-	case ChunkText:
+	case model.ChunkText:
 		a.text.WriteString(c.Text)
-	case ChunkReasoning:
+	case model.ChunkReasoning:
 		a.reasoning.WriteString(c.Text)
-	case ChunkToolCall:
+	case model.ChunkToolCall:
 		if a.calls == nil {
 			a.calls = map[int]*callParts{}
 		}
@@ -50,10 +51,10 @@ func (a *Assembler) Add(c Chunk) {
 			tc.name = c.ToolCall.Name
 		}
 		tc.args.WriteString(c.ToolCall.Arguments)
-	case ChunkUsage:
+	case model.ChunkUsage:
 		u := c.Usage
 		a.usage = &u
-	case ChunkFinish:
+	case model.ChunkFinish:
 		a.finish, a.finished = c.Finish, true
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
@@ -58,8 +59,8 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	}()
 	logger, logs := bufferLogger()
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
+	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
 		agent.WithSessionStore(store), agent.WithLogger(logger),
 		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -113,8 +114,8 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	defer close(release)
 	started := make(chan string, 2)
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuckTool("stuck", false, started, release)),
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
+	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
 		agent.WithSessionStore(store), agent.WithMaxParallelTools(1),
 		agent.WithCallLimits(agent.CallLimits{Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -164,13 +165,13 @@ type hangingModel struct {
 	release <-chan struct{}
 }
 
-func (m hangingModel) Info() agent.ModelInfo { return agent.ModelInfo{Name: "hanging"} }
+func (m hangingModel) Info() model.Info { return model.Info{Name: "hanging"} }
 
-func (m hangingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
+func (m hangingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
 		m.started <- struct{}{}
 		<-m.release
-		yield(agent.Chunk{}, ctx.Err())
+		yield(model.Chunk{}, ctx.Err())
 	}
 }
 

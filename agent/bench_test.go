@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -37,9 +38,9 @@ func noopTool() tools.Tool {
 // made stepsPerTurn-1 calls, then with text.
 type instantModel struct{ n int }
 
-func (m *instantModel) Info() agent.ModelInfo { return agent.ModelInfo{Name: "instant"} }
+func (m *instantModel) Info() model.Info { return model.Info{Name: "instant"} }
 
-func (m *instantModel) chunks() []agent.Chunk {
+func (m *instantModel) chunks() []model.Chunk {
 	m.n++
 	if m.n%stepsPerTurn == 0 {
 		return replay.Chunks(replay.Say("done"))
@@ -49,9 +50,9 @@ func (m *instantModel) chunks() []agent.Chunk {
 		Usage: &harness.Usage{InputTokens: 1000, OutputTokens: 20}})
 }
 
-func (m *instantModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
+func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	cs := m.chunks()
-	return func(yield func(agent.Chunk, error) bool) {
+	return func(yield func(model.Chunk, error) bool) {
 		for _, c := range cs {
 			if !yield(c, nil) {
 				return
@@ -68,8 +69,8 @@ func (m *instantModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2
 // logging, request fingerprints, argument validation, dispatch, events.
 func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
-		model := &instantModel{}
-		loop := agent.New(agent.WithModel(model), agent.WithTools(noopTool()),
+		llm := &instantModel{}
+		loop := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
 			agent.WithSessionStore(session.NewJSONL(b.TempDir())), agent.WithMaxSteps(stepsPerTurn))
 		defer loop.Close()
 		ctx := context.Background()
@@ -97,7 +98,7 @@ func BenchmarkLoopStep(b *testing.B) {
 		}
 	})
 	b.Run("by_hand", func(b *testing.B) {
-		model := &instantModel{}
+		llm := &instantModel{}
 		tool := noopTool()
 		dir := b.TempDir()
 		ctx := context.Background()
@@ -121,7 +122,7 @@ func BenchmarkLoopStep(b *testing.B) {
 			logLine(msgs[0])
 			for {
 				var asm agent.Assembler
-				for c := range model.Stream(ctx, &agent.Request{Messages: msgs}) {
+				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}
 				msg := asm.Message()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
 )
@@ -103,18 +104,18 @@ func (e *estimator) calibrate(inputTokens, reqBytes int64) {
 }
 
 // requestBytes is the size of req as the estimator counts it.
-func (t *turn) requestBytes(req *Request) int64 {
+func (t *turn) requestBytes(req *model.Request) int64 {
 	c := &t.s.chain
 	c.fingerprint(req)
 	return int64(len(req.System)) + c.toolBytes + c.historyBytes()
 }
 
-func (t *turn) estimate(req *Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
+func (t *turn) estimate(req *model.Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
 
 // relieve prunes and compacts the history when the request is too large
 // for the context window (or always, when force is set), and returns the
 // request to send.
-func (t *turn) relieve(step int, req *Request, force bool) *Request {
+func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request {
 	p := t.l.cfg.context.withDefaults()
 	if p.Disabled {
 		return req
@@ -163,7 +164,7 @@ func (s *Session) superseded() []session.PrunedCall {
 // compact summarizes the older part of req's history, keeping about keep
 // tokens of recent history verbatim. It reports whether it logged a
 // compaction.
-func (t *turn) compact(step int, req *Request, keep int64) bool {
+func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 	msgs := req.Messages
 	size := func(m harness.Message) int64 {
 		b, _ := json.Marshal(m)
@@ -207,7 +208,7 @@ Keep exact names, paths, identifiers and error messages. Be brief: a few hundred
 
 // summarize asks the model for a summary of msgs.
 func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
-	req := &Request{
+	req := &model.Request{
 		System:   compactionSystem,
 		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
 	}

@@ -14,9 +14,10 @@
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
 //
-// A turn is a sequence of steps. Each step is one model call (a [Model]
-// yields [Chunk] values: text, reasoning, tool-call pieces, usage, a finish
-// reason) and then the tool calls the answer asked for. Tools that declare
+// A turn is a sequence of steps. Each step is one model call (a
+// model.Model, the contract of package agent/model, yields model.Chunk
+// values: text, reasoning, tool-call pieces, usage, a finish reason) and
+// then the tool calls the answer asked for. Tools that declare
 // themselves concurrency-safe run in parallel, bounded; any other call is a
 // barrier that runs alone, in order. Results go back to the model in call
 // order. Malformed arguments, schema violations, unknown tools and tool
@@ -26,7 +27,7 @@
 // The host sees the turn as an iterator of [Event] values: text and
 // reasoning deltas, tool call start and end (with render data), usage,
 // retries, reminders, step ends, and a final [TurnEnd] with its reason.
-// Retryable model failures ([ModelError.Retryable]: rate limit, server,
+// Retryable model failures (model.Retryable: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of
 // times. Cancelling the context, or stopping the iteration, ends the turn
@@ -38,7 +39,7 @@
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind ([AbandonedError]). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (code "internal") instead of reaching the host.
+// an [InternalError] (harness.CodeInternal) instead of reaching the host.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each

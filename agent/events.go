@@ -133,7 +133,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		evErr = e.Err
 	}
 	if evErr != nil {
-		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(CodeOf(evErr)), Message: evErr.Error()})
+		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
 		fields["error"] = info
 	}
 	return json.Marshal(fields)

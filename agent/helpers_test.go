@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -75,7 +76,7 @@ func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session
 }
 
 // toolResults returns the tool result blocks of a request, in order.
-func toolResults(req *agent.Request) []*harness.ToolResult {
+func toolResults(req *model.Request) []*harness.ToolResult {
 	var out []*harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
@@ -87,7 +88,7 @@ func toolResults(req *agent.Request) []*harness.ToolResult {
 	return out
 }
 
-func lastResults(req *agent.Request, n int) []*harness.ToolResult {
+func lastResults(req *model.Request, n int) []*harness.ToolResult {
 	all := toolResults(req)
 	return all[len(all)-n:]
 }

@@ -2,10 +2,11 @@ package agent
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/imagetext"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -52,60 +53,6 @@ const (
 	omitNoStore
 	omitBudget
 )
-
-// ImagePlaceholder returns the text a model sees instead of img, with the
-// reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
-// sha256:0123456789ab) not shown: reason]". Model adapters use it for the
-// images they cannot send, so every placeholder has one shape.
-func ImagePlaceholder(img *harness.Image, reason string) string {
-	s := "[" + describeImage(img, true) + " not shown"
-	if reason != "" {
-		s += ": " + reason
-	}
-	return s + "]"
-}
-
-// DescribeImage names an image for a model: where it came from, its type,
-// size and dimensions: "image shot.png (image/png, 1.2 KiB, 640x480)".
-func DescribeImage(img *harness.Image) string { return describeImage(img, false) }
-
-func describeImage(img *harness.Image, digest bool) string {
-	var b strings.Builder
-	b.WriteString("image")
-	if img.Name != "" {
-		b.WriteString(" " + img.Name)
-	}
-	var facts []string
-	if img.MediaType != "" {
-		facts = append(facts, img.MediaType)
-	}
-	if img.Size > 0 {
-		facts = append(facts, formatBytes(img.Size))
-	}
-	if img.Width > 0 && img.Height > 0 {
-		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
-	}
-	if d := img.Digest; digest && d != "" {
-		if len(d) > len("sha256:")+12 {
-			d = d[:len("sha256:")+12]
-		}
-		facts = append(facts, d)
-	}
-	if len(facts) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
-	}
-	return b.String()
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
 
 func omitReason(why int, budget ImageBudget) string {
 	switch why {
@@ -218,7 +165,7 @@ func replaceImages(content []harness.Block, refs []imageRef, omit []int, budget 
 		if omit[i] == 0 {
 			continue
 		}
-		text := ImagePlaceholder(r.img, omitReason(omit[i], budget))
+		text := imagetext.Placeholder(r.img, omitReason(omit[i], budget))
 		if r.content < 0 {
 			blocks[r.block] = harness.TextBlock(text)
 			continue
@@ -270,12 +217,12 @@ type imageCacheKey struct{}
 
 // projectImages applies the image projection to a request about to be
 // sent by the turn.
-func (t *turn) projectImages(req *Request) *Request {
+func (t *turn) projectImages(req *model.Request) *model.Request {
 	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
 	if err != nil {
 		cache = nil
 	}
 	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(harness.ModalityImage),
-		req.Attachments != nil, t.l.cfg.images, cache)
+		req.Images != nil, t.l.cfg.images, cache)
 	return req
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/fingerprint"
 	"github.com/go-harness/harness/session"
 )
 
@@ -59,22 +61,14 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 
 	// So the fingerprint chain is reused rather than recomputed.
 	var c chainCache
-	fa := c.fingerprint(&Request{Messages: a})
-	fb := c.fingerprint(&Request{Messages: b})
+	fa := c.fingerprint(&model.Request{Messages: a})
+	fb := c.fingerprint(&model.Request{Messages: b})
 	assert.Equal(t, fa, fb)
-	assert.Equal(t, Fingerprint(&Request{Messages: b}).History, fb.History)
+	assert.Equal(t, fingerprint.Request(&model.Request{Messages: b}).History, fb.History)
 
 	// A different decision is a different projection.
 	d := projectImages(msgs, true, true, ImageBudget{Count: 1}, cache)
 	assert.Equal(t, harness.BlockText, d[0].Content[1].Type, "the older image is over the budget")
 	assert.Equal(t, harness.BlockImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
 	assert.Contains(t, d[0].Content[1].Text, "older than the 1 most recent images")
-}
-
-func TestImagePlaceholder(t *testing.T) {
-	img := &harness.Image{Digest: "sha256:0123456789abcdef0123", MediaType: "image/webp", Width: 10, Height: 20, Size: 300, Name: "/w/a.webp"}
-	assert.Equal(t, "[image /w/a.webp (image/webp, 300 bytes, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
-	img.Size = 3 << 20
-	assert.Equal(t, "[image /w/a.webp (image/webp, 3.0 MiB, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
-	assert.Equal(t, "[image not shown]", ImagePlaceholder(&harness.Image{}, ""))
 }

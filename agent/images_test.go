@@ -12,12 +12,13 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-var imageInput = agent.ModelInfo{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}}
+var imageInput = model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}}
 
 // snapTool stores a tiny "image" and returns it with a line of text.
 func snapTool() tools.Tool {
@@ -38,7 +39,7 @@ func snapTool() tools.Tool {
 
 // images lists the images of a request in order: name and whether it is
 // an image (true) or a placeholder naming it (false).
-func requestImages(req *agent.Request) []string {
+func requestImages(req *model.Request) []string {
 	var out []string
 	note := func(c harness.Block) {
 		switch {
@@ -97,7 +98,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	assert.Equal(t, []string{"img:photo.jpg"}, requestImages(reqs[0]))
 	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(reqs[1]), "an image-capable model sees every image")
 
-	blind := replay.NewScripted(replay.Say("I cannot see")).WithInfo(agent.ModelInfo{Name: "text-only"})
+	blind := replay.NewScripted(replay.Say("I cannot see")).WithInfo(model.Info{Name: "text-only"})
 	require.NoError(t, s.SetModel(blind))
 	_, end, err := collect(t, s, context.Background(), "and now?")
 	require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	assert.Contains(t, all, "took shot.png", "the tool result's text is kept")
 
 	// Nothing is lost: the history and the log keep the references.
-	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&agent.Request{Messages: s.Messages()}))
+	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&model.Request{Messages: s.Messages()}))
 	tr, err := store.Load(context.Background(), s.ID())
 	require.NoError(t, err)
 	logged, _ := json.Marshal(tr.Events)
@@ -161,8 +162,8 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))
 
 	// The history still holds all five.
-	assert.Len(t, requestImages(&agent.Request{Messages: s2.Messages()}), 5)
-	for _, im := range requestImages(&agent.Request{Messages: s2.Messages()}) {
+	assert.Len(t, requestImages(&model.Request{Messages: s2.Messages()}), 5)
+	for _, im := range requestImages(&model.Request{Messages: s2.Messages()}) {
 		assert.True(t, strings.HasPrefix(im, "img:"), im)
 	}
 }

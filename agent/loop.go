@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -27,6 +28,9 @@ type Loop struct {
 	reg     *tools.Registry
 	handler tools.Handler
 	err     error
+	// modelTools are the registry's tools as the model is told about
+	// them, converted once.
+	modelTools []model.Tool
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -57,6 +61,9 @@ func New(opts ...Option) *Loop {
 		reg, _ = tools.NewRegistry()
 	}
 	l.reg = reg
+	for _, spec := range reg.Specs() {
+		l.modelTools = append(l.modelTools, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
+	}
 	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
 	if cfg.base != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
@@ -21,13 +22,13 @@ import (
 )
 
 func TestMultiStepToolUse(t *testing.T) {
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Response{Reasoning: "I should echo.", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
 			Usage: &harness.Usage{InputTokens: 100, OutputTokens: 10}},
 		replay.Call(replay.ToolCall("c2", "echo", map[string]any{"text": "two"})),
 		replay.Say("done: one, two"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithSystemPrompt("be brief"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithSystemPrompt("be brief"))
 	evs, end, err := collect(t, s, context.Background(), "echo twice")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -44,7 +45,7 @@ func TestMultiStepToolUse(t *testing.T) {
 	assert.Equal(t, "echo: one", ends[0].Result.Text())
 	assert.Equal(t, "c1", ends[0].Call.ID)
 
-	reqs := model.Requests()
+	reqs := llm.Requests()
 	require.Len(t, reqs, 3)
 	assert.Equal(t, "be brief", reqs[0].System)
 	require.Len(t, reqs[0].Tools, 1)
@@ -105,7 +106,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 			rec.add("end:" + in.Text)
 			return harness.TextResult("barrier " + in.Text), nil
 		})
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(
 			replay.ToolCall("1", "safe", map[string]any{"text": "a"}),
 			replay.ToolCall("2", "safe", map[string]any{"text": "b"}),
@@ -115,7 +116,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 		),
 		replay.Say("ok"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(safe, barrier))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(safe, barrier))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	require.Equal(t, session.ReasonCompleted, end.Reason)
@@ -126,7 +127,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 	assert.Less(t, rec.index("end:x"), rec.index("start:d"))
 	assert.GreaterOrEqual(t, peak.Load(), int32(2))
 
-	res := lastResults(model.Requests()[1], 5)
+	res := lastResults(llm.Requests()[1], 5)
 	var texts []string
 	for _, r := range res {
 		assert.False(t, r.IsError, resultText(r))
@@ -142,7 +143,7 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 			m["x"]++ // nil map write: a real panic
 			return nil, nil
 		})
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(
 			replay.ToolCall("1", "echo", `{"text": "unterminated`),
 			replay.ToolCall("2", "echo", map[string]any{"text": 42}),
@@ -154,12 +155,12 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 		),
 		replay.Say("recovered"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool(), boom))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool(), boom))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason, "the turn goes on after bad calls")
 
-	res := lastResults(model.Requests()[1], 7)
+	res := lastResults(llm.Requests()[1], 7)
 	cases := []struct {
 		code     harness.Code
 		contains []string
@@ -183,17 +184,17 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 }
 
 func TestStepLimit(t *testing.T) {
-	model := replay.NewScripted()
+	llm := replay.NewScripted()
 	for i := range 10 {
-		model.Push(replay.Call(replay.ToolCall("c"+string(rune('a'+i)), "echo", map[string]any{"text": "again"})))
+		llm.Push(replay.Call(replay.ToolCall("c"+string(rune('a'+i)), "echo", map[string]any{"text": "again"})))
 	}
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithMaxSteps(3))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithMaxSteps(3))
 	evs, end, err := collect(t, s, context.Background(), "loop forever")
 	require.NoError(t, err, "the step limit is not an error")
 	assert.Equal(t, session.ReasonStepLimit, end.Reason)
 	assert.Equal(t, 3, end.Steps)
 	assert.Len(t, ofType[*agent.ToolCallEnd](evs), 3, "the last step's tools still ran and were logged")
-	assert.Equal(t, 7, model.Remaining())
+	assert.Equal(t, 7, llm.Remaining())
 
 	// The session stays usable after the limit.
 	model2 := replay.NewScripted(replay.Say("fine"))
@@ -205,9 +206,9 @@ func TestStepLimit(t *testing.T) {
 
 func TestCancelMidStream(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
+	llm := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(model), agent.WithSessionStore(store))
+	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -233,7 +234,7 @@ func TestCancelMidStream(t *testing.T) {
 	last := tr.Events[len(tr.Events)-1].Data.(*session.TurnEnded)
 	assert.Equal(t, session.ReasonCancelled, last.Reason)
 	am := tr.Events[len(tr.Events)-2].Data.(*session.AssistantMessage)
-	assert.Equal(t, agent.FinishAborted, am.Finish)
+	assert.Equal(t, model.FinishAborted, am.Finish)
 	assert.Equal(t, "partial answ", am.Content[0].Text, "what the user saw is logged")
 }
 
@@ -246,8 +247,8 @@ func TestCancelDuringTools(t *testing.T) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "slow", nil), replay.ToolCall("2", "echo", map[string]any{"text": "never"})))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(slow, echoTool()))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "slow", nil), replay.ToolCall("2", "echo", map[string]any{"text": "never"})))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(slow, echoTool()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	evs, end, err := collect(t, s, ctx, "go")
@@ -266,8 +267,8 @@ func TestCancelDuringTools(t *testing.T) {
 
 func TestHostStopsIterating(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Say("second turn"))
-	_, s := newSession(t, agent.WithModel(model))
+	llm := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Say("second turn"))
+	_, s := newSession(t, agent.WithModel(llm))
 	for ev := range s.Run(context.Background(), "hi") {
 		if _, ok := ev.(*agent.TextDelta); ok {
 			break
@@ -280,16 +281,16 @@ func TestHostStopsIterating(t *testing.T) {
 
 func TestRetry(t *testing.T) {
 	fast := agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}
-	rateLimited := &agent.ModelError{Code: agent.CodeRateLimit, Status: 429, Message: "slow down", RetryAfter: 30 * time.Millisecond}
+	rateLimited := model.NewError(harness.CodeRateLimit, "slow down", &model.ProviderError{Status: 429, RetryAfter: 30 * time.Millisecond})
 
 	t.Run("RecoversWithinBound", func(t *testing.T) {
-		model := replay.NewScripted(
+		llm := replay.NewScripted(
 			replay.Response{Err: rateLimited},
-			replay.Response{Text: "half", Err: &agent.ModelError{Code: agent.CodeServer, Status: 503}},
-			replay.Response{Chunks: []agent.Chunk{{Type: agent.ChunkText, Text: "no finish"}}}, // truncated
+			replay.Response{Text: "half", Err: model.NewError(harness.CodeServer, "", &model.ProviderError{Status: 503})},
+			replay.Response{Chunks: []model.Chunk{{Type: model.ChunkText, Text: "no finish"}}}, // truncated
 			replay.Say("finally"),
 		)
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -297,40 +298,40 @@ func TestRetry(t *testing.T) {
 		require.Len(t, retries, 3)
 		assert.GreaterOrEqual(t, retries[0].Delay, 30*time.Millisecond, "Retry-After is honoured")
 		assert.LessOrEqual(t, retries[0].Delay, 50*time.Millisecond, "and capped")
-		assert.Equal(t, agent.CodeTruncatedStream, agent.CodeOf(retries[2].Err))
+		assert.Equal(t, harness.CodeTruncatedStream, harness.CodeOf(retries[2].Err))
 		assert.Equal(t, "finally", s.Messages()[1].Text(), "only the successful answer is in history")
 	})
 	t.Run("GivesUpAfterBound", func(t *testing.T) {
-		model := replay.NewScripted()
+		llm := replay.NewScripted()
 		for range 10 {
-			model.Push(replay.Response{Err: rateLimited})
+			llm.Push(replay.Response{Err: rateLimited})
 		}
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
-		assert.Equal(t, agent.CodeRateLimit, agent.CodeOf(err))
+		assert.Equal(t, harness.CodeRateLimit, harness.CodeOf(err))
 		assert.Len(t, ofType[*agent.Retry](evs), 3)
-		assert.Equal(t, 6, model.Remaining(), "1 call + 3 retries")
+		assert.Equal(t, 6, llm.Remaining(), "1 call + 3 retries")
 	})
 	t.Run("NotRetryable", func(t *testing.T) {
-		model := replay.NewScripted(replay.Response{Err: &agent.ModelError{Code: agent.CodeAuth, Status: 401, Message: "bad key"}}, replay.Say("x"))
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		llm := replay.NewScripted(replay.Response{Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})}, replay.Say("x"))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
-		var me *agent.ModelError
+		var me *harness.Error
 		require.ErrorAs(t, err, &me)
-		assert.Equal(t, agent.CodeAuth, me.Code)
+		assert.Equal(t, harness.CodeAuth, me.Code)
 		assert.Contains(t, err.Error(), "bad key")
 		assert.Empty(t, ofType[*agent.Retry](evs))
 	})
 	t.Run("EmptyAnswerRetried", func(t *testing.T) {
-		model := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Say("there"))
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		llm := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Say("there"))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, _, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		retries := ofType[*agent.Retry](evs)
 		require.Len(t, retries, 1)
-		assert.Equal(t, agent.CodeEmptyResponse, agent.CodeOf(retries[0].Err))
+		assert.Equal(t, harness.CodeEmptyResponse, harness.CodeOf(retries[0].Err))
 	})
 }
 
@@ -338,13 +339,13 @@ func TestRemindersFromObservers(t *testing.T) {
 	obs := tools.StepObserverFunc(func(ctx context.Context, st *tools.Step) []harness.Reminder {
 		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	rem := ofType[*agent.ReminderAdded](evs)
 	require.Len(t, rem, 1)
-	msgs := model.Requests()[1].Messages
+	msgs := llm.Requests()[1].Messages
 	last := msgs[len(msgs)-1]
 	assert.Equal(t, harness.RoleUser, last.Role)
 	assert.Contains(t, last.Text(), "you called echo")
@@ -367,11 +368,11 @@ func TestConfigurationErrors(t *testing.T) {
 
 func TestBusyAndClosed(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
+	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
 	closed := make(chan struct{})
 	holder := tools.Define(tools.Spec{Name: "hold", Description: "keeps state"},
 		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) { return nil, nil })
-	loop, s := newSession(t, agent.WithModel(model), agent.WithTools(holder))
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(holder))
 	_, err := tools.LoadState(s.State(), "k", func() io.Closer { return closerFunc(func() error { close(closed); return nil }) })
 	require.NoError(t, err)
 
@@ -411,13 +412,13 @@ type closerFunc func() error
 func (f closerFunc) Close() error { return f() }
 
 func TestCallIDsMadeUnique(t *testing.T) {
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("", "echo", map[string]any{"text": "a"}), replay.ToolCall("dup", "echo", map[string]any{"text": "b"}), replay.ToolCall("dup", "echo", map[string]any{"text": "c"})),
 		replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
-	res := lastResults(model.Requests()[1], 3)
+	res := lastResults(llm.Requests()[1], 3)
 	ids := map[string]bool{}
 	for i, r := range res {
 		assert.NotEmpty(t, r.CallID)
@@ -433,8 +434,8 @@ func TestToolRecordIsLogged(t *testing.T) {
 			return harness.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
 		})
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(rec), agent.WithSessionStore(store))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	tr, err := store.Load(context.Background(), s.ID())
@@ -452,7 +453,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 }
 
 func TestMarshalEvent(t *testing.T) {
-	b, err := agent.MarshalEvent(&agent.TurnEnd{Reason: "error", Steps: 2, Err: &agent.ModelError{Code: agent.CodeAuth, Message: "bad key"}})
+	b, err := agent.MarshalEvent(&agent.TurnEnd{Reason: "error", Steps: 2, Err: model.NewError(harness.CodeAuth, "bad key", nil)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"turn_end","reason":"error","steps":2,"usage":{"input_tokens":0,"output_tokens":0},"error":{"code":"auth","message":"model: auth: bad key"}}`, string(b))
 	b, err = agent.MarshalEvent(&agent.TextDelta{Step: 1, Text: "hi"})
@@ -465,8 +466,8 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	leakcheck.Check(t)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
-	loop := agent.New(agent.WithModel(model), agent.WithBaseContext(base))
+	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
+	loop := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd

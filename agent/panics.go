@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/go-harness/harness"
 )
 
 // InternalError reports a panic the loop recovered from: a bug in the
@@ -26,7 +28,7 @@ func (e *InternalError) Error() string {
 }
 
 // ErrorCode returns CodeInternal as a string.
-func (e *InternalError) ErrorCode() string { return string(CodeInternal) }
+func (e *InternalError) ErrorCode() string { return string(harness.CodeInternal) }
 
 // Unwrap returns the panic value when it is an error.
 func (e *InternalError) Unwrap() error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -31,7 +32,7 @@ type Session struct {
 	est   estimator  // used by the running turn only
 
 	mu      sync.Mutex
-	model   Model
+	model   model.Model
 	running bool
 	closed  bool
 	cancel  context.CancelFunc
@@ -71,7 +72,7 @@ func (s *Session) Usage() harness.Usage {
 }
 
 // Model returns the model the session calls.
-func (s *Session) Model() Model {
+func (s *Session) Model() model.Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model
@@ -79,7 +80,7 @@ func (s *Session) Model() Model {
 
 // SetModel switches the model for the following turns. It fails with
 // ErrBusy while a turn runs.
-func (s *Session) SetModel(m Model) error {
+func (s *Session) SetModel(m model.Model) error {
 	if m == nil {
 		return errors.New("agent: SetModel: nil model")
 	}
@@ -105,8 +106,8 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // the model asks for tools, up to the step limit. Events are yielded with
 // a nil error, except the last, which is always a *TurnEnd: it comes with
 // the error that ended the turn, if any (context.Canceled when ctx was
-// cancelled, a *ModelError when the model failed for good, an
-// *InternalError when the harness recovered from a panic). Stopping the
+// cancelled, a *harness.Error with a model code when the model failed
+// for good, an *InternalError when the harness recovered from a panic). Stopping the
 // iteration early cancels the turn; the cancellation is logged and the
 // session stays usable. No panic of the harness, the model adapter, the
 // tools or the session store reaches the loop over the events; a panic in
@@ -248,7 +249,7 @@ func (s *Session) Record(ctx context.Context, call *tools.Call, name string, dat
 }
 
 // env builds the tool environment for one step.
-func (s *Session) env(model Model) *tools.Env {
+func (s *Session) env(model model.Model) *tools.Env {
 	cfg := &s.loop.cfg
 	return &tools.Env{
 		SessionID:   s.ID(),

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 )
 
@@ -14,7 +15,7 @@ import (
 type turn struct {
 	s      *Session
 	l      *Loop
-	model  Model
+	model  model.Model
 	ctx    context.Context
 	cancel context.CancelFunc
 	yield  func(Event, error) bool
@@ -158,7 +159,7 @@ func (t *turn) finish(reason string, err error) {
 	t.ended = true
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
-		te.Error = &session.ErrorInfo{Code: harness.Code(CodeOf(err)), Message: err.Error()}
+		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
 	}
 	if lerr := t.s.append(t.ctx, te); lerr != nil {
 		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
@@ -177,12 +178,12 @@ func (t *turn) finish(reason string, err error) {
 }
 
 // request builds the request for the next model call from the history.
-func (t *turn) request() *Request {
-	return t.projectImages(&Request{
-		System:      t.l.cfg.system,
-		Messages:    t.s.Messages(),
-		Tools:       t.l.reg.Specs(),
-		Attachments: t.l.cfg.attachments,
+func (t *turn) request() *model.Request {
+	return t.projectImages(&model.Request{
+		System:   t.l.cfg.system,
+		Messages: t.s.Messages(),
+		Tools:    t.l.modelTools,
+		Images:   t.l.cfg.attachments,
 	})
 }
 
@@ -205,9 +206,9 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		asm, err := t.stream(step, req)
 		if err == nil {
 			if finish, ok := asm.Finish(); !ok {
-				err = &ModelError{Code: CodeTruncatedStream, Message: "the answer stream ended without a finish reason"}
-			} else if asm.Empty() && finish != FinishLength {
-				err = &ModelError{Code: CodeEmptyResponse, Message: "the model answered with no text and no tool calls"}
+				err = model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
+			} else if asm.Empty() && finish != model.FinishLength {
+				err = model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
 			}
 		}
 		if err != nil {
@@ -215,24 +216,24 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 				t.logPartial(step, info.Name, asm)
 				return harness.Message{}, "", t.ctx.Err()
 			}
-			var me *ModelError
-			if errors.As(err, &me) && me.Code == CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
+			code := harness.CodeOf(err)
+			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
 				// Make room and try once more.
 				overflowRetried, relieve, forced = true, true, true
 				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
-				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: harness.Code(me.Code), Message: me.Error()}); lerr != nil {
+				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: code, Message: failureText(err)}); lerr != nil {
 					return harness.Message{}, "", errors.Join(err, lerr)
 				}
 				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
 				continue
 			}
-			if !errors.As(err, &me) || !me.Retryable() || attempt >= policy.MaxRetries {
+			if !model.Retryable(err) || attempt >= policy.MaxRetries {
 				return harness.Message{}, "", err
 			}
 			attempt++
-			d := policy.delay(attempt, me)
-			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", me.Code, "delay", d, "error", err)
-			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: harness.Code(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
+			d := policy.delay(attempt, retryAfter(err))
+			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", code, "delay", d, "error", err)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: code, Message: failureText(err), DelayMS: d.Milliseconds()}); lerr != nil {
 				return harness.Message{}, "", errors.Join(err, lerr)
 			}
 			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
@@ -261,7 +262,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *Request) (*Assembler, error) {
+func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
 	asm := &Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
@@ -269,11 +270,11 @@ func (t *turn) stream(step int, req *Request) (*Assembler, error) {
 		}
 		asm.Add(c)
 		switch c.Type {
-		case ChunkText:
+		case model.ChunkText:
 			if c.Text != "" {
 				t.emit(&TextDelta{Step: step, Text: c.Text})
 			}
-		case ChunkReasoning:
+		case model.ChunkReasoning:
 			if c.Text != "" {
 				t.emit(&ReasoningDelta{Step: step, Text: c.Text})
 			}
@@ -290,7 +291,7 @@ func (t *turn) stream(step int, req *Request) (*Assembler, error) {
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, model string, asm *Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *Assembler) {
 	if asm == nil {
 		return
 	}
@@ -304,7 +305,7 @@ func (t *turn) logPartial(step int, model string, asm *Assembler) {
 	if len(keep) == 0 {
 		return
 	}
-	am := &session.AssistantMessage{Step: step, Model: model, Content: keep, Finish: FinishAborted}
+	am := &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
 	if err := t.s.append(t.ctx, am); err != nil {
 		t.s.logger.Error("logging a cancelled answer failed", "error", err)
 	}

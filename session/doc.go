@@ -22,7 +22,7 @@
 // without its reference), a tool event that names no call. Sequence
 // numbers that jump or do not increase are reported, and appending
 // continues after the highest. A header from a newer format version is a
-// [FormatError].
+// [FormatError] (its error matches harness.CodeUnsupportedFormat).
 //
 // A log line has a maximum size ([DefaultMaxLineSize], or
 // [WithMaxLineSize]): Append refuses a larger event with an error matching

@@ -532,7 +532,7 @@ func parseHeader(line []byte, id string) (Header, error) {
 		return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
 	}
 	if hl.Format != FormatVersion {
-		return Header{}, &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}
+		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Err: &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}}
 	}
 	return hl.Header, nil
 }

@@ -222,6 +222,8 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 }
 
 // FormatError reports a log written in a format this build cannot read.
+// Stores return it as the cause of an error with
+// harness.CodeUnsupportedFormat.
 type FormatError struct {
 	ID        string
 	Format    int

@@ -13,8 +13,7 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/agent/model"
 )
 
 const benchChunks = 2000
@@ -53,7 +52,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.CloseIdleConnections()
-	req := &agent.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}}
+	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
@@ -61,7 +60,7 @@ func BenchmarkStream(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if c.Type == agent.ChunkText {
+			if c.Type == model.ChunkText {
 				n++
 			}
 		}
@@ -116,8 +115,8 @@ func BenchmarkStreamBaseline(b *testing.B) {
 }
 
 // benchHistory is a 200-step tool-calling conversation.
-func benchHistory() *agent.Request {
-	req := &agent.Request{System: strings.Repeat("You are a coding agent. ", 50)}
+func benchHistory() *model.Request {
+	req := &model.Request{System: strings.Repeat("You are a coding agent. ", 50)}
 	req.Messages = append(req.Messages, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("fix the build")}})
 	for i := range 200 {
 		id := fmt.Sprintf("call_%d", i)
@@ -131,7 +130,7 @@ func benchHistory() *agent.Request {
 			}}}},
 		)
 	}
-	req.Tools = []tools.Spec{{Name: "read", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}}
+	req.Tools = []model.Tool{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}}
 	return req
 }
 

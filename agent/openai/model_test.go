@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 )
 
 func TestCatalogAndInfo(t *testing.T) {
 	ds := openai.DeepSeek("k")
-	assert.Equal(t, agent.ModelInfo{Name: "deepseek-flash", ContextWindow: 1_000_000,
+	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
 		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
 	assert.True(t, ds.Info().Accepts(harness.ModalityImage))
 	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
@@ -26,7 +26,7 @@ func TestCatalogAndInfo(t *testing.T) {
 
 	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
 	require.NoError(t, err)
-	assert.Equal(t, agent.ModelInfo{Name: "my-local-model", Input: []harness.Modality{harness.ModalityText}}, unknown.Info(),
+	assert.Equal(t, model.Info{Name: "my-local-model", Input: []harness.Modality{harness.ModalityText}}, unknown.Info(),
 		"an unknown model is text only, context window unknown")
 
 	declared, err := openai.New("http://localhost:8080/v1", "", "vision-7b",
@@ -59,7 +59,7 @@ func TestNewRefusesBadInput(t *testing.T) {
 func TestDeepSeekWithoutKeyFailsWithoutARequest(t *testing.T) {
 	_, err := drain(t, openai.DeepSeek(""), context.Background(), simpleRequest())
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeAuth, me.Code)
+	assert.Equal(t, harness.CodeAuth, me.Code)
 	assert.Contains(t, me.Message, "DEEPSEEK_API_KEY")
 }
 
@@ -79,8 +79,8 @@ func TestFromEnv(t *testing.T) {
 		err     error
 		errText string
 	}{
-		{name: "nothing", getenv: env(), err: openai.ErrNoKey},
-		{name: "nil getenv", getenv: nil, err: openai.ErrNoKey},
+		{name: "nothing", getenv: env(), err: harness.CodeAuth},
+		{name: "nil getenv", getenv: nil, err: harness.CodeAuth},
 		{name: "deepseek", getenv: env("DEEPSEEK_API_KEY", "sk-ds"), model: "deepseek-flash", base: "https://api.deepseek.com"},
 		{name: "deepseek other model", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_MODEL", "deepseek-v4-pro"), model: "deepseek-v4-pro", base: "https://api.deepseek.com"},
 		{name: "generic wins", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_API_KEY", "k", "HARNESS_MODEL", "qwen"),

@@ -11,8 +11,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/imagetext"
 )
 
 // imageBudget bounds the image bytes one request carries. Base64 makes
@@ -28,7 +28,7 @@ const emptyToolResult = "(no output)"
 var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // params builds the Chat Completions request for req.
-func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatCompletionNewParams, error) {
+func (m *Model) params(ctx context.Context, req *model.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.info.Name)}
 	msgs, err := m.messages(ctx, req)
 	if err != nil {
@@ -36,12 +36,11 @@ func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatComplet
 	}
 	p.Messages = msgs
 	for _, spec := range req.Tools {
-		schema := spec.InputSchema
+		schema := spec.Parameters
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		} else if !json.Valid(schema) {
-			return p, &agent.ModelError{Code: agent.CodeInvalidRequest,
-				Message: fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name)}
+			return p, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name), nil)
 		}
 		fd := shared.FunctionDefinitionParam{Name: spec.Name}
 		if spec.Description != "" {
@@ -88,7 +87,7 @@ func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatComplet
 type messageBuilder struct {
 	m      *Model
 	ctx    context.Context
-	store  tools.AttachmentStore
+	store  model.ImageSource
 	inline map[*harness.Image]bool
 	out    []oai.ChatCompletionMessageParamUnion
 
@@ -99,8 +98,8 @@ type messageBuilder struct {
 	fromUser bool
 }
 
-func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
-	b := &messageBuilder{m: m, ctx: ctx, store: req.Attachments}
+func (m *Model) messages(ctx context.Context, req *model.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
+	b := &messageBuilder{m: m, ctx: ctx, store: req.Images}
 	b.planImages(req.Messages)
 	if req.System != "" {
 		b.out = append(b.out, oai.SystemMessage(req.System))
@@ -119,7 +118,7 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 			}
 			err = b.tool(msg)
 		default:
-			err = &agent.ModelError{Code: agent.CodeInvalidRequest, Message: fmt.Sprintf("message role %q is not one the model understands", msg.Role)}
+			err = model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("message role %q is not one the model understands", msg.Role), nil)
 		}
 		if err != nil {
 			return nil, err
@@ -177,7 +176,7 @@ func (b *messageBuilder) image(img *harness.Image) (dataURL, reason string, err 
 	data, err := b.store.Get(b.ctx, img.Digest)
 	if err != nil {
 		if cerr := b.ctx.Err(); cerr != nil {
-			return "", "", &agent.ModelError{Code: agent.CodeAborted, Message: "the model call was cancelled", Err: cerr}
+			return "", "", model.NewError(harness.CodeAborted, "the model call was cancelled", cerr)
 		}
 		b.m.logger.Warn("loading an image for the model failed", "digest", img.Digest, "error", err)
 		return "", "it could not be loaded: " + err.Error(), nil
@@ -186,11 +185,11 @@ func (b *messageBuilder) image(img *harness.Image) (dataURL, reason string, err 
 }
 
 // describeImage names an image for the model.
-func describeImage(img *harness.Image) string { return agent.DescribeImage(img) }
+func describeImage(img *harness.Image) string { return imagetext.Describe(img) }
 
 // placeholder is the text an image not sent is replaced by.
 func placeholder(img *harness.Image, reason string) string {
-	return agent.ImagePlaceholder(img, reason)
+	return imagetext.Placeholder(img, reason)
 }
 
 func (b *messageBuilder) addText(s string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -27,7 +28,7 @@ func result(id, name string, content ...harness.Block) harness.Message {
 }
 
 // sendOne sends req to a fresh provider and returns the request it got.
-func sendOne(t *testing.T, req *agent.Request, opts ...openai.Option) captured {
+func sendOne(t *testing.T, req *model.Request, opts ...openai.Option) captured {
 	t.Helper()
 	p := newProvider(t, sse(text("ok"), finish("stop")))
 	_, err := drain(t, p.model(opts...), context.Background(), req)
@@ -40,12 +41,12 @@ func sendOne(t *testing.T, req *agent.Request, opts ...openai.Option) captured {
 // order; the same request always produces the same bytes.
 func TestToolSchemasKeepTheirBytes(t *testing.T) {
 	zeta := `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]}`
-	req := &agent.Request{
+	req := &model.Request{
 		System:   "sys",
 		Messages: []harness.Message{userText("hi")},
-		Tools: []tools.Spec{
-			{Name: "zz_last_alphabetically", Description: "first in order", InputSchema: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}},\n  \"required\": [\"zeta\"]\n}")},
-			{Name: "aa_first_alphabetically", Description: "second", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		Tools: []model.Tool{
+			{Name: "zz_last_alphabetically", Description: "first in order", Parameters: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}},\n  \"required\": [\"zeta\"]\n}")},
+			{Name: "aa_first_alphabetically", Description: "second", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 			{Name: "no_schema"},
 		},
 	}
@@ -69,18 +70,18 @@ func TestToolSchemasKeepTheirBytes(t *testing.T) {
 
 func TestInvalidToolSchemaIsRefusedBeforeSending(t *testing.T) {
 	p := newProvider(t)
-	_, err := drain(t, p.model(), context.Background(), &agent.Request{
+	_, err := drain(t, p.model(), context.Background(), &model.Request{
 		Messages: []harness.Message{userText("x")},
-		Tools:    []tools.Spec{{Name: "broken", InputSchema: json.RawMessage(`{"type":`)}},
+		Tools:    []model.Tool{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}},
 	})
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeInvalidRequest, me.Code)
+	assert.Equal(t, harness.CodeInvalidRequest, me.Code)
 	assert.Contains(t, me.Message, `tool "broken"`)
 	assert.Empty(t, p.Requests())
 }
 
 func TestRequestOptions(t *testing.T) {
-	req := &agent.Request{Messages: []harness.Message{userText("x")}}
+	req := &model.Request{Messages: []harness.Message{userText("x")}}
 	plain := sendOne(t, req).JSON(t)
 	assert.NotContains(t, plain, "thinking")
 	assert.NotContains(t, plain, "reasoning_effort")
@@ -98,7 +99,7 @@ func TestRequestOptions(t *testing.T) {
 }
 
 func TestHistoryShapes(t *testing.T) {
-	req := &agent.Request{Messages: []harness.Message{
+	req := &model.Request{Messages: []harness.Message{
 		userText("first"),
 		// An interrupted turn leaves two user messages in a row.
 		userText("second"),
@@ -151,7 +152,7 @@ func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 
 func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 	store := newAttachments()
-	req := &agent.Request{Messages: imageHistory(t, store), Attachments: store}
+	req := &model.Request{Messages: imageHistory(t, store), Images: store}
 	msgs := sendOne(t, req).Messages(t) // deepseek-flash declares image input
 	require.Len(t, msgs, 5)
 	assert.Equal(t, "tool", msgs[2]["role"])
@@ -171,7 +172,7 @@ func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 
 func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 	store := newAttachments()
-	req := &agent.Request{Messages: imageHistory(t, store), Attachments: store}
+	req := &model.Request{Messages: imageHistory(t, store), Images: store}
 	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(harness.ModalityText)} {
 		c := sendOne(t, req, opt)
 		assert.NotContains(t, string(c.Body), "image_url")
@@ -191,7 +192,7 @@ func TestUserImages(t *testing.T) {
 	bmp.MediaType, bmp.Name = "image/bmp", "old.bmp"
 	missing := img
 	missing.Digest, missing.Name = "sha256:00", "gone.png"
-	req := &agent.Request{Attachments: store, Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{
+	req := &model.Request{Images: store, Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{
 		harness.TextBlock("what is this?"),
 		{Type: harness.BlockImage, Image: &img},
 		{Type: harness.BlockImage, Image: &bmp},
@@ -213,7 +214,7 @@ func TestUserImages(t *testing.T) {
 		"[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
 		"[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: this model does not accept image input]", textOnly[0]["content"])
 
-	noStore := sendOne(t, &agent.Request{Messages: req.Messages}).Messages(t)
+	noStore := sendOne(t, &model.Request{Messages: req.Messages}).Messages(t)
 	assert.Contains(t, noStore[0]["content"], "not shown: no attachment store is configured")
 }
 
@@ -225,7 +226,7 @@ func TestOldImagesPastTheBudgetBecomePlaceholders(t *testing.T) {
 	big.Size = 30 << 20 // declared size decides
 	recent := storeImage(t, store, "new.png")
 	recent.Size = 5 << 20
-	req := &agent.Request{Attachments: store, Messages: []harness.Message{
+	req := &model.Request{Images: store, Messages: []harness.Message{
 		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &big}}},
 		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("seen")}},
 		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &recent}}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -114,7 +115,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	m, err := replay.New(tr, replay.Strict())
 	require.NoError(t, err)
 	var de *replay.DriftError
-	for _, e := range m.Stream(context.Background(), &agent.Request{System: "x"}) {
+	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
 	assert.Equal(t, "system prompt", de.Part)
@@ -126,12 +127,12 @@ func TestReplayRunsOut(t *testing.T) {
 	m, err := replay.New(tr)
 	require.NoError(t, err)
 	for range 4 {
-		for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+		for _, err := range m.Stream(context.Background(), &model.Request{}) {
 			require.NoError(t, err)
 		}
 	}
 	var last error
-	for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+	for _, err := range m.Stream(context.Background(), &model.Request{}) {
 		last = err
 	}
 	assert.ErrorContains(t, last, "the recording has 4 model calls; the live session asked for call 5")

@@ -186,7 +186,7 @@ type app struct {
 	store *session.JSONL
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
-	lastCode agent.ErrorCode
+	lastCode harness.Code
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -321,7 +321,7 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 		opts = append(opts, openai.WithLogger(logger))
 	}
 	m, err := openai.FromEnv(getenv, opts...)
-	if errors.Is(err, openai.ErrNoKey) {
+	if errors.Is(err, harness.CodeAuth) {
 		return nil, usagef(`no model configured. Set an API key in the environment, either
   for DeepSeek:
     export %s=sk-...
@@ -488,7 +488,7 @@ wait:
 		a.view.notice(noticeWarn, fmt.Sprintf("the turn stopped at the step limit (%d model calls); ask the agent to go on, or raise -max-steps", end.Steps))
 		return exitFailed, false
 	}
-	a.lastCode = agent.CodeOf(endErr)
+	a.lastCode = harness.CodeOf(endErr)
 	a.reportError(endErr)
 	return exitFailed, false
 }
@@ -498,7 +498,7 @@ func (a *app) reportError(err error) {
 	if err == nil {
 		err = errors.New("the turn failed")
 	}
-	code := agent.CodeOf(err)
+	code := harness.CodeOf(err)
 	msg := fmt.Sprintf("error [%s]: %v", code, err)
 	if hint := errorHint(code); hint != "" {
 		msg += "\n" + hint
@@ -507,27 +507,27 @@ func (a *app) reportError(err error) {
 }
 
 // errorHint says what a person can do about a model failure.
-func errorHint(code agent.ErrorCode) string {
+func errorHint(code harness.Code) string {
 	switch code {
-	case agent.CodeAuth:
+	case harness.CodeAuth:
 		return fmt.Sprintf("The provider refused the API key: check %s (DeepSeek) or %s and %s.", openai.EnvDeepSeekKey, openai.EnvAPIKey, openai.EnvBaseURL)
-	case agent.CodeInsufficientBalance:
+	case harness.CodeInsufficientBalance:
 		return "The account has no credit left: top it up with the provider."
-	case agent.CodeRateLimit, agent.CodeServer:
+	case harness.CodeRateLimit, harness.CodeServer:
 		return "The provider is busy; try again in a while (the session can be resumed)."
-	case agent.CodeTransport:
+	case harness.CodeTransport:
 		return "The connection to the provider failed; check the network or the base URL."
-	case agent.CodeContextWindowExceeded:
+	case harness.CodeContextWindowExceeded:
 		return "The conversation no longer fits the model's context window; start a new session."
-	case agent.CodeInvalidRequest:
+	case harness.CodeInvalidRequest:
 		return "The provider rejected the request; the model id or the endpoint may be wrong."
 	}
 	return ""
 }
 
 // fatal reports whether a failure will recur on the next turn.
-func fatal(code agent.ErrorCode) bool {
-	return code == agent.CodeAuth || code == agent.CodeInsufficientBalance
+func fatal(code harness.Code) bool {
+	return code == harness.CodeAuth || code == harness.CodeInsufficientBalance
 }
 
 // promptLoop reads prompts from stdin until end of input, /exit or

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 )
@@ -92,7 +93,7 @@ func sampleTurn() []agent.Event {
 		&agent.StepEnd{Step: 1, Finish: "tool_calls", ToolCalls: 4},
 		&agent.ContextPruned{Step: 2, Calls: []string{"c1", "c0"}, EstimatedTokens: 512_000},
 		&agent.ContextCompacted{Step: 2, Messages: 40, SourceTokens: 600_000, SummaryTokens: 3_000},
-		&agent.Retry{Step: 2, Attempt: 1, Delay: 2 * time.Second, Err: &agent.ModelError{Code: agent.CodeRateLimit, Status: 429, Message: "slow down"}},
+		&agent.Retry{Step: 2, Attempt: 1, Delay: 2 * time.Second, Err: model.NewError(harness.CodeRateLimit, "slow down", &model.ProviderError{Status: 429})},
 		&agent.TextDelta{Step: 2, Text: "All done.\n"},
 		&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 2, Usage: harness.Usage{InputTokens: 2000, CacheHitTokens: 1500, OutputTokens: 80, ReasoningTokens: 20}},
 	}
@@ -211,7 +212,7 @@ func TestSpinner(t *testing.T) {
 func TestJSONViewEveryEvent(t *testing.T) {
 	events := append(sampleTurn(),
 		&agent.ToolCallEnd{Call: harness.ToolCall{ID: "x", Name: "t", Arguments: `{"broken":`}},
-		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: &agent.ModelError{Code: agent.CodeAuth, Status: 401, Message: "bad key"}},
+		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})},
 		&agent.TurnEnd{Reason: session.ReasonCancelled, Steps: 1, Err: context.Canceled},
 		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: errors.New("disk full")},
 		&agent.TextDelta{Text: "invalid \xff utf-8"},

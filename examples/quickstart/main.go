@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
@@ -89,13 +90,13 @@ func run(ctx context.Context) error {
 }
 
 // pickModel returns the model the environment names, or a scripted one.
-func pickModel() (agent.Model, error) {
+func pickModel() (model.Model, error) {
 	m, err := openai.FromEnv(os.Getenv)
 	if err == nil {
 		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, m.BaseURL())
 		return m, nil
 	}
-	if !errors.Is(err, openai.ErrNoKey) {
+	if !errors.Is(err, harness.CodeAuth) {
 		return nil, err
 	}
 	fmt.Println("No API key configured: running a scripted model, offline.")

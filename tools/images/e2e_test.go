@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -21,7 +22,7 @@ import (
 	"github.com/go-harness/harness/tools/images"
 )
 
-func lastToolResult(req *agent.Request) *harness.ToolResult {
+func lastToolResult(req *model.Request) *harness.ToolResult {
 	var out *harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
@@ -49,7 +50,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("a chart"),
-	).WithInfo(agent.ModelInfo{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
+	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
@@ -97,7 +98,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	blind := replay.NewScripted(
 		replay.Call(replay.ToolCall("c2", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("cannot see"),
-	).WithInfo(agent.ModelInfo{Name: "blind"})
+	).WithInfo(model.Info{Name: "blind"})
 	require.NoError(t, s.SetModel(blind))
 	for _, err := range s.Run(context.Background(), "look again") {
 		require.NoError(t, err)
