@@ -198,7 +198,7 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	}()
 	<-started
 	err = loop.Close()
-	assert.ErrorIs(t, err, agent.ErrTurnDidNotStop)
+	assert.ErrorIs(t, err, harness.CodeNotStopped)
 	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), harness.CodeLocked, "the log stays open while the turn runs")
 
 	close(release)
@@ -222,10 +222,10 @@ func TestCallLimitsValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(l))
 			defer loop.Close()
-			require.ErrorIs(t, loop.Err(), agent.ErrInvalidOption)
+			require.ErrorIs(t, loop.Err(), harness.CodeInvalidOption)
 			assert.Contains(t, loop.Err().Error(), "CallLimits.")
 			_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
-			assert.True(t, errors.Is(err, agent.ErrInvalidOption), "starting a session reports it: %v", err)
+			assert.True(t, errors.Is(err, harness.CodeInvalidOption), "starting a session reports it: %v", err)
 		})
 	}
 	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(agent.CallLimits{Margin: 1, Backstop: time.Second}))

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -390,7 +391,7 @@ func TestBusyAndClosed(t *testing.T) {
 	}()
 	<-running
 	_, end, err := collect(t, s, context.Background(), "second")
-	assert.ErrorIs(t, err, agent.ErrBusy)
+	assert.ErrorIs(t, err, harness.CodeBusy)
 	assert.Equal(t, session.ReasonError, end.Reason)
 
 	require.NoError(t, loop.Close())
@@ -402,9 +403,9 @@ func TestBusyAndClosed(t *testing.T) {
 		t.Fatal("closing the loop released the session's tool state")
 	}
 	_, _, err = collect(t, s, context.Background(), "after close")
-	assert.ErrorIs(t, err, agent.ErrClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 	_, err = loop.NewSession(context.Background(), agent.SessionOptions{})
-	assert.ErrorIs(t, err, agent.ErrClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
 type closerFunc func() error
@@ -456,6 +457,14 @@ func TestMarshalEvent(t *testing.T) {
 	b, err := agent.MarshalEvent(&agent.TurnEnd{Reason: "error", Steps: 2, Err: model.NewError(harness.CodeAuth, "bad key", nil)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"turn_end","reason":"error","steps":2,"usage":{"input_tokens":0,"output_tokens":0},"error":{"code":"auth","message":"model: auth: bad key"}}`, string(b))
+	// An expired deadline is a timeout, as everywhere (it used to be
+	// reported as aborted); a cancellation is aborted.
+	b, err = agent.MarshalEvent(&agent.TurnEnd{Reason: "cancelled", Err: fmt.Errorf("turn: %w", context.DeadlineExceeded)})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"error":{"code":"timeout","message":"turn: context deadline exceeded"}`)
+	b, err = agent.MarshalEvent(&agent.TurnEnd{Reason: "cancelled", Err: context.Canceled})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"error":{"code":"aborted","message":"context canceled"}`)
 	b, err = agent.MarshalEvent(&agent.TextDelta{Step: 1, Text: "hi"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"text_delta","step":1,"text":"hi"}`, string(b))
@@ -483,6 +492,6 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	require.Eventually(t, func() bool {
 		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
-		return errors.Is(err, agent.ErrClosed)
+		return errors.Is(err, harness.CodeClosed)
 	}, 5*time.Second, 10*time.Millisecond)
 }

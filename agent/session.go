@@ -79,7 +79,7 @@ func (s *Session) Model() model.Model {
 }
 
 // SetModel switches the model for the following turns. It fails with
-// ErrBusy while a turn runs.
+// an error matching harness.CodeBusy while a turn runs.
 func (s *Session) SetModel(m model.Model) error {
 	if m == nil {
 		return errors.New("agent: SetModel: nil model")
@@ -87,7 +87,7 @@ func (s *Session) SetModel(m model.Model) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running {
-		return ErrBusy
+		return errBusy()
 	}
 	s.model = m
 	return nil
@@ -120,11 +120,13 @@ func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.
 		switch {
 		case s.closed:
 			s.mu.Unlock()
-			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrClosed}, ErrClosed)
+			err := errClosed()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
 			return
 		case s.running:
 			s.mu.Unlock()
-			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrBusy}, ErrBusy)
+			err := errBusy()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
 			return
 		}
 		s.running = true
@@ -159,7 +161,8 @@ func (s *Session) turnEnded() {
 // about CallLimits.CloseWait whatever the tools do: a turn whose tools
 // ignore cancellation abandons them (see CallLimits), and Close then
 // fails with an *AbandonedError naming those still running; a turn that
-// does not end in time at all makes it fail with ErrTurnDidNotStop. Do not
+// does not end in time at all makes it fail with an error matching
+// harness.CodeNotStopped. Do not
 // call it from inside the loop over a turn's events: it would wait the
 // whole close wait for a turn that cannot end.
 func (s *Session) Close() (err error) {
@@ -205,7 +208,7 @@ func (s *Session) Close() (err error) {
 	errs = append(errs, s.guarded("close", s.state.Close))
 	if stuck {
 		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
-		errs = append(errs, ErrTurnDidNotStop)
+		errs = append(errs, errTurnDidNotStop())
 	} else {
 		errs = append(errs, s.guarded("close", s.log.Close))
 	}

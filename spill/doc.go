@@ -11,7 +11,7 @@
 // directories 0700, files 0600 created exclusively, names that no id can
 // steer out of the root); [Memory] keeps them in memory for tests. Both
 // keep at most a byte budget per session (4 GiB by default,
-// [WithSessionBudget]): past it Save fails with [ErrBudget] and keeps
+// [WithSessionBudget]): past it Save fails with an error matching harness.CodeSpillBudget and keeps
 // nothing, and the preview the model gets says the output was not saved
 // and why. The spilltest package checks any Store against the contract.
 //

@@ -52,7 +52,7 @@ func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = 
 // are never spilled. When saving fails, or no store is configured, the
 // result stays whole and the failure is logged: spilling never turns a
 // success into an error. The one exception is a session past its spill
-// budget (ErrBudget): its long results are still cut to the preview, whose
+// budget (harness.CodeSpillBudget): its long results are still cut to the preview, whose
 // notice says the output was not saved and why, so that a runaway session
 // cannot grow the model's context without bound either.
 //
@@ -96,7 +96,7 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 	// and it should be logged small.
 	st, err := store.Save(context.WithoutCancel(ctx), OwnerOf(call), strings.NewReader(text))
 	switch {
-	case errors.Is(err, ErrBudget):
+	case errors.Is(err, harness.CodeSpillBudget):
 		// The session has kept all the output it may: the output is cut
 		// to its preview anyway, which says it was not saved and why.
 		logger.Warn("a large tool output was not saved: the session's spill budget is used up; the model gets its head and tail only",

@@ -197,7 +197,7 @@ func TestState(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, []string{"b", "a"}, trace, "closed newest first")
 	_, err = s.Load(key("c"), func() any { return 1 })
-	assert.ErrorIs(t, err, tools.ErrStateClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
 func TestEnvAccepts(t *testing.T) {
