@@ -221,11 +221,11 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 			if r.Text == "" {
 				continue
 			}
-			if err := t.s.append(t.ctx, &session.Reminded{Reminder: harness.Reminder{Source: r.Source, Text: r.Text}}); err != nil {
+			if err := t.s.append(t.ctx, &session.Reminded{Reminder: r}); err != nil {
 				t.s.logger.Error("logging a reminder failed", "error", err)
 				continue
 			}
-			t.emit(&ReminderAdded{Step: step, Source: r.Source, Text: r.Text})
+			t.emit(&ReminderAdded{Step: step, Reminder: r})
 		}
 	}
 }

@@ -75,9 +75,8 @@ type Retry struct {
 // ReminderAdded says the harness added advisory text for the model after
 // a step's tool results.
 type ReminderAdded struct {
-	Step   int    `json:"step"`
-	Source string `json:"source"`
-	Text   string `json:"text"`
+	Step int `json:"step"`
+	harness.Reminder
 }
 
 // StepEnd closes a step: one model call and the tool calls it asked for.

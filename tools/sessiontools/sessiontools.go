@@ -12,16 +12,6 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Error codes of the session tools, beside the dispatcher's own.
-const (
-	// CodeOutsideWorkspace: the session belongs to another workspace.
-	CodeOutsideWorkspace harness.Code = "outside_workspace"
-	// CodeSessionNotFound: no session has that id.
-	CodeSessionNotFound harness.Code = "session_not_found"
-	// CodeNoWorkspace: the calling session has no working directory.
-	CodeNoWorkspace harness.Code = "no_workspace"
-)
-
 // Defaults of the options.
 const (
 	DefaultSearchLimit = 20
@@ -94,7 +84,7 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 		return "", nil
 	}
 	if call.Env == nil || call.Env.Cwd == "" {
-		return "", &harness.Error{Code: CodeNoWorkspace, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: harness.CodeNoWorkspace, Message: fmt.Sprintf(
 			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
 	}
 	return call.Env.Cwd, nil
@@ -299,13 +289,13 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
 		case errors.Is(err, harness.CodeNotFound):
-			return nil, &harness.Error{Code: CodeSessionNotFound, Err: err,
+			return nil, &harness.Error{Code: harness.CodeSessionNotFound, Err: err,
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		case err != nil:
 			return nil, err
 		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
-			return nil, &harness.Error{Code: CodeOutsideWorkspace, Message: fmt.Sprintf(
+			return nil, &harness.Error{Code: harness.CodeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}
