@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -128,6 +130,41 @@ type Env struct {
 	// Recorder appends tool-specific records to the session log; nil
 	// when nothing records.
 	Recorder Recorder
+}
+
+type ledgerKey struct{}
+
+// Ledger returns the session's observation ledger: the version of every
+// file the session's tools have shown the model or changed (read, write
+// and edit, read_image). It lives in State, so it starts empty for every
+// session, resumed ones included. It returns nil when e has no state or
+// the session is closing.
+func (e *Env) Ledger() *fs.Ledger {
+	if e == nil || e.State == nil {
+		return nil
+	}
+	l, err := LoadState(e.State, ledgerKey{}, fs.NewLedger)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// Resolve returns the absolute, clean namespace path a tool argument
+// names: an absolute path cleaned, a relative one joined to the session's
+// working directory (or, without one, to the file system's root).
+func (e *Env) Resolve(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	cwd := e.Cwd
+	if cwd == "" {
+		cwd = "/"
+		if e.FS != nil {
+			cwd = fs.RootOf(e.FS)
+		}
+	}
+	return path.Join(cwd, p)
 }
 
 // Record appends a tool-specific record to the session log, so that what

@@ -59,7 +59,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	if err != nil {
 		return nil, err
 	}
-	ledger := Ledger(call.Env)
+	ledger := call.Env.Ledger()
 	if ledger == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "The session is closing; edit cannot run."}
 	}

@@ -163,7 +163,7 @@ func TestReadShowsNumberedLines(t *testing.T) {
 	assert.Equal(t, harness.RenderLocations, res.Render.Kind)
 	assert.Equal(t, []harness.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
 	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
-	v, ok := files.Ledger(r.env).Version("/project/src/main.go")
+	v, ok := r.env.Ledger().Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
 	assert.Equal(t, f.Version, v)
 }
@@ -338,7 +338,7 @@ func TestWriteAfterDeletion(t *testing.T) {
 	require.NoError(t, mem.Remove("/project/a.txt"))
 	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "File not found: /project/a.txt")
-	_, seen := files.Ledger(r.env).Version("/project/a.txt")
+	_, seen := r.env.Ledger().Version("/project/a.txt")
 	assert.False(t, seen, "a file found deleted is forgotten")
 }
 
@@ -452,9 +452,9 @@ func TestLedgerPerSession(t *testing.T) {
 	a.ok("read", map[string]any{"file_path": "x.txt"})
 	a.ok("edit", map[string]any{"file_path": "x.txt", "old_string": "x", "new_string": "y"})
 	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, harness.CodeNotObserved)
-	assert.Same(t, files.Ledger(a.env), files.Ledger(a.env))
-	assert.NotSame(t, files.Ledger(a.env), files.Ledger(b.env))
-	assert.Nil(t, files.Ledger(&tools.Env{}))
+	assert.Same(t, a.env.Ledger(), a.env.Ledger())
+	assert.NotSame(t, a.env.Ledger(), b.env.Ledger())
+	assert.Nil(t, (&tools.Env{}).Ledger())
 }
 
 func TestNoFileSystem(t *testing.T) {

@@ -92,7 +92,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harne
 	if err != nil {
 		return nil, explain(ctx, call, "read", p, in.FilePath, err)
 	}
-	if l := Ledger(call.Env); l != nil && text.Info.Version != "" {
+	if l := call.Env.Ledger(); l != nil && text.Info.Version != "" {
 		l.Observe(p, text.Info.Version)
 	}
 	body := c.format("File: "+p, text)

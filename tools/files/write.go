@@ -45,7 +45,7 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 	if err != nil {
 		return nil, err
 	}
-	ledger := Ledger(call.Env)
+	ledger := call.Env.Ledger()
 	if ledger == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "The session is closing; write cannot run."}
 	}

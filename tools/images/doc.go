@@ -6,15 +6,23 @@
 // content is another format is refused with a rename remedy. The width,
 // height and pixel count are read from the header and checked against
 // [Limits] before any pixel is decoded, so a small file that declares
-// huge dimensions (a decompression bomb) is refused cheaply. A full
-// decode then proves the image is whole: truncated and corrupt files are
-// refused. An image within the long-edge budget passes through
-// byte-identical; a larger one is downscaled by area averaging (each
-// output pixel the exact average of the source area it covers, computed a
-// row at a time, so memory stays near the decoded image's own size) and
-// re-encoded, as PNG when it has transparency, a palette or few
-// colours, and as JPEG when it is an opaque photograph. Re-encoding drops
-// metadata. Of a GIF, only the first frame is kept.
+// huge dimensions (a decompression bomb) is refused cheaply. So is one
+// whose decode would need more memory than Limits.MaxDecodeBytes: the
+// need is estimated from the headers (a 4:4:4 or progressive JPEG, a
+// lossless WebP or an interlaced GIF costs several bytes a pixel), and
+// the refusal, harness.CodeImageDecodeMemory, tells the model to make a smaller copy.
+// A full decode then proves the image is whole: truncated and corrupt
+// files are refused. A PNG is never decoded whole: a reader of this
+// package inflates it and handles one row at a time, accepting and
+// refusing exactly what image/png does, so a 16-bit or interlaced PNG at
+// the pixel limit costs tens of megabytes, not a gigabyte. An image
+// within the long-edge budget passes through byte-identical; a larger
+// one is downscaled by area averaging (each output pixel the average of
+// the source area it covers, fed a row at a time, so besides the decoded
+// image only the output is held) and re-encoded, as PNG when it has
+// transparency, a palette or few colours, and as JPEG when it is an
+// opaque photograph. Re-encoding drops metadata. Of a GIF, only the
+// first frame is kept.
 //
 // [ReadImage] returns the read_image tool built on it. The host registers
 // it only together with an attachment store (agent.WithAttachments), where
@@ -24,15 +32,23 @@
 // image input (unknown capabilities count as none); otherwise the bytes
 // are read through fs.FileSystem.ReadBytes with the size cap, normalized,
 // stored, and returned as a short text line plus the image. The read
-// counts as observing the file in the session's ledger.
+// counts as observing the file in the session's ledger. At most two calls
+// of one tool value read and decode at once (WithConcurrentDecodes), so
+// concurrent calls on huge images stay within a few hundred megabytes.
 //
-// Every refusal is an [*Error] with a stable code (see the Code
-// constants) and a message written for the model that says what to do
-// next.
+// Every refusal is a *harness.Error with a stable code
+// (harness.CodeUnsupportedImageType, harness.CodeImageTypeMismatch,
+// harness.CodeCorruptImage, harness.CodeTooLarge, harness.CodeImageTooLarge,
+// harness.CodeImageDecodeMemory, harness.CodeImageInputUnsupported,
+// harness.CodeNoAttachmentStore, harness.CodeImageEncodeFailed) and a
+// message written for the model that says what to do next.
 //
-// The package decodes with the standard library's image/png, image/jpeg
-// and image/gif, golang.org/x/image/webp, and scales with
-// golang.org/x/image/draw; it sniffs content with
-// github.com/gabriel-vasile/mimetype. It registers no decoders with the
-// image package.
+// The package reads PNG itself (with compress/zlib) and decodes the other
+// formats with the standard library's image/jpeg and image/gif and
+// golang.org/x/image/webp; image/png gives the header and encodes; it
+// sniffs content with github.com/gabriel-vasile/mimetype. It registers no
+// decoders with the image package.
+//
+// It imports harness, fs and tools (the file system and the session's
+// ledger come through tools.Env); nothing of tools/files, session or agent.
 package images

@@ -6,10 +6,12 @@ import (
 	"image"
 	"runtime"
 	"testing"
+
+	"github.com/go-harness/harness"
 )
 
 // FuzzNormalize feeds arbitrary bytes under every accepted extension:
-// Normalize must not panic, must fail only with an *Error (or a context
+// Normalize must not panic, must fail only with an *harness.Error (or a context
 // error), must stay within a memory bound set by the pixel limit, and
 // what it accepts must decode to what it reports.
 func FuzzNormalize(f *testing.F) {
@@ -56,7 +58,7 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("allocated %d bytes for a %d-byte input", alloc, len(data))
 		}
 		if err != nil {
-			var e *Error
+			var e *harness.Error
 			if !errors.As(err, &e) || e.Code == "" || e.Message == "" {
 				t.Fatalf("error without a code or message: %T %v", err, err)
 			}
@@ -67,6 +69,26 @@ func FuzzNormalize(f *testing.F) {
 		}
 		if n.Width <= 0 || n.Height <= 0 || n.SourceWidth <= 0 || n.SourceHeight <= 0 {
 			t.Fatalf("bad dimensions %+v", n)
+		}
+		// The header walkers that cost the decode found what the decoders
+		// decoded, so the estimate was not a worst-case guess.
+		switch n.SourceMediaType {
+		case PNG:
+			if hd, ok := readPNGHeader(data); !ok || hd.width != n.SourceWidth || hd.height != n.SourceHeight {
+				t.Fatalf("the PNG header walk found %+v, %v", hd, ok)
+			}
+		case JPEG:
+			if _, ok := readJPEGFrame(data); !ok {
+				t.Fatal("the JPEG marker walk found no frame")
+			}
+		case GIF:
+			if _, _, _, ok := gifFirstFrame(data); !ok {
+				t.Fatal("the GIF block walk found no frame")
+			}
+		case WebP:
+			if need, _, _ := webpNeed(data, n.SourceWidth, n.SourceHeight); need == 7*int64(n.SourceWidth)*int64(n.SourceHeight) {
+				t.Fatal("the WebP chunk walk found no frame")
+			}
 		}
 		if !n.Reencoded {
 			if !bytes.Equal(n.Data, data) {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/gabriel-vasile/mimetype"
 	"golang.org/x/image/webp"
+
+	"github.com/go-harness/harness"
 )
 
 // Media types of the formats read_image accepts.
@@ -39,6 +41,13 @@ const (
 	// DefaultLongEdge is the long-edge budget: larger images are
 	// downscaled to it.
 	DefaultLongEdge = 2048
+	// DefaultMaxDecodeBytes is the most memory one image may need to be
+	// decoded, scaled and re-encoded: 128 MiB. Every PNG within the
+	// other limits fits (it is read a row at a time), and so does a
+	// baseline 4:2:0 JPEG, a lossy WebP and a GIF at the full pixel
+	// limit; a progressive JPEG, a 4:4:4 or CMYK one, or a lossless WebP
+	// fits up to roughly 8 to 20 Mpx.
+	DefaultMaxDecodeBytes = 128 << 20
 )
 
 // JPEGQuality is the quality re-encoded JPEGs are written with.
@@ -58,12 +67,18 @@ type Limits struct {
 	// LongEdge is the long-edge budget: an image whose width or height
 	// exceeds it is downscaled so that its longer side equals it.
 	LongEdge int
+	// MaxDecodeBytes is the most memory, in bytes, that decoding,
+	// downscaling and re-encoding one image may take, not counting the
+	// file's own bytes. It is estimated from the headers before any
+	// pixel is decoded.
+	MaxDecodeBytes int64
 }
 
 // DefaultLimits returns the default limits: 20 MiB, 64,000,000 pixels,
-// 8192 px per side, a 2048 px long edge.
+// 8192 px per side, a 2048 px long edge, 128 MiB to decode.
 func DefaultLimits() Limits {
-	return Limits{MaxBytes: DefaultMaxBytes, MaxPixels: DefaultMaxPixels, MaxSide: DefaultMaxSide, LongEdge: DefaultLongEdge}
+	return Limits{MaxBytes: DefaultMaxBytes, MaxPixels: DefaultMaxPixels, MaxSide: DefaultMaxSide, LongEdge: DefaultLongEdge,
+		MaxDecodeBytes: DefaultMaxDecodeBytes}
 }
 
 // WithDefaults returns l with its zero fields set to the defaults.
@@ -80,6 +95,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.LongEdge <= 0 {
 		l.LongEdge = d.LongEdge
+	}
+	if l.MaxDecodeBytes <= 0 {
+		l.MaxDecodeBytes = d.MaxDecodeBytes
 	}
 	return l
 }
@@ -177,89 +195,212 @@ func (n *Normalized) Scale() float64 {
 // the extension is refused with a rename remedy. The header is read next
 // (image.DecodeConfig); width, height and pixel count are checked against
 // lim before any pixel is decoded, so a small file declaring huge
-// dimensions costs almost nothing. A full decode then proves the image is
-// whole. An image within the long-edge budget passes through
-// byte-identical, except the first frame of an animated GIF, which is
-// re-encoded as PNG, and a CMYK JPEG, which is re-encoded as RGB. A larger
-// image is downscaled by area averaging and re-encoded: PNG when it
-// has transparency, a palette or few colours (screenshots, diagrams),
-// JPEG otherwise (photos). Re-encoding drops metadata.
+// dimensions costs almost nothing. The memory the decode will need is
+// then estimated from the headers (bit depth, colour type and interlacing
+// of a PNG, chroma subsampling and progressive coding of a JPEG, the kind
+// of WebP, the size of a GIF's first frame), and an image whose estimate
+// exceeds lim.MaxDecodeBytes is refused with harness.CodeImageDecodeMemory. A full
+// decode then proves the image is whole: a PNG is read a row at a time,
+// never held whole, and validated exactly as image/png would. An image
+// within the long-edge budget passes through byte-identical, except the
+// first frame of an animated GIF, which is re-encoded as PNG, and a CMYK
+// JPEG, which is re-encoded as RGB. A larger image is downscaled by area
+// averaging and re-encoded: PNG when it has transparency, a palette or few
+// colours (screenshots, diagrams), JPEG otherwise (photos). Re-encoding
+// drops metadata.
 //
-// Errors are *Error values with a stable code.
+// Normalize does not limit how many calls run at once; the read_image
+// tool does (WithConcurrentDecodes).
+//
+// Errors are *harness.Error values with a stable code, or ctx's error.
 func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {
+	n, _, err := normalize(ctx, name, data, lim)
+	return n, err
+}
+
+// normalize is Normalize, also returning the decode's estimated memory
+// need (0 when the image was refused before it was estimated).
+func normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, int64, error) {
 	lim = lim.WithDefaults()
+	c, err := check(name, data, lim)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, c.need, err
+	}
+	n := &Normalized{
+		Data: data, MediaType: c.mediaType, Width: c.width, Height: c.height,
+		SourceMediaType: c.mediaType, SourceWidth: c.width, SourceHeight: c.height, SourceBytes: len(data),
+	}
+	if c.mediaType == PNG {
+		n, err = normalizePNG(ctx, name, data, n, lim)
+	} else {
+		n, err = normalizeDecoded(ctx, name, data, n, lim)
+	}
+	return n, c.need, err
+}
+
+// checked is what Normalize knows of an image before decoding it.
+type checked struct {
+	mediaType     string
+	width, height int
+	need          int64 // the estimated memory need of the decode
+}
+
+// check does everything that needs no decoding: the extension, the size,
+// the content's type, the header's dimensions, the memory budget.
+func check(name string, data []byte, lim Limits) (checked, error) {
 	declared, ok := MediaTypeOf(name)
 	if !ok {
-		return nil, unsupportedExt(name)
+		return checked{}, unsupportedExt(name)
 	}
 	if int64(len(data)) > lim.MaxBytes {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
 			"%s is %d bytes, over the %d-byte limit for images. Make a smaller copy (scale it down or crop it) and read that.", name, len(data), lim.MaxBytes)}
 	}
 	actual, err := sniff(name, declared, data)
 	if err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	if actual != declared {
 		base := strings.TrimSuffix(name, path.Ext(name))
-		return nil, &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
 			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
 	}
 	cfg, err := decodeConfig(actual, data)
 	if err != nil {
-		return nil, corrupt(name, actual, data, err)
+		return checked{}, corrupt(name, actual, data, err)
 	}
 	if err := checkDimensions(name, cfg.Width, cfg.Height, lim); err != nil {
-		return nil, err
+		return checked{}, err
 	}
 	if actual == WebP && webpAnimated(data) {
-		return nil, &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	need, what := memoryNeed(actual, data, cfg.Width, cfg.Height, lim)
+	if need > lim.MaxDecodeBytes {
+		return checked{}, tooCostly(name, what, cfg.Width, cfg.Height, need, lim)
 	}
-	img, err := decode(actual, data)
+	return checked{mediaType: actual, width: cfg.Width, height: cfg.Height, need: need}, nil
+}
+
+// normalizeDecoded validates a JPEG, WebP or GIF by decoding it whole,
+// and downscales or converts it when it must.
+func normalizeDecoded(ctx context.Context, name string, data []byte, n *Normalized, lim Limits) (*Normalized, error) {
+	mt, w, h := n.SourceMediaType, n.SourceWidth, n.SourceHeight
+	img, err := decode(mt, data)
 	if err != nil {
-		return nil, corrupt(name, actual, data, err)
-	}
-	if actual == GIF && img.Bounds() != image.Rect(0, 0, cfg.Width, cfg.Height) {
-		// A first frame smaller than the logical screen: place it on a
-		// transparent canvas of the screen's size.
-		canvas := image.NewNRGBA(image.Rect(0, 0, cfg.Width, cfg.Height))
-		draw.Draw(canvas, img.Bounds(), img, img.Bounds().Min, draw.Src)
-		img = canvas
+		return nil, corrupt(name, mt, data, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	n := &Normalized{
-		Data: data, MediaType: actual, Width: cfg.Width, Height: cfg.Height,
-		SourceMediaType: actual, SourceWidth: cfg.Width, SourceHeight: cfg.Height, SourceBytes: len(data),
 	}
 	_, cmyk := img.(*image.CMYK)
-	multiFrame := actual == GIF && gifFrames(data) > 1
-	if max(cfg.Width, cfg.Height) <= lim.LongEdge && !cmyk && !multiFrame {
+	multiFrame := mt == GIF && gifFrames(data) > 1
+	scaled := max(w, h) > lim.LongEdge
+	if !scaled && !cmyk && !multiFrame {
 		return n, nil // within budget: byte-identical
 	}
+	screen := image.Rect(0, 0, w, h)
+	if f, ok := img.(*image.Paletted); ok && mt == GIF && f.Bounds() != screen {
+		// A first frame smaller than the logical screen: it sits on a
+		// transparent canvas of the screen's size.
+		img = &gifCanvas{frame: f, rect: screen}
+	}
+	asPNG := wantPNG(img, mt, data)
 	out := img
-	if b := img.Bounds(); max(b.Dx(), b.Dy()) > lim.LongEdge {
-		if out, err = downscale(ctx, img, lim.LongEdge); err != nil {
+	if scaled {
+		nw, nh := fitLongEdge(w, h, lim.LongEdge)
+		if out, err = areaScale(ctx, img, nw, nh); err != nil {
 			return nil, err
 		}
 	}
-	enc, mt, err := encode(out, img, actual, data)
-	if err != nil {
-		return nil, &Error{Code: CodeEncode, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
+	if c, ok := out.(*gifCanvas); ok { // a full-size re-encode of an offset frame
+		canvas := image.NewNRGBA(c.rect)
+		draw.Draw(canvas, c.frame.Bounds(), c.frame, c.frame.Bounds().Min, draw.Src)
+		out = canvas
 	}
-	if int64(len(enc)) > lim.MaxBytes {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
-			"%s re-encoded to %d bytes, over the %d-byte limit. Make a smaller copy (scale it down or crop it) and read that.", name, len(enc), lim.MaxBytes)}
+	return finish(name, n, out, asPNG, lim)
+}
+
+// normalizePNG validates a PNG, and downscales it when it is over the
+// long-edge budget, reading it a row at a time.
+func normalizePNG(ctx context.Context, name string, data []byte, n *Normalized, lim Limits) (*Normalized, error) {
+	w, h := n.SourceWidth, n.SourceHeight
+	if max(w, h) <= lim.LongEdge {
+		if _, err := readPNG(ctx, data, nil); err != nil {
+			return nil, pngFailed(ctx, name, data, err)
+		}
+		return n, nil // within budget: byte-identical
+	}
+	hd, ok := readPNGHeader(data)
+	if !ok {
+		return nil, corrupt(name, PNG, data, errors.New("png: no IHDR chunk"))
+	}
+	nw, nh := fitLongEdge(w, h, lim.LongEdge)
+	sample := newColourSample(w, h, fewColourLimit)
+	row16 := make([]uint16, 4*w)
+	var emit pngRow
+	var result func() *image.RGBA
+	if hd.interlaced {
+		s, err := newScatterScaler(w, h, nw, nh)
+		if err != nil {
+			return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be scaled: %v.", name, err), Err: err}
+		}
+		emit = func(y, x0, dx int, px []uint8) {
+			sample.add(y, x0, dx, px)
+			premultiply(row16, px)
+			s.push(y, x0, dx, row16[:len(px)])
+		}
+		result = s.image
+	} else {
+		s := newAreaScaler(w, h, nw, nh)
+		emit = func(y, x0, dx int, px []uint8) {
+			sample.add(y, x0, dx, px)
+			premultiply(row16, px)
+			s.push(row16[:len(px)])
+		}
+		result = func() *image.RGBA { return s.dst }
+	}
+	info, err := readPNG(ctx, data, emit)
+	if err != nil {
+		return nil, pngFailed(ctx, name, data, err)
+	}
+	return finish(name, n, result(), info.Paletted || !info.Opaque || !sample.many, lim)
+}
+
+func pngFailed(ctx context.Context, name string, data []byte, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return ctxErr
+	}
+	return corrupt(name, PNG, data, err)
+}
+
+// finish encodes the image to send on and records it in n.
+func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits) (*Normalized, error) {
+	enc, mt, err := encode(out, asPNG, lim.MaxBytes)
+	if errors.Is(err, errOutputTooLarge) {
+		return nil, &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
+			"%s re-encoded to more than %d bytes, over the limit. Make a smaller copy (scale it down or crop it) and read that.", name, lim.MaxBytes)}
+	}
+	if err != nil {
+		return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
 	}
 	b := out.Bounds()
 	n.Data, n.MediaType, n.Width, n.Height, n.Reencoded = enc, mt, b.Dx(), b.Dy(), true
 	return n, nil
+}
+
+// tooCostly is the refusal of an image whose decode would need more
+// memory than the budget.
+func tooCostly(name, what string, w, h int, need int64, lim Limits) error {
+	return &harness.Error{Code: harness.CodeImageDecodeMemory, Message: fmt.Sprintf(
+		"%s (%s, %dx%d pixels) would take about %s of memory to decode, over the %s read_image allows. "+
+			"Make a smaller copy first, for example with ImageMagick: convert %s -resize %dx%d smaller.png (or scale it down with another tool), then read the copy.",
+		name, what, w, h, sizeText(need), sizeText(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
 }
 
 func unsupportedExt(name string) error {
@@ -268,7 +409,7 @@ func unsupportedExt(name string) error {
 	if ext != "" {
 		what = fmt.Sprintf("has the extension %q", ext)
 	}
-	return &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
 		name, what, strings.Join(Extensions(), ", "))}
 }
@@ -277,7 +418,7 @@ func unsupportedExt(name string) error {
 // what the content is instead.
 func sniff(name, declared string, data []byte) (string, error) {
 	if len(data) == 0 {
-		return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
+		return "", &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
 	}
 	m := mimetype.Detect(data)
 	for p := m; p != nil; p = p.Parent() {
@@ -288,11 +429,11 @@ func sniff(name, declared string, data []byte) (string, error) {
 		}
 	}
 	if strings.HasPrefix(m.String(), "image/") {
-		return "", &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: harness.CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s, which read_image does not read. Convert it to PNG and read the converted file.",
 			name, formatName(declared), m.String())}
 	}
-	return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf(
+	return "", &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf(
 		"%s is not a valid %s image: its content looks like %s. Check the path, or produce the image again.",
 		name, formatName(declared), m.String())}
 }
@@ -302,7 +443,7 @@ func corrupt(name, mediaType string, data []byte, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || truncated(mediaType, data) {
 		what = "truncated"
 	}
-	return &Error{Code: CodeCorrupt, Err: err, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeCorruptImage, Err: err, Message: fmt.Sprintf(
 		"%s is not a whole %s image: it is %s (%v). Produce or download the image again, then read it.",
 		name, formatName(mediaType), what, err)}
 }
@@ -325,10 +466,10 @@ func truncated(mediaType string, data []byte) bool {
 
 func checkDimensions(name string, w, h int, lim Limits) error {
 	if w <= 0 || h <= 0 {
-		return &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
+		return &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
 	}
 	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
-		return &Error{Code: CodeDimensions, Message: fmt.Sprintf(
+		return &harness.Error{Code: harness.CodeImageTooLarge, Message: fmt.Sprintf(
 			"%s is %dx%d pixels; the limits are %d px per side and %d pixels in all. Make a smaller copy (scale it down or crop the part that matters) and read that.",
 			name, w, h, lim.MaxSide, lim.MaxPixels)}
 	}
@@ -366,20 +507,6 @@ func decode(mediaType string, data []byte) (image.Image, error) {
 	return nil, fmt.Errorf("unsupported media type %s", mediaType)
 }
 
-// downscale returns img scaled so that its long edge is longEdge, by
-// area averaging (see areaScale).
-func downscale(ctx context.Context, img image.Image, longEdge int) (*image.RGBA, error) {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	var nw, nh int
-	if w >= h {
-		nw, nh = longEdge, max(1, int((int64(h)*int64(longEdge)+int64(w)/2)/int64(w)))
-	} else {
-		nw, nh = max(1, int((int64(w)*int64(longEdge)+int64(h)/2)/int64(h))), longEdge
-	}
-	return areaScale(ctx, img, nw, nh)
-}
-
 func isOpaque(img image.Image) bool {
 	if o, ok := img.(interface{ Opaque() bool }); ok {
 		return o.Opaque()
@@ -387,21 +514,65 @@ func isOpaque(img image.Image) bool {
 	return false
 }
 
-// encode encodes out, the possibly downscaled form of src, choosing PNG
-// or JPEG.
-func encode(out, src image.Image, srcType string, srcData []byte) ([]byte, string, error) {
-	var buf bytes.Buffer
-	if wantPNG(src, srcType, srcData) {
+// encode encodes out as PNG or JPEG, in at most maxBytes.
+func encode(out image.Image, asPNG bool, maxBytes int64) ([]byte, string, error) {
+	buf := &outputBuffer{limit: maxBytes}
+	mt := JPEG
+	var err error
+	if asPNG {
+		mt = PNG
 		enc := png.Encoder{CompressionLevel: png.DefaultCompression}
-		if err := enc.Encode(&buf, out); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), PNG, nil
+		err = enc.Encode(buf, out)
+	} else {
+		err = jpeg.Encode(buf, out, &jpeg.Options{Quality: JPEGQuality})
 	}
-	if err := jpeg.Encode(&buf, out, &jpeg.Options{Quality: JPEGQuality}); err != nil {
+	if err != nil {
 		return nil, "", err
 	}
-	return buf.Bytes(), JPEG, nil
+	return buf.bytes(), mt, nil
+}
+
+// outputChunk is the size of an outputBuffer's chunks.
+const outputChunk = 256 << 10
+
+// errOutputTooLarge stops an encoder whose output outgrows the limit.
+var errOutputTooLarge = errors.New("images: the encoded image is over the size limit")
+
+// outputBuffer collects an encoder's output in chunks of a fixed size, so
+// that growing it never copies what it holds, and refuses to hold more
+// than limit bytes.
+type outputBuffer struct {
+	chunks [][]byte
+	n      int64
+	limit  int64
+}
+
+func (b *outputBuffer) Write(p []byte) (int, error) {
+	if b.n+int64(len(p)) > b.limit {
+		return 0, errOutputTooLarge
+	}
+	b.n += int64(len(p))
+	written := len(p)
+	for len(p) > 0 {
+		if len(b.chunks) == 0 || len(b.chunks[len(b.chunks)-1]) == outputChunk {
+			b.chunks = append(b.chunks, make([]byte, 0, outputChunk))
+		}
+		last := &b.chunks[len(b.chunks)-1]
+		k := copy((*last)[len(*last):outputChunk], p)
+		*last = (*last)[:len(*last)+k]
+		p = p[k:]
+	}
+	return written, nil
+}
+
+// bytes returns the output as one slice and drops the chunks.
+func (b *outputBuffer) bytes() []byte {
+	out := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		out = append(out, c...)
+	}
+	b.chunks = nil
+	return out
 }
 
 // wantPNG decides the output format: PNG for images with transparency, a
@@ -421,7 +592,46 @@ func wantPNG(src image.Image, srcType string, srcData []byte) bool {
 			return false
 		}
 	}
-	return fewColours(src, 4096)
+	return fewColours(src, fewColourLimit)
+}
+
+// fewColourLimit is the most distinct colours (in a sample) an opaque
+// image may have to be sent as PNG rather than JPEG.
+const fewColourLimit = 4096
+
+// colourSample counts the distinct colours of the pixels on the same grid
+// fewColours samples, for pixels that arrive a row (or part of one) at a
+// time.
+type colourSample struct {
+	step, limit int
+	seen        map[uint32]struct{}
+	many        bool // more than limit colours seen
+}
+
+func newColourSample(w, h, limit int) *colourSample {
+	step := 1
+	for (w/step)*(h/step) > 1<<18 {
+		step++
+	}
+	return &colourSample{step: step, limit: limit, seen: make(map[uint32]struct{}, limit+1)}
+}
+
+// add samples the pixels of row y at x = x0, x0+dx, ... (8-bit RGBA).
+func (c *colourSample) add(y, x0, dx int, px []uint8) {
+	if c.many || y%c.step != 0 {
+		return
+	}
+	for i := 0; 4*i < len(px); i++ {
+		if (x0+i*dx)%c.step != 0 {
+			continue
+		}
+		c.seen[uint32(px[4*i])<<16|uint32(px[4*i+1])<<8|uint32(px[4*i+2])] = struct{}{}
+		if len(c.seen) > c.limit {
+			c.many = true
+			c.seen = nil
+			return
+		}
+	}
 }
 
 // fewColours reports whether a sample of img's pixels (at most about

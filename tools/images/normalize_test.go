@@ -25,8 +25,8 @@ var bg = context.Background()
 func codeOf(t *testing.T, err error) harness.Code {
 	t.Helper()
 	require.Error(t, err)
-	var e *Error
-	require.True(t, errors.As(err, &e), "want *images.Error, got %T: %v", err, err)
+	var e *harness.Error
+	require.True(t, errors.As(err, &e), "want *harness.Error, got %T: %v", err, err)
 	assert.Equal(t, e.Code, harness.CodeOf(err), "the dispatcher sees the same code")
 	return e.Code
 }
@@ -266,7 +266,7 @@ func TestNormalizeWebP(t *testing.T) {
 	assert.Equal(t, color.NRGBA{200, 60, 40, 160}, c, "lossless pixels decode exactly")
 
 	_, err = Normalize(bg, "anim.webp", fixture(t, "animated.webp"), Limits{})
-	assert.Equal(t, CodeUnsupportedType, codeOf(t, err))
+	assert.Equal(t, harness.CodeUnsupportedImageType, codeOf(t, err))
 	assert.Contains(t, err.Error(), "animated WebP")
 
 	assert.True(t, webpLossless(fixture(t, "wide.webp")))
@@ -291,7 +291,7 @@ func TestNormalizeTypeMismatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Normalize(bg, c.name, c.data, Limits{})
-		assert.Equal(t, CodeTypeMismatch, codeOf(t, err), c.name)
+		assert.Equal(t, harness.CodeImageTypeMismatch, codeOf(t, err), c.name)
 		assert.Contains(t, err.Error(), c.msg)
 	}
 }
@@ -310,21 +310,21 @@ func TestNormalizeRefusals(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"notes.txt", whole, Limits{}, CodeUnsupportedType, `extension ".txt"`},
-		{"Makefile", whole, Limits{}, CodeUnsupportedType, "no extension"},
-		{"pic.bmp", whole, Limits{}, CodeUnsupportedType, "convert other image formats"},
-		{"empty.png", nil, Limits{}, CodeCorrupt, "is empty"},
-		{"text.png", []byte("hello, I am text\n"), Limits{}, CodeCorrupt, "text/plain"},
-		{"half.png", whole[:len(whole)/2], Limits{}, CodeCorrupt, "truncated"},
-		{"header.png", whole[:40], Limits{}, CodeCorrupt, "truncated"},
-		{"magic.png", whole[:8], Limits{}, CodeCorrupt, "not a whole PNG"},
-		{"flipped.png", flipped, Limits{}, CodeCorrupt, "corrupt"},
-		{"half.jpg", jpg[:len(jpg)/2], Limits{}, CodeCorrupt, "not a whole JPEG"},
-		{"half.gif", gifData[:len(gifData)/2], Limits{}, CodeCorrupt, "not a whole GIF"},
-		{"half.webp", webpData[:len(webpData)-30], Limits{}, CodeCorrupt, "not a whole WebP"},
-		{"big.png", whole, Limits{MaxBytes: 1000}, CodeTooLarge, "over the 1000-byte limit"},
-		{"wide.png", whole, Limits{MaxSide: 199}, CodeDimensions, "200x150"},
-		{"many.png", whole, Limits{MaxPixels: 29_999}, CodeDimensions, "29999 pixels"},
+		{"notes.txt", whole, Limits{}, harness.CodeUnsupportedImageType, `extension ".txt"`},
+		{"Makefile", whole, Limits{}, harness.CodeUnsupportedImageType, "no extension"},
+		{"pic.bmp", whole, Limits{}, harness.CodeUnsupportedImageType, "convert other image formats"},
+		{"empty.png", nil, Limits{}, harness.CodeCorruptImage, "is empty"},
+		{"text.png", []byte("hello, I am text\n"), Limits{}, harness.CodeCorruptImage, "text/plain"},
+		{"half.png", whole[:len(whole)/2], Limits{}, harness.CodeCorruptImage, "truncated"},
+		{"header.png", whole[:40], Limits{}, harness.CodeCorruptImage, "truncated"},
+		{"magic.png", whole[:8], Limits{}, harness.CodeCorruptImage, "not a whole PNG"},
+		{"flipped.png", flipped, Limits{}, harness.CodeCorruptImage, "corrupt"},
+		{"half.jpg", jpg[:len(jpg)/2], Limits{}, harness.CodeCorruptImage, "not a whole JPEG"},
+		{"half.gif", gifData[:len(gifData)/2], Limits{}, harness.CodeCorruptImage, "not a whole GIF"},
+		{"half.webp", webpData[:len(webpData)-30], Limits{}, harness.CodeCorruptImage, "not a whole WebP"},
+		{"big.png", whole, Limits{MaxBytes: 1000}, harness.CodeTooLarge, "over the 1000-byte limit"},
+		{"wide.png", whole, Limits{MaxSide: 199}, harness.CodeImageTooLarge, "200x150"},
+		{"many.png", whole, Limits{MaxPixels: 29_999}, harness.CodeImageTooLarge, "29999 pixels"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -371,7 +371,7 @@ func TestNormalizeBombRefusedBeforeDecode(t *testing.T) {
 			require.Less(t, len(c.data), 2000, "the bomb is tiny")
 			var err error
 			alloc := allocDuring(func() { _, err = Normalize(bg, c.name, c.data, Limits{}) })
-			assert.Equal(t, CodeDimensions, codeOf(t, err))
+			assert.Equal(t, harness.CodeImageTooLarge, codeOf(t, err))
 			assert.Less(t, alloc, uint64(256<<10), "refused from the header: %d bytes allocated", alloc)
 		})
 	}
@@ -397,6 +397,29 @@ func TestMediaTypeOf(t *testing.T) {
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048}, Limits{}.WithDefaults())
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.WithDefaults())
 	assert.Equal(t, 100, Limits{LongEdge: 100}.WithDefaults().LongEdge)
+}
+
+func TestNormalizeGIFOffsetFrameDownscaled(t *testing.T) {
+	// A first frame in the lower right quarter of a 400x200 screen,
+	// downscaled without drawing a canvas: the rest is transparent.
+	frame := paletted(200, 100, 1)
+	frame.Rect = image.Rect(200, 100, 400, 200)
+	var buf bytes.Buffer
+	require.NoError(t, gif.EncodeAll(&buf, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0},
+		Config: image.Config{Width: 400, Height: 200, ColorModel: frame.Palette}}))
+	n, err := Normalize(bg, "corner.gif", buf.Bytes(), Limits{LongEdge: 100})
+	require.NoError(t, err)
+	assert.Equal(t, PNG, n.MediaType)
+	out := decodeOut(t, n)
+	assert.Equal(t, [2]int{100, 50}, [2]int{n.Width, n.Height})
+	_, _, _, a := out.At(10, 10).RGBA()
+	assert.Zero(t, a, "outside the frame")
+	r, g, b, a := out.At(80, 40).RGBA()
+	assert.Equal(t, [4]uint32{0xffff, 0, 0, 0xffff}, [4]uint32{r, g, b, a}, "inside: the frame's red")
+	_, _, _, a = out.At(50, 25).RGBA()
+	assert.Equal(t, uint32(0xffff), a, "the frame's corner pixel is whole")
+	_, _, _, a = out.At(49, 24).RGBA()
+	assert.Zero(t, a)
 }

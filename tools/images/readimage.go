@@ -4,24 +4,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/files"
 )
 
 // Option configures the read_image tool.
 type Option func(*config)
 
 type config struct {
-	lim Limits
+	lim     Limits
+	decodes int
+	// slots holds a token for every call that is reading, decoding or
+	// storing an image; its capacity is how many may do so at once.
+	slots chan struct{}
 }
 
 // WithLimits sets the limits read_image applies; zero fields keep their
 // defaults (see DefaultLimits).
 func WithLimits(l Limits) Option { return func(c *config) { c.lim = l } }
+
+// WithConcurrentDecodes sets how many read_image calls of this tool may
+// read, decode and store an image at once (default 2, whatever the
+// machine; n < 1 keeps the default). Each may hold up to
+// Limits.MaxDecodeBytes plus the file's bytes; further calls wait their
+// turn, or give up when their context ends.
+func WithConcurrentDecodes(n int) Option { return func(c *config) { c.decodes = n } }
+
+// defaultConcurrentDecodes is how many calls decode at once by default.
+const defaultConcurrentDecodes = 2
+
+// collectAfter is the estimated decode memory from which a call runs a
+// garbage collection when it is done.
+const collectAfter = 32 << 20
 
 type readImageArgs struct {
 	FilePath string `json:"file_path" jsonschema:"Path of the image file (.png, .jpg, .jpeg, .webp or .gif), absolute or relative to the working directory."`
@@ -43,20 +61,25 @@ type readImageArgs struct {
 //
 // A deployment without an attachment store should not offer the tool at
 // all: the model would see a schema it can never use. If it is offered
-// anyway, every call is refused with CodeNoAttachmentStore.
+// anyway, every call is refused with harness.CodeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
 // current model declares image input (Env.ModelInput.Accepts; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
-// with CodeNoImageInput, telling the model to switch to an image-capable
+// with harness.CodeImageInputUnsupported, telling the model to switch to an image-capable
 // one. The bytes come through FileSystem.ReadBytes with the file-size
 // limit, so a file over it (by its size, or because it grew while read)
 // is refused as too_large, never truncated. They are then validated and
 // normalized by Normalize, stored, and the result carries a short text
 // line (media type, size in pixels and bytes, and the factor to multiply
 // coordinates by when the image was downscaled) plus the image. The read
-// counts as observing the file in the session's ledger (files.Ledger).
-// Calls are concurrency-safe.
+// counts as observing the file in the session's ledger (Env.Ledger).
+// Calls are concurrency-safe; at most two of one tool value (see
+// WithConcurrentDecodes) read and decode at once, so concurrent calls on
+// huge images stay within a bounded amount of memory. A call whose decode
+// was estimated at 32 MiB or more runs a garbage collection
+// (runtime.GC) before the next call may start, so that the next decode
+// does not pile its buffers onto this one's uncollected garbage.
 func ReadImage(opts ...Option) tools.Tool {
 	var c config
 	for _, o := range opts {
@@ -65,6 +88,10 @@ func ReadImage(opts ...Option) tools.Tool {
 		}
 	}
 	c.lim = c.lim.WithDefaults()
+	if c.decodes < 1 {
+		c.decodes = defaultConcurrentDecodes
+	}
+	c.slots = make(chan struct{}, c.decodes)
 	return tools.Define(tools.Spec{
 		Name:            "read_image",
 		Description:     c.description(),
@@ -93,18 +120,38 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 	}
 	env := call.Env
 	if !env.ModelInput.Accepts(harness.ModalityImage) {
-		return nil, &Error{Code: CodeNoImageInput, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
 	}
 	if env.Attachments == nil {
-		return nil, &Error{Code: CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
+		return nil, &harness.Error{Code: harness.CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
 			"(the program must pass agent.WithAttachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
 	}
-	p := files.Resolve(env, given)
+	p := env.Resolve(given)
+	// The file's bytes and the decode's buffers are the memory a call
+	// holds: take a slot before reading, keep it until the image is
+	// stored.
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var need int64
+	defer func() {
+		if need >= collectAfter {
+			// Go collects garbage when the heap has grown to twice what
+			// was live at the last collection, so the next decode would
+			// stack its buffers on this one's garbage: with two decodes
+			// at a time, the process would grow to about twice the
+			// memory they need. Collect before handing the slot on.
+			runtime.GC()
+		}
+		<-c.slots
+	}()
 	data, info, err := env.FS.ReadBytes(ctx, p, c.lim.MaxBytes)
 	if err != nil {
 		return nil, c.explain(ctx, env, p, given, err)
@@ -112,7 +159,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 	if info.Path != "" {
 		p = info.Path
 	}
-	n, err := Normalize(ctx, p, data, c.lim)
+	n, need, err := normalize(ctx, p, data, c.lim)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +174,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Err: err,
 			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
 	}
-	if l := files.Ledger(env); l != nil && info.Version != "" {
+	if l := env.Ledger(); l != nil && info.Version != "" {
 		l.Observe(p, info.Version)
 	}
 	line := summary(p, n)

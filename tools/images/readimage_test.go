@@ -23,9 +23,9 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -169,7 +169,7 @@ func TestReadImageHappyPaths(t *testing.T) {
 			st, err := f.fsys.FileSystem.Stat(ctx, abs)
 			require.NoError(t, err)
 			assert.Equal(t, harness.FileAccess{Op: harness.FileRead, Path: abs, Version: st.Version, Complete: true}, res.Files[0])
-			v, ok := files.Ledger(f.env).Version(abs)
+			v, ok := f.env.Ledger().Version(abs)
 			assert.True(t, ok, "the read counts as observing the file")
 			assert.Equal(t, st.Version, v)
 			assert.Equal(t, harness.RenderGeneric, res.Render.Kind)
@@ -215,11 +215,11 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 		code  harness.Code
 		msg   string
 	}{
-		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", images.CodeNoImageInput, "Switch to an image-capable model"},
-		{"unknown capabilities", []harness.Modality{}, true, "a.png", images.CodeNoImageInput, "does not declare"},
-		{"no attachment store", nil, false, "a.png", images.CodeNoAttachmentStore, "agent.WithAttachments"},
-		{"not an image name", nil, true, "a.txt", images.CodeUnsupportedType, "Use read for text files"},
-		{"no extension", nil, true, "Makefile", images.CodeUnsupportedType, "no extension"},
+		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.CodeImageInputUnsupported, "Switch to an image-capable model"},
+		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.CodeImageInputUnsupported, "does not declare"},
+		{"no attachment store", nil, false, "a.png", harness.CodeNoAttachmentStore, "agent.WithAttachments"},
+		{"not an image name", nil, true, "a.txt", harness.CodeUnsupportedImageType, "Use read for text files"},
+		{"no extension", nil, true, "Makefile", harness.CodeUnsupportedImageType, "no extension"},
 		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},
 	}
 	for _, c := range cases {
@@ -235,7 +235,7 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 			assert.Contains(t, err.Error(), c.msg)
 			assert.Zero(t, f.fsys.calls.Load(), "refused before any I/O")
 			assert.Zero(t, f.att.Len())
-			assert.Zero(t, files.Ledger(f.env).Len())
+			assert.Zero(t, f.env.Ledger().Len())
 		})
 	}
 }
@@ -251,7 +251,7 @@ func TestReadImageTooLarge(t *testing.T) {
 	_, err := f.call(t, tool, "big.jpg")
 	require.Error(t, err)
 	assert.Equal(t, harness.Code(harness.CodeTooLarge), harness.CodeOf(err))
-	assert.Equal(t, images.CodeTooLarge, harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "at most 1000 bytes")
 	assert.Equal(t, int64(1000), f.fsys.maxBytes.Load())
 
@@ -265,7 +265,7 @@ func TestReadImageTooLarge(t *testing.T) {
 	f.fsys.fail = fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "read", Path: f.env.Cwd + "/big.jpg", Detail: "the file grew past 1000 bytes while it was read", Limit: 1000})
 	_, err = f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, images.CodeTooLarge, harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "grew past 1000 bytes while it was read")
 	assert.Equal(t, 1, f.att.Len(), "nothing more was stored")
 }
@@ -281,8 +281,8 @@ func TestReadImageValidationErrors(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"shot.jpg", images.CodeTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
-		{"cut.png", images.CodeCorrupt, "truncated"},
+		{"shot.jpg", harness.CodeImageTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
+		{"cut.png", harness.CodeCorruptImage, "truncated"},
 		{"missing.png", harness.Code(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
 		{"dir.png", harness.Code(harness.CodeNotRegular), "not a regular file"},
 		{"../outside.png", harness.Code(harness.CodeOutsideRoot), "outside the workspace"},
@@ -295,7 +295,7 @@ func TestReadImageValidationErrors(t *testing.T) {
 		})
 	}
 	assert.Zero(t, f.att.Len())
-	assert.Zero(t, files.Ledger(f.env).Len(), "a refused image is not observed")
+	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
 }
 
 func TestReadImageMemFS(t *testing.T) {
@@ -309,6 +309,100 @@ func TestReadImageMemFS(t *testing.T) {
 	res, err := images.ReadImage().Execute(ctx, &tools.Call{Arguments: json.RawMessage(`{"file_path":"a.png"}`), Env: env})
 	require.NoError(t, err)
 	assert.Equal(t, "/ws/a.png: image/png, 20x10 px, "+itoa(len(data))+" bytes.", res.Content[0].Text)
-	_, ok := files.Ledger(env).Version("/ws/a.png")
+	_, ok := env.Ledger().Version("/ws/a.png")
 	assert.True(t, ok)
+}
+
+// gateFS holds every ReadBytes call until the test lets it go, and counts
+// the calls that got that far.
+type gateFS struct {
+	fs.FileSystem
+	entered chan struct{}
+	release chan struct{}
+	inside  atomic.Int64
+}
+
+func (g *gateFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	g.inside.Add(1)
+	select {
+	case g.entered <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fs.FileInfo{}, ctx.Err()
+	}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, fs.FileInfo{}, ctx.Err()
+	}
+	return g.FileSystem.ReadBytes(ctx, p, maxBytes)
+}
+
+func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
+	leakcheck.Check(t)
+	for _, c := range []struct {
+		opts  []images.Option
+		slots int
+	}{{nil, 2}, {[]images.Option{images.WithConcurrentDecodes(1)}, 1}, {[]images.Option{images.WithConcurrentDecodes(3)}, 3}} {
+		t.Run(itoa(c.slots), func(t *testing.T) {
+			f := newFixture(t)
+			f.write(t, "a.png", pngBytes(t, 30, 20))
+			gate := &gateFS{FileSystem: f.fsys, entered: make(chan struct{}), release: make(chan struct{})}
+			f.env.FS = gate
+			tool := images.ReadImage(c.opts...)
+			args := []byte(`{"file_path":"a.png"}`)
+			errs := make(chan error, c.slots+1)
+			for range c.slots {
+				go func() {
+					_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+					errs <- err
+				}()
+			}
+			for range c.slots {
+				<-gate.entered
+			}
+			// Every slot is taken: one more call waits, and gives up
+			// when its context ends, without touching the file system.
+			waiting, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := tool.Execute(waiting, &tools.Call{Arguments: args, Env: f.env})
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, int64(c.slots), gate.inside.Load())
+
+			// A slot freed is taken by the next call.
+			gate.release <- struct{}{}
+			require.NoError(t, <-errs)
+			go func() {
+				_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				errs <- err
+			}()
+			<-gate.entered
+			assert.Equal(t, int64(c.slots+1), gate.inside.Load())
+			for range c.slots {
+				gate.release <- struct{}{}
+				require.NoError(t, <-errs)
+			}
+			// Another tool value has slots of its own.
+			other := images.ReadImage(c.opts...)
+			go func() {
+				_, err := other.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				errs <- err
+			}()
+			<-gate.entered
+			gate.release <- struct{}{}
+			require.NoError(t, <-errs)
+		})
+	}
+}
+
+func TestReadImageDecodeBudget(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "wide.png", pngBytes(t, 3000, 100))
+	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
+	_, err := f.call(t, tool, "wide.png")
+	require.Error(t, err)
+	assert.Equal(t, harness.CodeImageDecodeMemory, harness.CodeOf(err))
+	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
+	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
+	assert.Zero(t, f.att.Len())
+	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
 }

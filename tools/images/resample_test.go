@@ -161,3 +161,82 @@ func TestAreaScaleCancelled(t *testing.T) {
 	_, err := areaScale(ctx, image.NewGray(image.Rect(0, 0, 10, 10)), 5, 5)
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// scatterAll feeds img to a scatterScaler in Adam7 pass order, as an
+// interlaced PNG delivers it.
+func scatterAll(t testing.TB, img image.Image, w, h int) *image.RGBA {
+	t.Helper()
+	b := img.Bounds()
+	s, err := newScatterScaler(b.Dx(), b.Dy(), w, h)
+	require.NoError(t, err)
+	read := rowReader(img)
+	row := make([]uint16, 4*b.Dx())
+	var px []uint16
+	for _, p := range adam7 {
+		for y := p.y0; y < b.Dy(); y += p.dy {
+			read(b.Min.Y+y, row)
+			px = px[:0]
+			for x := p.x0; x < b.Dx(); x += p.dx {
+				px = append(px, row[4*x:4*x+4]...)
+			}
+			s.push(y, p.x0, p.dx, px)
+		}
+	}
+	return s.image()
+}
+
+func TestScatterScaleMatchesAreaScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sizes := [][4]int{{7, 5, 3, 2}, {10, 10, 5, 5}, {13, 4, 13, 4}, {9, 17, 4, 6}, {31, 7, 8, 2}, {5, 5, 1, 1}, {97, 61, 40, 25}, {200, 3, 64, 1}}
+	for _, s := range sizes {
+		for name, img := range randomImages(rng, s[0], s[1]) {
+			want := mustScale(t, img, s[2], s[3])
+			got := scatterAll(t, img, s[2], s[3])
+			require.Equal(t, want.Rect, got.Rect)
+			for i := range want.Pix {
+				if d := int(want.Pix[i]) - int(got.Pix[i]); d < -1 || d > 1 {
+					t.Fatalf("%s %v: byte %d is %d, area averaging gives %d", name, s, i, got.Pix[i], want.Pix[i])
+				}
+			}
+		}
+	}
+	// Opaque stays opaque, transparent stays transparent.
+	ycc := randomImages(rng, 97, 61)["YCbCr"]
+	assert.True(t, scatterAll(t, ycc, 40, 25).Opaque())
+	clear := scatterAll(t, image.NewNRGBA(image.Rect(0, 0, 30, 20)), 7, 3)
+	assert.Equal(t, make([]uint8, len(clear.Pix)), clear.Pix)
+
+	_, err := newScatterScaler(10, 10, 11, 5)
+	assert.Error(t, err, "it only reduces")
+}
+
+func TestAreaScalerUpscales(t *testing.T) {
+	// The row-pushing scaler also enlarges (a source row then spans
+	// several output rows), matching the definition.
+	rng := rand.New(rand.NewPCG(11, 12))
+	for name, img := range randomImages(rng, 3, 2) {
+		got := mustScale(t, img, 7, 5)
+		for i, px := range referenceScale(img, 7, 5) {
+			for c := range 4 {
+				if v := got.Pix[4*i+c]; math.Abs(float64(v)-px[c]) > 1.01 {
+					t.Fatalf("%s: pixel %d channel %d = %d, want %.2f", name, i, c, v, px[c])
+				}
+			}
+		}
+	}
+}
+
+func TestPremultiplyMatchesColorModel(t *testing.T) {
+	src := make([]uint8, 0, 4*256*8)
+	for a := range 256 {
+		for _, v := range []uint8{0, 1, 127, 128, 200, 254, 255, uint8(a)} {
+			src = append(src, v, 255-v, v/2, uint8(a))
+		}
+	}
+	dst := make([]uint16, len(src))
+	premultiply(dst, src)
+	for i := 0; i < len(src); i += 4 {
+		r, g, b, a := color.NRGBA{src[i], src[i+1], src[i+2], src[i+3]}.RGBA()
+		require.Equal(t, [4]uint16{uint16(r), uint16(g), uint16(b), uint16(a)}, [4]uint16(dst[i:i+4]), "pixel %v", src[i:i+4])
+	}
+}

@@ -39,10 +39,12 @@ type bashJobArgs struct {
 // workdir?, description?). Each call runs the command in a fresh
 // non-interactive bash (no profile or rc files) with stdin closed, in
 // the session's working directory or workdir (confined to the file
-// system's root when the file system is OS-backed), in its own process
-// group. The command is stopped with SIGTERM to the group when its
-// timeout passes or the call is cancelled, and with SIGKILL after the
-// grace period. Stdout and stderr are kept apart; the model sees the head
+// system's root when the file system is OS-backed), contained so that a
+// stop reaches every process it starts: in a PID namespace of its own
+// where the system allows it (see the package documentation). The
+// command is stopped with SIGTERM to all its processes when its timeout
+// passes or the call is cancelled, and with SIGKILL after the grace
+// period. Stdout and stderr are kept apart; the model sees the head
 // and tail of each, and a stream too long to show is saved whole to the
 // session's output store as it arrives, so memory stays bounded whatever
 // the command prints. A non-zero exit is a normal result that states the
@@ -58,8 +60,8 @@ func Bash(opts ...Option) tools.Tool {
 // and the two tools that go with it: bash_output(job_id, wait_ms?), which
 // returns what a job printed since the last look, and bash_kill(job_id),
 // which stops a job. Background jobs have no timeout; an agent session
-// keeps a bounded number of them, and all are stopped (their whole
-// process groups) when the session closes. Register these instead of
+// keeps a bounded number of them, and all are stopped (every process
+// they started) when the session closes. Register these instead of
 // Bash, not beside it: both tools are named bash.
 func BashWithJobs(opts ...Option) []tools.Tool {
 	cfg := newConfig(opts)
@@ -95,9 +97,10 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 	d.WriteString("Stdin is closed and the environment is set for non-interactive use (PAGER=cat, GIT_PAGER=cat, TERM=dumb, NO_COLOR=1, editors set to false, prompts off): ")
 	d.WriteString("pass flags such as -y, --no-pager or -m \"message\" instead of waiting for input. ")
 	d.WriteString("Full-screen terminal programs (vim, top, less, htop) are not supported; use non-interactive equivalents (sed or a file edit, ps, cat).\n\n")
-	fmt.Fprintf(&d, "The command is stopped after timeout_ms (default %d, at most %d): SIGTERM to its whole process group, then SIGKILL %s later. ",
+	fmt.Fprintf(&d, "The command is stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, then SIGKILL %s later. ",
 		c.timeout.Milliseconds(), c.maxTimeout.Milliseconds(), durText(c.grace))
-	d.WriteString("Processes it leaves running in the background are stopped when it finishes")
+	d.WriteString("Where the system allows it, each command runs in a PID namespace of its own: it cannot signal processes of other commands, and pids inside it are its own. ")
+	d.WriteString("Processes it leaves running in the background, also those in new sessions (setsid, nohup, daemons), are stopped when it finishes")
 	if jobs {
 		d.WriteString("; start servers and watchers with run_in_background instead: the call returns a job id at once, bash_output reads what the job printed since the last look, and bash_kill stops it. Background jobs have no timeout and end with the session.\n\n")
 	} else {
@@ -178,7 +181,7 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		return nil, err
 	}
 	start := time.Now()
-	p, err := startProc(argv, dir, b.cfg.environ(), outW, errW)
+	p, err := startProc(b.cfg, argv, dir, b.cfg.environ(), outW, errW)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -197,16 +200,16 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	r := runOutcome{status: statusExited}
+	r := runOutcome{status: statusExited, how: p.how, partial: p.cont.kind != containNS}
 	select {
-	case <-p.done:
-		r.leftovers = p.reapGroup(b.cfg.grace)
+	case <-p.mainDone:
+		r.leftovers, r.stop = p.reapLeftovers(b.cfg.grace)
 	case <-timer.C:
 		r.status = statusTimeout
-		r.stoppedBy = p.stop(b.cfg.grace)
+		r.stop = p.stop(b.cfg.grace)
 	case <-ctx.Done():
 		r.status = statusCancelled
-		r.stoppedBy = p.stop(b.cfg.grace)
+		r.stop = p.stop(b.cfg.grace)
 	}
 	r.elapsed = time.Since(start)
 	r.code, r.signal = p.exitInfo()
@@ -288,19 +291,18 @@ type runOutcome struct {
 	status    string
 	code      *int
 	signal    string
-	stoppedBy string
+	stop      stopOutcome
 	elapsed   time.Duration
 	leftovers bool
+	how       string // the containment in force
+	partial   bool   // the containment may not see every process
 }
 
 func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 	var b strings.Builder
 	stopped := func() {
-		if r.stoppedBy == "SIGTERM" {
-			b.WriteString("its process group was sent SIGTERM and ended")
-		} else {
-			b.WriteString("its process group was sent SIGTERM, did not end in time and was killed with SIGKILL")
-		}
+		b.WriteString("its processes ")
+		b.WriteString(r.stop.ended(r.partial))
 	}
 	switch r.status {
 	case statusTimeout:
@@ -322,10 +324,17 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 			fmt.Fprintf(&b, "[exit code %d · %s]\n", *r.code, durText(r.elapsed))
 		case r.signal != "":
 			fmt.Fprintf(&b, "[killed by %s · %s]\n", r.signal, durText(r.elapsed))
+		default:
+			fmt.Fprintf(&b, "[ended · %s; its exit status is unknown]\n", durText(r.elapsed))
 		}
 		if r.leftovers {
-			b.WriteString("[processes it left running in the background were stopped]\n")
+			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", r.stop.ended(r.partial))
 		}
+	}
+	// Without a PID namespace every result names the containment: what
+	// a command leaves behind may be out of sight.
+	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.survivors) > 0 || r.partial {
+		fmt.Fprintf(&b, "[containment: %s]\n", r.how)
 	}
 	return b.String()
 }

@@ -125,7 +125,7 @@ func TestBashWorkdir(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
-			assert.Equal(t, CodeBadWorkdir, res.Code)
+			assert.Equal(t, harness.CodeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
 		})
 	}
@@ -161,38 +161,37 @@ func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	tool := Bash(WithKillGrace(time.Second))
+	a, b := sleepTag(t), sleepTag(t)
 	res := run(t, context.Background(), tool, env, map[string]any{
-		"command":    `echo "pid $$"; sleep 300 & echo "pid $!"; (sleep 300; echo never) & echo "pid $!"; echo started; wait`,
+		"command":    "sleep " + a + " & (sleep " + b + "; echo never) & echo started; wait",
 		"timeout_ms": 300,
 	})
 	require.True(t, res.IsError)
 	assert.Equal(t, harness.CodeTimeout, res.Code)
 	text := res.Text()
 	assert.Contains(t, text, "started\n")
-	assert.Contains(t, text, "[timed out after 300 ms: its process group was sent SIGTERM and ended.")
+	assert.Contains(t, text, "[timed out after 300 ms: its processes were sent SIGTERM and ended")
+	assert.Contains(t, text, "[containment: ")
 	assert.NotContains(t, text, "never")
 	assert.Equal(t, "timeout", res.Render.Terminal.Status)
 	assert.Nil(t, res.Render.Terminal.ExitCode)
-	pids := pidsIn(text)
-	require.Len(t, pids, 3)
-	requireGone(t, pids...)
-	assert.False(t, groupAlive(pids[0]), "the process group is gone")
+	requireNoTagged(t, a)
+	requireNoTagged(t, b)
 }
 
 func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 	env := testEnv(t)
 	tool := Bash(WithKillGrace(200 * time.Millisecond))
+	tag := sleepTag(t)
 	res := run(t, context.Background(), tool, env, map[string]any{
 		// An ignored signal stays ignored in children: nothing here
 		// ends on SIGTERM.
-		"command":    `trap '' TERM; echo "pid $$"; sleep 300 & echo "pid $!"; wait`,
+		"command":    "trap '' TERM; sleep " + tag + " & wait",
 		"timeout_ms": 200,
 	})
 	require.True(t, res.IsError)
-	assert.Contains(t, res.Text(), "did not end in time and was killed with SIGKILL")
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 2)
-	requireGone(t, pids...)
+	assert.Contains(t, res.Text(), "did not all end in time and were killed with SIGKILL")
+	requireNoTagged(t, tag)
 }
 
 func TestBashTimeoutClamped(t *testing.T) {
@@ -208,8 +207,9 @@ func TestBashCancel(t *testing.T) {
 	env := testEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *harness.ToolResult, 1)
+	tag := sleepTag(t)
 	go func() {
-		done <- run(t, ctx, Bash(), env, map[string]any{"command": `echo "pid $$"; sleep 300 & echo "pid $!"; touch ready; wait`})
+		done <- run(t, ctx, Bash(), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
 	}()
 	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
 	cancel()
@@ -217,22 +217,19 @@ func TestBashCancel(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "[cancelled after ")
-	assert.Contains(t, res.Text(), "SIGTERM")
+	assert.Contains(t, res.Text(), "its processes were sent SIGTERM and ended")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 2)
-	requireGone(t, pids...)
+	requireNoTagged(t, tag)
 }
 
 func TestBashStopsLeftoverBackgroundProcesses(t *testing.T) {
 	env := testEnv(t)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": `sleep 300 & echo "pid $!"`})
+	tag := sleepTag(t)
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "sleep " + tag + " &"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[exit code 0")
-	assert.Contains(t, res.Text(), "[processes it left running in the background were stopped]")
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 1)
-	requireGone(t, pids...)
+	assert.Contains(t, res.Text(), "[processes it left running in the background were sent SIGTERM and ended]")
+	requireNoTagged(t, tag)
 }
 
 func TestBashKilledBySignal(t *testing.T) {
@@ -366,7 +363,7 @@ func TestBashSandbox(t *testing.T) {
 
 	res = run(t, context.Background(), Bash(WithSandbox(&envSandbox{deny: true})), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeSandbox, res.Code)
+	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
 }
 
@@ -390,7 +387,7 @@ func TestBashMissingShell(t *testing.T) {
 	env := testEnv(t)
 	res := run(t, context.Background(), Bash(WithShell("no-such-bash-here")), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Equal(t, harness.CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	osexec "os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,73 @@ func (discardStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools
 
 func (discardStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
 	return nil, io.EOF
+}
+
+// oldANSI is the pattern clean used before it read control sequences
+// itself; the benchmark keeps it as the baseline.
+var oldANSI = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|\x1b[=>78]`)
+
+// BenchmarkClean compares clean with the regexp replacement it replaced
+// (which left OSC strings in the text), on coloured test output and on
+// plain text, in one run so that the ratio can be read off.
+func BenchmarkClean(b *testing.B) {
+	var coloured, plain strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&coloured, "\x1b[32mok\x1b[0m  \x1b[1mexample.com/pkg%d\x1b[0m\t0.%03ds\r\n", i, i%1000)
+		fmt.Fprintf(&plain, "ok  example.com/pkg%d\t0.%03ds\n", i, i%1000)
+	}
+	for _, in := range []struct{ name, text string }{{"coloured", coloured.String()}, {"plain", plain.String()}} {
+		b.Run(in.name+"/clean", func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				_ = clean(in.text)
+			}
+		})
+		b.Run(in.name+"/regexp_baseline", func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				s := strings.ToValidUTF8(in.text, "\uFFFD")
+				if strings.IndexByte(s, 0x1b) >= 0 {
+					s = oldANSI.ReplaceAllString(s, "")
+				}
+				_ = collapseCR(s)
+			}
+		})
+	}
+}
+
+// BenchmarkContainment compares one-shot `true` through the bash tool
+// under the containment this system allows (a PID namespace, with its
+// init, holder and /proc) and under the forced process tree, with
+// os/exec running `bash -c true`, interleaved in one loop so that the
+// ratios come from the same conditions.
+func BenchmarkContainment(b *testing.B) {
+	bash := benchBash(b)
+	env := testEnv(b)
+	def, tree := Bash(), Bash(withoutNamespace("benchmark"))
+	cDef := benchCall(b, def, env, map[string]any{"command": "true"})
+	cTree := benchCall(b, tree, env, map[string]any{"command": "true"})
+	mustRun(b, def, cDef, "[exit code 0") // the probes run outside the loop
+	mustRun(b, tree, cTree, "[exit code 0")
+	b.Logf("default containment: %s", newConfig(nil).containment())
+	var tDef, tTree, tExec time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		mustRun(b, def, cDef, "[exit code 0")
+		t1 := time.Now()
+		mustRun(b, tree, cTree, "[exit code 0")
+		t2 := time.Now()
+		if err := osexec.Command(bash, "--noprofile", "--norc", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		tDef += t1.Sub(t0)
+		tTree += t2.Sub(t1)
+		tExec += time.Since(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tDef.Nanoseconds())/n, "default-ns/op")
+	b.ReportMetric(float64(tTree.Nanoseconds())/n, "tree-ns/op")
+	b.ReportMetric(float64(tExec.Nanoseconds())/n, "os-exec-ns/op")
+	b.ReportMetric(float64(tDef)/float64(tExec), "default/os-exec")
+	b.ReportMetric(float64(tTree)/float64(tExec), "tree/os-exec")
 }

@@ -4,9 +4,10 @@
 // [Bash] runs each command in a fresh, non-interactive bash (no profile
 // or rc files), with stdin closed and an environment that keeps programs
 // from waiting on a terminal (pagers, editors and prompts off, TERM=dumb,
-// NO_COLOR=1), in its own process group. The group is stopped with
-// SIGTERM when the command's timeout passes or the call is cancelled, and
-// with SIGKILL after a grace period; the result says which happened.
+// NO_COLOR=1). When the command's timeout passes or the call is
+// cancelled, all its processes are sent SIGTERM, and SIGKILL after a
+// grace period; the result says which happened, and names any process
+// still running after that.
 // Stdout and stderr are kept apart, each held in bounded memory (its head
 // and tail), and a stream too long to show is written whole, as it
 // arrives, to the session's output store (tools.Env.Output), so a command
@@ -20,18 +21,65 @@
 // native dependencies, so that the current directory, variables,
 // functions and background processes persist between commands. Each
 // command is sent on one line, quoted whole and run by eval with stdin
-// from /dev/null, and is followed by an end marker with a fresh random
-// nonce that carries the exit status and the current directory. A
-// command still running when the wait ends returns what it printed so
-// far; shell_read returns what came since. Every result ends with the
+// from /dev/null. The shell reports its start and end (exit status and
+// current directory) on a status channel of its own, in records with a
+// fresh random nonce printed by bash itself, so that no function, alias
+// or builtin a command redefines can forge them; a command that breaks
+// the protocol is reported, and the shell is then refused further
+// commands (close it and open a new one). A command still running when
+// the wait ends returns what it printed so far; shell_read returns what
+// came since. Every result ends with the
 // shell's current directory. Full-screen terminal programs are not
 // supported, and the tool descriptions say so.
 //
 // Shells and jobs live in the agent session's tools.State: they belong to
 // the session that started them, are limited in number, and are stopped,
-// whole process groups, when the session or the loop closes. Shells also
-// close after an idle timeout. The environment and sandbox ([Sandbox])
-// of a shell are fixed when it opens and recorded in the session log.
+// with every process they started, when the session or the loop closes;
+// closing returns an error wrapping [ErrSurvivors] if anything outlived
+// that. Shells also close after an idle timeout. The environment and
+// sandbox ([Sandbox]) of a shell are fixed when it opens and recorded in
+// the session log.
+//
+// # Containment
+//
+// A stop must reach processes that left the command's process group:
+// daemons, setsid, setpgid, `set -m`, GNU timeout, Python's
+// start_new_session. On Linux every one-shot command, background job and
+// persistent shell therefore runs in a PID namespace of its own, made
+// once the tools have checked, the first time they start something,
+// that the kernel allows it: as root with clone(CLONE_NEWPID) and a
+// private mount namespace in which the namespace gets its own /proc;
+// otherwise inside a user namespace that maps only the current user and
+// group, where /proc stays the host's. No process can leave a PID
+// namespace, and when its first process ends the kernel kills all the
+// others. That first process is a small init written in bash
+// (harness-init in ps), which reaps orphans as PID 1 must; beside it a
+// `sleep` named harness-exit-holder keeps the command's exit status until
+// the tools have read it. A stop sends SIGTERM to every other process of
+// the namespace, waits up to the grace period, and then sends SIGKILL to
+// the init, which ends the rest. Inside a namespace, pids are the
+// namespace's own and a command cannot signal the processes of another
+// command or job; the tool descriptions tell the model to stop jobs with
+// bash_kill.
+//
+// Where no PID namespace can be made (no privilege, user namespaces
+// disabled, seccomp), the tools follow the command's process tree
+// instead: its descendants, through /proc, and every process whose
+// environment carries the command's marker (HARNESS_SHELL_SCOPE, set in
+// the command's environment), which finds processes that double-forked
+// away from the tree. A process that leaves the tree and clears its
+// environment cannot be found; results then say "all that could be
+// found". The tools do not make the host process a child subreaper: the
+// setting is process-wide and would hand the tools orphans of programs
+// they did not start. On other Unix-like systems only the process group
+// is followed. Every result that reports a stop, and the results of
+// shell_open and of starting a job, end with a line such as
+// "[containment: pid namespace]" or "[containment: process tree (no pid
+// namespace: operation not permitted)]", and the session log records the
+// containment of each shell.
+//
+// Nothing machine-wide is changed: no cgroup, no sysctl, no mount outside
+// the namespaces the tools create.
 //
 // The working directory of a command is the session's (tools.Env.Cwd) or
 // the one the call names, relative to it. When the file system maps its
@@ -41,4 +89,12 @@
 // confines them.
 //
 // The tools need a Unix-like system with bash.
+//
+// Failures carry harness codes: beside the dispatcher's (invalid_arguments,
+// timeout, aborted), harness.CodeBadWorkdir, CodeNoShell, CodeSandboxDenied,
+// CodeShellBusy, CodeShellBroken, CodeUnknownShell, CodeTooManyShells,
+// CodeUnknownJob, CodeTooManyJobs and CodeUnsupported.
+//
+// It imports harness, fs, tools and internal helpers; nothing of session,
+// spill or agent.
 package shell

@@ -1,15 +1,19 @@
 package shell
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,9 +220,23 @@ func (k *sessionKit) pending(id string) int64 {
 	return sh.window.Total()
 }
 
-var pgidRE = regexp.MustCompile(`process group (\d+)`)
+var shellIDRE = regexp.MustCompile(`Opened shell (sh\d+)`)
 
-// openShell opens a shell and returns its id and process group.
+// shellProc returns the running process of shell id.
+func (k *sessionKit) shellProc(id string) *proc {
+	k.t.Helper()
+	m, err := tools.LoadState(k.env.State, k.st.key, func() *shells { return nil })
+	require.NoError(k.t, err)
+	sh, err := m.get(id)
+	require.NoError(k.t, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	require.NotNil(k.t, sh.p, "shell %s runs no process", id)
+	return sh.p
+}
+
+// openShell opens a shell and returns its id and the pid of its bash
+// (as the host sees it).
 func (k *sessionKit) openShell(args map[string]any) (string, int) {
 	k.t.Helper()
 	if args == nil {
@@ -226,13 +244,12 @@ func (k *sessionKit) openShell(args map[string]any) (string, int) {
 	}
 	res := run(k.t, context.Background(), k.open, k.env, args)
 	require.False(k.t, res.IsError, res.Text())
-	m := pgidRE.FindStringSubmatch(res.Text())
-	require.NotNil(k.t, m, res.Text())
-	pgid, _ := strconv.Atoi(m[1])
-	remember(pgid)
-	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())
+	require.Contains(k.t, res.Text(), "[containment: ")
+	id := shellIDRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, id, res.Text())
-	return id[1], pgid
+	pid := k.shellProc(id[1]).main
+	remember(pid)
+	return id[1], pid
 }
 
 func (k *sessionKit) do(id, command string, waitMS ...int) *harness.ToolResult {
@@ -282,17 +299,102 @@ func requireGone(t testing.TB, pids ...int) {
 	}
 }
 
-// pidsIn extracts the integers printed on lines of the form "pid N",
-// and remembers when each process started, so that a later check is not
-// fooled by a reused pid.
-func pidsIn(s string) []int {
-	var out []int
-	for _, m := range regexp.MustCompile(`pid (\d+)`).FindAllStringSubmatch(s, -1) {
-		n, _ := strconv.Atoi(m[1])
-		remember(n)
-		out = append(out, n)
+// pidAlive reports whether pid runs and is not a zombie.
+func pidAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// newTag returns a tag no other test uses, a sleep duration such as
+// 1000.123456789, and a line of bash that sets T to it without writing
+// the tag itself, so that a shell running the line does not carry the
+// tag in its own command line.
+func newTag(t testing.TB) (tag string, setT string) {
+	n, err := rand.Int(rand.Reader, big.NewInt(900000000))
+	require.NoError(t, err)
+	v := n.Int64() + 100000000
+	hi, lo := v/1000*1000, v%1000
+	return fmt.Sprintf("1000.%d", v), fmt.Sprintf("T=1000.$((%d+%d))", hi, lo)
+}
+
+// sleepTag returns a tag to use as a sleep duration in a command line,
+// and kills, at the end of the test, whatever still runs with it.
+func sleepTag(t testing.TB) string {
+	tag, _ := newTag(t)
+	t.Cleanup(func() { killTagged(tag) })
+	return tag
+}
+
+// tagged lists the live processes (pid: command line) whose argv holds
+// tag.
+func tagged(tag string) map[int]string {
+	out := map[int]string{}
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil || !bytes.Contains(b, []byte(tag)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Split(n, "/")[2])
+		if !pidAlive(pid) {
+			continue
+		}
+		out[pid] = strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
 	}
 	return out
+}
+
+// requireTagged waits until a process with tag runs.
+func requireTagged(t testing.TB, tag string) {
+	t.Helper()
+	eventually(t, func() bool { return len(tagged(tag)) > 0 }, "a process with "+tag)
+}
+
+// requireNoTagged fails unless no process with tag is left, polling a
+// little for SIGKILLed processes to go. Survivors are killed, so a
+// failing test leaves nothing behind.
+func requireNoTagged(t testing.TB, tag string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := tagged(tag)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var lines []string
+			for pid, cmd := range left {
+				lines = append(lines, fmt.Sprintf("pid %d: %s", pid, cmd))
+				_ = killPID(pid)
+			}
+			sort.Strings(lines)
+			t.Fatalf("processes survived the stop:\n%s", strings.Join(lines, "\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// killPID sends SIGKILL to one process.
+func killPID(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
+
+// killTagged ends, by pid, every process left with tag (test cleanup).
+func killTagged(tag string) {
+	for pid := range tagged(tag) {
+		_ = killPID(pid)
+	}
 }
 
 // started maps pids seen by the tests to their start times (Linux).

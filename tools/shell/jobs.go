@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,7 @@ import (
 type jobsKey struct{}
 
 // jobTable holds an agent session's background jobs. Closing it stops
-// every job (its whole process group).
+// every job (every process it started).
 type jobTable struct {
 	cfg    *config
 	ctx    context.Context
@@ -45,7 +46,9 @@ type job struct {
 
 	mu        sync.Mutex
 	window    *capture
-	stoppedBy string
+	stoppedBy string      // the signal bash_kill needed, "" if none
+	stopped   stopOutcome // how the job's processes were stopped
+	leftovers bool        // it ended leaving processes, which were stopped
 	ended     time.Time
 	delivered bool // everything up to the end was shown
 	owner     tools.Owner
@@ -92,7 +95,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no job was started."}
 	}
 	if len(t.jobs) >= t.cfg.maxJobs && !t.evictLocked() {
-		return nil, &harness.Error{Code: CodeTooManyJobs, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeTooManyJobs, Message: fmt.Sprintf(
 			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
 			len(t.jobs), strings.Join(t.order, ", "))}
 	}
@@ -100,7 +103,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc(argv, dir, b.cfg.environ(), outW, outW)
+	p, err := startProc(b.cfg, argv, dir, b.cfg.environ(), outW, outW)
 	outW.Close()
 	if err != nil {
 		outR.Close()
@@ -132,7 +135,10 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		}
 	}()
 	go func() {
-		p.reapGroup(t.cfg.grace)
+		left, out := p.reapLeftovers(t.cfg.grace)
+		j.mu.Lock()
+		j.leftovers, j.stopped = left, out
+		j.mu.Unlock()
 		select {
 		case <-copied:
 		case <-time.After(drainDelay):
@@ -146,9 +152,9 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		close(j.finished)
 	}()
 
-	text := fmt.Sprintf("Started background job %s (process group %d) in %s.\n"+
+	text := fmt.Sprintf("Started background job %s in %s.\n"+
 		"Read what it prints with bash_output (job_id %q); stop it with bash_kill. "+
-		"It runs until it exits, you stop it, or the session ends.\n[cwd %s]", j.id, p.pgid, ns, j.id, ns)
+		"It runs until it exits, you stop it, or the session ends.\n[containment: %s]\n[cwd %s]", j.id, ns, j.id, p.how, ns)
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(text)},
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title(in.Description, in.Command),
@@ -203,7 +209,7 @@ func (t *jobTable) get(id string) (*job, error) {
 	if len(t.order) > 0 {
 		known = "Known jobs: " + strings.Join(t.order, ", ") + "."
 	}
-	return nil, &harness.Error{Code: CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
+	return nil, &harness.Error{Code: harness.CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
 }
 
 // take returns what the job printed since the last look, rendered for
@@ -224,7 +230,8 @@ func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
 	return b.String(), s.Total > 0
 }
 
-// Close stops every job and waits for them.
+// Close stops every job and waits for them. It returns an error wrapping
+// ErrSurvivors when processes are still running afterwards.
 func (t *jobTable) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -238,12 +245,12 @@ func (t *jobTable) Close() error {
 	}
 	t.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
 		wg.Go(func() {
-			if !j.p.exited() || groupAlive(j.p.pgid) {
-				j.p.stop(t.cfg.grace)
-			}
+			out := j.p.stop(t.cfg.grace)
 			<-j.finished
+			errs[i] = out.survivorsError("job " + j.id)
 			j.mu.Lock()
 			w := j.window
 			j.mu.Unlock()
@@ -252,7 +259,7 @@ func (t *jobTable) Close() error {
 	}
 	wg.Wait()
 	t.cancel()
-	return nil
+	return errors.Join(errs...)
 }
 
 type jobOutputArgs struct {
@@ -299,7 +306,7 @@ func (b *bashTool) outputTool() tools.Tool {
 
 func (b *bashTool) killTool() tools.Tool {
 	c := b.cfg
-	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to its whole process group, then SIGKILL %s later. "+
+	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to all its processes, then SIGKILL %s later. "+
 		"Returns what the job printed since the last look and how it ended.", durText(c.grace))
 	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
@@ -314,10 +321,10 @@ func (b *bashTool) killTool() tools.Tool {
 		}
 		note := ""
 		if !j.isFinished() {
-			how := j.p.stop(c.grace)
+			out := j.p.stop(c.grace)
 			<-j.finished
 			j.mu.Lock()
-			j.stoppedBy = how
+			j.stoppedBy, j.stopped = out.signal, out
 			j.mu.Unlock()
 		} else {
 			note = "The job had already finished.\n"
@@ -338,22 +345,32 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 	status := statusRunning
 	var code *int
 	j.mu.Lock()
-	stoppedBy, ended := j.stoppedBy, j.ended
+	stoppedBy, stopped, leftovers, ended := j.stoppedBy, j.stopped, j.leftovers, j.ended
 	j.mu.Unlock()
 	if j.isFinished() {
 		var signal string
 		code, signal = j.p.exitInfo()
 		el := durText(ended.Sub(j.started))
+		partial := j.p.cont.kind != containNS
 		switch {
 		case stoppedBy != "":
 			status = statusKilled
-			fmt.Fprintf(&b, "[job %s stopped with %s after %s]\n", j.id, stoppedBy, el)
+			fmt.Fprintf(&b, "[job %s stopped after %s: its processes %s]\n", j.id, el, stopped.ended(partial))
 		case code != nil:
 			status = statusExited
 			fmt.Fprintf(&b, "[job %s exited with code %d after %s]\n", j.id, *code, el)
-		default:
+		case signal != "":
 			status = statusKilled
 			fmt.Fprintf(&b, "[job %s was killed by %s after %s]\n", j.id, signal, el)
+		default:
+			status = statusKilled
+			fmt.Fprintf(&b, "[job %s ended after %s; its exit status is unknown]\n", j.id, el)
+		}
+		if stoppedBy == "" && leftovers {
+			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", stopped.ended(partial))
+		}
+		if stoppedBy != "" || leftovers || len(stopped.survivors) > 0 {
+			fmt.Fprintf(&b, "[containment: %s]\n", j.p.how)
 		}
 	} else {
 		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, durText(time.Since(j.started)))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,27 +19,40 @@ import (
 type jobKit struct {
 	t                 *testing.T
 	env               *tools.Env
+	b                 *bashTool
 	bash, output, kil tools.Tool
 }
 
+// newJobKit builds the tools as BashWithJobs does, keeping the tool
+// value so that tests can look at the job table.
 func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
-	ts := BashWithJobs(opts...)
+	b := &bashTool{cfg: newConfig(opts), jobs: &jobsKey{}}
+	ts := []tools.Tool{tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
+		if in.RunInBackground {
+			return b.startJob(ctx, call, in)
+		}
+		return b.run(ctx, call, in)
+	}), b.outputTool(), b.killTool()}
 	_, err := tools.NewRegistry(ts...)
 	require.NoError(t, err)
-	return &jobKit{t: t, env: env, bash: named(t, ts, "bash"), output: named(t, ts, "bash_output"), kil: named(t, ts, "bash_kill")}
+	return &jobKit{t: t, env: env, b: b, bash: named(t, ts, "bash"), output: named(t, ts, "bash_output"), kil: named(t, ts, "bash_kill")}
 }
 
-var pgRE = regexp.MustCompile(`Started background job (job\d+) \(process group (\d+)\)`)
-
-func (k *jobKit) start(command string) (string, int) {
+// start starts a background job and returns its id and its process.
+func (k *jobKit) start(command string) (string, *proc) {
 	k.t.Helper()
 	res := run(k.t, context.Background(), k.bash, k.env, map[string]any{"command": command, "run_in_background": true})
 	require.False(k.t, res.IsError, res.Text())
-	m := pgRE.FindStringSubmatch(res.Text())
+	m := jobIDRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, m, res.Text())
 	assert.Equal(k.t, "running", res.Render.Terminal.Status)
-	pids := pidsIn("pid " + m[2]) // remembers its start
-	return m[1], pids[0]
+	assert.Contains(k.t, res.Text(), "[containment: ")
+	tab, err := k.b.table(&tools.Call{Env: k.env})
+	require.NoError(k.t, err)
+	j, err := tab.get(m[1])
+	require.NoError(k.t, err)
+	remember(j.p.main)
+	return m[1], j.p
 }
 
 func (k *jobKit) out(id string, waitMS int) *harness.ToolResult {
@@ -53,7 +65,7 @@ func TestJobRunsInBackground(t *testing.T) {
 	env := testEnv(t)
 	k := newJobKit(t, env)
 	gate := filepath.Join(env.Cwd, "gate")
-	id, pgid := k.start(`echo started; echo err >&2; while [ ! -e gate ]; do sleep 0.02; done; echo finishing; exit 4`)
+	id, p := k.start(`echo started; echo err >&2; while [ ! -e gate ]; do sleep 0.02; done; echo finishing; exit 4`)
 	assert.Equal(t, "job1", id)
 
 	var seen string
@@ -73,7 +85,7 @@ func TestJobRunsInBackground(t *testing.T) {
 	assert.Contains(t, res.Text(), "[job job1 exited with code 4 after ")
 	require.NotNil(t, res.Render.Terminal.ExitCode)
 	assert.Equal(t, 4, *res.Render.Terminal.ExitCode)
-	assert.False(t, groupAlive(pgid))
+	assert.Empty(t, p.members(true), "nothing of the job runs")
 
 	res = k.out(id, 0)
 	assert.True(t, strings.HasPrefix(res.Text(), "(no new output)\n[job job1 exited with code 4"), res.Text())
@@ -83,21 +95,22 @@ func TestJobKill(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newJobKit(t, env)
-	id, pgid := k.start(`sleep 300 & echo "pid $!"; echo up; wait`)
+	tag := sleepTag(t)
+	id, p := k.start("sleep " + tag + " & echo up; wait")
 	var seen string
 	eventually(t, func() bool { seen += k.out(id, 0).Render.Terminal.Output; return strings.Contains(seen, "up") }, "the job to start")
-	pids := pidsIn(seen)
-	require.Len(t, pids, 1)
 	res := run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "[job job1 stopped with SIGTERM after ")
+	assert.Contains(t, res.Text(), "[job job1 stopped after ")
+	assert.Contains(t, res.Text(), ": its processes were sent SIGTERM and ended]\n[containment: ")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
-	requireGone(t, pgid, pids[0])
+	requireGone(t, p.main)
+	requireNoTagged(t, tag)
 
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	assert.Contains(t, res.Text(), "The job had already finished.")
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": "job7"})
-	assert.Equal(t, CodeUnknownJob, res.Code)
+	assert.Equal(t, harness.CodeUnknownJob, res.Code)
 	assert.Contains(t, res.Text(), "Known jobs: job1.")
 }
 
@@ -105,7 +118,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 	env := testEnv(t)
 	k := newJobKit(t, env, WithMaxJobs(2))
 	a, _ := k.start("sleep 300")
-	b, pgB := k.start("echo done-b")
+	b, pB := k.start("echo done-b")
 	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
 	if !res.IsError {
 		// b may have finished already, in which case it was evicted.
@@ -113,13 +126,13 @@ func TestJobLimitAndEviction(t *testing.T) {
 		// Let job3 ("true") finish, so it no longer counts as running.
 		k.out("job3", 60000)
 	}
-	eventually(t, func() bool { return !groupAlive(pgB) }, "job b to end")
+	eventually(t, func() bool { return pB.exited() }, "job b to end")
 	k.out(b, 60000) // everything of b shown: b goes first
 	c, _ := k.start("sleep 300")
 	assert.NotEqual(t, a, c)
 	res = run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "run_in_background": true})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeTooManyJobs, res.Code)
+	assert.Equal(t, harness.CodeTooManyJobs, res.Code)
 	assert.Contains(t, res.Text(), "bash_kill")
 }
 
@@ -127,13 +140,16 @@ func TestJobsStoppedWhenStateCloses(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newJobKit(t, env, WithKillGrace(300*time.Millisecond))
-	var pgids []int
-	for _, c := range []string{"sleep 300", "trap '' TERM; sleep 300", "yes > /dev/null"} {
-		_, pg := k.start(c)
-		pgids = append(pgids, pg)
+	tag := sleepTag(t)
+	var pids []int
+	for _, c := range []string{"sleep " + tag, "trap '' TERM; sleep " + tag, "yes > /dev/null"} {
+		_, p := k.start(c)
+		pids = append(pids, p.main)
 	}
+	requireTagged(t, tag)
 	require.NoError(t, env.State.Close())
-	requireGone(t, pgids...)
+	requireGone(t, pids...)
+	requireNoTagged(t, tag)
 	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
 	assert.True(t, res.IsError)
 }

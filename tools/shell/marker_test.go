@@ -20,13 +20,13 @@ import (
 
 const testNonce = "0123456789abcdef0123456789abcdef"
 
-func markerBytes(nonce string, status int, dir string) []byte {
-	return []byte(fmt.Sprintf("\x1e%s %d %s\x1e%s\n", nonce, status, dir, nonce))
+func markerBytes(nonce, body string) []byte {
+	return []byte("\x1e" + nonce + " " + body + "\x1e" + nonce + "\n")
 }
 
 // scanAll feeds data to a scanner in pieces split at cuts and returns
-// the output, the marker and the bytes after it.
-func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, m *mark, rest []byte, err error) {
+// the output, the body of the first record and the bytes after it.
+func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, body []byte, found bool, rest []byte, err error) {
 	s := newScanner(nonce)
 	prev := 0
 	cuts = append(cuts, len(data))
@@ -36,85 +36,170 @@ func scanAll(t testing.TB, nonce string, data []byte, cuts []int) (out []byte, m
 		}
 		piece := append([]byte(nil), data[prev:c]...)
 		prev = c
-		if m != nil {
+		if found {
 			rest = append(rest, piece...)
 			continue
 		}
-		var r []byte
-		m, r, err = s.feed(piece, func(b []byte) { out = append(out, b...) })
+		var b, r []byte
+		b, r, found, err = s.feed(piece, func(b []byte) { out = append(out, b...) })
 		if err != nil {
-			return out, nil, nil, err
+			return out, nil, false, nil, err
+		}
+		if found {
+			body = append([]byte(nil), b...)
 		}
 		rest = append(rest, r...)
 	}
-	if m == nil {
+	if !found {
 		out = append(out, s.flush()...)
 	}
-	return out, m, rest, nil
+	return out, body, found, rest, nil
 }
 
 func TestScanner(t *testing.T) {
 	tests := []struct {
 		name   string
 		output string
-		status int
-		dir    string
+		body   string
 		after  string
 		cuts   []int
 	}{
-		{"plain", "hello\n", 0, "/srv/app", "", nil},
-		{"no trailing newline", "abc", 3, "/", "", nil},
-		{"empty", "", 0, "/x", "", nil},
-		{"split everywhere", "one\ntwo\n", 1, "/a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
-		{"split inside the nonce", "x", 0, "/d", "", []int{1, 10}},
-		{"output ends with RS", "tail\x1e", 0, "/d", "", []int{5}},
-		{"output holds RS and a part of the nonce", "\x1e0123\x1e" + testNonce[:31] + " no", 0, "/d", "", []int{3, 9}},
-		{"another nonce", "\x1e" + strings.Repeat("f", 32) + " 0 /e\x1e" + strings.Repeat("f", 32) + "\n", 0, "/d", "", nil},
-		{"dir with spaces and newline", "o", 255, "/a b\nc", "", nil},
-		{"bytes after the marker", "o", 0, "/d", "background\n", []int{2}},
+		{"plain", "hello\n", "e 0 1 - x /srv/app", "", nil},
+		{"no trailing newline", "abc", "e 3 1 - x /", "", nil},
+		{"empty", "", "", "", nil},
+		{"split everywhere", "one\ntwo\n", "e 1 1 - x /a b", "later", []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 20, 30, 40, 50}},
+		{"split inside the nonce", "x", "s", "", []int{1, 10}},
+		{"output ends with RS", "tail\x1e", "s", "", []int{5}},
+		{"output holds RS and a part of the nonce", "\x1e0123\x1e" + testNonce[:31] + " no", "s", "", []int{3, 9}},
+		{"another nonce", "\x1e" + strings.Repeat("f", 32) + " 0 /e\x1e" + strings.Repeat("f", 32) + "\n", "s", "", nil},
+		{"body with newline and RS", "o", "e 255 1 - x /a b\nc\x1ed", "", nil},
+		{"bytes after the record", "o", "e 0 1 - x /d", "background\n", []int{2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			data := append([]byte(tc.output), markerBytes(testNonce, tc.status, tc.dir)...)
+			data := append([]byte(tc.output), markerBytes(testNonce, tc.body)...)
 			data = append(data, tc.after...)
-			out, m, rest, err := scanAll(t, testNonce, data, tc.cuts)
+			out, body, found, rest, err := scanAll(t, testNonce, data, tc.cuts)
 			require.NoError(t, err)
-			require.NotNil(t, m)
+			require.True(t, found)
 			assert.Equal(t, tc.output, string(out))
-			assert.Equal(t, tc.status, m.Status)
-			assert.Equal(t, tc.dir, m.Dir)
+			assert.Equal(t, tc.body, string(body))
 			assert.Equal(t, tc.after, string(rest))
 		})
 	}
 }
 
-func TestScannerWithoutMarker(t *testing.T) {
+func TestScannerFindsSuccessiveRecords(t *testing.T) {
+	s := newScanner(testNonce)
+	data := append(append([]byte("junk "), markerBytes(testNonce, "s")...), "mid\n"...)
+	data = append(append(data, markerBytes(testNonce, "e 0 1 - x /")...), "tail"...)
+	var out []byte
+	var bodies []string
+	for p := data; len(p) > 0; {
+		body, rest, ok, err := s.feed(p, func(b []byte) { out = append(out, b...) })
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		bodies = append(bodies, string(body))
+		p = rest
+	}
+	out = append(out, s.flush()...)
+	assert.Equal(t, []string{"s", "e 0 1 - x /"}, bodies)
+	assert.Equal(t, "junk mid\ntail", string(out))
+}
+
+func TestScannerWithoutRecord(t *testing.T) {
 	data := []byte("partial\x1e" + testNonce[:10])
-	out, m, _, err := scanAll(t, testNonce, data, []int{3})
+	out, _, found, _, err := scanAll(t, testNonce, data, []int{3})
 	require.NoError(t, err)
-	assert.Nil(t, m)
+	assert.False(t, found)
 	assert.Equal(t, string(data), string(out), "held bytes are released at the end")
 
+	cut := []byte("x\x1e" + testNonce + " e 0 1 - x /d")
+	out, _, found, _, err = scanAll(t, testNonce, cut, []int{5})
+	require.NoError(t, err)
+	assert.False(t, found)
+	assert.Equal(t, string(cut), string(out), "a cut-off record is released too")
+
 	s := newScanner(testNonce)
-	_, _, err = s.feed(append([]byte("\x1e"+testNonce+" "), bytes.Repeat([]byte("x"), maxMarkBody+1)...), func([]byte) {})
+	long := append([]byte("\x1e"+testNonce+" "), bytes.Repeat([]byte("x"), maxMarkBody+1)...)
+	_, rest, ok, err := s.feed(long, func([]byte) {})
 	assert.ErrorIs(t, err, errBadMarker)
-	s = newScanner(testNonce)
-	_, _, err = s.feed([]byte("\x1e"+testNonce+" x /d\x1e"+testNonce+"\n"), func([]byte) {})
-	assert.ErrorIs(t, err, errBadMarker)
+	assert.False(t, ok)
+	assert.Equal(t, string(long), string(rest), "the bytes of a record too long are given back")
+	body, _, ok, err := s.feed(markerBytes(testNonce, "s"), func([]byte) {})
+	require.NoError(t, err)
+	assert.True(t, ok, "the scanner starts afresh")
+	assert.Equal(t, "s", string(body))
+}
+
+func TestParseEnd(t *testing.T) {
+	tests := []struct {
+		body string
+		want *mark
+	}{
+		{"e 0 123 - braceexpand:hashall /srv/app", &mark{Status: 0, Ran: "123", Stdout: true, Stderr: true, Opts: "braceexpand:hashall", Dir: "/srv/app"}},
+		{"e 255 x 12 x /a b\nc", &mark{Status: 255, Ran: "x", Opts: "x", Dir: "/a b\nc"}},
+		{"e 1 7 1 errexit:hashall ", &mark{Status: 1, Ran: "7", Stderr: true, Opts: "errexit:hashall"}},
+		{"e 2 7 2 x /", &mark{Status: 2, Ran: "7", Stdout: true, Opts: "x", Dir: "/"}},
+		{"e 256 7 - x /", nil},
+		{"e -1 7 - x /", nil},
+		{"e 01 7 - x /", nil},
+		{"e x 7 - x /", nil},
+		{"e 0 7 3 x /", nil},
+		{"e 0 7 21 x /", nil},
+		{"e 0 7 -1 x /", nil},
+		{"e 0 7a - x /", nil},
+		{"e 0  - x /", nil},
+		{"e 0 7 - x", nil},
+		{"s", nil},
+		{"", nil},
+		{"x 0 7 - x /", nil},
+	}
+	for _, tc := range tests {
+		m, err := parseEnd([]byte(tc.body))
+		if tc.want == nil {
+			assert.ErrorIs(t, err, errBadMarker, "%q", tc.body)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.body)
+		assert.Equal(t, tc.want, m, "%q", tc.body)
+	}
+	for body, want := range map[string][2]bool{
+		"s braceexpand:hashall":         {false, true},
+		"s braceexpand:history:hashall": {true, true},
+		"s verbose":                     {true, true},
+		"s x":                           {false, true},
+		"s nohistory":                   {false, true},
+		"s":                             {false, false},
+		"s ":                            {false, false},
+		"s a b":                         {false, false},
+		"e 0 1 - x /":                   {false, false},
+	} {
+		exposed, ok := parseStart([]byte(body))
+		assert.Equal(t, want, [2]bool{exposed, ok}, "%q", body)
+	}
+	m, err := parseEnd([]byte("e 0 1 - errexit:hashall /"))
+	require.NoError(t, err)
+	assert.True(t, m.errexit())
+	m, err = parseEnd([]byte("e 0 1 - braceexpand:noerrexitx /"))
+	require.NoError(t, err)
+	assert.False(t, m.errexit())
 }
 
 func FuzzScanner(f *testing.F) {
-	f.Add([]byte("hello\n"), uint8(0), "/srv/app", []byte(""), []byte{3, 7})
-	f.Add([]byte("abc\x1e"), uint8(127), "/a b", []byte("after"), []byte{1, 1, 1, 1})
-	f.Add([]byte("\x1e"+testNonce[:20]), uint8(1), "/", []byte("\x1e"+testNonce+" 1 /\x1e"+testNonce+"\n"), []byte{30})
-	f.Add([]byte{}, uint8(255), "", []byte{}, []byte{})
-	f.Fuzz(func(t *testing.T, output []byte, status uint8, dir string, after []byte, cutBytes []byte) {
+	f.Add([]byte("hello\n"), "e 0 1 - x /srv/app", []byte(""), []byte{3, 7})
+	f.Add([]byte("abc\x1e"), "e 127 1 - x /a b", []byte("after"), []byte{1, 1, 1, 1})
+	f.Add([]byte("\x1e"+testNonce[:20]), "s x", []byte("\x1e"+testNonce+" s x\x1e"+testNonce+"\n"), []byte{30})
+	f.Add([]byte{}, "", []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, output []byte, body string, after []byte, cutBytes []byte) {
 		start := []byte("\x1e" + testNonce + " ")
 		end := []byte("\x1e" + testNonce + "\n")
-		if bytes.Contains(output, start) || strings.Contains(dir, string(end)) {
-			t.Skip("the output contains the marker itself")
+		if bytes.Contains(output, start) || strings.Contains(body, string(end)) {
+			t.Skip("the output contains the record itself")
 		}
-		data := append(append([]byte(nil), output...), markerBytes(testNonce, int(status), dir)...)
+		data := append(append([]byte(nil), output...), markerBytes(testNonce, body)...)
 		data = append(data, after...)
 		var cuts []int
 		pos := 0
@@ -122,24 +207,24 @@ func FuzzScanner(f *testing.F) {
 			pos += int(c)
 			cuts = append(cuts, pos)
 		}
-		out, m, rest, err := scanAll(t, testNonce, data, cuts)
-		if len(dir) > maxMarkBody-8 {
+		out, got, found, rest, err := scanAll(t, testNonce, data, cuts)
+		if len(body) > maxMarkBody-8 {
 			return // may be refused as malformed
 		}
 		require.NoError(t, err)
-		require.NotNil(t, m)
+		require.True(t, found)
 		require.Equal(t, string(output), string(out))
-		require.Equal(t, int(status), m.Status)
-		require.Equal(t, dir, m.Dir)
+		require.Equal(t, body, string(got))
 		require.Equal(t, string(after), string(rest))
 	})
 }
 
-// FuzzScannerNoFalseEnd: output without the marker never ends a command
+// FuzzScannerNoFalseEnd: output without a record never ends a command
 // and comes out unchanged.
 func FuzzScannerNoFalseEnd(f *testing.F) {
 	f.Add([]byte("\x1e"+testNonce+"\n"), []byte{5})
 	f.Add([]byte("\x1e\x1e\x1e"), []byte{1, 1})
+	f.Add([]byte("\x1e"+testNonce+" s"), []byte{2})
 	f.Fuzz(func(t *testing.T, output []byte, cutBytes []byte) {
 		if bytes.Contains(output, []byte("\x1e"+testNonce+" ")) {
 			t.Skip()
@@ -150,9 +235,9 @@ func FuzzScannerNoFalseEnd(f *testing.F) {
 			pos += int(c)
 			cuts = append(cuts, pos)
 		}
-		out, m, _, err := scanAll(t, testNonce, output, cuts)
+		out, _, found, _, err := scanAll(t, testNonce, output, cuts)
 		require.NoError(t, err)
-		require.Nil(t, m)
+		require.False(t, found)
 		require.Equal(t, string(output), string(out))
 	})
 }
@@ -227,30 +312,77 @@ func TestAnsiQuoteInBash(t *testing.T) {
 }
 
 func TestCommandLineIsOneLine(t *testing.T) {
-	line := commandLine("echo a\necho 'b'\n", testNonce)
-	assert.Equal(t, 1, strings.Count(line, "\n"))
-	assert.True(t, strings.HasSuffix(line, "\n"))
-	assert.Equal(t, 2, strings.Count(line, testNonce))
+	c := newCommand()
+	for _, prev := range []int{0, 3} {
+		line := commandLine("echo a\necho 'b'\n", c, prev)
+		assert.Equal(t, 1, strings.Count(line, "\n"))
+		assert.True(t, strings.HasSuffix(line, "\n"))
+		assert.Equal(t, 4, strings.Count(line, c.nonce), "the nonce is in the two record words only")
+		assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
+		for i := 0; i < len(line); i++ {
+			require.True(t, line[i] == '\n' || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
+		}
+	}
+	assert.Contains(t, commandLine(":", c, 3), `(\\builtin exit 3)\n`)
+	assert.NotContains(t, commandLine(":", c, 0), "(exit")
 }
 
 func TestClean(t *testing.T) {
-	tests := map[string]string{
-		"plain\n":                       "plain\n",
-		"crlf\r\nline\r\n":              "crlf\nline\n",
-		"10%\r50%\r100%\ndone\n":        "100%\ndone\n",
-		"\x1b[1;31mred\x1b[0m \x1b[2K":  "red ",
-		"bad \xff utf8":                 "bad \uFFFD utf8",
-		"progress\r":                    "progress",
-		"\x1b]0;title\x07text":          "\x1b]0;title\x07text",
-		"keep\ttabs and \x1b(B charset": "keep\ttabs and  charset",
+	tests := []struct{ name, in, want string }{
+		{"plain", "plain\n", "plain\n"},
+		{"CRLF", "crlf\r\nline\r\n", "crlf\nline\n"},
+		{"progress bar", "10%\r50%\r100%\ndone\n", "100%\ndone\n"},
+		{"SGR and erase", "\x1b[1;31mred\x1b[0m \x1b[2K", "red "},
+		{"invalid UTF-8", "bad \xff utf8", "bad \uFFFD utf8"},
+		{"trailing CR", "progress\r", "progress"},
+		{"tabs and a charset", "keep\ttabs and \x1b(B charset", "keep\ttabs and  charset"},
+		{"private CSI", "\x1b[?25l\x1b[?1049hhidden cursor\x1b[>4;2m", "hidden cursor"},
+		{"CSI with intermediates", "a\x1b[1 qb\x1b[0\"pc", "abc"},
+		{"nested CSI", "\x1b[0\x1b[000A0A", "0A"},
+		{"CSI in C1 form", "a\u009b31mb\u009b2Kc", "abc"},
+		{"window title, BEL", "\x1b]0;title\x07text", "text"},
+		{"window title, ST", "\x1b]2;title\x1b\\text", "text"},
+		{"hyperlink", "\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ after", "link after"},
+		{"OSC 52 clipboard", "x\x1b]52;c;ZWNobyBoaQ==\x07y", "xy"},
+		{"OSC in C1 form, C1 ST", "x\u009d0;t\u009cy", "xy"},
+		{"OSC ended by another sequence", "x\x1b]0;t\x1b[31my", "xy"},
+		{"unterminated OSC", "x\x1b]0;title and the rest\nof it", "x"},
+		{"DCS", "a\x1bP1$r0m\x1b\\b", "ab"},
+		{"DCS with BEL inside", "a\x1bPq\x07#0\x1b\\b", "ab"},
+		{"SOS, PM, APC", "a\x1bXsos\x1b\\b\x1b^pm\x1b\\c\x1b_apc\x1b\\d", "abcd"},
+		{"C1 string forms", "a\u0090dcs\u009cb\u0098sos\u009cc\u009epm\u009cd\u009fapc\u009ce", "abcde"},
+		{"two-byte sequences", "\x1b7a\x1b8b\x1b=c\x1b>d\x1bMe\x1bcf\x1bDg", "abcdefg"},
+		{"other C1 controls", "a\u0085b\u0084c\u0080d\u009ce", "abcde"},
+		{"lone ESC", "a\x1b", "a"},
+		{"ESC before a newline", "a\x1b\nb", "a\nb"},
+		{"ESC ESC", "a\x1b\x1b[31mb", "ab"},
+		{"newline inside a CSI", "a\x1b[3\n1mb", "a\nb"},
+		{"CAN cancels", "a\x1b[31\x18b", "ab"},
+		{"C0 controls kept", "bell\x07 nul\x00 bs\x08", "bell\x07 nul\x00 bs\x08"},
+		{"non-ASCII ends a CSI", "\x1b[3é", "é"},
+		{"UTF-8 kept", "é ✓ 世界 \u00a0", "é ✓ 世界 \u00a0"},
+		{"CR inside a sequence", "ab\x1b[\r1mc", "c"},
 	}
-	for in, want := range tests {
-		assert.Equal(t, want, clean(in), "%q", in)
+	for _, tc := range tests {
+		got := clean(tc.in)
+		assert.Equal(t, tc.want, got, "%s: %q", tc.name, tc.in)
+		assert.Equal(t, got, clean(got), "%s: cleaning again changes nothing", tc.name)
 	}
 }
 
+// hasC1 reports whether s holds a C1 control.
+func hasC1(s string) bool {
+	for _, r := range s {
+		if r >= 0x80 && r <= 0x9f {
+			return true
+		}
+	}
+	return false
+}
+
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"a\r\nb", "10%\r20%\r", "\x1b[31mx\x1b[0m", "\xff\xfe", "plain"} {
+	for _, s := range []string{"a\r\nb", "10%\r20%\r", "\x1b[31mx\x1b[0m", "\xff\xfe", "plain",
+		"\x1b[0\x1b[000A0A", "\x1b]0;t\x07x", "\x1bP\x1b\\", "\u009b1m\u009d\u009c", "\x1b(B\x1b7"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -258,8 +390,10 @@ func FuzzClean(f *testing.F) {
 		require.True(t, utf8.ValidString(c))
 		require.LessOrEqual(t, strings.Count(c, "\n"), strings.Count(s, "\n"))
 		require.NotContains(t, c, "\r")
+		require.NotContains(t, c, "\x1b")
+		require.False(t, hasC1(c), "no C1 control is left: %q", c)
 		require.Equal(t, c, clean(c), "cleaning is idempotent")
-		if utf8.ValidString(s) && !strings.ContainsAny(s, "\r\x1b") {
+		if utf8.ValidString(s) && !strings.ContainsAny(s, "\r\x1b") && !hasC1(s) {
 			require.Equal(t, s, c)
 		}
 	})
@@ -336,4 +470,39 @@ func TestSplit(t *testing.T) {
 		x, y := split(tc.budget, tc.a, tc.b)
 		assert.Equal(t, []int{tc.x, tc.y}, []int{x, y}, "%+v", tc)
 	}
+}
+
+// renderEnd writes the body of an end record as the shell does.
+func renderEnd(m *mark) string {
+	fds := ""
+	if !m.Stdout {
+		fds += "1"
+	}
+	if !m.Stderr {
+		fds += "2"
+	}
+	if fds == "" {
+		fds = "-"
+	}
+	return fmt.Sprintf("e %d %s %s %s %s", m.Status, m.Ran, fds, m.Opts, m.Dir)
+}
+
+// FuzzParseRecords: a parsed end record renders back to the same text,
+// and what the shell writes always parses.
+func FuzzParseRecords(f *testing.F) {
+	f.Add("e 0 123 - braceexpand:hashall /srv/app", uint8(3), "/a b\nc", false, true)
+	f.Add("s errexit:history", uint8(0), "", true, true)
+	f.Add("e 256 1 3 x /", uint8(255), "\x1e", false, false)
+	f.Fuzz(func(t *testing.T, body string, status uint8, dir string, stdout, stderr bool) {
+		if m, err := parseEnd([]byte(body)); err == nil {
+			require.Equal(t, body, renderEnd(m))
+		}
+		if exposed, ok := parseStart([]byte(body)); ok {
+			require.Equal(t, exposed, strings.Contains(":"+body[2:]+":", ":verbose:") || strings.Contains(":"+body[2:]+":", ":history:"))
+		}
+		want := &mark{Status: int(status), Ran: "17", Stdout: stdout, Stderr: stderr, Opts: "braceexpand:hashall", Dir: dir}
+		m, err := parseEnd([]byte(renderEnd(want)))
+		require.NoError(t, err)
+		require.Equal(t, want, m)
+	})
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -63,6 +64,17 @@ type config struct {
 	readWait    time.Duration
 	maxWait     time.Duration
 	maxJobs     int
+	// startHint is how long a missing start record may last before a
+	// result warns that the shell seems not to read its input.
+	startHint time.Duration
+
+	// noNamespace, when set, keeps commands out of PID namespaces (the
+	// process tree is followed instead) and is the reason given; tests
+	// set it to cover that path.
+	noNamespace error
+	// probe finds, once, which containment works; cont is its answer.
+	probe sync.Once
+	cont  *containment
 }
 
 func newConfig(opts []Option) *config {
@@ -79,6 +91,7 @@ func newConfig(opts []Option) *config {
 		readWait:    DefaultReadWait,
 		maxWait:     DefaultMaxWait,
 		maxJobs:     DefaultMaxJobs,
+		startHint:   notStartedHint,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -2,22 +2,20 @@
 
 package shell
 
-import (
-	"errors"
-	"os"
-	"syscall"
-)
+import "os"
 
 const supported = false
 
-var errUnsupported = errors.New("shell: process groups are not supported on this platform")
+func probeContainment(c *config) *containment {
+	return &containment{kind: containGroup, reason: "this system has none"}
+}
 
-func groupAttr() *syscall.SysProcAttr { return nil }
+func startContained(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+	return nil, errPlatform
+}
 
-func terminateGroup(pgid int) error { return errUnsupported }
-func killGroup(pgid int) error      { return errUnsupported }
-func interruptGroup(pgid int) error { return errUnsupported }
-func groupAlive(pgid int) bool      { return false }
-func pidAlive(pid int) bool         { return false }
-
-func exitSignal(st *os.ProcessState) string { return "" }
+func (p *proc) members(full bool) []member { return nil }
+func (p *proc) terminate(ms []member)      {}
+func (p *proc) finish() []member           { return nil }
+func (p *proc) interrupt() error           { return errPlatform }
+func (p *proc) killMain() error            { return errPlatform }

@@ -5,18 +5,26 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 )
 
 const supported = true
 
-// groupAttr starts a process as the leader of a new session, and so of
-// a new process group that can be signalled as a whole. A new session has
-// no controlling terminal: a program that opens /dev/tty to prompt fails
-// at once instead of stopping the group on SIGTTIN.
-func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+// signalPID sends sig to one process; a process already gone is no
+// error.
+func signalPID(pid int, sig syscall.Signal) error {
+	if pid <= 1 {
+		return errors.New("shell: refusing to signal pid <= 1")
+	}
+	err := syscall.Kill(pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
 
+// signalGroup sends sig to a process group; a group already gone is no
+// error.
 func signalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return errors.New("shell: refusing to signal process group <= 1")
@@ -28,45 +36,33 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return err
 }
 
-// terminateGroup sends SIGTERM to the process group.
-func terminateGroup(pgid int) error { return signalGroup(pgid, syscall.SIGTERM) }
+// interrupt sends SIGINT to the main process's process group: for a
+// persistent shell, the shell (which traps it) and its foreground
+// command.
+func (p *proc) interrupt() error { return signalGroup(p.main, syscall.SIGINT) }
 
-// killGroup sends SIGKILL to the process group.
-func killGroup(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
+// killMain sends SIGKILL to the main process alone.
+func (p *proc) killMain() error { return signalPID(p.main, syscall.SIGKILL) }
 
-// interruptGroup sends SIGINT to the process group.
-func interruptGroup(pgid int) error { return signalGroup(pgid, syscall.SIGINT) }
-
-// groupAlive reports whether a process of the group still runs. Zombies
-// (exited, not yet reaped by their parent) do not count where the
-// platform lets us tell them apart.
-func groupAlive(pgid int) bool {
-	if pgid <= 1 {
-		return false
+// setExit records the main process's wait status.
+func (p *proc) setExit(ws syscall.WaitStatus) {
+	switch {
+	case ws.Exited():
+		c := ws.ExitStatus()
+		p.code = &c
+	case ws.Signaled():
+		p.signal = signalName(ws.Signal())
 	}
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	return liveMember(pgid)
 }
 
-// pidAlive reports whether the process runs (and is not a zombie).
-func pidAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+// waitStatus returns the wait status of a process that exec.Cmd waited
+// for.
+func waitStatus(p *proc) (syscall.WaitStatus, bool) {
+	if p.cmd.ProcessState == nil {
+		return 0, false
 	}
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	return !zombie(pid)
-}
-
-// exitSignal names the signal that ended a process, if one did.
-func exitSignal(st *os.ProcessState) string {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return signalName(ws.Signal())
-	}
-	return ""
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, ok
 }
 
 func signalName(s syscall.Signal) string {

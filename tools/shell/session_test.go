@@ -127,7 +127,7 @@ func TestSessionStillRunningAndIncrementalRead(t *testing.T) {
 
 	busy := k.do(id, "echo second command")
 	require.True(t, busy.IsError)
-	assert.Equal(t, CodeBusy, busy.Code)
+	assert.Equal(t, harness.CodeShellBusy, busy.Code)
 	assert.Contains(t, busy.Text(), "still running `echo first; while")
 	assert.Contains(t, busy.Text(), "shell_read")
 	assert.Contains(t, busy.Text(), "shell_close")
@@ -160,8 +160,7 @@ func TestSessionBackgroundOutputBetweenCommands(t *testing.T) {
 	gate := filepath.Join(env.Cwd, "gate")
 	res := k.do(id, fmt.Sprintf(`(while [ ! -e %q ]; do sleep 0.02; done; echo from-background) & echo "pid $!"`, gate))
 	require.False(t, res.IsError, res.Text())
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 1)
+	require.Contains(t, res.Text(), "pid ")
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	eventually(t, func() bool { return k.pending(id) == int64(len("from-background\n")) }, "the background output")
 	res = k.do(id, "echo foreground")
@@ -187,14 +186,16 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newKit(t, env)
-	id, pgid := k.openShell(nil)
+	id, pid := k.openShell(nil)
 	k.do(id, "KEEP=kept")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *harness.ToolResult, 1)
+	tag := sleepTag(t)
 	go func() {
-		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "touch ready; sleep 300; echo after-sleep"})
+		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "sleep " + tag + "; echo after-sleep"})
 	}()
-	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
+	// SIGINT must find the sleep running, not the shell about to start it.
+	requireTagged(t, tag)
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
@@ -202,7 +203,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	assert.Contains(t, res.Text(), "[the call was cancelled: the command was interrupted with SIGINT]")
 	assert.Contains(t, res.Text(), "after-sleep", "the interrupted sleep ends; the rest of the command runs")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
-	assert.True(t, groupAlive(pgid), "the shell survives")
+	assert.True(t, pidAlive(pid), "the shell survives")
 
 	res = k.do(id, "echo $KEEP")
 	assert.True(t, strings.HasPrefix(res.Text(), "kept\n[exit code 0"), res.Text())
@@ -212,24 +213,24 @@ func TestSessionCloseStopsProcessGroup(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newKit(t, env, WithKillGrace(300*time.Millisecond))
-	id, pgid := k.openShell(nil)
-	res := k.do(id, `sleep 300 & echo "pid $!"; (trap '' TERM; touch trapped; exec sleep 300) & echo "pid $!"`)
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 2)
+	id, pid := k.openShell(nil)
+	tag := sleepTag(t)
+	k.do(id, "sleep "+tag+" & (trap '' TERM; touch trapped; exec sleep "+tag+") &")
 	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "trapped")); return err == nil }, "the trap")
 	k.do(id, "echo left-over-output", 0)
-	res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+	res := run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "[closed shell sh1")
-	requireGone(t, append(pids, pgid)...)
-	assert.False(t, groupAlive(pgid))
+	assert.Contains(t, res.Text(), "[closed shell sh1; ")
+	assert.Contains(t, res.Text(), "its processes were sent SIGTERM, did not all end in time and were killed with SIGKILL]\n[containment: ")
+	requireGone(t, pid)
+	requireNoTagged(t, tag)
 
 	res = k.do(id, "echo again")
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), "Shell sh1 is closed (closed with shell_close). Open a new one with shell_open")
 	res = k.readOut("sh9")
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), `There is no shell "sh9"`)
 }
 
@@ -240,17 +241,18 @@ func TestSessionDeathIsReportedAndNextSendStartsFresh(t *testing.T) {
 	k := newKit(t, env)
 	sub := filepath.Join(env.Cwd, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o755))
-	id, pgid := k.openShell(map[string]any{"cwd": "sub"})
-	res := k.do(id, `VAR=set; cd /; sleep 300 & echo "pid $!"`)
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 1)
+	id, pid := k.openShell(map[string]any{"cwd": "sub"})
+	tag := sleepTag(t)
+	k.do(id, "VAR=set; cd /; sleep "+tag+" &")
+	requireTagged(t, tag)
 
-	res = k.do(id, "echo bye; exit 7")
+	res := k.do(id, "echo bye; exit 7")
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "bye\n[The shell exited with code 7 while running `echo bye; exit 7`. Its variables, functions and background processes are gone. The next shell_send starts a fresh shell in "+sub+".]")
 	assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()))
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
-	requireGone(t, append(pids, pgid)...)
+	requireGone(t, pid)
+	requireNoTagged(t, tag)
 
 	res = k.readOut(id)
 	assert.Contains(t, res.Text(), "[The shell exited with code 7", "a read says so too")
@@ -269,8 +271,8 @@ func TestSessionDeathIsReportedAndNextSendStartsFresh(t *testing.T) {
 func TestSessionKilledShell(t *testing.T) {
 	env := testEnv(t)
 	k := newKit(t, env)
-	id, pgid := k.openShell(nil)
-	require.NoError(t, killGroup(pgid))
+	id, pid := k.openShell(nil)
+	require.NoError(t, killPID(pid))
 	eventually(t, func() bool {
 		return strings.Contains(k.readOut(id).Text(), "[The shell was killed by SIGKILL. ")
 	}, "the death to be noticed")
@@ -282,7 +284,7 @@ func TestSessionOpenRecordsSettings(t *testing.T) {
 	env := testEnv(t)
 	rec := env.Recorder.(*records)
 	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithIdleTimeout(time.Hour))
-	id, pgid := k.openShell(nil)
+	id, pid := k.openShell(nil)
 	res := k.do(id, "echo $SANDBOXED $EXTRA $PAGER")
 	assert.True(t, strings.HasPrefix(res.Text(), "yes 1 cat\n"), res.Text())
 	recs := rec.all()
@@ -295,7 +297,8 @@ func TestSessionOpenRecordsSettings(t *testing.T) {
 	assert.Equal(t, env.Cwd, got.Dir)
 	assert.Equal(t, "env marker", got.Sandbox)
 	assert.Equal(t, "process", got.Inherit)
-	assert.Equal(t, pgid, got.PID)
+	assert.Equal(t, pid, got.PID)
+	assert.Equal(t, newConfig(nil).containment().String(), got.Containment)
 	assert.Equal(t, time.Hour.Milliseconds(), got.IdleTimeoutMS)
 	assert.Equal(t, []string{"env", "SANDBOXED=yes"}, got.Argv[:2])
 	assert.Contains(t, got.Env, "PAGER=cat")
@@ -312,20 +315,20 @@ func TestSessionOpenErrors(t *testing.T) {
 	k.openShell(nil)
 	res := run(t, context.Background(), k.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeTooManySessions, res.Code)
+	assert.Equal(t, harness.CodeTooManyShells, res.Code)
 	assert.Contains(t, res.Text(), "2 shells are open already (sh1, sh2)")
 
 	res = run(t, context.Background(), k.open, env, map[string]any{"cwd": "/"})
-	assert.Equal(t, CodeBadWorkdir, res.Code, "cwd is confined to the root")
+	assert.Equal(t, harness.CodeBadWorkdir, res.Code, "cwd is confined to the root")
 
 	k2 := newKit(t, env, WithSandbox(&envSandbox{deny: true}))
 	res = run(t, context.Background(), k2.open, env, map[string]any{})
-	assert.Equal(t, CodeSandbox, res.Code)
+	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
 
 	k3 := newKit(t, env, WithShell("false"))
 	res = run(t, context.Background(), k3.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Equal(t, harness.CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "The shell could not be opened: the shell did not start: The shell exited with code 1.")
 }
 
@@ -333,14 +336,13 @@ func TestSessionIdleReaper(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newKit(t, env, WithIdleTimeout(150*time.Millisecond))
-	id, pgid := k.openShell(nil)
-	res := k.do(id, `sleep 300 & echo "pid $!"`)
-	pids := pidsIn(res.Text())
-	require.Len(t, pids, 1)
-	eventually(t, func() bool { return !groupAlive(pgid) }, "the idle shell to be reaped")
-	requireGone(t, pids...)
-	res = k.do(id, "echo hi")
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	id, pid := k.openShell(nil)
+	tag := sleepTag(t)
+	k.do(id, "sleep "+tag+" &")
+	eventually(t, func() bool { return !pidAlive(pid) }, "the idle shell to be reaped")
+	requireNoTagged(t, tag)
+	res := k.do(id, "echo hi")
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), "closed after 150 ms without use")
 }
 
@@ -348,48 +350,56 @@ func TestSessionStateCloseReapsEverything(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newKit(t, env)
+	tag := sleepTag(t)
 	var pids []int
 	for range 3 {
-		id, pgid := k.openShell(nil)
-		res := k.do(id, `sleep 300 & echo "pid $!"`)
-		pids = append(pids, pgid)
-		pids = append(pids, pidsIn(res.Text())...)
+		id, pid := k.openShell(nil)
+		k.do(id, "sleep "+tag+" &")
+		pids = append(pids, pid)
 	}
-	id, pgid := k.openShell(nil)
-	res := k.do(id, "sleep 300", 0)
+	id, pid := k.openShell(nil)
+	res := k.do(id, "sleep "+tag, 0)
 	assert.Contains(t, res.Text(), "still running")
-	pids = append(pids, pgid)
-	require.Len(t, pids, 7)
+	pids = append(pids, pid)
+	eventually(t, func() bool { return len(tagged(tag)) == 4 }, "the four sleeps")
 
 	require.NoError(t, env.State.Close())
 	requireGone(t, pids...)
+	requireNoTagged(t, tag)
 	res = k.do(id, "echo hi")
 	require.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 }
 
+// TestSessionHundredOpenedAndKilled opens and ends a hundred shells (30
+// unless HARNESS_LONG_TESTS=1: each costs a PID namespace).
 func TestSessionHundredOpenedAndKilled(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	k := newKit(t, env, WithMaxSessions(3), WithKillGrace(time.Second))
+	tag := sleepTag(t)
+	n := 30
+	if os.Getenv("HARNESS_LONG_TESTS") == "1" {
+		n = 100
+	}
 	var pids []int
-	for i := range 100 {
-		id, pgid := k.openShell(nil)
-		res := k.do(id, `sleep 300 & echo "pid $!"`)
+	for i := range n {
+		id, pid := k.openShell(nil)
+		res := k.do(id, "sleep "+tag+" &")
 		require.False(t, res.IsError, res.Text())
-		pids = append(pids, pgid)
-		pids = append(pids, pidsIn(res.Text())...)
+		pids = append(pids, pid)
 		if i%2 == 0 {
 			res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 			require.False(t, res.IsError, res.Text())
 		} else {
-			require.NoError(t, killGroup(pgid))
+			require.NoError(t, killPID(pid))
 			eventually(t, func() bool { return strings.Contains(k.readOut(id).Text(), "killed by SIGKILL") }, "the death")
 			run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 		}
 	}
-	require.Len(t, pids, 200)
+	require.Len(t, pids, n)
 	requireGone(t, pids...)
+	requireNoTagged(t, tag)
 }
 
 func TestSessionLongOutputSpilled(t *testing.T) {

@@ -40,16 +40,22 @@ type closeArgs struct {
 // Each shell is one long-lived bash (no profile or rc files) talking over
 // pipes, without a terminal, so cd, variables, functions and background
 // processes persist between commands while full-screen programs are not
-// supported. Commands are delimited by a marker line with a fresh random
-// nonce per command that carries the exit status and the shell's
-// directory; the command is sent quoted on one line and run by eval with
+// supported. A command is sent quoted on one line and run by eval with
 // stdin from /dev/null, so neither a multi-line command nor one that
-// reads stdin can confuse the protocol.
+// reads stdin can confuse the protocol. The shell reports the start and
+// the end of each command, with its exit status and the shell's
+// directory, on a status channel apart from the output, in records with a
+// fresh random nonce that bash prints itself: no function, alias or
+// builtin a command redefines sees the nonce or can forge a record. A
+// result says so when a command broke the protocol (closed the status
+// channel, disabled eval), redirected the shell's stdout away or turned
+// on set -e.
 //
 // Shells belong to the agent session that opened them (they live in its
 // tools.State), are limited in number, close after an idle timeout, and
-// are all stopped, whole process groups, when the session or the loop
-// closes. The environment and the sandbox are fixed when a shell opens
+// are all stopped, with every process they started, when the session or
+// the loop closes. Each shell runs in a PID namespace of its own where
+// the system allows it (see the package documentation). The environment and the sandbox are fixed when a shell opens
 // and recorded in the session log as a "shell_open" record.
 func Sessions(opts ...Option) []tools.Tool {
 	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
@@ -84,6 +90,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
 		"It starts in cwd (default: the session's working directory). " +
 		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " +
+		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
 		"Every result ends with the shell's current directory."
@@ -122,7 +129,7 @@ func (s *sessionTools) readTool() tools.Tool {
 
 func (s *sessionTools) closeTool() tools.Tool {
 	c := s.cfg
-	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (its whole process group: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
+	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
 		"Its state (directory, variables, background processes) is lost."
 	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
@@ -137,23 +144,27 @@ type openRecord struct {
 	OSDir     string   `json:"os_dir,omitempty"`
 	// Env lists the variables the tools set; Inherit says where the rest
 	// came from: "process" (the program's environment) or "configured".
-	Env           []string `json:"env"`
-	Inherit       string   `json:"inherit"`
-	Sandbox       string   `json:"sandbox,omitempty"`
-	PID           int      `json:"pid"`
-	IdleTimeoutMS int64    `json:"idle_timeout_ms"`
+	Env     []string `json:"env"`
+	Inherit string   `json:"inherit"`
+	Sandbox string   `json:"sandbox,omitempty"`
+	// PID is the shell's process id as the host sees it.
+	PID int `json:"pid"`
+	// Containment says how the shell's processes are held together:
+	// "pid namespace", or "process tree (no pid namespace: ...)".
+	Containment   string `json:"containment"`
+	IdleTimeoutMS int64  `json:"idle_timeout_ms"`
 	// Restart is set on the record of a shell started again after the
 	// first one ended.
 	Restart bool `json:"restart,omitempty"`
 }
 
-func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, restart bool) {
+func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, how string, restart bool) {
 	inherit := "process"
 	if s.cfg.baseEnvSet {
 		inherit = "configured"
 	}
 	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit,
-		PID: pid, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
+		PID: pid, Containment: how, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
 	if sh.dir != sh.ns {
 		rec.OSDir = sh.dir
 	}
@@ -181,7 +192,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		return nil, err
 	}
 	// bash reads its script (the command lines) from descriptor 3.
-	argv, err := s.cfg.argv(bash, dir, "/dev/fd/3")
+	argv, err := s.cfg.argv(bash, dir, scriptPath)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +204,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	if len(m.open) >= s.cfg.maxSessions {
 		open := strings.Join(m.order, ", ")
 		m.mu.Unlock()
-		return nil, &harness.Error{Code: CodeTooManySessions, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeTooManyShells, Message: fmt.Sprintf(
 			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.maxSessions, open)}
 	}
 	m.next++
@@ -210,8 +221,9 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	sh.mu.Lock()
 	out, err := sh.startLocked()
 	var pid int
+	var how string
 	if sh.p != nil {
-		pid = sh.p.pgid
+		pid, how = sh.p.main, sh.p.how
 	}
 	sh.mu.Unlock()
 	if err != nil {
@@ -220,20 +232,20 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		if out != "" {
 			msg += "\nIts output:\n" + out
 		}
-		return nil, &harness.Error{Code: CodeNoShell, Err: err, Message: msg}
+		return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: msg}
 	}
 	sh.mu.Lock()
 	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
 	sh.mu.Unlock()
-	s.record(ctx, call, sh, pid, false)
+	s.record(ctx, call, sh, pid, how, false)
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Opened shell %s (process group %d) in %s. Run commands in it with shell_send (session_id %q); "+
+	fmt.Fprintf(&b, "Opened shell %s in %s. Run commands in it with shell_send (session_id %q); "+
 		"its directory, variables, functions and background processes persist between commands until shell_close. "+
-		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, pid, ns, sh.id)
+		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, ns, sh.id)
 	b.WriteString(out)
 	ensureNewline(&b)
-	fmt.Fprintf(&b, "[cwd %s]", ns)
+	fmt.Fprintf(&b, "[containment: %s]\n[cwd %s]", how, ns)
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(b.String())},
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "shell " + sh.id,
@@ -261,14 +273,20 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &harness.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	if sh.scan != nil {
-		return nil, &harness.Error{Code: CodeBusy, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeShellBusy, Message: fmt.Sprintf(
 			"Shell %s is still running %s (for %s), so the command was not sent. "+
 				"Call shell_read (session_id %q) to wait for it and see its output, shell_close to stop it (the shell's state is lost), "+
 				"or run independent commands with bash or in another shell.",
 			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
+	}
+	if sh.broken != "" && sh.death == "" {
+		return nil, &harness.Error{Code: harness.CodeShellBroken, Message: fmt.Sprintf(
+			"Shell %s is broken, so the command was not sent: %s. Close it with shell_close and open a new one with shell_open; "+
+				"its variables, functions and background processes are lost. Call shell_read (session_id %q) to see what it printed.",
+			sh.id, sh.broken, sh.id)}
 	}
 	sh.touchLocked(call)
 	var pre strings.Builder
@@ -280,29 +298,25 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if sh.death != "" {
 		death := sh.death
 		if _, err := sh.startLocked(); err != nil {
-			return nil, &harness.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
+			return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
 		}
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
-		pid := 0
+		pid, how := 0, ""
 		if sh.p != nil {
-			pid = sh.p.pgid
+			pid, how = sh.p.main, sh.p.how
 		}
-		s.record(ctx, call, sh, pid, true)
+		s.record(ctx, call, sh, pid, how, true)
 		sh.touchLocked(call)
 	}
 	if pre.Len() > 0 {
 		pre.WriteString("[output of this command:]\n")
 	}
-	sh.last = nil
-	nonce := newNonce()
-	sh.scan = newScanner(nonce)
-	sh.command = in.Command
-	sh.cmdStart = time.Now()
+	line := sh.beginLocked(in.Command)
 	script := sh.script
 	// The shell reads one line at a time and is idle, so the write
 	// completes as the shell parses it.
 	sh.mu.Unlock()
-	_, werr := io.WriteString(script, commandLine(in.Command, nonce))
+	_, werr := io.WriteString(script, line)
 	sh.mu.Lock()
 	if werr != nil && sh.death == "" && sh.scan != nil {
 		// The shell is going away; the watcher will say how.
@@ -328,7 +342,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &harness.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	sh.touchLocked(call)
 	switch {
@@ -351,8 +365,12 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	}
 	sh.mu.Lock()
 	running, command := sh.scan != nil, sh.command
+	how, partial := "", false
+	if sh.p != nil {
+		how, partial = sh.p.how, sh.p.cont.kind != containNS
+	}
 	sh.mu.Unlock()
-	m.closeShell(sh, "closed with shell_close")
+	stopped := m.closeShell(sh, "closed with shell_close")
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	out := sh.takeLocked(s.cfg.outputLimit)
@@ -361,9 +379,12 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	b.WriteString(out)
 	ensureNewline(&b)
 	if running {
-		fmt.Fprintf(&b, "[closed shell %s; %s was still running and was stopped with it]\n", sh.id, quoteCommand(command))
+		fmt.Fprintf(&b, "[closed shell %s; %s was still running; its processes %s]\n", sh.id, quoteCommand(command), stopped.ended(partial))
 	} else {
-		fmt.Fprintf(&b, "[closed shell %s]\n", sh.id)
+		fmt.Fprintf(&b, "[closed shell %s; its processes %s]\n", sh.id, stopped.ended(partial))
+	}
+	if how != "" {
+		fmt.Fprintf(&b, "[containment: %s]\n", how)
 	}
 	fmt.Fprintf(&b, "[cwd %s]", sh.cwd)
 	return &harness.ToolResult{
