@@ -224,7 +224,7 @@ func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 	}
 	if u, ok := asm.Usage(); ok {
 		t.usage.Add(u)
-		t.emit(&Usage{Step: step, Model: t.model.Info().Name, Usage: u})
+		t.emit(&ModelUsage{Step: step, Model: t.model.Info().Name, Usage: u})
 	}
 	return strings.TrimSpace(asm.Message().Text()), nil
 }

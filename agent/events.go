@@ -55,8 +55,8 @@ type ToolCallEnd struct {
 	Duration time.Duration       `json:"duration_ns"`
 }
 
-// Usage reports the token usage of one model call.
-type Usage struct {
+// ModelUsage reports the token usage of one model call.
+type ModelUsage struct {
 	Step  int           `json:"step"`
 	Model string        `json:"model"`
 	Usage harness.Usage `json:"usage"`
@@ -104,7 +104,7 @@ func (*TextDelta) Kind() string      { return "text_delta" }
 func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
 func (*ToolCallStart) Kind() string  { return "tool_call_start" }
 func (*ToolCallEnd) Kind() string    { return "tool_call_end" }
-func (*Usage) Kind() string          { return "usage" }
+func (*ModelUsage) Kind() string     { return "usage" }
 func (*Retry) Kind() string          { return "retry" }
 func (*ReminderAdded) Kind() string  { return "reminder" }
 func (*StepEnd) Kind() string        { return "step_end" }

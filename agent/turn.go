@@ -255,7 +255,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		if am.Usage != nil {
-			t.emit(&Usage{Step: step, Model: info.Name, Usage: *am.Usage})
+			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage})
 		}
 		return msg, finish, nil
 	}

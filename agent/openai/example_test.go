@@ -52,7 +52,7 @@ func ExampleNew() {
 			fmt.Printf("(thinking: %s)\n", e.Text)
 		case *agent.TextDelta:
 			fmt.Print(e.Text)
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			u := e.Usage
 			fmt.Printf("\n%d input tokens (%d cached), %d output tokens (%d reasoning)\n",
 				u.InputTokens, u.CacheHitTokens, u.OutputTokens, u.ReasoningTokens)

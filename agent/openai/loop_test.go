@@ -33,18 +33,18 @@ func lookupTool(seen *[]string, mu *sync.Mutex) tools.Tool {
 
 // runTurn runs one turn and returns the text it streamed, its usage
 // events and its end.
-func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.Usage, *agent.TurnEnd) {
+func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.ModelUsage, *agent.TurnEnd) {
 	t.Helper()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/work"})
 	require.NoError(t, err)
 	var text strings.Builder
-	var usages []*agent.Usage
+	var usages []*agent.ModelUsage
 	var end *agent.TurnEnd
 	for ev, err := range s.Run(context.Background(), prompt) {
 		switch e := ev.(type) {
 		case *agent.TextDelta:
 			text.WriteString(e.Text)
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			usages = append(usages, e)
 		case *agent.TurnEnd:
 			end = e

@@ -63,7 +63,7 @@ func run(t *testing.T, s *agent.Session, prompt string) []string {
 			trace = append(trace, "reasoning:"+e.Text)
 		case *agent.ToolCallEnd:
 			trace = append(trace, "tool:"+e.Call.ID+":"+e.Result.Text())
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			trace = append(trace, "usage")
 		case *agent.TurnEnd:
 			trace = append(trace, "end:"+e.Reason)

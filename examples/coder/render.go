@@ -371,7 +371,7 @@ func (h *human) event(ev agent.Event) {
 	case *agent.StepEnd:
 		h.streamed = false
 		h.wait("thinking")
-	case *agent.Usage:
+	case *agent.ModelUsage:
 		// Summed in the turn's footer.
 	case *agent.TurnEnd:
 		h.wait("")

@@ -88,7 +88,7 @@ func sampleTurn() []agent.Event {
 		}},
 		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
 			Result: harness.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},
-		&agent.Usage{Step: 1, Model: "m", Usage: harness.Usage{InputTokens: 1000, OutputTokens: 50}},
+		&agent.ModelUsage{Step: 1, Model: "m", Usage: harness.Usage{InputTokens: 1000, OutputTokens: 50}},
 		&agent.ReminderAdded{Step: 1, Reminder: harness.Reminder{Source: "repeat_guard", Text: "You called read 3 times in a row.\nTry something else."}},
 		&agent.StepEnd{Step: 1, Finish: "tool_calls", ToolCalls: 4},
 		&agent.ContextPruned{Step: 2, Calls: []string{"c1", "c0"}, EstimatedTokens: 512_000},
