@@ -44,4 +44,22 @@
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
+//
+// The loop sits on top of the module's one-way import graph (a package
+// never imports one above it):
+//
+//	examples/...                          programs
+//	agent/openai  agent/replay            adapters: import agent/model, never agent
+//	agent                                 the loop
+//	tools/files tools/images tools/shell
+//	tools/sessiontools spill guard        built-in tools and middleware
+//	tools                                 the tool contract
+//	fslocal  fs/fstest                    file systems
+//	fs                                    the file system contract
+//	session  session/sessiontest          the log
+//	agent/model                           the model contract
+//	harness                               the vocabulary and the one error type
+//
+// It imports harness, agent/model, fs, session, spill, tools and internal
+// helpers; nothing imports it but programs (and tests).
 package agent

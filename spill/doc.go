@@ -43,4 +43,7 @@
 //	)
 //	// From time to time:
 //	store.Expire(ctx, time.Now().Add(-7*24*time.Hour))
+//
+// It imports harness, tools (the output store and middleware contracts it
+// implements) and internal helpers; nothing of session or agent.
 package spill
