@@ -102,16 +102,16 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // RunContent runs one turn on user content (text, and images already in
 // the attachment store) and yields its events as they happen.
 //
-// The turn calls the model, runs the tools it asks for, and repeats while
-// the model asks for tools, up to the step limit. Events are yielded with
-// a nil error, except the last, which is always a *TurnEnd: it comes with
-// the error that ended the turn, if any (context.Canceled when ctx was
-// cancelled, a *harness.Error with a model code when the model failed
-// for good, an *InternalError when the harness recovered from a panic). Stopping the
-// iteration early cancels the turn; the cancellation is logged and the
-// session stays usable. No panic of the harness, the model adapter, the
-// tools or the session store reaches the loop over the events; a panic in
-// the loop's own body is passed on unchanged.
+// The turn calls the model, runs the tools it asks for, and repeats while the
+// model asks for tools, up to the step limit. Events are yielded with a nil
+// error, except the last, which is always a *TurnEnd: it comes with the error
+// that ended the turn, if any (context.Canceled when ctx was cancelled, a
+// *harness.Error with a model code when the model failed for good, an
+// *InternalError when the harness recovered from a panic). Stopping the
+// iteration early cancels the turn; the cancellation is logged and the session
+// stays usable. No panic of the harness, the model adapter, the tools or the
+// session store reaches the loop over the events; a panic in the loop's own
+// body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)

@@ -20,10 +20,10 @@
 // lines of an ambiguous edit, the size limit) from its [*PathError]
 // cause with errors.As.
 //
-// A version (FileInfo.Version) identifies a file's content: a read, write
-// or edit returns one, and handing it back in a Precondition makes a later
-// change fail with harness.CodeStale if the file changed in between, even within
-// the same second and at the same size.
+// A version (FileInfo.Version) identifies a file's content: a read, write or
+// edit returns one, and handing it back in a Precondition makes a later change
+// fail with harness.CodeStale if the file changed in between, even within the
+// same second and at the same size.
 //
 // The pure functions [ScanText] and [ApplyEdit] are the shared semantics of
 // text windows and edits; implementations use them so that every

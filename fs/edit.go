@@ -20,11 +20,12 @@ import (
 //     both sides, so text copied from a read window matches a CR LF file.
 //     A UTF-8 byte order mark at the start of content is kept and never
 //     matched.
-//   - Without ReplaceAll, Old must occur exactly once: zero occurrences
-//     fail with harness.CodeEditNotFound (with near misses in PathError.Lines when
-//     there are any), several with harness.CodeAmbiguousEdit (with PathError.Count and
-//     the first lines in PathError.Lines). With ReplaceAll, every non-overlapping
-//     occurrence, left to right, is replaced, as strings.Replace does.
+//   - Without ReplaceAll, Old must occur exactly once: zero occurrences fail
+//     with harness.CodeEditNotFound (with near misses in PathError.Lines when
+//     there are any), several with harness.CodeAmbiguousEdit (with
+//     PathError.Count and the first lines in PathError.Lines). With ReplaceAll,
+//     every non-overlapping occurrence, left to right, is replaced, as
+//     strings.Replace does.
 //   - A replacement takes the line endings of the text it replaces (CR LF
 //     if that text had CR LF, LF if it had bare LF, otherwise the file's
 //     dominant style); bytes outside the replaced spans are kept exactly.

@@ -27,10 +27,10 @@ type FileSystem interface {
 	// total line count is exact.
 	ReadText(ctx context.Context, path string, w Window) (*Text, error)
 
-	// ReadBytes returns the whole content of the regular file at path if
-	// it has at most maxBytes bytes. A larger file is refused with
-	// harness.CodeTooLarge by its size before anything is read; a file that grows
-	// past maxBytes while it is read is refused too. It never truncates.
+	// ReadBytes returns the whole content of the regular file at path if it has
+	// at most maxBytes bytes. A larger file is refused with
+	// harness.CodeTooLarge by its size before anything is read; a file that
+	// grows past maxBytes while it is read is refused too. It never truncates.
 	ReadBytes(ctx context.Context, path string, maxBytes int64) ([]byte, FileInfo, error)
 
 	// Write replaces or creates the file at path with data, atomically:

@@ -124,11 +124,11 @@ const scanChunk = 256 << 10
 
 // ScanText reads r to its end and returns the window w of its lines.
 //
-// Lines end at a line feed; a carriage return before it is dropped. The
-// text must be UTF-8: a NUL byte in the first BinaryProbe bytes or in a
-// selected line, or invalid UTF-8 in a selected line, fails with
-// harness.CodeNotText. An Offset beyond the last line fails with harness.CodePastEnd and
-// the total in PathError.Total (Offset 1 of an empty file is fine).
+// Lines end at a line feed; a carriage return before it is dropped. The text
+// must be UTF-8: a NUL byte in the first BinaryProbe bytes or in a selected
+// line, or invalid UTF-8 in a selected line, fails with harness.CodeNotText. An
+// Offset beyond the last line fails with harness.CodePastEnd and the total in
+// PathError.Total (Offset 1 of an empty file is fine).
 //
 // Memory stays bounded whatever r holds: one read buffer, the selected
 // lines, and one line being cut. The total line count is exact. ctx is

@@ -88,10 +88,10 @@ func NewRetention(store Store, opts ...RetentionOption) *Retention {
 // keep for it, then its attachment references. A session open for
 // appending is left alone (harness.CodeLocked) and nothing is deleted.
 //
-// When the log no longer exists, Delete still asks the data stores to
-// drop what they keep for the id (what an interrupted Delete may have left
-// behind) and then fails with harness.CodeNotFound. Errors of the other stores are
-// joined; the log is gone by then.
+// When the log no longer exists, Delete still asks the data stores to drop what
+// they keep for the id (what an interrupted Delete may have left behind) and
+// then fails with harness.CodeNotFound. Errors of the other stores are joined;
+// the log is gone by then.
 func (r *Retention) Delete(ctx context.Context, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)

@@ -46,9 +46,9 @@ type Store interface {
 	// List describes the sessions that match opts, newest first.
 	List(ctx context.Context, opts ListOptions) ([]Info, error)
 	// Delete removes a session's log. Deleting an unknown id fails with
-	// harness.CodeNotFound, a session open for appending with harness.CodeLocked. To delete
-	// what other stores keep for the session too (spilled output,
-	// attachment references), use a Retention.
+	// harness.CodeNotFound, a session open for appending with
+	// harness.CodeLocked. To delete what other stores keep for the session too
+	// (spilled output, attachment references), use a Retention.
 	Delete(ctx context.Context, id string) error
 }
 

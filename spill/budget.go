@@ -69,12 +69,12 @@ type storeConfig struct {
 	errs   []error
 }
 
-// WithSessionBudget sets the most bytes of output a store keeps for one
-// session (DefaultSessionBudget by default), besides any cap a tool puts
-// on one output. A Save that would go past it fails with an error matching harness.CodeSpillBudget and
-// keeps nothing; outputs that expire or are deleted give their bytes
-// back. The budget must be positive: any other value makes the store
-// unusable, its Err and every Save reporting harness.CodeInvalidOption.
+// WithSessionBudget sets the most bytes of output a store keeps for one session
+// (DefaultSessionBudget by default), besides any cap a tool puts on one output.
+// A Save that would go past it fails with an error matching
+// harness.CodeSpillBudget and keeps nothing; outputs that expire or are deleted
+// give their bytes back. The budget must be positive: any other value makes the
+// store unusable, its Err and every Save reporting harness.CodeInvalidOption.
 func WithSessionBudget(n int64) StoreOption {
 	return func(c *storeConfig) {
 		if n <= 0 {

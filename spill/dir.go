@@ -44,10 +44,10 @@ const copyBuffer = 256 << 10
 //
 // A Dir keeps at most a budget of bytes per session (DefaultSessionBudget
 // unless WithSessionBudget says otherwise); a Save past it fails with
-// harness.CodeSpillBudget. The first Save of a session in a process counts the files the
-// session already has, so the budget holds across restarts; removals by
-// other processes sharing the root are seen when the session is deleted.
-// Use one Dir per root in a process.
+// harness.CodeSpillBudget. The first Save of a session in a process counts the
+// files the session already has, so the budget holds across restarts; removals
+// by other processes sharing the root are seen when the session is deleted. Use
+// one Dir per root in a process.
 type Dir struct {
 	root   string
 	rand   io.Reader

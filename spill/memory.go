@@ -48,9 +48,9 @@ func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 var _ Store = (*Memory)(nil)
 
-// Save implements tools.OutputStore. An output that would take its
-// session past the store's budget fails with a *BudgetError (harness.CodeSpillBudget)
-// and keeps nothing.
+// Save implements tools.OutputStore. An output that would take its session past
+// the store's budget fails with a *BudgetError (harness.CodeSpillBudget) and
+// keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if m.err != nil {
 		return tools.Stored{}, m.err

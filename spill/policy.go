@@ -46,15 +46,15 @@ func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = 
 // number of bytes omitted, the lines they span, the locator of the saved
 // output and how to read it with the read tool's offset and limit.
 //
-// Error results are spilled like any other; images, the error flag and
-// code, render data and file records are kept as they are. Calls whose
-// tool declares Spec.NeverSpill (the tool that reads spilled output back)
-// are never spilled. When saving fails, or no store is configured, the
-// result stays whole and the failure is logged: spilling never turns a
-// success into an error. The one exception is a session past its spill
-// budget (harness.CodeSpillBudget): its long results are still cut to the preview, whose
-// notice says the output was not saved and why, so that a runaway session
-// cannot grow the model's context without bound either.
+// Error results are spilled like any other; images, the error flag and code,
+// render data and file records are kept as they are. Calls whose tool declares
+// Spec.NeverSpill (the tool that reads spilled output back) are never spilled.
+// When saving fails, or no store is configured, the result stays whole and the
+// failure is logged: spilling never turns a success into an error. The one
+// exception is a session past its spill budget (harness.CodeSpillBudget): its
+// long results are still cut to the preview, whose notice says the output was
+// not saved and why, so that a runaway session cannot grow the model's context
+// without bound either.
 //
 // Put it outside the deadline middleware (first in the loop's middleware
 // list), so that saving is not charged to a tool's deadline and results

@@ -124,16 +124,15 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithIdleTimeout sets how long a response may stay silent before the
-// call is dropped with a transport error the loop retries (with an error
-// matching harness.CodeTimeout in its chain). The watchdog starts when the response headers arrive
-// (the wait before them is the transport's response-header timeout) and
-// restarts with every read that brings data. Any byte from
-// the server counts as a sign of life, SSE keep-alive comments and blank
-// lines included: a provider that sends keep-alives while a request
-// waits in its queue is alive, and dropping the call would only lose its
-// place. Zero or less disables the watchdog. The default is
-// [DefaultIdleTimeout].
+// WithIdleTimeout sets how long a response may stay silent before the call is
+// dropped with a transport error the loop retries (with an error matching
+// harness.CodeTimeout in its chain). The watchdog starts when the response
+// headers arrive (the wait before them is the transport's response-header
+// timeout) and restarts with every read that brings data. Any byte from the
+// server counts as a sign of life, SSE keep-alive comments and blank lines
+// included: a provider that sends keep-alives while a request waits in its
+// queue is alive, and dropping the call would only lose its place. Zero or less
+// disables the watchdog. The default is [DefaultIdleTimeout].
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }

@@ -34,12 +34,12 @@ func TestStore(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, newStore(t)) })
 }
 
-// TestStoreBudget checks that a store keeps its per-session byte budget:
-// saves up to the budget succeed, one past it fails with harness.CodeSpillBudget
-// (a *spill.BudgetError) and keeps nothing, other sessions are not
-// affected, and deleted or expired outputs give their bytes back.
-// newStore must return an empty store whose sessions may keep budget
-// bytes each; the suite asks for small budgets.
+// TestStoreBudget checks that a store keeps its per-session byte budget: saves
+// up to the budget succeed, one past it fails with harness.CodeSpillBudget (a
+// *spill.BudgetError) and keeps nothing, other sessions are not affected, and
+// deleted or expired outputs give their bytes back. newStore must return an
+// empty store whose sessions may keep budget bytes each; the suite asks for
+// small budgets.
 func TestStoreBudget(t *testing.T, newStore func(t *testing.T, budget int64) spill.Store) {
 	t.Run("UpToTheBudget", func(t *testing.T) { testBudgetFill(t, newStore(t, 1000)) })
 	t.Run("FailedSaveKeepsNothing", func(t *testing.T) { testBudgetFailed(t, newStore(t, 1000)) })

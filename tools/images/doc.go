@@ -10,7 +10,8 @@
 // whose decode would need more memory than Limits.MaxDecodeBytes: the
 // need is estimated from the headers (a 4:4:4 or progressive JPEG, a
 // lossless WebP or an interlaced GIF costs several bytes a pixel), and
-// the refusal, harness.CodeImageDecodeMemory, tells the model to make a smaller copy.
+// the refusal, harness.CodeImageDecodeMemory, tells the model to make a
+// smaller copy.
 // A full decode then proves the image is whole: truncated and corrupt
 // files are refused. A PNG is never decoded whole: a reader of this
 // package inflates it and handles one row at a time, accepting and

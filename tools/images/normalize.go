@@ -199,7 +199,8 @@ func (n *Normalized) Scale() float64 {
 // then estimated from the headers (bit depth, colour type and interlacing
 // of a PNG, chroma subsampling and progressive coding of a JPEG, the kind
 // of WebP, the size of a GIF's first frame), and an image whose estimate
-// exceeds lim.MaxDecodeBytes is refused with harness.CodeImageDecodeMemory. A full
+// exceeds lim.MaxDecodeBytes is refused with
+// harness.CodeImageDecodeMemory. A full
 // decode then proves the image is whole: a PNG is read a row at a time,
 // never held whole, and validated exactly as image/png would. An image
 // within the long-edge budget passes through byte-identical, except the

@@ -66,8 +66,8 @@ type readImageArgs struct {
 // Before any I/O a call checks the extension, and that the session's
 // current model declares image input (Env.ModelInput.Accepts; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
-// with harness.CodeImageInputUnsupported, telling the model to switch to an image-capable
-// one. The bytes come through FileSystem.ReadBytes with the file-size
+// with harness.CodeImageInputUnsupported, telling the model to switch to
+// an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
 // limit, so a file over it (by its size, or because it grew while read)
 // is refused as too_large, never truncated. They are then validated and
 // normalized by Normalize, stored, and the result carries a short text
