@@ -199,7 +199,7 @@ const (
 	// CodeInvalidOption: an option value is out of range.
 	CodeInvalidOption Code = "invalid_option"
 	// CodeNotStopped: a running turn did not stop within the time Close
-	// waits for it.
+	// waits for it, or processes a tool started survived being stopped.
 	CodeNotStopped Code = "not_stopped"
 	// CodeReplayDrift: a replayed session's live request differs from
 	// the one recorded.

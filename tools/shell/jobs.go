@@ -230,8 +230,8 @@ func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
 	return b.String(), s.Total > 0
 }
 
-// Close stops every job and waits for them. It returns an error wrapping
-// ErrSurvivors when processes are still running afterwards.
+// Close stops every job and waits for them. It returns an error matching
+// harness.CodeNotStopped when processes are still running afterwards.
 func (t *jobTable) Close() error {
 	t.mu.Lock()
 	if t.closed {

@@ -696,7 +696,7 @@ func (m *shells) reapIdle(sh *shell) {
 }
 
 // Close closes every shell and waits for their processes to end. It
-// returns an error wrapping ErrSurvivors when processes are still
+// returns an error matching harness.CodeNotStopped when processes are still
 // running afterwards.
 func (m *shells) Close() error {
 	m.mu.Lock()
