@@ -4,7 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // Assembler collects the chunks of one streamed answer into an assistant
@@ -16,7 +17,7 @@ type Assembler struct {
 	reasoning strings.Builder
 	text      strings.Builder
 	calls     map[int]*callParts
-	usage     *session.Usage
+	usage     *harness.Usage
 	finish    string
 	finished  bool
 }
@@ -28,13 +29,13 @@ type callParts struct {
 }
 
 // Add applies one chunk.
-func (a *Assembler) Add(c Chunk) {
+func (a *Assembler) Add(c model.Chunk) {
 	switch c.Type {
-	case ChunkText:
+	case model.ChunkText:
 		a.text.WriteString(c.Text)
-	case ChunkReasoning:
+	case model.ChunkReasoning:
 		a.reasoning.WriteString(c.Text)
-	case ChunkToolCall:
+	case model.ChunkToolCall:
 		if a.calls == nil {
 			a.calls = map[int]*callParts{}
 		}
@@ -50,23 +51,23 @@ func (a *Assembler) Add(c Chunk) {
 			tc.name = c.ToolCall.Name
 		}
 		tc.args.WriteString(c.ToolCall.Arguments)
-	case ChunkUsage:
+	case model.ChunkUsage:
 		u := c.Usage
 		a.usage = &u
-	case ChunkFinish:
+	case model.ChunkFinish:
 		a.finish, a.finished = c.Finish, true
 	}
 }
 
 // Message returns the assembled assistant message. Calls with no
 // arguments get "{}".
-func (a *Assembler) Message() session.Message {
-	m := session.Message{Role: session.RoleAssistant}
+func (a *Assembler) Message() harness.Message {
+	m := harness.Message{Role: harness.RoleAssistant}
 	if a.reasoning.Len() > 0 {
-		m.Content = append(m.Content, session.Block{Type: session.BlockReasoning, Text: a.reasoning.String()})
+		m.Content = append(m.Content, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String()})
 	}
 	if a.text.Len() > 0 {
-		m.Content = append(m.Content, session.TextBlock(a.text.String()))
+		m.Content = append(m.Content, harness.TextBlock(a.text.String()))
 	}
 	idx := make([]int, 0, len(a.calls))
 	for i := range a.calls {
@@ -75,19 +76,19 @@ func (a *Assembler) Message() session.Message {
 	sort.Ints(idx)
 	for _, i := range idx {
 		p := a.calls[i]
-		tc := &session.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
+		tc := &harness.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
 		if strings.TrimSpace(tc.Arguments) == "" {
 			tc.Arguments = "{}"
 		}
-		m.Content = append(m.Content, session.Block{Type: session.BlockToolCall, ToolCall: tc})
+		m.Content = append(m.Content, harness.Block{Type: harness.BlockToolCall, ToolCall: tc})
 	}
 	return m
 }
 
 // Usage returns the last usage reported, if any.
-func (a *Assembler) Usage() (session.Usage, bool) {
+func (a *Assembler) Usage() (harness.Usage, bool) {
 	if a.usage == nil {
-		return session.Usage{}, false
+		return harness.Usage{}, false
 	}
 	return *a.usage, true
 }

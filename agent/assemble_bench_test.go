@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // writeArgs returns the arguments of a write call whose content is about
 // size bytes, and the chunks that stream them in pieces of delta bytes.
-func writeArgs(size, delta int) (string, []agent.Chunk) {
+func writeArgs(size, delta int) (string, []model.Chunk) {
 	content := strings.Repeat("0123456789abcdef", size/16)
 	args := `{"file_path":"/w/big.txt","content":"` + content + `"}`
-	chunks := []agent.Chunk{{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, ID: "call_1", Name: "write"}}}
+	chunks := []model.Chunk{{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, ID: "call_1", Name: "write"}}}
 	for i := 0; i < len(args); i += delta {
-		chunks = append(chunks, agent.Chunk{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, Arguments: args[i:min(i+delta, len(args))]}})
+		chunks = append(chunks, model.Chunk{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, Arguments: args[i:min(i+delta, len(args))]}})
 	}
-	return args, append(chunks, agent.Chunk{Type: agent.ChunkFinish, Finish: agent.FinishToolCalls})
+	return args, append(chunks, model.Chunk{Type: model.ChunkFinish, Finish: model.FinishToolCalls})
 }
 
 // BenchmarkAssembleArguments assembles one streamed write call of 1 MB and

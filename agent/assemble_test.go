@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // allocatedPerByte assembles a write call of about size bytes streamed in
@@ -45,16 +46,16 @@ func TestAssemblerArgumentsLinear(t *testing.T) {
 
 func TestAssemblerJoinsCallsByIndex(t *testing.T) {
 	var a agent.Assembler
-	for _, c := range []agent.Chunk{
-		{Type: agent.ChunkReasoning, Text: "think "},
-		{Type: agent.ChunkReasoning, Text: "more"},
-		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 1, ID: "b", Name: "grep", Arguments: `{"pattern":`}},
-		{Type: agent.ChunkText, Text: "hello "},
-		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, ID: "a", Name: "read"}},
-		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 1, Arguments: `"x"}`}},
-		{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: 0, Arguments: "  "}},
-		{Type: agent.ChunkText, Text: "world"},
-		{Type: agent.ChunkFinish, Finish: agent.FinishToolCalls},
+	for _, c := range []model.Chunk{
+		{Type: model.ChunkReasoning, Text: "think "},
+		{Type: model.ChunkReasoning, Text: "more"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 1, ID: "b", Name: "grep", Arguments: `{"pattern":`}},
+		{Type: model.ChunkText, Text: "hello "},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, ID: "a", Name: "read"}},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 1, Arguments: `"x"}`}},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, Arguments: "  "}},
+		{Type: model.ChunkText, Text: "world"},
+		{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
 	} {
 		a.Add(c)
 	}
@@ -75,6 +76,6 @@ func TestAssemblerJoinsCallsByIndex(t *testing.T) {
 	assert.Equal(t, "a", msg.ToolCalls()[0].ID)
 	finish, ok := a.Finish()
 	assert.True(t, ok)
-	assert.Equal(t, agent.FinishToolCalls, finish)
+	assert.Equal(t, model.FinishToolCalls, finish)
 	assert.False(t, a.Empty())
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
@@ -21,12 +23,12 @@ import (
 // stuckTool blocks, ignoring its context, until release is closed.
 func stuckTool(name string, sideEffects bool, started chan<- string, release <-chan struct{}) tools.Tool {
 	return tools.Define(tools.Spec{Name: name, Description: "never stops in time", SideEffects: sideEffects, ConcurrencySafe: !sideEffects},
-		func(ctx context.Context, call *tools.Call, in panicIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in panicIn) (*harness.ToolResult, error) {
 			if started != nil {
 				started <- call.ID
 			}
 			<-release
-			return tools.TextResult("finished late"), nil
+			return harness.TextResult("finished late"), nil
 		})
 }
 
@@ -57,8 +59,8 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	}()
 	logger, logs := bufferLogger()
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
+	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
 		agent.WithSessionStore(store), agent.WithLogger(logger),
 		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -72,7 +74,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	stuck := ends[0].Result
 	assert.Equal(t, "c1", ends[0].Call.ID)
 	assert.True(t, stuck.IsError)
-	assert.Equal(t, tools.CodeTimeout, stuck.Code)
+	assert.Equal(t, harness.CodeTimeout, stuck.Code)
 	assert.Contains(t, stuck.Text(), "did not stop when asked")
 	assert.Contains(t, stuck.Text(), "may still be running")
 	assert.Contains(t, stuck.Text(), "outcome is unknown", "a tool with side effects has an unknown outcome")
@@ -89,7 +91,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 		}
 	}
 	require.NotNil(t, logged)
-	assert.Equal(t, tools.CodeTimeout, logged.Result.Code)
+	assert.Equal(t, harness.CodeTimeout, logged.Result.Code)
 
 	require.Len(t, s.Abandoned(), 1)
 	assert.Equal(t, "stuck", s.Abandoned()[0].Tool)
@@ -112,8 +114,8 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	defer close(release)
 	started := make(chan string, 2)
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuckTool("stuck", false, started, release)),
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
+	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
 		agent.WithSessionStore(store), agent.WithMaxParallelTools(1),
 		agent.WithCallLimits(agent.CallLimits{Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -145,13 +147,13 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	assert.ErrorIs(t, o.err, context.Canceled)
 	ends := ofType[*agent.ToolCallEnd](o.evs)
 	require.Len(t, ends, 2)
-	byID := map[string]*tools.Result{}
+	byID := map[string]*harness.ToolResult{}
 	for _, e := range ends {
 		byID[e.Call.ID] = e.Result
 	}
-	assert.Equal(t, tools.CodeAborted, byID["a"].Code)
+	assert.Equal(t, harness.CodeAborted, byID["a"].Code)
 	assert.Contains(t, byID["a"].Text(), "cancelled with its turn, but it did not stop")
-	assert.Equal(t, tools.CodeNotRun, byID["b"].Code, "the call waiting for a slot never started")
+	assert.Equal(t, harness.CodeNotRun, byID["b"].Code, "the call waiting for a slot never started")
 	te := lastTurnEnded(t, store, s.ID())
 	assert.Equal(t, session.ReasonCancelled, te.Reason, "the end of the turn is logged")
 	require.NoError(t, loop.Close())
@@ -163,13 +165,13 @@ type hangingModel struct {
 	release <-chan struct{}
 }
 
-func (m hangingModel) Info() agent.ModelInfo { return agent.ModelInfo{Name: "hanging"} }
+func (m hangingModel) Info() model.Info { return model.Info{Name: "hanging"} }
 
-func (m hangingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
+func (m hangingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
 		m.started <- struct{}{}
 		<-m.release
-		yield(agent.Chunk{}, ctx.Err())
+		yield(model.Chunk{}, ctx.Err())
 	}
 }
 
@@ -196,8 +198,8 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	}()
 	<-started
 	err = loop.Close()
-	assert.ErrorIs(t, err, agent.ErrTurnDidNotStop)
-	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), session.ErrLocked, "the log stays open while the turn runs")
+	assert.ErrorIs(t, err, harness.CodeNotStopped)
+	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), harness.CodeLocked, "the log stays open while the turn runs")
 
 	close(release)
 	end := <-done
@@ -220,10 +222,10 @@ func TestCallLimitsValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(l))
 			defer loop.Close()
-			require.ErrorIs(t, loop.Err(), agent.ErrInvalidOption)
+			require.ErrorIs(t, loop.Err(), harness.CodeInvalidOption)
 			assert.Contains(t, loop.Err().Error(), "CallLimits.")
 			_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
-			assert.True(t, errors.Is(err, agent.ErrInvalidOption), "starting a session reports it: %v", err)
+			assert.True(t, errors.Is(err, harness.CodeInvalidOption), "starting a session reports it: %v", err)
 		})
 	}
 	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(agent.CallLimits{Margin: 1, Backstop: time.Second}))

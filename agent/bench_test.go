@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -27,8 +29,8 @@ type noopIn struct {
 
 func noopTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "noop", Description: "Does nothing.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in noopIn) (*tools.Result, error) {
-			return tools.TextResult("ok " + in.Path), nil
+		func(ctx context.Context, call *tools.Call, in noopIn) (*harness.ToolResult, error) {
+			return harness.TextResult("ok " + in.Path), nil
 		})
 }
 
@@ -36,21 +38,21 @@ func noopTool() tools.Tool {
 // made stepsPerTurn-1 calls, then with text.
 type instantModel struct{ n int }
 
-func (m *instantModel) Info() agent.ModelInfo { return agent.ModelInfo{Name: "instant"} }
+func (m *instantModel) Info() model.Info { return model.Info{Name: "instant"} }
 
-func (m *instantModel) chunks() []agent.Chunk {
+func (m *instantModel) chunks() []model.Chunk {
 	m.n++
 	if m.n%stepsPerTurn == 0 {
 		return replay.Chunks(replay.Say("done"))
 	}
 	id := fmt.Sprintf("c%d", m.n)
-	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []session.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},
-		Usage: &session.Usage{InputTokens: 1000, OutputTokens: 20}})
+	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []harness.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},
+		Usage: &harness.Usage{InputTokens: 1000, OutputTokens: 20}})
 }
 
-func (m *instantModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
+func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	cs := m.chunks()
-	return func(yield func(agent.Chunk, error) bool) {
+	return func(yield func(model.Chunk, error) bool) {
 		for _, c := range cs {
 			if !yield(c, nil) {
 				return
@@ -67,8 +69,8 @@ func (m *instantModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2
 // logging, request fingerprints, argument validation, dispatch, events.
 func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
-		model := &instantModel{}
-		loop := agent.New(agent.WithModel(model), agent.WithTools(noopTool()),
+		llm := &instantModel{}
+		loop := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
 			agent.WithSessionStore(session.NewJSONL(b.TempDir())), agent.WithMaxSteps(stepsPerTurn))
 		defer loop.Close()
 		ctx := context.Background()
@@ -96,7 +98,7 @@ func BenchmarkLoopStep(b *testing.B) {
 		}
 	})
 	b.Run("by_hand", func(b *testing.B) {
-		model := &instantModel{}
+		llm := &instantModel{}
 		tool := noopTool()
 		dir := b.TempDir()
 		ctx := context.Background()
@@ -116,11 +118,11 @@ func BenchmarkLoopStep(b *testing.B) {
 				w.Write(append(line, '\n'))
 				w.Flush() // written through, as the harness does
 			}
-			msgs := []session.Message{{Role: session.RoleUser, Content: []session.Block{session.TextBlock("go")}}}
+			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
 				var asm agent.Assembler
-				for c := range model.Stream(ctx, &agent.Request{Messages: msgs}) {
+				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}
 				msg := asm.Message()
@@ -137,11 +139,11 @@ func BenchmarkLoopStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					rm := session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult,
-						ToolResult: &session.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
+					rm := harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+						ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
 					msgs = append(msgs, rm)
 					logLine(struct {
-						session.Message
+						harness.Message
 						Ms int64
 					}{rm, time.Since(start).Milliseconds()})
 				}

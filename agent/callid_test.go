@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 )
@@ -23,7 +25,7 @@ func loggedCallIDs(t *testing.T, store session.Store, id string) (calls, results
 	for _, e := range tr.Events {
 		switch p := e.Data.(type) {
 		case *session.AssistantMessage:
-			for _, c := range (session.Message{Content: p.Content}).ToolCalls() {
+			for _, c := range (harness.Message{Content: p.Content}).ToolCalls() {
 				calls = append(calls, c.ID)
 			}
 		case *session.ToolFinished:
@@ -38,14 +40,14 @@ func loggedCallIDs(t *testing.T, store session.Store, id string) (calls, results
 // read and keeps the newest, live and after a resume.
 func TestReusedCallIDAcrossSteps(t *testing.T) {
 	ctx := context.Background()
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 50, false)),
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 50, false)),
 		replay.Say("done"),
-	).WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 2000})
+	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	dir := t.TempDir()
 	store := session.NewJSONL(dir)
-	loop, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read it twice")
 	require.NoError(t, err)
@@ -61,7 +63,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	}
 	assert.Equal(t, calls, started, "the host sees the ids that are logged")
 
-	last := model.Requests()[len(model.Requests())-1].Messages
+	last := llm.Requests()[len(llm.Requests())-1].Messages
 	assert.Contains(t, resultByCall(last, "call_0"), "[pruned: the read result for /w/a.go lines 1-50 was superseded by a later read of the same lines (call call_t1_s2_0)")
 	assert.Contains(t, resultByCall(last, "call_t1_s2_0"), "code line", "the newest read stays")
 	assert.Equal(t, 1, strings.Count(js(last), "[pruned:"), "exactly one result is pruned")
@@ -82,14 +84,14 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 // an id, and when a provider's id happens to equal a generated one.
 func TestCallIDsUniqueInTheSession(t *testing.T) {
 	ctx := context.Background()
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 2, false), rd("", "/w/b.go", "v1", 1, 2, false)),
 		replay.Say("one"),
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/c.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/d.go", "v1", 1, 2, false)),
 		replay.Say("two"),
 	)
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store))
 	for _, prompt := range []string{"first", "second"} {
 		_, end, err := collect(t, s, ctx, prompt)
 		require.NoError(t, err)
@@ -126,9 +128,9 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(store.Path("broken"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 
-	model := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
-		WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 2000})
-	loop := agent.New(agent.WithModel(model), agent.WithSessionStore(store),
+	llm := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
+		WithInfo(model.Info{Name: "small", ContextWindow: 2000})
+	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "broken")
@@ -147,6 +149,6 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	require.NotEmpty(t, ofType[*agent.ContextCompacted](evs), "the history was compacted, so it was rendered")
-	require.NotEmpty(t, model.summaries)
-	assert.Contains(t, model.summaries[0].Messages[0].Text(), "long answer")
+	require.NotEmpty(t, llm.summaries)
+	assert.Contains(t, llm.summaries[0].Messages[0].Text(), "long answer")
 }

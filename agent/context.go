@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // ContextPolicy says when a turn makes room in the model's context window.
@@ -103,18 +104,18 @@ func (e *estimator) calibrate(inputTokens, reqBytes int64) {
 }
 
 // requestBytes is the size of req as the estimator counts it.
-func (t *turn) requestBytes(req *Request) int64 {
+func (t *turn) requestBytes(req *model.Request) int64 {
 	c := &t.s.chain
 	c.fingerprint(req)
 	return int64(len(req.System)) + c.toolBytes + c.historyBytes()
 }
 
-func (t *turn) estimate(req *Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
+func (t *turn) estimate(req *model.Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
 
 // relieve prunes and compacts the history when the request is too large
 // for the context window (or always, when force is set), and returns the
 // request to send.
-func (t *turn) relieve(step int, req *Request, force bool) *Request {
+func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request {
 	p := t.l.cfg.context.withDefaults()
 	if p.Disabled {
 		return req
@@ -163,9 +164,9 @@ func (s *Session) superseded() []session.PrunedCall {
 // compact summarizes the older part of req's history, keeping about keep
 // tokens of recent history verbatim. It reports whether it logged a
 // compaction.
-func (t *turn) compact(step int, req *Request, keep int64) bool {
+func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 	msgs := req.Messages
-	size := func(m session.Message) int64 {
+	size := func(m harness.Message) int64 {
 		b, _ := json.Marshal(m)
 		return t.s.est.tokens(int64(len(b)))
 	}
@@ -206,10 +207,10 @@ const compactionSystem = `You compress the history of a coding agent's session s
 Keep exact names, paths, identifiers and error messages. Be brief: a few hundred words at most.`
 
 // summarize asks the model for a summary of msgs.
-func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
-	req := &Request{
+func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
+	req := &model.Request{
 		System:   compactionSystem,
-		Messages: []session.Message{{Role: session.RoleUser, Content: []session.Block{session.TextBlock(renderTranscript(msgs))}}},
+		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
 	}
 	asm := &Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
@@ -223,7 +224,7 @@ func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
 	}
 	if u, ok := asm.Usage(); ok {
 		t.usage.Add(u)
-		t.emit(&Usage{Step: step, Model: t.model.Info().Name, Usage: u})
+		t.emit(&ModelUsage{Step: step, Model: t.model.Info().Name, Usage: u})
 	}
 	return strings.TrimSpace(asm.Message().Text()), nil
 }
@@ -231,7 +232,7 @@ func (t *turn) summarize(step int, msgs []session.Message) (string, error) {
 // renderTranscript writes messages as plain text for summarization, with
 // long tool results cut to their head and tail. A block without its
 // payload (a damaged or hand-edited log) is named, never dereferenced.
-func renderTranscript(msgs []session.Message) string {
+func renderTranscript(msgs []harness.Message) string {
 	const resultHead, resultTail = 3000, 1000
 	var b strings.Builder
 	b.WriteString("Summarize this conversation between a user and a coding agent:\n\n")
@@ -239,15 +240,15 @@ func renderTranscript(msgs []session.Message) string {
 		role := strings.ToUpper(string(m.Role))
 		for _, blk := range m.Content {
 			switch blk.Type {
-			case session.BlockText:
+			case harness.BlockText:
 				fmt.Fprintf(&b, "%s: %s\n\n", role, blk.Text)
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if blk.ToolCall == nil {
 					fmt.Fprintf(&b, "%s called a tool (the call is missing from the log)\n\n", role)
 					continue
 				}
 				fmt.Fprintf(&b, "ASSISTANT called %s %s\n\n", blk.ToolCall.Name, textcut.Prefix(blk.ToolCall.Arguments, 2000))
-			case session.BlockToolResult:
+			case harness.BlockToolResult:
 				r := blk.ToolResult
 				if r == nil {
 					b.WriteString("RESULT of a tool call (the result is missing from the log)\n\n")
@@ -255,7 +256,7 @@ func renderTranscript(msgs []session.Message) string {
 				}
 				var text strings.Builder
 				for _, c := range r.Content {
-					if c.Type == tools.ContentImage {
+					if c.Type == harness.BlockImage {
 						text.WriteString(imageName(c.Image))
 						continue
 					}
@@ -270,7 +271,7 @@ func renderTranscript(msgs []session.Message) string {
 					status = " (error " + string(r.Code) + ")"
 				}
 				fmt.Fprintf(&b, "RESULT of %s%s:\n%s\n\n", r.Name, status, s)
-			case session.BlockImage:
+			case harness.BlockImage:
 				fmt.Fprintf(&b, "%s: %s\n\n", role, imageName(blk.Image))
 			}
 		}
@@ -280,7 +281,7 @@ func renderTranscript(msgs []session.Message) string {
 
 // imageName names an image in a transcript; nil is an image whose
 // reference is missing from the log.
-func imageName(img *tools.Image) string {
+func imageName(img *harness.Image) string {
 	if img == nil {
 		return "[image missing from the log]"
 	}

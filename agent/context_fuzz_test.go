@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
 )
 
 // FuzzRenderTranscript: any messages a log can hold, damaged blocks
@@ -22,7 +22,7 @@ func FuzzRenderTranscript(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var msgs []session.Message
+		var msgs []harness.Message
 		if err := json.Unmarshal(data, &msgs); err != nil {
 			return
 		}
@@ -32,7 +32,7 @@ func FuzzRenderTranscript(f *testing.F) {
 		}
 		for _, m := range msgs {
 			for _, b := range m.Content {
-				if b.Type == session.BlockText && !strings.Contains(out, b.Text) {
+				if b.Type == harness.BlockText && !strings.Contains(out, b.Text) {
 					t.Fatalf("text block %q missing from %q", b.Text, out)
 				}
 			}

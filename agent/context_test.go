@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -28,29 +30,29 @@ type fakeReadIn struct {
 // tool would.
 func fakeRead() tools.Tool {
 	return tools.Define(tools.Spec{Name: "read", Description: "read", ConcurrencySafe: true, NeverSpill: true},
-		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*harness.ToolResult, error) {
 			body := fmt.Sprintf("%s@%s %d-%d\n", in.Path, in.Version, in.Start, in.End) + strings.Repeat("code line\n", 400)
-			return &tools.Result{Content: []tools.Content{tools.Text(body)},
-				Files: []tools.FileAccess{{Op: tools.FileRead, Path: in.Path, Version: in.Version, StartLine: in.Start, EndLine: in.End, Complete: in.Complete}}}, nil
+			return &harness.ToolResult{Content: []harness.Block{harness.TextBlock(body)},
+				Files: []harness.FileAccess{{Op: harness.FileRead, Path: in.Path, Version: in.Version, StartLine: in.Start, EndLine: in.End, Complete: in.Complete}}}, nil
 		})
 }
 
 func fakeEdit() tools.Tool {
 	return tools.Define(tools.Spec{Name: "edit", Description: "edit", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*tools.Result, error) {
-			return &tools.Result{Content: []tools.Content{tools.Text("edited " + in.Path)},
-				Files: []tools.FileAccess{{Op: tools.FileWrite, Path: in.Path, Version: in.Version}}}, nil
+		func(ctx context.Context, call *tools.Call, in fakeReadIn) (*harness.ToolResult, error) {
+			return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("edited " + in.Path)},
+				Files: []harness.FileAccess{{Op: harness.FileWrite, Path: in.Path, Version: in.Version}}}, nil
 		})
 }
 
-func rd(id, path, version string, start, end int, complete bool) session.ToolCall {
+func rd(id, path, version string, start, end int, complete bool) harness.ToolCall {
 	return replay.ToolCall(id, "read", fakeReadIn{Path: path, Version: version, Start: start, End: end, Complete: complete})
 }
 
-func resultByCall(msgs []session.Message, id string) string {
+func resultByCall(msgs []harness.Message, id string) string {
 	for _, m := range msgs {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult && b.ToolResult.CallID == id {
+			if b.Type == harness.BlockToolResult && b.ToolResult.CallID == id {
 				return resultText(b.ToolResult)
 			}
 		}
@@ -60,7 +62,7 @@ func resultByCall(msgs []session.Message, id string) string {
 
 func TestPruneSupersededReads(t *testing.T) {
 	ctx := context.Background()
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(rd("r1", "/w/a.go", "v1", 1, 50, false)),
 		replay.Call(rd("r2", "/w/a.go", "v1", 40, 90, false)), // overlaps r1, covers it not
 		replay.Call(rd("r3", "/w/a.go", "v1", 0, 0, true)),    // whole file, same version: covers r1 and r2
@@ -69,16 +71,16 @@ func TestPruneSupersededReads(t *testing.T) {
 		replay.Call(rd("r5", "/w/c.go", "v1", 1, 10, false)),
 		replay.Call(rd("r6", "/w/c.go", "v2", 1, 10, false)), // other version: r5 is not provably superseded
 		replay.Say("done"),
-	).WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 2000})
+	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead(), fakeEdit()), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), fakeEdit()), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read things")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	assert.NotEmpty(t, ofType[*agent.ContextPruned](evs))
 
-	last := model.Requests()[len(model.Requests())-1].Messages
+	last := llm.Requests()[len(llm.Requests())-1].Messages
 	assert.Contains(t, resultByCall(last, "r1"), "[pruned: the read result for /w/a.go lines 1-50 was superseded by a later read of the same lines (call r3)")
 	assert.Contains(t, resultByCall(last, "r2"), "[pruned:")
 	assert.Contains(t, resultByCall(last, "r3"), "code line", "the newest read stays")
@@ -87,7 +89,7 @@ func TestPruneSupersededReads(t *testing.T) {
 	assert.Contains(t, resultByCall(last, "r6"), "code line")
 
 	// r2 was not pruned before r3 existed: overlapping windows prove nothing.
-	third := model.Requests()[2].Messages
+	third := llm.Requests()[2].Messages
 	assert.Contains(t, resultByCall(third, "r1"), "code line")
 	assert.Contains(t, resultByCall(third, "r2"), "code line")
 
@@ -113,16 +115,16 @@ func TestPruneSupersededReads(t *testing.T) {
 }
 
 func TestNoPruningBelowThreshold(t *testing.T) {
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(rd("r1", "/w/a.go", "v1", 1, 10, false)),
 		replay.Call(rd("r2", "/w/a.go", "v1", 1, 10, false)),
 		replay.Say("done"),
-	).WithInfo(agent.ModelInfo{Name: "big", ContextWindow: 1_000_000})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()))
+	).WithInfo(model.Info{Name: "big", ContextWindow: 1_000_000})
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Empty(t, ofType[*agent.ContextPruned](evs), "no pressure, no pruning: the cached prefix stays intact")
-	assert.Contains(t, resultByCall(model.Requests()[2].Messages, "r1"), "code line")
+	assert.Contains(t, resultByCall(llm.Requests()[2].Messages, "r1"), "code line")
 }
 
 // summarizingModel answers compaction requests with a fixed summary and
@@ -130,22 +132,22 @@ func TestNoPruningBelowThreshold(t *testing.T) {
 type summarizingModel struct {
 	*replay.Scripted
 	summary   string
-	summaries []*agent.Request
+	summaries []*model.Request
 }
 
 func summarizer(summary string, script ...replay.Response) *summarizingModel {
 	return &summarizingModel{Scripted: replay.NewScripted(script...), summary: summary}
 }
 
-func (m *summarizingModel) WithInfo(info agent.ModelInfo) *summarizingModel {
+func (m *summarizingModel) WithInfo(info model.Info) *summarizingModel {
 	m.Scripted.WithInfo(info)
 	return m
 }
 
-func (m *summarizingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
+func (m *summarizingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	if strings.HasPrefix(req.System, "You compress") {
 		m.summaries = append(m.summaries, req)
-		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &session.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
+		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &harness.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
 	}
 	return m.Scripted.Stream(ctx, req)
 }
@@ -157,10 +159,10 @@ func TestCompaction(t *testing.T) {
 		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
 	}
 	script = append(script, replay.Say("finished"))
-	model := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
-		WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 4000})
+	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
+		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
 	evs, end, err := collect(t, s, ctx, "read the files")
 	require.NoError(t, err)
@@ -169,13 +171,13 @@ func TestCompaction(t *testing.T) {
 	require.NotEmpty(t, comp)
 	assert.Less(t, comp[0].SummaryTokens, comp[0].SourceTokens)
 
-	require.NotEmpty(t, model.summaries)
-	for _, r := range model.summaries {
+	require.NotEmpty(t, llm.summaries)
+	for _, r := range llm.summaries {
 		assert.Empty(t, r.Tools, "the summary request offers no tools")
 		assert.Contains(t, r.Messages[0].Text(), "RESULT of read")
 	}
-	var after *agent.Request
-	for _, r := range model.Requests() {
+	var after *model.Request
+	for _, r := range llm.Requests() {
 		if len(r.Messages) > 0 && strings.Contains(r.Messages[0].Text(), "<summary of the earlier conversation>") {
 			after = r
 		}
@@ -188,7 +190,7 @@ func TestCompaction(t *testing.T) {
 		for _, c := range m.ToolCalls() {
 			calls[c.ID] = true
 		}
-		if m.Role == session.RoleTool {
+		if m.Role == harness.RoleTool {
 			assert.True(t, calls[m.Content[0].ToolResult.CallID], "result %s without its call", m.Content[0].ToolResult.CallID)
 		}
 	}
@@ -203,7 +205,7 @@ func TestCompaction(t *testing.T) {
 	}
 	require.NotEmpty(t, compacted, "compaction is logged")
 	rebuilt := session.BuildHistory(tr.Events).Messages()
-	last := model.Requests()[len(model.Requests())-1]
+	last := llm.Requests()[len(llm.Requests())-1]
 	assert.Equal(t, js(last.Messages), js(rebuilt[:len(last.Messages)]), "resume rebuilds the compacted history")
 }
 
@@ -214,8 +216,8 @@ func TestCompactionRefusesLargerSummary(t *testing.T) {
 	}
 	script = append(script, replay.Say("finished"))
 	huge := strings.Repeat("a very long summary ", 5000)
-	model := summarizer(huge, script...).WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 3000})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()),
+	llm := summarizer(huge, script...).WithInfo(model.Info{Name: "small", ContextWindow: 3000})
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -227,21 +229,21 @@ func TestCompactionRefusesLargerSummary(t *testing.T) {
 }
 
 func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
-	overflow := &agent.ModelError{Code: agent.CodeContextWindowExceeded, Status: 400, Message: "maximum context length exceeded"}
-	model := summarizer("## Goal\nsummary",
+	overflow := model.NewError(harness.CodeContextWindowExceeded, "maximum context length exceeded", &model.ProviderError{Status: 400})
+	llm := summarizer("## Goal\nsummary",
 		replay.Call(rd("r1", "/w/a.go", "v1", 1, 10, false)),
 		replay.Call(rd("r2", "/w/a.go", "v1", 0, 0, true)),
 		replay.Call(rd("r3", "/w/b.go", "v1", 0, 0, true)),
 		replay.Response{Err: overflow},
 		replay.Say("fits now"),
-	).WithInfo(agent.ModelInfo{Name: "unknown-window"})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(fakeRead()))
+	).WithInfo(model.Info{Name: "unknown-window"})
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	retries := ofType[*agent.Retry](evs)
 	require.Len(t, retries, 1)
-	assert.Equal(t, agent.CodeContextWindowExceeded, agent.CodeOf(retries[0].Err))
+	assert.Equal(t, harness.CodeContextWindowExceeded, harness.CodeOf(retries[0].Err))
 	require.NotEmpty(t, ofType[*agent.ContextPruned](evs), "overflow prunes even without a known window")
 	require.NotEmpty(t, ofType[*agent.ContextCompacted](evs))
 
@@ -251,5 +253,5 @@ func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
 	_, s2 := newSession(t, agent.WithModel(model2), agent.WithTools(fakeRead()))
 	_, end, err = collect(t, s2, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
-	assert.Equal(t, agent.CodeContextWindowExceeded, agent.CodeOf(err))
+	assert.Equal(t, harness.CodeContextWindowExceeded, harness.CodeOf(err))
 }

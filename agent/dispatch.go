@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -16,10 +17,10 @@ import (
 // runs; every result is logged as it arrives. Results reach the model in
 // call order whatever order they finished in. An error return means the
 // log could not be written; the turn must end.
-func (t *turn) dispatch(step int, calls []session.ToolCall) error {
+func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	env := t.s.env(t.model)
 	prepared := make([]*tools.Call, len(calls))
-	results := make([]*tools.Result, len(calls))
+	results := make([]*harness.ToolResult, len(calls))
 	for i, c := range calls {
 		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Step: step, Index: i, Env: env}
 		prepared[i] = call
@@ -29,7 +30,7 @@ func (t *turn) dispatch(step int, calls []session.ToolCall) error {
 		if t.ctx.Err() != nil {
 			// Close the calls that never started, so the log says so.
 			for j := i; j < len(calls); j++ {
-				res := tools.ErrorResult(tools.CodeNotRun, "This %s call was not run: the turn was cancelled before it started. Nothing was changed by it.", calls[j].Name)
+				res := harness.ErrorResult(harness.CodeNotRun, "This %s call was not run: the turn was cancelled before it started. Nothing was changed by it.", calls[j].Name)
 				if err := t.finishCall(step, calls[j], res, 0); err != nil {
 					return err
 				}
@@ -62,7 +63,7 @@ func (t *turn) dispatch(step int, calls []session.ToolCall) error {
 
 type callDone struct {
 	index int
-	res   *tools.Result
+	res   *harness.ToolResult
 	dur   time.Duration
 }
 
@@ -70,7 +71,7 @@ type callDone struct {
 // the loop's parallel limit at once, started in order. Every call returns
 // within its backstop plus the cancel wait (see CallLimits), so the batch
 // never waits on a tool that ignores its context.
-func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Call, results []*tools.Result) error {
+func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
 		starts[i] = &session.ToolStarted{Step: step, CallID: c.ID, Name: c.Name}
@@ -96,7 +97,7 @@ func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Ca
 				if acquired {
 					<-slots
 				}
-				done <- callDone{index: i, res: tools.ErrorResult(tools.CodeNotRun,
+				done <- callDone{index: i, res: harness.ErrorResult(harness.CodeNotRun,
 					"This %s call was not run: the turn was cancelled before it started. Nothing was changed by it.", call.Name)}
 				continue
 			}
@@ -127,7 +128,7 @@ func (t *turn) runBatch(step int, calls []session.ToolCall, prepared []*tools.Ca
 // cancelled and it gets the cancel wait to return; after that it is
 // abandoned: the result says it did not stop, and the goroutine running it
 // is left behind, registered with the session until it returns.
-func (t *turn) runCall(call *tools.Call) (res *tools.Result) {
+func (t *turn) runCall(call *tools.Call) (res *harness.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = tools.PanicResult(call, p)
@@ -137,7 +138,7 @@ func (t *turn) runCall(call *tools.Call) (res *tools.Result) {
 	limit := limits.backstop(call.Spec)
 	ctx, cancel := context.WithTimeout(t.ctx, limit)
 	defer cancel()
-	rc := &runningCall{tool: call.Name, id: call.ID, step: call.Step, done: make(chan *tools.Result, 1)}
+	rc := &runningCall{tool: call.Name, id: call.ID, step: call.Step, done: make(chan *harness.ToolResult, 1)}
 	go func() { rc.finish(t.s, t.execute(ctx, call)) }()
 	select {
 	case res := <-rc.done:
@@ -162,11 +163,11 @@ func (t *turn) runCall(call *tools.Call) (res *tools.Result) {
 
 // abandonedResult is the result of a call the dispatcher stopped waiting
 // for.
-func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *tools.Result {
+func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *harness.ToolResult {
 	var b strings.Builder
-	code := tools.CodeTimeout
+	code := harness.CodeTimeout
 	if cancelled {
-		code = tools.CodeAborted
+		code = harness.CodeAborted
 		fmt.Fprintf(&b, "The %s call was cancelled with its turn, but it did not stop when asked: it may still be running in the background.", call.Name)
 	} else {
 		fmt.Fprintf(&b, "The %s call did not finish within %s, the longest the harness waits for one call, and did not stop when asked: it may still be running in the background.", call.Name, limit)
@@ -176,12 +177,12 @@ func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *too
 	} else if !cancelled {
 		b.WriteString(" It has no side effects, but retrying it as it is will likely run out of time again: ask for less at once or take another approach.")
 	}
-	return &tools.Result{IsError: true, Code: code, Content: []tools.Content{tools.Text(b.String())}}
+	return &harness.ToolResult{IsError: true, Code: code, Content: []harness.Block{harness.TextBlock(b.String())}}
 }
 
 // execute runs one checked call through the middleware chain. A panic in
 // middleware or tool becomes an error result.
-func (t *turn) execute(ctx context.Context, call *tools.Call) (res *tools.Result) {
+func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = tools.PanicResult(call, p)
@@ -197,7 +198,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *tools.Result
 // finishCall logs a result and yields ToolCallEnd. A result too large
 // for one event of the session log is logged, shown to the model and
 // yielded as a preview instead (see logOversized).
-func (t *turn) finishCall(step int, c session.ToolCall, res *tools.Result, dur time.Duration) error {
+func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult, dur time.Duration) error {
 	ev := &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}
 	if err := t.s.append(t.ctx, ev); err != nil {
 		res, err = t.logOversized(ev, res, err)
@@ -210,7 +211,7 @@ func (t *turn) finishCall(step int, c session.ToolCall, res *tools.Result, dur t
 }
 
 // observe lets step observers add reminders after the step's results.
-func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []*tools.Result) {
+func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []*harness.ToolResult) {
 	if len(t.l.cfg.observers) == 0 {
 		return
 	}
@@ -220,16 +221,16 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 			if r.Text == "" {
 				continue
 			}
-			if err := t.s.append(t.ctx, &session.Reminder{Source: r.Source, Text: r.Text}); err != nil {
+			if err := t.s.append(t.ctx, &session.Reminded{Reminder: r}); err != nil {
 				t.s.logger.Error("logging a reminder failed", "error", err)
 				continue
 			}
-			t.emit(&ReminderAdded{Step: step, Source: r.Source, Text: r.Text})
+			t.emit(&ReminderAdded{Step: step, Reminder: r})
 		}
 	}
 }
 
-func (t *turn) safeObserve(o tools.StepObserver, st *tools.Step) (out []tools.Reminder) {
+func (t *turn) safeObserve(o tools.StepObserver, st *tools.Step) (out []harness.Reminder) {
 	defer func() {
 		if p := recover(); p != nil {
 			t.s.logger.Error("step observer panicked", "panic", fmt.Sprint(p))

@@ -14,9 +14,10 @@
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
 //
-// A turn is a sequence of steps. Each step is one model call (a [Model]
-// yields [Chunk] values: text, reasoning, tool-call pieces, usage, a finish
-// reason) and then the tool calls the answer asked for. Tools that declare
+// A turn is a sequence of steps. Each step is one model call (a
+// model.Model, the contract of package agent/model, yields model.Chunk
+// values: text, reasoning, tool-call pieces, usage, a finish reason) and
+// then the tool calls the answer asked for. Tools that declare
 // themselves concurrency-safe run in parallel, bounded; any other call is a
 // barrier that runs alone, in order. Results go back to the model in call
 // order. Malformed arguments, schema violations, unknown tools and tool
@@ -26,7 +27,7 @@
 // The host sees the turn as an iterator of [Event] values: text and
 // reasoning deltas, tool call start and end (with render data), usage,
 // retries, reminders, step ends, and a final [TurnEnd] with its reason.
-// Retryable model failures ([ModelError.Retryable]: rate limit, server,
+// Retryable model failures (model.Retryable: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of
 // times. Cancelling the context, or stopping the iteration, ends the turn
@@ -38,9 +39,27 @@
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind ([AbandonedError]). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (code "internal") instead of reaching the host.
+// an [InternalError] (harness.CodeInternal) instead of reaching the host.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
+//
+// The loop sits on top of the module's one-way import graph (a package
+// never imports one above it):
+//
+//	examples/...                          programs
+//	agent/openai  agent/replay            adapters: import agent/model, never agent
+//	agent                                 the loop
+//	tools/files tools/images tools/shell
+//	tools/sessiontools spill guard        built-in tools and middleware
+//	tools                                 the tool contract
+//	fslocal  fs/fstest                    file systems
+//	fs                                    the file system contract
+//	session  session/sessiontest          the log
+//	agent/model                           the model contract
+//	harness                               the vocabulary and the one error type
+//
+// It imports harness, agent/model, fs, session, spill, tools and internal
+// helpers; nothing imports it but programs (and tests).
 package agent

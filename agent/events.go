@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // Event is something a host can show while a turn runs. The concrete
@@ -41,25 +41,25 @@ type ReasoningDelta struct {
 // ToolCallStart says a tool call is about to run.
 type ToolCallStart struct {
 	Step int              `json:"step"`
-	Call session.ToolCall `json:"call"`
+	Call harness.ToolCall `json:"call"`
 	// Render is the intent the tool declares, so a host can open the
 	// right card before the result arrives.
-	Render tools.RenderKind `json:"render,omitempty"`
+	Render harness.RenderKind `json:"render,omitempty"`
 }
 
 // ToolCallEnd carries a call's result, render data included.
 type ToolCallEnd struct {
-	Step     int              `json:"step"`
-	Call     session.ToolCall `json:"call"`
-	Result   *tools.Result    `json:"result"`
-	Duration time.Duration    `json:"duration_ns"`
+	Step     int                 `json:"step"`
+	Call     harness.ToolCall    `json:"call"`
+	Result   *harness.ToolResult `json:"result"`
+	Duration time.Duration       `json:"duration_ns"`
 }
 
-// Usage reports the token usage of one model call.
-type Usage struct {
+// ModelUsage reports the token usage of one model call.
+type ModelUsage struct {
 	Step  int           `json:"step"`
 	Model string        `json:"model"`
-	Usage session.Usage `json:"usage"`
+	Usage harness.Usage `json:"usage"`
 }
 
 // Retry says a model call failed and will be tried again after Delay.
@@ -75,9 +75,8 @@ type Retry struct {
 // ReminderAdded says the harness added advisory text for the model after
 // a step's tool results.
 type ReminderAdded struct {
-	Step   int    `json:"step"`
-	Source string `json:"source"`
-	Text   string `json:"text"`
+	Step int `json:"step"`
+	harness.Reminder
 }
 
 // StepEnd closes a step: one model call and the tool calls it asked for.
@@ -95,7 +94,7 @@ type TurnEnd struct {
 	// step_limit, cancelled or error.
 	Reason string        `json:"reason"`
 	Steps  int           `json:"steps"`
-	Usage  session.Usage `json:"usage"`
+	Usage  harness.Usage `json:"usage"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
@@ -105,7 +104,7 @@ func (*TextDelta) Kind() string      { return "text_delta" }
 func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
 func (*ToolCallStart) Kind() string  { return "tool_call_start" }
 func (*ToolCallEnd) Kind() string    { return "tool_call_end" }
-func (*Usage) Kind() string          { return "usage" }
+func (*ModelUsage) Kind() string     { return "usage" }
 func (*Retry) Kind() string          { return "retry" }
 func (*ReminderAdded) Kind() string  { return "reminder" }
 func (*StepEnd) Kind() string        { return "step_end" }
@@ -133,7 +132,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		evErr = e.Err
 	}
 	if evErr != nil {
-		info, _ := json.Marshal(session.ErrorInfo{Code: string(CodeOf(evErr)), Message: evErr.Error()})
+		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
 		fields["error"] = info
 	}
 	return json.Marshal(fields)

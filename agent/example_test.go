@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/tools"
@@ -19,8 +20,8 @@ type addArgs struct {
 func Example() {
 	ctx := context.Background()
 	add := tools.Define(tools.Spec{Name: "add", Description: "Add two integers.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in addArgs) (*tools.Result, error) {
-			return tools.TextResult(fmt.Sprint(in.A + in.B)), nil
+		func(ctx context.Context, call *tools.Call, in addArgs) (*harness.ToolResult, error) {
+			return harness.TextResult(fmt.Sprint(in.A + in.B)), nil
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("call_1", "add", addArgs{A: 2, B: 3})),

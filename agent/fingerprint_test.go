@@ -5,30 +5,32 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/fingerprint"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestChainCacheMatchesFullFingerprint(t *testing.T) {
 	h := &session.History{}
 	var c chainCache
-	req := func() *Request {
-		return &Request{System: "s", Messages: h.Messages(), Tools: []tools.Spec{{Name: "a", InputSchema: []byte(`{}`)}}}
+	req := func() *model.Request {
+		return &model.Request{System: "s", Messages: h.Messages(), Tools: []model.Tool{{Name: "a", Parameters: []byte(`{}`)}}}
 	}
 	add := func(p session.Payload) { h.Add(session.Event{Data: p}) }
-	add(&session.UserMessage{Content: []tools.Content{tools.Text("hi")}})
-	add(&session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "1", Name: "a"}}}})
+	add(&session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}})
+	add(&session.AssistantMessage{Content: []harness.Block{{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "1", Name: "a"}}}})
 	r := req()
-	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "pending slot")
-	add(&session.ToolFinished{CallID: "1", Result: *tools.TextResult("done")})
+	assert.Equal(t, fingerprint.Request(r), c.fingerprint(r), "pending slot")
+	add(&session.ToolFinished{CallID: "1", Result: *harness.TextResult("done")})
 	r = req()
-	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "the filled slot is rehashed")
-	add(&session.Reminder{Text: "x"})
+	assert.Equal(t, fingerprint.Request(r), c.fingerprint(r), "the filled slot is rehashed")
+	add(&session.Reminded{Reminder: harness.Reminder{Text: "x"}})
 	r = req()
-	assert.Equal(t, Fingerprint(r), c.fingerprint(r))
+	assert.Equal(t, fingerprint.Request(r), c.fingerprint(r))
 	r.Messages = r.Messages[:2]
-	assert.Equal(t, Fingerprint(r), c.fingerprint(r), "shorter history")
+	assert.Equal(t, fingerprint.Request(r), c.fingerprint(r), "shorter history")
 	r2 := req()
-	r2.Messages[0] = session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock("changed")}}
-	assert.Equal(t, Fingerprint(r2), c.fingerprint(r2), "a replaced message is rehashed")
+	r2.Messages[0] = harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("changed")}}
+	assert.Equal(t, fingerprint.Request(r2), c.fingerprint(r2), "a replaced message is rehashed")
 }

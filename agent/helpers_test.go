@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -21,8 +23,8 @@ type echoIn struct {
 // echoTool returns its text argument, prefixed.
 func echoTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "echo", Description: "Echo text back.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
-			return tools.TextResult("echo: " + in.Text), nil
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
+			return harness.TextResult("echo: " + in.Text), nil
 		})
 }
 
@@ -74,11 +76,11 @@ func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session
 }
 
 // toolResults returns the tool result blocks of a request, in order.
-func toolResults(req *agent.Request) []*session.ToolResult {
-	var out []*session.ToolResult
+func toolResults(req *model.Request) []*harness.ToolResult {
+	var out []*harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				out = append(out, b.ToolResult)
 			}
 		}
@@ -86,12 +88,12 @@ func toolResults(req *agent.Request) []*session.ToolResult {
 	return out
 }
 
-func lastResults(req *agent.Request, n int) []*session.ToolResult {
+func lastResults(req *model.Request, n int) []*harness.ToolResult {
 	all := toolResults(req)
 	return all[len(all)-n:]
 }
 
-func resultText(r *session.ToolResult) string {
+func resultText(r *harness.ToolResult) string {
 	var s string
 	for _, c := range r.Content {
 		s += c.Text

@@ -2,10 +2,11 @@ package agent
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/imagetext"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -53,60 +54,6 @@ const (
 	omitBudget
 )
 
-// ImagePlaceholder returns the text a model sees instead of img, with the
-// reason it is not shown: "[image shot.png (image/png, 1.2 KiB, 640x480,
-// sha256:0123456789ab) not shown: reason]". Model adapters use it for the
-// images they cannot send, so every placeholder has one shape.
-func ImagePlaceholder(img *tools.Image, reason string) string {
-	s := "[" + describeImage(img, true) + " not shown"
-	if reason != "" {
-		s += ": " + reason
-	}
-	return s + "]"
-}
-
-// DescribeImage names an image for a model: where it came from, its type,
-// size and dimensions: "image shot.png (image/png, 1.2 KiB, 640x480)".
-func DescribeImage(img *tools.Image) string { return describeImage(img, false) }
-
-func describeImage(img *tools.Image, digest bool) string {
-	var b strings.Builder
-	b.WriteString("image")
-	if img.Name != "" {
-		b.WriteString(" " + img.Name)
-	}
-	var facts []string
-	if img.MediaType != "" {
-		facts = append(facts, img.MediaType)
-	}
-	if img.Size > 0 {
-		facts = append(facts, formatBytes(img.Size))
-	}
-	if img.Width > 0 && img.Height > 0 {
-		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
-	}
-	if d := img.Digest; digest && d != "" {
-		if len(d) > len("sha256:")+12 {
-			d = d[:len("sha256:")+12]
-		}
-		facts = append(facts, d)
-	}
-	if len(facts) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
-	}
-	return b.String()
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 func omitReason(why int, budget ImageBudget) string {
 	switch why {
 	case omitTextOnly:
@@ -122,7 +69,7 @@ func omitReason(why int, budget ImageBudget) string {
 // imageRef locates one image in a message list.
 type imageRef struct {
 	msg, block, content int // content is -1 for an image block
-	img                 *tools.Image
+	img                 *harness.Image
 }
 
 // projectImages returns msgs as a model with the given capabilities
@@ -132,16 +79,16 @@ type imageRef struct {
 // changed messages get new block slices (the history shares its blocks).
 // A message whose projection is unchanged from the previous request keeps
 // the slice it got then, so request fingerprints stay incremental.
-func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []session.Message {
+func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []harness.Message {
 	var refs []imageRef
 	for i, m := range msgs {
 		for j, b := range m.Content {
 			switch {
-			case b.Type == session.BlockImage && b.Image != nil:
+			case b.Type == harness.BlockImage && b.Image != nil:
 				refs = append(refs, imageRef{i, j, -1, b.Image})
-			case b.Type == session.BlockToolResult && b.ToolResult != nil:
+			case b.Type == harness.BlockToolResult && b.ToolResult != nil:
 				for k, c := range b.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image != nil {
+					if c.Type == harness.BlockImage && c.Image != nil {
 						refs = append(refs, imageRef{i, j, k, c.Image})
 					}
 				}
@@ -177,9 +124,9 @@ func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget
 		}
 	}
 
-	out := make([]session.Message, len(msgs))
+	out := make([]harness.Message, len(msgs))
 	copy(out, msgs)
-	used := map[cacheKey][]session.Block{}
+	used := map[cacheKey][]harness.Block{}
 	for start := 0; start < len(refs); {
 		end := start
 		for end < len(refs) && refs[end].msg == refs[start].msg {
@@ -210,26 +157,26 @@ func projectImages(msgs []session.Message, acceptsImages, haveStore bool, budget
 
 // replaceImages returns a copy of content with the images marked in omit
 // replaced by placeholders.
-func replaceImages(content []session.Block, refs []imageRef, omit []int, budget ImageBudget) []session.Block {
-	blocks := make([]session.Block, len(content))
+func replaceImages(content []harness.Block, refs []imageRef, omit []int, budget ImageBudget) []harness.Block {
+	blocks := make([]harness.Block, len(content))
 	copy(blocks, content)
 	copied := map[int]bool{} // tool result blocks already copied
 	for i, r := range refs {
 		if omit[i] == 0 {
 			continue
 		}
-		text := ImagePlaceholder(r.img, omitReason(omit[i], budget))
+		text := imagetext.Placeholder(r.img, omitReason(omit[i], budget))
 		if r.content < 0 {
-			blocks[r.block] = session.TextBlock(text)
+			blocks[r.block] = harness.TextBlock(text)
 			continue
 		}
 		if !copied[r.block] {
 			tr := *blocks[r.block].ToolResult
-			tr.Content = append([]tools.Content(nil), tr.Content...)
+			tr.Content = append([]harness.Block(nil), tr.Content...)
 			blocks[r.block].ToolResult = &tr
 			copied[r.block] = true
 		}
-		blocks[r.block].ToolResult.Content[r.content] = tools.Text(text)
+		blocks[r.block].ToolResult.Content[r.content] = harness.TextBlock(text)
 	}
 	return blocks
 }
@@ -238,16 +185,16 @@ func replaceImages(content []session.Block, refs []imageRef, omit []int, budget 
 // unchanged projection reuses its slice.
 type imageCache struct {
 	mu sync.Mutex
-	m  map[cacheKey][]session.Block
+	m  map[cacheKey][]harness.Block
 }
 
 type cacheKey struct {
-	first *session.Block
+	first *harness.Block
 	n     int
 	sig   string
 }
 
-func (c *imageCache) get(k cacheKey) ([]session.Block, bool) {
+func (c *imageCache) get(k cacheKey) ([]harness.Block, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -257,7 +204,7 @@ func (c *imageCache) get(k cacheKey) ([]session.Block, bool) {
 	return b, ok
 }
 
-func (c *imageCache) replace(m map[cacheKey][]session.Block) {
+func (c *imageCache) replace(m map[cacheKey][]harness.Block) {
 	if c == nil {
 		return
 	}
@@ -270,12 +217,12 @@ type imageCacheKey struct{}
 
 // projectImages applies the image projection to a request about to be
 // sent by the turn.
-func (t *turn) projectImages(req *Request) *Request {
+func (t *turn) projectImages(req *model.Request) *model.Request {
 	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
 	if err != nil {
 		cache = nil
 	}
-	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(tools.ModalityImage),
-		req.Attachments != nil, t.l.cfg.images, cache)
+	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(harness.ModalityImage),
+		req.Images != nil, t.l.cfg.images, cache)
 	return req
 }

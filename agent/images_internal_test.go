@@ -7,20 +7,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/fingerprint"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
-func imageHistory() []session.Message {
-	img := func(name string) *tools.Image {
-		return &tools.Image{Digest: session.Digest([]byte(name)), MediaType: "image/png", Width: 2, Height: 2, Size: 100, Name: name}
+func imageHistory() []harness.Message {
+	img := func(name string) *harness.Image {
+		return &harness.Image{Digest: session.Digest([]byte(name)), MediaType: "image/png", Width: 2, Height: 2, Size: 100, Name: name}
 	}
-	return []session.Message{
-		{Role: session.RoleUser, Content: []session.Block{session.TextBlock("see"), {Type: session.BlockImage, Image: img("u.png")}}},
-		{Role: session.RoleAssistant, Content: []session.Block{{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "read_image", Arguments: "{}"}}}},
-		{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolResult: &session.ToolResult{
-			CallID: "c1", Name: "read_image", Content: []tools.Content{tools.Text("image/png"), tools.ImageContent(*img("t.png"))}}}}},
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("plain")}},
+	return []harness.Message{
+		{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("see"), {Type: harness.BlockImage, Image: img("u.png")}}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "read_image", Arguments: "{}"}}}},
+		{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+			CallID: "c1", Name: "read_image", Content: []harness.Block{harness.TextBlock("image/png"), harness.ImageBlock(*img("t.png"))}}}}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("plain")}},
 	}
 }
 
@@ -31,9 +33,9 @@ func TestProjectImagesNeverMutates(t *testing.T) {
 	after, _ := json.Marshal(msgs)
 	assert.JSONEq(t, string(before), string(after), "the input (shared with the history) is unchanged")
 	require.Len(t, out, 4)
-	assert.Equal(t, session.BlockText, out[0].Content[1].Type)
+	assert.Equal(t, harness.BlockText, out[0].Content[1].Type)
 	assert.Contains(t, out[0].Content[1].Text, "u.png")
-	assert.Equal(t, tools.ContentText, out[2].Content[0].ToolResult.Content[1].Type)
+	assert.Equal(t, harness.BlockText, out[2].Content[0].ToolResult.Content[1].Type)
 	assert.Equal(t, "image/png", out[2].Content[0].ToolResult.Content[0].Text)
 	assert.Equal(t, "c1", out[2].Content[0].ToolResult.CallID)
 	assert.Same(t, &msgs[1].Content[0], &out[1].Content[0], "messages without images are shared, not copied")
@@ -59,22 +61,14 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 
 	// So the fingerprint chain is reused rather than recomputed.
 	var c chainCache
-	fa := c.fingerprint(&Request{Messages: a})
-	fb := c.fingerprint(&Request{Messages: b})
+	fa := c.fingerprint(&model.Request{Messages: a})
+	fb := c.fingerprint(&model.Request{Messages: b})
 	assert.Equal(t, fa, fb)
-	assert.Equal(t, Fingerprint(&Request{Messages: b}).History, fb.History)
+	assert.Equal(t, fingerprint.Request(&model.Request{Messages: b}).History, fb.History)
 
 	// A different decision is a different projection.
 	d := projectImages(msgs, true, true, ImageBudget{Count: 1}, cache)
-	assert.Equal(t, session.BlockText, d[0].Content[1].Type, "the older image is over the budget")
-	assert.Equal(t, tools.ContentImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
+	assert.Equal(t, harness.BlockText, d[0].Content[1].Type, "the older image is over the budget")
+	assert.Equal(t, harness.BlockImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
 	assert.Contains(t, d[0].Content[1].Text, "older than the 1 most recent images")
-}
-
-func TestImagePlaceholder(t *testing.T) {
-	img := &tools.Image{Digest: "sha256:0123456789abcdef0123", MediaType: "image/webp", Width: 10, Height: 20, Size: 300, Name: "/w/a.webp"}
-	assert.Equal(t, "[image /w/a.webp (image/webp, 300 bytes, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
-	img.Size = 3 << 20
-	assert.Equal(t, "[image /w/a.webp (image/webp, 3.0 MiB, 10x20, sha256:0123456789ab) not shown: why]", ImagePlaceholder(img, "why"))
-	assert.Equal(t, "[image not shown]", ImagePlaceholder(&tools.Image{}, ""))
 }

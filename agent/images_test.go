@@ -10,38 +10,40 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-var imageInput = agent.ModelInfo{Name: "seeing", Input: []tools.Modality{tools.ModalityImage}}
+var imageInput = model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}}
 
 // snapTool stores a tiny "image" and returns it with a line of text.
 func snapTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "snap", Description: "Take a picture.", ConcurrencySafe: true},
 		func(ctx context.Context, call *tools.Call, in struct {
 			Name string `json:"name"`
-		}) (*tools.Result, error) {
+		}) (*harness.ToolResult, error) {
 			d, err := call.Env.Attachments.Put(ctx, []byte("pixels of "+in.Name))
 			if err != nil {
 				return nil, err
 			}
-			return &tools.Result{Content: []tools.Content{
-				tools.Text("took " + in.Name),
-				tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}),
+			return &harness.ToolResult{Content: []harness.Block{
+				harness.TextBlock("took " + in.Name),
+				harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}),
 			}}, nil
 		})
 }
 
 // images lists the images of a request in order: name and whether it is
 // an image (true) or a placeholder naming it (false).
-func requestImages(req *agent.Request) []string {
+func requestImages(req *model.Request) []string {
 	var out []string
-	note := func(c tools.Content) {
+	note := func(c harness.Block) {
 		switch {
-		case c.Type == tools.ContentImage:
+		case c.Type == harness.BlockImage:
 			out = append(out, "img:"+c.Image.Name)
 		case strings.HasPrefix(c.Text, "[image ") && strings.Contains(c.Text, " not shown"):
 			name, _, _ := strings.Cut(strings.TrimPrefix(c.Text, "[image "), " ")
@@ -51,11 +53,11 @@ func requestImages(req *agent.Request) []string {
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
 			switch b.Type {
-			case session.BlockImage:
-				note(tools.ImageContent(*b.Image))
-			case session.BlockText:
-				note(tools.Text(b.Text))
-			case session.BlockToolResult:
+			case harness.BlockImage:
+				note(harness.ImageBlock(*b.Image))
+			case harness.BlockText:
+				note(harness.TextBlock(b.Text))
+			case harness.BlockToolResult:
 				for _, c := range b.ToolResult.Content {
 					note(c)
 				}
@@ -65,7 +67,7 @@ func requestImages(req *agent.Request) []string {
 	return out
 }
 
-func runContent(t *testing.T, s *agent.Session, content ...tools.Content) *agent.TurnEnd {
+func runContent(t *testing.T, s *agent.Session, content ...harness.Block) *agent.TurnEnd {
 	t.Helper()
 	var end *agent.TurnEnd
 	for ev, err := range s.RunContent(context.Background(), content) {
@@ -88,15 +90,15 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
 		agent.WithAttachments(att), agent.WithSessionStore(store))
 
-	userImg := tools.Image{Digest: session.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
-	end := runContent(t, s, tools.Text("look"), tools.ImageContent(userImg))
+	userImg := harness.Image{Digest: session.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
+	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	reqs := seeing.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, []string{"img:photo.jpg"}, requestImages(reqs[0]))
 	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(reqs[1]), "an image-capable model sees every image")
 
-	blind := replay.NewScripted(replay.Say("I cannot see")).WithInfo(agent.ModelInfo{Name: "text-only"})
+	blind := replay.NewScripted(replay.Say("I cannot see")).WithInfo(model.Info{Name: "text-only"})
 	require.NoError(t, s.SetModel(blind))
 	_, end, err := collect(t, s, context.Background(), "and now?")
 	require.NoError(t, err)
@@ -108,7 +110,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	assert.Contains(t, all, "took shot.png", "the tool result's text is kept")
 
 	// Nothing is lost: the history and the log keep the references.
-	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&agent.Request{Messages: s.Messages()}))
+	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&model.Request{Messages: s.Messages()}))
 	tr, err := store.Load(context.Background(), s.ID())
 	require.NoError(t, err)
 	logged, _ := json.Marshal(tr.Events)
@@ -128,7 +130,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 func TestImagesWithoutAttachmentStore(t *testing.T) {
 	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
-	runContent(t, s, tools.Text("look"), tools.ImageContent(tools.Image{Digest: session.Digest(nil), MediaType: "image/png", Name: "a.png"}))
+	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: session.Digest(nil), MediaType: "image/png", Name: "a.png"}))
 	req := m.Requests()[0]
 	assert.Equal(t, []string{"placeholder:a.png"}, requestImages(req))
 	assert.Contains(t, mustJSON(req.Messages), "no attachment store is configured")
@@ -143,7 +145,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
 		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(3, 0))
-	runContent(t, s, tools.Text("take five"))
+	runContent(t, s, harness.TextBlock("take five"))
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
 	assert.Equal(t, []string{"img:img0", "img:img1", "img:img2"}, requestImages(reqs[3]))
@@ -155,13 +157,13 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s2 := newSession(t, agent.WithModel(m2), agent.WithTools(snapTool()),
 		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(0, 2500))
-	runContent(t, s2, tools.Text("take five"))
+	runContent(t, s2, harness.TextBlock("take five"))
 	last := m2.Requests()[5]
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))
 
 	// The history still holds all five.
-	assert.Len(t, requestImages(&agent.Request{Messages: s2.Messages()}), 5)
-	for _, im := range requestImages(&agent.Request{Messages: s2.Messages()}) {
+	assert.Len(t, requestImages(&model.Request{Messages: s2.Messages()}), 5)
+	for _, im := range requestImages(&model.Request{Messages: s2.Messages()}) {
 		assert.True(t, strings.HasPrefix(im, "img:"), im)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -73,9 +74,12 @@ type CallLimits struct {
 // WithCallLimits sets the call limits. See CallLimits.
 func WithCallLimits(l CallLimits) Option { return func(c *config) { c.limits = l } }
 
-// ErrInvalidOption is matched by the configuration errors Loop.Err
-// reports for option values out of range.
-var ErrInvalidOption = errors.New("agent: invalid option")
+// errInvalidOption is wrapped by the configuration errors Loop.Err
+// reports for option values out of range: they match
+// harness.CodeInvalidOption.
+func errInvalidOption() error {
+	return &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: invalid option"}
+}
 
 func (l CallLimits) validate() error {
 	var errs []error
@@ -84,11 +88,11 @@ func (l CallLimits) validate() error {
 		d    time.Duration
 	}{{"Backstop", l.Backstop}, {"CancelWait", l.CancelWait}, {"CloseWait", l.CloseWait}} {
 		if f.d < 0 {
-			errs = append(errs, fmt.Errorf("%w: CallLimits.%s is %s; it must not be negative (zero means the default)", ErrInvalidOption, f.name, f.d))
+			errs = append(errs, fmt.Errorf("%w: CallLimits.%s is %s; it must not be negative (zero means the default)", errInvalidOption(), f.name, f.d))
 		}
 	}
 	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
-		errs = append(errs, fmt.Errorf("%w: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", ErrInvalidOption, l.Margin))
+		errs = append(errs, fmt.Errorf("%w: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", errInvalidOption(), l.Margin))
 	}
 	return errors.Join(errs...)
 }
@@ -157,17 +161,20 @@ func (e *AbandonedError) Error() string {
 		len(e.Calls), n, strings.Join(names, ", "))
 }
 
-// ErrTurnDidNotStop is returned by Close when the running turn did not
+// errTurnDidNotStop is returned by Close when the running turn did not
 // end within the close wait (CallLimits.CloseWait) after it was
 // cancelled: a model stream or a session store that ignores
-// cancellation. The session's log is closed when the turn ends.
-var ErrTurnDidNotStop = errors.New("agent: the running turn did not stop within the close wait; the session log is closed when it ends")
+// cancellation. It matches harness.CodeNotStopped. The session's log is
+// closed when the turn ends.
+func errTurnDidNotStop() error {
+	return &harness.Error{Code: harness.CodeNotStopped, Message: "agent: the running turn did not stop within the close wait; the session log is closed when it ends"}
+}
 
 // runningCall is one call's execution, which the dispatcher may abandon.
 type runningCall struct {
 	tool, id string
 	step     int
-	done     chan *tools.Result // buffered: the worker never blocks
+	done     chan *harness.ToolResult // buffered: the worker never blocks
 
 	mu        sync.Mutex
 	finished  bool
@@ -177,7 +184,7 @@ type runningCall struct {
 
 // finish hands the worker's result over, or, when the call was abandoned
 // meanwhile, lets the session forget it.
-func (r *runningCall) finish(s *Session, res *tools.Result) {
+func (r *runningCall) finish(s *Session, res *harness.ToolResult) {
 	r.mu.Lock()
 	r.finished = true
 	abandoned := r.abandoned

@@ -6,18 +6,22 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-// Errors returned by the loop and its sessions.
-var (
-	// ErrBusy: a turn is already running in the session.
-	ErrBusy = errors.New("agent: a turn is already running in this session; wait for its TurnEnd")
-	// ErrClosed: the session or the loop is closed.
-	ErrClosed = errors.New("agent: closed")
-)
+// errBusy is the error of a turn started while one runs: it matches
+// harness.CodeBusy.
+func errBusy() error {
+	return &harness.Error{Code: harness.CodeBusy, Message: "agent: a turn is already running in this session; wait for its TurnEnd"}
+}
+
+// errClosed is the error of using a closed session or loop: it matches
+// harness.CodeClosed.
+func errClosed() error { return &harness.Error{Code: harness.CodeClosed, Message: "agent: closed"} }
 
 // Loop runs agent sessions: it calls the model, dispatches the tools it
 // asks for, and logs everything the model sees. Build one with New; it is
@@ -27,6 +31,9 @@ type Loop struct {
 	reg     *tools.Registry
 	handler tools.Handler
 	err     error
+	// modelTools are the registry's tools as the model is told about
+	// them, converted once.
+	modelTools []model.Tool
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -57,6 +64,9 @@ func New(opts ...Option) *Loop {
 		reg, _ = tools.NewRegistry()
 	}
 	l.reg = reg
+	for _, spec := range reg.Specs() {
+		l.modelTools = append(l.modelTools, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
+	}
 	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
 	if cfg.base != nil {
@@ -184,7 +194,7 @@ func (l *Loop) check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return ErrClosed
+		return errClosed()
 	}
 	return nil
 }
@@ -203,7 +213,7 @@ func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.
 	defer l.mu.Unlock()
 	if l.closed {
 		log.Close()
-		return nil, ErrClosed
+		return nil, errClosed()
 	}
 	l.sessions[s] = struct{}{}
 	return s, nil
@@ -220,7 +230,7 @@ func (l *Loop) forget(s *Session) {
 // is released, and logs are synced. Like Session.Close it returns within
 // about the close wait (CallLimits.CloseWait) whatever the tools do, and
 // its error names the tool calls it abandoned. Starting a session
-// afterwards fails with ErrClosed.
+// afterwards fails with an error matching harness.CodeClosed.
 func (l *Loop) Close() error {
 	l.mu.Lock()
 	l.closed = true

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
@@ -20,13 +23,13 @@ import (
 )
 
 func TestMultiStepToolUse(t *testing.T) {
-	model := replay.NewScripted(
-		replay.Response{Reasoning: "I should echo.", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
-			Usage: &session.Usage{InputTokens: 100, OutputTokens: 10}},
+	llm := replay.NewScripted(
+		replay.Response{Reasoning: "I should echo.", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
+			Usage: &harness.Usage{InputTokens: 100, OutputTokens: 10}},
 		replay.Call(replay.ToolCall("c2", "echo", map[string]any{"text": "two"})),
 		replay.Say("done: one, two"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithSystemPrompt("be brief"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithSystemPrompt("be brief"))
 	evs, end, err := collect(t, s, context.Background(), "echo twice")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -43,17 +46,17 @@ func TestMultiStepToolUse(t *testing.T) {
 	assert.Equal(t, "echo: one", ends[0].Result.Text())
 	assert.Equal(t, "c1", ends[0].Call.ID)
 
-	reqs := model.Requests()
+	reqs := llm.Requests()
 	require.Len(t, reqs, 3)
 	assert.Equal(t, "be brief", reqs[0].System)
 	require.Len(t, reqs[0].Tools, 1)
 	assert.Equal(t, "echo", reqs[0].Tools[0].Name)
 	// The third request holds the whole conversation in order.
-	roles := []session.Role{}
+	roles := []harness.Role{}
 	for _, m := range reqs[2].Messages {
 		roles = append(roles, m.Role)
 	}
-	assert.Equal(t, []session.Role{"user", "assistant", "tool", "assistant", "tool"}, roles)
+	assert.Equal(t, []harness.Role{"user", "assistant", "tool", "assistant", "tool"}, roles)
 	assert.Equal(t, "I should echo.", reqs[2].Messages[1].Content[0].Text, "reasoning is kept in history")
 	assert.Equal(t, "echo: two", resultText(reqs[2].Messages[4].Content[0].ToolResult))
 	assert.Equal(t, "done: one, two", s.Messages()[5].Text())
@@ -68,7 +71,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 	both := make(chan struct{})
 	var arrived atomic.Int32
 	safe := tools.Define(tools.Spec{Name: "safe", Description: "parallel", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
 			rec.add("start:" + in.Text)
 			n := inFlight.Add(1)
 			for {
@@ -93,18 +96,18 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 			}
 			inFlight.Add(-1)
 			rec.add("end:" + in.Text)
-			return tools.TextResult("safe " + in.Text), nil
+			return harness.TextResult("safe " + in.Text), nil
 		})
 	barrier := tools.Define(tools.Spec{Name: "barrier", Description: "runs alone", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in echoIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in echoIn) (*harness.ToolResult, error) {
 			rec.add("start:" + in.Text)
 			if inFlight.Load() != 0 {
 				return nil, errors.New("barrier ran while other calls were in flight")
 			}
 			rec.add("end:" + in.Text)
-			return tools.TextResult("barrier " + in.Text), nil
+			return harness.TextResult("barrier " + in.Text), nil
 		})
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(
 			replay.ToolCall("1", "safe", map[string]any{"text": "a"}),
 			replay.ToolCall("2", "safe", map[string]any{"text": "b"}),
@@ -114,7 +117,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 		),
 		replay.Say("ok"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(safe, barrier))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(safe, barrier))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	require.Equal(t, session.ReasonCompleted, end.Reason)
@@ -125,7 +128,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 	assert.Less(t, rec.index("end:x"), rec.index("start:d"))
 	assert.GreaterOrEqual(t, peak.Load(), int32(2))
 
-	res := lastResults(model.Requests()[1], 5)
+	res := lastResults(llm.Requests()[1], 5)
 	var texts []string
 	for _, r := range res {
 		assert.False(t, r.IsError, resultText(r))
@@ -136,12 +139,12 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 
 func TestBadCallsBecomeErrorResults(t *testing.T) {
 	boom := tools.Define(tools.Spec{Name: "boom", Description: "panics"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			var m map[string]int
 			m["x"]++ // nil map write: a real panic
 			return nil, nil
 		})
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(
 			replay.ToolCall("1", "echo", `{"text": "unterminated`),
 			replay.ToolCall("2", "echo", map[string]any{"text": 42}),
@@ -153,22 +156,22 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 		),
 		replay.Say("recovered"),
 	)
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool(), boom))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool(), boom))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason, "the turn goes on after bad calls")
 
-	res := lastResults(model.Requests()[1], 7)
+	res := lastResults(llm.Requests()[1], 7)
 	cases := []struct {
-		code     tools.ErrorCode
+		code     harness.Code
 		contains []string
 	}{
-		{tools.CodeInvalidArguments, []string{"not valid JSON", "Parameters: text (string, required)"}},
-		{tools.CodeInvalidArguments, []string{"do not match its schema", "text", "string"}},
-		{tools.CodeInvalidArguments, []string{"extra"}},
-		{tools.CodeUnknownTool, []string{`"ecko"`, `Did you mean "echo"?`, "Available tools: boom, echo."}},
-		{tools.CodeToolPanic, []string{"boom", "internal error", "assignment to entry in nil map"}},
-		{tools.CodeInvalidArguments, []string{"must be a JSON object, not an array"}},
+		{harness.CodeInvalidArguments, []string{"not valid JSON", "Parameters: text (string, required)"}},
+		{harness.CodeInvalidArguments, []string{"do not match its schema", "text", "string"}},
+		{harness.CodeInvalidArguments, []string{"extra"}},
+		{harness.CodeUnknownTool, []string{`"ecko"`, `Did you mean "echo"?`, "Available tools: boom, echo."}},
+		{harness.CodeToolPanic, []string{"boom", "internal error", "assignment to entry in nil map"}},
+		{harness.CodeInvalidArguments, []string{"must be a JSON object, not an array"}},
 	}
 	for i, c := range cases {
 		assert.True(t, res[i].IsError, "call %d", i+1)
@@ -182,17 +185,17 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 }
 
 func TestStepLimit(t *testing.T) {
-	model := replay.NewScripted()
+	llm := replay.NewScripted()
 	for i := range 10 {
-		model.Push(replay.Call(replay.ToolCall("c"+string(rune('a'+i)), "echo", map[string]any{"text": "again"})))
+		llm.Push(replay.Call(replay.ToolCall("c"+string(rune('a'+i)), "echo", map[string]any{"text": "again"})))
 	}
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithMaxSteps(3))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithMaxSteps(3))
 	evs, end, err := collect(t, s, context.Background(), "loop forever")
 	require.NoError(t, err, "the step limit is not an error")
 	assert.Equal(t, session.ReasonStepLimit, end.Reason)
 	assert.Equal(t, 3, end.Steps)
 	assert.Len(t, ofType[*agent.ToolCallEnd](evs), 3, "the last step's tools still ran and were logged")
-	assert.Equal(t, 7, model.Remaining())
+	assert.Equal(t, 7, llm.Remaining())
 
 	// The session stays usable after the limit.
 	model2 := replay.NewScripted(replay.Say("fine"))
@@ -204,9 +207,9 @@ func TestStepLimit(t *testing.T) {
 
 func TestCancelMidStream(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
+	llm := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(model), agent.WithSessionStore(store))
+	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -232,7 +235,7 @@ func TestCancelMidStream(t *testing.T) {
 	last := tr.Events[len(tr.Events)-1].Data.(*session.TurnEnded)
 	assert.Equal(t, session.ReasonCancelled, last.Reason)
 	am := tr.Events[len(tr.Events)-2].Data.(*session.AssistantMessage)
-	assert.Equal(t, agent.FinishAborted, am.Finish)
+	assert.Equal(t, model.FinishAborted, am.Finish)
 	assert.Equal(t, "partial answ", am.Content[0].Text, "what the user saw is logged")
 }
 
@@ -240,13 +243,13 @@ func TestCancelDuringTools(t *testing.T) {
 	leakcheck.Check(t)
 	started := make(chan struct{})
 	slow := tools.Define(tools.Spec{Name: "slow", Description: "waits", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			close(started)
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "slow", nil), replay.ToolCall("2", "echo", map[string]any{"text": "never"})))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(slow, echoTool()))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "slow", nil), replay.ToolCall("2", "echo", map[string]any{"text": "never"})))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(slow, echoTool()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	evs, end, err := collect(t, s, ctx, "go")
@@ -254,19 +257,19 @@ func TestCancelDuringTools(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	ends := ofType[*agent.ToolCallEnd](evs)
 	require.Len(t, ends, 2)
-	assert.Equal(t, tools.CodeAborted, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeAborted, ends[0].Result.Code)
 	assert.Contains(t, ends[0].Result.Text(), "side effects are unknown")
-	assert.Equal(t, tools.CodeNotRun, ends[1].Result.Code)
+	assert.Equal(t, harness.CodeNotRun, ends[1].Result.Code)
 
 	// Every call has a logged result, so the history needs no repair.
 	msgs := s.Messages()
-	assert.Equal(t, tools.CodeNotRun, msgs[len(msgs)-1].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeNotRun, msgs[len(msgs)-1].Content[0].ToolResult.Code)
 }
 
 func TestHostStopsIterating(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Say("second turn"))
-	_, s := newSession(t, agent.WithModel(model))
+	llm := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Say("second turn"))
+	_, s := newSession(t, agent.WithModel(llm))
 	for ev := range s.Run(context.Background(), "hi") {
 		if _, ok := ev.(*agent.TextDelta); ok {
 			break
@@ -279,16 +282,16 @@ func TestHostStopsIterating(t *testing.T) {
 
 func TestRetry(t *testing.T) {
 	fast := agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}
-	rateLimited := &agent.ModelError{Code: agent.CodeRateLimit, Status: 429, Message: "slow down", RetryAfter: 30 * time.Millisecond}
+	rateLimited := model.NewError(harness.CodeRateLimit, "slow down", &model.ProviderError{Status: 429, RetryAfter: 30 * time.Millisecond})
 
 	t.Run("RecoversWithinBound", func(t *testing.T) {
-		model := replay.NewScripted(
+		llm := replay.NewScripted(
 			replay.Response{Err: rateLimited},
-			replay.Response{Text: "half", Err: &agent.ModelError{Code: agent.CodeServer, Status: 503}},
-			replay.Response{Chunks: []agent.Chunk{{Type: agent.ChunkText, Text: "no finish"}}}, // truncated
+			replay.Response{Text: "half", Err: model.NewError(harness.CodeServer, "", &model.ProviderError{Status: 503})},
+			replay.Response{Chunks: []model.Chunk{{Type: model.ChunkText, Text: "no finish"}}}, // truncated
 			replay.Say("finally"),
 		)
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -296,59 +299,59 @@ func TestRetry(t *testing.T) {
 		require.Len(t, retries, 3)
 		assert.GreaterOrEqual(t, retries[0].Delay, 30*time.Millisecond, "Retry-After is honoured")
 		assert.LessOrEqual(t, retries[0].Delay, 50*time.Millisecond, "and capped")
-		assert.Equal(t, agent.CodeTruncatedStream, agent.CodeOf(retries[2].Err))
+		assert.Equal(t, harness.CodeTruncatedStream, harness.CodeOf(retries[2].Err))
 		assert.Equal(t, "finally", s.Messages()[1].Text(), "only the successful answer is in history")
 	})
 	t.Run("GivesUpAfterBound", func(t *testing.T) {
-		model := replay.NewScripted()
+		llm := replay.NewScripted()
 		for range 10 {
-			model.Push(replay.Response{Err: rateLimited})
+			llm.Push(replay.Response{Err: rateLimited})
 		}
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
-		assert.Equal(t, agent.CodeRateLimit, agent.CodeOf(err))
+		assert.Equal(t, harness.CodeRateLimit, harness.CodeOf(err))
 		assert.Len(t, ofType[*agent.Retry](evs), 3)
-		assert.Equal(t, 6, model.Remaining(), "1 call + 3 retries")
+		assert.Equal(t, 6, llm.Remaining(), "1 call + 3 retries")
 	})
 	t.Run("NotRetryable", func(t *testing.T) {
-		model := replay.NewScripted(replay.Response{Err: &agent.ModelError{Code: agent.CodeAuth, Status: 401, Message: "bad key"}}, replay.Say("x"))
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		llm := replay.NewScripted(replay.Response{Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})}, replay.Say("x"))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
-		var me *agent.ModelError
+		var me *harness.Error
 		require.ErrorAs(t, err, &me)
-		assert.Equal(t, agent.CodeAuth, me.Code)
+		assert.Equal(t, harness.CodeAuth, me.Code)
 		assert.Contains(t, err.Error(), "bad key")
 		assert.Empty(t, ofType[*agent.Retry](evs))
 	})
 	t.Run("EmptyAnswerRetried", func(t *testing.T) {
-		model := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Say("there"))
-		_, s := newSession(t, agent.WithModel(model), agent.WithRetry(fast))
+		llm := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Say("there"))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, _, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		retries := ofType[*agent.Retry](evs)
 		require.Len(t, retries, 1)
-		assert.Equal(t, agent.CodeEmptyResponse, agent.CodeOf(retries[0].Err))
+		assert.Equal(t, harness.CodeEmptyResponse, harness.CodeOf(retries[0].Err))
 	})
 }
 
 func TestRemindersFromObservers(t *testing.T) {
-	obs := tools.StepObserverFunc(func(ctx context.Context, st *tools.Step) []tools.Reminder {
-		return []tools.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
+	obs := tools.StepObserverFunc(func(ctx context.Context, st *tools.Step) []harness.Reminder {
+		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	rem := ofType[*agent.ReminderAdded](evs)
 	require.Len(t, rem, 1)
-	msgs := model.Requests()[1].Messages
+	msgs := llm.Requests()[1].Messages
 	last := msgs[len(msgs)-1]
-	assert.Equal(t, session.RoleUser, last.Role)
+	assert.Equal(t, harness.RoleUser, last.Role)
 	assert.Contains(t, last.Text(), "you called echo")
 	assert.Contains(t, last.Text(), "<system-reminder>")
-	assert.Equal(t, session.RoleTool, msgs[len(msgs)-2].Role, "the reminder follows the results")
+	assert.Equal(t, harness.RoleTool, msgs[len(msgs)-2].Role, "the reminder follows the results")
 }
 
 func TestConfigurationErrors(t *testing.T) {
@@ -360,17 +363,17 @@ func TestConfigurationErrors(t *testing.T) {
 	_, err = l.NewSession(context.Background(), agent.SessionOptions{})
 	assert.Error(t, err)
 
-	bad := tools.Define(tools.Spec{Name: "BadName", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*tools.Result, error) { return nil, nil })
+	bad := tools.Define(tools.Spec{Name: "BadName", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*harness.ToolResult, error) { return nil, nil })
 	assert.ErrorContains(t, agent.New(agent.WithModel(replay.NewScripted()), agent.WithTools(bad)).Err(), "snake_case")
 }
 
 func TestBusyAndClosed(t *testing.T) {
 	leakcheck.Check(t)
-	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
+	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
 	closed := make(chan struct{})
 	holder := tools.Define(tools.Spec{Name: "hold", Description: "keeps state"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) { return nil, nil })
-	loop, s := newSession(t, agent.WithModel(model), agent.WithTools(holder))
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) { return nil, nil })
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(holder))
 	_, err := tools.LoadState(s.State(), "k", func() io.Closer { return closerFunc(func() error { close(closed); return nil }) })
 	require.NoError(t, err)
 
@@ -388,7 +391,7 @@ func TestBusyAndClosed(t *testing.T) {
 	}()
 	<-running
 	_, end, err := collect(t, s, context.Background(), "second")
-	assert.ErrorIs(t, err, agent.ErrBusy)
+	assert.ErrorIs(t, err, harness.CodeBusy)
 	assert.Equal(t, session.ReasonError, end.Reason)
 
 	require.NoError(t, loop.Close())
@@ -400,9 +403,9 @@ func TestBusyAndClosed(t *testing.T) {
 		t.Fatal("closing the loop released the session's tool state")
 	}
 	_, _, err = collect(t, s, context.Background(), "after close")
-	assert.ErrorIs(t, err, agent.ErrClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 	_, err = loop.NewSession(context.Background(), agent.SessionOptions{})
-	assert.ErrorIs(t, err, agent.ErrClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
 type closerFunc func() error
@@ -410,13 +413,13 @@ type closerFunc func() error
 func (f closerFunc) Close() error { return f() }
 
 func TestCallIDsMadeUnique(t *testing.T) {
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("", "echo", map[string]any{"text": "a"}), replay.ToolCall("dup", "echo", map[string]any{"text": "b"}), replay.ToolCall("dup", "echo", map[string]any{"text": "c"})),
 		replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(echoTool()))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
-	res := lastResults(model.Requests()[1], 3)
+	res := lastResults(llm.Requests()[1], 3)
 	ids := map[string]bool{}
 	for i, r := range res {
 		assert.NotEmpty(t, r.CallID)
@@ -428,12 +431,12 @@ func TestCallIDsMadeUnique(t *testing.T) {
 
 func TestToolRecordIsLogged(t *testing.T) {
 	rec := tools.Define(tools.Spec{Name: "rec", Description: "records"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
 		})
 	store := session.NewMemory()
-	model := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(rec), agent.WithSessionStore(store))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	tr, err := store.Load(context.Background(), s.ID())
@@ -451,9 +454,17 @@ func TestToolRecordIsLogged(t *testing.T) {
 }
 
 func TestMarshalEvent(t *testing.T) {
-	b, err := agent.MarshalEvent(&agent.TurnEnd{Reason: "error", Steps: 2, Err: &agent.ModelError{Code: agent.CodeAuth, Message: "bad key"}})
+	b, err := agent.MarshalEvent(&agent.TurnEnd{Reason: "error", Steps: 2, Err: model.NewError(harness.CodeAuth, "bad key", nil)})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"turn_end","reason":"error","steps":2,"usage":{"input_tokens":0,"output_tokens":0},"error":{"code":"auth","message":"model: auth: bad key"}}`, string(b))
+	// An expired deadline is a timeout, as everywhere (it used to be
+	// reported as aborted); a cancellation is aborted.
+	b, err = agent.MarshalEvent(&agent.TurnEnd{Reason: "cancelled", Err: fmt.Errorf("turn: %w", context.DeadlineExceeded)})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"error":{"code":"timeout","message":"turn: context deadline exceeded"}`)
+	b, err = agent.MarshalEvent(&agent.TurnEnd{Reason: "cancelled", Err: context.Canceled})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"error":{"code":"aborted","message":"context canceled"}`)
 	b, err = agent.MarshalEvent(&agent.TextDelta{Step: 1, Text: "hi"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"text_delta","step":1,"text":"hi"}`, string(b))
@@ -464,8 +475,8 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	leakcheck.Check(t)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	model := replay.NewScripted(replay.Response{Text: "x", Hang: true})
-	loop := agent.New(agent.WithModel(model), agent.WithBaseContext(base))
+	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
+	loop := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd
@@ -481,6 +492,6 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	require.Eventually(t, func() bool {
 		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
-		return errors.Is(err, agent.ErrClosed)
+		return errors.Is(err, harness.CodeClosed)
 	}, 5*time.Second, 10*time.Millisecond)
 }

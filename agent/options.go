@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -14,7 +15,7 @@ import (
 type Option func(*config)
 
 type config struct {
-	model       Model
+	model       model.Model
 	tools       []tools.Tool
 	system      string
 	store       session.Store
@@ -55,7 +56,7 @@ func defaultConfig() config {
 }
 
 // WithModel sets the model. It is required.
-func WithModel(m Model) Option { return func(c *config) { c.model = m } }
+func WithModel(m model.Model) Option { return func(c *config) { c.model = m } }
 
 // WithTools adds tools. Their schemas are sent to the model in the order
 // given.
@@ -135,7 +136,7 @@ func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { 
 func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
-// whose ModelError is Retryable are retried.
+// model.Retryable says yes to are retried.
 type RetryPolicy struct {
 	// MaxRetries is how many times one model call is retried; 0 means
 	// never.

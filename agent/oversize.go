@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
@@ -13,7 +14,7 @@ import (
 )
 
 // logOversized handles a result whose event the session log refused as
-// too large (err matches session.ErrEventTooLarge; any other err is
+// too large (err matches harness.CodeTooLarge; any other err is
 // returned as it is). The result's text is saved whole through the
 // session's output store and replaced by a head and tail preview that
 // names the saved output, the preview the spill policy shows; with no
@@ -21,7 +22,7 @@ import (
 // lost. The render data is slimmed, and dropped with the file records if
 // even that does not fit. It returns the result as logged, which is what
 // the model sees and the host is shown.
-func (t *turn) logOversized(ev *session.ToolFinished, res *tools.Result, err error) (*tools.Result, error) {
+func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, err error) (*harness.ToolResult, error) {
 	var tooLarge *session.EventTooLargeError
 	if !errors.As(err, &tooLarge) {
 		return nil, err
@@ -41,10 +42,10 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *tools.Result, err err
 		r.Content = withText(r.Content, out.Text+fmt.Sprintf(
 			"\n[This result is a preview: the whole result is more than the %d bytes the session log holds in one event.]", tooLarge.Max))
 	}
-	shrinks := []func(*tools.Result){
-		func(*tools.Result) {},
-		func(r *tools.Result) { r.Render = slimRender(r.Render, limit) },
-		func(r *tools.Result) { r.Render, r.Files = nil, nil },
+	shrinks := []func(*harness.ToolResult){
+		func(*harness.ToolResult) {},
+		func(r *harness.ToolResult) { r.Render = slimRender(r.Render, limit) },
+		func(r *harness.ToolResult) { r.Render, r.Files = nil, nil },
 	}
 	for _, shrink := range shrinks {
 		shrink(&r)
@@ -57,7 +58,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *tools.Result, err err
 				"locator", stored.Locator, "save_error", saveErr)
 			return &r, nil
 		}
-		if !errors.Is(err, session.ErrEventTooLarge) {
+		if !errors.Is(err, harness.CodeTooLarge) {
 			return nil, err
 		}
 	}
@@ -74,13 +75,13 @@ func previewLimit(maxLine int) int {
 
 // withText replaces the text of content by text, placed where the first
 // text block was; images are kept.
-func withText(content []tools.Content, text string) []tools.Content {
-	out := make([]tools.Content, 0, len(content)+1)
+func withText(content []harness.Block, text string) []harness.Block {
+	out := make([]harness.Block, 0, len(content)+1)
 	placed := false
 	for _, c := range content {
-		if c.Type == tools.ContentText || c.Type == "" {
+		if c.Type == harness.BlockText || c.Type == "" {
 			if !placed {
-				out = append(out, tools.Text(text))
+				out = append(out, harness.TextBlock(text))
 				placed = true
 			}
 			continue
@@ -88,7 +89,7 @@ func withText(content []tools.Content, text string) []tools.Content {
 		out = append(out, c)
 	}
 	if !placed {
-		out = append([]tools.Content{tools.Text(text)}, out...)
+		out = append([]harness.Block{harness.TextBlock(text)}, out...)
 	}
 	return out
 }
@@ -96,11 +97,11 @@ func withText(content []tools.Content, text string) []tools.Content {
 // slimRender keeps what a host card needs of r, with its long texts cut
 // to about limit bytes: the end of a terminal's output, a diff's counts
 // without its texts and hunks.
-func slimRender(r *tools.Render, limit int) *tools.Render {
+func slimRender(r *harness.Render, limit int) *harness.Render {
 	if r == nil {
 		return nil
 	}
-	out := &tools.Render{Kind: r.Kind, Title: textcut.Prefix(r.Title, limit), Text: textcut.HeadLines(r.Text, limit)}
+	out := &harness.Render{Kind: r.Kind, Title: textcut.Prefix(r.Title, limit), Text: textcut.HeadLines(r.Text, limit)}
 	if r.Terminal != nil {
 		term := *r.Terminal
 		term.Command = textcut.Prefix(term.Command, limit)
@@ -108,7 +109,7 @@ func slimRender(r *tools.Render, limit int) *tools.Render {
 		out.Terminal = &term
 	}
 	if r.Diff != nil {
-		out.Diff = &tools.Diff{Path: r.Diff.Path, Added: r.Diff.Added, Removed: r.Diff.Removed, Truncated: true}
+		out.Diff = &harness.Diff{Path: r.Diff.Path, Added: r.Diff.Added, Removed: r.Diff.Removed, Truncated: true}
 	}
 	if len(r.Locations) > 0 {
 		out.Locations = r.Locations[:min(len(r.Locations), 100)]

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -26,14 +27,14 @@ type bigIn struct {
 // optionally a terminal render with an output of the other size.
 func bigOutput() tools.Tool {
 	return tools.Define(tools.Spec{Name: "big", Description: "big", NeverSpill: true},
-		func(ctx context.Context, call *tools.Call, in bigIn) (*tools.Result, error) {
-			res := tools.TextResult(bigText(in.Bytes))
+		func(ctx context.Context, call *tools.Call, in bigIn) (*harness.ToolResult, error) {
+			res := harness.TextResult(bigText(in.Bytes))
 			if in.Render > 0 {
 				exit := 0
-				res.Render = &tools.Render{Kind: tools.RenderTerminal, Title: "$ big",
-					Terminal: &tools.Terminal{Command: "big", Output: bigText(in.Render), ExitCode: &exit, Status: "exited"}}
+				res.Render = &harness.Render{Kind: harness.RenderTerminal, Title: "$ big",
+					Terminal: &harness.Terminal{Command: "big", Output: bigText(in.Render), ExitCode: &exit, Status: "exited"}}
 			}
-			res.Files = []tools.FileAccess{{Op: tools.FileRead, Path: "/w/big.txt", Version: "v1", Complete: true}}
+			res.Files = []harness.FileAccess{{Op: harness.FileRead, Path: "/w/big.txt", Version: "v1", Complete: true}}
 			return res, nil
 		})
 }
@@ -98,7 +99,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	// What is logged is what the host got and what the model saw next.
 	logged := loggedResult(t, store, s.ID())
 	assert.Equal(t, text, logged.Result.Text())
-	assert.Equal(t, []tools.FileAccess{{Op: tools.FileRead, Path: "/w/big.txt", Version: "v1", Complete: true}}, logged.Result.Files, "file records are kept while they fit")
+	assert.Equal(t, []harness.FileAccess{{Op: harness.FileRead, Path: "/w/big.txt", Version: "v1", Complete: true}}, logged.Result.Files, "file records are kept while they fit")
 	assert.Equal(t, text, resultText(lastResults(model.Requests()[1], 1)[0]))
 }
 
@@ -139,7 +140,7 @@ func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(model), agent.WithSessionStore(store))
 	_, end, err := collect(t, s, ctx, strings.Repeat("too long ", 1000))
 	assert.Equal(t, session.ReasonError, end.Reason)
-	require.ErrorIs(t, err, session.ErrEventTooLarge)
+	require.ErrorIs(t, err, harness.CodeTooLarge)
 	assert.Contains(t, err.Error(), "agent: logging the user message")
 	assert.Contains(t, err.Error(), "more than the log's maximum line size of 4096 bytes")
 	assert.Empty(t, model.Requests(), "the model is not called")

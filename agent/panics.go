@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/go-harness/harness"
 )
 
 // InternalError reports a panic the loop recovered from: a bug in the
 // harness or in code it runs (a model adapter, a session store, a step
 // observer). A turn it ends ends with reason error; the session stays
-// usable. Its code (CodeOf) is CodeInternal.
+// usable. Its code (harness.CodeOf) is harness.CodeInternal.
 type InternalError struct {
 	// Op is what was running: "turn", "new_session", "resume_session",
 	// "close" or "tool_dispatch".
@@ -25,8 +27,11 @@ func (e *InternalError) Error() string {
 	return fmt.Sprintf("agent: internal error during %s: panic: %v (this is a bug in the harness or in code it called, not in the conversation; the stack is in the log)", e.Op, e.Value)
 }
 
-// ErrorCode returns CodeInternal as a string.
-func (e *InternalError) ErrorCode() string { return string(CodeInternal) }
+// ErrorCode returns "internal" (harness.CodeInternal), for harness.CodeOf.
+func (e *InternalError) ErrorCode() string { return string(harness.CodeInternal) }
+
+// Is makes the error match harness.CodeInternal.
+func (e *InternalError) Is(target error) bool { return target == harness.CodeInternal }
 
 // Unwrap returns the panic value when it is an error.
 func (e *InternalError) Unwrap() error {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -18,7 +19,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	m1 := replay.NewScripted(
-		replay.Response{Reasoning: "think", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
+		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
 		replay.Say("first answer"),
 	)
 	loop1 := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
@@ -57,10 +58,10 @@ func TestResumeAfterCrash(t *testing.T) {
 	log, err := store.Create(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx,
-		&session.UserMessage{Content: []tools.Content{tools.Text("run it")}},
-		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []session.Block{
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("run it")}},
+		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []harness.Block{
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "echo"},
 	)
@@ -74,14 +75,14 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	msgs := s.Messages()
 	require.Len(t, msgs, 4)
-	assert.Equal(t, tools.CodeOutcomeUnknown, msgs[2].Content[0].ToolResult.Code)
-	assert.Equal(t, tools.CodeNotRun, msgs[3].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeOutcomeUnknown, msgs[2].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeNotRun, msgs[3].Content[0].ToolResult.Code)
 
 	_, end, err := collect(t, s, ctx, "go on")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	sent := m.Requests()[0].Messages
-	assert.Equal(t, tools.CodeOutcomeUnknown, sent[2].Content[0].ToolResult.Code, "the model is told the outcome is unknown")
+	assert.Equal(t, harness.CodeOutcomeUnknown, sent[2].Content[0].ToolResult.Code, "the model is told the outcome is unknown")
 
 	tr, err := store.Load(ctx, s.ID())
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestStartLoggedBeforeSideEffects(t *testing.T) {
 	var seenOnDisk []string
 	var sessionID string
 	probe := tools.Define(tools.Spec{Name: "probe", Description: "looks at the log", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			tr, err := store.Load(ctx, sessionID)
 			if err != nil {
 				return nil, err
@@ -121,7 +122,7 @@ func TestStartLoggedBeforeSideEffects(t *testing.T) {
 					seenOnDisk = append(seenOnDisk, "assistant")
 				}
 			}
-			return tools.TextResult("ok"), nil
+			return harness.TextResult("ok"), nil
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Say("done"))
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithSessionStore(store))

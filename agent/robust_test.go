@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
@@ -83,21 +85,21 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	require.NoError(t, err)
 	id := log.Header().ID
 	_, err = log.Append(ctx,
-		&session.UserMessage{Content: []tools.Content{tools.Text("look at this " + strings.Repeat("words ", 200)), {Type: tools.ContentImage}}},
-		&session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolCall}, session.TextBlock("calling " + strings.Repeat("more ", 200))}, Finish: agent.FinishStop},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("look at this " + strings.Repeat("words ", 200)), {Type: harness.BlockImage}}},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{{Type: harness.BlockToolCall}, harness.TextBlock("calling " + strings.Repeat("more ", 200))}, Finish: model.FinishStop},
 		&session.TurnEnded{Reason: session.ReasonCompleted},
 	)
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	store := &injectingStore{Store: mem, extra: []session.Event{
-		{Seq: 100, Data: &session.UserMessage{Content: []tools.Content{tools.Text("again " + strings.Repeat("text ", 200))}}},
-		{Seq: 101, Data: &session.AssistantMessage{Step: 1, Content: []session.Block{{Type: session.BlockToolResult}, {Type: session.BlockImage}, session.TextBlock("ok")}, Finish: agent.FinishStop}},
+		{Seq: 100, Data: &session.UserMessage{Content: []harness.Block{harness.TextBlock("again " + strings.Repeat("text ", 200))}}},
+		{Seq: 101, Data: &session.AssistantMessage{Step: 1, Content: []harness.Block{{Type: harness.BlockToolResult}, {Type: harness.BlockImage}, harness.TextBlock("ok")}, Finish: model.FinishStop}},
 		{Seq: 102, Data: &session.TurnEnded{Reason: session.ReasonCompleted}},
 	}}
 
-	model := replay.NewScripted(replay.Say("short summary"), replay.Say("done")).
-		WithInfo(agent.ModelInfo{Name: "small", ContextWindow: 200})
-	loop := agent.New(agent.WithModel(model), agent.WithSessionStore(store),
+	llm := replay.NewScripted(replay.Say("short summary"), replay.Say("done")).
+		WithInfo(model.Info{Name: "small", ContextWindow: 200})
+	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, id)
@@ -107,7 +109,7 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	require.NotEmpty(t, ofType[*agent.ContextCompacted](evs), "the history was compacted")
 
-	reqs := model.Requests()
+	reqs := llm.Requests()
 	require.Len(t, reqs, 2)
 	transcript := reqs[0].Messages[0].Text()
 	// The history leaves the damaged blocks out (the session package
@@ -121,11 +123,11 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 // panickyModel yields some text, then panics inside its stream.
 type panickyModel struct{ value any }
 
-func (m panickyModel) Info() agent.ModelInfo { return agent.ModelInfo{Name: "panicky"} }
+func (m panickyModel) Info() model.Info { return model.Info{Name: "panicky"} }
 
-func (m panickyModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
-		if !yield(agent.Chunk{Type: agent.ChunkText, Text: "about to "}, nil) {
+func (m panickyModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if !yield(model.Chunk{Type: model.ChunkText, Text: "about to "}, nil) {
 			return
 		}
 		panic(m.value)
@@ -145,7 +147,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	var ie *agent.InternalError
 	require.ErrorAs(t, err, &ie)
 	assert.Equal(t, "model boom", ie.Value)
-	assert.Equal(t, agent.CodeInternal, agent.CodeOf(err))
+	assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "bug")
 	assert.Contains(t, err.Error(), "model boom")
 	assert.Contains(t, logs.String(), "stack=", "the stack is logged")
@@ -154,7 +156,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	te := lastTurnEnded(t, store, s.ID())
 	assert.Equal(t, session.ReasonError, te.Reason)
 	require.NotNil(t, te.Error)
-	assert.Equal(t, "internal", te.Error.Code)
+	assert.Equal(t, harness.CodeInternal, te.Error.Code)
 
 	// The session is usable again.
 	require.NoError(t, s.SetModel(replay.NewScripted(replay.Say("fine now"))))
@@ -170,7 +172,7 @@ func TestModelPanicWithErrorValue(t *testing.T) {
 	_, end, err := collect(t, s, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
 	assert.ErrorIs(t, err, boom, "a panic with an error value unwraps to it")
-	assert.Equal(t, agent.CodeInternal, agent.CodeOf(err))
+	assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 }
 
 type panicIn struct{}
@@ -178,15 +180,17 @@ type panicIn struct{}
 func TestToolPanicInsideTheStream(t *testing.T) {
 	leakcheck.Check(t)
 	boom := tools.Define(tools.Spec{Name: "boom", Description: "panics", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in panicIn) (*tools.Result, error) { panic("tool boom") })
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "boom", nil)), replay.Say("recovered"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(boom))
+		func(ctx context.Context, call *tools.Call, in panicIn) (*harness.ToolResult, error) {
+			panic("tool boom")
+		})
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "boom", nil)), replay.Say("recovered"))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(boom))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	ends := ofType[*agent.ToolCallEnd](evs)
 	require.Len(t, ends, 1)
-	assert.Equal(t, tools.CodeToolPanic, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeToolPanic, ends[0].Result.Code)
 	assert.Contains(t, ends[0].Result.Text(), "tool boom")
 }
 
@@ -247,17 +251,17 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			leakcheck.Check(t)
 			mem := session.NewMemory()
 			store := &panickingStore{Store: mem, panicOn: tc.panicOn}
-			model := replay.NewScripted(replay.Say("one"), replay.Say("two"))
-			_, s := newSession(t, agent.WithModel(model), agent.WithSessionStore(store))
+			llm := replay.NewScripted(replay.Say("one"), replay.Say("two"))
+			_, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
 			evs, end, err := collect(t, s, context.Background(), "go")
 			assert.Equal(t, "turn_end", evs[len(evs)-1].Kind())
 			assert.Equal(t, session.ReasonError, end.Reason)
-			assert.Equal(t, agent.CodeInternal, agent.CodeOf(err))
+			assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), "store boom")
 			if tc.endLogged {
 				te := lastTurnEnded(t, mem, s.ID())
 				require.NotNil(t, te.Error)
-				assert.Equal(t, "internal", te.Error.Code)
+				assert.Equal(t, harness.CodeInternal, te.Error.Code)
 				// And the session goes on.
 				_, end, err = collect(t, s, context.Background(), "again")
 				require.NoError(t, err)
@@ -270,8 +274,8 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 }
 
 func TestHostPanicIsPassedOn(t *testing.T) {
-	model := replay.NewScripted(replay.Say("hello"), replay.Say("again"))
-	_, s := newSession(t, agent.WithModel(model))
+	llm := replay.NewScripted(replay.Say("hello"), replay.Say("again"))
+	_, s := newSession(t, agent.WithModel(llm))
 	got := func() (p any) {
 		defer func() { p = recover() }()
 		for ev := range s.Run(context.Background(), "go") {

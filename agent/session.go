@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -30,7 +32,7 @@ type Session struct {
 	est   estimator  // used by the running turn only
 
 	mu      sync.Mutex
-	model   Model
+	model   model.Model
 	running bool
 	closed  bool
 	cancel  context.CancelFunc
@@ -56,36 +58,36 @@ func (s *Session) Header() session.Header { return s.log.Header() }
 func (s *Session) Warnings() []session.Warning { return s.warnings }
 
 // Messages returns the conversation so far, as the model is sent it.
-func (s *Session) Messages() []session.Message {
+func (s *Session) Messages() []harness.Message {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.hist.Messages()
 }
 
 // Usage returns the token usage of the session's logged model calls.
-func (s *Session) Usage() session.Usage {
+func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.hist.Usage()
 }
 
 // Model returns the model the session calls.
-func (s *Session) Model() Model {
+func (s *Session) Model() model.Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model
 }
 
 // SetModel switches the model for the following turns. It fails with
-// ErrBusy while a turn runs.
-func (s *Session) SetModel(m Model) error {
+// an error matching harness.CodeBusy while a turn runs.
+func (s *Session) SetModel(m model.Model) error {
 	if m == nil {
 		return errors.New("agent: SetModel: nil model")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running {
-		return ErrBusy
+		return errBusy()
 	}
 	s.model = m
 	return nil
@@ -94,23 +96,23 @@ func (s *Session) SetModel(m Model) error {
 // Run runs one turn on the user's prompt and yields its events as they
 // happen. See RunContent.
 func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
-	return s.RunContent(ctx, []tools.Content{tools.Text(prompt)})
+	return s.RunContent(ctx, []harness.Block{harness.TextBlock(prompt)})
 }
 
 // RunContent runs one turn on user content (text, and images already in
 // the attachment store) and yields its events as they happen.
 //
-// The turn calls the model, runs the tools it asks for, and repeats while
-// the model asks for tools, up to the step limit. Events are yielded with
-// a nil error, except the last, which is always a *TurnEnd: it comes with
-// the error that ended the turn, if any (context.Canceled when ctx was
-// cancelled, a *ModelError when the model failed for good, an
+// The turn calls the model, runs the tools it asks for, and repeats while the
+// model asks for tools, up to the step limit. Events are yielded with a nil
+// error, except the last, which is always a *TurnEnd: it comes with the error
+// that ended the turn, if any (context.Canceled when ctx was cancelled, a
+// *harness.Error with a model code when the model failed for good, an
 // *InternalError when the harness recovered from a panic). Stopping the
-// iteration early cancels the turn; the cancellation is logged and the
-// session stays usable. No panic of the harness, the model adapter, the
-// tools or the session store reaches the loop over the events; a panic in
-// the loop's own body is passed on unchanged.
-func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.Seq2[Event, error] {
+// iteration early cancels the turn; the cancellation is logged and the session
+// stays usable. No panic of the harness, the model adapter, the tools or the
+// session store reaches the loop over the events; a panic in the loop's own
+// body is passed on unchanged.
+func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -118,11 +120,13 @@ func (s *Session) RunContent(ctx context.Context, content []tools.Content) iter.
 		switch {
 		case s.closed:
 			s.mu.Unlock()
-			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrClosed}, ErrClosed)
+			err := errClosed()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
 			return
 		case s.running:
 			s.mu.Unlock()
-			yield(&TurnEnd{Reason: session.ReasonError, Err: ErrBusy}, ErrBusy)
+			err := errBusy()
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
 			return
 		}
 		s.running = true
@@ -157,7 +161,8 @@ func (s *Session) turnEnded() {
 // about CallLimits.CloseWait whatever the tools do: a turn whose tools
 // ignore cancellation abandons them (see CallLimits), and Close then
 // fails with an *AbandonedError naming those still running; a turn that
-// does not end in time at all makes it fail with ErrTurnDidNotStop. Do not
+// does not end in time at all makes it fail with an error matching
+// harness.CodeNotStopped. Do not
 // call it from inside the loop over a turn's events: it would wait the
 // whole close wait for a turn that cannot end.
 func (s *Session) Close() (err error) {
@@ -203,7 +208,7 @@ func (s *Session) Close() (err error) {
 	errs = append(errs, s.guarded("close", s.state.Close))
 	if stuck {
 		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
-		errs = append(errs, ErrTurnDidNotStop)
+		errs = append(errs, errTurnDidNotStop())
 	} else {
 		errs = append(errs, s.guarded("close", s.log.Close))
 	}
@@ -247,7 +252,7 @@ func (s *Session) Record(ctx context.Context, call *tools.Call, name string, dat
 }
 
 // env builds the tool environment for one step.
-func (s *Session) env(model Model) *tools.Env {
+func (s *Session) env(model model.Model) *tools.Env {
 	cfg := &s.loop.cfg
 	return &tools.Env{
 		SessionID:   s.ID(),

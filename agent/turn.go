@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // turn is the state of one running turn.
 type turn struct {
 	s      *Session
 	l      *Loop
-	model  Model
+	model  model.Model
 	ctx    context.Context
 	cancel context.CancelFunc
 	yield  func(Event, error) bool
@@ -24,7 +25,7 @@ type turn struct {
 	ended   bool // finish has started: the end is being logged
 	endSent bool // TurnEnd was yielded
 	steps   int
-	usage   session.Usage
+	usage   harness.Usage
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -53,7 +54,7 @@ func (t *turn) emit(ev Event) {
 // model, store or observers it calls) into the end of the turn: a TurnEnd
 // with reason error and an *InternalError, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []tools.Content) {
+func (t *turn) runSafely(content []harness.Block) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -103,7 +104,7 @@ func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
 	return nil
 }
 
-func (t *turn) run(content []tools.Content) {
+func (t *turn) run(content []harness.Block) {
 	var first []session.Payload
 	if sys := t.l.cfg.system; sys != t.systemLogged() {
 		first = append(first, &session.SystemPrompt{Text: sys})
@@ -158,7 +159,7 @@ func (t *turn) finish(reason string, err error) {
 	t.ended = true
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
-		te.Error = &session.ErrorInfo{Code: string(CodeOf(err)), Message: err.Error()}
+		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
 	}
 	if lerr := t.s.append(t.ctx, te); lerr != nil {
 		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
@@ -177,18 +178,18 @@ func (t *turn) finish(reason string, err error) {
 }
 
 // request builds the request for the next model call from the history.
-func (t *turn) request() *Request {
-	return t.projectImages(&Request{
-		System:      t.l.cfg.system,
-		Messages:    t.s.Messages(),
-		Tools:       t.l.reg.Specs(),
-		Attachments: t.l.cfg.attachments,
+func (t *turn) request() *model.Request {
+	return t.projectImages(&model.Request{
+		System:   t.l.cfg.system,
+		Messages: t.s.Messages(),
+		Tools:    t.l.modelTools,
+		Images:   t.l.cfg.attachments,
 	})
 }
 
 // callModel makes one model call, retrying retryable failures, and logs
 // the answer.
-func (t *turn) callModel(step int) (session.Message, string, error) {
+func (t *turn) callModel(step int) (harness.Message, string, error) {
 	info := t.model.Info()
 	policy := t.l.cfg.retry
 	relieve, forced, overflowRetried := true, false, false
@@ -200,44 +201,44 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 		}
 		reqBytes := t.requestBytes(req)
 		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
-			return session.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
 		asm, err := t.stream(step, req)
 		if err == nil {
 			if finish, ok := asm.Finish(); !ok {
-				err = &ModelError{Code: CodeTruncatedStream, Message: "the answer stream ended without a finish reason"}
-			} else if asm.Empty() && finish != FinishLength {
-				err = &ModelError{Code: CodeEmptyResponse, Message: "the model answered with no text and no tool calls"}
+				err = model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
+			} else if asm.Empty() && finish != model.FinishLength {
+				err = model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
 			}
 		}
 		if err != nil {
 			if t.ctx.Err() != nil {
 				t.logPartial(step, info.Name, asm)
-				return session.Message{}, "", t.ctx.Err()
+				return harness.Message{}, "", t.ctx.Err()
 			}
-			var me *ModelError
-			if errors.As(err, &me) && me.Code == CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
+			code := harness.CodeOf(err)
+			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
 				// Make room and try once more.
 				overflowRetried, relieve, forced = true, true, true
 				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
-				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: string(me.Code), Message: me.Error()}); lerr != nil {
-					return session.Message{}, "", errors.Join(err, lerr)
+				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: code, Message: failureText(err)}); lerr != nil {
+					return harness.Message{}, "", errors.Join(err, lerr)
 				}
 				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
 				continue
 			}
-			if !errors.As(err, &me) || !me.Retryable() || attempt >= policy.MaxRetries {
-				return session.Message{}, "", err
+			if !model.Retryable(err) || attempt >= policy.MaxRetries {
+				return harness.Message{}, "", err
 			}
 			attempt++
-			d := policy.delay(attempt, me)
-			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", me.Code, "delay", d, "error", err)
-			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: string(me.Code), Message: me.Error(), DelayMS: d.Milliseconds()}); lerr != nil {
-				return session.Message{}, "", errors.Join(err, lerr)
+			d := policy.delay(attempt, retryAfter(err))
+			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", code, "delay", d, "error", err)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: code, Message: failureText(err), DelayMS: d.Milliseconds()}); lerr != nil {
+				return harness.Message{}, "", errors.Join(err, lerr)
 			}
 			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
 			if serr := sleep(t.ctx, d); serr != nil {
-				return session.Message{}, "", serr
+				return harness.Message{}, "", serr
 			}
 			continue
 		}
@@ -251,17 +252,17 @@ func (t *turn) callModel(step int) (session.Message, string, error) {
 			t.s.est.calibrate(u.InputTokens, reqBytes)
 		}
 		if err := t.s.append(t.ctx, am); err != nil {
-			return session.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		if am.Usage != nil {
-			t.emit(&Usage{Step: step, Model: info.Name, Usage: *am.Usage})
+			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage})
 		}
 		return msg, finish, nil
 	}
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *Request) (*Assembler, error) {
+func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
 	asm := &Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
@@ -269,11 +270,11 @@ func (t *turn) stream(step int, req *Request) (*Assembler, error) {
 		}
 		asm.Add(c)
 		switch c.Type {
-		case ChunkText:
+		case model.ChunkText:
 			if c.Text != "" {
 				t.emit(&TextDelta{Step: step, Text: c.Text})
 			}
-		case ChunkReasoning:
+		case model.ChunkReasoning:
 			if c.Text != "" {
 				t.emit(&ReasoningDelta{Step: step, Text: c.Text})
 			}
@@ -290,21 +291,21 @@ func (t *turn) stream(step int, req *Request) (*Assembler, error) {
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, model string, asm *Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *Assembler) {
 	if asm == nil {
 		return
 	}
 	msg := asm.Message()
-	var keep []session.Block
+	var keep []harness.Block
 	for _, b := range msg.Content {
-		if b.Type != session.BlockToolCall {
+		if b.Type != harness.BlockToolCall {
 			keep = append(keep, b)
 		}
 	}
 	if len(keep) == 0 {
 		return
 	}
-	am := &session.AssistantMessage{Step: step, Model: model, Content: keep, Finish: FinishAborted}
+	am := &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
 	if err := t.s.append(t.ctx, am); err != nil {
 		t.s.logger.Error("logging a cancelled answer failed", "error", err)
 	}
@@ -316,7 +317,7 @@ func (t *turn) logPartial(step int, model string, asm *Assembler) {
 // even that is taken): providers reuse ids across steps (call_0 in every
 // step), and a result, a pruning or a search hit must name one call. The
 // new id depends only on the logged history, and it is what is logged.
-func (t *turn) fixCallIDs(step int, msg session.Message) {
+func (t *turn) fixCallIDs(step int, msg harness.Message) {
 	t.s.logMu.Lock()
 	defer t.s.logMu.Unlock()
 	turn := t.s.hist.Turns()
@@ -324,7 +325,7 @@ func (t *turn) fixCallIDs(step int, msg session.Message) {
 	taken := func(id string) bool { return seen[id] || t.s.hist.CallIDUsed(id) }
 	n := 0
 	for _, b := range msg.Content {
-		if b.Type != session.BlockToolCall || b.ToolCall == nil {
+		if b.Type != harness.BlockToolCall || b.ToolCall == nil {
 			continue
 		}
 		if id := b.ToolCall.ID; id == "" || taken(id) {

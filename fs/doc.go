@@ -12,19 +12,25 @@
 // fs/fstest has an in-memory implementation and the conformance suite any
 // implementation must pass. [IOFS] gives any FileSystem an io/fs.FS view.
 //
-// Every failure is an [*Error] with a stable [Code] (not found, not text,
-// outside root, stale version, edit not found, ...). Match it with
-// errors.Is against the sentinels (ErrNotFound, ErrStale, ...) or read it
-// with errors.As. Its ErrorCode method makes tools report the code.
+// Every failure is a *harness.Error with a stable code
+// (harness.CodeNotFound, harness.CodeNotText, harness.CodeOutsideRoot,
+// harness.CodeStale, harness.CodeEditNotFound, ...), built with
+// [NewError]: match it with errors.Is(err, harness.CodeStale), and read
+// what the operation was and what the caller needs to explain it (the
+// lines of an ambiguous edit, the size limit) from its [*PathError]
+// cause with errors.As.
 //
-// A version (FileInfo.Version) identifies a file's content: a read, write
-// or edit returns one, and handing it back in a Precondition makes a later
-// change fail with CodeStale if the file changed in between, even within
-// the same second and at the same size.
+// A version (FileInfo.Version) identifies a file's content: a read, write or
+// edit returns one, and handing it back in a Precondition makes a later change
+// fail with harness.CodeStale if the file changed in between, even within the
+// same second and at the same size.
 //
 // The pure functions [ScanText] and [ApplyEdit] are the shared semantics of
 // text windows and edits; implementations use them so that every
 // FileSystem behaves alike. [Ledger] remembers, per agent session, the
 // version of each file the agent has seen, and turns that into the
 // preconditions of its writes and edits.
+//
+// It imports harness (for the error type and codes) and internal helpers
+// that import nothing of the module; nothing of tools, session or agent.
 package fs

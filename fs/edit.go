@@ -6,34 +6,37 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-harness/harness"
 )
 
 // ApplyEdit applies e to content and returns the new content and the
 // replaced spans. It is the edit semantics every FileSystem shares:
 //
 //   - Old must not be empty, and must differ from New after line endings
-//     are normalized (CodeInvalidEdit).
-//   - content must be UTF-8 text without NUL bytes (CodeNotText).
+//     are normalized (harness.CodeInvalidEdit).
+//   - content must be UTF-8 text without NUL bytes (harness.CodeNotText).
 //   - Matching is literal and case-sensitive, after CR LF is read as LF on
 //     both sides, so text copied from a read window matches a CR LF file.
 //     A UTF-8 byte order mark at the start of content is kept and never
 //     matched.
-//   - Without ReplaceAll, Old must occur exactly once: zero occurrences
-//     fail with CodeEditNotFound (with near misses in Error.Lines when
-//     there are any), several with CodeAmbiguous (with Error.Count and the
-//     first lines in Error.Lines). With ReplaceAll, every non-overlapping
-//     occurrence, left to right, is replaced, as strings.Replace does.
+//   - Without ReplaceAll, Old must occur exactly once: zero occurrences fail
+//     with harness.CodeEditNotFound (with near misses in PathError.Lines when
+//     there are any), several with harness.CodeAmbiguousEdit (with
+//     PathError.Count and the first lines in PathError.Lines). With ReplaceAll,
+//     every non-overlapping occurrence, left to right, is replaced, as
+//     strings.Replace does.
 //   - A replacement takes the line endings of the text it replaces (CR LF
 //     if that text had CR LF, LF if it had bare LF, otherwise the file's
 //     dominant style); bytes outside the replaced spans are kept exactly.
 func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 	if e.Old == "" {
-		return nil, nil, &Error{Op: "edit", Code: CodeInvalidEdit, Detail: "old text is empty"}
+		return nil, nil, NewError(harness.CodeInvalidEdit, &PathError{Op: "edit", Detail: "old text is empty"})
 	}
 	oldN := strings.ReplaceAll(e.Old, "\r\n", "\n")
 	newN := strings.ReplaceAll(e.New, "\r\n", "\n")
 	if oldN == newN {
-		return nil, nil, &Error{Op: "edit", Code: CodeInvalidEdit, Detail: "old and new text are the same"}
+		return nil, nil, NewError(harness.CodeInvalidEdit, &PathError{Op: "edit", Detail: "old and new text are the same"})
 	}
 	if err := checkText(content); err != nil {
 		return nil, nil, err
@@ -47,16 +50,16 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 	matches := findAll(norm, []byte(oldN))
 	switch {
 	case len(matches) == 0:
-		err := &Error{Op: "edit", Code: CodeEditNotFound, Detail: "the old text does not occur in the file"}
-		err.Lines, err.Detail = nearMisses(norm, oldN, err.Detail)
-		return nil, nil, err
+		d := &PathError{Op: "edit", Detail: "the old text does not occur in the file"}
+		d.Lines, d.Detail = nearMisses(norm, oldN, d.Detail)
+		return nil, nil, NewError(harness.CodeEditNotFound, d)
 	case len(matches) > 1 && !e.ReplaceAll:
 		lines := make([]int, 0, 5)
 		for _, m := range matches[:min(5, len(matches))] {
 			lines = append(lines, 1+bytes.Count(norm[:m], nl))
 		}
-		return nil, nil, &Error{Op: "edit", Code: CodeAmbiguous, Count: len(matches), Lines: lines,
-			Detail: fmt.Sprintf("the old text occurs %d times", len(matches))}
+		return nil, nil, NewError(harness.CodeAmbiguousEdit, &PathError{Op: "edit", Count: len(matches), Lines: lines,
+			Detail: fmt.Sprintf("the old text occurs %d times", len(matches))})
 	}
 	// The file's dominant style matters only for a replacement with a line
 	// break in place of text without one; find it once, when needed.
@@ -99,7 +102,7 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 // checkText refuses content that is not UTF-8 text.
 func checkText(b []byte) error {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return &Error{Op: "edit", Code: CodeNotText, Detail: fmt.Sprintf("NUL byte at byte offset %d: the file is binary", i)}
+		return NewError(harness.CodeNotText, &PathError{Op: "edit", Detail: fmt.Sprintf("NUL byte at byte offset %d: the file is binary", i)})
 	}
 	if !utf8.Valid(b) {
 		bad := 0
@@ -111,7 +114,7 @@ func checkText(b []byte) error {
 			bad += n
 		}
 		line := 1 + bytes.Count(b[:bad], nl)
-		return &Error{Op: "edit", Code: CodeNotText, Lines: []int{line}, Detail: fmt.Sprintf("line %d is not valid UTF-8", line)}
+		return NewError(harness.CodeNotText, &PathError{Op: "edit", Lines: []int{line}, Detail: fmt.Sprintf("line %d is not valid UTF-8", line)})
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -28,24 +29,24 @@ func TestApplyEdit(t *testing.T) {
 	}{
 		{"unique", "a foo b", fs.Edit{Old: "foo", New: "bar"}, "a bar b", nil},
 		{"delete", "a foo b", fs.Edit{Old: " foo", New: ""}, "a b", nil},
-		{"not found", "a foo b", fs.Edit{Old: "baz", New: "x"}, "", fs.ErrEditNotFound},
-		{"case sensitive", "a Foo b", fs.Edit{Old: "foo", New: "x"}, "", fs.ErrEditNotFound},
-		{"ambiguous", "foo foo", fs.Edit{Old: "foo", New: "x"}, "", fs.ErrAmbiguous},
+		{"not found", "a foo b", fs.Edit{Old: "baz", New: "x"}, "", harness.CodeEditNotFound},
+		{"case sensitive", "a Foo b", fs.Edit{Old: "foo", New: "x"}, "", harness.CodeEditNotFound},
+		{"ambiguous", "foo foo", fs.Edit{Old: "foo", New: "x"}, "", harness.CodeAmbiguousEdit},
 		{"replace all", "foo foo", fs.Edit{Old: "foo", New: "x", ReplaceAll: true}, "x x", nil},
 		{"replace all non-overlapping", "aaaa", fs.Edit{Old: "aa", New: "b", ReplaceAll: true}, "bb", nil},
 		{"literal dollar", "price", fs.Edit{Old: "price", New: "$1 ${x}"}, "$1 ${x}", nil},
-		{"empty old", "abc", fs.Edit{Old: "", New: "x"}, "", fs.ErrInvalidEdit},
-		{"old equals new", "abc", fs.Edit{Old: "b", New: "b"}, "", fs.ErrInvalidEdit},
-		{"equal after line ending normalization", "a\nb", fs.Edit{Old: "a\r\nb", New: "a\nb"}, "", fs.ErrInvalidEdit},
-		{"binary", "a\x00foo", fs.Edit{Old: "foo", New: "x"}, "", fs.ErrNotText},
-		{"invalid utf8", "foo\n\xfe\n", fs.Edit{Old: "foo", New: "x"}, "", fs.ErrNotText},
+		{"empty old", "abc", fs.Edit{Old: "", New: "x"}, "", harness.CodeInvalidEdit},
+		{"old equals new", "abc", fs.Edit{Old: "b", New: "b"}, "", harness.CodeInvalidEdit},
+		{"equal after line ending normalization", "a\nb", fs.Edit{Old: "a\r\nb", New: "a\nb"}, "", harness.CodeInvalidEdit},
+		{"binary", "a\x00foo", fs.Edit{Old: "foo", New: "x"}, "", harness.CodeNotText},
+		{"invalid utf8", "foo\n\xfe\n", fs.Edit{Old: "foo", New: "x"}, "", harness.CodeNotText},
 		{"crlf file, lf old", "one\r\ntwo\r\nthree\r\n", fs.Edit{Old: "one\ntwo", New: "1\n2\n2b"}, "1\r\n2\r\n2b\r\nthree\r\n", nil},
 		{"crlf file, crlf old", "one\r\ntwo\r\n", fs.Edit{Old: "one\r\ntwo", New: "x"}, "x\r\n", nil},
 		{"crlf file, insertion without newline in old", "a\r\nb\r\n", fs.Edit{Old: "b", New: "b\nc"}, "a\r\nb\r\nc\r\n", nil},
 		{"mixed file keeps local style", "a\nb\r\nc\n", fs.Edit{Old: "a\nb", New: "A\nB"}, "A\nB\r\nc\n", nil},
 		{"untouched crlf lines stay", "x\r\ny\nz\r\n", fs.Edit{Old: "y", New: "Y"}, "x\r\nY\nz\r\n", nil},
 		{"bom kept", fs.BOM + "foo\n", fs.Edit{Old: "foo", New: "bar"}, fs.BOM + "bar\n", nil},
-		{"bom not matchable", fs.BOM + "foo\n", fs.Edit{Old: fs.BOM + "foo", New: "bar"}, "", fs.ErrEditNotFound},
+		{"bom not matchable", fs.BOM + "foo\n", fs.Edit{Old: fs.BOM + "foo", New: "bar"}, "", harness.CodeEditNotFound},
 		{"match at start after bom", fs.BOM + "foo\n", fs.Edit{Old: "foo\n", New: ""}, fs.BOM, nil},
 	}
 	for _, c := range cases {
@@ -68,16 +69,16 @@ func TestApplyEdit(t *testing.T) {
 
 func TestApplyEditErrorDetails(t *testing.T) {
 	_, _, err := apply(t, "x\nfoo\ny\nfoo\nfoo\n", fs.Edit{Old: "foo", New: "bar"})
-	var fe *fs.Error
+	var fe *fs.PathError
 	require.True(t, errors.As(err, &fe))
-	assert.Equal(t, fs.CodeAmbiguous, fe.Code)
+	assert.Equal(t, harness.CodeAmbiguousEdit, harness.CodeOf(err))
 	assert.Equal(t, 3, fe.Count)
 	assert.Equal(t, []int{2, 4, 5}, fe.Lines)
 
 	// Whitespace-only differences are pointed at, never applied.
 	_, _, err = apply(t, "a\nfunc f() {\n\treturn  1\n}\n", fs.Edit{Old: "func f() {\n    return 1\n}", New: "x"})
 	require.True(t, errors.As(err, &fe))
-	assert.Equal(t, fs.CodeEditNotFound, fe.Code)
+	assert.Equal(t, harness.CodeEditNotFound, harness.CodeOf(err))
 	assert.Equal(t, []int{2}, fe.Lines)
 	assert.Contains(t, fe.Detail, "whitespace is ignored at line 2")
 
@@ -88,7 +89,7 @@ func TestApplyEditErrorDetails(t *testing.T) {
 
 	_, _, err = apply(t, "ok\n\xc3(\n", fs.Edit{Old: "ok", New: "x"})
 	require.True(t, errors.As(err, &fe))
-	assert.Equal(t, fs.CodeNotText, fe.Code)
+	assert.Equal(t, harness.CodeNotText, harness.CodeOf(err))
 	assert.Equal(t, []int{2}, fe.Lines)
 }
 
@@ -126,11 +127,11 @@ func FuzzApplyEdit(f *testing.F) {
 		n := strings.Count(content, old)
 		switch {
 		case n == 0:
-			require.ErrorIs(t, err, fs.ErrEditNotFound)
+			require.ErrorIs(t, err, harness.CodeEditNotFound)
 			return
 		case n > 1 && !all:
-			require.ErrorIs(t, err, fs.ErrAmbiguous)
-			var fe *fs.Error
+			require.ErrorIs(t, err, harness.CodeAmbiguousEdit)
+			var fe *fs.PathError
 			require.True(t, errors.As(err, &fe))
 			require.Equal(t, n, fe.Count)
 			return

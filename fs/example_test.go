@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -29,7 +30,7 @@ func ExampleApplyEdit() {
 	out, _, err := fs.ApplyEdit([]byte("a := 1\r\nb := 2\r\n"), fs.Edit{Old: "a := 1\nb := 2", New: "a, b := 1, 2"})
 	fmt.Printf("%q %v\n", out, err)
 	_, _, err = fs.ApplyEdit([]byte("x\nx\n"), fs.Edit{Old: "x", New: "y"})
-	fmt.Println(fs.CodeOf(err))
+	fmt.Println(harness.CodeOf(err))
 	// Output:
 	// "a, b := 1, 2\r\n" <nil>
 	// ambiguous_edit
@@ -39,7 +40,7 @@ func ExampleLedger() {
 	l := fs.NewLedger()
 	fmt.Printf("%+v\n", l.WritePrecondition("/w/a.go")) // unseen: create only
 	_, err := l.EditPrecondition("/w/a.go")
-	fmt.Println(fs.CodeOf(err))
+	fmt.Println(harness.CodeOf(err))
 	l.Observe("/w/a.go", "v1") // a read saw version v1
 	fmt.Printf("%+v\n", l.WritePrecondition("/w/a.go"))
 	// Output:

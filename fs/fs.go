@@ -10,7 +10,8 @@ import (
 // FileSystem is the file access a session's tools go through. Paths are
 // absolute, slash-separated paths in the file system's namespace; an
 // implementation cleans them and refuses relative ones with
-// CodeInvalidPath. Every error is an *Error with a stable [Code].
+// harness.CodeInvalidPath. Every error is a *harness.Error with a stable
+// code, built with [NewError].
 //
 // Implementations must be safe for concurrent use. Write and Edit of one
 // path are serialized within the process, so that a read-modify-write
@@ -26,10 +27,10 @@ type FileSystem interface {
 	// total line count is exact.
 	ReadText(ctx context.Context, path string, w Window) (*Text, error)
 
-	// ReadBytes returns the whole content of the regular file at path if
-	// it has at most maxBytes bytes. A larger file is refused with
-	// CodeTooLarge by its size before anything is read; a file that grows
-	// past maxBytes while it is read is refused too. It never truncates.
+	// ReadBytes returns the whole content of the regular file at path if it has
+	// at most maxBytes bytes. A larger file is refused with
+	// harness.CodeTooLarge by its size before anything is read; a file that
+	// grows past maxBytes while it is read is refused too. It never truncates.
 	ReadBytes(ctx context.Context, path string, maxBytes int64) ([]byte, FileInfo, error)
 
 	// Write replaces or creates the file at path with data, atomically:
@@ -85,12 +86,12 @@ func (fi FileInfo) Name() string {
 // Precondition guards a change. The zero value is unconditional.
 type Precondition struct {
 	// Absent requires that the file does not exist: a create that cannot
-	// clobber a file created concurrently. It fails with CodeExists.
+	// clobber a file created concurrently. It fails with harness.CodeExists.
 	Absent bool
 	// Version, when set, requires that the file still has this version
-	// (as returned by a read, write or edit). It fails with CodeStale,
-	// also when the file no longer exists (the error then also matches
-	// ErrNotFound's io/fs meaning through its wrapped error).
+	// (as returned by a read, write or edit). It fails with
+	// harness.CodeStale, also when the file no longer exists (the error
+	// then also matches io/fs.ErrNotExist through its wrapped error).
 	Version string
 }
 
@@ -131,7 +132,7 @@ type WriteResult struct {
 const MaxPrevious = 8 << 20
 
 // MaxEditSize is the largest file Edit loads; larger files fail with
-// CodeTooLarge.
+// harness.CodeTooLarge.
 const MaxEditSize = 64 << 20
 
 // Edit is a literal text replacement.

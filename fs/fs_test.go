@@ -8,33 +8,50 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
 func TestErrorMatching(t *testing.T) {
-	err := fmt.Errorf("wrapped: %w", &fs.Error{Op: "read", Path: "/a", Code: fs.CodeNotFound, Err: iofs.ErrNotExist})
-	assert.ErrorIs(t, err, fs.ErrNotFound)
+	err := fmt.Errorf("wrapped: %w", fs.NewError(harness.CodeNotFound, &fs.PathError{Op: "read", Path: "/a", Err: iofs.ErrNotExist}))
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	assert.ErrorIs(t, err, iofs.ErrNotExist)
-	assert.NotErrorIs(t, err, fs.ErrStale)
-	assert.Equal(t, fs.CodeNotFound, fs.CodeOf(err))
+	assert.NotErrorIs(t, err, harness.CodeStale)
+	assert.Equal(t, harness.CodeNotFound, harness.CodeOf(err))
 	assert.Equal(t, "fs: read /a: not_found: file does not exist", errors.Unwrap(err).Error())
 
-	var coder interface{ ErrorCode() string }
-	require.True(t, errors.As(err, &coder))
-	assert.Equal(t, "not_found", coder.ErrorCode())
+	var he *harness.Error
+	require.True(t, errors.As(err, &he))
+	assert.Equal(t, harness.CodeNotFound, he.Code)
+	var d *fs.PathError
+	require.True(t, errors.As(err, &d))
+	assert.Equal(t, &fs.PathError{Op: "read", Path: "/a", Err: iofs.ErrNotExist}, d)
+	assert.Equal(t, "read /a: file does not exist", d.Error())
 
-	assert.ErrorIs(t, &fs.Error{Code: fs.CodeExists}, iofs.ErrExist)
-	assert.ErrorIs(t, &fs.Error{Code: fs.CodePermission}, iofs.ErrPermission)
-	assert.Equal(t, fs.CodeAborted, fs.CodeOf(context.Canceled))
-	assert.Equal(t, fs.CodeNotFound, fs.CodeOf(iofs.ErrNotExist))
-	assert.Equal(t, fs.CodeIO, fs.CodeOf(errors.New("x")))
-	assert.Equal(t, fs.Code(""), fs.CodeOf(nil))
-	// A sentinel does not match a detailed error of another code.
-	assert.False(t, fs.ErrStale.Is(&fs.Error{Code: fs.CodeStale, Path: "/x"}), "only sentinels are targets")
+	assert.ErrorIs(t, fs.NewError(harness.CodeExists, &fs.PathError{}), iofs.ErrExist)
+	assert.ErrorIs(t, fs.NewError(harness.CodePermission, &fs.PathError{}), iofs.ErrPermission)
+	assert.Equal(t, harness.CodeAborted, harness.CodeOf(context.Canceled))
+	assert.Equal(t, harness.CodeNotFound, harness.CodeOf(iofs.ErrNotExist))
+	assert.Equal(t, harness.Code(""), harness.CodeOf(nil))
+	// Codes are the sentinels: an error value is never a target.
+	assert.NotErrorIs(t, fs.NewError(harness.CodeStale, &fs.PathError{Path: "/x"}), fs.NewError(harness.CodeStale, &fs.PathError{}),
+		"only codes are targets")
+}
+
+// failingReader fails every read with an error that has no code.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("x") }
+
+func TestStorageFailureIsIO(t *testing.T) {
+	_, err := fs.ScanText(context.Background(), failingReader{}, fs.Window{})
+	assert.ErrorIs(t, err, harness.CodeIO, "a storage failure without a code of its own is io_error")
+	assert.Equal(t, harness.CodeIO, harness.CodeOf(err))
 }
 
 func TestAborted(t *testing.T) {
@@ -42,8 +59,15 @@ func TestAborted(t *testing.T) {
 	require.NoError(t, fs.Aborted(ctx, "read", "/a"))
 	cancel()
 	err := fs.Aborted(ctx, "read", "/a")
-	assert.ErrorIs(t, err, fs.ErrAborted)
+	assert.ErrorIs(t, err, harness.CodeAborted)
 	assert.ErrorIs(t, err, context.Canceled)
+
+	// An expired deadline is a timeout, as everywhere.
+	dctx, dcancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer dcancel()
+	err = fs.Aborted(dctx, "read", "/a")
+	assert.ErrorIs(t, err, harness.CodeTimeout)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestCleanPath(t *testing.T) {
@@ -55,7 +79,7 @@ func TestCleanPath(t *testing.T) {
 	assert.Equal(t, "/etc", got)
 	for _, bad := range []string{"", "rel/path", "/a\x00b", "/" + strings.Repeat("n", 256), "/" + strings.Repeat("d/", 2100)} {
 		_, err := fs.CleanPath("read", bad)
-		assert.ErrorIs(t, err, fs.ErrInvalidPath, "%.40q", bad)
+		assert.ErrorIs(t, err, harness.CodeInvalidPath, "%.40q", bad)
 	}
 	_, err = fs.CleanPath("read", "/a\x00b")
 	assert.Contains(t, err.Error(), `/a\x00b`)
@@ -84,7 +108,7 @@ func TestLedger(t *testing.T) {
 	l := fs.NewLedger()
 	assert.Equal(t, fs.IfAbsent(), l.WritePrecondition("/a"), "unseen: create only")
 	_, err := l.EditPrecondition("/a")
-	require.ErrorIs(t, err, fs.ErrNotObserved)
+	require.ErrorIs(t, err, harness.CodeNotObserved)
 
 	l.Observe("/a", "v1")
 	assert.Equal(t, fs.IfVersion("v1"), l.WritePrecondition("/a"))

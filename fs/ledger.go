@@ -1,6 +1,10 @@
 package fs
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/go-harness/harness"
+)
 
 // Ledger remembers, for one agent session, the version of each file the
 // agent last saw: read (any window counts) or wrote. It is what makes
@@ -68,11 +72,10 @@ func (l *Ledger) WritePrecondition(path string) Precondition {
 }
 
 // EditPrecondition returns the precondition an edit of path must carry,
-// or an error with CodeNotObserved when the file was never seen.
+// or an error with harness.CodeNotObserved when the file was never seen.
 func (l *Ledger) EditPrecondition(path string) (Precondition, error) {
 	if v, ok := l.Version(path); ok {
 		return IfVersion(v), nil
 	}
-	return Precondition{}, &Error{Op: "edit", Path: path, Code: CodeNotObserved,
-		Detail: "the file has not been read in this session"}
+	return Precondition{}, NewError(harness.CodeNotObserved, &PathError{Op: "edit", Path: path, Detail: "the file has not been read in this session"})
 }

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
@@ -17,13 +18,13 @@ const (
 )
 
 // CleanPath checks that p is a well-formed absolute namespace path and
-// returns it cleaned (path.Clean). It refuses, with CodeInvalidPath, an
+// returns it cleaned (path.Clean). It refuses, with harness.CodeInvalidPath, an
 // empty or relative path, a NUL byte, a path longer than MaxPathLen and an
 // element longer than MaxNameLen. ".." elements are resolved lexically;
 // whether the result stays inside a root is for the caller to check.
 func CleanPath(op, p string) (string, error) {
 	bad := func(detail string) error {
-		return &Error{Op: op, Path: printable(p), Code: CodeInvalidPath, Detail: detail}
+		return NewError(harness.CodeInvalidPath, &PathError{Op: op, Path: printable(p), Detail: detail})
 	}
 	switch {
 	case p == "":

@@ -10,6 +10,8 @@ import (
 	"io"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/go-harness/harness"
 )
 
 // Defaults of a text window, as the read tool uses them.
@@ -122,15 +124,16 @@ const scanChunk = 256 << 10
 
 // ScanText reads r to its end and returns the window w of its lines.
 //
-// Lines end at a line feed; a carriage return before it is dropped. The
-// text must be UTF-8: a NUL byte in the first BinaryProbe bytes or in a
-// selected line, or invalid UTF-8 in a selected line, fails with
-// CodeNotText. An Offset beyond the last line fails with CodePastEnd and
-// the total in Error.Total (Offset 1 of an empty file is fine).
+// Lines end at a line feed; a carriage return before it is dropped. The text
+// must be UTF-8: a NUL byte in the first BinaryProbe bytes or in a selected
+// line, or invalid UTF-8 in a selected line, fails with harness.CodeNotText. An
+// Offset beyond the last line fails with harness.CodePastEnd and the total in
+// PathError.Total (Offset 1 of an empty file is fine).
 //
 // Memory stays bounded whatever r holds: one read buffer, the selected
 // lines, and one line being cut. The total line count is exact. ctx is
-// checked between reads; when it ends the scan fails with CodeAborted.
+// checked between reads; when it ends the scan fails with harness.CodeAborted
+// (harness.CodeTimeout for an expired deadline).
 func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 	w = w.normalized()
 	s := &scanner{w: w, t: &Text{Offset: w.Offset}, windowEnd: int64(w.Offset) + int64(w.Limit) - 1}
@@ -143,7 +146,7 @@ func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 	buf := make([]byte, scanChunk)
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, &Error{Op: "read", Code: CodeAborted, Err: err}
+			return nil, NewError(harness.CodeOf(err), &PathError{Op: "read", Err: err})
 		}
 		n, err := br.Read(buf)
 		if n > 0 {
@@ -155,7 +158,7 @@ func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 			break
 		}
 		if err != nil {
-			return nil, &Error{Op: "read", Code: CodeOf(err), Err: err}
+			return nil, NewError(codeOf(err), &PathError{Op: "read", Err: err})
 		}
 	}
 	return s.finish()
@@ -184,7 +187,7 @@ func (s *scanner) chunk(p []byte) error {
 	if s.pos < BinaryProbe {
 		probe := p[:min(int64(len(p)), BinaryProbe-s.pos)]
 		if i := bytes.IndexByte(probe, 0); i >= 0 {
-			return &Error{Op: "read", Code: CodeNotText, Detail: fmt.Sprintf("NUL byte at byte offset %d: the file is binary", s.pos+int64(i))}
+			return NewError(harness.CodeNotText, &PathError{Op: "read", Detail: fmt.Sprintf("NUL byte at byte offset %d: the file is binary", s.pos+int64(i))})
 		}
 	}
 	s.pos += int64(len(p))
@@ -275,10 +278,10 @@ func (s *scanner) endLine(feed bool) error {
 		s.done = true
 	} else {
 		if bytes.IndexByte(text, 0) >= 0 {
-			return &Error{Op: "read", Code: CodeNotText, Lines: []int{int(lineNo)}, Detail: fmt.Sprintf("line %d contains a NUL byte", lineNo)}
+			return NewError(harness.CodeNotText, &PathError{Op: "read", Lines: []int{int(lineNo)}, Detail: fmt.Sprintf("line %d contains a NUL byte", lineNo)})
 		}
 		if !utf8.Valid(text) {
-			return &Error{Op: "read", Code: CodeNotText, Lines: []int{int(lineNo)}, Detail: fmt.Sprintf("line %d is not valid UTF-8", lineNo)}
+			return NewError(harness.CodeNotText, &PathError{Op: "read", Lines: []int{int(lineNo)}, Detail: fmt.Sprintf("line %d is not valid UTF-8", lineNo)})
 		}
 		s.t.Lines = append(s.t.Lines, Line{Text: string(text), Cut: s.cut})
 		s.shown += len(text) + 1
@@ -304,8 +307,8 @@ func (s *scanner) finish() (*Text, error) {
 	}
 	t.CRLF = s.crlf > s.lf
 	if t.Offset > t.TotalLines && !(t.Offset == 1 && t.TotalLines == 0) {
-		return nil, &Error{Op: "read", Code: CodePastEnd, Total: int64(t.TotalLines),
-			Detail: fmt.Sprintf("offset %d is past the end: the file has %d lines", t.Offset, t.TotalLines)}
+		return nil, NewError(harness.CodePastEnd, &PathError{Op: "read", Total: int64(t.TotalLines),
+			Detail: fmt.Sprintf("offset %d is past the end: the file has %d lines", t.Offset, t.TotalLines)})
 	}
 	return t, nil
 }

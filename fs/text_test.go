@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -101,19 +102,19 @@ func TestScanTextCutsLongLines(t *testing.T) {
 
 func TestScanTextPastEnd(t *testing.T) {
 	_, err := scan(t, "1\n2\n3\n", fs.Window{Offset: 4})
-	require.ErrorIs(t, err, fs.ErrPastEnd)
-	var fe *fs.Error
+	require.ErrorIs(t, err, harness.CodePastEnd)
+	var fe *fs.PathError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, int64(3), fe.Total)
 	assert.Contains(t, fe.Error(), "the file has 3 lines")
 
 	_, err = scan(t, "", fs.Window{Offset: 2})
-	require.ErrorIs(t, err, fs.ErrPastEnd)
+	require.ErrorIs(t, err, harness.CodePastEnd)
 }
 
 func TestScanTextNotText(t *testing.T) {
 	_, err := scan(t, "abc\x00def", fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotText)
+	require.ErrorIs(t, err, harness.CodeNotText)
 	assert.Contains(t, err.Error(), "NUL byte at byte offset 3")
 
 	// A NUL past the probe only matters in a selected line.
@@ -121,11 +122,11 @@ func TestScanTextNotText(t *testing.T) {
 	_, err = scan(t, far, fs.Window{Limit: 10})
 	require.NoError(t, err)
 	_, err = scan(t, far, fs.Window{Offset: fs.BinaryProbe + 1})
-	require.ErrorIs(t, err, fs.ErrNotText)
+	require.ErrorIs(t, err, harness.CodeNotText)
 
 	_, err = scan(t, "ok\nbad \xff\n", fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotText)
-	var fe *fs.Error
+	require.ErrorIs(t, err, harness.CodeNotText)
+	var fe *fs.PathError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, []int{2}, fe.Lines)
 	_, err = scan(t, "ok\nbad \xff\n", fs.Window{Limit: 1})
@@ -136,13 +137,13 @@ func TestScanTextAborted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := fs.ScanText(ctx, strings.NewReader("a\n"), fs.Window{})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	require.ErrorIs(t, err, context.Canceled)
 }
 
 func TestScanTextReadError(t *testing.T) {
 	_, err := fs.ScanText(context.Background(), iotest.ErrReader(errors.New("disk on fire")), fs.Window{})
-	require.ErrorIs(t, err, fs.ErrIO)
+	require.ErrorIs(t, err, harness.CodeIO)
 	assert.Contains(t, err.Error(), "disk on fire")
 }
 
@@ -167,7 +168,7 @@ func naiveWindow(data []byte, w fs.Window) (*fs.Text, error) {
 		body = body[len(fs.BOM):]
 	}
 	if i := bytes.IndexByte(data[:min(len(data), fs.BinaryProbe)], 0); i >= 0 {
-		return nil, fs.ErrNotText
+		return nil, harness.CodeNotText
 	}
 	var lines []string
 	if len(body) > 0 {
@@ -212,14 +213,14 @@ func naiveWindow(data []byte, w fs.Window) (*fs.Text, error) {
 			break
 		}
 		if strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text) {
-			return nil, fs.ErrNotText
+			return nil, harness.CodeNotText
 		}
 		t.Lines = append(t.Lines, fs.Line{Text: text, Cut: cut})
 		shown += len(text) + 1
 	}
 	t.CRLF = crlf > lf
 	if w.Offset > t.TotalLines && !(w.Offset == 1 && t.TotalLines == 0) {
-		return nil, fs.ErrPastEnd
+		return nil, harness.CodePastEnd
 	}
 	return t, nil
 }

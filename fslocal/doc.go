@@ -32,4 +32,7 @@
 // Files larger than fs.MaxEditSize are not summed when read, so reading a
 // huge log costs about what wc -l does; their versions rest on metadata
 // alone, and one changed in the last two seconds counts as changed.
+//
+// It imports harness and fs (the contract it implements); nothing of tools,
+// session or agent.
 package fslocal

@@ -6,43 +6,47 @@ import (
 	iofs "io/fs"
 	"syscall"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
-// mapErr turns an OS error into an *fs.Error with the matching code.
+// mapErr turns an OS error into the file system's error with the
+// matching code. An error that is already the file system's is returned
+// as it is.
 func mapErr(op, p string, err error) error {
-	var fe *fs.Error
-	if errors.As(err, &fe) {
+	var d *fs.PathError
+	if errors.As(err, &d) {
 		return err
 	}
-	e := &fs.Error{Op: op, Path: p, Err: err}
+	e := &fs.PathError{Op: op, Path: p, Err: err}
+	var code harness.Code
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		e.Code = fs.CodeAborted
+		code = harness.CodeOf(err)
 	case isEscape(err):
-		e.Code = fs.CodeOutsideRoot
+		code = harness.CodeOutsideRoot
 		e.Detail = "a symbolic link leads outside the root"
 	case errors.Is(err, iofs.ErrNotExist):
-		e.Code = fs.CodeNotFound
+		code = harness.CodeNotFound
 	case errors.Is(err, syscall.ENOTDIR):
-		e.Code = fs.CodeNotDir
+		code = harness.CodeNotDir
 	case errors.Is(err, iofs.ErrPermission):
-		e.Code = fs.CodePermission
+		code = harness.CodePermission
 	case errors.Is(err, syscall.EISDIR):
-		e.Code = fs.CodeNotRegular
+		code = harness.CodeNotRegular
 		e.Detail = "is a directory"
 	case errors.Is(err, syscall.ENAMETOOLONG):
-		e.Code = fs.CodeInvalidPath
+		code = harness.CodeInvalidPath
 		e.Detail = "the name is too long"
 	case errors.Is(err, syscall.ELOOP):
-		e.Code = fs.CodeInvalidPath
+		code = harness.CodeInvalidPath
 		e.Detail = "too many levels of symbolic links"
 	case errors.Is(err, iofs.ErrExist):
-		e.Code = fs.CodeExists
+		code = harness.CodeExists
 	default:
-		e.Code = fs.CodeIO
+		code = harness.CodeIO
 	}
-	return e
+	return fs.NewError(code, e)
 }
 
 // isEscape reports the error os.Root returns for a name that leaves the
@@ -58,13 +62,14 @@ func isEscape(err error) bool {
 	return false
 }
 
-// withPath fills in the path of an *fs.Error made by a shared helper.
+// withPath fills in the path of a file system error made by a shared
+// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
 func withPath(err error, p string) error {
-	var e *fs.Error
-	if errors.As(err, &e) && e.Path == "" {
-		c := *e
+	var d *fs.PathError
+	if errors.As(err, &d) && d.Path == "" {
+		c := *d
 		c.Path = p
-		return &c
+		return fs.NewError(harness.CodeOf(err), &c)
 	}
 	return err
 }

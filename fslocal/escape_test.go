@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	hfs "github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fslocal"
 )
@@ -151,8 +152,8 @@ func TestEscapeAttempts(t *testing.T) {
 	local := func(p string) func(context.Context) (any, error) {
 		return func(ctx context.Context) (any, error) { return f.LocalPath(p) }
 	}
-	out := hfs.ErrOutsideRoot
-	bad := hfs.ErrInvalidPath
+	out := harness.CodeOutsideRoot
+	bad := harness.CodeInvalidPath
 	attempts := []attempt{
 		{"dotdot read", read(r + "/../outside/secret.txt"), out},
 		{"dotdot deep read", read(r + "/sub/../../outside/secret.txt"), out},
@@ -258,7 +259,7 @@ func TestSwapDuringWrite(t *testing.T) {
 			})
 			err := c.op(x.fsys, x.root+"/job/secret.txt")
 			require.Error(t, err)
-			assert.ErrorIs(t, err, hfs.ErrOutsideRoot)
+			assert.ErrorIs(t, err, harness.CodeOutsideRoot)
 			x.checkOutsideUntouched(t)
 		})
 	}
@@ -275,7 +276,7 @@ func TestSwapFileForLinkDuringEdit(t *testing.T) {
 		}
 	})
 	_, err := x.fsys.Edit(context.Background(), x.root+"/target.txt", hfs.Edit{Old: "SENTINEL", New: "PWNED"}, hfs.Precondition{})
-	require.ErrorIs(t, err, hfs.ErrOutsideRoot)
+	require.ErrorIs(t, err, harness.CodeOutsideRoot)
 	x.checkOutsideUntouched(t)
 }
 
@@ -309,7 +310,7 @@ func TestSwapRace(t *testing.T) {
 		// already_exists, invalid_path when the link vanishes or loops
 		// mid-walk); what matters is that nothing outside is touched.
 		_, err := x.fsys.Write(ctx, x.root+"/flip/secret.txt", []byte("inside\n"), hfs.WriteOptions{})
-		var fe *hfs.Error
+		var fe *hfs.PathError
 		if err != nil && !errors.As(err, &fe) {
 			t.Errorf("write: an error without a code: %v", err)
 		}

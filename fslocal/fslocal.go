@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -35,7 +36,7 @@ type FS struct {
 func New(root string) (*FS, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, &fs.Error{Op: "open", Path: root, Code: fs.CodeInvalidPath, Err: err}
+		return nil, fs.NewError(harness.CodeInvalidPath, &fs.PathError{Op: "open", Path: root, Err: err})
 	}
 	r, err := os.OpenRoot(abs)
 	if err != nil {
@@ -45,7 +46,7 @@ func New(root string) (*FS, error) {
 	if err != nil || !st.IsDir() {
 		r.Close()
 		if err == nil {
-			return nil, &fs.Error{Op: "open", Path: abs, Code: fs.CodeNotDir, Detail: "the root is not a directory"}
+			return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "open", Path: abs, Detail: "the root is not a directory"})
 		}
 		return nil, mapErr("open", abs, err)
 	}
@@ -70,7 +71,7 @@ func (f *FS) Root() string { return f.root }
 
 // LocalPath maps a namespace path to the OS path it names, with symbolic
 // links inside the root resolved. It refuses paths that leave the root
-// (lexically or through a symbolic link) with fs.CodeOutsideRoot. A path
+// (lexically or through a symbolic link) with harness.CodeOutsideRoot. A path
 // that does not exist yet is mapped as far as it exists.
 func (f *FS) LocalPath(p string) (string, error) {
 	_, res, err := f.locate("locate", p)
@@ -103,7 +104,7 @@ func (f *FS) rel(op, p string) (string, string, error) {
 	if rel, ok := fs.Within(f.real, clean); ok {
 		return clean, rel, nil
 	}
-	return "", "", &fs.Error{Op: op, Path: clean, Code: fs.CodeOutsideRoot, Detail: "the path is outside " + f.root}
+	return "", "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: clean, Detail: "the path is outside " + f.root})
 }
 
 // locate checks p and resolves the symbolic links on it. It returns the
@@ -126,7 +127,7 @@ const maxLinks = 40
 // resolve follows the symbolic links of rel, component by component,
 // through the root, and returns a root-relative path free of links (at
 // the time of the check). Links that lead outside the root, by ".." or by
-// an absolute target, are refused with fs.CodeOutsideRoot. Once a
+// an absolute target, are refused with harness.CodeOutsideRoot. Once a
 // component does not exist, the rest is appended as it is.
 //
 // The check is for clear errors and for absolute links that point inside
@@ -135,7 +136,7 @@ const maxLinks = 40
 // leave the root even if a component is swapped for a link in between.
 func (f *FS) resolve(op, clean, rel string) (string, error) {
 	outside := func(detail string) error {
-		return &fs.Error{Op: op, Path: clean, Code: fs.CodeOutsideRoot, Detail: detail}
+		return fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: clean, Detail: detail})
 	}
 	todo := split(rel)
 	var done []string
@@ -171,7 +172,7 @@ func (f *FS) resolve(op, clean, rel string) (string, error) {
 			continue
 		}
 		if links++; links > maxLinks {
-			return "", &fs.Error{Op: op, Path: clean, Code: fs.CodeInvalidPath, Detail: "too many levels of symbolic links"}
+			return "", fs.NewError(harness.CodeInvalidPath, &fs.PathError{Op: op, Path: clean, Detail: "too many levels of symbolic links"})
 		}
 		target, err := f.r.Readlink(cur)
 		if err != nil {

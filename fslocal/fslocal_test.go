@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
@@ -37,7 +38,7 @@ func TestConformance(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	_, err := fslocal.New(filepath.Join(t.TempDir(), "missing"))
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	_, err = fslocal.New(file)
@@ -128,9 +129,9 @@ func TestModeKeptAndTempFilesCleaned(t *testing.T) {
 		}
 	})
 	_, err = f.Write(ctx, root+"/new.txt", []byte("never"), fs.WriteOptions{})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	_, err = f.Write(ctx, root+"/other.txt", []byte("never"), fs.WriteOptions{})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
 	var names []string
@@ -163,9 +164,9 @@ func TestSameSecondSameSizeChange(t *testing.T) {
 	require.Equal(t, st.Size(), st2.Size())
 
 	_, err = f.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "cccc"}, fs.IfVersion(text.Info.Version))
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	_, err = f.Write(bg(), p, []byte("dddd\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "bbbb\n", string(got))
 }
@@ -202,10 +203,10 @@ func TestOldFileVersionFromMetadata(t *testing.T) {
 	require.NoError(t, err)
 	// A metadata-only version cannot vouch for changed metadata.
 	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.IfVersion(st.Version)})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	// Nor can a malformed one.
 	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.IfVersion("garbage")})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 }
 
 func TestReadBytesGrowth(t *testing.T) {
@@ -223,7 +224,7 @@ func TestReadBytesGrowth(t *testing.T) {
 		}
 	})
 	data, _, err := f.ReadBytes(bg(), root+"/grow.bin", 120)
-	require.ErrorIs(t, err, fs.ErrTooLarge)
+	require.ErrorIs(t, err, harness.CodeTooLarge)
 	assert.Nil(t, data)
 	assert.Contains(t, err.Error(), "grew")
 }
@@ -266,11 +267,11 @@ func TestFIFONeverBlocks(t *testing.T) {
 		t.Skipf("no FIFOs here: %v", err)
 	}
 	_, err := f.ReadText(bg(), root+"/pipe", fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	_, _, err = f.ReadBytes(bg(), root+"/pipe", 10)
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	_, err = f.Edit(bg(), root+"/pipe", fs.Edit{Old: "a", New: "b"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 }
 
 func TestPermissionDenied(t *testing.T) {
@@ -282,11 +283,11 @@ func TestPermissionDenied(t *testing.T) {
 	p := filepath.Join(root, "locked.txt")
 	require.NoError(t, os.WriteFile(p, []byte("x\n"), 0o000))
 	_, err := f.ReadText(bg(), p, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorIs(t, err, harness.CodePermission)
 	ro := filepath.Join(root, "ro")
 	require.NoError(t, os.Mkdir(ro, 0o555))
 	_, err = f.Write(bg(), ro+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfAbsent()})
-	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorIs(t, err, harness.CodePermission)
 }
 
 func TestLockHonoursContext(t *testing.T) {
@@ -313,7 +314,7 @@ func TestLockHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg())
 	cancel()
 	_, err = f.Write(ctx, p, []byte("second"), fs.WriteOptions{})
-	require.ErrorIs(t, err, fs.ErrAborted, "waiting for the lock ends with the context")
+	require.ErrorIs(t, err, harness.CodeAborted, "waiting for the lock ends with the context")
 	close(release)
 	require.NoError(t, <-done)
 	got, _ := os.ReadFile(filepath.FromSlash(p))
@@ -324,9 +325,9 @@ func TestErrorsCarryCodes(t *testing.T) {
 	root := t.TempDir()
 	f := newFS(t, root)
 	_, err := f.ReadText(bg(), root+"/nope", fs.Window{})
-	var coded interface{ ErrorCode() string }
+	var coded *harness.Error
 	require.True(t, errors.As(err, &coded))
-	assert.Equal(t, "not_found", coded.ErrorCode())
+	assert.Equal(t, harness.CodeNotFound, coded.Code)
 	assert.ErrorIs(t, err, iofs.ErrNotExist)
 	assert.Contains(t, err.Error(), root+"/nope")
 }
@@ -346,7 +347,7 @@ func ExampleNew() {
 	text, _ := fsys.ReadText(ctx, p, fs.Window{Offset: 2, Limit: 1})
 	fmt.Println(res.Created, text.Lines[0].Text, text.TotalLines)
 	_, err = fsys.ReadText(ctx, "/etc/passwd", fs.Window{})
-	fmt.Println(fs.CodeOf(err))
+	fmt.Println(harness.CodeOf(err))
 	// Output:
 	// true two 3
 	// outside_root

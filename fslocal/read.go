@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -29,7 +30,7 @@ func (f *FS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error
 		if st.IsDir() {
 			detail = "is a directory"
 		}
-		return nil, meta{}, fs.FileInfo{}, &fs.Error{Op: op, Path: clean, Code: fs.CodeNotRegular, Detail: detail}
+		return nil, meta{}, fs.FileInfo{}, fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: op, Path: clean, Detail: detail})
 	}
 	info := fs.FileInfo{Path: clean, Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime()}
 	return file, statMeta(st), info, nil
@@ -126,7 +127,7 @@ func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, f
 	}
 	defer file.Close()
 	tooLarge := func(size int64, detail string) error {
-		return &fs.Error{Op: "read", Path: clean, Code: fs.CodeTooLarge, Total: size, Limit: maxBytes, Detail: detail}
+		return fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "read", Path: clean, Total: size, Limit: maxBytes, Detail: detail})
 	}
 	if m.size > maxBytes {
 		return nil, fs.FileInfo{}, tooLarge(m.size, "")
@@ -195,7 +196,7 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 		return nil, mapErr("readdir", clean, err)
 	}
 	if !st.IsDir() {
-		return nil, &fs.Error{Op: "readdir", Path: clean, Code: fs.CodeNotDir, Detail: "is a file"}
+		return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "readdir", Path: clean, Detail: "is a file"})
 	}
 	entries, err := d.ReadDir(-1)
 	if err != nil {

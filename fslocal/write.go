@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -24,7 +25,7 @@ import (
 // appeared there meanwhile, so it can never clobber one. A symbolic link
 // inside the root is written through: its target is replaced, the link
 // stays. If a directory on the path is swapped for a link that leaves the
-// root while the write runs, the write fails with fs.CodeOutsideRoot and
+// root while the write runs, the write fails with harness.CodeOutsideRoot and
 // its temporary file may remain in the directory that was moved away.
 func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
 	clean, rel, unlock, err := f.lockPath(ctx, "write", p)
@@ -35,9 +36,9 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 	f.at("write:locked", rel)
 
 	file, m, info, err := f.openFile("write", clean, rel)
-	if errors.Is(err, fs.ErrNotFound) {
+	if errors.Is(err, harness.CodeNotFound) {
 		if opts.Pre.Version != "" {
-			return nil, &fs.Error{Op: "write", Path: clean, Code: fs.CodeStale, Detail: "the file no longer exists", Err: iofs.ErrNotExist}
+			return nil, fs.NewError(harness.CodeStale, &fs.PathError{Op: "write", Path: clean, Detail: "the file no longer exists", Err: iofs.ErrNotExist})
 		}
 		if dir := path.Dir(rel); dir != "." {
 			if err := f.r.MkdirAll(dir, 0o755); err != nil {
@@ -56,7 +57,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 	}
 	defer file.Close()
 	if opts.Pre.Absent {
-		return nil, &fs.Error{Op: "write", Path: clean, Code: fs.CodeExists, Err: iofs.ErrExist}
+		return nil, fs.NewError(harness.CodeExists, &fs.PathError{Op: "write", Path: clean, Err: iofs.ErrExist})
 	}
 	res := &fs.WriteResult{PreviousSize: m.size}
 	var prevSum uint64
@@ -79,7 +80,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 			return nil, mapErr("write", clean, err)
 		}
 		if !ok {
-			return nil, &fs.Error{Op: "write", Path: clean, Code: fs.CodeStale, Detail: "the file changed since that version"}
+			return nil, fs.NewError(harness.CodeStale, &fs.PathError{Op: "write", Path: clean, Detail: "the file changed since that version"})
 		}
 	}
 	if opts.KeepStyle {
@@ -121,22 +122,22 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 	}
 	defer file.Close()
 	if pre.Absent {
-		return nil, &fs.Error{Op: "edit", Path: clean, Code: fs.CodeExists, Err: iofs.ErrExist}
+		return nil, fs.NewError(harness.CodeExists, &fs.PathError{Op: "edit", Path: clean, Err: iofs.ErrExist})
 	}
 	if m.size > fs.MaxEditSize {
-		return nil, &fs.Error{Op: "edit", Path: clean, Code: fs.CodeTooLarge, Total: m.size, Limit: fs.MaxEditSize}
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: m.size, Limit: fs.MaxEditSize})
 	}
 	old, err := readAll(file, m.size, fs.MaxEditSize)
 	if err != nil {
 		return nil, mapErr("edit", clean, err)
 	}
 	if int64(len(old)) > fs.MaxEditSize {
-		return nil, &fs.Error{Op: "edit", Path: clean, Code: fs.CodeTooLarge, Total: int64(len(old)), Limit: fs.MaxEditSize, Detail: "the file grew while it was read"}
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: int64(len(old)), Limit: fs.MaxEditSize, Detail: "the file grew while it was read"})
 	}
 	if pre.Version != "" {
 		ok, _ := matches(pre.Version, m, func() (uint64, error) { return sumBytes(old), nil })
 		if !ok {
-			return nil, &fs.Error{Op: "edit", Path: clean, Code: fs.CodeStale, Detail: "the file changed since that version"}
+			return nil, fs.NewError(harness.CodeStale, &fs.PathError{Op: "edit", Path: clean, Detail: "the file changed since that version"})
 		}
 	}
 	out, spans, err := fs.ApplyEdit(old, e)
@@ -193,7 +194,7 @@ func (f *FS) commit(ctx context.Context, clean, rel string, data []byte, perm os
 		switch {
 		case err == nil:
 		case errors.Is(err, iofs.ErrExist):
-			return meta{}, &fs.Error{Op: "write", Path: clean, Code: fs.CodeExists, Err: iofs.ErrExist}
+			return meta{}, fs.NewError(harness.CodeExists, &fs.PathError{Op: "write", Path: clean, Err: iofs.ErrExist})
 		case isEscape(err) || errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			return meta{}, mapErr("write", clean, err)
 		default:

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -133,13 +134,13 @@ func (ds *Deadlines) Backstop(spec tools.Spec) time.Duration {
 // Middleware returns the backstop as dispatch middleware.
 func (ds *Deadlines) Middleware() tools.Middleware {
 	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 			return ds.handle(ctx, call, next)
 		})
 	}
 }
 
-func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *tools.Result {
+func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *harness.ToolResult {
 	limit := ds.Backstop(call.Spec)
 	var cctx context.Context
 	var cancel context.CancelFunc
@@ -151,10 +152,10 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 	defer cancel()
 
 	start := time.Now()
-	done := make(chan *tools.Result, 1) // never blocks the tool's goroutine
+	done := make(chan *harness.ToolResult, 1) // never blocks the tool's goroutine
 	var abandoned atomic.Bool
 	go func() {
-		var res *tools.Result
+		var res *harness.ToolResult
 		defer func() {
 			if p := recover(); p != nil {
 				res = tools.PanicResult(call, p)
@@ -204,7 +205,7 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 
 // stopped is the result of a call its backstop cut off. own is what the
 // tool returned when it stopped, if it did.
-func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *tools.Result, running bool) *tools.Result {
+func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *harness.ToolResult, running bool) *harness.ToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s call was stopped after %s, the time limit the harness allows it.", call.Name, limit)
 	if running {
@@ -215,7 +216,7 @@ func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *tools.R
 	} else {
 		b.WriteString(" It has no side effects, so it is safe to retry; if it keeps running out of time, ask for less at once or take another approach.")
 	}
-	res := &tools.Result{IsError: true, Code: tools.CodeTimeout}
+	res := &harness.ToolResult{IsError: true, Code: harness.CodeTimeout}
 	if own != nil {
 		res.Render, res.Files = own.Render, own.Files
 		if text := own.Text(); text != "" {
@@ -223,19 +224,19 @@ func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *tools.R
 			b.WriteString(text)
 		}
 		for _, c := range own.Content {
-			if c.Type != tools.ContentText {
+			if c.Type != harness.BlockText {
 				res.Content = append(res.Content, c)
 			}
 		}
 	}
-	res.Content = append([]tools.Content{tools.Text(b.String())}, res.Content...)
+	res.Content = append([]harness.Block{harness.TextBlock(b.String())}, res.Content...)
 	return res
 }
 
-func cancelledResult(call *tools.Call) *tools.Result {
+func cancelledResult(call *tools.Call) *harness.ToolResult {
 	msg := fmt.Sprintf("The %s call was cancelled with its turn. It did not stop when asked and may still be running in the background.", call.Name)
 	if call.Spec.SideEffects {
 		msg += " Its side effects are unknown: check the state it may have changed before retrying."
 	}
-	return &tools.Result{IsError: true, Code: tools.CodeAborted, Content: []tools.Content{tools.Text(msg)}}
+	return &harness.ToolResult{IsError: true, Code: harness.CodeAborted, Content: []harness.Block{harness.TextBlock(msg)}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
@@ -77,13 +78,13 @@ func TestBackstopDurations(t *testing.T) {
 }
 
 // handle runs one call through the deadline middleware around fn.
-func handle(ctx context.Context, ds *guard.Deadlines, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *tools.Result) *tools.Result {
+func handle(ctx context.Context, ds *guard.Deadlines, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *harness.ToolResult) *harness.ToolResult {
 	env := &tools.Env{SessionID: "s", State: tools.NewState(), Logger: slog.New(slog.DiscardHandler)}
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
-	h := ds.Middleware()(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *tools.Result { return fn(ctx) }))
+	h := ds.Middleware()(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
 	return h.Handle(ctx, call)
 }
 
@@ -94,12 +95,12 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 	ds := guard.NewDeadlines(guard.ToolDeadline("stuck", time.Millisecond), guard.CancelWait(time.Millisecond))
 	for _, sideEffects := range []bool{true, false} {
 		var logs logBuffer
-		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *tools.Result {
+		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *harness.ToolResult {
 			<-release // ignores ctx
-			return tools.TextResult("too late")
+			return harness.TextResult("too late")
 		})
 		require.True(t, res.IsError)
-		assert.Equal(t, tools.CodeTimeout, res.Code)
+		assert.Equal(t, harness.CodeTimeout, res.Code)
 		assert.Contains(t, res.Text(), "The stuck call was stopped after 1ms")
 		assert.Contains(t, res.Text(), "did not stop when asked and may still be running")
 		if sideEffects {
@@ -118,14 +119,14 @@ func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 	leakcheck.Check(t)
 	ds := guard.NewDeadlines(guard.ToolDeadline("slow", time.Millisecond), guard.CancelWait(time.Minute))
 	var logs logBuffer
-	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *tools.Result {
+	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
-		return &tools.Result{IsError: true, Code: tools.CodeTimeout,
-			Content: []tools.Content{tools.Text("partial output: 42 lines")},
-			Render:  &tools.Render{Kind: tools.RenderTerminal}}
+		return &harness.ToolResult{IsError: true, Code: harness.CodeTimeout,
+			Content: []harness.Block{harness.TextBlock("partial output: 42 lines")},
+			Render:  &harness.Render{Kind: harness.RenderTerminal}}
 	})
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeTimeout, res.Code)
+	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "stopped after 1ms")
 	assert.Contains(t, res.Text(), "side effects are unknown")
 	assert.Contains(t, res.Text(), "partial output: 42 lines", "the tool's own report is kept")
@@ -138,13 +139,13 @@ func TestInnerTimeoutWins(t *testing.T) {
 	leakcheck.Check(t)
 	ds := guard.NewDeadlines(guard.DeadlineGrace(time.Hour))
 	spec := tools.Spec{Name: "bash", SideEffects: true, Deadline: time.Millisecond}
-	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *tools.Result {
+	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *harness.ToolResult {
 		inner, cancel := context.WithTimeout(ctx, spec.Deadline)
 		defer cancel()
 		<-inner.Done()
-		return tools.ErrorResult("command_timeout", "The command timed out after 1ms; output so far: building...")
+		return harness.ErrorResult("command_timeout", "The command timed out after 1ms; output so far: building...")
 	})
-	assert.Equal(t, tools.ErrorCode("command_timeout"), res.Code)
+	assert.Equal(t, harness.Code("command_timeout"), res.Code)
 	assert.Equal(t, "The command timed out after 1ms; output so far: building...", res.Text(), "the tool's own, more specific error reaches the model unchanged")
 }
 
@@ -153,18 +154,18 @@ func TestFinishesInTime(t *testing.T) {
 	ds := guard.NewDeadlines()
 	var sawDeadline bool
 	for range 200 {
-		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *tools.Result {
+		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *harness.ToolResult {
 			_, sawDeadline = ctx.Deadline()
-			return tools.TextResult("content")
+			return harness.TextResult("content")
 		})
 		require.Equal(t, "content", res.Text())
 	}
 	assert.True(t, sawDeadline, "the tool's context carries the backstop")
 	// A tool with no backstop gets no deadline.
 	ds = guard.NewDeadlines(guard.ToolDeadline("free", 0))
-	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *tools.Result {
+	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *harness.ToolResult {
 		_, sawDeadline = ctx.Deadline()
-		return tools.TextResult("")
+		return harness.TextResult("")
 	})
 	assert.False(t, sawDeadline)
 }
@@ -178,12 +179,12 @@ func TestTurnCancelled(t *testing.T) {
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
 	var logs logBuffer
-	res := handle(ctx, ds, tools.Spec{Name: "deploy", SideEffects: true}, &logs, func(context.Context) *tools.Result {
+	res := handle(ctx, ds, tools.Spec{Name: "deploy", SideEffects: true}, &logs, func(context.Context) *harness.ToolResult {
 		close(started)
 		<-release
-		return tools.TextResult("deployed")
+		return harness.TextResult("deployed")
 	})
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled with its turn")
 	assert.Contains(t, res.Text(), "may still be running")
 	assert.Contains(t, res.Text(), "side effects are unknown")
@@ -192,20 +193,20 @@ func TestTurnCancelled(t *testing.T) {
 	// A tool that stops on cancellation keeps its own result.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
-	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *tools.Result {
+	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
 		return tools.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
 	})
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled before it finished")
 }
 
 func TestPanicInGuardedTool(t *testing.T) {
 	leakcheck.Check(t)
-	res := handle(context.Background(), guard.NewDeadlines(), tools.Spec{Name: "boom"}, nil, func(context.Context) *tools.Result {
+	res := handle(context.Background(), guard.NewDeadlines(), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
 		panic("kaboom")
 	})
-	assert.Equal(t, tools.CodeToolPanic, res.Code)
+	assert.Equal(t, harness.CodeToolPanic, res.Code)
 	assert.Contains(t, res.Text(), "kaboom")
 }
 
@@ -215,7 +216,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	stuck := tools.Define(tools.Spec{Name: "stuck", Description: "Never returns in time.", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			<-release
 			return nil, errors.New("late")
 		})
@@ -233,7 +234,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		}
 	}
 	require.NotNil(t, end)
-	assert.Equal(t, tools.CodeTimeout, end.Result.Code)
+	assert.Equal(t, harness.CodeTimeout, end.Result.Code)
 	assert.Contains(t, end.Result.Text(), "side effects are unknown")
 	assert.Equal(t, 0, model.Remaining(), "the turn went on to the next model call")
 }

@@ -39,4 +39,7 @@
 //		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
 //		...
 //	)
+//
+// It imports harness and tools (the middleware and step observer
+// contracts); nothing of session, spill or agent.
 package guard

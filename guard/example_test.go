@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
@@ -17,8 +18,8 @@ func ExampleRepeatGuard() {
 	status := tools.Define(tools.Spec{Name: "status", Description: "Show the build status."},
 		func(ctx context.Context, call *tools.Call, in struct {
 			Verbose bool `json:"verbose,omitempty"`
-		}) (*tools.Result, error) {
-			return tools.TextResult("build: failing"), nil
+		}) (*harness.ToolResult, error) {
+			return harness.TextResult("build: failing"), nil
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "status", `{"verbose":true}`)),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -80,11 +81,11 @@ type streak struct {
 	count  int
 	first  string // canonical arguments of the first failure
 	varied bool   // some failure had other arguments
-	codes  []tools.ErrorCode
+	codes  []harness.Code
 }
 
 // ObserveStep implements tools.StepObserver.
-func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []tools.Reminder {
+func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, failureKey{g}, func() *failureState { return &failureState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -102,7 +103,7 @@ func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []tool
 			delete(st.streaks, call.Name)
 			continue
 		}
-		if res.Code == tools.CodeNotRun || res.Code == tools.CodeAborted {
+		if res.Code == harness.CodeNotRun || res.Code == harness.CodeAborted {
 			continue
 		}
 		args := CanonicalJSON(call.Arguments)
@@ -122,13 +123,13 @@ func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []tool
 			order = append(order, call.Name)
 		}
 	}
-	out := make([]tools.Reminder, 0, len(order))
+	out := make([]harness.Reminder, 0, len(order))
 	for _, name := range order {
 		s := st.streaks[name]
 		if s == nil {
 			continue // a later success in the step ended the streak
 		}
-		out = append(out, tools.Reminder{Source: SourceFailure, Text: failureText(name, s)})
+		out = append(out, harness.Reminder{Source: SourceFailure, Text: failureText(name, s)})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
@@ -33,24 +34,24 @@ func (s *sess) userMessage() {
 
 type c struct {
 	name, args string
-	err        tools.ErrorCode // non-empty: the call failed with this code
+	err        harness.Code // non-empty: the call failed with this code
 }
 
-func (s *sess) run(o tools.StepObserver, calls ...c) []tools.Reminder {
+func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 	s.step++
 	st := &tools.Step{Env: s.env, Number: s.step}
 	for i, x := range calls {
 		st.Calls = append(st.Calls, &tools.Call{ID: fmt.Sprintf("c%d_%d", s.step, i), Name: x.name, Arguments: json.RawMessage(x.args), Step: s.step, Index: i, Env: s.env})
-		res := tools.TextResult("ok")
+		res := harness.TextResult("ok")
 		if x.err != "" {
-			res = tools.ErrorResult(x.err, "failed: %s", x.err)
+			res = harness.ErrorResult(x.err, "failed: %s", x.err)
 		}
 		st.Results = append(st.Results, res)
 	}
 	return o.ObserveStep(context.Background(), st)
 }
 
-func texts(rs []tools.Reminder) []string {
+func texts(rs []harness.Reminder) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Text
@@ -61,7 +62,7 @@ func texts(rs []tools.Reminder) []string {
 func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 	g := guard.NewRepeatGuard()
 	s := newSess()
-	fired := map[int]tools.Reminder{}
+	fired := map[int]harness.Reminder{}
 	for n := 1; n <= 12; n++ {
 		rs := s.run(g, c{name: "grep", args: `{"pattern":"TODO","path":"src"}`})
 		require.LessOrEqual(t, len(rs), 1)
@@ -249,7 +250,7 @@ func TestFailureStreakResets(t *testing.T) {
 	s.run(g, fail("d"))
 	s.userMessage()
 	assert.Empty(t, s.run(g, fail("e")), "a user message resets")
-	assert.Empty(t, s.run(g, fail("f"), c{name: "bash", args: `{}`, err: tools.CodeNotRun}, c{name: "bash", args: `{}`, err: tools.CodeAborted}),
+	assert.Empty(t, s.run(g, fail("f"), c{name: "bash", args: `{}`, err: harness.CodeNotRun}, c{name: "bash", args: `{}`, err: harness.CodeAborted}),
 		"calls that were not run or were cancelled do not count")
 	assert.Len(t, s.run(g, fail("g")), 1)
 
@@ -280,11 +281,11 @@ func TestGuardsInTheLoop(t *testing.T) {
 	lookup := tools.Define(tools.Spec{Name: "lookup", Description: "Look a key up.", ConcurrencySafe: true},
 		func(ctx context.Context, call *tools.Call, in struct {
 			Key string `json:"key"`
-		}) (*tools.Result, error) {
+		}) (*harness.ToolResult, error) {
 			if strings.HasPrefix(in.Key, "bad") {
-				return nil, &tools.Error{Code: "no_such_key", Message: "no such key " + in.Key}
+				return nil, &harness.Error{Code: "no_such_key", Message: "no such key " + in.Key}
 			}
-			return tools.TextResult("value of " + in.Key), nil
+			return harness.TextResult("value of " + in.Key), nil
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "lookup", `{"key":"k"}`)),
@@ -319,9 +320,9 @@ func TestGuardsInTheLoop(t *testing.T) {
 	require.Len(t, reqs, 5)
 	msgs := reqs[3].Messages
 	last := msgs[len(msgs)-1]
-	assert.Equal(t, session.RoleUser, last.Role)
+	assert.Equal(t, harness.RoleUser, last.Role)
 	assert.Contains(t, last.Text(), "lookup 3 times in a row")
-	assert.Equal(t, session.RoleTool, msgs[len(msgs)-2].Role)
+	assert.Equal(t, harness.RoleTool, msgs[len(msgs)-2].Role)
 
 	before := s.Messages()
 	id := s.ID()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -114,7 +115,7 @@ type repeatState struct {
 }
 
 // ObserveStep implements tools.StepObserver.
-func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []tools.Reminder {
+func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, repeatKey{g}, func() *repeatState { return &repeatState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -148,9 +149,9 @@ func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []tools
 			hits = append(hits, h)
 		}
 	}
-	out := make([]tools.Reminder, 0, len(hits))
+	out := make([]harness.Reminder, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, tools.Reminder{Source: SourceRepeat, Text: g.text(h.name, h.args, h.count)})
+		out = append(out, harness.Reminder{Source: SourceRepeat, Text: g.text(h.name, h.args, h.count)})
 	}
 	return out
 }

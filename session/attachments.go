@@ -13,23 +13,18 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // DigestPrefix starts every attachment digest: the digest is
 // DigestPrefix followed by the lowercase hex SHA-256 of the bytes.
 const DigestPrefix = "sha256:"
 
-// Attachment errors. Match them with errors.Is. Getting a digest that no
-// attachment has fails with an error matching ErrNotFound.
-var (
-	// ErrInvalidDigest: the digest is not "sha256:" followed by 64
-	// lowercase hex digits.
-	ErrInvalidDigest = errors.New("session: invalid attachment digest")
-	// ErrCorruptAttachment: the stored bytes no longer hash to their
-	// digest; they are not returned.
-	ErrCorruptAttachment = errors.New("session: stored attachment does not match its digest")
-)
+// Attachment stores fail with harness errors: harness.CodeNotFound for a
+// digest no attachment has, harness.CodeInvalidDigest for a digest that
+// is not "sha256:" followed by 64 lowercase hex digits, and
+// harness.CodeCorruptAttachment when the stored bytes no longer hash to
+// their digest (they are not returned).
 
 // Digest returns the attachment digest of data: "sha256:<hex>".
 func Digest(data []byte) string {
@@ -56,12 +51,13 @@ func ValidDigest(d string) bool {
 
 func checkDigest(d string) error {
 	if !ValidDigest(d) {
-		return fmt.Errorf("%w: %q", ErrInvalidDigest, d)
+		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidDigest), d)
 	}
 	return nil
 }
 
-// AttachmentDir is a [tools.AttachmentStore] that keeps each attachment in
+// AttachmentDir is an attachment store (a tools.AttachmentStore and a
+// model.ImageSource) that keeps each attachment in
 // its own file named by its digest: <dir>/sha256/<hex>. Files are written
 // atomically (a private temporary file in the same directory, synced, then
 // renamed into place, and the directory synced), so a crash leaves either
@@ -74,8 +70,6 @@ func checkDigest(d string) error {
 type AttachmentDir struct {
 	dir string
 }
-
-var _ tools.AttachmentStore = (*AttachmentDir)(nil)
 
 // NewAttachmentDir returns an attachment store keeping its files in dir.
 func NewAttachmentDir(dir string) *AttachmentDir { return &AttachmentDir{dir: dir} }
@@ -110,7 +104,7 @@ func (d *AttachmentDir) Path(digest string) (string, error) {
 	return filepath.Join(d.dir, "sha256", strings.TrimPrefix(digest, DigestPrefix)), nil
 }
 
-// Put implements [tools.AttachmentStore].
+// Put implements tools.AttachmentStore.
 func (d *AttachmentDir) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -132,7 +126,7 @@ func (d *AttachmentDir) Put(ctx context.Context, data []byte) (string, error) {
 	return digest, nil
 }
 
-// Get implements [tools.AttachmentStore].
+// Get implements tools.AttachmentStore.
 func (d *AttachmentDir) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -143,13 +137,13 @@ func (d *AttachmentDir) Get(ctx context.Context, digest string) ([]byte, error) 
 	}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: attachment %s", ErrNotFound, digest)
+		return nil, fmt.Errorf("%w: attachment %s", storeErr(harness.CodeNotFound), digest)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: reading attachment %s: %w", digest, err)
 	}
 	if got := Digest(data); got != digest {
-		return nil, fmt.Errorf("%w: %s holds bytes hashing to %s", ErrCorruptAttachment, digest, got)
+		return nil, fmt.Errorf("%w: %s holds bytes hashing to %s", storeErr(harness.CodeCorruptAttachment), digest, got)
 	}
 	return data, nil
 }
@@ -196,7 +190,8 @@ func fsyncDir(dir string) error {
 	return nil
 }
 
-// MemoryAttachments is a [tools.AttachmentStore] that keeps attachments in
+// MemoryAttachments is an attachment store (a tools.AttachmentStore and
+// a model.ImageSource) that keeps attachments in
 // memory, for tests and short-lived programs. It stores a copy of what it
 // is given and returns a copy of what it holds. It is safe for concurrent
 // use.
@@ -205,14 +200,12 @@ type MemoryAttachments struct {
 	m  map[string][]byte
 }
 
-var _ tools.AttachmentStore = (*MemoryAttachments)(nil)
-
 // NewMemoryAttachments returns an empty in-memory attachment store.
 func NewMemoryAttachments() *MemoryAttachments {
 	return &MemoryAttachments{m: map[string][]byte{}}
 }
 
-// Put implements [tools.AttachmentStore].
+// Put implements tools.AttachmentStore.
 func (s *MemoryAttachments) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -229,7 +222,7 @@ func (s *MemoryAttachments) Put(ctx context.Context, data []byte) (string, error
 	return digest, nil
 }
 
-// Get implements [tools.AttachmentStore].
+// Get implements tools.AttachmentStore.
 func (s *MemoryAttachments) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -241,7 +234,7 @@ func (s *MemoryAttachments) Get(ctx context.Context, digest string) ([]byte, err
 	data, ok := s.m[digest]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: attachment %s", ErrNotFound, digest)
+		return nil, fmt.Errorf("%w: attachment %s", storeErr(harness.CodeNotFound), digest)
 	}
 	return bytes.Clone(data), nil
 }

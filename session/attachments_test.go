@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
 	"github.com/go-harness/harness/tools"
@@ -23,6 +24,12 @@ func TestAttachmentDirConformance(t *testing.T) {
 		return session.NewAttachmentDir(filepath.Join(t.TempDir(), "att"))
 	})
 }
+
+// Both stores are what the tools and the model contract ask for.
+var (
+	_ tools.AttachmentStore = (*session.AttachmentDir)(nil)
+	_ tools.AttachmentStore = (*session.MemoryAttachments)(nil)
+)
 
 func TestMemoryAttachmentsConformance(t *testing.T) {
 	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return session.NewMemoryAttachments() })
@@ -71,7 +78,7 @@ func TestAttachmentDirCorruption(t *testing.T) {
 	bad[100] = 8
 	require.NoError(t, os.WriteFile(p, bad, 0o600))
 	got, err := att.Get(ctx, d)
-	assert.ErrorIs(t, err, session.ErrCorruptAttachment)
+	assert.ErrorIs(t, err, harness.CodeCorruptAttachment)
 	assert.Nil(t, got)
 	assert.Contains(t, err.Error(), d)
 
@@ -86,7 +93,7 @@ func TestAttachmentDirCorruption(t *testing.T) {
 	// A truncated copy is repaired too.
 	require.NoError(t, os.WriteFile(p, data[:10], 0o600))
 	_, err = att.Get(ctx, d)
-	assert.ErrorIs(t, err, session.ErrCorruptAttachment)
+	assert.ErrorIs(t, err, harness.CodeCorruptAttachment)
 	_, err = att.Put(ctx, data)
 	require.NoError(t, err)
 	got, err = att.Get(ctx, d)
@@ -136,7 +143,7 @@ func FuzzAttachmentPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, d string) {
 		p, err := att.Path(d)
 		if !session.ValidDigest(d) {
-			if !errors.Is(err, session.ErrInvalidDigest) {
+			if !errors.Is(err, harness.CodeInvalidDigest) {
 				t.Fatalf("%q: want ErrInvalidDigest, got %v", d, err)
 			}
 			return

@@ -22,12 +22,13 @@
 // without its reference), a tool event that names no call. Sequence
 // numbers that jump or do not increase are reported, and appending
 // continues after the highest. A header from a newer format version is a
-// [FormatError].
+// [FormatError] (its error matches harness.CodeUnsupportedFormat).
 //
 // A log line has a maximum size ([DefaultMaxLineSize], or
 // [WithMaxLineSize]): Append refuses a larger event with an error matching
-// [ErrEventTooLarge] and writes nothing of its batch, and loading streams
-// past a longer line with a warning, never holding it in memory.
+// harness.CodeTooLarge (an [*EventTooLargeError]) and writes nothing of its
+// batch, and loading streams past a longer line with a warning, never
+// holding it in memory.
 //
 // Call ids name calls in results and prunings. A provider may reuse them
 // across steps; the agent renames such calls as they arrive, and the
@@ -52,4 +53,15 @@
 //
 // A [Retention] deletes sessions together with what other stores keep for
 // them (spilled output, attachment references), one by one or by age.
+//
+// Stores fail with harness errors: errors.Is(err, harness.CodeNotFound),
+// harness.CodeExists, harness.CodeLocked (open for appending elsewhere),
+// harness.CodeClosed, harness.CodeInvalidID.
+//
+// The log's format is the JSON of this package's payloads and of the
+// harness vocabulary they carry (messages, blocks, tool results, usage,
+// reminders). So it imports harness and internal helpers that import
+// nothing of the module: nothing of tools, spill or agent, and no JSON
+// Schema library. Whatever a tool, an adapter or the loop changes, the
+// bytes on disk change only when this package or harness does.
 package session

@@ -8,19 +8,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // readStep is one step whose single call, with the given id, reads
 // lines 1-10 of /w/a.go at version v1.
 func readStep(seq int64, step int, id, body string) []session.Event {
 	return []session.Event{
-		ev(seq, &session.AssistantMessage{Step: step, Content: []session.Block{callBlock(id, "read")}}),
+		ev(seq, &session.AssistantMessage{Step: step, Content: []harness.Block{callBlock(id, "read")}}),
 		ev(seq+1, &session.ToolStarted{Step: step, CallID: id, Name: "read"}),
-		ev(seq+2, &session.ToolFinished{Step: step, CallID: id, Name: "read", Result: tools.Result{
-			Content: []tools.Content{tools.Text(body)},
-			Files:   []tools.FileAccess{{Op: tools.FileRead, Path: "/w/a.go", Version: "v1", StartLine: 1, EndLine: 10}},
+		ev(seq+2, &session.ToolFinished{Step: step, CallID: id, Name: "read", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock(body)},
+			Files:   []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a.go", Version: "v1", StartLine: 1, EndLine: 10}},
 		}}),
 	}
 }
@@ -84,19 +84,19 @@ func TestResumeLogWithReusedCallIDs(t *testing.T) {
 func TestHistoryWithRepeatedIDsInAStep(t *testing.T) {
 	h := session.BuildHistory([]session.Event{
 		ev(1, user("go")),
-		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("a", "x"), callBlock("a", "x")}}),
+		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("a", "x"), callBlock("a", "x")}}),
 		ev(3, &session.ToolStarted{Step: 1, CallID: "a"}),
 		ev(4, &session.ToolStarted{Step: 1, CallID: "a"}),
-		ev(5, &session.ToolFinished{Step: 1, CallID: "a", Result: *tools.TextResult("first")}),
-		ev(6, &session.ToolFinished{Step: 1, CallID: "a", Result: *tools.TextResult("second")}),
-		ev(7, &session.AssistantMessage{Step: 2, Content: []session.Block{callBlock("b", "x")}}),
-		ev(8, &session.ToolFinished{Step: 1, CallID: "b", Result: *tools.TextResult("stray")}),
+		ev(5, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("first")}),
+		ev(6, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("second")}),
+		ev(7, &session.AssistantMessage{Step: 2, Content: []harness.Block{callBlock("b", "x")}}),
+		ev(8, &session.ToolFinished{Step: 1, CallID: "b", Result: *harness.TextResult("stray")}),
 	})
 	msgs := h.Messages()
 	require.Len(t, msgs, 6)
 	assert.Equal(t, "first", msgs[2].Content[0].ToolResult.Content[0].Text)
 	assert.Equal(t, "second", msgs[3].Content[0].ToolResult.Content[0].Text)
-	assert.Equal(t, tools.CodeNotRun, msgs[5].Content[0].ToolResult.Code, "a result logged for another step is not this call's")
+	assert.Equal(t, harness.CodeNotRun, msgs[5].Content[0].ToolResult.Code, "a result logged for another step is not this call's")
 	assert.True(t, h.CallIDUsed("a"))
 	assert.True(t, h.CallIDUsed("b"))
 	assert.False(t, h.CallIDUsed("c"))

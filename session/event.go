@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // Event is one line of a session log after the header.
@@ -54,7 +54,7 @@ const (
 
 // UserMessage is input from the user; it starts a turn.
 type UserMessage struct {
-	Content []tools.Content `json:"content"`
+	Content []harness.Block `json:"content"`
 }
 
 // AssistantMessage is what the model answered in one step.
@@ -62,11 +62,11 @@ type AssistantMessage struct {
 	Step  int    `json:"step"`
 	Model string `json:"model,omitempty"`
 	// Content holds reasoning, text and tool call blocks in stream order.
-	Content []Block `json:"content"`
+	Content []harness.Block `json:"content"`
 	// Finish is the finish reason ("stop", "tool_calls", "length",
 	// "aborted", ...).
-	Finish string `json:"finish,omitempty"`
-	Usage  *Usage `json:"usage,omitempty"`
+	Finish string         `json:"finish,omitempty"`
+	Usage  *harness.Usage `json:"usage,omitempty"`
 }
 
 // ToolStarted is logged, and written through, before a call runs: a
@@ -79,11 +79,11 @@ type ToolStarted struct {
 
 // ToolFinished holds the result of a call.
 type ToolFinished struct {
-	Step       int          `json:"step"`
-	CallID     string       `json:"call_id"`
-	Name       string       `json:"name"`
-	Result     tools.Result `json:"result"`
-	DurationMS int64        `json:"duration_ms"`
+	Step       int                `json:"step"`
+	CallID     string             `json:"call_id"`
+	Name       string             `json:"name"`
+	Result     harness.ToolResult `json:"result"`
+	DurationMS int64              `json:"duration_ms"`
 }
 
 // ModelRequest is logged before each model call.
@@ -105,11 +105,10 @@ type Fingerprint struct {
 	Messages int `json:"messages"`
 }
 
-// Reminder is advisory text the harness adds after a step's tool results
-// (a repeated-call warning, say). The model sees it as user text.
-type Reminder struct {
-	Source string `json:"source"`
-	Text   string `json:"text"`
+// Reminded holds advisory text the harness added after a step's tool
+// results (a repeated-call warning, say). The model sees it as user text.
+type Reminded struct {
+	harness.Reminder
 }
 
 // Turn end reasons.
@@ -123,16 +122,16 @@ const (
 
 // TurnEnded closes a turn.
 type TurnEnded struct {
-	Reason string     `json:"reason"`
-	Steps  int        `json:"steps"`
-	Usage  Usage      `json:"usage"`
-	Error  *ErrorInfo `json:"error,omitempty"`
+	Reason string        `json:"reason"`
+	Steps  int           `json:"steps"`
+	Usage  harness.Usage `json:"usage"`
+	Error  *ErrorInfo    `json:"error,omitempty"`
 }
 
 // ErrorInfo is a logged error.
 type ErrorInfo struct {
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message"`
+	Code    harness.Code `json:"code,omitempty"`
+	Message string       `json:"message"`
 }
 
 // SystemPrompt is logged when a session first uses a system prompt and
@@ -152,11 +151,11 @@ type ToolRecord struct {
 
 // ModelRetry is logged when a model call failed and is tried again.
 type ModelRetry struct {
-	Step    int    `json:"step"`
-	Attempt int    `json:"attempt"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	DelayMS int64  `json:"delay_ms"`
+	Step    int          `json:"step"`
+	Attempt int          `json:"attempt"`
+	Code    harness.Code `json:"code"`
+	Message string       `json:"message"`
+	DelayMS int64        `json:"delay_ms"`
 }
 
 // Unknown holds an event of a type this build does not know. It is kept
@@ -171,7 +170,7 @@ func (*AssistantMessage) EventType() string { return TypeAssistant }
 func (*ToolStarted) EventType() string      { return TypeToolStart }
 func (*ToolFinished) EventType() string     { return TypeToolResult }
 func (*ModelRequest) EventType() string     { return TypeModelRequest }
-func (*Reminder) EventType() string         { return TypeReminder }
+func (*Reminded) EventType() string         { return TypeReminder }
 func (*TurnEnded) EventType() string        { return TypeTurnEnd }
 func (*SystemPrompt) EventType() string     { return TypeSystem }
 func (*ToolRecord) EventType() string       { return TypeRecord }
@@ -192,7 +191,7 @@ func newPayload(typ string) (Payload, bool) {
 	case TypeModelRequest:
 		return &ModelRequest{}, true
 	case TypeReminder:
-		return &Reminder{}, true
+		return &Reminded{}, true
 	case TypeTurnEnd:
 		return &TurnEnded{}, true
 	case TypeSystem:

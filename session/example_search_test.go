@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func ExampleSearch() {
@@ -17,7 +17,7 @@ func ExampleSearch() {
 		{"other", "/home/u/other", "connection reset by peer, in another project"},
 	} {
 		log, _ := store.Create(ctx, session.Header{ID: s.id, Cwd: s.cwd})
-		log.Append(ctx, &session.UserMessage{Content: []tools.Content{tools.Text(s.text)}})
+		log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock(s.text)}})
 		log.Close()
 	}
 

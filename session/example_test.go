@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // A JSONL store keeps one file per session; loading derives the history.
@@ -22,8 +22,8 @@ func ExampleJSONL() {
 		return
 	}
 	log.Append(ctx,
-		&session.UserMessage{Content: []tools.Content{tools.Text("hello")}},
-		&session.AssistantMessage{Step: 1, Finish: "stop", Content: []session.Block{session.TextBlock("hi there")}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("hello")}},
+		&session.AssistantMessage{Step: 1, Finish: "stop", Content: []harness.Block{harness.TextBlock("hi there")}},
 		&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 1},
 	)
 	log.Close()

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
@@ -74,7 +75,7 @@ func parseEnvelope(line []byte) (envelopeLine, bool) {
 // piece is a string of an event the model saw, as a span of its line.
 type piece struct {
 	lo, hi int // the string's body, between its quotes
-	role   Role
+	role   harness.Role
 	tool   string
 	args   bool // tool call arguments: also search their decoded values
 }
@@ -180,7 +181,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 						return w.skip()
 					}
 					lo, hi, ok := w.str()
-					out = append(out, piece{lo: lo, hi: hi, role: RoleUser})
+					out = append(out, piece{lo: lo, hi: hi, role: harness.RoleUser})
 					return ok
 				})
 			})
@@ -225,12 +226,12 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 					return false
 				}
 				switch {
-				case typ == string(BlockToolCall) && call:
+				case typ == string(harness.BlockToolCall) && call:
 					if args.lo >= 0 {
-						out = append(out, piece{lo: args.lo, hi: args.hi, role: RoleAssistant, tool: name, args: true})
+						out = append(out, piece{lo: args.lo, hi: args.hi, role: harness.RoleAssistant, tool: name, args: true})
 					}
 				case text.lo >= 0:
-					out = append(out, piece{lo: text.lo, hi: text.hi, role: RoleAssistant})
+					out = append(out, piece{lo: text.lo, hi: text.hi, role: harness.RoleAssistant})
 				}
 				return true
 			})
@@ -254,7 +255,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 								return w.skip()
 							}
 							lo, hi, ok := w.str()
-							out = append(out, piece{lo: lo, hi: hi, role: RoleTool})
+							out = append(out, piece{lo: lo, hi: hi, role: harness.RoleTool})
 							return ok
 						})
 					})
@@ -266,7 +267,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 			out[i].tool = name
 		}
 	case TypeReminder, TypeSystem:
-		role := RoleUser
+		role := harness.RoleUser
 		if typ == TypeSystem {
 			role = "system"
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // fuzzEvent builds an event of one of the fast-path types holding the
@@ -19,25 +19,25 @@ import (
 func fuzzEvent(kind uint8, a, b string) Payload {
 	switch kind % 6 {
 	case 0:
-		return &UserMessage{Content: []tools.Content{tools.Text(a), tools.ImageContent(tools.Image{Digest: "sha256:00", Name: b}), tools.Text(b)}}
+		return &UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.ImageBlock(harness.Image{Digest: "sha256:00", Name: b}), harness.TextBlock(b)}}
 	case 1:
 		args, _ := json.Marshal(map[string]any{"z": a, "a": []string{b, a}})
-		return &AssistantMessage{Step: 1, Content: []Block{
-			{Type: BlockReasoning, Text: b},
-			TextBlock(a),
-			{Type: BlockToolCall, ToolCall: &ToolCall{ID: "c", Name: "write", Arguments: string(args)}},
-			{Type: BlockToolCall, ToolCall: &ToolCall{ID: "d", Name: "bash", Arguments: a}},
+		return &AssistantMessage{Step: 1, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: b},
+			harness.TextBlock(a),
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c", Name: "write", Arguments: string(args)}},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "d", Name: "bash", Arguments: a}},
 		}}
 	case 2:
-		return &ToolFinished{CallID: "c", Name: "bash", Result: tools.Result{
-			Content: []tools.Content{tools.Text(a), tools.Text(b)},
-			Render:  &tools.Render{Kind: tools.RenderGeneric, Text: a + b, Title: b}}}
+		return &ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock(a), harness.TextBlock(b)},
+			Render:  &harness.Render{Kind: harness.RenderGeneric, Text: a + b, Title: b}}}
 	case 3:
-		return &Reminder{Source: a, Text: b}
+		return &Reminded{Reminder: harness.Reminder{Source: a, Text: b}}
 	case 4:
 		return &SystemPrompt{Text: a + b}
 	default:
-		return &ToolFinished{CallID: a, Name: b, Result: tools.Result{IsError: true, Content: []tools.Content{tools.Text(b)}}}
+		return &ToolFinished{CallID: a, Name: b, Result: harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock(b)}}}
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
-	"github.com/go-harness/harness/tools"
 )
 
 // FuzzLoad feeds arbitrary bytes after a valid header to the JSONL loader:
@@ -53,7 +53,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		h := session.BuildHistory(tr.Events)
 		for _, m := range h.Messages() {
-			if m.Role == session.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
+			if m.Role == harness.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
 				t.Fatalf("tool message without exactly one result: %+v", m)
 			}
 		}
@@ -74,7 +74,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a loadable log must open: %v", err)
 		}
-		evs, err := log.Append(context.Background(), &session.Reminder{Text: "next"})
+		evs, err := log.Append(context.Background(), &session.Reminded{Reminder: harness.Reminder{Text: "next"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,9 +98,9 @@ func FuzzLoad(f *testing.F) {
 // without the payload its type promises, or a tool event naming no call.
 func checkPayload(t *testing.T, e session.Event) {
 	t.Helper()
-	contents := func(cs []tools.Content) {
+	contents := func(cs []harness.Block) {
 		for _, c := range cs {
-			if c.Type == tools.ContentImage && c.Image == nil {
+			if c.Type == harness.BlockImage && c.Image == nil {
 				t.Fatalf("event %d: image content without its image", e.Seq)
 			}
 		}
@@ -109,7 +109,7 @@ func checkPayload(t *testing.T, e session.Event) {
 	case *session.UserMessage:
 		contents(p.Content)
 	case *session.AssistantMessage:
-		checkWhole(t, []session.Message{{Role: session.RoleAssistant, Content: p.Content}})
+		checkWhole(t, []harness.Message{{Role: harness.RoleAssistant, Content: p.Content}})
 	case *session.ToolFinished:
 		if p.CallID == "" {
 			t.Fatalf("event %d: a result naming no call", e.Seq)

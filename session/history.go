@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // History derives the conversation a session's events describe: the
@@ -19,7 +19,7 @@ import (
 //
 // Add events in log order; Messages may be called at any point.
 type History struct {
-	msgs []Message
+	msgs []harness.Message
 	// pending maps a call id to the result slots of the current step's
 	// calls with that id, in call order (a provider may repeat an id).
 	pending map[string][]*slot
@@ -29,7 +29,7 @@ type History struct {
 	turns  int
 	open   bool
 	system string
-	usage  Usage
+	usage  harness.Usage
 	// files records what each tool result read or wrote, for pruning.
 	files []resultFiles
 	// callIDs holds the id of every call the session's assistant
@@ -39,7 +39,7 @@ type History struct {
 
 type slot struct {
 	index   int
-	call    ToolCall
+	call    harness.ToolCall
 	started bool
 	done    bool
 }
@@ -64,19 +64,19 @@ func (h *History) Add(e Event) {
 	switch p := data.(type) {
 	case *UserMessage:
 		h.closeSlots()
-		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: ContentBlocks(p.Content)})
+		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: contentBlocks(p.Content)})
 		h.turns++
 		h.open = true
 	case *AssistantMessage:
 		h.closeSlots()
 		h.step = p.Step
-		h.msgs = append(h.msgs, Message{Role: RoleAssistant, Content: p.Content})
+		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleAssistant, Content: p.Content})
 		if p.Usage != nil {
 			h.usage.Add(*p.Usage)
 		}
-		for _, c := range (Message{Content: p.Content}).ToolCalls() {
+		for _, c := range (harness.Message{Content: p.Content}).ToolCalls() {
 			s := &slot{index: len(h.msgs), call: c}
-			h.msgs = append(h.msgs, Message{Role: RoleTool, Content: []Block{{Type: BlockToolResult, ToolResult: &ToolResult{CallID: c.ID, Name: c.Name}}}})
+			h.msgs = append(h.msgs, harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name}}}})
 			if h.pending == nil {
 				h.pending = map[string][]*slot{}
 			}
@@ -94,7 +94,7 @@ func (h *History) Add(e Event) {
 	case *ToolFinished:
 		if s := h.slotFor(p.Step, p.CallID, func(s *slot) bool { return !s.done }); s != nil {
 			s.done = true
-			h.msgs[s.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
+			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
 				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
 				IsError: p.Result.IsError, Code: p.Result.Code,
 			}}}
@@ -102,8 +102,8 @@ func (h *History) Add(e Event) {
 				h.files = append(h.files, resultFiles{index: s.index, seq: e.Seq, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
 			}
 		}
-	case *Reminder:
-		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: []Block{TextBlock(ReminderText(p.Text))}})
+	case *Reminded:
+		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(ReminderText(p.Text))}})
 	case *TurnEnded:
 		h.closeSlots()
 		h.open = false
@@ -144,7 +144,7 @@ func (h *History) CallIDUsed(id string) bool {
 func (h *History) closeSlots() {
 	for _, s := range h.order {
 		if !s.done {
-			h.msgs[s.index].Content = []Block{{Type: BlockToolResult, ToolResult: syntheticResult(s)}}
+			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: syntheticResult(s)}}
 			s.done = true
 		}
 	}
@@ -152,16 +152,16 @@ func (h *History) closeSlots() {
 	clear(h.pending)
 }
 
-func syntheticResult(s *slot) *ToolResult {
-	r := &ToolResult{CallID: s.call.ID, Name: s.call.Name, IsError: true}
+func syntheticResult(s *slot) *harness.ToolResult {
+	r := &harness.ToolResult{CallID: s.call.ID, Name: s.call.Name, IsError: true}
 	if s.started {
-		r.Code = tools.CodeOutcomeUnknown
-		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+		r.Code = harness.CodeOutcomeUnknown
+		r.Content = []harness.Block{harness.TextBlock(fmt.Sprintf(
 			"The outcome of this %s call is unknown: the session stopped while it was running. "+
 				"Verify its side effects before relying on them, and retry only work that is safe to repeat.", s.call.Name))}
 	} else {
-		r.Code = tools.CodeNotRun
-		r.Content = []tools.Content{tools.Text(fmt.Sprintf(
+		r.Code = harness.CodeNotRun
+		r.Content = []harness.Block{harness.TextBlock(fmt.Sprintf(
 			"This %s call was not run: the session stopped before it started. Nothing was changed by it.", s.call.Name))}
 	}
 	return r
@@ -170,13 +170,13 @@ func syntheticResult(s *slot) *ToolResult {
 // Messages returns a copy of the derived messages. Calls still waiting
 // for a result get synthetic results in the copy. The blocks are shared
 // with the History: treat them as read-only and copy before changing.
-func (h *History) Messages() []Message {
-	out := make([]Message, len(h.msgs))
+func (h *History) Messages() []harness.Message {
+	out := make([]harness.Message, len(h.msgs))
 	copy(out, h.msgs)
 	for _, s := range h.order {
 		if !s.done {
 			m := out[s.index]
-			m.Content = []Block{{Type: BlockToolResult, ToolResult: syntheticResult(s)}}
+			m.Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: syntheticResult(s)}}
 			out[s.index] = m
 		}
 	}
@@ -194,8 +194,8 @@ func (h *History) Turns() int { return h.turns }
 func (h *History) Interrupted() bool { return h.open }
 
 // Pending returns the calls of the last step that have no result yet.
-func (h *History) Pending() []ToolCall {
-	var out []ToolCall
+func (h *History) Pending() []harness.ToolCall {
+	var out []harness.ToolCall
 	for _, s := range h.order {
 		if !s.done {
 			out = append(out, s.call)
@@ -208,7 +208,7 @@ func (h *History) Pending() []ToolCall {
 func (h *History) SystemPrompt() string { return h.system }
 
 // Usage returns the token usage of every logged model call.
-func (h *History) Usage() Usage { return h.usage }
+func (h *History) Usage() harness.Usage { return h.usage }
 
 // ReminderText wraps advisory harness text the way the model sees it.
 func ReminderText(s string) string { return "<system-reminder>\n" + s + "\n</system-reminder>" }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-harness/harness"
 )
 
 // JSONL is the default Store: one append-only JSON Lines file per session
@@ -85,7 +87,7 @@ const tempPrefix = ".create-"
 // it under the log's name, which fails if the name is taken.
 func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
 	if _, err := os.Lstat(s.Path(id)); err == nil {
-		return nil, fmt.Errorf("%w: %s", ErrExists, id)
+		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
 	}
 	f, err := os.CreateTemp(s.dir, tempPrefix+id+"-*")
 	if err != nil {
@@ -108,7 +110,7 @@ func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
 	}
 	if err := os.Link(tmp, s.Path(id)); err != nil {
 		if errors.Is(err, iofs.ErrExist) {
-			return fail(fmt.Errorf("%w: %s", ErrExists, id))
+			return fail(fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id))
 		}
 		f.Close()
 		// No hard links here (some file systems): write in place.
@@ -150,7 +152,7 @@ func (s *JSONL) removeStale(before time.Time) error {
 func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
 	f, err := os.OpenFile(s.Path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, iofs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s", ErrExists, id)
+		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session: creating log: %w", err)
@@ -182,11 +184,11 @@ func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 		return nil, nil, err
 	}
 	if !ValidID(id) {
-		return nil, nil, fmt.Errorf("%w: %q", ErrInvalid, id)
+		return nil, nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.OpenFile(s.Path(id), os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("session %s: opening log: %w", id, err)
@@ -216,11 +218,11 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
 		return nil, err
 	}
 	if !ValidID(id) {
-		return nil, fmt.Errorf("%w: %q", ErrInvalid, id)
+		return nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.Open(s.Path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session %s: opening log: %w", id, err)
@@ -416,17 +418,17 @@ func titleFromPrefix(line []byte) (string, bool) {
 }
 
 // Delete implements Store. A log open for appending (here or in another
-// process) is not deleted: Delete fails with ErrLocked.
+// process) is not deleted: Delete fails with harness.CodeLocked.
 func (s *JSONL) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !ValidID(id) {
-		return fmt.Errorf("%w: %q", ErrInvalid, id)
+		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.Open(s.Path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: deleting: %w", id, err)
@@ -442,7 +444,7 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 	}
 	err = os.Remove(s.Path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: deleting: %w", id, err)
@@ -471,7 +473,7 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, ErrClosed
+		return nil, storeErr(harness.CodeClosed)
 	}
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
@@ -499,7 +501,7 @@ func (l *jsonlLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return ErrClosed
+		return storeErr(harness.CodeClosed)
 	}
 	return l.f.Sync()
 }
@@ -530,7 +532,7 @@ func parseHeader(line []byte, id string) (Header, error) {
 		return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
 	}
 	if hl.Format != FormatVersion {
-		return Header{}, &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}
+		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Err: &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}}
 	}
 	return hl.Header, nil
 }

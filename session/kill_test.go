@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
@@ -111,12 +112,12 @@ type workIn struct {
 // killTools are a concurrency-safe tool and a side-effecting barrier
 // tool, both returning output of the requested size.
 func killTools() []tools.Tool {
-	run := func(ctx context.Context, call *tools.Call, in workIn) (*tools.Result, error) {
+	run := func(ctx context.Context, call *tools.Call, in workIn) (*harness.ToolResult, error) {
 		if in.Sleep > 0 {
 			time.Sleep(time.Duration(in.Sleep) * time.Microsecond)
 		}
 		line := fmt.Sprintf("%s output \"quoted\" \\ tab\t ünï ✓ line\n", call.ID)
-		return tools.TextResult(strings.Repeat(line, in.Size/len(line)+1)[:in.Size]), nil
+		return harness.TextResult(strings.Repeat(line, in.Size/len(line)+1)[:in.Size]), nil
 	}
 	return []tools.Tool{
 		tools.Define(tools.Spec{Name: "probe", Description: "Return output.", ConcurrencySafe: true}, run),
@@ -379,12 +380,12 @@ func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.T
 			started[p.CallID] = true
 		}
 	}
-	want := map[string]tools.ErrorCode{}
+	want := map[string]harness.Code{}
 	for _, c := range hist.Pending() {
 		if started[c.ID] {
-			want[c.ID] = tools.CodeOutcomeUnknown
+			want[c.ID] = harness.CodeOutcomeUnknown
 		} else {
-			want[c.ID] = tools.CodeNotRun
+			want[c.ID] = harness.CodeNotRun
 		}
 	}
 
@@ -442,7 +443,7 @@ func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.T
 	}
 }
 
-func lastCallMessage(msgs []session.Message) int {
+func lastCallMessage(msgs []harness.Message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if len(msgs[i].ToolCalls()) > 0 {
 			return i

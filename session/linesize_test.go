@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
 )
@@ -39,8 +40,8 @@ func TestMaxLineSizeOption(t *testing.T) {
 
 func TestEventTooLargeError(t *testing.T) {
 	err := error(&session.EventTooLargeError{Session: "s1", Seq: 7, Type: "tool_result", Size: 5000, Max: 4096})
-	assert.True(t, errors.Is(err, session.ErrEventTooLarge))
-	assert.False(t, errors.Is(err, session.ErrClosed))
+	assert.True(t, errors.Is(err, harness.CodeTooLarge))
+	assert.False(t, errors.Is(err, harness.CodeClosed))
 	assert.Equal(t, "session s1: the tool_result event 7 is 5000 bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", err.Error())
 }
 
@@ -69,8 +70,8 @@ func TestLongLineSkippedInBoundedMemory(t *testing.T) {
 	t.Logf("loading a log with a %d-byte line allocated %d bytes", len(big), alloc)
 	assert.Less(t, alloc, uint64(2<<20), "loading allocated %d bytes for a %d-byte line", alloc, len(big))
 	require.Len(t, tr.Events, 2)
-	assert.Equal(t, "before", tr.Events[0].Data.(*session.Reminder).Text)
-	assert.Equal(t, "after", tr.Events[1].Data.(*session.Reminder).Text, "nothing after the long line is lost")
+	assert.Equal(t, "before", tr.Events[0].Data.(*session.Reminded).Text)
+	assert.Equal(t, "after", tr.Events[1].Data.(*session.Reminded).Text, "nothing after the long line is lost")
 	assert.Equal(t, []string{fmt.Sprintf("line 3: event 2 (reminder) of %d bytes, more than the maximum line size of 65536 bytes, skipped unread", len(big))}, warningTexts(tr.Warnings))
 
 	// The default store reads it.
@@ -103,14 +104,14 @@ func TestLongLastLineWithoutNewline(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)
 	assert.Equal(t, []string{fmt.Sprintf("line 3: event 2 (reminder) of %d bytes at the end of the log, without a newline and more than the maximum line size of 1024 bytes, skipped unread", len(last))}, warningTexts(tr.Warnings))
-	evs, err := log.Append(context.Background(), &session.Reminder{Text: "b"})
+	evs, err := log.Append(context.Background(), &session.Reminded{Reminder: harness.Reminder{Text: "b"}})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	assert.Equal(t, int64(2), evs[0].Seq, "an unterminated line may be torn: its number is not taken")
 	tr, err = small.Load(context.Background(), "tail")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 2)
-	assert.Equal(t, "b", tr.Events[1].Data.(*session.Reminder).Text, "the new event starts on a line of its own")
+	assert.Equal(t, "b", tr.Events[1].Data.(*session.Reminded).Text, "the new event starts on a line of its own")
 }
 
 func TestLongHeaderRefused(t *testing.T) {
@@ -132,7 +133,7 @@ func TestSkippedLongLineKeepsItsNumber(t *testing.T) {
 	log, tr, err := small.Open(context.Background(), "long")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)
-	evs, err := log.Append(context.Background(), &session.Reminder{Text: "b"})
+	evs, err := log.Append(context.Background(), &session.Reminded{Reminder: harness.Reminder{Text: "b"}})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	assert.Equal(t, int64(3), evs[0].Seq)

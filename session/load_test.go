@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func user(s string) *session.UserMessage {
-	return &session.UserMessage{Content: []tools.Content{tools.Text(s)}}
+	return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 }
 
 // writeLog creates a JSONL session with n user events and returns the

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/go-harness/harness"
 )
 
 // lockFile takes an exclusive advisory lock on f, failing at once with
-// ErrLocked when another open file holds it.
+// harness.CodeLocked when another open file holds it.
 func lockFile(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -22,7 +24,7 @@ func lockFile(f *os.File) error {
 		return err
 	}
 	if errors.Is(lerr, syscall.EWOULDBLOCK) {
-		return ErrLocked
+		return storeErr(harness.CodeLocked)
 	}
 	return lerr
 }

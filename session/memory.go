@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/go-harness/harness"
 )
 
 // Memory is a Store that keeps logs in memory, encoded exactly as the JSONL
@@ -47,7 +49,7 @@ func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[h.ID]; ok {
-		return nil, fmt.Errorf("%w: %s", ErrExists, h.ID)
+		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), h.ID)
 	}
 	line, err := marshalHeader(h)
 	if err != nil {
@@ -67,10 +69,10 @@ func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) 
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if s.open {
-		return nil, nil, fmt.Errorf("session %s: %w", id, ErrLocked)
+		return nil, nil, fmt.Errorf("session %s: %w", id, storeErr(harness.CodeLocked))
 	}
 	s.open = true
 	return &memLog{m: m, header: s.header, next: ld.next, maxLine: m.cfg.maxLine}, ld.t, nil
@@ -91,7 +93,7 @@ func (m *Memory) load(ctx context.Context, id string) (loaded, error) {
 		return loaded{}, err
 	}
 	if !ValidID(id) {
-		return loaded{}, fmt.Errorf("%w: %q", ErrInvalid, id)
+		return loaded{}, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	m.mu.Lock()
 	s, ok := m.sessions[id]
@@ -107,7 +109,7 @@ func (m *Memory) load(ctx context.Context, id string) (loaded, error) {
 	}
 	m.mu.Unlock()
 	if !ok {
-		return loaded{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return loaded{}, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	return readTranscript(ctx, &buf, id, m.cfg.maxLine)
 }
@@ -139,16 +141,16 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if !ValidID(id) {
-		return fmt.Errorf("%w: %q", ErrInvalid, id)
+		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
 	if s.open {
-		return fmt.Errorf("session %s: %w", id, ErrLocked)
+		return fmt.Errorf("session %s: %w", id, storeErr(harness.CodeLocked))
 	}
 	delete(m.sessions, id)
 	return nil
@@ -172,7 +174,7 @@ func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, erro
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return nil, ErrClosed
+		return nil, storeErr(harness.CodeClosed)
 	}
 	now := l.m.now().UTC()
 	events, lines, err := encodeBatch(l.header.ID, l.next, now, l.maxLine, payloads)
@@ -183,7 +185,7 @@ func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, erro
 	defer l.m.mu.Unlock()
 	s, ok := l.m.sessions[l.header.ID]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s (deleted while open)", ErrNotFound, l.header.ID)
+		return nil, fmt.Errorf("%w: %s (deleted while open)", storeErr(harness.CodeNotFound), l.header.ID)
 	}
 	for i, line := range lines {
 		s.lines = append(s.lines, line)
@@ -201,7 +203,7 @@ func (l *memLog) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return ErrClosed
+		return storeErr(harness.CodeClosed)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // Pruned replaces earlier tool results in the derived history with
@@ -52,7 +52,7 @@ type resultFiles struct {
 	// call of another step in logs of providers that reuse ids.
 	callID string
 	tool   string
-	files  []tools.FileAccess
+	files  []harness.FileAccess
 	pruned bool
 }
 
@@ -86,7 +86,7 @@ func (h *History) supersession(i int) ([]string, bool) {
 	}
 	var reasons []string
 	for _, f := range r.files {
-		if f.Op != tools.FileRead {
+		if f.Op != harness.FileRead {
 			return nil, false
 		}
 		reason := h.supersededBy(i, f)
@@ -100,7 +100,7 @@ func (h *History) supersession(i int) ([]string, bool) {
 
 // supersededBy says why a later result makes read f of result i
 // redundant, or "" when none does.
-func (h *History) supersededBy(i int, f tools.FileAccess) string {
+func (h *History) supersededBy(i int, f harness.FileAccess) string {
 	r := h.files[i]
 	for _, later := range h.files[i+1:] {
 		call := "call " + later.callID
@@ -111,10 +111,10 @@ func (h *History) supersededBy(i int, f tools.FileAccess) string {
 			if g.Path != f.Path {
 				continue
 			}
-			if g.Op == tools.FileWrite {
+			if g.Op == harness.FileWrite {
 				return fmt.Sprintf("made stale when %s changed the file (%s)", later.tool, call)
 			}
-			if g.Op == tools.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
+			if g.Op == harness.FileRead && f.Version != "" && g.Version == f.Version && covers(g, f) {
 				return fmt.Sprintf("superseded by a later %s of the same lines (%s)", later.tool, call)
 			}
 		}
@@ -123,7 +123,7 @@ func (h *History) supersededBy(i int, f tools.FileAccess) string {
 }
 
 // covers reports whether read g shows at least every line read f showed.
-func covers(g, f tools.FileAccess) bool {
+func covers(g, f harness.FileAccess) bool {
 	if g.Complete {
 		return true
 	}
@@ -193,8 +193,8 @@ func (h *History) prune(i int, placeholder string) {
 		return
 	}
 	old := h.msgs[r.index].Content[0].ToolResult
-	h.msgs[r.index].Content = []Block{{Type: BlockToolResult, ToolResult: &ToolResult{
-		CallID: old.CallID, Name: old.Name, Content: []tools.Content{tools.Text(placeholder)},
+	h.msgs[r.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+		CallID: old.CallID, Name: old.Name, Content: []harness.Block{harness.TextBlock(placeholder)},
 	}}}
 }
 
@@ -208,8 +208,8 @@ func (h *History) applyCompacted(c *Compacted) {
 	if n <= 0 || n > len(h.msgs) {
 		return
 	}
-	msgs := make([]Message, 0, len(h.msgs)-n+1)
-	msgs = append(msgs, Message{Role: RoleUser, Content: []Block{TextBlock(SummaryText(c.Summary))}})
+	msgs := make([]harness.Message, 0, len(h.msgs)-n+1)
+	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(SummaryText(c.Summary))}})
 	msgs = append(msgs, h.msgs[n:]...)
 	h.msgs = msgs
 	shift := n - 1
@@ -231,7 +231,7 @@ func (h *History) applyCompacted(c *Compacted) {
 // verbatim, as estimated by tokens. The split never separates a tool call
 // from its result: it falls just before a user message or an assistant
 // message. Zero means nothing can be compacted.
-func SplitForCompaction(msgs []Message, keepTokens int64, tokens func(Message) int64) int {
+func SplitForCompaction(msgs []harness.Message, keepTokens int64, tokens func(harness.Message) int64) int {
 	var kept int64
 	i := len(msgs)
 	for i > 1 && kept < keepTokens {
@@ -239,7 +239,7 @@ func SplitForCompaction(msgs []Message, keepTokens int64, tokens func(Message) i
 		kept += tokens(msgs[i])
 	}
 	// Keep the whole step: back up to the message that made the calls.
-	for i > 0 && i < len(msgs) && msgs[i].Role == RoleTool {
+	for i > 0 && i < len(msgs) && msgs[i].Role == harness.RoleTool {
 		i--
 	}
 	if i <= 0 || i >= len(msgs) {

@@ -6,21 +6,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
-func readResult(id string, f tools.FileAccess) []session.Event {
+func readResult(id string, f harness.FileAccess) []session.Event {
 	return []session.Event{
-		ev(0, &session.AssistantMessage{Content: []session.Block{callBlock(id, "read")}}),
-		ev(0, &session.ToolFinished{CallID: id, Name: "read", Result: tools.Result{Content: []tools.Content{tools.Text("body of " + id)}, Files: []tools.FileAccess{f}}}),
+		ev(0, &session.AssistantMessage{Content: []harness.Block{callBlock(id, "read")}}),
+		ev(0, &session.ToolFinished{CallID: id, Name: "read", Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock("body of " + id)}, Files: []harness.FileAccess{f}}}),
 	}
 }
 
 func TestSupersededIsIdempotent(t *testing.T) {
 	events := []session.Event{ev(0, user("go"))}
-	events = append(events, readResult("a", tools.FileAccess{Op: tools.FileRead, Path: "/x", Version: "1", StartLine: 5, EndLine: 9})...)
-	events = append(events, readResult("b", tools.FileAccess{Op: tools.FileRead, Path: "/x", Version: "1", StartLine: 1, EndLine: 20})...)
+	events = append(events, readResult("a", harness.FileAccess{Op: harness.FileRead, Path: "/x", Version: "1", StartLine: 5, EndLine: 9})...)
+	events = append(events, readResult("b", harness.FileAccess{Op: harness.FileRead, Path: "/x", Version: "1", StartLine: 1, EndLine: 20})...)
 	h := session.BuildHistory(events)
 	calls := h.Superseded()
 	require.Len(t, calls, 1)
@@ -38,16 +38,16 @@ func TestSupersededIsIdempotent(t *testing.T) {
 func TestSupersededNeedsProof(t *testing.T) {
 	cases := []struct {
 		name         string
-		first, later tools.FileAccess
+		first, later harness.FileAccess
 		pruned       bool
 	}{
-		{"covered window", fa(tools.FileRead, "1", 10, 20, false), fa(tools.FileRead, "1", 1, 30, false), true},
-		{"whole file", fa(tools.FileRead, "1", 10, 20, false), fa(tools.FileRead, "1", 0, 0, true), true},
-		{"partial overlap", fa(tools.FileRead, "1", 10, 20, false), fa(tools.FileRead, "1", 15, 30, false), false},
-		{"whole file not covered by a window", fa(tools.FileRead, "1", 0, 0, true), fa(tools.FileRead, "1", 1, 1000, false), false},
-		{"other version", fa(tools.FileRead, "1", 10, 20, false), fa(tools.FileRead, "2", 1, 30, false), false},
-		{"unknown version", fa(tools.FileRead, "", 10, 20, false), fa(tools.FileRead, "", 1, 30, false), false},
-		{"later write", fa(tools.FileRead, "1", 10, 20, false), fa(tools.FileWrite, "2", 0, 0, false), true},
+		{"covered window", fa(harness.FileRead, "1", 10, 20, false), fa(harness.FileRead, "1", 1, 30, false), true},
+		{"whole file", fa(harness.FileRead, "1", 10, 20, false), fa(harness.FileRead, "1", 0, 0, true), true},
+		{"partial overlap", fa(harness.FileRead, "1", 10, 20, false), fa(harness.FileRead, "1", 15, 30, false), false},
+		{"whole file not covered by a window", fa(harness.FileRead, "1", 0, 0, true), fa(harness.FileRead, "1", 1, 1000, false), false},
+		{"other version", fa(harness.FileRead, "1", 10, 20, false), fa(harness.FileRead, "2", 1, 30, false), false},
+		{"unknown version", fa(harness.FileRead, "", 10, 20, false), fa(harness.FileRead, "", 1, 30, false), false},
+		{"later write", fa(harness.FileRead, "1", 10, 20, false), fa(harness.FileWrite, "2", 0, 0, false), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,14 +60,14 @@ func TestSupersededNeedsProof(t *testing.T) {
 	}
 }
 
-func fa(op tools.FileOp, version string, start, end int, complete bool) tools.FileAccess {
-	return tools.FileAccess{Op: op, Path: "/x", Version: version, StartLine: start, EndLine: end, Complete: complete}
+func fa(op harness.FileOp, version string, start, end int, complete bool) harness.FileAccess {
+	return harness.FileAccess{Op: op, Path: "/x", Version: version, StartLine: start, EndLine: end, Complete: complete}
 }
 
 func TestCompactedHistory(t *testing.T) {
 	events := []session.Event{ev(0, user("go"))}
-	events = append(events, readResult("a", fa(tools.FileRead, "1", 1, 5, false))...)
-	events = append(events, readResult("b", fa(tools.FileRead, "1", 1, 9, false))...)
+	events = append(events, readResult("a", fa(harness.FileRead, "1", 1, 5, false))...)
+	events = append(events, readResult("b", fa(harness.FileRead, "1", 1, 9, false))...)
 	events = append(events, ev(0, &session.Compacted{Messages: 3, Summary: "read a"}))
 	h := session.BuildHistory(events)
 	msgs := h.Messages()
@@ -81,19 +81,19 @@ func FuzzSplitForCompaction(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 2, 1, 2, 0, 1}, int64(3))
 	f.Add([]byte{0}, int64(0))
 	f.Fuzz(func(t *testing.T, roles []byte, keep int64) {
-		roleOf := []session.Role{session.RoleUser, session.RoleAssistant, session.RoleTool}
-		msgs := make([]session.Message, len(roles))
+		roleOf := []harness.Role{harness.RoleUser, harness.RoleAssistant, harness.RoleTool}
+		msgs := make([]harness.Message, len(roles))
 		for i, r := range roles {
-			msgs[i] = session.Message{Role: roleOf[int(r)%3]}
+			msgs[i] = harness.Message{Role: roleOf[int(r)%3]}
 		}
-		split := session.SplitForCompaction(msgs, keep, func(session.Message) int64 { return 1 })
+		split := session.SplitForCompaction(msgs, keep, func(harness.Message) int64 { return 1 })
 		if split == 0 {
 			return
 		}
 		if split < 0 || split >= len(msgs) {
 			t.Fatalf("split %d out of range for %d messages", split, len(msgs))
 		}
-		if msgs[split].Role == session.RoleTool {
+		if msgs[split].Role == harness.RoleTool {
 			t.Fatalf("split at a tool result separates it from its call: %v at %d", roles, split)
 		}
 	})

@@ -6,25 +6,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func ev(seq int64, p session.Payload) session.Event { return session.Event{Seq: seq, Data: p} }
 
-func callBlock(id, name string) session.Block {
-	return session.Block{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: name, Arguments: "{}"}}
+func callBlock(id, name string) harness.Block {
+	return harness.Block{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: name, Arguments: "{}"}}
 }
 
 func TestHistoryOrdersResultsByCall(t *testing.T) {
 	h := session.BuildHistory([]session.Event{
 		ev(1, user("go")),
-		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("a", "read"), callBlock("b", "read")}}),
+		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("a", "read"), callBlock("b", "read")}}),
 		ev(3, &session.ToolStarted{CallID: "a"}), ev(4, &session.ToolStarted{CallID: "b"}),
-		ev(5, &session.ToolFinished{CallID: "b", Result: *tools.TextResult("B")}),
-		ev(6, &session.ToolFinished{CallID: "a", Result: *tools.TextResult("A")}),
-		ev(7, &session.Reminder{Source: "g", Text: "careful"}),
-		ev(8, &session.AssistantMessage{Step: 2, Content: []session.Block{session.TextBlock("done")}}),
+		ev(5, &session.ToolFinished{CallID: "b", Result: *harness.TextResult("B")}),
+		ev(6, &session.ToolFinished{CallID: "a", Result: *harness.TextResult("A")}),
+		ev(7, &session.Reminded{Reminder: harness.Reminder{Source: "g", Text: "careful"}}),
+		ev(8, &session.AssistantMessage{Step: 2, Content: []harness.Block{harness.TextBlock("done")}}),
 		ev(9, &session.TurnEnded{Reason: session.ReasonCompleted}),
 	})
 	msgs := h.Messages()
@@ -33,7 +33,7 @@ func TestHistoryOrdersResultsByCall(t *testing.T) {
 	assert.Equal(t, "A", msgs[2].Content[0].ToolResult.Content[0].Text, "results in call order, not finish order")
 	assert.Equal(t, "B", msgs[3].Content[0].ToolResult.Content[0].Text)
 	assert.Contains(t, msgs[4].Text(), "careful")
-	assert.Equal(t, session.RoleUser, msgs[4].Role)
+	assert.Equal(t, harness.RoleUser, msgs[4].Role)
 	assert.False(t, h.Interrupted())
 	assert.Equal(t, 1, h.Turns())
 }
@@ -41,9 +41,9 @@ func TestHistoryOrdersResultsByCall(t *testing.T) {
 func TestCrashRepair(t *testing.T) {
 	events := []session.Event{
 		ev(1, user("go")),
-		ev(2, &session.AssistantMessage{Step: 1, Content: []session.Block{callBlock("done", "edit"), callBlock("running", "bash"), callBlock("queued", "bash")}}),
+		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("done", "edit"), callBlock("running", "bash"), callBlock("queued", "bash")}}),
 		ev(3, &session.ToolStarted{CallID: "done"}),
-		ev(4, &session.ToolFinished{CallID: "done", Result: *tools.TextResult("edited")}),
+		ev(4, &session.ToolFinished{CallID: "done", Result: *harness.TextResult("edited")}),
 		ev(5, &session.ToolStarted{CallID: "running"}),
 		// crash: "running" never finished, "queued" never started.
 	}
@@ -53,12 +53,12 @@ func TestCrashRepair(t *testing.T) {
 	require.Len(t, msgs, 5)
 	assert.Equal(t, "edited", msgs[2].Content[0].ToolResult.Content[0].Text, "completed work is kept")
 	r := msgs[3].Content[0].ToolResult
-	assert.Equal(t, tools.CodeOutcomeUnknown, r.Code)
+	assert.Equal(t, harness.CodeOutcomeUnknown, r.Code)
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Content[0].Text, "outcome of this bash call is unknown")
 	assert.Contains(t, r.Content[0].Text, "Verify its side effects")
 	q := msgs[4].Content[0].ToolResult
-	assert.Equal(t, tools.CodeNotRun, q.Code)
+	assert.Equal(t, harness.CodeNotRun, q.Code)
 	assert.Contains(t, q.Content[0].Text, "was not run")
 	assert.Len(t, h.Pending(), 2)
 
@@ -66,7 +66,7 @@ func TestCrashRepair(t *testing.T) {
 	h.Add(ev(6, &session.TurnEnded{Reason: session.ReasonInterrupted}))
 	h.Add(ev(7, user("continue")))
 	msgs2 := h.Messages()
-	assert.Equal(t, tools.CodeOutcomeUnknown, msgs2[3].Content[0].ToolResult.Code)
+	assert.Equal(t, harness.CodeOutcomeUnknown, msgs2[3].Content[0].ToolResult.Code)
 	assert.Empty(t, h.Pending())
 	assert.Equal(t, 2, h.Turns())
 }
@@ -74,10 +74,10 @@ func TestCrashRepair(t *testing.T) {
 func TestHistoryCopiesAreStable(t *testing.T) {
 	h := session.BuildHistory([]session.Event{
 		ev(1, user("go")),
-		ev(2, &session.AssistantMessage{Content: []session.Block{callBlock("a", "x")}}),
+		ev(2, &session.AssistantMessage{Content: []harness.Block{callBlock("a", "x")}}),
 	})
 	before := h.Messages()
-	h.Add(ev(3, &session.ToolFinished{CallID: "a", Result: *tools.TextResult("real")}))
-	assert.Equal(t, tools.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
+	h.Add(ev(3, &session.ToolFinished{CallID: "a", Result: *harness.TextResult("real")}))
+	assert.Equal(t, harness.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
 	assert.Equal(t, "real", h.Messages()[2].Content[0].ToolResult.Content[0].Text)
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // SessionDataDeleter is implemented by stores that keep data on behalf of
@@ -86,15 +86,15 @@ func NewRetention(store Store, opts ...RetentionOption) *Retention {
 
 // Delete deletes session id: its log, then the data the configured stores
 // keep for it, then its attachment references. A session open for
-// appending is left alone (ErrLocked) and nothing is deleted.
+// appending is left alone (harness.CodeLocked) and nothing is deleted.
 //
-// When the log no longer exists, Delete still asks the data stores to
-// drop what they keep for the id (what an interrupted Delete may have left
-// behind) and then fails with ErrNotFound. Errors of the other stores are
-// joined; the log is gone by then.
+// When the log no longer exists, Delete still asks the data stores to drop what
+// they keep for the id (what an interrupted Delete may have left behind) and
+// then fails with harness.CodeNotFound. Errors of the other stores are joined;
+// the log is gone by then.
 func (r *Retention) Delete(ctx context.Context, id string) error {
 	if !ValidID(id) {
-		return fmt.Errorf("%w: %q", ErrInvalid, id)
+		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	var digests []string
 	if len(r.releasers) > 0 {
@@ -102,7 +102,7 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		switch {
 		case err == nil:
 			digests = AttachmentDigests(tr.Events)
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, harness.CodeNotFound):
 		case ctx.Err() != nil:
 			return ctx.Err()
 		default:
@@ -111,7 +111,7 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		}
 	}
 	derr := r.store.Delete(ctx, id)
-	if derr != nil && !errors.Is(derr, ErrNotFound) {
+	if derr != nil && !errors.Is(derr, harness.CodeNotFound) {
 		return derr
 	}
 	errs := []error{derr}
@@ -149,7 +149,7 @@ type PruneReport struct {
 	Deleted []Info
 	// Kept lists the old sessions that could not be deleted and why: a
 	// session open for appending is kept with an error matching
-	// ErrLocked.
+	// harness.CodeLocked.
 	Kept []PruneFailure
 }
 
@@ -188,7 +188,7 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 		switch {
 		case err == nil:
 			rep.Deleted = append(rep.Deleted, in)
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, harness.CodeNotFound):
 			// deleted meanwhile
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
@@ -215,7 +215,7 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 // events refer to, sorted, each once.
 func AttachmentDigests(events []Event) []string {
 	var out []string
-	addContent := func(cs []tools.Content) {
+	addContent := func(cs []harness.Block) {
 		for _, c := range cs {
 			if c.Image != nil && c.Image.Digest != "" {
 				out = append(out, c.Image.Digest)

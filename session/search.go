@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
@@ -69,7 +69,7 @@ type Match struct {
 	Time time.Time `json:"time"`
 	// Role is who the matching text is from: RoleUser, RoleAssistant or
 	// RoleTool; "system" for a system prompt; empty for other events.
-	Role Role `json:"role,omitempty"`
+	Role harness.Role `json:"role,omitempty"`
 	// Tool names the tool of a matching tool call or result.
 	Tool string `json:"tool,omitempty"`
 	// Snippet is the text around the match, decoded as the model saw it,
@@ -88,10 +88,9 @@ type Searcher interface {
 	Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 }
 
-// ErrInvalidQuery is matched by errors about a search query: an empty
-// query, a regular expression that does not compile or matches empty
-// text, a missing workspace.
-var ErrInvalidQuery = errors.New("session: invalid search query")
+// A search query that is empty, a regular expression that does not
+// compile or matches empty text, or one without a workspace fails with
+// an error matching harness.CodeInvalidQuery.
 
 // Search finds the events of a store's sessions whose text matches
 // opts.Query, newest sessions first and, within a session, in log order,
@@ -156,13 +155,13 @@ type searcher struct {
 
 func compileSearch(opts SearchOptions) (*searcher, error) {
 	if opts.Query == "" {
-		return nil, fmt.Errorf("%w: the query is empty", ErrInvalidQuery)
+		return nil, fmt.Errorf("%w: the query is empty", storeErr(harness.CodeInvalidQuery))
 	}
 	if !utf8.ValidString(opts.Query) {
-		return nil, fmt.Errorf("%w: the query is not valid UTF-8 text", ErrInvalidQuery)
+		return nil, fmt.Errorf("%w: the query is not valid UTF-8 text", storeErr(harness.CodeInvalidQuery))
 	}
 	if !opts.AllWorkspaces && opts.Workspace == "" {
-		return nil, fmt.Errorf("%w: no workspace given (set Workspace, or AllWorkspaces to search every workspace)", ErrInvalidQuery)
+		return nil, fmt.Errorf("%w: no workspace given (set Workspace, or AllWorkspaces to search every workspace)", storeErr(harness.CodeInvalidQuery))
 	}
 	s := &searcher{opts: opts, limit: opts.Limit, context: opts.Context, exclude: map[string]bool{}}
 	if s.limit <= 0 {
@@ -178,10 +177,10 @@ func compileSearch(opts SearchOptions) (*searcher, error) {
 	if opts.Regex {
 		re, err := regexp.Compile(opts.Query)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+			return nil, fmt.Errorf("%w: %v", storeErr(harness.CodeInvalidQuery), err)
 		}
 		if re.MatchString("") {
-			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", ErrInvalidQuery, opts.Query)
+			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", storeErr(harness.CodeInvalidQuery), opts.Query)
 		}
 		s.re = re
 		s.pre = regexPrefilter(opts.Query)
@@ -443,7 +442,7 @@ func snippet(text string, start, end, context int) (string, int, int) {
 // textPiece is one piece of model-visible text of an event.
 type textPiece struct {
 	text string
-	role Role
+	role harness.Role
 	tool string
 }
 
@@ -453,40 +452,40 @@ func eachText(e Event, fn func(textPiece) bool) {
 	switch p := e.Data.(type) {
 	case *UserMessage:
 		for _, c := range p.Content {
-			if c.Text != "" && !fn(textPiece{text: c.Text, role: RoleUser}) {
+			if c.Text != "" && !fn(textPiece{text: c.Text, role: harness.RoleUser}) {
 				return
 			}
 		}
 	case *AssistantMessage:
 		for _, b := range p.Content {
 			switch {
-			case b.Type == BlockToolCall && b.ToolCall != nil:
+			case b.Type == harness.BlockToolCall && b.ToolCall != nil:
 				c := b.ToolCall
-				if !fn(textPiece{text: c.Arguments, role: RoleAssistant, tool: c.Name}) {
+				if !fn(textPiece{text: c.Arguments, role: harness.RoleAssistant, tool: c.Name}) {
 					return
 				}
 				// The string values of the arguments, decoded: what the
 				// model wrote into a file, say.
 				var v any
 				if json.Unmarshal([]byte(c.Arguments), &v) == nil && !eachString(v, func(s string) bool {
-					return fn(textPiece{text: s, role: RoleAssistant, tool: c.Name})
+					return fn(textPiece{text: s, role: harness.RoleAssistant, tool: c.Name})
 				}) {
 					return
 				}
 			case b.Text != "":
-				if !fn(textPiece{text: b.Text, role: RoleAssistant}) {
+				if !fn(textPiece{text: b.Text, role: harness.RoleAssistant}) {
 					return
 				}
 			}
 		}
 	case *ToolFinished:
 		for _, c := range p.Result.Content {
-			if c.Text != "" && !fn(textPiece{text: c.Text, role: RoleTool, tool: p.Name}) {
+			if c.Text != "" && !fn(textPiece{text: c.Text, role: harness.RoleTool, tool: p.Name}) {
 				return
 			}
 		}
-	case *Reminder:
-		fn(textPiece{text: p.Text, role: RoleUser})
+	case *Reminded:
+		fn(textPiece{text: p.Text, role: harness.RoleUser})
 	case *SystemPrompt:
 		fn(textPiece{text: p.Text, role: "system"})
 	case *ToolRecord:

@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // The search benchmark generates a corpus of 1,000 session logs (about
@@ -220,7 +220,7 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 				task += " — the deploy log says \"" + benchRare + "\""
 				want++
 			}
-			emit(&UserMessage{Content: []tools.Content{tools.Text(task)}})
+			emit(&UserMessage{Content: []harness.Block{harness.TextBlock(task)}})
 			for step := 1; step <= 1+rng.IntN(6); step++ {
 				emit(&ModelRequest{Step: step, Model: "deepseek-chat", Fingerprint: Fingerprint{System: strings.Repeat("ab", 32), Tools: strings.Repeat("cd", 32), History: strings.Repeat("ef", 32), Messages: 2 * step}})
 				file := benchFiles[rng.IntN(len(benchFiles))]
@@ -229,11 +229,11 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 				if rng.IntN(3) == 0 {
 					tool, args = "bash", fmt.Sprintf(`{"command":"go test ./... -run 'Test%s' 2>&1 | tail -n 40"}`, benchIdents[rng.IntN(len(benchIdents))])
 				}
-				emit(&AssistantMessage{Step: step, Model: "deepseek-chat", Finish: "tool_calls", Usage: &Usage{InputTokens: 12000, OutputTokens: 300},
-					Content: []Block{
-						{Type: BlockReasoning, Text: "The failure points at " + file + "; I should look at the handler and its error path before changing anything."},
-						TextBlock("Let me look at `" + file + "`."),
-						{Type: BlockToolCall, ToolCall: &ToolCall{ID: callID, Name: tool, Arguments: args}},
+				emit(&AssistantMessage{Step: step, Model: "deepseek-chat", Finish: "tool_calls", Usage: &harness.Usage{InputTokens: 12000, OutputTokens: 300},
+					Content: []harness.Block{
+						{Type: harness.BlockReasoning, Text: "The failure points at " + file + "; I should look at the handler and its error path before changing anything."},
+						harness.TextBlock("Let me look at `" + file + "`."),
+						{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: callID, Name: tool, Arguments: args}},
 					}})
 				emit(&ToolStarted{Step: step, CallID: callID, Name: tool})
 				out := benchCode(rng, 2<<10+rng.IntN(14<<10))
@@ -242,10 +242,10 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 					want++
 				}
 				emit(&ToolFinished{Step: step, CallID: callID, Name: tool, DurationMS: int64(rng.IntN(900)),
-					Result: tools.Result{Content: []tools.Content{tools.Text(out)}}})
+					Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock(out)}}})
 			}
-			emit(&AssistantMessage{Step: 7, Model: "deepseek-chat", Finish: "stop", Content: []Block{TextBlock(benchAnswers[rng.IntN(len(benchAnswers))])}})
-			emit(&TurnEnded{Reason: ReasonCompleted, Steps: 7, Usage: Usage{InputTokens: 80000, OutputTokens: 2000}})
+			emit(&AssistantMessage{Step: 7, Model: "deepseek-chat", Finish: "stop", Content: []harness.Block{harness.TextBlock(benchAnswers[rng.IntN(len(benchAnswers))])}})
+			emit(&TurnEnded{Reason: ReasonCompleted, Steps: 7, Usage: harness.Usage{InputTokens: 80000, OutputTokens: 2000}})
 		}
 		if err := w.Flush(); err != nil {
 			b.Fatal(err)

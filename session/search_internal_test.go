@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // A scan checks its context between reads of a log.
@@ -19,8 +19,8 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 	log, err := store.Create(context.Background(), Header{ID: "big", Cwd: "/w"})
 	require.NoError(t, err)
 	for range 8 {
-		_, err := log.Append(context.Background(), &ToolFinished{Name: "bash", Result: tools.Result{
-			Content: []tools.Content{tools.Text(strings.Repeat("no match here\n", 40_000) + "needle")}}})
+		_, err := log.Append(context.Background(), &ToolFinished{Name: "bash", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock(strings.Repeat("no match here\n", 40_000) + "needle")}}})
 		require.NoError(t, err)
 	}
 	require.NoError(t, log.Close())

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
-	"github.com/go-harness/harness/tools"
 )
 
 // plainStore hides the Searcher of the store it wraps, so Search takes
@@ -53,7 +53,7 @@ func newLog(t *testing.T, s session.Store, id, cwd string, payloads ...session.P
 }
 
 func userMsg(s string) *session.UserMessage {
-	return &session.UserMessage{Content: []tools.Content{tools.Text(s)}}
+	return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 }
 
 func searchW(t *testing.T, s session.Store, q string) []session.Match {
@@ -89,11 +89,11 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	big := strings.Repeat("filler text line\n", 200_000) // 3.4 MB, longer than a read buffer
 	newLog(t, store, "long", "/w",
 		userMsg("start"),
-		&session.ToolFinished{CallID: "c", Name: "bash", Result: tools.Result{Content: []tools.Content{tools.Text(big + "the needle at the end")}}},
+		&session.ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock(big + "the needle at the end")}}},
 		userMsg("needle after the long line"),
 	)
 	// A complete event whose newline was lost, then nothing.
-	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminder{Text: "needle without newline"}}.MarshalJSON()
+	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle without newline"}}}.MarshalJSON()
 	require.NoError(t, err)
 	appendLines(t, store.Path("long"), string(line))
 	ms := searchW(t, store, "needle")
@@ -104,7 +104,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	assert.LessOrEqual(t, len(ms[0].Snippet), len("…")+80+len("needle at the end"))
 
 	// A torn line is skipped, not an error.
-	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminder{Text: "needle torn off"}}.MarshalJSON()
+	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle torn off"}}}.MarshalJSON()
 	require.NoError(t, err)
 	appendLines(t, store.Path("long"), "\n"+string(torn[:len(torn)-5]))
 	ms = searchW(t, store, "needle")
@@ -230,14 +230,14 @@ func FuzzSearchLiteral(f *testing.F) {
 		case 0:
 			p = userMsg(text)
 		case 1:
-			p = &session.ToolFinished{CallID: "c", Name: "bash", Result: tools.Result{Content: []tools.Content{tools.Text(text)}}}
+			p = &session.ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock(text)}}}
 		case 2:
 			args, err := json.Marshal(map[string]string{"content": text}) // HTML-escaped, as models may write
 			require.NoError(t, err)
-			p = &session.AssistantMessage{Content: []session.Block{{Type: session.BlockToolCall,
-				ToolCall: &session.ToolCall{ID: "c", Name: "write", Arguments: string(args)}}}}
+			p = &session.AssistantMessage{Content: []harness.Block{{Type: harness.BlockToolCall,
+				ToolCall: &harness.ToolCall{ID: "c", Name: "write", Arguments: string(args)}}}}
 		case 3:
-			p = &session.Reminder{Text: text}
+			p = &session.Reminded{Reminder: harness.Reminder{Text: text}}
 		}
 		for _, store := range []session.Store{session.NewMemory(), session.NewJSONL(t.TempDir())} {
 			newLog(t, store, "fuzz", "/w", userMsg("unrelated"), p)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 )
 
@@ -74,7 +75,7 @@ func TestSequenceNumbersAfterCorruption(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, tr.Events, len(c.seqs), "every event is kept")
 			assert.Equal(t, c.warnings, warningTexts(tr.Warnings))
-			evs, err := log.Append(context.Background(), &session.Reminder{Text: "a"}, &session.Reminder{Text: "b"})
+			evs, err := log.Append(context.Background(), &session.Reminded{Reminder: harness.Reminder{Text: "a"}}, &session.Reminded{Reminder: harness.Reminder{Text: "b"}})
 			require.NoError(t, err)
 			require.NoError(t, log.Close())
 			assert.Equal(t, []int64{c.next, c.next + 1}, []int64{evs[0].Seq, evs[1].Seq}, "appending continues after the highest seq")

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/go-harness/harness"
 )
 
 // FormatVersion is the newest log format this build writes and reads.
@@ -35,7 +36,7 @@ type Header struct {
 type Store interface {
 	// Create starts a new session log. A zero ID gets a NewID, a zero
 	// Created the current time, and Format is set to FormatVersion. An
-	// existing ID fails with ErrExists.
+	// existing ID fails with harness.CodeExists.
 	Create(ctx context.Context, h Header) (Log, error)
 	// Open loads a session and returns a log that appends after its last
 	// event, with the transcript as loaded.
@@ -45,9 +46,9 @@ type Store interface {
 	// List describes the sessions that match opts, newest first.
 	List(ctx context.Context, opts ListOptions) ([]Info, error)
 	// Delete removes a session's log. Deleting an unknown id fails with
-	// ErrNotFound, a session open for appending with ErrLocked. To delete
-	// what other stores keep for the session too (spilled output,
-	// attachment references), use a Retention.
+	// harness.CodeNotFound, a session open for appending with
+	// harness.CodeLocked. To delete what other stores keep for the session too
+	// (spilled output, attachment references), use a Retention.
 	Delete(ctx context.Context, id string) error
 }
 
@@ -63,7 +64,7 @@ type Log interface {
 	// Sync makes everything appended so far durable.
 	Sync() error
 	// Close syncs and releases the log. Appending after Close fails with
-	// ErrClosed.
+	// harness.CodeClosed.
 	Close() error
 }
 
@@ -111,20 +112,32 @@ type Info struct {
 	Size int64 `json:"size"`
 }
 
-// Errors returned by stores. Match them with errors.Is.
-var (
-	ErrNotFound = errors.New("session: not found")
-	ErrExists   = errors.New("session: already exists")
-	ErrClosed   = errors.New("session: log is closed")
-	ErrLocked   = errors.New("session: open for appending elsewhere")
-	ErrInvalid  = errors.New("session: invalid session id")
-)
-
-// ErrEventTooLarge is matched (with errors.Is) by the error Append returns
-// when an event's log line would be longer than the store's maximum line
-// size; that error is an [*EventTooLargeError]. Nothing of the batch is
-// written and the log stays usable.
-var ErrEventTooLarge = errors.New("session: event too large for the log")
+// storeErr returns the error a store reports for code: a *harness.Error
+// whose text says what went wrong. Callers wrap it with the session id.
+func storeErr(code harness.Code) error {
+	var text string
+	switch code {
+	case harness.CodeNotFound:
+		text = "session: not found"
+	case harness.CodeExists:
+		text = "session: already exists"
+	case harness.CodeClosed:
+		text = "session: log is closed"
+	case harness.CodeLocked:
+		text = "session: open for appending elsewhere"
+	case harness.CodeInvalidID:
+		text = "session: invalid session id"
+	case harness.CodeInvalidQuery:
+		text = "session: invalid search query"
+	case harness.CodeInvalidDigest:
+		text = "session: invalid attachment digest"
+	case harness.CodeCorruptAttachment:
+		text = "session: stored attachment does not match its digest"
+	default:
+		text = "session: " + string(code)
+	}
+	return &harness.Error{Code: code, Message: text}
+}
 
 // EventTooLargeError reports an event whose encoded line is longer than a
 // store accepts.
@@ -144,8 +157,11 @@ func (e *EventTooLargeError) Error() string {
 		e.Session, e.Type, e.Seq, e.Size, e.Max)
 }
 
-// Is makes the error match ErrEventTooLarge.
-func (e *EventTooLargeError) Is(target error) bool { return target == ErrEventTooLarge }
+// Is makes the error match harness.CodeTooLarge.
+func (e *EventTooLargeError) Is(target error) bool { return target == harness.CodeTooLarge }
+
+// ErrorCode returns "too_large" (harness.CodeTooLarge), for harness.CodeOf.
+func (e *EventTooLargeError) ErrorCode() string { return string(harness.CodeTooLarge) }
 
 // DefaultMaxLineSize is the longest log line, in bytes without the
 // newline, that a store accepts unless WithMaxLineSize says otherwise.
@@ -170,7 +186,7 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 
 // WithMaxLineSize sets the longest line, in bytes without its newline, a
 // store writes or reads (DefaultMaxLineSize when n is 0 or less). Append
-// refuses a longer event with an error matching ErrEventTooLarge, and
+// refuses a longer event with an error matching harness.CodeTooLarge, and
 // loading skips a longer line with a warning, without holding it in
 // memory; the header line is bounded the same way.
 func WithMaxLineSize(n int) StoreOption {
@@ -206,6 +222,8 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 }
 
 // FormatError reports a log written in a format this build cannot read.
+// Stores return it as the cause of an error with
+// harness.CodeUnsupportedFormat.
 type FormatError struct {
 	ID        string
 	Format    int
@@ -263,7 +281,7 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 		h.ID = NewID(h.Created)
 	}
 	if !ValidID(h.ID) {
-		return h, fmt.Errorf("%w: %q", ErrInvalid, h.ID)
+		return h, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), h.ID)
 	}
 	h.Format = FormatVersion
 	return h, nil

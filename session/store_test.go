@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/sessiontest"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestJSONLConformance(t *testing.T) {
@@ -29,13 +29,13 @@ func TestJSONLTornLine(t *testing.T) {
 	store := session.NewJSONL(t.TempDir())
 	log, err := store.Create(ctx, session.Header{ID: "torn", Cwd: "/w"})
 	require.NoError(t, err)
-	_, err = log.Append(ctx, &session.UserMessage{Content: []tools.Content{tools.Text("hi")}},
-		&session.Reminder{Text: "one"}, &session.Reminder{Text: "two"})
+	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
+		&session.Reminded{Reminder: harness.Reminder{Text: "one"}}, &session.Reminded{Reminder: harness.Reminder{Text: "two"}})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 
 	// A crash cut the write of event 4 short.
-	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminder{Text: "three"}}.MarshalJSON()
+	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "three"}}}.MarshalJSON()
 	require.NoError(t, err)
 	f, err := os.OpenFile(store.Path("torn"), os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestJSONLTornLine(t *testing.T) {
 	log, tr, err = store.Open(ctx, "torn")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 3)
-	evs, err := log.Append(ctx, &session.Reminder{Text: "three again"})
+	evs, err := log.Append(ctx, &session.Reminded{Reminder: harness.Reminder{Text: "three again"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), evs[0].Seq, "the torn event's number is reused")
 	require.NoError(t, log.Close())
@@ -61,7 +61,7 @@ func TestJSONLTornLine(t *testing.T) {
 	tr, err = store.Load(ctx, "torn")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 4)
-	assert.Equal(t, "three again", tr.Events[3].Data.(*session.Reminder).Text)
+	assert.Equal(t, "three again", tr.Events[3].Data.(*session.Reminded).Text)
 	require.Len(t, tr.Warnings, 1)
 	assert.Contains(t, tr.Warnings[0].Message, "torn line skipped")
 }

@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 // cleanPayload returns p without the parts that would break whoever reads
@@ -47,18 +47,18 @@ func cleanPayload(p Payload) (_ Payload, problems []string, keep bool) {
 }
 
 // blockProblem says what is wrong with a block, or "" when nothing is.
-func blockProblem(b Block) string {
+func blockProblem(b harness.Block) string {
 	switch b.Type {
-	case BlockText, BlockReasoning:
-	case BlockImage:
+	case harness.BlockText, harness.BlockReasoning:
+	case harness.BlockImage:
 		if b.Image == nil {
 			return "an image block without its image"
 		}
-	case BlockToolCall:
+	case harness.BlockToolCall:
 		if b.ToolCall == nil {
 			return "a tool_call block without its tool_call"
 		}
-	case BlockToolResult:
+	case harness.BlockToolResult:
 		if b.ToolResult == nil {
 			return "a tool_result block without its tool_result"
 		}
@@ -71,13 +71,13 @@ func blockProblem(b Block) string {
 // cleanBlocks returns bs without its invalid blocks, and the invalid
 // image items of its tool results, with a description of each. It
 // returns bs itself and no problems when all is well.
-func cleanBlocks(bs []Block) ([]Block, []string) {
-	var out []Block
+func cleanBlocks(bs []harness.Block) ([]harness.Block, []string) {
+	var out []harness.Block
 	var probs []string
 	copied := false
 	startCopy := func(i int) {
 		if !copied {
-			out = append(make([]Block, 0, len(bs)), bs[:i]...)
+			out = append(make([]harness.Block, 0, len(bs)), bs[:i]...)
 			copied = true
 		}
 	}
@@ -87,7 +87,7 @@ func cleanBlocks(bs []Block) ([]Block, []string) {
 			startCopy(i)
 			continue
 		}
-		if b.Type == BlockToolResult {
+		if b.Type == harness.BlockToolResult {
 			if cs, dropped := cleanContents(b.ToolResult.Content); dropped != nil {
 				r := *b.ToolResult
 				r.Content = cs
@@ -109,13 +109,13 @@ func cleanBlocks(bs []Block) ([]Block, []string) {
 // cleanContents returns cs without image items that lack their image,
 // and the 1-based indexes of those left out. It returns cs itself and no
 // indexes when all is well.
-func cleanContents(cs []tools.Content) ([]tools.Content, []int) {
-	var out []tools.Content
+func cleanContents(cs []harness.Block) ([]harness.Block, []int) {
+	var out []harness.Block
 	var dropped []int
 	for i, c := range cs {
-		if c.Type == tools.ContentImage && c.Image == nil {
+		if c.Type == harness.BlockImage && c.Image == nil {
 			if dropped == nil {
-				out = append(make([]tools.Content, 0, len(cs)), cs[:i]...)
+				out = append(make([]harness.Block, 0, len(cs)), cs[:i]...)
 			}
 			dropped = append(dropped, i+1)
 			continue

@@ -7,25 +7,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 )
 
 // checkWhole fails when a derived message holds a block without the
 // payload its type promises: what renders a transcript dereferences them.
-func checkWhole(t *testing.T, msgs []session.Message) {
+func checkWhole(t *testing.T, msgs []harness.Message) {
 	t.Helper()
 	for i, m := range msgs {
-		if m.Role == session.RoleTool {
+		if m.Role == harness.RoleTool {
 			require.Len(t, m.Content, 1, "message %d", i)
 		}
 		for j, b := range m.Content {
 			switch b.Type {
-			case session.BlockText, session.BlockReasoning:
-			case session.BlockImage:
+			case harness.BlockText, harness.BlockReasoning:
+			case harness.BlockImage:
 				require.NotNil(t, b.Image, "message %d block %d", i, j)
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				require.NotNil(t, b.ToolCall, "message %d block %d", i, j)
-			case session.BlockToolResult:
+			case harness.BlockToolResult:
 				require.NotNil(t, b.ToolResult, "message %d block %d", i, j)
 				for k, c := range b.ToolResult.Content {
 					if c.Type == "image" {
@@ -81,8 +82,8 @@ func TestInvalidBlocksSkippedOnLoad(t *testing.T) {
 // History built from events that were never loaded (a host's own) leaves
 // the same blocks out, without changing the events.
 func TestHistoryLeavesOutInvalidBlocks(t *testing.T) {
-	am := &session.AssistantMessage{Step: 1, Content: []session.Block{
-		{Type: session.BlockToolCall}, session.TextBlock("hi"), {Type: session.BlockImage}, callBlock("a", "read"),
+	am := &session.AssistantMessage{Step: 1, Content: []harness.Block{
+		{Type: harness.BlockToolCall}, harness.TextBlock("hi"), {Type: harness.BlockImage}, callBlock("a", "read"),
 	}}
 	h := session.BuildHistory([]session.Event{ev(1, user("go")), ev(2, am)})
 	msgs := h.Messages()

@@ -1,27 +1,27 @@
 package spill
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/go-harness/harness"
 )
 
 // DefaultSessionBudget is how many bytes of output a store keeps for one
 // session unless WithSessionBudget says otherwise: 4 GiB.
 const DefaultSessionBudget int64 = 4 << 30
 
-// ErrBudget is matched (with errors.Is) by the error Save returns when
-// the output would take its session past the store's byte budget. The
-// error is a *BudgetError; nothing of the output is kept.
-var ErrBudget = errors.New("spill: the session's spill budget is used up")
-
-// ErrInvalidOption is matched by the error of a store built with an
-// option value out of range; see Dir.Err and Memory.Err.
-var ErrInvalidOption = errors.New("spill: invalid option")
+// errInvalidOption is wrapped by the error of a store built with an
+// option value out of range (see Dir.Err and Memory.Err): it matches
+// harness.CodeInvalidOption.
+func errInvalidOption() error {
+	return &harness.Error{Code: harness.CodeInvalidOption, Message: "spill: invalid option"}
+}
 
 // BudgetError reports a Save refused because the session's outputs would
-// take more than the store's budget.
+// take more than the store's budget: Save's error matches
+// harness.CodeSpillBudget, and nothing of the output is kept.
 type BudgetError struct {
 	// Session is the owner's session id.
 	Session string
@@ -40,11 +40,12 @@ func (e *BudgetError) Error() string {
 		sizeText(e.Budget), sizeText(e.Used))
 }
 
-// Is makes the error match ErrBudget.
-func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+// Is makes the error match harness.CodeSpillBudget.
+func (e *BudgetError) Is(target error) bool { return target == harness.CodeSpillBudget }
 
-// ErrorCode returns "spill_budget".
-func (e *BudgetError) ErrorCode() string { return "spill_budget" }
+// ErrorCode returns "spill_budget" (harness.CodeSpillBudget), for
+// harness.CodeOf.
+func (e *BudgetError) ErrorCode() string { return string(harness.CodeSpillBudget) }
 
 func sizeText(n int64) string {
 	switch {
@@ -68,16 +69,16 @@ type storeConfig struct {
 	errs   []error
 }
 
-// WithSessionBudget sets the most bytes of output a store keeps for one
-// session (DefaultSessionBudget by default), besides any cap a tool puts
-// on one output. A Save that would go past it fails with ErrBudget and
-// keeps nothing; outputs that expire or are deleted give their bytes
-// back. The budget must be positive: any other value makes the store
-// unusable, its Err and every Save reporting ErrInvalidOption.
+// WithSessionBudget sets the most bytes of output a store keeps for one session
+// (DefaultSessionBudget by default), besides any cap a tool puts on one output.
+// A Save that would go past it fails with an error matching
+// harness.CodeSpillBudget and keeps nothing; outputs that expire or are deleted
+// give their bytes back. The budget must be positive: any other value makes the
+// store unusable, its Err and every Save reporting harness.CodeInvalidOption.
 func WithSessionBudget(n int64) StoreOption {
 	return func(c *storeConfig) {
 		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("%w: the session budget is %d bytes; it must be positive", ErrInvalidOption, n))
+			c.errs = append(c.errs, fmt.Errorf("%w: the session budget is %d bytes; it must be positive", errInvalidOption(), n))
 			return
 		}
 		c.budget = n

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -43,10 +44,10 @@ const copyBuffer = 256 << 10
 //
 // A Dir keeps at most a budget of bytes per session (DefaultSessionBudget
 // unless WithSessionBudget says otherwise); a Save past it fails with
-// ErrBudget. The first Save of a session in a process counts the files the
-// session already has, so the budget holds across restarts; removals by
-// other processes sharing the root are seen when the session is deleted.
-// Use one Dir per root in a process.
+// harness.CodeSpillBudget. The first Save of a session in a process counts the
+// files the session already has, so the budget holds across restarts; removals
+// by other processes sharing the root are seen when the session is deleted. Use
+// one Dir per root in a process.
 type Dir struct {
 	root   string
 	rand   io.Reader
@@ -65,7 +66,7 @@ func NewDir(dir string, opts ...StoreOption) *Dir {
 // Root returns the directory the store keeps outputs in.
 func (d *Dir) Root() string { return d.root }
 
-// Err reports a configuration problem (ErrInvalidOption), or nil.
+// Err reports a configuration problem (harness.CodeInvalidOption), or nil.
 func (d *Dir) Err() error { return d.err }
 
 // SessionBudget returns the most bytes the store keeps for one session.
@@ -77,7 +78,7 @@ var _ Store = (*Dir)(nil)
 // returns its locator and size; on failure the partial file is removed.
 //
 // An output that would take its session past the store's budget fails
-// with a *BudgetError (ErrBudget) and keeps nothing.
+// with a *BudgetError (harness.CodeSpillBudget) and keeps nothing.
 func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if d.err != nil {
 		return tools.Stored{}, d.err
@@ -176,7 +177,7 @@ func copyContext(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 		n, rerr := io.ReadFull(r, buf)
 		if n > 0 {
 			if _, err := w.Write(buf[:n]); err != nil {
-				if errors.Is(err, ErrBudget) {
+				if errors.Is(err, harness.CodeSpillBudget) {
 					return total, err
 				}
 				return total, fmt.Errorf("spill: writing: %w", err)
@@ -200,12 +201,12 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	}
 	sdir, name, ok := parseLocator(locator)
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
 	}
 	root, err := os.OpenRoot(d.root)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+			return nil, &LocatorError{Locator: locator, Err: errNotFound()}
 		}
 		return nil, &LocatorError{Locator: locator, Err: err}
 	}
@@ -232,7 +233,7 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 
 func (d *Dir) openErr(locator string, err error) error {
 	if err == nil || errors.Is(err, iofs.ErrNotExist) {
-		return &LocatorError{Locator: locator, Err: ErrNotFound}
+		return &LocatorError{Locator: locator, Err: errNotFound()}
 	}
 	return &LocatorError{Locator: locator, Err: err}
 }

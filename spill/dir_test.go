@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -92,20 +93,20 @@ func TestDirRefusesPlantedSymlink(t *testing.T) {
 	require.NoError(t, os.Remove(p))
 	require.NoError(t, os.Symlink(outside, p))
 	_, err = d.Open(ctx, st.Locator)
-	assert.ErrorIs(t, err, ErrNotFound, "a symlink out of the root is refused")
+	assert.ErrorIs(t, err, harness.CodeNotFound, "a symlink out of the root is refused")
 	require.NoError(t, os.Remove(p))
 	other, err := d.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "other"}, strings.NewReader("other"))
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(filepath.Base(dirPath(t, d, other.Locator)), p))
 	_, err = d.Open(ctx, st.Locator)
-	assert.ErrorIs(t, err, ErrNotFound, "a symlink, even inside the root, is not a saved output")
+	assert.ErrorIs(t, err, harness.CodeNotFound, "a symlink, even inside the root, is not a saved output")
 
 	// A session directory replaced by a symlink to another directory.
 	sdir := filepath.Dir(p)
 	evil := tools.OutputScheme + sessionDir("evil") + "/" + filepath.Base(dirPath(t, d, other.Locator))
 	require.NoError(t, os.Symlink(sdir, filepath.Join(root, sessionDir("evil"))))
 	_, err = d.Open(ctx, evil)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	// And Save refuses to write through it.
 	_, err = d.Save(ctx, tools.Owner{Session: "evil", Tool: "bash", Call: "c"}, strings.NewReader("x"))
 	assert.Error(t, err)
@@ -159,9 +160,9 @@ func TestDirExpireByModTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	_, err = d.Open(ctx, old.Locator)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = d.Open(ctx, lone.Locator)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	rc, err := d.Open(ctx, fresh.Locator)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(rc)
@@ -177,7 +178,7 @@ func TestDirMissingRoot(t *testing.T) {
 	d := NewDir(filepath.Join(t.TempDir(), "never"))
 	ctx := context.Background()
 	_, err := d.Open(ctx, tools.OutputScheme+sessionDir("s")+"/bash-c-0123456789abcdef.txt")
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	n, err := d.Expire(ctx, time.Now())
 	assert.NoError(t, err)
 	assert.Zero(t, n)
@@ -192,7 +193,7 @@ func TestLocatorErrorText(t *testing.T) {
 	var le *LocatorError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, "not_found", le.ErrorCode())
-	assert.Equal(t, tools.ErrorCode("not_found"), tools.CodeOf(err))
+	assert.Equal(t, harness.Code("not_found"), harness.CodeOf(err))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("no saved output")))
 }
 
@@ -244,7 +245,7 @@ func TestBudgetErrorText(t *testing.T) {
 	err := &BudgetError{Session: "s", Budget: DefaultSessionBudget, Used: DefaultSessionBudget - 10}
 	assert.Equal(t, "spill: the output does not fit in what is left of the session's spill budget of 4.0 GiB: 4.0 GiB of it is taken by outputs kept until they expire or are deleted", err.Error())
 	assert.Equal(t, "spill_budget", err.ErrorCode())
-	assert.ErrorIs(t, err, ErrBudget)
+	assert.ErrorIs(t, err, harness.CodeSpillBudget)
 	assert.Contains(t, (&BudgetError{Budget: 1000, Used: 1}).Error(), "budget of 1000 bytes: 1 byte of it is taken")
 	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
 }

@@ -4,16 +4,16 @@
 // how to read the rest back.
 //
 // A [Store] saves outputs (its Save and Open methods are those of
-// tools.OutputStore, so a Store is passed to the agent loop as its output
-// store and tools find it as call.Env.Output) and lets the host clean up:
+// tools.OutputStore, so a Store is passed to the agent loop as its output store
+// and tools find it as call.Env.Output) and lets the host clean up:
 // DeleteSession when a session is deleted, Expire for outputs older than a
 // retention period. [Dir] keeps each output in a private file (session
-// directories 0700, files 0600 created exclusively, names that no id can
-// steer out of the root); [Memory] keeps them in memory for tests. Both
-// keep at most a byte budget per session (4 GiB by default,
-// [WithSessionBudget]): past it Save fails with [ErrBudget] and keeps
-// nothing, and the preview the model gets says the output was not saved
-// and why. The spilltest package checks any Store against the contract.
+// directories 0700, files 0600 created exclusively, names that no id can steer
+// out of the root); [Memory] keeps them in memory for tests. Both keep at most
+// a byte budget per session (4 GiB by default, [WithSessionBudget]): past it
+// Save fails with an error matching harness.CodeSpillBudget and keeps nothing,
+// and the preview the model gets says the output was not saved and why. The
+// spilltest package checks any Store against the contract.
 //
 // [Middleware] is the spill policy, for the loop's dispatch chain: a result
 // whose text is longer than the threshold (30,000 bytes by default) is
@@ -43,4 +43,7 @@
 //	)
 //	// From time to time:
 //	store.Expire(ctx, time.Now().Add(-7*24*time.Hour))
+//
+// It imports harness, tools (the output store and middleware contracts it
+// implements) and internal helpers; nothing of session or agent.
 package spill

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/spill"
@@ -25,8 +26,8 @@ func ExampleMiddleware() {
 		fmt.Fprintf(&output, "test %d ok\n", i)
 	}
 	runTests := tools.Define(tools.Spec{Name: "run_tests", Description: "Run the test suite."},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult(output.String()), nil
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult(output.String()), nil
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "run_tests", nil)), replay.Say("all green"))
 	loop := agent.New(

@@ -40,7 +40,7 @@ func NewMemory(opts ...StoreOption) *Memory {
 	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
 }
 
-// Err reports a configuration problem (ErrInvalidOption), or nil.
+// Err reports a configuration problem (harness.CodeInvalidOption), or nil.
 func (m *Memory) Err() error { return m.err }
 
 // SessionBudget returns the most bytes the store keeps for one session.
@@ -48,9 +48,9 @@ func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 var _ Store = (*Memory)(nil)
 
-// Save implements tools.OutputStore. An output that would take its
-// session past the store's budget fails with a *BudgetError (ErrBudget)
-// and keeps nothing.
+// Save implements tools.OutputStore. An output that would take its session past
+// the store's budget fails with a *BudgetError (harness.CodeSpillBudget) and
+// keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if m.err != nil {
 		return tools.Stored{}, m.err
@@ -84,7 +84,7 @@ func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error
 	out, ok := m.outputs[locator]
 	m.mu.Unlock()
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: ErrNotFound}
+		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
 	}
 	return io.NopCloser(bytes.NewReader(out.data)), nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -45,15 +46,15 @@ func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = 
 // number of bytes omitted, the lines they span, the locator of the saved
 // output and how to read it with the read tool's offset and limit.
 //
-// Error results are spilled like any other; images, the error flag and
-// code, render data and file records are kept as they are. Calls whose
-// tool declares Spec.NeverSpill (the tool that reads spilled output back)
-// are never spilled. When saving fails, or no store is configured, the
-// result stays whole and the failure is logged: spilling never turns a
-// success into an error. The one exception is a session past its spill
-// budget (ErrBudget): its long results are still cut to the preview, whose
-// notice says the output was not saved and why, so that a runaway session
-// cannot grow the model's context without bound either.
+// Error results are spilled like any other; images, the error flag and code,
+// render data and file records are kept as they are. Calls whose tool declares
+// Spec.NeverSpill (the tool that reads spilled output back) are never spilled.
+// When saving fails, or no store is configured, the result stays whole and the
+// failure is logged: spilling never turns a success into an error. The one
+// exception is a session past its spill budget (harness.CodeSpillBudget): its
+// long results are still cut to the preview, whose notice says the output was
+// not saved and why, so that a runaway session cannot grow the model's context
+// without bound either.
 //
 // Put it outside the deadline middleware (first in the loop's middleware
 // list), so that saving is not charged to a tool's deadline and results
@@ -66,7 +67,7 @@ func Middleware(opts ...Option) tools.Middleware {
 		}
 	}
 	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 			res := next.Handle(ctx, call)
 			if res == nil || call.Spec.NeverSpill {
 				return res
@@ -76,7 +77,7 @@ func Middleware(opts ...Option) tools.Middleware {
 	}
 }
 
-func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result) *tools.Result {
+func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolResult) *harness.ToolResult {
 	text := res.Text()
 	if len(text) <= p.threshold {
 		return res
@@ -95,7 +96,7 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result)
 	// and it should be logged small.
 	st, err := store.Save(context.WithoutCancel(ctx), OwnerOf(call), strings.NewReader(text))
 	switch {
-	case errors.Is(err, ErrBudget):
+	case errors.Is(err, harness.CodeSpillBudget):
 		// The session has kept all the output it may: the output is cut
 		// to its preview anyway, which says it was not saved and why.
 		logger.Warn("a large tool output was not saved: the session's spill budget is used up; the model gets its head and tail only",
@@ -117,12 +118,12 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *tools.Result)
 			"bytes", len(text), "locator", st.Locator, "omitted", pv.Omitted)
 	}
 	out := *res
-	out.Content = make([]tools.Content, 0, len(res.Content))
+	out.Content = make([]harness.Block, 0, len(res.Content))
 	placed := false
 	for _, c := range res.Content {
-		if c.Type == tools.ContentText {
+		if c.Type == harness.BlockText {
 			if !placed {
-				out.Content = append(out.Content, tools.Text(pv.Text))
+				out.Content = append(out.Content, harness.TextBlock(pv.Text))
 				placed = true
 			}
 			continue

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -48,14 +48,14 @@ func (l *logBuffer) logger() *slog.Logger {
 
 // runCall runs one call through the spill middleware and returns the
 // result the model would get.
-func runCall(t *testing.T, spec tools.Spec, res *tools.Result, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *tools.Result {
+func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *harness.ToolResult {
 	t.Helper()
 	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: tools.NewState()}
 	if logs != nil {
 		env.Logger = logs.logger()
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *tools.Result { return res }), spill.Middleware(opts...))
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }), spill.Middleware(opts...))
 	return h.Handle(context.Background(), call)
 }
 
@@ -105,13 +105,13 @@ func TestThresholdEdges(t *testing.T) {
 	const threshold = 4000
 	for _, size := range []int{0, 1, threshold - 1, threshold} {
 		text := strings.Repeat("a", size)
-		got := runCall(t, spec, tools.TextResult(text), store, nil, spill.WithThreshold(threshold))
+		got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
 		assert.Equal(t, text, got.Text(), "%d bytes stay whole", size)
 	}
 	assert.Zero(t, store.Len(), "nothing was saved")
 
 	text := strings.Repeat("a", threshold+1)
-	got := runCall(t, spec, tools.TextResult(text), store, nil, spill.WithThreshold(threshold))
+	got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
 	require.Equal(t, 1, store.Len(), "one byte over is spilled")
 	assert.LessOrEqual(t, len(got.Text()), threshold)
 	n := parseNotice(t, got.Text())
@@ -122,7 +122,7 @@ func TestThresholdEdges(t *testing.T) {
 func TestSpillPreviewContents(t *testing.T) {
 	store := spill.NewMemory()
 	text := lines(3000)
-	got := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, nil)
+	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil)
 	preview := got.Text()
 	require.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the default threshold applies")
 	require.Len(t, got.Content, 1)
@@ -149,14 +149,14 @@ func TestSpillPreviewContents(t *testing.T) {
 func TestNeverSpill(t *testing.T) {
 	store := spill.NewMemory()
 	text := lines(5000)
-	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, tools.TextResult(text), store, nil)
+	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, harness.TextResult(text), store, nil)
 	assert.Equal(t, text, got.Text())
 	assert.Zero(t, store.Len())
 	// Another tool name with the flag is exempt too, and "read" without
 	// it is not: the flag decides, not the name.
-	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, tools.TextResult(text), store, nil)
+	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, harness.TextResult(text), store, nil)
 	assert.Equal(t, text, got.Text())
-	got = runCall(t, tools.Spec{Name: "read"}, tools.TextResult(text), store, nil)
+	got = runCall(t, tools.Spec{Name: "read"}, harness.TextResult(text), store, nil)
 	assert.NotEqual(t, text, got.Text())
 	assert.Equal(t, 1, store.Len())
 }
@@ -171,7 +171,7 @@ func (failingStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools
 func TestSaveFailureKeepsInline(t *testing.T) {
 	var logs logBuffer
 	text := lines(3000)
-	res := tools.TextResult(text)
+	res := harness.TextResult(text)
 	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{spill.NewMemory()}, &logs)
 	assert.False(t, got.IsError, "a save failure never turns success into an error")
 	assert.Equal(t, text, got.Text(), "the result stays whole")
@@ -180,28 +180,28 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 	assert.Contains(t, logs.String(), "call_id=call_1")
 
 	logs = logBuffer{}
-	got = runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), nil, &logs)
+	got = runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), nil, &logs)
 	assert.Equal(t, text, got.Text(), "no store: kept whole")
 	assert.Contains(t, logs.String(), "no output store")
 }
 
 func TestErrorsAndImages(t *testing.T) {
 	store := spill.NewMemory()
-	img := tools.ImageContent(tools.Image{Digest: "sha256:ab", MediaType: "image/png"})
-	res := &tools.Result{
+	img := harness.ImageBlock(harness.Image{Digest: "sha256:ab", MediaType: "image/png"})
+	res := &harness.ToolResult{
 		IsError: true, Code: "exit_status",
-		Content: []tools.Content{tools.Text(lines(1000)), img, tools.Text(lines(1000))},
-		Render:  &tools.Render{Kind: tools.RenderTerminal, Terminal: &tools.Terminal{Command: "make"}},
-		Files:   []tools.FileAccess{{Op: tools.FileRead, Path: "/w/a"}},
+		Content: []harness.Block{harness.TextBlock(lines(1000)), img, harness.TextBlock(lines(1000))},
+		Render:  &harness.Render{Kind: harness.RenderTerminal, Terminal: &harness.Terminal{Command: "make"}},
+		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a"}},
 	}
 	whole := res.Text()
 	got := runCall(t, tools.Spec{Name: "bash"}, res, store, nil, spill.WithThreshold(5000))
 	assert.True(t, got.IsError)
-	assert.Equal(t, tools.ErrorCode("exit_status"), got.Code)
+	assert.Equal(t, harness.Code("exit_status"), got.Code)
 	assert.Same(t, res.Render, got.Render)
 	assert.Equal(t, res.Files, got.Files)
 	require.Len(t, got.Content, 2, "the text blocks become one preview; the image stays")
-	assert.Equal(t, tools.ContentText, got.Content[0].Type)
+	assert.Equal(t, harness.BlockText, got.Content[0].Type)
 	assert.Equal(t, img, got.Content[1])
 	n := parseNotice(t, got.Text())
 	assert.Equal(t, whole, string(spilltest.ReadAll(t, store, n.locator)))
@@ -211,7 +211,7 @@ func TestErrorsAndImages(t *testing.T) {
 func TestThresholdFloor(t *testing.T) {
 	store := spill.NewMemory()
 	text := strings.Repeat("z", spill.MinThreshold)
-	got := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, nil, spill.WithThreshold(10))
+	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.WithThreshold(10))
 	assert.Equal(t, text, got.Text(), "a threshold below the floor is raised to MinThreshold")
 }
 
@@ -221,8 +221,8 @@ func TestThresholdFloor(t *testing.T) {
 func TestLoopSpill(t *testing.T) {
 	big := lines(4000)
 	bigTool := tools.Define(tools.Spec{Name: "build", Description: "Build the project."},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult(big), nil
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult(big), nil
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "build", nil)),
@@ -239,10 +239,10 @@ func TestLoopSpill(t *testing.T) {
 	}
 	reqs := model.Requests()
 	require.Len(t, reqs, 2)
-	var result *session.ToolResult
+	var result *harness.ToolResult
 	for _, m := range reqs[1].Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				result = b.ToolResult
 			}
 		}
@@ -261,7 +261,7 @@ func TestMiddlewarePastTheBudget(t *testing.T) {
 	store := spill.NewMemory(spill.WithSessionBudget(10_000))
 	logs := &logBuffer{}
 	text := lines(2000)
-	res := runCall(t, tools.Spec{Name: "bash"}, tools.TextResult(text), store, logs)
+	res := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, logs)
 	got := res.Text()
 	assert.False(t, res.IsError, "a refused save never turns a success into an error")
 	assert.LessOrEqual(t, len(got), spill.DefaultThreshold, "the model still gets a bounded preview")

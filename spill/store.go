@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	iofs "io/fs"
 	"time"
 
-	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -30,26 +28,17 @@ type Store interface {
 	Expire(ctx context.Context, cutoff time.Time) (int, error)
 }
 
-// ErrNotFound is matched (with errors.Is) by the error Open returns for a
-// locator that does not name a saved output: a typo, a locator of another
-// store, an output that retention removed, or an attempt to name a file
-// outside the store. It also matches io/fs.ErrNotExist, and its code
-// (ErrorCode) is "not_found".
-var ErrNotFound error = notFoundError{}
-
-type notFoundError struct{}
-
-func (notFoundError) Error() string { return "spill: no saved output with this locator" }
-
-// ErrorCode returns the stable code of the error.
-func (notFoundError) ErrorCode() string { return "not_found" }
-
-// Is makes the error match io/fs.ErrNotExist and fs.ErrNotFound as well.
-func (notFoundError) Is(target error) bool {
-	return target == iofs.ErrNotExist || target == fs.ErrNotFound
+// errNotFound is the cause of the error Open returns for a locator that
+// does not name a saved output: a typo, a locator of another store, an
+// output that retention removed, or an attempt to name a file outside the
+// store. It matches harness.CodeNotFound (and so io/fs.ErrNotExist).
+func errNotFound() error {
+	return &harness.Error{Code: harness.CodeNotFound, Message: "spill: no saved output with this locator"}
 }
 
-// LocatorError reports a locator Open refused or could not open.
+// LocatorError reports a locator Open refused or could not open. An
+// unknown locator fails with a LocatorError matching harness.CodeNotFound
+// (and io/fs.ErrNotExist).
 type LocatorError struct {
 	Locator string
 	Err     error
@@ -64,13 +53,13 @@ func (e *LocatorError) Error() string {
 // Unwrap returns the underlying error.
 func (e *LocatorError) Unwrap() error { return e.Err }
 
-// ErrorCode returns the code of the underlying error.
+// ErrorCode returns the code of the underlying error (harness.CodeOf),
+// or "io_error" when it has none.
 func (e *LocatorError) ErrorCode() string {
-	var c interface{ ErrorCode() string }
-	if errors.As(e.Err, &c) {
-		return c.ErrorCode()
+	if c := harness.CodeOf(e.Err); c != harness.CodeUnknown {
+		return string(c)
 	}
-	return "io_error"
+	return string(harness.CodeIO)
 }
 
 func quote(s string) string {

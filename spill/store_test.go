@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/fs"
-
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -45,9 +44,9 @@ func TestStoreOptionErrors(t *testing.T) {
 			"dir":    spill.NewDir(t.TempDir(), spill.WithSessionBudget(n)),
 			"memory": spill.NewMemory(spill.WithSessionBudget(n)),
 		} {
-			require.ErrorIs(t, s.Err(), spill.ErrInvalidOption, "%s, budget %d", name, n)
+			require.ErrorIs(t, s.Err(), harness.CodeInvalidOption, "%s, budget %d", name, n)
 			_, err := s.Save(context.Background(), tools.Owner{Session: "s"}, strings.NewReader("x"))
-			assert.ErrorIs(t, err, spill.ErrInvalidOption, "%s: Save reports it", name)
+			assert.ErrorIs(t, err, harness.CodeInvalidOption, "%s: Save reports it", name)
 		}
 	}
 	assert.Equal(t, spill.DefaultSessionBudget, spill.NewDir(t.TempDir()).SessionBudget())
@@ -56,6 +55,8 @@ func TestStoreOptionErrors(t *testing.T) {
 }
 
 func TestNotFoundMatchesFS(t *testing.T) {
-	assert.ErrorIs(t, spill.ErrNotFound, fs.ErrNotFound)
-	assert.ErrorIs(t, spill.ErrNotFound, iofs.ErrNotExist)
+	_, err := spill.NewMemory().Open(context.Background(), tools.OutputScheme+"nope")
+	assert.ErrorIs(t, err, harness.CodeNotFound)
+	assert.ErrorIs(t, err, iofs.ErrNotExist)
+	assert.Equal(t, harness.CodeNotFound, harness.CodeOf(err))
 }

@@ -9,12 +9,16 @@ import (
 	"io"
 	"sync"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
 )
 
-// ErrWriterClosed is returned by a write to a closed Writer.
-var ErrWriterClosed = errors.New("spill: write to a closed Writer")
+// errWriterClosed is returned by a write to a closed Writer: it matches
+// harness.CodeClosed.
+func errWriterClosed() error {
+	return &harness.Error{Code: harness.CodeClosed, Message: "spill: write to a closed Writer"}
+}
 
 // Writer spills a stream as it arrives, in bounded memory. It keeps the
 // first limit bytes and the last limit bytes of what is written; once the
@@ -101,7 +105,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return 0, ErrWriterClosed
+		return 0, errWriterClosed()
 	}
 	prev := w.size
 	w.size += int64(len(p))

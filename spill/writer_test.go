@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
@@ -162,7 +163,7 @@ func TestWriterCancelled(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, w.Output().Text, "could not be saved")
 	_, err = w.Write([]byte("late"))
-	assert.ErrorIs(t, err, spill.ErrWriterClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 	assert.ErrorIs(t, w.Close(), context.Canceled, "Close again reports the same")
 }
 
@@ -288,7 +289,7 @@ func TestWriterPastTheBudget(t *testing.T) {
 	w := spill.NewWriter(context.Background(), store, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
 	err := w.Close()
-	require.ErrorIs(t, err, spill.ErrBudget)
+	require.ErrorIs(t, err, harness.CodeSpillBudget)
 	out := w.Output()
 	assert.True(t, out.Truncated)
 	assert.Empty(t, out.Stored.Locator)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/go-harness/harness"
 )
 
 // Define returns a tool that decodes its arguments into In and calls fn.
@@ -23,7 +25,7 @@ import (
 // with the definition (an invalid name, a type that has no schema) is
 // reported by the tool's Validate method, which [NewRegistry] calls, so a
 // misdefined tool never reaches a model.
-func Define[In any](spec Spec, fn func(ctx context.Context, call *Call, in In) (*Result, error)) Tool {
+func Define[In any](spec Spec, fn func(ctx context.Context, call *Call, in In) (*harness.ToolResult, error)) Tool {
 	t := &funcTool[In]{spec: spec, fn: fn}
 	if len(spec.InputSchema) == 0 {
 		t.spec.InputSchema, t.err = SchemaFor[In]()
@@ -36,7 +38,7 @@ func Define[In any](spec Spec, fn func(ctx context.Context, call *Call, in In) (
 
 type funcTool[In any] struct {
 	spec Spec
-	fn   func(context.Context, *Call, In) (*Result, error)
+	fn   func(context.Context, *Call, In) (*harness.ToolResult, error)
 	err  error
 }
 
@@ -45,7 +47,7 @@ func (t *funcTool[In]) Spec() Spec { return t.spec }
 // Validate reports a problem with the tool's definition.
 func (t *funcTool[In]) Validate() error { return t.err }
 
-func (t *funcTool[In]) Execute(ctx context.Context, call *Call) (*Result, error) {
+func (t *funcTool[In]) Execute(ctx context.Context, call *Call) (*harness.ToolResult, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -53,7 +55,7 @@ func (t *funcTool[In]) Execute(ctx context.Context, call *Call) (*Result, error)
 	dec := json.NewDecoder(bytes.NewReader(integralNumbers(argumentsOrEmpty(call.Arguments))))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return nil, &Error{Code: CodeInvalidArguments, Err: err,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 			Message: fmt.Sprintf("The arguments could not be decoded for the %s tool: %v. Send one JSON object that matches its schema.", t.spec.Name, err)}
 	}
 	return t.fn(ctx, call, in)

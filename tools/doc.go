@@ -5,11 +5,12 @@
 // A [Tool] has a [Spec] (name, description, JSON Schema for its arguments, and
 // the declarations the dispatcher reads: whether calls may run concurrently,
 // whether they have side effects, how long they may run) and an Execute method
-// that returns a [Result]. A Result carries the [Content] the model sees (text
-// and image references), an error flag with a stable [ErrorCode], a [Render]
-// intent for host UIs (generic, terminal, diff or locations; plain data, no UI
-// types), and the [FileAccess] records that let history projection prove a
-// file read superseded without knowing tool names.
+// that returns a *harness.ToolResult: the blocks the model sees (text and image
+// references), an error flag with a stable harness.Code, a render intent for
+// host UIs (generic, terminal, diff or locations; plain data, no UI types), and
+// the file access records that let history pruning prove a file read
+// superseded without knowing tool names. A returned error becomes an error
+// result: return a *harness.Error to choose its code and model-facing text.
 //
 // [Define] builds a Tool from a function over a Go struct: the schema is
 // inferred from the struct (json tags name the fields, `jsonschema` tags
@@ -30,4 +31,9 @@
 //
 // Model-facing names (tool names and argument fields) are public API: they
 // are snake_case and stay stable once shipped.
+//
+// It imports harness (the vocabulary) and fs (the file system an Env
+// carries); nothing of session, spill, guard or agent. The session log
+// does not depend on it: what a result is, and how it is logged, is
+// harness.ToolResult.
 package tools

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -17,8 +18,8 @@ type shoutArgs struct {
 // calls against it before they run.
 func ExampleDefine() {
 	shout := tools.Define(tools.Spec{Name: "shout", Description: "Upper-case text.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in shoutArgs) (*tools.Result, error) {
-			return tools.TextResult(strings.ToUpper(in.Text)), nil
+		func(ctx context.Context, call *tools.Call, in shoutArgs) (*harness.ToolResult, error) {
+			return harness.TextResult(strings.ToUpper(in.Text)), nil
 		})
 	fmt.Println(string(shout.Spec().InputSchema))
 
@@ -44,14 +45,14 @@ func ExampleDefine() {
 // Middleware wraps every call, as net/http middleware wraps handlers.
 func ExampleMiddleware() {
 	logCalls := func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 			res := next.Handle(ctx, call)
 			fmt.Printf("%s -> %q\n", call.Name, res.Text())
 			return res
 		})
 	}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
-		return tools.TextResult("pong")
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+		return harness.TextResult("pong")
 	}), logCalls)
 	h.Handle(context.Background(), &tools.Call{Name: "ping"})
 	// Output:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -23,7 +24,7 @@ func FuzzCheck(f *testing.F) {
 		call := &tools.Call{Name: "read", Arguments: json.RawMessage(args)}
 		res := reg.Check(call)
 		if res != nil {
-			if !res.IsError || res.Code != tools.CodeInvalidArguments {
+			if !res.IsError || res.Code != harness.CodeInvalidArguments {
 				t.Fatalf("refusal without the invalid_arguments code: %+v", res)
 			}
 			return
@@ -31,7 +32,7 @@ func FuzzCheck(f *testing.F) {
 		out := tools.Executor().Handle(context.Background(), call)
 		// Values the schema allows but Go cannot hold (an integer beyond
 		// int range) are refused by the tool, with the same code.
-		if out.IsError && out.Code != tools.CodeInvalidArguments {
+		if out.IsError && out.Code != harness.CodeInvalidArguments {
 			t.Fatalf("accepted arguments %q failed in the tool: %s", args, out.Text())
 		}
 	})

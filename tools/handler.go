@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/go-harness/harness"
 )
 
 // Handler runs a checked call and always returns a result: failures are
 // error results, never a nil result and never a panic.
 type Handler interface {
-	Handle(ctx context.Context, call *Call) *Result
+	Handle(ctx context.Context, call *Call) *harness.ToolResult
 }
 
 // HandlerFunc adapts a function to a Handler.
-type HandlerFunc func(ctx context.Context, call *Call) *Result
+type HandlerFunc func(ctx context.Context, call *Call) *harness.ToolResult
 
 // Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, call *Call) *Result { return f(ctx, call) }
+func (f HandlerFunc) Handle(ctx context.Context, call *Call) *harness.ToolResult { return f(ctx, call) }
 
 // Middleware wraps a Handler, as net/http middleware wraps an
 // http.Handler: it may look at the call before it runs, change or replace
@@ -40,10 +42,10 @@ func Chain(h Handler, mws ...Middleware) Handler {
 // with the error's code, and turns a panic into a CodeToolPanic result.
 func Executor() Handler { return HandlerFunc(execute) }
 
-func execute(ctx context.Context, call *Call) (res *Result) {
+func execute(ctx context.Context, call *Call) (res *harness.ToolResult) {
 	t := call.Tool()
 	if t == nil {
-		return ErrorResult(CodeUnknownTool, "There is no tool named %q.", call.Name)
+		return harness.ErrorResult(harness.CodeUnknownTool, "There is no tool named %q.", call.Name)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -55,46 +57,50 @@ func execute(ctx context.Context, call *Call) (res *Result) {
 }
 
 // Normalize turns what a tool returned into a result the model can be
-// shown: an error becomes an error result with the error's code and text,
+// shown: an error becomes an error result with the error's code
+// (harness.CodeOf; harness.CodeToolFailed when it has none) and text,
 // a nil result becomes an empty one, and an error result without a code
 // gets CodeToolFailed.
-func Normalize(call *Call, res *Result, err error) *Result {
+func Normalize(call *Call, res *harness.ToolResult, err error) *harness.ToolResult {
 	if err != nil {
-		code := CodeOf(err)
+		code := harness.CodeOf(err)
+		if code == harness.CodeUnknown {
+			code = harness.CodeToolFailed
+		}
 		msg := err.Error()
 		switch code {
-		case CodeAborted:
+		case harness.CodeAborted:
 			msg = fmt.Sprintf("The %s call was cancelled before it finished (%v).", call.Name, err)
 			if call.Spec.SideEffects {
 				msg += " Its side effects are unknown: check the state before retrying."
 			}
-		case CodeTimeout:
+		case harness.CodeTimeout:
 			msg = fmt.Sprintf("The %s call ran out of time (%v).", call.Name, err)
 			if call.Spec.SideEffects {
 				msg += " Its side effects are unknown: check the state before retrying."
 			}
 		}
-		out := &Result{IsError: true, Code: code, Content: []Content{Text(msg)}}
+		out := &harness.ToolResult{IsError: true, Code: code, Content: []harness.Block{harness.TextBlock(msg)}}
 		if res != nil {
 			out.Render, out.Files = res.Render, res.Files
 		}
 		return out
 	}
 	if res == nil {
-		return &Result{Content: []Content{Text("(no output)")}}
+		return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("(no output)")}}
 	}
 	if res.IsError && res.Code == "" {
-		res.Code = CodeToolFailed
+		res.Code = harness.CodeToolFailed
 	}
 	if len(res.Content) == 0 {
-		res.Content = []Content{Text("(no output)")}
+		res.Content = []harness.Block{harness.TextBlock("(no output)")}
 	}
 	return res
 }
 
 // PanicResult turns a recovered panic into an error result and logs the
 // stack, so a broken tool never takes the loop down with it.
-func PanicResult(call *Call, p any) *Result {
+func PanicResult(call *Call, p any) *harness.ToolResult {
 	logger := slog.New(slog.DiscardHandler)
 	if call.Env != nil && call.Env.Logger != nil {
 		logger = call.Env.Logger
@@ -106,5 +112,5 @@ func PanicResult(call *Call, p any) *Result {
 	} else {
 		msg += " Try a different approach."
 	}
-	return &Result{IsError: true, Code: CodeToolPanic, Content: []Content{Text(msg)}}
+	return &harness.ToolResult{IsError: true, Code: harness.CodeToolPanic, Content: []harness.Block{harness.TextBlock(msg)}}
 }

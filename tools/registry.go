@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/editdist"
 )
 
@@ -89,7 +90,7 @@ func (r *Registry) Len() int { return len(r.order) }
 // Check resolves call's tool and validates its arguments. On success it
 // sets call.Spec and the call's tool and returns nil. Otherwise it returns
 // an error result that tells the model what was wrong and how to fix it.
-func (r *Registry) Check(call *Call) *Result {
+func (r *Registry) Check(call *Call) *harness.ToolResult {
 	e, ok := r.byName[call.Name]
 	if !ok {
 		return r.unknown(call.Name)
@@ -103,12 +104,12 @@ func (r *Registry) Check(call *Call) *Result {
 		err = fmt.Errorf("unexpected data after the first JSON value")
 	}
 	if err != nil {
-		return ErrorResult(CodeInvalidArguments,
+		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call are not valid JSON (%v). Send exactly one JSON object. %s",
 			call.Name, err, e.summary)
 	}
 	if _, isObject := v.(map[string]any); !isObject {
-		return ErrorResult(CodeInvalidArguments,
+		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call must be a JSON object, not %s. %s", call.Name, jsonKind(v), e.summary)
 	}
 	// The validator wants float64 numbers, so decode again the plain way.
@@ -116,7 +117,7 @@ func (r *Registry) Check(call *Call) *Result {
 	_ = json.Unmarshal(raw, &plain)
 	if err := e.schema.Validate(plain); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
-		return ErrorResult(CodeInvalidArguments,
+		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call do not match its schema: %s. %s", call.Name, msg, e.summary)
 	}
 	call.Spec = e.spec
@@ -124,7 +125,7 @@ func (r *Registry) Check(call *Call) *Result {
 	return nil
 }
 
-func (r *Registry) unknown(name string) *Result {
+func (r *Registry) unknown(name string) *harness.ToolResult {
 	names := append([]string(nil), r.order...)
 	sort.Strings(names)
 	var hint string
@@ -132,9 +133,9 @@ func (r *Registry) unknown(name string) *Result {
 		hint = fmt.Sprintf(" Did you mean %q?", best)
 	}
 	if len(names) == 0 {
-		return ErrorResult(CodeUnknownTool, "There is no tool named %q: no tools are available in this session.", name)
+		return harness.ErrorResult(harness.CodeUnknownTool, "There is no tool named %q: no tools are available in this session.", name)
 	}
-	return ErrorResult(CodeUnknownTool, "There is no tool named %q.%s Available tools: %s.",
+	return harness.ErrorResult(harness.CodeUnknownTool, "There is no tool named %q.%s Available tools: %s.",
 		name, hint, strings.Join(names, ", "))
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/go-harness/harness"
 )
 
 // State holds values that live as long as one session: a tool's ledger,
@@ -22,8 +24,11 @@ type State struct {
 // NewState returns an empty State.
 func NewState() *State { return &State{values: map[any]any{}} }
 
-// ErrStateClosed is returned by Load when the session has closed.
-var ErrStateClosed = errors.New("tools: session state is closed")
+// errStateClosed is returned by Load when the session has closed: it
+// matches harness.CodeClosed.
+func errStateClosed() error {
+	return &harness.Error{Code: harness.CodeClosed, Message: "tools: session state is closed"}
+}
 
 // Load returns the value stored under key, creating it with create the
 // first time. create runs at most once per key, under the state's lock,
@@ -32,7 +37,7 @@ func (s *State) Load(key any, create func() any) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrStateClosed
+		return nil, errStateClosed()
 	}
 	if v, ok := s.values[key]; ok {
 		return v, nil

@@ -5,22 +5,26 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"slices"
+	"path"
+	"strings"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
 // Tool is a capability the model can call.
 //
-// Execute runs one call. A returned error becomes an error [Result] whose
-// code comes from [CodeOf]; a tool that wants to shape the model-facing
-// text of a failure returns a Result with IsError set instead. Execute
+// Execute runs one call. A returned error becomes an error result whose
+// code comes from harness.CodeOf (harness.CodeToolFailed when the error
+// has none) and whose text is the error's; return a *harness.Error to
+// choose both. A tool that wants to shape the model-facing text of a
+// failure may also return a result with IsError set instead. Execute
 // must honour ctx: the dispatcher cancels it on timeout and when the turn
 // is cancelled.
 type Tool interface {
 	Spec() Spec
-	Execute(ctx context.Context, call *Call) (*Result, error)
+	Execute(ctx context.Context, call *Call) (*harness.ToolResult, error)
 }
 
 // Spec describes a tool to the model and to the dispatcher.
@@ -48,7 +52,7 @@ type Spec struct {
 	// Family groups tools for default deadlines.
 	Family Family `json:"family,omitempty"`
 	// Render is the render intent hosts should expect in results.
-	Render RenderKind `json:"render,omitempty"`
+	Render harness.RenderKind `json:"render,omitempty"`
 	// NeverSpill marks a tool whose results must never be replaced by a
 	// spill preview, such as the tool that reads spilled output back.
 	NeverSpill bool `json:"never_spill,omitempty"`
@@ -93,15 +97,6 @@ type Call struct {
 // Tool returns the tool the registry resolved for the call, or nil.
 func (c *Call) Tool() Tool { return c.tool }
 
-// Modality is a kind of content: text or image.
-type Modality string
-
-// Modalities.
-const (
-	ModalityText  Modality = "text"
-	ModalityImage Modality = "image"
-)
-
 // Env is what a tool can use of its session. The loop builds one per
 // session and refreshes the model fields per step; tools must not modify
 // it.
@@ -114,9 +109,10 @@ type Env struct {
 	Cwd string
 	// FS is the session's file system, or nil when none is configured.
 	FS fs.FileSystem
-	// ModelInput lists the input modalities the current model declares.
-	// Unknown capabilities are not listed.
-	ModelInput []Modality
+	// ModelInput lists the input modalities the current model declares:
+	// ask it with ModelInput.Accepts, the one rule the loop and model
+	// adapters use too (text always, anything else when listed).
+	ModelInput harness.Modalities
 	// Turn counts the user messages of the session so far. It changes
 	// exactly when a new user message arrives, which is when advisory
 	// state such as repeated-call counters resets.
@@ -136,9 +132,39 @@ type Env struct {
 	Recorder Recorder
 }
 
-// Accepts reports whether the current model declares input of modality m.
-func (e *Env) Accepts(m Modality) bool {
-	return e != nil && slices.Contains(e.ModelInput, m)
+type ledgerKey struct{}
+
+// Ledger returns the session's observation ledger: the version of every
+// file the session's tools have shown the model or changed (read, write
+// and edit, read_image). It lives in State, so it starts empty for every
+// session, resumed ones included. It returns nil when e has no state or
+// the session is closing.
+func (e *Env) Ledger() *fs.Ledger {
+	if e == nil || e.State == nil {
+		return nil
+	}
+	l, err := LoadState(e.State, ledgerKey{}, fs.NewLedger)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// Resolve returns the absolute, clean namespace path a tool argument
+// names: an absolute path cleaned, a relative one joined to the session's
+// working directory (or, without one, to the file system's root).
+func (e *Env) Resolve(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	cwd := e.Cwd
+	if cwd == "" {
+		cwd = "/"
+		if e.FS != nil {
+			cwd = fs.RootOf(e.FS)
+		}
+	}
+	return path.Join(cwd, p)
 }
 
 // Record appends a tool-specific record to the session log, so that what
@@ -186,7 +212,7 @@ type OutputStore interface {
 	// locator. It reads r to the end unless ctx ends or writing fails.
 	Save(ctx context.Context, owner Owner, r io.Reader) (Stored, error)
 	// Open opens a saved output for reading. A locator that does not name
-	// a saved output fails with an error matching fs.ErrNotFound.
+	// a saved output fails with an error matching harness.CodeNotFound.
 	Open(ctx context.Context, locator string) (io.ReadCloser, error)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -23,12 +24,12 @@ type readArgs struct {
 
 func readTool() tools.Tool {
 	return tools.Define(tools.Spec{Name: "read", Description: "Read a file.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
 			off := 1
 			if in.Offset != nil {
 				off = *in.Offset
 			}
-			return tools.TextResult(fmt.Sprintf("%s@%d+%d", in.FilePath, off, in.Limit)), nil
+			return harness.TextResult(fmt.Sprintf("%s@%d+%d", in.FilePath, off, in.Limit)), nil
 		})
 }
 
@@ -52,7 +53,7 @@ func TestSchemaInference(t *testing.T) {
 	assert.ErrorContains(t, err, "must be a struct")
 }
 
-func check(t *testing.T, reg *tools.Registry, name, args string) (*tools.Call, *tools.Result) {
+func check(t *testing.T, reg *tools.Registry, name, args string) (*tools.Call, *harness.ToolResult) {
 	call := &tools.Call{ID: "1", Name: name, Arguments: json.RawMessage(args)}
 	return call, reg.Check(call)
 }
@@ -85,13 +86,13 @@ func TestRegistryCheck(t *testing.T) {
 		_, res := check(t, reg, "read", args)
 		require.NotNil(t, res, args)
 		assert.True(t, res.IsError)
-		assert.Equal(t, tools.CodeInvalidArguments, res.Code, args)
+		assert.Equal(t, harness.CodeInvalidArguments, res.Code, args)
 		assert.Contains(t, res.Text(), want, args)
 		assert.Contains(t, res.Text(), "Parameters: file_path (string, required), offset (integer), limit (integer).", args)
 	}
 
 	_, res = check(t, reg, "Read", `{}`)
-	assert.Equal(t, tools.CodeUnknownTool, res.Code)
+	assert.Equal(t, harness.CodeUnknownTool, res.Code)
 	assert.Contains(t, res.Text(), `Did you mean "read"?`)
 	_, res = check(t, reg, "completely_different", `{}`)
 	assert.NotContains(t, res.Text(), "Did you mean")
@@ -99,7 +100,7 @@ func TestRegistryCheck(t *testing.T) {
 }
 
 func TestRegistryRefusesBadTools(t *testing.T) {
-	noop := func(context.Context, *tools.Call, struct{}) (*tools.Result, error) { return nil, nil }
+	noop := func(context.Context, *tools.Call, struct{}) (*harness.ToolResult, error) { return nil, nil }
 	for _, tc := range []struct {
 		spec tools.Spec
 		want string
@@ -113,38 +114,38 @@ func TestRegistryRefusesBadTools(t *testing.T) {
 		_, err := tools.NewRegistry(tools.Define(tc.spec, noop))
 		assert.ErrorContains(t, err, tc.want, "%+v", tc.spec)
 	}
-	_, err := tools.NewRegistry(tools.Define(tools.Spec{Name: "bad", Description: "x"}, func(context.Context, *tools.Call, struct{ C chan int }) (*tools.Result, error) { return nil, nil }))
+	_, err := tools.NewRegistry(tools.Define(tools.Spec{Name: "bad", Description: "x"}, func(context.Context, *tools.Call, struct{ C chan int }) (*harness.ToolResult, error) { return nil, nil }))
 	assert.Error(t, err, "a type without a schema is refused at registration")
 }
 
 func TestNormalizeAndErrors(t *testing.T) {
 	call := &tools.Call{Name: "edit", Spec: tools.Spec{Name: "edit", SideEffects: true}}
-	r := tools.Normalize(call, nil, &tools.Error{Code: "stale_version", Message: "The file changed since you read it. Read it again, then retry."})
-	assert.Equal(t, tools.ErrorCode("stale_version"), r.Code)
+	r := tools.Normalize(call, nil, &harness.Error{Code: "stale_version", Message: "The file changed since you read it. Read it again, then retry."})
+	assert.Equal(t, harness.Code("stale_version"), r.Code)
 	assert.Equal(t, "The file changed since you read it. Read it again, then retry.", r.Text())
 
 	r = tools.Normalize(call, nil, fmt.Errorf("wrapped: %w", context.Canceled))
-	assert.Equal(t, tools.CodeAborted, r.Code)
+	assert.Equal(t, harness.CodeAborted, r.Code)
 	assert.Contains(t, r.Text(), "side effects are unknown")
 
 	r = tools.Normalize(call, nil, context.DeadlineExceeded)
-	assert.Equal(t, tools.CodeTimeout, r.Code)
+	assert.Equal(t, harness.CodeTimeout, r.Code)
 
 	r = tools.Normalize(call, nil, errors.New("disk on fire"))
-	assert.Equal(t, tools.CodeToolFailed, r.Code)
+	assert.Equal(t, harness.CodeToolFailed, r.Code)
 	assert.Equal(t, "disk on fire", r.Text())
 
 	r = tools.Normalize(call, nil, nil)
 	assert.Equal(t, "(no output)", r.Text())
-	r = tools.Normalize(call, &tools.Result{IsError: true, Content: []tools.Content{tools.Text("x")}}, nil)
-	assert.Equal(t, tools.CodeToolFailed, r.Code)
+	r = tools.Normalize(call, &harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock("x")}}, nil)
+	assert.Equal(t, harness.CodeToolFailed, r.Code)
 }
 
 func TestChainOrder(t *testing.T) {
 	var trace []string
 	mw := func(name string) tools.Middleware {
 		return func(next tools.Handler) tools.Handler {
-			return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+			return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 				trace = append(trace, "in:"+name)
 				r := next.Handle(ctx, call)
 				trace = append(trace, "out:"+name)
@@ -152,16 +153,16 @@ func TestChainOrder(t *testing.T) {
 			})
 		}
 	}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *tools.Result {
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		trace = append(trace, "tool")
-		return tools.TextResult("x")
+		return harness.TextResult("x")
 	}), mw("outer"), nil, mw("inner"))
 	h.Handle(context.Background(), &tools.Call{})
 	assert.Equal(t, []string{"in:outer", "in:inner", "tool", "out:inner", "out:outer"}, trace)
 }
 
 func TestExecutorRecoversPanics(t *testing.T) {
-	boom := tools.Define(tools.Spec{Name: "boom", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*tools.Result, error) {
+	boom := tools.Define(tools.Spec{Name: "boom", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*harness.ToolResult, error) {
 		panic("kaput")
 	})
 	reg, err := tools.NewRegistry(boom)
@@ -169,7 +170,7 @@ func TestExecutorRecoversPanics(t *testing.T) {
 	call := &tools.Call{Name: "boom", Arguments: json.RawMessage(`{}`)}
 	require.Nil(t, reg.Check(call))
 	r := tools.Executor().Handle(context.Background(), call)
-	assert.Equal(t, tools.CodeToolPanic, r.Code)
+	assert.Equal(t, harness.CodeToolPanic, r.Code)
 	assert.Contains(t, r.Text(), "kaput")
 }
 
@@ -196,13 +197,14 @@ func TestState(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, []string{"b", "a"}, trace, "closed newest first")
 	_, err = s.Load(key("c"), func() any { return 1 })
-	assert.ErrorIs(t, err, tools.ErrStateClosed)
+	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
 func TestEnvAccepts(t *testing.T) {
-	var nilEnv *tools.Env
-	assert.False(t, nilEnv.Accepts(tools.ModalityImage))
-	e := &tools.Env{ModelInput: []tools.Modality{tools.ModalityText, tools.ModalityImage}}
-	assert.True(t, e.Accepts(tools.ModalityImage))
+	var unknown tools.Env
+	assert.False(t, unknown.ModelInput.Accepts(harness.ModalityImage), "unknown capabilities: no images")
+	assert.True(t, unknown.ModelInput.Accepts(harness.ModalityText), "text always, by the one rule the model's Info uses too")
+	e := &tools.Env{ModelInput: []harness.Modality{harness.ModalityText, harness.ModalityImage}}
+	assert.True(t, e.ModelInput.Accepts(harness.ModalityImage))
 	assert.NoError(t, e.Record(context.Background(), &tools.Call{}, "x", 1), "no recorder: nothing to do")
 }

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 const benchChunks = 2000
@@ -53,7 +52,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.CloseIdleConnections()
-	req := &agent.Request{Messages: []session.Message{{Role: session.RoleUser, Content: []session.Block{session.TextBlock("go")}}}}
+	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
@@ -61,7 +60,7 @@ func BenchmarkStream(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if c.Type == agent.ChunkText {
+			if c.Type == model.ChunkText {
 				n++
 			}
 		}
@@ -116,22 +115,22 @@ func BenchmarkStreamBaseline(b *testing.B) {
 }
 
 // benchHistory is a 200-step tool-calling conversation.
-func benchHistory() *agent.Request {
-	req := &agent.Request{System: strings.Repeat("You are a coding agent. ", 50)}
-	req.Messages = append(req.Messages, session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock("fix the build")}})
+func benchHistory() *model.Request {
+	req := &model.Request{System: strings.Repeat("You are a coding agent. ", 50)}
+	req.Messages = append(req.Messages, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("fix the build")}})
 	for i := range 200 {
 		id := fmt.Sprintf("call_%d", i)
 		req.Messages = append(req.Messages,
-			session.Message{Role: session.RoleAssistant, Content: []session.Block{
-				{Type: session.BlockReasoning, Text: strings.Repeat("thinking about the next step ", 10)},
-				{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: "read", Arguments: `{"file_path":"main.go"}`}},
+			harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{
+				{Type: harness.BlockReasoning, Text: strings.Repeat("thinking about the next step ", 10)},
+				{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: "read", Arguments: `{"file_path":"main.go"}`}},
 			}},
-			session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolResult: &session.ToolResult{
-				CallID: id, Name: "read", Content: []tools.Content{tools.Text(strings.Repeat("package main // line\n", 100))},
+			harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+				CallID: id, Name: "read", Content: []harness.Block{harness.TextBlock(strings.Repeat("package main // line\n", 100))},
 			}}}},
 		)
 	}
-	req.Tools = []tools.Spec{{Name: "read", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}}
+	req.Tools = []model.Tool{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}}
 	return req
 }
 
@@ -184,13 +183,13 @@ func BenchmarkRequestBodyBaseline(b *testing.B) {
 			out := msg{Role: string(m.Role)}
 			for _, blk := range m.Content {
 				switch blk.Type {
-				case session.BlockText:
+				case harness.BlockText:
 					out.Content += blk.Text
-				case session.BlockReasoning:
+				case harness.BlockReasoning:
 					out.ReasoningContent += blk.Text
-				case session.BlockToolCall:
+				case harness.BlockToolCall:
 					out.ToolCalls = append(out.ToolCalls, tc{ID: blk.ToolCall.ID, Type: "function", Function: fn{blk.ToolCall.Name, blk.ToolCall.Arguments}})
-				case session.BlockToolResult:
+				case harness.BlockToolResult:
 					out.ToolCallID = blk.ToolResult.CallID
 					for _, c := range blk.ToolResult.Content {
 						out.Content += c.Text

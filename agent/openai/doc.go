@@ -1,4 +1,5 @@
-// Package openai is an [agent.Model] over the Chat Completions API, for
+// Package openai is a model.Model (package agent/model) over the Chat
+// Completions API, for
 // OpenAI and for any OpenAI-compatible provider, DeepSeek first. It uses
 // the official openai-go client; nothing outside this package imports it.
 //
@@ -38,10 +39,11 @@
 // calls; then the usage, with DeepSeek's prompt-cache hit and miss
 // counts and the reasoning tokens apart; then the finish reason, last. A
 // stream that ends without a finish reason is a failure
-// (agent.CodeTruncatedStream), as are the finish reasons content_filter
-// and insufficient_system_resource. Every failure is a *agent.ModelError
-// with a stable code the loop's retry policy acts on; see
-// [Model.Stream].
+// (harness.CodeTruncatedStream), as are the finish reasons content_filter
+// and insufficient_system_resource. Every failure is a *harness.Error
+// with a stable model code (built with model.NewError; the HTTP status
+// and Retry-After hint in its model.ProviderError cause) that the loop's
+// retry policy acts on; see [Model.Stream].
 //
 // # Hygiene
 //
@@ -56,4 +58,7 @@
 // environment variables and never carry OpenAI-Organization or
 // OpenAI-Project headers. The API key never appears in an error message
 // or a log record, even when a provider echoes it back.
+//
+// It imports harness and agent/model (the contract it implements) and
+// internal helpers; nothing of agent, tools or session.
 package openai

@@ -15,30 +15,56 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
-	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
 // maxMessage bounds a provider message quoted in an error.
 const maxMessage = 2000
 
-// classify turns the failure of a call into a *agent.ModelError. parent
-// is the caller's context, callCtx the call's own (cancelled by the
-// watchdog with ErrIdleTimeout).
-func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error) *agent.ModelError {
-	var me *agent.ModelError
+// failure is a classified model failure before it becomes an error.
+type failure struct {
+	code       harness.Code
+	status     int
+	retryAfter time.Duration
+	message    string
+	err        error
+}
+
+// toError returns the failure as the loop reads it: a *harness.Error
+// with the code, whose cause carries the status and the Retry-After hint
+// when the provider gave them.
+func (f *failure) toError() *harness.Error {
+	cause := f.err
+	if f.status != 0 || f.retryAfter != 0 {
+		cause = &model.ProviderError{Status: f.status, RetryAfter: f.retryAfter, Err: f.err}
+	}
+	if f.message == "" && f.err != nil {
+		f.message = f.err.Error()
+	}
+	return model.NewError(f.code, f.message, cause)
+}
+
+// classify turns the failure of a call into a model error. parent is
+// the caller's context, callCtx the call's own (cancelled by the watchdog
+// with the idle timeout).
+func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error) *harness.Error {
+	var f *failure
+	var done *harness.Error
 	switch {
 	case parent.Err() != nil:
-		me = &agent.ModelError{Code: agent.CodeAborted, Message: "the model call was cancelled", Err: parent.Err()}
-	case errors.Is(context.Cause(callCtx), ErrIdleTimeout):
-		me = &agent.ModelError{Code: agent.CodeTransport, Err: ErrIdleTimeout,
-			Message: fmt.Sprintf("no data from the model for %s; the stalled response was dropped", m.idle)}
+		f = &failure{code: harness.CodeAborted, message: "the model call was cancelled", err: parent.Err()}
+	case isIdleTimeout(context.Cause(callCtx)):
+		f = &failure{code: harness.CodeTransport, err: context.Cause(callCtx),
+			message: fmt.Sprintf("no data from the model for %s; the stalled response was dropped", m.idle)}
 	case x != nil && x.status >= 400:
 		// The SDK's error is left out: its request holds the
 		// Authorization header, and everything it says is here.
-		me = classifyHTTP(x.status, x.header, x.body)
-	case errors.As(err, &me):
+		f = classifyHTTP(x.status, x.header, x.body)
+	case errors.As(err, &done):
 		// Already classified.
+		return m.redactError(done)
 	default:
 		var se *ssestream.StreamError
 		var ae *oai.Error
@@ -47,38 +73,43 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 		var ne net.Error
 		switch {
 		case errors.As(err, &se):
-			me = classifyEvent(se.Event.Data)
-			me.Err = err
+			f = classifyEvent(se.Event.Data)
+			f.err = err
 		case errors.As(err, &ae):
-			me = classifyHTTP(ae.StatusCode, nil, []byte(`{"error":`+ae.RawJSON()+`}`))
+			f = classifyHTTP(ae.StatusCode, nil, []byte(`{"error":`+ae.RawJSON()+`}`))
 		case errors.As(err, &syn), errors.As(err, &typ):
-			me = &agent.ModelError{Code: agent.CodeServer, Err: err,
-				Message: "the provider sent a malformed stream chunk: " + err.Error()}
+			f = &failure{code: harness.CodeServer, err: err,
+				message: "the provider sent a malformed stream chunk: " + err.Error()}
 		case errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
 			errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			me = &agent.ModelError{Code: agent.CodeTransport, Err: err,
-				Message: "the connection to the model failed: " + err.Error()}
+			f = &failure{code: harness.CodeTransport, err: err,
+				message: "the connection to the model failed: " + err.Error()}
 		default:
-			me = &agent.ModelError{Code: agent.CodeUnknown, Err: err, Message: err.Error()}
+			f = &failure{code: harness.CodeUnknown, err: err, message: err.Error()}
 		}
 	}
-	return m.redact(me)
+	return m.redact(f).toError()
 }
 
-// redact removes the API key from the error's message, and replaces an
+// redact removes the API key from the failure's message, and replaces an
 // underlying error whose text holds the key by one with the key blanked
 // out, in case a provider echoed it.
-func (m *Model) redact(me *agent.ModelError) *agent.ModelError {
-	if me == nil {
-		return me
-	}
-	me.Message = m.redactString(me.Message)
-	if me.Err != nil {
-		if s := me.Err.Error(); s != m.redactString(s) {
-			me.Err = errors.New(m.redactString(s))
+func (m *Model) redact(f *failure) *failure {
+	f.message = m.redactString(f.message)
+	if f.err != nil {
+		if s := f.err.Error(); s != m.redactString(s) {
+			f.err = errors.New(m.redactString(s))
 		}
 	}
-	return me
+	return f
+}
+
+// redactError redacts an error classified earlier.
+func (m *Model) redactError(e *harness.Error) *harness.Error {
+	if s := e.Error(); s != m.redactString(s) {
+		return &harness.Error{Code: e.Code, Message: m.redactString(s), Err: errors.New(m.redactString(fmt.Sprint(e.Err)))}
+	}
+	return e
 }
 
 // redactString blanks the API key out of s. Keys shorter than 8 bytes
@@ -91,7 +122,7 @@ func (m *Model) redactString(s string) string {
 }
 
 // classifyHTTP classifies an error reply by its status and body.
-func classifyHTTP(status int, h http.Header, body []byte) *agent.ModelError {
+func classifyHTTP(status int, h http.Header, body []byte) *failure {
 	pe := parseProviderError(body)
 	msg := pe.message
 	if msg == "" {
@@ -100,67 +131,67 @@ func classifyHTTP(status int, h http.Header, body []byte) *agent.ModelError {
 			msg = "the provider gave no reason"
 		}
 	}
-	me := &agent.ModelError{Status: status, RetryAfter: retryAfter(h)}
+	f := &failure{status: status, retryAfter: retryAfter(h)}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		me.Code = agent.CodeAuth
-		me.Message = msg + " (check that the API key is valid and has access to this model)"
+		f.code = harness.CodeAuth
+		f.message = msg + " (check that the API key is valid and has access to this model)"
 	case status == http.StatusPaymentRequired:
-		me.Code = agent.CodeInsufficientBalance
-		me.Message = "the account's balance is used up: top up your balance with the provider, then try again (provider said: " + msg + ")"
+		f.code = harness.CodeInsufficientBalance
+		f.message = "the account's balance is used up: top up your balance with the provider, then try again (provider said: " + msg + ")"
 	case status == http.StatusTooManyRequests:
-		me.Code = agent.CodeRateLimit
-		me.Message = msg
+		f.code = harness.CodeRateLimit
+		f.message = msg
 	case status == http.StatusRequestTimeout:
-		me.Code = agent.CodeTransport
-		me.Message = msg
+		f.code = harness.CodeTransport
+		f.message = msg
 	case status >= 500 || status == http.StatusConflict:
-		me.Code = agent.CodeServer
-		me.Message = msg
+		f.code = harness.CodeServer
+		f.message = msg
 	case contextOverflow(pe):
-		me.Code = agent.CodeContextWindowExceeded
-		me.Message = msg
+		f.code = harness.CodeContextWindowExceeded
+		f.message = msg
 	case status >= 400:
-		me.Code = agent.CodeInvalidRequest
-		me.Message = msg
+		f.code = harness.CodeInvalidRequest
+		f.message = msg
 	default:
-		me.Code = agent.CodeUnknown
-		me.Message = msg
+		f.code = harness.CodeUnknown
+		f.message = msg
 	}
-	return me
+	return f
 }
 
 // classifyEvent classifies an error event inside a stream. Its body is
 // the same shape as an error reply's; a numeric code is read as an HTTP
 // status, and anything unrecognised is a server failure, which the loop
 // retries.
-func classifyEvent(data []byte) *agent.ModelError {
+func classifyEvent(data []byte) *failure {
 	pe := parseProviderError(data)
 	if pe.status >= 400 && pe.status < 600 {
-		me := classifyHTTP(pe.status, nil, data)
-		me.Status = 0
-		return me
+		f := classifyHTTP(pe.status, nil, data)
+		f.status = 0
+		return f
 	}
 	msg := pe.message
 	if msg == "" {
 		msg = "the provider reported an error mid-stream"
 	}
 	kind := strings.ToLower(pe.code + " " + pe.typ)
-	me := &agent.ModelError{Code: agent.CodeServer, Message: msg}
+	f := &failure{code: harness.CodeServer, message: msg}
 	switch {
 	case contextOverflow(pe):
-		me.Code = agent.CodeContextWindowExceeded
+		f.code = harness.CodeContextWindowExceeded
 	case strings.Contains(kind, "rate_limit") || strings.Contains(kind, "rate limit"):
-		me.Code = agent.CodeRateLimit
+		f.code = harness.CodeRateLimit
 	case strings.Contains(kind, "insufficient_quota") || strings.Contains(kind, "insufficient_balance"):
-		me.Code = agent.CodeInsufficientBalance
-		me.Message = "the account's balance is used up: top up your balance with the provider, then try again (provider said: " + msg + ")"
+		f.code = harness.CodeInsufficientBalance
+		f.message = "the account's balance is used up: top up your balance with the provider, then try again (provider said: " + msg + ")"
 	case strings.Contains(kind, "content_filter"):
-		me.Code = agent.CodeContentFilter
+		f.code = harness.CodeContentFilter
 	case strings.Contains(kind, "invalid_request"):
-		me.Code = agent.CodeInvalidRequest
+		f.code = harness.CodeInvalidRequest
 	}
-	return me
+	return f
 }
 
 // providerError is what an error body says.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 )
@@ -25,40 +26,40 @@ func TestHTTPErrorClasses(t *testing.T) {
 		status     int
 		body       string
 		headers    []string
-		code       agent.ErrorCode
+		code       harness.Code
 		contains   []string
 		retryAfter time.Duration
 	}{
 		{name: "401", status: 401, body: `{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`,
-			code: agent.CodeAuth, contains: []string{"Authentication Fails", "API key"}},
+			code: harness.CodeAuth, contains: []string{"Authentication Fails", "API key"}},
 		{name: "403", status: 403, body: `{"error":{"message":"model not allowed for this key"}}`,
-			code: agent.CodeAuth, contains: []string{"model not allowed"}},
+			code: harness.CodeAuth, contains: []string{"model not allowed"}},
 		{name: "402", status: 402, body: `{"error":{"message":"Insufficient Balance","type":"unknown_error"}}`,
-			code: agent.CodeInsufficientBalance, contains: []string{"top up your balance", "Insufficient Balance"}},
+			code: harness.CodeInsufficientBalance, contains: []string{"top up your balance", "Insufficient Balance"}},
 		{name: "400 invalid", status: 400, body: `{"error":{"message":"Missing reasoning_content field in the assistant message at message index 2","type":"invalid_request_error"}}`,
-			code: agent.CodeInvalidRequest, contains: []string{"Missing reasoning_content field in the assistant message at message index 2"}},
+			code: harness.CodeInvalidRequest, contains: []string{"Missing reasoning_content field in the assistant message at message index 2"}},
 		{name: "400 context window", status: 400,
 			body: `{"error":{"message":"This model's maximum context length is 1000000 tokens. However, you requested 1200000 tokens (1190000 in the messages, 10000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`,
-			code: agent.CodeContextWindowExceeded, contains: []string{"maximum context length is 1000000"}},
+			code: harness.CodeContextWindowExceeded, contains: []string{"maximum context length is 1000000"}},
 		{name: "400 context code", status: 400, body: `{"error":{"message":"too big","code":"context_length_exceeded"}}`,
-			code: agent.CodeContextWindowExceeded},
+			code: harness.CodeContextWindowExceeded},
 		{name: "422", status: 422, body: `{"error":{"message":"Invalid value for reasoning_effort: 'extreme'","type":"invalid_request_error"}}`,
-			code: agent.CodeInvalidRequest, contains: []string{"Invalid value for reasoning_effort: 'extreme'"}},
+			code: harness.CodeInvalidRequest, contains: []string{"Invalid value for reasoning_effort: 'extreme'"}},
 		{name: "404 model", status: 404, body: `{"error":{"message":"Model Not Exist"}}`,
-			code: agent.CodeInvalidRequest, contains: []string{"Model Not Exist"}},
+			code: harness.CodeInvalidRequest, contains: []string{"Model Not Exist"}},
 		{name: "429 retry-after-ms", status: 429, body: `{"error":{"message":"Rate limit reached"}}`, headers: []string{"Retry-After-Ms", "1500"},
-			code: agent.CodeRateLimit, contains: []string{"Rate limit reached"}, retryAfter: 1500 * time.Millisecond},
+			code: harness.CodeRateLimit, contains: []string{"Rate limit reached"}, retryAfter: 1500 * time.Millisecond},
 		{name: "429 retry-after seconds", status: 429, body: `{"error":{"message":"busy"}}`, headers: []string{"Retry-After-Ms", "", "Retry-After", "7"},
-			code: agent.CodeRateLimit, retryAfter: 7 * time.Second},
-		{name: "500", status: 500, body: `{"error":{"message":"Internal server error"}}`, code: agent.CodeServer, contains: []string{"Internal server error"}},
+			code: harness.CodeRateLimit, retryAfter: 7 * time.Second},
+		{name: "500", status: 500, body: `{"error":{"message":"Internal server error"}}`, code: harness.CodeServer, contains: []string{"Internal server error"}},
 		{name: "503", status: 503, body: `{"error":{"message":"Server overloaded, please try again later"}}`, headers: []string{"Retry-After-Ms", "", "Retry-After", "2"},
-			code: agent.CodeServer, contains: []string{"overloaded"}, retryAfter: 2 * time.Second},
-		{name: "error as a string", status: 400, body: `{"error":"bad tool schema"}`, code: agent.CodeInvalidRequest, contains: []string{"bad tool schema"}},
-		{name: "detail", status: 422, body: `{"detail":"messages: field required"}`, code: agent.CodeInvalidRequest, contains: []string{"messages: field required"}},
-		{name: "plain text", status: 400, body: `prompt is too long for this model`, code: agent.CodeContextWindowExceeded},
-		{name: "html gateway page", status: 502, body: `<html><body>502 Bad Gateway</body></html>`, code: agent.CodeServer, contains: []string{"Bad Gateway"}},
-		{name: "empty body", status: 504, body: ``, code: agent.CodeServer, contains: []string{"Gateway Timeout"}},
-		{name: "408", status: 408, body: `{}`, code: agent.CodeTransport},
+			code: harness.CodeServer, contains: []string{"overloaded"}, retryAfter: 2 * time.Second},
+		{name: "error as a string", status: 400, body: `{"error":"bad tool schema"}`, code: harness.CodeInvalidRequest, contains: []string{"bad tool schema"}},
+		{name: "detail", status: 422, body: `{"detail":"messages: field required"}`, code: harness.CodeInvalidRequest, contains: []string{"messages: field required"}},
+		{name: "plain text", status: 400, body: `prompt is too long for this model`, code: harness.CodeContextWindowExceeded},
+		{name: "html gateway page", status: 502, body: `<html><body>502 Bad Gateway</body></html>`, code: harness.CodeServer, contains: []string{"Bad Gateway"}},
+		{name: "empty body", status: 504, body: ``, code: harness.CodeServer, contains: []string{"Gateway Timeout"}},
+		{name: "408", status: 408, body: `{}`, code: harness.CodeTransport},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, errorReply(tc.status, tc.body, tc.headers...), sse(text("must not be reached"), finish("stop")))
@@ -89,16 +90,16 @@ func TestRateLimitRetriedOnlyByTheLoop(t *testing.T) {
 	t.Cleanup(func() { loop.Close() })
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
-	var retries []agent.ErrorCode
+	var retries []harness.Code
 	for ev := range s.Run(context.Background(), "go") {
 		if r, ok := ev.(*agent.Retry); ok {
-			retries = append(retries, agent.CodeOf(r.Err))
+			retries = append(retries, harness.CodeOf(r.Err))
 		}
 		if te, ok := ev.(*agent.TurnEnd); ok {
 			assert.Equal(t, "completed", te.Reason)
 		}
 	}
-	assert.Equal(t, []agent.ErrorCode{agent.CodeRateLimit, agent.CodeServer}, retries)
+	assert.Equal(t, []harness.Code{harness.CodeRateLimit, harness.CodeServer}, retries)
 	assert.Len(t, p.Requests(), 3, "one request per loop attempt")
 }
 
@@ -152,7 +153,7 @@ func TestAPIKeyNeverInErrorsOrLogs(t *testing.T) {
 	dead, err := openai.New("http://"+addr+"/v1?key="+testKey, testKey, "m", openai.WithLogger(logger))
 	require.NoError(t, err)
 	_, err = drain(t, dead, context.Background(), simpleRequest())
-	assert.Equal(t, agent.CodeTransport, modelErr(t, err).Code)
+	assert.Equal(t, harness.CodeTransport, modelErr(t, err).Code)
 	texts = append(texts, err.Error())
 	for e := err; e != nil; e = unwrap(e) {
 		texts = append(texts, e.Error())

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 )
@@ -51,7 +52,7 @@ func ExampleNew() {
 			fmt.Printf("(thinking: %s)\n", e.Text)
 		case *agent.TextDelta:
 			fmt.Print(e.Text)
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			u := e.Usage
 			fmt.Printf("\n%d input tokens (%d cached), %d output tokens (%d reasoning)\n",
 				u.InputTokens, u.CacheHitTokens, u.OutputTokens, u.ReasoningTokens)
@@ -79,7 +80,7 @@ func ExampleDeepSeek() {
 func ExampleFromEnv() {
 	getenv := func(string) string { return "" } // os.Getenv in a program
 	model, err := openai.FromEnv(getenv)
-	if errors.Is(err, openai.ErrNoKey) {
+	if errors.Is(err, harness.CodeAuth) {
 		fmt.Println("no model configured; running the scripted demo instead")
 		return
 	}

@@ -4,16 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/fakeprovider"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -31,9 +34,9 @@ func (p *provider) model(opts ...openai.Option) *openai.Model {
 
 // drain runs one Stream call and returns its chunks and error; it fails
 // the test if anything follows an error or the finish chunk.
-func drain(t *testing.T, m agent.Model, ctx context.Context, req *agent.Request) ([]agent.Chunk, error) {
+func drain(t *testing.T, m model.Model, ctx context.Context, req *model.Request) ([]model.Chunk, error) {
 	t.Helper()
-	var out []agent.Chunk
+	var out []model.Chunk
 	var failed error
 	for c, err := range m.Stream(ctx, req) {
 		require.Nil(t, failed, "nothing may follow an error")
@@ -42,7 +45,7 @@ func drain(t *testing.T, m agent.Model, ctx context.Context, req *agent.Request)
 			continue
 		}
 		if len(out) > 0 {
-			require.NotEqual(t, agent.ChunkFinish, out[len(out)-1].Type, "the finish chunk is last")
+			require.NotEqual(t, model.ChunkFinish, out[len(out)-1].Type, "the finish chunk is last")
 		}
 		out = append(out, c)
 	}
@@ -50,7 +53,7 @@ func drain(t *testing.T, m agent.Model, ctx context.Context, req *agent.Request)
 }
 
 // assemble joins chunks the way the loop does.
-func assemble(chunks []agent.Chunk) *agent.Assembler {
+func assemble(chunks []model.Chunk) *agent.Assembler {
 	a := &agent.Assembler{}
 	for _, c := range chunks {
 		a.Add(c)
@@ -58,16 +61,35 @@ func assemble(chunks []agent.Chunk) *agent.Assembler {
 	return a
 }
 
-func userText(s string) session.Message {
-	return session.Message{Role: session.RoleUser, Content: []session.Block{session.TextBlock(s)}}
+func userText(s string) harness.Message {
+	return harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(s)}}
 }
 
-func modelErr(t *testing.T, err error) *agent.ModelError {
+// modelFailure is what a test reads of a model error.
+type modelFailure struct {
+	Code       harness.Code
+	Message    string
+	Status     int
+	RetryAfter time.Duration
+	err        *harness.Error
+}
+
+func (f modelFailure) Error() string   { return f.err.Error() }
+func (f modelFailure) Retryable() bool { return model.Retryable(f.err) }
+
+// modelErr requires err to be a model error (a *harness.Error, not
+// wrapped) and returns what it says, its provider detail included.
+func modelErr(t *testing.T, err error) modelFailure {
 	t.Helper()
 	require.Error(t, err)
-	me, ok := err.(*agent.ModelError)
-	require.True(t, ok, "want *agent.ModelError, got %T: %v", err, err)
-	return me
+	he, ok := err.(*harness.Error)
+	require.True(t, ok, "want a *harness.Error, got %T: %v", err, err)
+	f := modelFailure{Code: he.Code, Message: he.Message, err: he}
+	var pe *model.ProviderError
+	if errors.As(err, &pe) {
+		f.Status, f.RetryAfter = pe.Status, pe.RetryAfter
+	}
+	return f
 }
 
 // memAttachments is an in-memory tools.AttachmentStore.

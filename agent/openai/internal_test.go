@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // Keep-alive bytes count as signs of life: every read that brings data,
@@ -108,11 +109,11 @@ func FuzzParseProviderError(f *testing.F) {
 		}
 		for _, status := range []int{400, 402, 429, 500} {
 			me := classifyHTTP(status, nil, body)
-			if me.Code == "" || me.Message == "" {
+			if me.code == "" || me.message == "" {
 				t.Fatalf("unclassified: %+v", me)
 			}
 		}
-		if me := classifyEvent(body); me.Code == "" || me.Message == "" {
+		if me := classifyEvent(body); me.code == "" || me.message == "" {
 			t.Fatalf("unclassified event: %+v", me)
 		}
 	})
@@ -133,8 +134,8 @@ func FuzzAnswerChunk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		var a answer
-		var got []agent.Chunk
-		emit := func(c agent.Chunk) bool { got = append(got, c); return true }
+		var got []model.Chunk
+		emit := func(c model.Chunk) bool { got = append(got, c); return true }
 		var wantText strings.Builder
 		for _, data := range [][]byte{first, second} {
 			var c oai.ChatCompletionChunk
@@ -153,12 +154,12 @@ func FuzzAnswerChunk(f *testing.F) {
 		var text strings.Builder
 		for _, c := range got {
 			switch c.Type {
-			case agent.ChunkText:
+			case model.ChunkText:
 				require.NotEmpty(t, c.Text)
 				text.WriteString(c.Text)
-			case agent.ChunkReasoning:
+			case model.ChunkReasoning:
 				require.NotEmpty(t, c.Text)
-			case agent.ChunkToolCall:
+			case model.ChunkToolCall:
 				require.GreaterOrEqual(t, c.ToolCall.Index, 0)
 				require.Less(t, c.ToolCall.Index, a.nextCall)
 			default:

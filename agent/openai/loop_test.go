@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -22,28 +23,28 @@ type lookupIn struct {
 // lookupTool answers "value of <key>" and records the keys it saw.
 func lookupTool(seen *[]string, mu *sync.Mutex) tools.Tool {
 	return tools.Define(tools.Spec{Name: "lookup", Description: "Look a key up.", ConcurrencySafe: true},
-		func(ctx context.Context, call *tools.Call, in lookupIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in lookupIn) (*harness.ToolResult, error) {
 			mu.Lock()
 			*seen = append(*seen, in.Key)
 			mu.Unlock()
-			return tools.TextResult("value of " + in.Key), nil
+			return harness.TextResult("value of " + in.Key), nil
 		})
 }
 
 // runTurn runs one turn and returns the text it streamed, its usage
 // events and its end.
-func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.Usage, *agent.TurnEnd) {
+func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.ModelUsage, *agent.TurnEnd) {
 	t.Helper()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/work"})
 	require.NoError(t, err)
 	var text strings.Builder
-	var usages []*agent.Usage
+	var usages []*agent.ModelUsage
 	var end *agent.TurnEnd
 	for ev, err := range s.Run(context.Background(), prompt) {
 		switch e := ev.(type) {
 		case *agent.TextDelta:
 			text.WriteString(e.Text)
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			usages = append(usages, e)
 		case *agent.TurnEnd:
 			end = e

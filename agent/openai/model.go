@@ -13,8 +13,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // DeepSeek endpoint and default model.
@@ -30,11 +30,11 @@ const (
 // received, keep-alives included) before the call is dropped as stalled.
 const DefaultIdleTimeout = 2 * time.Minute
 
-// Model is an [agent.Model] that speaks the Chat Completions API of
+// Model is an [model.Model] that speaks the Chat Completions API of
 // OpenAI or of any OpenAI-compatible provider. It is safe for concurrent
 // use.
 type Model struct {
-	info       agent.ModelInfo
+	info       model.Info
 	baseURL    string
 	apiKey     string
 	requireKey bool
@@ -57,7 +57,7 @@ type Option func(*config)
 type config struct {
 	model      string
 	window     int
-	input      []tools.Modality
+	input      []harness.Modality
 	inputSet   bool
 	httpClient *http.Client
 	logger     *slog.Logger
@@ -91,9 +91,9 @@ func WithContextWindow(tokens int) Option {
 }
 
 // WithInputModalities declares what the model accepts as input besides
-// text, such as tools.ModalityImage. A model that declares no image input
+// text, such as harness.ModalityImage. A model that declares no image input
 // gets text placeholders instead of images.
-func WithInputModalities(ms ...tools.Modality) Option {
+func WithInputModalities(ms ...harness.Modality) Option {
 	return func(c *config) {
 		c.input = slices.Clone(ms)
 		c.inputSet = true
@@ -124,16 +124,15 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithIdleTimeout sets how long a response may stay silent before the
-// call is dropped with a transport error the loop retries ([ErrIdleTimeout]
-// in its chain). The watchdog starts when the response headers arrive
-// (the wait before them is the transport's response-header timeout) and
-// restarts with every read that brings data. Any byte from
-// the server counts as a sign of life, SSE keep-alive comments and blank
-// lines included: a provider that sends keep-alives while a request
-// waits in its queue is alive, and dropping the call would only lose its
-// place. Zero or less disables the watchdog. The default is
-// [DefaultIdleTimeout].
+// WithIdleTimeout sets how long a response may stay silent before the call is
+// dropped with a transport error the loop retries (with an error matching
+// harness.CodeTimeout in its chain). The watchdog starts when the response
+// headers arrive (the wait before them is the transport's response-header
+// timeout) and restarts with every read that brings data. Any byte from the
+// server counts as a sign of life, SSE keep-alive comments and blank lines
+// included: a provider that sends keep-alives while a request waits in its
+// queue is alive, and dropping the call would only lose its place. Zero or less
+// disables the watchdog. The default is [DefaultIdleTimeout].
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }
@@ -182,25 +181,25 @@ func WithHeader(key, value string) Option {
 //	deepseek-v4-pro  1,000,000 tokens, text input
 //
 // Unknown ids report false.
-func LookupModel(id string) (agent.ModelInfo, bool) {
+func LookupModel(id string) (model.Info, bool) {
 	switch id {
 	case "deepseek-flash":
-		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []tools.Modality{tools.ModalityText, tools.ModalityImage}}, true
+		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
 	case "deepseek-v4-pro":
-		return agent.ModelInfo{Name: id, ContextWindow: 1_000_000, Input: []tools.Modality{tools.ModalityText}}, true
+		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText}}, true
 	}
-	return agent.ModelInfo{Name: id}, false
+	return model.Info{Name: id}, false
 }
 
 // DeepSeek returns a model on DeepSeek's API with the caller's API key,
 // using [DeepSeekDefaultModel] unless [WithModelID] says otherwise. An
-// empty key fails every call with agent.CodeAuth without a request.
+// empty key fails every call with harness.CodeAuth without a request.
 func DeepSeek(apiKey string, opts ...Option) *Model {
 	m, err := newModel(DeepSeekBaseURL, apiKey, DeepSeekDefaultModel, opts)
 	if err != nil {
 		// Unreachable: the base URL is a valid constant and newModel
 		// fails on nothing else. Keep the failure for Stream anyway.
-		return &Model{info: agent.ModelInfo{Name: DeepSeekDefaultModel}, err: err}
+		return &Model{info: model.Info{Name: DeepSeekDefaultModel}, err: err}
 	}
 	m.requireKey = true
 	return m
@@ -238,7 +237,7 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 		info.Input = cfg.input
 	}
 	if len(info.Input) == 0 {
-		info.Input = []tools.Modality{tools.ModalityText}
+		info.Input = []harness.Modality{harness.ModalityText}
 	}
 	m := &Model{
 		info:       info,
@@ -291,7 +290,7 @@ func isOpenAIHost(host string) bool {
 
 // Info describes the model: its id, declared context window and input
 // modalities.
-func (m *Model) Info() agent.ModelInfo {
+func (m *Model) Info() model.Info {
 	info := m.info
 	info.Input = slices.Clone(info.Input)
 	return info
@@ -318,9 +317,12 @@ const (
 	EnvDeepSeekKey = "DEEPSEEK_API_KEY"
 )
 
-// ErrNoKey is returned by [FromEnv] when the environment names no model.
-var ErrNoKey = errors.New("openai: no key configured: set " + EnvDeepSeekKey + " for DeepSeek, or " +
-	EnvBaseURL + ", " + EnvAPIKey + " and " + EnvModel + " for another OpenAI-compatible endpoint")
+// errNoKey is the error of [FromEnv] when the environment names no
+// model: it matches harness.CodeAuth.
+func errNoKey() error {
+	return &harness.Error{Code: harness.CodeAuth, Message: "openai: no key configured: set " + EnvDeepSeekKey + " for DeepSeek, or " +
+		EnvBaseURL + ", " + EnvAPIKey + " and " + EnvModel + " for another OpenAI-compatible endpoint"}
+}
 
 // FromEnv picks a model from the environment, read through getenv (pass
 // os.Getenv):
@@ -330,12 +332,13 @@ var ErrNoKey = errors.New("openai: no key configured: set " + EnvDeepSeekKey + "
 //     (required);
 //   - else DEEPSEEK_API_KEY set: DeepSeek, with HARNESS_MODEL as the model
 //     id when set;
-//   - else [ErrNoKey].
+//   - else an error matching harness.CodeAuth that says which variables
+//     to set.
 //
 // opts apply after the environment's choices.
 func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 	if getenv == nil {
-		return nil, ErrNoKey
+		return nil, errNoKey()
 	}
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	if base := get(EnvBaseURL); base != "" {
@@ -351,5 +354,5 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 		}
 		return DeepSeek(key, opts...), nil
 	}
-	return nil, ErrNoKey
+	return nil, errNoKey()
 }

@@ -8,37 +8,37 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestCatalogAndInfo(t *testing.T) {
 	ds := openai.DeepSeek("k")
-	assert.Equal(t, agent.ModelInfo{Name: "deepseek-flash", ContextWindow: 1_000_000,
-		Input: []tools.Modality{tools.ModalityText, tools.ModalityImage}}, ds.Info())
-	assert.True(t, ds.Info().Accepts(tools.ModalityImage))
+	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
+		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
+	assert.True(t, ds.Info().Accepts(harness.ModalityImage))
 	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
 
 	pro := openai.DeepSeek("k", openai.WithModelID("deepseek-v4-pro"))
 	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
-	assert.False(t, pro.Info().Accepts(tools.ModalityImage))
+	assert.False(t, pro.Info().Accepts(harness.ModalityImage))
 
 	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
 	require.NoError(t, err)
-	assert.Equal(t, agent.ModelInfo{Name: "my-local-model", Input: []tools.Modality{tools.ModalityText}}, unknown.Info(),
+	assert.Equal(t, model.Info{Name: "my-local-model", Input: []harness.Modality{harness.ModalityText}}, unknown.Info(),
 		"an unknown model is text only, context window unknown")
 
 	declared, err := openai.New("http://localhost:8080/v1", "", "vision-7b",
-		openai.WithContextWindow(32768), openai.WithInputModalities(tools.ModalityText, tools.ModalityImage))
+		openai.WithContextWindow(32768), openai.WithInputModalities(harness.ModalityText, harness.ModalityImage))
 	require.NoError(t, err)
 	assert.Equal(t, 32768, declared.Info().ContextWindow)
-	assert.True(t, declared.Info().Accepts(tools.ModalityImage))
+	assert.True(t, declared.Info().Accepts(harness.ModalityImage))
 
 	// Info returns a copy.
 	info := declared.Info()
 	info.Input[0] = "changed"
-	assert.Equal(t, tools.ModalityText, declared.Info().Input[0])
+	assert.Equal(t, harness.ModalityText, declared.Info().Input[0])
 
 	_, ok := openai.LookupModel("deepseek-chat")
 	assert.False(t, ok, "retired ids are not in the catalog")
@@ -59,7 +59,7 @@ func TestNewRefusesBadInput(t *testing.T) {
 func TestDeepSeekWithoutKeyFailsWithoutARequest(t *testing.T) {
 	_, err := drain(t, openai.DeepSeek(""), context.Background(), simpleRequest())
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeAuth, me.Code)
+	assert.Equal(t, harness.CodeAuth, me.Code)
 	assert.Contains(t, me.Message, "DEEPSEEK_API_KEY")
 }
 
@@ -79,8 +79,8 @@ func TestFromEnv(t *testing.T) {
 		err     error
 		errText string
 	}{
-		{name: "nothing", getenv: env(), err: openai.ErrNoKey},
-		{name: "nil getenv", getenv: nil, err: openai.ErrNoKey},
+		{name: "nothing", getenv: env(), err: harness.CodeAuth},
+		{name: "nil getenv", getenv: nil, err: harness.CodeAuth},
 		{name: "deepseek", getenv: env("DEEPSEEK_API_KEY", "sk-ds"), model: "deepseek-flash", base: "https://api.deepseek.com"},
 		{name: "deepseek other model", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_MODEL", "deepseek-v4-pro"), model: "deepseek-v4-pro", base: "https://api.deepseek.com"},
 		{name: "generic wins", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_API_KEY", "k", "HARNESS_MODEL", "qwen"),

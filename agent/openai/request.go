@@ -10,9 +10,9 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/imagetext"
 )
 
 // imageBudget bounds the image bytes one request carries. Base64 makes
@@ -28,7 +28,7 @@ const emptyToolResult = "(no output)"
 var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // params builds the Chat Completions request for req.
-func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatCompletionNewParams, error) {
+func (m *Model) params(ctx context.Context, req *model.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.info.Name)}
 	msgs, err := m.messages(ctx, req)
 	if err != nil {
@@ -36,12 +36,11 @@ func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatComplet
 	}
 	p.Messages = msgs
 	for _, spec := range req.Tools {
-		schema := spec.InputSchema
+		schema := spec.Parameters
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		} else if !json.Valid(schema) {
-			return p, &agent.ModelError{Code: agent.CodeInvalidRequest,
-				Message: fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name)}
+			return p, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name), nil)
 		}
 		fd := shared.FunctionDefinitionParam{Name: spec.Name}
 		if spec.Description != "" {
@@ -88,8 +87,8 @@ func (m *Model) params(ctx context.Context, req *agent.Request) (oai.ChatComplet
 type messageBuilder struct {
 	m      *Model
 	ctx    context.Context
-	store  tools.AttachmentStore
-	inline map[*tools.Image]bool
+	store  model.ImageSource
+	inline map[*harness.Image]bool
 	out    []oai.ChatCompletionMessageParamUnion
 
 	// The user message being gathered.
@@ -99,8 +98,8 @@ type messageBuilder struct {
 	fromUser bool
 }
 
-func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
-	b := &messageBuilder{m: m, ctx: ctx, store: req.Attachments}
+func (m *Model) messages(ctx context.Context, req *model.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
+	b := &messageBuilder{m: m, ctx: ctx, store: req.Images}
 	b.planImages(req.Messages)
 	if req.System != "" {
 		b.out = append(b.out, oai.SystemMessage(req.System))
@@ -108,18 +107,18 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 	for _, msg := range req.Messages {
 		var err error
 		switch msg.Role {
-		case session.RoleUser:
+		case harness.RoleUser:
 			err = b.user(msg)
-		case session.RoleAssistant:
+		case harness.RoleAssistant:
 			b.flush()
 			b.assistant(msg)
-		case session.RoleTool:
+		case harness.RoleTool:
 			if b.fromUser {
 				b.flush()
 			}
 			err = b.tool(msg)
 		default:
-			err = &agent.ModelError{Code: agent.CodeInvalidRequest, Message: fmt.Sprintf("message role %q is not one the model understands", msg.Role)}
+			err = model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("message role %q is not one the model understands", msg.Role), nil)
 		}
 		if err != nil {
 			return nil, err
@@ -131,26 +130,26 @@ func (m *Model) messages(ctx context.Context, req *agent.Request) ([]oai.ChatCom
 
 // planImages picks the images sent as images: none for a model without
 // image input; otherwise the newest ones that fit the budget.
-func (b *messageBuilder) planImages(msgs []session.Message) {
-	if !b.m.info.Accepts(tools.ModalityImage) {
+func (b *messageBuilder) planImages(msgs []harness.Message) {
+	if !b.m.info.Accepts(harness.ModalityImage) {
 		return
 	}
-	var all []*tools.Image
+	var all []*harness.Image
 	for _, msg := range msgs {
 		for _, blk := range msg.Content {
 			switch {
-			case blk.Type == session.BlockImage && blk.Image != nil:
+			case blk.Type == harness.BlockImage && blk.Image != nil:
 				all = append(all, blk.Image)
-			case blk.Type == session.BlockToolResult && blk.ToolResult != nil:
+			case blk.Type == harness.BlockToolResult && blk.ToolResult != nil:
 				for _, c := range blk.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image != nil {
+					if c.Type == harness.BlockImage && c.Image != nil {
 						all = append(all, c.Image)
 					}
 				}
 			}
 		}
 	}
-	b.inline = map[*tools.Image]bool{}
+	b.inline = map[*harness.Image]bool{}
 	var total int64
 	for i := len(all) - 1; i >= 0; i-- {
 		if total+all[i].Size > imageBudget {
@@ -163,9 +162,9 @@ func (b *messageBuilder) planImages(msgs []session.Message) {
 
 // image resolves an image to a data: URL, or to the reason it is not
 // sent. It fails only when ctx ends.
-func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err error) {
+func (b *messageBuilder) image(img *harness.Image) (dataURL, reason string, err error) {
 	switch {
-	case !b.m.info.Accepts(tools.ModalityImage):
+	case !b.m.info.Accepts(harness.ModalityImage):
 		return "", "this model does not accept image input", nil
 	case !acceptedImageTypes[img.MediaType]:
 		return "", "its type is not one the model accepts (PNG, JPEG, GIF, WebP)", nil
@@ -177,7 +176,7 @@ func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err er
 	data, err := b.store.Get(b.ctx, img.Digest)
 	if err != nil {
 		if cerr := b.ctx.Err(); cerr != nil {
-			return "", "", &agent.ModelError{Code: agent.CodeAborted, Message: "the model call was cancelled", Err: cerr}
+			return "", "", model.NewError(harness.CodeAborted, "the model call was cancelled", cerr)
 		}
 		b.m.logger.Warn("loading an image for the model failed", "digest", img.Digest, "error", err)
 		return "", "it could not be loaded: " + err.Error(), nil
@@ -186,10 +185,12 @@ func (b *messageBuilder) image(img *tools.Image) (dataURL, reason string, err er
 }
 
 // describeImage names an image for the model.
-func describeImage(img *tools.Image) string { return agent.DescribeImage(img) }
+func describeImage(img *harness.Image) string { return imagetext.Describe(img) }
 
 // placeholder is the text an image not sent is replaced by.
-func placeholder(img *tools.Image, reason string) string { return agent.ImagePlaceholder(img, reason) }
+func placeholder(img *harness.Image, reason string) string {
+	return imagetext.Placeholder(img, reason)
+}
 
 func (b *messageBuilder) addText(s string) {
 	b.texts = append(b.texts, s)
@@ -214,14 +215,14 @@ func (b *messageBuilder) flush() {
 	b.parts, b.texts, b.hasImage, b.fromUser = nil, nil, false, false
 }
 
-func (b *messageBuilder) user(msg session.Message) error {
+func (b *messageBuilder) user(msg harness.Message) error {
 	b.fromUser = true
 	var text []string
 	for _, blk := range msg.Content {
 		switch blk.Type {
-		case session.BlockText:
+		case harness.BlockText:
 			text = append(text, blk.Text)
-		case session.BlockImage:
+		case harness.BlockImage:
 			if blk.Image == nil {
 				continue
 			}
@@ -246,16 +247,16 @@ func (b *messageBuilder) user(msg session.Message) error {
 	return nil
 }
 
-func (b *messageBuilder) assistant(msg session.Message) {
+func (b *messageBuilder) assistant(msg harness.Message) {
 	var text, reasoning strings.Builder
 	var calls []oai.ChatCompletionMessageToolCallUnionParam
 	for _, blk := range msg.Content {
 		switch blk.Type {
-		case session.BlockText:
+		case harness.BlockText:
 			text.WriteString(blk.Text)
-		case session.BlockReasoning:
+		case harness.BlockReasoning:
 			reasoning.WriteString(blk.Text)
-		case session.BlockToolCall:
+		case harness.BlockToolCall:
 			if blk.ToolCall == nil {
 				continue
 			}
@@ -281,16 +282,16 @@ func (b *messageBuilder) assistant(msg session.Message) {
 // Its images go into the user message that follows the step's results,
 // each introduced by a line naming its call; the tool message says so.
 // An image that cannot be sent is a placeholder in the tool message.
-func (b *messageBuilder) tool(msg session.Message) error {
+func (b *messageBuilder) tool(msg harness.Message) error {
 	for _, blk := range msg.Content {
-		if blk.Type != session.BlockToolResult || blk.ToolResult == nil {
+		if blk.Type != harness.BlockToolResult || blk.ToolResult == nil {
 			continue
 		}
 		r := blk.ToolResult
 		var text []string
 		for _, c := range r.Content {
 			switch c.Type {
-			case tools.ContentImage:
+			case harness.BlockImage:
 				if c.Image == nil {
 					continue
 				}

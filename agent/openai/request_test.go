@@ -10,23 +10,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-func call(id, name, args string) session.Block {
-	return session.Block{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: id, Name: name, Arguments: args}}
+func call(id, name, args string) harness.Block {
+	return harness.Block{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: name, Arguments: args}}
 }
 
-func result(id, name string, content ...tools.Content) session.Message {
-	return session.Message{Role: session.RoleTool, Content: []session.Block{{Type: session.BlockToolResult,
-		ToolResult: &session.ToolResult{CallID: id, Name: name, Content: content}}}}
+func result(id, name string, content ...harness.Block) harness.Message {
+	return harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+		ToolResult: &harness.ToolResult{CallID: id, Name: name, Content: content}}}}
 }
 
 // sendOne sends req to a fresh provider and returns the request it got.
-func sendOne(t *testing.T, req *agent.Request, opts ...openai.Option) captured {
+func sendOne(t *testing.T, req *model.Request, opts ...openai.Option) captured {
 	t.Helper()
 	p := newProvider(t, sse(text("ok"), finish("stop")))
 	_, err := drain(t, p.model(opts...), context.Background(), req)
@@ -39,12 +41,12 @@ func sendOne(t *testing.T, req *agent.Request, opts ...openai.Option) captured {
 // order; the same request always produces the same bytes.
 func TestToolSchemasKeepTheirBytes(t *testing.T) {
 	zeta := `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta"]}`
-	req := &agent.Request{
+	req := &model.Request{
 		System:   "sys",
-		Messages: []session.Message{userText("hi")},
-		Tools: []tools.Spec{
-			{Name: "zz_last_alphabetically", Description: "first in order", InputSchema: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}},\n  \"required\": [\"zeta\"]\n}")},
-			{Name: "aa_first_alphabetically", Description: "second", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		Messages: []harness.Message{userText("hi")},
+		Tools: []model.Tool{
+			{Name: "zz_last_alphabetically", Description: "first in order", Parameters: json.RawMessage("{\n  \"type\": \"object\",\n  \"properties\": {\"zeta\": {\"type\": \"string\"}, \"alpha\": {\"type\": \"integer\"}},\n  \"required\": [\"zeta\"]\n}")},
+			{Name: "aa_first_alphabetically", Description: "second", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
 			{Name: "no_schema"},
 		},
 	}
@@ -68,18 +70,18 @@ func TestToolSchemasKeepTheirBytes(t *testing.T) {
 
 func TestInvalidToolSchemaIsRefusedBeforeSending(t *testing.T) {
 	p := newProvider(t)
-	_, err := drain(t, p.model(), context.Background(), &agent.Request{
-		Messages: []session.Message{userText("x")},
-		Tools:    []tools.Spec{{Name: "broken", InputSchema: json.RawMessage(`{"type":`)}},
+	_, err := drain(t, p.model(), context.Background(), &model.Request{
+		Messages: []harness.Message{userText("x")},
+		Tools:    []model.Tool{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}},
 	})
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeInvalidRequest, me.Code)
+	assert.Equal(t, harness.CodeInvalidRequest, me.Code)
 	assert.Contains(t, me.Message, `tool "broken"`)
 	assert.Empty(t, p.Requests())
 }
 
 func TestRequestOptions(t *testing.T) {
-	req := &agent.Request{Messages: []session.Message{userText("x")}}
+	req := &model.Request{Messages: []harness.Message{userText("x")}}
 	plain := sendOne(t, req).JSON(t)
 	assert.NotContains(t, plain, "thinking")
 	assert.NotContains(t, plain, "reasoning_effort")
@@ -97,20 +99,20 @@ func TestRequestOptions(t *testing.T) {
 }
 
 func TestHistoryShapes(t *testing.T) {
-	req := &agent.Request{Messages: []session.Message{
+	req := &model.Request{Messages: []harness.Message{
 		userText("first"),
 		// An interrupted turn leaves two user messages in a row.
 		userText("second"),
-		{Role: session.RoleAssistant, Content: []session.Block{
-			{Type: session.BlockReasoning, Text: "plan"},
-			session.TextBlock("I will run two things."),
+		{Role: harness.RoleAssistant, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: "plan"},
+			harness.TextBlock("I will run two things."),
 			call("c1", "bash", `{"command":"ls"}`),
 			call("c2", "bash", `{"command": "pwd" `), // malformed, sent back unchanged
 		}},
 		result("c1", "bash"),
-		result("c2", "bash", tools.Text("line 1"), tools.Text("line 2")),
+		result("c2", "bash", harness.TextBlock("line 1"), harness.TextBlock("line 2")),
 		userText(session.ReminderText("you ran ls twice")),
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("done")}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("done")}},
 		userText("thanks"),
 	}}
 	msgs := sendOne(t, req).Messages(t)
@@ -129,28 +131,28 @@ func TestHistoryShapes(t *testing.T) {
 
 var pngBytes = []byte("\x89PNG\r\n\x1a\n fake image bytes for the wire test")
 
-func storeImage(t *testing.T, s *memAttachments, name string) tools.Image {
+func storeImage(t *testing.T, s *memAttachments, name string) harness.Image {
 	t.Helper()
 	d, err := s.Put(context.Background(), pngBytes)
 	require.NoError(t, err)
-	return tools.Image{Digest: d, MediaType: "image/png", Width: 640, Height: 480, Size: int64(len(pngBytes)), Name: name}
+	return harness.Image{Digest: d, MediaType: "image/png", Width: 640, Height: 480, Size: int64(len(pngBytes)), Name: name}
 }
 
-func imageHistory(t *testing.T, store *memAttachments) []session.Message {
+func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 	shot := storeImage(t, store, "shot.png")
 	other := storeImage(t, store, "diagram.png")
-	return []session.Message{
+	return []harness.Message{
 		userText("look at these"),
-		{Role: session.RoleAssistant, Content: []session.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
-		result("c1", "read_image", tools.Text("Read shot.png."), tools.ImageContent(shot)),
-		result("c2", "read_image", tools.ImageContent(other)),
+		{Role: harness.RoleAssistant, Content: []harness.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
+		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
+		result("c2", "read_image", harness.ImageBlock(other)),
 		userText(session.ReminderText("a reminder")),
 	}
 }
 
 func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 	store := newAttachments()
-	req := &agent.Request{Messages: imageHistory(t, store), Attachments: store}
+	req := &model.Request{Messages: imageHistory(t, store), Images: store}
 	msgs := sendOne(t, req).Messages(t) // deepseek-flash declares image input
 	require.Len(t, msgs, 5)
 	assert.Equal(t, "tool", msgs[2]["role"])
@@ -170,8 +172,8 @@ func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 
 func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 	store := newAttachments()
-	req := &agent.Request{Messages: imageHistory(t, store), Attachments: store}
-	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(tools.ModalityText)} {
+	req := &model.Request{Messages: imageHistory(t, store), Images: store}
+	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(harness.ModalityText)} {
 		c := sendOne(t, req, opt)
 		assert.NotContains(t, string(c.Body), "image_url")
 		assert.NotContains(t, string(c.Body), "base64")
@@ -190,11 +192,11 @@ func TestUserImages(t *testing.T) {
 	bmp.MediaType, bmp.Name = "image/bmp", "old.bmp"
 	missing := img
 	missing.Digest, missing.Name = "sha256:00", "gone.png"
-	req := &agent.Request{Attachments: store, Messages: []session.Message{{Role: session.RoleUser, Content: []session.Block{
-		session.TextBlock("what is this?"),
-		{Type: session.BlockImage, Image: &img},
-		{Type: session.BlockImage, Image: &bmp},
-		{Type: session.BlockImage, Image: &missing},
+	req := &model.Request{Images: store, Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{
+		harness.TextBlock("what is this?"),
+		{Type: harness.BlockImage, Image: &img},
+		{Type: harness.BlockImage, Image: &bmp},
+		{Type: harness.BlockImage, Image: &missing},
 	}}}}
 
 	msgs := sendOne(t, req).Messages(t)
@@ -212,7 +214,7 @@ func TestUserImages(t *testing.T) {
 		"[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
 		"[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: this model does not accept image input]", textOnly[0]["content"])
 
-	noStore := sendOne(t, &agent.Request{Messages: req.Messages}).Messages(t)
+	noStore := sendOne(t, &model.Request{Messages: req.Messages}).Messages(t)
 	assert.Contains(t, noStore[0]["content"], "not shown: no attachment store is configured")
 }
 
@@ -224,10 +226,10 @@ func TestOldImagesPastTheBudgetBecomePlaceholders(t *testing.T) {
 	big.Size = 30 << 20 // declared size decides
 	recent := storeImage(t, store, "new.png")
 	recent.Size = 5 << 20
-	req := &agent.Request{Attachments: store, Messages: []session.Message{
-		{Role: session.RoleUser, Content: []session.Block{{Type: session.BlockImage, Image: &big}}},
-		{Role: session.RoleAssistant, Content: []session.Block{session.TextBlock("seen")}},
-		{Role: session.RoleUser, Content: []session.Block{{Type: session.BlockImage, Image: &recent}}},
+	req := &model.Request{Images: store, Messages: []harness.Message{
+		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &big}}},
+		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("seen")}},
+		{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage, Image: &recent}}},
 	}}
 	msgs := sendOne(t, req).Messages(t)
 	assert.Contains(t, msgs[0]["content"], "[image old.png (image/png, 30.0 MiB, 640x480, sha256:0a44606d79d6) not shown: older images are left out")
@@ -249,16 +251,16 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 		t.Run(tc.model, func(t *testing.T) {
 			store := newAttachments()
 			screenshot := tools.Define(tools.Spec{Name: "screenshot", Description: "Take a screenshot."},
-				func(ctx context.Context, c *tools.Call, in shotIn) (*tools.Result, error) {
-					if !c.Env.Accepts(tools.ModalityImage) {
-						return tools.TextResult("[screenshot not taken: the model cannot see images]"), nil
+				func(ctx context.Context, c *tools.Call, in shotIn) (*harness.ToolResult, error) {
+					if !c.Env.ModelInput.Accepts(harness.ModalityImage) {
+						return harness.TextResult("[screenshot not taken: the model cannot see images]"), nil
 					}
 					d, err := c.Env.Attachments.Put(ctx, pngBytes)
 					if err != nil {
 						return nil, err
 					}
-					return &tools.Result{Content: []tools.Content{tools.Text("captured " + in.Path),
-						tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
+					return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("captured " + in.Path),
+						harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
 				})
 			p := newProvider(t,
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),

@@ -3,14 +3,15 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"iter"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
 
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // Finish reasons that are failures.
@@ -25,7 +26,7 @@ const (
 // usage and the finish reason. One call is one HTTP request; the SDK's
 // own retries are off, so the loop's retry policy is the only one.
 //
-// A failure is yielded once as a *agent.ModelError: agent.CodeAuth (401,
+// A failure is yielded once as a *harness.Error: harness.CodeAuth (401,
 // 403), CodeInsufficientBalance (402), CodeInvalidRequest (400, 422, with
 // the provider's own message), CodeContextWindowExceeded (a 400 that
 // says so), CodeRateLimit (429, RetryAfter from Retry-After-Ms or
@@ -36,33 +37,33 @@ const (
 // content_filter) and CodeAborted (ctx cancelled). The sequence ends
 // promptly when ctx is cancelled or the consumer stops; the response body
 // is closed either way.
-func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
 		stopped := false
-		emit := func(c agent.Chunk) bool {
+		emit := func(c model.Chunk) bool {
 			if !yield(c, nil) {
 				stopped = true
 			}
 			return !stopped
 		}
 		if err := m.call(ctx, req, emit); err != nil && !stopped {
-			yield(agent.Chunk{}, err)
+			yield(model.Chunk{}, err)
 		}
 	}
 }
 
 // call runs one model call, handing chunks to emit until it returns
-// false. It returns a *agent.ModelError on failure.
-func (m *Model) call(ctx context.Context, req *agent.Request, emit func(agent.Chunk) bool) error {
+// false. It returns a model error (a *harness.Error) on failure.
+func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Chunk) bool) error {
 	switch {
 	case m.err != nil:
-		return &agent.ModelError{Code: agent.CodeInvalidRequest, Message: m.err.Error(), Err: m.err}
+		return model.NewError(harness.CodeInvalidRequest, m.err.Error(), m.err)
 	case req == nil:
-		return &agent.ModelError{Code: agent.CodeInvalidRequest, Message: "no request given"}
+		return model.NewError(harness.CodeInvalidRequest, "no request given", nil)
 	case m.requireKey && m.apiKey == "":
-		return &agent.ModelError{Code: agent.CodeAuth, Message: "no API key was given: pass the key to openai.DeepSeek (for example from " + EnvDeepSeekKey + ")"}
+		return model.NewError(harness.CodeAuth, "no API key was given: pass the key to openai.DeepSeek (for example from "+EnvDeepSeekKey+")", nil)
 	case ctx.Err() != nil:
-		return &agent.ModelError{Code: agent.CodeAborted, Message: "the model call was cancelled", Err: ctx.Err()}
+		return model.NewError(harness.CodeAborted, "the model call was cancelled", ctx.Err())
 	}
 	params, err := m.params(ctx, req)
 	if err != nil {
@@ -115,7 +116,7 @@ func (m *Model) call(ctx context.Context, req *agent.Request, emit func(agent.Ch
 			Error json.RawMessage `json:"error"`
 		}
 		if json.Unmarshal(x.body, &probe) == nil && len(probe.Error) > 0 && string(probe.Error) != "null" {
-			return m.fail(ctx, callCtx, x, m.redact(classifyEvent(x.body)))
+			return m.fail(ctx, callCtx, x, m.redact(classifyEvent(x.body)).toError())
 		}
 		var resp oai.ChatCompletion
 		if err := json.Unmarshal(x.body, &resp); err != nil {
@@ -131,40 +132,44 @@ func (m *Model) call(ctx context.Context, req *agent.Request, emit func(agent.Ch
 // fail classifies err and logs it.
 func (m *Model) fail(parent, callCtx context.Context, x *exchange, err error) error {
 	me := m.classify(parent, callCtx, x, err)
-	m.logger.Debug("model call failed", "model", m.info.Name, "code", me.Code, "status", me.Status, "error", me.Error())
+	status := 0
+	if pe := (*model.ProviderError)(nil); errors.As(me, &pe) {
+		status = pe.Status
+	}
+	m.logger.Debug("model call failed", "model", m.info.Name, "code", me.Code, "status", status, "error", me.Error())
 	return me
 }
 
 // finish ends a complete answer: a failure for a missing or failing
 // finish reason, else the usage and the finish reason.
-func (m *Model) finish(st *answer, emit func(agent.Chunk) bool) error {
+func (m *Model) finish(st *answer, emit func(model.Chunk) bool) error {
 	switch st.finish {
 	case "":
-		return &agent.ModelError{Code: agent.CodeTruncatedStream, Message: "the answer stream ended without a finish reason"}
+		return model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
 	case finishContentFilter:
-		return &agent.ModelError{Code: agent.CodeContentFilter, Message: "the provider withheld the answer (finish reason content_filter)"}
+		return model.NewError(harness.CodeContentFilter, "the provider withheld the answer (finish reason content_filter)", nil)
 	case finishInsufficientResource:
-		return &agent.ModelError{Code: agent.CodeServer, Message: "the provider ran out of capacity before the answer was complete (finish reason insufficient_system_resource)"}
+		return model.NewError(harness.CodeServer, "the provider ran out of capacity before the answer was complete (finish reason insufficient_system_resource)", nil)
 	}
 	if st.usage != nil {
 		m.logger.Debug("model call done", "model", m.info.Name, "finish", st.finish, "input_tokens", st.usage.InputTokens,
 			"output_tokens", st.usage.OutputTokens, "cache_hit_tokens", st.usage.CacheHitTokens)
-		if !emit(agent.Chunk{Type: agent.ChunkUsage, Usage: *st.usage}) {
+		if !emit(model.Chunk{Type: model.ChunkUsage, Usage: *st.usage}) {
 			return nil
 		}
 	}
 	finish := st.finish
 	if finish == finishFunctionCallDeprecated {
-		finish = agent.FinishToolCalls
+		finish = model.FinishToolCalls
 	}
-	emit(agent.Chunk{Type: agent.ChunkFinish, Finish: finish})
+	emit(model.Chunk{Type: model.ChunkFinish, Finish: finish})
 	return nil
 }
 
 // answer is the state of one answer being read.
 type answer struct {
 	finish string
-	usage  *session.Usage
+	usage  *harness.Usage
 	// calls maps the provider's tool-call index to ours; see callIndex.
 	calls    map[int64]*callSlot
 	nextCall int
@@ -195,7 +200,7 @@ func (a *answer) callIndex(providerIndex int64, id string) int {
 }
 
 // chunk handles one stream chunk; it returns false when emit did.
-func (a *answer) chunk(c *oai.ChatCompletionChunk, emit func(agent.Chunk) bool) bool {
+func (a *answer) chunk(c *oai.ChatCompletionChunk, emit func(model.Chunk) bool) bool {
 	if c.JSON.Usage.Valid() {
 		u := usageOf(&c.Usage)
 		a.usage = &u
@@ -207,12 +212,12 @@ func (a *answer) chunk(c *oai.ChatCompletionChunk, emit func(agent.Chunk) bool) 
 		}
 		d := &ch.Delta
 		if r := reasoningOf(d.JSON.ExtraFields); r != "" {
-			if !emit(agent.Chunk{Type: agent.ChunkReasoning, Text: r}) {
+			if !emit(model.Chunk{Type: model.ChunkReasoning, Text: r}) {
 				return false
 			}
 		}
 		for _, s := range []string{d.Content, d.Refusal} {
-			if s != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: s}) {
+			if s != "" && !emit(model.Chunk{Type: model.ChunkText, Text: s}) {
 				return false
 			}
 		}
@@ -221,8 +226,8 @@ func (a *answer) chunk(c *oai.ChatCompletionChunk, emit func(agent.Chunk) bool) 
 			if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
 				continue
 			}
-			delta := agent.ToolCallDelta{Index: a.callIndex(tc.Index, tc.ID), ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-			if !emit(agent.Chunk{Type: agent.ChunkToolCall, ToolCall: delta}) {
+			delta := model.ToolCallDelta{Index: a.callIndex(tc.Index, tc.ID), ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			if !emit(model.Chunk{Type: model.ChunkToolCall, ToolCall: delta}) {
 				return false
 			}
 		}
@@ -234,7 +239,7 @@ func (a *answer) chunk(c *oai.ChatCompletionChunk, emit func(agent.Chunk) bool) 
 }
 
 // completion handles a whole, non-streamed answer.
-func (a *answer) completion(c *oai.ChatCompletion, emit func(agent.Chunk) bool) bool {
+func (a *answer) completion(c *oai.ChatCompletion, emit func(model.Chunk) bool) bool {
 	if c.JSON.Usage.Valid() {
 		u := usageOf(&c.Usage)
 		a.usage = &u
@@ -246,12 +251,12 @@ func (a *answer) completion(c *oai.ChatCompletion, emit func(agent.Chunk) bool) 
 		}
 		msg := &ch.Message
 		if r := reasoningOf(msg.JSON.ExtraFields); r != "" {
-			if !emit(agent.Chunk{Type: agent.ChunkReasoning, Text: r}) {
+			if !emit(model.Chunk{Type: model.ChunkReasoning, Text: r}) {
 				return false
 			}
 		}
 		for _, s := range []string{msg.Content, msg.Refusal} {
-			if s != "" && !emit(agent.Chunk{Type: agent.ChunkText, Text: s}) {
+			if s != "" && !emit(model.Chunk{Type: model.ChunkText, Text: s}) {
 				return false
 			}
 		}
@@ -262,8 +267,8 @@ func (a *answer) completion(c *oai.ChatCompletion, emit func(agent.Chunk) bool) 
 			if tc.Type == "custom" {
 				continue
 			}
-			delta := agent.ToolCallDelta{Index: j, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-			if !emit(agent.Chunk{Type: agent.ChunkToolCall, ToolCall: delta}) {
+			delta := model.ToolCallDelta{Index: j, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			if !emit(model.Chunk{Type: model.ChunkToolCall, ToolCall: delta}) {
 				return false
 			}
 		}
@@ -297,8 +302,8 @@ func reasoningOf(extra map[string]respjson.Field) string {
 // top-level extra fields (prompt_cache_hit_tokens and
 // prompt_cache_miss_tokens); OpenAI reports prompt_tokens_details.
 // cached_tokens, from which the miss count follows.
-func usageOf(u *oai.CompletionUsage) session.Usage {
-	out := session.Usage{
+func usageOf(u *oai.CompletionUsage) harness.Usage {
+	out := harness.Usage{
 		InputTokens:     u.PromptTokens,
 		OutputTokens:    u.CompletionTokens,
 		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,

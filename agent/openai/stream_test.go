@@ -12,14 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
 )
 
-func simpleRequest() *agent.Request {
-	return &agent.Request{Messages: []session.Message{userText("hi")}}
+func simpleRequest() *model.Request {
+	return &model.Request{Messages: []harness.Message{userText("hi")}}
 }
 
 func TestStreamYieldsDeltasAsTheyArrive(t *testing.T) {
@@ -27,13 +28,13 @@ func TestStreamYieldsDeltasAsTheyArrive(t *testing.T) {
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 	require.NoError(t, err)
 	// The empty first reasoning and content pieces are not yielded.
-	want := []agent.Chunk{
-		{Type: agent.ChunkReasoning, Text: "Let me "},
-		{Type: agent.ChunkReasoning, Text: "think."},
-		{Type: agent.ChunkText, Text: "Hel"},
-		{Type: agent.ChunkText, Text: "lo"},
-		{Type: agent.ChunkUsage, Usage: session.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10, ReasoningTokens: 3}},
-		{Type: agent.ChunkFinish, Finish: "stop"},
+	want := []model.Chunk{
+		{Type: model.ChunkReasoning, Text: "Let me "},
+		{Type: model.ChunkReasoning, Text: "think."},
+		{Type: model.ChunkText, Text: "Hel"},
+		{Type: model.ChunkText, Text: "lo"},
+		{Type: model.ChunkUsage, Usage: harness.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10, ReasoningTokens: 3}},
+		{Type: model.ChunkFinish, Finish: "stop"},
 	}
 	assert.Equal(t, want, chunks)
 }
@@ -57,14 +58,14 @@ func TestParallelToolCallsSplitOverChunks(t *testing.T) {
 	require.NoError(t, err)
 	a := assemble(chunks)
 	calls := a.Message().ToolCalls()
-	assert.Equal(t, []session.ToolCall{
+	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_1", Name: "read", Arguments: `{"file_path":"a.go"}`},
 		{ID: "call_2", Name: "bash", Arguments: `{"command":"ls -la"}`},
 		{ID: "call_3", Name: "noargs", Arguments: `{}`},
 	}, calls)
 	f, ok := a.Finish()
 	assert.True(t, ok)
-	assert.Equal(t, agent.FinishToolCalls, f)
+	assert.Equal(t, model.FinishToolCalls, f)
 }
 
 // Some endpoints send every parallel call whole at the same index (or
@@ -78,7 +79,7 @@ func TestParallelCallsAtOneIndexStaySeparate(t *testing.T) {
 	))
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 	require.NoError(t, err)
-	assert.Equal(t, []session.ToolCall{
+	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_x", Name: "read", Arguments: `{"file_path":"x"}`},
 		{ID: "call_y", Name: "read", Arguments: `{"file_path":"y"}`},
 	}, assemble(chunks).Message().ToolCalls())
@@ -98,13 +99,13 @@ func TestUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		chunk string
-		want  session.Usage
+		want  harness.Usage
 	}{
 		{"deepseek extras", usage(1000, 50, 900, 100, 20),
-			session.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 900, CacheMissTokens: 100, ReasoningTokens: 20}},
+			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 900, CacheMissTokens: 100, ReasoningTokens: 20}},
 		{"openai cached_tokens", openAIUsage,
-			session.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 600, CacheMissTokens: 400, ReasoningTokens: 20}},
-		{"no cache report", bare, session.Usage{InputTokens: 7, OutputTokens: 3}},
+			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 600, CacheMissTokens: 400, ReasoningTokens: 20}},
+		{"no cache report", bare, harness.Usage{InputTokens: 7, OutputTokens: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, sse(text("x"), finish("stop"), tc.chunk))
@@ -113,7 +114,7 @@ func TestUsage(t *testing.T) {
 			u, ok := assemble(chunks).Usage()
 			require.True(t, ok)
 			assert.Equal(t, tc.want, u)
-			assert.Equal(t, agent.ChunkFinish, chunks[len(chunks)-1].Type, "usage comes before the finish chunk")
+			assert.Equal(t, model.ChunkFinish, chunks[len(chunks)-1].Type, "usage comes before the finish chunk")
 		})
 	}
 }
@@ -135,52 +136,52 @@ func TestKeepAliveComments(t *testing.T) {
 	require.NoError(t, err)
 	msg := assemble(chunks).Message()
 	assert.Equal(t, "one two", msg.Text())
-	assert.Equal(t, agent.Chunk{Type: agent.ChunkFinish, Finish: "stop"}, chunks[len(chunks)-1])
+	assert.Equal(t, model.Chunk{Type: model.ChunkFinish, Finish: "stop"}, chunks[len(chunks)-1])
 }
 
 func TestStreamEndings(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		body     string
-		code     agent.ErrorCode
+		code     harness.Code
 		finish   string
 		contains string
 	}{
 		{name: "cut without finish or DONE", body: streamBody(role(), text("half an ans")),
-			code: agent.CodeTruncatedStream, contains: "without a finish reason"},
+			code: harness.CodeTruncatedStream, contains: "without a finish reason"},
 		{name: "DONE without finish", body: streamBody(text("x")) + "data: [DONE]\n\n",
-			code: agent.CodeTruncatedStream},
-		{name: "empty stream", body: "", code: agent.CodeTruncatedStream},
+			code: harness.CodeTruncatedStream},
+		{name: "empty stream", body: "", code: harness.CodeTruncatedStream},
 		{name: "finish but no DONE", body: streamBody(text("whole"), finish("stop")), finish: "stop"},
 		{name: "length", body: streamBody(text("long"), finish("length")) + "data: [DONE]\n\n", finish: "length"},
-		{name: "legacy function_call", body: streamBody(toolDelta(0, "c", "f", "{}"), finish("function_call")), finish: agent.FinishToolCalls},
+		{name: "legacy function_call", body: streamBody(toolDelta(0, "c", "f", "{}"), finish("function_call")), finish: model.FinishToolCalls},
 		{name: "content filter", body: streamBody(text("I"), finish("content_filter")) + "data: [DONE]\n\n",
-			code: agent.CodeContentFilter, contains: "withheld"},
+			code: harness.CodeContentFilter, contains: "withheld"},
 		{name: "insufficient system resource", body: streamBody(text("I"), finish("insufficient_system_resource")) + "data: [DONE]\n\n",
-			code: agent.CodeServer, contains: "insufficient_system_resource"},
+			code: harness.CodeServer, contains: "insufficient_system_resource"},
 		{name: "error event mid-stream", body: streamBody(text("partial"), `{"error":{"message":"upstream model crashed","type":"server_error","code":"internal_error"}}`),
-			code: agent.CodeServer, contains: "upstream model crashed"},
+			code: harness.CodeServer, contains: "upstream model crashed"},
 		{name: "rate limit event mid-stream", body: streamBody(`{"error":{"message":"slow down","type":"rate_limit_error"}}`),
-			code: agent.CodeRateLimit, contains: "slow down"},
+			code: harness.CodeRateLimit, contains: "slow down"},
 		{name: "numeric code event", body: streamBody(`{"error":{"message":"Insufficient Balance","code":402}}`),
-			code: agent.CodeInsufficientBalance, contains: "top up"},
+			code: harness.CodeInsufficientBalance, contains: "top up"},
 		{name: "context event", body: streamBody(`{"error":{"message":"This model's maximum context length is 8 tokens","code":"context_length_exceeded"}}`),
-			code: agent.CodeContextWindowExceeded},
-		{name: "malformed chunk", body: "data: {\"choices\": [\n\n", code: agent.CodeServer, contains: "malformed"},
+			code: harness.CodeContextWindowExceeded},
+		{name: "malformed chunk", body: "data: {\"choices\": [\n\n", code: harness.CodeServer, contains: "malformed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, sseRaw(tc.body))
 			chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 			if tc.code == "" {
 				require.NoError(t, err)
-				assert.Equal(t, agent.Chunk{Type: agent.ChunkFinish, Finish: tc.finish}, chunks[len(chunks)-1])
+				assert.Equal(t, model.Chunk{Type: model.ChunkFinish, Finish: tc.finish}, chunks[len(chunks)-1])
 				return
 			}
 			me := modelErr(t, err)
 			assert.Equal(t, tc.code, me.Code, "%v", err)
 			assert.Contains(t, me.Error(), tc.contains)
 			for _, c := range chunks {
-				assert.NotEqual(t, agent.ChunkFinish, c.Type, "a failed answer has no finish chunk")
+				assert.NotEqual(t, model.ChunkFinish, c.Type, "a failed answer has no finish chunk")
 			}
 		})
 	}
@@ -235,7 +236,7 @@ func TestCancelMidStream(t *testing.T) {
 	m := p.model()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var got []agent.Chunk
+	var got []model.Chunk
 	var failure error
 	for c, err := range m.Stream(ctx, simpleRequest()) {
 		if err != nil {
@@ -243,13 +244,13 @@ func TestCancelMidStream(t *testing.T) {
 			continue
 		}
 		got = append(got, c)
-		if c.Type == agent.ChunkText {
+		if c.Type == model.ChunkText {
 			cancel() // the server keeps the stream open
 		}
 	}
-	assert.Equal(t, []agent.Chunk{{Type: agent.ChunkText, Text: "first"}}, got)
+	assert.Equal(t, []model.Chunk{{Type: model.ChunkText, Text: "first"}}, got)
 	me := modelErr(t, failure)
-	assert.Equal(t, agent.CodeAborted, me.Code)
+	assert.Equal(t, harness.CodeAborted, me.Code)
 	assert.ErrorIs(t, failure, context.Canceled)
 	<-gone // the request was torn down: the server saw the client leave
 }
@@ -262,7 +263,7 @@ func TestConsumerStopsEarly(t *testing.T) {
 	n := 0
 	for c, err := range m.Stream(context.Background(), simpleRequest()) {
 		require.NoError(t, err)
-		require.Equal(t, agent.ChunkText, c.Type)
+		require.Equal(t, model.ChunkText, c.Type)
 		n++
 		break
 	}
@@ -279,9 +280,9 @@ func TestIdleWatchdogDropsASilentStream(t *testing.T) {
 	m := p.model(openai.WithIdleTimeout(50 * time.Millisecond))
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeTransport, me.Code)
+	assert.Equal(t, harness.CodeTransport, me.Code)
 	assert.True(t, me.Retryable())
-	assert.ErrorIs(t, err, openai.ErrIdleTimeout)
+	assert.ErrorIs(t, err, harness.CodeTimeout)
 	assert.Contains(t, me.Message, "no data from the model for 50ms")
 	assert.Equal(t, "then silence", assemble(chunks).Message().Text())
 	<-gone
@@ -299,14 +300,14 @@ func TestJSONReplyToStreamingRequest(t *testing.T) {
 	require.NoError(t, err)
 	msg := assemble(chunks).Message()
 	assert.Equal(t, "whole", msg.Text())
-	assert.Equal(t, []session.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"file_path":"z"}`}}, msg.ToolCalls())
-	assert.Equal(t, session.Block{Type: session.BlockReasoning, Text: "thought"}, msg.Content[0])
+	assert.Equal(t, []harness.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"file_path":"z"}`}}, msg.ToolCalls())
+	assert.Equal(t, harness.Block{Type: harness.BlockReasoning, Text: "thought"}, msg.Content[0])
 	u, _ := assemble(chunks).Usage()
-	assert.Equal(t, session.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6}, u)
+	assert.Equal(t, harness.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6}, u)
 
 	_, err = drain(t, m, context.Background(), simpleRequest())
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeServer, me.Code)
+	assert.Equal(t, harness.CodeServer, me.Code)
 	assert.Contains(t, me.Message, "model busy")
 }
 
@@ -315,7 +316,7 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := drain(t, p.model(), ctx, simpleRequest())
-	assert.Equal(t, agent.CodeAborted, modelErr(t, err).Code)
+	assert.Equal(t, harness.CodeAborted, modelErr(t, err).Code)
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Empty(t, p.Requests())
 }
@@ -324,7 +325,7 @@ func TestNonStreamingEmptyChoices(t *testing.T) {
 	p := newProvider(t, jsonReply(`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[]}`))
 	_, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
 	me := modelErr(t, err)
-	assert.Equal(t, agent.CodeTruncatedStream, me.Code)
+	assert.Equal(t, harness.CodeTruncatedStream, me.Code)
 	assert.True(t, strings.Contains(me.Message, "finish reason"))
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/openai/openai-go/v3/option"
 )
 
@@ -30,10 +31,16 @@ const (
 	maxJSONBody  = 64 << 20
 )
 
-// ErrIdleTimeout is the cause of a call dropped by the idle watchdog
-// ([WithIdleTimeout]); it is in the chain of the *agent.ModelError, whose
-// code is agent.CodeTransport.
-var ErrIdleTimeout = errors.New("openai: the response went silent for longer than the idle timeout")
+// errIdleTimeout is the cause of a call dropped by the idle watchdog
+// ([WithIdleTimeout]): an error with harness.CodeTimeout, in the chain of
+// the model error, whose code is harness.CodeTransport.
+func errIdleTimeout() error {
+	return &harness.Error{Code: harness.CodeTimeout, Message: "openai: the response went silent for longer than the idle timeout"}
+}
+
+// isIdleTimeout reports whether cause, the cause of a call's context, is
+// the watchdog's.
+func isIdleTimeout(cause error) bool { return errors.Is(cause, harness.CodeTimeout) }
 
 func defaultHTTPClient() *http.Client {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
@@ -64,7 +71,7 @@ func (w *watchdog) start() {
 	if w == nil || w.timer != nil {
 		return
 	}
-	w.timer = time.AfterFunc(w.idle, func() { w.cancel(ErrIdleTimeout) })
+	w.timer = time.AfterFunc(w.idle, func() { w.cancel(errIdleTimeout()) })
 }
 
 func (w *watchdog) touch() {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness"
 )
 
 // FuzzDescribe: any message a recording can hold, blocks without their
@@ -19,15 +19,15 @@ func FuzzDescribe(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var m session.Message
+		var m harness.Message
 		if err := json.Unmarshal(data, &m); err != nil {
 			return
 		}
 		out := describe(m)
 		for _, b := range m.Content {
-			missing := b.Type == session.BlockToolCall && b.ToolCall == nil ||
-				b.Type == session.BlockToolResult && b.ToolResult == nil ||
-				b.Type == session.BlockImage && b.Image == nil
+			missing := b.Type == harness.BlockToolCall && b.ToolCall == nil ||
+				b.Type == harness.BlockToolResult && b.ToolResult == nil ||
+				b.Type == harness.BlockImage && b.Image == nil
 			if missing && !strings.Contains(out, string(b.Type)+" (missing)") {
 				t.Fatalf("a %s block without its payload is not named in %q", b.Type, out)
 			}

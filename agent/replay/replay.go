@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/fingerprint"
 	"github.com/go-harness/harness/session"
 )
 
@@ -25,7 +27,7 @@ import (
 // history), instead of silently replaying answers to questions that were
 // never asked.
 type Model struct {
-	info   agent.ModelInfo
+	info   model.Info
 	strict bool
 	events []session.Event
 	calls  []recordedCall
@@ -50,7 +52,7 @@ func Strict() Option { return func(m *Model) { m.strict = true } }
 
 // WithInfo sets the model info the replay reports; by default the name of
 // the recorded model and no declared modalities.
-func WithInfo(info agent.ModelInfo) Option { return func(m *Model) { m.info = info } }
+func WithInfo(info model.Info) Option { return func(m *Model) { m.info = info } }
 
 // New returns a Model replaying tr. Calls whose answer was cancelled are
 // skipped: a replay cannot reproduce a cancellation.
@@ -65,7 +67,7 @@ func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 		case *session.ModelRequest:
 			pending = &recordedCall{reqIndex: i, req: p, turn: turn}
 		case *session.AssistantMessage:
-			if pending != nil && p.Finish != agent.FinishAborted {
+			if pending != nil && p.Finish != model.FinishAborted {
 				pending.answer = p
 				m.calls = append(m.calls, *pending)
 			}
@@ -82,8 +84,8 @@ func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 	return m, nil
 }
 
-// Info implements agent.Model.
-func (m *Model) Info() agent.ModelInfo { return m.info }
+// Info implements model.Model.
+func (m *Model) Info() model.Info { return m.info }
 
 // Calls returns how many recorded calls there are.
 func (m *Model) Calls() int { return len(m.calls) }
@@ -95,14 +97,14 @@ func (m *Model) Remaining() int {
 	return len(m.calls) - m.next
 }
 
-// Stream implements agent.Model.
-func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
+// Stream implements model.Model.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
 		m.mu.Lock()
 		i := m.next
 		if i >= len(m.calls) {
 			m.mu.Unlock()
-			yield(agent.Chunk{}, fmt.Errorf("replay: the recording has %d model calls; the live session asked for call %d", len(m.calls), i+1))
+			yield(model.Chunk{}, fmt.Errorf("replay: the recording has %d model calls; the live session asked for call %d", len(m.calls), i+1))
 			return
 		}
 		m.next++
@@ -110,7 +112,7 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		rc := m.calls[i]
 		if m.strict {
 			if err := m.compare(i, rc, req); err != nil {
-				yield(agent.Chunk{}, err)
+				yield(model.Chunk{}, err)
 				return
 			}
 		}
@@ -118,11 +120,11 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 		r := Response{Usage: a.Usage, Finish: a.Finish}
 		for _, b := range a.Content {
 			switch b.Type {
-			case session.BlockReasoning:
+			case harness.BlockReasoning:
 				r.Reasoning += b.Text
-			case session.BlockText:
+			case harness.BlockText:
 				r.Text += b.Text
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if b.ToolCall != nil {
 					r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
 				}
@@ -132,7 +134,8 @@ func (m *Model) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.
 	}
 }
 
-// DriftError reports a live request that differs from the recording.
+// DriftError reports a live request that differs from the recording. The
+// replay yields it as the cause of an error with harness.CodeReplayDrift.
 type DriftError struct {
 	// Call is the 1-based model call; Step and Turn locate it.
 	Call, Step, Turn int
@@ -147,11 +150,11 @@ func (e *DriftError) Error() string {
 		e.Call, e.Turn, e.Step, e.Part, e.Detail)
 }
 
-func (m *Model) compare(i int, rc recordedCall, req *agent.Request) error {
+func (m *Model) compare(i int, rc recordedCall, req *model.Request) error {
 	want := rc.req.Fingerprint
-	got := agent.Fingerprint(req)
+	got := fingerprint.Request(req)
 	drift := func(part, detail string) error {
-		return &DriftError{Call: i + 1, Step: rc.req.Step, Turn: rc.turn, Part: part, Detail: detail}
+		return &harness.Error{Code: harness.CodeReplayDrift, Err: &DriftError{Call: i + 1, Step: rc.req.Step, Turn: rc.turn, Part: part, Detail: detail}}
 	}
 	switch {
 	case got.System != want.System:
@@ -166,10 +169,10 @@ func (m *Model) compare(i int, rc recordedCall, req *agent.Request) error {
 
 // historyDetail names the first message that differs, using the
 // recording's own history where it reproduces the recorded fingerprint.
-func (m *Model) historyDetail(rc recordedCall, req *agent.Request) string {
+func (m *Model) historyDetail(rc recordedCall, req *model.Request) string {
 	recorded := session.BuildHistory(m.events[:rc.reqIndex]).Messages()
 	if len(recorded) != rc.req.Fingerprint.Messages ||
-		hex.EncodeToString(agent.HistoryChain(recorded, len(recorded))) != rc.req.Fingerprint.History {
+		hex.EncodeToString(fingerprint.Chain(recorded, len(recorded))) != rc.req.Fingerprint.History {
 		return fmt.Sprintf("recorded %d messages, live %d", rc.req.Fingerprint.Messages, len(req.Messages))
 	}
 	for k := 0; k < min(len(recorded), len(req.Messages)); k++ {
@@ -188,26 +191,26 @@ func (m *Model) historyDetail(rc recordedCall, req *agent.Request) string {
 }
 
 // describe renders a message's visible content on one line.
-func describe(m session.Message) string {
+func describe(m harness.Message) string {
 	var b strings.Builder
 	for _, blk := range m.Content {
 		if b.Len() > 0 {
 			b.WriteString(" | ")
 		}
 		switch {
-		case blk.Type == session.BlockToolCall && blk.ToolCall == nil,
-			blk.Type == session.BlockToolResult && blk.ToolResult == nil,
-			blk.Type == session.BlockImage && blk.Image == nil:
+		case blk.Type == harness.BlockToolCall && blk.ToolCall == nil,
+			blk.Type == harness.BlockToolResult && blk.ToolResult == nil,
+			blk.Type == harness.BlockImage && blk.Image == nil:
 			fmt.Fprintf(&b, "%s (missing)", blk.Type)
-		case blk.Type == session.BlockToolCall:
+		case blk.Type == harness.BlockToolCall:
 			fmt.Fprintf(&b, "call %s %s(%s)", blk.ToolCall.ID, blk.ToolCall.Name, blk.ToolCall.Arguments)
-		case blk.Type == session.BlockToolResult:
+		case blk.Type == harness.BlockToolResult:
 			r := blk.ToolResult
 			fmt.Fprintf(&b, "result for %s (%s): ", r.CallID, r.Name)
 			for _, c := range r.Content {
 				b.WriteString(c.Text)
 			}
-		case blk.Type == session.BlockImage:
+		case blk.Type == harness.BlockImage:
 			fmt.Fprintf(&b, "image %s", blk.Image.Digest)
 		default:
 			b.WriteString(blk.Text)

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -20,8 +22,8 @@ type in struct {
 
 func echo(prefix string) tools.Tool {
 	return tools.Define(tools.Spec{Name: "echo", Description: "Echo text back."},
-		func(ctx context.Context, call *tools.Call, in in) (*tools.Result, error) {
-			return tools.TextResult(prefix + in.Text), nil
+		func(ctx context.Context, call *tools.Call, in in) (*harness.ToolResult, error) {
+			return harness.TextResult(prefix + in.Text), nil
 		})
 }
 
@@ -31,8 +33,8 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 	t.Helper()
 	store := session.NewMemory()
 	m := replay.NewScripted(
-		replay.Response{Reasoning: "plan", ToolCalls: []session.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
-			Usage: &session.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
+		replay.Response{Reasoning: "plan", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
+			Usage: &harness.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
 		replay.Say("turn one done"),
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
 		replay.Say("turn two done"),
@@ -61,7 +63,7 @@ func run(t *testing.T, s *agent.Session, prompt string) []string {
 			trace = append(trace, "reasoning:"+e.Text)
 		case *agent.ToolCallEnd:
 			trace = append(trace, "tool:"+e.Call.ID+":"+e.Result.Text())
-		case *agent.Usage:
+		case *agent.ModelUsage:
 			trace = append(trace, "usage")
 		case *agent.TurnEnd:
 			trace = append(trace, "end:"+e.Reason)
@@ -113,7 +115,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	m, err := replay.New(tr, replay.Strict())
 	require.NoError(t, err)
 	var de *replay.DriftError
-	for _, e := range m.Stream(context.Background(), &agent.Request{System: "x"}) {
+	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
 	assert.Equal(t, "system prompt", de.Part)
@@ -125,12 +127,12 @@ func TestReplayRunsOut(t *testing.T) {
 	m, err := replay.New(tr)
 	require.NoError(t, err)
 	for range 4 {
-		for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+		for _, err := range m.Stream(context.Background(), &model.Request{}) {
 			require.NoError(t, err)
 		}
 	}
 	var last error
-	for _, err := range m.Stream(context.Background(), &agent.Request{}) {
+	for _, err := range m.Stream(context.Background(), &model.Request{}) {
 		last = err
 	}
 	assert.ErrorContains(t, last, "the recording has 4 model calls; the live session asked for call 5")

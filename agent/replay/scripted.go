@@ -7,30 +7,29 @@ import (
 	"iter"
 	"sync"
 
-	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
 // Response is one canned model answer.
 type Response struct {
 	Reasoning string
 	Text      string
-	ToolCalls []session.ToolCall
-	Usage     *session.Usage
+	ToolCalls []harness.ToolCall
+	Usage     *harness.Usage
 	// Finish defaults to "tool_calls" when there are tool calls and
 	// "stop" otherwise.
 	Finish string
 	// Chunks, when set, are yielded as they are instead of the fields
 	// above: for testing how the loop handles odd streams.
-	Chunks []agent.Chunk
+	Chunks []model.Chunk
 	// Err is yielded after the chunks, ending the answer with a failure.
 	Err error
 	// Hang makes the answer block after its chunks until the request's
 	// context ends, then yield the context's error.
 	Hang bool
 	// Respond, when set, computes the answer from the request instead.
-	Respond func(req *agent.Request) Response
+	Respond func(req *model.Request) Response
 }
 
 // Say returns a response with text only.
@@ -38,11 +37,11 @@ func Say(text string) Response { return Response{Text: text} }
 
 // Call returns a response that calls tools; pass name, arguments pairs
 // with arguments as any JSON-encodable value or a raw JSON string.
-func Call(calls ...session.ToolCall) Response { return Response{ToolCalls: calls} }
+func Call(calls ...harness.ToolCall) Response { return Response{ToolCalls: calls} }
 
 // ToolCall builds a call with a JSON-encoded argument object. A string
 // args is used as the raw argument text.
-func ToolCall(id, name string, args any) session.ToolCall {
+func ToolCall(id, name string, args any) harness.ToolCall {
 	var raw string
 	switch a := args.(type) {
 	case string:
@@ -57,28 +56,28 @@ func ToolCall(id, name string, args any) session.ToolCall {
 			raw = string(b)
 		}
 	}
-	return session.ToolCall{ID: id, Name: name, Arguments: raw}
+	return harness.ToolCall{ID: id, Name: name, Arguments: raw}
 }
 
 // Scripted is a model that answers from a queue of canned responses and
 // keeps every request it received, for unit tests. It is safe for
 // concurrent use.
 type Scripted struct {
-	info agent.ModelInfo
+	info model.Info
 
 	mu        sync.Mutex
 	responses []Response
-	requests  []*agent.Request
+	requests  []*model.Request
 }
 
 // NewScripted returns a scripted model named "scripted" that answers with
 // responses in order.
 func NewScripted(responses ...Response) *Scripted {
-	return &Scripted{info: agent.ModelInfo{Name: "scripted"}, responses: responses}
+	return &Scripted{info: model.Info{Name: "scripted"}, responses: responses}
 }
 
 // WithInfo sets the model info the scripted model reports.
-func (s *Scripted) WithInfo(info agent.ModelInfo) *Scripted {
+func (s *Scripted) WithInfo(info model.Info) *Scripted {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.info = info
@@ -93,10 +92,10 @@ func (s *Scripted) Push(responses ...Response) {
 }
 
 // Requests returns the requests received so far, oldest first.
-func (s *Scripted) Requests() []*agent.Request {
+func (s *Scripted) Requests() []*model.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*agent.Request(nil), s.requests...)
+	return append([]*model.Request(nil), s.requests...)
 }
 
 // Remaining returns how many responses are left.
@@ -106,22 +105,22 @@ func (s *Scripted) Remaining() int {
 	return len(s.responses)
 }
 
-// Info implements agent.Model.
-func (s *Scripted) Info() agent.ModelInfo {
+// Info implements model.Model.
+func (s *Scripted) Info() model.Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.info
 }
 
-// Stream implements agent.Model.
-func (s *Scripted) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
-	return func(yield func(agent.Chunk, error) bool) {
+// Stream implements model.Model.
+func (s *Scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
 		s.mu.Lock()
 		s.requests = append(s.requests, cloneRequest(req))
 		n := len(s.requests)
 		if len(s.responses) == 0 {
 			s.mu.Unlock()
-			yield(agent.Chunk{}, fmt.Errorf("replay: scripted model has no response left for call %d", n))
+			yield(model.Chunk{}, fmt.Errorf("replay: scripted model has no response left for call %d", n))
 			return
 		}
 		r := s.responses[0]
@@ -135,14 +134,14 @@ func (s *Scripted) Stream(ctx context.Context, req *agent.Request) iter.Seq2[age
 }
 
 // emit yields a response's chunks.
-func emit(ctx context.Context, r Response, yield func(agent.Chunk, error) bool) {
+func emit(ctx context.Context, r Response, yield func(model.Chunk, error) bool) {
 	chunks := r.Chunks
 	if chunks == nil {
 		chunks = Chunks(r)
 	}
 	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {
-			yield(agent.Chunk{}, err)
+			yield(model.Chunk{}, err)
 			return
 		}
 		if !yield(c, nil) {
@@ -151,50 +150,50 @@ func emit(ctx context.Context, r Response, yield func(agent.Chunk, error) bool) 
 	}
 	if r.Hang {
 		<-ctx.Done()
-		yield(agent.Chunk{}, ctx.Err())
+		yield(model.Chunk{}, ctx.Err())
 		return
 	}
 	if r.Err != nil {
-		yield(agent.Chunk{}, r.Err)
+		yield(model.Chunk{}, r.Err)
 	}
 }
 
 // Chunks returns the stream chunks a model would send for r: reasoning,
 // text, each tool call in two pieces, usage, and the finish reason (no
 // finish reason when r.Err is set, as a failed stream has none).
-func Chunks(r Response) []agent.Chunk {
-	var out []agent.Chunk
+func Chunks(r Response) []model.Chunk {
+	var out []model.Chunk
 	if r.Reasoning != "" {
-		out = append(out, agent.Chunk{Type: agent.ChunkReasoning, Text: r.Reasoning})
+		out = append(out, model.Chunk{Type: model.ChunkReasoning, Text: r.Reasoning})
 	}
 	if r.Text != "" {
-		out = append(out, agent.Chunk{Type: agent.ChunkText, Text: r.Text})
+		out = append(out, model.Chunk{Type: model.ChunkText, Text: r.Text})
 	}
 	for i, tc := range r.ToolCalls {
 		half := len(tc.Arguments) / 2
 		out = append(out,
-			agent.Chunk{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments[:half]}},
-			agent.Chunk{Type: agent.ChunkToolCall, ToolCall: agent.ToolCallDelta{Index: i, Arguments: tc.Arguments[half:]}})
+			model.Chunk{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments[:half]}},
+			model.Chunk{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: i, Arguments: tc.Arguments[half:]}})
 	}
 	if r.Usage != nil {
-		out = append(out, agent.Chunk{Type: agent.ChunkUsage, Usage: *r.Usage})
+		out = append(out, model.Chunk{Type: model.ChunkUsage, Usage: *r.Usage})
 	}
 	if r.Err == nil && !r.Hang {
 		finish := r.Finish
 		if finish == "" {
-			finish = agent.FinishStop
+			finish = model.FinishStop
 			if len(r.ToolCalls) > 0 {
-				finish = agent.FinishToolCalls
+				finish = model.FinishToolCalls
 			}
 		}
-		out = append(out, agent.Chunk{Type: agent.ChunkFinish, Finish: finish})
+		out = append(out, model.Chunk{Type: model.ChunkFinish, Finish: finish})
 	}
 	return out
 }
 
-func cloneRequest(r *agent.Request) *agent.Request {
+func cloneRequest(r *model.Request) *model.Request {
 	c := *r
-	c.Messages = append([]session.Message(nil), r.Messages...)
-	c.Tools = append([]tools.Spec(nil), r.Tools...)
+	c.Messages = append([]harness.Message(nil), r.Messages...)
+	c.Tools = append([]model.Tool(nil), r.Tools...)
 	return &c
 }

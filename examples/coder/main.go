@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
@@ -185,7 +186,7 @@ type app struct {
 	store *session.JSONL
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
-	lastCode agent.ErrorCode
+	lastCode harness.Code
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -227,7 +228,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else if n > 0 && logger != nil {
 		logger.Debug("removed old spilled outputs", "count", n)
 	}
-	withImages := model.Info().Accepts(tools.ModalityImage)
+	withImages := model.Info().Accepts(harness.ModalityImage)
 	opts := []agent.Option{
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
@@ -257,7 +258,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
-		if errors.Is(err, session.ErrLocked) {
+		if errors.Is(err, harness.CodeLocked) {
 			return 0, usagef("session %s is open in another coder; close that one first", resumeID)
 		}
 	} else {
@@ -311,7 +312,7 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 	}
 	var opts []openai.Option
 	if a.o.image {
-		opts = append(opts, openai.WithInputModalities(tools.ModalityImage))
+		opts = append(opts, openai.WithInputModalities(harness.ModalityImage))
 	}
 	if a.o.window > 0 {
 		opts = append(opts, openai.WithContextWindow(a.o.window))
@@ -320,7 +321,7 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 		opts = append(opts, openai.WithLogger(logger))
 	}
 	m, err := openai.FromEnv(getenv, opts...)
-	if errors.Is(err, openai.ErrNoKey) {
+	if errors.Is(err, harness.CodeAuth) {
 		return nil, usagef(`no model configured. Set an API key in the environment, either
   for DeepSeek:
     export %s=sk-...
@@ -350,7 +351,7 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 	switch {
 	case a.o.resume != "":
 		tr, err := a.store.Load(ctx, a.o.resume)
-		if errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, harness.CodeNotFound) {
 			return "", usagef("no session %s in %s", a.o.resume, a.store.Dir())
 		}
 		if err != nil {
@@ -487,7 +488,7 @@ wait:
 		a.view.notice(noticeWarn, fmt.Sprintf("the turn stopped at the step limit (%d model calls); ask the agent to go on, or raise -max-steps", end.Steps))
 		return exitFailed, false
 	}
-	a.lastCode = agent.CodeOf(endErr)
+	a.lastCode = harness.CodeOf(endErr)
 	a.reportError(endErr)
 	return exitFailed, false
 }
@@ -497,7 +498,7 @@ func (a *app) reportError(err error) {
 	if err == nil {
 		err = errors.New("the turn failed")
 	}
-	code := agent.CodeOf(err)
+	code := harness.CodeOf(err)
 	msg := fmt.Sprintf("error [%s]: %v", code, err)
 	if hint := errorHint(code); hint != "" {
 		msg += "\n" + hint
@@ -506,27 +507,27 @@ func (a *app) reportError(err error) {
 }
 
 // errorHint says what a person can do about a model failure.
-func errorHint(code agent.ErrorCode) string {
+func errorHint(code harness.Code) string {
 	switch code {
-	case agent.CodeAuth:
+	case harness.CodeAuth:
 		return fmt.Sprintf("The provider refused the API key: check %s (DeepSeek) or %s and %s.", openai.EnvDeepSeekKey, openai.EnvAPIKey, openai.EnvBaseURL)
-	case agent.CodeInsufficientBalance:
+	case harness.CodeInsufficientBalance:
 		return "The account has no credit left: top it up with the provider."
-	case agent.CodeRateLimit, agent.CodeServer:
+	case harness.CodeRateLimit, harness.CodeServer:
 		return "The provider is busy; try again in a while (the session can be resumed)."
-	case agent.CodeTransport:
+	case harness.CodeTransport:
 		return "The connection to the provider failed; check the network or the base URL."
-	case agent.CodeContextWindowExceeded:
+	case harness.CodeContextWindowExceeded:
 		return "The conversation no longer fits the model's context window; start a new session."
-	case agent.CodeInvalidRequest:
+	case harness.CodeInvalidRequest:
 		return "The provider rejected the request; the model id or the endpoint may be wrong."
 	}
 	return ""
 }
 
 // fatal reports whether a failure will recur on the next turn.
-func fatal(code agent.ErrorCode) bool {
-	return code == agent.CodeAuth || code == agent.CodeInsufficientBalance
+func fatal(code harness.Code) bool {
+	return code == harness.CodeAuth || code == harness.CodeInsufficientBalance
 }
 
 // promptLoop reads prompts from stdin until end of input, /exit or

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // view shows a session to the user: either rendered for people (human)
@@ -130,7 +130,7 @@ type human struct {
 	waitSince time.Time
 	drawn     bool
 	frame     int
-	pending   []session.ToolCall
+	pending   []harness.ToolCall
 	turnStart time.Time
 
 	quit chan struct{}
@@ -371,7 +371,7 @@ func (h *human) event(ev agent.Event) {
 	case *agent.StepEnd:
 		h.streamed = false
 		h.wait("thinking")
-	case *agent.Usage:
+	case *agent.ModelUsage:
 		// Summed in the turn's footer.
 	case *agent.TurnEnd:
 		h.wait("")
@@ -429,22 +429,22 @@ func (h *human) footer(e *agent.TurnEnd) {
 func (h *human) card(e *agent.ToolCallEnd) {
 	r := e.Result
 	if r == nil {
-		r = &tools.Result{}
+		r = &harness.ToolResult{}
 	}
 	rd := r.Render
 	if rd == nil {
-		rd = &tools.Render{Kind: tools.RenderGeneric}
+		rd = &harness.Render{Kind: harness.RenderGeneric}
 	}
 	title := h.relText(rd.Title)
 	if title == "" {
 		title = strings.TrimSpace(e.Call.Name + " " + h.relText(firstStringArg(e.Call.Arguments)))
 	}
-	var term *tools.Terminal
-	if rd.Kind == tools.RenderTerminal && rd.Terminal != nil {
+	var term *harness.Terminal
+	if rd.Kind == harness.RenderTerminal && rd.Terminal != nil {
 		term = rd.Terminal
 		if cmd := commandLine(term.Command); title == "" || strings.HasPrefix(cmd, strings.TrimSuffix(title, "...")) {
 			// The title only repeats the command: show the command.
-			title, term = "$ "+cmd+h.where(term.Cwd), &tools.Terminal{Output: term.Output, ExitCode: term.ExitCode, Status: term.Status}
+			title, term = "$ "+cmd+h.where(term.Cwd), &harness.Terminal{Output: term.Output, ExitCode: term.ExitCode, Status: term.Status}
 		}
 	}
 	if h.block == "stream" {
@@ -457,7 +457,7 @@ func (h *human) card(e *agent.ToolCallEnd) {
 	}
 	head := h.st.paint(markCode, mark) + " " + h.st.paint(sgrBold, cut(title, h.width-20))
 	var extra []string
-	if rd.Kind == tools.RenderDiff && rd.Diff != nil {
+	if rd.Kind == harness.RenderDiff && rd.Diff != nil {
 		extra = append(extra, h.st.paint(sgrGreen, "+"+strconv.Itoa(rd.Diff.Added))+" "+h.st.paint(sgrRed, "-"+strconv.Itoa(rd.Diff.Removed)))
 	}
 	if r.IsError && r.Code != "" {
@@ -472,11 +472,11 @@ func (h *human) card(e *agent.ToolCallEnd) {
 	h.line(head)
 
 	switch {
-	case rd.Kind == tools.RenderDiff && rd.Diff != nil:
+	case rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		h.diffCard(rd.Diff)
 	case term != nil:
 		h.terminalCard(term)
-	case rd.Kind == tools.RenderLocations && len(rd.Locations) > 0:
+	case rd.Kind == harness.RenderLocations && len(rd.Locations) > 0:
 		h.locationsCard(rd.Locations)
 	default:
 		text := rd.Text
@@ -490,13 +490,13 @@ func (h *human) card(e *agent.ToolCallEnd) {
 		h.body(h.relText(text), limit, code)
 		if rd.Text == "" {
 			for _, c := range r.Content {
-				if c.Type == tools.ContentImage && c.Image != nil {
+				if c.Type == harness.BlockImage && c.Image != nil {
 					h.line("  " + h.st.paint(sgrDim, h.imageText(c.Image)))
 				}
 			}
 		}
 	}
-	if r.IsError && rd.Kind != tools.RenderGeneric {
+	if r.IsError && rd.Kind != harness.RenderGeneric {
 		// The message tells what went wrong; the card alone may not.
 		h.body(r.Text(), cardErrorLines, sgrRed)
 	}
@@ -505,7 +505,7 @@ func (h *human) card(e *agent.ToolCallEnd) {
 // diffCard shows a change as a unified diff with line numbers: each
 // hunk's header, then its lines numbered in the old file (removed and
 // unchanged lines) or the new one (added lines).
-func (h *human) diffCard(d *tools.Diff) {
+func (h *human) diffCard(d *harness.Diff) {
 	if len(d.Hunks) == 0 {
 		if d.Truncated {
 			h.line("  " + h.st.paint(sgrDim, h.rel(d.Path)+": too large to show"))
@@ -565,7 +565,7 @@ func (h *human) diffCard(d *tools.Diff) {
 	}
 }
 
-func (h *human) terminalCard(t *tools.Terminal) {
+func (h *human) terminalCard(t *harness.Terminal) {
 	if t.Command != "" {
 		h.line("  " + h.st.paint(sgrBold, "$") + " " + cut(commandLine(t.Command), h.width-10) + h.st.paint(sgrDim, h.where(t.Cwd)))
 	}
@@ -603,7 +603,7 @@ func (h *human) terminalCard(t *tools.Terminal) {
 	}
 }
 
-func (h *human) locationsCard(locs []tools.Location) {
+func (h *human) locationsCard(locs []harness.Location) {
 	for i, l := range locs {
 		if i == cardLocations {
 			h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("… %d more", len(locs)-i)))
@@ -770,7 +770,7 @@ func errorText(err error) string {
 }
 
 // imageText describes an image content block.
-func (h *human) imageText(img *tools.Image) string {
+func (h *human) imageText(img *harness.Image) string {
 	s := "[image"
 	if img.Name != "" {
 		s += " " + h.rel(img.Name)

@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestColorEnabled(t *testing.T) {
@@ -60,41 +61,41 @@ func sampleTurn() []agent.Event {
 	return []agent.Event{
 		&agent.ReasoningDelta{Step: 1, Text: "Thinking it over."},
 		&agent.TextDelta{Step: 1, Text: "Let me look."},
-		&agent.ToolCallStart{Step: 1, Call: session.ToolCall{ID: "c1", Name: "read", Arguments: `{"file_path":"a.txt"}`}, Render: tools.RenderLocations},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c1", Name: "read"}, Result: &tools.Result{
-			Content: []tools.Content{tools.Text("1: a")},
-			Render:  &tools.Render{Kind: tools.RenderLocations, Title: "Read a.txt", Locations: []tools.Location{{Path: "/ws/a.txt", StartLine: 1, EndLine: 2}}},
+		&agent.ToolCallStart{Step: 1, Call: harness.ToolCall{ID: "c1", Name: "read", Arguments: `{"file_path":"a.txt"}`}, Render: harness.RenderLocations},
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c1", Name: "read"}, Result: &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("1: a")},
+			Render:  &harness.Render{Kind: harness.RenderLocations, Title: "Read a.txt", Locations: []harness.Location{{Path: "/ws/a.txt", StartLine: 1, EndLine: 2}}},
 		}},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c2", Name: "edit"}, Result: &tools.Result{
-			Content: []tools.Content{tools.Text("edited")},
-			Render: &tools.Render{Kind: tools.RenderDiff, Title: "Edit /ws/a.txt", Diff: &tools.Diff{
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c2", Name: "edit"}, Result: &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("edited")},
+			Render: &harness.Render{Kind: harness.RenderDiff, Title: "Edit /ws/a.txt", Diff: &harness.Diff{
 				Path: "/ws/a.txt", OldText: &old, NewText: "a\nc\n", Added: 1, Removed: 1,
-				Hunks: []tools.Hunk{{OldStart: 1, OldLines: 2, NewStart: 1, NewLines: 2, Lines: []string{" a", "-b", "+c"}}},
+				Hunks: []harness.Hunk{{OldStart: 1, OldLines: 2, NewStart: 1, NewLines: 2, Lines: []string{" a", "-b", "+c"}}},
 			}},
 		}},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c3", Name: "bash"}, Duration: 2 * time.Second, Result: &tools.Result{
-			Content: []tools.Content{tools.Text("FAIL")},
-			Render: &tools.Render{Kind: tools.RenderTerminal, Title: "run the tests", Terminal: &tools.Terminal{
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c3", Name: "bash"}, Duration: 2 * time.Second, Result: &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("FAIL")},
+			Render: &harness.Render{Kind: harness.RenderTerminal, Title: "run the tests", Terminal: &harness.Terminal{
 				Command: "go test ./...", Cwd: "/ws/sub", Output: "--- FAIL: TestX\nFAIL\n", ExitCode: &exit1, Status: "exited",
 			}},
 		}},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c4", Name: "note"}, Result: &tools.Result{
-			Content: []tools.Content{tools.Text("one\ntwo\nthree\nfour\nfive\nsix")},
-			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "Note"},
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c4", Name: "note"}, Result: &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("one\ntwo\nthree\nfour\nfive\nsix")},
+			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "Note"},
 		}},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c6", Name: "look"}, Result: &tools.Result{
-			Content: []tools.Content{tools.ImageContent(tools.Image{Name: "/ws/shot.png", Width: 4, Height: 3, MediaType: "image/png"})},
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c6", Name: "look"}, Result: &harness.ToolResult{
+			Content: []harness.Block{harness.ImageBlock(harness.Image{Name: "/ws/shot.png", Width: 4, Height: 3, MediaType: "image/png"})},
 		}},
-		&agent.ToolCallEnd{Step: 1, Call: session.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
-			Result: tools.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},
-		&agent.Usage{Step: 1, Model: "m", Usage: session.Usage{InputTokens: 1000, OutputTokens: 50}},
-		&agent.ReminderAdded{Step: 1, Source: "repeat_guard", Text: "You called read 3 times in a row.\nTry something else."},
+		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
+			Result: harness.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},
+		&agent.ModelUsage{Step: 1, Model: "m", Usage: harness.Usage{InputTokens: 1000, OutputTokens: 50}},
+		&agent.ReminderAdded{Step: 1, Reminder: harness.Reminder{Source: "repeat_guard", Text: "You called read 3 times in a row.\nTry something else."}},
 		&agent.StepEnd{Step: 1, Finish: "tool_calls", ToolCalls: 4},
 		&agent.ContextPruned{Step: 2, Calls: []string{"c1", "c0"}, EstimatedTokens: 512_000},
 		&agent.ContextCompacted{Step: 2, Messages: 40, SourceTokens: 600_000, SummaryTokens: 3_000},
-		&agent.Retry{Step: 2, Attempt: 1, Delay: 2 * time.Second, Err: &agent.ModelError{Code: agent.CodeRateLimit, Status: 429, Message: "slow down"}},
+		&agent.Retry{Step: 2, Attempt: 1, Delay: 2 * time.Second, Err: model.NewError(harness.CodeRateLimit, "slow down", &model.ProviderError{Status: 429})},
 		&agent.TextDelta{Step: 2, Text: "All done.\n"},
-		&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 2, Usage: session.Usage{InputTokens: 2000, CacheHitTokens: 1500, OutputTokens: 80, ReasoningTokens: 20}},
+		&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 2, Usage: harness.Usage{InputTokens: 2000, CacheHitTokens: 1500, OutputTokens: 80, ReasoningTokens: 20}},
 	}
 }
 
@@ -161,8 +162,8 @@ func TestHumanColors(t *testing.T) {
 func TestCardsDropControlCharacters(t *testing.T) {
 	var out lockedBuffer
 	h := newHuman(&out, humanOptions{})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "bash"}, Result: &tools.Result{
-		Render: &tools.Render{Kind: tools.RenderTerminal, Terminal: &tools.Terminal{Command: "x", Output: "\x1b[2Jred\rover\bwrite\tend"}},
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c", Name: "bash"}, Result: &harness.ToolResult{
+		Render: &harness.Render{Kind: harness.RenderTerminal, Terminal: &harness.Terminal{Command: "x", Output: "\x1b[2Jred\rover\bwrite\tend"}},
 	}})
 	h.close()
 	assert.NotContains(t, out.String(), "\x1b")
@@ -190,14 +191,14 @@ func TestSpinner(t *testing.T) {
 	h.tick()
 	assert.Equal(t, before, out.String(), "no spinner in the middle of a line")
 
-	h.event(&agent.ToolCallStart{Call: session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"go test ./..."}`}})
+	h.event(&agent.ToolCallStart{Call: harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"go test ./..."}`}})
 	h.tick()
 	assert.Contains(t, out.String(), "running bash: go test ./...")
-	h.event(&agent.ToolCallStart{Call: session.ToolCall{ID: "c2", Name: "read"}})
+	h.event(&agent.ToolCallStart{Call: harness.ToolCall{ID: "c2", Name: "read"}})
 	h.tick()
 	assert.Contains(t, out.String(), "running bash, read")
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c2", Name: "read"}, Result: tools.TextResult("ok")})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c1", Name: "bash"}, Result: tools.TextResult("ok")})
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c2", Name: "read"}, Result: harness.TextResult("ok")})
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c1", Name: "bash"}, Result: harness.TextResult("ok")})
 	h.event(&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 1})
 	h.tick()
 	h.close()
@@ -210,8 +211,8 @@ func TestSpinner(t *testing.T) {
 // errors included with their code.
 func TestJSONViewEveryEvent(t *testing.T) {
 	events := append(sampleTurn(),
-		&agent.ToolCallEnd{Call: session.ToolCall{ID: "x", Name: "t", Arguments: `{"broken":`}},
-		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: &agent.ModelError{Code: agent.CodeAuth, Status: 401, Message: "bad key"}},
+		&agent.ToolCallEnd{Call: harness.ToolCall{ID: "x", Name: "t", Arguments: `{"broken":`}},
+		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})},
 		&agent.TurnEnd{Reason: session.ReasonCancelled, Steps: 1, Err: context.Canceled},
 		&agent.TurnEnd{Reason: session.ReasonError, Steps: 1, Err: errors.New("disk full")},
 		&agent.TextDelta{Text: "invalid \xff utf-8"},
@@ -283,13 +284,13 @@ func TestDiffCardLimits(t *testing.T) {
 	}
 	var out lockedBuffer
 	h := newHuman(&out, humanOptions{Root: "/ws"})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "write"}, Result: &tools.Result{
-		Render: &tools.Render{Kind: tools.RenderDiff, Title: "Create /ws/big.txt", Diff: &tools.Diff{
-			Path: "/ws/big.txt", Added: 100, Hunks: []tools.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 100, Lines: lines}},
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c", Name: "write"}, Result: &harness.ToolResult{
+		Render: &harness.Render{Kind: harness.RenderDiff, Title: "Create /ws/big.txt", Diff: &harness.Diff{
+			Path: "/ws/big.txt", Added: 100, Hunks: []harness.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 100, Lines: lines}},
 		}},
 	}})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "d", Name: "write"}, Result: &tools.Result{
-		Render: &tools.Render{Kind: tools.RenderDiff, Title: "Write /ws/huge.bin", Diff: &tools.Diff{Path: "/ws/huge.bin", Truncated: true}},
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "d", Name: "write"}, Result: &harness.ToolResult{
+		Render: &harness.Render{Kind: harness.RenderDiff, Title: "Write /ws/huge.bin", Diff: &harness.Diff{Path: "/ws/huge.bin", Truncated: true}},
 	}})
 	h.close()
 	s := out.String()
@@ -309,7 +310,7 @@ func TestReasoningLineEnds(t *testing.T) {
 	var out lockedBuffer
 	h := newHuman(&out, humanOptions{Color: true, Reasoning: true})
 	h.event(&agent.ReasoningDelta{Text: "step one\n"})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "x"}, Result: tools.TextResult("ok")})
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c", Name: "x"}, Result: harness.TextResult("ok")})
 	h.close()
 	assert.Contains(t, out.String(), "\x1b[2mstep one\n\x1b[0m\n\x1b[32m●")
 }
@@ -318,7 +319,7 @@ func TestReasoningLineEnds(t *testing.T) {
 func TestGenericCardSkipsBlankLines(t *testing.T) {
 	var out lockedBuffer
 	h := newHuman(&out, humanOptions{})
-	h.event(&agent.ToolCallEnd{Call: session.ToolCall{ID: "c", Name: "search"}, Result: tools.TextResult("header\n\n  \nfirst\n\nsecond\nthird\nfourth\n")})
+	h.event(&agent.ToolCallEnd{Call: harness.ToolCall{ID: "c", Name: "search"}, Result: harness.TextResult("header\n\n  \nfirst\n\nsecond\nthird\nfourth\n")})
 	h.close()
 	assert.Equal(t, "● search\n  header\n  first\n  second\n  third\n  … 1 more line\n", out.String())
 }

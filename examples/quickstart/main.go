@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
-	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -90,13 +90,13 @@ func run(ctx context.Context) error {
 }
 
 // pickModel returns the model the environment names, or a scripted one.
-func pickModel() (agent.Model, error) {
+func pickModel() (model.Model, error) {
 	m, err := openai.FromEnv(os.Getenv)
 	if err == nil {
 		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, m.BaseURL())
 		return m, nil
 	}
-	if !errors.Is(err, openai.ErrNoKey) {
+	if !errors.Is(err, harness.CodeAuth) {
 		return nil, err
 	}
 	fmt.Println("No API key configured: running a scripted model, offline.")
@@ -104,7 +104,7 @@ func pickModel() (agent.Model, error) {
 	return replay.NewScripted(
 		replay.Response{
 			Reasoning: "I should look at main.go before changing anything.",
-			ToolCalls: []session.ToolCall{replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})},
+			ToolCalls: []harness.ToolCall{replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})},
 		},
 		replay.Call(replay.ToolCall("call_2", "edit", map[string]any{
 			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,
@@ -134,14 +134,14 @@ func show(ev agent.Event) {
 }
 
 // showResult renders a result by its render intent, never by tool name.
-func showResult(r *tools.Result) {
+func showResult(r *harness.ToolResult) {
 	if r.IsError {
 		fmt.Printf("  ✗ %s: %s\n", r.Code, firstLine(r.Text()))
 		return
 	}
 	rd := r.Render
 	switch {
-	case rd != nil && rd.Kind == tools.RenderDiff && rd.Diff != nil:
+	case rd != nil && rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		fmt.Printf("  %s (+%d -%d)\n", rd.Diff.Path, rd.Diff.Added, rd.Diff.Removed)
 		for _, h := range rd.Diff.Hunks {
 			fmt.Printf("  @@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
@@ -149,7 +149,7 @@ func showResult(r *tools.Result) {
 				fmt.Printf("  %s\n", l)
 			}
 		}
-	case rd != nil && rd.Kind == tools.RenderLocations && len(rd.Locations) > 0:
+	case rd != nil && rd.Kind == harness.RenderLocations && len(rd.Locations) > 0:
 		for _, l := range rd.Locations {
 			fmt.Printf("  %s lines %d-%d\n", l.Path, l.StartLine, l.EndLine)
 		}

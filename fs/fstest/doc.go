@@ -16,4 +16,6 @@
 //	func TestMyFS(t *testing.T) {
 //		fstest.TestFileSystem(t, newMyFS(t.TempDir()))
 //	}
+//
+// It imports harness and fs; nothing of tools, session or agent.
 package fstest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 )
@@ -19,7 +20,7 @@ func ExampleNewMemFS() {
 	// Someone else changes the file: a write at the version read is stale.
 	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
 	_, err := fsys.Write(ctx, "/project/main.go", []byte("package app\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
-	fmt.Println(fs.CodeOf(err))
+	fmt.Println(harness.CodeOf(err))
 	// Output:
 	// func main() {} of 3
 	// stale_version

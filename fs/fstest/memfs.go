@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -38,7 +39,7 @@ type node struct {
 
 // NewMemFS returns an empty file system whose namespace root is root (an
 // absolute slash path; "" means "/"). Paths outside root are refused with
-// fs.CodeOutsideRoot.
+// harness.CodeOutsideRoot.
 func NewMemFS(root string) *MemFS {
 	if root == "" {
 		root = "/"
@@ -56,7 +57,7 @@ func (m *MemFS) Root() string { return m.root }
 // parent directories, whatever is there already (a directory excepted).
 // It is for setting up tests: a file without the owner's write bit refuses
 // writes and edits, one without the read bit refuses reads, with
-// fs.CodePermission.
+// harness.CodePermission.
 func (m *MemFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
 	p, err := m.check("write", p)
 	if err != nil {
@@ -68,7 +69,7 @@ func (m *MemFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
 		return err
 	}
 	if n := m.nodes[p]; n != nil && n.dir {
-		return &fs.Error{Op: "write", Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+		return fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: "write", Path: p, Detail: "is a directory"})
 	}
 	m.nodes[p] = &node{data: bytes.Clone(data), mode: perm.Perm(), mod: m.now()}
 	return nil
@@ -99,10 +100,10 @@ func (m *MemFS) Remove(p string) error {
 	}
 	if n.dir {
 		if p == m.root {
-			return &fs.Error{Op: "remove", Path: p, Code: fs.CodePermission, Detail: "cannot remove the root"}
+			return fs.NewError(harness.CodePermission, &fs.PathError{Op: "remove", Path: p, Detail: "cannot remove the root"})
 		}
 		if len(m.children(p)) > 0 {
-			return &fs.Error{Op: "remove", Path: p, Code: fs.CodeIO, Detail: "directory not empty"}
+			return fs.NewError(harness.CodeIO, &fs.PathError{Op: "remove", Path: p, Detail: "directory not empty"})
 		}
 	}
 	delete(m.nodes, p)
@@ -120,7 +121,7 @@ func (m *MemFS) check(op, p string) (string, error) {
 		return "", err
 	}
 	if _, ok := fs.Within(m.root, p); !ok {
-		return "", &fs.Error{Op: op, Path: p, Code: fs.CodeOutsideRoot, Detail: "the path is outside " + m.root}
+		return "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: p, Detail: "the path is outside " + m.root})
 	}
 	return p, nil
 }
@@ -134,7 +135,7 @@ func (m *MemFS) lookup(op, p string) (*node, error) {
 	if err := m.parents(op, p); err != nil {
 		return nil, err
 	}
-	return nil, &fs.Error{Op: op, Path: p, Code: fs.CodeNotFound, Err: iofs.ErrNotExist}
+	return nil, fs.NewError(harness.CodeNotFound, &fs.PathError{Op: op, Path: p, Err: iofs.ErrNotExist})
 }
 
 // parents checks the ancestors of p below the root: the nearest existing
@@ -143,7 +144,7 @@ func (m *MemFS) parents(op, p string) error {
 	for d := path.Dir(p); ; d = path.Dir(d) {
 		if n := m.nodes[d]; n != nil {
 			if !n.dir {
-				return &fs.Error{Op: op, Path: d, Code: fs.CodeNotDir, Detail: "a parent is a file"}
+				return fs.NewError(harness.CodeNotDir, &fs.PathError{Op: op, Path: d, Detail: "a parent is a file"})
 			}
 			return nil
 		}
@@ -156,7 +157,7 @@ func (m *MemFS) parents(op, p string) error {
 func (m *MemFS) mkdirs(op, dir string) error {
 	if n := m.nodes[dir]; n != nil {
 		if !n.dir {
-			return &fs.Error{Op: op, Path: dir, Code: fs.CodeNotDir, Detail: "a parent is a file"}
+			return fs.NewError(harness.CodeNotDir, &fs.PathError{Op: op, Path: dir, Detail: "a parent is a file"})
 		}
 		return nil
 	}
@@ -198,10 +199,10 @@ func (m *MemFS) file(op, p string, write bool) (*node, error) {
 		return nil, err
 	}
 	if n.dir {
-		return nil, &fs.Error{Op: op, Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+		return nil, fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: op, Path: p, Detail: "is a directory"})
 	}
 	if (write && n.mode&0o200 == 0) || (!write && n.mode&0o400 == 0) {
-		return nil, &fs.Error{Op: op, Path: p, Code: fs.CodePermission, Err: iofs.ErrPermission}
+		return nil, fs.NewError(harness.CodePermission, &fs.PathError{Op: op, Path: p, Err: iofs.ErrPermission})
 	}
 	return n, nil
 }
@@ -264,7 +265,7 @@ func (m *MemFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte
 		return nil, fs.FileInfo{}, err
 	}
 	if int64(len(data)) > maxBytes {
-		return nil, fs.FileInfo{}, &fs.Error{Op: "read", Path: info.Path, Code: fs.CodeTooLarge, Total: int64(len(data)), Limit: maxBytes}
+		return nil, fs.FileInfo{}, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "read", Path: info.Path, Total: int64(len(data)), Limit: maxBytes})
 	}
 	return bytes.Clone(data), info, nil
 }
@@ -282,11 +283,11 @@ func (m *MemFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo,
 func checkPre(op, p string, n *node, pre fs.Precondition) error {
 	switch {
 	case pre.Absent && n != nil:
-		return &fs.Error{Op: op, Path: p, Code: fs.CodeExists, Err: iofs.ErrExist}
+		return fs.NewError(harness.CodeExists, &fs.PathError{Op: op, Path: p, Err: iofs.ErrExist})
 	case pre.Version != "" && n == nil:
-		return &fs.Error{Op: op, Path: p, Code: fs.CodeStale, Detail: "the file no longer exists", Err: iofs.ErrNotExist}
+		return fs.NewError(harness.CodeStale, &fs.PathError{Op: op, Path: p, Detail: "the file no longer exists", Err: iofs.ErrNotExist})
 	case pre.Version != "" && version(n.data) != pre.Version:
-		return &fs.Error{Op: op, Path: p, Code: fs.CodeStale, Detail: "the file changed since that version"}
+		return fs.NewError(harness.CodeStale, &fs.PathError{Op: op, Path: p, Detail: "the file changed since that version"})
 	}
 	return nil
 }
@@ -303,7 +304,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n, err := m.lookup("write", p)
-	if err != nil && !errors.Is(err, fs.ErrNotFound) {
+	if err != nil && !errors.Is(err, harness.CodeNotFound) {
 		return nil, err
 	}
 	if n != nil {
@@ -357,13 +358,13 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 		return nil, err
 	}
 	if pre.Absent {
-		return nil, &fs.Error{Op: "edit", Path: p, Code: fs.CodeExists, Err: iofs.ErrExist}
+		return nil, fs.NewError(harness.CodeExists, &fs.PathError{Op: "edit", Path: p, Err: iofs.ErrExist})
 	}
 	if err := checkPre("edit", p, n, pre); err != nil {
 		return nil, err
 	}
 	if len(n.data) > fs.MaxEditSize {
-		return nil, &fs.Error{Op: "edit", Path: p, Code: fs.CodeTooLarge, Total: int64(len(n.data)), Limit: fs.MaxEditSize}
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: p, Total: int64(len(n.data)), Limit: fs.MaxEditSize})
 	}
 	out, spans, err := fs.ApplyEdit(n.data, e)
 	if err != nil {
@@ -390,7 +391,7 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 		return nil, err
 	}
 	if !n.dir {
-		return nil, &fs.Error{Op: "readdir", Path: p, Code: fs.CodeNotDir, Detail: "is a file"}
+		return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "readdir", Path: p, Detail: "is a file"})
 	}
 	var out []fs.FileInfo
 	for _, c := range m.children(p) {
@@ -401,12 +402,14 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	return out, nil
 }
 
-// withPath fills in the path of an *fs.Error from a shared helper.
+// withPath fills in the path of a file system error from a shared
+// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
 func withPath(err error, p string) error {
-	if e, ok := err.(*fs.Error); ok && e.Path == "" {
-		c := *e
+	var d *fs.PathError
+	if errors.As(err, &d) && d.Path == "" {
+		c := *d
 		c.Path = p
-		return &c
+		return fs.NewError(harness.CodeOf(err), &c)
 	}
 	return err
 }

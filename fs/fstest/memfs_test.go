@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 )
@@ -28,15 +29,15 @@ func TestMemFSPermissions(t *testing.T) {
 	text, err := m.ReadText(ctx, "/w/ro.txt", fs.Window{})
 	require.NoError(t, err)
 	_, err = m.Write(ctx, "/w/ro.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
-	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorIs(t, err, harness.CodePermission)
 	_, err = m.Edit(ctx, "/w/ro.txt", fs.Edit{Old: "read", New: "x"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorIs(t, err, harness.CodePermission)
 	_, err = m.ReadText(ctx, "/w/secret.txt", fs.Window{})
-	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorIs(t, err, harness.CodePermission)
 
 	require.NoError(t, m.Remove("/w/ro.txt"))
 	_, err = m.Stat(ctx, "/w/ro.txt")
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	assert.Equal(t, "/w", m.Root())
 }
 
@@ -48,7 +49,7 @@ func TestMemFSDeletedSinceRead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Remove("/a.txt"))
 	_, err = m.Edit(ctx, "/a.txt", fs.Edit{Old: "x", New: "y"}, fs.IfVersion(text.Info.Version))
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = m.Write(ctx, "/a.txt", []byte("y"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 )
 
@@ -90,7 +91,7 @@ func (s *suite) content(t *testing.T, p string) string {
 	return string(b)
 }
 
-func code(err error) fs.Code { return fs.CodeOf(err) }
+func code(err error) harness.Code { return harness.CodeOf(err) }
 
 func (s *suite) createAndRead(t *testing.T, dir string) {
 	p := dir + "/a.txt"
@@ -132,8 +133,8 @@ func (s *suite) createOnly(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	s.put(t, p, "original")
 	_, err := s.fsys.Write(bg(), p, []byte("clobber"), fs.WriteOptions{Pre: fs.IfAbsent()})
-	require.ErrorIs(t, err, fs.ErrExists)
-	assert.Equal(t, fs.CodeExists, code(err))
+	require.ErrorIs(t, err, harness.CodeExists)
+	assert.Equal(t, harness.CodeExists, code(err))
 	assert.Equal(t, "original", s.content(t, p))
 }
 
@@ -149,7 +150,7 @@ func (s *suite) replaceIfVersion(t *testing.T, dir string) {
 	v2 := res.Info.Version
 
 	_, err = s.fsys.Write(bg(), p, []byte("three\n"), fs.WriteOptions{Pre: fs.IfVersion(v1)})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	assert.Equal(t, "two\n", s.content(t, p))
 
 	// write, then edit, then edit: each result's version is the next
@@ -161,7 +162,7 @@ func (s *suite) replaceIfVersion(t *testing.T, dir string) {
 	assert.Equal(t, "II\n", string(e2.New))
 	assert.Equal(t, "II\n", s.content(t, p))
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "II", New: "x"}, fs.IfVersion(e1.Info.Version))
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 }
 
 func (s *suite) sameSizeChange(t *testing.T, dir string) {
@@ -173,9 +174,9 @@ func (s *suite) sameSizeChange(t *testing.T, dir string) {
 	// Someone else rewrites it at once, with the same size.
 	s.put(t, p, "bbbb\n")
 	_, err = s.fsys.Write(bg(), p, []byte("mine\n"), fs.WriteOptions{Pre: fs.IfVersion(seen)})
-	require.ErrorIs(t, err, fs.ErrStale, "a same-size change right after the read must be caught")
+	require.ErrorIs(t, err, harness.CodeStale, "a same-size change right after the read must be caught")
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "c"}, fs.IfVersion(seen))
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	assert.Equal(t, "bbbb\n", s.content(t, p))
 }
 
@@ -265,8 +266,8 @@ func (s *suite) pastEnd(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	s.put(t, p, "1\n2\n3\n")
 	_, err := s.fsys.ReadText(bg(), p, fs.Window{Offset: 4})
-	require.ErrorIs(t, err, fs.ErrPastEnd)
-	var fe *fs.Error
+	require.ErrorIs(t, err, harness.CodePastEnd)
+	var fe *fs.PathError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, int64(3), fe.Total)
 }
@@ -275,9 +276,9 @@ func (s *suite) notText(t *testing.T, dir string) {
 	bin := dir + "/bin"
 	s.put(t, bin, "PK\x03\x04\x00\x00 binary")
 	_, err := s.fsys.ReadText(bg(), bin, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotText)
+	require.ErrorIs(t, err, harness.CodeNotText)
 	_, err = s.fsys.Edit(bg(), bin, fs.Edit{Old: "binary", New: "text"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrNotText)
+	require.ErrorIs(t, err, harness.CodeNotText)
 	b, _, err := s.fsys.ReadBytes(bg(), bin, 100)
 	require.NoError(t, err, "ReadBytes reads any bytes")
 	assert.Equal(t, "PK\x03\x04\x00\x00 binary", string(b))
@@ -285,7 +286,7 @@ func (s *suite) notText(t *testing.T, dir string) {
 	latin := dir + "/latin1.txt"
 	s.put(t, latin, "caf\xe9\n")
 	_, err = s.fsys.ReadText(bg(), latin, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotText)
+	require.ErrorIs(t, err, harness.CodeNotText)
 	assert.Equal(t, "caf\xe9\n", s.content(t, latin), "refusing leaves the file alone")
 }
 
@@ -293,46 +294,46 @@ func (s *suite) notFound(t *testing.T, dir string) {
 	s.put(t, dir+"/present", "x")
 	p := dir + "/missing.txt"
 	_, err := s.fsys.Stat(bg(), p)
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = s.fsys.ReadText(bg(), p, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, _, err = s.fsys.ReadBytes(bg(), p, 10)
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "a", New: "b"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = s.fsys.ReadDir(bg(), dir+"/nodir")
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	_, err = s.fsys.ReadText(bg(), dir+"/nodir/file", fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 	// A write expecting a version of a file that is gone is stale.
 	_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{Pre: fs.IfVersion("gone")})
-	require.ErrorIs(t, err, fs.ErrStale)
+	require.ErrorIs(t, err, harness.CodeStale)
 	_, err = s.fsys.Stat(bg(), p)
-	require.ErrorIs(t, err, fs.ErrNotFound, "a failed precondition creates nothing")
+	require.ErrorIs(t, err, harness.CodeNotFound, "a failed precondition creates nothing")
 }
 
 func (s *suite) notADirectory(t *testing.T, dir string) {
 	s.put(t, dir+"/file", "x")
 	p := dir + "/file/child.txt"
 	_, err := s.fsys.ReadText(bg(), p, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotDir)
+	require.ErrorIs(t, err, harness.CodeNotDir)
 	_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{})
-	require.ErrorIs(t, err, fs.ErrNotDir)
+	require.ErrorIs(t, err, harness.CodeNotDir)
 	_, err = s.fsys.ReadDir(bg(), dir+"/file")
-	require.ErrorIs(t, err, fs.ErrNotDir)
+	require.ErrorIs(t, err, harness.CodeNotDir)
 }
 
 func (s *suite) notRegular(t *testing.T, dir string) {
 	s.put(t, dir+"/sub/f", "x")
 	d := dir + "/sub"
 	_, err := s.fsys.ReadText(bg(), d, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	_, _, err = s.fsys.ReadBytes(bg(), d, 10)
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	_, err = s.fsys.Write(bg(), d, []byte("x"), fs.WriteOptions{})
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	_, err = s.fsys.Edit(bg(), d, fs.Edit{Old: "a", New: "b"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrNotRegular)
+	require.ErrorIs(t, err, harness.CodeNotRegular)
 	st, err := s.fsys.Stat(bg(), d)
 	require.NoError(t, err)
 	assert.True(t, st.IsDir())
@@ -342,11 +343,11 @@ func (s *suite) notRegular(t *testing.T, dir string) {
 func (s *suite) invalidPath(t *testing.T, dir string) {
 	for _, p := range []string{"", "relative/a.txt", dir + "/nul\x00.txt", dir + "/" + strings.Repeat("n", 300)} {
 		_, err := s.fsys.ReadText(bg(), p, fs.Window{})
-		require.ErrorIs(t, err, fs.ErrInvalidPath, "%.60q", p)
+		require.ErrorIs(t, err, harness.CodeInvalidPath, "%.60q", p)
 		_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{})
-		require.ErrorIs(t, err, fs.ErrInvalidPath, "%.60q", p)
+		require.ErrorIs(t, err, harness.CodeInvalidPath, "%.60q", p)
 		_, err = s.fsys.Stat(bg(), p)
-		require.ErrorIs(t, err, fs.ErrInvalidPath, "%.60q", p)
+		require.ErrorIs(t, err, harness.CodeInvalidPath, "%.60q", p)
 	}
 }
 
@@ -357,11 +358,11 @@ func (s *suite) outsideRoot(t *testing.T, dir string) {
 	outside := []string{path.Dir(s.root), s.root + "/../x.txt", path.Dir(s.root) + "/x.txt", s.root + "x/y"}
 	for _, p := range outside {
 		_, err := s.fsys.ReadText(bg(), p, fs.Window{})
-		require.ErrorIs(t, err, fs.ErrOutsideRoot, p)
+		require.ErrorIs(t, err, harness.CodeOutsideRoot, p)
 		_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{})
-		require.ErrorIs(t, err, fs.ErrOutsideRoot, p)
+		require.ErrorIs(t, err, harness.CodeOutsideRoot, p)
 		_, err = s.fsys.ReadDir(bg(), p)
-		require.ErrorIs(t, err, fs.ErrOutsideRoot, p)
+		require.ErrorIs(t, err, harness.CodeOutsideRoot, p)
 	}
 }
 
@@ -372,9 +373,9 @@ func (s *suite) readBytesCap(t *testing.T, dir string) {
 	require.NoError(t, err)
 	assert.Equal(t, "0123456789", string(b))
 	b, _, err = s.fsys.ReadBytes(bg(), p, 9)
-	require.ErrorIs(t, err, fs.ErrTooLarge)
+	require.ErrorIs(t, err, harness.CodeTooLarge)
 	assert.Nil(t, b, "never truncated")
-	var fe *fs.Error
+	var fe *fs.PathError
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, int64(10), fe.Total)
 	assert.Equal(t, int64(9), fe.Limit)
@@ -394,11 +395,11 @@ func (s *suite) edit(t *testing.T, dir string) {
 	assert.Equal(t, string(res.New), s.content(t, p))
 
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "() int {", New: "() uint {"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrAmbiguous)
+	require.ErrorIs(t, err, harness.CodeAmbiguousEdit)
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "return 9", New: "return 3"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrEditNotFound)
+	require.ErrorIs(t, err, harness.CodeEditNotFound)
 	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "", New: "x"}, fs.Precondition{})
-	require.ErrorIs(t, err, fs.ErrInvalidEdit)
+	require.ErrorIs(t, err, harness.CodeInvalidEdit)
 	res, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "int", New: "int64", ReplaceAll: true}, fs.Precondition{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Replacements)
@@ -424,7 +425,7 @@ func (s *suite) editChecksVersionFirst(t *testing.T, dir string) {
 		{Old: "a", New: "b", ReplaceAll: true}, // several
 	} {
 		_, err := s.fsys.Edit(bg(), p, e, fs.IfVersion(v))
-		require.ErrorIs(t, err, fs.ErrStale, "%+v", e)
+		require.ErrorIs(t, err, harness.CodeStale, "%+v", e)
 	}
 	assert.Equal(t, "after!\n", s.content(t, p))
 }
@@ -451,19 +452,19 @@ func (s *suite) aborted(t *testing.T, dir string) {
 	ctx, cancel := context.WithCancel(bg())
 	cancel()
 	_, err := s.fsys.ReadText(ctx, p, fs.Window{})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	_, _, err = s.fsys.ReadBytes(ctx, p, 100)
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	_, err = s.fsys.Write(ctx, p, []byte("lost\n"), fs.WriteOptions{Pre: fs.IfVersion(v)})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = s.fsys.Edit(ctx, p, fs.Edit{Old: "keep", New: "lost"}, fs.IfVersion(v))
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	_, err = s.fsys.Write(ctx, dir+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfAbsent()})
-	require.ErrorIs(t, err, fs.ErrAborted)
+	require.ErrorIs(t, err, harness.CodeAborted)
 	assert.Equal(t, "keep\n", s.content(t, p))
 	_, err = s.fsys.Stat(bg(), dir+"/new.txt")
-	require.ErrorIs(t, err, fs.ErrNotFound)
+	require.ErrorIs(t, err, harness.CodeNotFound)
 }
 
 func (s *suite) concurrentCreate(t *testing.T, dir string) {
@@ -484,7 +485,7 @@ func (s *suite) concurrentCreate(t *testing.T, dir string) {
 				mu.Unlock()
 				return
 			}
-			assert.ErrorIs(t, err, fs.ErrExists)
+			assert.ErrorIs(t, err, harness.CodeExists)
 		})
 	}
 	wg.Wait()
@@ -513,7 +514,7 @@ func (s *suite) concurrentReadEdit(t *testing.T, dir string) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case errors.Is(err, fs.ErrStale):
+				case errors.Is(err, harness.CodeStale):
 				default:
 					assert.NoError(t, err)
 					return

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
@@ -32,18 +34,18 @@ const bytesPerToken = 3.5
 // short summary, and counts the bytes of every request it is sent.
 type countingModel struct {
 	script   *replay.Scripted
-	info     agent.ModelInfo
+	info     model.Info
 	requests int
 	bytes    int64
 	peak     int64
 }
 
-func (m *countingModel) Info() agent.ModelInfo { return m.info }
+func (m *countingModel) Info() model.Info { return m.info }
 
-func (m *countingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq2[agent.Chunk, error] {
+func (m *countingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	n := int64(len(req.System))
 	for _, t := range req.Tools {
-		n += int64(len(t.Name) + len(t.Description) + len(t.InputSchema))
+		n += int64(len(t.Name) + len(t.Description) + len(t.Parameters))
 	}
 	for _, msg := range req.Messages {
 		b, _ := json.Marshal(msg)
@@ -52,14 +54,14 @@ func (m *countingModel) Stream(ctx context.Context, req *agent.Request) iter.Seq
 	m.requests++
 	m.bytes += n
 	m.peak = max(m.peak, n)
-	usage := &session.Usage{InputTokens: int64(float64(n) / bytesPerToken), OutputTokens: 50}
+	usage := &harness.Usage{InputTokens: int64(float64(n) / bytesPerToken), OutputTokens: 50}
 	if strings.HasPrefix(req.System, "You compress") {
 		return replay.NewScripted(replay.Response{Text: "## Goal\nTidy the markers in a.go-e.go and keep the tests green.\n## Done\nRead every file; edited markers 1-8; tests ran (long logs are in spill files).\n## Next\nContinue with the remaining markers.", Usage: usage}).Stream(ctx, req)
 	}
-	return func(yield func(agent.Chunk, error) bool) {
+	return func(yield func(model.Chunk, error) bool) {
 		for c, err := range m.script.Stream(ctx, req) {
-			if c.Type == agent.ChunkFinish {
-				if !yield(agent.Chunk{Type: agent.ChunkUsage, Usage: *usage}, nil) {
+			if c.Type == model.ChunkFinish {
+				if !yield(model.Chunk{Type: model.ChunkUsage, Usage: *usage}, nil) {
 					return
 				}
 			}
@@ -88,9 +90,9 @@ type runIn struct {
 func runTests() tools.Tool {
 	n := 0
 	return tools.Define(tools.Spec{Name: "run_tests", Description: "Run the tests of a package.", Family: tools.FamilyProcess},
-		func(ctx context.Context, call *tools.Call, in runIn) (*tools.Result, error) {
+		func(ctx context.Context, call *tools.Call, in runIn) (*harness.ToolResult, error) {
 			n++
-			return tools.TextResult(testLog(n)), nil
+			return harness.TextResult(testLog(n)), nil
 		})
 }
 
@@ -162,10 +164,10 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	require.NoError(t, err)
 	defer fsys.Close()
 
-	model := &countingModel{script: replay.NewScripted(script()...), info: agent.ModelInfo{Name: "scripted-128k", ContextWindow: 128_000}}
+	llm := &countingModel{script: replay.NewScripted(script()...), info: model.Info{Name: "scripted-128k", ContextWindow: 128_000}}
 	store := session.NewMemory()
 	opts := []agent.Option{
-		agent.WithModel(model), agent.WithFileSystem(fsys), agent.WithSessionStore(store),
+		agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithSessionStore(store),
 		agent.WithTools(append(files.Tools(), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}
@@ -193,7 +195,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	require.Equal(t, 60, end.Steps)
 
-	o := outcome{requests: model.requests, bytes: model.bytes, peak: model.peak}
+	o := outcome{requests: llm.requests, bytes: llm.bytes, peak: llm.peak}
 	tr, err := store.Load(ctx, s.ID())
 	require.NoError(t, err)
 	runs := 0

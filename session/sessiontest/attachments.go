@@ -12,17 +12,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
-// TestAttachments runs the conformance suite for a tools.AttachmentStore.
-// newStore must return an empty store each time it is called.
+// attachmentStore is the contract of an attachment store, as
+// tools.AttachmentStore states it; this package does not depend on tools.
+type attachmentStore interface {
+	Put(ctx context.Context, data []byte) (digest string, err error)
+	Get(ctx context.Context, digest string) ([]byte, error)
+}
+
+// TestAttachments runs the conformance suite for an attachment store (a
+// tools.AttachmentStore). newStore must return an empty store each time
+// it is called.
 //
 //	func TestMyAttachments(t *testing.T) {
 //		sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return newMyStore(t) })
 //	}
-func TestAttachments(t *testing.T, newStore func(t *testing.T) tools.AttachmentStore) {
+func TestAttachments[S attachmentStore](t *testing.T, newStore func(t *testing.T) S) {
 	t.Run("RoundTrip", func(t *testing.T) { testAttachRoundTrip(t, newStore(t)) })
 	t.Run("Deduplicates", func(t *testing.T) { testAttachDedup(t, newStore(t)) })
 	t.Run("NoAliasing", func(t *testing.T) { testAttachAliasing(t, newStore(t)) })
@@ -37,7 +45,7 @@ func sha(data []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
-func testAttachRoundTrip(t *testing.T, s tools.AttachmentStore) {
+func testAttachRoundTrip(t *testing.T, s attachmentStore) {
 	big := bytes.Repeat([]byte("\x89PNG\r\n\x1a\n\x00\xff"), 100_000)
 	for _, data := range [][]byte{[]byte("a"), {}, big, {0, 1, 2, 255}} {
 		d, err := s.Put(ctx(), data)
@@ -51,7 +59,7 @@ func testAttachRoundTrip(t *testing.T, s tools.AttachmentStore) {
 	}
 }
 
-func testAttachDedup(t *testing.T, s tools.AttachmentStore) {
+func testAttachDedup(t *testing.T, s attachmentStore) {
 	a, err := s.Put(ctx(), []byte("same bytes"))
 	require.NoError(t, err)
 	b, err := s.Put(ctx(), []byte("same bytes"))
@@ -67,7 +75,7 @@ func testAttachDedup(t *testing.T, s tools.AttachmentStore) {
 	}
 }
 
-func testAttachAliasing(t *testing.T, s tools.AttachmentStore) {
+func testAttachAliasing(t *testing.T, s attachmentStore) {
 	data := []byte("mutable")
 	d, err := s.Put(ctx(), data)
 	require.NoError(t, err)
@@ -81,14 +89,14 @@ func testAttachAliasing(t *testing.T, s tools.AttachmentStore) {
 	assert.Equal(t, "mutable", string(again), "changing a returned slice must not change the stored bytes")
 }
 
-func testAttachNotFound(t *testing.T, s tools.AttachmentStore) {
+func testAttachNotFound(t *testing.T, s attachmentStore) {
 	_, err := s.Get(ctx(), sha([]byte("never stored")))
 	require.Error(t, err)
-	assert.ErrorIs(t, err, session.ErrNotFound)
-	assert.NotErrorIs(t, err, session.ErrInvalidDigest)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
+	assert.NotErrorIs(t, err, harness.CodeInvalidDigest)
 }
 
-func testAttachInvalid(t *testing.T, s tools.AttachmentStore) {
+func testAttachInvalid(t *testing.T, s attachmentStore) {
 	valid := sha([]byte("x"))
 	_, err := s.Put(ctx(), []byte("x"))
 	require.NoError(t, err)
@@ -108,11 +116,11 @@ func testAttachInvalid(t *testing.T, s tools.AttachmentStore) {
 		valid + "\x00",
 	} {
 		_, err := s.Get(ctx(), d)
-		assert.ErrorIs(t, err, session.ErrInvalidDigest, "digest %q", d)
+		assert.ErrorIs(t, err, harness.CodeInvalidDigest, "digest %q", d)
 	}
 }
 
-func testAttachConcurrent(t *testing.T, s tools.AttachmentStore) {
+func testAttachConcurrent(t *testing.T, s attachmentStore) {
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, 4*n)
@@ -143,13 +151,13 @@ func testAttachConcurrent(t *testing.T, s tools.AttachmentStore) {
 	}
 }
 
-func testAttachCancelled(t *testing.T, s tools.AttachmentStore) {
+func testAttachCancelled(t *testing.T, s attachmentStore) {
 	c, cancel := context.WithCancel(ctx())
 	cancel()
 	_, err := s.Put(c, []byte("late"))
 	assert.ErrorIs(t, err, context.Canceled)
 	_, err = s.Get(ctx(), sha([]byte("late")))
-	assert.ErrorIs(t, err, session.ErrNotFound, "a cancelled Put stores nothing")
+	assert.ErrorIs(t, err, harness.CodeNotFound, "a cancelled Put stores nothing")
 	d, err := s.Put(ctx(), []byte("early"))
 	require.NoError(t, err)
 	_, err = s.Get(c, d)

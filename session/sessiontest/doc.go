@@ -13,4 +13,6 @@
 //	func TestMyStoreLines(t *testing.T) {
 //		sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store { return newMyStore(t, max) })
 //	}
+//
+// It imports harness and session only, like the log itself.
 package sessiontest

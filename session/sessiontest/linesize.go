@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // TestMaxLineSize checks how a store bounds its log lines. newStore must
@@ -26,7 +26,7 @@ func TestMaxLineSize(t *testing.T, newStore func(t *testing.T, maxLineSize int) 
 // text, as the store wrote it.
 func lineOverhead(t *testing.T, log session.Log) int {
 	t.Helper()
-	evs, err := log.Append(ctx(), &session.Reminder{Source: "s"})
+	evs, err := log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s"}})
 	require.NoError(t, err)
 	line, err := evs[0].MarshalJSON()
 	require.NoError(t, err)
@@ -44,9 +44,9 @@ func testRefusedWhole(t *testing.T, s session.Store, max int) {
 	id := log.Header().ID
 	overhead := lineOverhead(t, log)
 
-	huge := &session.Reminder{Source: "s", Text: strings.Repeat("x", max-overhead+slack)}
-	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: "small"}, huge, &session.Reminder{Source: "s", Text: "after"})
-	require.ErrorIs(t, err, session.ErrEventTooLarge)
+	huge := &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: strings.Repeat("x", max-overhead+slack)}}
+	_, err = log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: "small"}}, huge, &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: "after"}})
+	require.ErrorIs(t, err, harness.CodeTooLarge)
 	var tl *session.EventTooLargeError
 	require.ErrorAs(t, err, &tl)
 	assert.Equal(t, int64(3), tl.Seq, "the second event of the batch, after the first append's event 1")
@@ -60,7 +60,7 @@ func testRefusedWhole(t *testing.T, s session.Store, max int) {
 	assert.Len(t, tr.Events, 1, "nothing of the refused batch is written")
 	assert.Empty(t, tr.Warnings)
 
-	evs, err := log.Append(ctx(), &session.Reminder{Source: "s", Text: "next"})
+	evs, err := log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: "next"}})
 	require.NoError(t, err, "the log stays usable")
 	assert.Equal(t, int64(2), evs[0].Seq, "numbering has no gap")
 	require.NoError(t, log.Close())
@@ -69,7 +69,7 @@ func testRefusedWhole(t *testing.T, s session.Store, max int) {
 	require.NoError(t, err)
 	defer log2.Close()
 	require.Len(t, tr.Events, 2)
-	assert.Equal(t, "next", tr.Events[1].Data.(*session.Reminder).Text)
+	assert.Equal(t, "next", tr.Events[1].Data.(*session.Reminded).Text)
 	assert.Empty(t, tr.Warnings)
 }
 
@@ -79,12 +79,12 @@ func testAtTheLimit(t *testing.T, s session.Store, max int) {
 	defer log.Close()
 	overhead := lineOverhead(t, log)
 	text := strings.Repeat("y", max-overhead-slack)
-	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: text})
+	_, err = log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: text}})
 	require.NoError(t, err, "an event that fits is written")
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 2)
-	assert.Equal(t, text, tr.Events[1].Data.(*session.Reminder).Text, "and read back whole")
+	assert.Equal(t, text, tr.Events[1].Data.(*session.Reminded).Text, "and read back whole")
 	assert.Empty(t, tr.Warnings)
 }
 
@@ -94,14 +94,14 @@ func testAnyTypeBounded(t *testing.T, s session.Store, max int) {
 	defer log.Close()
 	big := strings.Repeat("z", max)
 	for _, p := range []session.Payload{
-		&session.UserMessage{Content: []tools.Content{tools.Text(big)}},
-		&session.AssistantMessage{Step: 1, Content: []session.Block{session.TextBlock(big)}},
-		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *tools.TextResult(big)},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock(big)}},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{harness.TextBlock(big)}},
+		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *harness.TextResult(big)},
 		&session.ToolRecord{Tool: "bash", Name: "env", Data: []byte(`"` + big + `"`)},
 		&session.Unknown{Type: "future", Data: []byte(`"` + big + `"`)},
 	} {
 		_, err := log.Append(ctx(), p)
-		assert.ErrorIs(t, err, session.ErrEventTooLarge, "%s event", p.EventType())
+		assert.ErrorIs(t, err, harness.CodeTooLarge, "%s event", p.EventType())
 	}
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)
@@ -122,16 +122,16 @@ func testDefaultBound(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	max := maxLineOf(s)
-	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: "kept"})
+	_, err = log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: "kept"}})
 	require.NoError(t, err)
-	_, err = log.Append(ctx(), &session.Reminder{Source: "s", Text: "lost with the batch"},
-		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *tools.TextResult(strings.Repeat("x", max))})
-	require.ErrorIs(t, err, session.ErrEventTooLarge)
-	assert.False(t, errors.Is(err, session.ErrClosed))
+	_, err = log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: "lost with the batch"}},
+		&session.ToolFinished{Step: 1, CallID: "c", Name: "bash", Result: *harness.TextResult(strings.Repeat("x", max))})
+	require.ErrorIs(t, err, harness.CodeTooLarge)
+	assert.False(t, errors.Is(err, harness.CodeClosed))
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)
-	assert.Equal(t, "kept", tr.Events[0].Data.(*session.Reminder).Text)
+	assert.Equal(t, "kept", tr.Events[0].Data.(*session.Reminded).Text)
 }
 
 // testBackslashWorkspace checks that a backslash in a workspace is a name
@@ -140,7 +140,7 @@ func testBackslashWorkspace(t *testing.T, s session.Store) {
 	for id, cwd := range map[string]string{"victim": "/w/b", "own": `/w/a\..`, "inside": `/w/a\../sub`} {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
 		require.NoError(t, err)
-		_, err = log.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("the secret of " + id)}})
+		_, err = log.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("the secret of " + id)}})
 		require.NoError(t, err)
 		require.NoError(t, log.Close())
 	}

@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 func testDeleteOpen(t *testing.T, s session.Store) {
 	log, err := s.Create(ctx(), session.Header{ID: "live"})
 	require.NoError(t, err)
-	assert.ErrorIs(t, s.Delete(ctx(), "live"), session.ErrLocked, "a session open for appending is not deleted")
+	assert.ErrorIs(t, s.Delete(ctx(), "live"), harness.CodeLocked, "a session open for appending is not deleted")
 	_, err = s.Load(ctx(), "live")
 	require.NoError(t, err, "still there")
 	require.NoError(t, log.Close())
 	require.NoError(t, s.Delete(ctx(), "live"))
 	_, err = s.Load(ctx(), "live")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 }
 
 // fakeData records the sessions a Retention deleted data for.
@@ -50,8 +50,8 @@ func (f *fakeData) ReleaseAttachments(_ context.Context, id string, digests []st
 }
 
 func testRetention(t *testing.T, s session.Store) {
-	img := func(d string) tools.Content {
-		return tools.ImageContent(tools.Image{Digest: d, MediaType: "image/png"})
+	img := func(d string) harness.Block {
+		return harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png"})
 	}
 	mk := func(id, cwd string, payloads ...session.Payload) {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
@@ -63,8 +63,8 @@ func testRetention(t *testing.T, s session.Store) {
 		require.NoError(t, log.Close())
 		time.Sleep(5 * time.Millisecond)
 	}
-	mk("old1", "/w", &session.UserMessage{Content: []tools.Content{tools.Text("look"), img("sha256:bb"), img("sha256:aa")}},
-		&session.ToolFinished{CallID: "c", Name: "read_image", Result: tools.Result{Content: []tools.Content{img("sha256:cc"), img("sha256:aa")}}})
+	mk("old1", "/w", &session.UserMessage{Content: []harness.Block{harness.TextBlock("look"), img("sha256:bb"), img("sha256:aa")}},
+		&session.ToolFinished{CallID: "c", Name: "read_image", Result: harness.ToolResult{Content: []harness.Block{img("sha256:cc"), img("sha256:aa")}}})
 	mk("old2", "/other")
 	live, err := s.Create(ctx(), session.Header{ID: "old3", Cwd: "/w"})
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func testRetention(t *testing.T, s session.Store) {
 	assert.Equal(t, []string{"old1"}, ids(rep.Deleted), "the workspace's old, closed sessions")
 	require.Len(t, rep.Kept, 1)
 	assert.Equal(t, "old3", rep.Kept[0].Info.Header.ID)
-	assert.ErrorIs(t, rep.Kept[0].Err, session.ErrLocked, "a session open for appending is kept")
+	assert.ErrorIs(t, rep.Kept[0].Err, harness.CodeLocked, "a session open for appending is kept")
 	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
 	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
 
@@ -118,13 +118,13 @@ func testRetention(t *testing.T, s session.Store) {
 	require.NoError(t, r.Delete(ctx(), "old2"))
 	assert.Equal(t, []string{"old1", "old2"}, data.deleted)
 	_, err = s.Load(ctx(), "old2")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 
 	// Deleting again still clears what other stores may keep, and says
 	// the log is gone.
-	assert.ErrorIs(t, r.Delete(ctx(), "old2"), session.ErrNotFound)
+	assert.ErrorIs(t, r.Delete(ctx(), "old2"), harness.CodeNotFound)
 	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted)
-	assert.ErrorIs(t, r.Delete(ctx(), "old3"), session.ErrLocked)
-	assert.ErrorIs(t, r.Delete(ctx(), "../x"), session.ErrInvalid)
+	assert.ErrorIs(t, r.Delete(ctx(), "old3"), harness.CodeLocked)
+	assert.ErrorIs(t, r.Delete(ctx(), "../x"), harness.CodeInvalidID)
 	assert.Equal(t, []string{"old1", "old2", "old2"}, data.deleted, "nothing deleted for a live session")
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // searchCorpus creates sessions in several workspaces, oldest first:
@@ -31,20 +31,20 @@ func searchCorpus(t *testing.T, s session.Store) {
 		time.Sleep(5 * time.Millisecond) // distinct update times
 	}
 	user := func(s string) *session.UserMessage {
-		return &session.UserMessage{Content: []tools.Content{tools.Text(s)}}
+		return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 	}
 	mk("a1", "/home/u/proj",
 		&session.SystemPrompt{Text: "You are the search corpus."},
 		user("fix the \"quoted\" bug\n\tnow — ünïcode ✓ in C:\\path\\file, <html> & line\u2028sep, ansi \x1b[31mred"),
-		&session.AssistantMessage{Step: 1, Content: []session.Block{
-			{Type: session.BlockReasoning, Text: "let me grep"},
-			session.TextBlock("Searching."),
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -n \"needle\" src/*.go"}`}},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: "let me grep"},
+			harness.TextBlock("Searching."),
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -n \"needle\" src/*.go"}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
-		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: tools.Result{
-			Content: []tools.Content{tools.Text("line one\nfound needle at src/x.go:12\n")}}},
-		&session.Reminder{Source: "guard", Text: "you grep a lot"},
+		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("line one\nfound needle at src/x.go:12\n")}}},
+		&session.Reminded{Reminder: harness.Reminder{Source: "guard", Text: "you grep a lot"}},
 		&session.TurnEnded{Reason: session.ReasonCompleted},
 	)
 	mk("a2", "/home/u/proj/sub", user("needle in sub"))
@@ -89,7 +89,7 @@ func testSearch(t *testing.T, s session.Store) {
 		assert.Equal(t, "needle in sub", m.Snippet)
 		assert.Equal(t, "needle", m.Snippet[m.MatchStart:m.MatchEnd])
 		assert.Equal(t, session.TypeUser, m.Type)
-		assert.Equal(t, session.RoleUser, m.Role)
+		assert.Equal(t, harness.RoleUser, m.Role)
 		assert.Equal(t, "/home/u/proj/sub", m.Session.Header.Cwd)
 		assert.Equal(t, "needle in sub", m.Session.Title)
 		assert.False(t, m.Time.IsZero())
@@ -97,10 +97,10 @@ func testSearch(t *testing.T, s session.Store) {
 
 		call, res := ms[1], ms[2]
 		assert.Equal(t, session.TypeAssistant, call.Type)
-		assert.Equal(t, session.RoleAssistant, call.Role)
+		assert.Equal(t, harness.RoleAssistant, call.Role)
 		assert.Equal(t, "bash", call.Tool)
 		assert.Equal(t, session.TypeToolResult, res.Type)
-		assert.Equal(t, session.RoleTool, res.Role)
+		assert.Equal(t, harness.RoleTool, res.Role)
 		assert.Equal(t, "bash", res.Tool)
 		assert.Equal(t, "line one\nfound needle at src/x.go:12\n", res.Snippet, "decoded, not JSON-escaped")
 		assert.True(t, strings.HasPrefix(ms[1].Session.Title, `fix the "quoted" bug`), "title %q", ms[1].Session.Title)
@@ -187,7 +187,7 @@ func testSearch(t *testing.T, s session.Store) {
 			{Query: "a*", Regex: true, Workspace: "/w"},
 		} {
 			_, err := session.Search(ctx(), s, opts)
-			assert.ErrorIs(t, err, session.ErrInvalidQuery, "%+v", opts)
+			assert.ErrorIs(t, err, harness.CodeInvalidQuery, "%+v", opts)
 		}
 	})
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 )
 
 // TestStore runs the conformance suite. newStore must return an empty
@@ -44,26 +44,26 @@ func SamplePayloads() []session.Payload {
 	exit := 0
 	return []session.Payload{
 		&session.SystemPrompt{Text: "You are terse."},
-		&session.UserMessage{Content: []tools.Content{tools.Text("fix \"the\" bug <now>\n\tplease — ünïcode ✓")}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("fix \"the\" bug <now>\n\tplease — ünïcode ✓")}},
 		&session.ModelRequest{Step: 1, Model: "m", Fingerprint: session.Fingerprint{System: "aa", Tools: "bb", History: "cc", Messages: 1}},
 		&session.AssistantMessage{Step: 1, Model: "m", Finish: "tool_calls",
-			Usage: &session.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6, ReasoningTokens: 2},
-			Content: []session.Block{
-				{Type: session.BlockReasoning, Text: "think"},
-				session.TextBlock("calling"),
-				{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"ls"`}},
+			Usage: &harness.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6, ReasoningTokens: 2},
+			Content: []harness.Block{
+				{Type: harness.BlockReasoning, Text: "think"},
+				harness.TextBlock("calling"),
+				{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"ls"`}},
 			}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
 		&session.ToolRecord{CallID: "c1", Tool: "bash", Name: "env", Data: json.RawMessage(`{"TERM":"dumb"}`)},
-		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", DurationMS: 12, Result: tools.Result{
-			Content: []tools.Content{tools.Text("a\nb"), tools.ImageContent(tools.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9})},
-			IsError: true, Code: "exit", Render: &tools.Render{Kind: tools.RenderTerminal,
-				Terminal: &tools.Terminal{Command: "ls", Cwd: "/w", Output: "a\nb", ExitCode: &exit, Status: "exited"}},
-			Files: []tools.FileAccess{{Op: tools.FileRead, Path: "/w/a", Version: "v1", StartLine: 1, EndLine: 2}},
+		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", DurationMS: 12, Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("a\nb"), harness.ImageBlock(harness.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9})},
+			IsError: true, Code: "exit", Render: &harness.Render{Kind: harness.RenderTerminal,
+				Terminal: &harness.Terminal{Command: "ls", Cwd: "/w", Output: "a\nb", ExitCode: &exit, Status: "exited"}},
+			Files: []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a", Version: "v1", StartLine: 1, EndLine: 2}},
 		}},
-		&session.Reminder{Source: "guard", Text: "you repeat yourself"},
+		&session.Reminded{Reminder: harness.Reminder{Source: "guard", Text: "you repeat yourself"}},
 		&session.ModelRetry{Step: 2, Attempt: 1, Code: "rate_limit", Message: "slow down", DelayMS: 5},
-		&session.TurnEnded{Reason: session.ReasonError, Steps: 2, Usage: session.Usage{InputTokens: 1}, Error: &session.ErrorInfo{Code: "x", Message: "y"}},
+		&session.TurnEnded{Reason: session.ReasonError, Steps: 2, Usage: harness.Usage{InputTokens: 1}, Error: &session.ErrorInfo{Code: "x", Message: "y"}},
 	}
 }
 
@@ -89,7 +89,7 @@ func testCreate(t *testing.T, s session.Store) {
 	assert.Empty(t, tr.Events)
 
 	_, err = s.Create(ctx(), session.Header{ID: "../escape"})
-	assert.ErrorIs(t, err, session.ErrInvalid)
+	assert.ErrorIs(t, err, harness.CodeInvalidID)
 }
 
 func testRoundTrip(t *testing.T, s session.Store) {
@@ -125,15 +125,15 @@ func testCreateExisting(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	_, err = s.Create(ctx(), session.Header{ID: "dup"})
-	assert.ErrorIs(t, err, session.ErrExists)
+	assert.ErrorIs(t, err, harness.CodeExists)
 }
 
 func testUnknownIDs(t *testing.T, s session.Store) {
 	_, err := s.Load(ctx(), "no-such-session")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	_, _, err = s.Open(ctx(), "no-such-session")
-	assert.ErrorIs(t, err, session.ErrNotFound)
-	assert.ErrorIs(t, s.Delete(ctx(), "no-such-session"), session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
+	assert.ErrorIs(t, s.Delete(ctx(), "no-such-session"), harness.CodeNotFound)
 	for _, bad := range []string{"", "../x", "a/b", ".hidden", "a\x00b"} {
 		_, err := s.Load(ctx(), bad)
 		assert.Error(t, err, "id %q", bad)
@@ -145,7 +145,7 @@ func testOpenResumes(t *testing.T, s session.Store) {
 	log, err := s.Create(ctx(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	id := log.Header().ID
-	_, err = log.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("one")}}, &session.TurnEnded{Reason: session.ReasonCompleted})
+	_, err = log.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("one")}}, &session.TurnEnded{Reason: session.ReasonCompleted})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 
@@ -154,7 +154,7 @@ func testOpenResumes(t *testing.T, s session.Store) {
 	defer log2.Close()
 	assert.Equal(t, id, log2.Header().ID)
 	require.Len(t, tr.Events, 2)
-	evs, err := log2.Append(ctx(), &session.UserMessage{Content: []tools.Content{tools.Text("two")}})
+	evs, err := log2.Append(ctx(), &session.UserMessage{Content: []harness.Block{harness.TextBlock("two")}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), evs[0].Seq, "numbering continues after resume")
 	tr2, err := s.Load(ctx(), id)
@@ -168,7 +168,7 @@ func testSingleWriter(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	id := log.Header().ID
 	_, _, err = s.Open(ctx(), id)
-	assert.ErrorIs(t, err, session.ErrLocked, "a second writer is refused while the first is open")
+	assert.ErrorIs(t, err, harness.CodeLocked, "a second writer is refused while the first is open")
 	_, err = s.Load(ctx(), id)
 	assert.NoError(t, err, "loading works while a writer is open")
 	require.NoError(t, log.Close())
@@ -182,8 +182,8 @@ func testClosed(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 	require.NoError(t, log.Close(), "Close is idempotent")
-	_, err = log.Append(ctx(), &session.Reminder{Text: "x"})
-	assert.ErrorIs(t, err, session.ErrClosed)
+	_, err = log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Text: "x"}})
+	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
 func testList(t *testing.T, s session.Store) {
@@ -191,7 +191,7 @@ func testList(t *testing.T, s session.Store) {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})
 		require.NoError(t, err)
 		if title != "" {
-			_, err = log.Append(ctx(), &session.SystemPrompt{Text: "sys"}, &session.UserMessage{Content: []tools.Content{tools.Text(title + "\nsecond line")}})
+			_, err = log.Append(ctx(), &session.SystemPrompt{Text: "sys"}, &session.UserMessage{Content: []harness.Block{harness.TextBlock(title + "\nsecond line")}})
 			require.NoError(t, err)
 		}
 		require.NoError(t, log.Close())
@@ -234,7 +234,7 @@ func testDelete(t *testing.T, s session.Store) {
 	require.NoError(t, log.Close())
 	require.NoError(t, s.Delete(ctx(), "gone"))
 	_, err = s.Load(ctx(), "gone")
-	assert.ErrorIs(t, err, session.ErrNotFound)
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	list, err := s.List(ctx(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, list)
@@ -249,7 +249,7 @@ func testConcurrent(t *testing.T, s session.Store) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				_, err := log.Append(ctx(), &session.Reminder{Source: fmt.Sprint(w), Text: fmt.Sprint(i)})
+				_, err := log.Append(ctx(), &session.Reminded{Reminder: harness.Reminder{Source: fmt.Sprint(w), Text: fmt.Sprint(i)}})
 				assert.NoError(t, err)
 			}
 		})
@@ -261,7 +261,7 @@ func testConcurrent(t *testing.T, s session.Store) {
 	seen := map[string]bool{}
 	for i, e := range tr.Events {
 		assert.Equal(t, int64(i+1), e.Seq)
-		r := e.Data.(*session.Reminder)
+		r := e.Data.(*session.Reminded)
 		seen[r.Source+"/"+r.Text] = true
 	}
 	assert.Len(t, seen, writers*each, "every append present exactly once")
@@ -272,7 +272,7 @@ func testUnknownType(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	_, err = log.Append(ctx(),
-		&session.UserMessage{Content: []tools.Content{tools.Text("hi")}},
+		&session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
 		&session.Unknown{Type: "from_the_future", Data: json.RawMessage(`{"x":1}`)},
 		&session.TurnEnded{Reason: session.ReasonCompleted})
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func testCancelled(t *testing.T, s session.Store) {
 	defer log.Close()
 	c, cancel := context.WithCancel(ctx())
 	cancel()
-	_, err = log.Append(c, &session.Reminder{Text: "x"})
+	_, err = log.Append(c, &session.Reminded{Reminder: harness.Reminder{Text: "x"}})
 	assert.ErrorIs(t, err, context.Canceled)
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)

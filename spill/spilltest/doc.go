@@ -5,4 +5,6 @@
 //	func TestMyStore(t *testing.T) {
 //		spilltest.TestStore(t, func(t *testing.T) spill.Store { return newMyStore(t) })
 //	}
+//
+// It imports harness, tools and spill; nothing of session or agent.
 package spilltest

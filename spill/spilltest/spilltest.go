@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
@@ -33,12 +34,12 @@ func TestStore(t *testing.T, newStore func(t *testing.T) spill.Store) {
 	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, newStore(t)) })
 }
 
-// TestStoreBudget checks that a store keeps its per-session byte budget:
-// saves up to the budget succeed, one past it fails with spill.ErrBudget
-// (a *spill.BudgetError) and keeps nothing, other sessions are not
-// affected, and deleted or expired outputs give their bytes back.
-// newStore must return an empty store whose sessions may keep budget
-// bytes each; the suite asks for small budgets.
+// TestStoreBudget checks that a store keeps its per-session byte budget: saves
+// up to the budget succeed, one past it fails with harness.CodeSpillBudget (a
+// *spill.BudgetError) and keeps nothing, other sessions are not affected, and
+// deleted or expired outputs give their bytes back. newStore must return an
+// empty store whose sessions may keep budget bytes each; the suite asks for
+// small budgets.
 func TestStoreBudget(t *testing.T, newStore func(t *testing.T, budget int64) spill.Store) {
 	t.Run("UpToTheBudget", func(t *testing.T) { testBudgetFill(t, newStore(t, 1000)) })
 	t.Run("FailedSaveKeepsNothing", func(t *testing.T) { testBudgetFailed(t, newStore(t, 1000)) })
@@ -56,7 +57,7 @@ func save(t *testing.T, s spill.Store, o tools.Owner, n int) (tools.Stored, erro
 func requireBudgetError(t *testing.T, err error, budget, used int64) {
 	t.Helper()
 	require.Error(t, err)
-	require.ErrorIs(t, err, spill.ErrBudget)
+	require.ErrorIs(t, err, harness.CodeSpillBudget)
 	var be *spill.BudgetError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, budget, be.Budget)
@@ -132,7 +133,7 @@ func testBudgetConcurrent(t *testing.T, s spill.Store) {
 	saved := 0
 	for i, err := range errs {
 		if err != nil {
-			assert.ErrorIs(t, err, spill.ErrBudget)
+			assert.ErrorIs(t, err, harness.CodeSpillBudget)
 			continue
 		}
 		saved++
@@ -168,15 +169,15 @@ func ReadAll(t testing.TB, s tools.OutputStore, locator string) []byte {
 	return b
 }
 
-// RequireNotFound asserts that opening locator fails with spill.ErrNotFound.
+// RequireNotFound asserts that opening locator fails with harness.CodeNotFound.
 func RequireNotFound(t testing.TB, s tools.OutputStore, locator string) {
 	t.Helper()
 	rc, err := s.Open(context.Background(), locator)
 	if err == nil {
 		rc.Close()
-		t.Fatalf("Open(%q) succeeded; want an error matching spill.ErrNotFound", locator)
+		t.Fatalf("Open(%q) succeeded; want an error matching harness.CodeNotFound", locator)
 	}
-	assert.ErrorIs(t, err, spill.ErrNotFound, "Open(%q)", locator)
+	assert.ErrorIs(t, err, harness.CodeNotFound, "Open(%q)", locator)
 	assert.ErrorIs(t, err, iofs.ErrNotExist, "Open(%q)", locator)
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/benchbase"
 	"github.com/go-harness/harness/tools"
@@ -41,7 +42,7 @@ func newToolRig(b *testing.B, dir string) *toolRig {
 	return &toolRig{b: b, reg: reg, env: &tools.Env{Cwd: fsys.Root(), FS: fsys, State: state}}
 }
 
-func (r *toolRig) run(name string, args map[string]any) *tools.Result {
+func (r *toolRig) run(name string, args map[string]any) *harness.ToolResult {
 	raw, _ := json.Marshal(args)
 	c := &tools.Call{ID: "b", Name: name, Arguments: raw, Env: r.env}
 	if res := r.reg.Check(c); res != nil {

@@ -17,18 +17,20 @@
 // workspace.
 //
 // write(file_path, content) creates a file, or replaces one the session has
-// read; edit(file_path, old_string, new_string, replace_all?) replaces
-// literal text that must be unique unless replace_all is set. Both go
-// through the session's observation ledger ([Ledger], an fs.Ledger kept in
-// tools.State): a file the session has not seen is never overwritten or
-// edited, and a file that changed since it was seen is refused as stale
-// before any text is matched, with a message telling the model to read it
-// again. Successful changes record the new version, so write, edit, edit
-// needs no read in between. CRLF line endings and a UTF-8 byte order mark
-// are kept.
+// read; edit(file_path, old_string, new_string, replace_all?) replaces literal
+// text that must be unique unless replace_all is set. Both go through the
+// session's observation ledger (tools.Env.Ledger, an fs.Ledger kept in
+// tools.State): a file the session has not seen is never overwritten or edited,
+// and a file that changed since it was seen is refused as stale before any text
+// is matched, with a message telling the model to read it again. Successful
+// changes record the new version, so write, edit, edit needs no read in
+// between. CRLF line endings and a UTF-8 byte order mark are kept.
 //
 // Every error result carries the fs error code (not_found, stale_version,
 // edit_not_found, ...) and a message that says what to do next. Results
-// record file access (tools.FileAccess) for history pruning, and carry a
+// record file access (harness.FileAccess) for history pruning, and carry a
 // render intent: locations for read, diff (with hunks) for write and edit.
+//
+// It imports harness, fs, tools and internal helpers; nothing of session,
+// spill or agent.
 package files

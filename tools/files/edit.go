@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/textcut"
@@ -38,29 +39,29 @@ func Edit(opts ...Option) tools.Tool {
 			"Windows (CRLF) line endings and a byte order mark are kept. The reply shows the changed lines.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
-		Render:      tools.RenderDiff,
+		Render:      harness.RenderDiff,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
 		return c.edit(ctx, call, in)
 	})
 }
 
-func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools.Result, error) {
+func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
 	switch {
 	case in.OldString == "":
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "old_string is empty. Give the exact text to replace; to create a file or replace all of it, use write."}
 	case strings.ReplaceAll(in.OldString, "\r\n", "\n") == strings.ReplaceAll(in.NewString, "\r\n", "\n"):
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "old_string and new_string are the same, so the edit would change nothing. Give the new text in new_string."}
 	}
 	p, fsys, err := prepare(call, "edit", in.FilePath, true)
 	if err != nil {
 		return nil, err
 	}
-	ledger := Ledger(call.Env)
+	ledger := call.Env.Ledger()
 	if ledger == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "The session is closing; edit cannot run."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "The session is closing; edit cannot run."}
 	}
 	pre, err := ledger.EditPrecondition(p)
 	if err != nil {
@@ -71,13 +72,13 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools
 		case serr != nil:
 			err = serr
 		case st.IsDir():
-			err = &fs.Error{Op: "edit", Path: p, Code: fs.CodeNotRegular, Detail: "is a directory"}
+			err = fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: "edit", Path: p, Detail: "is a directory"})
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
 	}
 	res, err := fsys.Edit(ctx, p, fs.Edit{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}, pre)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotFound) {
+		if errors.Is(err, harness.CodeNotFound) {
 			ledger.Forget(p)
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
@@ -96,10 +97,10 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*tools
 	if len(res.Spans) == 1 {
 		msg += c.snippet(res.New, res.Spans[0])
 	}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(msg)},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(msg)},
 		Render:  render,
-		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
+		Files:   []harness.FileAccess{{Op: harness.FileWrite, Path: p, Version: res.Info.Version}},
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/editdist"
 	"github.com/go-harness/harness/tools"
@@ -21,23 +22,27 @@ func explain(ctx context.Context, call *tools.Call, op, p, given string, err err
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return ctxErr
 	}
-	var fe *fs.Error
-	if !errors.As(err, &fe) {
-		fe = &fs.Error{Code: fs.CodeOf(err), Err: err}
+	code := harness.CodeOf(err)
+	if code == harness.CodeUnknown {
+		code = harness.CodeIO
 	}
-	msg := message(ctx, call, op, p, given, fe)
-	return &tools.Error{Code: tools.ErrorCode(fe.Code), Message: msg, Err: err}
+	var fe *fs.PathError
+	if !errors.As(err, &fe) {
+		fe = &fs.PathError{Err: err}
+	}
+	msg := message(ctx, call, op, p, given, code, fe)
+	return &harness.Error{Code: harness.Code(code), Message: msg, Err: err}
 }
 
-func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.Error) string {
+func message(ctx context.Context, call *tools.Call, op, p, given string, code harness.Code, fe *fs.PathError) string {
 	env := call.Env
 	verb := map[string]string{"read": "read", "write": "write", "edit": "edit"}[op]
 	relative := ""
 	if !strings.HasPrefix(given, "/") && !strings.HasPrefix(given, tools.OutputScheme) && env != nil {
 		relative = fmt.Sprintf(" (relative paths are resolved against the working directory %s)", env.Cwd)
 	}
-	switch fe.Code {
-	case fs.CodeNotFound:
+	switch code {
+	case harness.CodeNotFound:
 		msg := fmt.Sprintf("File not found: %s%s.", p, relative)
 		if s := suggest(ctx, env, p); s != "" {
 			msg += " " + s
@@ -46,14 +51,14 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.
 			msg += " To create a new file, use write."
 		}
 		return msg
-	case fs.CodeNotDir:
+	case harness.CodeNotDir:
 		return fmt.Sprintf("Cannot %s %s: a directory on its path is a file. Check the path.", verb, p)
-	case fs.CodeNotRegular:
+	case harness.CodeNotRegular:
 		if st, err := env.FS.Stat(ctx, p); err == nil && st.IsDir() {
 			return fmt.Sprintf("%s is a directory, not a file.%s Give the path of a file in it.", p, listing(ctx, env, p))
 		}
 		return fmt.Sprintf("%s is not a regular file (it is a device, pipe or socket), so it cannot be %s.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op])
-	case fs.CodeNotText:
+	case harness.CodeNotText:
 		msg := fmt.Sprintf("%s is not UTF-8 text", p)
 		if fe.Detail != "" {
 			msg += " (" + fe.Detail + ")"
@@ -68,11 +73,11 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.
 			}
 		}
 		return msg
-	case fs.CodeTooLarge:
+	case harness.CodeTooLarge:
 		return fmt.Sprintf("%s is too large to %s (%s; the limit is %s). Make the change another way, for example with a script.", p, verb, humanBytes(fe.Total), humanBytes(fe.Limit))
-	case fs.CodePermission:
+	case harness.CodePermission:
 		return fmt.Sprintf("Permission denied: %s cannot be %s. Choose another path, or ask the user to change the permissions.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op])
-	case fs.CodeOutsideRoot:
+	case harness.CodeOutsideRoot:
 		root := "/"
 		if env != nil && env.FS != nil {
 			root = fs.RootOf(env.FS)
@@ -82,26 +87,26 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.
 			why = "a symbolic link on it leads outside the workspace"
 		}
 		return fmt.Sprintf("%s cannot be accessed: %s. Only files under %s can be used.", p, why, root)
-	case fs.CodeInvalidPath:
+	case harness.CodeInvalidPath:
 		return fmt.Sprintf("The path %q is not valid: %s. Give an ordinary file path.", given, strings.TrimPrefix(fe.Detail, "the path "))
-	case fs.CodePastEnd:
+	case harness.CodePastEnd:
 		if fe.Total == 0 {
 			return fmt.Sprintf("%s is empty (0 lines); there is no line to start at. Read it without offset.", p)
 		}
 		return fmt.Sprintf("offset is past the end of %s, which has %s. Use an offset from 1 to %d.", p, plural(int(fe.Total), "line", "lines"), fe.Total)
-	case fs.CodeStale:
+	case harness.CodeStale:
 		if errors.Is(fe.Err, iofs.ErrNotExist) {
 			return fmt.Sprintf("%s was deleted after you last read it. If it should exist again, call %s again to create it from scratch.", p, verb)
 		}
 		return fmt.Sprintf("%s changed after you last read it (another program or tool modified it). Read the file again, then retry the %s with its current content.", p, verb)
-	case fs.CodeNotObserved:
+	case harness.CodeNotObserved:
 		if op == "write" {
 			return fmt.Sprintf("%s already exists and you have not read it in this session, so write will not overwrite it. Read the file first (any part is enough), then write again; for a change to part of it, prefer edit.", p)
 		}
 		return fmt.Sprintf("You have not read %s in this session, so it cannot be edited yet. Read the file first (any part of it is enough), then retry.", p)
-	case fs.CodeExists:
+	case harness.CodeExists:
 		return fmt.Sprintf("%s was created by someone else at the same moment, so write did not overwrite it. Read it, then decide whether to replace it.", p)
-	case fs.CodeEditNotFound:
+	case harness.CodeEditNotFound:
 		msg := fmt.Sprintf("old_string was not found in %s. It must match the file exactly, including whitespace, indentation and line breaks; copy it from the read output without the `N: ` line prefixes.", p)
 		if len(fe.Lines) > 0 {
 			if strings.Contains(fe.Detail, "whitespace") {
@@ -113,7 +118,7 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.
 			msg += " If the file may have changed, read it again."
 		}
 		return msg
-	case fs.CodeAmbiguous:
+	case harness.CodeAmbiguousEdit:
 		where := ""
 		if len(fe.Lines) > 0 {
 			where = fmt.Sprintf(" (starting at line %s", joinLines(fe.Lines))
@@ -123,10 +128,12 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, fe *fs.
 			where += ")"
 		}
 		return fmt.Sprintf("old_string occurs %d times in %s%s. Include more of the surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence.", fe.Count, p, where)
-	case fs.CodeInvalidEdit:
+	case harness.CodeInvalidEdit:
 		return fmt.Sprintf("The edit is not valid: %s.", fe.Detail)
-	case fs.CodeAborted:
+	case harness.CodeAborted:
 		return fmt.Sprintf("The %s of %s was cancelled.", op, p)
+	case harness.CodeTimeout:
+		return fmt.Sprintf("The %s of %s ran out of time.", op, p)
 	}
 	detail := fe.Detail
 	if fe.Err != nil {

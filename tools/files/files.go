@@ -2,9 +2,9 @@ package files
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
@@ -76,56 +76,21 @@ func Tools(opts ...Option) []tools.Tool {
 	return []tools.Tool{Read(opts...), Write(opts...), Edit(opts...)}
 }
 
-type ledgerKey struct{}
-
-// Ledger returns the session's observation ledger: the version of every
-// file the session's read, write and edit calls (and other tools that show
-// file content, such as read_image) have seen. It lives in env.State, so it
-// starts empty for every session, resumed ones included. It returns nil
-// when env has no state or the session is closing.
-func Ledger(env *tools.Env) *fs.Ledger {
-	if env == nil || env.State == nil {
-		return nil
-	}
-	l, err := tools.LoadState(env.State, ledgerKey{}, fs.NewLedger)
-	if err != nil {
-		return nil
-	}
-	return l
-}
-
-// Resolve returns the absolute, clean namespace path a tool argument
-// names: an absolute path cleaned, a relative one joined to the session's
-// working directory (or, without one, to the file system's root).
-func Resolve(env *tools.Env, p string) string {
-	if strings.HasPrefix(p, "/") {
-		return path.Clean(p)
-	}
-	cwd := env.Cwd
-	if cwd == "" {
-		cwd = "/"
-		if env.FS != nil {
-			cwd = fs.RootOf(env.FS)
-		}
-	}
-	return path.Join(cwd, p)
-}
-
 // prepare checks what every file tool needs and resolves the path.
 func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.FileSystem, error) {
 	env := call.Env
 	switch {
 	case strings.TrimSpace(filePath) == "":
-		return "", nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return "", nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
 	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
-		return "", nil, &tools.Error{Code: tools.ErrorCode(fs.CodePermission),
+		return "", nil, &harness.Error{Code: harness.Code(harness.CodePermission),
 			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
 	case env == nil || env.FS == nil:
-		return "", nil, &tools.Error{Code: tools.CodeToolFailed,
+		return "", nil, &harness.Error{Code: harness.CodeToolFailed,
 			Message: fmt.Sprintf("The %s tool has no file system in this session, so it cannot be used.", tool)}
 	}
-	return Resolve(env, filePath), env.FS, nil
+	return env.Resolve(filePath), env.FS, nil
 }
 
 func plural(n int, one, many string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/tools"
@@ -37,7 +38,7 @@ func newRig(t *testing.T, fsys fs.FileSystem, cwd string) *rig {
 }
 
 // call runs a tool call the way the loop dispatches it.
-func (r *rig) call(name string, args any) *tools.Result {
+func (r *rig) call(name string, args any) *harness.ToolResult {
 	r.t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(r.t, err)
@@ -49,18 +50,18 @@ func (r *rig) call(name string, args any) *tools.Result {
 	return tools.Executor().Handle(context.Background(), c)
 }
 
-func (r *rig) ok(name string, args any) *tools.Result {
+func (r *rig) ok(name string, args any) *harness.ToolResult {
 	r.t.Helper()
 	res := r.call(name, args)
 	require.False(r.t, res.IsError, "%s failed: %s", name, res.Text())
 	return res
 }
 
-func (r *rig) fails(name string, args any, code fs.Code) string {
+func (r *rig) fails(name string, args any, code harness.Code) string {
 	r.t.Helper()
 	res := r.call(name, args)
 	require.True(r.t, res.IsError, "%s should fail, got: %s", name, res.Text())
-	assert.Equal(r.t, tools.ErrorCode(code), res.Code, res.Text())
+	assert.Equal(r.t, harness.Code(code), res.Code, res.Text())
 	return res.Text()
 }
 
@@ -87,7 +88,7 @@ func (o outputs) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tool
 func (o outputs) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	s, ok := o[locator]
 	if !ok {
-		return nil, fmt.Errorf("open %s: %w", locator, fs.ErrNotFound)
+		return nil, fmt.Errorf("open %s: %w", locator, harness.CodeNotFound)
 	}
 	return io.NopCloser(strings.NewReader(s)), nil
 }
@@ -109,12 +110,12 @@ func TestSpecs(t *testing.T) {
 	assert.True(t, read.NeverSpill)
 	assert.False(t, read.SideEffects)
 	assert.Equal(t, tools.FamilyLocal, read.Family)
-	assert.Equal(t, tools.RenderLocations, read.Render)
+	assert.Equal(t, harness.RenderLocations, read.Render)
 	for _, n := range []string{"write", "edit"} {
 		assert.False(t, byName[n].ConcurrencySafe, n)
 		assert.True(t, byName[n].SideEffects, n)
 		assert.Equal(t, tools.FamilyLocal, byName[n].Family, n)
-		assert.Equal(t, tools.RenderDiff, byName[n].Render, n)
+		assert.Equal(t, harness.RenderDiff, byName[n].Render, n)
 	}
 	schema := func(name string) (props []string, required []string) {
 		var s struct {
@@ -152,17 +153,17 @@ func TestReadShowsNumberedLines(t *testing.T) {
 	assert.Equal(t, "File: /project/src/main.go\n1: package main\n2: \n3: func main() {}\n(End of file: all 3 lines shown.)", res.Text())
 	require.Len(t, res.Files, 1)
 	f := res.Files[0]
-	assert.Equal(t, tools.FileRead, f.Op)
+	assert.Equal(t, harness.FileRead, f.Op)
 	assert.Equal(t, "/project/src/main.go", f.Path)
 	assert.NotEmpty(t, f.Version)
 	assert.Equal(t, 1, f.StartLine)
 	assert.Equal(t, 3, f.EndLine)
 	assert.True(t, f.Complete)
 	require.NotNil(t, res.Render)
-	assert.Equal(t, tools.RenderLocations, res.Render.Kind)
-	assert.Equal(t, []tools.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
+	assert.Equal(t, harness.RenderLocations, res.Render.Kind)
+	assert.Equal(t, []harness.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
 	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
-	v, ok := files.Ledger(r.env).Version("/project/src/main.go")
+	v, ok := r.env.Ledger().Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
 	assert.Equal(t, f.Version, v)
 }
@@ -184,7 +185,7 @@ func TestReadFooters(t *testing.T) {
 	assert.Equal(t, 29, res.Files[0].StartLine)
 	assert.Equal(t, 30, res.Files[0].EndLine)
 
-	msg := r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": 31}, fs.CodePastEnd)
+	msg := r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": 31}, harness.CodePastEnd)
 	assert.Equal(t, "offset is past the end of /project/a.txt, which has 30 lines. Use an offset from 1 to 30.", msg)
 
 	r.put("/project/empty.txt", "")
@@ -193,9 +194,9 @@ func TestReadFooters(t *testing.T) {
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "limit is -5")
 }
 
@@ -232,24 +233,24 @@ func TestReadErrors(t *testing.T) {
 	r.put("/project/logo.png", "\x89PNG\r\n\x1a\n\x00\x00")
 	r.put("/project/data.bin", "\x00\x01\x02")
 
-	msg := r.fails("read", map[string]any{"file_path": "src/handlr.go"}, fs.CodeNotFound)
+	msg := r.fails("read", map[string]any{"file_path": "src/handlr.go"}, harness.CodeNotFound)
 	assert.Equal(t, "File not found: /project/src/handlr.go (relative paths are resolved against the working directory /project). Did you mean /project/src/handler.go?", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/project/src"}, fs.CodeNotRegular)
+	msg = r.fails("read", map[string]any{"file_path": "/project/src"}, harness.CodeNotRegular)
 	assert.Equal(t, "/project/src is a directory, not a file. It contains: handler.go, util.go. Give the path of a file in it.", msg)
-	msg = r.fails("read", map[string]any{"file_path": "/project/logo.png"}, fs.CodeNotText)
+	msg = r.fails("read", map[string]any{"file_path": "/project/logo.png"}, harness.CodeNotText)
 	assert.Contains(t, msg, "is not UTF-8 text (NUL byte at byte offset 8: the file is binary)")
 	assert.Contains(t, msg, "use read_image")
-	msg = r.fails("read", map[string]any{"file_path": "/project/data.bin"}, fs.CodeNotText)
+	msg = r.fails("read", map[string]any{"file_path": "/project/data.bin"}, harness.CodeNotText)
 	assert.Contains(t, msg, "shell command")
-	msg = r.fails("read", map[string]any{"file_path": "/etc/passwd"}, fs.CodeOutsideRoot)
+	msg = r.fails("read", map[string]any{"file_path": "/etc/passwd"}, harness.CodeOutsideRoot)
 	assert.Equal(t, "/etc/passwd cannot be accessed: it is outside the workspace. Only files under /project can be used.", msg)
-	msg = r.fails("read", map[string]any{"file_path": "../secret"}, fs.CodeOutsideRoot)
+	msg = r.fails("read", map[string]any{"file_path": "../secret"}, harness.CodeOutsideRoot)
 	assert.Contains(t, msg, "/secret cannot be accessed")
-	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, fs.CodeInvalidPath)
+	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, harness.CodeInvalidPath)
 	assert.Contains(t, msg, "contains a NUL byte")
-	msg = r.fails("read", map[string]any{"file_path": ""}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "file_path is empty")
-	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "bogus")
 }
 
@@ -263,19 +264,19 @@ func TestReadSavedOutput(t *testing.T) {
 	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999})
 	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
 	assert.Empty(t, res.Files, "a saved output is not a file")
-	assert.Equal(t, []tools.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
+	assert.Equal(t, []harness.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
 	res = r.ok("read", map[string]any{"file_path": "spill://s/c1"})
 	assert.Contains(t, res.Text(), "(Lines 1-2000 of 5000 shown. To continue, call read with offset=2001.)")
 
-	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, fs.CodeNotFound)
+	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "There is no saved output spill://s/gone")
 	r.env.Output = nil
-	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, fs.CodeNotFound)
+	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "keeps no saved outputs")
 
-	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, fs.CodePermission)
+	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
-	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, fs.CodePermission)
+	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
 }
 
@@ -285,13 +286,13 @@ func TestWriteLedgerRules(t *testing.T) {
 	res := r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n"})
 	assert.Equal(t, "Created /project/new/notes.md (1 line, 8 bytes).", res.Text())
 	require.Len(t, res.Files, 1)
-	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, res.Files[0].Op)
 	assert.NotEmpty(t, res.Files[0].Version)
-	require.Equal(t, tools.RenderDiff, res.Render.Kind)
+	require.Equal(t, harness.RenderDiff, res.Render.Kind)
 	assert.Nil(t, res.Render.Diff.OldText, "created: no old text")
 	assert.Equal(t, "# Notes\n", res.Render.Diff.NewText)
 	assert.Equal(t, 1, res.Render.Diff.Added)
-	assert.Equal(t, []tools.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 1, Lines: []string{"+# Notes"}}}, res.Render.Diff.Hunks)
+	assert.Equal(t, []harness.Hunk{{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 1, Lines: []string{"+# Notes"}}}, res.Render.Diff.Hunks)
 
 	// Its own write counts as seen: replacing it needs no read.
 	res = r.ok("write", map[string]any{"file_path": "new/notes.md", "content": "# Notes\n\n- one\n"})
@@ -301,7 +302,7 @@ func TestWriteLedgerRules(t *testing.T) {
 
 	// An existing file nobody read is not overwritten.
 	r.put("/project/config.yaml", "keep: true\n")
-	msg := r.fails("write", map[string]any{"file_path": "config.yaml", "content": "lost\n"}, fs.CodeNotObserved)
+	msg := r.fails("write", map[string]any{"file_path": "config.yaml", "content": "lost\n"}, harness.CodeNotObserved)
 	assert.Equal(t, "/project/config.yaml already exists and you have not read it in this session, so write will not overwrite it. Read the file first (any part is enough), then write again; for a change to part of it, prefer edit.", msg)
 	assert.Equal(t, "keep: true\n", r.content("/project/config.yaml"))
 
@@ -312,7 +313,7 @@ func TestWriteLedgerRules(t *testing.T) {
 
 	// A change by someone else after the read makes it stale.
 	r.put("/project/config.yaml", "keep: maybe\n")
-	msg = r.fails("write", map[string]any{"file_path": "config.yaml", "content": "mine\n"}, fs.CodeStale)
+	msg = r.fails("write", map[string]any{"file_path": "config.yaml", "content": "mine\n"}, harness.CodeStale)
 	assert.Equal(t, "/project/config.yaml changed after you last read it (another program or tool modified it). Read the file again, then retry the write with its current content.", msg)
 	assert.Equal(t, "keep: maybe\n", r.content("/project/config.yaml"))
 
@@ -328,16 +329,16 @@ func TestWriteAfterDeletion(t *testing.T) {
 	r.put("/project/a.txt", "a\n")
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	require.NoError(t, mem.Remove("/project/a.txt"))
-	msg := r.fails("write", map[string]any{"file_path": "a.txt", "content": "b\n"}, fs.CodeStale)
+	msg := r.fails("write", map[string]any{"file_path": "a.txt", "content": "b\n"}, harness.CodeStale)
 	assert.Equal(t, "/project/a.txt was deleted after you last read it. If it should exist again, call write again to create it from scratch.", msg)
 	r.ok("write", map[string]any{"file_path": "a.txt", "content": "b\n"})
 	assert.Equal(t, "b\n", r.content("/project/a.txt"))
 
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	require.NoError(t, mem.Remove("/project/a.txt"))
-	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, fs.CodeNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "a.txt", "old_string": "b", "new_string": "c"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "File not found: /project/a.txt")
-	_, seen := files.Ledger(r.env).Version("/project/a.txt")
+	_, seen := r.env.Ledger().Version("/project/a.txt")
 	assert.False(t, seen, "a file found deleted is forgotten")
 }
 
@@ -345,22 +346,22 @@ func TestEdit(t *testing.T) {
 	r := memRig(t)
 	r.put("/project/calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n")
 
-	msg := r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"}, fs.CodeNotObserved)
+	msg := r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "a - b", "new_string": "a + b"}, harness.CodeNotObserved)
 	assert.Equal(t, "You have not read /project/calc.go in this session, so it cannot be edited yet. Read the file first (any part of it is enough), then retry.", msg)
-	msg = r.fails("edit", map[string]any{"file_path": "nope.go", "old_string": "a", "new_string": "b"}, fs.CodeNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "nope.go", "old_string": "a", "new_string": "b"}, harness.CodeNotFound)
 	assert.Equal(t, "File not found: /project/nope.go (relative paths are resolved against the working directory /project). To create a new file, use write.", msg)
 
 	r.ok("read", map[string]any{"file_path": "calc.go", "offset": 3, "limit": 1})
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "\treturn a - b", "new_string": "\treturn a + b"}, fs.CodeAmbiguous)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "\treturn a - b", "new_string": "\treturn a + b"}, harness.CodeAmbiguousEdit)
 	assert.Equal(t, "old_string occurs 2 times in /project/calc.go (starting at line 4 and 8). Include more of the surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence.", msg)
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add(a, b int) int {\n    return a - b\n}", "new_string": "x"}, fs.CodeEditNotFound)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add(a, b int) int {\n    return a - b\n}", "new_string": "x"}, harness.CodeEditNotFound)
 	assert.Contains(t, msg, "Text that matches if whitespace is ignored starts at line 3")
 
 	res := r.ok("edit", map[string]any{"file_path": "calc.go", "old_string": "Add(a, b int) int {\n\treturn a - b", "new_string": "Add(a, b int) int {\n\t// sum\n\treturn a + b"})
 	assert.Equal(t, "Edited /project/calc.go: replaced 1 occurrence (+2 -1 lines). The lines around the change now read:\n"+
 		"1: package calc\n2: \n3: func Add(a, b int) int {\n4: \t// sum\n5: \treturn a + b\n6: }\n7: ", res.Text())
 	require.Len(t, res.Files, 1)
-	assert.Equal(t, tools.FileWrite, res.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, res.Files[0].Op)
 	d := res.Render.Diff
 	require.NotNil(t, d)
 	assert.Equal(t, "/project/calc.go", d.Path)
@@ -369,7 +370,7 @@ func TestEdit(t *testing.T) {
 	require.NotNil(t, d.OldText)
 	assert.Contains(t, *d.OldText, "return a - b")
 	assert.Contains(t, d.NewText, "// sum")
-	assert.Equal(t, []tools.Hunk{{OldStart: 1, OldLines: 7, NewStart: 1, NewLines: 8, Lines: []string{
+	assert.Equal(t, []harness.Hunk{{OldStart: 1, OldLines: 7, NewStart: 1, NewLines: 8, Lines: []string{
 		" package calc", " ", " func Add(a, b int) int {", "-\treturn a - b", "+\t// sum", "+\treturn a + b", " }", " ", " func Sub(a, b int) int {"}}}, d.Hunks)
 
 	// Edit after edit needs no read; replace_all.
@@ -377,14 +378,14 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
 	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "old_string is empty")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, fs.Code(tools.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(harness.CodeInvalidArguments))
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
 	r.put("/project/calc.go", "package calc // rewritten\n")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add", "new_string": "func Plus"}, fs.CodeStale)
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "func Add", "new_string": "func Plus"}, harness.CodeStale)
 	assert.Contains(t, msg, "changed after you last read it")
 	assert.Contains(t, msg, "Read the file again")
 }
@@ -398,7 +399,7 @@ func TestEditDiffHunks(t *testing.T) {
 	r.put("/project/a.txt", b.String())
 	r.ok("read", map[string]any{"file_path": "a.txt"})
 	res := r.ok("edit", map[string]any{"file_path": "a.txt", "old_string": "line 20\n", "new_string": "line twenty\nline 20.5\n"})
-	assert.Equal(t, []tools.Hunk{{OldStart: 17, OldLines: 7, NewStart: 17, NewLines: 8, Lines: []string{
+	assert.Equal(t, []harness.Hunk{{OldStart: 17, OldLines: 7, NewStart: 17, NewLines: 8, Lines: []string{
 		" line 17", " line 18", " line 19", "-line 20", "+line twenty", "+line 20.5", " line 21", " line 22", " line 23"}}}, res.Render.Diff.Hunks)
 	assert.Contains(t, res.Text(), "18: line 18\n19: line 19\n20: line twenty\n21: line 20.5\n22: line 21\n23: line 22")
 }
@@ -450,16 +451,16 @@ func TestLedgerPerSession(t *testing.T) {
 	a.put("/project/x.txt", "x\n")
 	a.ok("read", map[string]any{"file_path": "x.txt"})
 	a.ok("edit", map[string]any{"file_path": "x.txt", "old_string": "x", "new_string": "y"})
-	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, fs.CodeNotObserved)
-	assert.Same(t, files.Ledger(a.env), files.Ledger(a.env))
-	assert.NotSame(t, files.Ledger(a.env), files.Ledger(b.env))
-	assert.Nil(t, files.Ledger(&tools.Env{}))
+	b.fails("edit", map[string]any{"file_path": "x.txt", "old_string": "y", "new_string": "z"}, harness.CodeNotObserved)
+	assert.Same(t, a.env.Ledger(), a.env.Ledger())
+	assert.NotSame(t, a.env.Ledger(), b.env.Ledger())
+	assert.Nil(t, (&tools.Env{}).Ledger())
 }
 
 func TestNoFileSystem(t *testing.T) {
 	r := memRig(t)
 	r.env.FS = nil
-	msg := r.fails("read", map[string]any{"file_path": "a"}, fs.Code(tools.CodeToolFailed))
+	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(harness.CodeToolFailed))
 	assert.Contains(t, msg, "no file system")
 }
 
@@ -489,7 +490,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case res.Code != tools.ErrorCode(fs.CodeStale):
+				case res.Code != harness.Code(harness.CodeStale):
 					t.Errorf("edit: %s", res.Text())
 					return
 				}
@@ -514,6 +515,6 @@ func TestCancelled(t *testing.T) {
 	require.Nil(t, r.reg.Check(c))
 	res := tools.Executor().Handle(ctx, c)
 	assert.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled")
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
-	"github.com/go-harness/harness/tools"
 )
 
 // FuzzEditTool runs the edit tool end to end (ledger, file system, diff
@@ -43,6 +43,6 @@ func FuzzEditTool(f *testing.F) {
 		require.Equal(t, strings.Replace(content, old, new, -1), r.content("/w/f.txt"))
 		d := res.Render.Diff
 		require.NotNil(t, d)
-		require.Equal(t, tools.RenderDiff, res.Render.Kind)
+		require.Equal(t, harness.RenderDiff, res.Render.Kind)
 	})
 }

@@ -11,21 +11,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
 
-func lastResult(req *agent.Request) string {
+func lastResult(req *model.Request) string {
 	var text string
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				text = ""
 				for _, c := range b.ToolResult.Content {
 					text += c.Text
@@ -47,10 +47,10 @@ func TestThroughTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	defer fsys.Close()
 
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "edit", map[string]any{"file_path": "main.go", "old_string": "helo", "new_string": "hello"})),
 		replay.Call(replay.ToolCall("c2", "read", map[string]any{"file_path": "main.go"})),
-		replay.Response{Respond: func(req *agent.Request) replay.Response {
+		replay.Response{Respond: func(req *model.Request) replay.Response {
 			// Someone changes the file between the read and the edit.
 			os.WriteFile(main, []byte("package main\n\nfunc main() {\n\tprintln(\"helo!\")\n}\n"), 0o644)
 			return replay.Call(replay.ToolCall("c3", "edit", map[string]any{"file_path": "main.go", "old_string": "helo", "new_string": "hello"}))
@@ -59,7 +59,7 @@ func TestThroughTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c5", "edit", map[string]any{"file_path": "main.go", "old_string": "\"helo!\"", "new_string": "\"hello!\""})),
 		replay.Say("Fixed the greeting."),
 	)
-	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestThroughTheLoop(t *testing.T) {
 			ends = append(ends, e)
 		}
 	}
-	reqs := model.Requests()
+	reqs := llm.Requests()
 	require.Len(t, reqs, 6)
 	assert.Contains(t, lastResult(reqs[1]), "You have not read "+filepath.ToSlash(main)+" in this session")
 	assert.Equal(t, "File: "+filepath.ToSlash(main)+"\n1: package main\n2: \n3: func main() {\n4: \tprintln(\"helo\")\n5: }\n(End of file: all 5 lines shown.)", lastResult(reqs[2]))
@@ -85,25 +85,25 @@ func TestThroughTheLoop(t *testing.T) {
 	assert.Equal(t, "package main\n\nfunc main() {\n\tprintln(\"hello!\")\n}\n", string(got))
 
 	require.Len(t, ends, 5)
-	assert.Equal(t, tools.ErrorCode("not_observed"), ends[0].Result.Code)
-	assert.Equal(t, tools.ErrorCode("stale_version"), ends[2].Result.Code)
+	assert.Equal(t, harness.Code("not_observed"), ends[0].Result.Code)
+	assert.Equal(t, harness.Code("stale_version"), ends[2].Result.Code)
 	last := ends[4].Result
-	require.Equal(t, tools.RenderDiff, last.Render.Kind)
+	require.Equal(t, harness.RenderDiff, last.Render.Kind)
 	assert.Equal(t, []string{" package main", " ", " func main() {", "-\tprintln(\"helo!\")", "+\tprintln(\"hello!\")", " }"}, last.Render.Diff.Hunks[0].Lines)
 	require.Len(t, last.Files, 1)
-	assert.Equal(t, tools.FileWrite, last.Files[0].Op)
+	assert.Equal(t, harness.FileWrite, last.Files[0].Op)
 }
 
 // ExampleTools runs a scripted model that reads a file and edits it.
 func ExampleTools() {
 	fsys := fstest.NewMemFS("/project")
 	fsys.SetFile("/project/greet.txt", []byte("Hello, wrold!\n"), 0o644)
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("1", "read", map[string]any{"file_path": "greet.txt"})),
 		replay.Call(replay.ToolCall("2", "edit", map[string]any{"file_path": "greet.txt", "old_string": "wrold", "new_string": "world"})),
 		replay.Say("Done."),
 	)
-	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "fix the typo") {

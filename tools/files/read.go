@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
@@ -33,10 +34,10 @@ func Read(opts ...Option) tools.Tool {
 		Description:     readDescription(c),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
-		Render:          tools.RenderLocations,
+		Render:          harness.RenderLocations,
 		NeverSpill:      true,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
 		return c.read(ctx, call, in)
 	})
 }
@@ -61,11 +62,11 @@ func sizeLimit(n int) string {
 
 func (c config) window(in readArgs) (fs.Window, error) {
 	if in.Offset < 0 {
-		return fs.Window{}, &tools.Error{Code: tools.CodeInvalidArguments,
+		return fs.Window{}, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("offset is %d; it must be a line number from 1 up (or left out to start at line 1).", in.Offset)}
 	}
 	if in.Limit < 0 {
-		return fs.Window{}, &tools.Error{Code: tools.CodeInvalidArguments,
+		return fs.Window{}, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("limit is %d; it must be a positive number of lines (at most %d), or left out.", in.Limit, c.lines)}
 	}
 	limit := in.Limit
@@ -75,7 +76,7 @@ func (c config) window(in readArgs) (fs.Window, error) {
 	return fs.Window{Offset: max(in.Offset, 1), Limit: limit, MaxLineRunes: c.lineRunes, MaxBytes: c.maxBytes}, nil
 }
 
-func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
 	w, err := c.window(in)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*tools
 	if err != nil {
 		return nil, explain(ctx, call, "read", p, in.FilePath, err)
 	}
-	if l := Ledger(call.Env); l != nil && text.Info.Version != "" {
+	if l := call.Env.Ledger(); l != nil && text.Info.Version != "" {
 		l.Observe(p, text.Info.Version)
 	}
 	body := c.format("File: "+p, text)
@@ -99,19 +100,19 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*tools
 	if len(text.Lines) == 0 {
 		start, end = 0, 0
 	}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(body)},
-		Render: &tools.Render{Kind: tools.RenderLocations, Title: readTitle(p, text),
-			Locations: []tools.Location{{Path: p, StartLine: start, EndLine: end}}},
-		Files: []tools.FileAccess{{Op: tools.FileRead, Path: p, Version: text.Info.Version,
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(body)},
+		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(p, text),
+			Locations: []harness.Location{{Path: p, StartLine: start, EndLine: end}}},
+		Files: []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: text.Info.Version,
 			StartLine: start, EndLine: end, Complete: text.Complete()}},
 	}, nil
 }
 
 // readSaved reads a saved output through the session's output store.
-func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*tools.Result, error) {
+func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*harness.ToolResult, error) {
 	if call.Env == nil || call.Env.Output == nil {
-		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound),
+		return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound),
 			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
 	}
 	rc, err := call.Env.Output.Open(ctx, locator)
@@ -119,11 +120,11 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		if errors.Is(err, fs.ErrNotFound) || errors.Is(err, iofs.ErrNotExist) {
-			return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeNotFound), Err: err,
+		if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) {
+			return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound), Err: err,
 				Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
 		}
-		return nil, &tools.Error{Code: tools.ErrorCode(fs.CodeIO), Err: err,
+		return nil, &harness.Error{Code: harness.Code(harness.CodeIO), Err: err,
 			Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
 	}
 	defer rc.Close()
@@ -135,10 +136,10 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 	if len(text.Lines) == 0 {
 		start, end = 0, 0
 	}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(c.format("Saved output: "+locator, text))},
-		Render: &tools.Render{Kind: tools.RenderLocations, Title: readTitle(locator, text),
-			Locations: []tools.Location{{Path: locator, StartLine: start, EndLine: end}}},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(c.format("Saved output: "+locator, text))},
+		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(locator, text),
+			Locations: []harness.Location{{Path: locator, StartLine: start, EndLine: end}}},
 	}, nil
 }
 

@@ -1,8 +1,8 @@
 package files
 
 import (
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/diff"
-	"github.com/go-harness/harness/tools"
 )
 
 // contextLines is the number of unchanged lines around each hunk.
@@ -10,8 +10,8 @@ const contextLines = 3
 
 // diffRender builds the diff render of a change from old to new (old nil
 // for a created file) from an edit script.
-func (c config) diffRender(title, p string, old, new []byte, created bool, script []diff.Edit) *tools.Render {
-	d := &tools.Diff{Path: p}
+func (c config) diffRender(title, p string, old, new []byte, created bool, script []diff.Edit) *harness.Render {
+	d := &harness.Diff{Path: p}
 	for _, e := range script {
 		switch {
 		case e.Op == diff.Delete:
@@ -27,7 +27,7 @@ func (c config) diffRender(title, p string, old, new []byte, created bool, scrip
 			break
 		}
 		lines += len(h.Lines)
-		d.Hunks = append(d.Hunks, tools.Hunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: h.Lines})
+		d.Hunks = append(d.Hunks, harness.Hunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: h.Lines})
 	}
 	if len(old)+len(new) <= c.diffText {
 		if !created {
@@ -38,5 +38,5 @@ func (c config) diffRender(title, p string, old, new []byte, created bool, scrip
 	} else {
 		d.Truncated = true
 	}
-	return &tools.Render{Kind: tools.RenderDiff, Title: title, Diff: d}
+	return &harness.Render{Kind: harness.RenderDiff, Title: title, Diff: d}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/spill"
@@ -39,15 +41,15 @@ func TestSpillHintWorks(t *testing.T) {
 	}
 	big := strings.Join(lines, "\n") + "\n"
 	noisy := tools.Define(tools.Spec{Name: "noisy", Description: "prints a lot"},
-		func(ctx context.Context, call *tools.Call, in struct{}) (*tools.Result, error) {
-			return tools.TextResult(big), nil
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult(big), nil
 		})
 
 	var locator string
 	var offset, limit int
-	model := replay.NewScripted(
+	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "noisy", nil)),
-		replay.Response{Respond: func(req *agent.Request) replay.Response {
+		replay.Response{Respond: func(req *model.Request) replay.Response {
 			preview := lastResult(req)
 			m := hintRE.FindStringSubmatch(preview)
 			if m == nil {
@@ -58,13 +60,13 @@ func TestSpillHintWorks(t *testing.T) {
 			limit, _ = strconv.Atoi(m[3])
 			return replay.Call(replay.ToolCall("c2", "read", map[string]any{"file_path": locator, "offset": offset, "limit": limit}))
 		}},
-		replay.Response{Respond: func(req *agent.Request) replay.Response {
+		replay.Response{Respond: func(req *model.Request) replay.Response {
 			return replay.Call(replay.ToolCall("c3", "write", map[string]any{"file_path": locator, "content": "overwritten"}))
 		}},
 		replay.Say("done"),
 	)
 	store := spill.NewDir(spillDir)
-	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(fsys),
+	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
 		agent.WithTools(append(files.Tools(), noisy)...),
 		agent.WithOutputStore(store), agent.WithMiddleware(spill.Middleware()))
 	defer loop.Close()
@@ -76,7 +78,7 @@ func TestSpillHintWorks(t *testing.T) {
 	require.NotEmpty(t, locator, "the preview names a locator")
 	assert.True(t, strings.HasPrefix(locator, tools.OutputScheme))
 
-	reqs := model.Requests()
+	reqs := llm.Requests()
 	preview := lastResult(reqs[1])
 	assert.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the preview never exceeds the threshold")
 	assert.Contains(t, preview, "log line 0001", "head kept")

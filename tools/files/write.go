@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/tools"
@@ -32,30 +33,30 @@ func Write(opts ...Option) tools.Tool {
 			"Saved outputs (spill:// paths) cannot be written.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
-		Render:      tools.RenderDiff,
+		Render:      harness.RenderDiff,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
 		return c.write(ctx, call, in)
 	})
 }
 
-func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*tools.Result, error) {
+func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
 	p, fsys, err := prepare(call, "write", in.FilePath, true)
 	if err != nil {
 		return nil, err
 	}
-	ledger := Ledger(call.Env)
+	ledger := call.Env.Ledger()
 	if ledger == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "The session is closing; write cannot run."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "The session is closing; write cannot run."}
 	}
 	pre := ledger.WritePrecondition(p)
 	res, err := fsys.Write(ctx, p, []byte(in.Content), fs.WriteOptions{Pre: pre, KeepStyle: true})
 	if err != nil {
-		if errors.Is(err, fs.ErrExists) && pre.Absent {
-			err = &fs.Error{Op: "write", Path: p, Code: fs.CodeNotObserved, Detail: "the file exists and has not been read in this session", Err: err}
+		if errors.Is(err, harness.CodeExists) && pre.Absent {
+			err = fs.NewError(harness.CodeNotObserved, &fs.PathError{Op: "write", Path: p, Detail: "the file exists and has not been read in this session", Err: err})
 		}
-		if errors.Is(err, fs.ErrStale) && pre.Version != "" {
-			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, fs.ErrNotFound) {
+		if errors.Is(err, harness.CodeStale) && pre.Version != "" {
+			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, harness.CodeNotFound) {
 				ledger.Forget(p)
 			}
 		}
@@ -78,17 +79,17 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*too
 		msg += " The file's Windows line endings and byte order mark were kept."
 	}
 
-	var render *tools.Render
+	var render *harness.Render
 	title := "Write " + p
 	switch {
 	case res.Created && len(written) > maxDiffInput:
-		render = &tools.Render{Kind: tools.RenderDiff, Title: "Create " + p, Diff: &tools.Diff{Path: p, Added: lines, Truncated: true}}
+		render = &harness.Render{Kind: harness.RenderDiff, Title: "Create " + p, Diff: &harness.Diff{Path: p, Added: lines, Truncated: true}}
 	case res.Created:
 		render = c.diffRender("Create "+p, p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
 	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
 		// Too large to diff (or the replaced file was too large to
 		// keep): no hunks.
-		render = &tools.Render{Kind: tools.RenderDiff, Title: title, Diff: &tools.Diff{Path: p, Truncated: true}}
+		render = &harness.Render{Kind: harness.RenderDiff, Title: title, Diff: &harness.Diff{Path: p, Truncated: true}}
 	default:
 		script := diff.Lines(diff.SplitLines(res.Previous), diff.SplitLines(written))
 		render = c.diffRender(title, p, res.Previous, written, false, script)
@@ -100,10 +101,10 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*too
 			}
 		}
 	}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(msg)},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(msg)},
 		Render:  render,
-		Files:   []tools.FileAccess{{Op: tools.FileWrite, Path: p, Version: res.Info.Version}},
+		Files:   []harness.FileAccess{{Op: harness.FileWrite, Path: p, Version: res.Info.Version}},
 	}, nil
 }
 

@@ -10,7 +10,8 @@
 // whose decode would need more memory than Limits.MaxDecodeBytes: the
 // need is estimated from the headers (a 4:4:4 or progressive JPEG, a
 // lossless WebP or an interlaced GIF costs several bytes a pixel), and
-// the refusal, CodeDecodeMemory, tells the model to make a smaller copy.
+// the refusal, harness.CodeImageDecodeMemory, tells the model to make a
+// smaller copy.
 // A full decode then proves the image is whole: truncated and corrupt
 // files are refused. A PNG is never decoded whole: a reader of this
 // package inflates it and handles one row at a time, accepting and
@@ -36,13 +37,19 @@
 // of one tool value read and decode at once (WithConcurrentDecodes), so
 // concurrent calls on huge images stay within a few hundred megabytes.
 //
-// Every refusal is an [*Error] with a stable code (see the Code
-// constants) and a message written for the model that says what to do
-// next.
+// Every refusal is a *harness.Error with a stable code
+// (harness.CodeUnsupportedImageType, harness.CodeImageTypeMismatch,
+// harness.CodeCorruptImage, harness.CodeTooLarge, harness.CodeImageTooLarge,
+// harness.CodeImageDecodeMemory, harness.CodeImageInputUnsupported,
+// harness.CodeNoAttachmentStore, harness.CodeImageEncodeFailed) and a
+// message written for the model that says what to do next.
 //
 // The package reads PNG itself (with compress/zlib) and decodes the other
 // formats with the standard library's image/jpeg and image/gif and
 // golang.org/x/image/webp; image/png gives the header and encodes; it
 // sniffs content with github.com/gabriel-vasile/mimetype. It registers no
 // decoders with the image package.
+//
+// It imports harness, fs and tools (the file system and the session's
+// ledger come through tools.Env); nothing of tools/files, session or agent.
 package images

@@ -12,20 +12,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/images"
 )
 
-func lastToolResult(req *agent.Request) *session.ToolResult {
-	var out *session.ToolResult
+func lastToolResult(req *model.Request) *harness.ToolResult {
+	var out *harness.ToolResult
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				out = b.ToolResult
 			}
 		}
@@ -49,7 +50,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("a chart"),
-	).WithInfo(agent.ModelInfo{Name: "seeing", Input: []tools.Modality{tools.ModalityImage}})
+	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
@@ -97,7 +98,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	blind := replay.NewScripted(
 		replay.Call(replay.ToolCall("c2", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("cannot see"),
-	).WithInfo(agent.ModelInfo{Name: "blind"})
+	).WithInfo(model.Info{Name: "blind"})
 	require.NoError(t, s.SetModel(blind))
 	for _, err := range s.Run(context.Background(), "look again") {
 		require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Contains(t, string(all), "not shown: the current model does not accept image input]")
 	refused := lastToolResult(breqs[1])
 	assert.True(t, refused.IsError)
-	assert.Equal(t, images.CodeNoImageInput, refused.Code)
+	assert.Equal(t, harness.CodeImageInputUnsupported, refused.Code)
 
 	// Resumed later, the history still refers to the image, and the bytes
 	// still match.
@@ -119,9 +120,9 @@ func TestReadImageEndToEnd(t *testing.T) {
 	var found bool
 	for _, m := range session.BuildHistory(tr.Events).Messages() {
 		for _, b := range m.Content {
-			if b.Type == session.BlockToolResult {
+			if b.Type == harness.BlockToolResult {
 				for _, c := range b.ToolResult.Content {
-					if c.Type == tools.ContentImage && c.Image.Digest == img.Digest {
+					if c.Type == harness.BlockImage && c.Image.Digest == img.Digest {
 						found = true
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -54,7 +55,7 @@ func ExampleReadImage() {
 	env := &tools.Env{
 		Cwd:         "/project",
 		FS:          fsys,
-		ModelInput:  []tools.Modality{tools.ModalityText, tools.ModalityImage},
+		ModelInput:  []harness.Modality{harness.ModalityText, harness.ModalityImage},
 		State:       state,
 		Attachments: session.NewMemoryAttachments(),
 	}
@@ -69,11 +70,11 @@ func ExampleReadImage() {
 	fmt.Println(res.Content[1].Image.MediaType, res.Content[1].Image.Digest[:19])
 
 	// A text-only model is refused before any I/O.
-	env.ModelInput = []tools.Modality{tools.ModalityText}
+	env.ModelInput = []harness.Modality{harness.ModalityText}
 	_, err = images.ReadImage().Execute(context.Background(), &tools.Call{
 		Name: "read_image", Arguments: []byte(`{"file_path":"photo.webp"}`), Env: env,
 	})
-	fmt.Println(tools.CodeOf(err))
+	fmt.Println(harness.CodeOf(err))
 	// Output:
 	// /project/photo.webp: image/webp, 40x30 px, 180 bytes.
 	// image/webp sha256:23e5c9c08ee7

@@ -6,10 +6,12 @@ import (
 	"image"
 	"runtime"
 	"testing"
+
+	"github.com/go-harness/harness"
 )
 
 // FuzzNormalize feeds arbitrary bytes under every accepted extension:
-// Normalize must not panic, must fail only with an *Error (or a context
+// Normalize must not panic, must fail only with an *harness.Error (or a context
 // error), must stay within a memory bound set by the pixel limit, and
 // what it accepts must decode to what it reports.
 func FuzzNormalize(f *testing.F) {
@@ -56,7 +58,7 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("allocated %d bytes for a %d-byte input", alloc, len(data))
 		}
 		if err != nil {
-			var e *Error
+			var e *harness.Error
 			if !errors.As(err, &e) || e.Code == "" || e.Message == "" {
 				t.Fatalf("error without a code or message: %T %v", err, err)
 			}

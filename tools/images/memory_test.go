@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -87,7 +88,7 @@ func TestHelperDecode(t *testing.T) {
 		data = nil
 		state := tools.NewState()
 		defer state.Close()
-		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []tools.Modality{tools.ModalityImage}, State: state,
+		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state,
 			Attachments: session.NewMemoryAttachments(), Logger: slog.New(slog.DiscardHandler)}
 		tool := ReadImage()
 		args, _ := json.Marshal(map[string]string{"file_path": name})
@@ -98,7 +99,7 @@ func TestHelperDecode(t *testing.T) {
 				res, err := tool.Execute(ctx, &tools.Call{ID: fmt.Sprint(i), Name: "read_image", Arguments: args, Env: env})
 				switch {
 				case err != nil:
-					results[i] = "err " + string(tools.CodeOf(err))
+					results[i] = "err " + string(harness.CodeOf(err))
 				case res.IsError:
 					results[i] = "err tool"
 				default:
@@ -135,7 +136,7 @@ func peakRSS() int64 {
 }
 
 func report(n *Normalized, err error) {
-	var e *Error
+	var e *harness.Error
 	switch {
 	case errors.As(err, &e):
 		fmt.Printf("RESULT err %s\n", e.Code)
@@ -185,7 +186,7 @@ func decodeInChild(t *testing.T, mode, path string) (int64, string) {
 type bomb struct {
 	name   string // the file name, whose extension says the type
 	write  func(t testing.TB, path string)
-	accept bool // accepted (else refused with CodeDecodeMemory)
+	accept bool // accepted (else refused with harness.CodeImageDecodeMemory)
 	long   bool // only with HARNESS_LONG_TESTS=1
 }
 
@@ -294,7 +295,7 @@ func TestDecodeMemoryBounded(t *testing.T) {
 			if b.accept {
 				assert.True(t, strings.HasPrefix(result, "ok 2048x1953"), result)
 			} else {
-				assert.Equal(t, "err "+string(CodeDecodeMemory), result)
+				assert.Equal(t, "err "+string(harness.CodeImageDecodeMemory), result)
 			}
 			assert.Less(t, rss, int64(singleTarget))
 		})

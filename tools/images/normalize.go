@@ -18,6 +18,8 @@ import (
 
 	"github.com/gabriel-vasile/mimetype"
 	"golang.org/x/image/webp"
+
+	"github.com/go-harness/harness"
 )
 
 // Media types of the formats read_image accepts.
@@ -197,7 +199,8 @@ func (n *Normalized) Scale() float64 {
 // then estimated from the headers (bit depth, colour type and interlacing
 // of a PNG, chroma subsampling and progressive coding of a JPEG, the kind
 // of WebP, the size of a GIF's first frame), and an image whose estimate
-// exceeds lim.MaxDecodeBytes is refused with CodeDecodeMemory. A full
+// exceeds lim.MaxDecodeBytes is refused with
+// harness.CodeImageDecodeMemory. A full
 // decode then proves the image is whole: a PNG is read a row at a time,
 // never held whole, and validated exactly as image/png would. An image
 // within the long-edge budget passes through byte-identical, except the
@@ -210,7 +213,7 @@ func (n *Normalized) Scale() float64 {
 // Normalize does not limit how many calls run at once; the read_image
 // tool does (WithConcurrentDecodes).
 //
-// Errors are *Error values with a stable code, or ctx's error.
+// Errors are *harness.Error values with a stable code, or ctx's error.
 func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {
 	n, _, err := normalize(ctx, name, data, lim)
 	return n, err
@@ -254,7 +257,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 		return checked{}, unsupportedExt(name)
 	}
 	if int64(len(data)) > lim.MaxBytes {
-		return checked{}, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
 			"%s is %d bytes, over the %d-byte limit for images. Make a smaller copy (scale it down or crop it) and read that.", name, len(data), lim.MaxBytes)}
 	}
 	actual, err := sniff(name, declared, data)
@@ -263,7 +266,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 	}
 	if actual != declared {
 		base := strings.TrimSuffix(name, path.Ext(name))
-		return checked{}, &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
 			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
 	}
@@ -275,7 +278,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 		return checked{}, err
 	}
 	if actual == WebP && webpAnimated(data) {
-		return checked{}, &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
 	need, what := memoryNeed(actual, data, cfg.Width, cfg.Height, lim)
@@ -346,7 +349,7 @@ func normalizePNG(ctx context.Context, name string, data []byte, n *Normalized, 
 	if hd.interlaced {
 		s, err := newScatterScaler(w, h, nw, nh)
 		if err != nil {
-			return nil, &Error{Code: CodeEncode, Message: fmt.Sprintf("%s could not be scaled: %v.", name, err), Err: err}
+			return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be scaled: %v.", name, err), Err: err}
 		}
 		emit = func(y, x0, dx int, px []uint8) {
 			sample.add(y, x0, dx, px)
@@ -381,11 +384,11 @@ func pngFailed(ctx context.Context, name string, data []byte, err error) error {
 func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits) (*Normalized, error) {
 	enc, mt, err := encode(out, asPNG, lim.MaxBytes)
 	if errors.Is(err, errOutputTooLarge) {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
 			"%s re-encoded to more than %d bytes, over the limit. Make a smaller copy (scale it down or crop it) and read that.", name, lim.MaxBytes)}
 	}
 	if err != nil {
-		return nil, &Error{Code: CodeEncode, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
+		return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
 	}
 	b := out.Bounds()
 	n.Data, n.MediaType, n.Width, n.Height, n.Reencoded = enc, mt, b.Dx(), b.Dy(), true
@@ -395,7 +398,7 @@ func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits)
 // tooCostly is the refusal of an image whose decode would need more
 // memory than the budget.
 func tooCostly(name, what string, w, h int, need int64, lim Limits) error {
-	return &Error{Code: CodeDecodeMemory, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeImageDecodeMemory, Message: fmt.Sprintf(
 		"%s (%s, %dx%d pixels) would take about %s of memory to decode, over the %s read_image allows. "+
 			"Make a smaller copy first, for example with ImageMagick: convert %s -resize %dx%d smaller.png (or scale it down with another tool), then read the copy.",
 		name, what, w, h, sizeText(need), sizeText(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
@@ -407,7 +410,7 @@ func unsupportedExt(name string) error {
 	if ext != "" {
 		what = fmt.Sprintf("has the extension %q", ext)
 	}
-	return &Error{Code: CodeUnsupportedType, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
 		name, what, strings.Join(Extensions(), ", "))}
 }
@@ -416,7 +419,7 @@ func unsupportedExt(name string) error {
 // what the content is instead.
 func sniff(name, declared string, data []byte) (string, error) {
 	if len(data) == 0 {
-		return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
+		return "", &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
 	}
 	m := mimetype.Detect(data)
 	for p := m; p != nil; p = p.Parent() {
@@ -427,11 +430,11 @@ func sniff(name, declared string, data []byte) (string, error) {
 		}
 	}
 	if strings.HasPrefix(m.String(), "image/") {
-		return "", &Error{Code: CodeTypeMismatch, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: harness.CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s, which read_image does not read. Convert it to PNG and read the converted file.",
 			name, formatName(declared), m.String())}
 	}
-	return "", &Error{Code: CodeCorrupt, Message: fmt.Sprintf(
+	return "", &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf(
 		"%s is not a valid %s image: its content looks like %s. Check the path, or produce the image again.",
 		name, formatName(declared), m.String())}
 }
@@ -441,7 +444,7 @@ func corrupt(name, mediaType string, data []byte, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || truncated(mediaType, data) {
 		what = "truncated"
 	}
-	return &Error{Code: CodeCorrupt, Err: err, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeCorruptImage, Err: err, Message: fmt.Sprintf(
 		"%s is not a whole %s image: it is %s (%v). Produce or download the image again, then read it.",
 		name, formatName(mediaType), what, err)}
 }
@@ -464,10 +467,10 @@ func truncated(mediaType string, data []byte) bool {
 
 func checkDimensions(name string, w, h int, lim Limits) error {
 	if w <= 0 || h <= 0 {
-		return &Error{Code: CodeCorrupt, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
+		return &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
 	}
 	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
-		return &Error{Code: CodeDimensions, Message: fmt.Sprintf(
+		return &harness.Error{Code: harness.CodeImageTooLarge, Message: fmt.Sprintf(
 			"%s is %dx%d pixels; the limits are %d px per side and %d pixels in all. Make a smaller copy (scale it down or crop the part that matters) and read that.",
 			name, w, h, lim.MaxSide, lim.MaxPixels)}
 	}

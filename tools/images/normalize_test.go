@@ -17,17 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/image/webp"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 var bg = context.Background()
 
-func codeOf(t *testing.T, err error) tools.ErrorCode {
+func codeOf(t *testing.T, err error) harness.Code {
 	t.Helper()
 	require.Error(t, err)
-	var e *Error
-	require.True(t, errors.As(err, &e), "want *images.Error, got %T: %v", err, err)
-	assert.Equal(t, e.Code, tools.CodeOf(err), "the dispatcher sees the same code")
+	var e *harness.Error
+	require.True(t, errors.As(err, &e), "want *harness.Error, got %T: %v", err, err)
+	assert.Equal(t, e.Code, harness.CodeOf(err), "the dispatcher sees the same code")
 	return e.Code
 }
 
@@ -266,7 +266,7 @@ func TestNormalizeWebP(t *testing.T) {
 	assert.Equal(t, color.NRGBA{200, 60, 40, 160}, c, "lossless pixels decode exactly")
 
 	_, err = Normalize(bg, "anim.webp", fixture(t, "animated.webp"), Limits{})
-	assert.Equal(t, CodeUnsupportedType, codeOf(t, err))
+	assert.Equal(t, harness.CodeUnsupportedImageType, codeOf(t, err))
 	assert.Contains(t, err.Error(), "animated WebP")
 
 	assert.True(t, webpLossless(fixture(t, "wide.webp")))
@@ -291,7 +291,7 @@ func TestNormalizeTypeMismatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Normalize(bg, c.name, c.data, Limits{})
-		assert.Equal(t, CodeTypeMismatch, codeOf(t, err), c.name)
+		assert.Equal(t, harness.CodeImageTypeMismatch, codeOf(t, err), c.name)
 		assert.Contains(t, err.Error(), c.msg)
 	}
 }
@@ -307,24 +307,24 @@ func TestNormalizeRefusals(t *testing.T) {
 		name string
 		data []byte
 		lim  Limits
-		code tools.ErrorCode
+		code harness.Code
 		msg  string
 	}{
-		{"notes.txt", whole, Limits{}, CodeUnsupportedType, `extension ".txt"`},
-		{"Makefile", whole, Limits{}, CodeUnsupportedType, "no extension"},
-		{"pic.bmp", whole, Limits{}, CodeUnsupportedType, "convert other image formats"},
-		{"empty.png", nil, Limits{}, CodeCorrupt, "is empty"},
-		{"text.png", []byte("hello, I am text\n"), Limits{}, CodeCorrupt, "text/plain"},
-		{"half.png", whole[:len(whole)/2], Limits{}, CodeCorrupt, "truncated"},
-		{"header.png", whole[:40], Limits{}, CodeCorrupt, "truncated"},
-		{"magic.png", whole[:8], Limits{}, CodeCorrupt, "not a whole PNG"},
-		{"flipped.png", flipped, Limits{}, CodeCorrupt, "corrupt"},
-		{"half.jpg", jpg[:len(jpg)/2], Limits{}, CodeCorrupt, "not a whole JPEG"},
-		{"half.gif", gifData[:len(gifData)/2], Limits{}, CodeCorrupt, "not a whole GIF"},
-		{"half.webp", webpData[:len(webpData)-30], Limits{}, CodeCorrupt, "not a whole WebP"},
-		{"big.png", whole, Limits{MaxBytes: 1000}, CodeTooLarge, "over the 1000-byte limit"},
-		{"wide.png", whole, Limits{MaxSide: 199}, CodeDimensions, "200x150"},
-		{"many.png", whole, Limits{MaxPixels: 29_999}, CodeDimensions, "29999 pixels"},
+		{"notes.txt", whole, Limits{}, harness.CodeUnsupportedImageType, `extension ".txt"`},
+		{"Makefile", whole, Limits{}, harness.CodeUnsupportedImageType, "no extension"},
+		{"pic.bmp", whole, Limits{}, harness.CodeUnsupportedImageType, "convert other image formats"},
+		{"empty.png", nil, Limits{}, harness.CodeCorruptImage, "is empty"},
+		{"text.png", []byte("hello, I am text\n"), Limits{}, harness.CodeCorruptImage, "text/plain"},
+		{"half.png", whole[:len(whole)/2], Limits{}, harness.CodeCorruptImage, "truncated"},
+		{"header.png", whole[:40], Limits{}, harness.CodeCorruptImage, "truncated"},
+		{"magic.png", whole[:8], Limits{}, harness.CodeCorruptImage, "not a whole PNG"},
+		{"flipped.png", flipped, Limits{}, harness.CodeCorruptImage, "corrupt"},
+		{"half.jpg", jpg[:len(jpg)/2], Limits{}, harness.CodeCorruptImage, "not a whole JPEG"},
+		{"half.gif", gifData[:len(gifData)/2], Limits{}, harness.CodeCorruptImage, "not a whole GIF"},
+		{"half.webp", webpData[:len(webpData)-30], Limits{}, harness.CodeCorruptImage, "not a whole WebP"},
+		{"big.png", whole, Limits{MaxBytes: 1000}, harness.CodeTooLarge, "over the 1000-byte limit"},
+		{"wide.png", whole, Limits{MaxSide: 199}, harness.CodeImageTooLarge, "200x150"},
+		{"many.png", whole, Limits{MaxPixels: 29_999}, harness.CodeImageTooLarge, "29999 pixels"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -371,7 +371,7 @@ func TestNormalizeBombRefusedBeforeDecode(t *testing.T) {
 			require.Less(t, len(c.data), 2000, "the bomb is tiny")
 			var err error
 			alloc := allocDuring(func() { _, err = Normalize(bg, c.name, c.data, Limits{}) })
-			assert.Equal(t, CodeDimensions, codeOf(t, err))
+			assert.Equal(t, harness.CodeImageTooLarge, codeOf(t, err))
 			assert.Less(t, alloc, uint64(256<<10), "refused from the header: %d bytes allocated", alloc)
 		})
 	}

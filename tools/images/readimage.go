@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/files"
 )
 
 // Option configures the read_image tool.
@@ -61,19 +61,19 @@ type readImageArgs struct {
 //
 // A deployment without an attachment store should not offer the tool at
 // all: the model would see a schema it can never use. If it is offered
-// anyway, every call is refused with CodeNoAttachmentStore.
+// anyway, every call is refused with harness.CodeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
-// current model declares image input (tools.Env.Accepts; a model whose
+// current model declares image input (Env.ModelInput.Accepts; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
-// with CodeNoImageInput, telling the model to switch to an image-capable
-// one. The bytes come through FileSystem.ReadBytes with the file-size
+// with harness.CodeImageInputUnsupported, telling the model to switch to
+// an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
 // limit, so a file over it (by its size, or because it grew while read)
 // is refused as too_large, never truncated. They are then validated and
 // normalized by Normalize, stored, and the result carries a short text
 // line (media type, size in pixels and bytes, and the factor to multiply
 // coordinates by when the image was downscaled) plus the image. The read
-// counts as observing the file in the session's ledger (files.Ledger).
+// counts as observing the file in the session's ledger (Env.Ledger).
 // Calls are concurrency-safe; at most two of one tool value (see
 // WithConcurrentDecodes) read and decode at once, so concurrent calls on
 // huge images stay within a bounded amount of memory. A call whose decode
@@ -97,7 +97,7 @@ func ReadImage(opts ...Option) tools.Tool {
 		Description:     c.description(),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
-		Render:          tools.RenderGeneric,
+		Render:          harness.RenderGeneric,
 	}, c.run)
 }
 
@@ -109,29 +109,29 @@ func (c config) description() string {
 		sizeText(c.lim.MaxBytes), c.lim.LongEdge)
 }
 
-func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*tools.Result, error) {
+func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*harness.ToolResult, error) {
 	given := strings.TrimSpace(in.FilePath)
 	if given == "" {
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments,
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "file_path is empty. Give the path of the image file, absolute or relative to the working directory."}
 	}
 	if _, ok := MediaTypeOf(given); !ok {
 		return nil, unsupportedExt(given)
 	}
 	env := call.Env
-	if !env.Accepts(tools.ModalityImage) {
-		return nil, &Error{Code: CodeNoImageInput, Message: fmt.Sprintf(
+	if !env.ModelInput.Accepts(harness.ModalityImage) {
+		return nil, &harness.Error{Code: harness.CodeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
 	}
 	if env.Attachments == nil {
-		return nil, &Error{Code: CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
+		return nil, &harness.Error{Code: harness.CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
 			"(the program must pass agent.WithAttachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}
 	}
-	p := files.Resolve(env, given)
+	p := env.Resolve(given)
 	// The file's bytes and the decode's buffers are the memory a call
 	// holds: take a slot before reading, keep it until the image is
 	// stored.
@@ -171,18 +171,18 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*t
 		if env.Logger != nil {
 			env.Logger.Error("read_image: storing the image failed", "path", p, "error", err)
 		}
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Err: err,
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Err: err,
 			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
 	}
-	if l := files.Ledger(env); l != nil && info.Version != "" {
+	if l := env.Ledger(); l != nil && info.Version != "" {
 		l.Observe(p, info.Version)
 	}
 	line := summary(p, n)
-	img := tools.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(line), tools.ImageContent(img)},
-		Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "read_image " + p, Text: line},
-		Files:   []tools.FileAccess{{Op: tools.FileRead, Path: p, Version: info.Version, Complete: true}},
+	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)},
+		Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "read_image " + p, Text: line},
+		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: info.Version, Complete: true}},
 	}, nil
 }
 
@@ -208,8 +208,11 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return ctxErr
 	}
-	code := fs.CodeOf(err)
-	var fe *fs.Error
+	code := harness.CodeOf(err)
+	if code == harness.CodeUnknown {
+		code = harness.CodeIO
+	}
+	var fe *fs.PathError
 	errors.As(err, &fe)
 	rel := ""
 	if !strings.HasPrefix(given, "/") {
@@ -217,9 +220,9 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	}
 	var msg string
 	switch code {
-	case fs.CodeNotFound:
+	case harness.CodeNotFound:
 		msg = fmt.Sprintf("Image not found: %s%s. Check the path; list the directory with bash (ls) if unsure.", p, rel)
-	case fs.CodeTooLarge:
+	case harness.CodeTooLarge:
 		size := ""
 		if fe != nil && fe.Total > 0 {
 			size = fmt.Sprintf(" (%s)", sizeText(fe.Total))
@@ -230,20 +233,20 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 			msg = fmt.Sprintf("%s grew past %s while it was read: read_image reads files of at most %s. Wait until whatever writes it has finished, or make a smaller copy, then read it again.",
 				p, sizeText(c.lim.MaxBytes), sizeText(c.lim.MaxBytes))
 		}
-	case fs.CodeNotRegular:
+	case harness.CodeNotRegular:
 		msg = fmt.Sprintf("%s is not a regular file (a directory, device, pipe or socket). Give the path of an image file.", p)
-	case fs.CodeNotDir:
+	case harness.CodeNotDir:
 		msg = fmt.Sprintf("Cannot read %s: a directory on its path is a file. Check the path.", p)
-	case fs.CodePermission:
+	case harness.CodePermission:
 		msg = fmt.Sprintf("Permission denied reading %s.", p)
-	case fs.CodeOutsideRoot:
+	case harness.CodeOutsideRoot:
 		msg = fmt.Sprintf("%s is outside the workspace this session may read. Read files inside it.", p)
-	case fs.CodeInvalidPath:
+	case harness.CodeInvalidPath:
 		msg = fmt.Sprintf("%q is not a valid path%s. Give a plain path to the image file.", given, rel)
 	default:
 		msg = fmt.Sprintf("Reading %s failed: %v.", p, err)
 	}
-	return &tools.Error{Code: tools.ErrorCode(code), Message: msg, Err: err}
+	return &harness.Error{Code: harness.Code(code), Message: msg, Err: err}
 }
 
 // sizeText formats a byte count for the model.

@@ -19,13 +19,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -93,7 +93,7 @@ type fixture struct {
 	env  *tools.Env
 }
 
-func newFixture(t *testing.T, input ...tools.Modality) *fixture {
+func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	local, err := fslocal.New(root)
@@ -102,7 +102,7 @@ func newFixture(t *testing.T, input ...tools.Modality) *fixture {
 	state := tools.NewState()
 	t.Cleanup(func() { state.Close() })
 	if input == nil {
-		input = []tools.Modality{tools.ModalityText, tools.ModalityImage}
+		input = []harness.Modality{harness.ModalityText, harness.ModalityImage}
 	}
 	f.env = &tools.Env{SessionID: "s", Cwd: fs.RootOf(local), FS: f.fsys, ModelInput: input, State: state,
 		Attachments: f.att, Logger: slog.New(slog.DiscardHandler)}
@@ -116,7 +116,7 @@ func (f *fixture) write(t *testing.T, name string, data []byte) {
 	require.NoError(t, os.WriteFile(p, data, 0o644))
 }
 
-func (f *fixture) call(t *testing.T, tool tools.Tool, path string) (*tools.Result, error) {
+func (f *fixture) call(t *testing.T, tool tools.Tool, path string) (*harness.ToolResult, error) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"file_path": path})
 	return tool.Execute(ctx, &tools.Call{ID: "c1", Name: "read_image", Arguments: args, Env: f.env})
@@ -157,22 +157,22 @@ func TestReadImageHappyPaths(t *testing.T) {
 			require.False(t, res.IsError)
 			require.Len(t, res.Content, 2)
 			abs := f.env.Cwd + "/" + c.name
-			assert.Equal(t, tools.ContentText, res.Content[0].Type)
+			assert.Equal(t, harness.BlockText, res.Content[0].Type)
 			assert.Equal(t, res.Content[0].Text, strings.Join([]string{abs + ": " + c.mt, ", ", dims(c.w, c.h), " px, ", itoa(len(c.data)), " bytes."}, ""))
 			img := res.Content[1].Image
 			require.NotNil(t, img)
-			assert.Equal(t, tools.Image{Digest: session.Digest(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
+			assert.Equal(t, harness.Image{Digest: session.Digest(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
 			stored, err := f.att.Get(ctx, img.Digest)
 			require.NoError(t, err)
 			assert.Equal(t, c.data, stored, "within budget, the stored bytes are the file's")
 			require.Len(t, res.Files, 1)
 			st, err := f.fsys.FileSystem.Stat(ctx, abs)
 			require.NoError(t, err)
-			assert.Equal(t, tools.FileAccess{Op: tools.FileRead, Path: abs, Version: st.Version, Complete: true}, res.Files[0])
-			v, ok := files.Ledger(f.env).Version(abs)
+			assert.Equal(t, harness.FileAccess{Op: harness.FileRead, Path: abs, Version: st.Version, Complete: true}, res.Files[0])
+			v, ok := f.env.Ledger().Version(abs)
 			assert.True(t, ok, "the read counts as observing the file")
 			assert.Equal(t, st.Version, v)
-			assert.Equal(t, tools.RenderGeneric, res.Render.Kind)
+			assert.Equal(t, harness.RenderGeneric, res.Render.Kind)
 		})
 	}
 }
@@ -209,18 +209,18 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 	pngData := pngBytes(t, 8, 8)
 	cases := []struct {
 		name  string
-		input []tools.Modality
+		input []harness.Modality
 		store bool
 		path  string
-		code  tools.ErrorCode
+		code  harness.Code
 		msg   string
 	}{
-		{"text-only model", []tools.Modality{tools.ModalityText}, true, "a.png", images.CodeNoImageInput, "Switch to an image-capable model"},
-		{"unknown capabilities", []tools.Modality{}, true, "a.png", images.CodeNoImageInput, "does not declare"},
-		{"no attachment store", nil, false, "a.png", images.CodeNoAttachmentStore, "agent.WithAttachments"},
-		{"not an image name", nil, true, "a.txt", images.CodeUnsupportedType, "Use read for text files"},
-		{"no extension", nil, true, "Makefile", images.CodeUnsupportedType, "no extension"},
-		{"empty path", nil, true, " ", tools.CodeInvalidArguments, "file_path is empty"},
+		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.CodeImageInputUnsupported, "Switch to an image-capable model"},
+		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.CodeImageInputUnsupported, "does not declare"},
+		{"no attachment store", nil, false, "a.png", harness.CodeNoAttachmentStore, "agent.WithAttachments"},
+		{"not an image name", nil, true, "a.txt", harness.CodeUnsupportedImageType, "Use read for text files"},
+		{"no extension", nil, true, "Makefile", harness.CodeUnsupportedImageType, "no extension"},
+		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -231,11 +231,11 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 			f.write(t, "a.png", pngData)
 			_, err := f.call(t, images.ReadImage(), c.path)
 			require.Error(t, err)
-			assert.Equal(t, c.code, tools.CodeOf(err))
+			assert.Equal(t, c.code, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), c.msg)
 			assert.Zero(t, f.fsys.calls.Load(), "refused before any I/O")
 			assert.Zero(t, f.att.Len())
-			assert.Zero(t, files.Ledger(f.env).Len())
+			assert.Zero(t, f.env.Ledger().Len())
 		})
 	}
 }
@@ -250,8 +250,8 @@ func TestReadImageTooLarge(t *testing.T) {
 	tool := images.ReadImage(images.WithLimits(images.Limits{MaxBytes: 1000}))
 	_, err := f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, tools.ErrorCode(fs.CodeTooLarge), tools.CodeOf(err))
-	assert.Equal(t, images.CodeTooLarge, tools.CodeOf(err))
+	assert.Equal(t, harness.Code(harness.CodeTooLarge), harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "at most 1000 bytes")
 	assert.Equal(t, int64(1000), f.fsys.maxBytes.Load())
 
@@ -262,10 +262,10 @@ func TestReadImageTooLarge(t *testing.T) {
 
 	// A file that grows past the cap while it is read: the file system
 	// refuses it with the same code, and the tool says what happened.
-	f.fsys.fail = &fs.Error{Op: "read", Path: f.env.Cwd + "/big.jpg", Code: fs.CodeTooLarge, Detail: "the file grew past 1000 bytes while it was read", Limit: 1000}
+	f.fsys.fail = fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "read", Path: f.env.Cwd + "/big.jpg", Detail: "the file grew past 1000 bytes while it was read", Limit: 1000})
 	_, err = f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, images.CodeTooLarge, tools.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "grew past 1000 bytes while it was read")
 	assert.Equal(t, 1, f.att.Len(), "nothing more was stored")
 }
@@ -278,24 +278,24 @@ func TestReadImageValidationErrors(t *testing.T) {
 	f.write(t, "dir.png/x", []byte("x"))
 	for _, c := range []struct {
 		path string
-		code tools.ErrorCode
+		code harness.Code
 		msg  string
 	}{
-		{"shot.jpg", images.CodeTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
-		{"cut.png", images.CodeCorrupt, "truncated"},
-		{"missing.png", tools.ErrorCode(fs.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
-		{"dir.png", tools.ErrorCode(fs.CodeNotRegular), "not a regular file"},
-		{"../outside.png", tools.ErrorCode(fs.CodeOutsideRoot), "outside the workspace"},
+		{"shot.jpg", harness.CodeImageTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
+		{"cut.png", harness.CodeCorruptImage, "truncated"},
+		{"missing.png", harness.Code(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
+		{"dir.png", harness.Code(harness.CodeNotRegular), "not a regular file"},
+		{"../outside.png", harness.Code(harness.CodeOutsideRoot), "outside the workspace"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			_, err := f.call(t, images.ReadImage(), c.path)
 			require.Error(t, err)
-			assert.Equal(t, c.code, tools.CodeOf(err))
+			assert.Equal(t, c.code, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), c.msg)
 		})
 	}
 	assert.Zero(t, f.att.Len())
-	assert.Zero(t, files.Ledger(f.env).Len(), "a refused image is not observed")
+	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
 }
 
 func TestReadImageMemFS(t *testing.T) {
@@ -305,11 +305,11 @@ func TestReadImageMemFS(t *testing.T) {
 	state := tools.NewState()
 	defer state.Close()
 	att := session.NewMemoryAttachments()
-	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []tools.Modality{tools.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}
+	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}
 	res, err := images.ReadImage().Execute(ctx, &tools.Call{Arguments: json.RawMessage(`{"file_path":"a.png"}`), Env: env})
 	require.NoError(t, err)
 	assert.Equal(t, "/ws/a.png: image/png, 20x10 px, "+itoa(len(data))+" bytes.", res.Content[0].Text)
-	_, ok := files.Ledger(env).Version("/ws/a.png")
+	_, ok := env.Ledger().Version("/ws/a.png")
 	assert.True(t, ok)
 }
 
@@ -400,9 +400,9 @@ func TestReadImageDecodeBudget(t *testing.T) {
 	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
 	_, err := f.call(t, tool, "wide.png")
 	require.Error(t, err)
-	assert.Equal(t, images.CodeDecodeMemory, tools.CodeOf(err))
+	assert.Equal(t, harness.CodeImageDecodeMemory, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
 	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
 	assert.Zero(t, f.att.Len())
-	assert.Zero(t, files.Ledger(f.env).Len(), "a refused image is not observed")
+	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
 }

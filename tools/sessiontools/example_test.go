@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/sessiontools"
@@ -14,7 +15,7 @@ func Example() {
 	ctx := context.Background()
 	store := session.NewMemory()
 	log, _ := store.Create(ctx, session.Header{ID: "earlier", Cwd: "/home/u/app"})
-	log.Append(ctx, &session.UserMessage{Content: []tools.Content{tools.Text("the deploy key lives in vault/deploy")}})
+	log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("the deploy key lives in vault/deploy")}})
 	log.Close()
 
 	// A host adds the tools to its loop with

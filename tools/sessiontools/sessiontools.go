@@ -6,19 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
-)
-
-// Error codes of the session tools, beside the dispatcher's own.
-const (
-	// CodeOutsideWorkspace: the session belongs to another workspace.
-	CodeOutsideWorkspace tools.ErrorCode = "outside_workspace"
-	// CodeSessionNotFound: no session has that id.
-	CodeSessionNotFound tools.ErrorCode = "session_not_found"
-	// CodeNoWorkspace: the calling session has no working directory.
-	CodeNoWorkspace tools.ErrorCode = "no_workspace"
 )
 
 // Defaults of the options.
@@ -93,7 +84,7 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 		return "", nil
 	}
 	if call.Env == nil || call.Env.Cwd == "" {
-		return "", &tools.Error{Code: CodeNoWorkspace, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: harness.CodeNoWorkspace, Message: fmt.Sprintf(
 			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
 	}
 	return call.Env.Cwd, nil
@@ -123,18 +114,18 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 			"read around a match with session_read. The current session is not searched.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
-		Render:          tools.RenderGeneric,
+		Render:          harness.RenderGeneric,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in SearchInput) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in SearchInput) (*harness.ToolResult, error) {
 		ws, err := c.workspaceOf(call, "session_search")
 		if err != nil {
 			return nil, err
 		}
 		if strings.TrimSpace(in.Query) == "" {
-			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "The query is empty. Give the text (or, with regex=true, the pattern) to find."}
+			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "The query is empty. Give the text (or, with regex=true, the pattern) to find."}
 		}
 		if in.Limit < 0 {
-			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf("limit must be positive, got %d.", in.Limit)}
+			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("limit must be positive, got %d.", in.Limit)}
 		}
 		limit := in.Limit
 		if limit == 0 {
@@ -150,9 +141,9 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 			Query: in.Query, Regex: in.Regex, Workspace: ws, AllWorkspaces: c.allWorkspaces,
 			Exclude: exclude, Limit: limit + 1, PerSession: c.perSession,
 		})
-		if errors.Is(err, session.ErrInvalidQuery) {
-			msg := strings.TrimPrefix(err.Error(), session.ErrInvalidQuery.Error()+": ")
-			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Err: err, Message: "The query is not usable: " + msg + "."}
+		if errors.Is(err, harness.CodeInvalidQuery) {
+			msg := strings.TrimPrefix(err.Error(), harness.CodeInvalidQuery.Error()+": ")
+			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err, Message: "The query is not usable: " + msg + "."}
 		}
 		if err != nil {
 			return nil, err
@@ -160,9 +151,9 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 		more := len(ms) > limit
 		ms = ms[:min(len(ms), limit)]
 		text := renderMatches(in, ws, ms, more, c.perSession)
-		return &tools.Result{
-			Content: []tools.Content{tools.Text(text)},
-			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: fmt.Sprintf("session_search %q: %d matches", in.Query, len(ms)), Text: text},
+		return &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock(text)},
+			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: fmt.Sprintf("session_search %q: %d matches", in.Query, len(ms)), Text: text},
 		}, nil
 	})
 }
@@ -209,7 +200,7 @@ func renderMatches(in SearchInput, ws string, ms []session.Match, more bool, per
 }
 
 // who describes the source of an event's text.
-func who(typ string, role session.Role, tool string) string {
+func who(typ string, role harness.Role, tool string) string {
 	switch typ {
 	case session.TypeToolResult:
 		return "tool result of " + tool
@@ -277,34 +268,34 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			"(messages, tool calls, tool results). Session ids and seq numbers come from session_search.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
-		Render:          tools.RenderGeneric,
+		Render:          harness.RenderGeneric,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in ReadInput) (*tools.Result, error) {
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in ReadInput) (*harness.ToolResult, error) {
 		ws, err := c.workspaceOf(call, "session_read")
 		if err != nil {
 			return nil, err
 		}
 		if in.SessionID == "" {
-			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "session_id is empty. Give a session id from session_search."}
+			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "session_id is empty. Give a session id from session_search."}
 		}
 		for name, v := range map[string]*int{"before": in.Before, "after": in.After} {
 			if v != nil && *v < 0 {
-				return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf("%s must not be negative, got %d.", name, *v)}
+				return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("%s must not be negative, got %d.", name, *v)}
 			}
 		}
 		tr, err := store.Load(ctx, in.SessionID)
 		switch {
-		case errors.Is(err, session.ErrInvalid):
-			return nil, &tools.Error{Code: tools.CodeInvalidArguments, Err: err,
+		case errors.Is(err, harness.CodeInvalidID):
+			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
-		case errors.Is(err, session.ErrNotFound):
-			return nil, &tools.Error{Code: CodeSessionNotFound, Err: err,
+		case errors.Is(err, harness.CodeNotFound):
+			return nil, &harness.Error{Code: harness.CodeSessionNotFound, Err: err,
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		case err != nil:
 			return nil, err
 		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
-			return nil, &tools.Error{Code: CodeOutsideWorkspace, Message: fmt.Sprintf(
+			return nil, &harness.Error{Code: harness.CodeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}
@@ -312,9 +303,9 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 		if err != nil {
 			return nil, err
 		}
-		return &tools.Result{
-			Content: []tools.Content{tools.Text(text)},
-			Render:  &tools.Render{Kind: tools.RenderGeneric, Title: "session_read " + in.SessionID, Text: text},
+		return &harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock(text)},
+			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "session_read " + in.SessionID, Text: text},
 		}, nil
 	})
 }
@@ -352,7 +343,7 @@ func renderSession(tr *session.Transcript, in ReadInput) (string, error) {
 	if in.Seq != nil {
 		seq := *in.Seq
 		if seq < 1 || seq > last {
-			return "", &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf(
+			return "", &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf(
 				"seq %d is outside session %s, whose events are numbered 1 to %d.", seq, h.ID, last)}
 		}
 		// The event itself, or the next shown one when it is bookkeeping.
@@ -432,13 +423,13 @@ func renderEvent(b *strings.Builder, e session.Event, full bool) {
 		line("assistant (step %d):", p.Step)
 		for _, blk := range p.Content {
 			switch blk.Type {
-			case session.BlockReasoning:
+			case harness.BlockReasoning:
 				body("(reasoning) " + cut(blk.Text, summaryTextBytes))
-			case session.BlockToolCall:
+			case harness.BlockToolCall:
 				if blk.ToolCall != nil {
 					body(fmt.Sprintf("→ call %s %s", blk.ToolCall.Name, cut(blk.ToolCall.Arguments, summaryArgsBytes)))
 				}
-			case session.BlockImage:
+			case harness.BlockImage:
 				body("[image]")
 			default:
 				body(cut(blk.Text, summaryTextBytes))
@@ -457,7 +448,7 @@ func renderEvent(b *strings.Builder, e session.Event, full bool) {
 			}
 			body(cut(c.Text, summaryResultBytes))
 		}
-	case *session.Reminder:
+	case *session.Reminded:
 		line("reminder from %s:", p.Source)
 		body(cut(p.Text, summaryTextBytes))
 	case *session.SystemPrompt:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
@@ -21,7 +22,7 @@ import (
 )
 
 func user(s string) *session.UserMessage {
-	return &session.UserMessage{Content: []tools.Content{tools.Text(s)}}
+	return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 }
 
 // corpus creates, oldest first:
@@ -45,14 +46,14 @@ func corpus(t *testing.T, s session.Store) {
 		&session.SystemPrompt{Text: "You are terse."},
 		user("CI fails with \"connection reset by peer\"\nplease fix"),
 		&session.ModelRequest{Step: 1, Model: "m"},
-		&session.AssistantMessage{Step: 1, Content: []session.Block{
-			session.TextBlock("Looking at the dialer."),
-			{Type: session.BlockToolCall, ToolCall: &session.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -rn \"reset by peer\" ."}`}},
+		&session.AssistantMessage{Step: 1, Content: []harness.Block{
+			harness.TextBlock("Looking at the dialer."),
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"grep -rn \"reset by peer\" ."}`}},
 		}},
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
-		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: tools.Result{
-			Content: []tools.Content{tools.Text("net/dial.go:42: retry on connection reset by peer\n" + strings.Repeat("more output\n", 200))}}},
-		&session.AssistantMessage{Step: 2, Content: []session.Block{session.TextBlock("Fixed: the dialer now retries.")}},
+		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", Result: harness.ToolResult{
+			Content: []harness.Block{harness.TextBlock("net/dial.go:42: retry on connection reset by peer\n" + strings.Repeat("more output\n", 200))}}},
+		&session.AssistantMessage{Step: 2, Content: []harness.Block{harness.TextBlock("Fixed: the dialer now retries.")}},
 		&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 2},
 	)
 	mk("sub", "/home/u/proj/sub", user("the needle is in sub"))
@@ -170,19 +171,19 @@ func TestSearchErrors(t *testing.T) {
 	for _, tc := range []struct {
 		env  *tools.Env
 		args any
-		code tools.ErrorCode
+		code harness.Code
 		msg  string
 	}{
-		{curEnv, map[string]any{"query": ""}, tools.CodeInvalidArguments, "The query is empty"},
-		{curEnv, map[string]any{"query": "a(", "regex": true}, tools.CodeInvalidArguments, "missing closing )"},
-		{curEnv, map[string]any{"query": "x*", "regex": true}, tools.CodeInvalidArguments, "matches empty text"},
-		{curEnv, map[string]any{"query": "x", "limit": -1}, tools.CodeInvalidArguments, "limit"},
-		{curEnv, map[string]any{"query": "x", "workspace": "/"}, tools.CodeInvalidArguments, "unknown field"},
-		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, sessiontools.CodeNoWorkspace, "no working directory"},
+		{curEnv, map[string]any{"query": ""}, harness.CodeInvalidArguments, "The query is empty"},
+		{curEnv, map[string]any{"query": "a(", "regex": true}, harness.CodeInvalidArguments, "missing closing )"},
+		{curEnv, map[string]any{"query": "x*", "regex": true}, harness.CodeInvalidArguments, "matches empty text"},
+		{curEnv, map[string]any{"query": "x", "limit": -1}, harness.CodeInvalidArguments, "limit"},
+		{curEnv, map[string]any{"query": "x", "workspace": "/"}, harness.CodeInvalidArguments, "unknown field"},
+		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, harness.CodeNoWorkspace, "no working directory"},
 	} {
 		_, err := run(t, search, tc.env, tc.args)
 		require.Error(t, err, "%v", tc.args)
-		assert.Equal(t, tc.code, tools.CodeOf(err), "%v", tc.args)
+		assert.Equal(t, tc.code, harness.CodeOf(err), "%v", tc.args)
 		assert.Contains(t, err.Error(), tc.msg)
 	}
 }
@@ -236,12 +237,12 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 	for _, id := range []string{"sib", "else"} {
 		_, err := run(t, read, curEnv, map[string]any{"session_id": id})
 		require.Error(t, err)
-		assert.Equal(t, sessiontools.CodeOutsideWorkspace, tools.CodeOf(err))
+		assert.Equal(t, harness.CodeOutsideWorkspace, harness.CodeOf(err))
 		assert.Contains(t, err.Error(), "Session "+id+" belongs to another workspace; session_read reads only sessions of this workspace (/home/u/proj and the directories below it).")
 	}
 	// From a subdirectory, the parent's sessions are another workspace.
 	_, err := run(t, read, &tools.Env{Cwd: "/home/u/proj/sub"}, map[string]any{"session_id": "old"})
-	assert.Equal(t, sessiontools.CodeOutsideWorkspace, tools.CodeOf(err))
+	assert.Equal(t, harness.CodeOutsideWorkspace, harness.CodeOf(err))
 
 	out, err := run(t, sessiontools.Read(store, sessiontools.AllWorkspaces()), curEnv, map[string]any{"session_id": "sib"})
 	require.NoError(t, err, "allowed when the host enables it")
@@ -249,18 +250,18 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 
 	for _, tc := range []struct {
 		args any
-		code tools.ErrorCode
+		code harness.Code
 		msg  string
 	}{
-		{map[string]any{"session_id": "nope"}, sessiontools.CodeSessionNotFound, "There is no session nope"},
-		{map[string]any{"session_id": "../etc/passwd"}, tools.CodeInvalidArguments, "is not a session id"},
-		{map[string]any{"session_id": ""}, tools.CodeInvalidArguments, "session_id is empty"},
-		{map[string]any{"session_id": "old", "seq": 99}, tools.CodeInvalidArguments, "seq 99 is outside session old, whose events are numbered 1 to 8"},
-		{map[string]any{"session_id": "old", "before": -1, "seq": 2}, tools.CodeInvalidArguments, "before must not be negative"},
+		{map[string]any{"session_id": "nope"}, harness.CodeSessionNotFound, "There is no session nope"},
+		{map[string]any{"session_id": "../etc/passwd"}, harness.CodeInvalidArguments, "is not a session id"},
+		{map[string]any{"session_id": ""}, harness.CodeInvalidArguments, "session_id is empty"},
+		{map[string]any{"session_id": "old", "seq": 99}, harness.CodeInvalidArguments, "seq 99 is outside session old, whose events are numbered 1 to 8"},
+		{map[string]any{"session_id": "old", "before": -1, "seq": 2}, harness.CodeInvalidArguments, "before must not be negative"},
 	} {
 		_, err := run(t, read, curEnv, tc.args)
 		require.Error(t, err, "%v", tc.args)
-		assert.Equal(t, tc.code, tools.CodeOf(err), "%v", tc.args)
+		assert.Equal(t, tc.code, harness.CodeOf(err), "%v", tc.args)
 		assert.Contains(t, err.Error(), tc.msg)
 	}
 }

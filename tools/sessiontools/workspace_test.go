@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/sessiontools"
@@ -33,9 +34,9 @@ func TestBackslashWorkspaceReachesNoOtherWorkspace(t *testing.T) {
 			raw, err := json.Marshal(map[string]any{"session_id": "victim", "seq": 1})
 			require.NoError(t, err)
 			_, err = sessiontools.Read(store).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: raw, Env: env})
-			var te *tools.Error
+			var te *harness.Error
 			require.ErrorAs(t, err, &te)
-			assert.Equal(t, sessiontools.CodeOutsideWorkspace, te.Code)
+			assert.Equal(t, harness.CodeOutsideWorkspace, te.Code)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
 )
@@ -50,7 +51,7 @@ type bashJobArgs struct {
 // exit code.
 func Bash(opts ...Option) tools.Tool {
 	b := &bashTool{cfg: newConfig(opts)}
-	return tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*tools.Result, error) {
+	return tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*harness.ToolResult, error) {
 		return b.run(ctx, call, bashJobArgs{Command: in.Command, TimeoutMS: in.TimeoutMS, Workdir: in.Workdir, Description: in.Description})
 	})
 }
@@ -65,7 +66,7 @@ func Bash(opts ...Option) tools.Tool {
 func BashWithJobs(opts ...Option) []tools.Tool {
 	cfg := newConfig(opts)
 	b := &bashTool{cfg: cfg, jobs: &jobsKey{}}
-	bash := tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*tools.Result, error) {
+	bash := tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
 		if in.RunInBackground {
 			return b.startJob(ctx, call, in)
 		}
@@ -113,18 +114,18 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 		SideEffects: true,
 		Family:      tools.FamilyProcess,
 		Deadline:    c.maxTimeout + c.grace + drainDelay + 30*time.Second,
-		Render:      tools.RenderTerminal,
+		Render:      harness.RenderTerminal,
 	}
 }
 
 func checkCommand(command string) error {
 	switch {
 	case strings.TrimSpace(command) == "":
-		return &tools.Error{Code: tools.CodeInvalidArguments, Message: "The command is empty. Pass the bash command line to run in command."}
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command is empty. Pass the bash command line to run in command."}
 	case strings.IndexByte(command, 0) >= 0:
-		return &tools.Error{Code: tools.CodeInvalidArguments, Message: "The command contains a NUL byte, which bash cannot take. Remove it and send the command again."}
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command contains a NUL byte, which bash cannot take. Remove it and send the command again."}
 	case len(command) > MaxCommandBytes:
-		return &tools.Error{Code: tools.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), MaxCommandBytes)}
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), MaxCommandBytes)}
 	}
 	return nil
 }
@@ -141,15 +142,15 @@ func owner(call *tools.Call) tools.Owner {
 }
 
 // run runs a command in the foreground.
-func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*tools.Result, error) {
+func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
 	if err := checkCommand(in.Command); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return tools.ErrorResult(tools.CodeOf(err), "The call was cancelled before the command started; nothing was run."), nil
+		return harness.ErrorResult(harness.CodeOf(err), "The call was cancelled before the command started; nothing was run."), nil
 	}
 	if in.TimeoutMS < 0 {
-		return nil, &tools.Error{Code: tools.CodeInvalidArguments, Message: "timeout_ms must not be negative. Leave it out for the default."}
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "timeout_ms must not be negative. Leave it out for the default."}
 	}
 	timeout := b.cfg.timeout
 	if in.TimeoutMS > 0 {
@@ -238,12 +239,12 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	text.WriteString(r.trailer(timeout, b.jobs != nil))
 	fmt.Fprintf(&text, "[cwd %s]", ns)
 
-	res := &tools.Result{
-		Content: []tools.Content{tools.Text(text.String())},
-		Render: &tools.Render{
-			Kind:  tools.RenderTerminal,
+	res := &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(text.String())},
+		Render: &harness.Render{
+			Kind:  harness.RenderTerminal,
 			Title: title(in.Description, in.Command),
-			Terminal: &tools.Terminal{
+			Terminal: &harness.Terminal{
 				Command: in.Command, Cwd: ns, Output: output.String(),
 				ExitCode: r.code, Status: r.status,
 			},
@@ -251,9 +252,9 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	}
 	switch r.status {
 	case statusTimeout:
-		res.IsError, res.Code = true, tools.CodeTimeout
+		res.IsError, res.Code = true, harness.CodeTimeout
 	case statusCancelled:
-		res.IsError, res.Code = true, tools.CodeAborted
+		res.IsError, res.Code = true, harness.CodeAborted
 	}
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools"
 )
@@ -22,7 +23,7 @@ func TestBashSpecs(t *testing.T) {
 		reg, err := tools.NewRegistry(ts...)
 		require.NoError(t, err)
 		for _, s := range reg.Specs() {
-			assert.Equal(t, tools.RenderTerminal, s.Render, s.Name)
+			assert.Equal(t, harness.RenderTerminal, s.Render, s.Name)
 			assert.Equal(t, tools.FamilyProcess, s.Family, s.Name)
 			assert.Greater(t, s.Deadline, time.Duration(0), s.Name)
 		}
@@ -78,7 +79,7 @@ func TestBashOutputAndExitCode(t *testing.T) {
 			require.NotNil(t, res.Render)
 			term := res.Render.Terminal
 			require.NotNil(t, term)
-			assert.Equal(t, tools.RenderTerminal, res.Render.Kind)
+			assert.Equal(t, harness.RenderTerminal, res.Render.Kind)
 			assert.Equal(t, tc.name, res.Render.Title)
 			assert.Equal(t, tc.command, term.Command)
 			assert.Equal(t, env.Cwd, term.Cwd)
@@ -124,7 +125,7 @@ func TestBashWorkdir(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
-			assert.Equal(t, CodeBadWorkdir, res.Code)
+			assert.Equal(t, harness.CodeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
 		})
 	}
@@ -151,7 +152,7 @@ func TestBashInvalidArguments(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, context.Background(), Bash(), env, args)
 			require.True(t, res.IsError)
-			assert.Equal(t, tools.CodeInvalidArguments, res.Code, res.Text())
+			assert.Equal(t, harness.CodeInvalidArguments, res.Code, res.Text())
 		})
 	}
 }
@@ -166,7 +167,7 @@ func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 		"timeout_ms": 300,
 	})
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeTimeout, res.Code)
+	assert.Equal(t, harness.CodeTimeout, res.Code)
 	text := res.Text()
 	assert.Contains(t, text, "started\n")
 	assert.Contains(t, text, "[timed out after 300 ms: its processes were sent SIGTERM and ended")
@@ -205,7 +206,7 @@ func TestBashCancel(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *tools.Result, 1)
+	done := make(chan *harness.ToolResult, 1)
 	tag := sleepTag(t)
 	go func() {
 		done <- run(t, ctx, Bash(), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
@@ -214,7 +215,7 @@ func TestBashCancel(t *testing.T) {
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "[cancelled after ")
 	assert.Contains(t, res.Text(), "its processes were sent SIGTERM and ended")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
@@ -362,7 +363,7 @@ func TestBashSandbox(t *testing.T) {
 
 	res = run(t, context.Background(), Bash(WithSandbox(&envSandbox{deny: true})), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeSandbox, res.Code)
+	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
 }
 
@@ -386,7 +387,7 @@ func TestBashMissingShell(t *testing.T) {
 	env := testEnv(t)
 	res := run(t, context.Background(), Bash(WithShell("no-such-bash-here")), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Equal(t, harness.CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
 
@@ -396,7 +397,7 @@ func TestBashCancelledBeforeStart(t *testing.T) {
 	cancel()
 	res := run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Equal(t, "The call was cancelled before the command started; nothing was run.", res.Text())
 	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
 	assert.ErrorIs(t, err, os.ErrNotExist)

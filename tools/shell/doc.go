@@ -35,8 +35,8 @@
 // Shells and jobs live in the agent session's tools.State: they belong to
 // the session that started them, are limited in number, and are stopped,
 // with every process they started, when the session or the loop closes;
-// closing returns an error wrapping [ErrSurvivors] if anything outlived
-// that. Shells also close after an idle timeout. The environment and
+// closing returns an error matching harness.CodeNotStopped if anything
+// outlived that. Shells also close after an idle timeout. The environment and
 // sandbox ([Sandbox]) of a shell are fixed when it opens and recorded in
 // the session log.
 //
@@ -89,4 +89,12 @@
 // confines them.
 //
 // The tools need a Unix-like system with bash.
+//
+// Failures carry harness codes: beside the dispatcher's (invalid_arguments,
+// timeout, aborted), harness.CodeBadWorkdir, CodeNoShell, CodeSandboxDenied,
+// CodeShellBusy, CodeShellBroken, CodeUnknownShell, CodeTooManyShells,
+// CodeUnknownJob, CodeTooManyJobs and CodeUnsupported.
+//
+// It imports harness, fs, tools and internal helpers; nothing of session,
+// spill or agent.
 package shell

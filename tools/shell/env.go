@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/tools"
 )
@@ -95,7 +96,7 @@ func (c *config) settings() []string {
 func (c *config) resolveBash() (string, error) {
 	p, err := exec.LookPath(c.shell)
 	if err != nil {
-		return "", &tools.Error{Code: CodeNoShell, Err: err,
+		return "", &harness.Error{Code: harness.CodeNoShell, Err: err,
 			Message: fmt.Sprintf("The shell %q could not be found on this machine (%v); shell commands cannot run here.", c.shell, err)}
 	}
 	return p, nil
@@ -110,11 +111,11 @@ func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
 	}
 	w, err := c.sandbox.Wrap(argv, dir)
 	if err != nil {
-		return nil, &tools.Error{Code: CodeSandbox, Err: err,
+		return nil, &harness.Error{Code: harness.CodeSandboxDenied, Err: err,
 			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
 	}
 	if len(w) == 0 {
-		return nil, &tools.Error{Code: CodeSandbox, Message: "The sandbox returned an empty command line; the command was not run."}
+		return nil, &harness.Error{Code: harness.CodeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
 	}
 	return w, nil
 }
@@ -141,20 +142,20 @@ func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if lp, ok := env.FS.(fs.LocalPather); ok {
 		osPath, err = lp.LocalPath(ns)
 		if err != nil {
-			return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+			return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
 				Message: fmt.Sprintf("The directory %s cannot be used: %v. Use a directory inside the workspace (the session's directory is %s).", ns, err, cwd)}
 		}
 	}
 	st, err := os.Stat(osPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s does not exist. Create it first or use an existing directory (the session's directory is %s).", ns, cwd)}
 	case err != nil:
-		return "", "", &tools.Error{Code: CodeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s cannot be used: %v.", ns, err)}
 	case !st.IsDir():
-		return "", "", &tools.Error{Code: CodeBadWorkdir,
+		return "", "", &harness.Error{Code: harness.CodeBadWorkdir,
 			Message: fmt.Sprintf("%s is not a directory. Pass a directory as the working directory.", ns)}
 	}
 	return ns, osPath, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -88,20 +89,20 @@ var stopPaths = []stopPath{
 	{"bash timeout", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		res := run(t, context.Background(), Bash(opts...), env, map[string]any{
 			"command": setup("a") + "; echo ready; sleep 1000", "timeout_ms": (1500 * time.Millisecond * scale).Milliseconds()})
-		require.Equal(t, tools.CodeTimeout, res.Code, res.Text())
+		require.Equal(t, harness.CodeTimeout, res.Code, res.Text())
 		return res.Text(), !strings.Contains(res.Text(), "ready\n")
 	}},
 	{"bash cancel", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		done := make(chan *tools.Result, 1)
+		done := make(chan *harness.ToolResult, 1)
 		go func() {
 			done <- run(t, ctx, Bash(opts...), env, map[string]any{"command": setup("a") + "; touch ready; sleep 1000"})
 		}()
 		waitFile(t, filepath.Join(env.Cwd, "ready"))
 		cancel()
 		res := <-done
-		require.Equal(t, tools.CodeAborted, res.Code, res.Text())
+		require.Equal(t, harness.CodeAborted, res.Code, res.Text())
 		return res.Text(), false
 	}},
 	{"bash exit", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/shell"
 )
 
 // call runs a tool the way the agent loop does, for the examples.
-func call(t tools.Tool, env *tools.Env, args any) *tools.Result {
+func call(t tools.Tool, env *tools.Env, args any) *harness.ToolResult {
 	raw, _ := json.Marshal(args)
 	c := &tools.Call{ID: "example", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
 	res, err := t.Execute(context.Background(), c)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/tools"
 )
@@ -165,7 +166,7 @@ var callSeq struct {
 
 // run runs tool with args as the dispatcher would, and returns the
 // normalized result.
-func run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, args any) *tools.Result {
+func run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, args any) *harness.ToolResult {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
@@ -251,7 +252,7 @@ func (k *sessionKit) openShell(args map[string]any) (string, int) {
 	return id[1], pid
 }
 
-func (k *sessionKit) do(id, command string, waitMS ...int) *tools.Result {
+func (k *sessionKit) do(id, command string, waitMS ...int) *harness.ToolResult {
 	k.t.Helper()
 	args := map[string]any{"session_id": id, "command": command}
 	if len(waitMS) > 0 {
@@ -260,7 +261,7 @@ func (k *sessionKit) do(id, command string, waitMS ...int) *tools.Result {
 	return run(k.t, context.Background(), k.send, k.env, args)
 }
 
-func (k *sessionKit) readOut(id string, waitMS ...int) *tools.Result {
+func (k *sessionKit) readOut(id string, waitMS ...int) *harness.ToolResult {
 	k.t.Helper()
 	args := map[string]any{"session_id": id}
 	if len(waitMS) > 0 {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -57,7 +58,7 @@ type job struct {
 func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
 	st := callEnv(call).State
 	if st == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "Background jobs need session state, which this call does not have."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "Background jobs need session state, which this call does not have."}
 	}
 	return tools.LoadState(st, b.jobs, func() *jobTable {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -66,7 +67,7 @@ func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
 }
 
 // startJob starts a command as a background job.
-func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArgs) (*tools.Result, error) {
+func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
 	if err := checkCommand(in.Command); err != nil {
 		return nil, err
 	}
@@ -91,10 +92,10 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return nil, &tools.Error{Code: tools.CodeAborted, Message: "The session is closing; no job was started."}
+		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no job was started."}
 	}
 	if len(t.jobs) >= t.cfg.maxJobs && !t.evictLocked() {
-		return nil, &tools.Error{Code: CodeTooManyJobs, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeTooManyJobs, Message: fmt.Sprintf(
 			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
 			len(t.jobs), strings.Join(t.order, ", "))}
 	}
@@ -154,10 +155,10 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	text := fmt.Sprintf("Started background job %s in %s.\n"+
 		"Read what it prints with bash_output (job_id %q); stop it with bash_kill. "+
 		"It runs until it exits, you stop it, or the session ends.\n[containment: %s]\n[cwd %s]", j.id, ns, j.id, p.how, ns)
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(text)},
-		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title(in.Description, in.Command),
-			Terminal: &tools.Terminal{Command: in.Command, Cwd: ns, Status: statusRunning}},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(text)},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title(in.Description, in.Command),
+			Terminal: &harness.Terminal{Command: in.Command, Cwd: ns, Status: statusRunning}},
 	}, nil
 }
 
@@ -208,7 +209,7 @@ func (t *jobTable) get(id string) (*job, error) {
 	if len(t.order) > 0 {
 		known = "Known jobs: " + strings.Join(t.order, ", ") + "."
 	}
-	return nil, &tools.Error{Code: CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
+	return nil, &harness.Error{Code: harness.CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
 }
 
 // take returns what the job printed since the last look, rendered for
@@ -229,8 +230,8 @@ func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
 	return b.String(), s.Total > 0
 }
 
-// Close stops every job and waits for them. It returns an error wrapping
-// ErrSurvivors when processes are still running afterwards.
+// Close stops every job and waits for them. It returns an error matching
+// harness.CodeNotStopped when processes are still running afterwards.
 func (t *jobTable) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -278,8 +279,8 @@ func (b *bashTool) outputTool() tools.Tool {
 		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool.",
 		c.readWait.Milliseconds(), c.maxWait.Milliseconds())
 	spec := tools.Spec{Name: "bash_output", Description: desc, SideEffects: false, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + 30*time.Second, Render: tools.RenderTerminal}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobOutputArgs) (*tools.Result, error) {
+		Deadline: c.maxWait + 30*time.Second, Render: harness.RenderTerminal}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobOutputArgs) (*harness.ToolResult, error) {
 		t, err := b.table(call)
 		if err != nil {
 			return nil, err
@@ -308,8 +309,8 @@ func (b *bashTool) killTool() tools.Tool {
 	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to all its processes, then SIGKILL %s later. "+
 		"Returns what the job printed since the last look and how it ended.", durText(c.grace))
 	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*tools.Result, error) {
+		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
+	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*harness.ToolResult, error) {
 		t, err := b.table(call)
 		if err != nil {
 			return nil, err
@@ -333,7 +334,7 @@ func (b *bashTool) killTool() tools.Tool {
 }
 
 // result renders what a job printed since the last look and its status.
-func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (*tools.Result, error) {
+func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (*harness.ToolResult, error) {
 	output, any := j.take(t, owner(call))
 	var b strings.Builder
 	b.WriteString(note)
@@ -375,15 +376,15 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, durText(time.Since(j.started)))
 	}
 	fmt.Fprintf(&b, "[cwd %s]", j.ns)
-	res := &tools.Result{
-		Content: []tools.Content{tools.Text(b.String())},
-		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title("", j.command),
-			Terminal: &tools.Terminal{Command: j.command, Cwd: j.ns, Output: output, ExitCode: code, Status: status}},
+	res := &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(b.String())},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title("", j.command),
+			Terminal: &harness.Terminal{Command: j.command, Cwd: j.ns, Output: output, ExitCode: code, Status: status}},
 	}
 	if ctxErr != nil {
 		res.IsError = true
-		res.Code = tools.CodeOf(ctxErr)
-		res.Content = append(res.Content, tools.Text("The wait was cut short because the call was cancelled; the job itself was not touched."))
+		res.Code = harness.CodeOf(ctxErr)
+		res.Content = append(res.Content, harness.TextBlock("The wait was cut short because the call was cancelled; the job itself was not touched."))
 	}
 	return res, nil
 }
@@ -394,7 +395,7 @@ func waitArg(ms *int, def, max time.Duration) (time.Duration, error) {
 		return def, nil
 	}
 	if *ms < 0 {
-		return 0, &tools.Error{Code: tools.CodeInvalidArguments, Message: "wait_ms must not be negative. Leave it out for the default."}
+		return 0, &harness.Error{Code: harness.CodeInvalidArguments, Message: "wait_ms must not be negative. Leave it out for the default."}
 	}
 	return min(time.Duration(*ms)*time.Millisecond, max), nil
 }

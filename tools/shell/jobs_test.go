@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools"
 )
@@ -26,7 +27,7 @@ type jobKit struct {
 // value so that tests can look at the job table.
 func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
 	b := &bashTool{cfg: newConfig(opts), jobs: &jobsKey{}}
-	ts := []tools.Tool{tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*tools.Result, error) {
+	ts := []tools.Tool{tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
 		if in.RunInBackground {
 			return b.startJob(ctx, call, in)
 		}
@@ -54,7 +55,7 @@ func (k *jobKit) start(command string) (string, *proc) {
 	return m[1], j.p
 }
 
-func (k *jobKit) out(id string, waitMS int) *tools.Result {
+func (k *jobKit) out(id string, waitMS int) *harness.ToolResult {
 	k.t.Helper()
 	return run(k.t, context.Background(), k.output, k.env, map[string]any{"job_id": id, "wait_ms": waitMS})
 }
@@ -109,7 +110,7 @@ func TestJobKill(t *testing.T) {
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	assert.Contains(t, res.Text(), "The job had already finished.")
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": "job7"})
-	assert.Equal(t, CodeUnknownJob, res.Code)
+	assert.Equal(t, harness.CodeUnknownJob, res.Code)
 	assert.Contains(t, res.Text(), "Known jobs: job1.")
 }
 
@@ -131,7 +132,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 	assert.NotEqual(t, a, c)
 	res = run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "run_in_background": true})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeTooManyJobs, res.Code)
+	assert.Equal(t, harness.CodeTooManyJobs, res.Code)
 	assert.Contains(t, res.Text(), "bash_kill")
 }
 
@@ -168,6 +169,6 @@ func TestJobForegroundStillWorks(t *testing.T) {
 	env := testEnv(t)
 	k := newJobKit(t, env)
 	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
-	assert.Equal(t, tools.CodeTimeout, res.Code)
+	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "or use run_in_background")
 }

@@ -9,23 +9,26 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness"
 )
 
 var errPlatform = errors.New("shell: the shell tools need a Unix-like system")
 
-// ErrSurvivors is wrapped by the error that closing a session's shells
+// errSurvivors is wrapped by the error that closing a session's shells
 // or jobs returns when processes they started are still running after
 // SIGKILL: processes stuck in the kernel, or, without a PID namespace,
-// processes that could not be found to be stopped. The error names them.
-var ErrSurvivors = errors.New("shell: processes survived the stop")
+// processes that could not be found to be stopped. The error names them
+// and matches harness.CodeNotStopped.
+func errSurvivors() error {
+	return &harness.Error{Code: harness.CodeNotStopped, Message: "shell: processes survived the stop"}
+}
 
 // startError turns a failure to start bash into an error for the model.
 func startError(err error) error {
 	if errors.Is(err, errPlatform) {
-		return &tools.Error{Code: CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
+		return &harness.Error{Code: harness.CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
 	}
-	return &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+	return &harness.Error{Code: harness.CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
 }
 
 // Kinds of containment.
@@ -109,7 +112,7 @@ func (o stopOutcome) survivorsError(what string) error {
 	if len(o.survivors) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s left running: %s", ErrSurvivors, what, survivorList(o.survivors))
+	return fmt.Errorf("%w: %s left running: %s", errSurvivors(), what, survivorList(o.survivors))
 }
 
 // ended describes the stop for the model, as the end of a sentence

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-harness/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -220,7 +221,7 @@ func TestStopOutcomeWording(t *testing.T) {
 	}
 	assert.NoError(t, stopOutcome{signal: "SIGTERM"}.survivorsError("job job1"))
 	err := stopOutcome{signal: "SIGKILL", survivors: ms}.survivorsError("job job1")
-	require.ErrorIs(t, err, ErrSurvivors)
+	require.ErrorIs(t, err, harness.CodeNotStopped)
 	assert.Equal(t, "shell: processes survived the stop: job job1 left running: pid 12 (sleep), pid 40 (python3)", err.Error())
 
 	var many []member

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
 )
@@ -613,13 +614,13 @@ func (m *shells) get(id string) (*shell, error) {
 		return sh, nil
 	}
 	if why, ok := m.gone[id]; ok {
-		return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed (%s). Open a new one with shell_open; its state starts fresh.", id, why)}
+		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed (%s). Open a new one with shell_open; its state starts fresh.", id, why)}
 	}
 	known := "No shell is open."
 	if len(m.order) > 0 {
 		known = "Open shells: " + strings.Join(m.order, ", ") + "."
 	}
-	return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("There is no shell %q. %s Open one with shell_open.", id, known)}
+	return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("There is no shell %q. %s Open one with shell_open.", id, known)}
 }
 
 // forget removes a shell from the table, remembering why it went.
@@ -695,7 +696,7 @@ func (m *shells) reapIdle(sh *shell) {
 }
 
 // Close closes every shell and waits for their processes to end. It
-// returns an error wrapping ErrSurvivors when processes are still
+// returns an error matching harness.CodeNotStopped when processes are still
 // running afterwards.
 func (m *shells) Close() error {
 	m.mu.Lock()

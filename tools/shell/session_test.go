@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/tools"
 )
 
 func TestSessionPersistsState(t *testing.T) {
@@ -127,7 +127,7 @@ func TestSessionStillRunningAndIncrementalRead(t *testing.T) {
 
 	busy := k.do(id, "echo second command")
 	require.True(t, busy.IsError)
-	assert.Equal(t, CodeBusy, busy.Code)
+	assert.Equal(t, harness.CodeShellBusy, busy.Code)
 	assert.Contains(t, busy.Text(), "still running `echo first; while")
 	assert.Contains(t, busy.Text(), "shell_read")
 	assert.Contains(t, busy.Text(), "shell_close")
@@ -189,7 +189,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	id, pid := k.openShell(nil)
 	k.do(id, "KEEP=kept")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *tools.Result, 1)
+	done := make(chan *harness.ToolResult, 1)
 	tag := sleepTag(t)
 	go func() {
 		done <- run(t, ctx, k.send, env, map[string]any{"session_id": id, "command": "sleep " + tag + "; echo after-sleep"})
@@ -199,7 +199,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "[the call was cancelled: the command was interrupted with SIGINT]")
 	assert.Contains(t, res.Text(), "after-sleep", "the interrupted sleep ends; the rest of the command runs")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
@@ -227,10 +227,10 @@ func TestSessionCloseStopsProcessGroup(t *testing.T) {
 
 	res = k.do(id, "echo again")
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), "Shell sh1 is closed (closed with shell_close). Open a new one with shell_open")
 	res = k.readOut("sh9")
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), `There is no shell "sh9"`)
 }
 
@@ -315,20 +315,20 @@ func TestSessionOpenErrors(t *testing.T) {
 	k.openShell(nil)
 	res := run(t, context.Background(), k.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeTooManySessions, res.Code)
+	assert.Equal(t, harness.CodeTooManyShells, res.Code)
 	assert.Contains(t, res.Text(), "2 shells are open already (sh1, sh2)")
 
 	res = run(t, context.Background(), k.open, env, map[string]any{"cwd": "/"})
-	assert.Equal(t, CodeBadWorkdir, res.Code, "cwd is confined to the root")
+	assert.Equal(t, harness.CodeBadWorkdir, res.Code, "cwd is confined to the root")
 
 	k2 := newKit(t, env, WithSandbox(&envSandbox{deny: true}))
 	res = run(t, context.Background(), k2.open, env, map[string]any{})
-	assert.Equal(t, CodeSandbox, res.Code)
+	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
 
 	k3 := newKit(t, env, WithShell("false"))
 	res = run(t, context.Background(), k3.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, CodeNoShell, res.Code)
+	assert.Equal(t, harness.CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "The shell could not be opened: the shell did not start: The shell exited with code 1.")
 }
 
@@ -342,7 +342,7 @@ func TestSessionIdleReaper(t *testing.T) {
 	eventually(t, func() bool { return !pidAlive(pid) }, "the idle shell to be reaped")
 	requireNoTagged(t, tag)
 	res := k.do(id, "echo hi")
-	assert.Equal(t, CodeUnknownSession, res.Code)
+	assert.Equal(t, harness.CodeUnknownShell, res.Code)
 	assert.Contains(t, res.Text(), "closed after 150 ms without use")
 }
 
@@ -368,7 +368,7 @@ func TestSessionStateCloseReapsEverything(t *testing.T) {
 	requireNoTagged(t, tag)
 	res = k.do(id, "echo hi")
 	require.True(t, res.IsError)
-	assert.Equal(t, tools.CodeAborted, res.Code)
+	assert.Equal(t, harness.CodeAborted, res.Code)
 }
 
 // TestSessionHundredOpenedAndKilled opens and ends a hundred shells (30

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -69,11 +70,11 @@ type sessionTools struct {
 func (s *sessionTools) table(call *tools.Call) (*shells, error) {
 	st := callEnv(call).State
 	if st == nil {
-		return nil, &tools.Error{Code: tools.CodeToolFailed, Message: "Persistent shells need session state, which this call does not have."}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "Persistent shells need session state, which this call does not have."}
 	}
 	m, err := tools.LoadState(st, s.key, func() *shells { return newShells(s.cfg) })
 	if err != nil {
-		return nil, &tools.Error{Code: tools.CodeAborted, Err: err, Message: "The session is closing; its shells are closed."}
+		return nil, &harness.Error{Code: harness.CodeAborted, Err: err, Message: "The session is closing; its shells are closed."}
 	}
 	return m, nil
 }
@@ -94,7 +95,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
 		"Every result ends with the shell's current directory."
 	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: startupWait + c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
+		Deadline: startupWait + c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.open)
 }
 
@@ -110,7 +111,7 @@ func (s *sessionTools) sendTool() tools.Tool {
 		"Every result ends with the exit code and the shell's current directory. " +
 		"Avoid exit and set -e, which end the shell itself: if it ends anyway, the result says so and the next shell_send starts a fresh shell."
 	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
+		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.send)
 }
 
@@ -122,7 +123,7 @@ func (s *sessionTools) readTool() tools.Tool {
 		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool. " +
 		"Every result ends with the command's status and the shell's current directory."
 	spec := tools.Spec{Name: "shell_read", Description: desc, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + c.grace + 30*time.Second, Render: tools.RenderTerminal}
+		Deadline: c.maxWait + c.grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.read)
 }
 
@@ -131,7 +132,7 @@ func (s *sessionTools) closeTool() tools.Tool {
 	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
 		"Its state (directory, variables, background processes) is lost."
 	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.grace + drainDelay + 30*time.Second, Render: tools.RenderTerminal}
+		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.close)
 }
 
@@ -176,7 +177,7 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 	}
 }
 
-func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) (*tools.Result, error) {
+func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) (*harness.ToolResult, error) {
 	env := callEnv(call)
 	ns, dir, err := workdir(env, in.Cwd)
 	if err != nil {
@@ -198,12 +199,12 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, &tools.Error{Code: tools.CodeAborted, Message: "The session is closing; no shell was opened."}
+		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no shell was opened."}
 	}
 	if len(m.open) >= s.cfg.maxSessions {
 		open := strings.Join(m.order, ", ")
 		m.mu.Unlock()
-		return nil, &tools.Error{Code: CodeTooManySessions, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeTooManyShells, Message: fmt.Sprintf(
 			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.maxSessions, open)}
 	}
 	m.next++
@@ -231,7 +232,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		if out != "" {
 			msg += "\nIts output:\n" + out
 		}
-		return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: msg}
+		return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: msg}
 	}
 	sh.mu.Lock()
 	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
@@ -245,14 +246,14 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	b.WriteString(out)
 	ensureNewline(&b)
 	fmt.Fprintf(&b, "[containment: %s]\n[cwd %s]", how, ns)
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(b.String())},
-		Render: &tools.Render{Kind: tools.RenderTerminal, Title: "shell " + sh.id,
-			Terminal: &tools.Terminal{Cwd: ns, Output: out, Status: statusRunning}},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(b.String())},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "shell " + sh.id,
+			Terminal: &harness.Terminal{Cwd: ns, Output: out, Status: statusRunning}},
 	}, nil
 }
 
-func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) (*tools.Result, error) {
+func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) (*harness.ToolResult, error) {
 	if err := checkCommand(in.Command); err != nil {
 		return nil, err
 	}
@@ -272,17 +273,17 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	if sh.scan != nil {
-		return nil, &tools.Error{Code: CodeBusy, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeShellBusy, Message: fmt.Sprintf(
 			"Shell %s is still running %s (for %s), so the command was not sent. "+
 				"Call shell_read (session_id %q) to wait for it and see its output, shell_close to stop it (the shell's state is lost), "+
 				"or run independent commands with bash or in another shell.",
 			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
 	}
 	if sh.broken != "" && sh.death == "" {
-		return nil, &tools.Error{Code: CodeBrokenShell, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeShellBroken, Message: fmt.Sprintf(
 			"Shell %s is broken, so the command was not sent: %s. Close it with shell_close and open a new one with shell_open; "+
 				"its variables, functions and background processes are lost. Call shell_read (session_id %q) to see what it printed.",
 			sh.id, sh.broken, sh.id)}
@@ -297,7 +298,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if sh.death != "" {
 		death := sh.death
 		if _, err := sh.startLocked(); err != nil {
-			return nil, &tools.Error{Code: CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
+			return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
 		}
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
 		pid, how := 0, ""
@@ -325,7 +326,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	return s.resultLocked(ctx, sh, in.Command, pre.String()), nil
 }
 
-func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) (*tools.Result, error) {
+func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
 	wait, err := waitArg(in.WaitMS, s.cfg.readWait, s.cfg.maxWait)
 	if err != nil {
 		return nil, err
@@ -341,7 +342,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &tools.Error{Code: CodeUnknownSession, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	sh.touchLocked(call)
 	switch {
@@ -353,7 +354,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	return s.resultLocked(ctx, sh, sh.command, ""), nil
 }
 
-func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs) (*tools.Result, error) {
+func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs) (*harness.ToolResult, error) {
 	m, err := s.table(call)
 	if err != nil {
 		return nil, err
@@ -386,17 +387,17 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 		fmt.Fprintf(&b, "[containment: %s]\n", how)
 	}
 	fmt.Fprintf(&b, "[cwd %s]", sh.cwd)
-	return &tools.Result{
-		Content: []tools.Content{tools.Text(b.String())},
-		Render: &tools.Render{Kind: tools.RenderTerminal, Title: "close shell " + sh.id,
-			Terminal: &tools.Terminal{Cwd: sh.cwd, Output: out, Status: statusKilled}},
+	return &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(b.String())},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "close shell " + sh.id,
+			Terminal: &harness.Terminal{Cwd: sh.cwd, Output: out, Status: statusKilled}},
 	}, nil
 }
 
 // resultLocked renders what the shell printed since the last look and
 // its status. When ctx has ended, the running command is interrupted
 // first (SIGINT) and the result is an error result saying so.
-func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre string) *tools.Result {
+func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre string) *harness.ToolResult {
 	cancelled := ctx.Err() != nil
 	interrupted := false
 	if cancelled && sh.scan != nil {
@@ -422,14 +423,14 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 		}
 	}
 	status, code := sh.statusLocked(&b)
-	res := &tools.Result{
-		Content: []tools.Content{tools.Text(b.String())},
-		Render: &tools.Render{Kind: tools.RenderTerminal, Title: title("", command),
-			Terminal: &tools.Terminal{Command: command, Cwd: sh.cwd, Output: out, ExitCode: code, Status: status}},
+	res := &harness.ToolResult{
+		Content: []harness.Block{harness.TextBlock(b.String())},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title("", command),
+			Terminal: &harness.Terminal{Command: command, Cwd: sh.cwd, Output: out, ExitCode: code, Status: status}},
 	}
 	if cancelled {
 		res.IsError = true
-		res.Code = tools.CodeOf(ctx.Err())
+		res.Code = harness.CodeOf(ctx.Err())
 		res.Render.Terminal.Status = statusCancelled
 	}
 	return res

@@ -1,4 +1,4 @@
-package tools
+package harness
 
 // RenderKind names how a host should present a call.
 type RenderKind string

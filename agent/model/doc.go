@@ -1,0 +1,20 @@
+// Package model is the contract between the agent loop and a language
+// model: it is to provider adapters what database/sql/driver is to
+// database drivers. An adapter (package agent/openai, a test's scripted
+// model in agent/replay, a host's own) implements [Model] and imports
+// this package, never the loop.
+//
+// A [Request] carries the system prompt, the conversation as
+// harness.Message values, the tools the model may call ([Tool]: name,
+// description, JSON Schema) and an [ImageSource] for the image
+// references in the conversation. The answer streams back as [Chunk]
+// values: text, reasoning, pieces of tool calls ([ToolCallDelta]), usage
+// and a finish reason. A failure is a *harness.Error with a model code
+// (harness.CodeRateLimit, harness.CodeAuth, ...), built with [NewError];
+// what the provider said about it (the HTTP status, when to try again)
+// travels as its cause, a [*ProviderError]. [Retryable] is the one rule
+// for which failures the loop tries again.
+//
+// It imports harness only: nothing of the loop, the tools or the session
+// log.
+package model

@@ -1,0 +1,58 @@
+package harness
+
+import "slices"
+
+// Usage counts the tokens of one model call or a sum of calls.
+type Usage struct {
+	// InputTokens counts every prompt token, cached or not.
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens counts every completion token, reasoning included.
+	OutputTokens int64 `json:"output_tokens"`
+	// CacheHitTokens and CacheMissTokens split InputTokens where the
+	// provider reports prefix-cache use.
+	CacheHitTokens  int64 `json:"cache_hit_tokens,omitempty"`
+	CacheMissTokens int64 `json:"cache_miss_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens spent on reasoning.
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheHitTokens += o.CacheHitTokens
+	u.CacheMissTokens += o.CacheMissTokens
+	u.ReasoningTokens += o.ReasoningTokens
+}
+
+// Total returns input plus output tokens.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// Reminder is advisory text the harness adds for the model after a
+// step's tool results (a repeated-call warning, say). The model sees it
+// as user text, and it is logged like everything the model sees.
+type Reminder struct {
+	// Source names what added it ("repeat_guard", say).
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// Modality is a kind of input a model can take.
+type Modality string
+
+// Modalities.
+const (
+	ModalityText  Modality = "text"
+	ModalityImage Modality = "image"
+)
+
+// Modalities lists the input modalities a model declares. Unknown
+// capabilities are not listed.
+type Modalities []Modality
+
+// Accepts reports whether a model declaring ms takes input of modality
+// m. Text is always accepted; any other modality only when listed. It is
+// the one rule: the loop, model adapters and tools all ask it.
+func (ms Modalities) Accepts(m Modality) bool {
+	return m == ModalityText || slices.Contains(ms, m)
+}
