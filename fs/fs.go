@@ -106,7 +106,11 @@ type WriteOptions struct {
 	// Pre guards the write.
 	Pre Precondition
 	// KeepStyle makes a write that replaces a file keep that file's line
-	// endings and byte order mark: see [MatchStyle].
+	// endings and byte order mark: the new content gets the old content's
+	// mark if it has none, and CR LF line endings if most of the old
+	// content's line endings are CR LF and the new content has no carriage
+	// return at all. So a writer that saw the file through a read window
+	// (which shows LF and hides the mark) writes it back unchanged.
 	KeepStyle bool
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // openFile opens the regular file at the resolved rel for reading and
@@ -50,7 +51,7 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	if err != nil {
 		return fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "stat", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "stat", clean); err != nil {
 		return fs.FileInfo{}, err
 	}
 	st, err := f.r.Stat(rel)
@@ -86,7 +87,7 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "read", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -118,7 +119,7 @@ func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, f
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "read", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -164,7 +165,7 @@ func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, er
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "open", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "open", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("open", clean, rel)
@@ -183,7 +184,7 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "readdir", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "readdir", clean); err != nil {
 		return nil, err
 	}
 	d, err := f.r.Open(rel)

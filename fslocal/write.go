@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // Write implements fs.FileSystem. The new content goes to a temporary
@@ -90,7 +91,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 			n, _ := file.ReadAt(style, 0)
 			style = style[:n]
 		}
-		data = fs.MatchStyle(style, data)
+		data = fsimpl.MatchStyle(style, data)
 	}
 	res.Written = data
 	if res.Previous != nil && bytes.Equal(res.Previous, data) {
@@ -186,7 +187,7 @@ func (f *FS) commit(ctx context.Context, clean, rel string, data []byte, perm os
 	}
 	f.at("commit", rel)
 	// The last point at which the change can still be called off.
-	if err := fs.Aborted(ctx, "write", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "write", clean); err != nil {
 		return meta{}, err
 	}
 	if create {
@@ -262,7 +263,7 @@ func (f *FS) lockPath(ctx context.Context, op, p string) (string, string, func()
 		if err != nil {
 			return "", "", nil, err
 		}
-		if err := fs.Aborted(ctx, op, clean); err != nil {
+		if err := fsimpl.Aborted(ctx, op, clean); err != nil {
 			return "", "", nil, err
 		}
 		unlock, err := f.locks.lock(ctx, rel)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // MemFS is an in-memory fs.FileSystem for tests. It behaves as fslocal
@@ -116,11 +117,11 @@ func version(data []byte) string {
 }
 
 func (m *MemFS) check(op, p string) (string, error) {
-	p, err := fs.CleanPath(op, p)
+	p, err := fsimpl.CleanPath(op, p)
 	if err != nil {
 		return "", err
 	}
-	if _, ok := fs.Within(m.root, p); !ok {
+	if _, ok := fsimpl.Within(m.root, p); !ok {
 		return "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: p, Detail: "the path is outside " + m.root})
 	}
 	return p, nil
@@ -213,7 +214,7 @@ func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	if err != nil {
 		return fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "stat", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "stat", p); err != nil {
 		return fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -231,7 +232,7 @@ func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, op, p); err != nil {
+	if err := fsimpl.Aborted(ctx, op, p); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -298,7 +299,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "write", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "write", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -323,7 +324,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 			res.Previous = n.data
 		}
 		if opts.KeepStyle {
-			data = fs.MatchStyle(n.data, data)
+			data = fsimpl.MatchStyle(n.data, data)
 		}
 		mode = n.mode
 		if bytes.Equal(n.data, data) {
@@ -348,7 +349,7 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "edit", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "edit", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -381,7 +382,7 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "readdir", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "readdir", p); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
