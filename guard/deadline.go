@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -158,11 +159,11 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 		var res *harness.ToolResult
 		defer func() {
 			if p := recover(); p != nil {
-				res = tools.PanicResult(call, p)
+				res = toolexec.PanicResult(call, p)
 			}
 			done <- res
 			if abandoned.Load() {
-				loggerOf(call.Env).Info("an abandoned tool call finished",
+				toolexec.Logger(call.Env).Info("an abandoned tool call finished",
 					"tool", call.Name, "call_id", call.ID, "after", time.Since(start).Round(time.Millisecond))
 			}
 		}()
@@ -194,7 +195,7 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 	case <-wait.C:
 	}
 	abandoned.Store(true)
-	loggerOf(call.Env).Warn("a tool call did not stop when cancelled and was abandoned; it may still be running",
+	toolexec.Logger(call.Env).Warn("a tool call did not stop when cancelled and was abandoned; it may still be running",
 		"tool", call.Name, "call_id", call.ID, "backstop", limit, "turn_cancelled", ctx.Err() != nil,
 		"waited", ds.cancelWait)
 	if ctx.Err() != nil {

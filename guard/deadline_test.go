@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -195,7 +196,7 @@ func TestTurnCancelled(t *testing.T) {
 	cancel()
 	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
-		return tools.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
+		return toolexec.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
 	})
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled before it finished")

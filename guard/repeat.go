@@ -3,7 +3,6 @@ package guard
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 
@@ -192,11 +191,4 @@ func envTurn(step *tools.Step) int {
 		return 0
 	}
 	return step.Env.Turn
-}
-
-func loggerOf(env *tools.Env) *slog.Logger {
-	if env != nil && env.Logger != nil {
-		return env.Logger
-	}
-	return slog.New(slog.DiscardHandler)
 }

@@ -3,10 +3,10 @@ package spill
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -82,7 +82,7 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 	if len(text) <= p.threshold {
 		return res
 	}
-	logger := loggerOf(call)
+	logger := toolexec.Logger(call.Env)
 	store := p.store
 	if store == nil && call.Env != nil {
 		store = call.Env.Output
@@ -141,11 +141,4 @@ func OwnerOf(call *tools.Call) tools.Owner {
 		o.Session = call.Env.SessionID
 	}
 	return o
-}
-
-func loggerOf(call *tools.Call) *slog.Logger {
-	if call != nil && call.Env != nil && call.Env.Logger != nil {
-		return call.Env.Logger
-	}
-	return slog.New(slog.DiscardHandler)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
@@ -47,7 +48,7 @@ func (r *rig) call(name string, args any) *harness.ToolResult {
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}
-	return tools.Executor().Handle(context.Background(), c)
+	return toolexec.Executor().Handle(context.Background(), c)
 }
 
 func (r *rig) ok(name string, args any) *harness.ToolResult {
@@ -513,7 +514,7 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}
 	require.Nil(t, r.reg.Check(c))
-	res := tools.Executor().Handle(ctx, c)
+	res := toolexec.Executor().Handle(ctx, c)
 	assert.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled")
