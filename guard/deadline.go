@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -31,7 +32,82 @@ const DefaultGrace = 30 * time.Second
 // dispatcher stops waiting for it.
 const DefaultCancelWait = time.Second
 
-// Deadlines puts a backstop deadline on every call at the dispatch point.
+// deadlines is the backstop policy: see [Deadlines].
+type deadlines struct {
+	family     map[tools.Family]time.Duration
+	other      time.Duration
+	perTool    map[string]time.Duration
+	grace      time.Duration
+	cancelWait time.Duration
+	err        error
+}
+
+// DeadlineOption configures [Deadlines].
+type DeadlineOption func(*deadlines)
+
+// WithFamilyDeadline sets the backstop of tools of a family that declare
+// no deadline; zero means no backstop for them. The empty family is tools
+// that declare none. A negative duration is an error.
+func WithFamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithFamilyDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", f, d))
+			return
+		}
+		if f == "" {
+			ds.other = d
+		} else {
+			ds.family[f] = d
+		}
+	}
+}
+
+// WithToolDeadline sets the backstop of one tool by name, whatever it
+// declares. Zero means no backstop for it; a negative duration is an
+// error.
+func WithToolDeadline(name string, d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithToolDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", name, d))
+			return
+		}
+		ds.perTool[name] = d
+	}
+}
+
+// WithDeadlineGrace sets the least margin a backstop leaves beyond a
+// tool's declared deadline (DefaultGrace unless set). A negative margin
+// is an error.
+func WithDeadlineGrace(d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithDeadlineGrace(%s): the grace must not be negative", d))
+			return
+		}
+		ds.grace = d
+	}
+}
+
+// WithCancelWait sets how long a cancelled call may take to return its own
+// result before it is abandoned (DefaultCancelWait unless set). Zero
+// abandons it at once; a negative wait is an error.
+func WithCancelWait(d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithCancelWait(%s): the wait must not be negative", d))
+			return
+		}
+		ds.cancelWait = d
+	}
+}
+
+func (ds *deadlines) fail(msg string) {
+	ds.err = errors.Join(ds.err, toolexec.OptionError("%s", msg))
+}
+
+// Deadlines returns dispatch middleware that puts a backstop deadline on
+// every call, with the defaults changed by opts. An invalid option value
+// is an error (harness.CodeInvalidOption) and no middleware.
 //
 // The backstop is deliberately loose: a tool's own timeout (Spec.Deadline
 // declares the longest it expects to run) should fire first, with an error
@@ -51,54 +127,23 @@ const DefaultCancelWait = time.Second
 // The agent loop keeps a looser backstop of its own beneath this one
 // (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
 // a declared deadline and at least a minute more), which the defaults
-// here always stay inside. A FamilyDeadline or ToolDeadline longer than
-// the loop's backstop is cut short by it: raise CallLimits.Backstop with
-// it.
-type Deadlines struct {
-	family     map[tools.Family]time.Duration
-	other      time.Duration
-	perTool    map[string]time.Duration
-	grace      time.Duration
-	cancelWait time.Duration
-}
-
-// DeadlineOption configures Deadlines.
-type DeadlineOption func(*Deadlines)
-
-// FamilyDeadline sets the backstop of tools of a family that declare no
-// deadline. The empty family is tools that declare none.
-func FamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) {
-		if f == "" {
-			ds.other = d
-		} else {
-			ds.family[f] = d
-		}
+// here always stay inside. A WithFamilyDeadline or WithToolDeadline longer
+// than the loop's backstop is cut short by it: raise CallLimits.Backstop
+// with it.
+func Deadlines(opts ...DeadlineOption) (tools.Middleware, error) {
+	ds, err := newDeadlines(opts)
+	if err != nil {
+		return nil, err
 	}
+	return func(next tools.Handler) tools.Handler {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+			return ds.handle(ctx, call, next)
+		})
+	}, nil
 }
 
-// ToolDeadline sets the backstop of one tool by name, whatever it
-// declares. Zero or less means no backstop for it.
-func ToolDeadline(name string, d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.perTool[name] = d }
-}
-
-// DeadlineGrace sets the least margin a backstop leaves beyond a tool's
-// declared deadline.
-func DeadlineGrace(d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.grace = max(d, 0) }
-}
-
-// CancelWait sets how long a cancelled call may take to return its own
-// result before it is abandoned. Zero abandons it at once.
-func CancelWait(d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.cancelWait = max(d, 0) }
-}
-
-// NewDeadlines returns the backstop policy with the defaults changed by
-// opts.
-func NewDeadlines(opts ...DeadlineOption) *Deadlines {
-	ds := &Deadlines{
+func newDeadlines(opts []DeadlineOption) (*deadlines, error) {
+	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
 			tools.FamilyLocal:   DefaultLocalDeadline,
 			tools.FamilyProcess: DefaultProcessDeadline,
@@ -114,35 +159,26 @@ func NewDeadlines(opts ...DeadlineOption) *Deadlines {
 			o(ds)
 		}
 	}
-	return ds
+	return ds, ds.err
 }
 
-// Backstop returns the backstop deadline of calls of a tool; zero means
+// backstop returns the backstop deadline of calls of a tool; zero means
 // none.
-func (ds *Deadlines) Backstop(spec tools.Spec) time.Duration {
+func (ds *deadlines) backstop(spec tools.Spec) time.Duration {
 	if d, ok := ds.perTool[spec.Name]; ok {
-		return max(d, 0)
+		return d
 	}
 	if spec.Deadline > 0 {
 		return spec.Deadline + max(spec.Deadline/2, ds.grace)
 	}
 	if d, ok := ds.family[spec.Family]; ok {
-		return max(d, 0)
+		return d
 	}
-	return max(ds.other, 0)
+	return ds.other
 }
 
-// Middleware returns the backstop as dispatch middleware.
-func (ds *Deadlines) Middleware() tools.Middleware {
-	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
-			return ds.handle(ctx, call, next)
-		})
-	}
-}
-
-func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *harness.ToolResult {
-	limit := ds.Backstop(call.Spec)
+func (ds *deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *harness.ToolResult {
+	limit := ds.backstop(call.Spec)
 	var cctx context.Context
 	var cancel context.CancelFunc
 	if limit > 0 {
@@ -206,7 +242,7 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 
 // stopped is the result of a call its backstop cut off. own is what the
 // tool returned when it stopped, if it did.
-func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *harness.ToolResult, running bool) *harness.ToolResult {
+func (ds *deadlines) stopped(call *tools.Call, limit time.Duration, own *harness.ToolResult, running bool) *harness.ToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s call was stopped after %s, the time limit the harness allows it.", call.Name, limit)
 	if running {

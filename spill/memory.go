@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -24,7 +23,6 @@ type Memory struct {
 	outputs map[string]memOutput
 	now     func() time.Time
 	budget  *budget
-	err     error
 }
 
 type memOutput struct {
@@ -33,18 +31,15 @@ type memOutput struct {
 	saved   time.Time
 }
 
-// NewMemory returns an empty in-memory store configured by opts. An
-// invalid option is reported by Err and by every Save.
-func NewMemory(opts ...StoreOption) *Memory {
-	cfg := newStoreConfig(opts)
-	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
+// NewMemory returns an empty in-memory store configured by opts, or an
+// error (harness.CodeInvalidOption) for an invalid option value.
+func NewMemory(opts ...StoreOption) (*Memory, error) {
+	cfg, err := newStoreConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget)}, nil
 }
-
-// Err reports a configuration problem (harness.CodeInvalidOption), or nil.
-func (m *Memory) Err() error { return m.err }
-
-// SessionBudget returns the most bytes the store keeps for one session.
-func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 var _ Store = (*Memory)(nil)
 
@@ -52,9 +47,6 @@ var _ Store = (*Memory)(nil)
 // the store's budget fails with a *BudgetError (harness.CodeSpillBudget) and
 // keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
-	if m.err != nil {
-		return tools.Stored{}, m.err
-	}
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}

@@ -37,9 +37,9 @@ func writeAll(t *testing.T, w io.Writer, text string, chunk int) {
 
 func TestWriterSmallOutputStaysWhole(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewMemory()
+	store := newMemory(t)
 	for _, size := range []int{0, 10, 2048} {
-		w := spill.NewWriter(context.Background(), store, owner, 2048)
+		w := newWriter(t, context.Background(), store, owner, 2048)
 		text := strings.Repeat("s", size)
 		writeAll(t, w, text, 100)
 		require.NoError(t, w.Close())
@@ -56,12 +56,12 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 	leakcheck.Check(t)
 	for _, chunk := range []int{1, 7, 1000, 1 << 20} {
 		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
-			store := spill.NewMemory()
+			store := newMemory(t)
 			text := lines(2000)
 			if chunk == 1 {
 				text = lines(300)
 			}
-			w := spill.NewWriter(context.Background(), store, owner, 2048)
+			w := newWriter(t, context.Background(), store, owner, 2048)
 			writeAll(t, w, text, chunk)
 			require.NoError(t, w.Close())
 			out := w.Output()
@@ -88,12 +88,12 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 }
 
 func TestWriterExactlyAtLimit(t *testing.T) {
-	store := spill.NewMemory()
-	w := spill.NewWriter(context.Background(), store, owner, 2048)
+	store := newMemory(t)
+	w := newWriter(t, context.Background(), store, owner, 2048)
 	writeAll(t, w, strings.Repeat("e", 2048), 2048)
 	require.NoError(t, w.Close())
 	assert.False(t, w.Output().Truncated)
-	w = spill.NewWriter(context.Background(), store, owner, 2048)
+	w = newWriter(t, context.Background(), store, owner, 2048)
 	writeAll(t, w, strings.Repeat("e", 2049), 2048)
 	require.NoError(t, w.Close())
 	assert.True(t, w.Output().Truncated)
@@ -102,8 +102,8 @@ func TestWriterExactlyAtLimit(t *testing.T) {
 
 func TestWriterConcurrentWriters(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewDir(t.TempDir())
-	w := spill.NewWriter(context.Background(), store, owner, 4096)
+	store := newDir(t, t.TempDir())
+	w := newWriter(t, context.Background(), store, owner, 4096)
 	var wg sync.WaitGroup
 	for _, s := range []string{"out\n", "err\n"} {
 		wg.Go(func() {
@@ -131,7 +131,7 @@ func (brokenStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.
 func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 	leakcheck.Check(t)
 	text := lines(3000)
-	w := spill.NewWriter(context.Background(), brokenStore{}, owner, 3000)
+	w := newWriter(t, context.Background(), brokenStore{}, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
 	err := w.Close()
 	require.ErrorContains(t, err, "quota exceeded")
@@ -145,7 +145,7 @@ func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
 
 	// Without a store, the head and tail are kept likewise.
-	w = spill.NewWriter(context.Background(), nil, owner, 3000)
+	w = newWriter(t, context.Background(), nil, owner, 3000)
 	writeAll(t, w, text, 512)
 	require.NoError(t, w.Close())
 	assert.Contains(t, w.Output().Text, "no output store is configured")
@@ -154,8 +154,8 @@ func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 func TestWriterCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	store := spill.NewDir(t.TempDir())
-	w := spill.NewWriter(ctx, store, owner, 1024)
+	store := newDir(t, t.TempDir())
+	w := newWriter(t, ctx, store, owner, 1024)
 	writeAll(t, w, lines(100), 100)
 	cancel()
 	writeAll(t, w, lines(10_000), 4096) // writes go on without failing
@@ -168,9 +168,9 @@ func TestWriterCancelled(t *testing.T) {
 }
 
 func TestCallWriterUsesSessionStore(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	call := &tools.Call{ID: "c9", Name: "bash", Env: &tools.Env{SessionID: "s9", Output: store}}
-	w := spill.NewCallWriter(context.Background(), call, 0)
+	w := newWriter(t, context.Background(), call.Env.Output, tools.Owner{Session: call.Env.SessionID, Tool: call.Name, Call: call.ID}, 0)
 	writeAll(t, w, lines(3000), 1<<16)
 	require.NoError(t, w.Close())
 	assert.LessOrEqual(t, len(w.Output().Text), spill.DefaultThreshold)
@@ -244,7 +244,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	}
 	leakcheck.Check(t)
 	const size = 1 << 30
-	store := spill.NewDir(t.TempDir())
+	store := newDir(t, t.TempDir())
 	gen := newGenerator(size)
 	buf := make([]byte, 64<<10)
 
@@ -254,7 +254,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	stop := make(chan struct{})
 	peakc := heapPeak(stop)
 
-	w := spill.NewWriter(context.Background(), store, owner, spill.DefaultThreshold)
+	w := newWriter(t, context.Background(), store, owner, spill.DefaultThreshold)
 	n, err := io.CopyBuffer(w, gen, buf)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
@@ -284,9 +284,9 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 
 func TestWriterPastTheBudget(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewMemory(spill.WithSessionBudget(5000))
+	store := newMemory(t, spill.WithSessionBudget(5000))
 	text := lines(3000)
-	w := spill.NewWriter(context.Background(), store, owner, 3000)
+	w := newWriter(t, context.Background(), store, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
 	err := w.Close()
 	require.ErrorIs(t, err, harness.CodeSpillBudget)
@@ -298,4 +298,62 @@ func TestWriterPastTheBudget(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.Text, "00001: "))
 	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
 	assert.Empty(t, store.Locators(owner.Session), "nothing of it is kept")
+}
+
+func TestWriterRefusesBadConfig(t *testing.T) {
+	for _, limit := range []int{-1, 1, spill.MinThreshold - 1} {
+		w, err := spill.NewWriter(context.Background(), nil, owner, limit)
+		assert.Nil(t, w)
+		require.ErrorIs(t, err, harness.CodeInvalidOption, "limit %d", limit)
+	}
+	w, err := spill.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spill.WithMaxSave(0))
+	assert.Nil(t, w)
+	require.ErrorIs(t, err, harness.CodeInvalidOption)
+	assert.Contains(t, err.Error(), "WithMaxSave(0)")
+}
+
+func TestWriterMaxSaveCutsTheSave(t *testing.T) {
+	leakcheck.Check(t)
+	store := newMemory(t)
+	text := lines(3000)
+	w := newWriter(t, context.Background(), store, owner, 2048, spill.WithMaxSave(5000))
+	writeAll(t, w, text, 333)
+	require.NoError(t, w.Close())
+	out := w.Output()
+	assert.True(t, out.Truncated)
+	assert.True(t, out.Cut, "the save stopped at the cap")
+	assert.Equal(t, int64(5000), out.Stored.Size)
+	assert.Equal(t, text[:5000], string(spilltest.ReadAll(t, store, out.Stored.Locator)), "the first 5000 bytes are saved")
+	assert.Equal(t, int64(len(text)), out.Size, "every byte is still counted")
+	assert.Equal(t, text[:2048], out.Head)
+	assert.Equal(t, text[len(text)-2048:], out.Tail)
+	assert.Equal(t, int64(3000), out.Lines)
+}
+
+func TestWriterSaveKeepsAShortStream(t *testing.T) {
+	leakcheck.Check(t)
+	store := newMemory(t)
+	w := newWriter(t, context.Background(), store, tools.Owner{Session: "s", Tool: "bash", Call: "first"}, 4096)
+	_, err := io.WriteString(w, "short\n")
+	require.NoError(t, err)
+	w.SetOwner(tools.Owner{Session: "s", Tool: "bash", Call: "second"})
+	w.Save()
+	_, err = io.WriteString(w, "and a last line")
+	require.NoError(t, err)
+	w.Save() // a second Save does nothing
+	require.NoError(t, w.Close())
+	out := w.Output()
+	assert.False(t, out.Truncated, "the stream fit: Text is all of it")
+	assert.Equal(t, "short\nand a last line", out.Text)
+	assert.Equal(t, int64(2), out.Lines, "a last line without a line feed counts")
+	require.NotEmpty(t, out.Stored.Locator, "Save saved it anyway")
+	assert.Contains(t, out.Stored.Locator, "/bash-second-", "the owner set before the save started")
+	assert.Equal(t, out.Text, string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+
+	// Without a store, Save does nothing and nothing fails.
+	w = newWriter(t, context.Background(), nil, owner, 4096)
+	_, _ = io.WriteString(w, "x")
+	w.Save()
+	require.NoError(t, w.Close())
+	assert.Empty(t, w.Output().Stored.Locator)
 }
