@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/go-harness/harness"
@@ -75,9 +74,8 @@ type Output struct {
 	Text string
 	// Size is the number of bytes written.
 	Size int64
-	// Lines is the number of lines written: the line feeds, and one more
-	// for a last line without one.
-	Lines int64
+	// Newlines is the number of line feeds written.
+	Newlines int64
 	// Head and Tail are the first and the last limit bytes written (the
 	// same text when the output fit), for a caller that builds its own
 	// view of the stream.
@@ -225,11 +223,8 @@ func (w *Writer) Close() error {
 	}
 	w.closed = true
 	w.out.Size = w.size
-	w.out.Lines = w.newlines
+	w.out.Newlines = w.newlines
 	w.out.Head, w.out.Tail = string(w.head), w.tail.String()
-	if w.size > 0 && !strings.HasSuffix(w.out.Tail, "\n") {
-		w.out.Lines++
-	}
 	var err error
 	if w.pw != nil {
 		if err := w.bw.Flush(); err != nil && w.writeErr == nil {

@@ -327,7 +327,7 @@ func TestWriterMaxSaveCutsTheSave(t *testing.T) {
 	assert.Equal(t, int64(len(text)), out.Size, "every byte is still counted")
 	assert.Equal(t, text[:2048], out.Head)
 	assert.Equal(t, text[len(text)-2048:], out.Tail)
-	assert.Equal(t, int64(3000), out.Lines)
+	assert.Equal(t, int64(3000), out.Newlines)
 }
 
 func TestWriterSaveKeepsAShortStream(t *testing.T) {
@@ -345,7 +345,7 @@ func TestWriterSaveKeepsAShortStream(t *testing.T) {
 	out := w.Output()
 	assert.False(t, out.Truncated, "the stream fit: Text is all of it")
 	assert.Equal(t, "short\nand a last line", out.Text)
-	assert.Equal(t, int64(2), out.Lines, "a last line without a line feed counts")
+	assert.Equal(t, int64(1), out.Newlines)
 	require.NotEmpty(t, out.Stored.Locator, "Save saved it anyway")
 	assert.Contains(t, out.Stored.Locator, "/bash-second-", "the owner set before the save started")
 	assert.Equal(t, out.Text, string(spilltest.ReadAll(t, store, out.Stored.Locator)))

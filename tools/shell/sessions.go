@@ -59,7 +59,7 @@ type closeArgs struct {
 // and recorded in the session log as a "shell_open" record.
 func Sessions(opts ...Option) []tools.Tool {
 	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
-	return []tools.Tool{s.openTool(), s.sendTool(), s.readTool(), s.closeTool()}
+	return checkAll(s.cfg, s.openTool(), s.sendTool(), s.readTool(), s.closeTool())
 }
 
 type sessionTools struct {
