@@ -35,8 +35,12 @@ func readTool() tools.Tool {
 }
 
 func TestSchemaInference(t *testing.T) {
-	raw, err := tools.SchemaFor[readArgs]()
-	require.NoError(t, err)
+	schemaOf := func() json.RawMessage {
+		return tools.Define(tools.Spec{Name: "read", Description: "Read."}, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
+			return nil, nil
+		}).Spec().InputSchema
+	}
+	raw := schemaOf()
 	assert.JSONEq(t, `{
 		"type":"object",
 		"properties":{
@@ -47,10 +51,12 @@ func TestSchemaInference(t *testing.T) {
 		"required":["file_path"],
 		"additionalProperties":false}`, string(raw))
 	assert.True(t, strings.Index(string(raw), "file_path") < strings.Index(string(raw), "offset"), "field order is kept")
-	again, _ := tools.SchemaFor[readArgs]()
-	assert.Equal(t, raw, again, "schema bytes are stable")
+	assert.Equal(t, raw, schemaOf(), "schema bytes are stable")
 
-	_, err = tools.SchemaFor[int]()
+	notStruct := tools.Define(tools.Spec{Name: "n", Description: "N."}, func(ctx context.Context, call *tools.Call, in int) (*harness.ToolResult, error) {
+		return nil, nil
+	})
+	_, err := tools.NewRegistry(notStruct)
 	assert.ErrorContains(t, err, "must be a struct")
 }
 
@@ -197,7 +203,7 @@ func TestState(t *testing.T) {
 	assert.ErrorContains(t, err, "another type")
 	require.NoError(t, s.Close())
 	assert.Equal(t, []string{"b", "a"}, trace, "closed newest first")
-	_, err = s.Load(key("c"), func() any { return 1 })
+	_, err = tools.LoadState(s, key("c"), func() int { return 1 })
 	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
