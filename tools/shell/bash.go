@@ -137,8 +137,8 @@ func checkCommand(command string) error {
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command is empty. Pass the bash command line to run in command."}
 	case strings.IndexByte(command, 0) >= 0:
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command contains a NUL byte, which bash cannot take. Remove it and send the command again."}
-	case len(command) > MaxCommandBytes:
-		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), MaxCommandBytes)}
+	case len(command) > maxCommandBytes:
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), maxCommandBytes)}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestBashSpecs(t *testing.T) {
 	assert.Contains(t, spec.Description, "not supported")
 	assert.Contains(t, spec.Description, "spill://")
 	assert.Contains(t, spec.Description, "directory the command ran in")
-	assert.Greater(t, spec.Deadline, DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
+	assert.Greater(t, spec.Deadline, defaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
 	assert.Contains(t, string(BashWithJobs()[0].Spec().InputSchema), "run_in_background")
 	for _, s := range Sessions() {
@@ -284,7 +284,7 @@ func TestBashLongOutputIsSpilled(t *testing.T) {
 	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
 	require.False(t, res.IsError, res.Text())
 	text := res.Text()
-	assert.Less(t, len(text), DefaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
+	assert.Less(t, len(text), defaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
 	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"), "the head is shown")
 	assert.Contains(t, text, "\n100000\n[The whole stdout (575.1 KiB, 100000 lines)", "the tail is shown, with the total")
 	assert.Contains(t, text, "100000 lines) is saved as spill://out1")

@@ -11,42 +11,43 @@ import (
 	"github.com/go-harness/harness/spill"
 )
 
-// Defaults of the shell tools; each can be changed with an Option.
+// Defaults of the shell tools; each can be changed with an Option, whose
+// documentation states it.
 const (
-	// DefaultTimeout is how long a one-shot bash command may run when the
+	// defaultTimeout is how long a one-shot bash command may run when the
 	// call names no timeout.
-	DefaultTimeout = 120 * time.Second
-	// DefaultMaxTimeout is the longest timeout a call may ask for; longer
+	defaultTimeout = 120 * time.Second
+	// defaultMaxTimeout is the longest timeout a call may ask for; longer
 	// requests are clamped to it.
-	DefaultMaxTimeout = 600 * time.Second
-	// DefaultKillGrace is how long a process group has to exit after
+	defaultMaxTimeout = 600 * time.Second
+	// defaultKillGrace is how long a process group has to exit after
 	// SIGTERM before it gets SIGKILL.
-	DefaultKillGrace = 3 * time.Second
-	// DefaultOutputLimit is how many bytes of command output one result
+	defaultKillGrace = 3 * time.Second
+	// defaultOutputLimit is how many bytes of command output one result
 	// shows the model. The rest is saved whole in the output store.
-	DefaultOutputLimit = 20000
-	// DefaultMaxSpill caps how many bytes of one stream are saved to the
+	defaultOutputLimit = 20000
+	// defaultMaxSpill caps how many bytes of one stream are saved to the
 	// output store; the rest is counted but not kept.
-	DefaultMaxSpill = 2 << 30
-	// DefaultMaxSessions is how many persistent shells one agent session
+	defaultMaxSpill = 2 << 30
+	// defaultMaxSessions is how many persistent shells one agent session
 	// may have open at once.
-	DefaultMaxSessions = 8
-	// DefaultIdleTimeout is how long a persistent shell may go without a
+	defaultMaxSessions = 8
+	// defaultIdleTimeout is how long a persistent shell may go without a
 	// call before it is closed.
-	DefaultIdleTimeout = 30 * time.Minute
-	// DefaultSendWait is how long shell_send waits for its command to
+	defaultIdleTimeout = 30 * time.Minute
+	// defaultSendWait is how long shell_send waits for its command to
 	// finish before it returns the output so far.
-	DefaultSendWait = 30 * time.Second
-	// DefaultReadWait is how long shell_read and bash_output wait for a
+	defaultSendWait = 30 * time.Second
+	// defaultReadWait is how long shell_read and bash_output wait for a
 	// running command to finish.
-	DefaultReadWait = 10 * time.Second
-	// DefaultMaxWait is the longest wait_ms a call may ask for.
-	DefaultMaxWait = 600 * time.Second
-	// DefaultMaxJobs is how many background jobs one agent session keeps
+	defaultReadWait = 10 * time.Second
+	// defaultMaxWait is the longest wait_ms a call may ask for.
+	defaultMaxWait = 600 * time.Second
+	// defaultMaxJobs is how many background jobs one agent session keeps
 	// (running, or finished and not yet read).
-	DefaultMaxJobs = 8
-	// MaxCommandBytes is the size limit of one command.
-	MaxCommandBytes = 1 << 20
+	defaultMaxJobs = 8
+	// maxCommandBytes is the size limit of one command.
+	maxCommandBytes = 1 << 20
 )
 
 // Option configures the shell tools.
@@ -91,17 +92,17 @@ type config struct {
 func newConfig(opts []Option) *config {
 	c := &config{
 		shell:       "bash",
-		timeout:     DefaultTimeout,
-		maxTimeout:  DefaultMaxTimeout,
-		grace:       DefaultKillGrace,
-		outputLimit: DefaultOutputLimit,
-		maxSpill:    DefaultMaxSpill,
-		maxSessions: DefaultMaxSessions,
-		idle:        DefaultIdleTimeout,
-		sendWait:    DefaultSendWait,
-		readWait:    DefaultReadWait,
-		maxWait:     DefaultMaxWait,
-		maxJobs:     DefaultMaxJobs,
+		timeout:     defaultTimeout,
+		maxTimeout:  defaultMaxTimeout,
+		grace:       defaultKillGrace,
+		outputLimit: defaultOutputLimit,
+		maxSpill:    defaultMaxSpill,
+		maxSessions: defaultMaxSessions,
+		idle:        defaultIdleTimeout,
+		sendWait:    defaultSendWait,
+		readWait:    defaultReadWait,
+		maxWait:     defaultMaxWait,
+		maxJobs:     defaultMaxJobs,
 		startHint:   notStartedHint,
 	}
 	for _, o := range opts {
@@ -182,7 +183,7 @@ func WithBaseEnv(env []string) Option {
 func WithSandbox(s Sandbox) Option { return func(c *config) { c.sandbox = s } }
 
 // WithTimeout sets the default and the maximum timeout of one-shot bash
-// commands. Zero keeps a default (and a default maximum above a set
+// commands (120 s and 600 s unless set). Zero keeps a default (and a default maximum above a set
 // default grows to it; a default default above a set maximum shrinks to
 // it). A negative duration, or a default above the maximum, is an error.
 func WithTimeout(def, max time.Duration) Option {
@@ -204,7 +205,7 @@ func WithTimeout(def, max time.Duration) Option {
 }
 
 // WithKillGrace sets how long a process group has between SIGTERM and
-// SIGKILL. It must be positive.
+// SIGKILL (3 s unless set). It must be positive.
 func WithKillGrace(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -216,7 +217,8 @@ func WithKillGrace(d time.Duration) Option {
 }
 
 // WithOutputLimit sets how many bytes of output one result shows the
-// model: at least spill.MinThreshold (1024), the room a head, a tail and
+// model (20000 unless set; the rest is saved whole in the output store):
+// at least spill.MinThreshold (1024), the room a head, a tail and
 // the note between them need; less is an error. Keep it well under the
 // spill threshold of the dispatch middleware, so results are never
 // spilled twice.
@@ -230,8 +232,9 @@ func WithOutputLimit(n int) Option {
 	}
 }
 
-// WithMaxSpill caps the bytes of one stream saved to the output store. It
-// must be positive.
+// WithMaxSpill caps the bytes of one stream saved to the output store
+// (2 GiB unless set); the rest is counted but not kept. It must be
+// positive.
 func WithMaxSpill(n int64) Option {
 	return func(c *config) {
 		if n <= 0 {
@@ -243,7 +246,7 @@ func WithMaxSpill(n int64) Option {
 }
 
 // WithMaxSessions sets how many persistent shells one agent session may
-// have open at once. It must be positive.
+// have open at once (8 unless set). It must be positive.
 func WithMaxSessions(n int) Option {
 	return func(c *config) {
 		if n <= 0 {
@@ -255,7 +258,8 @@ func WithMaxSessions(n int) Option {
 }
 
 // WithIdleTimeout sets how long a persistent shell may go without a call
-// before it is closed, whatever it is running. It must be positive.
+// before it is closed, whatever it is running (30 minutes unless set). It
+// must be positive.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -268,7 +272,7 @@ func WithIdleTimeout(d time.Duration) Option {
 
 // WithWait sets the default wait of shell_send, the default wait of
 // shell_read and bash_output, and the largest wait_ms a call may ask
-// for. Zero keeps a default (a default above a set maximum shrinks to
+// for (30 s, 10 s and 600 s unless set). Zero keeps a default (a default above a set maximum shrinks to
 // it). A negative duration, or a set default above the maximum, is an
 // error.
 func WithWait(send, read, max time.Duration) Option {
@@ -289,8 +293,9 @@ func WithWait(send, read, max time.Duration) Option {
 	}
 }
 
-// WithMaxJobs sets how many background jobs one agent session keeps. It
-// must be positive.
+// WithMaxJobs sets how many background jobs one agent session keeps,
+// running or finished and not yet read (8 unless set). It must be
+// positive.
 func WithMaxJobs(n int) Option {
 	return func(c *config) {
 		if n <= 0 {
