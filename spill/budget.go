@@ -15,9 +15,11 @@ import (
 // session unless WithSessionBudget says otherwise: 4 GiB.
 const DefaultSessionBudget int64 = 4 << 30
 
-// BudgetError reports a Save refused because the session's outputs would
-// take more than the store's budget: Save's error matches
-// harness.CodeSpillBudget, and nothing of the output is kept.
+// BudgetError is the detail of a Save refused because the session's
+// outputs would take more than the store's budget: Save fails with a
+// *harness.Error of code harness.CodeSpillBudget whose cause is a
+// *BudgetError (read it with errors.As), and nothing of the output is
+// kept.
 type BudgetError struct {
 	// Session is the owner's session id.
 	Session string
@@ -35,13 +37,6 @@ func (e *BudgetError) Error() string {
 	return fmt.Sprintf("spill: the output does not fit in what is left of the session's spill budget of %s: %s of it is taken by outputs kept until they expire or are deleted",
 		units.Bytes(e.Budget), units.Bytes(e.Used))
 }
-
-// Is makes the error match harness.CodeSpillBudget.
-func (e *BudgetError) Is(target error) bool { return target == harness.CodeSpillBudget }
-
-// ErrorCode returns "spill_budget" (harness.CodeSpillBudget), for
-// harness.CodeOf.
-func (e *BudgetError) ErrorCode() string { return string(harness.CodeSpillBudget) }
 
 // StoreOption configures a Dir or Memory store.
 type StoreOption func(*storeConfig)
@@ -103,7 +98,7 @@ func (b *budget) reserve(sdir, session string, n int64, own int64, count func() 
 	}
 	if n > b.limit-used {
 		b.used[sdir] = used
-		return &BudgetError{Session: session, Budget: b.limit, Used: used - own}
+		return &harness.Error{Code: harness.CodeSpillBudget, Err: &BudgetError{Session: session, Budget: b.limit, Used: used - own}}
 	}
 	b.used[sdir] = used + n
 	return nil
@@ -129,7 +124,7 @@ func (b *budget) forget(sdir string) {
 }
 
 // budgetWriter charges what it writes to a session's budget, and fails
-// with a *BudgetError when a write does not fit.
+// with harness.CodeSpillBudget when a write does not fit.
 type budgetWriter struct {
 	w       io.Writer
 	b       *budget

@@ -79,7 +79,7 @@ var _ Store = (*Dir)(nil)
 // returns its locator and size; on failure the partial file is removed.
 //
 // An output that would take its session past the store's budget fails
-// with a *BudgetError (harness.CodeSpillBudget) and keeps nothing.
+// with harness.CodeSpillBudget (its cause a *BudgetError) and keeps nothing.
 func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
@@ -199,14 +199,14 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	}
 	sdir, name, ok := parseLocator(locator)
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+		return nil, locatorError(locator, errNotFound())
 	}
 	root, err := os.OpenRoot(d.root)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+			return nil, locatorError(locator, errNotFound())
 		}
-		return nil, &LocatorError{Locator: locator, Err: err}
+		return nil, locatorError(locator, err)
 	}
 	defer root.Close()
 	if fi, err := root.Lstat(sdir); err != nil || !fi.IsDir() {
@@ -231,9 +231,9 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 
 func (d *Dir) openErr(locator string, err error) error {
 	if err == nil || errors.Is(err, iofs.ErrNotExist) {
-		return &LocatorError{Locator: locator, Err: errNotFound()}
+		return locatorError(locator, errNotFound())
 	}
-	return &LocatorError{Locator: locator, Err: err}
+	return locatorError(locator, err)
 }
 
 // DeleteSession implements Store.

@@ -190,9 +190,7 @@ func TestLocatorErrorText(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"spill://nope\x0a"`, "the locator is quoted with control bytes escaped")
 	assert.Contains(t, err.Error(), "removed by retention")
-	var le *LocatorError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "not_found", le.ErrorCode())
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	assert.Equal(t, harness.Code("not_found"), harness.CodeOf(err))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("no saved output")))
 }
@@ -244,8 +242,15 @@ func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
 func TestBudgetErrorText(t *testing.T) {
 	err := &BudgetError{Session: "s", Budget: DefaultSessionBudget, Used: DefaultSessionBudget - 10}
 	assert.Equal(t, "spill: the output does not fit in what is left of the session's spill budget of 4.0 GiB: 4.0 GiB of it is taken by outputs kept until they expire or are deleted", err.Error())
-	assert.Equal(t, "spill_budget", err.ErrorCode())
-	assert.ErrorIs(t, err, harness.CodeSpillBudget)
+	// The budget's own error, as Save returns it, has the code.
+	b := newBudget(100)
+	saveErr := b.reserve("d", "s", 200, 0, nil)
+	assert.Equal(t, harness.CodeSpillBudget, harness.CodeOf(saveErr))
+	assert.ErrorIs(t, saveErr, harness.CodeSpillBudget)
+	var be *BudgetError
+	require.ErrorAs(t, saveErr, &be)
+	assert.Equal(t, int64(100), be.Budget)
+	assert.Equal(t, be.Error(), saveErr.Error(), "the message is the detail's")
 	assert.Contains(t, (&BudgetError{Budget: 1000, Used: 1}).Error(), "budget of 1000 bytes: 1 byte of it is taken")
 	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
 }

@@ -44,7 +44,7 @@ func NewMemory(opts ...StoreOption) (*Memory, error) {
 var _ Store = (*Memory)(nil)
 
 // Save implements tools.OutputStore. An output that would take its session past
-// the store's budget fails with a *BudgetError (harness.CodeSpillBudget) and
+// the store's budget fails with harness.CodeSpillBudget (its cause a *BudgetError) and
 // keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if err := ctx.Err(); err != nil {
@@ -76,7 +76,7 @@ func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error
 	out, ok := m.outputs[locator]
 	m.mu.Unlock()
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+		return nil, locatorError(locator, errNotFound())
 	}
 	return io.NopCloser(bytes.NewReader(out.data)), nil
 }

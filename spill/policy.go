@@ -23,7 +23,6 @@ type Option func(*policy)
 
 type policy struct {
 	threshold int
-	store     tools.OutputStore
 	err       error
 }
 
@@ -39,11 +38,6 @@ func WithThreshold(n int) Option {
 		p.threshold = n
 	}
 }
-
-// WithStore sets the store outputs are saved to. By default the policy
-// uses the session's output store (call.Env.Output, set with the loop's
-// output store option); with neither, nothing is spilled.
-func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = s } }
 
 // Middleware returns the spill policy as dispatch middleware, or an error
 // (harness.CodeInvalidOption) for an invalid option value. A result
@@ -95,8 +89,8 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 		return res
 	}
 	logger := toolexec.Logger(call.Env)
-	store := p.store
-	if store == nil && call.Env != nil {
+	var store tools.OutputStore
+	if call.Env != nil {
 		store = call.Env.Output
 	}
 	if store == nil {
