@@ -45,7 +45,7 @@ func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
 
 // Stat implements fs.FileSystem. The version of a regular file is taken
 // from its metadata when that proves it; a file changed in the last
-// seconds is read and summed (up to fs.MaxEditSize).
+// seconds is read and summed (up to fsimpl.MaxEditSize).
 func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	clean, rel, err := f.locate("stat", p)
 	if err != nil {
@@ -67,7 +67,7 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 		return fs.FileInfo{}, err
 	}
 	defer file.Close()
-	if m.provenAt(f.now()) || m.size > fs.MaxEditSize {
+	if m.provenAt(f.now()) || m.size > fsimpl.MaxEditSize {
 		// Proven by metadata; or too large to sum, and then a recent
 		// change makes the version one that never matches.
 		info.Version = f.tokenFor(m, 0, false)
@@ -81,7 +81,7 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 
 // ReadText implements fs.FileSystem. It reads the file once, to the size
 // it had when opened, counting lines and (for files up to
-// fs.MaxEditSize) summing the bytes for the version.
+// fsimpl.MaxEditSize) summing the bytes for the version.
 func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
 	clean, rel, err := f.locate("read", p)
 	if err != nil {
@@ -100,7 +100,7 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 	// scans at the speed of wc -l.
 	var h hasher
 	var r io.Reader = io.LimitReader(file, m.size)
-	summed := m.size <= fs.MaxEditSize
+	summed := m.size <= fsimpl.MaxEditSize
 	if summed {
 		r = io.TeeReader(r, &h)
 	}

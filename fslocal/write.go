@@ -62,8 +62,8 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 	}
 	res := &fs.WriteResult{PreviousSize: m.size}
 	var prevSum uint64
-	if m.size <= fs.MaxPrevious {
-		prev, err := readAll(file, m.size, fs.MaxPrevious)
+	if m.size <= fsimpl.MaxPrevious {
+		prev, err := readAll(file, m.size, fsimpl.MaxPrevious)
 		if err != nil {
 			return nil, mapErr("write", clean, err)
 		}
@@ -125,15 +125,15 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 	if pre.Absent {
 		return nil, fs.NewError(harness.CodeExists, &fs.PathError{Op: "edit", Path: clean, Err: iofs.ErrExist})
 	}
-	if m.size > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: m.size, Limit: fs.MaxEditSize})
+	if m.size > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: m.size, Limit: fsimpl.MaxEditSize})
 	}
-	old, err := readAll(file, m.size, fs.MaxEditSize)
+	old, err := readAll(file, m.size, fsimpl.MaxEditSize)
 	if err != nil {
 		return nil, mapErr("edit", clean, err)
 	}
-	if int64(len(old)) > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: int64(len(old)), Limit: fs.MaxEditSize, Detail: "the file grew while it was read"})
+	if int64(len(old)) > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: int64(len(old)), Limit: fsimpl.MaxEditSize, Detail: "the file grew while it was read"})
 	}
 	if pre.Version != "" {
 		ok, _ := matches(pre.Version, m, func() (uint64, error) { return sumBytes(old), nil })

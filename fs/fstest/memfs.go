@@ -320,7 +320,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 	mode := iofs.FileMode(0o644)
 	if n != nil {
 		res.PreviousSize = int64(len(n.data))
-		if len(n.data) <= fs.MaxPrevious {
+		if len(n.data) <= fsimpl.MaxPrevious {
 			res.Previous = n.data
 		}
 		if opts.KeepStyle {
@@ -364,8 +364,8 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 	if err := checkPre("edit", p, n, pre); err != nil {
 		return nil, err
 	}
-	if len(n.data) > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: p, Total: int64(len(n.data)), Limit: fs.MaxEditSize})
+	if len(n.data) > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: p, Total: int64(len(n.data)), Limit: fsimpl.MaxEditSize})
 	}
 	out, spans, err := fs.ApplyEdit(n.data, e)
 	if err != nil {

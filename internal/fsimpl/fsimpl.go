@@ -16,9 +16,15 @@ import (
 	"github.com/go-harness/harness/internal/textcut"
 )
 
-// Path limits every implementation enforces, so that a path refused by one
-// is refused by all.
+// Limits every implementation enforces, so that a path or a file refused
+// by one is refused by all.
 const (
+	// MaxPrevious bounds the replaced content a WriteResult carries back
+	// (fs.WriteResult.Previous).
+	MaxPrevious = 8 << 20
+	// MaxEditSize is the largest file Edit loads; larger files fail with
+	// harness.CodeTooLarge.
+	MaxEditSize = 64 << 20
 	// MaxPathLen is the longest path accepted, in bytes.
 	MaxPathLen = 4096
 	// MaxNameLen is the longest path element accepted, in bytes.
