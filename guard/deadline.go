@@ -18,19 +18,19 @@ import (
 // time, tools that touch only local state the least, tools that run
 // programs sit in between. A tool with no family gets the process default.
 const (
-	DefaultLocalDeadline   = time.Minute
-	DefaultProcessDeadline = 5 * time.Minute
-	DefaultNetworkDeadline = 10 * time.Minute
+	defaultLocalDeadline   = time.Minute
+	defaultProcessDeadline = 5 * time.Minute
+	defaultNetworkDeadline = 10 * time.Minute
 )
 
-// DefaultGrace is the least time a backstop leaves beyond a tool's own
+// defaultGrace is the least time a backstop leaves beyond a tool's own
 // declared deadline.
-const DefaultGrace = 30 * time.Second
+const defaultGrace = 30 * time.Second
 
-// DefaultCancelWait is how long a call whose backstop fired (or whose turn
+// defaultCancelWait is how long a call whose backstop fired (or whose turn
 // was cancelled) is given to stop and return its own result before the
 // dispatcher stops waiting for it.
-const DefaultCancelWait = time.Second
+const defaultCancelWait = time.Second
 
 // deadlines is the backstop policy: see [Deadlines].
 type deadlines struct {
@@ -76,7 +76,7 @@ func WithToolDeadline(name string, d time.Duration) DeadlineOption {
 }
 
 // WithDeadlineGrace sets the least margin a backstop leaves beyond a
-// tool's declared deadline (DefaultGrace unless set). A negative margin
+// tool's declared deadline (30 s unless set). A negative margin
 // is an error.
 func WithDeadlineGrace(d time.Duration) DeadlineOption {
 	return func(ds *deadlines) {
@@ -89,7 +89,7 @@ func WithDeadlineGrace(d time.Duration) DeadlineOption {
 }
 
 // WithCancelWait sets how long a cancelled call may take to return its own
-// result before it is abandoned (DefaultCancelWait unless set). Zero
+// result before it is abandoned (1 s unless set). Zero
 // abandons it at once; a negative wait is an error.
 func WithCancelWait(d time.Duration) DeadlineOption {
 	return func(ds *deadlines) {
@@ -113,12 +113,13 @@ func (ds *deadlines) fail(msg string) {
 // declares the longest it expects to run) should fire first, with an error
 // that says more than the backstop can. A tool that declares a deadline
 // gets that deadline plus a margin (half of it, and at least the grace,
-// DefaultGrace unless changed); a tool that declares none gets its
-// family's default. A per-tool setting replaces either.
+// 30 s unless changed); a tool that declares none gets its family's
+// default: 1 minute for FamilyLocal, 10 minutes for FamilyNetwork, and 5
+// minutes for FamilyProcess and for a tool with no or another family. A per-tool setting replaces either.
 //
 // When the backstop fires, the call's context is cancelled. A tool that
 // stops returns its own result, prefixed with what happened; a tool that
-// ignores its context is abandoned after the cancel wait (DefaultCancelWait)
+// ignores its context is abandoned after the cancel wait (1 s by default)
 // and the call returns a timeout result at once, while the abandoned tool
 // is reported in the log because it may still be running. The same holds
 // when the turn is cancelled. A tool that declares side effects is said to
@@ -145,14 +146,14 @@ func Deadlines(opts ...DeadlineOption) (tools.Middleware, error) {
 func newDeadlines(opts []DeadlineOption) (*deadlines, error) {
 	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
-			tools.FamilyLocal:   DefaultLocalDeadline,
-			tools.FamilyProcess: DefaultProcessDeadline,
-			tools.FamilyNetwork: DefaultNetworkDeadline,
+			tools.FamilyLocal:   defaultLocalDeadline,
+			tools.FamilyProcess: defaultProcessDeadline,
+			tools.FamilyNetwork: defaultNetworkDeadline,
 		},
-		other:      DefaultProcessDeadline,
+		other:      defaultProcessDeadline,
 		perTool:    map[string]time.Duration{},
-		grace:      DefaultGrace,
-		cancelWait: DefaultCancelWait,
+		grace:      defaultGrace,
+		cancelWait: defaultCancelWait,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// DefaultFailureStreak is how many failures of one tool in a row make the
+// defaultFailureStreak is how many failures of one tool in a row make the
 // failure guard remind the model.
-const DefaultFailureStreak = 3
+const defaultFailureStreak = 3
 
 // maxCodes is how many of a streak's latest error codes a reminder lists.
 const maxCodes = 5
@@ -30,7 +30,7 @@ type failureGuard struct {
 type FailureOption func(*failureGuard)
 
 // WithFailureStreak sets how many failures in a row trigger a reminder
-// (DefaultFailureStreak unless set). Fewer than 2 is an error.
+// (3 unless set). Fewer than 2 is an error.
 func WithFailureStreak(k int) FailureOption {
 	return func(g *failureGuard) {
 		if k < 2 {
@@ -69,7 +69,7 @@ func WithFailureExclude(names ...string) FailureOption {
 // are skipped, as are excluded tools. A new user message resets every
 // streak.
 func FailureGuard(opts ...FailureOption) (tools.StepObserver, error) {
-	g := &failureGuard{streak: DefaultFailureStreak}
+	g := &failureGuard{streak: defaultFailureStreak}
 	for _, o := range opts {
 		if o != nil {
 			o(g)
