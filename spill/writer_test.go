@@ -357,3 +357,61 @@ func TestWriterSaveKeepsAShortStream(t *testing.T) {
 	require.NoError(t, w.Close())
 	assert.Empty(t, w.Output().Stored.Locator)
 }
+
+// FuzzWriter writes a stream in chunks of the fuzzed sizes through a
+// Writer with a fuzzed limit and save cap, and checks what it kept: the
+// head and the tail are the stream's ends, the store holds the stream (or
+// its first cap bytes), and the Text is the whole stream or a preview
+// within the limit.
+func FuzzWriter(f *testing.F) {
+	f.Add([]byte("line 1\nline 2\n"), uint16(0), uint32(0), uint8(7))
+	f.Add([]byte(strings.Repeat("x\n", 3000)), uint16(10), uint32(100), uint8(1))
+	f.Add([]byte(strings.Repeat("é𝄞\n", 900)), uint16(900), uint32(5000), uint8(200))
+	f.Fuzz(func(t *testing.T, data []byte, extra uint16, capSave uint32, chunk uint8) {
+		if len(data) > 1<<16 {
+			return
+		}
+		limit := spill.MinThreshold + int(extra)
+		var opts []spill.WriterOption
+		if capSave > 0 {
+			opts = append(opts, spill.WithMaxSave(int64(capSave)))
+		}
+		store := newMemory(t)
+		w := newWriter(t, context.Background(), store, owner, limit, opts...)
+		step := int(chunk) + 1
+		for rest := data; len(rest) > 0; {
+			n := min(step, len(rest))
+			k, err := w.Write(rest[:n])
+			require.NoError(t, err)
+			require.Equal(t, n, k)
+			rest = rest[n:]
+		}
+		require.NoError(t, w.Close())
+		out := w.Output()
+		require.Equal(t, int64(len(data)), out.Size)
+		require.Equal(t, int64(strings.Count(string(data), "\n")), out.Newlines)
+		require.Equal(t, string(data[:min(len(data), limit)]), out.Head)
+		// The tail is the stream's last bytes, at most limit of them,
+		// never starting inside a UTF-8 sequence.
+		require.True(t, strings.HasSuffix(string(data), out.Tail))
+		require.LessOrEqual(t, len(out.Tail), limit)
+		require.GreaterOrEqual(t, len(out.Tail), min(len(data), limit)-3)
+		if len(data) <= limit {
+			require.False(t, out.Truncated)
+			require.Equal(t, string(data), out.Text)
+			require.Empty(t, out.Stored.Locator, "a stream within the limit is not saved unless asked")
+			return
+		}
+		require.True(t, out.Truncated)
+		require.LessOrEqual(t, len(out.Text), limit)
+		require.NotEmpty(t, out.Stored.Locator)
+		want := data
+		if capSave > 0 && int64(len(data)) > int64(capSave) {
+			want = data[:capSave]
+			require.True(t, out.Cut)
+		} else {
+			require.False(t, out.Cut)
+		}
+		require.Equal(t, string(want), string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+	})
+}
