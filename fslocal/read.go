@@ -106,7 +106,7 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 	}
 	t, err := fs.ScanText(ctx, r, w)
 	if err != nil {
-		return nil, withPath(err, clean)
+		return nil, fsimpl.WithPath(err, clean)
 	}
 	info.Version = f.tokenFor(m, h.Sum64(), summed)
 	t.Info = info

@@ -143,7 +143,7 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 	}
 	out, spans, err := fs.ApplyEdit(old, e)
 	if err != nil {
-		return nil, withPath(err, clean)
+		return nil, fsimpl.WithPath(err, clean)
 	}
 	nm, err := f.commit(ctx, clean, rel, out, info.Mode.Perm(), &m, false)
 	if err != nil {

@@ -253,7 +253,7 @@ func (m *MemFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, 
 	}
 	t, err := fs.ScanText(ctx, bytes.NewReader(data), w)
 	if err != nil {
-		return nil, withPath(err, info.Path)
+		return nil, fsimpl.WithPath(err, info.Path)
 	}
 	t.Info = info
 	return t, nil
@@ -369,7 +369,7 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 	}
 	out, spans, err := fs.ApplyEdit(n.data, e)
 	if err != nil {
-		return nil, withPath(err, p)
+		return nil, fsimpl.WithPath(err, p)
 	}
 	stored := &node{data: out, mode: n.mode, mod: m.now()}
 	m.nodes[p] = stored
@@ -401,18 +401,6 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 		out = append(out, fi)
 	}
 	return out, nil
-}
-
-// withPath fills in the path of a file system error from a shared
-// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
-func withPath(err error, p string) error {
-	var d *fs.PathError
-	if errors.As(err, &d) && d.Path == "" {
-		c := *d
-		c.Path = p
-		return fs.NewError(harness.CodeOf(err), &c)
-	}
-	return err
 }
 
 var (

@@ -8,6 +8,7 @@ package fsimpl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path"
 	"strings"
 
@@ -128,4 +129,16 @@ func MatchStyle(prev, data []byte) []byte {
 func dominantCRLF(b []byte) bool {
 	crlf := bytes.Count(b, []byte("\r\n"))
 	return crlf > bytes.Count(b, []byte{'\n'})-crlf
+}
+
+// WithPath fills in the path of a file system error made by a shared
+// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
+func WithPath(err error, p string) error {
+	var d *fs.PathError
+	if errors.As(err, &d) && d.Path == "" {
+		c := *d
+		c.Path = p
+		return fs.NewError(harness.CodeOf(err), &c)
+	}
+	return err
 }

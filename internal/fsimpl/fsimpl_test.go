@@ -2,6 +2,7 @@ package fsimpl_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,20 @@ func TestMatchStyle(t *testing.T) {
 	assert.Equal(t, fs.BOM+"a\r\n", string(fsimpl.MatchStyle([]byte(fs.BOM+"x\r\n"), []byte("a\n"))))
 	assert.Equal(t, fs.BOM+"a", string(fsimpl.MatchStyle([]byte(fs.BOM+"x"), []byte(fs.BOM+"a"))))
 	assert.Equal(t, "single", string(fsimpl.MatchStyle([]byte("x\r\n"), []byte("single"))))
+}
+
+func TestWithPath(t *testing.T) {
+	_, _, err := fs.ApplyEdit([]byte("a"), fs.Edit{Old: "zzz", New: "y"})
+	require.Error(t, err)
+	got := fsimpl.WithPath(err, "/w/f.txt")
+	assert.ErrorIs(t, got, harness.CodeEditNotFound, "the code is kept")
+	var d *fs.PathError
+	require.ErrorAs(t, got, &d)
+	assert.Equal(t, "/w/f.txt", d.Path)
+	assert.Contains(t, got.Error(), "/w/f.txt")
+
+	// A path already set, or an error without a PathError, is kept.
+	assert.Same(t, got, fsimpl.WithPath(got, "/other"))
+	plain := errors.New("x")
+	assert.Same(t, plain, fsimpl.WithPath(plain, "/p"))
 }
