@@ -68,7 +68,7 @@ func TestLedger(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "v2", v)
 	assert.Equal(t, 1, l.Len())
-	l.Forget("/a")
+	l.Observe("/a", "") // forgets it
 	_, ok = l.Version("/a")
 	assert.False(t, ok)
 

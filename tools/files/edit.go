@@ -81,7 +81,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	res, err := fsys.Edit(ctx, p, fs.Edit{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}, pre)
 	if err != nil {
 		if errors.Is(err, harness.CodeNotFound) {
-			ledger.Forget(p)
+			ledger.Observe(p, "") // found deleted: forget it
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
 	}

@@ -59,7 +59,7 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 		}
 		if errors.Is(err, harness.CodeStale) && pre.Version != "" {
 			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, harness.CodeNotFound) {
-				ledger.Forget(p)
+				ledger.Observe(p, "") // found deleted: forget it
 			}
 		}
 		return nil, explain(ctx, call, "write", p, in.FilePath, err)
