@@ -206,7 +206,15 @@ func (w *Writer) sendLocked(p []byte) {
 		p = p[:w.maxSave-w.sent]
 		w.cut = true
 	}
-	n, err := w.bw.Write(p)
+	var n int
+	var err error
+	if w.bw.Buffered() == 0 && len(p) >= pipeBuffer/2 {
+		// A large write goes to the store as it is: batching it would
+		// only copy it once more.
+		n, err = w.pw.Write(p)
+	} else {
+		n, err = w.bw.Write(p)
+	}
 	w.sent += int64(n)
 	if err != nil {
 		w.writeErr = err
