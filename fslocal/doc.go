@@ -34,6 +34,7 @@
 // versions rest on metadata alone, and one changed in the last two
 // seconds counts as changed.
 //
-// It imports harness and fs (the contract it implements); nothing of tools,
-// session or agent.
+// It imports harness, fs (the contract it implements) and internal/fsimpl
+// (the path checks and write rules it shares with fs/fstest); nothing of
+// tools, session or agent.
 package fslocal

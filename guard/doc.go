@@ -50,6 +50,6 @@
 //		...
 //	)
 //
-// It imports harness and tools (the middleware and step observer
-// contracts); nothing of session, spill or agent.
+// It imports harness, tools (the middleware and step observer contracts)
+// and internal helpers; nothing of session, spill or agent.
 package guard
