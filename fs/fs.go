@@ -133,8 +133,6 @@ type WriteResult struct {
 	Written []byte
 }
 
-
-
 // Edit is a literal text replacement.
 type Edit struct {
 	// Old is the text to find. It must not be empty.
