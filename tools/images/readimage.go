@@ -188,9 +188,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if env.Logger != nil {
-			env.Logger.Error("read_image: storing the image failed", "path", p, "error", err)
-		}
+		toolexec.Logger(env).Error("read_image: storing the image failed", "path", p, "error", err)
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Err: err,
 			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
 	}

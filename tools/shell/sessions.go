@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -172,8 +173,8 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 		rec.Sandbox = s.cfg.sandbox.Describe()
 	}
 	env := callEnv(call)
-	if err := env.Record(ctx, call, "shell_open", rec); err != nil && env.Logger != nil {
-		env.Logger.Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
+	if err := env.Record(ctx, call, "shell_open", rec); err != nil {
+		toolexec.Logger(env).Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
 	}
 }
 
