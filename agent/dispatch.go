@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -131,7 +132,7 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 func (t *turn) runCall(call *tools.Call) (res *harness.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = tools.PanicResult(call, p)
+			res = toolexec.PanicResult(call, p)
 		}
 	}()
 	limits := t.l.cfg.limits.withDefaults()
@@ -185,12 +186,12 @@ func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *har
 func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = tools.PanicResult(call, p)
+			res = toolexec.PanicResult(call, p)
 		}
 	}()
 	res = t.l.handler.Handle(ctx, call)
 	if res == nil {
-		res = tools.Normalize(call, nil, nil)
+		res = toolexec.Normalize(call, nil, nil)
 	}
 	return res
 }

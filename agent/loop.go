@@ -9,6 +9,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -67,7 +68,7 @@ func New(opts ...Option) *Loop {
 	for _, spec := range reg.Specs() {
 		l.modelTools = append(l.modelTools, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
 	}
-	l.handler = tools.Chain(tools.Executor(), cfg.middleware...)
+	l.handler = tools.Chain(toolexec.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
 	if cfg.base != nil {
 		context.AfterFunc(cfg.base, func() { l.Close() })

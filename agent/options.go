@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -48,7 +49,7 @@ const (
 func defaultConfig() config {
 	return config{
 		store:    session.NewMemory(),
-		logger:   slog.New(slog.DiscardHandler),
+		logger:   logs.OrDiscard(nil),
 		maxSteps: DefaultMaxSteps,
 		parallel: DefaultMaxParallelTools,
 		retry:    DefaultRetryPolicy(),

@@ -34,7 +34,12 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 	if text := res.Text(); len(text) > limit {
 		owner := tools.Owner{Session: t.s.ID(), Tool: ev.Name, Call: ev.CallID}
 		// The save outlives a cancelled turn: the result is logged either way.
-		w := spill.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
+		// previewLimit is never below spill.MinThreshold, so NewWriter
+		// cannot refuse it.
+		w, werr := spill.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
+		if werr != nil {
+			return nil, errors.Join(err, werr)
+		}
 		_, _ = io.WriteString(w, text) // a Writer fails writes only after Close
 		saveErr = w.Close()
 		out := w.Output()

@@ -69,7 +69,8 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	ctx := context.Background()
 	const maxLine = 256 << 10
 	store := session.NewMemory(session.WithMaxLineSize(maxLine))
-	out := spill.NewMemory()
+	out, err := spill.NewMemory()
+	require.NoError(t, err)
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Say("done"))
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithSessionStore(store), agent.WithOutputStore(out))
 	evs, end, err := collect(t, s, ctx, "make output")

@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"errors"
+	"log"
 	"slices"
 	"strings"
 	"testing"
@@ -27,15 +29,23 @@ func ExampleNew_everything() {
 	workspace, _ := fslocal.New(dir)
 	store := session.NewJSONL(sessionsDir)
 	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
+	spillStore, err1 := spill.NewDir(spillDir)
+	spilling, err2 := spill.Middleware()
+	deadlines, err3 := guard.Deadlines()
+	repeats, err4 := guard.RepeatGuard()
+	failures, err5 := guard.FailureGuard()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		log.Fatal(err)
+	}
 	loop := agent.New(
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(session.JSONLAttachments(store)),
-		agent.WithOutputStore(spill.NewDir(spillDir)),
+		agent.WithOutputStore(spillStore),
 		agent.WithTools(toolset...),
-		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
-		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+		agent.WithMiddleware(spilling, deadlines),
+		agent.WithStepObservers(repeats, failures),
 	)
 	defer loop.Close()
 }
@@ -47,15 +57,23 @@ func TestFullWiringIsValid(t *testing.T) {
 	}
 	defer workspace.Close()
 	store := session.NewJSONL(t.TempDir())
+	spillStore, err1 := spill.NewDir(t.TempDir())
+	spilling, err2 := spill.Middleware()
+	deadlines, err3 := guard.Deadlines()
+	repeats, err4 := guard.RepeatGuard()
+	failures, err5 := guard.FailureGuard()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
+	}
 	loop := agent.New(
 		agent.WithModel(openai.DeepSeek("sk-test")),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(session.JSONLAttachments(store)),
-		agent.WithOutputStore(spill.NewDir(t.TempDir())),
+		agent.WithOutputStore(spillStore),
 		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
-		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
-		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+		agent.WithMiddleware(spilling, deadlines),
+		agent.WithStepObservers(repeats, failures),
 	)
 	defer loop.Close()
 	if err := loop.Err(); err != nil {

@@ -31,6 +31,7 @@
 // version of each file the agent has seen, and turns that into the
 // preconditions of its writes and edits.
 //
-// It imports harness (for the error type and codes) and internal helpers
-// that import nothing of the module; nothing of tools, session or agent.
+// It imports harness (for the error type and codes) only; nothing of
+// tools, session or agent. What only implementations share (path checks,
+// the write style rule) is in internal/fsimpl, which imports fs.
 package fs

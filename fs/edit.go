@@ -166,46 +166,8 @@ func findAll(s, sub []byte) []int {
 
 // dominantCRLF reports whether most line endings of b are CR LF.
 func dominantCRLF(b []byte) bool {
-	crlf, lf := LineEndings(b)
-	return crlf > lf
-}
-
-// LineEndings counts the CR LF line endings and the bare LF line endings
-// of b.
-func LineEndings(b []byte) (crlf, lf int) {
-	all := bytes.Count(b, nl)
-	crlf = bytes.Count(b, []byte("\r\n"))
-	return crlf, all - crlf
-}
-
-// MatchStyle returns data in the style of prev, the content it replaces:
-// with prev's byte order mark if data has none, and with CR LF line
-// endings if most of prev's line endings are CR LF and data has no
-// carriage return at all. Otherwise data is returned as it is. This lets a
-// writer that saw the file through a read window (which shows LF and hides
-// the mark) write it back unchanged.
-func MatchStyle(prev, data []byte) []byte {
-	bom := bytes.HasPrefix(prev, []byte(BOM)) && !bytes.HasPrefix(data, []byte(BOM))
-	crlf := dominantCRLF(prev) && bytes.IndexByte(data, '\r') < 0 && bytes.IndexByte(data, '\n') >= 0
-	if !bom && !crlf {
-		return data
-	}
-	out := make([]byte, 0, len(data)+len(BOM)+bytes.Count(data, nl))
-	if bom {
-		out = append(out, BOM...)
-	}
-	if crlf {
-		for {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				break
-			}
-			out = append(out, data[:i]...)
-			out = append(out, '\r', '\n')
-			data = data[i+1:]
-		}
-	}
-	return append(out, data...)
+	crlf := bytes.Count(b, []byte("\r\n"))
+	return crlf > bytes.Count(b, nl)-crlf
 }
 
 // nearMisses looks for places where old almost occurs in text: the same

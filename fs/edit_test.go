@@ -93,16 +93,6 @@ func TestApplyEditErrorDetails(t *testing.T) {
 	assert.Equal(t, []int{2}, fe.Lines)
 }
 
-func TestMatchStyle(t *testing.T) {
-	assert.Equal(t, "a\r\nb\r\n", string(fs.MatchStyle([]byte("x\r\ny\r\n"), []byte("a\nb\n"))))
-	assert.Equal(t, "a\nb\r\n", string(fs.MatchStyle([]byte("x\r\ny\r\n"), []byte("a\nb\r\n"))), "data with its own CR is kept")
-	assert.Equal(t, "a\nb\n", string(fs.MatchStyle([]byte("x\ny\r\nz\n"), []byte("a\nb\n"))), "LF-dominant stays LF")
-	assert.Equal(t, fs.BOM+"a\n", string(fs.MatchStyle([]byte(fs.BOM+"x\n"), []byte("a\n"))))
-	assert.Equal(t, fs.BOM+"a\r\n", string(fs.MatchStyle([]byte(fs.BOM+"x\r\n"), []byte("a\n"))))
-	assert.Equal(t, fs.BOM+"a", string(fs.MatchStyle([]byte(fs.BOM+"x"), []byte(fs.BOM+"a"))))
-	assert.Equal(t, "single", string(fs.MatchStyle([]byte("x\r\n"), []byte("single"))))
-}
-
 func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
 
 func FuzzApplyEdit(f *testing.F) {

@@ -1,8 +1,6 @@
 package fs
 
 import (
-	"context"
-
 	"github.com/go-harness/harness"
 )
 
@@ -76,16 +74,6 @@ func NewError(code harness.Code, d *PathError) *harness.Error {
 		s += ": " + d.Err.Error()
 	}
 	return &harness.Error{Code: code, Message: s, Err: d}
-}
-
-// Aborted returns the error an operation reports when ctx has ended:
-// harness.CodeAborted (or harness.CodeTimeout for an expired deadline)
-// wrapping ctx.Err(), or nil while ctx is live.
-func Aborted(ctx context.Context, op, path string) error {
-	if err := ctx.Err(); err != nil {
-		return NewError(harness.CodeOf(err), &PathError{Op: op, Path: path, Err: err})
-	}
-	return nil
 }
 
 // codeOf returns the code of an error met while reading or writing:

@@ -42,7 +42,8 @@ type FileSystem interface {
 	// Edit replaces literal text in the UTF-8 text file at path (see
 	// [ApplyEdit]) and writes the result atomically. The precondition is
 	// checked before the text is searched, so a stale file is reported as
-	// stale, never as "not found" or "ambiguous".
+	// stale, never as "not found" or "ambiguous". A file larger than 64 MiB
+	// is refused with harness.CodeTooLarge.
 	Edit(ctx context.Context, path string, e Edit, pre Precondition) (*EditResult, error)
 
 	// ReadDir lists the directory at path, sorted by name. Entries are
@@ -106,7 +107,11 @@ type WriteOptions struct {
 	// Pre guards the write.
 	Pre Precondition
 	// KeepStyle makes a write that replaces a file keep that file's line
-	// endings and byte order mark: see [MatchStyle].
+	// endings and byte order mark: the new content gets the old content's
+	// mark if it has none, and CR LF line endings if most of the old
+	// content's line endings are CR LF and the new content has no carriage
+	// return at all. So a writer that saw the file through a read window
+	// (which shows LF and hides the mark) writes it back unchanged.
 	KeepStyle bool
 }
 
@@ -120,20 +125,13 @@ type WriteResult struct {
 	// write, so it was left untouched (its metadata too).
 	Unchanged bool
 	// Previous is the content the write replaced, when there was one of
-	// at most MaxPrevious bytes; PreviousSize is its size in any case.
+	// at most 8 MiB; PreviousSize is its size in any case.
 	Previous     []byte
 	PreviousSize int64
 	// Written is what was written: the data, restyled when KeepStyle
 	// applied.
 	Written []byte
 }
-
-// MaxPrevious bounds the replaced content a WriteResult carries back.
-const MaxPrevious = 8 << 20
-
-// MaxEditSize is the largest file Edit loads; larger files fail with
-// harness.CodeTooLarge.
-const MaxEditSize = 64 << 20
 
 // Edit is a literal text replacement.
 type Edit struct {

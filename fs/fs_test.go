@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,56 +52,6 @@ func TestStorageFailureIsIO(t *testing.T) {
 	assert.Equal(t, harness.CodeIO, harness.CodeOf(err))
 }
 
-func TestAborted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, fs.Aborted(ctx, "read", "/a"))
-	cancel()
-	err := fs.Aborted(ctx, "read", "/a")
-	assert.ErrorIs(t, err, harness.CodeAborted)
-	assert.ErrorIs(t, err, context.Canceled)
-
-	// An expired deadline is a timeout, as everywhere.
-	dctx, dcancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
-	defer dcancel()
-	err = fs.Aborted(dctx, "read", "/a")
-	assert.ErrorIs(t, err, harness.CodeTimeout)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-}
-
-func TestCleanPath(t *testing.T) {
-	got, err := fs.CleanPath("read", "/a/./b/../c/")
-	require.NoError(t, err)
-	assert.Equal(t, "/a/c", got)
-	got, err = fs.CleanPath("read", "/../../etc")
-	require.NoError(t, err)
-	assert.Equal(t, "/etc", got)
-	for _, bad := range []string{"", "rel/path", "/a\x00b", "/" + strings.Repeat("n", 256), "/" + strings.Repeat("d/", 2100)} {
-		_, err := fs.CleanPath("read", bad)
-		assert.ErrorIs(t, err, harness.CodeInvalidPath, "%.40q", bad)
-	}
-	_, err = fs.CleanPath("read", "/a\x00b")
-	assert.Contains(t, err.Error(), `/a\x00b`)
-}
-
-func TestWithin(t *testing.T) {
-	cases := []struct {
-		root, p, rel string
-		ok           bool
-	}{
-		{"/w", "/w", ".", true},
-		{"/w", "/w/a/b", "a/b", true},
-		{"/w", "/wx", "", false},
-		{"/w", "/", "", false},
-		{"/", "/", ".", true},
-		{"/", "/a", "a", true},
-	}
-	for _, c := range cases {
-		rel, ok := fs.Within(c.root, c.p)
-		assert.Equal(t, c.ok, ok, "%s in %s", c.p, c.root)
-		assert.Equal(t, c.rel, rel, "%s in %s", c.p, c.root)
-	}
-}
-
 func TestLedger(t *testing.T) {
 	l := fs.NewLedger()
 	assert.Equal(t, fs.IfAbsent(), l.WritePrecondition("/a"), "unseen: create only")
@@ -120,7 +68,7 @@ func TestLedger(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "v2", v)
 	assert.Equal(t, 1, l.Len())
-	l.Forget("/a")
+	l.Observe("/a", "") // forgets it
 	_, ok = l.Version("/a")
 	assert.False(t, ok)
 

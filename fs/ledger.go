@@ -32,7 +32,7 @@ type Ledger struct {
 func NewLedger() *Ledger { return &Ledger{seen: map[string]string{}} }
 
 // Observe records that the file at path was seen at version. An empty
-// version forgets the path.
+// version forgets the path, as when the file was found deleted.
 func (l *Ledger) Observe(path, version string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,10 +42,6 @@ func (l *Ledger) Observe(path, version string) {
 	}
 	l.seen[path] = version
 }
-
-// Forget drops what the ledger knows of path, as when the file was found
-// deleted.
-func (l *Ledger) Forget(path string) { l.Observe(path, "") }
 
 // Version returns the version recorded for path.
 func (l *Ledger) Version(path string) (string, bool) {

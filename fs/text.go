@@ -25,10 +25,11 @@ const (
 	// DefaultMaxBytes bounds the selected text of one window: the bytes of
 	// its lines, one newline each.
 	DefaultMaxBytes = 50 << 10
-	// BinaryProbe is how many leading bytes are searched for a NUL byte,
-	// which marks a file as binary whatever window is asked for.
-	BinaryProbe = 8 << 10
 )
+
+// binaryProbe is how many leading bytes are searched for a NUL byte, which
+// marks a file as binary whatever window is asked for.
+const binaryProbe = 8 << 10
 
 // BOM is the UTF-8 byte order mark.
 const BOM = "\uFEFF"
@@ -125,7 +126,7 @@ const scanChunk = 256 << 10
 // ScanText reads r to its end and returns the window w of its lines.
 //
 // Lines end at a line feed; a carriage return before it is dropped. The text
-// must be UTF-8: a NUL byte in the first BinaryProbe bytes or in a selected
+// must be UTF-8: a NUL byte in the first binaryProbe bytes or in a selected
 // line, or invalid UTF-8 in a selected line, fails with harness.CodeNotText. An
 // Offset beyond the last line fails with harness.CodePastEnd and the total in
 // PathError.Total (Offset 1 of an empty file is fine).
@@ -184,8 +185,8 @@ type scanner struct {
 }
 
 func (s *scanner) chunk(p []byte) error {
-	if s.pos < BinaryProbe {
-		probe := p[:min(int64(len(p)), BinaryProbe-s.pos)]
+	if s.pos < binaryProbe {
+		probe := p[:min(int64(len(p)), binaryProbe-s.pos)]
 		if i := bytes.IndexByte(probe, 0); i >= 0 {
 			return NewError(harness.CodeNotText, &PathError{Op: "read", Detail: fmt.Sprintf("NUL byte at byte offset %d: the file is binary", s.pos+int64(i))})
 		}

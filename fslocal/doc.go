@@ -29,10 +29,12 @@
 // more recently (whose timestamps could repeat within one tick) the
 // content sum decides, which catches a change made in the same second and
 // at the same size. A file rewritten with identical bytes keeps matching.
-// Files larger than fs.MaxEditSize are not summed when read, so reading a
-// huge log costs about what wc -l does; their versions rest on metadata
-// alone, and one changed in the last two seconds counts as changed.
+// Files larger than 64 MiB (the largest file Edit loads) are not summed
+// when read, so reading a huge log costs about what wc -l does; their
+// versions rest on metadata alone, and one changed in the last two
+// seconds counts as changed.
 //
-// It imports harness and fs (the contract it implements); nothing of tools,
-// session or agent.
+// It imports harness, fs (the contract it implements) and internal/fsimpl
+// (the path checks and write rules it shares with fs/fstest); nothing of
+// tools, session or agent.
 package fslocal

@@ -61,15 +61,3 @@ func isEscape(err error) bool {
 	}
 	return false
 }
-
-// withPath fills in the path of a file system error made by a shared
-// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
-func withPath(err error, p string) error {
-	var d *fs.PathError
-	if errors.As(err, &d) && d.Path == "" {
-		c := *d
-		c.Path = p
-		return fs.NewError(harness.CodeOf(err), &c)
-	}
-	return err
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // FS is an fs.FileSystem over the OS file system, confined to a root
@@ -94,14 +95,14 @@ func (f *FS) ns(rel string) string {
 
 // rel checks p and returns it relative to the root.
 func (f *FS) rel(op, p string) (string, string, error) {
-	clean, err := fs.CleanPath(op, p)
+	clean, err := fsimpl.CleanPath(op, p)
 	if err != nil {
 		return "", "", err
 	}
-	if rel, ok := fs.Within(f.root, clean); ok {
+	if rel, ok := fsimpl.Within(f.root, clean); ok {
 		return clean, rel, nil
 	}
-	if rel, ok := fs.Within(f.real, clean); ok {
+	if rel, ok := fsimpl.Within(f.real, clean); ok {
 		return clean, rel, nil
 	}
 	return "", "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: clean, Detail: "the path is outside " + f.root})
@@ -182,9 +183,9 @@ func (f *FS) resolve(op, clean, rel string) (string, error) {
 		done = done[:len(done)-1]
 		if strings.HasPrefix(target, "/") {
 			t := path.Clean(target)
-			r, ok := fs.Within(f.root, t)
+			r, ok := fsimpl.Within(f.root, t)
 			if !ok {
-				r, ok = fs.Within(f.real, t)
+				r, ok = fsimpl.Within(f.real, t)
 			}
 			if !ok {
 				return "", outside("a symbolic link points to " + t + ", outside the root")

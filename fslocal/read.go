@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // openFile opens the regular file at the resolved rel for reading and
@@ -44,13 +45,13 @@ func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
 
 // Stat implements fs.FileSystem. The version of a regular file is taken
 // from its metadata when that proves it; a file changed in the last
-// seconds is read and summed (up to fs.MaxEditSize).
+// seconds is read and summed (up to fsimpl.MaxEditSize).
 func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	clean, rel, err := f.locate("stat", p)
 	if err != nil {
 		return fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "stat", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "stat", clean); err != nil {
 		return fs.FileInfo{}, err
 	}
 	st, err := f.r.Stat(rel)
@@ -66,7 +67,7 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 		return fs.FileInfo{}, err
 	}
 	defer file.Close()
-	if m.provenAt(f.now()) || m.size > fs.MaxEditSize {
+	if m.provenAt(f.now()) || m.size > fsimpl.MaxEditSize {
 		// Proven by metadata; or too large to sum, and then a recent
 		// change makes the version one that never matches.
 		info.Version = f.tokenFor(m, 0, false)
@@ -80,13 +81,13 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 
 // ReadText implements fs.FileSystem. It reads the file once, to the size
 // it had when opened, counting lines and (for files up to
-// fs.MaxEditSize) summing the bytes for the version.
+// fsimpl.MaxEditSize) summing the bytes for the version.
 func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
 	clean, rel, err := f.locate("read", p)
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "read", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -99,13 +100,13 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 	// scans at the speed of wc -l.
 	var h hasher
 	var r io.Reader = io.LimitReader(file, m.size)
-	summed := m.size <= fs.MaxEditSize
+	summed := m.size <= fsimpl.MaxEditSize
 	if summed {
 		r = io.TeeReader(r, &h)
 	}
 	t, err := fs.ScanText(ctx, r, w)
 	if err != nil {
-		return nil, withPath(err, clean)
+		return nil, fsimpl.WithPath(err, clean)
 	}
 	info.Version = f.tokenFor(m, h.Sum64(), summed)
 	t.Info = info
@@ -118,7 +119,7 @@ func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, f
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "read", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -164,7 +165,7 @@ func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, er
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "open", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "open", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("open", clean, rel)
@@ -183,7 +184,7 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "readdir", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "readdir", clean); err != nil {
 		return nil, err
 	}
 	d, err := f.r.Open(rel)

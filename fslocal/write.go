@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // Write implements fs.FileSystem. The new content goes to a temporary
@@ -61,8 +62,8 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 	}
 	res := &fs.WriteResult{PreviousSize: m.size}
 	var prevSum uint64
-	if m.size <= fs.MaxPrevious {
-		prev, err := readAll(file, m.size, fs.MaxPrevious)
+	if m.size <= fsimpl.MaxPrevious {
+		prev, err := readAll(file, m.size, fsimpl.MaxPrevious)
 		if err != nil {
 			return nil, mapErr("write", clean, err)
 		}
@@ -90,7 +91,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 			n, _ := file.ReadAt(style, 0)
 			style = style[:n]
 		}
-		data = fs.MatchStyle(style, data)
+		data = fsimpl.MatchStyle(style, data)
 	}
 	res.Written = data
 	if res.Previous != nil && bytes.Equal(res.Previous, data) {
@@ -124,15 +125,15 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 	if pre.Absent {
 		return nil, fs.NewError(harness.CodeExists, &fs.PathError{Op: "edit", Path: clean, Err: iofs.ErrExist})
 	}
-	if m.size > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: m.size, Limit: fs.MaxEditSize})
+	if m.size > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: m.size, Limit: fsimpl.MaxEditSize})
 	}
-	old, err := readAll(file, m.size, fs.MaxEditSize)
+	old, err := readAll(file, m.size, fsimpl.MaxEditSize)
 	if err != nil {
 		return nil, mapErr("edit", clean, err)
 	}
-	if int64(len(old)) > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: int64(len(old)), Limit: fs.MaxEditSize, Detail: "the file grew while it was read"})
+	if int64(len(old)) > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: clean, Total: int64(len(old)), Limit: fsimpl.MaxEditSize, Detail: "the file grew while it was read"})
 	}
 	if pre.Version != "" {
 		ok, _ := matches(pre.Version, m, func() (uint64, error) { return sumBytes(old), nil })
@@ -142,7 +143,7 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 	}
 	out, spans, err := fs.ApplyEdit(old, e)
 	if err != nil {
-		return nil, withPath(err, clean)
+		return nil, fsimpl.WithPath(err, clean)
 	}
 	nm, err := f.commit(ctx, clean, rel, out, info.Mode.Perm(), &m, false)
 	if err != nil {
@@ -186,7 +187,7 @@ func (f *FS) commit(ctx context.Context, clean, rel string, data []byte, perm os
 	}
 	f.at("commit", rel)
 	// The last point at which the change can still be called off.
-	if err := fs.Aborted(ctx, "write", clean); err != nil {
+	if err := fsimpl.Aborted(ctx, "write", clean); err != nil {
 		return meta{}, err
 	}
 	if create {
@@ -262,7 +263,7 @@ func (f *FS) lockPath(ctx context.Context, op, p string) (string, string, func()
 		if err != nil {
 			return "", "", nil, err
 		}
-		if err := fs.Aborted(ctx, op, clean); err != nil {
+		if err := fsimpl.Aborted(ctx, op, clean); err != nil {
 			return "", "", nil, err
 		}
 		unlock, err := f.locks.lock(ctx, rel)

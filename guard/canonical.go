@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// CanonicalJSON returns the canonical text of a call's arguments, so that
+// canonicalJSON returns the canonical text of a call's arguments, so that
 // two argument texts that mean the same compare equal: object keys sorted
 // at every level, no whitespace between tokens, every number in the one
 // form of its exact value, whatever its size (1, 1.0, 10e-1 and 1E+00
@@ -18,7 +18,7 @@ import (
 // way. Empty arguments are
 // "{}". Text that is not one valid JSON value is returned as it is,
 // trimmed of surrounding JSON white space.
-func CanonicalJSON(raw []byte) string {
+func canonicalJSON(raw []byte) string {
 	raw = bytes.Trim(raw, jsonSpace)
 	if len(raw) == 0 {
 		return "{}"

@@ -38,7 +38,7 @@ func TestCanonicalJSON(t *testing.T) {
 		{`-12.5E-99999999999999999999999999`, `-1.25e-99999999999999999999999998`},
 		{`{"n":1E2,"m":[1.50,2e0]}`, `{"m":[1.5,2],"n":100}`},
 	} {
-		assert.Equal(t, tc.want, CanonicalJSON([]byte(tc.in)), "canonical of %q", tc.in)
+		assert.Equal(t, tc.want, canonicalJSON([]byte(tc.in)), "canonical of %q", tc.in)
 	}
 }
 
@@ -172,7 +172,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		out := CanonicalJSON([]byte(in))
+		out := canonicalJSON([]byte(in))
 		if !json.Valid([]byte(in)) {
 			if trimmed := strings.Trim(in, " \t\r\n"); trimmed != "" {
 				require.Equal(t, trimmed, out, "invalid JSON is kept as it is")
@@ -181,13 +181,13 @@ func FuzzCanonicalJSON(f *testing.F) {
 		}
 		require.True(t, json.Valid([]byte(out)), "canonical text %q is valid JSON", out)
 		require.True(t, utf8.ValidString(out))
-		require.Equal(t, out, CanonicalJSON([]byte(out)), "canonical text is stable")
+		require.Equal(t, out, canonicalJSON([]byte(out)), "canonical text is stable")
 		orig := decodeNumbers(t, in)
 		require.True(t, sameValue(t, orig, decodeNumbers(t, out)), "same value: %q -> %q", in, out)
 		var v strings.Builder
 		variant(&v, orig)
 		require.True(t, json.Valid([]byte(v.String())), "variant %q", v.String())
-		require.Equal(t, out, CanonicalJSON([]byte(v.String())), "an equal value in other forms: %q", v.String())
+		require.Equal(t, out, canonicalJSON([]byte(v.String())), "an equal value in other forms: %q", v.String())
 	})
 }
 

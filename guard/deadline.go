@@ -2,12 +2,14 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -16,58 +18,42 @@ import (
 // time, tools that touch only local state the least, tools that run
 // programs sit in between. A tool with no family gets the process default.
 const (
-	DefaultLocalDeadline   = time.Minute
-	DefaultProcessDeadline = 5 * time.Minute
-	DefaultNetworkDeadline = 10 * time.Minute
+	defaultLocalDeadline   = time.Minute
+	defaultProcessDeadline = 5 * time.Minute
+	defaultNetworkDeadline = 10 * time.Minute
 )
 
-// DefaultGrace is the least time a backstop leaves beyond a tool's own
+// defaultGrace is the least time a backstop leaves beyond a tool's own
 // declared deadline.
-const DefaultGrace = 30 * time.Second
+const defaultGrace = 30 * time.Second
 
-// DefaultCancelWait is how long a call whose backstop fired (or whose turn
+// defaultCancelWait is how long a call whose backstop fired (or whose turn
 // was cancelled) is given to stop and return its own result before the
 // dispatcher stops waiting for it.
-const DefaultCancelWait = time.Second
+const defaultCancelWait = time.Second
 
-// Deadlines puts a backstop deadline on every call at the dispatch point.
-//
-// The backstop is deliberately loose: a tool's own timeout (Spec.Deadline
-// declares the longest it expects to run) should fire first, with an error
-// that says more than the backstop can. A tool that declares a deadline
-// gets that deadline plus a margin (half of it, and at least the grace,
-// DefaultGrace unless changed); a tool that declares none gets its
-// family's default. A per-tool setting replaces either.
-//
-// When the backstop fires, the call's context is cancelled. A tool that
-// stops returns its own result, prefixed with what happened; a tool that
-// ignores its context is abandoned after the cancel wait (DefaultCancelWait)
-// and the call returns a timeout result at once, while the abandoned tool
-// is reported in the log because it may still be running. The same holds
-// when the turn is cancelled. A tool that declares side effects is said to
-// have unknown side effects, so the model checks before retrying.
-//
-// The agent loop keeps a looser backstop of its own beneath this one
-// (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
-// a declared deadline and at least a minute more), which the defaults
-// here always stay inside. A FamilyDeadline or ToolDeadline longer than
-// the loop's backstop is cut short by it: raise CallLimits.Backstop with
-// it.
-type Deadlines struct {
+// deadlines is the backstop policy: see [Deadlines].
+type deadlines struct {
 	family     map[tools.Family]time.Duration
 	other      time.Duration
 	perTool    map[string]time.Duration
 	grace      time.Duration
 	cancelWait time.Duration
+	err        error
 }
 
-// DeadlineOption configures Deadlines.
-type DeadlineOption func(*Deadlines)
+// DeadlineOption configures [Deadlines].
+type DeadlineOption func(*deadlines)
 
-// FamilyDeadline sets the backstop of tools of a family that declare no
-// deadline. The empty family is tools that declare none.
-func FamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) {
+// WithFamilyDeadline sets the backstop of tools of a family that declare
+// no deadline; zero means no backstop for them. The empty family is tools
+// that declare none. A negative duration is an error.
+func WithFamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithFamilyDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", f, d))
+			return
+		}
 		if f == "" {
 			ds.other = d
 		} else {
@@ -76,72 +62,124 @@ func FamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
 	}
 }
 
-// ToolDeadline sets the backstop of one tool by name, whatever it
-// declares. Zero or less means no backstop for it.
-func ToolDeadline(name string, d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.perTool[name] = d }
+// WithToolDeadline sets the backstop of one tool by name, whatever it
+// declares. Zero means no backstop for it; a negative duration is an
+// error.
+func WithToolDeadline(name string, d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithToolDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", name, d))
+			return
+		}
+		ds.perTool[name] = d
+	}
 }
 
-// DeadlineGrace sets the least margin a backstop leaves beyond a tool's
-// declared deadline.
-func DeadlineGrace(d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.grace = max(d, 0) }
+// WithDeadlineGrace sets the least margin a backstop leaves beyond a
+// tool's declared deadline (30 s unless set). A negative margin
+// is an error.
+func WithDeadlineGrace(d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithDeadlineGrace(%s): the grace must not be negative", d))
+			return
+		}
+		ds.grace = d
+	}
 }
 
-// CancelWait sets how long a cancelled call may take to return its own
-// result before it is abandoned. Zero abandons it at once.
-func CancelWait(d time.Duration) DeadlineOption {
-	return func(ds *Deadlines) { ds.cancelWait = max(d, 0) }
+// WithCancelWait sets how long a cancelled call may take to return its own
+// result before it is abandoned (1 s unless set). Zero
+// abandons it at once; a negative wait is an error.
+func WithCancelWait(d time.Duration) DeadlineOption {
+	return func(ds *deadlines) {
+		if d < 0 {
+			ds.fail(fmt.Sprintf("guard: WithCancelWait(%s): the wait must not be negative", d))
+			return
+		}
+		ds.cancelWait = d
+	}
 }
 
-// NewDeadlines returns the backstop policy with the defaults changed by
-// opts.
-func NewDeadlines(opts ...DeadlineOption) *Deadlines {
-	ds := &Deadlines{
+func (ds *deadlines) fail(msg string) {
+	ds.err = errors.Join(ds.err, toolexec.OptionError("%s", msg))
+}
+
+// Deadlines returns dispatch middleware that puts a backstop deadline on
+// every call, with the defaults changed by opts. An invalid option value
+// is an error (harness.CodeInvalidOption) and no middleware.
+//
+// The backstop is deliberately loose: a tool's own timeout (Spec.Deadline
+// declares the longest it expects to run) should fire first, with an error
+// that says more than the backstop can. A tool that declares a deadline
+// gets that deadline plus a margin (half of it, and at least the grace,
+// 30 s unless changed); a tool that declares none gets its family's
+// default: 1 minute for FamilyLocal, 10 minutes for FamilyNetwork, and 5
+// minutes for FamilyProcess and for a tool with no or another family. A per-tool setting replaces either.
+//
+// When the backstop fires, the call's context is cancelled. A tool that
+// stops returns its own result, prefixed with what happened; a tool that
+// ignores its context is abandoned after the cancel wait (1 s by default)
+// and the call returns a timeout result at once, while the abandoned tool
+// is reported in the log because it may still be running. The same holds
+// when the turn is cancelled. A tool that declares side effects is said to
+// have unknown side effects, so the model checks before retrying.
+//
+// The agent loop keeps a looser backstop of its own beneath this one
+// (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
+// a declared deadline and at least a minute more), which the defaults
+// here always stay inside. A WithFamilyDeadline or WithToolDeadline longer
+// than the loop's backstop is cut short by it: raise CallLimits.Backstop
+// with it.
+func Deadlines(opts ...DeadlineOption) (tools.Middleware, error) {
+	ds, err := newDeadlines(opts)
+	if err != nil {
+		return nil, err
+	}
+	return func(next tools.Handler) tools.Handler {
+		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+			return ds.handle(ctx, call, next)
+		})
+	}, nil
+}
+
+func newDeadlines(opts []DeadlineOption) (*deadlines, error) {
+	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
-			tools.FamilyLocal:   DefaultLocalDeadline,
-			tools.FamilyProcess: DefaultProcessDeadline,
-			tools.FamilyNetwork: DefaultNetworkDeadline,
+			tools.FamilyLocal:   defaultLocalDeadline,
+			tools.FamilyProcess: defaultProcessDeadline,
+			tools.FamilyNetwork: defaultNetworkDeadline,
 		},
-		other:      DefaultProcessDeadline,
+		other:      defaultProcessDeadline,
 		perTool:    map[string]time.Duration{},
-		grace:      DefaultGrace,
-		cancelWait: DefaultCancelWait,
+		grace:      defaultGrace,
+		cancelWait: defaultCancelWait,
 	}
 	for _, o := range opts {
 		if o != nil {
 			o(ds)
 		}
 	}
-	return ds
+	return ds, ds.err
 }
 
-// Backstop returns the backstop deadline of calls of a tool; zero means
+// backstop returns the backstop deadline of calls of a tool; zero means
 // none.
-func (ds *Deadlines) Backstop(spec tools.Spec) time.Duration {
+func (ds *deadlines) backstop(spec tools.Spec) time.Duration {
 	if d, ok := ds.perTool[spec.Name]; ok {
-		return max(d, 0)
+		return d
 	}
 	if spec.Deadline > 0 {
 		return spec.Deadline + max(spec.Deadline/2, ds.grace)
 	}
 	if d, ok := ds.family[spec.Family]; ok {
-		return max(d, 0)
+		return d
 	}
-	return max(ds.other, 0)
+	return ds.other
 }
 
-// Middleware returns the backstop as dispatch middleware.
-func (ds *Deadlines) Middleware() tools.Middleware {
-	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
-			return ds.handle(ctx, call, next)
-		})
-	}
-}
-
-func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *harness.ToolResult {
-	limit := ds.Backstop(call.Spec)
+func (ds *deadlines) handle(ctx context.Context, call *tools.Call, next tools.Handler) *harness.ToolResult {
+	limit := ds.backstop(call.Spec)
 	var cctx context.Context
 	var cancel context.CancelFunc
 	if limit > 0 {
@@ -158,11 +196,11 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 		var res *harness.ToolResult
 		defer func() {
 			if p := recover(); p != nil {
-				res = tools.PanicResult(call, p)
+				res = toolexec.PanicResult(call, p)
 			}
 			done <- res
 			if abandoned.Load() {
-				loggerOf(call.Env).Info("an abandoned tool call finished",
+				toolexec.Logger(call.Env).Info("an abandoned tool call finished",
 					"tool", call.Name, "call_id", call.ID, "after", time.Since(start).Round(time.Millisecond))
 			}
 		}()
@@ -194,7 +232,7 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 	case <-wait.C:
 	}
 	abandoned.Store(true)
-	loggerOf(call.Env).Warn("a tool call did not stop when cancelled and was abandoned; it may still be running",
+	toolexec.Logger(call.Env).Warn("a tool call did not stop when cancelled and was abandoned; it may still be running",
 		"tool", call.Name, "call_id", call.ID, "backstop", limit, "turn_cancelled", ctx.Err() != nil,
 		"waited", ds.cancelWait)
 	if ctx.Err() != nil {
@@ -205,7 +243,7 @@ func (ds *Deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 
 // stopped is the result of a call its backstop cut off. own is what the
 // tool returned when it stopped, if it did.
-func (ds *Deadlines) stopped(call *tools.Call, limit time.Duration, own *harness.ToolResult, running bool) *harness.ToolResult {
+func (ds *deadlines) stopped(call *tools.Call, limit time.Duration, own *harness.ToolResult, running bool) *harness.ToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s call was stopped after %s, the time limit the harness allows it.", call.Name, limit)
 	if running {

@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -37,8 +38,33 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// deadlines returns the deadline middleware with opts, which must be
+// valid.
+func deadlines(t *testing.T, opts ...guard.DeadlineOption) tools.Middleware {
+	t.Helper()
+	mw, err := guard.Deadlines(opts...)
+	require.NoError(t, err)
+	return mw
+}
+
+// backstop returns the backstop a call of spec gets from mw: the time
+// left on the context the tool runs with, to the second (zero when it has
+// no deadline).
+func backstop(t *testing.T, mw tools.Middleware, spec tools.Spec) time.Duration {
+	t.Helper()
+	var left time.Duration
+	before := time.Now()
+	mw(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult {
+		if d, ok := ctx.Deadline(); ok {
+			left = d.Sub(before).Round(time.Second)
+		}
+		return harness.TextResult("ok")
+	})).Handle(context.Background(), &tools.Call{Name: spec.Name, Spec: spec, Env: &tools.Env{}})
+	return left
+}
+
 func TestBackstopDurations(t *testing.T) {
-	ds := guard.NewDeadlines()
+	ds := deadlines(t)
 	for _, tc := range []struct {
 		name string
 		spec tools.Spec
@@ -53,7 +79,7 @@ func TestBackstopDurations(t *testing.T) {
 		{"declared long: half again", tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}, 15 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ds.Backstop(tc.spec)
+			got := backstop(t, ds, tc.spec)
 			assert.Equal(t, tc.want, got)
 			if tc.spec.Deadline > 0 {
 				assert.Greater(t, got, tc.spec.Deadline, "the backstop is well above the tool's own deadline")
@@ -63,28 +89,52 @@ func TestBackstopDurations(t *testing.T) {
 	assert.Greater(t, guard.DefaultNetworkDeadline, guard.DefaultProcessDeadline)
 	assert.Greater(t, guard.DefaultProcessDeadline, guard.DefaultLocalDeadline)
 
-	ds = guard.NewDeadlines(
-		guard.FamilyDeadline(tools.FamilyNetwork, time.Hour),
-		guard.FamilyDeadline("", 2*time.Minute),
-		guard.ToolDeadline("bash", 3*time.Minute),
-		guard.ToolDeadline("forever", 0),
-		guard.DeadlineGrace(time.Minute),
+	ds = deadlines(t,
+		guard.WithFamilyDeadline(tools.FamilyNetwork, time.Hour),
+		guard.WithFamilyDeadline("", 2*time.Minute),
+		guard.WithToolDeadline("bash", 3*time.Minute),
+		guard.WithToolDeadline("forever", 0),
+		guard.WithDeadlineGrace(time.Minute),
 	)
-	assert.Equal(t, time.Hour, ds.Backstop(tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}))
-	assert.Equal(t, 2*time.Minute, ds.Backstop(tools.Spec{Name: "x"}))
-	assert.Equal(t, 3*time.Minute, ds.Backstop(tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}), "per tool wins")
-	assert.Zero(t, ds.Backstop(tools.Spec{Name: "forever", Family: tools.FamilyLocal}), "no backstop")
-	assert.Equal(t, 70*time.Second, ds.Backstop(tools.Spec{Name: "grep", Deadline: 10 * time.Second}), "the grace is the least margin")
+	assert.Equal(t, time.Hour, backstop(t, ds, tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}))
+	assert.Equal(t, 2*time.Minute, backstop(t, ds, tools.Spec{Name: "x"}))
+	assert.Equal(t, 3*time.Minute, backstop(t, ds, tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}), "per tool wins")
+	assert.Zero(t, backstop(t, ds, tools.Spec{Name: "forever", Family: tools.FamilyLocal}), "no backstop")
+	assert.Equal(t, 70*time.Second, backstop(t, ds, tools.Spec{Name: "grep", Deadline: 10 * time.Second}), "the grace is the least margin")
+}
+
+func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  guard.DeadlineOption
+		want string
+	}{
+		{"family", guard.WithFamilyDeadline(tools.FamilyLocal, -time.Second), "WithFamilyDeadline"},
+		{"tool", guard.WithToolDeadline("bash", -1), "WithToolDeadline"},
+		{"grace", guard.WithDeadlineGrace(-time.Second), "WithDeadlineGrace"},
+		{"cancel wait", guard.WithCancelWait(-time.Millisecond), "WithCancelWait"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mw, err := guard.Deadlines(tc.opt)
+			require.Error(t, err)
+			assert.Nil(t, mw)
+			assert.ErrorIs(t, err, harness.CodeInvalidOption)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// Zero is a value, not a mistake: no backstop, or no wait.
+	_, err := guard.Deadlines(guard.WithToolDeadline("free", 0), guard.WithCancelWait(0), guard.WithDeadlineGrace(0))
+	assert.NoError(t, err)
 }
 
 // handle runs one call through the deadline middleware around fn.
-func handle(ctx context.Context, ds *guard.Deadlines, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *harness.ToolResult) *harness.ToolResult {
+func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *harness.ToolResult) *harness.ToolResult {
 	env := &tools.Env{SessionID: "s", State: tools.NewState(), Logger: slog.New(slog.DiscardHandler)}
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
-	h := ds.Middleware()(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
+	h := ds(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
 	return h.Handle(ctx, call)
 }
 
@@ -92,7 +142,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before the leak check
-	ds := guard.NewDeadlines(guard.ToolDeadline("stuck", time.Millisecond), guard.CancelWait(time.Millisecond))
+	ds := deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))
 	for _, sideEffects := range []bool{true, false} {
 		var logs logBuffer
 		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *harness.ToolResult {
@@ -117,7 +167,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 
 func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 	leakcheck.Check(t)
-	ds := guard.NewDeadlines(guard.ToolDeadline("slow", time.Millisecond), guard.CancelWait(time.Minute))
+	ds := deadlines(t, guard.WithToolDeadline("slow", time.Millisecond), guard.WithCancelWait(time.Minute))
 	var logs logBuffer
 	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
@@ -137,7 +187,7 @@ func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 
 func TestInnerTimeoutWins(t *testing.T) {
 	leakcheck.Check(t)
-	ds := guard.NewDeadlines(guard.DeadlineGrace(time.Hour))
+	ds := deadlines(t, guard.WithDeadlineGrace(time.Hour))
 	spec := tools.Spec{Name: "bash", SideEffects: true, Deadline: time.Millisecond}
 	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *harness.ToolResult {
 		inner, cancel := context.WithTimeout(ctx, spec.Deadline)
@@ -151,7 +201,7 @@ func TestInnerTimeoutWins(t *testing.T) {
 
 func TestFinishesInTime(t *testing.T) {
 	leakcheck.Check(t)
-	ds := guard.NewDeadlines()
+	ds := deadlines(t)
 	var sawDeadline bool
 	for range 200 {
 		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *harness.ToolResult {
@@ -162,7 +212,7 @@ func TestFinishesInTime(t *testing.T) {
 	}
 	assert.True(t, sawDeadline, "the tool's context carries the backstop")
 	// A tool with no backstop gets no deadline.
-	ds = guard.NewDeadlines(guard.ToolDeadline("free", 0))
+	ds = deadlines(t, guard.WithToolDeadline("free", 0))
 	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *harness.ToolResult {
 		_, sawDeadline = ctx.Deadline()
 		return harness.TextResult("")
@@ -174,7 +224,7 @@ func TestTurnCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	ds := guard.NewDeadlines(guard.CancelWait(time.Millisecond))
+	ds := deadlines(t, guard.WithCancelWait(time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
@@ -195,7 +245,7 @@ func TestTurnCancelled(t *testing.T) {
 	cancel()
 	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
-		return tools.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
+		return toolexec.Normalize(&tools.Call{Name: "deploy"}, nil, ctx.Err())
 	})
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled before it finished")
@@ -203,7 +253,7 @@ func TestTurnCancelled(t *testing.T) {
 
 func TestPanicInGuardedTool(t *testing.T) {
 	leakcheck.Check(t)
-	res := handle(context.Background(), guard.NewDeadlines(), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
+	res := handle(context.Background(), deadlines(t), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
 		panic("kaboom")
 	})
 	assert.Equal(t, harness.CodeToolPanic, res.Code)
@@ -222,7 +272,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Say("it timed out"))
 	loop := agent.New(agent.WithModel(model), agent.WithTools(stuck),
-		agent.WithMiddleware(guard.NewDeadlines(guard.ToolDeadline("stuck", time.Millisecond), guard.CancelWait(time.Millisecond)).Middleware()))
+		agent.WithMiddleware(deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))))
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

@@ -2,7 +2,7 @@
 // when the model repeats itself or keeps failing, and backstop deadlines
 // so no tool call can hang a turn.
 //
-// [RepeatGuard] and [FailureGuard] are tools.StepObservers: the loop shows
+// [RepeatGuard] and [FailureGuard] return tools.StepObservers: the loop shows
 // them each step's calls and results in call order and appends the
 // reminders they return after the step's tool results, where the model
 // reads them; the loop logs them like everything else the model sees, so
@@ -10,8 +10,8 @@
 // is blocked or rewritten, and a wrong guess costs a few dozen tokens.
 //
 // The repeat guard counts runs of calls with the same tool name and the
-// same arguments, compared canonically ([CanonicalJSON]: object keys
-// sorted at every level, numbers in one form), and reminds the model at
+// same arguments, compared canonically (object keys sorted at every
+// level, numbers in one form), and reminds the model at
 // 3, 5 and 8 in a row: briefly first, then naming the tool, the count and
 // the arguments. Bookkeeping tools (todo lists, questions to the user) are
 // excluded by default; their calls neither count nor break a run. The
@@ -20,7 +20,7 @@
 // reconsider its approach, with the tool's latest error codes. A new user
 // message resets both. Their counters live in the session's tools.State.
 //
-// [Deadlines] is dispatch middleware that puts a backstop deadline on
+// [Deadlines] returns dispatch middleware that puts a backstop deadline on
 // every call: by tool family when the tool declares no deadline (network
 // tools the longest, local tools the shortest, processes in between), and
 // well above a tool's own declared deadline when it has one, so the tool's
@@ -30,16 +30,26 @@
 // the call returns a timeout result at once. Calls of tools with side
 // effects say their side effects are unknown.
 //
-// Wiring it into a loop, with spill outermost so that results cut off by
-// a deadline are still spilled:
+// Every constructor takes WithX options and returns an error
+// (harness.CodeInvalidOption) for an invalid value, which is never
+// clamped or ignored. Wiring them into a loop, with spill outermost so
+// that results cut off by a deadline are still spilled:
 //
-//	loop := agent.New(
+//	spilling, err := spill.Middleware()
+//	...
+//	deadlines, err := guard.Deadlines(guard.WithToolDeadline("deploy", time.Hour))
+//	...
+//	repeats, err := guard.RepeatGuard()
+//	...
+//	failures, err := guard.FailureGuard()
+//	...
+//	loop, err := agent.New(
 //		agent.WithModel(model),
-//		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
-//		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+//		agent.WithMiddleware(spilling, deadlines),
+//		agent.WithStepObservers(repeats, failures),
 //		...
 //	)
 //
-// It imports harness and tools (the middleware and step observer
-// contracts); nothing of session, spill or agent.
+// It imports harness, tools (the middleware and step observer contracts)
+// and internal helpers; nothing of session, spill or agent.
 package guard

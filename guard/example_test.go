@@ -27,10 +27,18 @@ func ExampleRepeatGuard() {
 		replay.Call(replay.ToolCall("c3", "status", `{"verbose":true}`)),
 		replay.Say("the build is failing"),
 	)
+	repeats, err := guard.RepeatGuard()
+	if err != nil {
+		panic(err)
+	}
+	failures, err := guard.FailureGuard()
+	if err != nil {
+		panic(err)
+	}
 	loop := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(status),
-		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+		agent.WithStepObservers(repeats, failures),
 	)
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -43,19 +51,35 @@ func ExampleRepeatGuard() {
 	// step 3, repeat_guard: You have called status 3 times in a row with the same arguments. Repeating a call gives the same result: use the one you have, or change your approach.
 }
 
-// Backstops by family, per tool, and above a tool's own deadline.
+// Backstops by family, per tool, and above a tool's own deadline: the
+// time a call has, as the tool sees it on its context.
 func ExampleDeadlines() {
-	ds := guard.NewDeadlines(
-		guard.FamilyDeadline(tools.FamilyNetwork, 20*time.Minute),
-		guard.ToolDeadline("deploy", time.Hour),
+	mw, err := guard.Deadlines(
+		guard.WithFamilyDeadline(tools.FamilyNetwork, 20*time.Minute),
+		guard.WithToolDeadline("deploy", time.Hour),
 	)
-	fmt.Println(ds.Backstop(tools.Spec{Name: "read", Family: tools.FamilyLocal}))
-	fmt.Println(ds.Backstop(tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}))
-	fmt.Println(ds.Backstop(tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}))
-	fmt.Println(ds.Backstop(tools.Spec{Name: "deploy", Family: tools.FamilyProcess}))
+	if err != nil {
+		panic(err)
+	}
+	show := mw(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+		deadline, _ := ctx.Deadline()
+		fmt.Println(call.Name, time.Until(deadline).Round(time.Minute))
+		return harness.TextResult("ok")
+	}))
+	for _, spec := range []tools.Spec{
+		{Name: "read", Family: tools.FamilyLocal},
+		{Name: "fetch", Family: tools.FamilyNetwork},
+		{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute},
+		{Name: "deploy", Family: tools.FamilyProcess},
+	} {
+		show.Handle(context.Background(), &tools.Call{Name: spec.Name, Spec: spec})
+	}
+	_, err = guard.Deadlines(guard.WithCancelWait(-time.Second))
+	fmt.Println(err)
 	// Output:
-	// 1m0s
-	// 20m0s
-	// 15m0s
-	// 1h0m0s
+	// read 1m0s
+	// fetch 20m0s
+	// bash 15m0s
+	// deploy 1h0m0s
+	// guard: WithCancelWait(-1s): the wait must not be negative
 }

@@ -2,25 +2,61 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
-// DefaultFailureStreak is how many failures of one tool in a row make the
+// defaultFailureStreak is how many failures of one tool in a row make the
 // failure guard remind the model.
-const DefaultFailureStreak = 3
+const defaultFailureStreak = 3
 
 // maxCodes is how many of a streak's latest error codes a reminder lists.
 const maxCodes = 5
 
-// FailureGuard is a tools.StepObserver that notices one tool failing
+// failureGuard is the failure guard: see [FailureGuard].
+type failureGuard struct {
+	streak   int
+	excluded map[string]bool
+	err      error
+}
+
+// FailureOption configures [FailureGuard].
+type FailureOption func(*failureGuard)
+
+// WithFailureStreak sets how many failures in a row trigger a reminder
+// (3 unless set). Fewer than 2 is an error.
+func WithFailureStreak(k int) FailureOption {
+	return func(g *failureGuard) {
+		if k < 2 {
+			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithFailureStreak(%d): a streak is at least 2 failures", k))
+			return
+		}
+		g.streak = k
+	}
+}
+
+// WithFailureExclude sets tools the guard ignores. By default it watches
+// every tool.
+func WithFailureExclude(names ...string) FailureOption {
+	return func(g *failureGuard) {
+		g.excluded = make(map[string]bool, len(names))
+		for _, n := range names {
+			g.excluded[n] = true
+		}
+	}
+}
+
+// FailureGuard returns a tools.StepObserver that notices one tool failing
 // again and again while the model varies its arguments, the loop a
 // repeated-call check cannot see, and reminds the model to stop and
-// reconsider its approach. It only advises.
+// reconsider its approach. It only advises. An invalid option value is an
+// error (harness.CodeInvalidOption) and no observer.
 //
 // Each tool has its own streak, in call order across steps: an error
 // result adds to it, a success of that tool ends it, and calls of other
@@ -32,44 +68,20 @@ const maxCodes = 5
 // cancelled with their turn (CodeAborted) are not the tool's failures and
 // are skipped, as are excluded tools. A new user message resets every
 // streak.
-type FailureGuard struct {
-	streak   int
-	excluded map[string]bool
-}
-
-// FailureOption configures a FailureGuard.
-type FailureOption func(*FailureGuard)
-
-// FailureStreak sets how many failures in a row trigger a reminder
-// (at least 2).
-func FailureStreak(k int) FailureOption {
-	return func(g *FailureGuard) { g.streak = max(k, 2) }
-}
-
-// FailureExclude sets tools the guard ignores. By default it watches every
-// tool.
-func FailureExclude(names ...string) FailureOption {
-	return func(g *FailureGuard) {
-		g.excluded = make(map[string]bool, len(names))
-		for _, n := range names {
-			g.excluded[n] = true
-		}
-	}
-}
-
-// NewFailureGuard returns a failure guard with the defaults changed by
-// opts.
-func NewFailureGuard(opts ...FailureOption) *FailureGuard {
-	g := &FailureGuard{streak: DefaultFailureStreak}
+func FailureGuard(opts ...FailureOption) (tools.StepObserver, error) {
+	g := &failureGuard{streak: defaultFailureStreak}
 	for _, o := range opts {
 		if o != nil {
 			o(g)
 		}
 	}
-	return g
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g, nil
 }
 
-type failureKey struct{ g *FailureGuard }
+type failureKey struct{ g *failureGuard }
 
 type failureState struct {
 	mu      sync.Mutex
@@ -85,7 +97,7 @@ type streak struct {
 }
 
 // ObserveStep implements tools.StepObserver.
-func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
+func (g *failureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, failureKey{g}, func() *failureState { return &failureState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -106,7 +118,7 @@ func (g *FailureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harn
 		if res.Code == harness.CodeNotRun || res.Code == harness.CodeAborted {
 			continue
 		}
-		args := CanonicalJSON(call.Arguments)
+		args := canonicalJSON(call.Arguments)
 		s := st.streaks[call.Name]
 		if s == nil {
 			s = &streak{first: args}

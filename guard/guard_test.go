@@ -60,7 +60,7 @@ func texts(rs []harness.Reminder) []string {
 }
 
 func TestRepeatThresholdsAcrossSteps(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	fired := map[int]harness.Reminder{}
 	for n := 1; n <= 12; n++ {
@@ -87,7 +87,7 @@ func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 }
 
 func TestRepeatKeyOrderAndNumbers(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "search", args: `{"a":1,"b":{"c":[1,2],"d":"x"}}`}))
 	assert.Empty(t, s.run(g, c{name: "search", args: ` { "b" : { "d":"x", "c":[1.0, 2e0] }, "a" : 1 } `}))
@@ -99,7 +99,7 @@ func TestRepeatKeyOrderAndNumbers(t *testing.T) {
 }
 
 func TestRepeatBrokenByOtherCalls(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"make"}`}
 	s.run(g, same)
@@ -114,7 +114,7 @@ func TestRepeatBrokenByOtherCalls(t *testing.T) {
 }
 
 func TestRepeatWithinAStep(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	same := c{name: "read", args: `{"file_path":"a.go"}`}
 	rs := s.run(g, same, same, same)
@@ -143,7 +143,7 @@ func TestRepeatWithinAStep(t *testing.T) {
 }
 
 func TestRepeatExclusionsAreTransparent(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"go test"}`}
 	todo := c{name: "todo_write", args: `{"todos":[]}`}
@@ -156,16 +156,16 @@ func TestRepeatExclusionsAreTransparent(t *testing.T) {
 	assert.Empty(t, s.run(g, todo, todo, todo, todo, todo), "excluded tools never trigger")
 
 	// A custom list replaces the default one.
-	g = guard.NewRepeatGuard(guard.RepeatExclude("poll"))
+	g = repeatGuard(t, guard.WithRepeatExclude("poll"))
 	s = newSess()
 	assert.Empty(t, s.run(g, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}))
 	assert.Len(t, s.run(g, todo, todo, todo), 1, "todo_write is no longer excluded")
-	g = guard.NewRepeatGuard(guard.RepeatExclude())
+	g = repeatGuard(t, guard.WithRepeatExclude())
 	assert.Len(t, newSess().run(g, todo, todo, todo), 1, "an empty list excludes nothing")
 }
 
 func TestRepeatUserMessageResets(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	s.run(g, same)
@@ -177,8 +177,7 @@ func TestRepeatUserMessageResets(t *testing.T) {
 }
 
 func TestRepeatCustomThresholds(t *testing.T) {
-	g := guard.NewRepeatGuard(guard.RepeatThresholds(4, 2, 2, 1, 0))
-	assert.Equal(t, []int{2, 4}, g.Thresholds())
+	g := repeatGuard(t, guard.WithRepeatThresholds(4, 2, 2))
 	s := newSess()
 	same := c{name: "x", args: "{}"}
 	var at []int
@@ -187,12 +186,45 @@ func TestRepeatCustomThresholds(t *testing.T) {
 			at = append(at, n)
 		}
 	}
-	assert.Equal(t, []int{2, 4}, at)
-	assert.Equal(t, []int{3, 5, 8}, guard.NewRepeatGuard(guard.RepeatThresholds(1)).Thresholds(), "no usable value keeps the defaults")
+	assert.Equal(t, []int{2, 4}, at, "sorted, duplicates dropped")
+}
+
+func TestGuardOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"threshold below 2", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds(4, 1)); return err }, "not 1"},
+		{"threshold zero", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds(0)); return err }, "not 0"},
+		{"no thresholds", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds()); return err }, "at least one"},
+		{"streak below 2", func() error { _, err := guard.FailureGuard(guard.WithFailureStreak(1)); return err }, "WithFailureStreak(1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.Error(t, err)
+			assert.ErrorIs(t, err, harness.CodeInvalidOption)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func repeatGuard(t *testing.T, opts ...guard.RepeatOption) tools.StepObserver {
+	t.Helper()
+	g, err := guard.RepeatGuard(opts...)
+	require.NoError(t, err)
+	return g
+}
+
+func failureGuard(t *testing.T, opts ...guard.FailureOption) tools.StepObserver {
+	t.Helper()
+	g, err := guard.FailureGuard(opts...)
+	require.NoError(t, err)
+	return g
 }
 
 func TestRepeatPreviewCutAtRunes(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	s := newSess()
 	long := c{name: "write", args: `{"content":"` + strings.Repeat("é𝄞", 600) + `"}`}
 	s.run(g, long, long, long, long)
@@ -203,12 +235,12 @@ func TestRepeatPreviewCutAtRunes(t *testing.T) {
 	preview := lines[1]
 	assert.True(t, utf8.ValidString(preview))
 	assert.True(t, strings.HasSuffix(preview, "…"))
-	assert.Equal(t, guard.PreviewRunes+1, utf8.RuneCountInString(preview), "500 characters and the ellipsis")
+	assert.Equal(t, 500+1, utf8.RuneCountInString(preview), "500 characters and the ellipsis")
 	assert.True(t, strings.HasPrefix(preview, `{"content":"é𝄞`))
 }
 
 func TestRepeatStatePerSessionAndGuard(t *testing.T) {
-	g := guard.NewRepeatGuard()
+	g := repeatGuard(t)
 	a, b := newSess(), newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	a.run(g, same)
@@ -216,12 +248,12 @@ func TestRepeatStatePerSessionAndGuard(t *testing.T) {
 	a.run(g, same)
 	b.run(g, same)
 	assert.Len(t, a.run(g, same), 1, "sessions count apart")
-	other := guard.NewRepeatGuard()
+	other := repeatGuard(t)
 	assert.Empty(t, a.run(other, same), "two guards keep apart state")
 }
 
 func TestFailureStreak(t *testing.T) {
-	g := guard.NewFailureGuard()
+	g := failureGuard(t)
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "edit", args: `{"old_string":"a"}`, err: "edit_not_found"}))
 	assert.Empty(t, s.run(g, c{name: "read", args: `{"file_path":"x"}`}), "other tools leave the streak alone")
@@ -242,7 +274,7 @@ func TestFailureStreak(t *testing.T) {
 }
 
 func TestFailureStreakResets(t *testing.T) {
-	g := guard.NewFailureGuard()
+	g := failureGuard(t)
 	s := newSess()
 	fail := func(arg string) c { return c{name: "bash", args: `{"command":"` + arg + `"}`, err: "tool_failed"} }
 	s.run(g, fail("a"), fail("b"))
@@ -265,7 +297,7 @@ func TestFailureStreakResets(t *testing.T) {
 }
 
 func TestFailureOptions(t *testing.T) {
-	g := guard.NewFailureGuard(guard.FailureStreak(2), guard.FailureExclude("flaky"))
+	g := failureGuard(t, guard.WithFailureStreak(2), guard.WithFailureExclude("flaky"))
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "flaky", args: "1", err: "x"}, c{name: "flaky", args: "2", err: "x"}, c{name: "flaky", args: "3", err: "x"}))
 	rs := s.run(g, c{name: "web_fetch", args: `{"url":"a"}`, err: "http_404"}, c{name: "web_fetch", args: `{"url":"b"}`, err: "http_404"})
@@ -296,7 +328,7 @@ func TestGuardsInTheLoop(t *testing.T) {
 	)
 	store := session.NewMemory()
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),
-		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard())}
+		agent.WithStepObservers(repeatGuard(t), failureGuard(t))}
 	loop := agent.New(opts...)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})

@@ -2,12 +2,13 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -17,70 +18,58 @@ const (
 	SourceFailure = "failure_guard"
 )
 
-// DefaultRepeatThresholds are the run lengths of identical calls at which
+// defaultRepeatThresholds are the run lengths of identical calls at which
 // the repeat guard reminds the model: 3, then 5, then 8.
-func DefaultRepeatThresholds() []int { return []int{3, 5, 8} }
+func defaultRepeatThresholds() []int { return []int{3, 5, 8} }
 
-// DefaultRepeatExcluded names the tools the repeat guard ignores by
+// defaultRepeatExcluded names the tools the repeat guard ignores by
 // default: bookkeeping tools whose repeated identical calls are normal
 // (re-reading a todo list) or wait on someone else (asking the user), and
-// whose calls must not hide a loop of other calls around them. These are
-// the names such tools usually have: todo, todo_read, todo_write,
-// ask_user and ask_user_question.
-func DefaultRepeatExcluded() []string {
+// whose calls must not hide a loop of other calls around them.
+func defaultRepeatExcluded() []string {
 	return []string{"todo", "todo_read", "todo_write", "ask_user", "ask_user_question"}
 }
 
-// PreviewRunes is how many characters of a call's arguments a detailed
+// previewRunes is how many characters of a call's arguments a detailed
 // reminder quotes.
-const PreviewRunes = 500
+const previewRunes = 500
 
-// RepeatGuard is a tools.StepObserver that notices the model calling the
-// same tool with the same arguments several times in a row and reminds it
-// that repeating will not help. It only advises: no call is blocked or
-// changed.
-//
-// Calls are compared by tool name and canonical arguments (see
-// CanonicalJSON), across steps and within a step in call order. When a run
-// of identical calls reaches a threshold (3, 5 and 8 by default), one
-// reminder follows that step's results: a short one at the first
-// threshold, then detailed ones naming the tool, the count and the
-// arguments (cut at PreviewRunes characters). Excluded tools are skipped
-// entirely: their calls neither count nor break a run. A new user message
-// (Env.Turn changing) starts the count afresh.
-//
-// The counts live in the session's Env.State, in memory; the reminders
-// themselves are logged by the loop like everything the model sees, so a
-// resumed session shows the same history (and counts from zero).
-type RepeatGuard struct {
+// repeatGuard is the repeat guard: see [RepeatGuard].
+type repeatGuard struct {
 	thresholds []int
 	excluded   map[string]bool
+	err        error
 }
 
-// RepeatOption configures a RepeatGuard.
-type RepeatOption func(*RepeatGuard)
+// RepeatOption configures [RepeatGuard].
+type RepeatOption func(*repeatGuard)
 
-// RepeatThresholds sets the run lengths that trigger a reminder. Values
-// below 2 are ignored; with none left, the defaults apply.
-func RepeatThresholds(n ...int) RepeatOption {
-	return func(g *RepeatGuard) {
-		var ts []int
+// WithRepeatThresholds sets the run lengths that trigger a reminder, in
+// any order (3, 5 and 8 unless set). Each is at least 2, and there is at
+// least one: anything else is an error.
+func WithRepeatThresholds(n ...int) RepeatOption {
+	return func(g *repeatGuard) {
+		if len(n) == 0 {
+			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithRepeatThresholds(): give at least one run length"))
+			return
+		}
 		for _, v := range n {
-			if v >= 2 {
-				ts = append(ts, v)
+			if v < 2 {
+				g.err = errors.Join(g.err, toolexec.OptionError("guard: WithRepeatThresholds(%v): a run is at least 2 calls, not %d", n, v))
+				return
 			}
 		}
+		ts := slices.Clone(n)
 		slices.Sort(ts)
-		if ts = slices.Compact(ts); len(ts) > 0 {
-			g.thresholds = ts
-		}
+		g.thresholds = slices.Compact(ts)
 	}
 }
 
-// RepeatExclude sets the tools the guard ignores, replacing the default
-// list. RepeatExclude() with no names excludes nothing.
-func RepeatExclude(names ...string) RepeatOption {
-	return func(g *RepeatGuard) {
+// WithRepeatExclude sets the tools the guard ignores, replacing the
+// default list (todo, todo_read, todo_write, ask_user and
+// ask_user_question). WithRepeatExclude() with no names excludes nothing.
+func WithRepeatExclude(names ...string) RepeatOption {
+	return func(g *repeatGuard) {
 		g.excluded = make(map[string]bool, len(names))
 		for _, n := range names {
 			g.excluded[n] = true
@@ -88,22 +77,42 @@ func RepeatExclude(names ...string) RepeatOption {
 	}
 }
 
-// NewRepeatGuard returns a repeat guard with the defaults changed by opts.
-func NewRepeatGuard(opts ...RepeatOption) *RepeatGuard {
-	g := &RepeatGuard{thresholds: DefaultRepeatThresholds()}
-	RepeatExclude(DefaultRepeatExcluded()...)(g)
+// RepeatGuard returns a tools.StepObserver that notices the model calling
+// the same tool with the same arguments several times in a row and
+// reminds it that repeating will not help. It only advises: no call is
+// blocked or changed. An invalid option value is an error
+// (harness.CodeInvalidOption) and no observer.
+//
+// Calls are compared by tool name and canonical arguments (object keys
+// sorted at every level, numbers in one form), across steps and within a
+// step in call order. When a run of identical calls reaches a threshold
+// (3, 5 and 8 by default), one reminder follows that step's results: a
+// short one at the first threshold, then detailed ones naming the tool,
+// the count and the arguments (cut at 500 characters). Excluded tools are
+// skipped entirely: their calls neither count nor break a run. By default
+// these are the names bookkeeping tools usually have (todo, todo_read,
+// todo_write, ask_user and ask_user_question), whose repeated identical
+// calls are normal or wait on someone else. A new user message (Env.Turn
+// changing) starts the count afresh.
+//
+// The counts live in the session's Env.State, in memory; the reminders
+// themselves are logged by the loop like everything the model sees, so a
+// resumed session shows the same history (and counts from zero).
+func RepeatGuard(opts ...RepeatOption) (tools.StepObserver, error) {
+	g := &repeatGuard{thresholds: defaultRepeatThresholds()}
+	WithRepeatExclude(defaultRepeatExcluded()...)(g)
 	for _, o := range opts {
 		if o != nil {
 			o(g)
 		}
 	}
-	return g
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g, nil
 }
 
-// Thresholds returns the run lengths that trigger a reminder.
-func (g *RepeatGuard) Thresholds() []int { return slices.Clone(g.thresholds) }
-
-type repeatKey struct{ g *RepeatGuard }
+type repeatKey struct{ g *repeatGuard }
 
 type repeatState struct {
 	mu    sync.Mutex
@@ -115,7 +124,7 @@ type repeatState struct {
 }
 
 // ObserveStep implements tools.StepObserver.
-func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
+func (g *repeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, repeatKey{g}, func() *repeatState { return &repeatState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -131,7 +140,7 @@ func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harne
 		if call == nil || g.excluded[call.Name] {
 			continue
 		}
-		args := CanonicalJSON(call.Arguments)
+		args := canonicalJSON(call.Arguments)
 		key := call.Name + "\x00" + args
 		if key == st.key {
 			st.count++
@@ -157,7 +166,7 @@ func (g *RepeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harne
 }
 
 // text is the reminder for a run of count identical calls.
-func (g *RepeatGuard) text(name, args string, count int) string {
+func (g *repeatGuard) text(name, args string, count int) string {
 	level := slices.Index(g.thresholds, count)
 	switch {
 	case level == 0:
@@ -166,11 +175,11 @@ func (g *RepeatGuard) text(name, args string, count int) string {
 	case level < len(g.thresholds)-1:
 		return fmt.Sprintf("Repeated call: %s has now been called %d times in a row with identical arguments:\n%s\n"+
 			"Each repeat returns the same result and uses up context. Work with the result you already have, "+
-			"or change the arguments or the tool.", name, count, cutRunes(args, PreviewRunes))
+			"or change the arguments or the tool.", name, count, cutRunes(args, previewRunes))
 	default:
 		return fmt.Sprintf("Repeated call: %s has now been called %d times in a row with identical arguments:\n%s\n"+
 			"This is a loop. Stop calling it with these arguments. Take a different approach, and if something "+
-			"outside your control blocks you, stop and tell the user what it is.", name, count, cutRunes(args, PreviewRunes))
+			"outside your control blocks you, stop and tell the user what it is.", name, count, cutRunes(args, previewRunes))
 	}
 }
 
@@ -192,11 +201,4 @@ func envTurn(step *tools.Step) int {
 		return 0
 	}
 	return step.Env.Turn
-}
-
-func loggerOf(env *tools.Env) *slog.Logger {
-	if env != nil && env.Logger != nil {
-		return env.Logger
-	}
-	return slog.New(slog.DiscardHandler)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/durable"
 )
 
 // DigestPrefix starts every attachment digest: the digest is
@@ -175,19 +176,7 @@ func writeAtomic(dir, path string, data []byte) (err error) {
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return fsyncDir(dir)
-}
-
-func fsyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
+	return durable.SyncDir(dir)
 }
 
 // MemoryAttachments is an attachment store (a tools.AttachmentStore and

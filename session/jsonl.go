@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/durable"
 )
 
 // JSONL is the default Store: one append-only JSON Lines file per session
@@ -116,7 +117,7 @@ func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
 		// No hard links here (some file systems): write in place.
 		return s.createInPlace(id, header)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := durable.SyncDir(s.dir); err != nil {
 		return fail(fmt.Errorf("session: writing header: %w", err))
 	}
 	return f, nil
@@ -166,7 +167,7 @@ func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
 		err = f.Sync()
 	}
 	if err == nil {
-		err = syncDir(s.dir)
+		err = durable.SyncDir(s.dir)
 	}
 	if err != nil {
 		f.Close()
@@ -561,16 +562,4 @@ func sortInfos(infos []Info) {
 		}
 		return a.Header.ID > b.Header.ID
 	})
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }

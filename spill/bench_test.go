@@ -26,7 +26,7 @@ const benchSize = 1 << 30
 
 func BenchmarkSpillGiB(b *testing.B) {
 	dir := b.TempDir()
-	store := spill.NewDir(dir)
+	store := newDir(b, dir)
 	buf := make([]byte, 64<<10)
 	b.SetBytes(benchSize)
 	var worst int64
@@ -36,7 +36,7 @@ func BenchmarkSpillGiB(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		stop := make(chan struct{})
 		peakc := heapPeak(stop)
-		w := spill.NewWriter(context.Background(), store, owner, spill.DefaultThreshold)
+		w := newWriter(b, context.Background(), store, owner, spill.DefaultThreshold)
 		if _, err := io.CopyBuffer(w, newGenerator(benchSize), buf); err != nil {
 			b.Fatal(err)
 		}

@@ -1,27 +1,25 @@
 package spill
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 )
 
 // DefaultSessionBudget is how many bytes of output a store keeps for one
 // session unless WithSessionBudget says otherwise: 4 GiB.
 const DefaultSessionBudget int64 = 4 << 30
 
-// errInvalidOption is wrapped by the error of a store built with an
-// option value out of range (see Dir.Err and Memory.Err): it matches
-// harness.CodeInvalidOption.
-func errInvalidOption() error {
-	return &harness.Error{Code: harness.CodeInvalidOption, Message: "spill: invalid option"}
-}
-
-// BudgetError reports a Save refused because the session's outputs would
-// take more than the store's budget: Save's error matches
-// harness.CodeSpillBudget, and nothing of the output is kept.
+// BudgetError is the detail of a Save refused because the session's
+// outputs would take more than the store's budget: Save fails with a
+// *harness.Error of code harness.CodeSpillBudget whose cause is a
+// *BudgetError (read it with errors.As), and nothing of the output is
+// kept.
 type BudgetError struct {
 	// Session is the owner's session id.
 	Session string
@@ -34,31 +32,10 @@ type BudgetError struct {
 // Error says why the output was not saved, in words a model can act on.
 func (e *BudgetError) Error() string {
 	if e.Used <= 0 {
-		return fmt.Sprintf("spill: the output is larger than the session's whole spill budget of %s", sizeText(e.Budget))
+		return fmt.Sprintf("spill: the output is larger than the session's whole spill budget of %s", units.Bytes(e.Budget))
 	}
 	return fmt.Sprintf("spill: the output does not fit in what is left of the session's spill budget of %s: %s of it is taken by outputs kept until they expire or are deleted",
-		sizeText(e.Budget), sizeText(e.Used))
-}
-
-// Is makes the error match harness.CodeSpillBudget.
-func (e *BudgetError) Is(target error) bool { return target == harness.CodeSpillBudget }
-
-// ErrorCode returns "spill_budget" (harness.CodeSpillBudget), for
-// harness.CodeOf.
-func (e *BudgetError) ErrorCode() string { return string(harness.CodeSpillBudget) }
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n == 1:
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
+		units.Bytes(e.Budget), units.Bytes(e.Used))
 }
 
 // StoreOption configures a Dir or Memory store.
@@ -73,26 +50,26 @@ type storeConfig struct {
 // (DefaultSessionBudget by default), besides any cap a tool puts on one output.
 // A Save that would go past it fails with an error matching
 // harness.CodeSpillBudget and keeps nothing; outputs that expire or are deleted
-// give their bytes back. The budget must be positive: any other value makes the
-// store unusable, its Err and every Save reporting harness.CodeInvalidOption.
+// give their bytes back. The budget must be positive: any other value is an
+// error of the store's constructor (harness.CodeInvalidOption).
 func WithSessionBudget(n int64) StoreOption {
 	return func(c *storeConfig) {
 		if n <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("%w: the session budget is %d bytes; it must be positive", errInvalidOption(), n))
+			c.errs = append(c.errs, toolexec.OptionError("spill: WithSessionBudget(%d): the session budget must be positive", n))
 			return
 		}
 		c.budget = n
 	}
 }
 
-func newStoreConfig(opts []StoreOption) storeConfig {
+func newStoreConfig(opts []StoreOption) (storeConfig, error) {
 	c := storeConfig{budget: DefaultSessionBudget}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	return c
+	return c, errors.Join(c.errs...)
 }
 
 // budget counts the bytes a store keeps per session (by session
@@ -121,7 +98,7 @@ func (b *budget) reserve(sdir, session string, n int64, own int64, count func() 
 	}
 	if n > b.limit-used {
 		b.used[sdir] = used
-		return &BudgetError{Session: session, Budget: b.limit, Used: used - own}
+		return &harness.Error{Code: harness.CodeSpillBudget, Err: &BudgetError{Session: session, Budget: b.limit, Used: used - own}}
 	}
 	b.used[sdir] = used + n
 	return nil
@@ -147,7 +124,7 @@ func (b *budget) forget(sdir string) {
 }
 
 // budgetWriter charges what it writes to a session's budget, and fails
-// with a *BudgetError when a write does not fit.
+// with harness.CodeSpillBudget when a write does not fit.
 type budgetWriter struct {
 	w       io.Writer
 	b       *budget

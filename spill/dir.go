@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
 // Permissions of what a Dir creates: only the owner of the process can
 // list, read or write spilled output.
 const (
-	DirPerm  os.FileMode = 0o700
-	FilePerm os.FileMode = 0o600
+	dirPerm  os.FileMode = 0o700
+	filePerm os.FileMode = 0o600
 )
 
 // copyBuffer is the size of the chunks Save writes: large enough that a
@@ -52,25 +53,25 @@ type Dir struct {
 	root   string
 	rand   io.Reader
 	budget *budget
-	err    error
 }
 
-// NewDir returns a Dir store rooted at dir, configured by opts. The
-// directory is created (mode 0700) when the first output is saved. An
-// invalid option is reported by Err and by every Save.
-func NewDir(dir string, opts ...StoreOption) *Dir {
-	cfg := newStoreConfig(opts)
-	return &Dir{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
+// NewDir returns a Dir store rooted at dir, configured by opts, or an
+// error (harness.CodeInvalidOption) for an empty dir or an invalid option
+// value. The directory is created (mode 0700) when the first output is
+// saved.
+func NewDir(dir string, opts ...StoreOption) (*Dir, error) {
+	cfg, err := newStoreConfig(opts)
+	if dir == "" {
+		err = errors.Join(err, toolexec.OptionError("spill: NewDir: the directory is empty"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget)}, nil
 }
 
 // Root returns the directory the store keeps outputs in.
 func (d *Dir) Root() string { return d.root }
-
-// Err reports a configuration problem (harness.CodeInvalidOption), or nil.
-func (d *Dir) Err() error { return d.err }
-
-// SessionBudget returns the most bytes the store keeps for one session.
-func (d *Dir) SessionBudget() int64 { return d.budget.limit }
 
 var _ Store = (*Dir)(nil)
 
@@ -78,15 +79,12 @@ var _ Store = (*Dir)(nil)
 // returns its locator and size; on failure the partial file is removed.
 //
 // An output that would take its session past the store's budget fails
-// with a *BudgetError (harness.CodeSpillBudget) and keeps nothing.
+// with harness.CodeSpillBudget (its cause a *BudgetError) and keeps nothing.
 func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
-	if d.err != nil {
-		return tools.Stored{}, d.err
-	}
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
-	if err := os.MkdirAll(d.root, DirPerm); err != nil {
+	if err := os.MkdirAll(d.root, dirPerm); err != nil {
 		return tools.Stored{}, fmt.Errorf("spill: creating the spill directory: %w", err)
 	}
 	root, err := os.OpenRoot(d.root)
@@ -119,7 +117,7 @@ func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.S
 func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, string, error) {
 	var lastErr error
 	for range 4 {
-		if err := root.Mkdir(sdir, DirPerm); err != nil && !errors.Is(err, iofs.ErrExist) {
+		if err := root.Mkdir(sdir, dirPerm); err != nil && !errors.Is(err, iofs.ErrExist) {
 			return nil, "", fmt.Errorf("spill: creating the session directory: %w", err)
 		}
 		if fi, err := root.Lstat(sdir); err != nil {
@@ -133,7 +131,7 @@ func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, s
 			return nil, "", fmt.Errorf("spill: generating a file name: %w", err)
 		}
 		name := sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
-		f, err := root.OpenFile(path.Join(sdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+		f, err := root.OpenFile(path.Join(sdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 		if err == nil {
 			return f, name, nil
 		}
@@ -201,14 +199,14 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	}
 	sdir, name, ok := parseLocator(locator)
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+		return nil, locatorError(locator, errNotFound())
 	}
 	root, err := os.OpenRoot(d.root)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+			return nil, locatorError(locator, errNotFound())
 		}
-		return nil, &LocatorError{Locator: locator, Err: err}
+		return nil, locatorError(locator, err)
 	}
 	defer root.Close()
 	if fi, err := root.Lstat(sdir); err != nil || !fi.IsDir() {
@@ -233,9 +231,9 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 
 func (d *Dir) openErr(locator string, err error) error {
 	if err == nil || errors.Is(err, iofs.ErrNotExist) {
-		return &LocatorError{Locator: locator, Err: errNotFound()}
+		return locatorError(locator, errNotFound())
 	}
-	return &LocatorError{Locator: locator, Err: err}
+	return locatorError(locator, err)
 }
 
 // DeleteSession implements Store.

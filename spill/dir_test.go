@@ -27,7 +27,7 @@ func dirPath(t *testing.T, d *Dir, locator string) string {
 
 func TestDirPermissionsAndLayout(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "spill")
-	d := NewDir(root)
+	d := mustDir(t, root)
 	st, err := d.Save(context.Background(), tools.Owner{Session: "s/../1", Tool: "bash", Call: "call 1"}, strings.NewReader("hello"))
 	require.NoError(t, err)
 
@@ -39,13 +39,13 @@ func TestDirPermissionsAndLayout(t *testing.T) {
 
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
-	assert.Equal(t, FilePerm, fi.Mode().Perm(), "spill files are private")
+	assert.Equal(t, filePerm, fi.Mode().Perm(), "spill files are private")
 	di, err := os.Stat(filepath.Dir(p))
 	require.NoError(t, err)
-	assert.Equal(t, DirPerm, di.Mode().Perm(), "session directories are private")
+	assert.Equal(t, dirPerm, di.Mode().Perm(), "session directories are private")
 	ri, err := os.Stat(root)
 	require.NoError(t, err)
-	assert.Equal(t, DirPerm, ri.Mode().Perm(), "a root the store creates is private")
+	assert.Equal(t, dirPerm, ri.Mode().Perm(), "a root the store creates is private")
 
 	assert.True(t, strings.HasPrefix(filepath.Base(filepath.Dir(p)), "s____1-"), "session dir names keep a readable form: %s", p)
 	assert.True(t, strings.HasPrefix(filepath.Base(p), "bash-call_1-"), "file names keep a readable form: %s", p)
@@ -65,7 +65,7 @@ func (fixedRand) Read(p []byte) (int, error) {
 }
 
 func TestDirCreatesExclusively(t *testing.T) {
-	d := NewDir(t.TempDir())
+	d := mustDir(t, t.TempDir())
 	d.rand = fixedRand{}
 	ctx := context.Background()
 	o := tools.Owner{Session: "s", Tool: "bash", Call: "c"}
@@ -83,7 +83,7 @@ func TestDirRefusesPlantedSymlink(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o600))
-	d := NewDir(root)
+	d := mustDir(t, root)
 	ctx := context.Background()
 	st, err := d.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "c"}, strings.NewReader("mine"))
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func (r *errAfter) Read(p []byte) (int, error) {
 
 func TestDirRemovesPartialFile(t *testing.T) {
 	root := t.TempDir()
-	d := NewDir(root)
+	d := mustDir(t, root)
 	_, err := d.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, &errAfter{n: 1 << 20, err: io.ErrClosedPipe})
 	require.ErrorIs(t, err, io.ErrClosedPipe)
 	entries, err := os.ReadDir(filepath.Join(root, sessionDir("s")))
@@ -138,7 +138,7 @@ func TestDirRemovesPartialFile(t *testing.T) {
 
 func TestDirExpireByModTime(t *testing.T) {
 	root := t.TempDir()
-	d := NewDir(root)
+	d := mustDir(t, root)
 	ctx := context.Background()
 	old, err := d.Save(ctx, tools.Owner{Session: "a", Tool: "bash", Call: "1"}, strings.NewReader("old"))
 	require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestDirExpireByModTime(t *testing.T) {
 }
 
 func TestDirMissingRoot(t *testing.T) {
-	d := NewDir(filepath.Join(t.TempDir(), "never"))
+	d := mustDir(t, filepath.Join(t.TempDir(), "never"))
 	ctx := context.Background()
 	_, err := d.Open(ctx, tools.OutputScheme+sessionDir("s")+"/bash-c-0123456789abcdef.txt")
 	assert.ErrorIs(t, err, harness.CodeNotFound)
@@ -186,19 +186,17 @@ func TestDirMissingRoot(t *testing.T) {
 }
 
 func TestLocatorErrorText(t *testing.T) {
-	_, err := NewMemory().Open(context.Background(), "spill://nope\n")
+	_, err := mustMemory(t).Open(context.Background(), "spill://nope\n")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"spill://nope\x0a"`, "the locator is quoted with control bytes escaped")
 	assert.Contains(t, err.Error(), "removed by retention")
-	var le *LocatorError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, "not_found", le.ErrorCode())
+	assert.ErrorIs(t, err, harness.CodeNotFound)
 	assert.Equal(t, harness.Code("not_found"), harness.CodeOf(err))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("no saved output")))
 }
 
 func FuzzParseLocator(f *testing.F) {
-	st, _ := NewMemory().Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader("x"))
+	st, _ := mustMemory(f).Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader("x"))
 	for _, s := range []string{st.Locator, tools.OutputScheme + "../x", tools.OutputScheme + "a-00000000/b-c-0000000000000000.txt", "", "spill://"} {
 		f.Add(s)
 	}
@@ -224,11 +222,11 @@ func FuzzParseLocator(f *testing.F) {
 func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	first := NewDir(root)
+	first := mustDir(t, root)
 	_, err := first.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "1"}, strings.NewReader(strings.Repeat("a", 800)))
 	require.NoError(t, err)
 	// Another process, later, with a budget of 1000 bytes a session.
-	again := NewDir(root, WithSessionBudget(1000))
+	again := mustDir(t, root, WithSessionBudget(1000))
 	_, err = again.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "2"}, strings.NewReader(strings.Repeat("b", 300)))
 	var be *BudgetError
 	require.ErrorAs(t, err, &be)
@@ -244,8 +242,29 @@ func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
 func TestBudgetErrorText(t *testing.T) {
 	err := &BudgetError{Session: "s", Budget: DefaultSessionBudget, Used: DefaultSessionBudget - 10}
 	assert.Equal(t, "spill: the output does not fit in what is left of the session's spill budget of 4.0 GiB: 4.0 GiB of it is taken by outputs kept until they expire or are deleted", err.Error())
-	assert.Equal(t, "spill_budget", err.ErrorCode())
-	assert.ErrorIs(t, err, harness.CodeSpillBudget)
+	// The budget's own error, as Save returns it, has the code.
+	b := newBudget(100)
+	saveErr := b.reserve("d", "s", 200, 0, nil)
+	assert.Equal(t, harness.CodeSpillBudget, harness.CodeOf(saveErr))
+	assert.ErrorIs(t, saveErr, harness.CodeSpillBudget)
+	var be *BudgetError
+	require.ErrorAs(t, saveErr, &be)
+	assert.Equal(t, int64(100), be.Budget)
+	assert.Equal(t, be.Error(), saveErr.Error(), "the message is the detail's")
 	assert.Contains(t, (&BudgetError{Budget: 1000, Used: 1}).Error(), "budget of 1000 bytes: 1 byte of it is taken")
 	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
+}
+
+func mustDir(t testing.TB, dir string, opts ...StoreOption) *Dir {
+	t.Helper()
+	d, err := NewDir(dir, opts...)
+	require.NoError(t, err)
+	return d
+}
+
+func mustMemory(t testing.TB, opts ...StoreOption) *Memory {
+	t.Helper()
+	m, err := NewMemory(opts...)
+	require.NoError(t, err)
+	return m
 }

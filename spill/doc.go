@@ -30,15 +30,20 @@
 // [Writer] instead: it keeps the head and the tail in memory and streams
 // everything past the threshold to the store as it arrives, so an output
 // of any size costs bounded memory, and its Output is the same kind of
-// preview.
+// preview (the shell tools write every stream through one).
 //
-// Wiring it into a loop:
+// Constructors take WithX options and return an error
+// (harness.CodeInvalidOption) for an invalid value, which is never
+// clamped or ignored. Wiring it into a loop:
 //
-//	store := spill.NewDir(filepath.Join(dataDir, "spill"))
+//	store, err := spill.NewDir(filepath.Join(dataDir, "spill"))
+//	...
+//	spilling, err := spill.Middleware()
+//	...
 //	loop := agent.New(
 //		agent.WithModel(model),
 //		agent.WithOutputStore(store),
-//		agent.WithMiddleware(spill.Middleware()),
+//		agent.WithMiddleware(spilling),
 //		...
 //	)
 //	// From time to time:

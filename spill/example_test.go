@@ -19,7 +19,14 @@ import (
 func ExampleMiddleware() {
 	dir, _ := os.MkdirTemp("", "spill-example")
 	defer os.RemoveAll(dir)
-	store := spill.NewDir(dir)
+	store, err := spill.NewDir(dir)
+	if err != nil {
+		panic(err)
+	}
+	spilling, err := spill.Middleware(spill.WithThreshold(2000))
+	if err != nil {
+		panic(err)
+	}
 
 	var output strings.Builder
 	for i := 1; i <= 2000; i++ {
@@ -34,7 +41,7 @@ func ExampleMiddleware() {
 		agent.WithModel(model),
 		agent.WithTools(runTests),
 		agent.WithOutputStore(store),
-		agent.WithMiddleware(spill.Middleware(spill.WithThreshold(2000))),
+		agent.WithMiddleware(spilling),
 	)
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
@@ -62,8 +69,14 @@ func ExampleMiddleware() {
 
 // A Writer spills a stream as it arrives.
 func ExampleWriter() {
-	store := spill.NewMemory()
-	w := spill.NewWriter(context.Background(), store, tools.Owner{Session: "s1", Tool: "bash", Call: "c1"}, 4096)
+	store, err := spill.NewMemory()
+	if err != nil {
+		panic(err)
+	}
+	w, err := spill.NewWriter(context.Background(), store, tools.Owner{Session: "s1", Tool: "bash", Call: "c1"}, 4096)
+	if err != nil {
+		panic(err)
+	}
 	for i := range 20_000 {
 		fmt.Fprintf(w, "progress %d\n", i)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -24,7 +23,6 @@ type Memory struct {
 	outputs map[string]memOutput
 	now     func() time.Time
 	budget  *budget
-	err     error
 }
 
 type memOutput struct {
@@ -33,28 +31,22 @@ type memOutput struct {
 	saved   time.Time
 }
 
-// NewMemory returns an empty in-memory store configured by opts. An
-// invalid option is reported by Err and by every Save.
-func NewMemory(opts ...StoreOption) *Memory {
-	cfg := newStoreConfig(opts)
-	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget), err: errors.Join(cfg.errs...)}
+// NewMemory returns an empty in-memory store configured by opts, or an
+// error (harness.CodeInvalidOption) for an invalid option value.
+func NewMemory(opts ...StoreOption) (*Memory, error) {
+	cfg, err := newStoreConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget)}, nil
 }
-
-// Err reports a configuration problem (harness.CodeInvalidOption), or nil.
-func (m *Memory) Err() error { return m.err }
-
-// SessionBudget returns the most bytes the store keeps for one session.
-func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 var _ Store = (*Memory)(nil)
 
 // Save implements tools.OutputStore. An output that would take its session past
-// the store's budget fails with a *BudgetError (harness.CodeSpillBudget) and
+// the store's budget fails with harness.CodeSpillBudget (its cause a *BudgetError) and
 // keeps nothing.
 func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
-	if m.err != nil {
-		return tools.Stored{}, m.err
-	}
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
@@ -84,7 +76,7 @@ func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error
 	out, ok := m.outputs[locator]
 	m.mu.Unlock()
 	if !ok {
-		return nil, &LocatorError{Locator: locator, Err: errNotFound()}
+		return nil, locatorError(locator, errNotFound())
 	}
 	return io.NopCloser(bytes.NewReader(out.data)), nil
 }

@@ -3,10 +3,10 @@ package spill
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -23,21 +23,24 @@ type Option func(*policy)
 
 type policy struct {
 	threshold int
-	store     tools.OutputStore
+	err       error
 }
 
 // WithThreshold sets the largest result text, in bytes, that reaches the
-// model whole. Values below MinThreshold are raised to it.
+// model whole (DefaultThreshold unless set). A value below MinThreshold
+// is an error.
 func WithThreshold(n int) Option {
-	return func(p *policy) { p.threshold = max(n, MinThreshold) }
+	return func(p *policy) {
+		if n < MinThreshold {
+			p.err = errors.Join(p.err, toolexec.OptionError("spill: WithThreshold(%d): the threshold is at least %d bytes, the room a preview needs", n, MinThreshold))
+			return
+		}
+		p.threshold = n
+	}
 }
 
-// WithStore sets the store outputs are saved to. By default the policy
-// uses the session's output store (call.Env.Output, set with the loop's
-// output store option); with neither, nothing is spilled.
-func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = s } }
-
-// Middleware returns the spill policy as dispatch middleware. A result
+// Middleware returns the spill policy as dispatch middleware, or an error
+// (harness.CodeInvalidOption) for an invalid option value. A result
 // whose text is longer than the threshold (DefaultThreshold unless
 // WithThreshold says otherwise) is saved whole to the output store and
 // replaced, for the model, by a preview of at most the threshold: the
@@ -59,12 +62,15 @@ func WithStore(s tools.OutputStore) Option { return func(p *policy) { p.store = 
 // Put it outside the deadline middleware (first in the loop's middleware
 // list), so that saving is not charged to a tool's deadline and results
 // cut off by a deadline are still spilled.
-func Middleware(opts ...Option) tools.Middleware {
+func Middleware(opts ...Option) (tools.Middleware, error) {
 	p := &policy{threshold: DefaultThreshold}
 	for _, o := range opts {
 		if o != nil {
 			o(p)
 		}
+	}
+	if p.err != nil {
+		return nil, p.err
 	}
 	return func(next tools.Handler) tools.Handler {
 		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
@@ -74,7 +80,7 @@ func Middleware(opts ...Option) tools.Middleware {
 			}
 			return p.apply(ctx, call, res)
 		})
-	}
+	}, nil
 }
 
 func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolResult) *harness.ToolResult {
@@ -82,9 +88,9 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 	if len(text) <= p.threshold {
 		return res
 	}
-	logger := loggerOf(call)
-	store := p.store
-	if store == nil && call.Env != nil {
+	logger := toolexec.Logger(call.Env)
+	var store tools.OutputStore
+	if call.Env != nil {
 		store = call.Env.Output
 	}
 	if store == nil {
@@ -94,7 +100,7 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 	}
 	// The save outlives a cancelled turn: the result is logged either way,
 	// and it should be logged small.
-	st, err := store.Save(context.WithoutCancel(ctx), OwnerOf(call), strings.NewReader(text))
+	st, err := store.Save(context.WithoutCancel(ctx), ownerOf(call), strings.NewReader(text))
 	switch {
 	case errors.Is(err, harness.CodeSpillBudget):
 		// The session has kept all the output it may: the output is cut
@@ -133,19 +139,12 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 	return &out
 }
 
-// OwnerOf returns the owner of a call's outputs: its session, tool and
+// ownerOf returns the owner of a call's outputs: its session, tool and
 // call id.
-func OwnerOf(call *tools.Call) tools.Owner {
+func ownerOf(call *tools.Call) tools.Owner {
 	o := tools.Owner{Tool: call.Name, Call: call.ID}
 	if call.Env != nil {
 		o.Session = call.Env.SessionID
 	}
 	return o
-}
-
-func loggerOf(call *tools.Call) *slog.Logger {
-	if call != nil && call.Env != nil && call.Env.Logger != nil {
-		return call.Env.Logger
-	}
-	return slog.New(slog.DiscardHandler)
 }

@@ -55,7 +55,7 @@ func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools
 		env.Logger = logs.logger()
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }), spill.Middleware(opts...))
+	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }), middleware(t, opts...))
 	return h.Handle(context.Background(), call)
 }
 
@@ -100,7 +100,7 @@ func readLines(t *testing.T, s tools.OutputStore, locator string, offset, limit 
 }
 
 func TestThresholdEdges(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	spec := tools.Spec{Name: "bash"}
 	const threshold = 4000
 	for _, size := range []int{0, 1, threshold - 1, threshold} {
@@ -120,7 +120,7 @@ func TestThresholdEdges(t *testing.T) {
 }
 
 func TestSpillPreviewContents(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	text := lines(3000)
 	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil)
 	preview := got.Text()
@@ -147,7 +147,7 @@ func TestSpillPreviewContents(t *testing.T) {
 }
 
 func TestNeverSpill(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	text := lines(5000)
 	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, harness.TextResult(text), store, nil)
 	assert.Equal(t, text, got.Text())
@@ -172,7 +172,7 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 	var logs logBuffer
 	text := lines(3000)
 	res := harness.TextResult(text)
-	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{spill.NewMemory()}, &logs)
+	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{newMemory(t)}, &logs)
 	assert.False(t, got.IsError, "a save failure never turns success into an error")
 	assert.Equal(t, text, got.Text(), "the result stays whole")
 	assert.Contains(t, logs.String(), "disk full")
@@ -186,7 +186,7 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 }
 
 func TestErrorsAndImages(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	img := harness.ImageBlock(harness.Image{Digest: "sha256:ab", MediaType: "image/png"})
 	res := &harness.ToolResult{
 		IsError: true, Code: "exit_status",
@@ -209,10 +209,16 @@ func TestErrorsAndImages(t *testing.T) {
 }
 
 func TestThresholdFloor(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	text := strings.Repeat("z", spill.MinThreshold)
-	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.WithThreshold(10))
-	assert.Equal(t, text, got.Text(), "a threshold below the floor is raised to MinThreshold")
+	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.WithThreshold(spill.MinThreshold))
+	assert.Equal(t, text, got.Text(), "a text of exactly the threshold stays whole")
+
+	mw, err := spill.Middleware(spill.WithThreshold(10))
+	assert.Nil(t, mw, "a threshold below the floor is refused, not raised")
+	require.ErrorIs(t, err, harness.CodeInvalidOption)
+	assert.Contains(t, err.Error(), "WithThreshold(10)")
+	assert.Contains(t, err.Error(), "1024")
 }
 
 // TestLoopSpill drives the real loop: a tool prints a big output, the
@@ -228,9 +234,9 @@ func TestLoopSpill(t *testing.T) {
 		replay.Call(replay.ToolCall("c1", "build", nil)),
 		replay.Say("done"),
 	)
-	store := spill.NewDir(t.TempDir())
+	store := newDir(t, t.TempDir())
 	loop := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
-		agent.WithOutputStore(store), agent.WithMiddleware(spill.Middleware(spill.WithThreshold(8000))))
+		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -258,7 +264,7 @@ func TestLoopSpill(t *testing.T) {
 }
 
 func TestMiddlewarePastTheBudget(t *testing.T) {
-	store := spill.NewMemory(spill.WithSessionBudget(10_000))
+	store := newMemory(t, spill.WithSessionBudget(10_000))
 	logs := &logBuffer{}
 	text := lines(2000)
 	res := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, logs)

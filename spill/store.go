@@ -36,30 +36,17 @@ func errNotFound() error {
 	return &harness.Error{Code: harness.CodeNotFound, Message: "spill: no saved output with this locator"}
 }
 
-// LocatorError reports a locator Open refused or could not open. An
-// unknown locator fails with a LocatorError matching harness.CodeNotFound
-// (and io/fs.ErrNotExist).
-type LocatorError struct {
-	Locator string
-	Err     error
-}
-
-// Error says which locator failed and why, in words a model can act on.
-func (e *LocatorError) Error() string {
-	return "spill: " + quote(e.Locator) + ": " + e.Err.Error() +
-		" (it may have been removed by retention; locators come from spill notices and must be used exactly as given)"
-}
-
-// Unwrap returns the underlying error.
-func (e *LocatorError) Unwrap() error { return e.Err }
-
-// ErrorCode returns the code of the underlying error (harness.CodeOf),
-// or "io_error" when it has none.
-func (e *LocatorError) ErrorCode() string {
-	if c := harness.CodeOf(e.Err); c != harness.CodeUnknown {
-		return string(c)
+// locatorError is the error of a locator Open refused or could not open:
+// the code of err (harness.CodeIO when it has none; an unknown locator is
+// harness.CodeNotFound, and so io/fs.ErrNotExist), with a message that
+// says which locator failed and why, in words a model can act on.
+func locatorError(locator string, err error) error {
+	code := harness.CodeOf(err)
+	if code == harness.CodeUnknown {
+		code = harness.CodeIO
 	}
-	return string(harness.CodeIO)
+	return &harness.Error{Code: code, Err: err, Message: "spill: " + quote(locator) + ": " + err.Error() +
+		" (it may have been removed by retention; locators come from spill notices and must be used exactly as given)"}
 }
 
 func quote(s string) string {

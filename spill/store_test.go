@@ -2,8 +2,8 @@ package spill_test
 
 import (
 	"context"
+	"fmt"
 	iofs "io/fs"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,46 +16,44 @@ import (
 )
 
 func TestDirConformance(t *testing.T) {
-	spilltest.TestStore(t, func(t *testing.T) spill.Store { return spill.NewDir(t.TempDir()) })
+	spilltest.TestStore(t, func(t *testing.T) spill.Store { return newDir(t, t.TempDir()) })
 }
 
 func TestMemoryConformance(t *testing.T) {
-	spilltest.TestStore(t, func(t *testing.T) spill.Store { return spill.NewMemory() })
+	spilltest.TestStore(t, func(t *testing.T) spill.Store { return newMemory(t) })
 }
 
 func TestDirBudget(t *testing.T) {
 	spilltest.TestStoreBudget(t, func(t *testing.T, budget int64) spill.Store {
-		return spill.NewDir(t.TempDir(), spill.WithSessionBudget(budget))
+		return newDir(t, t.TempDir(), spill.WithSessionBudget(budget))
 	})
 }
 
 func TestMemoryBudget(t *testing.T) {
 	spilltest.TestStoreBudget(t, func(t *testing.T, budget int64) spill.Store {
-		return spill.NewMemory(spill.WithSessionBudget(budget))
+		return newMemory(t, spill.WithSessionBudget(budget))
 	})
 }
 
 func TestStoreOptionErrors(t *testing.T) {
 	for _, n := range []int64{0, -1, -(1 << 40)} {
-		for name, s := range map[string]interface {
-			spill.Store
-			Err() error
-		}{
-			"dir":    spill.NewDir(t.TempDir(), spill.WithSessionBudget(n)),
-			"memory": spill.NewMemory(spill.WithSessionBudget(n)),
-		} {
-			require.ErrorIs(t, s.Err(), harness.CodeInvalidOption, "%s, budget %d", name, n)
-			_, err := s.Save(context.Background(), tools.Owner{Session: "s"}, strings.NewReader("x"))
-			assert.ErrorIs(t, err, harness.CodeInvalidOption, "%s: Save reports it", name)
-		}
+		d, err := spill.NewDir(t.TempDir(), spill.WithSessionBudget(n))
+		require.ErrorIs(t, err, harness.CodeInvalidOption, "dir, budget %d", n)
+		assert.Nil(t, d)
+		assert.Contains(t, err.Error(), fmt.Sprintf("WithSessionBudget(%d)", n))
+		m, err := spill.NewMemory(spill.WithSessionBudget(n))
+		require.ErrorIs(t, err, harness.CodeInvalidOption, "memory, budget %d", n)
+		assert.Nil(t, m)
 	}
-	assert.Equal(t, spill.DefaultSessionBudget, spill.NewDir(t.TempDir()).SessionBudget())
-	assert.Equal(t, int64(4<<30), spill.NewMemory().SessionBudget())
-	assert.NoError(t, spill.NewMemory(spill.WithSessionBudget(1)).Err())
+	_, err := spill.NewDir("")
+	assert.ErrorIs(t, err, harness.CodeInvalidOption, "a Dir needs a directory")
+	assert.Equal(t, spill.DefaultSessionBudget, newDir(t, t.TempDir()).SessionBudget())
+	assert.Equal(t, int64(4<<30), newMemory(t).SessionBudget())
+	assert.Equal(t, int64(1), newMemory(t, spill.WithSessionBudget(1)).SessionBudget())
 }
 
 func TestNotFoundMatchesFS(t *testing.T) {
-	_, err := spill.NewMemory().Open(context.Background(), tools.OutputScheme+"nope")
+	_, err := newMemory(t).Open(context.Background(), tools.OutputScheme+"nope")
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 	assert.ErrorIs(t, err, iofs.ErrNotExist)
 	assert.Equal(t, harness.CodeNotFound, harness.CodeOf(err))

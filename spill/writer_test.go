@@ -37,9 +37,9 @@ func writeAll(t *testing.T, w io.Writer, text string, chunk int) {
 
 func TestWriterSmallOutputStaysWhole(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewMemory()
+	store := newMemory(t)
 	for _, size := range []int{0, 10, 2048} {
-		w := spill.NewWriter(context.Background(), store, owner, 2048)
+		w := newWriter(t, context.Background(), store, owner, 2048)
 		text := strings.Repeat("s", size)
 		writeAll(t, w, text, 100)
 		require.NoError(t, w.Close())
@@ -56,12 +56,12 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 	leakcheck.Check(t)
 	for _, chunk := range []int{1, 7, 1000, 1 << 20} {
 		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
-			store := spill.NewMemory()
+			store := newMemory(t)
 			text := lines(2000)
 			if chunk == 1 {
 				text = lines(300)
 			}
-			w := spill.NewWriter(context.Background(), store, owner, 2048)
+			w := newWriter(t, context.Background(), store, owner, 2048)
 			writeAll(t, w, text, chunk)
 			require.NoError(t, w.Close())
 			out := w.Output()
@@ -88,12 +88,12 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 }
 
 func TestWriterExactlyAtLimit(t *testing.T) {
-	store := spill.NewMemory()
-	w := spill.NewWriter(context.Background(), store, owner, 2048)
+	store := newMemory(t)
+	w := newWriter(t, context.Background(), store, owner, 2048)
 	writeAll(t, w, strings.Repeat("e", 2048), 2048)
 	require.NoError(t, w.Close())
 	assert.False(t, w.Output().Truncated)
-	w = spill.NewWriter(context.Background(), store, owner, 2048)
+	w = newWriter(t, context.Background(), store, owner, 2048)
 	writeAll(t, w, strings.Repeat("e", 2049), 2048)
 	require.NoError(t, w.Close())
 	assert.True(t, w.Output().Truncated)
@@ -102,8 +102,8 @@ func TestWriterExactlyAtLimit(t *testing.T) {
 
 func TestWriterConcurrentWriters(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewDir(t.TempDir())
-	w := spill.NewWriter(context.Background(), store, owner, 4096)
+	store := newDir(t, t.TempDir())
+	w := newWriter(t, context.Background(), store, owner, 4096)
 	var wg sync.WaitGroup
 	for _, s := range []string{"out\n", "err\n"} {
 		wg.Go(func() {
@@ -131,7 +131,7 @@ func (brokenStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.
 func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 	leakcheck.Check(t)
 	text := lines(3000)
-	w := spill.NewWriter(context.Background(), brokenStore{}, owner, 3000)
+	w := newWriter(t, context.Background(), brokenStore{}, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
 	err := w.Close()
 	require.ErrorContains(t, err, "quota exceeded")
@@ -145,7 +145,7 @@ func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
 
 	// Without a store, the head and tail are kept likewise.
-	w = spill.NewWriter(context.Background(), nil, owner, 3000)
+	w = newWriter(t, context.Background(), nil, owner, 3000)
 	writeAll(t, w, text, 512)
 	require.NoError(t, w.Close())
 	assert.Contains(t, w.Output().Text, "no output store is configured")
@@ -154,8 +154,8 @@ func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 func TestWriterCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	store := spill.NewDir(t.TempDir())
-	w := spill.NewWriter(ctx, store, owner, 1024)
+	store := newDir(t, t.TempDir())
+	w := newWriter(t, ctx, store, owner, 1024)
 	writeAll(t, w, lines(100), 100)
 	cancel()
 	writeAll(t, w, lines(10_000), 4096) // writes go on without failing
@@ -168,9 +168,9 @@ func TestWriterCancelled(t *testing.T) {
 }
 
 func TestCallWriterUsesSessionStore(t *testing.T) {
-	store := spill.NewMemory()
+	store := newMemory(t)
 	call := &tools.Call{ID: "c9", Name: "bash", Env: &tools.Env{SessionID: "s9", Output: store}}
-	w := spill.NewCallWriter(context.Background(), call, 0)
+	w := newWriter(t, context.Background(), call.Env.Output, tools.Owner{Session: call.Env.SessionID, Tool: call.Name, Call: call.ID}, 0)
 	writeAll(t, w, lines(3000), 1<<16)
 	require.NoError(t, w.Close())
 	assert.LessOrEqual(t, len(w.Output().Text), spill.DefaultThreshold)
@@ -244,7 +244,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	}
 	leakcheck.Check(t)
 	const size = 1 << 30
-	store := spill.NewDir(t.TempDir())
+	store := newDir(t, t.TempDir())
 	gen := newGenerator(size)
 	buf := make([]byte, 64<<10)
 
@@ -254,7 +254,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	stop := make(chan struct{})
 	peakc := heapPeak(stop)
 
-	w := spill.NewWriter(context.Background(), store, owner, spill.DefaultThreshold)
+	w := newWriter(t, context.Background(), store, owner, spill.DefaultThreshold)
 	n, err := io.CopyBuffer(w, gen, buf)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
@@ -284,9 +284,9 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 
 func TestWriterPastTheBudget(t *testing.T) {
 	leakcheck.Check(t)
-	store := spill.NewMemory(spill.WithSessionBudget(5000))
+	store := newMemory(t, spill.WithSessionBudget(5000))
 	text := lines(3000)
-	w := spill.NewWriter(context.Background(), store, owner, 3000)
+	w := newWriter(t, context.Background(), store, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
 	err := w.Close()
 	require.ErrorIs(t, err, harness.CodeSpillBudget)
@@ -298,4 +298,120 @@ func TestWriterPastTheBudget(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.Text, "00001: "))
 	assert.True(t, strings.HasSuffix(out.Text, "line 3000\n"))
 	assert.Empty(t, store.Locators(owner.Session), "nothing of it is kept")
+}
+
+func TestWriterRefusesBadConfig(t *testing.T) {
+	for _, limit := range []int{-1, 1, spill.MinThreshold - 1} {
+		w, err := spill.NewWriter(context.Background(), nil, owner, limit)
+		assert.Nil(t, w)
+		require.ErrorIs(t, err, harness.CodeInvalidOption, "limit %d", limit)
+	}
+	w, err := spill.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spill.WithMaxSave(0))
+	assert.Nil(t, w)
+	require.ErrorIs(t, err, harness.CodeInvalidOption)
+	assert.Contains(t, err.Error(), "WithMaxSave(0)")
+}
+
+func TestWriterMaxSaveCutsTheSave(t *testing.T) {
+	leakcheck.Check(t)
+	store := newMemory(t)
+	text := lines(3000)
+	w := newWriter(t, context.Background(), store, owner, 2048, spill.WithMaxSave(5000))
+	writeAll(t, w, text, 333)
+	require.NoError(t, w.Close())
+	out := w.Output()
+	assert.True(t, out.Truncated)
+	assert.True(t, out.Cut, "the save stopped at the cap")
+	assert.Equal(t, int64(5000), out.Stored.Size)
+	assert.Equal(t, text[:5000], string(spilltest.ReadAll(t, store, out.Stored.Locator)), "the first 5000 bytes are saved")
+	assert.Equal(t, int64(len(text)), out.Size, "every byte is still counted")
+	assert.Equal(t, text[:2048], out.Head)
+	assert.Equal(t, text[len(text)-2048:], out.Tail)
+	assert.Equal(t, int64(3000), out.Newlines)
+}
+
+func TestWriterSaveKeepsAShortStream(t *testing.T) {
+	leakcheck.Check(t)
+	store := newMemory(t)
+	w := newWriter(t, context.Background(), store, tools.Owner{Session: "s", Tool: "bash", Call: "first"}, 4096)
+	_, err := io.WriteString(w, "short\n")
+	require.NoError(t, err)
+	w.SetOwner(tools.Owner{Session: "s", Tool: "bash", Call: "second"})
+	w.Save()
+	_, err = io.WriteString(w, "and a last line")
+	require.NoError(t, err)
+	w.Save() // a second Save does nothing
+	require.NoError(t, w.Close())
+	out := w.Output()
+	assert.False(t, out.Truncated, "the stream fit: Text is all of it")
+	assert.Equal(t, "short\nand a last line", out.Text)
+	assert.Equal(t, int64(1), out.Newlines)
+	require.NotEmpty(t, out.Stored.Locator, "Save saved it anyway")
+	assert.Contains(t, out.Stored.Locator, "/bash-second-", "the owner set before the save started")
+	assert.Equal(t, out.Text, string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+
+	// Without a store, Save does nothing and nothing fails.
+	w = newWriter(t, context.Background(), nil, owner, 4096)
+	_, _ = io.WriteString(w, "x")
+	w.Save()
+	require.NoError(t, w.Close())
+	assert.Empty(t, w.Output().Stored.Locator)
+}
+
+// FuzzWriter writes a stream in chunks of the fuzzed sizes through a
+// Writer with a fuzzed limit and save cap, and checks what it kept: the
+// head and the tail are the stream's ends, the store holds the stream (or
+// its first cap bytes), and the Text is the whole stream or a preview
+// within the limit.
+func FuzzWriter(f *testing.F) {
+	f.Add([]byte("line 1\nline 2\n"), uint16(0), uint32(0), uint8(7))
+	f.Add([]byte(strings.Repeat("x\n", 3000)), uint16(10), uint32(100), uint8(1))
+	f.Add([]byte(strings.Repeat("é𝄞\n", 900)), uint16(900), uint32(5000), uint8(200))
+	f.Fuzz(func(t *testing.T, data []byte, extra uint16, capSave uint32, chunk uint8) {
+		if len(data) > 1<<16 {
+			return
+		}
+		limit := spill.MinThreshold + int(extra)
+		var opts []spill.WriterOption
+		if capSave > 0 {
+			opts = append(opts, spill.WithMaxSave(int64(capSave)))
+		}
+		store := newMemory(t)
+		w := newWriter(t, context.Background(), store, owner, limit, opts...)
+		step := int(chunk) + 1
+		for rest := data; len(rest) > 0; {
+			n := min(step, len(rest))
+			k, err := w.Write(rest[:n])
+			require.NoError(t, err)
+			require.Equal(t, n, k)
+			rest = rest[n:]
+		}
+		require.NoError(t, w.Close())
+		out := w.Output()
+		require.Equal(t, int64(len(data)), out.Size)
+		require.Equal(t, int64(strings.Count(string(data), "\n")), out.Newlines)
+		require.Equal(t, string(data[:min(len(data), limit)]), out.Head)
+		// The tail is the stream's last bytes, at most limit of them,
+		// never starting inside a UTF-8 sequence.
+		require.True(t, strings.HasSuffix(string(data), out.Tail))
+		require.LessOrEqual(t, len(out.Tail), limit)
+		require.GreaterOrEqual(t, len(out.Tail), min(len(data), limit)-3)
+		if len(data) <= limit {
+			require.False(t, out.Truncated)
+			require.Equal(t, string(data), out.Text)
+			require.Empty(t, out.Stored.Locator, "a stream within the limit is not saved unless asked")
+			return
+		}
+		require.True(t, out.Truncated)
+		require.LessOrEqual(t, len(out.Text), limit)
+		require.NotEmpty(t, out.Stored.Locator)
+		want := data
+		if capSave > 0 && int64(len(data)) > int64(capSave) {
+			want = data[:capSave]
+			require.True(t, out.Cut)
+		} else {
+			require.False(t, out.Cut)
+		}
+		require.Equal(t, string(want), string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+	})
 }

@@ -28,7 +28,7 @@ import (
 func Define[In any](spec Spec, fn func(ctx context.Context, call *Call, in In) (*harness.ToolResult, error)) Tool {
 	t := &funcTool[In]{spec: spec, fn: fn}
 	if len(spec.InputSchema) == 0 {
-		t.spec.InputSchema, t.err = SchemaFor[In]()
+		t.spec.InputSchema, t.err = schemaFor[In]()
 	}
 	if t.err == nil && fn == nil {
 		t.err = fmt.Errorf("tools: %s: nil function", spec.Name)
@@ -61,11 +61,11 @@ func (t *funcTool[In]) Execute(ctx context.Context, call *Call) (*harness.ToolRe
 	return t.fn(ctx, call, in)
 }
 
-// SchemaFor infers the JSON Schema of a tool argument struct, in the form
+// schemaFor infers the JSON Schema of a tool argument struct, in the form
 // Define uses: properties in field order, optional fields typed plainly
 // (a *int field is "integer", not ["null","integer"]), unknown properties
 // refused.
-func SchemaFor[In any]() (json.RawMessage, error) {
+func schemaFor[In any]() (json.RawMessage, error) {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		return nil, fmt.Errorf("tools: inferring argument schema: %w", err)

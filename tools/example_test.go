@@ -30,15 +30,16 @@ func ExampleDefine() {
 	}
 	for _, args := range []string{`{"text":"hello"}`, `{"txt":"hello"}`} {
 		call := &tools.Call{ID: "1", Name: "shout", Arguments: json.RawMessage(args)}
-		res := reg.Check(call)
-		if res == nil {
-			res = tools.Executor().Handle(context.Background(), call)
+		if res := reg.Check(call); res != nil {
+			fmt.Println(res.Code, res.Text()) // the loop sends this to the model
+			continue
 		}
-		fmt.Println(res.Code, res.Text())
+		res, err := call.Tool().Execute(context.Background(), call)
+		fmt.Println(res.Text(), err)
 	}
 	// Output:
 	// {"type":"object","properties":{"text":{"type":"string","description":"what to shout"}},"required":["text"],"additionalProperties":false}
-	//  HELLO
+	// HELLO <nil>
 	// invalid_arguments The arguments of this shout call do not match its schema: unexpected additional properties ["txt"]. Parameters: text (string, required).
 }
 

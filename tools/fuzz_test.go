@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -29,7 +30,7 @@ func FuzzCheck(f *testing.F) {
 			}
 			return
 		}
-		out := tools.Executor().Handle(context.Background(), call)
+		out := toolexec.Executor().Handle(context.Background(), call)
 		// Values the schema allows but Go cannot hold (an integer beyond
 		// int range) are refused by the tool, with the same code.
 		if out.IsError && out.Code != harness.CodeInvalidArguments {

@@ -75,18 +75,6 @@ func (r *Registry) Specs() []Spec {
 	return out
 }
 
-// Lookup returns the tool registered under name.
-func (r *Registry) Lookup(name string) (Tool, bool) {
-	e, ok := r.byName[name]
-	if !ok {
-		return nil, false
-	}
-	return e.tool, true
-}
-
-// Len returns the number of registered tools.
-func (r *Registry) Len() int { return len(r.order) }
-
 // Check resolves call's tool and validates its arguments. On success it
 // sets call.Spec and the call's tool and returns nil. Otherwise it returns
 // an error result that tells the model what was wrong and how to fix it.

@@ -24,16 +24,15 @@ type State struct {
 // NewState returns an empty State.
 func NewState() *State { return &State{values: map[any]any{}} }
 
-// errStateClosed is returned by Load when the session has closed: it
+// errStateClosed is returned by LoadState when the session has closed: it
 // matches harness.CodeClosed.
 func errStateClosed() error {
 	return &harness.Error{Code: harness.CodeClosed, Message: "tools: session state is closed"}
 }
 
-// Load returns the value stored under key, creating it with create the
-// first time. create runs at most once per key, under the state's lock,
-// so it must be quick and must not touch the State.
-func (s *State) Load(key any, create func() any) (any, error) {
+// load returns the value stored under key, creating it with create the
+// first time.
+func (s *State) load(key any, create func() any) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -69,9 +68,12 @@ func (s *State) Close() error {
 	return errors.Join(errs...)
 }
 
-// LoadState is the typed form of State.Load.
+// LoadState returns the value of type T stored in s under key, creating
+// it with create the first time. create runs at most once per key, under
+// the state's lock, so it must be quick and must not touch the State. It
+// fails with harness.CodeClosed once the session has closed.
 func LoadState[T any](s *State, key any, create func() T) (T, error) {
-	v, err := s.Load(key, func() any { return create() })
+	v, err := s.load(key, func() any { return create() })
 	if err != nil {
 		var zero T
 		return zero, err

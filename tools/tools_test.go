@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -34,8 +35,12 @@ func readTool() tools.Tool {
 }
 
 func TestSchemaInference(t *testing.T) {
-	raw, err := tools.SchemaFor[readArgs]()
-	require.NoError(t, err)
+	schemaOf := func() json.RawMessage {
+		return tools.Define(tools.Spec{Name: "read", Description: "Read."}, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
+			return nil, nil
+		}).Spec().InputSchema
+	}
+	raw := schemaOf()
 	assert.JSONEq(t, `{
 		"type":"object",
 		"properties":{
@@ -46,10 +51,12 @@ func TestSchemaInference(t *testing.T) {
 		"required":["file_path"],
 		"additionalProperties":false}`, string(raw))
 	assert.True(t, strings.Index(string(raw), "file_path") < strings.Index(string(raw), "offset"), "field order is kept")
-	again, _ := tools.SchemaFor[readArgs]()
-	assert.Equal(t, raw, again, "schema bytes are stable")
+	assert.Equal(t, raw, schemaOf(), "schema bytes are stable")
 
-	_, err = tools.SchemaFor[int]()
+	notStruct := tools.Define(tools.Spec{Name: "n", Description: "N."}, func(ctx context.Context, call *tools.Call, in int) (*harness.ToolResult, error) {
+		return nil, nil
+	})
+	_, err := tools.NewRegistry(notStruct)
 	assert.ErrorContains(t, err, "must be a struct")
 }
 
@@ -65,7 +72,7 @@ func TestRegistryCheck(t *testing.T) {
 	call, res := check(t, reg, "read", `{"file_path":"a.go","offset":3}`)
 	require.Nil(t, res)
 	assert.Equal(t, "read", call.Spec.Name)
-	out := tools.Executor().Handle(context.Background(), call)
+	out := toolexec.Executor().Handle(context.Background(), call)
 	assert.Equal(t, "a.go@3+0", out.Text())
 
 	_, res = check(t, reg, "read", "")
@@ -120,24 +127,24 @@ func TestRegistryRefusesBadTools(t *testing.T) {
 
 func TestNormalizeAndErrors(t *testing.T) {
 	call := &tools.Call{Name: "edit", Spec: tools.Spec{Name: "edit", SideEffects: true}}
-	r := tools.Normalize(call, nil, &harness.Error{Code: "stale_version", Message: "The file changed since you read it. Read it again, then retry."})
+	r := toolexec.Normalize(call, nil, &harness.Error{Code: "stale_version", Message: "The file changed since you read it. Read it again, then retry."})
 	assert.Equal(t, harness.Code("stale_version"), r.Code)
 	assert.Equal(t, "The file changed since you read it. Read it again, then retry.", r.Text())
 
-	r = tools.Normalize(call, nil, fmt.Errorf("wrapped: %w", context.Canceled))
+	r = toolexec.Normalize(call, nil, fmt.Errorf("wrapped: %w", context.Canceled))
 	assert.Equal(t, harness.CodeAborted, r.Code)
 	assert.Contains(t, r.Text(), "side effects are unknown")
 
-	r = tools.Normalize(call, nil, context.DeadlineExceeded)
+	r = toolexec.Normalize(call, nil, context.DeadlineExceeded)
 	assert.Equal(t, harness.CodeTimeout, r.Code)
 
-	r = tools.Normalize(call, nil, errors.New("disk on fire"))
+	r = toolexec.Normalize(call, nil, errors.New("disk on fire"))
 	assert.Equal(t, harness.CodeToolFailed, r.Code)
 	assert.Equal(t, "disk on fire", r.Text())
 
-	r = tools.Normalize(call, nil, nil)
+	r = toolexec.Normalize(call, nil, nil)
 	assert.Equal(t, "(no output)", r.Text())
-	r = tools.Normalize(call, &harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock("x")}}, nil)
+	r = toolexec.Normalize(call, &harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock("x")}}, nil)
 	assert.Equal(t, harness.CodeToolFailed, r.Code)
 }
 
@@ -169,7 +176,7 @@ func TestExecutorRecoversPanics(t *testing.T) {
 	require.NoError(t, err)
 	call := &tools.Call{Name: "boom", Arguments: json.RawMessage(`{}`)}
 	require.Nil(t, reg.Check(call))
-	r := tools.Executor().Handle(context.Background(), call)
+	r := toolexec.Executor().Handle(context.Background(), call)
 	assert.Equal(t, harness.CodeToolPanic, r.Code)
 	assert.Contains(t, r.Text(), "kaput")
 }
@@ -196,7 +203,7 @@ func TestState(t *testing.T) {
 	assert.ErrorContains(t, err, "another type")
 	require.NoError(t, s.Close())
 	assert.Equal(t, []string{"b", "a"}, trace, "closed newest first")
-	_, err = s.Load(key("c"), func() any { return 1 })
+	_, err = tools.LoadState(s, key("c"), func() int { return 1 })
 	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 

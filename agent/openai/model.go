@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/logs"
 )
 
 // DeepSeek endpoint and default model.
@@ -255,9 +256,7 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 	if m.httpClient == nil {
 		m.httpClient = defaultHTTPClient()
 	}
-	if m.logger == nil {
-		m.logger = slog.New(slog.DiscardHandler)
-	}
+	m.logger = logs.OrDiscard(m.logger)
 	ropts := []option.RequestOption{
 		option.WithBaseURL(baseURL),
 		option.WithAPIKey(apiKey),

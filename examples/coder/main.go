@@ -222,7 +222,17 @@ func (a *app) main(ctx context.Context) (int, error) {
 	defer fsys.Close()
 	a.root = fsys.Root()
 
-	spillStore := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	spillStore, err := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	if err != nil {
+		return 0, err
+	}
+	spilling, err1 := spill.Middleware()
+	deadlines, err2 := guard.Deadlines()
+	repeats, err3 := guard.RepeatGuard()
+	failures, err4 := guard.FailureGuard()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return 0, err
+	}
 	if n, err := spillStore.Expire(ctx, time.Now().Add(-spillRetention)); err != nil && logger != nil {
 		logger.Warn("removing old spilled outputs failed", "error", err)
 	} else if n > 0 && logger != nil {
@@ -239,8 +249,8 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.
-		agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
-		agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+		agent.WithMiddleware(spilling, deadlines),
+		agent.WithStepObservers(repeats, failures),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
 	}

@@ -643,7 +643,8 @@ func TestPruningWithContextWindow(t *testing.T) {
 func TestSpillRetention(t *testing.T) {
 	leakcheck.Check(t)
 	sessions := t.TempDir()
-	store := spill.NewDir(filepath.Join(sessions, "spill"))
+	store, err := spill.NewDir(filepath.Join(sessions, "spill"))
+	require.NoError(t, err)
 	ctx := context.Background()
 	var paths []string
 	for _, call := range []string{"old", "new"} {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/session"
 )
 
@@ -363,11 +364,11 @@ func (h *human) event(ev agent.Event) {
 	case *agent.ContextPruned:
 		h.endLine()
 		h.line(h.st.paint(sgrMagenta, fmt.Sprintf("⌁ context: %s replaced by placeholders (about %s tokens before)",
-			plural(len(e.Calls), "superseded tool result", "superseded tool results"), count(e.EstimatedTokens))))
+			units.Plural(len(e.Calls), "superseded tool result", "superseded tool results"), count(e.EstimatedTokens))))
 	case *agent.ContextCompacted:
 		h.endLine()
 		h.line(h.st.paint(sgrMagenta, fmt.Sprintf("⌁ context: %s summarized (%s → %s tokens)",
-			plural(e.Messages, "earlier message", "earlier messages"), count(e.SourceTokens), count(e.SummaryTokens))))
+			units.Plural(e.Messages, "earlier message", "earlier messages"), count(e.SourceTokens), count(e.SummaryTokens))))
 	case *agent.StepEnd:
 		h.streamed = false
 		h.wait("thinking")
@@ -403,7 +404,7 @@ func (h *human) waitForTools() {
 
 // footer sums a turn up: how it ended, steps, time and tokens.
 func (h *human) footer(e *agent.TurnEnd) {
-	parts := []string{e.Reason, plural(e.Steps, "step", "steps"), seconds(h.now().Sub(h.turnStart))}
+	parts := []string{e.Reason, units.Plural(e.Steps, "step", "steps"), seconds(h.now().Sub(h.turnStart))}
 	if u := e.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
 		in := count(u.InputTokens) + " in"
 		if u.CacheHitTokens > 0 && u.InputTokens > 0 {
@@ -559,7 +560,7 @@ func (h *human) diffCard(d *harness.Diff) {
 		}
 	}
 	if total > shown {
-		h.line("  " + h.st.paint(sgrDim, "… "+plural(total-shown, "more line", "more lines")))
+		h.line("  " + h.st.paint(sgrDim, "… "+units.Plural(total-shown, "more line", "more lines")))
 	} else if d.Truncated {
 		h.line("  " + h.st.paint(sgrDim, "… the rest of the diff was too large to keep"))
 	}
@@ -573,7 +574,7 @@ func (h *human) terminalCard(t *harness.Terminal) {
 	if out != "" {
 		lines := strings.Split(out, "\n")
 		if n := len(lines) - cardTerminalLines; n > 0 {
-			h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("│ … %s above", plural(n, "line", "lines"))))
+			h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("│ … %s above", units.Plural(n, "line", "lines"))))
 			lines = lines[n:]
 		}
 		for _, l := range lines {
@@ -670,7 +671,7 @@ func (h *human) body(text string, limit int, code string) {
 	}
 	for i, l := range lines {
 		if i == limit {
-			h.line("  " + h.st.paint(sgrDim, "… "+plural(len(lines)-i, "more line", "more lines")))
+			h.line("  " + h.st.paint(sgrDim, "… "+units.Plural(len(lines)-i, "more line", "more lines")))
 			break
 		}
 		width := h.width - 4
@@ -812,13 +813,6 @@ func count(n int64) string {
 	default:
 		return strconv.FormatFloat(float64(n)/1_000_000, 'f', 1, 64) + "M"
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 // cut shortens s to at most n runes, marking the cut with "…".

@@ -17,5 +17,6 @@
 //		fstest.TestFileSystem(t, newMyFS(t.TempDir()))
 //	}
 //
-// It imports harness and fs; nothing of tools, session or agent.
+// It imports harness, fs and internal/fsimpl (what it shares with
+// fslocal); nothing of tools, session or agent.
 package fstest

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // MemFS is an in-memory fs.FileSystem for tests. It behaves as fslocal
@@ -116,11 +117,11 @@ func version(data []byte) string {
 }
 
 func (m *MemFS) check(op, p string) (string, error) {
-	p, err := fs.CleanPath(op, p)
+	p, err := fsimpl.CleanPath(op, p)
 	if err != nil {
 		return "", err
 	}
-	if _, ok := fs.Within(m.root, p); !ok {
+	if _, ok := fsimpl.Within(m.root, p); !ok {
 		return "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: p, Detail: "the path is outside " + m.root})
 	}
 	return p, nil
@@ -213,7 +214,7 @@ func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	if err != nil {
 		return fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, "stat", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "stat", p); err != nil {
 		return fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -231,7 +232,7 @@ func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	if err := fs.Aborted(ctx, op, p); err != nil {
+	if err := fsimpl.Aborted(ctx, op, p); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -252,7 +253,7 @@ func (m *MemFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, 
 	}
 	t, err := fs.ScanText(ctx, bytes.NewReader(data), w)
 	if err != nil {
-		return nil, withPath(err, info.Path)
+		return nil, fsimpl.WithPath(err, info.Path)
 	}
 	t.Info = info
 	return t, nil
@@ -298,7 +299,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "write", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "write", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -319,11 +320,11 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 	mode := iofs.FileMode(0o644)
 	if n != nil {
 		res.PreviousSize = int64(len(n.data))
-		if len(n.data) <= fs.MaxPrevious {
+		if len(n.data) <= fsimpl.MaxPrevious {
 			res.Previous = n.data
 		}
 		if opts.KeepStyle {
-			data = fs.MatchStyle(n.data, data)
+			data = fsimpl.MatchStyle(n.data, data)
 		}
 		mode = n.mode
 		if bytes.Equal(n.data, data) {
@@ -348,7 +349,7 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "edit", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "edit", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -363,12 +364,12 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 	if err := checkPre("edit", p, n, pre); err != nil {
 		return nil, err
 	}
-	if len(n.data) > fs.MaxEditSize {
-		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: p, Total: int64(len(n.data)), Limit: fs.MaxEditSize})
+	if len(n.data) > fsimpl.MaxEditSize {
+		return nil, fs.NewError(harness.CodeTooLarge, &fs.PathError{Op: "edit", Path: p, Total: int64(len(n.data)), Limit: fsimpl.MaxEditSize})
 	}
 	out, spans, err := fs.ApplyEdit(n.data, e)
 	if err != nil {
-		return nil, withPath(err, p)
+		return nil, fsimpl.WithPath(err, p)
 	}
 	stored := &node{data: out, mode: n.mode, mod: m.now()}
 	m.nodes[p] = stored
@@ -381,7 +382,7 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fs.Aborted(ctx, "readdir", p); err != nil {
+	if err := fsimpl.Aborted(ctx, "readdir", p); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
@@ -400,18 +401,6 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 		out = append(out, fi)
 	}
 	return out, nil
-}
-
-// withPath fills in the path of a file system error from a shared
-// helper (fs.ApplyEdit, fs.ScanText), which does not know it.
-func withPath(err error, p string) error {
-	var d *fs.PathError
-	if errors.As(err, &d) && d.Path == "" {
-		c := *d
-		c.Path = p
-		return fs.NewError(harness.CodeOf(err), &c)
-	}
-	return err
 }
 
 var (

@@ -3,6 +3,7 @@ package economy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -171,12 +172,17 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 		agent.WithTools(append(files.Tools(), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}
-	spillStore := spill.NewMemory()
+	spillStore, err1 := spill.NewMemory()
+	spilling, err2 := spill.Middleware()
+	deadlines, err3 := guard.Deadlines()
+	repeats, err4 := guard.RepeatGuard()
+	failures, err5 := guard.FailureGuard()
+	require.NoError(t, errors.Join(err1, err2, err3, err4, err5))
 	if features {
 		opts = append(opts,
 			agent.WithOutputStore(spillStore),
-			agent.WithMiddleware(spill.Middleware(), guard.NewDeadlines().Middleware()),
-			agent.WithStepObservers(guard.NewRepeatGuard(), guard.NewFailureGuard()),
+			agent.WithMiddleware(spilling, deadlines),
+			agent.WithStepObservers(repeats, failures),
 			agent.WithContextPolicy(policy))
 	} else {
 		opts = append(opts, agent.WithContextPolicy(agent.ContextPolicy{Disabled: true}))

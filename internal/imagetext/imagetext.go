@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/units"
 )
 
 // Placeholder returns the text a model sees instead of img, with the
@@ -38,7 +39,7 @@ func describe(img *harness.Image, digest bool) string {
 		facts = append(facts, img.MediaType)
 	}
 	if img.Size > 0 {
-		facts = append(facts, formatBytes(img.Size))
+		facts = append(facts, units.Bytes(img.Size))
 	}
 	if img.Width > 0 && img.Height > 0 {
 		facts = append(facts, fmt.Sprintf("%dx%d", img.Width, img.Height))
@@ -53,14 +54,4 @@ func describe(img *harness.Image, digest bool) string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
 	}
 	return b.String()
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -36,7 +36,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) spill.Store) {
 
 // TestStoreBudget checks that a store keeps its per-session byte budget: saves
 // up to the budget succeed, one past it fails with harness.CodeSpillBudget (a
-// *spill.BudgetError) and keeps nothing, other sessions are not affected, and
+// its cause a *spill.BudgetError) and keeps nothing, other sessions are not affected, and
 // deleted or expired outputs give their bytes back. newStore must return an
 // empty store whose sessions may keep budget bytes each; the suite asks for
 // small budgets.
@@ -223,15 +223,17 @@ func testDistinct(t *testing.T, s spill.Store) {
 	}
 }
 
-// HostileIDs are owner ids that try to escape a directory or break a name.
-var HostileIDs = []string{
-	"", ".", "..", "../..", "../../../../etc/passwd", "/", "/etc/passwd", `..\..\windows`,
-	"a/b/c", "a\x00b", "spill://x/y", "nl\nid", strings.Repeat("long", 200), "ünïcode ✓", "*", "~", "$HOME",
+// hostileIDs returns owner ids that try to escape a directory or break a name.
+func hostileIDs() []string {
+	return []string{
+		"", ".", "..", "../..", "../../../../etc/passwd", "/", "/etc/passwd", `..\..\windows`,
+		"a/b/c", "a\x00b", "spill://x/y", "nl\nid", strings.Repeat("long", 200), "ünïcode ✓", "*", "~", "$HOME",
+	}
 }
 
 func testHostileOwners(t *testing.T, s spill.Store) {
 	ctx := context.Background()
-	for i, id := range HostileIDs {
+	for i, id := range hostileIDs() {
 		data := fmt.Sprintf("hostile %d %q", i, id)
 		st, err := s.Save(ctx, owner(id, id, id), strings.NewReader(data))
 		require.NoError(t, err, "owner id %q", id)
@@ -319,7 +321,7 @@ func testDeleteSession(t *testing.T, s spill.Store) {
 
 	require.NoError(t, s.DeleteSession(ctx, "session-a"), "deleting twice is fine")
 	require.NoError(t, s.DeleteSession(ctx, "never-saved"))
-	for _, id := range HostileIDs {
+	for _, id := range hostileIDs() {
 		require.NoError(t, s.DeleteSession(ctx, id), "id %q", id)
 	}
 	assert.Equal(t, "b", string(ReadAll(t, s, b.Locator)), "hostile ids delete nothing else")

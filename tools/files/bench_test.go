@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/benchbase"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
@@ -48,7 +49,7 @@ func (r *toolRig) run(name string, args map[string]any) *harness.ToolResult {
 	if res := r.reg.Check(c); res != nil {
 		r.b.Fatal(res.Text())
 	}
-	res := tools.Executor().Handle(context.Background(), c)
+	res := toolexec.Executor().Handle(context.Background(), c)
 	if res.IsError {
 		r.b.Fatal(res.Text())
 	}

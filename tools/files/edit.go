@@ -12,6 +12,8 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -41,9 +43,9 @@ func Edit(opts ...Option) tools.Tool {
 		Family:      tools.FamilyLocal,
 		Render:      harness.RenderDiff,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
 		return c.edit(ctx, call, in)
-	})
+	}), c.err)
 }
 
 func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
@@ -79,7 +81,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	res, err := fsys.Edit(ctx, p, fs.Edit{Old: in.OldString, New: in.NewString, ReplaceAll: in.ReplaceAll}, pre)
 	if err != nil {
 		if errors.Is(err, harness.CodeNotFound) {
-			ledger.Forget(p)
+			ledger.Observe(p, "") // found deleted: forget it
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)
 	}
@@ -93,7 +95,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	render := c.diffRender("Edit "+p, p, res.Old, res.New, false, script)
 
 	msg := fmt.Sprintf("Edited %s: replaced %s (+%d -%d lines).", p,
-		plural(res.Replacements, "occurrence", "occurrences"), render.Diff.Added, render.Diff.Removed)
+		units.Plural(res.Replacements, "occurrence", "occurrences"), render.Diff.Added, render.Diff.Removed)
 	if len(res.Spans) == 1 {
 		msg += c.snippet(res.New, res.Spans[0])
 	}

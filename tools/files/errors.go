@@ -12,6 +12,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/editdist"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -74,7 +75,7 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, code ha
 		}
 		return msg
 	case harness.CodeTooLarge:
-		return fmt.Sprintf("%s is too large to %s (%s; the limit is %s). Make the change another way, for example with a script.", p, verb, humanBytes(fe.Total), humanBytes(fe.Limit))
+		return fmt.Sprintf("%s is too large to %s (%s; the limit is %s). Make the change another way, for example with a script.", p, verb, units.Bytes(fe.Total), units.Bytes(fe.Limit))
 	case harness.CodePermission:
 		return fmt.Sprintf("Permission denied: %s cannot be %s. Choose another path, or ask the user to change the permissions.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op])
 	case harness.CodeOutsideRoot:
@@ -93,7 +94,7 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, code ha
 		if fe.Total == 0 {
 			return fmt.Sprintf("%s is empty (0 lines); there is no line to start at. Read it without offset.", p)
 		}
-		return fmt.Sprintf("offset is past the end of %s, which has %s. Use an offset from 1 to %d.", p, plural(int(fe.Total), "line", "lines"), fe.Total)
+		return fmt.Sprintf("offset is past the end of %s, which has %s. Use an offset from 1 to %d.", p, units.Plural(int(fe.Total), "line", "lines"), fe.Total)
 	case harness.CodeStale:
 		if errors.Is(fe.Err, iofs.ErrNotExist) {
 			return fmt.Sprintf("%s was deleted after you last read it. If it should exist again, call %s again to create it from scratch.", p, verb)

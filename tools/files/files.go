@@ -1,11 +1,13 @@
 package files
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -13,11 +15,12 @@ import (
 type Option func(*config)
 
 type config struct {
-	lines     int // default and maximum lines per read
-	lineRunes int // characters after which a line is cut
-	maxBytes  int // selected text per read
-	diffText  int // texts of a diff render kept up to this size
-	diffLines int // hunk lines of a diff render kept up to this count
+	lines     int   // default and maximum lines per read
+	lineRunes int   // characters after which a line is cut
+	maxBytes  int   // selected text per read
+	diffText  int   // texts of a diff render kept up to this size
+	diffLines int   // hunk lines of a diff render kept up to this count
+	err       error // invalid option values, reported by Validate
 }
 
 func newConfig(opts []Option) config {
@@ -39,10 +42,15 @@ func newConfig(opts []Option) config {
 // WithReadLimits sets how much one read returns: at most lines lines
 // (also the default), lines cut after lineRunes characters, and at most
 // maxBytes bytes of text. Zero keeps a default (2000 lines, 2000
-// characters, 50 KiB). The read tool's description states the limits in
-// force.
+// characters, 50 KiB); a negative value is an error, which the tools'
+// Validate method reports (so tools.NewRegistry refuses them). The read
+// tool's description states the limits in force.
 func WithReadLimits(lines, lineRunes, maxBytes int) Option {
 	return func(c *config) {
+		if lines < 0 || lineRunes < 0 || maxBytes < 0 {
+			c.err = errors.Join(c.err, toolexec.OptionError("files: WithReadLimits(%d, %d, %d): limits must not be negative (zero keeps a default)", lines, lineRunes, maxBytes))
+			return
+		}
 		if lines > 0 {
 			c.lines = lines
 		}
@@ -59,9 +67,13 @@ func WithReadLimits(lines, lineRunes, maxBytes int) Option {
 // old and new texts are kept when together they have at most textBytes
 // bytes, and at most hunkLines lines of hunks are kept. Past either
 // bound the render is marked truncated. Zero keeps a default (64 KiB,
-// 4000 lines).
+// 4000 lines); a negative value is an error, as for WithReadLimits.
 func WithDiffLimits(textBytes, hunkLines int) Option {
 	return func(c *config) {
+		if textBytes < 0 || hunkLines < 0 {
+			c.err = errors.Join(c.err, toolexec.OptionError("files: WithDiffLimits(%d, %d): limits must not be negative (zero keeps a default)", textBytes, hunkLines))
+			return
+		}
 		if textBytes > 0 {
 			c.diffText = textBytes
 		}
@@ -91,24 +103,4 @@ func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.F
 			Message: fmt.Sprintf("The %s tool has no file system in this session, so it cannot be used.", tool)}
 	}
 	return env.Resolve(filePath), env.FS, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// humanBytes formats a size for the model: "812 bytes", "4.2 KB", "3.1 MB".
-func humanBytes(n int64) string {
-	switch {
-	case n < 1000:
-		return plural(int(n), "byte", "bytes")
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1000)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
 )
@@ -47,7 +48,7 @@ func (r *rig) call(name string, args any) *harness.ToolResult {
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}
-	return tools.Executor().Handle(context.Background(), c)
+	return toolexec.Executor().Handle(context.Background(), c)
 }
 
 func (r *rig) ok(name string, args any) *harness.ToolResult {
@@ -138,12 +139,24 @@ func TestSpecs(t *testing.T) {
 	assert.ElementsMatch(t, []string{"file_path", "old_string", "new_string", "replace_all"}, props)
 	assert.ElementsMatch(t, []string{"file_path", "old_string", "new_string"}, req)
 	assert.Contains(t, read.Description, "2000 lines")
-	assert.Contains(t, read.Description, "50 KB")
+	assert.Contains(t, read.Description, "50.0 KiB")
 
 	custom := files.Read(files.WithReadLimits(100, 80, 4096))
 	assert.Contains(t, custom.Spec().Description, "up to 100 lines")
 	assert.Contains(t, custom.Spec().Description, "longer than 80 characters")
-	assert.Contains(t, custom.Spec().Description, "4 KB")
+	assert.Contains(t, custom.Spec().Description, "4.0 KiB")
+}
+
+func TestOptionsRefuseNegativeLimits(t *testing.T) {
+	for _, opt := range []files.Option{files.WithReadLimits(-1, 0, 0), files.WithReadLimits(0, 0, -4096), files.WithDiffLimits(-1, 0)} {
+		for _, tool := range files.Tools(opt) {
+			_, err := tools.NewRegistry(tool)
+			require.ErrorIs(t, err, harness.CodeInvalidOption, tool.Spec().Name)
+			assert.Contains(t, err.Error(), "must not be negative")
+		}
+	}
+	_, err := tools.NewRegistry(files.Tools(files.WithReadLimits(0, 0, 0), files.WithDiffLimits(0, 0))...)
+	assert.NoError(t, err, "zero keeps the defaults")
 }
 
 func TestReadShowsNumberedLines(t *testing.T) {
@@ -513,7 +526,7 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}
 	require.Nil(t, r.reg.Check(c))
-	res := tools.Executor().Handle(ctx, c)
+	res := toolexec.Executor().Handle(ctx, c)
 	assert.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -37,9 +39,9 @@ func Read(opts ...Option) tools.Tool {
 		Render:          harness.RenderLocations,
 		NeverSpill:      true,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
 		return c.read(ctx, call, in)
-	})
+	}), c.err)
 }
 
 func readDescription(c config) string {
@@ -53,12 +55,7 @@ func readDescription(c config) string {
 		c.lines, c.lines, c.lineRunes, sizeLimit(c.maxBytes))
 }
 
-func sizeLimit(n int) string {
-	if n%1024 == 0 {
-		return fmt.Sprintf("%d KB", n/1024)
-	}
-	return plural(n, "byte", "bytes")
-}
+func sizeLimit(n int) string { return units.Bytes(int64(n)) }
 
 func (c config) window(in readArgs) (fs.Window, error) {
 	if in.Offset < 0 {
@@ -194,13 +191,13 @@ func (c config) footer(t *fs.Text) string {
 	case end < t.TotalLines:
 		f = fmt.Sprintf("(Lines %d-%d of %d shown. To continue, call read with offset=%d.)", t.Offset, end, t.TotalLines, end+1)
 	case t.Offset <= 1:
-		f = fmt.Sprintf("(End of file: all %s shown.)", plural(t.TotalLines, "line", "lines"))
+		f = fmt.Sprintf("(End of file: all %s shown.)", units.Plural(t.TotalLines, "line", "lines"))
 	default:
 		f = fmt.Sprintf("(End of file: lines %d-%d of %d shown.)", t.Offset, end, t.TotalLines)
 	}
 	if n := t.CutLines(); n > 0 {
 		f = f[:len(f)-1] + fmt.Sprintf(" %s longer than %d characters %s cut; the rest of such a line cannot be shown by read.)",
-			plural(n, "line", "lines"), c.lineRunes, map[bool]string{true: "was", false: "were"}[n == 1])
+			units.Plural(n, "line", "lines"), c.lineRunes, map[bool]string{true: "was", false: "were"}[n == 1])
 	}
 	return f
 }

@@ -65,10 +65,13 @@ func TestSpillHintWorks(t *testing.T) {
 		}},
 		replay.Say("done"),
 	)
-	store := spill.NewDir(spillDir)
+	store, err := spill.NewDir(spillDir)
+	require.NoError(t, err)
+	spilling, err := spill.Middleware()
+	require.NoError(t, err)
 	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
 		agent.WithTools(append(files.Tools(), noisy)...),
-		agent.WithOutputStore(store), agent.WithMiddleware(spill.Middleware()))
+		agent.WithOutputStore(store), agent.WithMiddleware(spilling))
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -35,9 +37,9 @@ func Write(opts ...Option) tools.Tool {
 		Family:      tools.FamilyLocal,
 		Render:      harness.RenderDiff,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
 		return c.write(ctx, call, in)
-	})
+	}), c.err)
 }
 
 func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
@@ -57,7 +59,7 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 		}
 		if errors.Is(err, harness.CodeStale) && pre.Version != "" {
 			if _, serr := fsys.Stat(ctx, p); errors.Is(serr, harness.CodeNotFound) {
-				ledger.Forget(p)
+				ledger.Observe(p, "") // found deleted: forget it
 			}
 		}
 		return nil, explain(ctx, call, "write", p, in.FilePath, err)
@@ -71,9 +73,9 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 	case res.Unchanged:
 		msg = fmt.Sprintf("%s already had exactly this content; nothing was written.", p)
 	case res.Created:
-		msg = fmt.Sprintf("Created %s (%s, %s).", p, plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+		msg = fmt.Sprintf("Created %s (%s, %s).", p, units.Plural(lines, "line", "lines"), units.Bytes(int64(len(written))))
 	default:
-		msg = fmt.Sprintf("Replaced the content of %s (now %s, %s).", p, plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+		msg = fmt.Sprintf("Replaced the content of %s (now %s, %s).", p, units.Plural(lines, "line", "lines"), units.Bytes(int64(len(written))))
 	}
 	if !res.Unchanged && !bytes.Equal(written, []byte(in.Content)) {
 		msg += " The file's Windows line endings and byte order mark were kept."
@@ -95,7 +97,7 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 		render = c.diffRender(title, p, res.Previous, written, false, script)
 		if !res.Unchanged {
 			msg = fmt.Sprintf("Replaced the content of %s: +%d -%d lines (now %s, %s).", p, render.Diff.Added, render.Diff.Removed,
-				plural(lines, "line", "lines"), humanBytes(int64(len(written))))
+				units.Plural(lines, "line", "lines"), units.Bytes(int64(len(written))))
 			if !bytes.Equal(written, []byte(in.Content)) {
 				msg += " The file's Windows line endings and byte order mark were kept."
 			}

@@ -110,7 +110,7 @@ func BenchmarkLargePNG(b *testing.B) {
 			b.ReportAllocs()
 			var peak uint64
 			for b.Loop() {
-				peak = max(peak, peakHeap(func() { oldNormalizePNG(b, data, DefaultLongEdge) }))
+				peak = max(peak, peakHeap(func() { oldNormalizePNG(b, data, defaultLongEdge) }))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 		})

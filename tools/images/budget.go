@@ -69,20 +69,20 @@ func memoryNeed(mediaType string, data []byte, w, h int, lim Limits) (int64, str
 	what := formatName(mediaType)
 	asPNG := true // the output format, when the pixels do not decide it yet: the costlier
 	switch mediaType {
-	case PNG:
+	case typePNG:
 		need, what = pngNeed(data, w, h, nw, nh, scaled)
-	case JPEG:
+	case typeJPEG:
 		var reencode bool
 		need, what, reencode = jpegNeed(data, w, h)
 		asPNG = false // a JPEG is opaque and many-coloured: it stays a JPEG
 		if reencode && !scaled {
 			need += encodeNeed(w, h, asPNG, lim.MaxBytes)
 		}
-	case WebP:
+	case typeWebP:
 		var lossyOpaque bool
 		need, what, lossyOpaque = webpNeed(data, w, h)
 		asPNG = !lossyOpaque
-	case GIF:
+	case typeGIF:
 		var offset bool
 		need, what, offset = gifNeed(data, w, h)
 		if !scaled && gifFrames(data) > 1 {

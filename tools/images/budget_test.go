@@ -101,8 +101,8 @@ func itoaTest(n int) string { return string(rune('0'+n/10%10)) + string(rune('0'
 func TestMemoryNeedCoversDecode(t *testing.T) {
 	for _, c := range budgetCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			lim := c.lim.WithDefaults()
-			mt, _ := MediaTypeOf(c.name)
+			lim := c.lim.withDefaults()
+			mt, _ := mediaTypeOf(c.name)
 			cfg, err := decodeConfig(mt, c.data)
 			require.NoError(t, err)
 			need, what := memoryNeed(mt, c.data, cfg.Width, cfg.Height, lim)
@@ -128,7 +128,7 @@ func TestMemoryNeedFromHeaders(t *testing.T) {
 	assert.True(t, cm.adobe)
 
 	lim := DefaultLimits()
-	need := func(data []byte, w, h int) int64 { n, _ := memoryNeed(JPEG, data, w, h, lim); return n }
+	need := func(data []byte, w, h int) int64 { n, _ := memoryNeed(typeJPEG, data, w, h, lim); return n }
 	base := need(withJPEGSize(t, jpg, 8000, 6000), 8000, 6000)
 	// 4:2:0 is 1.5 bytes a pixel; 4:4:4 three; progressive adds 4 a sample.
 	assert.InDelta(t, 1.5*48e6, float64(base)-float64(scaledNeed(8000, 2048, 1536, false, lim.MaxBytes))-decoderState, 1e6)
@@ -143,8 +143,8 @@ func TestMemoryNeedFromHeaders(t *testing.T) {
 	// the output.
 	deep := assemblePNG([]pngChunk{{typ: "IHDR", data: ihdrData(8000, 6000, 16, 6, false)}})
 	inter := assemblePNG([]pngChunk{{typ: "IHDR", data: ihdrData(8000, 6000, 16, 6, true)}})
-	d, _ := memoryNeed(PNG, deep, 8000, 6000, lim)
-	i, what := memoryNeed(PNG, inter, 8000, 6000, lim)
+	d, _ := memoryNeed(typePNG, deep, 8000, 6000, lim)
+	i, what := memoryNeed(typePNG, inter, 8000, 6000, lim)
 	assert.Less(t, d, int64(48<<20))
 	assert.InDelta(t, 16*2048*1536, float64(i-d), 2e5)
 	assert.Equal(t, "interlaced 16-bit RGBA PNG", what)

@@ -50,6 +50,7 @@
 // sniffs content with github.com/gabriel-vasile/mimetype. It registers no
 // decoders with the image package.
 //
-// It imports harness, fs and tools (the file system and the session's
-// ledger come through tools.Env); nothing of tools/files, session or agent.
+// It imports harness, fs, tools (the file system and the session's ledger
+// come through tools.Env) and internal helpers; nothing of tools/files,
+// session or agent.
 package images

@@ -37,15 +37,15 @@ func FuzzNormalize(f *testing.F) {
 		fixture(f, "cmyk.jpg"),
 		[]byte("not an image"),
 	} {
-		for ext := range uint8(len(Extensions())) {
-			if t, _ := MediaTypeOf("x" + Extensions()[ext]); t == sniffOnly(seed) {
+		for ext := range uint8(len(extensions())) {
+			if t, _ := mediaTypeOf("x" + extensions()[ext]); t == sniffOnly(seed) {
 				f.Add(seed, ext)
 			}
 		}
 	}
 	lim := Limits{MaxBytes: 1 << 20, MaxPixels: 1 << 20, MaxSide: 4096, LongEdge: 64}
 	f.Fuzz(func(t *testing.T, data []byte, ext uint8) {
-		name := "fuzz" + Extensions()[int(ext)%len(Extensions())]
+		name := "fuzz" + extensions()[int(ext)%len(extensions())]
 		var n *Normalized
 		var err error
 		var before, after runtime.MemStats
@@ -73,19 +73,19 @@ func FuzzNormalize(f *testing.F) {
 		// The header walkers that cost the decode found what the decoders
 		// decoded, so the estimate was not a worst-case guess.
 		switch n.SourceMediaType {
-		case PNG:
+		case typePNG:
 			if hd, ok := readPNGHeader(data); !ok || hd.width != n.SourceWidth || hd.height != n.SourceHeight {
 				t.Fatalf("the PNG header walk found %+v, %v", hd, ok)
 			}
-		case JPEG:
+		case typeJPEG:
 			if _, ok := readJPEGFrame(data); !ok {
 				t.Fatal("the JPEG marker walk found no frame")
 			}
-		case GIF:
+		case typeGIF:
 			if _, _, _, ok := gifFirstFrame(data); !ok {
 				t.Fatal("the GIF block walk found no frame")
 			}
-		case WebP:
+		case typeWebP:
 			if need, _, _ := webpNeed(data, n.SourceWidth, n.SourceHeight); need == 7*int64(n.SourceWidth)*int64(n.SourceHeight) {
 				t.Fatal("the WebP chunk walk found no frame")
 			}
@@ -113,7 +113,7 @@ func FuzzNormalize(f *testing.F) {
 }
 
 func sniffOnly(data []byte) string {
-	t, err := sniff("x", PNG, data)
+	t, err := sniff("x", typePNG, data)
 	if err != nil {
 		return ""
 	}

@@ -73,12 +73,12 @@ func TestHelperDecode(t *testing.T) {
 			report(nil, err)
 			return
 		}
-		nw, nh := fitLongEdge(img.Bounds().Dx(), img.Bounds().Dy(), DefaultLongEdge)
+		nw, nh := fitLongEdge(img.Bounds().Dx(), img.Bounds().Dy(), defaultLongEdge)
 		out, err := areaScale(ctx, img, nw, nh)
 		if err == nil {
-			_, _, err = encode(out, true, DefaultMaxBytes)
+			_, _, err = encode(out, true, defaultMaxBytes)
 		}
-		report(&Normalized{Width: nw, Height: nh, MediaType: PNG}, err)
+		report(&Normalized{Width: nw, Height: nh, MediaType: typePNG}, err)
 	case "tool":
 		mem := fstest.NewMemFS("/ws")
 		if err := mem.SetFile("/ws/"+name, data, 0o644); err != nil {
@@ -211,7 +211,7 @@ func bombs() []bomb {
 			// The same with comments making the file nearly as large as
 			// the byte limit: the file's bytes count too.
 			writeBombJPEG(t, p, capW, capH)
-			padJPEG(t, p, DefaultMaxBytes-(64<<10))
+			padJPEG(t, p, defaultMaxBytes-(64<<10))
 		}},
 		{name: "photo444.jpg", long: true, write: func(t testing.TB, p string) {
 			writeBombJPEG(t, p, capW, capH)
@@ -237,7 +237,7 @@ func bombs() []bomb {
 func estimate(t testing.TB, p string) int64 {
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
-	mt, _ := MediaTypeOf(p)
+	mt, _ := mediaTypeOf(p)
 	cfg, err := decodeConfig(mt, data)
 	require.NoError(t, err)
 	need, _ := memoryNeed(mt, data, cfg.Width, cfg.Height, DefaultLimits())

@@ -20,38 +20,39 @@ import (
 	"golang.org/x/image/webp"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/units"
 )
 
 // Media types of the formats read_image accepts.
 const (
-	PNG  = "image/png"
-	JPEG = "image/jpeg"
-	WebP = "image/webp"
-	GIF  = "image/gif"
+	typePNG  = "image/png"
+	typeJPEG = "image/jpeg"
+	typeWebP = "image/webp"
+	typeGIF  = "image/gif"
 )
 
-// Default limits.
+// Default limits: see DefaultLimits.
 const (
-	// DefaultMaxBytes is the largest image file accepted: 20 MiB.
-	DefaultMaxBytes = 20 << 20
-	// DefaultMaxPixels is the largest pixel count accepted.
-	DefaultMaxPixels = 64_000_000
-	// DefaultMaxSide is the longest side accepted, in pixels.
-	DefaultMaxSide = 8192
-	// DefaultLongEdge is the long-edge budget: larger images are
+	// defaultMaxBytes is the largest image file accepted: 20 MiB.
+	defaultMaxBytes = 20 << 20
+	// defaultMaxPixels is the largest pixel count accepted.
+	defaultMaxPixels = 64_000_000
+	// defaultMaxSide is the longest side accepted, in pixels.
+	defaultMaxSide = 8192
+	// defaultLongEdge is the long-edge budget: larger images are
 	// downscaled to it.
-	DefaultLongEdge = 2048
-	// DefaultMaxDecodeBytes is the most memory one image may need to be
+	defaultLongEdge = 2048
+	// defaultMaxDecodeBytes is the most memory one image may need to be
 	// decoded, scaled and re-encoded: 128 MiB. Every PNG within the
 	// other limits fits (it is read a row at a time), and so does a
 	// baseline 4:2:0 JPEG, a lossy WebP and a GIF at the full pixel
 	// limit; a progressive JPEG, a 4:4:4 or CMYK one, or a lossless WebP
 	// fits up to roughly 8 to 20 Mpx.
-	DefaultMaxDecodeBytes = 128 << 20
+	defaultMaxDecodeBytes = 128 << 20
 )
 
-// JPEGQuality is the quality re-encoded JPEGs are written with.
-const JPEGQuality = 90
+// jpegQuality is the quality re-encoded JPEGs are written with.
+const jpegQuality = 90
 
 // Limits bound the images Normalize accepts and the size it sends on.
 // A zero field means its default.
@@ -70,19 +71,23 @@ type Limits struct {
 	// MaxDecodeBytes is the most memory, in bytes, that decoding,
 	// downscaling and re-encoding one image may take, not counting the
 	// file's own bytes. It is estimated from the headers before any
-	// pixel is decoded.
+	// pixel is decoded. The default, 128 MiB, fits every PNG within the
+	// other limits (it is read a row at a time), a baseline 4:2:0 JPEG, a
+	// lossy WebP and a GIF at the full pixel limit; a progressive JPEG, a
+	// 4:4:4 or CMYK one, or a lossless WebP fits up to roughly 8 to 20
+	// Mpx.
 	MaxDecodeBytes int64
 }
 
 // DefaultLimits returns the default limits: 20 MiB, 64,000,000 pixels,
 // 8192 px per side, a 2048 px long edge, 128 MiB to decode.
 func DefaultLimits() Limits {
-	return Limits{MaxBytes: DefaultMaxBytes, MaxPixels: DefaultMaxPixels, MaxSide: DefaultMaxSide, LongEdge: DefaultLongEdge,
-		MaxDecodeBytes: DefaultMaxDecodeBytes}
+	return Limits{MaxBytes: defaultMaxBytes, MaxPixels: defaultMaxPixels, MaxSide: defaultMaxSide, LongEdge: defaultLongEdge,
+		MaxDecodeBytes: defaultMaxDecodeBytes}
 }
 
-// WithDefaults returns l with its zero fields set to the defaults.
-func (l Limits) WithDefaults() Limits {
+// withDefaults returns l with its zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = d.MaxBytes
@@ -103,20 +108,20 @@ func (l Limits) WithDefaults() Limits {
 }
 
 var extTypes = map[string]string{
-	".png":  PNG,
-	".jpg":  JPEG,
-	".jpeg": JPEG,
-	".webp": WebP,
-	".gif":  GIF,
+	".png":  typePNG,
+	".jpg":  typeJPEG,
+	".jpeg": typeJPEG,
+	".webp": typeWebP,
+	".gif":  typeGIF,
 }
 
-// Extensions lists the file name extensions read_image accepts.
-func Extensions() []string { return []string{".png", ".jpg", ".jpeg", ".webp", ".gif"} }
+// extensions lists the file name extensions read_image accepts.
+func extensions() []string { return []string{".png", ".jpg", ".jpeg", ".webp", ".gif"} }
 
-// MediaTypeOf returns the media type a file name declares by its
+// mediaTypeOf returns the media type a file name declares by its
 // extension (case-insensitive), and false when the extension is not one
 // of an accepted format.
-func MediaTypeOf(name string) (string, bool) {
+func mediaTypeOf(name string) (string, bool) {
 	t, ok := extTypes[strings.ToLower(path.Ext(name))]
 	return t, ok
 }
@@ -124,13 +129,13 @@ func MediaTypeOf(name string) (string, bool) {
 // extensionFor returns the usual extension of an accepted media type.
 func extensionFor(mediaType string) string {
 	switch mediaType {
-	case JPEG:
+	case typeJPEG:
 		return ".jpg"
-	case PNG:
+	case typePNG:
 		return ".png"
-	case WebP:
+	case typeWebP:
 		return ".webp"
-	case GIF:
+	case typeGIF:
 		return ".gif"
 	}
 	return ""
@@ -138,13 +143,13 @@ func extensionFor(mediaType string) string {
 
 func formatName(mediaType string) string {
 	switch mediaType {
-	case PNG:
+	case typePNG:
 		return "PNG"
-	case JPEG:
+	case typeJPEG:
 		return "JPEG"
-	case WebP:
+	case typeWebP:
 		return "WebP"
-	case GIF:
+	case typeGIF:
 		return "GIF"
 	}
 	return mediaType
@@ -222,7 +227,7 @@ func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Norm
 // normalize is Normalize, also returning the decode's estimated memory
 // need (0 when the image was refused before it was estimated).
 func normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, int64, error) {
-	lim = lim.WithDefaults()
+	lim = lim.withDefaults()
 	c, err := check(name, data, lim)
 	if err != nil {
 		return nil, 0, err
@@ -234,7 +239,7 @@ func normalize(ctx context.Context, name string, data []byte, lim Limits) (*Norm
 		Data: data, MediaType: c.mediaType, Width: c.width, Height: c.height,
 		SourceMediaType: c.mediaType, SourceWidth: c.width, SourceHeight: c.height, SourceBytes: len(data),
 	}
-	if c.mediaType == PNG {
+	if c.mediaType == typePNG {
 		n, err = normalizePNG(ctx, name, data, n, lim)
 	} else {
 		n, err = normalizeDecoded(ctx, name, data, n, lim)
@@ -252,7 +257,7 @@ type checked struct {
 // check does everything that needs no decoding: the extension, the size,
 // the content's type, the header's dimensions, the memory budget.
 func check(name string, data []byte, lim Limits) (checked, error) {
-	declared, ok := MediaTypeOf(name)
+	declared, ok := mediaTypeOf(name)
 	if !ok {
 		return checked{}, unsupportedExt(name)
 	}
@@ -277,7 +282,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 	if err := checkDimensions(name, cfg.Width, cfg.Height, lim); err != nil {
 		return checked{}, err
 	}
-	if actual == WebP && webpAnimated(data) {
+	if actual == typeWebP && webpAnimated(data) {
 		return checked{}, &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
@@ -300,13 +305,13 @@ func normalizeDecoded(ctx context.Context, name string, data []byte, n *Normaliz
 		return nil, err
 	}
 	_, cmyk := img.(*image.CMYK)
-	multiFrame := mt == GIF && gifFrames(data) > 1
+	multiFrame := mt == typeGIF && gifFrames(data) > 1
 	scaled := max(w, h) > lim.LongEdge
 	if !scaled && !cmyk && !multiFrame {
 		return n, nil // within budget: byte-identical
 	}
 	screen := image.Rect(0, 0, w, h)
-	if f, ok := img.(*image.Paletted); ok && mt == GIF && f.Bounds() != screen {
+	if f, ok := img.(*image.Paletted); ok && mt == typeGIF && f.Bounds() != screen {
 		// A first frame smaller than the logical screen: it sits on a
 		// transparent canvas of the screen's size.
 		img = &gifCanvas{frame: f, rect: screen}
@@ -339,7 +344,7 @@ func normalizePNG(ctx context.Context, name string, data []byte, n *Normalized, 
 	}
 	hd, ok := readPNGHeader(data)
 	if !ok {
-		return nil, corrupt(name, PNG, data, errors.New("png: no IHDR chunk"))
+		return nil, corrupt(name, typePNG, data, errors.New("png: no IHDR chunk"))
 	}
 	nw, nh := fitLongEdge(w, h, lim.LongEdge)
 	sample := newColourSample(w, h, fewColourLimit)
@@ -377,7 +382,7 @@ func pngFailed(ctx context.Context, name string, data []byte, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return ctxErr
 	}
-	return corrupt(name, PNG, data, err)
+	return corrupt(name, typePNG, data, err)
 }
 
 // finish encodes the image to send on and records it in n.
@@ -401,7 +406,7 @@ func tooCostly(name, what string, w, h int, need int64, lim Limits) error {
 	return &harness.Error{Code: harness.CodeImageDecodeMemory, Message: fmt.Sprintf(
 		"%s (%s, %dx%d pixels) would take about %s of memory to decode, over the %s read_image allows. "+
 			"Make a smaller copy first, for example with ImageMagick: convert %s -resize %dx%d smaller.png (or scale it down with another tool), then read the copy.",
-		name, what, w, h, sizeText(need), sizeText(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
+		name, what, w, h, units.Bytes(need), units.Bytes(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
 }
 
 func unsupportedExt(name string) error {
@@ -412,7 +417,7 @@ func unsupportedExt(name string) error {
 	}
 	return &harness.Error{Code: harness.CodeUnsupportedImageType, Message: fmt.Sprintf(
 		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
-		name, what, strings.Join(Extensions(), ", "))}
+		name, what, strings.Join(extensions(), ", "))}
 }
 
 // sniff returns the accepted format the content is, or an error saying
@@ -423,7 +428,7 @@ func sniff(name, declared string, data []byte) (string, error) {
 	}
 	m := mimetype.Detect(data)
 	for p := m; p != nil; p = p.Parent() {
-		for _, t := range []string{PNG, JPEG, WebP, GIF} {
+		for _, t := range []string{typePNG, typeJPEG, typeWebP, typeGIF} {
 			if p.Is(t) {
 				return t, nil
 			}
@@ -453,13 +458,13 @@ func corrupt(name, mediaType string, data []byte, err error) error {
 // which tells a cut-off file from a damaged one.
 func truncated(mediaType string, data []byte) bool {
 	switch mediaType {
-	case PNG:
+	case typePNG:
 		return !bytes.HasSuffix(data, []byte("IEND\xaeB`\x82"))
-	case JPEG:
+	case typeJPEG:
 		return !bytes.Contains(data[max(0, len(data)-1024):], []byte{0xff, 0xd9})
-	case GIF:
+	case typeGIF:
 		return len(data) == 0 || data[len(data)-1] != 0x3b
-	case WebP:
+	case typeWebP:
 		return len(data) < 8 || int64(binary.LittleEndian.Uint32(data[4:8]))+8 > int64(len(data))
 	}
 	return false
@@ -480,13 +485,13 @@ func checkDimensions(name string, w, h int, lim Limits) error {
 func decodeConfig(mediaType string, data []byte) (image.Config, error) {
 	r := bytes.NewReader(data)
 	switch mediaType {
-	case PNG:
+	case typePNG:
 		return png.DecodeConfig(r)
-	case JPEG:
+	case typeJPEG:
 		return jpeg.DecodeConfig(r)
-	case WebP:
+	case typeWebP:
 		return webp.DecodeConfig(r)
-	case GIF:
+	case typeGIF:
 		return gif.DecodeConfig(r)
 	}
 	return image.Config{}, fmt.Errorf("unsupported media type %s", mediaType)
@@ -496,13 +501,13 @@ func decodeConfig(mediaType string, data []byte) (image.Config, error) {
 func decode(mediaType string, data []byte) (image.Image, error) {
 	r := bytes.NewReader(data)
 	switch mediaType {
-	case PNG:
+	case typePNG:
 		return png.Decode(r)
-	case JPEG:
+	case typeJPEG:
 		return jpeg.Decode(r)
-	case WebP:
+	case typeWebP:
 		return webp.Decode(r)
-	case GIF:
+	case typeGIF:
 		return gif.Decode(r)
 	}
 	return nil, fmt.Errorf("unsupported media type %s", mediaType)
@@ -518,14 +523,14 @@ func isOpaque(img image.Image) bool {
 // encode encodes out as PNG or JPEG, in at most maxBytes.
 func encode(out image.Image, asPNG bool, maxBytes int64) ([]byte, string, error) {
 	buf := &outputBuffer{limit: maxBytes}
-	mt := JPEG
+	mt := typeJPEG
 	var err error
 	if asPNG {
-		mt = PNG
+		mt = typePNG
 		enc := png.Encoder{CompressionLevel: png.DefaultCompression}
 		err = enc.Encode(buf, out)
 	} else {
-		err = jpeg.Encode(buf, out, &jpeg.Options{Quality: JPEGQuality})
+		err = jpeg.Encode(buf, out, &jpeg.Options{Quality: jpegQuality})
 	}
 	if err != nil {
 		return nil, "", err
@@ -579,16 +584,16 @@ func (b *outputBuffer) bytes() []byte {
 // wantPNG decides the output format: PNG for images with transparency, a
 // palette or few colours, JPEG for opaque photographic images.
 func wantPNG(src image.Image, srcType string, srcData []byte) bool {
-	if _, ok := src.(*image.Paletted); ok || srcType == GIF {
+	if _, ok := src.(*image.Paletted); ok || srcType == typeGIF {
 		return true
 	}
 	if !isOpaque(src) {
 		return true
 	}
 	switch srcType {
-	case JPEG:
+	case typeJPEG:
 		return false
-	case WebP:
+	case typeWebP:
 		if !webpLossless(srcData) {
 			return false
 		}

@@ -37,13 +37,13 @@ func decodeOut(t *testing.T, n *Normalized) image.Image {
 	var img image.Image
 	var err error
 	switch n.MediaType {
-	case PNG:
+	case typePNG:
 		img, err = png.Decode(bytes.NewReader(n.Data))
-	case JPEG:
+	case typeJPEG:
 		img, err = jpeg.Decode(bytes.NewReader(n.Data))
-	case GIF:
+	case typeGIF:
 		img, err = gif.Decode(bytes.NewReader(n.Data))
-	case WebP:
+	case typeWebP:
 		img, err = webp.Decode(bytes.NewReader(n.Data))
 	default:
 		t.Fatalf("media type %q", n.MediaType)
@@ -70,17 +70,17 @@ func TestNormalizePassThrough(t *testing.T) {
 		mt   string
 		w, h int
 	}{
-		{"shot.png", encPNG(t, screenshot(64, 48)), PNG, 64, 48},
-		{"alpha.PNG", encPNG(t, translucent(33, 17)), PNG, 33, 17},
-		{"photo.jpg", encJPEG(t, photo(120, 80)), JPEG, 120, 80},
-		{"photo.jpeg", encJPEG(t, photo(80, 120)), JPEG, 80, 120},
-		{"one.gif", encGIF(t, paletted(16, 9, 1)), GIF, 16, 9},
-		{"lossy.webp", fixture(t, "lossy.webp"), WebP, 40, 30},
-		{"alpha.webp", fixture(t, "lossy_alpha.webp"), WebP, 40, 30},
-		{"lossless.webp", fixture(t, "lossless_alpha.webp"), WebP, 40, 30},
-		{"deep.png", encPNG(t, sixteen), PNG, 30, 20},
-		{"gray16.png", encPNG(t, gray16), PNG, 10, 10},
-		{"edge.png", exact, PNG, 2048, 10},
+		{"shot.png", encPNG(t, screenshot(64, 48)), typePNG, 64, 48},
+		{"alpha.PNG", encPNG(t, translucent(33, 17)), typePNG, 33, 17},
+		{"photo.jpg", encJPEG(t, photo(120, 80)), typeJPEG, 120, 80},
+		{"photo.jpeg", encJPEG(t, photo(80, 120)), typeJPEG, 80, 120},
+		{"one.gif", encGIF(t, paletted(16, 9, 1)), typeGIF, 16, 9},
+		{"lossy.webp", fixture(t, "lossy.webp"), typeWebP, 40, 30},
+		{"alpha.webp", fixture(t, "lossy_alpha.webp"), typeWebP, 40, 30},
+		{"lossless.webp", fixture(t, "lossless_alpha.webp"), typeWebP, 40, 30},
+		{"deep.png", encPNG(t, sixteen), typePNG, 30, 20},
+		{"gray16.png", encPNG(t, gray16), typePNG, 10, 10},
+		{"edge.png", exact, typePNG, 2048, 10},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,23 +111,23 @@ func TestNormalizeDownscale(t *testing.T) {
 		sw, sh int
 	}{
 		// Opaque photos become JPEG; screenshots, alpha and palettes PNG.
-		{"photo.jpg", encJPEG(t, photo(300, 200)), small, JPEG, 200, 133, 300, 200},
-		{"photo.png", encPNG(t, photo(250, 400)), small, JPEG, 125, 200, 250, 400},
-		{"shot.png", encPNG(t, screenshot(640, 360)), small, PNG, 200, 113, 640, 360},
-		{"alpha.png", encPNG(t, translucent(300, 100)), small, PNG, 200, 67, 300, 100},
-		{"big.gif", encGIF(t, paletted(210, 50, 2)), small, PNG, 200, 48, 210, 50},
-		{"lossy.webp", fixture(t, "lossy.webp"), Limits{LongEdge: 20}, JPEG, 20, 15, 40, 30},
-		{"alpha.webp", fixture(t, "lossy_alpha.webp"), Limits{LongEdge: 20}, PNG, 20, 15, 40, 30},
+		{"photo.jpg", encJPEG(t, photo(300, 200)), small, typeJPEG, 200, 133, 300, 200},
+		{"photo.png", encPNG(t, photo(250, 400)), small, typeJPEG, 125, 200, 250, 400},
+		{"shot.png", encPNG(t, screenshot(640, 360)), small, typePNG, 200, 113, 640, 360},
+		{"alpha.png", encPNG(t, translucent(300, 100)), small, typePNG, 200, 67, 300, 100},
+		{"big.gif", encGIF(t, paletted(210, 50, 2)), small, typePNG, 200, 48, 210, 50},
+		{"lossy.webp", fixture(t, "lossy.webp"), Limits{LongEdge: 20}, typeJPEG, 20, 15, 40, 30},
+		{"alpha.webp", fixture(t, "lossy_alpha.webp"), Limits{LongEdge: 20}, typePNG, 20, 15, 40, 30},
 		// The default budget, 2048 px.
-		{"wide.webp", fixture(t, "wide.webp"), Limits{}, PNG, 2048, 27, 3000, 40},
-		{"wide.png", encPNG(t, screenshot(2100, 30)), Limits{}, PNG, 2048, 29, 2100, 30},
-		{"tall.jpg", encJPEG(t, photo(20, 2500)), Limits{}, JPEG, 16, 2048, 20, 2500},
+		{"wide.webp", fixture(t, "wide.webp"), Limits{}, typePNG, 2048, 27, 3000, 40},
+		{"wide.png", encPNG(t, screenshot(2100, 30)), Limits{}, typePNG, 2048, 29, 2100, 30},
+		{"tall.jpg", encJPEG(t, photo(20, 2500)), Limits{}, typeJPEG, 16, 2048, 20, 2500},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n, err := Normalize(bg, c.name, c.data, c.lim)
 			require.NoError(t, err)
-			longEdge := c.lim.WithDefaults().LongEdge
+			longEdge := c.lim.withDefaults().LongEdge
 			assert.True(t, n.Reencoded)
 			assert.True(t, n.Downscaled())
 			assert.Equal(t, c.mt, n.MediaType)
@@ -157,7 +157,7 @@ func TestNormalizeDownscaleKeepsContent(t *testing.T) {
 	}
 	n, err := Normalize(bg, "halves.png", encPNG(t, src), Limits{LongEdge: 400})
 	require.NoError(t, err)
-	require.Equal(t, PNG, n.MediaType)
+	require.Equal(t, typePNG, n.MediaType)
 	out := decodeOut(t, n)
 	assert.Equal(t, 400, n.Width)
 	assert.Equal(t, 100, n.Height)
@@ -176,7 +176,7 @@ func TestNormalizeGIFFirstFrame(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, n.Reencoded, "an animated GIF is reduced to its first frame")
 	assert.False(t, n.Downscaled())
-	assert.Equal(t, PNG, n.MediaType)
+	assert.Equal(t, typePNG, n.MediaType)
 	out := decodeOut(t, n)
 	r, g, b, _ := out.At(5, 5).RGBA()
 	assert.Equal(t, [3]uint32{0xffff, 0, 0}, [3]uint32{r, g, b}, "the first frame (red), not the second (blue)")
@@ -233,7 +233,7 @@ func TestNormalizeCMYKJPEG(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, n.Reencoded, "CMYK is re-encoded as RGB, which every model reads")
 	assert.False(t, n.Downscaled())
-	assert.Equal(t, JPEG, n.MediaType)
+	assert.Equal(t, typeJPEG, n.MediaType)
 	out := decodeOut(t, n)
 	assert.IsType(t, &image.YCbCr{}, out)
 	for _, c := range []struct {
@@ -385,20 +385,20 @@ func TestNormalizeCancelled(t *testing.T) {
 }
 
 func TestMediaTypeOf(t *testing.T) {
-	for name, want := range map[string]string{"a.png": PNG, "B.JPG": JPEG, "c.jpeg": JPEG, "d.WebP": WebP, "e.gif": GIF, "/x.y/z.png": PNG} {
-		got, ok := MediaTypeOf(name)
+	for name, want := range map[string]string{"a.png": typePNG, "B.JPG": typeJPEG, "c.jpeg": typeJPEG, "d.WebP": typeWebP, "e.gif": typeGIF, "/x.y/z.png": typePNG} {
+		got, ok := mediaTypeOf(name)
 		assert.True(t, ok, name)
 		assert.Equal(t, want, got, name)
 	}
 	for _, name := range []string{"a.bmp", "png", "a.png.txt", "a.", ""} {
-		_, ok := MediaTypeOf(name)
+		_, ok := mediaTypeOf(name)
 		assert.False(t, ok, name)
 	}
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.WithDefaults())
-	assert.Equal(t, 100, Limits{LongEdge: 100}.WithDefaults().LongEdge)
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.withDefaults())
+	assert.Equal(t, 100, Limits{LongEdge: 100}.withDefaults().LongEdge)
 }
 
 func TestNormalizeGIFOffsetFrameDownscaled(t *testing.T) {
@@ -411,7 +411,7 @@ func TestNormalizeGIFOffsetFrameDownscaled(t *testing.T) {
 		Config: image.Config{Width: 400, Height: 200, ColorModel: frame.Palette}}))
 	n, err := Normalize(bg, "corner.gif", buf.Bytes(), Limits{LongEdge: 100})
 	require.NoError(t, err)
-	assert.Equal(t, PNG, n.MediaType)
+	assert.Equal(t, typePNG, n.MediaType)
 	out := decodeOut(t, n)
 	assert.Equal(t, [2]int{100, 50}, [2]int{n.Width, n.Height})
 	_, _, _, a := out.At(10, 10).RGBA()

@@ -367,7 +367,7 @@ func oldNormalizePNG(t testing.TB, data []byte, longEdge int) ([]byte, string) {
 	nw, nh := fitLongEdge(img.Bounds().Dx(), img.Bounds().Dy(), longEdge)
 	out, err := areaScale(context.Background(), img, nw, nh)
 	require.NoError(t, err)
-	enc, mt, err := encode(out, wantPNG(img, PNG, data), DefaultMaxBytes)
+	enc, mt, err := encode(out, wantPNG(img, typePNG, data), defaultMaxBytes)
 	require.NoError(t, err)
 	return enc, mt
 }
@@ -403,7 +403,7 @@ func TestNormalizePNGMatchesOldPath(t *testing.T) {
 		exp, err := decode(mt, want)
 		require.NoError(t, err)
 		tol := 1
-		if mt == JPEG {
+		if mt == typeJPEG {
 			tol = -1
 		}
 		assertClose(t, exp, got, tol, fmt.Sprintf("file %d: %+v", i, hd))
@@ -469,7 +469,7 @@ func TestNormalizeInterlacedPNG(t *testing.T) {
 		ib, err := decode(b.MediaType, b.Data)
 		require.NoError(t, err)
 		tol := 1
-		if a.MediaType == JPEG {
+		if a.MediaType == typeJPEG {
 			tol = -1
 		}
 		assertClose(t, ia, ib, tol, fmt.Sprintf("colour type %d", colour))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -18,21 +20,39 @@ type Option func(*config)
 type config struct {
 	lim     Limits
 	decodes int
+	err     error // invalid option values, reported by Validate
 	// slots holds a token for every call that is reading, decoding or
 	// storing an image; its capacity is how many may do so at once.
 	slots chan struct{}
 }
 
 // WithLimits sets the limits read_image applies; zero fields keep their
-// defaults (see DefaultLimits).
-func WithLimits(l Limits) Option { return func(c *config) { c.lim = l } }
+// defaults (see DefaultLimits). A negative field is an error, which the
+// tool's Validate method reports (so tools.NewRegistry refuses the tool).
+func WithLimits(l Limits) Option {
+	return func(c *config) {
+		if l.MaxBytes < 0 || l.MaxPixels < 0 || l.MaxSide < 0 || l.LongEdge < 0 || l.MaxDecodeBytes < 0 {
+			c.err = errors.Join(c.err, toolexec.OptionError("images: WithLimits(%+v): limits must not be negative (zero keeps a default)", l))
+			return
+		}
+		c.lim = l
+	}
+}
 
 // WithConcurrentDecodes sets how many read_image calls of this tool may
 // read, decode and store an image at once (default 2, whatever the
-// machine; n < 1 keeps the default). Each may hold up to
-// Limits.MaxDecodeBytes plus the file's bytes; further calls wait their
-// turn, or give up when their context ends.
-func WithConcurrentDecodes(n int) Option { return func(c *config) { c.decodes = n } }
+// machine; 0 keeps the default, a negative n is an error). Each may hold
+// up to Limits.MaxDecodeBytes plus the file's bytes; further calls wait
+// their turn, or give up when their context ends.
+func WithConcurrentDecodes(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.err = errors.Join(c.err, toolexec.OptionError("images: WithConcurrentDecodes(%d): the number must not be negative (zero keeps the default)", n))
+			return
+		}
+		c.decodes = n
+	}
+}
 
 // defaultConcurrentDecodes is how many calls decode at once by default.
 const defaultConcurrentDecodes = 2
@@ -87,18 +107,18 @@ func ReadImage(opts ...Option) tools.Tool {
 			o(&c)
 		}
 	}
-	c.lim = c.lim.WithDefaults()
+	c.lim = c.lim.withDefaults()
 	if c.decodes < 1 {
 		c.decodes = defaultConcurrentDecodes
 	}
 	c.slots = make(chan struct{}, c.decodes)
-	return tools.Define(tools.Spec{
+	return toolexec.Checked(tools.Define(tools.Spec{
 		Name:            "read_image",
 		Description:     c.description(),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderGeneric,
-	}, c.run)
+	}, c.run), c.err)
 }
 
 func (c config) description() string {
@@ -106,7 +126,7 @@ func (c config) description() string {
 		"The file's extension must match its content. Files up to %s are accepted; images larger than %d px on their longer side are downscaled, "+
 		"and the result says by what factor, so you can map coordinates back to the file. Of a GIF, you see the first frame. "+
 		"Works only when your model accepts image input. Use read for text files.",
-		sizeText(c.lim.MaxBytes), c.lim.LongEdge)
+		units.Bytes(c.lim.MaxBytes), c.lim.LongEdge)
 }
 
 func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*harness.ToolResult, error) {
@@ -115,7 +135,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		return nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: "file_path is empty. Give the path of the image file, absolute or relative to the working directory."}
 	}
-	if _, ok := MediaTypeOf(given); !ok {
+	if _, ok := mediaTypeOf(given); !ok {
 		return nil, unsupportedExt(given)
 	}
 	env := call.Env
@@ -168,9 +188,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if env.Logger != nil {
-			env.Logger.Error("read_image: storing the image failed", "path", p, "error", err)
-		}
+		toolexec.Logger(env).Error("read_image: storing the image failed", "path", p, "error", err)
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Err: err,
 			Message: fmt.Sprintf("%s is a valid image, but storing it for the conversation failed (%v). Try again later.", p, err)}
 	}
@@ -193,10 +211,10 @@ func summary(p string, n *Normalized) string {
 	case n.Downscaled():
 		s += fmt.Sprintf(". Downscaled from %dx%d px (%s, %d bytes): multiply coordinates in this image by %.4g to get pixel coordinates in the file.",
 			n.SourceWidth, n.SourceHeight, n.SourceMediaType, n.SourceBytes, n.Scale())
-	case n.Reencoded && n.SourceMediaType == GIF:
-		s += fmt.Sprintf(". The first frame of an animated GIF (%s), at full size.", sizeText(int64(n.SourceBytes)))
+	case n.Reencoded && n.SourceMediaType == typeGIF:
+		s += fmt.Sprintf(". The first frame of an animated GIF (%s), at full size.", units.Bytes(int64(n.SourceBytes)))
 	case n.Reencoded:
-		s += fmt.Sprintf(". Converted from a CMYK %s (%s) to RGB, at full size.", formatName(n.SourceMediaType), sizeText(int64(n.SourceBytes)))
+		s += fmt.Sprintf(". Converted from a CMYK %s (%s) to RGB, at full size.", formatName(n.SourceMediaType), units.Bytes(int64(n.SourceBytes)))
 	default:
 		s += "."
 	}
@@ -225,13 +243,13 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 	case harness.CodeTooLarge:
 		size := ""
 		if fe != nil && fe.Total > 0 {
-			size = fmt.Sprintf(" (%s)", sizeText(fe.Total))
+			size = fmt.Sprintf(" (%s)", units.Bytes(fe.Total))
 		}
 		msg = fmt.Sprintf("%s is too large%s: read_image reads files of at most %s. Make a smaller copy (scale it down or crop the part that matters) and read that.",
-			p, size, sizeText(c.lim.MaxBytes))
+			p, size, units.Bytes(c.lim.MaxBytes))
 		if fe != nil && strings.Contains(fe.Detail, "grew") {
 			msg = fmt.Sprintf("%s grew past %s while it was read: read_image reads files of at most %s. Wait until whatever writes it has finished, or make a smaller copy, then read it again.",
-				p, sizeText(c.lim.MaxBytes), sizeText(c.lim.MaxBytes))
+				p, units.Bytes(c.lim.MaxBytes), units.Bytes(c.lim.MaxBytes))
 		}
 	case harness.CodeNotRegular:
 		msg = fmt.Sprintf("%s is not a regular file (a directory, device, pipe or socket). Give the path of an image file.", p)
@@ -247,15 +265,4 @@ func (c config) explain(ctx context.Context, env *tools.Env, p, given string, er
 		msg = fmt.Sprintf("Reading %s failed: %v.", p, err)
 	}
 	return &harness.Error{Code: harness.Code(code), Message: msg, Err: err}
-}
-
-// sizeText formats a byte count for the model.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -142,11 +142,11 @@ func TestReadImageHappyPaths(t *testing.T) {
 		mt   string
 		w, h int
 	}{
-		{"shots/a.png", pngBytes(t, 120, 90), images.PNG, 120, 90},
-		{"b.jpg", jpegBytes(t, 64, 48), images.JPEG, 64, 48},
-		{"c.JPEG", jpegBytes(t, 10, 20), images.JPEG, 10, 20},
-		{"d.webp", webpData, images.WebP, 40, 30},
-		{"e.gif", gifBytes(t, 33, 11), images.GIF, 33, 11},
+		{"shots/a.png", pngBytes(t, 120, 90), "image/png", 120, 90},
+		{"b.jpg", jpegBytes(t, 64, 48), "image/jpeg", 64, 48},
+		{"c.JPEG", jpegBytes(t, 10, 20), "image/jpeg", 10, 20},
+		{"d.webp", webpData, "image/webp", 40, 30},
+		{"e.gif", gifBytes(t, 33, 11), "image/gif", 33, 11},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,17 +8,19 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
 // Defaults of the options.
 const (
-	DefaultSearchLimit = 20
-	MaxSearchLimit     = 100
-	// DefaultPerSession caps the matches one session contributes to a
+	defaultSearchLimit = 20
+	maxSearchLimit     = 100
+	// defaultPerSession caps the matches one session contributes to a
 	// search, so one long session does not crowd out the others.
-	DefaultPerSession = 5
+	defaultPerSession = 5
 )
 
 type config struct {
@@ -26,22 +28,29 @@ type config struct {
 	defaultLimit  int
 	maxLimit      int
 	perSession    int
+	err           error // invalid option values, reported by Validate
 }
 
 // Option configures the session tools.
 type Option func(*config)
 
-// AllWorkspaces lets the tools reach the sessions of every workspace, not
-// only those of the calling session's working directory and below. Other
-// workspaces can hold other projects' code and secrets: enable this only
-// when the user asked for it.
-func AllWorkspaces() Option { return func(c *config) { c.allWorkspaces = true } }
+// WithAllWorkspaces lets the tools reach the sessions of every workspace,
+// not only those of the calling session's working directory and below.
+// Other workspaces can hold other projects' code and secrets: enable this
+// only when the user asked for it.
+func WithAllWorkspaces() Option { return func(c *config) { c.allWorkspaces = true } }
 
 // WithSearchLimits sets the number of matches session_search returns when
 // the model gives no limit, and the most it returns whatever the model
-// asks. Values below 1 keep the defaults.
+// asks (20 and 100 unless set). Zero keeps a default; a negative value,
+// or a default above the maximum, is an error, which the tools' Validate
+// method reports (so tools.NewRegistry refuses them).
 func WithSearchLimits(def, max int) Option {
 	return func(c *config) {
+		if def < 0 || max < 0 || (def > 0 && max > 0 && def > max) {
+			c.fail("sessiontools: WithSearchLimits(%d, %d): limits must not be negative and the default must not exceed the maximum (zero keeps a default)", def, max)
+			return
+		}
 		if def > 0 {
 			c.defaultLimit = def
 		}
@@ -52,27 +61,37 @@ func WithSearchLimits(def, max int) Option {
 }
 
 // WithPerSession sets how many matches one session may contribute to a
-// search; values below 1 keep DefaultPerSession.
+// search (5 unless set), so one long session does not crowd out the
+// others. It must be positive.
 func WithPerSession(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.perSession = n
+		if n <= 0 {
+			c.fail("sessiontools: WithPerSession(%d): the number must be positive", n)
+			return
 		}
+		c.perSession = n
 	}
 }
 
+func (c *config) fail(format string, args ...any) {
+	c.err = errors.Join(c.err, toolexec.OptionError(format, args...))
+}
+
 func newConfig(opts []Option) config {
-	c := config{defaultLimit: DefaultSearchLimit, maxLimit: MaxSearchLimit, perSession: DefaultPerSession}
+	c := config{defaultLimit: defaultSearchLimit, maxLimit: maxSearchLimit, perSession: defaultPerSession}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
+	// A default the caller did not set follows a lower maximum.
 	c.defaultLimit = min(c.defaultLimit, c.maxLimit)
 	return c
 }
 
-// Tools returns session_search and session_read over store.
+// Tools returns session_search and session_read over store. An invalid
+// option value is reported by each tool's Validate method
+// (harness.CodeInvalidOption).
 func Tools(store session.Store, opts ...Option) []tools.Tool {
 	return []tools.Tool{Search(store, opts...), Read(store, opts...)}
 }
@@ -90,8 +109,8 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 	return call.Env.Cwd, nil
 }
 
-// SearchInput is the arguments of session_search.
-type SearchInput struct {
+// searchInput is the arguments of session_search.
+type searchInput struct {
 	Query string `json:"query" jsonschema:"Text to find in earlier sessions of this workspace, as it appeared in the conversation (messages, tool calls and tool output). Literal unless regex is true."`
 	Regex bool   `json:"regex,omitempty" jsonschema:"Treat query as a regular expression (RE2 syntax; (?i) for case-insensitive)."`
 	Limit int    `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)."`
@@ -116,7 +135,7 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderGeneric,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in SearchInput) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in searchInput) (*harness.ToolResult, error) {
 		ws, err := c.workspaceOf(call, "session_search")
 		if err != nil {
 			return nil, err
@@ -155,10 +174,10 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 			Content: []harness.Block{harness.TextBlock(text)},
 			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: fmt.Sprintf("session_search %q: %d matches", in.Query, len(ms)), Text: text},
 		}, nil
-	})
+	}), c.err)
 }
 
-func renderMatches(in SearchInput, ws string, ms []session.Match, more bool, perSession int) string {
+func renderMatches(in searchInput, ws string, ms []session.Match, more bool, perSession int) string {
 	var b strings.Builder
 	where := "earlier sessions of " + ws
 	if ws == "" {
@@ -178,8 +197,8 @@ func renderMatches(in SearchInput, ws string, ms []session.Match, more bool, per
 			sessions++
 		}
 	}
-	fmt.Fprintf(&b, "%d %s for the %s %q in %d %s of %s, newest first (at most %d per session).\n",
-		len(ms), plural(len(ms), "match", "matches"), kind, in.Query, sessions, plural(sessions, "session", "sessions"),
+	fmt.Fprintf(&b, "%s for the %s %q in %s of %s, newest first (at most %d per session).\n",
+		units.Plural(len(ms), "match", "matches"), kind, in.Query, units.Plural(sessions, "session", "sessions"),
 		strings.TrimPrefix(where, "earlier sessions of "), perSession)
 	for i, m := range ms {
 		if i == 0 || m.Session.Header.ID != ms[i-1].Session.Header.ID {
@@ -227,15 +246,8 @@ func indent(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// ReadInput is the arguments of session_read.
-type ReadInput struct {
+// readInput is the arguments of session_read.
+type readInput struct {
 	SessionID string `json:"session_id" jsonschema:"Id of the session to read, as session_search reports it."`
 	Seq       *int64 `json:"seq,omitempty" jsonschema:"Event number (seq) to read around, as session_search reports it; omit to read from the start."`
 	Before    *int   `json:"before,omitempty" jsonschema:"Events to show before seq (default 3)."`
@@ -270,7 +282,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderGeneric,
 	}
-	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in ReadInput) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in readInput) (*harness.ToolResult, error) {
 		ws, err := c.workspaceOf(call, "session_read")
 		if err != nil {
 			return nil, err
@@ -307,7 +319,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			Content: []harness.Block{harness.TextBlock(text)},
 			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "session_read " + in.SessionID, Text: text},
 		}, nil
-	})
+	}), c.err)
 }
 
 // visible reports whether session_read shows an event: the conversation
@@ -320,7 +332,7 @@ func visible(e session.Event) bool {
 	return true
 }
 
-func renderSession(tr *session.Transcript, in ReadInput) (string, error) {
+func renderSession(tr *session.Transcript, in readInput) (string, error) {
 	var evs []session.Event
 	for _, e := range tr.Events {
 		if visible(e) {

@@ -128,7 +128,7 @@ func TestSearchWorkspaceAndCurrentSession(t *testing.T) {
 func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
 	store := session.NewMemory()
 	corpus(t, store)
-	out, err := run(t, sessiontools.Search(store, sessiontools.AllWorkspaces()), curEnv, map[string]any{"query": "needle"})
+	out, err := run(t, sessiontools.Search(store, sessiontools.WithAllWorkspaces()), curEnv, map[string]any{"query": "needle"})
 	require.NoError(t, err)
 	for _, id := range []string{"sub", "sib", "else"} {
 		assert.Contains(t, out, "session "+id+" —")
@@ -136,7 +136,7 @@ func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
 	assert.NotContains(t, out, "session cur", "the calling session is still left out")
 	assert.Less(t, strings.Index(out, "session else"), strings.Index(out, "session sib"), "newest first")
 	assert.Less(t, strings.Index(out, "session sib"), strings.Index(out, "session sub"))
-	assert.Contains(t, sessiontools.Search(store, sessiontools.AllWorkspaces()).Spec().Description, "every workspace")
+	assert.Contains(t, sessiontools.Search(store, sessiontools.WithAllWorkspaces()).Spec().Description, "every workspace")
 	assert.Contains(t, sessiontools.Search(store).Spec().Description, "of this workspace")
 }
 
@@ -244,7 +244,7 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 	_, err := run(t, read, &tools.Env{Cwd: "/home/u/proj/sub"}, map[string]any{"session_id": "old"})
 	assert.Equal(t, harness.CodeOutsideWorkspace, harness.CodeOf(err))
 
-	out, err := run(t, sessiontools.Read(store, sessiontools.AllWorkspaces()), curEnv, map[string]any{"session_id": "sib"})
+	out, err := run(t, sessiontools.Read(store, sessiontools.WithAllWorkspaces()), curEnv, map[string]any{"session_id": "sib"})
 	require.NoError(t, err, "allowed when the host enables it")
 	assert.Contains(t, out, "the needle is in the sibling")
 
@@ -329,4 +329,24 @@ func TestSearchFromTheLoop(t *testing.T) {
 	assert.Contains(t, text, "seq 1 user: remember the word xylophone-42")
 	assert.NotContains(t, text, second.ID(), "the running session is not a result")
 	require.NoError(t, second.Close())
+}
+
+func TestOptionsRefuseBadValues(t *testing.T) {
+	store := session.NewMemory()
+	for _, tc := range []struct {
+		opt  sessiontools.Option
+		want string
+	}{
+		{sessiontools.WithSearchLimits(-1, 0), "WithSearchLimits(-1, 0)"},
+		{sessiontools.WithSearchLimits(50, 10), "must not exceed the maximum"},
+		{sessiontools.WithPerSession(0), "WithPerSession(0)"},
+	} {
+		for _, tool := range sessiontools.Tools(store, tc.opt) {
+			_, err := tools.NewRegistry(tool)
+			require.ErrorIs(t, err, harness.CodeInvalidOption, tool.Spec().Name)
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	_, err := tools.NewRegistry(sessiontools.Tools(store, sessiontools.WithSearchLimits(0, 10))...)
+	assert.NoError(t, err, "the default follows a lower maximum")
 }

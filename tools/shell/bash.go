@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -49,11 +50,15 @@ type bashJobArgs struct {
 // session's output store as it arrives, so memory stays bounded whatever
 // the command prints. A non-zero exit is a normal result that states the
 // exit code.
+//
+// An invalid option value is reported by the tool's Validate method
+// (harness.CodeInvalidOption), which tools.NewRegistry calls, so the
+// agent loop refuses the tool; so it is for every constructor here.
 func Bash(opts ...Option) tools.Tool {
 	b := &bashTool{cfg: newConfig(opts)}
-	return tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*harness.ToolResult, error) {
+	return toolexec.Checked(tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*harness.ToolResult, error) {
 		return b.run(ctx, call, bashJobArgs{Command: in.Command, TimeoutMS: in.TimeoutMS, Workdir: in.Workdir, Description: in.Description})
-	})
+	}), b.cfg.err)
 }
 
 // BashWithJobs returns the bash tool with a run_in_background argument,
@@ -72,7 +77,7 @@ func BashWithJobs(opts ...Option) []tools.Tool {
 		}
 		return b.run(ctx, call, in)
 	})
-	return []tools.Tool{bash, b.outputTool(), b.killTool()}
+	return checkAll(cfg, bash, b.outputTool(), b.killTool())
 }
 
 // Tools returns every shell tool: bash with background jobs, bash_output
@@ -81,6 +86,14 @@ func BashWithJobs(opts ...Option) []tools.Tool {
 // configured by opts.
 func Tools(opts ...Option) []tools.Tool {
 	return append(BashWithJobs(opts...), Sessions(opts...)...)
+}
+
+// checkAll makes each tool report the configuration's option errors.
+func checkAll(cfg *config, ts ...tools.Tool) []tools.Tool {
+	for i, t := range ts {
+		ts[i] = toolexec.Checked(t, cfg.err)
+	}
+	return ts
 }
 
 type bashTool struct {
@@ -124,8 +137,8 @@ func checkCommand(command string) error {
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command is empty. Pass the bash command line to run in command."}
 	case strings.IndexByte(command, 0) >= 0:
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command contains a NUL byte, which bash cannot take. Remove it and send the command again."}
-	case len(command) > MaxCommandBytes:
-		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), MaxCommandBytes)}
+	case len(command) > maxCommandBytes:
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), maxCommandBytes)}
 	}
 	return nil
 }
@@ -221,8 +234,8 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	errR.Close()
 
 	budgetOut, budgetErr := split(b.cfg.outputLimit, stdout.Total(), stderr.Total())
-	so, se := stdout.view(budgetOut), stderr.view(budgetErr)
-	infoOut, infoErr := stdout.finish(so.Omitted > 0), stderr.finish(se.Omitted > 0)
+	so, infoOut := stdout.take(budgetOut)
+	se, infoErr := stderr.take(budgetErr)
 
 	var text, output strings.Builder
 	writeStream(&output, so, infoOut, "stdout")

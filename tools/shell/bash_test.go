@@ -33,7 +33,7 @@ func TestBashSpecs(t *testing.T) {
 	assert.Contains(t, spec.Description, "not supported")
 	assert.Contains(t, spec.Description, "spill://")
 	assert.Contains(t, spec.Description, "directory the command ran in")
-	assert.Greater(t, spec.Deadline, DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
+	assert.Greater(t, spec.Deadline, defaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
 	assert.Contains(t, string(BashWithJobs()[0].Spec().InputSchema), "run_in_background")
 	for _, s := range Sessions() {
@@ -196,10 +196,48 @@ func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 
 func TestBashTimeoutClamped(t *testing.T) {
 	env := testEnv(t)
-	tool := Bash(WithTimeout(time.Minute, 300*time.Millisecond))
+	tool := Bash(WithTimeout(0, 300*time.Millisecond))
 	res := run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Text(), "timed out after 300 ms")
+}
+
+func TestOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Option
+		want string
+	}{
+		{WithTimeout(time.Minute, 300*time.Millisecond), "above the maximum"},
+		{WithTimeout(-time.Second, 0), "must not be negative"},
+		{WithWait(time.Minute, 0, time.Second), "send wait"},
+		{WithWait(0, 0, -1), "must not be negative"},
+		{WithOutputLimit(1000), "WithOutputLimit(1000)"},
+		{WithOutputLimit(0), "WithOutputLimit(0)"},
+		{WithMaxSpill(0), "WithMaxSpill(0)"},
+		{WithMaxSessions(-1), "WithMaxSessions(-1)"},
+		{WithIdleTimeout(0), "WithIdleTimeout(0s)"},
+		{WithKillGrace(0), "WithKillGrace(0s)"},
+		{WithMaxJobs(0), "WithMaxJobs(0)"},
+		{WithShell(""), "WithShell"},
+		{WithEnv("NOEQUALS"), `WithEnv("NOEQUALS")`},
+		{WithEnv("=x"), `WithEnv("=x")`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			for _, tool := range Tools(tc.opt) {
+				_, err := tools.NewRegistry(tool)
+				require.Error(t, err, tool.Spec().Name)
+				assert.ErrorIs(t, err, harness.CodeInvalidOption)
+				assert.Contains(t, err.Error(), tc.want)
+			}
+			_, err := tools.NewRegistry(Bash(tc.opt))
+			assert.ErrorIs(t, err, harness.CodeInvalidOption)
+		})
+	}
+	// Good values, and a maximum below a default the caller did not set.
+	_, err := tools.NewRegistry(Tools(WithTimeout(0, time.Second), WithWait(0, 0, time.Second), WithOutputLimit(1024))...)
+	assert.NoError(t, err)
+	_, err = tools.NewRegistry(Bash(WithTimeout(time.Hour, 0)))
+	assert.NoError(t, err, "a default above the default maximum raises the maximum")
 }
 
 func TestBashCancel(t *testing.T) {
@@ -246,9 +284,9 @@ func TestBashLongOutputIsSpilled(t *testing.T) {
 	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
 	require.False(t, res.IsError, res.Text())
 	text := res.Text()
-	assert.Less(t, len(text), DefaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
+	assert.Less(t, len(text), defaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
 	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"), "the head is shown")
-	assert.Contains(t, text, "\n100000\n[The whole stdout (588895 bytes", "the tail is shown, with the total")
+	assert.Contains(t, text, "\n100000\n[The whole stdout (575.1 KiB, 100000 lines)", "the tail is shown, with the total")
 	assert.Contains(t, text, "100000 lines) is saved as spill://out1")
 	assert.Contains(t, text, "[... ")
 	assert.Contains(t, text, "[stderr]\n1\n2\n3\n[exit code 0", "stderr is short and shown whole")
@@ -270,8 +308,8 @@ func TestBashBothStreamsSpilled(t *testing.T) {
 	// and both saved.
 	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "The whole stdout (15000 bytes")
-	assert.Contains(t, res.Text(), "The whole stderr (15000 bytes")
+	assert.Contains(t, res.Text(), "The whole stdout (14.6 KiB")
+	assert.Contains(t, res.Text(), "The whole stderr (14.6 KiB")
 	assert.Equal(t, strings.Repeat("o", 15000), store.read(t, "spill://out1"))
 	assert.Equal(t, strings.Repeat("e", 15000), store.read(t, "spill://out2"))
 }
@@ -281,7 +319,7 @@ func TestBashLongOutputWithoutStore(t *testing.T) {
 	env.Output = nil
 	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "[The whole stdout (588895 bytes (575.1 KiB)) was not saved. To see all of it, run the command again with its output redirected to a file")
+	assert.Contains(t, res.Text(), "[The whole stdout (575.1 KiB) was not saved. To see all of it, run the command again with its output redirected to a file")
 	assert.Contains(t, res.Text(), "\n100000\n")
 }
 
@@ -290,7 +328,7 @@ func TestBashSpillCap(t *testing.T) {
 	store := env.Output.(*dirStore)
 	res := run(t, context.Background(), Bash(WithMaxSpill(50000)), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "only its first 50000 bytes (48.8 KiB) were saved, as spill://out1")
+	assert.Contains(t, res.Text(), "only its first 48.8 KiB were saved, as spill://out1")
 	assert.Len(t, store.read(t, "spill://out1"), 50000)
 }
 
@@ -308,7 +346,7 @@ func TestBashGigabyteBoundedMemory(t *testing.T) {
 	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 1073741824; echo; echo end >&2"})
 	max := peak()
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "The whole stdout (1073741825 bytes (1024.0 MiB), 29020050 lines) is saved as spill://count1")
+	assert.Contains(t, res.Text(), "The whole stdout (1.0 GiB, 29020050 lines) is saved as spill://count1")
 	assert.Contains(t, res.Text(), "abcdefghijklmnopqrstuvwxyz0123456789\n")
 	assert.Contains(t, res.Text(), "[stderr]\nend\n")
 	rec, ok := store.get("spill://count1")

@@ -1,46 +1,35 @@
 package shell
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/units"
+	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
 
-// capture collects one output stream in bounded memory: the first limit
-// bytes and the last limit bytes. Once the stream outgrows limit it is
-// copied whole, as it arrives, to an output store (when there is one), so
-// that the model can be shown the head and tail and read the rest later.
-// It is safe for concurrent use.
+// capture collects one output stream in bounded memory for the shell's
+// view of it: a spill.Writer keeps the first limit bytes and the last
+// limit bytes and, once the stream outgrows limit, copies it whole, as it
+// arrives, to the output store (when there is one, up to maxSpill bytes),
+// so that the model can be shown the head and tail and read the rest
+// later. capture adds the shell's accounting: the bytes written so far,
+// the owner of the stream, and an end after which writes are dropped (a
+// process may still print after its result was taken). It is safe for
+// concurrent use.
 type capture struct {
-	mu    sync.Mutex
-	limit int
-	head  []byte
-	tail  *textcut.Tail
-	total int64
-	lines int64
-
-	ctx      context.Context
-	store    tools.OutputStore
+	mu       sync.Mutex
+	limit    int
+	w        *spill.Writer
+	noStore  bool
 	owner    tools.Owner
-	maxSpill int64
-	pw       *io.PipeWriter
-	saved    int64
-	done     chan saveResult
-	spillErr error
-	spillCut bool
+	total    int64
 	finished *spillInfo
-}
-
-type saveResult struct {
-	stored tools.Stored
-	err    error
+	out      spill.Output
 }
 
 // spillInfo says what became of the whole stream.
@@ -57,33 +46,30 @@ type spillInfo struct {
 // newCapture returns a capture showing up to limit bytes that spills to
 // store (nil: nowhere) under owner. ctx bounds the store's Save.
 func newCapture(ctx context.Context, limit int, store tools.OutputStore, owner tools.Owner, maxSpill int64) *capture {
-	return &capture{ctx: ctx, limit: limit, tail: textcut.NewTail(limit), store: store, owner: owner, maxSpill: maxSpill}
+	w, err := spill.NewWriter(ctx, store, owner, limit, spill.WithMaxSave(maxSpill))
+	if err != nil {
+		// The options were validated when the tool was built (the
+		// output limit is at least spill.MinThreshold, the spill cap
+		// positive), so this is not reached; a writer with the defaults
+		// keeps the stream working if it ever is.
+		w, _ = spill.NewWriter(ctx, store, owner, spill.DefaultThreshold)
+		limit = spill.DefaultThreshold
+	}
+	return &capture{limit: limit, w: w, noStore: store == nil, owner: owner}
 }
 
 // Write keeps what it must of p and forwards p to the store once the
 // stream is too long to show whole. It never fails: a store failure is
-// remembered and reported by finish.
+// remembered and reported by finish, and writes after finish are dropped.
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := len(p)
-	if n == 0 || c.finished != nil {
-		return n, nil
+	if len(p) == 0 || c.finished != nil {
+		return len(p), nil
 	}
-	before := c.total
-	c.total += int64(n)
-	c.lines += int64(bytes.Count(p, []byte{'\n'}))
-	c.tail.Write(p)
-	if room := c.limit - len(c.head); room > 0 {
-		c.head = append(c.head, p[:min(room, n)]...)
-	}
-	if c.total > int64(c.limit) {
-		if c.pw == nil && before <= int64(len(c.head)) {
-			c.startSpill(c.head[:before])
-		}
-		c.spill(p)
-	}
-	return n, nil
+	c.total += int64(len(p))
+	_, _ = c.w.Write(p) // fails only once closed, which finished rules out
+	return len(p), nil
 }
 
 // Total returns the number of bytes written.
@@ -97,52 +83,8 @@ func (c *capture) Total() int64 {
 func (c *capture) setOwner(o tools.Owner) {
 	c.mu.Lock()
 	c.owner = o
+	c.w.SetOwner(o)
 	c.mu.Unlock()
-}
-
-// startSpill starts saving the stream, beginning with prefix.
-func (c *capture) startSpill(prefix []byte) {
-	if c.store == nil || c.pw != nil || c.spillErr != nil {
-		return
-	}
-	pr, pw := io.Pipe()
-	c.pw = pw
-	c.done = make(chan saveResult, 1)
-	store, owner, ctx := c.store, c.owner, c.ctx
-	go func() {
-		st, err := store.Save(ctx, owner, pr)
-		if err == nil {
-			err = errSaveStopped
-		}
-		pr.CloseWithError(err) // unblock a writer if Save stopped reading
-		if errors.Is(err, errSaveStopped) {
-			err = nil
-		}
-		c.done <- saveResult{st, err}
-	}()
-	c.spill(prefix)
-}
-
-var errSaveStopped = errors.New("shell: the output store stopped reading")
-
-// spill writes p to the store, up to maxSpill bytes in all.
-func (c *capture) spill(p []byte) {
-	if c.pw == nil || c.spillErr != nil || c.spillCut || len(p) == 0 {
-		return
-	}
-	if left := c.maxSpill - c.saved; int64(len(p)) > left {
-		p = p[:left]
-		c.spillCut = true
-	}
-	n, err := c.pw.Write(p)
-	c.saved += int64(n)
-	if err != nil {
-		c.spillErr = err
-		c.pw.CloseWithError(err)
-	}
-	if c.spillCut {
-		c.pw.Close()
-	}
 }
 
 // finish ends the stream. When force is set and the stream was not saved
@@ -155,33 +97,28 @@ func (c *capture) finish(force bool) spillInfo {
 	if c.finished != nil {
 		return *c.finished
 	}
-	info := spillInfo{}
-	if force && c.pw == nil && c.total > 0 && c.total <= int64(len(c.head)) {
-		c.startSpill(c.head[:c.total])
+	if force && c.total > 0 {
+		c.w.Save()
 	}
-	if c.store == nil {
-		info.NoStore = true
-	}
-	if c.pw != nil {
-		c.pw.Close()
-		r := <-c.done
-		switch {
-		case c.spillErr != nil && !errors.Is(c.spillErr, errSaveStopped):
-			info.Err = c.spillErr
-		case r.err != nil:
-			info.Err = r.err
-		}
-		if r.err == nil && r.stored.Locator != "" {
-			st := r.stored
-			info.Stored = &st
-		}
-		info.Cut = c.spillCut
-		if info.Err != nil {
-			info.Stored = nil
-		}
+	_ = c.w.Close() // the error is in the Output
+	c.out = c.w.Output()
+	info := spillInfo{NoStore: c.noStore, Err: c.out.Err, Cut: c.out.Cut}
+	if c.out.Err == nil && c.out.Stored.Locator != "" {
+		st := c.out.Stored
+		info.Stored = &st
 	}
 	c.finished = &info
 	return info
+}
+
+// take ends the stream and returns what the model sees of it, cut to
+// budget bytes, with what became of the whole stream. A stream cut for
+// the view is saved even when it is shorter than the limit, so that all
+// of it can be read.
+func (c *capture) take(budget int) (shown, spillInfo) {
+	budget = min(budget, c.limit)
+	info := c.finish(c.Total() > int64(budget))
+	return c.view(budget), info
 }
 
 // shown is what the model sees of a stream.
@@ -193,21 +130,21 @@ type shown struct {
 	Lines   int64
 }
 
-// view returns the stream cut to budget bytes: whole when it fits,
-// otherwise a head (a fifth of the budget) and a tail, cut at line
+// view returns the finished stream cut to budget bytes: whole when it
+// fits, otherwise a head (a fifth of the budget) and a tail, cut at line
 // boundaries where possible.
 func (c *capture) view(budget int) shown {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	budget = min(budget, c.limit)
-	s := shown{Total: c.total, Lines: c.lines}
-	if c.total <= int64(budget) {
-		s.Head = string(c.head[:c.total])
+	out := c.out
+	s := shown{Total: out.Size, Lines: out.Newlines}
+	if out.Size <= int64(budget) {
+		s.Head = out.Head
 		return s
 	}
-	s.Head = textcut.HeadLines(string(c.head), budget/5)
-	s.Tail = textcut.TailLines(c.tail.String(), budget-len(s.Head))
-	s.Omitted = c.total - int64(len(s.Head)) - int64(len(s.Tail))
+	s.Head = textcut.HeadLines(out.Head, budget/5)
+	s.Tail = textcut.TailLines(out.Tail, budget-len(s.Head))
+	s.Omitted = out.Size - int64(len(s.Head)) - int64(len(s.Tail))
 	return s
 }
 
@@ -226,7 +163,7 @@ func writeStream(w *strings.Builder, s shown, info spillInfo, what string) {
 	w.WriteString(clean(s.Head))
 	if s.Omitted > 0 {
 		ensureNewline(w)
-		fmt.Fprintf(w, "[... %s omitted ...]\n", bytesText(s.Omitted))
+		fmt.Fprintf(w, "[... %s omitted ...]\n", units.Bytes(s.Omitted))
 		w.WriteString(clean(s.Tail))
 	}
 	ensureNewline(w)
@@ -236,16 +173,16 @@ func writeStream(w *strings.Builder, s shown, info spillInfo, what string) {
 	switch {
 	case info.Stored != nil && info.Cut:
 		fmt.Fprintf(w, "[%s was %s (%d lines); only its first %s were saved, as %s: read them with the read tool (file_path %q, offset and limit in lines).]\n",
-			what, bytesText(s.Total), s.Lines, bytesText(info.Stored.Size), info.Stored.Locator, info.Stored.Locator)
+			what, units.Bytes(s.Total), s.Lines, units.Bytes(info.Stored.Size), info.Stored.Locator, info.Stored.Locator)
 	case info.Stored != nil:
 		fmt.Fprintf(w, "[The whole %s (%s, %d lines) is saved as %s: read it with the read tool (file_path %q, offset and limit in lines).]\n",
-			what, bytesText(s.Total), s.Lines, info.Stored.Locator, info.Stored.Locator)
+			what, units.Bytes(s.Total), s.Lines, info.Stored.Locator, info.Stored.Locator)
 	case info.Err != nil:
 		fmt.Fprintf(w, "[The whole %s (%s) could not be saved (%v). To see all of it, run the command again with its output redirected to a file, then read the file.]\n",
-			what, bytesText(s.Total), info.Err)
+			what, units.Bytes(s.Total), info.Err)
 	default:
 		fmt.Fprintf(w, "[The whole %s (%s) was not saved. To see all of it, run the command again with its output redirected to a file, then read the file.]\n",
-			what, bytesText(s.Total))
+			what, units.Bytes(s.Total))
 	}
 }
 
@@ -441,18 +378,4 @@ func skipString(s string, i int, osc bool) int {
 		}
 	}
 	return i
-}
-
-// bytesText renders a byte count for the model.
-func bytesText(n int64) string {
-	switch {
-	case n == 1:
-		return "1 byte"
-	case n < 10000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 10<<20:
-		return fmt.Sprintf("%d bytes (%.1f KiB)", n, float64(n)/1024)
-	default:
-		return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
-	}
 }

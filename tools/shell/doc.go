@@ -95,6 +95,7 @@
 // CodeShellBusy, CodeShellBroken, CodeUnknownShell, CodeTooManyShells,
 // CodeUnknownJob, CodeTooManyJobs and CodeUnsupported.
 //
-// It imports harness, fs, tools and internal helpers; nothing of session,
-// spill or agent.
+// It imports harness, fs, tools, spill (every output stream is written
+// through a spill.Writer, which saves it as it arrives) and internal
+// helpers; nothing of session or agent.
 package shell

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/shell"
 )
@@ -18,7 +19,7 @@ func call(t tools.Tool, env *tools.Env, args any) *harness.ToolResult {
 	raw, _ := json.Marshal(args)
 	c := &tools.Call{ID: "example", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
 	res, err := t.Execute(context.Background(), c)
-	return tools.Normalize(c, res, err)
+	return toolexec.Normalize(c, res, err)
 }
 
 func ExampleBash() {

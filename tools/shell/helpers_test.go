@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -176,7 +177,7 @@ func run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, arg
 	callSeq.mu.Unlock()
 	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: raw, Spec: tool.Spec(), Env: env}
 	res, err := tool.Execute(ctx, call)
-	return tools.Normalize(call, res, err)
+	return toolexec.Normalize(call, res, err)
 }
 
 // named returns the tool called name.

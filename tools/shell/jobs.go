@@ -225,8 +225,8 @@ func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
 	j.window = j.newWindow(t)
 	j.mu.Unlock()
 	var b strings.Builder
-	s := w.view(t.cfg.outputLimit)
-	writeStream(&b, s, w.finish(s.Omitted > 0), "output")
+	s, info := w.take(t.cfg.outputLimit)
+	writeStream(&b, s, info, "output")
 	return b.String(), s.Total > 0
 }
 

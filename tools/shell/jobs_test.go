@@ -160,7 +160,7 @@ func TestJobLongOutputSpilled(t *testing.T) {
 	k := newJobKit(t, env)
 	id, _ := k.start("seq 1 100000")
 	res := k.out(id, 60000)
-	assert.Contains(t, res.Text(), "[The whole output (588895 bytes (575.1 KiB), 100000 lines) is saved as spill://out1")
+	assert.Contains(t, res.Text(), "[The whole output (575.1 KiB, 100000 lines) is saved as spill://out1")
 	assert.Contains(t, res.Text(), "[job job1 exited with code 0")
 	assert.Len(t, store.read(t, "spill://out1"), 588895)
 }

@@ -401,14 +401,14 @@ func FuzzClean(f *testing.F) {
 
 func TestCaptureViewAndSpill(t *testing.T) {
 	store := newDirStore(t)
-	c := newCapture(context.Background(), 1000, store, tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, 1<<20)
+	c := newCapture(context.Background(), 1024, store, tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, 1<<20)
 	var all strings.Builder
 	for i := range 500 {
 		line := fmt.Sprintf("line %d\n", i)
 		all.WriteString(line)
 		_, _ = c.Write([]byte(line))
 	}
-	s := c.view(1000)
+	s, info := c.take(1024)
 	assert.Equal(t, int64(all.Len()), s.Total)
 	assert.Equal(t, int64(500), s.Lines)
 	assert.True(t, strings.HasPrefix(s.Head, "line 0\nline 1\n"))
@@ -416,26 +416,35 @@ func TestCaptureViewAndSpill(t *testing.T) {
 	assert.True(t, strings.HasPrefix(s.Tail, "line "), "the tail starts at a line start")
 	assert.True(t, strings.HasSuffix(s.Tail, "line 499\n"))
 	assert.Equal(t, s.Total, int64(len(s.Head)+len(s.Tail))+s.Omitted)
-	assert.LessOrEqual(t, len(s.Head)+len(s.Tail), 1000)
-	info := c.finish(true)
+	assert.LessOrEqual(t, len(s.Head)+len(s.Tail), 1024)
 	require.NotNil(t, info.Stored)
 	assert.Equal(t, all.String(), store.read(t, info.Stored.Locator))
 	assert.Equal(t, "c1", store.owners[0].Call)
 	_, _ = c.Write([]byte("ignored"))
 	assert.Equal(t, info, c.finish(true), "finish is idempotent")
+	assert.Equal(t, int64(all.Len()), c.Total(), "writes after the end are dropped")
 
-	small := newCapture(context.Background(), 1000, store, tools.Owner{}, 1<<20)
+	small := newCapture(context.Background(), 1024, store, tools.Owner{}, 1<<20)
 	_, _ = small.Write([]byte("short"))
-	assert.Equal(t, shown{Head: "short", Total: 5}, small.view(1000))
-	assert.Nil(t, small.finish(false).Stored, "nothing is saved when nothing is cut")
+	s, info = small.take(1024)
+	assert.Equal(t, shown{Head: "short", Total: 5}, s)
+	assert.Nil(t, info.Stored, "nothing is saved when nothing is cut")
 	assert.Len(t, store.owners, 1)
+
+	// A stream that fits its limit but not the view's budget is saved
+	// whole, so all of it can be read.
+	mid := newCapture(context.Background(), 4096, store, tools.Owner{Call: "c2"}, 1<<20)
+	_, _ = mid.Write([]byte(all.String()[:3000]))
+	s, info = mid.take(1500)
+	assert.Positive(t, s.Omitted)
+	require.NotNil(t, info.Stored)
+	assert.Equal(t, all.String()[:3000], store.read(t, info.Stored.Locator))
 }
 
 func TestCaptureStoreFailure(t *testing.T) {
-	c := newCapture(context.Background(), 100, failingStore{}, tools.Owner{}, 1<<20)
+	c := newCapture(context.Background(), 1024, failingStore{}, tools.Owner{}, 1<<20)
 	_, _ = c.Write(bytes.Repeat([]byte("x\n"), 1000))
-	s := c.view(100)
-	info := c.finish(true)
+	s, info := c.take(1024)
 	require.Error(t, info.Err)
 	assert.Nil(t, info.Stored)
 	var b strings.Builder

@@ -1,47 +1,53 @@
 package shell
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/spill"
 )
 
-// Defaults of the shell tools; each can be changed with an Option.
+// Defaults of the shell tools; each can be changed with an Option, whose
+// documentation states it.
 const (
-	// DefaultTimeout is how long a one-shot bash command may run when the
+	// defaultTimeout is how long a one-shot bash command may run when the
 	// call names no timeout.
-	DefaultTimeout = 120 * time.Second
-	// DefaultMaxTimeout is the longest timeout a call may ask for; longer
+	defaultTimeout = 120 * time.Second
+	// defaultMaxTimeout is the longest timeout a call may ask for; longer
 	// requests are clamped to it.
-	DefaultMaxTimeout = 600 * time.Second
-	// DefaultKillGrace is how long a process group has to exit after
+	defaultMaxTimeout = 600 * time.Second
+	// defaultKillGrace is how long a process group has to exit after
 	// SIGTERM before it gets SIGKILL.
-	DefaultKillGrace = 3 * time.Second
-	// DefaultOutputLimit is how many bytes of command output one result
+	defaultKillGrace = 3 * time.Second
+	// defaultOutputLimit is how many bytes of command output one result
 	// shows the model. The rest is saved whole in the output store.
-	DefaultOutputLimit = 20000
-	// DefaultMaxSpill caps how many bytes of one stream are saved to the
+	defaultOutputLimit = 20000
+	// defaultMaxSpill caps how many bytes of one stream are saved to the
 	// output store; the rest is counted but not kept.
-	DefaultMaxSpill = 2 << 30
-	// DefaultMaxSessions is how many persistent shells one agent session
+	defaultMaxSpill = 2 << 30
+	// defaultMaxSessions is how many persistent shells one agent session
 	// may have open at once.
-	DefaultMaxSessions = 8
-	// DefaultIdleTimeout is how long a persistent shell may go without a
+	defaultMaxSessions = 8
+	// defaultIdleTimeout is how long a persistent shell may go without a
 	// call before it is closed.
-	DefaultIdleTimeout = 30 * time.Minute
-	// DefaultSendWait is how long shell_send waits for its command to
+	defaultIdleTimeout = 30 * time.Minute
+	// defaultSendWait is how long shell_send waits for its command to
 	// finish before it returns the output so far.
-	DefaultSendWait = 30 * time.Second
-	// DefaultReadWait is how long shell_read and bash_output wait for a
+	defaultSendWait = 30 * time.Second
+	// defaultReadWait is how long shell_read and bash_output wait for a
 	// running command to finish.
-	DefaultReadWait = 10 * time.Second
-	// DefaultMaxWait is the longest wait_ms a call may ask for.
-	DefaultMaxWait = 600 * time.Second
-	// DefaultMaxJobs is how many background jobs one agent session keeps
+	defaultReadWait = 10 * time.Second
+	// defaultMaxWait is the longest wait_ms a call may ask for.
+	defaultMaxWait = 600 * time.Second
+	// defaultMaxJobs is how many background jobs one agent session keeps
 	// (running, or finished and not yet read).
-	DefaultMaxJobs = 8
-	// MaxCommandBytes is the size limit of one command.
-	MaxCommandBytes = 1 << 20
+	defaultMaxJobs = 8
+	// maxCommandBytes is the size limit of one command.
+	maxCommandBytes = 1 << 20
 )
 
 // Option configures the shell tools.
@@ -64,6 +70,12 @@ type config struct {
 	readWait    time.Duration
 	maxWait     time.Duration
 	maxJobs     int
+	// timeoutSet, sendWaitSet and readWaitSet report defaults set by an
+	// option, which must not exceed their maximum.
+	timeoutSet, sendWaitSet, readWaitSet bool
+	// err collects invalid option values; every tool's Validate reports
+	// it.
+	err error
 	// startHint is how long a missing start record may last before a
 	// result warns that the shell seems not to read its input.
 	startHint time.Duration
@@ -80,17 +92,17 @@ type config struct {
 func newConfig(opts []Option) *config {
 	c := &config{
 		shell:       "bash",
-		timeout:     DefaultTimeout,
-		maxTimeout:  DefaultMaxTimeout,
-		grace:       DefaultKillGrace,
-		outputLimit: DefaultOutputLimit,
-		maxSpill:    DefaultMaxSpill,
-		maxSessions: DefaultMaxSessions,
-		idle:        DefaultIdleTimeout,
-		sendWait:    DefaultSendWait,
-		readWait:    DefaultReadWait,
-		maxWait:     DefaultMaxWait,
-		maxJobs:     DefaultMaxJobs,
+		timeout:     defaultTimeout,
+		maxTimeout:  defaultMaxTimeout,
+		grace:       defaultKillGrace,
+		outputLimit: defaultOutputLimit,
+		maxSpill:    defaultMaxSpill,
+		maxSessions: defaultMaxSessions,
+		idle:        defaultIdleTimeout,
+		sendWait:    defaultSendWait,
+		readWait:    defaultReadWait,
+		maxWait:     defaultMaxWait,
+		maxJobs:     defaultMaxJobs,
 		startHint:   notStartedHint,
 	}
 	for _, o := range opts {
@@ -98,34 +110,58 @@ func newConfig(opts []Option) *config {
 			o(c)
 		}
 	}
-	if c.timeout > c.maxTimeout {
-		c.timeout = c.maxTimeout
-	}
-	if c.sendWait > c.maxWait {
-		c.sendWait = c.maxWait
-	}
-	if c.readWait > c.maxWait {
-		c.readWait = c.maxWait
-	}
+	// A default the caller did not set follows a lower maximum the caller
+	// did set; a default the caller set above the maximum is a mistake.
+	c.timeout = c.defaultUnder("WithTimeout", "default timeout", c.timeout, c.timeoutSet, c.maxTimeout)
+	c.sendWait = c.defaultUnder("WithWait", "send wait", c.sendWait, c.sendWaitSet, c.maxWait)
+	c.readWait = c.defaultUnder("WithWait", "read wait", c.readWait, c.readWaitSet, c.maxWait)
 	return c
+}
+
+// defaultUnder returns the default d, kept at or below max.
+func (c *config) defaultUnder(opt, what string, d time.Duration, set bool, max time.Duration) time.Duration {
+	if d <= max {
+		return d
+	}
+	if set {
+		c.fail("shell: %s: the %s (%s) is above the maximum (%s)", opt, what, d, max)
+	}
+	return max
+}
+
+// fail records an invalid option value; the tools report it through
+// Validate.
+func (c *config) fail(format string, args ...any) {
+	c.err = errors.Join(c.err, toolexec.OptionError(format, args...))
 }
 
 // WithShell sets the bash executable: a path, or a name looked up in PATH
 // when a command starts. The default is "bash". The tools rely on bash
-// syntax; another shell will not work.
+// syntax; another shell will not work. An empty path is an error.
 func WithShell(path string) Option {
 	return func(c *config) {
-		if path != "" {
-			c.shell = path
+		if path == "" {
+			c.fail("shell: WithShell(\"\"): give the bash executable's path or name")
+			return
 		}
+		c.shell = path
 	}
 }
 
 // WithEnv adds environment variables ("NAME=value") to every process the
 // tools start. They override inherited variables and the non-interactive
-// settings the tools force otherwise (PAGER, TERM, ...).
+// settings the tools force otherwise (PAGER, TERM, ...). An entry without
+// a name and "=" is an error.
 func WithEnv(vars ...string) Option {
-	return func(c *config) { c.env = append(c.env, vars...) }
+	return func(c *config) {
+		for _, v := range vars {
+			if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+				c.fail("shell: WithEnv(%q): an entry has the form NAME=value", v)
+				return
+			}
+		}
+		c.env = append(c.env, vars...)
+	}
 }
 
 // WithBaseEnv replaces the inherited environment (the program's own, by
@@ -147,11 +183,20 @@ func WithBaseEnv(env []string) Option {
 func WithSandbox(s Sandbox) Option { return func(c *config) { c.sandbox = s } }
 
 // WithTimeout sets the default and the maximum timeout of one-shot bash
-// commands. Zero keeps a default.
+// commands (120 s and 600 s unless set). Zero keeps a default (and a default maximum above a set
+// default grows to it; a default default above a set maximum shrinks to
+// it). A negative duration, or a default above the maximum, is an error.
 func WithTimeout(def, max time.Duration) Option {
 	return func(c *config) {
+		if def < 0 || max < 0 {
+			c.fail("shell: WithTimeout(%s, %s): timeouts must not be negative", def, max)
+			return
+		}
 		if def > 0 {
-			c.timeout = def
+			c.timeout, c.timeoutSet = def, true
+			if max == 0 {
+				c.maxTimeout = maxDur(c.maxTimeout, def)
+			}
 		}
 		if max > 0 {
 			c.maxTimeout = max
@@ -160,65 +205,87 @@ func WithTimeout(def, max time.Duration) Option {
 }
 
 // WithKillGrace sets how long a process group has between SIGTERM and
-// SIGKILL.
+// SIGKILL (3 s unless set). It must be positive.
 func WithKillGrace(d time.Duration) Option {
 	return func(c *config) {
-		if d > 0 {
-			c.grace = d
+		if d <= 0 {
+			c.fail("shell: WithKillGrace(%s): the grace must be positive", d)
+			return
 		}
+		c.grace = d
 	}
 }
 
 // WithOutputLimit sets how many bytes of output one result shows the
-// model (at least 1000). Keep it well under the spill threshold of the
-// dispatch middleware, so results are never spilled twice.
+// model (20000 unless set; the rest is saved whole in the output store):
+// at least spill.MinThreshold (1024), the room a head, a tail and
+// the note between them need; less is an error. Keep it well under the
+// spill threshold of the dispatch middleware, so results are never
+// spilled twice.
 func WithOutputLimit(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.outputLimit = max(n, 1000)
+		if n < spill.MinThreshold {
+			c.fail("shell: WithOutputLimit(%d): the limit is at least %d bytes", n, spill.MinThreshold)
+			return
 		}
+		c.outputLimit = n
 	}
 }
 
-// WithMaxSpill caps the bytes of one stream saved to the output store.
+// WithMaxSpill caps the bytes of one stream saved to the output store
+// (2 GiB unless set); the rest is counted but not kept. It must be
+// positive.
 func WithMaxSpill(n int64) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.maxSpill = n
+		if n <= 0 {
+			c.fail("shell: WithMaxSpill(%d): the cap must be positive", n)
+			return
 		}
+		c.maxSpill = n
 	}
 }
 
 // WithMaxSessions sets how many persistent shells one agent session may
-// have open at once.
+// have open at once (8 unless set). It must be positive.
 func WithMaxSessions(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.maxSessions = n
+		if n <= 0 {
+			c.fail("shell: WithMaxSessions(%d): the number must be positive", n)
+			return
 		}
+		c.maxSessions = n
 	}
 }
 
 // WithIdleTimeout sets how long a persistent shell may go without a call
-// before it is closed, whatever it is running.
+// before it is closed, whatever it is running (30 minutes unless set). It
+// must be positive.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d > 0 {
-			c.idle = d
+		if d <= 0 {
+			c.fail("shell: WithIdleTimeout(%s): the timeout must be positive", d)
+			return
 		}
+		c.idle = d
 	}
 }
 
 // WithWait sets the default wait of shell_send, the default wait of
 // shell_read and bash_output, and the largest wait_ms a call may ask
-// for. Zero keeps a default.
+// for (30 s, 10 s and 600 s unless set). Zero keeps a default (a default above a set maximum shrinks to
+// it). A negative duration, or a set default above the maximum, is an
+// error.
 func WithWait(send, read, max time.Duration) Option {
 	return func(c *config) {
+		if send < 0 || read < 0 || max < 0 {
+			c.fail("shell: WithWait(%s, %s, %s): waits must not be negative", send, read, max)
+			return
+		}
 		if send > 0 {
-			c.sendWait = send
+			c.sendWait, c.sendWaitSet = send, true
 		}
 		if read > 0 {
-			c.readWait = read
+			c.readWait, c.readWaitSet = read, true
 		}
 		if max > 0 {
 			c.maxWait = max
@@ -226,13 +293,24 @@ func WithWait(send, read, max time.Duration) Option {
 	}
 }
 
-// WithMaxJobs sets how many background jobs one agent session keeps.
+// WithMaxJobs sets how many background jobs one agent session keeps,
+// running or finished and not yet read (8 unless set). It must be
+// positive.
 func WithMaxJobs(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.maxJobs = n
+		if n <= 0 {
+			c.fail("shell: WithMaxJobs(%d): the number must be positive", n)
+			return
 		}
+		c.maxJobs = n
 	}
+}
+
+func maxDur(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // Sandbox confines the processes the shell tools start, for instance by

@@ -418,13 +418,12 @@ func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watche
 func (sh *shell) takeLocked(budget int) string {
 	w := sh.window
 	sh.window = newCapture(sh.m.ctx, sh.m.cfg.outputLimit, sh.store, w.owner, sh.m.cfg.maxSpill)
-	s := w.view(max(budget, 1000))
+	s, info := w.take(max(budget, 1000))
 	if s.Total == 0 {
-		w.finish(false)
 		return ""
 	}
 	var b strings.Builder
-	writeStream(&b, s, w.finish(s.Omitted > 0), "output")
+	writeStream(&b, s, info, "output")
 	return b.String()
 }
 

@@ -410,9 +410,9 @@ func TestSessionLongOutputSpilled(t *testing.T) {
 	res := k.do(id, "seq 1 100000; echo err >&2")
 	require.False(t, res.IsError, res.Text())
 	text := res.Text()
-	assert.Less(t, len(text), DefaultOutputLimit+2000)
+	assert.Less(t, len(text), defaultOutputLimit+2000)
 	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"))
-	assert.Contains(t, text, "100000\nerr\n[The whole output (588899 bytes (575.1 KiB), 100001 lines) is saved as spill://out1")
+	assert.Contains(t, text, "100000\nerr\n[The whole output (575.1 KiB, 100001 lines) is saved as spill://out1")
 	assert.Contains(t, text, "[exit code 0")
 	var want strings.Builder
 	for i := 1; i <= 100000; i++ {
@@ -437,7 +437,7 @@ func TestSessionGigabyteBoundedMemory(t *testing.T) {
 	max := peak()
 	require.False(t, res.IsError)
 	text := res.Text()
-	assert.Contains(t, text, "The whole output (1073741824 bytes (1024.0 MiB), 29020049 lines) is saved as spill://count1")
+	assert.Contains(t, text, "The whole output (1.0 GiB, 29020049 lines) is saved as spill://count1")
 	assert.Contains(t, text, "[exit code 0")
 	rec, ok := store.get("spill://count1")
 	require.True(t, ok)
@@ -459,10 +459,10 @@ func TestSessionResultStaysBounded(t *testing.T) {
 	eventually(t, func() bool { return k.pending(id) == 168894 }, "the background output")
 	res := k.do(id, "seq 1 30000")
 	text := res.Text()
-	assert.Less(t, len(text), DefaultOutputLimit+3000)
+	assert.Less(t, len(text), defaultOutputLimit+3000)
 	assert.Contains(t, text, "[output printed since the last call, before this command:]\n")
 	assert.Contains(t, text, "[output of this command:]\n1\n2\n")
-	assert.Contains(t, text, "\n30000\n[The whole output (168894 bytes (164.9 KiB), 30000 lines) is saved as spill://out2")
+	assert.Contains(t, text, "\n30000\n[The whole output (164.9 KiB, 30000 lines) is saved as spill://out2")
 	assert.Contains(t, text, "[exit code 0")
 	var want strings.Builder
 	for i := 1; i <= 30000; i++ {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -59,7 +60,7 @@ type closeArgs struct {
 // and recorded in the session log as a "shell_open" record.
 func Sessions(opts ...Option) []tools.Tool {
 	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
-	return []tools.Tool{s.openTool(), s.sendTool(), s.readTool(), s.closeTool()}
+	return checkAll(s.cfg, s.openTool(), s.sendTool(), s.readTool(), s.closeTool())
 }
 
 type sessionTools struct {
@@ -172,8 +173,8 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 		rec.Sandbox = s.cfg.sandbox.Describe()
 	}
 	env := callEnv(call)
-	if err := env.Record(ctx, call, "shell_open", rec); err != nil && env.Logger != nil {
-		env.Logger.Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
+	if err := env.Record(ctx, call, "shell_open", rec); err != nil {
+		toolexec.Logger(env).Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
 	}
 }
 

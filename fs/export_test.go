@@ -1,0 +1,4 @@
+package fs
+
+// BinaryProbe exports binaryProbe to the tests.
+const BinaryProbe = binaryProbe

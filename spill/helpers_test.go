@@ -1,0 +1,45 @@
+package spill_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools"
+)
+
+// newDir returns a Dir store, failing the test on an invalid option.
+func newDir(t testing.TB, dir string, opts ...spill.StoreOption) *spill.Dir {
+	t.Helper()
+	d, err := spill.NewDir(dir, opts...)
+	require.NoError(t, err)
+	return d
+}
+
+// newMemory returns a Memory store, failing the test on an invalid option.
+func newMemory(t testing.TB, opts ...spill.StoreOption) *spill.Memory {
+	t.Helper()
+	m, err := spill.NewMemory(opts...)
+	require.NoError(t, err)
+	return m
+}
+
+// middleware returns the spill middleware, failing the test on an
+// invalid option.
+func middleware(t testing.TB, opts ...spill.Option) tools.Middleware {
+	t.Helper()
+	mw, err := spill.Middleware(opts...)
+	require.NoError(t, err)
+	return mw
+}
+
+// newWriter returns a Writer, failing the test on an invalid limit or
+// option.
+func newWriter(t testing.TB, ctx context.Context, store tools.OutputStore, o tools.Owner, limit int, opts ...spill.WriterOption) *spill.Writer {
+	t.Helper()
+	w, err := spill.NewWriter(ctx, store, o, limit, opts...)
+	require.NoError(t, err)
+	return w
+}
