@@ -141,6 +141,19 @@ func TestBashWorkdir(t *testing.T) {
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), "/\n"), res.Text())
 	})
+	t.Run("without a file system or a working directory", func(t *testing.T) {
+		for _, cwd := range []string{"", "/"} {
+			e := *env
+			e.FS, e.Cwd = nil, cwd
+			for _, tool := range []tools.Tool{Bash(), BashWithJobs()[0]} {
+				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
+				require.True(t, res.IsError, res.Text())
+				assert.Equal(t, harness.CodeBadWorkdir, res.Code)
+				assert.Contains(t, res.Text(), "agent.WithFileSystem")
+				assert.Contains(t, res.Text(), "agent.WithWorkingDir")
+			}
+		}
+	})
 }
 
 func TestBashInvalidArguments(t *testing.T) {
