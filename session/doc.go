@@ -44,12 +44,9 @@
 // newest first, reading only each log's header and the start of its first
 // user message.
 //
-// [Search] finds literal text or a regular expression in the sessions of a
-// workspace, as the model saw the text: JSON escapes never hide a match.
-// There is no index: [JSONL] scans its files in parallel, reads each
-// header first, looks for the query in the raw bytes and decodes only
-// what may match. Other workspaces are searched only when the caller asks
-// for it (SearchOptions.AllWorkspaces).
+// Search lives in session/search and attachments (the bytes of images a
+// log names by digest) in session/attachments; both build on this
+// package, which knows neither.
 //
 // A [Retention] deletes sessions together with what other stores keep for
 // them (spilled output, attachment references), one by one or by age.
@@ -61,7 +58,8 @@
 // The log's format is the JSON of this package's payloads and of the
 // harness vocabulary they carry (messages, blocks, tool results, usage,
 // reminders). So it imports harness and internal helpers that import
-// nothing of the module: nothing of tools, spill or agent, and no JSON
-// Schema library. Whatever a tool, an adapter or the loop changes, the
+// nothing of the module: nothing of tools, spill, agent or its own
+// sub-packages, and no JSON Schema library (a test checks this with go
+// list -deps). Whatever a tool, an adapter or the loop changes, the
 // bytes on disk change only when this package or harness does.
 package session

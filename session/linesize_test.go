@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/session/sessiontest"
 )
 
@@ -81,15 +82,15 @@ func TestLongLineSkippedInBoundedMemory(t *testing.T) {
 	assert.Empty(t, tr.Warnings)
 
 	// Search streams past it too, and finds what is around it.
-	var ms []session.Match
+	var ms []search.Match
 	alloc = allocated(func() {
-		ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "yyyy", Workspace: "/w"})
+		ms, err = search.Search(context.Background(), small, search.Options{Query: "yyyy", Workspace: "/w"})
 	})
 	require.NoError(t, err)
 	t.Logf("searching it allocated %d bytes", alloc)
 	assert.Empty(t, ms, "a line the store does not read is not searched")
 	assert.Less(t, alloc, uint64(8<<20), "search allocated %d bytes", alloc)
-	ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "after", Workspace: "/w"})
+	ms, err = search.Search(context.Background(), small, search.Options{Query: "after", Workspace: "/w"})
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, int64(3), ms[0].Seq)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 // TestMaxLineSize checks how a store bounds its log lines. newStore must
@@ -147,7 +148,7 @@ func testBackslashWorkspace(t *testing.T, s session.Store) {
 	infos, err := s.List(ctx(), session.ListOptions{Workspace: `/w/a\..`})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"own", "inside"}, ids(infos))
-	ms, err := session.Search(ctx(), s, session.SearchOptions{Query: "secret", Workspace: `/w/a\..`})
+	ms, err := search.Search(ctx(), s, search.Options{Query: "secret", Workspace: `/w/a\..`})
 	require.NoError(t, err)
 	var found []string
 	for _, m := range ms {
