@@ -42,6 +42,10 @@ type slot struct {
 	call    harness.ToolCall
 	started bool
 	done    bool
+	// block is the content of the call's tool message until a synthetic
+	// result replaces it; result is what block points to.
+	block  [1]harness.Block
+	result harness.ToolResult
 }
 
 // BuildHistory derives the history of events.
@@ -76,7 +80,11 @@ func (h *History) Add(e Event) {
 		}
 		for _, c := range (harness.Message{Content: p.Content}).ToolCalls() {
 			s := &slot{index: len(h.msgs), call: c}
-			h.msgs = append(h.msgs, harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name}}}})
+			// The slot holds the message's one block and its result, filled
+			// in place when the result comes: nobody sees them before.
+			s.result = harness.ToolResult{CallID: c.ID, Name: c.Name}
+			s.block[0] = harness.Block{Type: harness.BlockToolResult, ToolResult: &s.result}
+			h.msgs = append(h.msgs, harness.Message{Role: harness.RoleTool, Content: s.block[:]})
 			if h.pending == nil {
 				h.pending = map[string][]*slot{}
 			}
@@ -94,10 +102,10 @@ func (h *History) Add(e Event) {
 	case *ToolFinished:
 		if s := h.slotFor(p.Step, p.CallID, func(s *slot) bool { return !s.done }); s != nil {
 			s.done = true
-			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+			s.result = harness.ToolResult{
 				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
 				IsError: p.Result.IsError, Code: p.Result.Code,
-			}}}
+			}
 			if len(p.Result.Files) > 0 {
 				h.files = append(h.files, resultFiles{index: s.index, seq: e.Seq, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
 			}
