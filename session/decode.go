@@ -665,7 +665,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeToolStart:
+	case typeToolStart:
 		p := &ToolStarted{}
 		var mask uint32
 		for first := true; ; {
@@ -720,7 +720,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeModelRequest:
+	case typeModelRequest:
 		p := &ModelRequest{}
 		var mask uint32
 		for first := true; ; {
@@ -765,7 +765,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeTurnEnd:
+	case typeTurnEnd:
 		p := &TurnEnded{}
 		var mask uint32
 		for first := true; ; {
@@ -812,7 +812,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeRecord:
+	case typeRecord:
 		p := &ToolRecord{}
 		var mask uint32
 		for first := true; ; {
@@ -838,7 +838,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeRetry:
+	case typeRetry:
 		p := &ModelRetry{}
 		var mask uint32
 		for first := true; ; {
@@ -867,7 +867,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypePrune:
+	case typePrune:
 		p := &Pruned{}
 		var mask uint32
 		for first := true; ; {
@@ -893,7 +893,7 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
-	case TypeCompaction:
+	case typeCompaction:
 		p := &Compacted{}
 		var mask uint32
 		for first := true; ; {

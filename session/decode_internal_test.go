@@ -55,8 +55,8 @@ func fill(t *testing.T, v reflect.Value, depth int) {
 // all of them set decodes without falling back, to what was encoded. A
 // field added to the vocabulary without teaching the decoder fails here.
 func TestFastDecoderKnowsEveryField(t *testing.T) {
-	for _, typ := range []string{TypeUser, TypeAssistant, TypeToolStart, TypeToolResult, TypeModelRequest, TypeReminder,
-		TypeTurnEnd, TypeSystem, TypeRecord, TypeRetry, TypePrune, TypeCompaction} {
+	for _, typ := range []string{TypeUser, TypeAssistant, typeToolStart, TypeToolResult, typeModelRequest, TypeReminder,
+		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typePrune, typeCompaction} {
 		t.Run(typ, func(t *testing.T) {
 			p, ok := newPayload(typ)
 			require.True(t, ok)

@@ -21,8 +21,8 @@
 // payload its type promises (a tool_call block without its call, an image
 // without its reference), a tool event that names no call. Sequence
 // numbers that jump or do not increase are reported, and appending
-// continues after the highest. A header from a newer format version is a
-// [FormatError] (its error matches harness.CodeUnsupportedFormat).
+// continues after the highest. A header from a newer format version is
+// refused with an error matching harness.CodeUnsupportedFormat.
 //
 // A log line has a maximum size ([DefaultMaxLineSize], or
 // [WithMaxLineSize]): Append refuses a larger event with an error matching
@@ -37,7 +37,7 @@
 // derive correctly.
 //
 // A [Store] keeps logs. [JSONL] is the default, one file per session in a
-// directory; [Memory] keeps them in memory, encoded the same way, for tests
+// directory; [NewMemory] keeps them in memory, encoded the same way, for tests
 // and short-lived programs. Package session/sessiontest holds the
 // conformance suite any Store must pass. Store.List describes the sessions
 // of a workspace (a working directory and the directories below it),

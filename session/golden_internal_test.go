@@ -153,8 +153,8 @@ func TestGoldenLog(t *testing.T) {
 			kinds[b.Type] = true
 		}
 	}
-	for _, typ := range []string{TypeUser, TypeAssistant, TypeToolStart, TypeToolResult, TypeModelRequest, TypeReminder,
-		TypeTurnEnd, TypeSystem, TypeRecord, TypeRetry, TypePrune, TypeCompaction, "future_event"} {
+	for _, typ := range []string{TypeUser, TypeAssistant, typeToolStart, TypeToolResult, typeModelRequest, TypeReminder,
+		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typePrune, typeCompaction, "future_event"} {
 		assert.True(t, types[typ], "the golden log has a %s event", typ)
 	}
 	for _, k := range []harness.BlockType{harness.BlockText, harness.BlockReasoning, harness.BlockImage, harness.BlockToolCall, harness.BlockToolResult} {

@@ -209,9 +209,6 @@ func (h *History) Messages() []harness.Message {
 	return out
 }
 
-// Len returns the number of derived messages.
-func (h *History) Len() int { return len(h.msgs) }
-
 // Turns returns the number of user messages.
 func (h *History) Turns() int { return h.turns }
 

@@ -553,7 +553,11 @@ func parseHeader(line []byte, id string) (Header, error) {
 		return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
 	}
 	if hl.Format != FormatVersion {
-		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Err: &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}}
+		msg := fmt.Sprintf("session %s: unsupported log format %d", id, hl.Format)
+		if hl.Format > FormatVersion {
+			msg = fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, hl.Format, FormatVersion)
+		}
+		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Message: msg}
 	}
 	return hl.Header, nil
 }

@@ -30,20 +30,32 @@ func TestMemoryMaxLineSize(t *testing.T) {
 	})
 }
 
+// maxLine is the bound a store reports, as the conformance suite reads it.
+func maxLine(s session.Store) int { return s.(interface{ MaxLineSize() int }).MaxLineSize() }
+
 func TestMaxLineSizeOption(t *testing.T) {
 	assert.Equal(t, session.DefaultMaxLineSize, session.NewJSONL(t.TempDir()).MaxLineSize())
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory().MaxLineSize())
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory()))
 	assert.Equal(t, 4096, session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096)).MaxLineSize())
-	assert.Equal(t, 4096, session.NewMemory(session.WithMaxLineSize(4096)).MaxLineSize())
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(0)).MaxLineSize(), "0 means the default")
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(-5)).MaxLineSize())
+	assert.Equal(t, 4096, maxLine(session.NewMemory(session.WithMaxLineSize(4096))))
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(-5))))
 }
 
 func TestEventTooLargeError(t *testing.T) {
-	err := error(&session.EventTooLargeError{Session: "s1", Seq: 7, Type: "tool_result", Size: 5000, Max: 4096})
+	s := session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))
+	log, err := s.Create(context.Background(), session.Header{ID: "s1", Cwd: "/w"})
+	require.NoError(t, err)
+	defer log.Close()
+	_, err = log.Append(context.Background(), &session.SystemPrompt{Text: strings.Repeat("x", 5000)})
 	assert.True(t, errors.Is(err, harness.CodeTooLarge))
 	assert.False(t, errors.Is(err, harness.CodeClosed))
-	assert.Equal(t, "session s1: the tool_result event 7 is 5000 bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", err.Error())
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
+	var tl *session.EventTooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, session.EventTooLargeError{Session: "s1", Seq: 1, Type: "system", Size: tl.Size, Max: 4096}, *tl)
+	assert.Greater(t, tl.Size, 5000)
+	assert.Equal(t, fmt.Sprintf("session s1: the system event 1 is %d bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", tl.Size), err.Error())
 }
 
 // allocated returns the bytes fn allocates.

@@ -99,9 +99,6 @@ func Beside(s *session.JSONL) *Files {
 	return NewFiles(filepath.Join(s.Dir(), dirName))
 }
 
-// Dir returns the store's directory.
-func (d *Files) Dir() string { return d.dir }
-
 // Path returns the file that holds the attachment with digest, which must
 // be valid.
 func (d *Files) Path(digest string) (string, error) {

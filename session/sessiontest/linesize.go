@@ -102,7 +102,7 @@ func testAnyTypeBounded(t *testing.T, s session.Store, max int) {
 		&session.Unknown{Type: "future", Data: []byte(`"` + big + `"`)},
 	} {
 		_, err := log.Append(ctx(), p)
-		assert.ErrorIs(t, err, harness.CodeTooLarge, "%s event", p.EventType())
+		assert.ErrorIs(t, err, harness.CodeTooLarge, "%s event", session.Event{Data: p}.Type())
 	}
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)
