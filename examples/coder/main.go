@@ -23,6 +23,7 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -245,7 +246,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(session.JSONLAttachments(a.store)),
+		agent.WithAttachments(attachments.Beside(a.store)),
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.

@@ -1,4 +1,4 @@
-package session_test
+package search_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/session/sessiontest"
 )
 
@@ -56,9 +57,9 @@ func userMsg(s string) *session.UserMessage {
 	return &session.UserMessage{Content: []harness.Block{harness.TextBlock(s)}}
 }
 
-func searchW(t *testing.T, s session.Store, q string) []session.Match {
+func searchW(t *testing.T, s session.Store, q string) []search.Match {
 	t.Helper()
-	ms, err := session.Search(context.Background(), s, session.SearchOptions{Query: q, Workspace: "/w"})
+	ms, err := search.Search(context.Background(), s, search.Options{Query: q, Workspace: "/w"})
 	require.NoError(t, err)
 	return ms
 }
@@ -181,7 +182,7 @@ func TestSearchCancelledMidScan(t *testing.T) {
 	for i := range 40 {
 		newLog(t, mem, fmt.Sprintf("s%02d", i), "/w", userMsg("needle"), userMsg("needle again"))
 	}
-	all, err := session.Search(context.Background(), mem, session.SearchOptions{Query: "needle", Workspace: "/w", Limit: 1000})
+	all, err := search.Search(context.Background(), mem, search.Options{Query: "needle", Workspace: "/w", Limit: 1000})
 	require.NoError(t, err)
 	require.Len(t, all, 80)
 
@@ -189,7 +190,7 @@ func TestSearchCancelledMidScan(t *testing.T) {
 	defer cancel()
 	store := &cancellingStore{Store: mem, cancel: cancel}
 	store.n.Store(5)
-	ms, err := session.Search(ctx, store, session.SearchOptions{Query: "needle", Workspace: "/w", Limit: 1000, Parallel: 2})
+	ms, err := search.Search(ctx, store, search.Options{Query: "needle", Workspace: "/w", Limit: 1000, Parallel: 2})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, len(ms), 80, "the scan stopped early")
 }
@@ -203,7 +204,7 @@ func TestSearchConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			ms, err := session.Search(context.Background(), store, session.SearchOptions{Query: "needle", Workspace: "/w", Limit: 5})
+			ms, err := search.Search(context.Background(), store, search.Options{Query: "needle", Workspace: "/w", Limit: 5})
 			assert.NoError(t, err)
 			assert.Len(t, ms, 5)
 		})
@@ -246,7 +247,7 @@ func FuzzSearchLiteral(f *testing.F) {
 				if regex {
 					query = regexp.QuoteMeta(q)
 				}
-				ms, err := session.Search(context.Background(), store, session.SearchOptions{Query: query, Regex: regex, Workspace: "/w", Limit: 10})
+				ms, err := search.Search(context.Background(), store, search.Options{Query: query, Regex: regex, Workspace: "/w", Limit: 10})
 				require.NoError(t, err)
 				found := false
 				for _, m := range ms {

@@ -1,4 +1,4 @@
-package session
+package search
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session"
 )
 
 // The search benchmark generates a corpus of 1,000 session logs (about
@@ -48,7 +49,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	total, want := generateCorpus(b, dir)
 	b.Logf("corpus: %d sessions, %.1f MB, %d events hold %q; generated in %v",
 		benchSessions, float64(total)/(1<<20), want, benchRare, time.Since(start).Round(time.Millisecond))
-	store := NewJSONL(dir)
+	store := session.NewJSONL(dir)
 	rates := map[string]float64{}
 	measure := func(name string, fn func(b *testing.B) int) {
 		b.Run(name, func(b *testing.B) {
@@ -63,7 +64,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	}
 	harness := func(q string) func(b *testing.B) int {
 		return func(b *testing.B) int {
-			ms, err := store.Search(context.Background(), SearchOptions{Query: q, AllWorkspaces: true, Limit: 1 << 30})
+			ms, err := Search(context.Background(), store, Options{Query: q, AllWorkspaces: true, Limit: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -102,7 +103,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	b.Run("common/harness-workspace-limit20", func(b *testing.B) {
 		n := 0
 		for b.Loop() {
-			ms, err := store.Search(context.Background(), SearchOptions{Query: benchCommon, Workspace: "/home/dev/project1", Limit: 20, PerSession: 5})
+			ms, err := Search(context.Background(), store, Options{Query: benchCommon, Workspace: "/home/dev/project1", Limit: 20, PerSession: 5})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func naiveSearch(b *testing.B, dir, q string) int {
 			sc.Scan() // header
 			n := 0
 			for sc.Scan() {
-				var ev Event
+				var ev session.Event
 				if json.Unmarshal(sc.Bytes(), &ev) != nil {
 					continue
 				}
@@ -192,60 +193,63 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 		if i%3 == 0 {
 			ws += "/services/api"
 		}
-		h := Header{Format: FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
+		h := session.Header{Format: session.FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
 		f, err := os.Create(filepath.Join(dir, h.ID+".jsonl"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
-		line, _ := marshalHeader(h)
+		line, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			session.Header
+		}{"session", h})
 		w.Write(append(line, '\n'))
 		size := int64(len(line) + 1)
 		seq := int64(0)
 		now := h.Created
-		emit := func(p Payload) {
+		emit := func(p session.Payload) {
 			seq++
 			now = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
-			line, err := Event{Seq: seq, Time: now, Data: p}.MarshalJSON()
+			line, err := session.Event{Seq: seq, Time: now, Data: p}.MarshalJSON()
 			if err != nil {
 				b.Fatal(err)
 			}
 			w.Write(append(line, '\n'))
 			size += int64(len(line) + 1)
 		}
-		emit(&SystemPrompt{Text: "You are a coding agent. Use the tools to read, edit and run code.\nBe terse."})
+		emit(&session.SystemPrompt{Text: "You are a coding agent. Use the tools to read, edit and run code.\nBe terse."})
 		for turn := 1; size < int64(perSession); turn++ {
 			task := benchTasks[rng.IntN(len(benchTasks))]
 			if rng.IntN(200) == 0 {
 				task += " — the deploy log says \"" + benchRare + "\""
 				want++
 			}
-			emit(&UserMessage{Content: []harness.Block{harness.TextBlock(task)}})
+			emit(&session.UserMessage{Content: []harness.Block{harness.TextBlock(task)}})
 			for step := 1; step <= 1+rng.IntN(6); step++ {
-				emit(&ModelRequest{Step: step, Model: "deepseek-chat", Fingerprint: Fingerprint{System: strings.Repeat("ab", 32), Tools: strings.Repeat("cd", 32), History: strings.Repeat("ef", 32), Messages: 2 * step}})
+				emit(&session.ModelRequest{Step: step, Model: "deepseek-chat", Fingerprint: session.Fingerprint{System: strings.Repeat("ab", 32), Tools: strings.Repeat("cd", 32), History: strings.Repeat("ef", 32), Messages: 2 * step}})
 				file := benchFiles[rng.IntN(len(benchFiles))]
 				callID := fmt.Sprintf("call_%d_%d_%d", turn, step, rng.IntN(1e6))
 				tool, args := "read", fmt.Sprintf(`{"file_path":%q}`, file)
 				if rng.IntN(3) == 0 {
 					tool, args = "bash", fmt.Sprintf(`{"command":"go test ./... -run 'Test%s' 2>&1 | tail -n 40"}`, benchIdents[rng.IntN(len(benchIdents))])
 				}
-				emit(&AssistantMessage{Step: step, Model: "deepseek-chat", Finish: "tool_calls", Usage: &harness.Usage{InputTokens: 12000, OutputTokens: 300},
+				emit(&session.AssistantMessage{Step: step, Model: "deepseek-chat", Finish: "tool_calls", Usage: &harness.Usage{InputTokens: 12000, OutputTokens: 300},
 					Content: []harness.Block{
 						{Type: harness.BlockReasoning, Text: "The failure points at " + file + "; I should look at the handler and its error path before changing anything."},
 						harness.TextBlock("Let me look at `" + file + "`."),
 						{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: callID, Name: tool, Arguments: args}},
 					}})
-				emit(&ToolStarted{Step: step, CallID: callID, Name: tool})
+				emit(&session.ToolStarted{Step: step, CallID: callID, Name: tool})
 				out := benchCode(rng, 2<<10+rng.IntN(14<<10))
 				if rng.IntN(200) == 0 {
 					out += "\n2026/01/01 10:00:00 dial tcp 10.0.0.7:5432: read: " + benchRare + "\n"
 					want++
 				}
-				emit(&ToolFinished{Step: step, CallID: callID, Name: tool, DurationMS: int64(rng.IntN(900)),
+				emit(&session.ToolFinished{Step: step, CallID: callID, Name: tool, DurationMS: int64(rng.IntN(900)),
 					Result: harness.ToolResult{Content: []harness.Block{harness.TextBlock(out)}}})
 			}
-			emit(&AssistantMessage{Step: 7, Model: "deepseek-chat", Finish: "stop", Content: []harness.Block{harness.TextBlock(benchAnswers[rng.IntN(len(benchAnswers))])}})
-			emit(&TurnEnded{Reason: ReasonCompleted, Steps: 7, Usage: harness.Usage{InputTokens: 80000, OutputTokens: 2000}})
+			emit(&session.AssistantMessage{Step: 7, Model: "deepseek-chat", Finish: "stop", Content: []harness.Block{harness.TextBlock(benchAnswers[rng.IntN(len(benchAnswers))])}})
+			emit(&session.TurnEnded{Reason: session.ReasonCompleted, Steps: 7, Usage: harness.Usage{InputTokens: 80000, OutputTokens: 2000}})
 		}
 		if err := w.Flush(); err != nil {
 			b.Fatal(err)

@@ -1,4 +1,4 @@
-package session
+package search
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/jsonstr"
 )
 
 // The fast path matches a candidate line without decoding it whole: it
@@ -25,7 +27,7 @@ import (
 // fastType reports whether the fast path handles events of type typ.
 func fastType(typ string) bool {
 	switch typ {
-	case TypeUser, TypeAssistant, TypeToolResult, TypeReminder, TypeSystem:
+	case session.TypeUser, session.TypeAssistant, session.TypeToolResult, session.TypeReminder, session.TypeSystem:
 		return true
 	}
 	return false
@@ -170,7 +172,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 	var out []piece
 	var ok bool
 	switch typ {
-	case TypeUser:
+	case session.TypeUser:
 		ok = w.object(func(key []byte) bool {
 			if string(key) != "content" {
 				return w.skip()
@@ -186,7 +188,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 				})
 			})
 		})
-	case TypeAssistant:
+	case session.TypeAssistant:
 		ok = w.object(func(key []byte) bool {
 			if string(key) != "content" {
 				return w.skip()
@@ -236,7 +238,7 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 				return true
 			})
 		})
-	case TypeToolResult:
+	case session.TypeToolResult:
 		var name string
 		ok = w.object(func(key []byte) bool {
 			switch string(key) {
@@ -266,9 +268,9 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 		for i := range out {
 			out[i].tool = name
 		}
-	case TypeReminder, TypeSystem:
+	case session.TypeReminder, session.TypeSystem:
 		role := harness.RoleUser
-		if typ == TypeSystem {
+		if typ == session.TypeSystem {
 			role = "system"
 		}
 		ok = w.object(func(key []byte) bool {
@@ -568,8 +570,8 @@ func inSurrogatePair(span []byte, i int) bool {
 	if span[i-6] != '\\' || span[i-5] != 'u' || backslashesBefore(span, i-6)%2 != 0 {
 		return false
 	}
-	hi, ok1 := hex4(span[i-6:])
-	lo, ok2 := hex4(span[i:])
+	hi, ok1 := jsonstr.Hex4(span[i-6:])
+	lo, ok2 := jsonstr.Hex4(span[i:])
 	return ok1 && ok2 && hi >= 0xD800 && hi < 0xDC00 && lo >= 0xDC00 && lo < 0xE000
 }
 
@@ -605,7 +607,7 @@ func unescape(dst, span []byte) []byte {
 		case 't':
 			dst = append(dst, '\t')
 		case 'u':
-			r, n := decodeUEscape(span[i:], true)
+			r, n := jsonstr.DecodeUEscape(span[i:], true)
 			dst = utf8.AppendRune(dst, r)
 			i += n
 			continue

@@ -1,4 +1,8 @@
-package session
+// Package jsonstr decodes JSON string bodies from raw log bytes, also when
+// they are cut short. It is shared by session (titles of long lines) and
+// session/search (matching raw lines); it imports only the standard
+// library.
+package jsonstr
 
 import (
 	"strings"
@@ -6,11 +10,11 @@ import (
 	"unicode/utf8"
 )
 
-// jsonStringPrefix decodes a JSON string body, b starting right after the
+// Prefix decodes a JSON string body, b starting right after the
 // opening quote, up to its closing quote or, when b ends first, as far as
 // b holds complete characters. It reports whether the closing quote was
 // reached. Invalid bytes become U+FFFD as encoding/json decodes them.
-func jsonStringPrefix(b []byte) (string, bool) {
+func Prefix(b []byte) (string, bool) {
 	var sb strings.Builder
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -35,7 +39,7 @@ func jsonStringPrefix(b []byte) (string, bool) {
 			case 't':
 				sb.WriteByte('\t')
 			case 'u':
-				r, n := decodeUEscape(b[i:], false)
+				r, n := DecodeUEscape(b[i:], false)
 				if n == 0 {
 					return sb.String(), false
 				}
@@ -63,12 +67,12 @@ func jsonStringPrefix(b []byte) (string, bool) {
 	return sb.String(), false
 }
 
-// decodeUEscape decodes a \uXXXX escape at the start of b, and the low
+// DecodeUEscape decodes a \uXXXX escape at the start of b, and the low
 // surrogate escape that must follow a high one. It returns the rune and
 // the bytes used, or n == 0 when b is cut short and may end before the
 // escape does; complete says b is the whole string.
-func decodeUEscape(b []byte, complete bool) (rune, int) {
-	r, ok := hex4(b)
+func DecodeUEscape(b []byte, complete bool) (rune, int) {
+	r, ok := Hex4(b)
 	if !ok {
 		if len(b) < 6 && allHex(b[2:]) && !complete {
 			return 0, 0
@@ -87,7 +91,7 @@ func decodeUEscape(b []byte, complete bool) (rune, int) {
 		}
 		return 0, 0
 	}
-	r2, ok := hex4(b[6:])
+	r2, ok := Hex4(b[6:])
 	if !ok {
 		return utf8.RuneError, 6
 	}
@@ -106,7 +110,7 @@ func allHex(b []byte) bool {
 	return true
 }
 
-func hex4(b []byte) (rune, bool) {
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package session
+package search
 
 import (
 	"context"
@@ -11,15 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/jsonstr"
 )
 
 // A scan checks its context between reads of a log.
 func TestScanFileStopsWhenCancelled(t *testing.T) {
-	store := NewJSONL(t.TempDir())
-	log, err := store.Create(context.Background(), Header{ID: "big", Cwd: "/w"})
+	store := session.NewJSONL(t.TempDir())
+	log, err := store.Create(context.Background(), session.Header{ID: "big", Cwd: "/w"})
 	require.NoError(t, err)
 	for range 8 {
-		_, err := log.Append(context.Background(), &ToolFinished{Name: "bash", Result: harness.ToolResult{
+		_, err := log.Append(context.Background(), &session.ToolFinished{Name: "bash", Result: harness.ToolResult{
 			Content: []harness.Block{harness.TextBlock(strings.Repeat("no match here\n", 40_000) + "needle")}}})
 		require.NoError(t, err)
 	}
@@ -28,18 +30,18 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, st.Size(), int64(3*scanBufferSize), "several reads")
 
-	m, err := compileSearch(SearchOptions{Query: "needle", Workspace: "/w"})
+	m, err := compile(Options{Query: "needle", Workspace: "/w"})
 	require.NoError(t, err)
 	buf := make([]byte, scanBufferSize)
 	ms := &matchSink{max: 100}
-	_, err = store.scanFile(context.Background(), "big", m, &buf, ms)
+	_, err = scanFile(context.Background(), store, "big", m, &buf, ms)
 	require.NoError(t, err)
 	assert.Len(t, ms.matches, 8)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ms = &matchSink{max: 100}
-	_, err = store.scanFile(ctx, "big", m, &buf, ms)
+	_, err = scanFile(ctx, store, "big", m, &buf, ms)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, ms.matches)
 }
@@ -61,7 +63,7 @@ func TestRequiredLiterals(t *testing.T) {
 		pf := regexPrefilter(pattern)
 		var lits []string
 		for _, f := range pf {
-			s, _ := jsonStringPrefix(append(append([]byte(nil), f.forms[0]...), '"'))
+			s, _ := jsonstr.Prefix(append(append([]byte(nil), f.forms[0]...), '"'))
 			lits = append(lits, s)
 		}
 		assert.ElementsMatch(t, want, lits, "pattern %q", pattern)
@@ -103,7 +105,7 @@ func FuzzJSONStringPrefix(f *testing.F) {
 		for _, raw := range []string{encodeString(s), mustMarshal(t, s)} {
 			var want string
 			require.NoError(t, json.Unmarshal([]byte(`"`+raw+`"`), &want))
-			got, complete := jsonStringPrefix([]byte(raw + `"tail`))
+			got, complete := jsonstr.Prefix([]byte(raw + `"tail`))
 			assert.True(t, complete)
 			assert.Equal(t, want, got)
 			assert.Equal(t, want, string(unescape(nil, []byte(raw))))
@@ -114,13 +116,13 @@ func FuzzJSONStringPrefix(f *testing.F) {
 			if c < 0 {
 				c = -c
 			}
-			part, complete := jsonStringPrefix([]byte(raw[:c]))
+			part, complete := jsonstr.Prefix([]byte(raw[:c]))
 			assert.False(t, complete)
 			assert.True(t, strings.HasPrefix(want, part), "prefix %q of %q decodes to %q, not a prefix of %q", raw[:c], raw, part, want)
 		}
 		// Arbitrary bytes never panic, and what encoding/json accepts
 		// decodes the same.
-		jsonStringPrefix([]byte(s))
+		jsonstr.Prefix([]byte(s))
 		got := unescape(nil, []byte(s))
 		var want string
 		if json.Unmarshal([]byte(`"`+s+`"`), &want) == nil {

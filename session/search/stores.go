@@ -1,39 +1,44 @@
-package session
+package search
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/go-harness/harness/session"
 )
 
 // scanBufferSize is the read size of a log scan; lines longer than it
 // grow the buffer.
 const scanBufferSize = 1 << 20
 
-// Search implements Searcher: a streaming scan of the log files, newest
-// first, several at a time. Each log's header is read first and a log
-// outside the workspace is not read further; the other lines are searched
-// as raw bytes and only lines that may match are decoded.
-func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error) {
-	m, err := compileSearch(opts)
+// searchJSONL is the search of a JSONL store: a streaming scan of its
+// log files, newest first, several at a time. Each log's header is read
+// first and a log outside the workspace is not read further; the other
+// lines are searched as raw bytes and only lines that may match are
+// decoded.
+func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, error) {
+	m.maxLine = s.MaxLineSize()
+	files, err := logFiles(s.Dir(), m.exclude)
 	if err != nil {
 		return nil, err
 	}
-	m.maxLine = s.cfg.maxLine
-	files, err := s.logFiles(m.exclude)
-	if err != nil {
-		return nil, err
-	}
-	m.pre.tune(s.sample(files))
+	m.pre.tune(sample(s, files))
 	bufs := sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }}
 	return m.run(ctx, len(files), func(ctx context.Context, i int, ms *matchSink) error {
 		bp := bufs.Get().(*[]byte)
 		defer bufs.Put(bp)
-		h, err := s.scanFile(ctx, files[i].id, m, bp, ms)
+		h, err := scanFile(ctx, s, files[i].id, m, bp, ms)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -43,9 +48,9 @@ func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 		if len(ms.matches) == 0 {
 			return nil
 		}
-		info := Info{Header: h, Updated: files[i].mod, Size: files[i].size}
-		if d, err := s.describe(files[i], ""); err == nil {
-			info = *d
+		info := session.Info{Header: h, Updated: files[i].mod, Size: files[i].size}
+		if d, err := s.Stat(ctx, files[i].id); err == nil {
+			info = d
 		}
 		for j := range ms.matches {
 			ms.matches[j].Session = info
@@ -54,12 +59,66 @@ func (s *JSONL) Search(ctx context.Context, opts SearchOptions) ([]Match, error)
 	})
 }
 
+// logFile is a log found in a JSONL store's directory.
+type logFile struct {
+	id   string
+	mod  time.Time
+	size int64
+}
+
+// logFiles returns the logs in dir, newest first by modification time
+// (as JSONL.List orders them), leaving out the ids in skip.
+func logFiles(dir string, skip map[string]bool) ([]logFile, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: listing %s: %w", dir, err)
+	}
+	files := make([]logFile, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || !session.ValidID(id) || skip[id] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		files = append(files, logFile{id: id, mod: fi.ModTime().UTC(), size: fi.Size()})
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].mod.Equal(files[j].mod) {
+			return files[i].mod.After(files[j].mod)
+		}
+		return files[i].id > files[j].id
+	})
+	return files, nil
+}
+
+// parseHeader decodes the first line of a log; a line that is no header
+// of this format is an error, and the log is not searched.
+func parseHeader(line []byte) (session.Header, error) {
+	var hl struct {
+		Type string `json:"type"`
+		session.Header
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(line), &hl); err != nil || hl.Type != "session" {
+		return session.Header{}, errors.New("search: the first line is not a session header")
+	}
+	if hl.Format != session.FormatVersion {
+		return session.Header{}, fmt.Errorf("search: log format %d, not %d", hl.Format, session.FormatVersion)
+	}
+	return hl.Header, nil
+}
+
 // sampleSize is how much of the newest logs a search reads to learn
 // which bytes are rare.
 const sampleSize = 256 << 10
 
 // sample returns the start of the newest logs, up to sampleSize bytes.
-func (s *JSONL) sample(files []logFile) []byte {
+func sample(s *session.JSONL, files []logFile) []byte {
 	buf := make([]byte, 0, sampleSize)
 	for _, lf := range files {
 		f, err := os.Open(s.Path(lf.id))
@@ -78,29 +137,29 @@ func (s *JSONL) sample(files []logFile) []byte {
 
 // scanFile searches one log. It returns the log's header; a log outside
 // the search's workspace is not read past it.
-func (s *JSONL) scanFile(ctx context.Context, id string, m *searcher, bp *[]byte, ms *matchSink) (Header, error) {
+func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
 	f, err := os.Open(s.Path(id))
 	if err != nil {
-		return Header{}, err
+		return session.Header{}, err
 	}
 	defer f.Close()
 	buf := *bp
 	n, err := io.ReadFull(f, buf)
 	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 	if err != nil && !eof {
-		return Header{}, err
+		return session.Header{}, err
 	}
 	nl := bytes.IndexByte(buf[:n], '\n')
 	if nl < 0 {
 		if eof {
-			return Header{}, errors.New("session: no complete header line")
+			return session.Header{}, errors.New("search: no complete header line")
 		}
 		// A first line longer than a buffer is no header.
-		return Header{}, errors.New("session: the first line is not a session header")
+		return session.Header{}, errors.New("search: the first line is not a session header")
 	}
-	h, err := parseHeader(buf[:nl], id)
+	h, err := parseHeader(buf[:nl])
 	if err != nil {
-		return Header{}, err
+		return session.Header{}, err
 	}
 	if m.excluded(h) {
 		return h, nil
@@ -128,7 +187,7 @@ func (s *JSONL) scanFile(ctx context.Context, id string, m *searcher, bp *[]byte
 		// buffer for a line that does not fit, up to the longest line the
 		// store reads, and stream past a longer one.
 		rest := copy(buf, buf[start:end])
-		if rest > s.cfg.maxLine {
+		if rest > s.MaxLineSize() {
 			if rest, eof, err = skipLine(f, buf); err != nil {
 				return h, err
 			}
@@ -136,7 +195,7 @@ func (s *JSONL) scanFile(ctx context.Context, id string, m *searcher, bp *[]byte
 			continue
 		}
 		if rest == len(buf) {
-			size := min(2*len(buf), s.cfg.maxLine+1)
+			size := min(2*len(buf), s.MaxLineSize()+1)
 			buf = slices.Grow(buf[:rest], size-rest)[:size]
 			*bp = buf
 		}
@@ -165,67 +224,4 @@ func skipLine(f io.Reader, buf []byte) (rest int, eof bool, err error) {
 			return 0, true, nil
 		}
 	}
-}
-
-// Search implements Searcher over the encoded lines the store keeps,
-// exactly as JSONL searches its files.
-func (m *Memory) Search(ctx context.Context, opts SearchOptions) ([]Match, error) {
-	sr, err := compileSearch(opts)
-	if err != nil {
-		return nil, err
-	}
-	sr.maxLine = m.cfg.maxLine
-	type snap struct {
-		info  Info
-		lines [][]byte
-	}
-	m.mu.Lock()
-	var snaps []snap
-	for _, s := range m.sessions {
-		if sr.excluded(s.header) {
-			continue
-		}
-		// Lines are never changed once appended: share them.
-		snaps = append(snaps, snap{
-			info:  Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size},
-			lines: s.lines[:len(s.lines):len(s.lines)],
-		})
-	}
-	m.mu.Unlock()
-	infos := make([]Info, len(snaps))
-	for i, s := range snaps {
-		infos[i] = s.info
-	}
-	sortInfos(infos)
-	byID := make(map[string][][]byte, len(snaps))
-	for _, s := range snaps {
-		byID[s.info.Header.ID] = s.lines
-	}
-	var sample []byte
-	for _, in := range infos {
-		for _, l := range byID[in.Header.ID] {
-			sample = append(sample, l[:min(len(l), sampleSize-len(sample))]...)
-			if len(sample) >= sampleSize {
-				break
-			}
-		}
-		if len(sample) >= sampleSize {
-			break
-		}
-	}
-	sr.pre.tune(sample)
-	return sr.run(ctx, len(infos), func(ctx context.Context, i int, ms *matchSink) error {
-		for j, line := range byID[infos[i].Header.ID] {
-			if j%1024 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if sr.scanLines(line, ms) {
-				break
-			}
-		}
-		for j := range ms.matches {
-			ms.matches[j].Session = infos[i]
-		}
-		return nil
-	})
 }

@@ -1,4 +1,4 @@
-package session_test
+package attachments_test
 
 import (
 	"bytes"
@@ -15,36 +15,36 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/session/sessiontest"
 	"github.com/go-harness/harness/tools"
 )
 
-func TestAttachmentDirConformance(t *testing.T) {
+func TestFilesConformance(t *testing.T) {
 	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore {
-		return session.NewAttachmentDir(filepath.Join(t.TempDir(), "att"))
+		return attachments.NewFiles(filepath.Join(t.TempDir(), "att"))
 	})
 }
 
 // Both stores are what the tools and the model contract ask for.
 var (
-	_ tools.AttachmentStore = (*session.AttachmentDir)(nil)
-	_ tools.AttachmentStore = (*session.MemoryAttachments)(nil)
+	_ tools.AttachmentStore = (*attachments.Files)(nil)
+	_ tools.AttachmentStore = (*attachments.Memory)(nil)
 )
 
-func TestMemoryAttachmentsConformance(t *testing.T) {
-	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return session.NewMemoryAttachments() })
+func TestMemoryConformance(t *testing.T) {
+	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return attachments.NewMemory() })
 }
 
-func TestAttachmentDirLayout(t *testing.T) {
+func TestFilesLayout(t *testing.T) {
 	store := session.NewJSONL(t.TempDir())
-	att := session.JSONLAttachments(store)
-	assert.Equal(t, filepath.Join(store.Dir(), "attachments"), att.Dir())
+	att := attachments.Beside(store)
 	ctx := context.Background()
 	d, err := att.Put(ctx, []byte("pixels"))
 	require.NoError(t, err)
 	p, err := att.Path(d)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(att.Dir(), "sha256", d[len("sha256:"):]), p)
+	assert.Equal(t, filepath.Join(store.Dir(), "attachments", "sha256", d[len("sha256:"):]), p)
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -65,8 +65,8 @@ func TestAttachmentDirLayout(t *testing.T) {
 	assert.Len(t, infos, 1)
 }
 
-func TestAttachmentDirCorruption(t *testing.T) {
-	att := session.NewAttachmentDir(t.TempDir())
+func TestFilesCorruption(t *testing.T) {
+	att := attachments.NewFiles(t.TempDir())
 	ctx := context.Background()
 	data := bytes.Repeat([]byte{7}, 4096)
 	d, err := att.Put(ctx, data)
@@ -101,27 +101,27 @@ func TestAttachmentDirCorruption(t *testing.T) {
 	assert.Equal(t, data, got)
 }
 
-func TestAttachmentDirUnwritable(t *testing.T) {
+func TestFilesUnwritable(t *testing.T) {
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o600))
-	att := session.NewAttachmentDir(filepath.Join(blocker, "att")) // below a regular file
+	att := attachments.NewFiles(filepath.Join(blocker, "att")) // below a regular file
 	_, err := att.Put(context.Background(), []byte("data"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "attachment")
 }
 
 func TestDigest(t *testing.T) {
-	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", session.Digest(nil))
-	assert.True(t, session.ValidDigest(session.Digest([]byte("x"))))
-	assert.False(t, session.ValidDigest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
+	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", attachments.Digest(nil))
+	assert.True(t, attachments.ValidDigest(attachments.Digest([]byte("x"))))
+	assert.False(t, attachments.ValidDigest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
 }
 
-func ExampleJSONLAttachments() {
+func ExampleBeside() {
 	dir, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(dir)
 	store := session.NewJSONL(dir)
-	att := session.JSONLAttachments(store)
+	att := attachments.Beside(store)
 	d, _ := att.Put(context.Background(), []byte("hello"))
 	data, _ := att.Get(context.Background(), d)
 	fmt.Println(d)
@@ -134,15 +134,15 @@ func ExampleJSONLAttachments() {
 // FuzzAttachmentPath checks that only well-formed digests name files, and
 // that every file they name lies inside the store's directory.
 func FuzzAttachmentPath(f *testing.F) {
-	f.Add(session.Digest([]byte("x")))
+	f.Add(attachments.Digest([]byte("x")))
 	f.Add("sha256:../../etc/passwd")
 	f.Add("sha256:" + strings.Repeat("a", 63) + "/")
 	f.Add("")
 	dir := filepath.Join(f.TempDir(), "att")
-	att := session.NewAttachmentDir(dir)
+	att := attachments.NewFiles(dir)
 	f.Fuzz(func(t *testing.T, d string) {
 		p, err := att.Path(d)
-		if !session.ValidDigest(d) {
+		if !attachments.ValidDigest(d) {
 			if !errors.Is(err, harness.CodeInvalidDigest) {
 				t.Fatalf("%q: want ErrInvalidDigest, got %v", d, err)
 			}

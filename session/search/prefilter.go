@@ -1,7 +1,8 @@
-package session
+package search
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -130,8 +131,14 @@ func anchorOf(s string) string {
 // encodeString returns s encoded as a JSON string by Event.MarshalJSON,
 // without the quotes.
 func encodeString(s string) string {
-	b, err := marshalNoEscape(s)
-	if err != nil || len(b) < 2 {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return s
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(b) < 2 {
 		return s
 	}
 	return string(b[1 : len(b)-1])

@@ -1,4 +1,4 @@
-package session
+package search
 
 import (
 	"encoding/json"
@@ -12,32 +12,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session"
 )
 
 // fuzzEvent builds an event of one of the fast-path types holding the
 // texts a and b.
-func fuzzEvent(kind uint8, a, b string) Payload {
+func fuzzEvent(kind uint8, a, b string) session.Payload {
 	switch kind % 6 {
 	case 0:
-		return &UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.ImageBlock(harness.Image{Digest: "sha256:00", Name: b}), harness.TextBlock(b)}}
+		return &session.UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.ImageBlock(harness.Image{Digest: "sha256:00", Name: b}), harness.TextBlock(b)}}
 	case 1:
 		args, _ := json.Marshal(map[string]any{"z": a, "a": []string{b, a}})
-		return &AssistantMessage{Step: 1, Content: []harness.Block{
+		return &session.AssistantMessage{Step: 1, Content: []harness.Block{
 			{Type: harness.BlockReasoning, Text: b},
 			harness.TextBlock(a),
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c", Name: "write", Arguments: string(args)}},
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "d", Name: "bash", Arguments: a}},
 		}}
 	case 2:
-		return &ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{
+		return &session.ToolFinished{CallID: "c", Name: "bash", Result: harness.ToolResult{
 			Content: []harness.Block{harness.TextBlock(a), harness.TextBlock(b)},
 			Render:  &harness.Render{Kind: harness.RenderGeneric, Text: a + b, Title: b}}}
 	case 3:
-		return &Reminded{Reminder: harness.Reminder{Source: a, Text: b}}
+		return &session.Reminded{Reminder: harness.Reminder{Source: a, Text: b}}
 	case 4:
-		return &SystemPrompt{Text: a + b}
+		return &session.SystemPrompt{Text: a + b}
 	default:
-		return &ToolFinished{CallID: a, Name: b, Result: harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock(b)}}}
+		return &session.ToolFinished{CallID: a, Name: b, Result: harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock(b)}}}
 	}
 }
 
@@ -91,19 +92,19 @@ func FuzzFastMatch(f *testing.F) {
 		if regex {
 			q = regexp.QuoteMeta(q)
 		}
-		s, err := compileSearch(SearchOptions{Query: q, Regex: regex, Workspace: "/w", Context: int(ctxBytes),
-			Types: []string{TypeUser, TypeAssistant, TypeToolResult, TypeReminder, TypeSystem}})
+		s, err := compile(Options{Query: q, Regex: regex, Workspace: "/w", Context: int(ctxBytes),
+			Types: []string{session.TypeUser, session.TypeAssistant, session.TypeToolResult, session.TypeReminder, session.TypeSystem}})
 		if err != nil {
 			return // an invalid regex (from invalid UTF-8), or one matching empty text
 		}
-		e := Event{Seq: 42, Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Data: fuzzEvent(kind, a, b)}
+		e := session.Event{Seq: 42, Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Data: fuzzEvent(kind, a, b)}
 		ours, err := e.MarshalJSON()
 		require.NoError(t, err)
 		data, err := json.Marshal(e.Data) // HTML-escaped
 		require.NoError(t, err)
 		foreign := []byte(`{"seq":42,"time":"2026-01-02T03:04:05.000000006Z","type":` + strconv.Quote(e.Type()) + `,"data":` + string(data) + `}`)
 		for _, line := range [][]byte{ours, foreign, asciiOnly(ours)} {
-			var dec Event
+			var dec session.Event
 			require.NoError(t, json.Unmarshal(line, &dec))
 			want, wantFound := s.matchEvent(dec)
 			got, gotFound, handled := s.fastMatch(line)

@@ -1,4 +1,4 @@
-package session
+package attachments
 
 import (
 	"bytes"
@@ -15,11 +15,12 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/durable"
+	"github.com/go-harness/harness/session"
 )
 
-// DigestPrefix starts every attachment digest: the digest is
-// DigestPrefix followed by the lowercase hex SHA-256 of the bytes.
-const DigestPrefix = "sha256:"
+// digestPrefix starts every attachment digest: the digest is
+// digestPrefix followed by the lowercase hex SHA-256 of the bytes.
+const digestPrefix = "sha256:"
 
 // Attachment stores fail with harness errors: harness.CodeNotFound for a
 // digest no attachment has, harness.CodeInvalidDigest for a digest that
@@ -30,14 +31,14 @@ const DigestPrefix = "sha256:"
 // Digest returns the attachment digest of data: "sha256:<hex>".
 func Digest(data []byte) string {
 	sum := sha256.Sum256(data)
-	return DigestPrefix + hex.EncodeToString(sum[:])
+	return digestPrefix + hex.EncodeToString(sum[:])
 }
 
 // ValidDigest reports whether d is a well-formed attachment digest:
 // "sha256:" followed by exactly 64 lowercase hex digits. Only such digests
 // name stored files, so none can leave the store's directory.
 func ValidDigest(d string) bool {
-	h, ok := strings.CutPrefix(d, DigestPrefix)
+	h, ok := strings.CutPrefix(d, digestPrefix)
 	if !ok || len(h) != sha256.Size*2 {
 		return false
 	}
@@ -50,14 +51,19 @@ func ValidDigest(d string) bool {
 	return true
 }
 
+// notFound is the error of a digest no attachment has.
+func notFound(digest string) error {
+	return &harness.Error{Code: harness.CodeNotFound, Message: "attachments: no attachment " + digest + " is stored"}
+}
+
 func checkDigest(d string) error {
 	if !ValidDigest(d) {
-		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidDigest), d)
+		return &harness.Error{Code: harness.CodeInvalidDigest, Message: fmt.Sprintf("attachments: invalid attachment digest %q (want \"sha256:\" and 64 lowercase hex digits)", d)}
 	}
 	return nil
 }
 
-// AttachmentDir is an attachment store (a tools.AttachmentStore and a
+// Files is an attachment store (a tools.AttachmentStore and a
 // model.ImageSource) that keeps each attachment in
 // its own file named by its digest: <dir>/sha256/<hex>. Files are written
 // atomically (a private temporary file in the same directory, synced, then
@@ -68,45 +74,42 @@ func checkDigest(d string) error {
 //
 // Attachments are shared by every session that uses the directory;
 // deleting a session does not delete them.
-type AttachmentDir struct {
+type Files struct {
 	dir string
 }
 
-// NewAttachmentDir returns an attachment store keeping its files in dir.
-func NewAttachmentDir(dir string) *AttachmentDir { return &AttachmentDir{dir: dir} }
+// NewFiles returns an attachment store keeping its files in dir.
+func NewFiles(dir string) *Files { return &Files{dir: dir} }
 
-// AttachmentsDirName is the subdirectory of a JSONL store's directory
-// that JSONLAttachments uses.
-const AttachmentsDirName = "attachments"
+// dirName is the subdirectory of a JSONL store's directory that Beside
+// uses.
+const dirName = "attachments"
 
-// JSONLAttachments returns the attachment store beside the logs of s: a
-// directory named AttachmentsDirName inside s.Dir(). It is the usual
-// companion of a JSONL store:
+// Beside returns the attachment store beside the logs of s: a directory
+// named "attachments" inside s.Dir(). It is the usual companion of a
+// JSONL store:
 //
 //	store := session.NewJSONL(dir)
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithSessionStore(store),
-//		agent.WithAttachments(session.JSONLAttachments(store)),
+//		agent.WithAttachments(attachments.Beside(store)),
 //		...
 //	)
-func JSONLAttachments(s *JSONL) *AttachmentDir {
-	return NewAttachmentDir(filepath.Join(s.Dir(), AttachmentsDirName))
+func Beside(s *session.JSONL) *Files {
+	return NewFiles(filepath.Join(s.Dir(), dirName))
 }
-
-// Dir returns the store's directory.
-func (d *AttachmentDir) Dir() string { return d.dir }
 
 // Path returns the file that holds the attachment with digest, which must
 // be valid.
-func (d *AttachmentDir) Path(digest string) (string, error) {
+func (d *Files) Path(digest string) (string, error) {
 	if err := checkDigest(digest); err != nil {
 		return "", err
 	}
-	return filepath.Join(d.dir, "sha256", strings.TrimPrefix(digest, DigestPrefix)), nil
+	return filepath.Join(d.dir, "sha256", strings.TrimPrefix(digest, digestPrefix)), nil
 }
 
 // Put implements tools.AttachmentStore.
-func (d *AttachmentDir) Put(ctx context.Context, data []byte) (string, error) {
+func (d *Files) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -119,16 +122,16 @@ func (d *AttachmentDir) Put(ctx context.Context, data []byte) (string, error) {
 	}
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("session: creating attachment directory: %w", err)
+		return "", fmt.Errorf("attachments: creating attachment directory: %w", err)
 	}
 	if err := writeAtomic(dir, p, data); err != nil {
-		return "", fmt.Errorf("session: storing attachment %s: %w", digest, err)
+		return "", fmt.Errorf("attachments: storing attachment %s: %w", digest, err)
 	}
 	return digest, nil
 }
 
 // Get implements tools.AttachmentStore.
-func (d *AttachmentDir) Get(ctx context.Context, digest string) ([]byte, error) {
+func (d *Files) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -138,13 +141,13 @@ func (d *AttachmentDir) Get(ctx context.Context, digest string) ([]byte, error) 
 	}
 	data, err := os.ReadFile(p)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: attachment %s", storeErr(harness.CodeNotFound), digest)
+		return nil, notFound(digest)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session: reading attachment %s: %w", digest, err)
+		return nil, fmt.Errorf("attachments: reading attachment %s: %w", digest, err)
 	}
 	if got := Digest(data); got != digest {
-		return nil, fmt.Errorf("%w: %s holds bytes hashing to %s", storeErr(harness.CodeCorruptAttachment), digest, got)
+		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf("attachments: the stored attachment %s holds bytes hashing to %s; it is damaged, store it again", digest, got)}
 	}
 	return data, nil
 }
@@ -179,23 +182,23 @@ func writeAtomic(dir, path string, data []byte) (err error) {
 	return durable.SyncDir(dir)
 }
 
-// MemoryAttachments is an attachment store (a tools.AttachmentStore and
+// Memory is an attachment store (a tools.AttachmentStore and
 // a model.ImageSource) that keeps attachments in
 // memory, for tests and short-lived programs. It stores a copy of what it
 // is given and returns a copy of what it holds. It is safe for concurrent
 // use.
-type MemoryAttachments struct {
+type Memory struct {
 	mu sync.RWMutex
 	m  map[string][]byte
 }
 
-// NewMemoryAttachments returns an empty in-memory attachment store.
-func NewMemoryAttachments() *MemoryAttachments {
-	return &MemoryAttachments{m: map[string][]byte{}}
+// NewMemory returns an empty in-memory attachment store.
+func NewMemory() *Memory {
+	return &Memory{m: map[string][]byte{}}
 }
 
 // Put implements tools.AttachmentStore.
-func (s *MemoryAttachments) Put(ctx context.Context, data []byte) (string, error) {
+func (s *Memory) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -212,7 +215,7 @@ func (s *MemoryAttachments) Put(ctx context.Context, data []byte) (string, error
 }
 
 // Get implements tools.AttachmentStore.
-func (s *MemoryAttachments) Get(ctx context.Context, digest string) ([]byte, error) {
+func (s *Memory) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -223,13 +226,13 @@ func (s *MemoryAttachments) Get(ctx context.Context, digest string) ([]byte, err
 	data, ok := s.m[digest]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: attachment %s", storeErr(harness.CodeNotFound), digest)
+		return nil, notFound(digest)
 	}
 	return bytes.Clone(data), nil
 }
 
 // Len returns how many distinct attachments the store holds.
-func (s *MemoryAttachments) Len() int {
+func (s *Memory) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.m)

@@ -1,4 +1,4 @@
-package session
+package search
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/session"
 )
 
-// SearchOptions say what Search looks for and where.
-type SearchOptions struct {
+// Options say what Search looks for and where.
+type Options struct {
 	// Query is literal text, or a regular expression (RE2 syntax, as
 	// package regexp) when Regex is set. It is matched against text as the
 	// model saw it: message text, reasoning, tool call arguments (as sent
@@ -41,7 +42,7 @@ type SearchOptions struct {
 	// TypeSystem adds system prompts; an unknown type searches every
 	// string of its events.
 	Types []string
-	// Limit caps the number of matches; zero means DefaultSearchLimit.
+	// Limit caps the number of matches; zero means DefaultLimit.
 	Limit int
 	// PerSession, when positive, caps the matches of one session, so one
 	// long session does not crowd out the others.
@@ -54,15 +55,15 @@ type SearchOptions struct {
 	Parallel int
 }
 
-// DefaultSearchLimit is the number of matches Search returns when
-// SearchOptions.Limit is zero.
-const DefaultSearchLimit = 100
+// DefaultLimit is the number of matches Search returns when
+// Options.Limit is zero.
+const DefaultLimit = 100
 
 // Match is an event that matched a search. A search reports one match per
 // event, the first in the event's text.
 type Match struct {
 	// Session describes the session, title included.
-	Session Info `json:"session"`
+	Session session.Info `json:"session"`
 	// Seq, Type and Time identify the event.
 	Seq  int64     `json:"seq"`
 	Type string    `json:"type"`
@@ -82,10 +83,11 @@ type Match struct {
 }
 
 // Searcher is implemented by stores that search their sessions
-// themselves (JSONL and Memory do). Search uses it when a store has it and
+// themselves, such as a database with an index. Search uses it when a
+// store has it; it scans the files of a session.JSONL itself, and
 // otherwise loads each session of the workspace.
 type Searcher interface {
-	Search(ctx context.Context, opts SearchOptions) ([]Match, error)
+	Search(ctx context.Context, opts Options) ([]Match, error)
 }
 
 // A search query that is empty, a regular expression that does not
@@ -95,23 +97,26 @@ type Searcher interface {
 // Search finds the events of a store's sessions whose text matches
 // opts.Query, newest sessions first and, within a session, in log order,
 // up to opts.Limit matches.
-func Search(ctx context.Context, store Store, opts SearchOptions) ([]Match, error) {
+func Search(ctx context.Context, store session.Store, opts Options) ([]Match, error) {
 	if s, ok := store.(Searcher); ok {
 		return s.Search(ctx, opts)
 	}
-	m, err := compileSearch(opts)
+	m, err := compile(opts)
 	if err != nil {
 		return nil, err
+	}
+	if j, ok := store.(*session.JSONL); ok {
+		return searchJSONL(ctx, j, m)
 	}
 	ws := opts.Workspace
 	if opts.AllWorkspaces {
 		ws = ""
 	}
-	infos, err := store.List(ctx, ListOptions{Workspace: ws})
+	infos, err := store.List(ctx, session.ListOptions{Workspace: ws})
 	if err != nil {
 		return nil, err
 	}
-	infos = slices.DeleteFunc(infos, func(in Info) bool { return m.excluded(in.Header) })
+	infos = slices.DeleteFunc(infos, func(in session.Info) bool { return m.excluded(in.Header) })
 	return m.run(ctx, len(infos), func(ctx context.Context, i int, ms *matchSink) error {
 		tr, err := store.Load(ctx, infos[i].Header.ID)
 		if err != nil {
@@ -137,7 +142,7 @@ func Search(ctx context.Context, store Store, opts SearchOptions) ([]Match, erro
 
 // searcher is a compiled search.
 type searcher struct {
-	opts    SearchOptions
+	opts    Options
 	literal string
 	re      *regexp.Regexp
 	pre     prefilter
@@ -153,19 +158,24 @@ type searcher struct {
 	context int
 }
 
-func compileSearch(opts SearchOptions) (*searcher, error) {
+// errInvalidQuery is the error of a query Search cannot run.
+func errInvalidQuery() error {
+	return &harness.Error{Code: harness.CodeInvalidQuery, Message: "search: invalid search query"}
+}
+
+func compile(opts Options) (*searcher, error) {
 	if opts.Query == "" {
-		return nil, fmt.Errorf("%w: the query is empty", storeErr(harness.CodeInvalidQuery))
+		return nil, fmt.Errorf("%w: the query is empty", errInvalidQuery())
 	}
 	if !utf8.ValidString(opts.Query) {
-		return nil, fmt.Errorf("%w: the query is not valid UTF-8 text", storeErr(harness.CodeInvalidQuery))
+		return nil, fmt.Errorf("%w: the query is not valid UTF-8 text", errInvalidQuery())
 	}
 	if !opts.AllWorkspaces && opts.Workspace == "" {
-		return nil, fmt.Errorf("%w: no workspace given (set Workspace, or AllWorkspaces to search every workspace)", storeErr(harness.CodeInvalidQuery))
+		return nil, fmt.Errorf("%w: no workspace given (set Workspace, or AllWorkspaces to search every workspace)", errInvalidQuery())
 	}
 	s := &searcher{opts: opts, limit: opts.Limit, context: opts.Context, exclude: map[string]bool{}}
 	if s.limit <= 0 {
-		s.limit = DefaultSearchLimit
+		s.limit = DefaultLimit
 	}
 	if s.context <= 0 {
 		s.context = 80
@@ -177,10 +187,10 @@ func compileSearch(opts SearchOptions) (*searcher, error) {
 	if opts.Regex {
 		re, err := regexp.Compile(opts.Query)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", storeErr(harness.CodeInvalidQuery), err)
+			return nil, fmt.Errorf("%w: %v", errInvalidQuery(), err)
 		}
 		if re.MatchString("") {
-			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", storeErr(harness.CodeInvalidQuery), opts.Query)
+			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", errInvalidQuery(), opts.Query)
 		}
 		s.re = re
 		s.pre = regexPrefilter(opts.Query)
@@ -194,11 +204,11 @@ func compileSearch(opts SearchOptions) (*searcher, error) {
 	return s, nil
 }
 
-func (s *searcher) excluded(h Header) bool {
+func (s *searcher) excluded(h session.Header) bool {
 	if s.exclude[h.ID] {
 		return true
 	}
-	return !s.opts.AllWorkspaces && !Below(h.Cwd, s.opts.Workspace)
+	return !s.opts.AllWorkspaces && !session.Below(h.Cwd, s.opts.Workspace)
 }
 
 // perSession is the most matches one session can contribute.
@@ -364,7 +374,7 @@ func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
 	if m, found, handled := s.fastMatch(line); handled {
 		return found && ms.add(m)
 	}
-	var e Event
+	var e session.Event
 	if json.Unmarshal(line, &e) != nil || !s.types.has(e.Type()) {
 		return false
 	}
@@ -376,7 +386,7 @@ func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
 func (s *searcher) tooLong(line []byte) bool { return s.maxLine > 0 && len(line) > s.maxLine }
 
 // matchEvent matches the text of one event.
-func (s *searcher) matchEvent(e Event) (Match, bool) {
+func (s *searcher) matchEvent(e session.Event) (Match, bool) {
 	var out Match
 	found := false
 	eachText(e, func(t textPiece) bool {
@@ -448,15 +458,15 @@ type textPiece struct {
 
 // eachText calls fn with the searchable text of an event, in order, until
 // fn returns false.
-func eachText(e Event, fn func(textPiece) bool) {
+func eachText(e session.Event, fn func(textPiece) bool) {
 	switch p := e.Data.(type) {
-	case *UserMessage:
+	case *session.UserMessage:
 		for _, c := range p.Content {
 			if c.Text != "" && !fn(textPiece{text: c.Text, role: harness.RoleUser}) {
 				return
 			}
 		}
-	case *AssistantMessage:
+	case *session.AssistantMessage:
 		for _, b := range p.Content {
 			switch {
 			case b.Type == harness.BlockToolCall && b.ToolCall != nil:
@@ -478,22 +488,22 @@ func eachText(e Event, fn func(textPiece) bool) {
 				}
 			}
 		}
-	case *ToolFinished:
+	case *session.ToolFinished:
 		for _, c := range p.Result.Content {
 			if c.Text != "" && !fn(textPiece{text: c.Text, role: harness.RoleTool, tool: p.Name}) {
 				return
 			}
 		}
-	case *Reminded:
+	case *session.Reminded:
 		fn(textPiece{text: p.Text, role: harness.RoleUser})
-	case *SystemPrompt:
+	case *session.SystemPrompt:
 		fn(textPiece{text: p.Text, role: "system"})
-	case *ToolRecord:
+	case *session.ToolRecord:
 		var v any
 		if json.Unmarshal(p.Data, &v) == nil {
 			eachString(v, func(s string) bool { return fn(textPiece{text: s, tool: p.Tool}) })
 		}
-	case *Unknown:
+	case *session.Unknown:
 		var v any
 		if json.Unmarshal(p.Data, &v) == nil {
 			eachString(v, func(s string) bool { return fn(textPiece{text: s}) })
@@ -534,7 +544,7 @@ type typeSet map[string]bool
 
 func newTypeSet(types []string) typeSet {
 	if types == nil {
-		types = []string{TypeUser, TypeAssistant, TypeToolResult, TypeReminder}
+		types = []string{session.TypeUser, session.TypeAssistant, session.TypeToolResult, session.TypeReminder}
 	}
 	ts := typeSet{}
 	for _, t := range types {
