@@ -84,7 +84,7 @@ func Compile(pattern string, o Options) (*Matcher, error) {
 
 // dropNewline rewrites re so that no part of it matches '\n': '.' and
 // classes lose the newline, and what could only match a newline matches
-// nothing. It reports false when all of re then matches nothing.
+// nothing; '$' also matches before a CR that ends a line. It reports false when all of re then matches nothing.
 func dropNewline(re *syntax.Regexp) bool {
 	impossible := func() bool {
 		*re = syntax.Regexp{Op: syntax.OpNoMatch, Flags: re.Flags}
@@ -93,6 +93,13 @@ func dropNewline(re *syntax.Regexp) bool {
 	switch re.Op {
 	case syntax.OpAnyChar:
 		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpEndLine:
+		// A CR before the line break belongs to it: "x$" matches "x\r".
+		end := *re
+		*re = syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: []*syntax.Regexp{
+			{Op: syntax.OpQuest, Flags: re.Flags, Sub: []*syntax.Regexp{{Op: syntax.OpLiteral, Flags: re.Flags, Rune: []rune{'\r'}}}},
+			&end,
+		}}
 	case syntax.OpCharClass:
 		var out []rune
 		for i := 0; i+1 < len(re.Rune); i += 2 {
@@ -187,10 +194,11 @@ func (m *Matcher) candidate(buf []byte, from int) int {
 // NextLine returns the bounds [start, end) of the first line of buf at
 // or after from (a line start) that holds a match, end excluding the
 // newline; ok is false when no line does. Lines are separated by '\n';
-// the last line of buf need not end with one. Not for multiline
+// the last line of buf need not end with one, and a final newline does
+// not start another line. Not for multiline
 // matchers (see FindAll).
 func (m *Matcher) NextLine(buf []byte, from int) (start, end int, ok bool) {
-	for from <= len(buf) {
+	for from < len(buf) {
 		if len(m.lits) == 0 {
 			loc := m.re.FindIndex(buf[from:])
 			if loc == nil {

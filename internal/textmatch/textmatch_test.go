@@ -24,8 +24,13 @@ func reference(t testing.TB, pattern string, o Options, text []byte) []int {
 	re, err := regexp.Compile("(?m)" + src)
 	require.NoError(t, err)
 	var out []int
+	if len(text) == 0 {
+		return nil
+	}
+	text = bytes.TrimSuffix(text, []byte("\n"))
 	for i, line := range bytes.Split(text, []byte("\n")) {
-		if re.Match(line) {
+		// A CR that ends a line is part of the line break for '$'.
+		if re.Match(line) || bytes.HasSuffix(line, []byte("\r")) && strings.Contains(src, "$") && re.Match(line[:len(line)-1]) {
 			out = append(out, i)
 		}
 	}
@@ -105,6 +110,10 @@ func TestCompileErrors(t *testing.T) {
 	m, err = Compile(`a|\n`, Options{})
 	require.NoError(t, err, "an alternative that can match keeps the pattern usable")
 	assert.Equal(t, []int{1}, lines(m, []byte("x\na\n\n")))
+	m, _ = Compile("a$", Options{})
+	assert.Equal(t, []int{0}, lines(m, []byte("a\r\nb\r\n")), "$ matches before the CR of a CRLF line end")
+	m, _ = Compile("^$", Options{})
+	assert.Equal(t, []int{2}, lines(m, []byte("x\na\n\n")), "a final newline ends the last line")
 }
 
 func TestRequiredLiterals(t *testing.T) {

@@ -26,8 +26,8 @@
 // .git are skipped, symbolic links are never followed (so a link cannot
 // lead a search out of the root or into a loop), and devices, pipes and
 // sockets are never opened. A file holding a NUL byte is binary and
-// skipped. A path named explicitly is searched even when hidden or
-// ignored. The options WithHidden and WithNoIgnore change the defaults
+// skipped. A path named explicitly (path, or the leading directories of
+// a glob pattern) is searched even when hidden or ignored. The options WithHidden and WithNoIgnore change the defaults
 // for a host.
 //
 // grep streams each file through a fixed buffer (multiline searches read

@@ -257,6 +257,7 @@ func (c config) grep(ctx context.Context, call *tools.Call, in grepArgs) (*harne
 				case gctx.Err() != nil:
 					return gctx.Err()
 				case errors.Is(err, errBinary):
+				case errors.Is(err, errBinaryMatch):
 					t.mu.Lock()
 					t.binary++
 					t.mu.Unlock()
@@ -411,7 +412,7 @@ func (t *tally) footer(env *tools.Env) string {
 		notes = append(notes, "To see the matching lines, call grep again with output_mode content (and context for surrounding lines), or read a file.")
 	}
 	if t.binary > 0 {
-		notes = append(notes, fmt.Sprintf("%s skipped as binary.", units.Plural(t.binary, "file was", "files were")))
+		notes = append(notes, fmt.Sprintf("%s matched but %s skipped as binary (a NUL byte).", units.Plural(t.binary, "file", "files"), map[bool]string{true: "was", false: "were"}[t.binary == 1]))
 	}
 	if t.tooLarge > 0 {
 		notes = append(notes, fmt.Sprintf("%s larger than %s skipped: multiline search reads whole files.", units.Plural(t.tooLarge, "file", "files"), units.Bytes(maxMultiline)))

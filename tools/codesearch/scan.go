@@ -35,8 +35,12 @@ type fileResult struct {
 	matches int // matching lines kept in lines
 }
 
-// errBinary reports a file skipped for holding a NUL byte.
-var errBinary = errors.New("binary file")
+// errBinary reports a file skipped for holding a NUL byte; errBinaryMatch
+// one that also held a match before the NUL.
+var (
+	errBinary      = errors.New("binary file")
+	errBinaryMatch = errors.New("binary file matches")
+)
 
 // errTooLarge reports a file too large for a multiline search.
 var errTooLarge = errors.New("too large for multiline")
@@ -141,8 +145,13 @@ func (s *scanner) scanLines(ctx context.Context, r io.Reader, res *fileResult) e
 			}
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
-		if n > 0 && bytes.IndexByte(buf[len(buf):len(buf)+n], 0) >= 0 {
-			return errBinary
+		if n > 0 {
+			if z := bytes.IndexByte(buf[len(buf):len(buf)+n], 0); z >= 0 {
+				if _, _, ok := s.m.NextLine(buf[:len(buf)+z], 0); ok || res.count > 0 {
+					return errBinaryMatch
+				}
+				return errBinary
+			}
 		}
 		buf = buf[:len(buf)+n]
 		switch {
@@ -253,7 +262,10 @@ func (s *scanner) scanWhole(r io.Reader, res *fileResult) error {
 	if len(data) > maxMultiline {
 		return errTooLarge
 	}
-	if bytes.IndexByte(data, 0) >= 0 {
+	if z := bytes.IndexByte(data, 0); z >= 0 {
+		if len(s.m.FindAll(data[:z], 1)) > 0 {
+			return errBinaryMatch
+		}
 		return errBinary
 	}
 	n := -1

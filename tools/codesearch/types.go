@@ -80,6 +80,9 @@ func typeGlob(name string) (*pathmatch.Glob, bool) {
 	if !ok {
 		return nil, false
 	}
-	g, err := pathmatch.CompileGlob("{"+globs+"}", pathmatch.GlobOptions{Basename: true})
+	if strings.Contains(globs, ",") {
+		globs = "{" + globs + "}"
+	}
+	g, err := pathmatch.CompileGlob(globs, pathmatch.GlobOptions{Basename: true})
 	return g, err == nil
 }
