@@ -201,8 +201,8 @@ func (m *Matcher) NextLine(buf []byte, from int) (start, end int, ok bool) {
 	for from < len(buf) {
 		if len(m.lits) == 0 {
 			loc := m.re.FindIndex(buf[from:])
-			if loc == nil {
-				return 0, 0, false
+			if loc == nil || from+loc[0] == len(buf) && buf[len(buf)-1] == '\n' {
+				return 0, 0, false // none, or only past the final newline
 			}
 			s, e := lineAround(buf, from, from+loc[0])
 			return s, e, true

@@ -110,6 +110,8 @@ func TestCompileErrors(t *testing.T) {
 	m, err = Compile(`a|\n`, Options{})
 	require.NoError(t, err, "an alternative that can match keeps the pattern usable")
 	assert.Equal(t, []int{1}, lines(m, []byte("x\na\n\n")))
+	m, _ = Compile("^$", Options{})
+	assert.Empty(t, lines(m, []byte("m\n")), "no empty line after the final newline")
 	m, _ = Compile("a$", Options{})
 	assert.Equal(t, []int{0}, lines(m, []byte("a\r\nb\r\n")), "$ matches before the CR of a CRLF line end")
 	m, _ = Compile("^$", Options{})

@@ -207,6 +207,14 @@ func (s *scanner) region(buf []byte, pos, end int, posLine *int, em *emitter, re
 			for em.afterTo >= *posLine && pos < ls {
 				e := lineEnd(data, pos)
 				em.add(*posLine, data[pos:e], false)
+				if e >= end {
+					// The last line of the region: a cut one goes on.
+					pos = end
+					if !cut {
+						*posLine++
+					}
+					break
+				}
 				pos, *posLine = e+1, *posLine+1
 			}
 		}
@@ -218,6 +226,9 @@ func (s *scanner) region(buf []byte, pos, end int, posLine *int, em *emitter, re
 		res.count++
 		if s.mode == modeFiles {
 			return nil
+		}
+		if s.mode == modeContent && res.matches >= s.keep && n <= em.afterTo {
+			em.add(n, data[ls:le], false) // past the limit: context of the last match shown
 		}
 		if s.mode == modeContent && res.matches < s.keep {
 			// Before-context, as far back as the buffer holds.
