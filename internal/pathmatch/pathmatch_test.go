@@ -200,10 +200,10 @@ func TestRulesAgainstGit(t *testing.T) {
 	_, err = run("", "init", "-q", ".")
 	require.NoError(t, err)
 	ignores := map[string]string{
-		".gitignore":          "*.log\n!keep.log\n/build/\ndoc/*.tmp\n**/gen/**\nspace\\ \n\\#lit\n[a-c]?.bin\nnested/deep/\n*.o\n!special.o\n",
-		"sub/.gitignore":      "!*.log\nlocal\n/anch\nx/**/y\n",
+		".gitignore":            "*.log\n!keep.log\n/build/\ndoc/*.tmp\n**/gen/**\nspace\\ \n\\#lit\n[a-c]?.bin\nnested/deep/\n*.o\n!special.o\n",
+		"sub/.gitignore":        "!*.log\nlocal\n/anch\nx/**/y\n",
 		"sub/deeper/.gitignore": "keep.log\n*.txt\n!ok.txt\n",
-		".git/info/exclude":   "excluded-*\n!excluded-not\n",
+		".git/info/exclude":     "excluded-*\n!excluded-not\n",
 	}
 	for p, c := range ignores {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
