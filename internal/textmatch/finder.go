@@ -2,6 +2,7 @@ package textmatch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
@@ -103,9 +104,50 @@ func (f *finder) indexExact(h []byte) int {
 	return -1
 }
 
-// indexFold scans for the rare byte in both cases, one scan each, taking
-// the nearer hit.
+// foldBlock is the span indexFold lowers at a time, on the stack.
+const foldBlock = 4096
+
+// indexFold lowers the ASCII letters of h a block at a time into a
+// buffer on the stack and looks for the lowered needle there with
+// bytes.Index; a needle too long for the block overlap falls back to
+// scanning for its rare byte in both cases.
 func (f *finder) indexFold(h []byte) int {
+	n := len(f.needle)
+	if n > 64 {
+		return f.indexFoldRare(h)
+	}
+	var block [foldBlock + 64]byte
+	for start := 0; start+n <= len(h); start += foldBlock {
+		end := min(len(h), start+foldBlock+n-1)
+		seg := block[:end-start]
+		lowerASCII(seg, h[start:end])
+		if i := bytes.Index(seg, f.needle); i >= 0 {
+			return start + i
+		}
+	}
+	return -1
+}
+
+// lowerASCII writes src to dst with ASCII upper-case letters lowered,
+// eight bytes at a time.
+func lowerASCII(dst, src []byte) {
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		heptets := w & 0x7f7f7f7f7f7f7f7f
+		geA := heptets + 0x3f3f3f3f3f3f3f3f // high bit: byte >= 'A'
+		gtZ := heptets + 0x2525252525252525 // high bit: byte > 'Z'
+		upper := geA &^ gtZ &^ w & 0x8080808080808080
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		dst[i] = lower(src[i])
+	}
+}
+
+// indexFoldRare scans for the rare byte in both cases, one scan each,
+// taking the nearer hit.
+func (f *finder) indexFoldRare(h []byte) int {
 	n := len(f.needle)
 	if n > len(h) {
 		return -1

@@ -138,6 +138,25 @@ func TestRequiredLiterals(t *testing.T) {
 	}
 }
 
+func TestLowerASCII(t *testing.T) {
+	var src []byte
+	for c := range 256 {
+		src = append(src, byte(c))
+	}
+	src = append(src, "Hello, WORLD: Ünïcödé KELVIN"...)
+	dst := make([]byte, len(src))
+	lowerASCII(dst, src)
+	for i, c := range src {
+		assert.Equal(t, lower(c), dst[i], "byte %d (%#x)", i, c)
+	}
+	long := []byte(strings.Repeat("x", 5000) + "NEEDLE" + strings.Repeat("y", 70) + "LongNeedle" + strings.Repeat("Z", 64))
+	assert.Equal(t, 5000, newFinder([]byte("needle"), true).index(long))
+	assert.Equal(t, 5076, newFinder([]byte("longneedle"), true).index(long))
+	assert.Equal(t, 5076, newFinder([]byte("longneedle"+strings.Repeat("z", 64)), true).index(long), "a needle longer than the block overlap")
+	edge := []byte(strings.Repeat("a", foldBlock-3) + "NEEDLE")
+	assert.Equal(t, foldBlock-3, newFinder([]byte("needle"), true).index(edge), "across a block boundary")
+}
+
 func TestFinder(t *testing.T) {
 	h := []byte(strings.Repeat("abcdefgh ", 100) + "NeedLE" + strings.Repeat(" x", 50))
 	assert.Equal(t, 900, newFinder([]byte("needle"), true).index(h))
