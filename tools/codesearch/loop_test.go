@@ -95,7 +95,12 @@ func TestThroughTheLoop(t *testing.T) {
 			assert.Equal(t, "1 matching line in 1 file for the pattern \"func serve\\\\(\" under "+root+":\n\ninternal/serve.go\n4:func serve(addr string) error {", got[1])
 			assert.Contains(t, toolResults(reqs[2])[2], "4: func serve(addr string) error {")
 			require.Len(t, ends, 3)
-			assert.Equal(t, []harness.Location{{Path: root + "/internal/serve.go", StartLine: 4, EndLine: 4}}, ends[1].Result.Render.Locations)
+			byID := map[string]*harness.ToolResult{}
+			for _, e := range ends {
+				byID[e.Call.ID] = e.Result // concurrent calls end in any order
+			}
+			assert.Equal(t, []harness.Location{{Path: root + "/internal/serve.go", StartLine: 4, EndLine: 4}}, byID["c2"].Render.Locations)
+			assert.Len(t, byID["c1"].Render.Locations, 2)
 		})
 	}
 }
