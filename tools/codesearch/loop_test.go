@@ -50,9 +50,9 @@ func TestThroughTheLoop(t *testing.T) {
 		"vendor/x/x.go":      "package x\nfunc serve() {}\n",
 		".gitignore":         "vendor/\n",
 	}
-	mem := fstest.NewMemFS("/work")
+	mem := fstest.NewMemFS("/repo")
 	for p, c := range src {
-		require.NoError(t, mem.SetFile("/work/"+p, []byte(c), 0o644))
+		require.NoError(t, mem.SetFile("/repo/"+p, []byte(c), 0o644))
 	}
 	dir := t.TempDir()
 	for p, c := range src {
