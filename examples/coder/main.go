@@ -26,6 +26,7 @@ import (
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/sessiontools"
@@ -409,6 +410,7 @@ func (a *app) defaultRoot() error {
 // call.
 func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools()
+	ts = append(ts, codesearch.Tools()...)
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
