@@ -2,10 +2,10 @@ package openai
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"errors"
+	"io"
 	"iter"
+	"net/http"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -186,4 +186,3 @@ func (m *Model) finish(st *answer, emit func(model.Chunk) bool) error {
 	emit(model.Chunk{Type: model.ChunkFinish, Finish: finish})
 	return nil
 }
-
