@@ -43,6 +43,8 @@ type wireChoice struct {
 	Delta        *wireMessage `json:"delta"`
 	Message      *wireMessage `json:"message"`
 	FinishReason *string      `json:"finish_reason"`
+	// Usage inside the choice is Moonshot's place for it in a stream.
+	Usage json.RawMessage `json:"usage"`
 }
 
 type wireMessage struct {
@@ -243,6 +245,11 @@ func (a *answer) readUsage(c *wireChunk) {
 	raw := c.Usage
 	if !isObject(raw) && c.XGroq != nil {
 		raw = c.XGroq.Usage
+	}
+	for i := range c.Choices {
+		if !isObject(raw) && c.Choices[i].Index == 0 {
+			raw = c.Choices[i].Usage
+		}
 	}
 	if !isObject(raw) {
 		return
