@@ -60,7 +60,7 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 	case x != nil && x.status >= 400:
 		// The SDK's error is left out: its request holds the
 		// Authorization header, and everything it says is here.
-		f = classifyHTTP(x.status, x.header, x.body)
+		f = classifyHTTP(x.status, x.header, x.reply)
 	case errors.As(err, &done):
 		// Already classified.
 		return m.redactError(done)

@@ -65,9 +65,10 @@ func appendString(b []byte, s string) []byte {
 }
 
 // appendKey appends ,"key": (or "key": first in an object, when b ends
-// with '{').
+// with '{'). An empty b continues a body whose last part was a segment
+// kept from before, so it takes the comma.
 func appendKey(b []byte, key string) []byte {
-	if len(b) > 0 && b[len(b)-1] != '{' && b[len(b)-1] != '[' {
+	if len(b) == 0 || b[len(b)-1] != '{' && b[len(b)-1] != '[' {
 		b = append(b, ',')
 	}
 	b = append(b, '"')

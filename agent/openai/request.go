@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -33,35 +35,33 @@ var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, 
 // parallel_tool_calls, stream, stream_options, max_tokens (or
 // max_completion_tokens), temperature, top_p, seed, reasoning_effort,
 // thinking, response_format. Each history message is encoded once and
-// copied into every later request (see historyCache).
-func (m *Model) body(ctx context.Context, req *model.Request) ([]byte, int, error) {
+// its bytes reused by every later request (see historyCache): the body
+// is a list of segments, most of them kept from earlier requests, that
+// are copied only when written to the wire.
+func (m *Model) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
 	conv := m.history.conversation(m.rules.dialect, req.Messages)
 	if conv != nil {
 		conv.mu.Lock()
 		defer conv.mu.Unlock()
 	}
-	size := 1024
-	if conv != nil && conv.lastSize > size {
-		size = conv.lastSize + conv.lastSize/8
-	}
-	out := make([]byte, 0, size)
-	out = append(out, '{')
-	out = appendStringField(out, "model", m.info.Name)
-	out = appendKey(out, "messages")
-	out = append(out, '[')
-	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: out}
+	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024)}
+	b.out = append(b.out, '{')
+	b.out = appendStringField(b.out, "model", m.info.Name)
+	b.out = appendKey(b.out, "messages")
+	b.out = append(b.out, '[')
 	if err := b.build(req); err != nil {
 		return nil, 0, err
 	}
-	out = append(b.out, ']')
+	b.out = append(b.out, ']')
 	if len(req.Tools) > 0 {
 		tools, err := m.encodeTools(conv, req.Tools)
 		if err != nil {
 			return nil, 0, err
 		}
-		out = appendKey(out, "tools")
-		out = append(out, tools...)
+		b.out = appendKey(b.out, "tools")
+		b.insert(tools)
 	}
+	out := b.out
 	s := &m.send
 	if s.toolChoice != "" && len(req.Tools) > 0 {
 		out = appendKey(out, "tool_choice")
@@ -118,12 +118,50 @@ func (m *Model) body(ctx context.Context, req *model.Request) ([]byte, int, erro
 		out = appendKey(out, "response_format")
 		out = append(out, rf...)
 	}
-	out = append(out, '}')
-	if conv != nil {
-		conv.lastSize = len(out)
-	}
-	return out, b.count, nil
+	b.out = append(out, '}')
+	b.insert(nil)
+	return &requestBody{segs: b.segs, size: b.size}, b.count, nil
 }
+
+// requestBody is a request body made of segments; the bytes are copied
+// once, into the connection.
+type requestBody struct {
+	segs [][]byte
+	size int64
+}
+
+// reader returns a reader over the body, one per attempt.
+func (rb *requestBody) reader() io.ReadCloser {
+	return &segmentReader{segs: slices.Clone(rb.segs)}
+}
+
+// Bytes returns the body as one slice.
+func (rb *requestBody) Bytes() []byte {
+	out := make([]byte, 0, rb.size)
+	for _, s := range rb.segs {
+		out = append(out, s...)
+	}
+	return out
+}
+
+type segmentReader struct{ segs [][]byte }
+
+func (r *segmentReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.segs) > 0 {
+		c := copy(p[n:], r.segs[0])
+		n += c
+		if r.segs[0] = r.segs[0][c:]; len(r.segs[0]) == 0 {
+			r.segs = r.segs[1:]
+		}
+	}
+	if n == 0 && len(r.segs) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *segmentReader) Close() error { return nil }
 
 // responseFormat encodes the response format: a structured answer's
 // schema ("json_schema" where the dialect takes it, strict when the
@@ -245,11 +283,21 @@ const maxConversations = 8
 type msgKey struct {
 	first *harness.Block
 	n     int
-	role  harness.Role
+	role  uint8
 }
 
 func keyOf(msg *harness.Message) msgKey {
-	k := msgKey{n: len(msg.Content), role: msg.Role}
+	k := msgKey{n: len(msg.Content)}
+	switch msg.Role {
+	case harness.RoleUser:
+		k.role = 1
+	case harness.RoleAssistant:
+		k.role = 2
+	case harness.RoleTool:
+		k.role = 3
+	default:
+		k.role = 4 // never cached: an unknown role fails the request
+	}
 	if k.n > 0 {
 		k.first = &msg.Content[0]
 	}
@@ -262,6 +310,16 @@ type conversation struct {
 	mu      sync.Mutex
 	dialect Dialect
 	id      msgKey
+	// The encoded prefix: arena holds the comma-separated encodings of
+	// the output messages of input messages [0, len(keys)), made of the
+	// units in prefix, in chunks of about arenaChunk bytes, so that an
+	// unchanged prefix goes out as a few segments. Bytes once written
+	// are never overwritten (a body in flight may reference them): a
+	// prefix cut short keeps a capacity-bounded slice of its last chunk,
+	// which the next append copies (at most one chunk).
+	arena  [][]byte
+	keys   []msgKey
+	prefix []prefixUnit
 	// units[i] is the encoding of the output messages that start at
 	// input message i, nil when none is kept.
 	units     []*unit
@@ -270,6 +328,88 @@ type conversation struct {
 	tools     []model.Tool
 	toolsJSON []byte
 	lastSize  int
+}
+
+// arenaChunk is the size of an arena chunk.
+const arenaChunk = 8 << 10
+
+// prefixUnit is a unit of the encoded prefix.
+type prefixUnit struct {
+	end   int   // input messages [.., end)
+	user  bool  // a run of user messages, which a later user message would extend
+	chunk int   // the arena chunk the unit ends in
+	off   int   // arena[chunk][:off] ends with the unit
+	bytes int64 // encoded bytes up to and including the unit
+	count int   // output messages up to and including the unit
+}
+
+// validPrefix returns how many units of the encoded prefix msgs still
+// begins with, cutting the prefix there.
+func (c *conversation) validPrefix(msgs []harness.Message) int {
+	n := min(len(c.keys), len(msgs))
+	x := 0
+	for x < n && c.keys[x] == keyOf(&msgs[x]) {
+		x++
+	}
+	k := len(c.prefix)
+	for k > 0 && c.prefix[k-1].end > x {
+		k--
+	}
+	if k > 0 && c.prefix[k-1].user && c.prefix[k-1].end < len(msgs) && msgs[c.prefix[k-1].end].Role == harness.RoleUser {
+		k-- // the user run goes on: its merged message changes
+	}
+	if k < len(c.prefix) {
+		if k == 0 {
+			c.prefix, c.keys, c.arena = c.prefix[:0], c.keys[:0], nil
+		} else {
+			u := c.prefix[k-1]
+			c.prefix = c.prefix[:k]
+			c.keys = c.keys[:u.end]
+			c.arena = c.arena[:u.chunk+1]
+			c.arena[u.chunk] = c.arena[u.chunk][:u.off:u.off]
+		}
+	}
+	return k
+}
+
+// emitPrefix adds the first k units of the prefix to the body.
+func (b *messageBuilder) emitPrefix(k int) {
+	c := b.conv
+	u := c.prefix[k-1]
+	if u.bytes > 0 {
+		b.comma()
+		for i := 0; i < u.chunk; i++ {
+			b.insert(c.arena[i])
+		}
+		b.insert(c.arena[u.chunk][:u.off:u.off])
+	}
+	b.count += u.count
+}
+
+// extend appends a unit's encoding to the prefix.
+func (c *conversation) extend(msgs []harness.Message, i, j int, encoded []byte, count int) {
+	var before prefixUnit
+	if n := len(c.prefix); n > 0 {
+		before = c.prefix[n-1]
+	}
+	if len(encoded) > 0 {
+		last := len(c.arena) - 1
+		if last < 0 || len(c.arena[last]) > 0 && len(c.arena[last])+1+len(encoded) > arenaChunk {
+			c.arena = append(c.arena, make([]byte, 0, max(arenaChunk, len(encoded)+1)))
+			last++
+		}
+		if before.bytes > 0 {
+			c.arena[last] = append(c.arena[last], ',')
+		}
+		c.arena[last] = append(c.arena[last], encoded...)
+		before.chunk, before.off = last, len(c.arena[last])
+		before.bytes += int64(len(encoded))
+	}
+	for k := i; k < j; k++ {
+		c.keys = append(c.keys, keyOf(&msgs[k]))
+	}
+	c.prefix = append(c.prefix, prefixUnit{end: j, user: msgs[i].Role == harness.RoleUser,
+		chunk: before.chunk, off: before.off, bytes: before.bytes, count: before.count + count})
 }
 
 // unit is the encoding of the output messages made from a run of input
@@ -355,8 +495,15 @@ type messageBuilder struct {
 	store  model.ImageSource
 	conv   *conversation
 	inline map[*harness.Image]bool
-	out    []byte
-	count  int
+	// out is the body being written; segs the segments before
+	// out[mark:], size their length.
+	out   []byte
+	mark  int
+	segs  [][]byte
+	size  int64
+	count int
+	// first is true until the first message is written.
+	first bool
 
 	// The user message being gathered.
 	parts    []userPart
@@ -368,31 +515,61 @@ type userPart struct {
 	image string // a data: URL
 }
 
+// comma separates a message from the one before.
 func (b *messageBuilder) comma() {
-	if last := b.out[len(b.out)-1]; last != '[' {
+	if !b.first {
 		b.out = append(b.out, ',')
 	}
+	b.first = false
+}
+
+// insert ends the segment being written and adds kept bytes as one
+// after it.
+func (b *messageBuilder) insert(kept []byte) {
+	if len(b.out) > b.mark {
+		b.segs = append(b.segs, b.out[b.mark:len(b.out):len(b.out)])
+		b.size += int64(len(b.out) - b.mark)
+	}
+	if len(kept) > 0 {
+		b.segs = append(b.segs, kept)
+		b.size += int64(len(kept))
+	}
+	// Start a fresh buffer: the old one's bytes are referenced now.
+	b.out, b.mark = b.out[len(b.out):], 0
 }
 
 func (b *messageBuilder) build(req *model.Request) error {
-	b.planImages(req.Messages)
+	b.first = true
+	c := b.conv
 	if req.System != "" {
 		b.comma()
-		if c := b.conv; c != nil && c.sysJSON != nil && c.system == req.System {
-			b.out = append(b.out, c.sysJSON...)
-		} else {
-			start := len(b.out)
-			b.out = append(b.out, `{"role":"system","content":`...)
-			b.out = appendString(b.out, req.System)
-			b.out = append(b.out, '}')
-			if c != nil {
-				c.system, c.sysJSON = req.System, bytes.Clone(b.out[start:])
+		if c == nil || c.sysJSON == nil || c.system != req.System {
+			enc := appendString([]byte(`{"role":"system","content":`), req.System)
+			enc = append(enc, '}')
+			if c == nil {
+				b.out = append(b.out, enc...)
+			} else {
+				c.system, c.sysJSON = req.System, enc
 			}
+		}
+		if c != nil {
+			b.insert(c.sysJSON)
 		}
 		b.count++
 	}
 	msgs := req.Messages
-	for i := 0; i < len(msgs); {
+	i := 0
+	// open is true while the units built extend the encoded prefix.
+	open := c != nil
+	if c != nil {
+		if k := c.validPrefix(msgs); k > 0 {
+			b.emitPrefix(k)
+			i = c.prefix[k-1].end
+		}
+	}
+	// The prefix holds no image: only the rest has images to plan.
+	b.planImages(msgs[i:])
+	for i < len(msgs) {
 		j := i + 1
 		if msgs[i].Role == harness.RoleUser {
 			for j < len(msgs) && msgs[j].Role == harness.RoleUser {
@@ -402,10 +579,10 @@ func (b *messageBuilder) build(req *model.Request) error {
 		if msgs[i].Role == harness.RoleAssistant {
 			b.flush()
 		}
-		if len(b.parts) == 0 {
-			if u := b.conv.cached(msgs, i, j); u != nil {
+		if !open && len(b.parts) == 0 {
+			if u := c.cached(msgs, i, j); u != nil {
 				b.comma()
-				b.out = append(b.out, u.json...)
+				b.insert(u.json)
 				b.count += u.count
 				i = j
 				continue
@@ -432,12 +609,18 @@ func (b *messageBuilder) build(req *model.Request) error {
 		if err != nil {
 			return err
 		}
-		if !pending && len(b.parts) == 0 && b.count > count && !hasImages(msgs[i:j]) {
-			enc := b.out[start:]
-			if enc[0] == ',' {
-				enc = enc[1:]
-			}
-			b.conv.keep(msgs, i, j, enc, b.count-count)
+		cacheable := c != nil && !pending && len(b.parts) == 0 && !hasImages(msgs[i:j])
+		enc := b.out[start:]
+		if len(enc) > 0 && enc[0] == ',' {
+			enc = enc[1:]
+		}
+		switch {
+		case cacheable && open:
+			c.extend(msgs, i, j, enc, b.count-count)
+		case cacheable && b.count > count:
+			c.keep(msgs, i, j, enc, b.count-count)
+		default:
+			open = false
 		}
 		i = j
 	}
@@ -448,8 +631,9 @@ func (b *messageBuilder) build(req *model.Request) error {
 // hasImages reports whether any of msgs holds an image, directly or in
 // a tool result: their encoding depends on the image budget.
 func hasImages(msgs []harness.Message) bool {
-	for _, msg := range msgs {
-		for _, blk := range msg.Content {
+	for mi := range msgs {
+		for bi := range msgs[mi].Content {
+			blk := &msgs[mi].Content[bi]
 			switch {
 			case blk.Type == harness.BlockImage:
 				return true
@@ -472,8 +656,9 @@ func (b *messageBuilder) planImages(msgs []harness.Message) {
 		return
 	}
 	var all []*harness.Image
-	for _, msg := range msgs {
-		for _, blk := range msg.Content {
+	for mi := range msgs {
+		for bi := range msgs[mi].Content {
+			blk := &msgs[mi].Content[bi]
 			switch {
 			case blk.Type == harness.BlockImage && blk.Image != nil:
 				all = append(all, blk.Image)

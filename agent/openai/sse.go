@@ -31,7 +31,7 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &sseReader{r: bufio.NewReaderSize(r, 8<<10)}
 }
 
 // readLine returns the next line without its end, or io.EOF after the

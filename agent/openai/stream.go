@@ -77,15 +77,15 @@ func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Ch
 		wd = &watchdog{idle: m.idle, cancel: cancel}
 		defer wd.stop()
 	}
-	x := &exchange{}
+	x := &exchange{body: body}
 	var raw *http.Response
 	opts := []option.RequestOption{
 		option.WithMiddleware(x.middleware(wd, m.streaming)),
-		option.WithRequestBody("application/json", body),
+		option.WithRequestBody("application/json", body.reader()),
 		option.WithResponseBodyInto(&raw),
 	}
 	m.logger.Debug("model call", "model", m.info.Name, "base_url", m.redactString(m.baseURL), "dialect", m.rules.dialect,
-		"messages", nmsgs, "tools", len(req.Tools), "stream", m.streaming, "bytes", len(body))
+		"messages", nmsgs, "tools", len(req.Tools), "stream", m.streaming, "bytes", body.size)
 
 	// The body is written here; the SDK sends it, with its headers,
 	// authentication and middleware, and hands back the raw response.
@@ -102,7 +102,7 @@ func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Ch
 
 	var st answer
 	if !m.streaming || x.jsonReply {
-		data := x.body
+		data := x.reply
 		if !x.jsonReply {
 			data, err = io.ReadAll(io.LimitReader(raw.Body, maxJSONBody))
 			if err != nil {
