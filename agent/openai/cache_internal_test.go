@@ -3,8 +3,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"testing"
