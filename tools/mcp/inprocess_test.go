@@ -76,10 +76,10 @@ func TestToolsAreNamedAndDeclared(t *testing.T) {
 		concurrent, side bool
 		family           tools.Family
 	}{
-		{"mcp__test__echo", true, false, tools.FamilyProcess},   // readOnlyHint
-		{"mcp__test__fail", false, true, tools.FamilyProcess},   // destructiveHint
-		{"mcp__test__slow", false, true, tools.FamilyNetwork},   // openWorldHint
-		{"mcp__test__image", false, true, tools.FamilyProcess},  // no annotations
+		{"mcp__test__echo", true, false, tools.FamilyProcess},    // readOnlyHint
+		{"mcp__test__fail", false, true, tools.FamilyProcess},    // destructiveHint
+		{"mcp__test__slow", false, true, tools.FamilyNetwork},    // openWorldHint
+		{"mcp__test__image", false, true, tools.FamilyProcess},   // no annotations
 		{"mcp_list_resources", true, false, tools.FamilyNetwork}, // the set's own
 	}
 	for _, c := range cases {

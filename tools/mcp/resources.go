@@ -36,8 +36,8 @@ func (s *Set) resourceTools() []tools.Tool {
 	return []tools.Tool{
 		tools.Define(tools.Spec{
 			Name: listResourcesName,
-		Description: "List the resources (documents, files, records) that the connected MCP servers offer, with their URIs, " +
-			"and the URI templates they accept. Read one with mcp_read_resource.",
+			Description: "List the resources (documents, files, records) that the connected MCP servers offer, with their URIs, " +
+				"and the URI templates they accept. Read one with mcp_read_resource.",
 			ConcurrencySafe: true,
 			Family:          tools.FamilyNetwork,
 			Render:          harness.RenderGeneric,

@@ -134,7 +134,9 @@ func New(stats *Stats, crash func()) *sdk.Server {
 			var in struct{ Name string }
 			_ = json.Unmarshal(req.Params.Arguments, &in)
 			s.AddTool(&sdk.Tool{Name: in.Name, Description: "Added at run time.", InputSchema: textSchema("")},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("added " + in.Name), nil })
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return text("added " + in.Name), nil
+				})
 			return text("added"), nil
 		})
 	add(&sdk.Tool{Name: "crash", Description: "Stop the server.", InputSchema: textSchema("")},
