@@ -61,7 +61,7 @@ func TestToolsAreNamedAndDeclared(t *testing.T) {
 	ts := set.Tools()
 	assert.Equal(t, []string{
 		"mcp__test__add_tool", "mcp__test__big", "mcp__test__crash", "mcp__test__echo", "mcp__test__env", "mcp__test__fail",
-		"mcp__test__image", "mcp__test__resources", "mcp__test__slow", "mcp__test__structured", "mcp__test__structured_echoed",
+		"mcp__test__image", "mcp__test__resources", "mcp__test__slow", "mcp__test__structured", "mcp__test__structured_echoed", "mcp__test__structured_more",
 		"mcp_list_resources", "mcp_read_resource",
 	}, names(ts), "the server's order (the SDK's server sorts by name), then the resource tools")
 	_, err := tools.NewRegistry(ts...)
@@ -99,7 +99,7 @@ func TestToolsAreNamedAndDeclared(t *testing.T) {
 
 	st := set.Status()
 	require.Len(t, st, 1)
-	assert.Equal(t, mcp.Status{Name: "test", Transport: "custom", Connected: true, Tools: 11, Resources: true,
+	assert.Equal(t, mcp.Status{Name: "test", Transport: "custom", Connected: true, Tools: 12, Resources: true,
 		ServerName: "harness-test-server", Version: "1.0.0", Instructions: "A server for tests."}, st[0])
 }
 
@@ -130,6 +130,7 @@ func TestContent(t *testing.T) {
 		}},
 		{tool: "structured", texts: []string{`{"sum":5,"terms":[2,3]}`}},
 		{tool: "structured_echoed", texts: []string{`{"sum": 5}`}},
+		{tool: "structured_more", texts: []string{"Created issue 17.", `{"id":17,"url":"https://issues.example/17"}`}},
 		{tool: "fail", isError: true, code: harness.CodeToolFailed, texts: []string{"the disk is full"}},
 	}
 	for _, c := range cases {
@@ -235,7 +236,7 @@ func TestCrashedServerRestarts(t *testing.T) {
 	stopped := ev.wait(t, mcp.EventStopped)
 	assert.Equal(t, "test", stopped.Server)
 	assert.False(t, set.Status()[0].Connected)
-	assert.Len(t, set.Tools(), 13, "a stopped server's tools stay offered: the next call restarts it")
+	assert.Len(t, set.Tools(), 14, "a stopped server's tools stay offered: the next call restarts it")
 
 	res = call(t, context.Background(), tt["mcp__test__echo"], e, map[string]any{"text": "back"})
 	assert.Equal(t, "back", res.Text(), "restarted on the next call")
@@ -304,7 +305,7 @@ func TestNameCollisions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, hashed, "the colliding one gets a hash suffix")
-	assert.Equal(t, 11, cut)
+	assert.Equal(t, 12, cut)
 }
 
 func TestConnectErrors(t *testing.T) {
@@ -319,7 +320,7 @@ func TestConnectErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, harness.CodeServerUnavailable, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), `mcp: server "broken" could not be started: no route`)
-	assert.Len(t, set.Tools(), 13)
+	assert.Len(t, set.Tools(), 14)
 	st := set.Status()
 	assert.False(t, st[0].Connected)
 	assert.Error(t, st[0].Err)

@@ -222,20 +222,54 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 	return []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)}
 }
 
-// appendStructured adds the structured result as compact JSON, unless a
-// text block already says the same (servers are asked to repeat it as
-// text, and the SDK does).
+// appendStructured adds the structured result as compact JSON, unless the
+// text already carries it: servers are asked to repeat structured content
+// as text (the SDK's typed handlers do, as JSON), and many return the same
+// values as prose, which the model need not read twice.
 func appendStructured(out []harness.Block, v any) []harness.Block {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return out
 	}
+	var text strings.Builder
 	for _, blk := range out {
-		if blk.Type == harness.BlockText && sameJSON(blk.Text, b) {
+		if blk.Type != harness.BlockText {
+			continue
+		}
+		if sameJSON(blk.Text, b) {
 			return out
 		}
+		text.WriteString(blk.Text)
+		text.WriteByte('\n')
+	}
+	var plain any
+	if text.Len() > 0 && json.Unmarshal(b, &plain) == nil && covered(text.String(), plain) {
+		return out
 	}
 	return append(out, harness.TextBlock(string(b)))
+}
+
+// covered reports whether every string and number in v appears in text.
+func covered(text string, v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(text, v)
+	case float64:
+		return strings.Contains(text, strconv.FormatFloat(v, 'f', -1, 64))
+	case []any:
+		for _, x := range v {
+			if !covered(text, x) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, x := range v {
+			if !covered(text, x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sameJSON(text string, compact []byte) bool {

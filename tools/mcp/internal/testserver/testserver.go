@@ -101,6 +101,11 @@ func New(stats *Stats, crash func()) *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"sum": 5}`}}, StructuredContent: map[string]any{"sum": 5}}, nil
 		})
+	add(&sdk.Tool{Name: "structured_more", Description: "Return a summary and structured content with more in it.", InputSchema: textSchema("")},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Created issue 17."}},
+				StructuredContent: map[string]any{"id": 17, "url": "https://issues.example/17"}}, nil
+		})
 	add(&sdk.Tool{Name: "fail", Description: "Fail as a tool does.", InputSchema: textSchema(""),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true)}},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
