@@ -125,6 +125,9 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, nil, nil
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	if cmd.Err != nil {
+		return nil, nil, cmd.Err
+	}
 	cmd.Dir = s.cfg.Dir
 	if len(s.cfg.Env) > 0 {
 		cmd.Env = os.Environ()
