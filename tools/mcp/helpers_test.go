@@ -30,7 +30,7 @@ type inProcess struct {
 	conns int
 }
 
-func newInProcess(t *testing.T) *inProcess {
+func newInProcess(t testing.TB) *inProcess {
 	p := &inProcess{}
 	p.srv = testserver.New(&p.stats, func() {
 		p.mu.Lock()
