@@ -48,7 +48,8 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			url, unauthorized := httpServer(t, c.opts)
-			set := connect(t, []mcp.Server{{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer t0k"}}})
+			ev := newEvents()
+			set := connect(t, []mcp.Server{{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer t0k"}}}, mcp.WithEvents(ev.add))
 			st := set.Status()[0]
 			assert.True(t, st.Connected)
 			assert.Equal(t, "http", st.Transport)
@@ -59,6 +60,12 @@ func TestStreamableHTTP(t *testing.T) {
 			assert.Equal(t, tools.FamilyNetwork, echo.Spec().Family, "an HTTP server's tools wait on the network")
 			res := call(t, context.Background(), echo, env(false), map[string]any{"text": "over http"})
 			assert.Equal(t, "over http", res.Text())
+
+			// list_changed arrives on the standalone stream.
+			res = call(t, context.Background(), tt["mcp__web__add_tool"], env(false), map[string]any{"name": "late"})
+			require.False(t, res.IsError, res.Text())
+			ev.wait(t, mcp.EventToolsChanged)
+			assert.Contains(t, names(set.Tools()), "mcp__web__late")
 			assert.Zero(t, unauthorized.Load(), "every request carried the header")
 			require.NoError(t, set.Close())
 		})

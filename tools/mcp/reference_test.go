@@ -108,10 +108,13 @@ func TestReferenceServers(t *testing.T) {
 			replay.ToolCall("c4", "mcp__fs__list_directory", map[string]any{"path": root}),
 			replay.ToolCall("c5", "mcp__fs__read_text_file", map[string]any{"path": "/etc/passwd"}),
 			replay.ToolCall("c6", "mcp_list_resources", map[string]any{"server": "everything"}),
+			replay.ToolCall("c8", "mcp__everything__get-tiny-image", map[string]any{}),
+			replay.ToolCall("c9", "mcp__everything__get-structured-content", map[string]any{"location": "Chicago"}),
+			replay.ToolCall("c10", "mcp__everything__get-resource-links", map[string]any{"count": 2}),
 		),
 		replay.Call(replay.ToolCall("c7", "mcp_read_resource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md"})),
 		replay.Say("done"),
-	)
+	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
 	loop := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(session.NewMemoryAttachments()))
 	defer loop.Close()
 	require.NoError(t, loop.Err())
@@ -139,6 +142,17 @@ func TestReferenceServers(t *testing.T) {
 	assert.Contains(t, res["c5"].Text(), "denied")
 	assert.Contains(t, res["c6"].Text(), "everything:\n")
 	t.Logf("resources: %.600s", res["c6"].Text())
+	var imgs int
+	for _, b := range res["c8"].Content {
+		if b.Type == harness.BlockImage {
+			imgs++
+			assert.Equal(t, "image/png", b.Image.MediaType)
+		}
+	}
+	assert.Equal(t, 1, imgs, "the image reached the model through the attachment store: %+v", res["c8"].Content)
+	assert.Contains(t, res["c9"].Text(), `"temperature":`)
+	assert.False(t, res["c9"].IsError)
+	assert.Contains(t, res["c10"].Text(), "Resource link: demo://")
 	read := toolResults(reqs[2])["c7"]
 	t.Logf("resource: %.300s", read.Text())
 	assert.False(t, read.IsError, read.Text())

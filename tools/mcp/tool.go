@@ -202,6 +202,11 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 	}
 	name := "mcp-" + server + "-image" + ext
 	n, err := images.Normalize(ctx, name, data, images.Limits{})
+	if err != nil && ext == ".png" {
+		if fixed, ok := dropBadAncillary(data); ok {
+			n, err = images.Normalize(ctx, name, fixed, images.Limits{})
+		}
+	}
 	if err != nil {
 		return []harness.Block{harness.TextBlock(fmt.Sprintf("[image omitted (%s): %v]", what, err))}
 	}
