@@ -261,13 +261,12 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 			s.cfg.Name, max, s.restarts)
 	}
 	s.restarts++
-	before := len(s.remote)
 	if err := s.connectLocked(ctx); err != nil {
 		return nil, s.unavailable("The MCP server %s stopped, and starting it again failed (attempt %d of %d): %v", s.cfg.Name, s.restarts, max, err)
 	}
-	if len(s.remote) != before {
-		s.background(func() { s.set.changed(s) })
-	}
+	// The new process may offer other tools; the loop takes them at its
+	// next step.
+	s.background(func() { s.set.changed(s) })
 	return s.cs, nil
 }
 
