@@ -68,6 +68,7 @@ type options struct {
 	window    int
 	reasoning bool
 	verbose   bool
+	mcp       mcpFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -110,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning, dimmed")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	o.mcp.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
@@ -240,8 +242,14 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else if n > 0 && logger != nil {
 		logger.Debug("removed old spilled outputs", "count", n)
 	}
+	mcpSet, mcpLines, err := a.connectMCP(ctx, logger)
+	if err != nil {
+		return 0, err
+	}
+	defer mcpSet.Close()
 	withImages := model.Info().Accepts(harness.ModalityImage)
 	opts := []agent.Option{
+		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
 		agent.WithFileSystem(fsys),
@@ -300,6 +308,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		SessionID: h.ID, Cwd: h.Cwd, Resumed: resumeID != "",
 		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
 	})
+	a.showMCP(mcpLines)
 
 	var code int
 	if a.o.hasPrompt {
