@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/mcp"
 	"github.com/go-harness/harness/tools/mcp/internal/testserver"
@@ -91,7 +91,7 @@ func names(ts []tools.Tool) []string {
 }
 
 func env(images bool) *tools.Env {
-	e := &tools.Env{SessionID: "s", Cwd: "/", Logger: slog.New(slog.DiscardHandler), Attachments: session.NewMemoryAttachments()}
+	e := &tools.Env{SessionID: "s", Cwd: "/", Logger: slog.New(slog.DiscardHandler), Attachments: attachments.NewMemory()}
 	if images {
 		e.ModelInput = harness.Modalities{harness.ModalityText, harness.ModalityImage}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/mcp/internal/testserver"
@@ -64,7 +64,7 @@ func TestDropBadAncillary(t *testing.T) {
 }
 
 func testEnv() *tools.Env {
-	return &tools.Env{ModelInput: harness.Modalities{harness.ModalityImage}, Attachments: session.NewMemoryAttachments(),
+	return &tools.Env{ModelInput: harness.Modalities{harness.ModalityImage}, Attachments: attachments.NewMemory(),
 		Logger: slog.New(slog.DiscardHandler)}
 }
 

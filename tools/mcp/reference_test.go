@@ -17,7 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/mcp"
 )
 
@@ -115,7 +115,7 @@ func TestReferenceServers(t *testing.T) {
 		replay.Call(replay.ToolCall("c7", "mcp_read_resource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md"})),
 		replay.Say("done"),
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
-	loop := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(session.NewMemoryAttachments()))
+	loop := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(attachments.NewMemory()))
 	defer loop.Close()
 	require.NoError(t, loop.Err())
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
