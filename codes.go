@@ -192,6 +192,18 @@ const (
 	CodeNoWorkspace Code = "no_workspace"
 )
 
+// MCP: what tools/mcp reports.
+const (
+	// CodeInvalidConfig: an MCP server configuration (a .mcp.json file)
+	// is malformed; the message names the bad field.
+	CodeInvalidConfig Code = "invalid_config"
+	// CodeServerUnavailable: an MCP server could not be started or
+	// reached, stopped while serving, or failed too often to restart.
+	CodeServerUnavailable Code = "server_unavailable"
+	// CodeUnknownServer: no connected MCP server has that name.
+	CodeUnknownServer Code = "unknown_server"
+)
+
 // The loop and everything else.
 const (
 	// CodeBusy: a turn is already running in the session.

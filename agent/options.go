@@ -18,6 +18,7 @@ type Option func(*config)
 type config struct {
 	model       model.Model
 	tools       []tools.Tool
+	sources     []tools.Source
 	system      string
 	store       session.Store
 	fsys        fs.FileSystem
@@ -63,6 +64,15 @@ func WithModel(m model.Model) Option { return func(c *config) { c.model = m } }
 // given.
 func WithTools(ts ...tools.Tool) Option {
 	return func(c *config) { c.tools = append(c.tools, ts...) }
+}
+
+// WithToolSource adds tools whose set can change while the loop runs (the
+// tools of MCP servers, say): they follow the WithTools tools, and before
+// every step the loop takes the sources' current tools, never within a
+// step. A changed set whose tools do not pass the registry's checks is
+// logged and the previous set is kept.
+func WithToolSource(srcs ...tools.Source) Option {
+	return func(c *config) { c.sources = append(c.sources, srcs...) }
 }
 
 // WithSystemPrompt sets the system prompt.

@@ -65,7 +65,7 @@ func Count(root string) ([]PackageCount, error) {
 }
 
 func skipDir(rel, name string) bool {
-	return rel == "internal" || rel == "examples" || name == "testdata" ||
+	return name == "internal" || rel == "examples" || name == "testdata" ||
 		strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
