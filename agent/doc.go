@@ -39,6 +39,7 @@
 //   - [ContextCompacted]: older history was replaced by a summary.
 //   - [StepEnd]: one model call and its tool calls are done.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
+//
 // Retryable model failures (model.Retryable: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of

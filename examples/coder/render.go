@@ -538,8 +538,14 @@ func (h *human) card(e *agent.ToolCallEnd) {
 		}
 	}
 	if r.IsError && rd.Kind != harness.RenderGeneric {
-		// The message tells what went wrong; the card alone may not.
-		h.body(r.Text(), cardErrorLines, sgrRed)
+		// The message tells what went wrong; the card alone may not. A
+		// terminal card has shown the output already: only the notes
+		// after it are new.
+		text := r.Text()
+		if term != nil || rd.Kind == harness.RenderTerminal {
+			text = terminalNotes(text)
+		}
+		h.body(text, cardErrorLines, sgrRed)
 	}
 }
 
@@ -667,6 +673,24 @@ func (h *human) where(cwd string) string {
 		return "  (in " + rel + ")"
 	}
 	return ""
+}
+
+// terminalNotes returns the bracketed notes that end a command's result
+// text ("[exit code 1 ...]", "[The command was cancelled ...]"), without
+// the output before them, which the card shows, or the working directory.
+func terminalNotes(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	i := len(lines)
+	for i > 0 && strings.HasPrefix(lines[i-1], "[") {
+		i--
+	}
+	var notes []string
+	for _, l := range lines[i:] {
+		if !strings.HasPrefix(l, "[cwd ") {
+			notes = append(notes, l)
+		}
+	}
+	return strings.Join(notes, "\n")
 }
 
 // commandLine is the first line of a command, marked when more follow.
