@@ -20,16 +20,16 @@ import (
 
 // DeepSeek endpoint and default model.
 const (
-	// DeepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
-	DeepSeekBaseURL = "https://api.deepseek.com"
-	// DeepSeekDefaultModel is the model [DeepSeek] uses unless
-	// [WithModelID] says otherwise.
-	DeepSeekDefaultModel = "deepseek-flash"
+	// deepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
+	deepSeekBaseURL = "https://api.deepseek.com"
+	// deepSeekDefaultModel is the model DeepSeek uses unless WithModelID
+	// says otherwise.
+	deepSeekDefaultModel = "deepseek-flash"
 )
 
-// DefaultIdleTimeout is how long a response may stay silent (no byte
+// defaultIdleTimeout is how long a response may stay silent (no byte
 // received, keep-alives included) before the call is dropped as stalled.
-const DefaultIdleTimeout = 2 * time.Minute
+const defaultIdleTimeout = 2 * time.Minute
 
 // Model is an [model.Model] that speaks the Chat Completions API of
 // OpenAI or of any OpenAI-compatible provider. It is safe for concurrent
@@ -71,7 +71,7 @@ type config struct {
 }
 
 // WithModelID sets the provider's model id, such as "deepseek-v4-pro".
-// The built-in catalog ([LookupModel]) supplies its context window and
+// The built-in catalog (deepseek-flash, deepseek-v4-pro) supplies its context window and
 // input modalities unless [WithContextWindow] or [WithInputModalities]
 // declare them.
 func WithModelID(id string) Option {
@@ -133,7 +133,7 @@ func WithLogger(l *slog.Logger) Option {
 // server counts as a sign of life, SSE keep-alive comments and blank lines
 // included: a provider that sends keep-alives while a request waits in its
 // queue is alive, and dropping the call would only lose its place. Zero or less
-// disables the watchdog. The default is [DefaultIdleTimeout].
+// disables the watchdog. The default is 2 minutes.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }
@@ -176,13 +176,13 @@ func WithHeader(key, value string) Option {
 	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
 }
 
-// LookupModel returns what the built-in catalog knows of a model id:
+// lookupModel returns what the built-in catalog knows of a model id:
 //
 //	deepseek-flash   1,000,000 tokens, text and image input
 //	deepseek-v4-pro  1,000,000 tokens, text input
 //
 // Unknown ids report false.
-func LookupModel(id string) (model.Info, bool) {
+func lookupModel(id string) (model.Info, bool) {
 	switch id {
 	case "deepseek-flash":
 		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
@@ -192,15 +192,16 @@ func LookupModel(id string) (model.Info, bool) {
 	return model.Info{Name: id}, false
 }
 
-// DeepSeek returns a model on DeepSeek's API with the caller's API key,
-// using [DeepSeekDefaultModel] unless [WithModelID] says otherwise. An
-// empty key fails every call with harness.CodeAuth without a request.
+// DeepSeek returns a model on DeepSeek's API (https://api.deepseek.com)
+// with the caller's API key, using deepseek-flash unless [WithModelID]
+// says otherwise. An empty key fails every call with harness.CodeAuth
+// without a request.
 func DeepSeek(apiKey string, opts ...Option) *Model {
-	m, err := newModel(DeepSeekBaseURL, apiKey, DeepSeekDefaultModel, opts)
+	m, err := newModel(deepSeekBaseURL, apiKey, deepSeekDefaultModel, opts)
 	if err != nil {
 		// Unreachable: the base URL is a valid constant and newModel
 		// fails on nothing else. Keep the failure for Stream anyway.
-		return &Model{info: model.Info{Name: DeepSeekDefaultModel}, err: err}
+		return &Model{info: model.Info{Name: deepSeekDefaultModel}, err: err}
 	}
 	m.requireKey = true
 	return m
@@ -210,7 +211,7 @@ func DeepSeek(apiKey string, opts ...Option) *Model {
 // baseURL is the API root the SDK appends "chat/completions" to (for
 // OpenAI, "https://api.openai.com/v1"), apiKey may be empty for
 // endpoints that need none, and model is the provider's model id. The
-// catalog ([LookupModel]) and the options declare the context window and
+// catalog (deepseek-flash, deepseek-v4-pro) and the options declare the context window and
 // the input modalities; an unknown model accepts text only.
 func New(baseURL, apiKey, model string, opts ...Option) (*Model, error) {
 	if model == "" {
@@ -224,13 +225,13 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", baseURL)
 	}
-	cfg := config{model: model, idle: DefaultIdleTimeout, streaming: true}
+	cfg := config{model: model, idle: defaultIdleTimeout, streaming: true}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	info, _ := LookupModel(cfg.model)
+	info, _ := lookupModel(cfg.model)
 	if cfg.window > 0 {
 		info.ContextWindow = cfg.window
 	}
