@@ -229,9 +229,9 @@ func (s *Session) forgetAbandoned(r *runningCall) {
 	delete(s.abandoned, r)
 }
 
-// Abandoned returns the tool calls the loop abandoned that are still
-// running, oldest first.
-func (s *Session) Abandoned() []AbandonedCall {
+// abandonedCalls returns the tool calls the loop abandoned that are still
+// running, oldest first; Close reports them in an *AbandonedError.
+func (s *Session) abandonedCalls() []AbandonedCall {
 	s.abMu.Lock()
 	out := make([]AbandonedCall, 0, len(s.abandoned))
 	for r := range s.abandoned {
