@@ -280,4 +280,3 @@ func (s *Session) turns() int {
 	defer s.logMu.Unlock()
 	return s.hist.Turns()
 }
-
