@@ -11,8 +11,9 @@ import (
 )
 
 // Budget is the most exported identifiers the module's public packages
-// may declare. Raising it is a decision: say why in the commit.
-const Budget = 10000
+// may declare. It is a ratchet: lower it whenever a cut lands, and never
+// raise it without saying why in the commit. The goal (issue 20) is 470.
+const Budget = 665
 
 // PackageCount is the number of exported identifiers of one package
 // directory.
