@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/compact"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
 )
@@ -170,7 +171,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 		b, _ := json.Marshal(m)
 		return t.s.est.tokens(int64(len(b)))
 	}
-	split := session.SplitForCompaction(msgs, keep, size)
+	split := compact.Split(msgs, keep, size)
 	if split == 0 {
 		return false
 	}

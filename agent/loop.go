@@ -122,9 +122,10 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 // ResumeSession reopens a logged session so that the next turn continues
 // its history. A session that stopped mid-turn is repaired: calls left
 // without a result get results saying they were not run or that their
-// outcome is unknown, and the open turn is logged as interrupted.
-// Warnings from loading (a torn line, an unknown event type) are kept in
-// Session.Warnings. A panic while loading (in the store, or on a log no
+// outcome is unknown, and the open turn is logged as interrupted with the
+// steps and usage its events hold. Warnings from loading (a torn line, an
+// unknown event type) and one for each repair (the turn, each call) are
+// kept in Session.Warnings. A panic while loading (in the store, or on a log no
 // check caught) is returned as an *InternalError, and the log is closed.
 func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err error) {
 	defer l.recoverSession("resume_session", &s, &err)
@@ -151,11 +152,15 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
-	if hist.Interrupted() {
-		if err := s.append(ctx, &session.TurnEnded{Reason: session.ReasonInterrupted}); err != nil {
+	if end, repaired := hist.Repair(); end != nil {
+		if err := s.append(ctx, end); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("agent: resuming session: %w", err)
 		}
+		for _, w := range repaired {
+			l.cfg.logger.Warn("interrupted turn repaired", "session", id, "warning", w.String())
+		}
+		s.warnings = append(s.warnings, repaired...)
 	}
 	return s, nil
 }

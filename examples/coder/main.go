@@ -23,8 +23,10 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/sessiontools"
@@ -245,7 +247,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(session.JSONLAttachments(a.store)),
+		agent.WithAttachments(attachments.Beside(a.store)),
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.
@@ -408,6 +410,7 @@ func (a *app) defaultRoot() error {
 // call.
 func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools()
+	ts = append(ts, codesearch.Tools()...)
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}

@@ -601,7 +601,7 @@ func TestReadImageWithImageFlag(t *testing.T) {
 	assert.Contains(t, r.stdout, "● read_image shot.png\n")
 	assert.Contains(t, r.stdout, "  shot.png: image/png, 4x3 px")
 
-	stored, err := filepath.Glob(filepath.Join(sessions, session.AttachmentsDirName, "*", "*"))
+	stored, err := filepath.Glob(filepath.Join(sessions, "attachments", "*", "*"))
 	require.NoError(t, err)
 	assert.Len(t, stored, 1, "the image is kept content-addressed beside the logs")
 }

@@ -90,7 +90,7 @@ func List(root string) ([]PackageNames, error) {
 }
 
 func skipDir(rel, name string) bool {
-	return rel == "internal" || rel == "examples" || name == "testdata" ||
+	return name == "internal" || rel == "examples" || name == "testdata" ||
 		strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -89,7 +89,7 @@ func TestHelperDecode(t *testing.T) {
 		state := tools.NewState()
 		defer state.Close()
 		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state,
-			Attachments: session.NewMemoryAttachments(), Logger: slog.New(slog.DiscardHandler)}
+			Attachments: attachments.NewMemory(), Logger: slog.New(slog.DiscardHandler)}
 		tool := ReadImage()
 		args, _ := json.Marshal(map[string]string{"file_path": name})
 		var wg sync.WaitGroup

@@ -16,7 +16,7 @@ import (
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -40,7 +40,7 @@ func TestReadImageOnTheWire(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(work, "ui.png"), data, 0o644))
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
-	att := session.NewMemoryAttachments()
+	att := attachments.NewMemory()
 	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(local), agent.WithWorkingDir(local.Root()),
 		agent.WithAttachments(att), agent.WithTools(images.ReadImage()))
 	defer loop.Close()
