@@ -12,7 +12,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/internal/toolexec"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
@@ -34,7 +34,7 @@ type Env struct {
 	// Output is Env.Output: an in-memory output store (spill).
 	Output *spill.Memory
 	// Attachments is Env.Attachments: an in-memory attachment store.
-	Attachments *session.MemoryAttachments
+	Attachments *attachments.Memory
 
 	logs  *logBuffer
 	calls atomic.Int64
@@ -50,7 +50,7 @@ func NewEnv() *Env {
 	e := &Env{
 		FS:          fstest.NewMemFS(Root),
 		Output:      out,
-		Attachments: session.NewMemoryAttachments(),
+		Attachments: attachments.NewMemory(),
 		logs:        logs,
 	}
 	e.Env = &tools.Env{
