@@ -70,8 +70,8 @@ type ContextCompacted struct {
 	SummaryTokens int64 `json:"summary_tokens"`
 }
 
-func (*ContextPruned) Kind() string    { return "context_pruned" }
-func (*ContextCompacted) Kind() string { return "context_compacted" }
+func (*ContextPruned) kind() string    { return "context_pruned" }
+func (*ContextCompacted) kind() string { return "context_compacted" }
 
 // estimator turns request bytes into tokens, calibrated on the provider's
 // reported usage.

@@ -26,7 +26,7 @@
 //
 // The host sees the turn as an iterator of [Event] values, each a
 // pointer to one of these types ([MarshalEvent] writes any of them as one
-// JSON line, its Kind in "type"):
+// JSON line, its [KindOf] in "type"):
 //
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.

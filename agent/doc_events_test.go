@@ -16,7 +16,7 @@ import (
 )
 
 // The package doc lists every event type, one line each: the types with
-// a Kind method declared in this package, no more and no fewer.
+// a kind method declared in this package, no more and no fewer.
 func TestPackageDocListsEveryEvent(t *testing.T) {
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("*.go")
@@ -30,7 +30,7 @@ func TestPackageDocListsEveryEvent(t *testing.T) {
 		require.NoError(t, err)
 		for _, d := range file.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv == nil || fn.Name.Name != "Kind" || len(fn.Recv.List) != 1 {
+			if !ok || fn.Recv == nil || fn.Name.Name != "kind" || len(fn.Recv.List) != 1 {
 				continue
 			}
 			if star, ok := fn.Recv.List[0].Type.(*ast.StarExpr); ok {
@@ -49,5 +49,5 @@ func TestPackageDocListsEveryEvent(t *testing.T) {
 	sort.Strings(declared)
 	sort.Strings(listed)
 	require.NotEmpty(t, declared)
-	assert.Equal(t, declared, listed, "agent/doc.go lists each event type (a type with a Kind method) on a line of its own")
+	assert.Equal(t, declared, listed, "agent/doc.go lists each event type (a type with a kind method) on a line of its own")
 }

@@ -524,7 +524,7 @@ func TestMarshalEventKeepsHTMLCharacters(t *testing.T) {
 			assert.False(t, strings.HasSuffix(string(b), "\n"), "one line, without its end")
 			var m map[string]any
 			require.NoError(t, json.Unmarshal(b, &m))
-			assert.Equal(t, tt.ev.Kind(), m["type"])
+			assert.Equal(t, agent.KindOf(tt.ev), m["type"])
 		})
 	}
 }

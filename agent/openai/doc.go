@@ -12,7 +12,7 @@
 //	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"))
 //	loop := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
-// A small catalog ([LookupModel]) knows the context window and input
+// A small built-in catalog knows the context window and input
 // modalities of DeepSeek's models; [WithContextWindow] and
 // [WithInputModalities] declare them for any other. A model that declares
 // no image input is sent a short text placeholder naming each image

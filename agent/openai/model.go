@@ -22,16 +22,16 @@ import (
 
 // DeepSeek endpoint and default model.
 const (
-	// DeepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
-	DeepSeekBaseURL = "https://api.deepseek.com"
-	// DeepSeekDefaultModel is the model [DeepSeek] uses unless
+	// deepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
+	deepSeekBaseURL = "https://api.deepseek.com"
+	// deepSeekDefaultModel is the model [DeepSeek] uses unless
 	// [WithModelID] says otherwise.
-	DeepSeekDefaultModel = "deepseek-flash"
+	deepSeekDefaultModel = "deepseek-flash"
 )
 
-// DefaultIdleTimeout is how long a response may stay silent (no byte
+// defaultIdleTimeout is how long a response may stay silent (no byte
 // received, keep-alives included) before the call is dropped as stalled.
-const DefaultIdleTimeout = 2 * time.Minute
+const defaultIdleTimeout = 2 * time.Minute
 
 // Model is an [model.Model] that speaks the Chat Completions API of
 // OpenAI or of any OpenAI-compatible provider. It is safe for concurrent
@@ -96,7 +96,7 @@ func (c *config) fail(format string, args ...any) {
 }
 
 // WithModelID sets the provider's model id, such as "deepseek-v4-pro".
-// The built-in catalog ([LookupModel]) supplies its context window and
+// The built-in catalog (deepseek-flash, deepseek-v4-pro) supplies its context window and
 // input modalities unless [WithContextWindow] or [WithInputModalities]
 // declare them.
 func WithModelID(id string) Option {
@@ -158,7 +158,7 @@ func WithLogger(l *slog.Logger) Option {
 // server counts as a sign of life, SSE keep-alive comments and blank lines
 // included: a provider that sends keep-alives while a request waits in its
 // queue is alive, and dropping the call would only lose its place. Zero or less
-// disables the watchdog. The default is [DefaultIdleTimeout].
+// disables the watchdog. The default is 2 minutes.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }
@@ -311,13 +311,13 @@ func WithHeader(key, value string) Option {
 	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
 }
 
-// LookupModel returns what the built-in catalog knows of a model id:
+// lookupModel returns what the built-in catalog knows of a model id:
 //
 //	deepseek-flash   1,000,000 tokens, text and image input
 //	deepseek-v4-pro  1,000,000 tokens, text input
 //
 // Unknown ids report false.
-func LookupModel(id string) (model.Info, bool) {
+func lookupModel(id string) (model.Info, bool) {
 	switch id {
 	case "deepseek-flash":
 		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
@@ -328,21 +328,21 @@ func LookupModel(id string) (model.Info, bool) {
 }
 
 // DeepSeek returns a model on DeepSeek's API with the caller's API key,
-// using [DeepSeekDefaultModel] unless [WithModelID] says otherwise, and
+// using deepseek-flash unless [WithModelID] says otherwise, and
 // [DialectDeepSeek] unless [WithDialect] says otherwise. The endpoint is
 // DEEPSEEK_BASE_URL when that environment variable is set (a gateway, a
-// proxy, a test server), else [DeepSeekBaseURL]. An empty key, a bad
+// proxy, a test server), else https://api.deepseek.com. An empty key, a bad
 // DEEPSEEK_BASE_URL or an invalid option fails every call with a
 // *harness.Error (harness.CodeAuth for the key, CodeInvalidRequest for
 // the rest) without a request.
 func DeepSeek(apiKey string, opts ...Option) *Model {
-	base := DeepSeekBaseURL
+	base := deepSeekBaseURL
 	if env := strings.TrimSpace(os.Getenv(EnvDeepSeekBaseURL)); env != "" {
 		base = env
 	}
-	m, err := newModel(base, apiKey, DeepSeekDefaultModel, DialectDeepSeek, opts)
+	m, err := newModel(base, apiKey, deepSeekDefaultModel, DialectDeepSeek, opts)
 	if err != nil {
-		return &Model{info: model.Info{Name: DeepSeekDefaultModel}, err: err}
+		return &Model{info: model.Info{Name: deepSeekDefaultModel}, err: err}
 	}
 	m.requireKey = true
 	return m
@@ -352,7 +352,7 @@ func DeepSeek(apiKey string, opts ...Option) *Model {
 // baseURL is the API root the SDK appends "chat/completions" to (for
 // OpenAI, "https://api.openai.com/v1"), apiKey may be empty for
 // endpoints that need none, and model is the provider's model id. The
-// catalog ([LookupModel]) and the options declare the context window and
+// catalog (deepseek-flash, deepseek-v4-pro) and the options declare the context window and
 // the input modalities; an unknown model accepts text only. The dialect
 // follows from the host (see [Dialect]) unless [WithDialect] sets it. A
 // bad base URL or an invalid option value is an error.
@@ -371,7 +371,7 @@ func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*M
 	if dialect == "" {
 		dialect = dialectForHost(u)
 	}
-	cfg := config{model: model, idle: DefaultIdleTimeout, streaming: true, dialect: dialect}
+	cfg := config{model: model, idle: defaultIdleTimeout, streaming: true, dialect: dialect}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -395,7 +395,7 @@ func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*M
 		// Strict function calling is a beta feature of DeepSeek's API.
 		baseURL = strings.TrimRight(baseURL, "/") + "/beta"
 	}
-	info, _ := LookupModel(cfg.model)
+	info, _ := lookupModel(cfg.model)
 	if cfg.window > 0 {
 		info.ContextWindow = cfg.window
 	}
@@ -532,11 +532,11 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 		return New(base, get(EnvAPIKey), model, opts...)
 	}
 	if key := get(EnvDeepSeekKey); key != "" {
-		base := DeepSeekBaseURL
+		base := deepSeekBaseURL
 		if b := get(EnvDeepSeekBaseURL); b != "" {
 			base = b
 		}
-		m, err := newModel(base, key, DeepSeekDefaultModel, DialectDeepSeek, opts)
+		m, err := newModel(base, key, deepSeekDefaultModel, DialectDeepSeek, opts)
 		if err != nil {
 			return nil, err
 		}

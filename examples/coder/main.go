@@ -110,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.BoolVar(&o.cont, "continue", false, "resume the latest session of the workspace")
 	fset.StringVar(&o.sessions, "sessions", "", "`dir`ectory of session logs (default $XDG_DATA_HOME/harness/sessions or the OS equivalent)")
 	fset.BoolVar(&o.json, "json", false, "write every event as one JSON line on stdout")
-	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default "+strconv.Itoa(agent.DefaultMaxSteps)+")")
+	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default 200, the loop's)")
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")

@@ -186,7 +186,7 @@ func decodeInChild(t *testing.T, mode, path string) (int64, string) {
 type bomb struct {
 	name   string // the file name, whose extension says the type
 	write  func(t testing.TB, path string)
-	accept bool // accepted (else refused with harness.CodeImageDecodeMemory)
+	accept bool // accepted (else refused with harness.CodeTooLarge)
 	long   bool // only with HARNESS_LONG_TESTS=1
 }
 
@@ -295,7 +295,7 @@ func TestDecodeMemoryBounded(t *testing.T) {
 			if b.accept {
 				assert.True(t, strings.HasPrefix(result, "ok 2048x1953"), result)
 			} else {
-				assert.Equal(t, "err "+string(harness.CodeImageDecodeMemory), result)
+				assert.Equal(t, "err "+string(harness.CodeTooLarge), result)
 			}
 			assert.Less(t, rss, int64(singleTarget))
 		})

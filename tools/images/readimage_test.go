@@ -400,7 +400,7 @@ func TestReadImageDecodeBudget(t *testing.T) {
 	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
 	_, err := f.call(t, tool, "wide.png")
 	require.Error(t, err)
-	assert.Equal(t, harness.CodeImageDecodeMemory, harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
 	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
 	assert.Zero(t, f.att.Len())

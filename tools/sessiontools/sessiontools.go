@@ -302,7 +302,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
 		case errors.Is(err, harness.CodeNotFound):
-			return nil, &harness.Error{Code: harness.CodeSessionNotFound, Err: err,
+			return nil, &harness.Error{Code: harness.CodeNotFound, Err: err,
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		case err != nil:
 			return nil, err
