@@ -51,6 +51,14 @@
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
 //
+// On a terminal the prompt line is edited in place (arrow keys, Home and
+// End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
+// workspace under the sessions directory, in history/. Keys typed while a
+// turn runs are not shown and not sent: they come back as the next
+// prompt's text, sent only with Enter. The width follows the terminal's,
+// also when it is resized. Without colour (piped, or NO_COLOR set) each
+// line of reasoning starts with "┆ "; -reasoning=false hides it.
+//
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the
 // step limit, 2 on usage errors (bad flags, no model configured, an

@@ -69,7 +69,7 @@ func runWith(t *testing.T, ctx context.Context, env func(string) string, stdin i
 }
 
 func runTo(ctx context.Context, out, errOut *lockedBuffer, env func(string) string, stdin io.Reader, interrupts <-chan os.Signal, args ...string) result {
-	code := run(ctx, args, env, stdin, out, errOut, interrupts)
+	code := run(ctx, args, env, stdin, out, errOut, signals{interrupts: interrupts})
 	return result{code: code, stdout: cardDurations.ReplaceAllString(out.String(), "$1"), stderr: errOut.String()}
 }
 
