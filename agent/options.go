@@ -8,6 +8,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -35,6 +36,10 @@ type config struct {
 	images      ImageBudget
 	limits      CallLimits
 	base        context.Context
+
+	turnObservers   []TurnObserver
+	modelMiddleware []model.Middleware
+	prices          *pricing.Table
 }
 
 // Defaults.
