@@ -271,3 +271,29 @@ func TestNewErrors(t *testing.T) {
 	_, err = observe.New(observe.WithMeterProvider(nil))
 	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 }
+
+// The session's cost is derived from the log: a resumed session has the
+// same sum as the one that ran.
+func TestCostOnResume(t *testing.T) {
+	srv := script()
+	defer srv.Close()
+	m, err := openai.New(srv.URL, "k", "deepseek-chat")
+	require.NoError(t, err)
+	defer m.CloseIdleConnections()
+	loop := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(pricing.DeepSeek()),
+		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	defer loop.Close()
+	sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
+	require.NoError(t, err)
+	for _, err := range sess.Run(t.Context(), "go") {
+		require.NoError(t, err)
+	}
+	want := (400*0.28+600*0.028+200*0.42)/1e6 + (500*0.28+1500*0.028+100*0.42)/1e6
+	assert.InDelta(t, want, sess.Cost(), 1e-12)
+	id := sess.ID()
+	require.NoError(t, sess.Close())
+	again, err := loop.ResumeSession(t.Context(), id)
+	require.NoError(t, err)
+	defer again.Close()
+	assert.InDelta(t, want, again.Cost(), 1e-12)
+}
