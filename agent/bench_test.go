@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"iter"
 	"os"
 	"path/filepath"
@@ -70,8 +71,9 @@ func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
 		llm := &instantModel{}
-		loop := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
+		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
 			agent.WithSessionStore(session.NewJSONL(b.TempDir())), agent.WithMaxSteps(stepsPerTurn))
+		require.NoError(b, err)
 		defer loop.Close()
 		ctx := context.Background()
 		b.ReportAllocs()

@@ -39,8 +39,21 @@ type ContextPolicy struct {
 
 // WithContextPolicy sets the context policy. Models that report no
 // context window are never pruned or compacted ahead of time, only after
-// the provider reports an overflow.
+// the provider reports an overflow. A negative or NaN share is an error
+// of New.
 func WithContextPolicy(p ContextPolicy) Option { return func(c *config) { c.context = p } }
+
+func (p ContextPolicy) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"PruneAt", p.PruneAt}, {"CompactAt", p.CompactAt}, {"KeepRecent", p.KeepRecent}} {
+		if !(f.v >= 0) { // also refuses NaN
+			return optionError("WithContextPolicy: ContextPolicy.%s is %v; a share must not be negative (zero means the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
 
 func (p ContextPolicy) withDefaults() ContextPolicy {
 	if p.PruneAt <= 0 {

@@ -5,11 +5,12 @@
 // Build a [Loop] with [New] and functional options, start or resume a
 // [Session], and run turns:
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
 //		agent.WithSessionStore(session.NewJSONL(dir)),
 //	)
+//	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }

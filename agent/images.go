@@ -41,10 +41,16 @@ func (b ImageBudget) withDefaults() ImageBudget {
 
 // WithImageBudget bounds the images one request carries: at most count
 // images of at most bytes bytes in all. Older images beyond the budget
-// reach the model as placeholders. Zero or negative values mean the
-// defaults (20 images, 20 MiB).
+// reach the model as placeholders. Zero keeps a default (20 images,
+// 20 MiB); a negative value is an error of New.
 func WithImageBudget(count int, bytes int64) Option {
-	return func(c *config) { c.images = ImageBudget{Count: count, Bytes: bytes} }
+	return func(c *config) {
+		if count < 0 || bytes < 0 {
+			c.fail("WithImageBudget(%d, %d): the budget must not be negative (zero keeps a default)", count, bytes)
+			return
+		}
+		c.images = ImageBudget{Count: count, Bytes: bytes}
+	}
 }
 
 // Why an image reaches the model as a placeholder.

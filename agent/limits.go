@@ -51,7 +51,7 @@ const (
 // finish on its own, logged when it does, never waited for.
 //
 // A zero field means its default. A negative field, or a Margin below 1,
-// is a configuration error reported by Loop.Err.
+// is a configuration error reported by New.
 type CallLimits struct {
 	// Backstop is the longest the loop waits for a call whose tool
 	// declares no deadline. Zero means 15 minutes, above every family
@@ -76,13 +76,6 @@ type CallLimits struct {
 // WithCallLimits sets the call limits. See CallLimits.
 func WithCallLimits(l CallLimits) Option { return func(c *config) { c.limits = l } }
 
-// errInvalidOption is wrapped by the configuration errors Loop.Err
-// reports for option values out of range: they match
-// harness.CodeInvalidOption.
-func errInvalidOption() error {
-	return &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: invalid option"}
-}
-
 func (l CallLimits) validate() error {
 	var errs []error
 	for _, f := range []struct {
@@ -90,11 +83,11 @@ func (l CallLimits) validate() error {
 		d    time.Duration
 	}{{"Backstop", l.Backstop}, {"CancelWait", l.CancelWait}, {"CloseWait", l.CloseWait}} {
 		if f.d < 0 {
-			errs = append(errs, fmt.Errorf("%w: CallLimits.%s is %s; it must not be negative (zero means the default)", errInvalidOption(), f.name, f.d))
+			errs = append(errs, optionError("WithCallLimits: CallLimits.%s is %s; it must not be negative (zero means the default)", f.name, f.d))
 		}
 	}
 	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
-		errs = append(errs, fmt.Errorf("%w: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", errInvalidOption(), l.Margin))
+		errs = append(errs, optionError("WithCallLimits: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", l.Margin))
 	}
 	return errors.Join(errs...)
 }

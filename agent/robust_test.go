@@ -99,8 +99,9 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 
 	llm := replay.NewScripted(replay.Say("short summary"), replay.Say("done")).
 		WithInfo(model.Info{Name: "small", ContextWindow: 200})
-	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, id)
 	require.NoError(t, err)
@@ -304,7 +305,8 @@ func (panickyOpenStore) Open(ctx context.Context, id string) (session.Log, *sess
 
 func TestSessionStartPanicsAreErrors(t *testing.T) {
 	leakcheck.Check(t)
-	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	assert.Nil(t, s)
@@ -326,7 +328,8 @@ func (panickyCloser) Close() error { panic("closer boom") }
 
 func TestClosePanicIsAnError(t *testing.T) {
 	mem := session.NewMemory()
-	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

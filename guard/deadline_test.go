@@ -271,8 +271,9 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 			return nil, errors.New("late")
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Say("it timed out"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuck),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(stuck),
 		agent.WithMiddleware(deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))))
+	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

@@ -329,7 +329,8 @@ func TestGuardsInTheLoop(t *testing.T) {
 	store := session.NewMemory()
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),
 		agent.WithStepObservers(repeatGuard(t), failureGuard(t))}
-	loop := agent.New(opts...)
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	require.NoError(t, err)

@@ -40,7 +40,7 @@
 //	...
 //	spilling, err := spill.Middleware()
 //	...
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithOutputStore(store),
 //		agent.WithMiddleware(spilling),

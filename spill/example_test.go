@@ -37,12 +37,16 @@ func ExampleMiddleware() {
 			return harness.TextResult(output.String()), nil
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "run_tests", nil)), replay.Say("all green"))
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(runTests),
 		agent.WithOutputStore(store),
 		agent.WithMiddleware(spilling),
 	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "run the tests") {

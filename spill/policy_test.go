@@ -235,8 +235,9 @@ func TestLoopSpill(t *testing.T) {
 		replay.Say("done"),
 	)
 	store := newDir(t, t.TempDir())
-	loop := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
 		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
