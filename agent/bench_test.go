@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"github.com/stretchr/testify/require"
 	"iter"
 	"os"
@@ -123,7 +124,7 @@ func BenchmarkLoopStep(b *testing.B) {
 			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
-				var asm agent.Assembler
+				var asm assemble.Assembler
 				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -226,7 +227,7 @@ func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 		System:   compactionSystem,
 		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
 	}
-	asm := &Assembler{}
+	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -275,8 +276,8 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
-	asm := &Assembler{}
+func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error) {
+	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return asm, err
@@ -304,7 +305,7 @@ func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
 	if asm == nil {
 		return
 	}

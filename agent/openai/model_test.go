@@ -140,7 +140,7 @@ func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
 	t.Cleanup(m.CloseIdleConnections)
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)
-	assert.Equal(t, "via gateway", assemble(chunks).Message().Content[0].Text)
+	assert.Equal(t, "via gateway", joinChunks(chunks).Message().Content[0].Text)
 	require.Len(t, p.Requests(), 1)
 	assert.Equal(t, "Bearer "+testKey, p.Requests()[0].Header.Get("Authorization"))
 	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())
