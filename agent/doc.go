@@ -40,7 +40,7 @@
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind ([AbandonedError]). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (harness.CodeInternal) instead of reaching the host.
+// a *harness.Error with harness.CodeInternal instead of reaching the host.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each

@@ -159,7 +159,7 @@ type SessionOptions struct {
 }
 
 // NewSession starts a new session and logs its header. A panic in the
-// session store is returned as an *InternalError.
+// session store is returned as an *harness.Error.
 func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session, err error) {
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
@@ -189,7 +189,7 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 // steps and usage its events hold. Warnings from loading (a torn line, an
 // unknown event type) and one for each repair (the turn, each call) are
 // kept in Session.Warnings. A panic while loading (in the store, or on a log no
-// check caught) is returned as an *InternalError, and the log is closed.
+// check caught) is returned as an *harness.Error, and the log is closed.
 func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err error) {
 	defer l.recoverSession("resume_session", &s, &err)
 	if err := l.check(); err != nil {
@@ -240,7 +240,7 @@ func (l *Loop) buildHistory(events []session.Event) (h *session.History, err err
 }
 
 // recoverSession turns a panic in NewSession or ResumeSession into an
-// *InternalError, closing the session it may have left half made.
+// *harness.Error, closing the session it may have left half made.
 func (l *Loop) recoverSession(op string, s **Session, err *error) {
 	p := recover()
 	if p == nil {

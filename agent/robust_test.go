@@ -145,9 +145,10 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	evs, end, err := collect(t, s, ctx, "go")
 	assert.Equal(t, []string{"text_delta", "turn_end"}, kinds(evs))
 	assert.Equal(t, session.ReasonError, end.Reason)
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "model boom", ie.Value)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
+	assert.Contains(t, ie.Message, "during turn: panic: model boom")
 	assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "bug")
 	assert.Contains(t, err.Error(), "model boom")
@@ -310,15 +311,16 @@ func TestSessionStartPanicsAreErrors(t *testing.T) {
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	assert.Nil(t, s)
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "new_session", ie.Op)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
+	assert.Contains(t, ie.Message, "during new_session")
 	assert.Contains(t, err.Error(), "create boom")
 
 	s, err = loop.ResumeSession(context.Background(), "x")
 	assert.Nil(t, s)
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "resume_session", ie.Op)
+	assert.Contains(t, ie.Message, "during resume_session")
 	assert.Contains(t, err.Error(), "open boom")
 }
 
@@ -336,8 +338,9 @@ func TestClosePanicIsAnError(t *testing.T) {
 	_, err = tools.LoadState(s.State(), "k", func() panickyCloser { return panickyCloser{} })
 	require.NoError(t, err)
 	err = s.Close()
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
 	assert.Contains(t, err.Error(), "closer boom")
 	// The log was closed anyway: the session can be deleted.
 	require.NoError(t, mem.Delete(context.Background(), s.ID()))

@@ -107,7 +107,7 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // error, except the last, which is always a *TurnEnd: it comes with the error
 // that ended the turn, if any (context.Canceled when ctx was cancelled, a
 // *harness.Error with a model code when the model failed for good, an
-// *InternalError when the harness recovered from a panic). Stopping the
+// *harness.Error when the harness recovered from a panic). Stopping the
 // iteration early cancels the turn; the cancellation is logged and the session
 // stays usable. No panic of the harness, the model adapter, the tools or the
 // session store reaches the loop over the events; a panic in the loop's own
@@ -215,7 +215,7 @@ func (s *Session) Close() (err error) {
 	return errors.Join(errs...)
 }
 
-// guarded runs f, returning a panic as an *InternalError.
+// guarded runs f, returning a panic as an *harness.Error.
 func (s *Session) guarded(op string, f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -56,7 +56,7 @@ func (t *turn) emit(ev Event) {
 
 // runSafely runs the turn and turns a panic of the harness (or of the
 // model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *InternalError, logged like any other end so
+// with reason error and an *harness.Error, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
 func (t *turn) runSafely(content []harness.Block) {
 	defer func() {
@@ -75,7 +75,7 @@ func (t *turn) runSafely(content []harness.Block) {
 // endAfterPanic ends a turn that panicked: it logs the end and yields
 // the TurnEnd. When logging the end panics too (a broken store), or the
 // panic came from logging it, the TurnEnd is yielded without it.
-func (t *turn) endAfterPanic(ie *InternalError) {
+func (t *turn) endAfterPanic(ie *harness.Error) {
 	if t.endSent {
 		return
 	}
@@ -95,7 +95,7 @@ func (t *turn) endAfterPanic(ie *InternalError) {
 
 // finishSafely is finish with a panic recovered; it returns the error for
 // the TurnEnd it could not yield, if it panicked.
-func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
+func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if t.inHost {
