@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/spillwriter"
+	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 

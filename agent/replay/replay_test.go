@@ -116,12 +116,12 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 
 	m, err := replay.New(tr, replay.WithStrict())
 	require.NoError(t, err)
-	var de *replay.DriftError
+	var de *harness.Error
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
-	assert.Equal(t, "system prompt", de.Part)
-	assert.Equal(t, 1, de.Call)
+	assert.Equal(t, harness.CodeReplayDrift, de.Code)
+	assert.Contains(t, de.Message, "model call 1 (turn 1, step 1) drifted from the recording: the system prompt differs")
 }
 
 func TestReplayRunsOut(t *testing.T) {
