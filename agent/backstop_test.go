@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math"
 	"testing"
@@ -32,14 +33,18 @@ func stuckTool(name string, sideEffects bool, started chan<- string, release <-c
 		})
 }
 
-func requireAbandoned(t *testing.T, err error, want ...agent.AbandonedCall) {
+// abandoned is a call Close should name.
+type abandoned struct{ Tool, CallID string }
+
+func requireAbandoned(t *testing.T, err error, want ...abandoned) {
 	t.Helper()
-	var ae *agent.AbandonedError
-	require.ErrorAs(t, err, &ae)
-	require.Len(t, ae.Calls, len(want))
-	for i, w := range want {
-		assert.Equal(t, w.Tool, ae.Calls[i].Tool)
-		assert.Equal(t, w.CallID, ae.Calls[i].CallID)
+	require.ErrorIs(t, err, harness.CodeNotStopped)
+	n := "call"
+	if len(want) != 1 {
+		n = "calls"
+	}
+	assert.Contains(t, err.Error(), fmt.Sprintf("closed with %d abandoned tool %s still running", len(want), n))
+	for _, w := range want {
 		assert.Contains(t, err.Error(), w.Tool+" (call "+w.CallID+")")
 	}
 }
@@ -99,7 +104,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	assert.Contains(t, logs.String(), "abandoned")
 
 	err = loop.Close()
-	requireAbandoned(t, err, agent.AbandonedCall{Tool: "stuck", CallID: "c1"})
+	requireAbandoned(t, err, abandoned{Tool: "stuck", CallID: "c1"})
 
 	close(release)
 	require.Eventually(t, func() bool { return len(s.Abandoned()) == 0 }, 5*time.Second, time.Millisecond,
@@ -142,7 +147,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	assert.Equal(t, "a", <-started)
 
 	err = s.Close()
-	requireAbandoned(t, err, agent.AbandonedCall{Tool: "stuck", CallID: "a"})
+	requireAbandoned(t, err, abandoned{Tool: "stuck", CallID: "a"})
 	o := <-got
 	require.NotNil(t, o.end)
 	assert.Equal(t, session.ReasonCancelled, o.end.Reason)

@@ -38,7 +38,7 @@
 // deadline kept by the dispatcher itself ([CallLimits]), and a call that
 // ignores its cancelled context is abandoned with an error result saying
 // it may still be running; Close returns within a bounded time and names
-// the calls it left behind ([AbandonedError]). A panic in the harness, the
+// the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
 // a *harness.Error with harness.CodeInternal instead of reaching the host.
 //

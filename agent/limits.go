@@ -126,34 +126,30 @@ func (l CallLimits) backstop(spec tools.Spec) time.Duration {
 	return max(scaled, floor)
 }
 
-// AbandonedCall is a tool call the loop stopped waiting for: it ignored
+// abandonedCall is a tool call the loop stopped waiting for: it ignored
 // the cancellation of its context and may still be running.
-type AbandonedCall struct {
-	Tool   string    `json:"tool"`
-	CallID string    `json:"call_id"`
-	Step   int       `json:"step"`
-	Since  time.Time `json:"since"` // when it was abandoned
+type abandonedCall struct {
+	Tool   string
+	CallID string
+	Step   int
+	Since  time.Time // when it was abandoned
 }
 
-// AbandonedError is returned by Close when tool calls the loop abandoned
+// errAbandoned is returned by Close when tool calls the loop abandoned
 // are still running: they ignored their cancelled context, so whatever
-// they hold (processes, files, connections) may outlive the session.
-type AbandonedError struct {
-	Calls []AbandonedCall
-}
-
-// Error names the calls.
-func (e *AbandonedError) Error() string {
-	names := make([]string, len(e.Calls))
-	for i, c := range e.Calls {
+// they hold (processes, files, connections) may outlive the session. It
+// matches harness.CodeNotStopped and names the calls.
+func errAbandoned(calls []abandonedCall) error {
+	names := make([]string, len(calls))
+	for i, c := range calls {
 		names[i] = fmt.Sprintf("%s (call %s)", c.Tool, c.CallID)
 	}
 	n := "call"
-	if len(e.Calls) != 1 {
+	if len(calls) != 1 {
 		n = "calls"
 	}
-	return fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
-		len(e.Calls), n, strings.Join(names, ", "))
+	return &harness.Error{Code: harness.CodeNotStopped, Message: fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
+		len(calls), n, strings.Join(names, ", "))}
 }
 
 // errTurnDidNotStop is returned by Close when the running turn did not
@@ -223,15 +219,15 @@ func (s *Session) forgetAbandoned(r *runningCall) {
 }
 
 // abandonedCalls returns the tool calls the loop abandoned that are still
-// running, oldest first; Close reports them in an *AbandonedError.
-func (s *Session) abandonedCalls() []AbandonedCall {
+// running, oldest first; Close reports them (errAbandoned).
+func (s *Session) abandonedCalls() []abandonedCall {
 	s.abMu.Lock()
-	out := make([]AbandonedCall, 0, len(s.abandoned))
+	out := make([]abandonedCall, 0, len(s.abandoned))
 	for r := range s.abandoned {
-		out = append(out, AbandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
+		out = append(out, abandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
 	}
 	s.abMu.Unlock()
-	slices.SortFunc(out, func(a, b AbandonedCall) int {
+	slices.SortFunc(out, func(a, b abandonedCall) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c
 		}

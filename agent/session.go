@@ -160,7 +160,8 @@ func (s *Session) turnEnded() {
 // state of the session's tools, and closes its log. It returns within
 // about CallLimits.CloseWait whatever the tools do: a turn whose tools
 // ignore cancellation abandons them (see CallLimits), and Close then
-// fails with an *AbandonedError naming those still running; a turn that
+// fails with an error matching harness.CodeNotStopped that names those
+// still running; a turn that
 // does not end in time at all makes it fail with an error matching
 // harness.CodeNotStopped. Do not
 // call it from inside the loop over a turn's events: it would wait the
@@ -193,7 +194,7 @@ func (s *Session) Close() (err error) {
 		wait.Stop()
 	}
 	if calls := s.abandonedCalls(); len(calls) > 0 {
-		errs = append(errs, &AbandonedError{Calls: calls})
+		errs = append(errs, errAbandoned(calls))
 	}
 	if stuck {
 		s.mu.Lock()
