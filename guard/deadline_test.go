@@ -40,7 +40,7 @@ func (l *logBuffer) String() string {
 
 // deadlines returns the deadline middleware with opts, which must be
 // valid.
-func deadlines(t *testing.T, opts ...guard.DeadlineOption) tools.Middleware {
+func deadlines(t *testing.T, opts ...guard.Option) tools.Middleware {
 	t.Helper()
 	mw, err := guard.Deadlines(opts...)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestBackstopDurations(t *testing.T) {
 func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opt  guard.DeadlineOption
+		opt  guard.Option
 		want string
 	}{
 		{"family", guard.WithFamilyDeadline(tools.FamilyLocal, -time.Second), "WithFamilyDeadline"},
