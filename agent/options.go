@@ -34,7 +34,7 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
-	images      ImageBudget
+	images      imageBudget
 	limits      CallLimits
 	base        context.Context
 	errs        []error // invalid option values, reported by New

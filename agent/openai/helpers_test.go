@@ -233,7 +233,9 @@ var (
 	text       = openaitest.Text
 	reasoning  = openaitest.Reasoning
 	finish     = openaitest.Finish
-	role       = openaitest.Role
-	toolDelta  = openaitest.ToolDelta
-	usage      = openaitest.Usage
+	role       = func() string {
+		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
+	}
+	toolDelta = func(index int, id, name, args string) string { return openaitest.ToolCall(index, id, name, args) }
+	usage     = openaitest.Usage
 )

@@ -284,7 +284,7 @@ func WithJSONOutput(on bool) Option {
 // [DialectGeneric] for anything else. An unknown dialect is an error.
 func WithDialect(d Dialect) Option {
 	return func(c *config) {
-		pd, err := ParseDialect(string(d))
+		pd, err := parseDialect(string(d))
 		if err != nil {
 			c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()})
 			return
@@ -538,7 +538,7 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	var pre []Option
 	if d := get(EnvDialect); d != "" {
-		pd, err := ParseDialect(d)
+		pd, err := parseDialect(d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvDialect, err)
 		}

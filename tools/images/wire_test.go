@@ -27,7 +27,7 @@ import (
 func TestReadImageOnTheWire(t *testing.T) {
 	leakcheck.Check(t)
 	srv := openaitest.NewServer(
-		openaitest.SSE(openaitest.ToolDelta(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
+		openaitest.SSE(openaitest.ToolCall(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
 		openaitest.SSE(openaitest.Text("a login form"), openaitest.Finish("stop")),
 	)
 	defer srv.Close()
