@@ -21,6 +21,8 @@ type pathPattern struct {
 	base     baseKind
 	anchored bool
 	segs     []string
+	// lit marks the elements without wildcards, compared as strings.
+	lit []bool
 }
 
 type baseKind int
@@ -50,7 +52,7 @@ func compilePath(p string) (pathPattern, error) {
 		pp.anchored = true
 	}
 	if p == "" || p == "." {
-		pp.segs = []string{"**"}
+		pp.segs, pp.lit = []string{"**"}, []bool{false}
 		pp.anchored = true
 		return pp, nil
 	}
@@ -67,38 +69,54 @@ func compilePath(p string) (pathPattern, error) {
 			return pp, fmt.Errorf("the path pattern element %q is malformed: %v", s, err)
 		}
 		pp.segs = append(pp.segs, s)
+		pp.lit = append(pp.lit, !strings.ContainsAny(s, "*?[\\"))
 	}
 	return pp, nil
+}
+
+// pathForm is one form of a path (as written, or with links resolved),
+// split once relative to each base a pattern may have.
+type pathForm struct {
+	abs   string
+	parts [3][]string
+	under [3]bool
+}
+
+func newForm(abs, workspace, home string) pathForm {
+	f := pathForm{abs: abs}
+	for b, base := range [3]string{baseWorkspace: workspace, baseRoot: "/", baseHome: home} {
+		if base == "" {
+			continue
+		}
+		if rel, ok := relUnder(abs, base); ok {
+			f.under[b] = true
+			if rel != "" {
+				f.parts[b] = strings.Split(rel, "/")
+			}
+		}
+	}
+	return f
 }
 
 // match reports whether the clean absolute path abs matches, for a
 // workspace and a home directory (both clean and absolute; home may be
 // empty when unknown).
 func (pp pathPattern) match(abs, workspace, home string) bool {
-	var base string
-	switch pp.base {
-	case baseRoot:
-		base = "/"
-	case baseHome:
-		if home == "" {
-			return false
-		}
-		base = home
-	default:
-		base = workspace
-	}
-	rel, ok := relUnder(abs, base)
-	if !ok {
+	return pp.matchForm(newForm(abs, workspace, home))
+}
+
+func (pp pathPattern) matchForm(f pathForm) bool {
+	if !f.under[pp.base] {
 		return false
 	}
-	var parts []string
-	if rel != "" {
-		parts = strings.Split(rel, "/")
-	}
+	parts := f.parts[pp.base]
 	if pp.anchored {
+		if len(parts) > 0 && pp.lit[0] && parts[0] != pp.segs[0] {
+			return false
+		}
 		// The pattern or any directory above the path.
 		for n := len(parts); n >= 1; n-- {
-			if matchSegs(pp.segs, parts[:n]) {
+			if matchSegs(pp.segs, pp.lit, parts[:n]) {
 				return true
 			}
 		}
@@ -106,21 +124,29 @@ func (pp pathPattern) match(abs, workspace, home string) bool {
 	}
 	// No slash: one element matching any element of the path.
 	for _, part := range parts {
-		if ok, _ := path.Match(pp.segs[0], part); ok {
+		if matchSeg(pp.segs[0], pp.lit[0], part) {
 			return true
 		}
 	}
 	return false
 }
 
+func matchSeg(pat string, lit bool, part string) bool {
+	if lit {
+		return pat == part
+	}
+	ok, _ := path.Match(pat, part)
+	return ok
+}
+
 // matchSegs matches pattern elements against path elements; "**"
 // matches any number of elements.
-func matchSegs(pat, parts []string) bool {
+func matchSegs(pat []string, lit []bool, parts []string) bool {
 	for len(pat) > 0 {
 		if pat[0] == "**" {
-			rest := pat[1:]
+			rest, restLit := pat[1:], lit[1:]
 			for i := 0; i <= len(parts); i++ {
-				if matchSegs(rest, parts[i:]) {
+				if matchSegs(rest, restLit, parts[i:]) {
 					return true
 				}
 			}
@@ -129,10 +155,10 @@ func matchSegs(pat, parts []string) bool {
 		if len(parts) == 0 {
 			return false
 		}
-		if ok, _ := path.Match(pat[0], parts[0]); !ok {
+		if !matchSeg(pat[0], lit[0], parts[0]) {
 			return false
 		}
-		pat, parts = pat[1:], parts[1:]
+		pat, lit, parts = pat[1:], lit[1:], parts[1:]
 	}
 	return len(parts) == 0
 }

@@ -228,8 +228,10 @@ func worse(a, b verdict) verdict {
 type subject struct {
 	info toolInfo
 	// paths are the clean absolute forms of the call's path: as written,
-	// and with symbolic links resolved when that differs.
+	// and with symbolic links resolved when that differs; forms are the
+	// same, split for matching.
 	paths []string
+	forms []pathForm
 	// inside reports that every form of the path is in the workspace.
 	inside bool
 	// command is the bash command line.
@@ -279,7 +281,7 @@ func (p *Policy) callVerdict(name string, sub subject) verdict {
 // rule any form.
 func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
 	if r.name != "" {
-		return matchName(r.name, name)
+		return r.matchName(name)
 	}
 	if r.kind == kindShellControl || r.kind != sub.info.kind {
 		// Edit rules also cover reading what they allow to change.
@@ -297,17 +299,26 @@ func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
 }
 
 func (p *Policy) matchPaths(pp pathPattern, sub subject, all bool) bool {
-	ws := sub.dir
 	n := 0
-	for _, abs := range sub.paths {
-		if pp.match(abs, ws, p.home) {
+	for _, f := range sub.forms {
+		if pp.matchForm(f) {
 			n++
 		}
 	}
 	if all {
-		return n == len(sub.paths)
+		return n == len(sub.forms)
 	}
 	return n > 0
+}
+
+// setPaths fills the path forms of a subject.
+func (p *Policy) setPaths(sub *subject, abs string, fsys fs.FileSystem) {
+	sub.paths = p.forms(abs, sub.dir, fsys)
+	sub.forms = sub.forms[:0]
+	for _, a := range sub.paths {
+		sub.forms = append(sub.forms, newForm(a, sub.dir, p.home))
+	}
+	sub.inside = p.insideAll(sub.paths, sub.dir)
 }
 
 // bashVerdict checks every simple command of a command line, and every
@@ -316,7 +327,7 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
 	// Rules on the tool as a whole (Bash, Bash(*), a name rule).
 	whole := func(r *rule) bool {
 		if r.name != "" {
-			return matchName(r.name, call.Name)
+			return r.matchName(call.Name)
 		}
 		return r.kind == kindBash && r.anySpec
 	}
@@ -450,8 +461,8 @@ func (p *Policy) redirectVerdict(rd redirect, sub subject, cwdUnknown bool) verd
 	if path.IsAbs(t) {
 		abs = path.Clean(t)
 	}
-	fsub := subject{info: toolInfo{kind: kindEdit}, dir: sub.dir, paths: p.forms(abs, nil)}
-	fsub.inside = p.insideAll(fsub.paths, sub.dir)
+	fsub := subject{info: toolInfo{kind: kindEdit}, dir: sub.dir}
+	p.setPaths(&fsub, abs, nil)
 	if !rd.write {
 		fsub.info.kind = kindRead
 		for _, r := range p.deny {
@@ -568,8 +579,7 @@ func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
 		if env != nil {
 			fsys = env.FS
 		}
-		sub.paths = p.forms(abs, fsys)
-		sub.inside = p.insideAll(sub.paths, sub.dir)
+		p.setPaths(&sub, abs, fsys)
 	}
 	return sub
 }
@@ -587,18 +597,43 @@ func resolve(env *tools.Env, dir, p string) string {
 }
 
 // forms returns abs and, on a file system backed by the OS (or none),
-// the path with symbolic links resolved as far as it exists.
-func (p *Policy) forms(abs string, fsys fs.FileSystem) []string {
+// the path with symbolic links resolved as far as it exists. Below the
+// workspace only links below it count (links above it are the
+// workspace's own), which keeps the common case to a few lstat calls.
+func (p *Policy) forms(abs, ws string, fsys fs.FileSystem) []string {
 	out := []string{abs}
 	if fsys != nil {
 		if _, ok := fsys.(fs.LocalPather); !ok {
 			return out
 		}
 	}
-	if real := realPath(abs); real != "" && real != abs {
+	if real := realBelow(abs, ws); real != "" && real != abs {
 		out = append(out, real)
 	}
 	return out
+}
+
+// realBelow resolves the links of abs, or returns "" when none below
+// the workspace is in the way.
+func realBelow(abs, ws string) string {
+	rel, inside := relUnder(abs, ws)
+	if !inside || ws == "/" {
+		return realPath(abs)
+	}
+	cur := ws
+	for rel != "" {
+		part, rest, _ := strings.Cut(rel, "/")
+		rel = rest
+		cur += "/" + part
+		fi, err := os.Lstat(filepath.FromSlash(cur))
+		if err != nil {
+			return "" // what does not exist links nowhere
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return realPath(abs)
+		}
+	}
+	return ""
 }
 
 // realPath resolves the symbolic links of the longest existing prefix
@@ -623,8 +658,10 @@ func (p *Policy) insideAll(paths []string, ws string) bool {
 		return false
 	}
 	wsForms := []string{ws}
-	if r := realPath(ws); r != "" && r != ws {
-		wsForms = append(wsForms, r)
+	if len(paths) > 1 {
+		if r := realPath(ws); r != "" && r != ws {
+			wsForms = append(wsForms, r)
+		}
 	}
 	for _, abs := range paths {
 		ok := false

@@ -97,6 +97,10 @@ type rule struct {
 	// others (a tool name, maybe with wildcards).
 	kind kind
 	name string
+	// nameParts is name split at its wildcards (nil without any).
+	nameParts []string
+	// server is set for mcp__server, which names every tool of a server.
+	server string
 	// anySpec: no specifier, or one that matches everything.
 	anySpec bool
 	path    pathPattern
@@ -109,8 +113,10 @@ type bashPattern struct {
 	words  []string
 	prefix bool
 	// glob is set when the specifier has * elsewhere: matched against
-	// the command's words joined by spaces.
-	glob string
+	// the command's words joined by spaces; globParts is it split at
+	// the wildcards.
+	glob      string
+	globParts []string
 }
 
 func parseRule(s string) (*rule, error) {
@@ -142,6 +148,12 @@ func parseRule(s string) (*rule, error) {
 			return nil, invalid("the rule %q is not a tool name", raw)
 		}
 		r.name = name
+		if strings.Contains(name, "*") {
+			r.nameParts = strings.Split(name, "*")
+		}
+		if strings.HasPrefix(name, "mcp__") && strings.Count(name, "__") == 1 {
+			r.server = name + "__"
+		}
 		r.anySpec = true
 		return r, nil
 	}
@@ -170,6 +182,7 @@ func compileBash(spec string) bashPattern {
 		bp.prefix, spec = true, strings.TrimSuffix(spec, " *")
 	case strings.Contains(spec, "*"):
 		bp.glob = strings.Join(strings.Fields(spec), " ")
+		bp.globParts = strings.Split(bp.glob, "*")
 		return bp
 	}
 	bp.words = strings.Fields(spec)
@@ -183,7 +196,7 @@ func (bp bashPattern) matchCommand(c command) bool {
 		return false
 	}
 	if bp.glob != "" {
-		return wildcard(bp.glob, strings.Join(c.words, " "))
+		return wildcard(bp.globParts, strings.Join(c.words, " "))
 	}
 	if len(c.words) < len(bp.words) || (!bp.prefix && len(c.words) != len(bp.words)) {
 		return false
@@ -198,22 +211,19 @@ func (bp bashPattern) matchCommand(c command) bool {
 
 // matchName matches a tool name against a name rule: * is a wildcard,
 // and mcp__server alone names every tool of that server.
-func matchName(pat, name string) bool {
-	if pat == name || wildcard(pat, name) {
+func (r *rule) matchName(name string) bool {
+	if r.name == name || (r.nameParts != nil && wildcard(r.nameParts, name)) {
 		return true
 	}
-	if strings.HasPrefix(pat, "mcp__") && strings.Count(pat, "__") == 1 {
-		return strings.HasPrefix(name, pat+"__")
-	}
-	return false
+	return r.server != "" && strings.HasPrefix(name, r.server)
 }
 
-// wildcard matches s against pat, where * matches any run of bytes.
-func wildcard(pat, s string) bool {
-	if !strings.Contains(pat, "*") {
-		return pat == s
+// wildcard matches s against a pattern split at its * wildcards, each
+// of which matches any run of bytes.
+func wildcard(parts []string, s string) bool {
+	if len(parts) == 1 {
+		return parts[0] == s
 	}
-	parts := strings.Split(pat, "*")
 	if !strings.HasPrefix(s, parts[0]) {
 		return false
 	}

@@ -329,7 +329,6 @@ func (p *splitter) dollar(depth int) {
 	n := p.peek(1)
 	switch {
 	case n == '(' && p.peek(2) == '(':
-		p.markDynamic()
 		p.pos += 3
 		p.skipArith()
 	case n == '(':
@@ -532,7 +531,7 @@ func (p *splitter) expansions(text string) {
 			q.pos++
 		}
 	}
-	q.endCommand()
+	// The body's own words are data: only its substitutions run.
 	p.out.commands = append(p.out.commands, q.out.commands...)
 	p.out.complex = p.out.complex || q.out.complex
 }
@@ -590,7 +589,7 @@ var (
 func (p *splitter) endCommand() {
 	p.endWord()
 	if p.pendRedir != nil || p.delimNext != nil || p.dataWord {
-		if p.pendRedir != nil {
+		if p.pendRedir != nil || p.delimNext != nil {
 			p.out.complex = true // a redirection without a target
 		}
 		p.pendRedir, p.dataWord = nil, false
