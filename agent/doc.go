@@ -41,6 +41,17 @@
 // model adapter or the session store ends the turn with reason error and
 // an [InternalError] (harness.CodeInternal) instead of reaching the host.
 //
+// Every call can be decided before it runs ([WithPermissions], rules and
+// modes of package tools/permission): allowed calls run, denied ones get
+// a result the model reads (harness.CodeDenied: what was denied, by
+// which rule or by the user, and not to retry it), and calls that need
+// an answer go to a synchronous approver ([WithApprover]) or pause the
+// turn: it ends with reason awaiting_approval after an [ApprovalRequest],
+// the questions are in the log, and [Session.Resolve] (in this process,
+// or in another after ResumeSession) answers them and continues the same
+// turn. A new user message instead answers them as not run. Every
+// decision, and every rule an answer remembers, is logged.
+//
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
@@ -53,6 +64,7 @@
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
@@ -60,6 +72,6 @@
 //	agent/model                           the model contract
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, session, spill, tools and internal
-// helpers; nothing imports it but programs (and tests).
+// It imports harness, agent/model, fs, session, spill, tools,
+// tools/permission and internal helpers; nothing imports it but programs (and tests).
 package agent

@@ -148,10 +148,11 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	if err != nil {
 		return nil, err
 	}
+	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
-	if hist.Interrupted() {
+	if hist.Interrupted() || cutOff {
 		if err := s.append(ctx, &session.TurnEnded{Reason: session.ReasonInterrupted}); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("agent: resuming session: %w", err)

@@ -50,6 +50,8 @@ const (
 	TypeRetry        = "retry"
 	TypePrune        = "prune"
 	TypeCompaction   = "compaction"
+	TypeApproval     = "approval"
+	TypePermission   = "permission"
 )
 
 // UserMessage is input from the user; it starts a turn.
@@ -118,7 +120,49 @@ const (
 	ReasonCancelled   = "cancelled"
 	ReasonError       = "error"
 	ReasonInterrupted = "interrupted"
+	// ReasonAwaitingApproval ends a turn that paused: calls of its last
+	// step wait for a decision (see ApprovalRequested). The calls stay
+	// open in the history; resolving them continues the same turn.
+	ReasonAwaitingApproval = "awaiting_approval"
 )
+
+// ApprovalRequested is logged when a turn pauses because calls need an
+// answer no one could give at once: every call of the step waits, and
+// Calls are the questions.
+type ApprovalRequested struct {
+	Step  int           `json:"step"`
+	Calls []PendingCall `json:"calls"`
+}
+
+// PendingCall is one question of an ApprovalRequested.
+type PendingCall struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Preview is the call in one line.
+	Preview string `json:"preview"`
+	// Rule is the rule that asked; empty when the mode did.
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason"`
+	// Suggest is a rule that would allow calls like this one.
+	Suggest string `json:"suggest,omitempty"`
+}
+
+// PermissionDecided records the decision on one call before it runs (or
+// does not): the outcome ("allow" or "deny"), who decided ("rule",
+// "mode", "user" or "approver"), and a rule the user chose to remember
+// for the session, which a resumed session keeps.
+type PermissionDecided struct {
+	Step     int    `json:"step"`
+	CallID   string `json:"call_id"`
+	Name     string `json:"name"`
+	Outcome  string `json:"outcome"`
+	By       string `json:"by"`
+	Rule     string `json:"rule,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+	Remember string `json:"remember,omitempty"`
+}
 
 // TurnEnded closes a turn.
 type TurnEnded struct {
@@ -165,17 +209,19 @@ type Unknown struct {
 	Data json.RawMessage
 }
 
-func (*UserMessage) EventType() string      { return TypeUser }
-func (*AssistantMessage) EventType() string { return TypeAssistant }
-func (*ToolStarted) EventType() string      { return TypeToolStart }
-func (*ToolFinished) EventType() string     { return TypeToolResult }
-func (*ModelRequest) EventType() string     { return TypeModelRequest }
-func (*Reminded) EventType() string         { return TypeReminder }
-func (*TurnEnded) EventType() string        { return TypeTurnEnd }
-func (*SystemPrompt) EventType() string     { return TypeSystem }
-func (*ToolRecord) EventType() string       { return TypeRecord }
-func (*ModelRetry) EventType() string       { return TypeRetry }
-func (u *Unknown) EventType() string        { return u.Type }
+func (*UserMessage) EventType() string       { return TypeUser }
+func (*AssistantMessage) EventType() string  { return TypeAssistant }
+func (*ToolStarted) EventType() string       { return TypeToolStart }
+func (*ToolFinished) EventType() string      { return TypeToolResult }
+func (*ModelRequest) EventType() string      { return TypeModelRequest }
+func (*Reminded) EventType() string          { return TypeReminder }
+func (*TurnEnded) EventType() string         { return TypeTurnEnd }
+func (*SystemPrompt) EventType() string      { return TypeSystem }
+func (*ToolRecord) EventType() string        { return TypeRecord }
+func (*ModelRetry) EventType() string        { return TypeRetry }
+func (*ApprovalRequested) EventType() string { return TypeApproval }
+func (*PermissionDecided) EventType() string { return TypePermission }
+func (u *Unknown) EventType() string         { return u.Type }
 
 // newPayload returns an empty payload for a known event type.
 func newPayload(typ string) (Payload, bool) {
@@ -204,6 +250,10 @@ func newPayload(typ string) (Payload, bool) {
 		return &Pruned{}, true
 	case TypeCompaction:
 		return &Compacted{}, true
+	case TypeApproval:
+		return &ApprovalRequested{}, true
+	case TypePermission:
+		return &PermissionDecided{}, true
 	}
 	return nil, false
 }
