@@ -35,7 +35,10 @@ type ApprovalRequest struct {
 }
 
 // PermissionDecision reports the decision on a call, before it runs or
-// instead of running it.
+// instead of running it: every denial, every answer, and every call an
+// allow rule let through. Calls the mode lets run without a question
+// (calls without side effects, everything in bypass mode) are logged but
+// yield no event.
 type PermissionDecision struct {
 	Step int              `json:"step"`
 	Call harness.ToolCall `json:"call"`
@@ -327,7 +330,9 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			return fmt.Errorf("agent: logging a permission decision: %w", err)
 		}
 		made[call.ID] = rec
-		t.emitDecision(rec, calls[i])
+		if rec.By != byMode || rec.Outcome != string(permission.Allow) {
+			t.emitDecision(rec, calls[i])
+		}
 		if rec.Outcome != string(permission.Allow) {
 			results[i] = denialResult(call.Name, rec.Reason, rec.By, rec.Feedback)
 		}
