@@ -274,8 +274,7 @@ func (t *turn) abandonPause() error {
 // when some call needs an answer that no approver gives, the questions
 // are logged and errPaused is returned: nothing of the step runs.
 func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
-	pol := t.s.policy()
-	if pol == nil {
+	if t.s.policy() == nil && t.preset == nil {
 		return nil
 	}
 	var asked []session.PendingCall
@@ -291,7 +290,11 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			}
 			continue
 		}
-		d := t.s.policy().Decide(call)
+		pol := t.s.policy()
+		if pol == nil {
+			continue // a pause logged by a loop with permissions, resolved by one without
+		}
+		d := pol.Decide(call)
 		rec := &session.PermissionDecided{Step: step, CallID: call.ID, Name: call.Name, Outcome: string(d.Outcome),
 			Rule: d.Rule, Mode: string(d.Mode), Reason: d.Reason, By: byMode}
 		if d.Rule != "" {
