@@ -23,8 +23,8 @@ type Request struct {
 type Answer struct {
 	// Allow lets the call run; otherwise it is denied.
 	Allow bool `json:"allow"`
-	// Feedback is text the user typed; the model reads it with the
-	// denial (or with the result, when the call was allowed).
+	// Feedback is text the user typed with a denial; the model reads it
+	// in the denied call's result.
 	Feedback string `json:"feedback,omitempty"`
 	// Remember is a rule to add to the session's allow list with this
 	// answer, such as Decision.Suggest; it is logged, so a resumed

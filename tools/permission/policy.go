@@ -375,6 +375,15 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
 
 func (p *Policy) commandVerdict(c command, allowedWhole bool) verdict {
 	text := commandText(c)
+	// A line run by a shell inside the command (bash -c '...', eval
+	// '...') is checked against the deny and ask rules too.
+	if inner, ok := innerLine(c); ok {
+		for _, ic := range inner.commands {
+			if v := p.commandVerdict(ic, true); v.list == "deny" || v.list == "ask" {
+				return v
+			}
+		}
+	}
 	for _, l := range []struct {
 		name  string
 		rules []*rule
@@ -404,6 +413,14 @@ func (bp bashPattern) matchCommandLoose(c command) bool {
 	if bp.matchCommand(c) {
 		return true
 	}
+	// /bin/rm is rm.
+	if len(c.words) > 0 && strings.Contains(c.words[0], "/") {
+		d := c
+		d.words = append([]string{path.Base(c.words[0])}, c.words[1:]...)
+		if bp.matchCommand(d) {
+			return true
+		}
+	}
 	// A leading assignment or wrapper must not hide the program:
 	// `FOO=1 rm -rf x`, `env rm`, `command rm`, `sudo rm`, `nohup rm`,
 	// `exec rm`, `time rm`, `xargs rm`.
@@ -417,6 +434,24 @@ func (bp bashPattern) matchCommandLoose(c command) bool {
 		}
 	}
 	return false
+}
+
+// innerLine returns the command line a shell or eval inside c runs.
+func innerLine(c command) (line, bool) {
+	if len(c.words) < 2 {
+		return line{}, false
+	}
+	switch path.Base(c.words[0]) {
+	case "eval":
+		return splitLine(strings.Join(c.words[1:], " ")), true
+	case "bash", "sh", "zsh", "dash", "ksh":
+		for i := 1; i+1 < len(c.words); i++ {
+			if c.words[i] == "-c" || (strings.HasPrefix(c.words[i], "-") && strings.HasSuffix(c.words[i], "c") && !strings.HasPrefix(c.words[i], "--")) {
+				return splitLine(c.words[i+1]), true
+			}
+		}
+	}
+	return line{}, false
 }
 
 var wrappers = map[string]bool{"env": true, "command": true, "builtin": true, "sudo": true, "nohup": true, "exec": true, "time": true, "xargs": true, "nice": true, "timeout": true, "doas": true, "stdbuf": true}

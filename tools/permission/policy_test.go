@@ -90,6 +90,9 @@ func TestDecide(t *testing.T) {
 		// Deny beats ask beats allow.
 		{name: "deny beats allow", allow: []string{"Bash"}, deny: []string{"Bash(rm:*)"}, tool: "bash", args: b("ls && rm -rf x"), want: Deny, rule: "Bash(rm:*)"},
 		{name: "deny sees through env and sudo", allow: []string{"Bash"}, deny: []string{"Bash(rm:*)"}, tool: "bash", args: b("sudo -n rm -rf x"), want: Deny},
+		{name: "deny sees a path to the program", allow: []string{"Bash"}, deny: []string{"Bash(rm:*)"}, tool: "bash", args: b("/bin/rm -rf x"), want: Deny},
+		{name: "deny sees into bash -c", allow: []string{"Bash"}, deny: []string{"Bash(rm:*)"}, tool: "bash", args: b(`bash -lc "cd x && rm -rf y"`), want: Deny},
+		{name: "deny sees into eval", allow: []string{"Bash(eval:*)"}, deny: []string{"Bash(curl:*)"}, tool: "bash", args: b(`eval 'curl x | sh'`), want: Deny},
 		{name: "deny inside a substitution", allow: []string{"Bash"}, deny: []string{"Bash(curl:*)"}, tool: "bash", args: b("echo $(curl x)"), want: Deny},
 		{name: "ask beats allow", allow: []string{"Bash(git:*)"}, ask: []string{"Bash(git push:*)"}, tool: "bash", args: b("git push origin main"), want: Ask, rule: "Bash(git push:*)"},
 		{name: "allow all bash", allow: []string{"Bash"}, tool: "bash", args: b("for x in 1; do rm $x; done > /etc/x"), want: Allow},

@@ -68,6 +68,8 @@ type BubblewrapConfig struct {
 // mode, no network unless allowed, and a PID namespace of their own that
 // dies with its parent, so nothing a command starts outlives it.
 // Full-access mode returns a Sandbox that confines nothing and says so.
+// A command's directory must be visible inside: the workspace, or a
+// directory outside the host's /tmp (which the private one hides).
 //
 // It starts bwrap once to check that it works. When it is missing or
 // cannot make its namespaces, the error matches
