@@ -24,9 +24,24 @@
 // panics become error results the model can act on; the turn goes on.
 // Steps repeat while the model asks for tools, up to a step limit.
 //
-// The host sees the turn as an iterator of [Event] values: text and
-// reasoning deltas, tool call start and end (with render data), usage,
-// retries, reminders, step ends, and a final [TurnEnd] with its reason.
+// The host sees the turn as an iterator of [Event] values, each a
+// pointer to one of these types ([MarshalEvent] writes any of them as one
+// JSON line, its [KindOf] in "type"):
+//
+//   - [TextDelta]: a piece of the model's answer.
+//   - [ReasoningDelta]: a piece of the model's reasoning.
+//   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallEnd]: a call's result, render data included, and how long it took.
+//   - [ModelUsage]: the token usage of one model call.
+//   - [Retry]: a model call failed and is tried again; the step's text starts over.
+//   - [ReminderAdded]: advisory text added for the model after a step's results.
+//   - [ContextPruned]: earlier tool results were replaced by placeholders.
+//   - [ContextCompacted]: older history was replaced by a summary.
+//   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
+//   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
+//   - [StepEnd]: one model call and its tool calls are done.
+//   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
+//
 // Retryable model failures (model.Retryable: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of

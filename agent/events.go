@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -20,10 +21,19 @@ import (
 //		}
 //		if err != nil { ... }
 //	}
+//
+// Only this package defines events; [KindOf] names one.
 type Event interface {
-	// Kind names the event type in snake_case ("text_delta", ...), as
-	// MarshalEvent writes it.
-	Kind() string
+	kind() string
+}
+
+// KindOf names the type of ev in snake_case ("text_delta", "turn_end",
+// ...), as MarshalEvent writes it in "type"; "" for nil.
+func KindOf(ev Event) string {
+	if ev == nil {
+		return ""
+	}
+	return ev.kind()
 }
 
 // TextDelta is a piece of the model's answer.
@@ -100,21 +110,21 @@ type TurnEnd struct {
 	Err error `json:"-"`
 }
 
-func (*TextDelta) Kind() string      { return "text_delta" }
-func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
-func (*ToolCallStart) Kind() string  { return "tool_call_start" }
-func (*ToolCallEnd) Kind() string    { return "tool_call_end" }
-func (*ModelUsage) Kind() string     { return "usage" }
-func (*Retry) Kind() string          { return "retry" }
-func (*ReminderAdded) Kind() string  { return "reminder" }
-func (*StepEnd) Kind() string        { return "step_end" }
-func (*TurnEnd) Kind() string        { return "turn_end" }
+func (*TextDelta) kind() string      { return "text_delta" }
+func (*ReasoningDelta) kind() string { return "reasoning_delta" }
+func (*ToolCallStart) kind() string  { return "tool_call_start" }
+func (*ToolCallEnd) kind() string    { return "tool_call_end" }
+func (*ModelUsage) kind() string     { return "usage" }
+func (*Retry) kind() string          { return "retry" }
+func (*ReminderAdded) kind() string  { return "reminder" }
+func (*StepEnd) kind() string        { return "step_end" }
+func (*TurnEnd) kind() string        { return "turn_end" }
 
 // MarshalEvent encodes an event as one JSON object with its kind in
 // "type" and, where the event carries an error, "error": {"code",
 // "message"}. It is the line format for scripts that follow a turn.
 func MarshalEvent(ev Event) ([]byte, error) {
-	body, err := json.Marshal(ev)
+	body, err := marshalPlain(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +132,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, err
 	}
-	kind, _ := json.Marshal(ev.Kind())
+	kind, _ := marshalPlain(ev.kind())
 	fields["type"] = kind
 	var evErr error
 	switch e := ev.(type) {
@@ -132,8 +142,20 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		evErr = e.Err
 	}
 	if evErr != nil {
-		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
+		info, _ := marshalPlain(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
 		fields["error"] = info
 	}
-	return json.Marshal(fields)
+	return marshalPlain(fields)
+}
+
+// marshalPlain encodes v as JSON without escaping <, > and & for HTML:
+// the lines are read by scripts and people, where "&&" must stay "&&".
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -53,8 +53,8 @@ type PermissionDecision struct {
 	Remember string `json:"remember,omitempty"`
 }
 
-func (*ApprovalRequest) Kind() string    { return "approval_request" }
-func (*PermissionDecision) Kind() string { return "permission_decision" }
+func (*ApprovalRequest) kind() string    { return "approval_request" }
+func (*PermissionDecision) kind() string { return "permission_decision" }
 
 // Who decided a call.
 const (

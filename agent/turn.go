@@ -29,6 +29,9 @@ type turn struct {
 	usage   harness.Usage
 	// preset holds the decisions of a paused step being resolved.
 	preset map[string]*session.PermissionDecided
+	// tools are the step's tools: taken when it starts, fixed until it
+	// ends.
+	tools *toolset
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -155,6 +158,7 @@ func (t *turn) loop() {
 		}
 		t.steps++
 		step := t.steps
+		t.tools = t.l.currentTools()
 		msg, finish, err := t.callModel(step)
 		if err != nil {
 			if t.ctx.Err() != nil {
@@ -215,12 +219,21 @@ func (t *turn) finish(reason string, err error) {
 	}
 }
 
+// stepTools returns the step's tools, or the loop's current ones before
+// the first step.
+func (t *turn) stepTools() *toolset {
+	if t.tools == nil {
+		t.tools = t.l.currentTools()
+	}
+	return t.tools
+}
+
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
 	return t.projectImages(&model.Request{
 		System:   t.l.cfg.system,
 		Messages: t.s.Messages(),
-		Tools:    t.l.modelTools,
+		Tools:    t.stepTools().model,
 		Images:   t.l.cfg.attachments,
 	})
 }

@@ -23,6 +23,14 @@
 // keeps failing, per-tool deadlines and pruning of superseded file reads
 // as the context fills.
 //
+// MCP servers: the servers of the workspace's .mcp.json (or of -mcp FILE,
+// in the same format: {"mcpServers": {"name": {"command": ..., "args":
+// [...], "env": {...}}, "web": {"type": "http", "url": ..., "headers":
+// {...}}}}) are connected at start and listed with their tool counts; their
+// tools are offered as mcp__<server>__<tool> and shown as generic cards.
+// Stdio servers run in the workspace. A broken workspace file is reported
+// and skipped; a broken -mcp file is a usage error.
+//
 // Sessions are logged as JSON Lines in -sessions (default
 // $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;
 // on macOS ~/Library/Application Support/harness/sessions, on Windows
@@ -42,6 +50,14 @@
 // a line with \ to continue it on the next), until end of input, /exit or
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
+//
+// On a terminal the prompt line is edited in place (arrow keys, Home and
+// End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
+// workspace under the sessions directory, in history/. Keys typed while a
+// turn runs are not shown and not sent: they come back as the next
+// prompt's text, sent only with Enter. The width follows the terminal's,
+// also when it is resized. Without colour (piped, or NO_COLOR set) each
+// line of reasoning starts with "┆ "; -reasoning=false hides it.
 //
 // Every tool call is decided before it runs. -permission-mode default
 // asks before anything with side effects that no rule allows,

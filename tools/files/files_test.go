@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -17,14 +16,17 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/toolstest"
 )
 
 type rig struct {
 	t    *testing.T
 	fsys fs.FileSystem
 	env  *tools.Env
+	out  *spill.Memory
 	reg  *tools.Registry
 	n    int
 }
@@ -33,9 +35,10 @@ func newRig(t *testing.T, fsys fs.FileSystem, cwd string) *rig {
 	t.Helper()
 	reg, err := tools.NewRegistry(files.Tools()...)
 	require.NoError(t, err)
-	state := tools.NewState()
-	t.Cleanup(func() { state.Close() })
-	return &rig{t: t, fsys: fsys, reg: reg, env: &tools.Env{SessionID: "s", Cwd: cwd, FS: fsys, State: state, Output: outputs{}}}
+	env := toolstest.NewEnv()
+	t.Cleanup(func() { env.Close() })
+	env.Env.SessionID, env.Env.Cwd, env.Env.FS = "s", cwd, fsys
+	return &rig{t: t, fsys: fsys, reg: reg, env: env.Env, out: env.Output}
 }
 
 // call runs a tool call the way the loop dispatches it.
@@ -77,21 +80,6 @@ func (r *rig) put(p, content string) {
 	r.t.Helper()
 	_, err := r.fsys.Write(context.Background(), p, []byte(content), fs.WriteOptions{})
 	require.NoError(r.t, err)
-}
-
-// outputs is an in-memory tools.OutputStore.
-type outputs map[string]string
-
-func (o outputs) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
-	return tools.Stored{}, fmt.Errorf("not supported")
-}
-
-func (o outputs) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
-	s, ok := o[locator]
-	if !ok {
-		return nil, fmt.Errorf("open %s: %w", locator, harness.CodeNotFound)
-	}
-	return io.NopCloser(strings.NewReader(s)), nil
 }
 
 func memRig(t *testing.T) *rig {
@@ -175,7 +163,7 @@ func TestReadShowsNumberedLines(t *testing.T) {
 	require.NotNil(t, res.Render)
 	assert.Equal(t, harness.RenderLocations, res.Render.Kind)
 	assert.Equal(t, []harness.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
-	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
+	assert.Equal(t, "Read src/main.go (lines 1-3 of 3)", res.Render.Title)
 	v, ok := r.env.Ledger().Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
 	assert.Equal(t, f.Version, v)
@@ -273,21 +261,23 @@ func TestReadSavedOutput(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		fmt.Fprintf(&b, "out %d\n", i)
 	}
-	r.env.Output = outputs{"spill://s/c1": b.String()}
-	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999})
-	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
+	st, err := r.out.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	loc := st.Locator
+	res := r.ok("read", map[string]any{"file_path": loc, "offset": 4999})
+	assert.Equal(t, "Saved output: "+loc+"\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
 	assert.Empty(t, res.Files, "a saved output is not a file")
-	assert.Equal(t, []harness.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
-	res = r.ok("read", map[string]any{"file_path": "spill://s/c1"})
+	assert.Equal(t, []harness.Location{{Path: loc, StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
+	res = r.ok("read", map[string]any{"file_path": loc})
 	assert.Contains(t, res.Text(), "(Lines 1-2000 of 5000 shown. To continue, call read with offset=2001.)")
 
 	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "There is no saved output spill://s/gone")
 	r.env.Output = nil
-	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, harness.CodeNotFound)
+	msg = r.fails("read", map[string]any{"file_path": loc}, harness.CodeNotFound)
 	assert.Contains(t, msg, "keeps no saved outputs")
 
-	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, harness.CodePermission)
+	msg = r.fails("write", map[string]any{"file_path": loc, "content": "x"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
 	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
