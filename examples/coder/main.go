@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -73,6 +75,7 @@ type options struct {
 	window    int
 	reasoning bool
 	verbose   bool
+	perm      permFlags
 	mcp       mcpFlags
 }
 
@@ -116,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning (dimmed; without colour each line starts with "+reasoningMark+")")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	o.perm.register(fset)
 	o.mcp.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,7 +130,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, &usageError{msg: err.Error()}
 	}
+	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) {
+		set[f.Name] = true
 		if f.Name == "p" {
 			o.hasPrompt = true
 		}
@@ -151,6 +157,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.window < 0 {
 		return nil, usagef("-context-window must be positive, not %d", o.window)
+	}
+	if err := o.perm.check(o, set); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -209,6 +218,11 @@ type app struct {
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
 	lastCode harness.Code
+	// lines are stdin's lines, shared by the prompt loop and the
+	// approver.
+	lines     <-chan string
+	linesOnce sync.Once
+	sandboxed shell.Sandbox
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -267,7 +281,16 @@ func (a *app) main(ctx context.Context) (int, error) {
 	}
 	defer mcpSet.Close()
 	withImages := model.Info().Accepts(harness.ModalityImage)
+	pol, err := a.policy()
+	if err != nil {
+		return 0, err
+	}
+	if a.sandboxed, err = a.sandbox(); err != nil {
+		return 0, err
+	}
 	opts := []agent.Option{
+		agent.WithPermissions(pol),
+		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
@@ -330,6 +353,14 @@ func (a *app) main(ctx context.Context) (int, error) {
 	a.showMCP(mcpLines)
 
 	var code int
+	if a.o.perm.approve != "" || a.o.perm.reject != "" {
+		if code, err = a.resolve(ctx); err != nil {
+			return 0, err
+		}
+		if !a.o.hasPrompt || code != exitOK {
+			return code, nil
+		}
+	}
 	if a.o.hasPrompt {
 		code, _ = a.turn(ctx, a.o.prompt, true)
 	} else {
@@ -442,7 +473,11 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	ts = append(ts, shell.Tools()...)
+	var sh []shell.Option
+	if a.sandboxed != nil {
+		sh = append(sh, shell.WithSandbox(a.sandboxed))
+	}
+	ts = append(ts, shell.Tools(sh...)...)
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }
@@ -470,6 +505,12 @@ Answer briefly: what you changed, how you checked it, and anything the user must
 // turn and whether the user asked to exit (a second Ctrl-C while the
 // turn was cancelling, or the program being stopped).
 func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exit bool) {
+	return a.runTurn(ctx, prompt, echo, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.Run(c, prompt) })
+}
+
+// runTurn runs the turn start begins (a new one, or a paused one
+// resolved) and shows it.
+func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(context.Context) iter.Seq2[agent.Event, error]) (code int, exit bool) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.view.beginTurn(prompt, echo)
@@ -480,8 +521,11 @@ func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ev, err := range a.sess.Run(turnCtx, prompt) {
+		for ev, err := range start(turnCtx) {
 			a.view.event(ev)
+			if d, ok := ev.(*agent.PermissionDecision); ok {
+				a.showDecision(d)
+			}
 			if e, ok := ev.(*agent.TurnEnd); ok {
 				end, endErr = e, err
 			} else if err != nil {
@@ -535,6 +579,9 @@ wait:
 	switch end.Reason {
 	case session.ReasonCompleted:
 		return exitOK, false
+	case session.ReasonAwaitingApproval:
+		a.showPending()
+		return exitPaused, true
 	case session.ReasonCancelled:
 		a.view.notice(noticeWarn, "turn cancelled; it is kept in the session log")
 		return exitInterrupted, false
@@ -603,6 +650,7 @@ func (a *app) promptLoop(ctx context.Context) int {
 	if a.term == nil {
 		lines = make(chan string)
 		go readLines(a.stdin, lines, stop)
+		a.linesOnce.Do(func() { a.lines = lines })
 	}
 	code := exitOK
 	for {
