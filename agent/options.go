@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Option configures a Loop.
@@ -35,6 +36,8 @@ type config struct {
 	images      ImageBudget
 	limits      CallLimits
 	base        context.Context
+	policy      *permission.Policy
+	approver    permission.Approver
 }
 
 // Defaults.

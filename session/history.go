@@ -128,7 +128,9 @@ func (h *History) Add(e Event) {
 	case *Reminded:
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(ReminderText(p.Text))}})
 	case *TurnEnded:
-		h.closeSlots()
+		if p.Reason != ReasonAwaitingApproval {
+			h.closeSlots() // a paused turn's calls wait for their answer
+		}
 		h.open = false
 	case *SystemPrompt:
 		h.system = p.Text

@@ -13,7 +13,7 @@ import (
 // Budget is the most exported identifiers the module's public packages
 // may declare. It is a ratchet: lower it whenever a cut lands, and never
 // raise it without saying why in the commit. The goal (issue 20) is 470.
-const Budget = 689
+const Budget = 733 // 689 before issue 14's permissions and sandbox (44)
 
 // PackageCount is the number of exported identifiers of one package
 // directory.
