@@ -170,7 +170,7 @@ func TestSearchMatchesPlainRegexp(t *testing.T) {
 				require.NoError(t, log.Close())
 			}
 			// Rewrite some lines as an ASCII-only writer would.
-			path := jsonl.Path(id)
+			path := logPath(jsonl, id)
 			raw, err := os.ReadFile(path)
 			require.NoError(t, err)
 			lines := strings.SplitAfter(string(raw), "\n")

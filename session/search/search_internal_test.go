@@ -27,7 +27,7 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, log.Close())
-	st, err := os.Stat(store.Path("big"))
+	st, err := os.Stat(logPath(store, "big"))
 	require.NoError(t, err)
 	require.Greater(t, st.Size(), int64(3*scanBufferSize), "several reads")
 
