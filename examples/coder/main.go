@@ -536,14 +536,23 @@ func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(
 
 	cancelling := false
 	var keys <-chan []byte
+	var asks <-chan askLine
 	if a.term != nil {
-		keys = a.term.keys
+		keys, asks = a.term.keys, a.term.asks
 	}
 wait:
 	for {
 		select {
 		case <-done:
 			break wait
+		case q := <-asks:
+			line, interrupted := a.answerLine(ctx, q.prompt)
+			q.reply <- line
+			if interrupted && !cancelling {
+				cancelling = true
+				cancel()
+				a.view.notice(noticeWarn, "cancelling the turn… (Ctrl-C again to exit)")
+			}
 		case b, ok := <-keys:
 			// Typed ahead: kept, unseen, for the next prompt.
 			if !ok {
@@ -745,6 +754,17 @@ type terminal struct {
 	eof       bool
 	hist      *history
 	restore   func()
+	// asks carries the approver's questions to the goroutine that owns
+	// the keys while a turn runs, so that one reader edits every line.
+	asks chan askLine
+}
+
+// askLine is a line the program asks the user for during a turn: the
+// prompt shown before it and where the typed line goes ("" when the
+// user gave no answer).
+type askLine struct {
+	prompt string
+	reply  chan string
 }
 
 // openTerminal puts stdin in key mode and starts reading keys.
@@ -758,7 +778,7 @@ func (a *app) openTerminal() error {
 	if err != nil && a.o.verbose {
 		fmt.Fprintf(a.stderr, "coder: reading the prompt history: %v\n", err)
 	}
-	t := &terminal{out: a.stdout, keys: make(chan []byte, 64), hist: hist, restore: restore}
+	t := &terminal{out: a.stdout, keys: make(chan []byte, 64), hist: hist, restore: restore, asks: make(chan askLine)}
 	go func() {
 		defer close(t.keys)
 		buf := make([]byte, 4096)
@@ -846,6 +866,53 @@ func (a *app) editLine(ctx context.Context, marker string, first bool) (line str
 		case <-ctx.Done():
 			io.WriteString(a.term.out, "\r\n")
 			return "", false, true
+		}
+	}
+}
+
+// answerLine edits the answer to a question asked during a turn, with
+// prompt before it. Keys typed before the question stay typed ahead for
+// the next prompt; interrupted is true on Ctrl-C, and the answer is then
+// empty (no).
+func (a *app) answerLine(ctx context.Context, prompt string) (line string, interrupted bool) {
+	a.view.hold(true)
+	defer a.view.hold(false)
+	ed := newLineEditor(prompt, utf8.RuneCountInString(prompt), nil, "")
+	io.WriteString(a.term.out, ed.render(a.width()))
+	for {
+		select {
+		case b, ok := <-a.term.keys:
+			if !ok {
+				a.term.eof = true
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			}
+			res, rest := ed.feed(b)
+			switch res {
+			case keyRedraw:
+				io.WriteString(a.term.out, ed.render(a.width()))
+			case keySubmit:
+				ed.pos = len(ed.buf)
+				io.WriteString(a.term.out, ed.render(a.width())+"\r\n")
+				a.term.typeahead = append(a.term.typeahead, rest...)
+				return ed.text(), false
+			case keyEOF:
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			case keyInterrupt:
+				io.WriteString(a.term.out, "\r\n")
+				return "", true
+			}
+		case <-a.resize:
+			w := a.width()
+			a.view.setWidth(w)
+			io.WriteString(a.term.out, ed.render(w))
+		case <-a.interrupts:
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
+		case <-ctx.Done():
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
 		}
 	}
 }

@@ -138,6 +138,22 @@ func (a *app) approver() permission.Approver {
 		if d.Suggest != "" {
 			choices += "  [a]lways " + d.Suggest
 		}
+		if a.term != nil {
+			// The prompt loop's goroutine owns the keys during a turn:
+			// it edits the answer.
+			q := askLine{prompt: choices + "  or type feedback › ", reply: make(chan string, 1)}
+			select {
+			case a.term.asks <- q:
+			case <-ctx.Done():
+				return permission.Answer{}, ctx.Err()
+			}
+			select {
+			case l := <-q.reply:
+				return parseAnswer(strings.TrimSpace(l), d.Suggest), nil
+			case <-ctx.Done():
+				return permission.Answer{}, ctx.Err()
+			}
+		}
 		a.view.notice(noticePrompt, choices+"  or type feedback › ")
 		lines := a.answerLines()
 		select {
