@@ -27,6 +27,12 @@ const (
 	CodeNotRun Code = "not_run"
 	// CodeOutcomeUnknown: the session stopped while the call ran.
 	CodeOutcomeUnknown Code = "outcome_unknown"
+	// CodeDenied: the call was not run because a permission rule, the
+	// permission mode or the user denied it.
+	CodeDenied Code = "denied"
+	// CodeNothingPending: an answer was given for calls awaiting
+	// approval, but none (or not that one) awaits it.
+	CodeNothingPending Code = "nothing_pending"
 )
 
 // File system: what a FileSystem operation reports.
@@ -168,6 +174,9 @@ const (
 	CodeTooManyJobs Code = "too_many_jobs"
 	// CodeUnsupported: the platform cannot run the tool.
 	CodeUnsupported Code = "unsupported"
+	// CodeSandboxUnavailable: the sandbox cannot run here (bubblewrap
+	// is missing or cannot create namespaces).
+	CodeSandboxUnavailable Code = "sandbox_unavailable"
 )
 
 // Session tools: what session_search and session_read report.

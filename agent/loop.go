@@ -212,10 +212,15 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	if err != nil {
 		return nil, err
 	}
+	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
-	if end, repaired := hist.Repair(); end != nil {
+	end, repaired := hist.Repair()
+	if end == nil && cutOff {
+		end = &session.TurnEnded{Reason: session.ReasonInterrupted}
+	}
+	if end != nil {
 		if err := s.append(ctx, end); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("agent: resuming session: %w", err)

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -520,4 +521,36 @@ func TestBaseContextClosesLoop(t *testing.T) {
 		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 		return errors.Is(err, harness.CodeClosed)
 	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// Event lines are not escaped for HTML: a command's "&&" or "<" stays as
+// it is, in the call, the result and the error alike.
+func TestMarshalEventKeepsHTMLCharacters(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   agent.Event
+		want []string
+	}{
+		{"text", &agent.TextDelta{Step: 1, Text: "a && b <c>"}, []string{`"text":"a && b <c>"`}},
+		{"tool call end", &agent.ToolCallEnd{Step: 1,
+			Call:   harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"make && ./run <in >out"}`},
+			Result: harness.TextResult("ok && done <eof>")},
+			[]string{`make && ./run <in >out`, `ok && done <eof>`}},
+		{"turn end error", &agent.TurnEnd{Reason: "error", Err: model.NewError(harness.CodeServer, "a & b <html>", nil)}, []string{`a & b <html>`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := agent.MarshalEvent(tt.ev)
+			require.NoError(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, string(b), w)
+			}
+			assert.NotContains(t, string(b), `\u0026`)
+			assert.NotContains(t, string(b), `\u003c`)
+			assert.False(t, strings.HasSuffix(string(b), "\n"), "one line, without its end")
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(b, &m))
+			assert.Equal(t, agent.KindOf(tt.ev), m["type"])
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Option configures a Loop.
@@ -37,6 +38,8 @@ type config struct {
 	images      imageBudget
 	limits      CallLimits
 	base        context.Context
+	policy      *permission.Policy
+	approver    permission.Approver
 	errs        []error // invalid option values, reported by New
 }
 

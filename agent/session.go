@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Session is one conversation: its log, its history and the state its
@@ -40,6 +41,12 @@ type Session struct {
 	// closeLog asks the running turn to close the log when it ends:
 	// Close gave up waiting for it.
 	closeLog bool
+
+	// pol is the session's permission policy (the loop's, with the
+	// rules its answers remembered); paused is the pause the last turn
+	// ended in, if any. Both are guarded by mu.
+	pol    *permission.Policy
+	paused *pause
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
@@ -113,6 +120,11 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // session store reaches the loop over the events; a panic in the loop's own
 // body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
+	return s.runTurn(ctx, func(t *turn) { t.runSafely(content) })
+}
+
+// runTurn runs body as the session's one running turn.
+func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -136,7 +148,7 @@ func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
-		t.runSafely(content)
+		body(t)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // turn is the state of one running turn.
@@ -27,6 +28,8 @@ type turn struct {
 	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   harness.Usage
+	// preset holds the decisions of a paused step being resolved.
+	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
 	// ends.
 	tools *toolset
@@ -72,6 +75,21 @@ func (t *turn) runSafely(content []harness.Block) {
 	t.run(content)
 }
 
+// resumeSafely is runSafely for the continuation of a paused turn.
+func (t *turn) resumeSafely(answers map[string]permission.Answer) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if t.inHost {
+			panic(p)
+		}
+		t.endAfterPanic(internalError(t.s.logger, "turn", p))
+	}()
+	t.resume(answers)
+}
+
 // endAfterPanic ends a turn that panicked: it logs the end and yields
 // the TurnEnd. When logging the end panics too (a broken store), or the
 // panic came from logging it, the TurnEnd is yielded without it.
@@ -114,10 +132,22 @@ func (t *turn) run(content []harness.Block) {
 		first = append(first, &session.SystemPrompt{Text: sys})
 	}
 	first = append(first, &session.UserMessage{Content: content})
+	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
+		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
+	}
+	if err := t.abandonPause(); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the abandoned calls: %w", err))
+		return
+	}
 	if err := t.s.append(t.ctx, first...); err != nil {
 		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
 		return
 	}
+	t.loop()
+}
+
+// loop runs steps until the turn ends.
+func (t *turn) loop() {
 	for {
 		if err := t.ctx.Err(); err != nil {
 			t.finish(session.ReasonCancelled, err)
@@ -146,7 +176,15 @@ func (t *turn) run(content []harness.Block) {
 			return
 		}
 		if err := t.dispatch(step, calls); err != nil {
-			t.finish(session.ReasonError, err)
+			switch {
+			case errors.Is(err, errPaused):
+				t.emit(&StepEnd{Step: step, Finish: finish})
+				t.finish(session.ReasonAwaitingApproval, nil)
+			case t.ctx.Err() != nil:
+				t.finish(session.ReasonCancelled, t.ctx.Err())
+			default:
+				t.finish(session.ReasonError, err)
+			}
 			return
 		}
 		t.emit(&StepEnd{Step: step, Finish: finish, ToolCalls: len(calls)})

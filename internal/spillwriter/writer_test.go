@@ -18,6 +18,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/longtest"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -240,11 +242,10 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // grows by more than a few MiB and the whole run allocates far less than
 // the output.
 func TestWriterGigabyteBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 1 GiB to a temporary directory")
-	}
 	leakcheck.Check(t)
-	const size = 1 << 30
+	// 128 MiB by default, eight times the allocation bound; 1 GiB in
+	// the long runs.
+	size := longtest.Pick[int64](128<<20, 1<<30)
 	store := newDir(t, t.TempDir())
 	gen := newGenerator(size)
 	buf := make([]byte, 64<<10)
@@ -264,21 +265,21 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 
-	require.Equal(t, int64(size), n)
+	require.Equal(t, size, n)
 	out := w.Output()
 	require.NoError(t, out.Err)
-	assert.Equal(t, int64(size), out.Stored.Size)
+	assert.Equal(t, size, out.Stored.Size)
 	assert.LessOrEqual(t, len(out.Text), spill.DefaultThreshold)
 	rc, err := store.Open(context.Background(), out.Stored.Locator)
 	require.NoError(t, err)
 	saved, err := io.Copy(io.Discard, rc)
 	rc.Close()
 	require.NoError(t, err)
-	assert.Equal(t, int64(size), saved)
+	assert.Equal(t, size, saved)
 
 	allocated := after.TotalAlloc - before.TotalAlloc
 	growth := int64(peak) - int64(before.HeapAlloc)
-	t.Logf("1 GiB streamed: %.1f MiB allocated in all, heap peak %.1f MiB above the start", float64(allocated)/(1<<20), float64(growth)/(1<<20))
+	t.Logf("%s streamed: %.1f MiB allocated in all, heap peak %.1f MiB above the start", units.Bytes(size), float64(allocated)/(1<<20), float64(growth)/(1<<20))
 	assert.Less(t, allocated, uint64(16<<20), "allocation does not grow with the output")
 	assert.Less(t, growth, int64(32<<20), "the heap stays bounded")
 }

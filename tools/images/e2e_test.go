@@ -80,16 +80,14 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Equal(t, [2]int{2048, 137}, [2]int{img.Width, img.Height})
 
 	// The image is on disk, content-addressed beside the logs.
-	p, err := att.Path(img.Digest)
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(p, filepath.Join(logs, "attachments")))
+	p := filepath.Join(logs, "attachments", "sha256", strings.TrimPrefix(img.Digest, "sha256:"))
 	onDisk, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, img.Digest, attachments.Digest(onDisk))
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
-	logBytes, err := os.ReadFile(store.Path(s.ID()))
+	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.ID()+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logBytes), img.Digest)
 	assert.NotContains(t, string(logBytes), base64.StdEncoding.EncodeToString(onDisk[:48]))
