@@ -275,7 +275,7 @@ func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.
 		loop:     l,
 		log:      log,
 		hist:     hist,
-		state:    tools.NewState(),
+		state:    &tools.State{},
 		model:    l.cfg.model,
 		warnings: warnings,
 	}

@@ -129,7 +129,7 @@ func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 
 // handle runs one call through the deadline middleware around fn.
 func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *harness.ToolResult) *harness.ToolResult {
-	env := &tools.Env{SessionID: "s", State: tools.NewState(), Logger: slog.New(slog.DiscardHandler)}
+	env := &tools.Env{SessionID: "s", State: &tools.State{}, Logger: slog.New(slog.DiscardHandler)}
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -26,7 +26,7 @@ type sess struct {
 	step int
 }
 
-func newSess() *sess { return &sess{env: &tools.Env{SessionID: "s", Turn: 1, State: tools.NewState()}} }
+func newSess() *sess { return &sess{env: &tools.Env{SessionID: "s", Turn: 1, State: &tools.State{}}} }
 
 // userMessage simulates a new user message.
 func (s *sess) userMessage() {

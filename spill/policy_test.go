@@ -50,7 +50,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // result the model would get.
 func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *harness.ToolResult {
 	t.Helper()
-	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: tools.NewState()}
+	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: &tools.State{}}
 	if logs != nil {
 		env.Logger = logs.logger()
 	}

@@ -190,7 +190,7 @@ func (c closer) Close() error { *c.trace = append(*c.trace, c.name); return nil 
 
 func TestState(t *testing.T) {
 	var trace []string
-	s := tools.NewState()
+	s := &tools.State{}
 	type key string
 	a, err := tools.LoadState(s, key("a"), func() io.Closer { return closer{"a", &trace} })
 	require.NoError(t, err)
