@@ -74,7 +74,7 @@ func New(opts ...Option) (*Loop, error) {
 		return nil, errors.Join(errs...)
 	}
 	l.tools = ts
-	l.handler = tools.Chain(toolexec.Executor(), cfg.middleware...)
+	l.handler = toolexec.Chain(toolexec.Executor(), cfg.middleware...)
 	if cfg.base != nil {
 		context.AfterFunc(cfg.base, func() { l.Close() })
 	}

@@ -160,7 +160,7 @@ func TestChainOrder(t *testing.T) {
 			})
 		}
 	}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	h := toolexec.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		trace = append(trace, "tool")
 		return harness.TextResult("x")
 	}), mw("outer"), nil, mw("inner"))
