@@ -228,7 +228,7 @@ func (t *turn) projectImages(req *model.Request) *model.Request {
 	if err != nil {
 		cache = nil
 	}
-	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(harness.ModalityImage),
+	req.Messages = projectImages(req.Messages, t.model.Info().Input.Accepts(harness.ModalityImage),
 		req.Images != nil, t.l.cfg.images, cache)
 	return req
 }

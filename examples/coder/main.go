@@ -280,7 +280,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer mcpSet.Close()
-	withImages := model.Info().Accepts(harness.ModalityImage)
+	withImages := model.Info().Input.Accepts(harness.ModalityImage)
 	pol, err := a.policy()
 	if err != nil {
 		return 0, err
