@@ -22,4 +22,3 @@ func (f HandlerFunc) Handle(ctx context.Context, call *Call) *harness.ToolResult
 // http.Handler: it may look at the call before it runs, change or replace
 // its result, or not run it at all.
 type Middleware func(next Handler) Handler
-
