@@ -5,11 +5,12 @@
 // Build a [Loop] with [New] and functional options, start or resume a
 // [Session], and run turns:
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
 //		agent.WithSessionStore(session.NewJSONL(dir)),
 //	)
+//	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
@@ -37,6 +38,8 @@
 //   - [ReminderAdded]: advisory text added for the model after a step's results.
 //   - [ContextPruned]: earlier tool results were replaced by placeholders.
 //   - [ContextCompacted]: older history was replaced by a summary.
+//   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
+//   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [StepEnd]: one model call and its tool calls are done.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
 //
@@ -50,29 +53,50 @@
 // deadline kept by the dispatcher itself ([CallLimits]), and a call that
 // ignores its cancelled context is abandoned with an error result saying
 // it may still be running; Close returns within a bounded time and names
-// the calls it left behind ([AbandonedError]). A panic in the harness, the
+// the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (harness.CodeInternal) instead of reaching the host.
+// a *harness.Error with harness.CodeInternal instead of reaching the host.
+//
+// Every call can be decided before it runs ([WithPermissions], rules and
+// modes of package tools/permission): allowed calls run, denied ones get
+// a result the model reads (harness.CodeDenied: what was denied, by
+// which rule or by the user, and not to retry it), and calls that need
+// an answer go to a synchronous approver ([WithApprover]) or pause the
+// turn: it ends with reason awaiting_approval after an [ApprovalRequest],
+// the questions are in the log, and [Session.Resolve] (in this process,
+// or in another after ResumeSession) answers them and continues the same
+// turn. A new user message instead answers them as not run. Every
+// decision, and every rule an answer remembers, is logged.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
+// The model call is extensible the same way: [WithModelMiddleware] wraps
+// every model call (a model.Middleware sees each request before it is
+// sent and each answer after: redaction, audit, added context), and
+// [WithTurnObservers] sees each turn begin and each of its events (package
+// observe builds OpenTelemetry tracing on these hooks). [WithPrices]
+// costs every model call by a price table (package pricing): on
+// [ModelUsage], [TurnEnd] and [Session.Cost].
 //
 // The loop sits on top of the module's one-way import graph (a package
 // never imports one above it):
 //
 //	examples/...                          programs
+//	observe                               OpenTelemetry on the loop's hooks
 //	agent/openai  agent/replay            adapters: import agent/model, never agent
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
 //	session  session/sessiontest          the log
-//	agent/model                           the model contract
+//	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, session, spill, tools and internal
-// helpers; nothing imports it but programs (and tests).
+// It imports harness, agent/model, fs, pricing, session, spill, tools,
+// tools/permission and internal helpers; nothing imports it but programs,
+// observe (and tests).
 package agent

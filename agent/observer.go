@@ -136,3 +136,14 @@ func logCost(prices *pricing.Table, events []session.Event) float64 {
 	}
 	return sum
 }
+
+// chainModel wraps m in mws, mws[0] the outermost: it sees the request
+// first and the answer last. Nil middlewares are skipped.
+func chainModel(m model.Model, mws []model.Middleware) model.Model {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			m = mws[i](m)
+		}
+	}
+	return m
+}

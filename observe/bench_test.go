@@ -64,7 +64,10 @@ func BenchmarkStep(b *testing.B) {
 				}
 				opts = append(obs.Options(), opts...)
 			}
-			loop := agent.New(opts...)
+			loop, err := agent.New(opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
 			defer loop.Close()
 			ctx := context.Background()
 			steps := 0

@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -237,10 +238,10 @@ func (o *Observer) model(next model.Model) model.Model {
 				hasUsage bool
 				finish   string
 				failed   error
-				asm      *agent.Assembler
+				asm      *assemble.Assembler
 			)
 			if o.cfg.content {
-				asm = &agent.Assembler{}
+				asm = &assemble.Assembler{}
 			}
 			for c, err := range next.Stream(ctx, req) {
 				if err != nil {

@@ -43,12 +43,12 @@ func testTools() []tools.Tool {
 func script() *openaitest.Server {
 	return openaitest.NewServer(
 		openaitest.Error(500, `{"error":{"message":"boom"}}`),
-		openaitest.SSE(openaitest.Role(),
+		openaitest.SSE(
 			openaitest.ToolCall(0, "c1", "echo", map[string]any{"text": "one"}),
 			openaitest.ToolCall(1, "c2", "fail", map[string]any{"text": "two"}),
 			openaitest.ToolCall(2, "c3", "echo", map[string]any{"text": "three"}),
 			openaitest.Finish("tool_calls"), openaitest.Usage(1000, 200, 600, 400, 0)),
-		openaitest.SSE(openaitest.Role(), openaitest.Text("done, secret-in-answer"), openaitest.Finish("stop"),
+		openaitest.SSE(openaitest.Text("done, secret-in-answer"), openaitest.Finish("stop"),
 			openaitest.Usage(2000, 100, 1500, 500, 0)),
 	)
 }
@@ -77,7 +77,8 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	require.NoError(t, err)
 	all := append(obs.Options(), agent.WithModel(m), agent.WithTools(testTools()...), agent.WithSystemPrompt("be brief"),
 		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
-	loop := agent.New(append(all, opts...)...)
+	loop, err := agent.New(append(all, opts...)...)
+	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -280,8 +281,9 @@ func TestCostOnResume(t *testing.T) {
 	m, err := openai.New(srv.URL, "k", "deepseek-chat")
 	require.NoError(t, err)
 	defer m.CloseIdleConnections()
-	loop := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(pricing.DeepSeek()),
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(pricing.DeepSeek()),
 		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
 	require.NoError(t, err)

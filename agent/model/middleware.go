@@ -12,19 +12,9 @@ import (
 // middleware must not modify the request it is given in place (its
 // messages are the session's history): to change it, copy the Request
 // and the slices it replaces. It keeps the contract of Model: one call
-// is one attempt, and a failure is yielded once.
+// is one attempt, and a failure is yielded once. agent.WithModelMiddleware
+// applies a chain of them, the first given the outermost.
 type Middleware func(next Model) Model
-
-// Chain wraps m in mws so that mws[0] is the outermost: it sees the
-// request first and the answer last. Nil middlewares are skipped.
-func Chain(m Model, mws ...Middleware) Model {
-	for i := len(mws) - 1; i >= 0; i-- {
-		if mws[i] != nil {
-			m = mws[i](m)
-		}
-	}
-	return m
-}
 
 // Wrap returns a Model that describes itself as next does and streams
 // with stream: the usual body of a Middleware.

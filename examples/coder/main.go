@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -74,6 +76,7 @@ type options struct {
 	window    int
 	reasoning bool
 	verbose   bool
+	perm      permFlags
 	mcp       mcpFlags
 }
 
@@ -117,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning (dimmed; without colour each line starts with "+reasoningMark+")")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	o.perm.register(fset)
 	o.mcp.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -127,7 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, &usageError{msg: err.Error()}
 	}
+	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) {
+		set[f.Name] = true
 		if f.Name == "p" {
 			o.hasPrompt = true
 		}
@@ -152,6 +158,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.window < 0 {
 		return nil, usagef("-context-window must be positive, not %d", o.window)
+	}
+	if err := o.perm.check(o, set); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -210,6 +219,11 @@ type app struct {
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
 	lastCode harness.Code
+	// lines are stdin's lines, shared by the prompt loop and the
+	// approver.
+	lines     <-chan string
+	linesOnce sync.Once
+	sandboxed shell.Sandbox
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -267,8 +281,17 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer mcpSet.Close()
-	withImages := model.Info().Accepts(harness.ModalityImage)
+	withImages := model.Info().Input.Accepts(harness.ModalityImage)
+	pol, err := a.policy()
+	if err != nil {
+		return 0, err
+	}
+	if a.sandboxed, err = a.sandbox(); err != nil {
+		return 0, err
+	}
 	opts := []agent.Option{
+		agent.WithPermissions(pol),
+		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
@@ -291,11 +314,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
 	}
-	loop := agent.New(opts...)
-	defer loop.Close()
-	if err := loop.Err(); err != nil {
+	loop, err := agent.New(opts...)
+	if err != nil {
 		return 0, err
 	}
+	defer loop.Close()
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
@@ -332,6 +355,14 @@ func (a *app) main(ctx context.Context) (int, error) {
 	a.showMCP(mcpLines)
 
 	var code int
+	if a.o.perm.approve != "" || a.o.perm.reject != "" {
+		if code, err = a.resolve(ctx); err != nil {
+			return 0, err
+		}
+		if !a.o.hasPrompt || code != exitOK {
+			return code, nil
+		}
+	}
 	if a.o.hasPrompt {
 		code, _ = a.turn(ctx, a.o.prompt, true)
 	} else {
@@ -444,7 +475,11 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	ts = append(ts, shell.Tools()...)
+	var sh []shell.Option
+	if a.sandboxed != nil {
+		sh = append(sh, shell.WithSandbox(a.sandboxed))
+	}
+	ts = append(ts, shell.Tools(sh...)...)
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }
@@ -472,6 +507,12 @@ Answer briefly: what you changed, how you checked it, and anything the user must
 // turn and whether the user asked to exit (a second Ctrl-C while the
 // turn was cancelling, or the program being stopped).
 func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exit bool) {
+	return a.runTurn(ctx, prompt, echo, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.Run(c, prompt) })
+}
+
+// runTurn runs the turn start begins (a new one, or a paused one
+// resolved) and shows it.
+func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(context.Context) iter.Seq2[agent.Event, error]) (code int, exit bool) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.view.beginTurn(prompt, echo)
@@ -482,8 +523,11 @@ func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ev, err := range a.sess.Run(turnCtx, prompt) {
+		for ev, err := range start(turnCtx) {
 			a.view.event(ev)
+			if d, ok := ev.(*agent.PermissionDecision); ok {
+				a.showDecision(d)
+			}
 			if e, ok := ev.(*agent.TurnEnd); ok {
 				end, endErr = e, err
 			} else if err != nil {
@@ -494,14 +538,23 @@ func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exi
 
 	cancelling := false
 	var keys <-chan []byte
+	var asks <-chan askLine
 	if a.term != nil {
-		keys = a.term.keys
+		keys, asks = a.term.keys, a.term.asks
 	}
 wait:
 	for {
 		select {
 		case <-done:
 			break wait
+		case q := <-asks:
+			line, interrupted := a.answerLine(ctx, q.prompt)
+			q.reply <- line
+			if interrupted && !cancelling {
+				cancelling = true
+				cancel()
+				a.view.notice(noticeWarn, "cancelling the turn… (Ctrl-C again to exit)")
+			}
 		case b, ok := <-keys:
 			// Typed ahead: kept, unseen, for the next prompt.
 			if !ok {
@@ -537,6 +590,9 @@ wait:
 	switch end.Reason {
 	case session.ReasonCompleted:
 		return exitOK, false
+	case session.ReasonAwaitingApproval:
+		a.showPending()
+		return exitPaused, true
 	case session.ReasonCancelled:
 		a.view.notice(noticeWarn, "turn cancelled; it is kept in the session log")
 		return exitInterrupted, false
@@ -605,6 +661,7 @@ func (a *app) promptLoop(ctx context.Context) int {
 	if a.term == nil {
 		lines = make(chan string)
 		go readLines(a.stdin, lines, stop)
+		a.linesOnce.Do(func() { a.lines = lines })
 	}
 	code := exitOK
 	for {
@@ -699,6 +756,17 @@ type terminal struct {
 	eof       bool
 	hist      *history
 	restore   func()
+	// asks carries the approver's questions to the goroutine that owns
+	// the keys while a turn runs, so that one reader edits every line.
+	asks chan askLine
+}
+
+// askLine is a line the program asks the user for during a turn: the
+// prompt shown before it and where the typed line goes ("" when the
+// user gave no answer).
+type askLine struct {
+	prompt string
+	reply  chan string
 }
 
 // openTerminal puts stdin in key mode and starts reading keys.
@@ -712,7 +780,7 @@ func (a *app) openTerminal() error {
 	if err != nil && a.o.verbose {
 		fmt.Fprintf(a.stderr, "coder: reading the prompt history: %v\n", err)
 	}
-	t := &terminal{out: a.stdout, keys: make(chan []byte, 64), hist: hist, restore: restore}
+	t := &terminal{out: a.stdout, keys: make(chan []byte, 64), hist: hist, restore: restore, asks: make(chan askLine)}
 	go func() {
 		defer close(t.keys)
 		buf := make([]byte, 4096)
@@ -800,6 +868,53 @@ func (a *app) editLine(ctx context.Context, marker string, first bool) (line str
 		case <-ctx.Done():
 			io.WriteString(a.term.out, "\r\n")
 			return "", false, true
+		}
+	}
+}
+
+// answerLine edits the answer to a question asked during a turn, with
+// prompt before it. Keys typed before the question stay typed ahead for
+// the next prompt; interrupted is true on Ctrl-C, and the answer is then
+// empty (no).
+func (a *app) answerLine(ctx context.Context, prompt string) (line string, interrupted bool) {
+	a.view.hold(true)
+	defer a.view.hold(false)
+	ed := newLineEditor(prompt, utf8.RuneCountInString(prompt), nil, "")
+	io.WriteString(a.term.out, ed.render(a.width()))
+	for {
+		select {
+		case b, ok := <-a.term.keys:
+			if !ok {
+				a.term.eof = true
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			}
+			res, rest := ed.feed(b)
+			switch res {
+			case keyRedraw:
+				io.WriteString(a.term.out, ed.render(a.width()))
+			case keySubmit:
+				ed.pos = len(ed.buf)
+				io.WriteString(a.term.out, ed.render(a.width())+"\r\n")
+				a.term.typeahead = append(a.term.typeahead, rest...)
+				return ed.text(), false
+			case keyEOF:
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			case keyInterrupt:
+				io.WriteString(a.term.out, "\r\n")
+				return "", true
+			}
+		case <-a.resize:
+			w := a.width()
+			a.view.setWidth(w)
+			io.WriteString(a.term.out, ed.render(w))
+		case <-a.interrupts:
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
+		case <-ctx.Done():
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
 		}
 	}
 }

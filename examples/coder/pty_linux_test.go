@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -132,4 +133,36 @@ func TestPromptLoopOnTerminal(t *testing.T) {
 	h, err := loadHistory(historyPath(sessions, ws))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"hello world", "next one", "hello world!"}, h.entries)
+}
+
+// An approval question during a turn is answered on the terminal through
+// the one key reader: the answer is edited like a prompt, keys typed
+// before the question stay typed ahead, and the call runs once approved.
+func TestApprovalOnTerminal(t *testing.T) {
+	p := newProvider(t, call(writeCall("call_w", "new.txt", "made\n")), say("Wrote new.txt."))
+	ws := workspace(t, nil)
+	ctl, tty := openPTY(t, 80, 24)
+	screen := screenReader(ctl)
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"-C", ws, "-sessions", t.TempDir()}, p.env("NO_COLOR=1"), tty, tty, &lockedBuffer{}, signals{interrupts: make(chan os.Signal, 1), resize: make(chan os.Signal, 1)})
+	}()
+	typed := func(s string) { _, err := ctl.Write([]byte(s)); require.NoError(t, err) }
+	require.True(t, screen.waitFor("› "), screen.String())
+	typed("make the file\r")
+	require.True(t, screen.waitFor("or type feedback › "), screen.String())
+	typed("yx" + "\x7f" + "\r")
+	require.True(t, screen.waitFor("── completed"), screen.String())
+	got, err := os.ReadFile(filepath.Join(ws, "new.txt"))
+	require.NoError(t, err, "the approved write ran")
+	assert.Equal(t, "made\n", string(got))
+	require.True(t, screen.waitFor("› "), screen.String())
+	typed("\x04")
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Ctrl-D at the prompt did not exit")
+	}
+	assert.Len(t, p.Requests(), 2)
 }

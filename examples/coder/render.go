@@ -34,6 +34,10 @@ type view interface {
 	close()
 	// setWidth says the terminal is now width columns wide.
 	setWidth(width int)
+	// hold stops (true) or resumes (false) the spinner while the program
+	// edits a line of its own on the terminal, such as an answer to an
+	// approval question.
+	hold(on bool)
 }
 
 // bannerInfo is what the program says about a session when it starts.
@@ -123,6 +127,7 @@ type human struct {
 	w         io.Writer
 	st        style
 	spin      bool // draw a spinner (a terminal only)
+	held      bool // the spinner is held while a line is edited
 	reasoning bool // show reasoning, dimmed
 	root      string
 	width     int
@@ -185,7 +190,7 @@ func (h *human) spinLoop() {
 func (h *human) tick() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.spin || h.waitLabel == "" || !h.col0 {
+	if !h.spin || h.held || h.waitLabel == "" || !h.col0 {
 		return
 	}
 	elapsed := h.now().Sub(h.waitSince)
@@ -300,6 +305,15 @@ func (h *human) notice(kind noticeKind, text string) {
 		text = h.st.paint(sgrDim, text)
 	}
 	h.line(text)
+}
+
+func (h *human) hold(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if on {
+		h.clearSpinner()
+	}
+	h.held = on
 }
 
 func (h *human) setWidth(w int) {
@@ -830,6 +844,8 @@ func (j *jsonView) notice(kind noticeKind, text string) {
 func (j *jsonView) close() {}
 
 func (j *jsonView) setWidth(int) {}
+
+func (j *jsonView) hold(bool) {}
 
 // errorText is an error's message with its code, for one line.
 func errorText(err error) string {
