@@ -115,7 +115,16 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	}()
 	var logErr error
 	for range calls {
-		d := <-done
+		var d callDone
+	wait:
+		for {
+			select {
+			case d = <-done:
+				break wait
+			case ev := <-t.sub.relay:
+				t.emit(ev)
+			}
+		}
 		results[d.index] = d.res
 		if logErr == nil {
 			logErr = t.finishCall(step, calls[d.index], d.res, d.dur)
@@ -192,7 +201,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 			res = toolexec.PanicResult(call, p)
 		}
 	}()
-	res = t.l.handler.Handle(ctx, call)
+	res = t.l.handler.Handle(context.WithValue(ctx, turnKey{}, t), call)
 	if res == nil {
 		res = toolexec.Normalize(call, nil, nil)
 	}
