@@ -42,7 +42,7 @@ type config struct {
 	approver    permission.Approver
 	sub         *SubAgents // the task tool's agent types; nil without
 	depth       int        // 0 for a top loop, 1 for a child's
-	errs        []error // invalid option values, reported by New
+	errs        []error    // invalid option values, reported by New
 }
 
 // fail records an invalid option value for New to report: a

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -147,25 +148,26 @@ type subTurn struct {
 	usage harness.Usage
 }
 
-// take reserves up to want child steps from a budget of total and returns
-// how many it got.
-func (st *subTurn) take(want, total int) int {
+// left returns how many child steps the turn has left of total.
+func (st *subTurn) left(total int) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	n := min(want, total-st.steps)
-	if n < 0 {
-		n = 0
-	}
-	st.steps += n
-	return n
+	return max(total-st.steps, 0)
 }
 
-// settle gives back the steps a child reserved but did not use and adds
-// its usage.
-func (st *subTurn) settle(reserved, used int, u harness.Usage) {
+// charge counts one child step and reports whether the budget of total
+// is spent.
+func (st *subTurn) charge(total int) (spent bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.steps -= reserved - used
+	st.steps++
+	return st.steps >= total
+}
+
+// add adds a child's usage.
+func (st *subTurn) add(u harness.Usage) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.usage.Add(u)
 }
 
@@ -176,6 +178,8 @@ func (st *subTurn) spent() harness.Usage {
 }
 
 type turnKey struct{}
+
+var errBudgetSpent = errors.New("the turn's budget of sub-agent steps is spent")
 
 // taskArgs are the task tool's arguments.
 type taskArgs struct {
@@ -260,19 +264,17 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if steps == 0 {
 		steps = l.cfg.maxSteps
 	}
-	reserved := t.sub.take(steps, sa.TurnSteps)
-	if reserved == 0 {
+	steps = min(steps, t.sub.left(sa.TurnSteps))
+	if steps == 0 {
 		return nil, &harness.Error{Code: harness.CodeNotRun, Message: fmt.Sprintf("this turn has spent its budget of %d sub-agent steps: finish the work yourself or report what is left", sa.TurnSteps)}
 	}
-	child, err := l.childLoop(t, ty, reserved, byName)
+	child, err := l.childLoop(t, ty, steps, byName)
 	if err != nil {
-		t.sub.settle(reserved, 0, harness.Usage{})
 		return nil, err
 	}
 	defer child.Close()
 	sess, err := child.NewSession(ctx, SessionOptions{Cwd: t.s.Header().Cwd, Parent: t.s.ID(), ParentCall: call.ID})
 	if err != nil {
-		t.sub.settle(reserved, 0, harness.Usage{})
 		return nil, err
 	}
 	if rerr := call.Env.Record(ctx, call, "sub_agent", subAgentRecord{Session: sess.ID(), Agent: ty.Name, Description: in.Description}); rerr != nil {
@@ -283,7 +285,11 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		end    *TurnEnd
 	)
 	depth := child.cfg.depth
-	for ev := range sess.Run(ctx, in.Prompt) {
+	// The child runs until its turn ends, or until the children of this
+	// parent turn have spent their budget of steps between them.
+	cctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	for ev := range sess.Run(cctx, in.Prompt) {
 		switch e := ev.(type) {
 		case *TextDelta:
 			answer.WriteString(e.Text)
@@ -292,6 +298,9 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		case *StepEnd:
 			if e.ToolCalls > 0 {
 				answer.Reset() // the answer is the text of the last step
+			}
+			if t.sub.charge(sa.TurnSteps) && e.ToolCalls > 0 {
+				stop(errBudgetSpent)
 			}
 		case *TurnEnd:
 			end = e
@@ -307,14 +316,14 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		case <-ctx.Done():
 		}
 	}
-	used := 0
-	var usage harness.Usage
 	if end != nil {
-		used, usage = end.Steps, end.Usage
+		t.sub.add(end.Usage)
 	}
-	t.sub.settle(reserved, used, usage)
 	if cerr := sess.Close(); cerr != nil {
 		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.ID(), "error", cerr)
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errBudgetSpent) && end != nil {
+		end.Reason = session.ReasonStepLimit // the turn's budget, not the child's own limit
 	}
 	return taskResult(sess.ID(), ty.Name, answer.String(), end, sa.MaxAnswer, ctx.Err())
 }
