@@ -444,14 +444,15 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 		if err := a.defaultRoot(); err != nil {
 			return "", err
 		}
-		infos, err := a.store.List(ctx, session.ListOptions{Workspace: filepath.ToSlash(a.root), Limit: 1})
+		infos, err := a.store.List(ctx, session.ListOptions{Workspace: filepath.ToSlash(a.root)})
 		if err != nil {
 			return "", err
 		}
-		if len(infos) == 0 {
+		id, ok := latestTopSession(infos)
+		if !ok {
 			return "", usagef("no earlier session in %s to continue; start one without -continue", a.root)
 		}
-		return infos[0].Header.ID, nil
+		return id, nil
 	}
 	return "", a.defaultRoot()
 }

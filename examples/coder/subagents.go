@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/session"
 )
 
 // exploreSystem is the explore agent's system prompt.
@@ -44,4 +45,16 @@ func (h *human) subEvent(e *agent.SubAgentEvent) {
 	}
 	indent := strings.Repeat("  ", e.Depth)
 	h.line(indent + h.st.paint(sgrDim, "⎿ ") + h.st.paint(code, mark) + " " + h.st.paint(sgrDim, e.Agent+": ") + cut(title, h.width-20-len(indent)))
+}
+
+// latestTopSession returns the newest of infos (newest first) that is not
+// a sub-agent's session: -continue goes on with the user's conversation,
+// never with a child started by one of its task calls.
+func latestTopSession(infos []session.Info) (string, bool) {
+	for _, in := range infos {
+		if in.Header.ParentCall == "" {
+			return in.Header.ID, true
+		}
+	}
+	return "", false
 }

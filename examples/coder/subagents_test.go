@@ -68,4 +68,14 @@ func TestExploreSubAgent(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, child)
+
+	// -continue goes on with the parent, not with the newer child.
+	p.add(say("Still main.go:7."))
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-explore=false", "-continue", "and again?")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	reqs = p.Requests()
+	last := reqs[len(reqs)-1].Text(t)
+	assert.Contains(t, last, "It is in main.go:7.", "the parent's history")
+	assert.NotContains(t, last, "You are explore")
+	assert.NotContains(t, toolNames(reqs[len(reqs)-1]), `"task"`, "-explore=false leaves the task tool out")
 }
