@@ -14,7 +14,8 @@ const (
 	CodeInvalidArguments Code = "invalid_arguments"
 	// CodeToolPanic: the tool panicked; a fault in the tool.
 	CodeToolPanic Code = "tool_panic"
-	// CodeToolFailed: the tool failed without a more specific code.
+	// CodeToolFailed: the tool failed without a more specific code (for
+	// read_image: scaling or re-encoding a valid image failed).
 	CodeToolFailed Code = "tool_failed"
 	// CodeTimeout: a deadline passed (context.DeadlineExceeded maps
 	// here everywhere).
@@ -151,8 +152,6 @@ const (
 	// CodeNoAttachmentStore: no attachment store is configured to keep
 	// the image in.
 	CodeNoAttachmentStore Code = "no_attachment_store"
-	// CodeImageEncodeFailed: re-encoding a downscaled image failed.
-	CodeImageEncodeFailed Code = "image_encode_failed"
 )
 
 // Shell: what the shell tools report.

@@ -72,7 +72,8 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	// Resuming rebuilds the same history.
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
-	loop2 := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, s.ID())
 	require.NoError(t, err)
@@ -131,8 +132,9 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 
 	llm := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
 		WithInfo(model.Info{Name: "small", ContextWindow: 2000})
-	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "broken")
 	require.NoError(t, err)

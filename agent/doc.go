@@ -5,11 +5,12 @@
 // Build a [Loop] with [New] and functional options, start or resume a
 // [Session], and run turns:
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
 //		agent.WithSessionStore(session.NewJSONL(dir)),
 //	)
+//	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
@@ -53,9 +54,9 @@
 // deadline kept by the dispatcher itself ([CallLimits]), and a call that
 // ignores its cancelled context is abandoned with an error result saying
 // it may still be running; Close returns within a bounded time and names
-// the calls it left behind ([AbandonedError]). A panic in the harness, the
+// the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (harness.CodeInternal) instead of reaching the host.
+// a *harness.Error with harness.CodeInternal instead of reaching the host.
 //
 // Every call can be decided before it runs ([WithPermissions], rules and
 // modes of package tools/permission): allowed calls run, denied ones get

@@ -177,8 +177,9 @@ func TestPauseHelperProcess(t *testing.T) {
 		t.Skip("run by TestDurablePauseAcrossProcesses")
 	}
 	ctx := context.Background()
-	loop := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
+	loop, err := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
 		agent.WithSessionStore(session.NewJSONL(filepath.Join(dir, "sessions"))), agent.WithPermissions(policy(t, permission.Rules{})))
+	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, agent.SessionOptions{ID: "paused", Cwd: "/proj"})
 	require.NoError(t, err)
 	_, end, err := collect(t, s, ctx, "do it")
@@ -203,8 +204,9 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	store := session.NewJSONL(filepath.Join(dir, "sessions"))
 	// The model's first answer was given to the first process.
 	m2 := replay.NewScripted(replay.Say("all done"))
-	loop := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
+	loop, err := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
 		agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "paused")
 	require.NoError(t, err)
@@ -294,7 +296,8 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("ok"),
 		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Say("ok"))
 	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithPermissions(policy(t, permission.Rules{}))}
-	loop := agent.New(opts...)
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/proj"})
 	require.NoError(t, err)
 	_, end, err := collect(t, s, ctx, "go")
@@ -305,7 +308,8 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	id := s.ID()
 	require.NoError(t, loop.Close())
 
-	loop2 := agent.New(opts...)
+	loop2, err := agent.New(opts...)
+	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, id)
 	require.NoError(t, err)

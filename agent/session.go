@@ -114,7 +114,7 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // error, except the last, which is always a *TurnEnd: it comes with the error
 // that ended the turn, if any (context.Canceled when ctx was cancelled, a
 // *harness.Error with a model code when the model failed for good, an
-// *InternalError when the harness recovered from a panic). Stopping the
+// *harness.Error when the harness recovered from a panic). Stopping the
 // iteration early cancels the turn; the cancellation is logged and the session
 // stays usable. No panic of the harness, the model adapter, the tools or the
 // session store reaches the loop over the events; a panic in the loop's own
@@ -172,7 +172,8 @@ func (s *Session) turnEnded() {
 // state of the session's tools, and closes its log. It returns within
 // about CallLimits.CloseWait whatever the tools do: a turn whose tools
 // ignore cancellation abandons them (see CallLimits), and Close then
-// fails with an *AbandonedError naming those still running; a turn that
+// fails with an error matching harness.CodeNotStopped that names those
+// still running; a turn that
 // does not end in time at all makes it fail with an error matching
 // harness.CodeNotStopped. Do not
 // call it from inside the loop over a turn's events: it would wait the
@@ -205,7 +206,7 @@ func (s *Session) Close() (err error) {
 		wait.Stop()
 	}
 	if calls := s.abandonedCalls(); len(calls) > 0 {
-		errs = append(errs, &AbandonedError{Calls: calls})
+		errs = append(errs, errAbandoned(calls))
 	}
 	if stuck {
 		s.mu.Lock()
@@ -227,7 +228,7 @@ func (s *Session) Close() (err error) {
 	return errors.Join(errs...)
 }
 
-// guarded runs f, returning a panic as an *InternalError.
+// guarded runs f, returning a panic as an *harness.Error.
 func (s *Session) guarded(op string, f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -58,7 +59,7 @@ func (t *turn) emit(ev Event) {
 
 // runSafely runs the turn and turns a panic of the harness (or of the
 // model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *InternalError, logged like any other end so
+// with reason error and an *harness.Error, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
 func (t *turn) runSafely(content []harness.Block) {
 	defer func() {
@@ -92,7 +93,7 @@ func (t *turn) resumeSafely(answers map[string]permission.Answer) {
 // endAfterPanic ends a turn that panicked: it logs the end and yields
 // the TurnEnd. When logging the end panics too (a broken store), or the
 // panic came from logging it, the TurnEnd is yielded without it.
-func (t *turn) endAfterPanic(ie *InternalError) {
+func (t *turn) endAfterPanic(ie *harness.Error) {
 	if t.endSent {
 		return
 	}
@@ -112,7 +113,7 @@ func (t *turn) endAfterPanic(ie *InternalError) {
 
 // finishSafely is finish with a panic recovered; it returns the error for
 // the TurnEnd it could not yield, if it panicked.
-func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
+func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if t.inHost {
@@ -313,8 +314,8 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
-	asm := &Assembler{}
+func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error) {
+	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return asm, err
@@ -342,7 +343,7 @@ func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
 	if asm == nil {
 		return
 	}

@@ -133,11 +133,14 @@ func killWriterMain(dir, id, seed string) int {
 	rng := rand.New(rand.NewPCG(n, 7))
 	model := replay.NewScripted()
 	store := reportingStore{Store: session.NewJSONL(dir), w: report, mu: &sync.Mutex{}}
-	loop := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kill helper:", err)
+		return 1
+	}
 	ctx := context.Background()
 	var sess *agent.Session
-	var err error
 	if _, serr := os.Stat(filepath.Join(dir, id+".jsonl")); serr == nil {
 		sess, err = loop.ResumeSession(ctx, id)
 	} else {
@@ -393,8 +396,9 @@ func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.T
 	}
 
 	model := replay.NewScripted(replay.Say("resumed"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.ResumeSession(context.Background(), id)
 	require.NoError(t, err, "trial %d: resume", trial)

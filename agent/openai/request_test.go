@@ -265,7 +265,8 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),
 				sse(text("I see it"), finish("stop")),
 			)
-			loop := agent.New(agent.WithModel(p.model(openai.WithModelID(tc.model))), agent.WithTools(screenshot), agent.WithAttachments(store))
+			loop, err := agent.New(agent.WithModel(p.model(openai.WithModelID(tc.model))), agent.WithTools(screenshot), agent.WithAttachments(store))
+			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 			_, _, end := runTurn(t, loop, "show me")
 			require.Equal(t, "completed", end.Reason)

@@ -222,11 +222,13 @@ var (
 	sse        = openaitest.SSE
 	errorReply = func(status int, body string) reply { return openaitest.Error(status, body) }
 	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
-	role       = openaitest.Role
-	text       = openaitest.Text
-	reasoning  = openaitest.Reasoning
-	finish     = openaitest.Finish
-	toolCall   = openaitest.ToolCall
+	role       = func() string {
+		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
+	}
+	text      = openaitest.Text
+	reasoning = openaitest.Reasoning
+	finish    = openaitest.Finish
+	toolCall  = openaitest.ToolCall
 )
 
 // usage is a final usage chunk with DeepSeek's cache counters.

@@ -280,7 +280,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer mcpSet.Close()
-	withImages := model.Info().Accepts(harness.ModalityImage)
+	withImages := model.Info().Input.Accepts(harness.ModalityImage)
 	pol, err := a.policy()
 	if err != nil {
 		return 0, err
@@ -312,11 +312,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
 	}
-	loop := agent.New(opts...)
-	defer loop.Close()
-	if err := loop.Err(); err != nil {
+	loop, err := agent.New(opts...)
+	if err != nil {
 		return 0, err
 	}
+	defer loop.Close()
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)

@@ -52,7 +52,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("a chart"),
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
 		agent.WithWorkingDir(local.Root()),
@@ -60,6 +60,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 		agent.WithAttachments(att),
 		agent.WithTools(images.ReadImage()),
 	)
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

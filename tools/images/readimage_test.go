@@ -123,7 +123,7 @@ func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	local, err := fslocal.New(root)
 	require.NoError(t, err)
 	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: &countingAttachments{Memory: attachments.NewMemory(), seen: map[string]bool{}}}
-	state := tools.NewState()
+	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })
 	if input == nil {
 		input = []harness.Modality{harness.ModalityText, harness.ModalityImage}
@@ -326,7 +326,7 @@ func TestReadImageMemFS(t *testing.T) {
 	mem := fstest.NewMemFS("/ws")
 	data := pngBytes(t, 20, 10)
 	require.NoError(t, mem.SetFile("/ws/a.png", data, 0o644))
-	state := tools.NewState()
+	state := &tools.State{}
 	defer state.Close()
 	att := attachments.NewMemory()
 	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}

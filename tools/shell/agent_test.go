@@ -35,7 +35,8 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Say("done"),
 	)
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithWorkingDir(root), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithWorkingDir(root), agent.WithSessionStore(store))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

@@ -110,6 +110,6 @@
 // and CodeUnsupported.
 //
 // It imports harness, fs, tools, spill (every output stream is written
-// through a spill.Writer, which saves it as it arrives) and internal
+// through a spillwriter.Writer, which saves it as it arrives) and internal
 // helpers; nothing of session or agent.
 package shell

@@ -1,9 +1,10 @@
-package spill_test
+package spillwriter_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillwriter"
 	"io"
 	"runtime"
 	"runtime/metrics"
@@ -51,7 +52,7 @@ func TestWriterSmallOutputStaysWhole(t *testing.T) {
 		assert.False(t, out.Truncated)
 		assert.Empty(t, out.Stored.Locator)
 	}
-	assert.Zero(t, store.Len(), "outputs within the limit are never saved")
+	assert.Zero(t, len(store.Locators(owner.Session)), "outputs within the limit are never saved")
 }
 
 func TestWriterSpillsLongOutput(t *testing.T) {
@@ -99,7 +100,7 @@ func TestWriterExactlyAtLimit(t *testing.T) {
 	writeAll(t, w, strings.Repeat("e", 2049), 2048)
 	require.NoError(t, w.Close())
 	assert.True(t, w.Output().Truncated)
-	assert.Equal(t, 1, store.Len())
+	assert.Equal(t, 1, len(store.Locators(owner.Session)))
 }
 
 func TestWriterConcurrentWriters(t *testing.T) {
@@ -303,11 +304,11 @@ func TestWriterPastTheBudget(t *testing.T) {
 
 func TestWriterRefusesBadConfig(t *testing.T) {
 	for _, limit := range []int{-1, 1, spill.MinThreshold - 1} {
-		w, err := spill.NewWriter(context.Background(), nil, owner, limit)
+		w, err := spillwriter.NewWriter(context.Background(), nil, owner, limit)
 		assert.Nil(t, w)
 		require.ErrorIs(t, err, harness.CodeInvalidOption, "limit %d", limit)
 	}
-	w, err := spill.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spill.WithMaxSave(0))
+	w, err := spillwriter.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spillwriter.WithMaxSave(0))
 	assert.Nil(t, w)
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.Contains(t, err.Error(), "WithMaxSave(0)")
@@ -317,7 +318,7 @@ func TestWriterMaxSaveCutsTheSave(t *testing.T) {
 	leakcheck.Check(t)
 	store := newMemory(t)
 	text := lines(3000)
-	w := newWriter(t, context.Background(), store, owner, 2048, spill.WithMaxSave(5000))
+	w := newWriter(t, context.Background(), store, owner, 2048, spillwriter.WithMaxSave(5000))
 	writeAll(t, w, text, 333)
 	require.NoError(t, w.Close())
 	out := w.Output()
@@ -373,9 +374,9 @@ func FuzzWriter(f *testing.F) {
 			return
 		}
 		limit := spill.MinThreshold + int(extra)
-		var opts []spill.WriterOption
+		var opts []spillwriter.WriterOption
 		if capSave > 0 {
-			opts = append(opts, spill.WithMaxSave(int64(capSave)))
+			opts = append(opts, spillwriter.WithMaxSave(int64(capSave)))
 		}
 		store := newMemory(t)
 		w := newWriter(t, context.Background(), store, owner, limit, opts...)
@@ -415,4 +416,40 @@ func FuzzWriter(f *testing.F) {
 		}
 		require.Equal(t, string(want), string(spilltest.ReadAll(t, store, out.Stored.Locator)))
 	})
+}
+
+// newMemory returns a spill.Memory store, failing the test on an invalid
+// option.
+func newMemory(t testing.TB, opts ...spill.StoreOption) *spill.Memory {
+	t.Helper()
+	m, err := spill.NewMemory(opts...)
+	require.NoError(t, err)
+	return m
+}
+
+// newDir returns a spill.Dir store, failing the test on an invalid
+// option.
+func newDir(t testing.TB, dir string, opts ...spill.StoreOption) *spill.Dir {
+	t.Helper()
+	d, err := spill.NewDir(dir, opts...)
+	require.NoError(t, err)
+	return d
+}
+
+// newWriter returns a Writer, failing the test on an invalid limit or
+// option.
+func newWriter(t testing.TB, ctx context.Context, store tools.OutputStore, o tools.Owner, limit int, opts ...spillwriter.WriterOption) *spillwriter.Writer {
+	t.Helper()
+	w, err := spillwriter.NewWriter(ctx, store, o, limit, opts...)
+	require.NoError(t, err)
+	return w
+}
+
+// lines makes text of n numbered lines.
+func lines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%05d: output of the command, line %d\n", i, i)
+	}
+	return b.String()
 }
