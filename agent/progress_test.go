@@ -24,10 +24,11 @@ func TestToolCallProgress(t *testing.T) {
 	const pieces, size = 2000, 100
 	chatty := tools.Define(tools.Spec{Name: "chatty", Description: "Report output, then finish."},
 		func(ctx context.Context, call *tools.Call, _ struct{}) (*harness.ToolResult, error) {
+			require.NotNil(t, call.OnProgress, "the dispatcher listens")
 			for i := range pieces {
-				call.Report(tools.Progress{Output: fmt.Sprintf("%-*d", size-1, i) + "\n"})
+				call.OnProgress(tools.Progress{Output: fmt.Sprintf("%-*d", size-1, i) + "\n"})
 			}
-			call.Report(tools.Progress{Progress: 2, Total: 4, Message: "half"})
+			call.OnProgress(tools.Progress{Progress: 2, Total: 4, Message: "half"})
 			return harness.TextResult("done"), nil
 		})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "chatty", map[string]any{})), replay.Say("ok"))
@@ -90,5 +91,5 @@ func TestProgressAfterReturnIgnored(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, ofType[*agent.ToolCallProgress](evs))
 	require.NotNil(t, kept)
-	kept.Report(tools.Progress{Output: "too late"}) // does not block or panic
+	kept.OnProgress(tools.Progress{Output: "too late"}) // does not block or panic
 }

@@ -94,8 +94,10 @@ type Call struct {
 	// Env is the session environment; never nil during dispatch.
 	Env *Env
 	// OnProgress, when set by the dispatcher, receives what the call
-	// reports while it runs (see Report). It must not block: the
-	// dispatcher coalesces pieces the host has not taken yet.
+	// reports while it runs; nil when nobody listens, so check before
+	// calling. It never blocks (the dispatcher coalesces pieces the host
+	// has not taken yet) and is safe to call from any goroutine until
+	// Execute returns; later calls are ignored.
 	OnProgress func(Progress)
 
 	tool Tool
@@ -114,14 +116,6 @@ type Progress struct {
 	Total    float64 `json:"total,omitempty"`
 	// Message describes the current state.
 	Message string `json:"message,omitempty"`
-}
-
-// Report passes p to the call's OnProgress, if any. It never blocks on
-// the host and is safe to call from any goroutine while the call runs.
-func (c *Call) Report(p Progress) {
-	if c != nil && c.OnProgress != nil {
-		c.OnProgress(p)
-	}
 }
 
 // Tool returns the tool the registry resolved for the call, or nil.

@@ -321,7 +321,9 @@ func (s *server) progress(_ context.Context, req *sdk.ProgressNotificationClient
 	}
 	// The call's own progress report: the dispatcher shows it to the
 	// host as the call's ToolCallProgress.
-	v.(*tools.Call).Report(tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	if report := v.(*tools.Call).OnProgress; report != nil {
+		report(tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
 }
 
 func (s *server) resourcesLocked() bool {

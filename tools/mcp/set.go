@@ -54,7 +54,7 @@ type Event struct {
 	Server string
 	// Tool is the model-facing tool name (skipped tools). A call's
 	// progress is not an Event: it is the call's own report
-	// (tools.Call.Report), which the dispatcher shows the host.
+	// (tools.Call.OnProgress), which the dispatcher shows the host.
 	Tool string
 	// Message is a description.
 	Message string

@@ -447,5 +447,6 @@ func liveReport(call *tools.Call) func([]byte) {
 	if call.OnProgress == nil {
 		return nil
 	}
-	return func(p []byte) { call.Report(tools.Progress{Output: string(p)}) }
+	report := call.OnProgress
+	return func(p []byte) { report(tools.Progress{Output: string(p)}) }
 }
