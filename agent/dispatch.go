@@ -86,6 +86,11 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	for i, c := range calls {
 		t.emit(&ToolCallStart{Step: step, Call: c, Render: prepared[i].Spec.Render})
 	}
+	hub := newProgressHub()
+	defer hub.close()
+	for i, call := range prepared {
+		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
+	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
 	slots := make(chan struct{}, max(t.l.cfg.parallel, 1))
 	go func() {
@@ -114,6 +119,11 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 		}
 	}()
 	var logErr error
+	flush := func() {
+		for _, ev := range hub.take() {
+			t.emit(ev)
+		}
+	}
 	for range calls {
 		var d callDone
 	wait:
@@ -121,10 +131,13 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 			select {
 			case d = <-done:
 				break wait
+			case <-hub.wake:
+				flush()
 			case ev := <-t.sub.relay:
 				t.emit(ev)
 			}
 		}
+		flush() // what the call reported before it returned comes first
 		results[d.index] = d.res
 		if logErr == nil {
 			logErr = t.finishCall(step, calls[d.index], d.res, d.dur)
