@@ -133,6 +133,8 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				break wait
 			case <-hub.wake:
 				flush()
+			case ev := <-t.sub.relay:
+				t.emit(ev)
 			}
 		}
 		flush() // what the call reported before it returned comes first
@@ -212,7 +214,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 			res = toolexec.PanicResult(call, p)
 		}
 	}()
-	res = t.l.handler.Handle(ctx, call)
+	res = t.l.handler.Handle(context.WithValue(ctx, turnKey{}, t), call)
 	if res == nil {
 		res = toolexec.Normalize(call, nil, nil)
 	}

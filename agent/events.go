@@ -159,6 +159,14 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	fields["type"] = kind
 	var evErr error
 	switch e := ev.(type) {
+	case *SubAgentEvent:
+		if e.Event != nil {
+			inner, err := MarshalEvent(e.Event)
+			if err != nil {
+				return nil, err
+			}
+			fields["event"] = inner
+		}
 	case *TurnEnd:
 		evErr = e.Err
 	case *Retry:

@@ -388,6 +388,8 @@ func (h *human) event(ev agent.Event) {
 			b.WriteString(l)
 		}
 		h.write(b.String())
+	case *agent.SubAgentEvent:
+		h.subEvent(e)
 	case *agent.ToolCallStart:
 		h.endLine()
 		h.pending = append(h.pending, e.Call)
