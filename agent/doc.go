@@ -83,11 +83,19 @@
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
+// The model call is extensible the same way: [WithModelMiddleware] wraps
+// every model call (a model.Middleware sees each request before it is
+// sent and each answer after: redaction, audit, added context), and
+// [WithTurnObservers] sees each turn begin and each of its events (package
+// observe builds OpenTelemetry tracing on these hooks). [WithPrices]
+// costs every model call by a price table (package pricing): on
+// [ModelUsage], [TurnEnd] and [Session.Cost].
 //
 // The loop sits on top of the module's one-way import graph (a package
 // never imports one above it):
 //
 //	examples/...                          programs
+//	observe                               OpenTelemetry on the loop's hooks
 //	agent/openai  agent/replay            adapters: import agent/model, never agent
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
@@ -97,9 +105,10 @@
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
 //	session  session/sessiontest          the log
-//	agent/model                           the model contract
+//	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, session, spill, tools,
-// tools/permission and internal helpers; nothing imports it but programs (and tests).
+// It imports harness, agent/model, fs, pricing, session, spill, tools,
+// tools/permission and internal helpers; nothing imports it but programs,
+// observe (and tests).
 package agent

@@ -92,6 +92,9 @@ type ModelUsage struct {
 	Step  int           `json:"step"`
 	Model string        `json:"model"`
 	Usage harness.Usage `json:"usage"`
+	// Cost is what the call cost by the loop's price table
+	// (WithPrices), in its currency; 0 without one.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Retry says a model call failed and will be tried again after Delay.
@@ -127,6 +130,9 @@ type TurnEnd struct {
 	Reason string        `json:"reason"`
 	Steps  int           `json:"steps"`
 	Usage  harness.Usage `json:"usage"`
+	// Cost is what the turn's model calls cost by the loop's price
+	// table (WithPrices), in its currency; 0 without one.
+	Cost float64 `json:"cost,omitempty"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`

@@ -28,6 +28,7 @@ type turn struct {
 	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   harness.Usage
+	cost    float64
 	// preset holds the decisions of a paused step being resolved.
 	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
@@ -51,7 +52,11 @@ func (t *turn) send(ev Event, err error) bool {
 // emit yields an event; when the host stops iterating, the turn is
 // cancelled and nothing more is yielded.
 func (t *turn) emit(ev Event) {
-	if t.stopped || t.endSent {
+	if t.endSent {
+		return
+	}
+	t.notify(ev)
+	if t.stopped {
 		return
 	}
 	if !t.send(ev, nil) {
@@ -108,9 +113,8 @@ func (t *turn) endAfterPanic(ie *harness.Error) {
 		}
 		err = errors.Join(ie, perr)
 	}
-	if !t.stopped && !t.endSent {
-		t.endSent = true
-		t.send(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Err: err}, err)
+	if !t.endSent {
+		t.end(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
 	}
 }
 
@@ -218,9 +222,16 @@ func (t *turn) finish(reason string, err error) {
 		reason = session.ReasonError
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
+	t.end(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
+}
+
+// end hands the TurnEnd to the observers and, unless the host stopped
+// iterating, to the host.
+func (t *turn) end(te *TurnEnd) {
+	t.notify(te)
 	if !t.stopped {
 		t.endSent = true
-		t.send(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Err: err}, err)
+		t.send(te, te.Err)
 	}
 }
 
@@ -311,7 +322,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		if am.Usage != nil {
-			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage})
+			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage, Cost: t.price(info.Name, *am.Usage)})
 		}
 		return msg, finish, nil
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
@@ -307,6 +308,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithStepObservers(repeats, failures),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
+		agent.WithPrices(pricing.DeepSeek()),
 	}
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))

@@ -467,7 +467,7 @@ func (h *human) waitForTools() {
 	}
 }
 
-// footer sums a turn up: how it ended, steps, time and tokens.
+// footer sums a turn up: how it ended, steps, time, tokens and cost.
 func (h *human) footer(e *agent.TurnEnd) {
 	parts := []string{e.Reason, units.Plural(e.Steps, "step", "steps"), seconds(h.now().Sub(h.turnStart))}
 	if u := e.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
@@ -480,6 +480,9 @@ func (h *human) footer(e *agent.TurnEnd) {
 			out += fmt.Sprintf(" (%s reasoning)", count(u.ReasoningTokens))
 		}
 		parts = append(parts, in, out)
+	}
+	if e.Cost > 0 {
+		parts = append(parts, money(e.Cost))
 	}
 	code := sgrDim
 	switch e.Reason {
