@@ -236,7 +236,11 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestCost(t *testing.T) {
-	r := runTurn(t, nil, agent.WithPrices(pricing.DeepSeek()))
+	// A table without off-peak hours, so the cost does not depend on when
+	// the test runs.
+	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
+	require.NoError(t, err)
+	r := runTurn(t, nil, agent.WithPrices(prices))
 	// Step 1: 400 uncached, 600 hit, 200 out; step 2: 500, 1500, 100.
 	step1 := (400*0.28 + 600*0.028 + 200*0.42) / 1e6
 	step2 := (500*0.28 + 1500*0.028 + 100*0.42) / 1e6
@@ -281,7 +285,9 @@ func TestCostOnResume(t *testing.T) {
 	m, err := openai.New(srv.URL, "k", "deepseek-chat")
 	require.NoError(t, err)
 	defer m.CloseIdleConnections()
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(pricing.DeepSeek()),
+	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
+	require.NoError(t, err)
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(prices),
 		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
 	require.NoError(t, err)
 	defer loop.Close()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -40,12 +41,18 @@ type Discount struct {
 	// time is unbounded.
 	From  time.Time `json:"from,omitzero"`
 	Until time.Time `json:"until,omitzero"`
+	// Days are the UTC weekdays the window applies on; none means every
+	// day.
+	Days []time.Weekday `json:"days,omitempty"`
 }
 
 // applies reports whether the discount is in force at t.
 func (d Discount) applies(t time.Time) bool {
 	t = t.UTC()
 	if !d.From.IsZero() && t.Before(d.From) || !d.Until.IsZero() && !t.Before(d.Until) {
+		return false
+	}
+	if len(d.Days) > 0 && !slices.Contains(d.Days, t.Weekday()) {
 		return false
 	}
 	y, m, day := t.Date()
@@ -144,21 +151,27 @@ func (t *Table) Cost(model string, u harness.Usage, at time.Time) (float64, bool
 	return c, true
 }
 
-// DeepSeek returns DeepSeek's published API prices in US dollars, for
-// deepseek-chat and deepseek-reasoner (the same since V3.2: $0.28 per
-// million uncached input tokens, $0.028 cache hits, $0.42 output). The
-// off-peak discount DeepSeek offered from 16:30 to 00:30 UTC (half price
-// for deepseek-chat, 75% off for deepseek-reasoner) is kept as data
-// valid until it ended on 2025-09-05 at 16:00 UTC, so older logs are
-// priced as they were billed — by the prices of today, which is a
-// simplification for calls made before V3.2.
+// DeepSeek returns DeepSeek's published API prices in US dollars per
+// million tokens, for deepseek-flash (V4.1 Flash: $0.30 uncached input,
+// $0.006 cache hits, $1.20 output) and deepseek-v4-pro ($1.32, $0.044,
+// $3.96). Those are the peak prices; off-peak is half price, as data:
+// peak hours are 01:00-04:00 and 06:00-10:00 UTC (09:00-12:00 and
+// 14:00-18:00 in Beijing) on weekdays, every other hour and weekends are
+// off-peak. Chinese public holidays, which DeepSeek also bills off-peak,
+// are not in the table: a call on one is priced at the weekday rate.
+// Hosts with other prices, or prices that changed, add their own with
+// [Table.With].
 func DeepSeek() *Table {
-	end := time.Date(2025, 9, 5, 16, 0, 0, 0, time.UTC)
-	offPeak := func(off float64) []Discount {
-		return []Discount{{Start: 16*time.Hour + 30*time.Minute, End: 30 * time.Minute, Off: off, Until: end}}
+	weekdays := []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
+	weekend := []time.Weekday{time.Saturday, time.Sunday}
+	offPeak := []Discount{
+		{Start: 0, End: time.Hour, Off: 0.5, Days: weekdays},
+		{Start: 4 * time.Hour, End: 6 * time.Hour, Off: 0.5, Days: weekdays},
+		{Start: 10 * time.Hour, End: 24 * time.Hour, Off: 0.5, Days: weekdays},
+		{Start: 0, End: 24 * time.Hour, Off: 0.5, Days: weekend},
 	}
 	return &Table{currency: "USD", prices: map[string]Price{
-		"deepseek-chat":     {Input: 0.28, CacheHit: 0.028, Output: 0.42, Discounts: offPeak(0.5)},
-		"deepseek-reasoner": {Input: 0.28, CacheHit: 0.028, Output: 0.42, Discounts: offPeak(0.75)},
+		"deepseek-flash":  {Input: 0.30, CacheHit: 0.006, Output: 1.20, Discounts: offPeak},
+		"deepseek-v4-pro": {Input: 1.32, CacheHit: 0.044, Output: 3.96, Discounts: offPeak},
 	}}
 }

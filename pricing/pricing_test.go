@@ -14,8 +14,14 @@ import (
 
 func TestCost(t *testing.T) {
 	ds := pricing.DeepSeek()
-	now := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
-	offPeakThen := time.Date(2025, 8, 1, 17, 0, 0, 0, time.UTC)
+	// 2026-12-01 is a Tuesday; 2026-12-05 a Saturday.
+	peak := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	peak2 := time.Date(2026, 12, 1, 9, 59, 0, 0, time.UTC)
+	offPeak := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	between := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
+	earlyMorning := time.Date(2026, 12, 1, 0, 30, 0, 0, time.UTC)
+	weekendPeakHour := time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC)
+	now := peak
 	for _, tc := range []struct {
 		name  string
 		model string
@@ -24,13 +30,13 @@ func TestCost(t *testing.T) {
 		want  float64
 		known bool
 	}{
-		{"split input", "deepseek-chat", harness.Usage{InputTokens: 1000, CacheHitTokens: 600, CacheMissTokens: 400, OutputTokens: 200}, now, (400*0.28 + 600*0.028 + 200*0.42) / 1e6, true},
-		{"no cache report", "deepseek-reasoner", harness.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}, now, 0.28 + 0.42, true},
-		{"off-peak while offered, chat", "deepseek-chat", harness.Usage{InputTokens: 1_000_000}, offPeakThen, 0.14, true},
-		{"off-peak while offered, reasoner", "deepseek-reasoner", harness.Usage{InputTokens: 1_000_000}, offPeakThen, 0.07, true},
-		{"off-peak wraps midnight", "deepseek-chat", harness.Usage{InputTokens: 1_000_000}, time.Date(2025, 8, 1, 0, 10, 0, 0, time.UTC), 0.14, true},
-		{"peak then", "deepseek-chat", harness.Usage{InputTokens: 1_000_000}, time.Date(2025, 8, 1, 10, 0, 0, 0, time.UTC), 0.28, true},
-		{"off-peak hours after it ended", "deepseek-chat", harness.Usage{InputTokens: 1_000_000}, time.Date(2026, 1, 1, 17, 0, 0, 0, time.UTC), 0.28, true},
+		{"split input, peak", "deepseek-flash", harness.Usage{InputTokens: 1000, CacheHitTokens: 600, CacheMissTokens: 400, OutputTokens: 200}, peak, (400*0.30 + 600*0.006 + 200*1.20) / 1e6, true},
+		{"no cache report, pro", "deepseek-v4-pro", harness.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}, peak, 1.32 + 3.96, true},
+		{"end of the second peak window", "deepseek-flash", harness.Usage{OutputTokens: 1_000_000}, peak2, 1.20, true},
+		{"off-peak afternoon: half", "deepseek-flash", harness.Usage{InputTokens: 1_000_000}, offPeak, 0.15, true},
+		{"between the peak windows: half", "deepseek-v4-pro", harness.Usage{OutputTokens: 1_000_000}, between, 1.98, true},
+		{"before the first peak window: half", "deepseek-flash", harness.Usage{CacheHitTokens: 1_000_000, InputTokens: 1_000_000}, earlyMorning, 0.003, true},
+		{"weekend at a peak hour: half", "deepseek-v4-pro", harness.Usage{InputTokens: 1_000_000, CacheHitTokens: 1_000_000}, weekendPeakHour, 0.022, true},
 		{"unknown model", "gpt-x", harness.Usage{InputTokens: 5}, now, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,7 +53,7 @@ func TestTable(t *testing.T) {
 	c, ok := tb.Cost("mine", harness.Usage{InputTokens: 2_000_000, CacheHitTokens: 1_000_000, OutputTokens: 1_000_000}, time.Now())
 	assert.True(t, ok)
 	assert.InDelta(t, 1+0.5+2, c, 1e-12)
-	_, ok = tb.Price("deepseek-chat")
+	_, ok = tb.Price("deepseek-flash")
 	assert.True(t, ok, "the built-in entries stay")
 	assert.Equal(t, "USD", tb.Currency())
 	_, ok = pricing.DeepSeek().Price("mine")
