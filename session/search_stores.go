@@ -214,18 +214,7 @@ func (m *Memory) Search(ctx context.Context, opts SearchOptions) ([]Match, error
 		}
 	}
 	sr.pre.tune(sample)
-	return sr.run(ctx, len(infos), func(ctx context.Context, i int, ms *matchSink) error {
-		for j, line := range byID[infos[i].Header.ID] {
-			if j%1024 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if sr.scanLines(line, ms) {
-				break
-			}
-		}
-		for j := range ms.matches {
-			ms.matches[j].Session = infos[i]
-		}
-		return nil
+	return sr.searchLines(ctx, infos, func(_ context.Context, i int) ([][]byte, error) {
+		return byID[infos[i].Header.ID], nil
 	})
 }
