@@ -103,7 +103,9 @@ func TestFencedAfterLostLock(t *testing.T) {
 	pool, _ := newSchema(t)
 	s, err := postgres.New(ctx(), pool)
 	require.NoError(t, err)
-	rem := func(text string) session.Payload { return &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: text}} }
+	rem := func(text string) session.Payload {
+		return &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: text}}
+	}
 
 	t.Run("ConnectionKilled", func(t *testing.T) {
 		log, err := s.Create(ctx(), session.Header{ID: "killed", Cwd: "/w"})
