@@ -99,7 +99,7 @@ func checkID(id string) error {
 // lockKey is the SQL expression of a session's advisory lock key.
 const lockKey = `hashtextextended('harness.session:' || current_schema() || ':' || $1, 0)`
 
-// cleanCwd is the cwd column of a header: path.Clean of its cwd, or ”.
+// cleanCwd is the cwd column of a header: path.Clean of its cwd, or empty.
 func cleanCwd(cwd string) string {
 	if cwd == "" {
 		return ""
