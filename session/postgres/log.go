@@ -39,7 +39,7 @@ const appendSQL = `WITH upd AS (
 	SET next_seq = $2 + cardinality($3::bigint[]),
 		updated_ns = $7,
 		size = size + $8,
-		title = CASE WHEN title = '' THEN $9 ELSE title END
+		title = CASE WHEN title = ''::bytea THEN coalesce($9::bytea, ''::bytea) ELSE title END
 	WHERE id = $1 AND next_seq = $2
 	RETURNING id
 )
@@ -100,7 +100,7 @@ func (l *log) Append(ctx context.Context, payloads ...session.Payload) ([]sessio
 	// An append under way is not cut short: a cancel would close the
 	// connection and, with it, the lock.
 	tag, err := l.conn.Exec(context.WithoutCancel(ctx), appendSQL,
-		l.header.ID, l.next, seqs, types, lines, bodies, now.UnixNano(), size, title)
+		l.header.ID, l.next, seqs, types, lines, bodies, now.UnixNano(), size, []byte(title))
 	if err != nil {
 		if isConnErr(l.conn, err) {
 			l.err = &harness.Error{Code: harness.CodeClosed, Err: err, Message: fmt.Sprintf(

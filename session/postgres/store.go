@@ -143,7 +143,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) (session.Log, erro
 	}
 	tag, err := conn.Exec(ctx, `INSERT INTO harness_sessions (id, header, cwd, created_ns, updated_ns, size)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-		h.ID, string(hj), cleanCwd(h.Cwd), h.Created.UnixNano(), now.UnixNano(), int64(len(hj)+1))
+		h.ID, string(hj), []byte(cleanCwd(h.Cwd)), h.Created.UnixNano(), now.UnixNano(), int64(len(hj)+1))
 	if err == nil && tag.RowsAffected() == 0 {
 		err = storeErr(harness.CodeExists, "%s: already exists", h.ID)
 	}
@@ -365,9 +365,9 @@ func workspaceFilter(workspace string, args []any) (string, []any) {
 	if ws == "/" {
 		prefix = "/"
 	}
-	args = append(args, ws, likeEscape(prefix)+"%")
+	args = append(args, []byte(ws), []byte(likeEscape(prefix)+"%"))
 	n := len(args)
-	return fmt.Sprintf(` WHERE cwd <> '' AND (cwd = $%d OR cwd LIKE $%d)`, n-1, n), args
+	return fmt.Sprintf(` WHERE cwd <> ''::bytea AND (cwd = $%d OR cwd LIKE $%d)`, n-1, n), args
 }
 
 // likeEscape quotes the wildcards of a LIKE pattern (the escape
@@ -380,7 +380,8 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 	defer rows.Close()
 	var out []session.Info
 	for rows.Next() {
-		var hj, title string
+		var hj string
+		var title []byte
 		var updated, size int64
 		if err := rows.Scan(&hj, &title, &updated, &size); err != nil {
 			return nil, err
@@ -389,7 +390,7 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 		if err := json.Unmarshal([]byte(hj), &in.Header); err != nil {
 			continue // not a header this build reads: not listed
 		}
-		in.Title = title
+		in.Title = string(title)
 		in.Updated = time.Unix(0, updated).UTC()
 		in.Size = size
 		out = append(out, in)

@@ -5,13 +5,14 @@ CREATE TABLE harness_sessions (
 	id         text COLLATE "C" PRIMARY KEY,
 	-- The header, as JSON.
 	header     text   NOT NULL,
-	-- path.Clean of the header's cwd ('' when it has none): listing and
-	-- search scope sessions by it.
-	cwd        text COLLATE "C" NOT NULL,
+	-- path.Clean of the header's cwd (empty when it has none): listing
+	-- and search scope sessions by it. Bytes, as a cwd may hold any.
+	cwd        bytea  NOT NULL,
 	created_ns bigint NOT NULL,
 	updated_ns bigint NOT NULL,
 	size       bigint NOT NULL,
-	title      text   NOT NULL DEFAULT '',
+	-- What a listing shows as the title, in bytes (it may hold a NUL).
+	title      bytea  NOT NULL DEFAULT '',
 	-- The sequence number the next event gets. Each append checks and
 	-- moves it in the statement that inserts the events: a writer that
 	-- lost its lock cannot write over another.
