@@ -1,0 +1,21 @@
+// Package s3 keeps spilled tool output in S3-compatible object storage
+// (AWS S3, MinIO, Ceph, R2, ...), for programs whose sessions move
+// between machines: an output saved on one worker is read back on any
+// other.
+//
+// A [Store] is a spill.Store that passes the spill conformance suite
+// (spill/spilltest). Each output is one object, written as it streams in
+// (multipart for large outputs: memory stays bounded whatever the
+// output's size) under a key no owner id can steer: the session's
+// sanitized id with a hash of the exact id, then the tool and call and a
+// random suffix. Open reads with ranged requests: the read tool's
+// offset and limit fetch what they show and the object's start, never
+// the rest of a large output, and the reader it returns is an
+// io.ReaderAt and io.Seeker too. DeleteSession removes a session's
+// outputs by prefix; Expire removes outputs older than a cutoff by their
+// objects' modification times.
+//
+// It imports harness, tools and spill (the contracts it implements) and
+// the MinIO client (github.com/minio/minio-go/v7); nothing of session or
+// agent.
+package s3
