@@ -8,14 +8,18 @@
 // (multipart for large outputs: memory stays bounded whatever the
 // output's size) under a key no owner id can steer: the session's
 // sanitized id with a hash of the exact id, then the tool and call and a
-// random suffix. Open reads with ranged requests: the read tool's
-// offset and limit fetch what they show and the object's start, never
-// the rest of a large output, and the reader it returns is an
-// io.ReaderAt and io.Seeker too. DeleteSession removes a session's
+// random suffix. Beside each output, Save keeps a small line index (where
+// every 512th line starts, the size and the line count), so
+// [Store.ReadWindow], which the read tool uses for its offset and limit,
+// fetches the bytes of the lines it shows with a ranged request instead
+// of the whole object: 100 lines near the end of a 7 MB output fetch
+// about 40 KB. The reader Open returns fetches with ranged requests as
+// it is read, and is an io.ReaderAt and io.Seeker too. DeleteSession removes a session's
 // outputs by prefix; Expire removes outputs older than a cutoff by their
 // objects' modification times.
 //
-// It imports harness, tools and spill (the contracts it implements) and
+// It imports harness, fs (text windows), tools and spill (the contracts it
+// implements) and
 // the MinIO client (github.com/minio/minio-go/v7); nothing of session or
 // agent.
 package s3

@@ -150,7 +150,8 @@ func (s *Store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools
 	}
 	rel := sessionDir(owner.Session) + "/" + sanitize(owner.Tool, 64) + "-" + sanitize(owner.Call, 64) + "-" + hex.EncodeToString(suffix[:]) + ".txt"
 	er := &errReader{r: r, ctx: ctx}
-	info, err := s.client.PutObject(ctx, s.bucket, s.prefix+rel, er, -1, minio.PutObjectOptions{
+	ix := newIndexer()
+	info, err := s.client.PutObject(ctx, s.bucket, s.prefix+rel, io.TeeReader(er, ix), -1, minio.PutObjectOptions{
 		ContentType: "application/octet-stream",
 		PartSize:    s.partSize,
 	})
@@ -163,6 +164,11 @@ func (s *Store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools
 		case ctx.Err() != nil:
 			return tools.Stored{}, ctx.Err()
 		}
+		return tools.Stored{}, ioErr("saving output", err)
+	}
+	// Without its index an output is still whole; reading it is slower.
+	if err := s.saveIndex(ctx, s.prefix+rel, ix.done()); err != nil {
+		_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.prefix+rel, minio.RemoveObjectOptions{})
 		return tools.Stored{}, ioErr("saving output", err)
 	}
 	return tools.Stored{Locator: tools.OutputScheme + rel, Size: info.Size}, nil
@@ -249,7 +255,9 @@ func (s *Store) remove(ctx context.Context, prefix string, keep func(minio.Objec
 	go func() {
 		defer close(counting)
 		for o := range victims {
-			removed++
+			if !strings.HasSuffix(o.Key, ".lines") {
+				removed++ // an output, not its line index
+			}
 			counting <- o
 		}
 	}()
