@@ -14,12 +14,12 @@
 // fetches the bytes of the lines it shows with a ranged request instead
 // of the whole object: 100 lines near the end of a 7 MB output fetch
 // about 40 KB. The reader Open returns fetches with ranged requests as
-// it is read, and is an io.ReaderAt and io.Seeker too. DeleteSession removes a session's
-// outputs by prefix; Expire removes outputs older than a cutoff by their
-// objects' modification times.
+// it is read, and is an io.ReaderAt and io.Seeker too. DeleteSession
+// removes a session's outputs by prefix; Expire removes outputs older
+// than a cutoff by their objects' modification times. There is no
+// per-session byte budget yet (spill.Dir has one).
 //
-// It imports harness, fs (text windows), tools and spill (the contracts it
-// implements) and
-// the MinIO client (github.com/minio/minio-go/v7); nothing of session or
-// agent.
+// It imports harness, fs (text windows), tools and spill (the contracts
+// it implements) and the MinIO client (github.com/minio/minio-go/v7);
+// nothing of session or agent.
 package s3
