@@ -30,8 +30,9 @@ const (
 
 // File system: what a FileSystem operation reports.
 const (
-	// CodeNotFound: the file, session, output or attachment does not
-	// exist (for files: or a parent directory does not).
+	// CodeNotFound: the file, session, output, attachment, persistent
+	// shell or background job does not exist (for files: or a parent
+	// directory does not).
 	CodeNotFound Code = "not_found"
 	// CodeNotDir: a path component that must be a directory is not one.
 	CodeNotDir Code = "not_a_directory"
@@ -41,8 +42,9 @@ const (
 	// CodeNotRegular: the path names a directory, device, pipe or socket
 	// where a regular file is needed.
 	CodeNotRegular Code = "not_regular_file"
-	// CodeTooLarge: a file, an image file or a log event is larger than
-	// the operation allows.
+	// CodeTooLarge: a file, an image (its file, its declared pixels or
+	// longest side, or the memory its decoding needs) or a log event is
+	// larger than the operation allows.
 	CodeTooLarge Code = "too_large"
 	// CodePermission: the operating system or the file system refused
 	// access.
@@ -137,12 +139,6 @@ const (
 	// CodeCorruptImage: the content is not a whole, valid image of its
 	// type.
 	CodeCorruptImage Code = "corrupt_image"
-	// CodeImageTooLarge: the image declares more pixels, or a longer
-	// side, than the limits allow.
-	CodeImageTooLarge Code = "image_too_large"
-	// CodeImageDecodeMemory: decoding the image would take more memory
-	// than the limits allow.
-	CodeImageDecodeMemory Code = "image_decode_memory"
 	// CodeImageInputUnsupported: the current model does not declare
 	// image input.
 	CodeImageInputUnsupported Code = "image_input_unsupported"
@@ -162,19 +158,12 @@ const (
 	CodeNoShell Code = "no_shell"
 	// CodeSandboxDenied: the sandbox refused to wrap the command.
 	CodeSandboxDenied Code = "sandbox_denied"
-	// CodeShellBusy: the persistent shell is still running an earlier
-	// command.
-	CodeShellBusy Code = "shell_busy"
 	// CodeShellBroken: the persistent shell runs, but its protocol no
 	// longer works, so it cannot run commands.
 	CodeShellBroken Code = "shell_broken"
-	// CodeUnknownShell: no open persistent shell has that id.
-	CodeUnknownShell Code = "unknown_shell"
 	// CodeTooManyShells: the session already has the most persistent
 	// shells open.
 	CodeTooManyShells Code = "too_many_shells"
-	// CodeUnknownJob: no background job has that id.
-	CodeUnknownJob Code = "unknown_job"
 	// CodeTooManyJobs: the session already keeps the most background
 	// jobs.
 	CodeTooManyJobs Code = "too_many_jobs"
@@ -186,15 +175,26 @@ const (
 const (
 	// CodeOutsideWorkspace: the session belongs to another workspace.
 	CodeOutsideWorkspace Code = "outside_workspace"
-	// CodeSessionNotFound: no session of the workspace has that id.
-	CodeSessionNotFound Code = "session_not_found"
 	// CodeNoWorkspace: the calling session has no workspace to search.
 	CodeNoWorkspace Code = "no_workspace"
 )
 
+// MCP: what tools/mcp reports.
+const (
+	// CodeInvalidConfig: an MCP server configuration (a .mcp.json file)
+	// is malformed; the message names the bad field.
+	CodeInvalidConfig Code = "invalid_config"
+	// CodeServerUnavailable: an MCP server could not be started or
+	// reached, stopped while serving, or failed too often to restart.
+	CodeServerUnavailable Code = "server_unavailable"
+	// CodeUnknownServer: no connected MCP server has that name.
+	CodeUnknownServer Code = "unknown_server"
+)
+
 // The loop and everything else.
 const (
-	// CodeBusy: a turn is already running in the session.
+	// CodeBusy: a turn is already running in the session, or the
+	// persistent shell is still running an earlier command.
 	CodeBusy Code = "busy"
 	// CodeInvalidOption: an option value is out of range.
 	CodeInvalidOption Code = "invalid_option"

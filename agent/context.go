@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/compact"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
 )
@@ -69,8 +70,8 @@ type ContextCompacted struct {
 	SummaryTokens int64 `json:"summary_tokens"`
 }
 
-func (*ContextPruned) Kind() string    { return "context_pruned" }
-func (*ContextCompacted) Kind() string { return "context_compacted" }
+func (*ContextPruned) kind() string    { return "context_pruned" }
+func (*ContextCompacted) kind() string { return "context_compacted" }
 
 // estimator turns request bytes into tokens, calibrated on the provider's
 // reported usage.
@@ -170,7 +171,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 		b, _ := json.Marshal(m)
 		return t.s.est.tokens(int64(len(b)))
 	}
-	split := session.SplitForCompaction(msgs, keep, size)
+	split := compact.Split(msgs, keep, size)
 	if split == 0 {
 		return false
 	}

@@ -25,7 +25,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	for i, c := range calls {
 		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Step: step, Index: i, Env: env}
 		prepared[i] = call
-		results[i] = t.l.reg.Check(call)
+		results[i] = t.stepTools().reg.Check(call)
 	}
 	for i := 0; i < len(calls); {
 		if t.ctx.Err() != nil {

@@ -20,10 +20,19 @@ import (
 //		}
 //		if err != nil { ... }
 //	}
+//
+// Only this package defines events; [KindOf] names one.
 type Event interface {
-	// Kind names the event type in snake_case ("text_delta", ...), as
-	// MarshalEvent writes it.
-	Kind() string
+	kind() string
+}
+
+// KindOf names the type of ev in snake_case ("text_delta", "turn_end",
+// ...), as MarshalEvent writes it in "type"; "" for nil.
+func KindOf(ev Event) string {
+	if ev == nil {
+		return ""
+	}
+	return ev.kind()
 }
 
 // TextDelta is a piece of the model's answer.
@@ -100,15 +109,15 @@ type TurnEnd struct {
 	Err error `json:"-"`
 }
 
-func (*TextDelta) Kind() string      { return "text_delta" }
-func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
-func (*ToolCallStart) Kind() string  { return "tool_call_start" }
-func (*ToolCallEnd) Kind() string    { return "tool_call_end" }
-func (*ModelUsage) Kind() string     { return "usage" }
-func (*Retry) Kind() string          { return "retry" }
-func (*ReminderAdded) Kind() string  { return "reminder" }
-func (*StepEnd) Kind() string        { return "step_end" }
-func (*TurnEnd) Kind() string        { return "turn_end" }
+func (*TextDelta) kind() string      { return "text_delta" }
+func (*ReasoningDelta) kind() string { return "reasoning_delta" }
+func (*ToolCallStart) kind() string  { return "tool_call_start" }
+func (*ToolCallEnd) kind() string    { return "tool_call_end" }
+func (*ModelUsage) kind() string     { return "usage" }
+func (*Retry) kind() string          { return "retry" }
+func (*ReminderAdded) kind() string  { return "reminder" }
+func (*StepEnd) kind() string        { return "step_end" }
+func (*TurnEnd) kind() string        { return "turn_end" }
 
 // MarshalEvent encodes an event as one JSON object with its kind in
 // "type" and, where the event carries an error, "error": {"code",
@@ -122,7 +131,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, err
 	}
-	kind, _ := json.Marshal(ev.Kind())
+	kind, _ := json.Marshal(ev.kind())
 	fields["type"] = kind
 	var evErr error
 	switch e := ev.(type) {

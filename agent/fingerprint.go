@@ -19,8 +19,13 @@ import (
 // and its chain link can be reused.
 type chainCache struct {
 	links     []chainLink
-	tools     []byte // digest of the tool schemas, computed once
+	tools     []byte // digest of the tool schemas, computed once per tool list
 	toolBytes int64  // their size
+	// toolsOf identifies the tool list the digest is of: the loop
+	// converts a list once, so the same first element and length mean
+	// the same list.
+	toolsOf  *model.Tool
+	toolsLen int
 }
 
 type chainLink struct {
@@ -43,8 +48,13 @@ func (c *chainCache) historyBytes() int64 {
 }
 
 func (c *chainCache) fingerprint(req *model.Request) session.Fingerprint {
-	if c.tools == nil {
+	var first *model.Tool
+	if len(req.Tools) > 0 {
+		first = &req.Tools[0]
+	}
+	if c.tools == nil || first != c.toolsOf || len(req.Tools) != c.toolsLen {
 		c.tools = []byte(fingerprint.Tools(req.Tools))
+		c.toolsOf, c.toolsLen, c.toolBytes = first, len(req.Tools), 0
 		for _, t := range req.Tools {
 			c.toolBytes += int64(len(t.Name) + len(t.Description) + len(t.Parameters))
 		}

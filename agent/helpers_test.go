@@ -51,7 +51,7 @@ func collect(t *testing.T, s *agent.Session, ctx context.Context, prompt string)
 func kinds(evs []agent.Event) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
-		out[i] = e.Kind()
+		out[i] = agent.KindOf(e)
 	}
 	return out
 }

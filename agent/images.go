@@ -25,16 +25,16 @@ type ImageBudget struct {
 // Image budget defaults: 20 images and 20 MiB, which stays well inside
 // common request-body limits once the bytes are base64-encoded.
 const (
-	DefaultImageBudgetCount = 20
-	DefaultImageBudgetBytes = 20 << 20
+	defaultImageBudgetCount = 20
+	defaultImageBudgetBytes = 20 << 20
 )
 
 func (b ImageBudget) withDefaults() ImageBudget {
 	if b.Count <= 0 {
-		b.Count = DefaultImageBudgetCount
+		b.Count = defaultImageBudgetCount
 	}
 	if b.Bytes <= 0 {
-		b.Bytes = DefaultImageBudgetBytes
+		b.Bytes = defaultImageBudgetBytes
 	}
 	return b
 }
@@ -42,7 +42,7 @@ func (b ImageBudget) withDefaults() ImageBudget {
 // WithImageBudget bounds the images one request carries: at most count
 // images of at most bytes bytes in all. Older images beyond the budget
 // reach the model as placeholders. Zero or negative values mean the
-// defaults (DefaultImageBudgetCount, DefaultImageBudgetBytes).
+// defaults (20 images, 20 MiB).
 func WithImageBudget(count int, bytes int64) Option {
 	return func(c *config) { c.images = ImageBudget{Count: count, Bytes: bytes} }
 }

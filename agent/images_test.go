@@ -15,6 +15,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -82,7 +83,7 @@ func runContent(t *testing.T, s *agent.Session, content ...harness.Block) *agent
 
 func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	store := session.NewMemory()
-	att := session.NewMemoryAttachments()
+	att := attachments.NewMemory()
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "snap", map[string]string{"name": "shot.png"})),
 		replay.Say("I see it"),
@@ -90,7 +91,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
 		agent.WithAttachments(att), agent.WithSessionStore(store))
 
-	userImg := harness.Image{Digest: session.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
+	userImg := harness.Image{Digest: attachments.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
 	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	reqs := seeing.Requests()
@@ -130,7 +131,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 func TestImagesWithoutAttachmentStore(t *testing.T) {
 	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
-	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: session.Digest(nil), MediaType: "image/png", Name: "a.png"}))
+	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: attachments.Digest(nil), MediaType: "image/png", Name: "a.png"}))
 	req := m.Requests()[0]
 	assert.Equal(t, []string{"placeholder:a.png"}, requestImages(req))
 	assert.Contains(t, mustJSON(req.Messages), "no attachment store is configured")
@@ -144,7 +145,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	calls = append(calls, replay.Say("done"))
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
-		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(3, 0))
+		agent.WithAttachments(attachments.NewMemory()), agent.WithImageBudget(3, 0))
 	runContent(t, s, harness.TextBlock("take five"))
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
@@ -156,7 +157,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	// A byte budget: each image is 1000 bytes, so 2500 bytes keep two.
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s2 := newSession(t, agent.WithModel(m2), agent.WithTools(snapTool()),
-		agent.WithAttachments(session.NewMemoryAttachments()), agent.WithImageBudget(0, 2500))
+		agent.WithAttachments(attachments.NewMemory()), agent.WithImageBudget(0, 2500))
 	runContent(t, s2, harness.TextBlock("take five"))
 	last := m2.Requests()[5]
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))

@@ -15,23 +15,23 @@ import (
 
 // Call limit defaults.
 const (
-	// DefaultCallBackstop is the longest the loop waits for a call whose
+	// defaultCallBackstop is the longest the loop waits for a call whose
 	// tool declares no deadline: above every family default of the
 	// optional deadline middleware, so that one fires first when it is
 	// installed.
-	DefaultCallBackstop = 15 * time.Minute
-	// DefaultBackstopMargin scales a tool's declared deadline into its
+	defaultCallBackstop = 15 * time.Minute
+	// defaultBackstopMargin scales a tool's declared deadline into its
 	// backstop.
-	DefaultBackstopMargin = 2.0
-	// MinBackstopGrace is the least time a backstop leaves beyond a
+	defaultBackstopMargin = 2.0
+	// minBackstopGrace is the least time a backstop leaves beyond a
 	// tool's declared deadline.
-	MinBackstopGrace = time.Minute
-	// DefaultCancelWait is how long a cancelled call may take to return
+	minBackstopGrace = time.Minute
+	// defaultCancelWait is how long a cancelled call may take to return
 	// before it is abandoned.
-	DefaultCancelWait = 2 * time.Second
-	// DefaultCloseWait is how long Close waits for a running turn to end
+	defaultCancelWait = 2 * time.Second
+	// defaultCloseWait is how long Close waits for a running turn to end
 	// after cancelling it.
-	DefaultCloseWait = 5 * time.Second
+	defaultCloseWait = 5 * time.Second
 )
 
 // CallLimits bound how long the loop waits for tool calls, and how long
@@ -42,7 +42,7 @@ const (
 //
 // Every call runs under a backstop: Margin times the tool's declared
 // deadline (Spec.Deadline), and at least that deadline plus
-// MinBackstopGrace, or Backstop for a tool that declares none. When the
+// a minute, or Backstop for a tool that declares none. When the
 // backstop passes, or the turn is cancelled, the call's context is
 // cancelled and the call gets CancelWait to return. A call that has not
 // returned by then is abandoned: its result says it did not stop and may
@@ -54,18 +54,20 @@ const (
 // is a configuration error reported by Loop.Err.
 type CallLimits struct {
 	// Backstop is the longest the loop waits for a call whose tool
-	// declares no deadline. Zero means DefaultCallBackstop.
+	// declares no deadline. Zero means 15 minutes, above every family
+	// default of the guard package's deadline middleware, so that one fires
+	// first when it is installed.
 	Backstop time.Duration
 	// Margin scales a declared deadline into the tool's backstop. Zero
-	// means DefaultBackstopMargin.
+	// means 2.
 	Margin float64
 	// CancelWait is how long a call whose context was cancelled (its
 	// backstop passed or its turn was cancelled) may take to return
-	// before it is abandoned. Zero means DefaultCancelWait.
+	// before it is abandoned. Zero means 2 seconds.
 	CancelWait time.Duration
 	// CloseWait is how long Session.Close and Loop.Close wait for a
 	// running turn to end after cancelling it. Zero means
-	// DefaultCloseWait. Keep it above CancelWait, so that a turn whose
+	// 5 seconds. Keep it above CancelWait, so that a turn whose
 	// tools ignore cancellation can still log its end before Close gives
 	// up on it.
 	CloseWait time.Duration
@@ -99,16 +101,16 @@ func (l CallLimits) validate() error {
 
 func (l CallLimits) withDefaults() CallLimits {
 	if l.Backstop <= 0 {
-		l.Backstop = DefaultCallBackstop
+		l.Backstop = defaultCallBackstop
 	}
 	if l.Margin < 1 {
-		l.Margin = DefaultBackstopMargin
+		l.Margin = defaultBackstopMargin
 	}
 	if l.CancelWait <= 0 {
-		l.CancelWait = DefaultCancelWait
+		l.CancelWait = defaultCancelWait
 	}
 	if l.CloseWait <= 0 {
-		l.CloseWait = DefaultCloseWait
+		l.CloseWait = defaultCloseWait
 	}
 	return l
 }
@@ -125,8 +127,8 @@ func (l CallLimits) backstop(spec tools.Spec) time.Duration {
 		scaled = time.Duration(f)
 	}
 	floor := longest
-	if spec.Deadline < longest-MinBackstopGrace {
-		floor = spec.Deadline + MinBackstopGrace
+	if spec.Deadline < longest-minBackstopGrace {
+		floor = spec.Deadline + minBackstopGrace
 	}
 	return max(scaled, floor)
 }
@@ -227,9 +229,9 @@ func (s *Session) forgetAbandoned(r *runningCall) {
 	delete(s.abandoned, r)
 }
 
-// Abandoned returns the tool calls the loop abandoned that are still
-// running, oldest first.
-func (s *Session) Abandoned() []AbandonedCall {
+// abandonedCalls returns the tool calls the loop abandoned that are still
+// running, oldest first; Close reports them in an *AbandonedError.
+func (s *Session) abandonedCalls() []AbandonedCall {
 	s.abMu.Lock()
 	out := make([]AbandonedCall, 0, len(s.abandoned))
 	for r := range s.abandoned {

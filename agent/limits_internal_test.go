@@ -18,10 +18,10 @@ func TestBackstopOfASpec(t *testing.T) {
 		family   tools.Family
 		want     time.Duration
 	}{
-		{"no deadline: the default", CallLimits{}, 0, "", DefaultCallBackstop},
-		{"no deadline, any family: the default", CallLimits{}, 0, tools.FamilyNetwork, DefaultCallBackstop},
+		{"no deadline: the default", CallLimits{}, 0, "", defaultCallBackstop},
+		{"no deadline, any family: the default", CallLimits{}, 0, tools.FamilyNetwork, defaultCallBackstop},
 		{"no deadline: configured", CallLimits{Backstop: time.Second}, 0, tools.FamilyLocal, time.Second},
-		{"short deadline: deadline plus the grace", CallLimits{}, 10 * time.Second, "", 10*time.Second + MinBackstopGrace},
+		{"short deadline: deadline plus the grace", CallLimits{}, 10 * time.Second, "", 10*time.Second + minBackstopGrace},
 		{"long deadline: twice it", CallLimits{}, 10 * time.Minute, "", 20 * time.Minute},
 		{"margin", CallLimits{Margin: 3}, 10 * time.Minute, "", 30 * time.Minute},
 		{"margin one: the grace still applies", CallLimits{Margin: 1}, 10 * time.Minute, "", 11 * time.Minute},

@@ -29,12 +29,11 @@ func errClosed() error { return &harness.Error{Code: harness.CodeClosed, Message
 // safe for concurrent use by several sessions.
 type Loop struct {
 	cfg     config
-	reg     *tools.Registry
 	handler tools.Handler
 	err     error
-	// modelTools are the registry's tools as the model is told about
-	// them, converted once.
-	modelTools []model.Tool
+
+	toolsMu sync.Mutex
+	tools   *toolset
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -59,15 +58,13 @@ func New(opts ...Option) *Loop {
 	if err := cfg.limits.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	reg, err := tools.NewRegistry(cfg.tools...)
+	ts, err := l.buildTools()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("agent: %w", err))
-		reg, _ = tools.NewRegistry()
+		reg, _ := tools.NewRegistry()
+		ts = &toolset{reg: reg, gens: ts.gens}
 	}
-	l.reg = reg
-	for _, spec := range reg.Specs() {
-		l.modelTools = append(l.modelTools, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
-	}
+	l.tools = ts
 	l.handler = tools.Chain(toolexec.Executor(), cfg.middleware...)
 	l.err = errors.Join(errs...)
 	if cfg.base != nil {
@@ -81,7 +78,68 @@ func (l *Loop) Err() error { return l.err }
 
 // Tools returns the specs of the loop's tools in the order the model sees
 // them.
-func (l *Loop) Tools() []tools.Spec { return l.reg.Specs() }
+func (l *Loop) Tools() []tools.Spec { return l.currentTools().reg.Specs() }
+
+// toolset is the loop's tools at one point: the registry, the tools as
+// the model is told about them (converted once), and the generation of
+// each tool source they were taken at.
+type toolset struct {
+	reg   *tools.Registry
+	model []model.Tool
+	gens  []uint64
+}
+
+// buildTools builds the toolset of the WithTools tools and the sources'
+// current tools. On error it returns the generations it saw.
+func (l *Loop) buildTools() (*toolset, error) {
+	all := append([]tools.Tool(nil), l.cfg.tools...)
+	gens := make([]uint64, len(l.cfg.sources))
+	for i, src := range l.cfg.sources {
+		if src == nil {
+			continue
+		}
+		gens[i] = src.Generation()
+		all = append(all, src.Tools()...)
+	}
+	reg, err := tools.NewRegistry(all...)
+	if err != nil {
+		return &toolset{gens: gens}, err
+	}
+	ts := &toolset{reg: reg, gens: gens}
+	for _, spec := range reg.Specs() {
+		ts.model = append(ts.model, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
+	}
+	return ts, nil
+}
+
+// currentTools returns the toolset for the next step: the same one while
+// no tool source has changed, a rebuilt one when one has.
+func (l *Loop) currentTools() *toolset {
+	l.toolsMu.Lock()
+	defer l.toolsMu.Unlock()
+	cur := l.tools
+	if l.err != nil || len(l.cfg.sources) == 0 {
+		return cur
+	}
+	changed := false
+	for i, src := range l.cfg.sources {
+		if src != nil && src.Generation() != cur.gens[i] {
+			changed = true
+		}
+	}
+	if !changed {
+		return cur
+	}
+	ts, err := l.buildTools()
+	if err != nil {
+		l.cfg.logger.Error("agent: the changed tools of a tool source do not pass the registry's checks; the previous tools stay", "error", err)
+		l.tools = &toolset{reg: cur.reg, model: cur.model, gens: ts.gens}
+		return l.tools
+	}
+	l.cfg.logger.Info("agent: the tools changed", "tools", len(ts.model))
+	l.tools = ts
+	return ts
+}
 
 // SessionOptions configure a new session.
 type SessionOptions struct {
@@ -122,9 +180,10 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 // ResumeSession reopens a logged session so that the next turn continues
 // its history. A session that stopped mid-turn is repaired: calls left
 // without a result get results saying they were not run or that their
-// outcome is unknown, and the open turn is logged as interrupted.
-// Warnings from loading (a torn line, an unknown event type) are kept in
-// Session.Warnings. A panic while loading (in the store, or on a log no
+// outcome is unknown, and the open turn is logged as interrupted with the
+// steps and usage its events hold. Warnings from loading (a torn line, an
+// unknown event type) and one for each repair (the turn, each call) are
+// kept in Session.Warnings. A panic while loading (in the store, or on a log no
 // check caught) is returned as an *InternalError, and the log is closed.
 func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err error) {
 	defer l.recoverSession("resume_session", &s, &err)
@@ -151,11 +210,15 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
-	if hist.Interrupted() {
-		if err := s.append(ctx, &session.TurnEnded{Reason: session.ReasonInterrupted}); err != nil {
+	if end, repaired := hist.Repair(); end != nil {
+		if err := s.append(ctx, end); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("agent: resuming session: %w", err)
 		}
+		for _, w := range repaired {
+			l.cfg.logger.Warn("interrupted turn repaired", "session", id, "warning", w.String())
+		}
+		s.warnings = append(s.warnings, repaired...)
 	}
 	return s, nil
 }

@@ -18,6 +18,7 @@ type Option func(*config)
 type config struct {
 	model       model.Model
 	tools       []tools.Tool
+	sources     []tools.Source
 	system      string
 	store       session.Store
 	fsys        fs.FileSystem
@@ -38,21 +39,21 @@ type config struct {
 
 // Defaults.
 const (
-	// DefaultMaxSteps is the step limit of a turn unless WithMaxSteps
+	// defaultMaxSteps is the step limit of a turn unless WithMaxSteps
 	// says otherwise: generous, so it only stops runaway turns.
-	DefaultMaxSteps = 200
-	// DefaultMaxParallelTools bounds how many concurrency-safe calls of
+	defaultMaxSteps = 200
+	// defaultMaxParallelTools bounds how many concurrency-safe calls of
 	// one step run at once.
-	DefaultMaxParallelTools = 8
+	defaultMaxParallelTools = 8
 )
 
 func defaultConfig() config {
 	return config{
 		store:    session.NewMemory(),
 		logger:   logs.OrDiscard(nil),
-		maxSteps: DefaultMaxSteps,
-		parallel: DefaultMaxParallelTools,
-		retry:    DefaultRetryPolicy(),
+		maxSteps: defaultMaxSteps,
+		parallel: defaultMaxParallelTools,
+		retry:    defaultRetryPolicy(),
 	}
 }
 
@@ -63,6 +64,15 @@ func WithModel(m model.Model) Option { return func(c *config) { c.model = m } }
 // given.
 func WithTools(ts ...tools.Tool) Option {
 	return func(c *config) { c.tools = append(c.tools, ts...) }
+}
+
+// WithToolSource adds tools whose set can change while the loop runs (the
+// tools of MCP servers, say): they follow the WithTools tools, and before
+// every step the loop takes the sources' current tools, never within a
+// step. A changed set whose tools do not pass the registry's checks is
+// logged and the previous set is kept.
+func WithToolSource(srcs ...tools.Source) Option {
+	return func(c *config) { c.sources = append(c.sources, srcs...) }
 }
 
 // WithSystemPrompt sets the system prompt.
@@ -91,8 +101,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMaxSteps sets how many model calls one turn may make. When a turn
-// reaches it, it ends with reason step_limit.
+// WithMaxSteps sets how many model calls one turn may make (default 200:
+// generous, so it only stops runaway turns). When a turn reaches it, it
+// ends with reason step_limit.
 func WithMaxSteps(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -101,7 +112,8 @@ func WithMaxSteps(n int) Option {
 	}
 }
 
-// WithMaxParallelTools bounds how many concurrency-safe calls run at once.
+// WithMaxParallelTools bounds how many concurrency-safe calls of one step
+// run at once (default 8).
 func WithMaxParallelTools(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -110,7 +122,8 @@ func WithMaxParallelTools(n int) Option {
 	}
 }
 
-// WithRetry sets the retry policy for model calls.
+// WithRetry sets the retry policy for model calls (default: 4 retries,
+// starting at 1 s, each delay capped at 60 s).
 func WithRetry(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
 // WithMiddleware adds dispatch middleware; the first added is the
@@ -149,7 +162,7 @@ type RetryPolicy struct {
 	MaxDelay time.Duration
 }
 
-// DefaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.
-func DefaultRetryPolicy() RetryPolicy {
+// defaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.
+func defaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxRetries: 4, BaseDelay: time.Second, MaxDelay: time.Minute}
 }

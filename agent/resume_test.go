@@ -59,7 +59,8 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	_, err = log.Append(ctx,
 		&session.UserMessage{Content: []harness.Block{harness.TextBlock("run it")}},
-		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Content: []harness.Block{
+		&session.ModelRequest{Step: 1, Model: "m"},
+		&session.AssistantMessage{Step: 1, Finish: "tool_calls", Usage: &harness.Usage{InputTokens: 300, OutputTokens: 40}, Content: []harness.Block{
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}},
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "echo", Arguments: `{"text":"b"}`}},
 		}},
@@ -73,6 +74,15 @@ func TestResumeAfterCrash(t *testing.T) {
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, log.Header().ID)
 	require.NoError(t, err)
+	var warnings []string
+	for _, w := range s.Warnings() {
+		warnings = append(warnings, w.String())
+	}
+	assert.Equal(t, []string{
+		"turn 1 stopped in step 1 without an end (a crash or a kill); logged as interrupted, with 1 step and 340 tokens used",
+		"the echo call c1 was running: its outcome is unknown; the model is told so",
+		"the echo call c2 was not run: it had not started; the model is told so",
+	}, warnings, "the host is told what was repaired")
 	msgs := s.Messages()
 	require.Len(t, msgs, 4)
 	assert.Equal(t, harness.CodeOutcomeUnknown, msgs[2].Content[0].ToolResult.Code)
@@ -86,13 +96,17 @@ func TestResumeAfterCrash(t *testing.T) {
 
 	tr, err := store.Load(ctx, s.ID())
 	require.NoError(t, err)
+	var ends []*session.TurnEnded
 	var reasons []string
 	for _, e := range tr.Events {
 		if te, ok := e.Data.(*session.TurnEnded); ok {
 			reasons = append(reasons, te.Reason)
+			ends = append(ends, te)
 		}
 	}
 	assert.Equal(t, []string{session.ReasonInterrupted, session.ReasonCompleted}, reasons)
+	assert.Equal(t, &session.TurnEnded{Reason: session.ReasonInterrupted, Steps: 1, Usage: harness.Usage{InputTokens: 300, OutputTokens: 40}}, ends[0],
+		"the repaired turn end carries the steps and usage the log holds")
 }
 
 func js(v any) string {

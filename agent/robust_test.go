@@ -254,7 +254,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			llm := replay.NewScripted(replay.Say("one"), replay.Say("two"))
 			_, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
 			evs, end, err := collect(t, s, context.Background(), "go")
-			assert.Equal(t, "turn_end", evs[len(evs)-1].Kind())
+			assert.Equal(t, "turn_end", agent.KindOf(evs[len(evs)-1]))
 			assert.Equal(t, session.ReasonError, end.Reason)
 			assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), "store boom")

@@ -192,7 +192,7 @@ func (s *Session) Close() (err error) {
 		}
 		wait.Stop()
 	}
-	if calls := s.Abandoned(); len(calls) > 0 {
+	if calls := s.abandonedCalls(); len(calls) > 0 {
 		errs = append(errs, &AbandonedError{Calls: calls})
 	}
 	if stuck {
@@ -241,8 +241,15 @@ func (s *Session) append(ctx context.Context, payloads ...session.Payload) error
 	return nil
 }
 
-// Record implements tools.Recorder: tool records go to the session log.
-func (s *Session) Record(ctx context.Context, call *tools.Call, name string, data any) error {
+// sessionRecorder is the session as the tools' tools.Recorder: tool
+// records go to the session log.
+type sessionRecorder struct{ s *Session }
+
+func (r sessionRecorder) Record(ctx context.Context, call *tools.Call, name string, data any) error {
+	return r.s.record(ctx, call, name, data)
+}
+
+func (s *Session) record(ctx context.Context, call *tools.Call, name string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -264,7 +271,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Recorder:    s,
+		Recorder:    sessionRecorder{s},
 	}
 }
 
@@ -273,7 +280,3 @@ func (s *Session) turns() int {
 	defer s.logMu.Unlock()
 	return s.hist.Turns()
 }
-
-// State returns the per-session state the session's tools and middleware
-// keep. It is released when the session closes.
-func (s *Session) State() *tools.State { return s.state }

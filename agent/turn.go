@@ -26,6 +26,9 @@ type turn struct {
 	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   harness.Usage
+	// tools are the step's tools: taken when it starts, fixed until it
+	// ends.
+	tools *toolset
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -125,6 +128,7 @@ func (t *turn) run(content []harness.Block) {
 		}
 		t.steps++
 		step := t.steps
+		t.tools = t.l.currentTools()
 		msg, finish, err := t.callModel(step)
 		if err != nil {
 			if t.ctx.Err() != nil {
@@ -177,12 +181,21 @@ func (t *turn) finish(reason string, err error) {
 	}
 }
 
+// stepTools returns the step's tools, or the loop's current ones before
+// the first step.
+func (t *turn) stepTools() *toolset {
+	if t.tools == nil {
+		t.tools = t.l.currentTools()
+	}
+	return t.tools
+}
+
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
 	return t.projectImages(&model.Request{
 		System:   t.l.cfg.system,
 		Messages: t.s.Messages(),
-		Tools:    t.l.modelTools,
+		Tools:    t.stepTools().model,
 		Images:   t.l.cfg.attachments,
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -41,7 +42,7 @@ func ExampleNew_everything() {
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
-		agent.WithAttachments(session.JSONLAttachments(store)),
+		agent.WithAttachments(attachments.Beside(store)),
 		agent.WithOutputStore(spillStore),
 		agent.WithTools(toolset...),
 		agent.WithMiddleware(spilling, deadlines),
@@ -69,7 +70,7 @@ func TestFullWiringIsValid(t *testing.T) {
 		agent.WithModel(openai.DeepSeek("sk-test")),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
-		agent.WithAttachments(session.JSONLAttachments(store)),
+		agent.WithAttachments(attachments.Beside(store)),
 		agent.WithOutputStore(spillStore),
 		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
 		agent.WithMiddleware(spilling, deadlines),

@@ -12,6 +12,12 @@
 // fs/fstest has an in-memory implementation and the conformance suite any
 // implementation must pass. [IOFS] gives any FileSystem an io/fs.FS view.
 //
+// Optional capabilities are found by type assertion, as io/fs does: [Opener]
+// streams a file, [Rooter] names the root, [LocalPather] maps a path to the
+// OS, and [DirOpener] opens a view confined to a directory, which tree walks
+// (the search tools) use so that each file's path is not resolved from the
+// root again.
+//
 // Every failure is a *harness.Error with a stable code
 // (harness.CodeNotFound, harness.CodeNotText, harness.CodeOutsideRoot,
 // harness.CodeStale, harness.CodeEditNotFound, ...), built with

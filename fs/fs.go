@@ -184,6 +184,17 @@ type Opener interface {
 	Open(ctx context.Context, path string) (io.ReadCloser, FileInfo, error)
 }
 
+// DirOpener is implemented by file systems that can confine a view to a
+// directory cheaply. OpenDir returns a file system with the same
+// namespace that accepts only paths at or below dir (others fail with
+// harness.CodeOutsideRoot) and resolves them from dir instead of from
+// the root, so a tree walk that opens many files of one directory pays
+// for the directory's path once. Its Root is dir. The caller closes the
+// view when it implements io.Closer; closing it leaves fsys open.
+type DirOpener interface {
+	OpenDir(ctx context.Context, dir string) (FileSystem, error)
+}
+
 // RootOf returns fsys's root: Root() when it implements [Rooter], "/"
 // otherwise.
 func RootOf(fsys FileSystem) string {

@@ -23,7 +23,7 @@ type FS struct {
 	root  string   // namespace root: clean absolute slash path, as given
 	real  string   // root with symbolic links resolved, as an alias
 	r     *os.Root // every access goes through it
-	locks locks
+	locks *locks   // shared with the views OpenDir returns
 
 	// now is the clock versions are judged against.
 	now func() time.Time
@@ -56,10 +56,11 @@ func New(root string) (*FS, error) {
 		real = abs
 	}
 	return &FS{
-		root: filepath.ToSlash(abs),
-		real: filepath.ToSlash(real),
-		r:    r,
-		now:  time.Now,
+		root:  filepath.ToSlash(abs),
+		real:  filepath.ToSlash(real),
+		r:     r,
+		locks: &locks{},
+		now:   time.Now,
 	}, nil
 }
 
@@ -253,4 +254,5 @@ var (
 	_ fs.LocalPather = (*FS)(nil)
 	_ fs.Rooter      = (*FS)(nil)
 	_ fs.Opener      = (*FS)(nil)
+	_ fs.DirOpener   = (*FS)(nil)
 )

@@ -224,3 +224,31 @@ func joinNS(dir, name string) string {
 	}
 	return dir + "/" + name
 }
+
+// OpenDir implements fs.DirOpener: the view is an FS whose root is the
+// directory dir, opened through f's root (so it cannot leave it), which
+// shares nothing with f but the namespace. Close it when done.
+func (f *FS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
+	clean, rel, err := f.locate("opendir", dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsimpl.Aborted(ctx, "opendir", clean); err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		r, err := f.r.OpenRoot(".")
+		if err != nil {
+			return nil, mapErr("opendir", clean, err)
+		}
+		return &FS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+	}
+	r, err := f.r.OpenRoot(rel)
+	if err != nil {
+		if st, serr := f.r.Stat(rel); serr == nil && !st.IsDir() {
+			return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "opendir", Path: clean, Detail: "is a file"})
+		}
+		return nil, mapErr("opendir", clean, err)
+	}
+	return &FS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+}

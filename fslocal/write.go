@@ -266,7 +266,7 @@ func (f *FS) lockPath(ctx context.Context, op, p string) (string, string, func()
 		if err := fsimpl.Aborted(ctx, op, clean); err != nil {
 			return "", "", nil, err
 		}
-		unlock, err := f.locks.lock(ctx, rel)
+		unlock, err := f.locks.lock(ctx, f.ns(rel)) // by namespace path: views of OpenDir share the table
 		if err != nil {
 			return "", "", nil, mapErr(op, clean, err)
 		}

@@ -21,8 +21,8 @@
 // payload its type promises (a tool_call block without its call, an image
 // without its reference), a tool event that names no call. Sequence
 // numbers that jump or do not increase are reported, and appending
-// continues after the highest. A header from a newer format version is a
-// [FormatError] (its error matches harness.CodeUnsupportedFormat).
+// continues after the highest. A header from a newer format version is
+// refused with an error matching harness.CodeUnsupportedFormat.
 //
 // A log line has a maximum size ([DefaultMaxLineSize], or
 // [WithMaxLineSize]): Append refuses a larger event with an error matching
@@ -37,19 +37,16 @@
 // derive correctly.
 //
 // A [Store] keeps logs. [JSONL] is the default, one file per session in a
-// directory; [Memory] keeps them in memory, encoded the same way, for tests
+// directory; [NewMemory] keeps them in memory, encoded the same way, for tests
 // and short-lived programs. Package session/sessiontest holds the
 // conformance suite any Store must pass. Store.List describes the sessions
 // of a workspace (a working directory and the directories below it),
 // newest first, reading only each log's header and the start of its first
 // user message.
 //
-// [Search] finds literal text or a regular expression in the sessions of a
-// workspace, as the model saw the text: JSON escapes never hide a match.
-// There is no index: [JSONL] scans its files in parallel, reads each
-// header first, looks for the query in the raw bytes and decodes only
-// what may match. Other workspaces are searched only when the caller asks
-// for it (SearchOptions.AllWorkspaces).
+// Search lives in session/search and attachments (the bytes of images a
+// log names by digest) in session/attachments; both build on this
+// package, which knows neither.
 //
 // A [Retention] deletes sessions together with what other stores keep for
 // them (spilled output, attachment references), one by one or by age.
@@ -61,7 +58,8 @@
 // The log's format is the JSON of this package's payloads and of the
 // harness vocabulary they carry (messages, blocks, tool results, usage,
 // reminders). So it imports harness and internal helpers that import
-// nothing of the module: nothing of tools, spill or agent, and no JSON
-// Schema library. Whatever a tool, an adapter or the loop changes, the
+// nothing of the module: nothing of tools, spill, agent or its own
+// sub-packages, and no JSON Schema library (a test checks this with go
+// list -deps). Whatever a tool, an adapter or the loop changes, the
 // bytes on disk change only when this package or harness does.
 package session

@@ -19,7 +19,7 @@ type Event struct {
 	Seq int64
 	// Time is when the event was appended.
 	Time time.Time
-	// Data is the typed payload; its EventType is the line's "type".
+	// Data is the typed payload; [Event.Type] is the line's "type".
 	Data Payload
 }
 
@@ -28,28 +28,38 @@ func (e Event) Type() string {
 	if e.Data == nil {
 		return ""
 	}
-	return e.Data.EventType()
+	return e.Data.eventType()
 }
 
-// Payload is the typed content of an event.
+// Payload is the typed content of an event: one of this package's
+// event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
+// ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
+// ModelRetry, Pruned, Compacted) or Unknown. The set is closed: the log
+// format has one owner, this package, and an event of a type it does not
+// know is kept as Unknown.
 type Payload interface {
-	EventType() string
+	eventType() string
 }
 
-// Event types written by this build.
+// The types of the events that hold text the model saw, as Event.Type
+// returns them (search filters by them).
 const (
-	TypeUser         = "user"
-	TypeAssistant    = "assistant"
-	TypeToolStart    = "tool_start"
-	TypeToolResult   = "tool_result"
-	TypeModelRequest = "model_request"
-	TypeReminder     = "reminder"
-	TypeTurnEnd      = "turn_end"
-	TypeSystem       = "system"
-	TypeRecord       = "record"
-	TypeRetry        = "retry"
-	TypePrune        = "prune"
-	TypeCompaction   = "compaction"
+	TypeUser       = "user"        // UserMessage
+	TypeAssistant  = "assistant"   // AssistantMessage
+	TypeToolResult = "tool_result" // ToolFinished
+	TypeReminder   = "reminder"    // Reminded
+	TypeSystem     = "system"      // SystemPrompt
+)
+
+// The types of the other events.
+const (
+	typeToolStart    = "tool_start"    // ToolStarted
+	typeModelRequest = "model_request" // ModelRequest
+	typeTurnEnd      = "turn_end"      // TurnEnded
+	typeRecord       = "record"        // ToolRecord
+	typeRetry        = "retry"         // ModelRetry
+	typePrune        = "prune"         // Pruned
+	typeCompaction   = "compaction"    // Compacted
 )
 
 // UserMessage is input from the user; it starts a turn.
@@ -165,17 +175,17 @@ type Unknown struct {
 	Data json.RawMessage
 }
 
-func (*UserMessage) EventType() string      { return TypeUser }
-func (*AssistantMessage) EventType() string { return TypeAssistant }
-func (*ToolStarted) EventType() string      { return TypeToolStart }
-func (*ToolFinished) EventType() string     { return TypeToolResult }
-func (*ModelRequest) EventType() string     { return TypeModelRequest }
-func (*Reminded) EventType() string         { return TypeReminder }
-func (*TurnEnded) EventType() string        { return TypeTurnEnd }
-func (*SystemPrompt) EventType() string     { return TypeSystem }
-func (*ToolRecord) EventType() string       { return TypeRecord }
-func (*ModelRetry) EventType() string       { return TypeRetry }
-func (u *Unknown) EventType() string        { return u.Type }
+func (*UserMessage) eventType() string      { return TypeUser }
+func (*AssistantMessage) eventType() string { return TypeAssistant }
+func (*ToolStarted) eventType() string      { return typeToolStart }
+func (*ToolFinished) eventType() string     { return TypeToolResult }
+func (*ModelRequest) eventType() string     { return typeModelRequest }
+func (*Reminded) eventType() string         { return TypeReminder }
+func (*TurnEnded) eventType() string        { return typeTurnEnd }
+func (*SystemPrompt) eventType() string     { return TypeSystem }
+func (*ToolRecord) eventType() string       { return typeRecord }
+func (*ModelRetry) eventType() string       { return typeRetry }
+func (u *Unknown) eventType() string        { return u.Type }
 
 // newPayload returns an empty payload for a known event type.
 func newPayload(typ string) (Payload, bool) {
@@ -184,25 +194,25 @@ func newPayload(typ string) (Payload, bool) {
 		return &UserMessage{}, true
 	case TypeAssistant:
 		return &AssistantMessage{}, true
-	case TypeToolStart:
+	case typeToolStart:
 		return &ToolStarted{}, true
 	case TypeToolResult:
 		return &ToolFinished{}, true
-	case TypeModelRequest:
+	case typeModelRequest:
 		return &ModelRequest{}, true
 	case TypeReminder:
 		return &Reminded{}, true
-	case TypeTurnEnd:
+	case typeTurnEnd:
 		return &TurnEnded{}, true
 	case TypeSystem:
 		return &SystemPrompt{}, true
-	case TypeRecord:
+	case typeRecord:
 		return &ToolRecord{}, true
-	case TypeRetry:
+	case typeRetry:
 		return &ModelRetry{}, true
-	case TypePrune:
+	case typePrune:
 		return &Pruned{}, true
-	case TypeCompaction:
+	case typeCompaction:
 		return &Compacted{}, true
 	}
 	return nil, false
@@ -231,10 +241,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	} else {
 		var err error
 		if data, err = marshalNoEscape(e.Data); err != nil {
-			return nil, fmt.Errorf("session: encoding %s event: %w", e.Data.EventType(), err)
+			return nil, fmt.Errorf("session: encoding %s event: %w", e.Data.eventType(), err)
 		}
 	}
-	typ, err := marshalNoEscape(e.Data.EventType())
+	typ, err := marshalNoEscape(e.Data.eventType())
 	if err != nil {
 		return nil, err
 	}

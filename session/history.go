@@ -2,8 +2,10 @@ package session
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/units"
 )
 
 // History derives the conversation a session's events describe: the
@@ -35,6 +37,12 @@ type History struct {
 	// callIDs holds the id of every call the session's assistant
 	// messages made.
 	callIDs map[string]struct{}
+	// turnSteps and turnUsage are the highest step and the usage the
+	// last turn has logged; turnRepaired the calls of it that got a
+	// synthetic result.
+	turnSteps    int
+	turnUsage    harness.Usage
+	turnRepaired []*slot
 }
 
 type slot struct {
@@ -42,6 +50,10 @@ type slot struct {
 	call    harness.ToolCall
 	started bool
 	done    bool
+	// block is the content of the call's tool message until a synthetic
+	// result replaces it; result is what block points to.
+	block  [1]harness.Block
+	result harness.ToolResult
 }
 
 // BuildHistory derives the history of events.
@@ -67,16 +79,23 @@ func (h *History) Add(e Event) {
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: contentBlocks(p.Content)})
 		h.turns++
 		h.open = true
+		h.turnSteps, h.turnUsage, h.turnRepaired = 0, harness.Usage{}, nil
 	case *AssistantMessage:
 		h.closeSlots()
 		h.step = p.Step
+		h.turnSteps = max(h.turnSteps, p.Step)
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleAssistant, Content: p.Content})
 		if p.Usage != nil {
 			h.usage.Add(*p.Usage)
+			h.turnUsage.Add(*p.Usage)
 		}
 		for _, c := range (harness.Message{Content: p.Content}).ToolCalls() {
 			s := &slot{index: len(h.msgs), call: c}
-			h.msgs = append(h.msgs, harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name}}}})
+			// The slot holds the message's one block and its result, filled
+			// in place when the result comes: nobody sees them before.
+			s.result = harness.ToolResult{CallID: c.ID, Name: c.Name}
+			s.block[0] = harness.Block{Type: harness.BlockToolResult, ToolResult: &s.result}
+			h.msgs = append(h.msgs, harness.Message{Role: harness.RoleTool, Content: s.block[:]})
 			if h.pending == nil {
 				h.pending = map[string][]*slot{}
 			}
@@ -94,14 +113,18 @@ func (h *History) Add(e Event) {
 	case *ToolFinished:
 		if s := h.slotFor(p.Step, p.CallID, func(s *slot) bool { return !s.done }); s != nil {
 			s.done = true
-			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+			s.result = harness.ToolResult{
 				CallID: p.CallID, Name: s.call.Name, Content: p.Result.Content,
 				IsError: p.Result.IsError, Code: p.Result.Code,
-			}}}
+			}
 			if len(p.Result.Files) > 0 {
 				h.files = append(h.files, resultFiles{index: s.index, seq: e.Seq, callID: p.CallID, tool: s.call.Name, files: p.Result.Files})
 			}
 		}
+	case *ModelRequest:
+		// A step starts with its request: a turn that stopped while the
+		// model answered has made that step.
+		h.turnSteps = max(h.turnSteps, p.Step)
 	case *Reminded:
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(ReminderText(p.Text))}})
 	case *TurnEnded:
@@ -146,6 +169,9 @@ func (h *History) closeSlots() {
 		if !s.done {
 			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: syntheticResult(s)}}
 			s.done = true
+			if h.open {
+				h.turnRepaired = append(h.turnRepaired, s)
+			}
 		}
 	}
 	h.order = h.order[:0]
@@ -183,15 +209,44 @@ func (h *History) Messages() []harness.Message {
 	return out
 }
 
-// Len returns the number of derived messages.
-func (h *History) Len() int { return len(h.msgs) }
-
 // Turns returns the number of user messages.
 func (h *History) Turns() int { return h.turns }
 
 // Interrupted reports that the last turn has no end: the session stopped
 // mid-turn.
 func (h *History) Interrupted() bool { return h.open }
+
+// Repair says how to close the last turn of a session that stopped
+// mid-turn: the turn end to log (ReasonInterrupted, with the steps and
+// the usage the log holds for the turn) and a warning for the turn and
+// for each of its calls whose result the history made up, naming the
+// call and what its result says. It returns nil and no warnings when the
+// last turn ended.
+func (h *History) Repair() (*TurnEnded, []Warning) {
+	if !h.open {
+		return nil, nil
+	}
+	calls := slices.Clone(h.turnRepaired)
+	for _, s := range h.order {
+		if !s.done {
+			calls = append(calls, s)
+		}
+	}
+	steps := "before its first step"
+	if h.turnSteps > 0 {
+		steps = fmt.Sprintf("in step %d", h.turnSteps)
+	}
+	warnings := []Warning{{Message: fmt.Sprintf("turn %d stopped %s without an end (a crash or a kill); logged as interrupted, with %s and %s used",
+		h.turns, steps, units.Plural(h.turnSteps, "step", "steps"), units.Plural(h.turnUsage.Total(), "token", "tokens"))}}
+	for _, s := range calls {
+		what := "was not run: it had not started"
+		if s.started {
+			what = "was running: its outcome is unknown"
+		}
+		warnings = append(warnings, Warning{Message: fmt.Sprintf("the %s call %s %s; the model is told so", s.call.Name, s.call.ID, what)})
+	}
+	return &TurnEnded{Reason: ReasonInterrupted, Steps: h.turnSteps, Usage: h.turnUsage}, warnings
+}
 
 // Pending returns the calls of the last step that have no result yet.
 func (h *History) Pending() []harness.ToolCall {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/durable"
+	"github.com/go-harness/harness/session/internal/jsonstr"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // JSONL is the default Store: one append-only JSON Lines file per session
@@ -271,6 +273,25 @@ func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	return out, nil
 }
 
+// Stat describes session id as List does, reading only its header and
+// the start of its first user message.
+func (s *JSONL) Stat(ctx context.Context, id string) (Info, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
+	if !ValidID(id) {
+		return Info{}, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
+	}
+	info, err := s.describe(logFile{id: id}, "")
+	if errors.Is(err, iofs.ErrNotExist) {
+		return Info{}, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	return *info, nil
+}
+
 // logFile is a log found in the store's directory.
 type logFile struct {
 	id   string
@@ -414,8 +435,8 @@ func titleFromPrefix(line []byte) (string, bool) {
 	if j < 0 {
 		return "", false
 	}
-	text, _ := jsonStringPrefix(line[i+j+len(`"text":"`):])
-	return titleText(text), true
+	text, _ := jsonstr.Prefix(line[i+j+len(`"text":"`):])
+	return storekit.Title(text), true
 }
 
 // Delete implements Store. A log open for appending (here or in another
@@ -533,7 +554,11 @@ func parseHeader(line []byte, id string) (Header, error) {
 		return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
 	}
 	if hl.Format != FormatVersion {
-		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Err: &FormatError{ID: id, Format: hl.Format, Supported: FormatVersion}}
+		msg := fmt.Sprintf("session %s: unsupported log format %d", id, hl.Format)
+		if hl.Format > FormatVersion {
+			msg = fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, hl.Format, FormatVersion)
+		}
+		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Message: msg}
 	}
 	return hl.Header, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -257,7 +258,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	assert.Len(t, infos, n)
 	// Search reads the repaired logs too: every session holds the
 	// resumed turn's prompt.
-	ms, err := session.Search(context.Background(), store, session.SearchOptions{Query: "after the kill", Workspace: "/work/kill", Limit: 10 * trials})
+	ms, err := search.Search(context.Background(), store, search.Options{Query: "after the kill", Workspace: "/work/kill", Limit: 10 * trials})
 	require.NoError(t, err)
 	found := map[string]bool{}
 	for _, m := range ms {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/session/sessiontest"
 )
 
@@ -29,20 +30,32 @@ func TestMemoryMaxLineSize(t *testing.T) {
 	})
 }
 
+// maxLine is the bound a store reports, as the conformance suite reads it.
+func maxLine(s session.Store) int { return s.(interface{ MaxLineSize() int }).MaxLineSize() }
+
 func TestMaxLineSizeOption(t *testing.T) {
 	assert.Equal(t, session.DefaultMaxLineSize, session.NewJSONL(t.TempDir()).MaxLineSize())
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory().MaxLineSize())
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory()))
 	assert.Equal(t, 4096, session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096)).MaxLineSize())
-	assert.Equal(t, 4096, session.NewMemory(session.WithMaxLineSize(4096)).MaxLineSize())
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(0)).MaxLineSize(), "0 means the default")
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewMemory(session.WithMaxLineSize(-5)).MaxLineSize())
+	assert.Equal(t, 4096, maxLine(session.NewMemory(session.WithMaxLineSize(4096))))
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
+	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(-5))))
 }
 
 func TestEventTooLargeError(t *testing.T) {
-	err := error(&session.EventTooLargeError{Session: "s1", Seq: 7, Type: "tool_result", Size: 5000, Max: 4096})
+	s := session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))
+	log, err := s.Create(context.Background(), session.Header{ID: "s1", Cwd: "/w"})
+	require.NoError(t, err)
+	defer log.Close()
+	_, err = log.Append(context.Background(), &session.SystemPrompt{Text: strings.Repeat("x", 5000)})
 	assert.True(t, errors.Is(err, harness.CodeTooLarge))
 	assert.False(t, errors.Is(err, harness.CodeClosed))
-	assert.Equal(t, "session s1: the tool_result event 7 is 5000 bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", err.Error())
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
+	var tl *session.EventTooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, session.EventTooLargeError{Session: "s1", Seq: 1, Type: "system", Size: tl.Size, Max: 4096}, *tl)
+	assert.Greater(t, tl.Size, 5000)
+	assert.Equal(t, fmt.Sprintf("session s1: the system event 1 is %d bytes encoded, more than the log's maximum line size of 4096 bytes; nothing of this append was written", tl.Size), err.Error())
 }
 
 // allocated returns the bytes fn allocates.
@@ -81,15 +94,15 @@ func TestLongLineSkippedInBoundedMemory(t *testing.T) {
 	assert.Empty(t, tr.Warnings)
 
 	// Search streams past it too, and finds what is around it.
-	var ms []session.Match
+	var ms []search.Match
 	alloc = allocated(func() {
-		ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "yyyy", Workspace: "/w"})
+		ms, err = search.Search(context.Background(), small, search.Options{Query: "yyyy", Workspace: "/w"})
 	})
 	require.NoError(t, err)
 	t.Logf("searching it allocated %d bytes", alloc)
 	assert.Empty(t, ms, "a line the store does not read is not searched")
 	assert.Less(t, alloc, uint64(8<<20), "search allocated %d bytes", alloc)
-	ms, err = session.Search(context.Background(), small, session.SearchOptions{Query: "after", Workspace: "/w"})
+	ms, err = search.Search(context.Background(), small, search.Options{Query: "after", Workspace: "/w"})
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	assert.Equal(t, int64(3), ms[0].Seq)

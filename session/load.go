@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +40,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineSize
 	}
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), max: max}
 }
 
 // next returns the next line, or io.EOF when the input has no more bytes.
@@ -49,8 +48,13 @@ func newLineReader(r io.Reader, max int) *lineReader {
 func (r *lineReader) next() (rawLine, error) {
 	var ln rawLine
 	r.buf = r.buf[:0]
-	for {
+	for first := true; ; first = false {
 		frag, err := r.br.ReadSlice('\n')
+		if first && err == nil && len(frag) <= r.max+1 {
+			// The whole line is in the reader's buffer: no copy.
+			frag = frag[:len(frag)-1]
+			return rawLine{data: frag, size: int64(len(frag)), terminated: true}, nil
+		}
 		if err == nil {
 			frag = frag[:len(frag)-1]
 			ln.terminated = true
@@ -124,6 +128,7 @@ func readTranscript(ctx context.Context, r io.Reader, id string, maxLine int) (l
 		return ld, nil
 	}
 	sq := seqCheck{t: ld.t}
+	st := newDecodeState()
 	lineNo := 1
 	for {
 		if lineNo%1024 == 0 {
@@ -144,7 +149,7 @@ func readTranscript(ctx context.Context, r io.Reader, id string, maxLine int) (l
 		case ln.long:
 			ld.t.skipLong(lineNo, ln, lr.max, &sq)
 		case len(bytes.TrimSpace(ln.data)) > 0:
-			ld.t.addLine(lineNo, ln, &sq)
+			ld.t.addLine(lineNo, ln, &sq, st)
 		}
 		if !ln.terminated {
 			break
@@ -178,9 +183,9 @@ func (t *Transcript) skipLong(lineNo int, ln rawLine, max int, sq *seqCheck) {
 
 // addLine decodes one event line and keeps the event, cleaned of what
 // would break the derived history.
-func (t *Transcript) addLine(lineNo int, ln rawLine, sq *seqCheck) {
-	var e Event
-	if err := json.Unmarshal(ln.data, &e); err != nil {
+func (t *Transcript) addLine(lineNo int, ln rawLine, sq *seqCheck, st *decodeState) {
+	e, err := decodeEvent(ln.data, st)
+	if err != nil {
 		switch {
 		case !ln.terminated:
 			t.warn(lineNo, "torn last line dropped (%d bytes, an interrupted write)", len(ln.data))

@@ -109,13 +109,12 @@ func TestNewerFormatRefused(t *testing.T) {
 	s := session.NewJSONL(dir)
 	require.NoError(t, os.WriteFile(s.Path("future"), []byte(`{"type":"session","format":7,"id":"future","cwd":"/w","created":"2030-01-01T00:00:00Z"}`+"\n"), 0o600))
 	_, err := s.Load(context.Background(), "future")
-	var fe *session.FormatError
-	require.ErrorAs(t, err, &fe)
-	assert.Equal(t, 7, fe.Format)
+	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
+	assert.Contains(t, err.Error(), "log format 7")
 	assert.Contains(t, err.Error(), "newer harness")
 	assert.Contains(t, err.Error(), "upgrade")
 	_, _, err = s.Open(context.Background(), "future")
-	assert.ErrorAs(t, err, &fe, "never appended to")
+	assert.ErrorIs(t, err, harness.CodeUnsupportedFormat, "never appended to")
 }
 
 func TestBadHeadersAndGaps(t *testing.T) {

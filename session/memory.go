@@ -10,10 +10,8 @@ import (
 	"github.com/go-harness/harness"
 )
 
-// Memory is a Store that keeps logs in memory, encoded exactly as the JSONL
-// store encodes them, so a test that passes on it exercises the same
-// serialization. It is the default store of a Loop that is given none.
-type Memory struct {
+// memory is the Store NewMemory returns.
+type memory struct {
 	mu       sync.Mutex
 	sessions map[string]*memSession
 	now      func() time.Time
@@ -29,16 +27,19 @@ type memSession struct {
 	title   string
 }
 
-// NewMemory returns an empty in-memory store.
-func NewMemory(opts ...StoreOption) *Memory {
-	return &Memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(opts)}
+// NewMemory returns a Store that keeps logs in memory, encoded exactly
+// as the JSONL store encodes them, so a test that passes on it exercises
+// the same serialization. It is the default store of a Loop that is given
+// none. Searching it loads each session.
+func NewMemory(opts ...StoreOption) Store {
+	return &memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(opts)}
 }
 
 // MaxLineSize returns the longest log line the store writes or reads.
-func (m *Memory) MaxLineSize() int { return m.cfg.maxLine }
+func (m *memory) MaxLineSize() int { return m.cfg.maxLine }
 
 // Create implements Store.
-func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
+func (m *memory) Create(ctx context.Context, h Header) (Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (m *Memory) Create(ctx context.Context, h Header) (Log, error) {
 }
 
 // Open implements Store.
-func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) {
+func (m *memory) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 	ld, err := m.load(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +80,7 @@ func (m *Memory) Open(ctx context.Context, id string) (Log, *Transcript, error) 
 }
 
 // Load implements Store.
-func (m *Memory) Load(ctx context.Context, id string) (*Transcript, error) {
+func (m *memory) Load(ctx context.Context, id string) (*Transcript, error) {
 	ld, err := m.load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (m *Memory) Load(ctx context.Context, id string) (*Transcript, error) {
 }
 
 // load reads a session's lines as JSONL reads its file.
-func (m *Memory) load(ctx context.Context, id string) (loaded, error) {
+func (m *memory) load(ctx context.Context, id string) (loaded, error) {
 	if err := ctx.Err(); err != nil {
 		return loaded{}, err
 	}
@@ -115,7 +116,7 @@ func (m *Memory) load(ctx context.Context, id string) (loaded, error) {
 }
 
 // List implements Store.
-func (m *Memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+func (m *memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func (m *Memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 }
 
 // Delete implements Store.
-func (m *Memory) Delete(ctx context.Context, id string) error {
+func (m *memory) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 }
 
 type memLog struct {
-	m       *Memory
+	m       *memory
 	mu      sync.Mutex
 	header  Header
 	next    int64

@@ -41,8 +41,8 @@ type Compacted struct {
 	SummaryTokens int64 `json:"summary_tokens,omitempty"`
 }
 
-func (*Pruned) EventType() string    { return TypePrune }
-func (*Compacted) EventType() string { return TypeCompaction }
+func (*Pruned) eventType() string    { return typePrune }
+func (*Compacted) eventType() string { return typeCompaction }
 
 // resultFiles is a tool result that read or wrote files.
 type resultFiles struct {
@@ -224,26 +224,4 @@ func (h *History) applyCompacted(c *Compacted) {
 	for _, s := range h.order {
 		s.index -= shift
 	}
-}
-
-// SplitForCompaction returns how many leading messages can be replaced by a
-// summary so that about keepTokens of the most recent history stays
-// verbatim, as estimated by tokens. The split never separates a tool call
-// from its result: it falls just before a user message or an assistant
-// message. Zero means nothing can be compacted.
-func SplitForCompaction(msgs []harness.Message, keepTokens int64, tokens func(harness.Message) int64) int {
-	var kept int64
-	i := len(msgs)
-	for i > 1 && kept < keepTokens {
-		i--
-		kept += tokens(msgs[i])
-	}
-	// Keep the whole step: back up to the message that made the calls.
-	for i > 0 && i < len(msgs) && msgs[i].Role == harness.RoleTool {
-		i--
-	}
-	if i <= 0 || i >= len(msgs) {
-		return 0
-	}
-	return i
 }

@@ -81,3 +81,63 @@ func TestHistoryCopiesAreStable(t *testing.T) {
 	assert.Equal(t, harness.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
 	assert.Equal(t, "real", h.Messages()[2].Content[0].ToolResult.Content[0].Text)
 }
+
+// A turn that stopped mid-way is closed with the steps and usage its
+// events hold, and the warnings name every call whose result was made up.
+func TestRepairNamesWhatItRepaired(t *testing.T) {
+	usage := &harness.Usage{InputTokens: 100, OutputTokens: 20}
+	for _, tc := range []struct {
+		name     string
+		events   []session.Event
+		end      *session.TurnEnded
+		warnings []string
+	}{
+		{
+			name: "ended",
+			events: []session.Event{ev(1, user("go")), ev(2, &session.AssistantMessage{Step: 1, Usage: usage}),
+				ev(3, &session.TurnEnded{Reason: session.ReasonCompleted, Steps: 1})},
+		},
+		{
+			name: "killed while a call ran",
+			events: []session.Event{
+				ev(1, user("earlier")), ev(2, &session.AssistantMessage{Step: 1, Usage: usage}), ev(3, &session.TurnEnded{Reason: session.ReasonCompleted, Steps: 1}),
+				ev(4, user("go")),
+				ev(5, &session.ModelRequest{Step: 1}),
+				ev(6, &session.AssistantMessage{Step: 1, Usage: usage, Content: []harness.Block{callBlock("a", "read")}}),
+				ev(7, &session.ToolStarted{Step: 1, CallID: "a"}), ev(8, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("A")}),
+				ev(9, &session.ModelRequest{Step: 2}),
+				ev(10, &session.AssistantMessage{Step: 2, Usage: &harness.Usage{InputTokens: 150, OutputTokens: 30}, Content: []harness.Block{callBlock("b", "bash"), callBlock("c", "write")}}),
+				ev(11, &session.ToolStarted{Step: 2, CallID: "b"}),
+			},
+			end: &session.TurnEnded{Reason: session.ReasonInterrupted, Steps: 2, Usage: harness.Usage{InputTokens: 250, OutputTokens: 50}},
+			warnings: []string{
+				"turn 2 stopped in step 2 without an end (a crash or a kill); logged as interrupted, with 2 steps and 300 tokens used",
+				"the bash call b was running: its outcome is unknown; the model is told so",
+				"the write call c was not run: it had not started; the model is told so",
+			},
+		},
+		{
+			name:     "killed while the model answered",
+			events:   []session.Event{ev(1, user("go")), ev(2, &session.ModelRequest{Step: 1})},
+			end:      &session.TurnEnded{Reason: session.ReasonInterrupted, Steps: 1},
+			warnings: []string{"turn 1 stopped in step 1 without an end (a crash or a kill); logged as interrupted, with 1 step and 0 tokens used"},
+		},
+		{
+			name:     "killed before the first step",
+			events:   []session.Event{ev(1, user("go"))},
+			end:      &session.TurnEnded{Reason: session.ReasonInterrupted},
+			warnings: []string{"turn 1 stopped before its first step without an end (a crash or a kill); logged as interrupted, with 0 steps and 0 tokens used"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := session.BuildHistory(tc.events)
+			end, warnings := h.Repair()
+			assert.Equal(t, tc.end, end)
+			var texts []string
+			for _, w := range warnings {
+				texts = append(texts, w.String())
+			}
+			assert.Equal(t, tc.warnings, texts)
+		})
+	}
+}

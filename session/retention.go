@@ -22,7 +22,7 @@ type SessionDataDeleter interface {
 // AttachmentReleaser is implemented by attachment stores that count which
 // sessions refer to an attachment, so that attachments no session refers
 // to any more can be collected. A Retention calls it with the digests a
-// deleted session's log referred to (see AttachmentDigests).
+// deleted session's log referred to (see attachmentDigests).
 type AttachmentReleaser interface {
 	ReleaseAttachments(ctx context.Context, session string, digests []string) error
 }
@@ -101,7 +101,7 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		tr, err := r.store.Load(ctx, id)
 		switch {
 		case err == nil:
-			digests = AttachmentDigests(tr.Events)
+			digests = attachmentDigests(tr.Events)
 		case errors.Is(err, harness.CodeNotFound):
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -211,9 +211,9 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 	return rep, nil
 }
 
-// AttachmentDigests returns the digests of the attachments (images) the
+// attachmentDigests returns the digests of the attachments (images) the
 // events refer to, sorted, each once.
-func AttachmentDigests(events []Event) []string {
+func attachmentDigests(events []Event) []string {
 	var out []string
 	addContent := func(cs []harness.Block) {
 		for _, c := range cs {

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"path"
 	"regexp"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // FormatVersion is the newest log format this build writes and reads.
@@ -20,7 +19,8 @@ const FormatVersion = 1
 type Header struct {
 	// Format is the log format version.
 	Format int `json:"format"`
-	// ID names the session; see NewID.
+	// ID names the session (see ValidID); Create makes one that sorts by
+	// creation time, "20261129-192228-3f9a1c2b7d4e", when it is empty.
 	ID string `json:"id"`
 	// Cwd is the session's working directory, an absolute path. Listing
 	// and search scope sessions by it.
@@ -34,7 +34,7 @@ type Header struct {
 // Store keeps session logs. Implementations must be safe for concurrent
 // use. The conformance suite in session/sessiontest checks the contract.
 type Store interface {
-	// Create starts a new session log. A zero ID gets a NewID, a zero
+	// Create starts a new session log. A zero ID gets a new one, a zero
 	// Created the current time, and Format is set to FormatVersion. An
 	// existing ID fails with harness.CodeExists.
 	Create(ctx context.Context, h Header) (Log, error)
@@ -140,7 +140,8 @@ func storeErr(code harness.Code) error {
 }
 
 // EventTooLargeError reports an event whose encoded line is longer than a
-// store accepts.
+// store accepts. Stores return it as the cause of a *harness.Error with
+// harness.CodeTooLarge.
 type EventTooLargeError struct {
 	// Session is the session's id.
 	Session string
@@ -156,12 +157,6 @@ func (e *EventTooLargeError) Error() string {
 	return fmt.Sprintf("session %s: the %s event %d is %d bytes encoded, more than the log's maximum line size of %d bytes; nothing of this append was written",
 		e.Session, e.Type, e.Seq, e.Size, e.Max)
 }
-
-// Is makes the error match harness.CodeTooLarge.
-func (e *EventTooLargeError) Is(target error) bool { return target == harness.CodeTooLarge }
-
-// ErrorCode returns "too_large" (harness.CodeTooLarge), for harness.CodeOf.
-func (e *EventTooLargeError) ErrorCode() string { return string(harness.CodeTooLarge) }
 
 // DefaultMaxLineSize is the longest log line, in bytes without the
 // newline, that a store accepts unless WithMaxLineSize says otherwise.
@@ -214,27 +209,11 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 			return nil, nil, err
 		}
 		if len(line) > maxLine {
-			return nil, nil, &EventTooLargeError{Session: id, Seq: events[i].Seq, Type: p.EventType(), Size: len(line), Max: maxLine}
+			return nil, nil, &harness.Error{Code: harness.CodeTooLarge, Err: &EventTooLargeError{Session: id, Seq: events[i].Seq, Type: p.eventType(), Size: len(line), Max: maxLine}}
 		}
 		lines[i] = line
 	}
 	return events, lines, nil
-}
-
-// FormatError reports a log written in a format this build cannot read.
-// Stores return it as the cause of an error with
-// harness.CodeUnsupportedFormat.
-type FormatError struct {
-	ID        string
-	Format    int
-	Supported int
-}
-
-func (e *FormatError) Error() string {
-	if e.Format > e.Supported {
-		return fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", e.ID, e.Format, e.Supported)
-	}
-	return fmt.Sprintf("session %s: unsupported log format %d", e.ID, e.Format)
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
@@ -243,13 +222,9 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 // '-' and '.', not starting with a punctuation mark, at most 128 bytes.
 func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
 
-// NewID returns a new session id that sorts by creation time:
+// newID returns a new session id that sorts by creation time:
 // "20261129-192228-3f9a1c2b7d4e".
-func NewID(now time.Time) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
+func newID(now time.Time) string { return storekit.NewID(now) }
 
 // Below reports whether dir is workspace or a directory below it. Both are
 // slash-separated paths, cleaned lexically before they are compared;
@@ -278,7 +253,7 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 	}
 	h.Created = h.Created.UTC()
 	if h.ID == "" {
-		h.ID = NewID(h.Created)
+		h.ID = newID(h.Created)
 	}
 	if !ValidID(h.ID) {
 		return h, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), h.ID)
@@ -291,21 +266,8 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 func titleOf(u *UserMessage) string {
 	for _, c := range u.Content {
 		if c.Text != "" {
-			return titleText(c.Text)
+			return storekit.Title(c.Text)
 		}
 	}
 	return ""
-}
-
-// titleText returns the first non-blank line of s, trimmed and cut to 80
-// runes.
-func titleText(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 func TestBelow(t *testing.T) {
@@ -59,11 +60,11 @@ func TestBackslashWorkspaceIsNoEscape(t *testing.T) {
 			infos, err := s.List(ctx, session.ListOptions{Workspace: `/w/a\..`})
 			require.NoError(t, err)
 			assert.Equal(t, []string{"own"}, infoIDs(infos))
-			ms, err := session.Search(ctx, s, session.SearchOptions{Query: "secret", Workspace: `/w/a\..`})
+			ms, err := search.Search(ctx, s, search.Options{Query: "secret", Workspace: `/w/a\..`})
 			require.NoError(t, err)
 			require.Len(t, ms, 1)
 			assert.Equal(t, "own", ms[0].Session.Header.ID)
-			ms, err = session.Search(ctx, s, session.SearchOptions{Query: "secret", Workspace: "/w/b"})
+			ms, err = search.Search(ctx, s, search.Options{Query: "secret", Workspace: "/w/b"})
 			require.NoError(t, err)
 			require.Len(t, ms, 1)
 			assert.Equal(t, "victim", ms[0].Session.Header.ID)

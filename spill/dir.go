@@ -70,9 +70,6 @@ func NewDir(dir string, opts ...StoreOption) (*Dir, error) {
 	return &Dir{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget)}, nil
 }
 
-// Root returns the directory the store keeps outputs in.
-func (d *Dir) Root() string { return d.root }
-
 var _ Store = (*Dir)(nil)
 
 // Save implements tools.OutputStore. It streams r to a new file and

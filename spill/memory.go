@@ -116,13 +116,6 @@ func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	return n, nil
 }
 
-// Len returns how many outputs the store holds.
-func (m *Memory) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.outputs)
-}
-
 // Locators returns the locators of the outputs saved for session, sorted.
 func (m *Memory) Locators(session string) []string {
 	sdir := sessionDir(session)

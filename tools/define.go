@@ -96,11 +96,16 @@ func simplifyNullable(s *jsonschema.Schema) {
 	}
 }
 
-var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var (
+	toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	// mcpToolName is the name of an MCP server's tool: mcp__server__tool
+	// keeps the server's spelling within what providers accept.
+	mcpToolName = regexp.MustCompile(`^mcp__[A-Za-z0-9_-]{1,59}$`)
+)
 
 // validateSpec checks what every tool must get right.
 func validateSpec(s Spec) error {
-	if !toolName.MatchString(s.Name) {
+	if !toolName.MatchString(s.Name) && !mcpToolName.MatchString(s.Name) {
 		return fmt.Errorf("tools: tool name %q is not snake_case (a-z, 0-9, _; at most 64 characters, starting with a letter)", s.Name)
 	}
 	if s.Description == "" {

@@ -30,6 +30,9 @@ type Tool interface {
 // Spec describes a tool to the model and to the dispatcher.
 type Spec struct {
 	// Name is the model-facing name: snake_case, unique in a registry.
+	// The tools of an MCP server (package tools/mcp) are named
+	// mcp__<server>__<tool> in the server's spelling: letters, digits,
+	// '_' and '-', at most 64 characters.
 	Name string `json:"name"`
 	// Description tells the model what the tool does and when to use it.
 	Description string `json:"description"`

@@ -49,6 +49,20 @@ type Request struct {
 	// Images resolves the image references in Messages; nil when the
 	// loop has no attachment store.
 	Images ImageSource
+	// Output, when set, asks for a final answer that is one JSON value
+	// valid against Output.Schema, as the provider can enforce it (a
+	// "json_schema" response format, or "json_object" where that is all
+	// it takes). The caller validates the answer.
+	Output *Output
+}
+
+// Output is the shape a structured final answer must have.
+type Output struct {
+	// Name names the answer's schema for the provider (snake_case,
+	// such as "review_result"); empty means "answer".
+	Name string
+	// Schema is the JSON Schema of the answer, sent as it is.
+	Schema json.RawMessage
 }
 
 // Tool is a tool as the model is told about it.

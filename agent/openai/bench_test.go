@@ -10,7 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -134,8 +140,8 @@ func benchHistory() *model.Request {
 	return req
 }
 
-// BenchmarkRequestBody builds and encodes the request for a 200-step
-// history, as every step does.
+// BenchmarkRequestBody builds the request for a 200-step history again,
+// as every step does: warm, each message's encoding reused.
 func BenchmarkRequestBody(b *testing.B) {
 	m, err := New("http://127.0.0.1:1", "", "deepseek-flash")
 	if err != nil {
@@ -144,15 +150,29 @@ func BenchmarkRequestBody(b *testing.B) {
 	req := benchHistory()
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := m.params(context.Background(), req)
+		body, _, err := m.body(context.Background(), req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, err := p.MarshalJSON() // as the SDK encodes a request body
+		b.SetBytes(body.size)
+	}
+}
+
+// BenchmarkRequestBodyCold builds the same request on a fresh model
+// each time: every message encoded, nothing reused.
+func BenchmarkRequestBodyCold(b *testing.B) {
+	req := benchHistory()
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := New("http://127.0.0.1:1", "", "deepseek-flash")
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.SetBytes(int64(len(body)))
+		body, _, err := m.body(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(body.size)
 	}
 }
 
@@ -203,5 +223,189 @@ func BenchmarkRequestBodyBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(body)))
+	}
+}
+
+// cannedTransport answers every request with the same small event
+// stream and never reads the request body: what a step costs without
+// the bytes written to the wire.
+type cannedTransport struct{ body []byte }
+
+func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"text/event-stream"}},
+		Body:    io.NopCloser(bytes.NewReader(c.body)),
+		Request: r,
+	}, nil
+}
+
+func stepReply() []byte {
+	return []byte(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"deepseek-flash","choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"next"},"finish_reason":null}]}` + "\n\n" +
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"deepseek-flash","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"read","arguments":"{\"file_path\":\"a.go\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_cache_hit_tokens":8,"prompt_cache_miss_tokens":2}}` + "\n\n" +
+		"data: [DONE]\n\n")
+}
+
+// stepHistory is a history of n messages (a user message, then
+// assistant tool calls and their results) with room for two more.
+func stepHistory(n int) []harness.Message {
+	msgs := make([]harness.Message, 0, n+2)
+	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("fix the build")}})
+	for i := 0; len(msgs) < n; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs, harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: "thinking about the next step"},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: "read", Arguments: `{"file_path":"main.go"}`}},
+		}})
+		if len(msgs) < n {
+			msgs = append(msgs, harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+				CallID: id, Name: "read", Content: []harness.Block{harness.TextBlock("package main // a line of the file\n")},
+			}}}})
+		}
+	}
+	return msgs
+}
+
+// stepTail writes a step's two new messages (fresh content slices, as
+// the loop makes them) after the first n.
+func stepTail(msgs []harness.Message, n, step int) []harness.Message {
+	id := fmt.Sprintf("new_%d", step)
+	msgs = msgs[:n+2]
+	msgs[n] = harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{
+		{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: "read", Arguments: `{"file_path":"a.go"}`}}}}
+	msgs[n+1] = harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+		CallID: id, Name: "read", Content: []harness.Block{harness.TextBlock("ok")}}}}}
+	return msgs
+}
+
+var stepSizes = []int{10, 1000, 5000}
+
+// BenchmarkWarmStep is one model call of a warm loop step through
+// Model.Stream, with 10, 1,000 and 5,000 messages of history plus the
+// step's two new ones: the request built (each old message's encoding
+// reused), sent through the SDK's client and middleware to a transport
+// that answers at once without reading the body, and the answer decoded.
+// Beside it, sdk: the same step with the SDK used directly, its params
+// built from the whole history with its helpers and its stream
+// accumulator. The ratio warm(5000)/warm(10) is the issue's target (≤ 2).
+func BenchmarkWarmStep(b *testing.B) {
+	reply := stepReply()
+	client := &http.Client{Transport: cannedTransport{body: reply}}
+	tool := model.Tool{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}
+	for _, n := range stepSizes {
+		b.Run(fmt.Sprintf("harness/messages=%d", n), func(b *testing.B) {
+			m, err := New("http://127.0.0.1:1", "sk-bench", "deepseek-flash", WithHTTPClient(client), WithDialect(DialectDeepSeek))
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs := stepHistory(n)
+			req := &model.Request{System: "You are a coding agent.", Tools: []model.Tool{tool}}
+			step := 0
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				step++
+				req.Messages = stepTail(msgs, n, step)
+				calls := 0
+				for c, err := range m.Stream(context.Background(), req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if c.Type == model.ChunkToolCall {
+						calls++
+					}
+				}
+				if calls != 1 {
+					b.Fatalf("%d tool-call chunks", calls)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+	for _, n := range stepSizes {
+		b.Run(fmt.Sprintf("sdk/messages=%d", n), func(b *testing.B) {
+			svc := oai.NewChatCompletionService(option.WithBaseURL("http://127.0.0.1:1"), option.WithAPIKey("sk-bench"),
+				option.WithHTTPClient(client), option.WithMaxRetries(0))
+			msgs := stepHistory(n)
+			step := 0
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				step++
+				p := oai.ChatCompletionNewParams{Model: "deepseek-flash", Messages: sdkMessages("You are a coding agent.", stepTail(msgs, n, step)),
+					Tools: []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+						Name: tool.Name, Description: oai.String(tool.Description),
+						Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"file_path": map[string]any{"type": "string"}}, "required": []string{"file_path"}},
+					})},
+					StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+				}
+				stream := svc.NewStreaming(context.Background(), p)
+				var acc oai.ChatCompletionAccumulator
+				for stream.Next() {
+					acc.AddChunk(stream.Current())
+				}
+				if err := stream.Err(); err != nil {
+					b.Fatal(err)
+				}
+				stream.Close()
+				if len(acc.Choices) == 0 || len(acc.Choices[0].Message.ToolCalls) != 1 {
+					b.Fatal("no tool call")
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
+
+// sdkMessages builds the history with the SDK's helpers, reasoning put
+// back by hand as the SDK has no field for it.
+func sdkMessages(system string, msgs []harness.Message) []oai.ChatCompletionMessageParamUnion {
+	out := []oai.ChatCompletionMessageParamUnion{oai.SystemMessage(system)}
+	for _, msg := range msgs {
+		switch msg.Role {
+		case harness.RoleUser:
+			out = append(out, oai.UserMessage(msg.Content[0].Text))
+		case harness.RoleAssistant:
+			am := &oai.ChatCompletionAssistantMessageParam{}
+			am.Content.OfString = oai.String("")
+			reasoning := ""
+			for _, blk := range msg.Content {
+				switch blk.Type {
+				case harness.BlockReasoning:
+					reasoning += blk.Text
+				case harness.BlockToolCall:
+					am.ToolCalls = append(am.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID: blk.ToolCall.ID, Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: blk.ToolCall.Name, Arguments: blk.ToolCall.Arguments}}})
+				}
+			}
+			am.SetExtraFields(map[string]any{"reasoning_content": reasoning})
+			out = append(out, oai.ChatCompletionMessageParamUnion{OfAssistant: am})
+		case harness.RoleTool:
+			r := msg.Content[0].ToolResult
+			out = append(out, oai.ToolMessage(r.Content[0].Text, r.CallID))
+		}
+	}
+	return out
+}
+
+// cpuTime is the process's user and system CPU time so far. On a shared
+// machine it is a steadier measure than wall time: other processes'
+// load stretches the wall clock but not this process's CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per operation since start (the GC's
+// included), as cpu-ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	}
 }

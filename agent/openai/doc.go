@@ -4,46 +4,66 @@
 // the official openai-go client; nothing outside this package imports it.
 //
 // [DeepSeek] returns a model on DeepSeek's API (default model
-// deepseek-flash); [New] one on any endpoint given its base URL, key and
-// model id; [FromEnv] picks one from HARNESS_BASE_URL, HARNESS_API_KEY
-// and HARNESS_MODEL, or DEEPSEEK_API_KEY:
+// deepseek-flash; DEEPSEEK_BASE_URL points it at a gateway or proxy);
+// [New] one on any endpoint given its base URL, key and model id;
+// [FromEnv] picks one from HARNESS_BASE_URL, HARNESS_API_KEY and
+// HARNESS_MODEL, or DEEPSEEK_API_KEY (and DEEPSEEK_BASE_URL):
 //
 //	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"))
 //	loop := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
-// A small catalog ([LookupModel]) knows the context window and input
+// A small built-in catalog knows the context window and input
 // modalities of DeepSeek's models; [WithContextWindow] and
 // [WithInputModalities] declare them for any other. A model that declares
 // no image input is sent a short text placeholder naming each image
 // (name, type, size) instead of the image.
 //
+// # Dialects
+//
+// Endpoints that speak the OpenAI format differ in what a request may
+// carry. A [Dialect] holds those rules: [DialectDeepSeek] sends a
+// thinking model's reasoning back as "reasoning_content" on every
+// assistant message that made tool calls ("" when it had none, which
+// DeepSeek requires), [DialectOpenAI] sends no reasoning and spells the
+// output bound "max_completion_tokens", and [DialectGeneric] sends no
+// reasoning, which every other endpoint accepts. The dialect follows
+// from the host and [WithDialect] overrides it (HARNESS_DIALECT in
+// [FromEnv]), for a gateway in front of DeepSeek or a Kimi thinking
+// model that wants its reasoning back too.
+//
+// Answers are read the same way under every dialect, liberally: the
+// reasoning under "reasoning_content", "reasoning" or
+// "reasoning_details", or in typed "thinking" content parts (Mistral);
+// content as a string or as typed parts; usage at the top level, inside
+// the choice (Moonshot) or under "x_groq" (Groq), with reasoning tokens
+// counted into the output when a provider leaves them out (xAI); an
+// "error" member that is null as no error; OpenRouter's upstream error
+// text from error.metadata.raw.
+//
 // # Requests
 //
-// The history is built by hand rather than with the SDK's helpers, which
-// drop what DeepSeek needs: an assistant turn's content is always a
-// string ("" on a turn that only called tools), and its reasoning goes
-// back as "reasoning_content" on every later request. Tool results are
-// tool messages, which carry text only; images a tool produced are sent
-// in one user message right after the step's tool results, each named by
-// its call, and the tool message says so. Consecutive user messages are
-// merged into one. Tool schemas are sent in the order given, each as its
-// own bytes (compacted), so the request prefix stays byte-stable for
-// prefix caching. Streams ask for usage (stream_options.include_usage).
-// [WithThinking] and [WithReasoningEffort] set DeepSeek's thinking mode
-// and the reasoning effort.
+// The request body is written by hand, in one fixed key order, rather
+// than with the SDK's helpers, which drop what DeepSeek needs: an
+// assistant turn's content is always a string ("" on a turn that only
+// called tools). Tool results are tool messages, which carry text only;
+// images a tool produced are sent in one user message right after the
+// step's tool results, each named by its call, and the tool message says
+// so. Consecutive user messages are merged into one. Tool schemas are
+// sent in the order given, each as its own bytes (compacted), so the
+// request prefix stays byte-stable for prefix caching. Streams ask for
+// usage (stream_options.include_usage). Each history message is encoded
+// once: later requests of the conversation reuse its bytes, so a step
+// costs about the same with five thousand messages of history as with
+// ten, apart from writing the bytes to the connection.
 //
-// # Answers
-//
-// Reasoning and text pieces are yielded as they arrive; tool calls as
-// pieces that agent.Assembler joins, across chunks and across parallel
-// calls; then the usage, with DeepSeek's prompt-cache hit and miss
-// counts and the reasoning tokens apart; then the finish reason, last. A
-// stream that ends without a finish reason is a failure
-// (harness.CodeTruncatedStream), as are the finish reasons content_filter
-// and insufficient_system_resource. Every failure is a *harness.Error
-// with a stable model code (built with model.NewError; the HTTP status
-// and Retry-After hint in its model.ProviderError cause) that the loop's
-// retry policy acts on; see [Model.Stream].
+// The controls: [WithThinking] and [WithReasoningEffort] (DeepSeek's
+// thinking mode and effort), [WithMaxOutputTokens], [WithTemperature],
+// [WithTopP], [WithSeed], [WithToolChoice], [WithParallelToolCalls],
+// [WithStrictTools] (strict function calling; DeepSeek's beta endpoint;
+// every schema checked to be closed before anything is sent),
+// [WithJSONOutput], and model.Request.Output for a structured final
+// answer ("json_schema" where the dialect takes it, "json_object"
+// elsewhere). Invalid values are errors from [New].
 //
 // # Hygiene
 //

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -61,20 +60,16 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 	case x != nil && x.status >= 400:
 		// The SDK's error is left out: its request holds the
 		// Authorization header, and everything it says is here.
-		f = classifyHTTP(x.status, x.header, x.body)
+		f = classifyHTTP(x.status, x.header, x.reply)
 	case errors.As(err, &done):
 		// Already classified.
 		return m.redactError(done)
 	default:
-		var se *ssestream.StreamError
 		var ae *oai.Error
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		var ne net.Error
 		switch {
-		case errors.As(err, &se):
-			f = classifyEvent(se.Event.Data)
-			f.err = err
 		case errors.As(err, &ae):
 			f = classifyHTTP(ae.StatusCode, nil, []byte(`{"error":`+ae.RawJSON()+`}`))
 		case errors.As(err, &syn), errors.As(err, &typ):
@@ -237,6 +232,15 @@ func parseProviderError(body []byte) providerError {
 			}
 		}
 	}
+	if raw := openRouterRaw(obj); raw != "" {
+		// OpenRouter's "Provider returned error" says nothing; what the
+		// upstream provider said is in error.metadata.raw.
+		if pe.message == "" {
+			pe.message = raw
+		} else {
+			pe.message += ": " + raw
+		}
+	}
 	pe.code = jsonText(obj["code"])
 	pe.typ = jsonText(obj["type"])
 	if n, err := strconv.Atoi(pe.code); err == nil {
@@ -307,4 +311,34 @@ func retryAfter(h http.Header) time.Duration {
 		}
 	}
 	return 0
+}
+
+// openRouterRaw returns the upstream provider's message from OpenRouter's
+// error.metadata.raw (a string that is often a JSON error body itself),
+// with the provider's name when given.
+func openRouterRaw(obj map[string]json.RawMessage) string {
+	var meta struct {
+		Raw          json.RawMessage `json:"raw"`
+		ProviderName string          `json:"provider_name"`
+	}
+	if len(obj["metadata"]) == 0 || json.Unmarshal(obj["metadata"], &meta) != nil {
+		return ""
+	}
+	raw := jsonText(meta.Raw)
+	if raw == "" && len(meta.Raw) > 0 && meta.Raw[0] == '{' {
+		raw = string(meta.Raw)
+	}
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	if strings.HasPrefix(raw, "{") {
+		if inner := parseProviderError([]byte(raw)); inner.message != "" {
+			raw = inner.message
+		}
+	}
+	if meta.ProviderName != "" {
+		raw = meta.ProviderName + ": " + raw
+	}
+	return textcut.Prefix(raw, maxMessage)
 }

@@ -60,6 +60,28 @@ func TestHTTPErrorClasses(t *testing.T) {
 		{name: "html gateway page", status: 502, body: `<html><body>502 Bad Gateway</body></html>`, code: harness.CodeServer, contains: []string{"Bad Gateway"}},
 		{name: "empty body", status: 504, body: ``, code: harness.CodeServer, contains: []string{"Gateway Timeout"}},
 		{name: "408", status: 408, body: `{}`, code: harness.CodeTransport},
+		// OpenRouter: the useful text is the upstream body in error.metadata.raw.
+		{name: "openrouter metadata.raw", status: 400,
+			body: `{"error":{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"message\":\"tools[0].function.parameters: additionalProperties must be false\",\"type\":\"invalid_request_error\"}}","provider_name":"OpenAI"}},"user_id":"user_1"}`,
+			code: harness.CodeInvalidRequest, contains: []string{"Provider returned error", "OpenAI: tools[0].function.parameters: additionalProperties must be false"}},
+		{name: "openrouter raw text", status: 429,
+			body:     `{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"deepseek/deepseek-r1:free is temporarily rate-limited upstream","provider_name":"Chutes"}}}`,
+			code:     harness.CodeRateLimit,
+			contains: []string{"Chutes: deepseek/deepseek-r1:free is temporarily rate-limited upstream"}},
+		// Cerebras answers a field it does not know with a flat error body.
+		{name: "cerebras wrong_api_format", status: 400,
+			body: `{"message":"messages.1.assistant.reasoning_content: property is unsupported","type":"invalid_request_error","param":"messages","code":"wrong_api_format"}`,
+			code: harness.CodeInvalidRequest, contains: []string{"reasoning_content: property is unsupported"}},
+		// DeepSeek's answer when a tool-call turn comes back without its reasoning.
+		{name: "deepseek missing reasoning", status: 400,
+			body: `{"error":{"message":"The reasoning_content in the thinking mode must be passed back to the API.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`,
+			code: harness.CodeInvalidRequest, contains: []string{"must be passed back"}},
+		{name: "dashscope", status: 400,
+			body: `{"error":{"code":"invalid_parameter_error","param":null,"message":"<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]","type":"invalid_request_error"},"id":"chatcmpl-1","request_id":"r-1"}`,
+			code: harness.CodeInvalidRequest, contains: []string{"Range of input length"}},
+		{name: "groq tool_use_failed", status: 400,
+			body: `{"error":{"message":"Failed to call a function. Please adjust your prompt.","type":"invalid_request_error","code":"tool_use_failed","failed_generation":"<function=read>"}}`,
+			code: harness.CodeInvalidRequest, contains: []string{"Failed to call a function"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, errorReply(tc.status, tc.body, tc.headers...), sse(text("must not be reached"), finish("stop")))

@@ -91,3 +91,23 @@ func ExampleFromEnv() {
 	fmt.Println("using", model.Info().Name, "at", model.BaseURL())
 	// Output: no model configured; running the scripted demo instead
 }
+
+// A Kimi thinking model behind a gateway wants its reasoning back as
+// DeepSeek does: the deepseek dialect sends it, on every assistant
+// message that made tool calls. The host alone would imply the generic
+// dialect, which sends none.
+func ExampleWithDialect() {
+	m, err := openai.New("http://127.0.0.1:8080/v1", "", "kimi-k2-thinking",
+		openai.WithDialect(openai.DialectDeepSeek), openai.WithTemperature(1.0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m.Dialect())
+
+	_, err = openai.New("http://127.0.0.1:8080/v1", "", "kimi-k2-thinking", openai.WithTemperature(5))
+	fmt.Println(err)
+	// Output:
+	// deepseek
+	// openai: temperature 5 is outside 0 to 2
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
-	"github.com/go-harness/harness/internal/fakeprovider"
+	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -144,35 +146,94 @@ func completion(reasoningText, content, finish string, calls [][3]string) string
 }
 
 // The fake provider and the wire-format builders live in
-// internal/fakeprovider; these names keep the tests short.
-type (
-	captured = fakeprovider.Request
-	reply    = fakeprovider.Reply
-)
+// agent/openai/openaitest; these names keep the tests short.
+type reply = openaitest.Reply
 
 // provider is the fake endpoint with the adapter's test helpers.
 type provider struct {
-	*fakeprovider.Server
+	*openaitest.Server
 	t *testing.T
 }
 
 func newProvider(t *testing.T, replies ...reply) *provider {
 	t.Helper()
-	return &provider{Server: fakeprovider.New(t, replies...), t: t}
+	srv := openaitest.NewServer(replies...)
+	t.Cleanup(srv.Close)
+	return &provider{Server: srv, t: t}
+}
+
+// captured is a recorded request with the checks these tests use.
+type captured struct{ openaitest.Request }
+
+// JSON decodes the request body, failing the test if it is not a JSON
+// object.
+func (r captured) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.Request.JSON()
+	if m == nil {
+		t.Fatalf("request body is not a JSON object: %s", r.Body)
+	}
+	return m
+}
+
+// Messages returns the request's messages.
+func (r captured) Messages(t testing.TB) []map[string]any {
+	t.Helper()
+	r.JSON(t)
+	return r.Request.Messages()
+}
+
+// Text returns the request's messages encoded as one string, for
+// Contains checks.
+func (r captured) Text(t testing.TB) string {
+	t.Helper()
+	b, err := json.Marshal(r.Messages(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// URL is the base URL to give the adapter.
+func (p *provider) URL() string { return p.Server.URL }
+
+// Requests returns the requests received so far, oldest first.
+func (p *provider) Requests() []captured {
+	var out []captured
+	for _, r := range p.Server.Requests() {
+		out = append(out, captured{r})
+	}
+	return out
+}
+
+// streamBody returns the SSE lines of the chunks, without [DONE].
+func streamBody(chunks ...string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString("data: " + c + "\n\n")
+	}
+	return b.String()
+}
+
+// mustJSON encodes v, a fixture that always encodes.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 var (
-	sse        = fakeprovider.SSE
-	sseRaw     = fakeprovider.SSERaw
-	streamBody = fakeprovider.StreamBody
-	errorReply = fakeprovider.Error
-	jsonReply  = fakeprovider.JSON
-	chunk      = func(delta map[string]any, finish string) string { return fakeprovider.Chunk(delta, finish) }
-	text       = fakeprovider.Text
-	reasoning  = fakeprovider.Reasoning
-	finish     = fakeprovider.Finish
-	role       = fakeprovider.Role
-	toolDelta  = fakeprovider.ToolDelta
-	usage      = fakeprovider.Usage
-	mustJSON   = fakeprovider.MustJSON
+	sse        = openaitest.SSE
+	sseRaw     = openaitest.SSERaw
+	errorReply = openaitest.Error
+	jsonReply  = openaitest.JSON
+	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
+	text       = openaitest.Text
+	reasoning  = openaitest.Reasoning
+	finish     = openaitest.Finish
+	role       = openaitest.Role
+	toolDelta  = openaitest.ToolDelta
+	usage      = openaitest.Usage
 )

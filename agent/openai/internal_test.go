@@ -9,10 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 )
@@ -119,45 +119,17 @@ func FuzzParseProviderError(f *testing.F) {
 	})
 }
 
-// FuzzAnswerChunk feeds decoded chunks to the answer reader: it must not
-// panic, must yield only well-formed chunks, and the text it yields must
-// be the deltas' content in order.
-func FuzzAnswerChunk(f *testing.F) {
-	for _, s := range []string{
-		`{"choices":[{"index":0,"delta":{"content":"hi","reasoning_content":"r"}}]}`,
-		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"n","arguments":"{"}},{"index":0,"id":"b","function":{"arguments":"}"}}]},"finish_reason":"tool_calls"}]}`,
-		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"prompt_cache_hit_tokens":2,"prompt_cache_miss_tokens":1}}`,
-		`{"choices":[{"index":1,"delta":{"content":"ignored"}}]}`,
-		`{"choices":[{"index":0,"delta":{"reasoning":"alt","content":null}}]}`,
-	} {
-		f.Add([]byte(s), []byte(`{"choices":[{"index":0,"delta":{"content":"more"},"finish_reason":"stop"}]}`))
-	}
-	f.Fuzz(func(t *testing.T, first, second []byte) {
+// FuzzStreamDecoder feeds arbitrary bytes to the event-stream reader and
+// the chunk decoder: they must not panic, must end, and must yield only
+// well-formed chunks; a failure is a model error with a code.
+func FuzzStreamDecoder(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		events := newSSEReader(strings.NewReader(string(body)))
 		var a answer
-		var got []model.Chunk
-		emit := func(c model.Chunk) bool { got = append(got, c); return true }
-		var wantText strings.Builder
-		for _, data := range [][]byte{first, second} {
-			var c oai.ChatCompletionChunk
-			if json.Unmarshal(data, &c) != nil {
-				continue
-			}
-			for _, ch := range c.Choices {
-				if ch.Index == 0 {
-					wantText.WriteString(ch.Delta.Content)
-					wantText.WriteString(ch.Delta.Refusal)
-				}
-			}
-			require.True(t, a.chunk(&c, emit))
-		}
 		var asm agent.Assembler
-		var text strings.Builder
-		for _, c := range got {
+		emit := func(c model.Chunk) bool {
 			switch c.Type {
-			case model.ChunkText:
-				require.NotEmpty(t, c.Text)
-				text.WriteString(c.Text)
-			case model.ChunkReasoning:
+			case model.ChunkText, model.ChunkReasoning:
 				require.NotEmpty(t, c.Text)
 			case model.ChunkToolCall:
 				require.GreaterOrEqual(t, c.ToolCall.Index, 0)
@@ -166,8 +138,45 @@ func FuzzAnswerChunk(f *testing.F) {
 				t.Fatalf("unexpected chunk type %d", c.Type)
 			}
 			asm.Add(c)
+			return true
 		}
-		require.Equal(t, wantText.String(), text.String())
+		for range len(body) + 2 {
+			ev, err := events.next()
+			if err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				break
+			}
+			if ev.done {
+				break
+			}
+			if err := a.event(ev, emit); err != nil {
+				var he *harness.Error
+				require.ErrorAs(t, err, &he)
+				require.NotEmpty(t, he.Code)
+				break
+			}
+		}
 		_ = asm.Message()
+		if a.usage != nil {
+			require.GreaterOrEqual(t, a.usage.OutputTokens, a.usage.ReasoningTokens)
+		}
+	})
+}
+
+// FuzzAppendString checks the hand-written JSON string encoder against
+// encoding/json: the output is valid JSON that decodes to the input (with
+// invalid UTF-8 replaced, as encoding/json does).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote \" backslash \\ tab \t nl \n", "\x00\x1f\x7f", "\u2028\u2029 <html> &", "bad \xff utf8", "日本語"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := appendString(nil, s)
+		var back string
+		require.NoError(t, json.Unmarshal(enc, &back), "%q", enc)
+		want, _ := json.Marshal(s)
+		var wantBack string
+		require.NoError(t, json.Unmarshal(want, &wantBack))
+		require.Equal(t, wantBack, back)
 	})
 }

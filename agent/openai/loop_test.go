@@ -89,7 +89,7 @@ func TestToolLoopThroughAgent(t *testing.T) {
 			var seen []string
 			var mu sync.Mutex
 			loop := agent.New(
-				agent.WithModel(p.model(openai.WithStreaming(streaming))),
+				agent.WithModel(p.model(openai.WithStreaming(streaming), openai.WithDialect(openai.DialectDeepSeek))),
 				agent.WithTools(lookupTool(&seen, &mu)),
 				agent.WithSystemPrompt("You look things up."),
 			)

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -20,16 +22,16 @@ import (
 
 // DeepSeek endpoint and default model.
 const (
-	// DeepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
-	DeepSeekBaseURL = "https://api.deepseek.com"
-	// DeepSeekDefaultModel is the model [DeepSeek] uses unless
+	// deepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
+	deepSeekBaseURL = "https://api.deepseek.com"
+	// deepSeekDefaultModel is the model [DeepSeek] uses unless
 	// [WithModelID] says otherwise.
-	DeepSeekDefaultModel = "deepseek-flash"
+	deepSeekDefaultModel = "deepseek-flash"
 )
 
-// DefaultIdleTimeout is how long a response may stay silent (no byte
+// defaultIdleTimeout is how long a response may stay silent (no byte
 // received, keep-alives included) before the call is dropped as stalled.
-const DefaultIdleTimeout = 2 * time.Minute
+const defaultIdleTimeout = 2 * time.Minute
 
 // Model is an [model.Model] that speaks the Chat Completions API of
 // OpenAI or of any OpenAI-compatible provider. It is safe for concurrent
@@ -43,13 +45,32 @@ type Model struct {
 	httpClient *http.Client
 	logger     *slog.Logger
 	idle       time.Duration
-	thinking   *bool
-	effort     string
-	maxTokens  int64
 	streaming  bool
 	openAIHost bool
+	rules      rules
+	// send is what every request carries besides messages and tools.
+	send sendOptions
+	// strictOK remembers the tool schemas already checked for strict
+	// mode.
+	strictOK sync.Map
+	// history caches the encoded messages of recent conversations.
+	history historyCache
 	// err fails every call; set when the model could not be built.
 	err error
+}
+
+// sendOptions are the request controls of the options.
+type sendOptions struct {
+	thinking    *bool
+	effort      string
+	maxTokens   int64
+	temperature *float64
+	topP        *float64
+	seed        *int64
+	toolChoice  string
+	parallel    *bool
+	strict      bool
+	jsonOutput  bool
 }
 
 // Option configures a [Model].
@@ -63,15 +84,19 @@ type config struct {
 	httpClient *http.Client
 	logger     *slog.Logger
 	idle       time.Duration
-	thinking   *bool
-	effort     string
-	maxTokens  int64
 	streaming  bool
 	headers    [][2]string
+	dialect    Dialect
+	send       sendOptions
+	errs       []error
+}
+
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("openai: "+format, args...))
 }
 
 // WithModelID sets the provider's model id, such as "deepseek-v4-pro".
-// The built-in catalog ([LookupModel]) supplies its context window and
+// The built-in catalog (deepseek-flash, deepseek-v4-pro) supplies its context window and
 // input modalities unless [WithContextWindow] or [WithInputModalities]
 // declare them.
 func WithModelID(id string) Option {
@@ -133,34 +158,144 @@ func WithLogger(l *slog.Logger) Option {
 // server counts as a sign of life, SSE keep-alive comments and blank lines
 // included: a provider that sends keep-alives while a request waits in its
 // queue is alive, and dropping the call would only lose its place. Zero or less
-// disables the watchdog. The default is [DefaultIdleTimeout].
+// disables the watchdog. The default is 2 minutes.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }
 
-// WithThinking turns the model's thinking mode on or off. It is sent as
-// DeepSeek's top-level "thinking": {"type": "enabled"|"disabled"}; when
-// the option is not given, nothing is sent and the provider's default
-// applies (on, for DeepSeek).
+// WithThinking turns the model's thinking mode on or off. Under
+// [DialectDeepSeek] and [DialectGeneric] it is sent as the top-level
+// "thinking": {"type": "enabled"|"disabled"} (DeepSeek's, Z.ai's and
+// Moonshot's spelling); [DialectOpenAI] has no such switch, and giving it
+// there is an error (use [WithReasoningEffort]). When the option is not
+// given, nothing is sent and the provider's default applies (on, for
+// DeepSeek).
 func WithThinking(on bool) Option {
-	return func(c *config) { c.thinking = &on }
+	return func(c *config) { c.send.thinking = &on }
 }
 
-// WithReasoningEffort sets "reasoning_effort" ("low", "medium", "high",
-// or whatever the provider accepts). Empty sends nothing.
+// WithReasoningEffort sets "reasoning_effort". DeepSeek takes "low",
+// "medium", "high" and "max"; other endpoints whatever they accept
+// ("minimal", "low", "medium", "high" for OpenAI), which is passed on as
+// given. Empty sends nothing.
 func WithReasoningEffort(effort string) Option {
-	return func(c *config) { c.effort = effort }
+	return func(c *config) {
+		effort = strings.TrimSpace(effort)
+		if effort != "" && !validToken(effort) {
+			c.fail("reasoning effort %q is not a word such as low, medium or high", effort)
+			return
+		}
+		c.send.effort = effort
+	}
 }
 
 // WithMaxOutputTokens bounds the answer's length in tokens. It is sent
-// as "max_completion_tokens" to OpenAI and as "max_tokens" to every
-// other provider. Zero sends nothing, leaving the provider's default.
+// as "max_completion_tokens" under [DialectOpenAI] and as "max_tokens"
+// under the others. Zero sends nothing, leaving the provider's default;
+// a negative count is an error.
 func WithMaxOutputTokens(n int) Option {
 	return func(c *config) {
-		if n >= 0 {
-			c.maxTokens = int64(n)
+		if n < 0 {
+			c.fail("max output tokens %d is negative", n)
+			return
+		}
+		c.send.maxTokens = int64(n)
+	}
+}
+
+// WithTemperature sets the sampling temperature, from 0 to 2. Thinking
+// models may ignore it.
+func WithTemperature(t float64) Option {
+	return func(c *config) {
+		if t < 0 || t > 2 || t != t {
+			c.fail("temperature %v is outside 0 to 2", t)
+			return
+		}
+		c.send.temperature = &t
+	}
+}
+
+// WithTopP sets nucleus sampling's probability mass, above 0 and at most
+// 1.
+func WithTopP(p float64) Option {
+	return func(c *config) {
+		if p <= 0 || p > 1 || p != p {
+			c.fail("top_p %v is outside (0, 1]", p)
+			return
+		}
+		c.send.topP = &p
+	}
+}
+
+// WithSeed asks for reproducible sampling with the given seed, where the
+// endpoint supports it. [DialectDeepSeek] takes no seed and sends none.
+func WithSeed(seed int64) Option {
+	return func(c *config) { c.send.seed = &seed }
+}
+
+// WithToolChoice sets "tool_choice": "auto" (the provider's default),
+// "none" (answer in text), "required" (call some tool), or the name of
+// one tool to call. Empty sends nothing.
+func WithToolChoice(choice string) Option {
+	return func(c *config) {
+		choice = strings.TrimSpace(choice)
+		if choice != "" && !validToken(choice) {
+			c.fail("tool choice %q is neither auto, none, required nor a tool name", choice)
+			return
+		}
+		c.send.toolChoice = choice
+	}
+}
+
+// WithParallelToolCalls allows or forbids several tool calls in one
+// answer ("parallel_tool_calls"). Not given, nothing is sent.
+func WithParallelToolCalls(on bool) Option {
+	return func(c *config) { c.send.parallel = &on }
+}
+
+// WithStrictTools turns on strict function calling: every tool is sent
+// with "strict": true, and on DeepSeek's own host the requests go to its
+// beta endpoint, which strict mode needs. Strict mode takes only closed
+// schemas: every object lists all its properties as required and has
+// "additionalProperties": false, and strings use only the formats it
+// knows. A tool whose schema breaks the rules fails the call with
+// harness.CodeInvalidRequest, naming the tool and the field, before any
+// request is sent.
+func WithStrictTools(on bool) Option {
+	return func(c *config) { c.send.strict = on }
+}
+
+// WithJSONOutput asks for answers that are one JSON object
+// ("response_format": {"type": "json_object"}). The provider expects the
+// prompt to ask for JSON too.
+func WithJSONOutput(on bool) Option {
+	return func(c *config) { c.send.jsonOutput = on }
+}
+
+// WithDialect sets the endpoint's dialect instead of the one the base
+// URL implies: [DialectDeepSeek] for a gateway in front of DeepSeek or a
+// Kimi thinking model, [DialectOpenAI] for an OpenAI proxy,
+// [DialectGeneric] for anything else. An unknown dialect is an error.
+func WithDialect(d Dialect) Option {
+	return func(c *config) {
+		pd, err := ParseDialect(string(d))
+		if err != nil {
+			c.errs = append(c.errs, err)
+			return
+		}
+		c.dialect = pd
+	}
+}
+
+// validToken reports whether s is a plain word (letters, digits, '_',
+// '-', '.'), as effort levels and tool names are.
+func validToken(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
 		}
 	}
+	return s != ""
 }
 
 // WithStreaming chooses between a streamed answer (the default) and one
@@ -176,13 +311,13 @@ func WithHeader(key, value string) Option {
 	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
 }
 
-// LookupModel returns what the built-in catalog knows of a model id:
+// lookupModel returns what the built-in catalog knows of a model id:
 //
 //	deepseek-flash   1,000,000 tokens, text and image input
 //	deepseek-v4-pro  1,000,000 tokens, text input
 //
 // Unknown ids report false.
-func LookupModel(id string) (model.Info, bool) {
+func lookupModel(id string) (model.Info, bool) {
 	switch id {
 	case "deepseek-flash":
 		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
@@ -193,14 +328,21 @@ func LookupModel(id string) (model.Info, bool) {
 }
 
 // DeepSeek returns a model on DeepSeek's API with the caller's API key,
-// using [DeepSeekDefaultModel] unless [WithModelID] says otherwise. An
-// empty key fails every call with harness.CodeAuth without a request.
+// using deepseek-flash unless [WithModelID] says otherwise, and
+// [DialectDeepSeek] unless [WithDialect] says otherwise. The endpoint is
+// DEEPSEEK_BASE_URL when that environment variable is set (a gateway, a
+// proxy, a test server), else https://api.deepseek.com. An empty key, a bad
+// DEEPSEEK_BASE_URL or an invalid option fails every call with a
+// *harness.Error (harness.CodeAuth for the key, CodeInvalidRequest for
+// the rest) without a request.
 func DeepSeek(apiKey string, opts ...Option) *Model {
-	m, err := newModel(DeepSeekBaseURL, apiKey, DeepSeekDefaultModel, opts)
+	base := deepSeekBaseURL
+	if env := strings.TrimSpace(os.Getenv(EnvDeepSeekBaseURL)); env != "" {
+		base = env
+	}
+	m, err := newModel(base, apiKey, deepSeekDefaultModel, DialectDeepSeek, opts)
 	if err != nil {
-		// Unreachable: the base URL is a valid constant and newModel
-		// fails on nothing else. Keep the failure for Stream anyway.
-		return &Model{info: model.Info{Name: DeepSeekDefaultModel}, err: err}
+		return &Model{info: model.Info{Name: deepSeekDefaultModel}, err: err}
 	}
 	m.requireKey = true
 	return m
@@ -210,27 +352,50 @@ func DeepSeek(apiKey string, opts ...Option) *Model {
 // baseURL is the API root the SDK appends "chat/completions" to (for
 // OpenAI, "https://api.openai.com/v1"), apiKey may be empty for
 // endpoints that need none, and model is the provider's model id. The
-// catalog ([LookupModel]) and the options declare the context window and
-// the input modalities; an unknown model accepts text only.
+// catalog (deepseek-flash, deepseek-v4-pro) and the options declare the context window and
+// the input modalities; an unknown model accepts text only. The dialect
+// follows from the host (see [Dialect]) unless [WithDialect] sets it. A
+// bad base URL or an invalid option value is an error.
 func New(baseURL, apiKey, model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai: no model id given")
 	}
-	return newModel(baseURL, apiKey, model, opts)
+	return newModel(baseURL, apiKey, model, "", opts)
 }
 
-func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
+func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*Model, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", baseURL)
 	}
-	cfg := config{model: model, idle: DefaultIdleTimeout, streaming: true}
+	if dialect == "" {
+		dialect = dialectForHost(u)
+	}
+	cfg := config{model: model, idle: defaultIdleTimeout, streaming: true, dialect: dialect}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	info, _ := LookupModel(cfg.model)
+	r := rulesFor(cfg.dialect)
+	if cfg.send.thinking != nil && !r.thinkingObject {
+		cfg.fail("the %s dialect has no thinking switch: leave WithThinking out and set WithReasoningEffort", r.dialect)
+	}
+	if r.dialect == DialectDeepSeek && cfg.send.effort != "" {
+		switch cfg.send.effort {
+		case "low", "medium", "high", "max":
+		default:
+			cfg.fail("DeepSeek takes reasoning effort low, medium, high or max, not %q", cfg.send.effort)
+		}
+	}
+	if len(cfg.errs) > 0 {
+		return nil, errors.Join(cfg.errs...)
+	}
+	if cfg.send.strict && strings.EqualFold(u.Hostname(), "api.deepseek.com") && !strings.Contains(u.Path, "/beta") {
+		// Strict function calling is a beta feature of DeepSeek's API.
+		baseURL = strings.TrimRight(baseURL, "/") + "/beta"
+	}
+	info, _ := lookupModel(cfg.model)
 	if cfg.window > 0 {
 		info.ContextWindow = cfg.window
 	}
@@ -247,11 +412,10 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 		httpClient: cfg.httpClient,
 		logger:     cfg.logger,
 		idle:       cfg.idle,
-		thinking:   cfg.thinking,
-		effort:     cfg.effort,
-		maxTokens:  cfg.maxTokens,
 		streaming:  cfg.streaming,
 		openAIHost: isOpenAIHost(u.Hostname()),
+		rules:      r,
+		send:       cfg.send,
 	}
 	if m.httpClient == nil {
 		m.httpClient = defaultHTTPClient()
@@ -280,6 +444,9 @@ func newModel(baseURL, apiKey, model string, opts []Option) (*Model, error) {
 	}
 	return m, nil
 }
+
+// Dialect returns the dialect the model's requests follow.
+func (m *Model) Dialect() Dialect { return m.rules.dialect }
 
 // isOpenAIHost reports whether host belongs to OpenAI's API.
 func isOpenAIHost(host string) bool {
@@ -310,10 +477,12 @@ func (m *Model) CloseIdleConnections() {
 
 // Environment variables [FromEnv] reads.
 const (
-	EnvBaseURL     = "HARNESS_BASE_URL"
-	EnvAPIKey      = "HARNESS_API_KEY"
-	EnvModel       = "HARNESS_MODEL"
-	EnvDeepSeekKey = "DEEPSEEK_API_KEY"
+	EnvBaseURL         = "HARNESS_BASE_URL"
+	EnvAPIKey          = "HARNESS_API_KEY"
+	EnvModel           = "HARNESS_MODEL"
+	EnvDialect         = "HARNESS_DIALECT"
+	EnvDeepSeekKey     = "DEEPSEEK_API_KEY"
+	EnvDeepSeekBaseURL = "DEEPSEEK_BASE_URL"
 )
 
 // errNoKey is the error of [FromEnv] when the environment names no
@@ -328,18 +497,33 @@ func errNoKey() error {
 //
 //   - HARNESS_BASE_URL set: that OpenAI-compatible endpoint, with
 //     HARNESS_API_KEY (may be empty for local servers) and HARNESS_MODEL
-//     (required);
-//   - else DEEPSEEK_API_KEY set: DeepSeek, with HARNESS_MODEL as the model
-//     id when set;
+//     (required), in the generic dialect unless the host implies another;
+//   - else DEEPSEEK_API_KEY set: DeepSeek, at DEEPSEEK_BASE_URL when set
+//     (a gateway or proxy) else DeepSeek's own API, with HARNESS_MODEL as
+//     the model id when set, in the deepseek dialect;
 //   - else an error matching harness.CodeAuth that says which variables
 //     to set.
 //
-// opts apply after the environment's choices.
+// HARNESS_DIALECT (deepseek, openai or generic) overrides the dialect in
+// either case; an unknown name is an error. opts apply after the
+// environment's choices.
 func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 	if getenv == nil {
 		return nil, errNoKey()
 	}
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	var pre []Option
+	if d := get(EnvDialect); d != "" {
+		pd, err := ParseDialect(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvDialect, err)
+		}
+		pre = append(pre, WithDialect(pd))
+	}
+	if model := get(EnvModel); model != "" {
+		pre = append(pre, WithModelID(model))
+	}
+	opts = append(pre, opts...)
 	if base := get(EnvBaseURL); base != "" {
 		model := get(EnvModel)
 		if model == "" {
@@ -348,10 +532,16 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 		return New(base, get(EnvAPIKey), model, opts...)
 	}
 	if key := get(EnvDeepSeekKey); key != "" {
-		if model := get(EnvModel); model != "" {
-			opts = append([]Option{WithModelID(model)}, opts...)
+		base := deepSeekBaseURL
+		if b := get(EnvDeepSeekBaseURL); b != "" {
+			base = b
 		}
-		return DeepSeek(key, opts...), nil
+		m, err := newModel(base, key, deepSeekDefaultModel, DialectDeepSeek, opts)
+		if err != nil {
+			return nil, err
+		}
+		m.requireKey = true
+		return m, nil
 	}
 	return nil, errNoKey()
 }

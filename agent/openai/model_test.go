@@ -78,6 +78,7 @@ func TestFromEnv(t *testing.T) {
 		base    string
 		err     error
 		errText string
+		dialect openai.Dialect
 	}{
 		{name: "nothing", getenv: env(), err: harness.CodeAuth},
 		{name: "nil getenv", getenv: nil, err: harness.CodeAuth},
@@ -88,9 +89,22 @@ func TestFromEnv(t *testing.T) {
 		{name: "generic without key", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_MODEL", "llama"), model: "llama", base: "http://127.0.0.1:9/v1"},
 		{name: "generic without model", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_API_KEY", "k"), errText: "HARNESS_MODEL is not: name the model"},
 		{name: "generic bad url", getenv: env("HARNESS_BASE_URL", "nope", "HARNESS_MODEL", "m"), errText: "not an http(s) URL"},
+		{name: "deepseek gateway", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "DEEPSEEK_BASE_URL", "http://127.0.0.1:9/deepseek"),
+			model: "deepseek-flash", base: "http://127.0.0.1:9/deepseek", dialect: openai.DialectDeepSeek},
+		{name: "deepseek bad gateway url", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "DEEPSEEK_BASE_URL", "ftp://x"), errText: "not an http(s) URL"},
+		{name: "generic dialect by default", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_MODEL", "kimi"),
+			model: "kimi", base: "http://127.0.0.1:9/v1", dialect: openai.DialectGeneric},
+		{name: "dialect override", getenv: env("HARNESS_BASE_URL", "http://127.0.0.1:9/v1", "HARNESS_MODEL", "kimi", "HARNESS_DIALECT", "deepseek"),
+			model: "kimi", base: "http://127.0.0.1:9/v1", dialect: openai.DialectDeepSeek},
+		{name: "dialect on deepseek", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_DIALECT", "openai"), errText: "no thinking switch", dialect: openai.DialectOpenAI},
+		{name: "unknown dialect", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_DIALECT", "claude"), errText: "HARNESS_DIALECT: openai: unknown dialect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := openai.FromEnv(tc.getenv)
+			var opts []openai.Option
+			if tc.name == "dialect on deepseek" {
+				opts = append(opts, openai.WithThinking(true))
+			}
+			m, err := openai.FromEnv(tc.getenv, opts...)
 			switch {
 			case tc.err != nil:
 				assert.True(t, errors.Is(err, tc.err), "%v", err)
@@ -102,6 +116,9 @@ func TestFromEnv(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, tc.model, m.Info().Name)
 				assert.Equal(t, tc.base, m.BaseURL())
+				if tc.dialect != "" {
+					assert.Equal(t, tc.dialect, m.Dialect())
+				}
 			}
 		})
 	}
@@ -112,4 +129,19 @@ func TestExtraHeaders(t *testing.T) {
 	_, err := drain(t, p.model(openai.WithHeader("X-Title", "harness")), context.Background(), simpleRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
+}
+
+// The preset honours DEEPSEEK_BASE_URL: requests go to the gateway, in
+// the deepseek dialect.
+func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
+	p := newProvider(t, sse(text("via gateway"), finish("stop")))
+	t.Setenv(openai.EnvDeepSeekBaseURL, p.URL()+"/")
+	m := openai.DeepSeek(testKey)
+	t.Cleanup(m.CloseIdleConnections)
+	chunks, err := drain(t, m, context.Background(), simpleRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "via gateway", assemble(chunks).Message().Content[0].Text)
+	require.Len(t, p.Requests(), 1)
+	assert.Equal(t, "Bearer "+testKey, p.Requests()[0].Header.Get("Authorization"))
+	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())
 }

@@ -1,14 +1,15 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
+	"sync"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -27,56 +28,460 @@ const emptyToolResult = "(no output)"
 // acceptedImageTypes are the encodings sent as images.
 var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
-// params builds the Chat Completions request for req.
-func (m *Model) params(ctx context.Context, req *model.Request) (oai.ChatCompletionNewParams, error) {
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.info.Name)}
-	msgs, err := m.messages(ctx, req)
-	if err != nil {
-		return p, err
+// body builds the Chat Completions request body for req, and returns
+// the number of messages it holds.
+//
+// The keys come in one fixed order: model, messages, tools, tool_choice,
+// parallel_tool_calls, stream, stream_options, max_tokens (or
+// max_completion_tokens), temperature, top_p, seed, reasoning_effort,
+// thinking, response_format. Each history message is encoded once and
+// its bytes reused by every later request (see historyCache): the body
+// is a list of segments, most of them kept from earlier requests, that
+// are copied only when written to the wire.
+func (m *Model) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
+	conv := m.history.conversation(m.rules.dialect, req.Messages)
+	if conv != nil {
+		conv.mu.Lock()
+		defer conv.mu.Unlock()
 	}
-	p.Messages = msgs
-	for _, spec := range req.Tools {
-		schema := spec.Parameters
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		} else if !json.Valid(schema) {
-			return p, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name), nil)
+	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024)}
+	b.out = append(b.out, '{')
+	b.out = appendStringField(b.out, "model", m.info.Name)
+	b.out = appendKey(b.out, "messages")
+	b.out = append(b.out, '[')
+	if err := b.build(req); err != nil {
+		return nil, 0, err
+	}
+	b.out = append(b.out, ']')
+	if len(req.Tools) > 0 {
+		tools, err := m.encodeTools(conv, req.Tools)
+		if err != nil {
+			return nil, 0, err
 		}
-		fd := shared.FunctionDefinitionParam{Name: spec.Name}
-		if spec.Description != "" {
-			fd.Description = oai.String(spec.Description)
+		b.out = appendKey(b.out, "tools")
+		b.insert(tools)
+	}
+	out := b.out
+	s := &m.send
+	if s.toolChoice != "" && len(req.Tools) > 0 {
+		out = appendKey(out, "tool_choice")
+		switch s.toolChoice {
+		case "auto", "none", "required":
+			out = appendString(out, s.toolChoice)
+		default:
+			out = append(out, `{"type":"function","function":{"name":`...)
+			out = appendString(out, s.toolChoice)
+			out = append(out, "}}"...)
 		}
-		// The schema's bytes go out as they are (compacted), keys in the
-		// tool's own order: a map would reorder them, and a stable
-		// prefix is what providers cache.
-		fd.SetExtraFields(map[string]any{"parameters": schema})
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fd))
+	}
+	if s.parallel != nil && len(req.Tools) > 0 {
+		out = appendBoolField(out, "parallel_tool_calls", *s.parallel)
 	}
 	if m.streaming {
-		p.StreamOptions.IncludeUsage = oai.Bool(true)
+		out = appendBoolField(out, "stream", true)
+		out = append(out, `,"stream_options":{"include_usage":true}`...)
 	}
-	if m.effort != "" {
-		p.ReasoningEffort = shared.ReasoningEffort(m.effort)
-	}
-	if m.maxTokens > 0 {
-		if m.openAIHost {
-			p.MaxCompletionTokens = oai.Int(m.maxTokens)
-		} else {
-			p.MaxTokens = oai.Int(m.maxTokens)
+	if s.maxTokens > 0 {
+		key := "max_tokens"
+		if m.rules.maxCompletionTokens {
+			key = "max_completion_tokens"
 		}
+		out = appendIntField(out, key, s.maxTokens)
 	}
-	if m.thinking != nil {
+	if s.temperature != nil {
+		out = appendFloatField(out, "temperature", *s.temperature)
+	}
+	if s.topP != nil {
+		out = appendFloatField(out, "top_p", *s.topP)
+	}
+	if s.seed != nil && m.rules.seed {
+		out = appendIntField(out, "seed", *s.seed)
+	}
+	if s.effort != "" {
+		out = appendStringField(out, "reasoning_effort", s.effort)
+	}
+	if s.thinking != nil && m.rules.thinkingObject {
 		typ := "disabled"
-		if *m.thinking {
+		if *s.thinking {
 			typ = "enabled"
 		}
-		p.SetExtraFields(map[string]any{"thinking": map[string]string{"type": typ}})
+		out = appendKey(out, "thinking")
+		out = append(out, `{"type":`...)
+		out = appendString(out, typ)
+		out = append(out, '}')
 	}
-	return p, nil
+	rf, err := m.responseFormat(req.Output)
+	if err != nil {
+		return nil, 0, err
+	}
+	if rf != nil {
+		out = appendKey(out, "response_format")
+		out = append(out, rf...)
+	}
+	b.out = append(out, '}')
+	b.insert(nil)
+	return &requestBody{segs: b.segs, size: b.size}, b.count, nil
+}
+
+// requestBody is a request body made of segments; the bytes are copied
+// once, into the connection.
+type requestBody struct {
+	segs [][]byte
+	size int64
+}
+
+// reader returns a reader over the body, one per attempt.
+func (rb *requestBody) reader() io.ReadCloser {
+	return &segmentReader{segs: slices.Clone(rb.segs)}
+}
+
+// Bytes returns the body as one slice.
+func (rb *requestBody) Bytes() []byte {
+	out := make([]byte, 0, rb.size)
+	for _, s := range rb.segs {
+		out = append(out, s...)
+	}
+	return out
+}
+
+type segmentReader struct{ segs [][]byte }
+
+func (r *segmentReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.segs) > 0 {
+		c := copy(p[n:], r.segs[0])
+		n += c
+		if r.segs[0] = r.segs[0][c:]; len(r.segs[0]) == 0 {
+			r.segs = r.segs[1:]
+		}
+	}
+	if n == 0 && len(r.segs) == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *segmentReader) Close() error { return nil }
+
+// responseFormat encodes the response format: a structured answer's
+// schema ("json_schema" where the dialect takes it, strict when the
+// schema is closed; "json_object" elsewhere), else "json_object" when
+// [WithJSONOutput] asked for it, else nothing.
+func (m *Model) responseFormat(o *model.Output) ([]byte, error) {
+	if o == nil {
+		if m.send.jsonOutput {
+			return []byte(`{"type":"json_object"}`), nil
+		}
+		return nil, nil
+	}
+	if !m.rules.jsonSchema {
+		return []byte(`{"type":"json_object"}`), nil
+	}
+	var schema bytes.Buffer
+	if len(o.Schema) == 0 {
+		schema.WriteString(`{"type":"object"}`)
+	} else if err := json.Compact(&schema, o.Schema); err != nil {
+		return nil, model.NewError(harness.CodeInvalidRequest, "the structured answer's schema is not valid JSON: "+err.Error(), nil)
+	}
+	name := o.Name
+	if name == "" {
+		name = "answer"
+	}
+	out := []byte(`{"type":"json_schema","json_schema":{`)
+	out = appendStringField(out, "name", name)
+	out = appendKey(out, "schema")
+	out = append(out, schema.Bytes()...)
+	out = appendBoolField(out, "strict", checkStrict(schema.Bytes()) == nil)
+	return append(out, "}}"...), nil
+}
+
+// encodeTools encodes the tool list: each schema's bytes go out as they
+// are (compacted), keys in the tool's own order, since a map would
+// reorder them and a stable prefix is what providers cache. The
+// encoding is kept with the conversation while its tools stay the same.
+func (m *Model) encodeTools(conv *conversation, tools []model.Tool) ([]byte, error) {
+	if conv != nil && sameTools(conv.tools, tools) {
+		return conv.toolsJSON, nil
+	}
+	out := []byte{'['}
+	var schema bytes.Buffer
+	for i, spec := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		schema.Reset()
+		if len(spec.Parameters) == 0 {
+			schema.WriteString(`{"type":"object","properties":{}}`)
+		} else if err := json.Compact(&schema, spec.Parameters); err != nil {
+			return nil, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q has an input schema that is not valid JSON; fix the tool's Spec.InputSchema", spec.Name), nil)
+		}
+		if m.send.strict {
+			if err := m.checkStrictTool(spec.Name, schema.Bytes()); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, `{"type":"function","function":{`...)
+		out = appendStringField(out, "name", spec.Name)
+		if spec.Description != "" {
+			out = appendStringField(out, "description", spec.Description)
+		}
+		out = appendKey(out, "parameters")
+		out = append(out, schema.Bytes()...)
+		if m.send.strict {
+			out = appendBoolField(out, "strict", true)
+		}
+		out = append(out, "}}"...)
+	}
+	out = append(out, ']')
+	if conv != nil {
+		conv.tools, conv.toolsJSON = append([]model.Tool(nil), tools...), out
+	}
+	return out, nil
+}
+
+func sameTools(a, b []model.Tool) bool {
+	if len(a) != len(b) || a == nil {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkStrictTool checks a tool's compacted schema for strict mode,
+// remembering the schemas that passed.
+func (m *Model) checkStrictTool(name string, schema []byte) error {
+	if _, ok := m.strictOK.Load(string(schema)); ok {
+		return nil
+	}
+	if err := checkStrict(schema); err != nil {
+		return model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q cannot be used in strict mode: %v; close the schema or turn strict tools off", name, err), nil)
+	}
+	m.strictOK.Store(string(schema), true)
+	return nil
+}
+
+// historyCache keeps the encoded messages of the last few
+// conversations, so a request re-encodes only what is new since the
+// last one: the history is append-only, and a message keeps its content
+// slice for as long as it is unchanged (the loop replaces the slice to
+// change a message, never its blocks in place). A message is recognised
+// by its role and the identity and length of its content slice, as the
+// loop's request fingerprints recognise it; a conversation by its first
+// message and the dialect.
+type historyCache struct {
+	mu    sync.Mutex
+	convs []*conversation // least recently used first
+}
+
+// maxConversations bounds the conversations a model keeps encodings of.
+const maxConversations = 8
+
+type msgKey struct {
+	first *harness.Block
+	n     int
+	role  uint8
+}
+
+func keyOf(msg *harness.Message) msgKey {
+	k := msgKey{n: len(msg.Content)}
+	switch msg.Role {
+	case harness.RoleUser:
+		k.role = 1
+	case harness.RoleAssistant:
+		k.role = 2
+	case harness.RoleTool:
+		k.role = 3
+	default:
+		k.role = 4 // never cached: an unknown role fails the request
+	}
+	if k.n > 0 {
+		k.first = &msg.Content[0]
+	}
+	return k
+}
+
+// conversation is the cache of one conversation. Its mutex is held
+// while a request of it is built.
+type conversation struct {
+	mu      sync.Mutex
+	dialect Dialect
+	id      msgKey
+	// The encoded prefix: arena holds the comma-separated encodings of
+	// the output messages of input messages [0, len(keys)), made of the
+	// units in prefix, in chunks of about arenaChunk bytes, so that an
+	// unchanged prefix goes out as a few segments. Bytes once written
+	// are never overwritten (a body in flight may reference them): a
+	// prefix cut short keeps a capacity-bounded slice of its last chunk,
+	// which the next append copies (at most one chunk).
+	arena  [][]byte
+	keys   []msgKey
+	prefix []prefixUnit
+	// units[i] is the encoding of the output messages that start at
+	// input message i, nil when none is kept.
+	units     []*unit
+	system    string
+	sysJSON   []byte
+	tools     []model.Tool
+	toolsJSON []byte
+	lastSize  int
+}
+
+// arenaChunk is the size of an arena chunk.
+const arenaChunk = 8 << 10
+
+// prefixUnit is a unit of the encoded prefix.
+type prefixUnit struct {
+	end   int   // input messages [.., end)
+	user  bool  // a run of user messages, which a later user message would extend
+	chunk int   // the arena chunk the unit ends in
+	off   int   // arena[chunk][:off] ends with the unit
+	bytes int64 // encoded bytes up to and including the unit
+	count int   // output messages up to and including the unit
+}
+
+// validPrefix returns how many units of the encoded prefix msgs still
+// begins with, cutting the prefix there.
+func (c *conversation) validPrefix(msgs []harness.Message) int {
+	n := min(len(c.keys), len(msgs))
+	x := 0
+	for x < n && c.keys[x] == keyOf(&msgs[x]) {
+		x++
+	}
+	k := len(c.prefix)
+	for k > 0 && c.prefix[k-1].end > x {
+		k--
+	}
+	if k > 0 && c.prefix[k-1].user && c.prefix[k-1].end < len(msgs) && msgs[c.prefix[k-1].end].Role == harness.RoleUser {
+		k-- // the user run goes on: its merged message changes
+	}
+	if k < len(c.prefix) {
+		if k == 0 {
+			c.prefix, c.keys, c.arena = c.prefix[:0], c.keys[:0], nil
+		} else {
+			u := c.prefix[k-1]
+			c.prefix = c.prefix[:k]
+			c.keys = c.keys[:u.end]
+			c.arena = c.arena[:u.chunk+1]
+			c.arena[u.chunk] = c.arena[u.chunk][:u.off:u.off]
+		}
+	}
+	return k
+}
+
+// emitPrefix adds the first k units of the prefix to the body.
+func (b *messageBuilder) emitPrefix(k int) {
+	c := b.conv
+	u := c.prefix[k-1]
+	if u.bytes > 0 {
+		b.comma()
+		for i := 0; i < u.chunk; i++ {
+			b.insert(c.arena[i])
+		}
+		b.insert(c.arena[u.chunk][:u.off:u.off])
+	}
+	b.count += u.count
+}
+
+// extend appends a unit's encoding to the prefix.
+func (c *conversation) extend(msgs []harness.Message, i, j int, encoded []byte, count int) {
+	var before prefixUnit
+	if n := len(c.prefix); n > 0 {
+		before = c.prefix[n-1]
+	}
+	if len(encoded) > 0 {
+		last := len(c.arena) - 1
+		if last < 0 || len(c.arena[last]) > 0 && len(c.arena[last])+1+len(encoded) > arenaChunk {
+			c.arena = append(c.arena, make([]byte, 0, max(arenaChunk, len(encoded)+1)))
+			last++
+		}
+		if before.bytes > 0 {
+			c.arena[last] = append(c.arena[last], ',')
+		}
+		c.arena[last] = append(c.arena[last], encoded...)
+		before.chunk, before.off = last, len(c.arena[last])
+		before.bytes += int64(len(encoded))
+	}
+	for k := i; k < j; k++ {
+		c.keys = append(c.keys, keyOf(&msgs[k]))
+	}
+	c.prefix = append(c.prefix, prefixUnit{end: j, user: msgs[i].Role == harness.RoleUser,
+		chunk: before.chunk, off: before.off, bytes: before.bytes, count: before.count + count})
+}
+
+// unit is the encoding of the output messages made from a run of input
+// messages: an assistant message, a tool message's results, or a run
+// of user messages merged into one.
+type unit struct {
+	keys  []msgKey
+	json  []byte // comma-separated messages
+	count int    // output messages
+}
+
+// conversation returns the cache of the conversation msgs belongs to,
+// or nil when it cannot be recognised.
+func (h *historyCache) conversation(d Dialect, msgs []harness.Message) *conversation {
+	if len(msgs) == 0 || len(msgs[0].Content) == 0 {
+		return nil
+	}
+	id := keyOf(&msgs[0])
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.convs) - 1; i >= 0; i-- {
+		if c := h.convs[i]; c.id == id && c.dialect == d {
+			if i != len(h.convs)-1 {
+				copy(h.convs[i:], h.convs[i+1:])
+				h.convs[len(h.convs)-1] = c
+			}
+			return c
+		}
+	}
+	c := &conversation{dialect: d, id: id}
+	if len(h.convs) >= maxConversations {
+		copy(h.convs, h.convs[1:])
+		h.convs = h.convs[:len(h.convs)-1]
+	}
+	h.convs = append(h.convs, c)
+	return c
+}
+
+// cached returns the unit kept for msgs[i:j], or nil.
+func (c *conversation) cached(msgs []harness.Message, i, j int) *unit {
+	if c == nil || i >= len(c.units) {
+		return nil
+	}
+	u := c.units[i]
+	if u == nil || len(u.keys) != j-i {
+		return nil
+	}
+	for k := range u.keys {
+		if u.keys[k] != keyOf(&msgs[i+k]) {
+			return nil
+		}
+	}
+	return u
+}
+
+// keep stores the encoding of msgs[i:j].
+func (c *conversation) keep(msgs []harness.Message, i, j int, encoded []byte, count int) {
+	if c == nil {
+		return
+	}
+	if len(c.units) < len(msgs) {
+		c.units = append(c.units, make([]*unit, len(msgs)-len(c.units))...)
+	}
+	u := &unit{keys: make([]msgKey, j-i), json: bytes.Clone(encoded), count: count}
+	for k := range u.keys {
+		u.keys[k] = keyOf(&msgs[i+k])
+	}
+	c.units[i] = u
 }
 
 // messageBuilder turns provider-neutral messages into Chat Completions
-// messages.
+// messages, appended to out as JSON.
 //
 // Consecutive user messages (a user message after a reminder, the
 // images of a step's tool results followed by a reminder) are merged into
@@ -88,44 +493,160 @@ type messageBuilder struct {
 	m      *Model
 	ctx    context.Context
 	store  model.ImageSource
+	conv   *conversation
 	inline map[*harness.Image]bool
-	out    []oai.ChatCompletionMessageParamUnion
+	// out is the body being written; segs the segments before
+	// out[mark:], size their length.
+	out   []byte
+	mark  int
+	segs  [][]byte
+	size  int64
+	count int
+	// first is true until the first message is written.
+	first bool
 
 	// The user message being gathered.
-	parts    []oai.ChatCompletionContentPartUnionParam
-	texts    []string
+	parts    []userPart
 	hasImage bool
-	fromUser bool
 }
 
-func (m *Model) messages(ctx context.Context, req *model.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
-	b := &messageBuilder{m: m, ctx: ctx, store: req.Images}
-	b.planImages(req.Messages)
-	if req.System != "" {
-		b.out = append(b.out, oai.SystemMessage(req.System))
+type userPart struct {
+	text  string
+	image string // a data: URL
+}
+
+// comma separates a message from the one before.
+func (b *messageBuilder) comma() {
+	if !b.first {
+		b.out = append(b.out, ',')
 	}
-	for _, msg := range req.Messages {
-		var err error
-		switch msg.Role {
-		case harness.RoleUser:
-			err = b.user(msg)
-		case harness.RoleAssistant:
+	b.first = false
+}
+
+// insert ends the segment being written and adds kept bytes as one
+// after it.
+func (b *messageBuilder) insert(kept []byte) {
+	if len(b.out) > b.mark {
+		b.segs = append(b.segs, b.out[b.mark:len(b.out):len(b.out)])
+		b.size += int64(len(b.out) - b.mark)
+	}
+	if len(kept) > 0 {
+		b.segs = append(b.segs, kept)
+		b.size += int64(len(kept))
+	}
+	// Start a fresh buffer: the old one's bytes are referenced now.
+	b.out, b.mark = b.out[len(b.out):], 0
+}
+
+func (b *messageBuilder) build(req *model.Request) error {
+	b.first = true
+	c := b.conv
+	if req.System != "" {
+		b.comma()
+		if c == nil || c.sysJSON == nil || c.system != req.System {
+			enc := appendString([]byte(`{"role":"system","content":`), req.System)
+			enc = append(enc, '}')
+			if c == nil {
+				b.out = append(b.out, enc...)
+			} else {
+				c.system, c.sysJSON = req.System, enc
+			}
+		}
+		if c != nil {
+			b.insert(c.sysJSON)
+		}
+		b.count++
+	}
+	msgs := req.Messages
+	i := 0
+	// open is true while the units built extend the encoded prefix.
+	open := c != nil
+	if c != nil {
+		if k := c.validPrefix(msgs); k > 0 {
+			b.emitPrefix(k)
+			i = c.prefix[k-1].end
+		}
+	}
+	// The prefix holds no image: only the rest has images to plan.
+	b.planImages(msgs[i:])
+	for i < len(msgs) {
+		j := i + 1
+		if msgs[i].Role == harness.RoleUser {
+			for j < len(msgs) && msgs[j].Role == harness.RoleUser {
+				j++
+			}
+		}
+		if msgs[i].Role == harness.RoleAssistant {
 			b.flush()
-			b.assistant(msg)
-		case harness.RoleTool:
-			if b.fromUser {
+		}
+		if !open && len(b.parts) == 0 {
+			if u := c.cached(msgs, i, j); u != nil {
+				b.comma()
+				b.insert(u.json)
+				b.count += u.count
+				i = j
+				continue
+			}
+		}
+		pending := len(b.parts) > 0
+		start, count := len(b.out), b.count
+		var err error
+		switch msgs[i].Role {
+		case harness.RoleUser:
+			for k := i; k < j && err == nil; k++ {
+				err = b.user(msgs[k])
+			}
+			if err == nil {
 				b.flush()
 			}
-			err = b.tool(msg)
+		case harness.RoleAssistant:
+			b.assistant(msgs[i])
+		case harness.RoleTool:
+			err = b.tool(msgs[i])
 		default:
-			err = model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("message role %q is not one the model understands", msg.Role), nil)
+			err = model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("message role %q is not one the model understands", msgs[i].Role), nil)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
+		cacheable := c != nil && !pending && len(b.parts) == 0 && !hasImages(msgs[i:j])
+		enc := b.out[start:]
+		if len(enc) > 0 && enc[0] == ',' {
+			enc = enc[1:]
+		}
+		switch {
+		case cacheable && open:
+			c.extend(msgs, i, j, enc, b.count-count)
+		case cacheable && b.count > count:
+			c.keep(msgs, i, j, enc, b.count-count)
+		default:
+			open = false
+		}
+		i = j
 	}
 	b.flush()
-	return b.out, nil
+	return nil
+}
+
+// hasImages reports whether any of msgs holds an image, directly or in
+// a tool result: their encoding depends on the image budget.
+func hasImages(msgs []harness.Message) bool {
+	for mi := range msgs {
+		for bi := range msgs[mi].Content {
+			blk := &msgs[mi].Content[bi]
+			switch {
+			case blk.Type == harness.BlockImage:
+				return true
+			case blk.Type == harness.BlockToolResult && blk.ToolResult != nil:
+				for _, c := range blk.ToolResult.Content {
+					if c.Type == harness.BlockImage {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // planImages picks the images sent as images: none for a model without
@@ -135,8 +656,9 @@ func (b *messageBuilder) planImages(msgs []harness.Message) {
 		return
 	}
 	var all []*harness.Image
-	for _, msg := range msgs {
-		for _, blk := range msg.Content {
+	for mi := range msgs {
+		for bi := range msgs[mi].Content {
+			blk := &msgs[mi].Content[bi]
 			switch {
 			case blk.Type == harness.BlockImage && blk.Image != nil:
 				all = append(all, blk.Image)
@@ -193,30 +715,52 @@ func placeholder(img *harness.Image, reason string) string {
 }
 
 func (b *messageBuilder) addText(s string) {
-	b.texts = append(b.texts, s)
-	b.parts = append(b.parts, oai.TextContentPart(s))
+	b.parts = append(b.parts, userPart{text: s})
 }
 
 func (b *messageBuilder) addImage(url string) {
 	b.hasImage = true
-	b.parts = append(b.parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+	b.parts = append(b.parts, userPart{image: url})
 }
 
 // flush sends the gathered user message: a string when it is all text,
 // content parts when it carries an image.
 func (b *messageBuilder) flush() {
-	if len(b.parts) > 0 {
-		if b.hasImage {
-			b.out = append(b.out, oai.UserMessage(b.parts))
-		} else {
-			b.out = append(b.out, oai.UserMessage(strings.Join(b.texts, "\n\n")))
-		}
+	if len(b.parts) == 0 {
+		return
 	}
-	b.parts, b.texts, b.hasImage, b.fromUser = nil, nil, false, false
+	b.comma()
+	b.out = append(b.out, `{"role":"user","content":`...)
+	if b.hasImage {
+		b.out = append(b.out, '[')
+		for i, p := range b.parts {
+			if i > 0 {
+				b.out = append(b.out, ',')
+			}
+			if p.image != "" {
+				b.out = append(b.out, `{"type":"image_url","image_url":{"url":`...)
+				b.out = appendString(b.out, p.image)
+				b.out = append(b.out, "}}"...)
+			} else {
+				b.out = append(b.out, `{"type":"text","text":`...)
+				b.out = appendString(b.out, p.text)
+				b.out = append(b.out, '}')
+			}
+		}
+		b.out = append(b.out, ']')
+	} else {
+		texts := make([]string, len(b.parts))
+		for i, p := range b.parts {
+			texts[i] = p.text
+		}
+		b.out = appendString(b.out, strings.Join(texts, "\n\n"))
+	}
+	b.out = append(b.out, '}')
+	b.count++
+	b.parts, b.hasImage = b.parts[:0], false
 }
 
 func (b *messageBuilder) user(msg harness.Message) error {
-	b.fromUser = true
 	var text []string
 	for _, blk := range msg.Content {
 		switch blk.Type {
@@ -247,9 +791,15 @@ func (b *messageBuilder) user(msg harness.Message) error {
 	return nil
 }
 
+// assistant encodes an assistant message. Its content is always a
+// string, "" on a tool-call-only turn: providers differ on a null or
+// missing one, and none refuses "". Where the dialect sends reasoning
+// back, it goes in the dialect's field; DeepSeek's rule is that every
+// assistant message that made tool calls carries it, "" when the turn
+// had none, or the API answers 400.
 func (b *messageBuilder) assistant(msg harness.Message) {
 	var text, reasoning strings.Builder
-	var calls []oai.ChatCompletionMessageToolCallUnionParam
+	calls := 0
 	for _, blk := range msg.Content {
 		switch blk.Type {
 		case harness.BlockText:
@@ -257,25 +807,47 @@ func (b *messageBuilder) assistant(msg harness.Message) {
 		case harness.BlockReasoning:
 			reasoning.WriteString(blk.Text)
 		case harness.BlockToolCall:
-			if blk.ToolCall == nil {
-				continue
+			if blk.ToolCall != nil {
+				calls++
 			}
-			calls = append(calls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-				ID:       blk.ToolCall.ID,
-				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: blk.ToolCall.Name, Arguments: blk.ToolCall.Arguments},
-			}})
 		}
 	}
-	am := &oai.ChatCompletionAssistantMessageParam{ToolCalls: calls}
-	// Content is always a string, "" on a tool-call-only turn: providers
-	// differ on a null or missing one, and none refuses "".
-	am.Content.OfString = oai.String(text.String())
-	if reasoning.Len() > 0 {
-		// DeepSeek refuses a history whose tool-calling turns lack
-		// their reasoning; the SDK has no field for it.
-		am.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
+	r := &b.m.rules
+	b.comma()
+	b.out = append(b.out, `{"role":"assistant","content":`...)
+	b.out = appendString(b.out, text.String())
+	if r.reasoningField != "" && (reasoning.Len() > 0 || calls > 0 && r.echoOnToolCalls) {
+		b.out = appendStringField(b.out, r.reasoningField, reasoning.String())
 	}
-	b.out = append(b.out, oai.ChatCompletionMessageParamUnion{OfAssistant: am})
+	if calls > 0 {
+		b.out = appendKey(b.out, "tool_calls")
+		b.out = append(b.out, '[')
+		n := 0
+		for _, blk := range msg.Content {
+			tc := blk.ToolCall
+			if blk.Type != harness.BlockToolCall || tc == nil {
+				continue
+			}
+			if n > 0 {
+				b.out = append(b.out, ',')
+			}
+			n++
+			args := tc.Arguments
+			if strings.TrimSpace(args) == "" {
+				// Some providers refuse arguments that are not JSON.
+				args = "{}"
+			}
+			b.out = append(b.out, '{')
+			b.out = appendStringField(b.out, "id", tc.ID)
+			b.out = append(b.out, `,"type":"function","function":{`...)
+			b.out = appendStringField(b.out, "name", tc.Name)
+			b.out = appendStringField(b.out, "arguments", args)
+			b.out = append(b.out, "}}"...)
+		}
+		b.out = append(b.out, ']')
+	}
+	b.out = append(b.out, '}')
+	b.count++
 }
 
 // tool sends a tool result as a tool message, which carries text only.
@@ -314,7 +886,12 @@ func (b *messageBuilder) tool(msg harness.Message) error {
 		if strings.TrimSpace(content) == "" {
 			content = emptyToolResult
 		}
-		b.out = append(b.out, oai.ToolMessage(content, r.CallID))
+		b.comma()
+		b.out = append(b.out, `{"role":"tool","tool_call_id":`...)
+		b.out = appendString(b.out, r.CallID)
+		b.out = appendStringField(b.out, "content", content)
+		b.out = append(b.out, '}')
+		b.count++
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func TestHistoryShapes(t *testing.T) {
 		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("done")}},
 		userText("thanks"),
 	}}
-	msgs := sendOne(t, req).Messages(t)
+	msgs := sendOne(t, req, openai.WithDialect(openai.DialectDeepSeek)).Messages(t)
 	require.Len(t, msgs, 7)
 	assert.Equal(t, map[string]any{"role": "user", "content": "first\n\nsecond"}, msgs[0], "consecutive user messages are merged")
 	assert.Equal(t, "I will run two things.", msgs[1]["content"])

@@ -105,9 +105,11 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 // provider's error body is the shape the SDK expects), and the body of a
 // plain JSON reply to a streaming request.
 type exchange struct {
+	// body is the request body.
+	body    *requestBody
 	status  int
 	header  http.Header
-	body    []byte
+	reply   []byte
 	bodyErr error
 	// jsonReply marks a streaming request answered with a JSON document
 	// instead of an event stream; body holds it.
@@ -116,6 +118,12 @@ type exchange struct {
 
 func (x *exchange) middleware(wd *watchdog, streaming bool) option.Middleware {
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if x.body != nil {
+			// The body is a reader over segments: give its length (so
+			// it is not sent chunked) and a way to send it again.
+			req.ContentLength = x.body.size
+			req.GetBody = func() (io.ReadCloser, error) { return x.body.reader(), nil }
+		}
 		resp, err := next(req)
 		if err != nil || resp == nil || resp.Body == nil {
 			return resp, err
@@ -127,11 +135,11 @@ func (x *exchange) middleware(wd *watchdog, streaming bool) option.Middleware {
 		}
 		switch {
 		case resp.StatusCode >= 400:
-			x.body, x.bodyErr = readClose(resp.Body, maxErrorBody)
-			resp.Body = io.NopCloser(bytes.NewReader(x.body))
+			x.reply, x.bodyErr = readClose(resp.Body, maxErrorBody)
+			resp.Body = io.NopCloser(bytes.NewReader(x.reply))
 		case streaming && isJSON(resp.Header.Get("Content-Type")):
 			x.jsonReply = true
-			x.body, x.bodyErr = readClose(resp.Body, maxJSONBody)
+			x.reply, x.bodyErr = readClose(resp.Body, maxJSONBody)
 			resp.Body = io.NopCloser(bytes.NewReader(nil))
 		}
 		return resp, nil

@@ -8,7 +8,7 @@
 //
 // [Model] replays the answers of a recorded session log call by call. Each
 // recorded call carries a fingerprint of the request the model received;
-// with [Strict], a live request that drifted from the recording (a changed
+// with [WithStrict], a live request that drifted from the recording (a changed
 // system prompt, tool schema or history) fails with an error matching
 // harness.CodeReplayDrift whose [DriftError] cause names the call, its
 // step and the part that changed — where replay harnesses that match

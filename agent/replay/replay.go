@@ -46,9 +46,9 @@ type recordedCall struct {
 // Option configures a replay Model.
 type Option func(*Model)
 
-// Strict makes the replay fail when a live request drifts from the
+// WithStrict makes the replay fail when a live request drifts from the
 // recording.
-func Strict() Option { return func(m *Model) { m.strict = true } }
+func WithStrict() Option { return func(m *Model) { m.strict = true } }
 
 // WithInfo sets the model info the replay reports; by default the name of
 // the recorded model and no declared modalities.
@@ -86,9 +86,6 @@ func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 
 // Info implements model.Model.
 func (m *Model) Info() model.Info { return m.info }
-
-// Calls returns how many recorded calls there are.
-func (m *Model) Calls() int { return len(m.calls) }
 
 // Remaining returns how many recorded calls have not been replayed.
 func (m *Model) Remaining() int {

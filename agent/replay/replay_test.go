@@ -77,7 +77,7 @@ func run(t *testing.T, s *agent.Session, prompt string) []string {
 
 func replayWith(t *testing.T, tr *session.Transcript, system string, tool tools.Tool) [][]string {
 	t.Helper()
-	m, err := replay.New(tr, replay.Strict())
+	m, err := replay.New(tr, replay.WithStrict())
 	require.NoError(t, err)
 	assert.Equal(t, 4, m.Calls())
 	loop := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
@@ -112,7 +112,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	assert.Contains(t, last, "history differs: message 3 (tool)")
 	assert.Contains(t, last, "ECHO a")
 
-	m, err := replay.New(tr, replay.Strict())
+	m, err := replay.New(tr, replay.WithStrict())
 	require.NoError(t, err)
 	var de *replay.DriftError
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {

@@ -23,6 +23,14 @@
 // keeps failing, per-tool deadlines and pruning of superseded file reads
 // as the context fills.
 //
+// MCP servers: the servers of the workspace's .mcp.json (or of -mcp FILE,
+// in the same format: {"mcpServers": {"name": {"command": ..., "args":
+// [...], "env": {...}}, "web": {"type": "http", "url": ..., "headers":
+// {...}}}}) are connected at start and listed with their tool counts; their
+// tools are offered as mcp__<server>__<tool> and shown as generic cards.
+// Stdio servers run in the workspace. A broken workspace file is reported
+// and skipped; a broken -mcp file is a usage error.
+//
 // Sessions are logged as JSON Lines in -sessions (default
 // $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;
 // on macOS ~/Library/Application Support/harness/sessions, on Windows

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-harness/harness/internal/fakeprovider"
+	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -142,35 +142,86 @@ func sized(chunks ...string) reply {
 }
 
 // The fake provider and the wire-format builders live in
-// internal/fakeprovider; these names keep the tests short.
-type (
-	captured = fakeprovider.Request
-	reply    = fakeprovider.Reply
-)
+// agent/openai/openaitest; these names keep the tests short.
+type reply = openaitest.Reply
 
 // provider is the fake endpoint with the CLI's test helpers.
-type provider struct{ *fakeprovider.Server }
+type provider struct{ *openaitest.Server }
 
 func newProvider(t *testing.T, replies ...reply) *provider {
 	t.Helper()
-	return &provider{fakeprovider.New(t, replies...)}
+	srv := openaitest.NewServer(replies...)
+	t.Cleanup(srv.Close)
+	return &provider{srv}
+}
+
+// captured is a recorded request with the checks these tests use.
+type captured struct{ openaitest.Request }
+
+// JSON decodes the request body, failing the test if it is not a JSON
+// object.
+func (r captured) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.Request.JSON()
+	if m == nil {
+		t.Fatalf("request body is not a JSON object: %s", r.Body)
+	}
+	return m
+}
+
+// Messages returns the request's messages.
+func (r captured) Messages(t testing.TB) []map[string]any {
+	t.Helper()
+	r.JSON(t)
+	return r.Request.Messages()
+}
+
+// Text returns the request's messages encoded as one string, for
+// Contains checks.
+func (r captured) Text(t testing.TB) string {
+	t.Helper()
+	b, err := json.Marshal(r.Messages(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// URL is the base URL to give the adapter.
+func (p *provider) URL() string { return p.Server.URL }
+
+// Requests returns the requests received so far, oldest first.
+func (p *provider) Requests() []captured {
+	var out []captured
+	for _, r := range p.Server.Requests() {
+		out = append(out, captured{r})
+	}
+	return out
+}
+
+// mustJSON encodes v, a fixture that always encodes.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 func (p *provider) add(replies ...reply) { p.Add(replies...) }
 
 var (
-	sse        = fakeprovider.SSE
-	errorReply = func(status int, body string) reply { return fakeprovider.Error(status, body) }
-	chunk      = func(delta map[string]any, finish string) string { return fakeprovider.Chunk(delta, finish) }
-	role       = fakeprovider.Role
-	text       = fakeprovider.Text
-	reasoning  = fakeprovider.Reasoning
-	finish     = fakeprovider.Finish
-	toolCall   = fakeprovider.ToolCall
-	mustJSON   = fakeprovider.MustJSON
+	sse        = openaitest.SSE
+	errorReply = func(status int, body string) reply { return openaitest.Error(status, body) }
+	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
+	role       = openaitest.Role
+	text       = openaitest.Text
+	reasoning  = openaitest.Reasoning
+	finish     = openaitest.Finish
+	toolCall   = openaitest.ToolCall
 )
 
 // usage is a final usage chunk with DeepSeek's cache counters.
 func usage(prompt, completion, hit int) string {
-	return fakeprovider.Usage(prompt, completion, hit, prompt-hit, 0)
+	return openaitest.Usage(prompt, completion, hit, prompt-hit, 0)
 }

@@ -23,8 +23,10 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
 	"github.com/go-harness/harness/tools/images"
 	"github.com/go-harness/harness/tools/sessiontools"
@@ -66,6 +68,7 @@ type options struct {
 	window    int
 	reasoning bool
 	verbose   bool
+	mcp       mcpFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -102,12 +105,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.BoolVar(&o.cont, "continue", false, "resume the latest session of the workspace")
 	fset.StringVar(&o.sessions, "sessions", "", "`dir`ectory of session logs (default $XDG_DATA_HOME/harness/sessions or the OS equivalent)")
 	fset.BoolVar(&o.json, "json", false, "write every event as one JSON line on stdout")
-	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default "+strconv.Itoa(agent.DefaultMaxSteps)+")")
+	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default 200, the loop's)")
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning, dimmed")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	o.mcp.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
@@ -238,14 +242,20 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else if n > 0 && logger != nil {
 		logger.Debug("removed old spilled outputs", "count", n)
 	}
+	mcpSet, mcpLines, err := a.connectMCP(ctx, logger)
+	if err != nil {
+		return 0, err
+	}
+	defer mcpSet.Close()
 	withImages := model.Info().Accepts(harness.ModalityImage)
 	opts := []agent.Option{
+		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(session.JSONLAttachments(a.store)),
+		agent.WithAttachments(attachments.Beside(a.store)),
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.
@@ -298,6 +308,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		SessionID: h.ID, Cwd: h.Cwd, Resumed: resumeID != "",
 		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
 	})
+	a.showMCP(mcpLines)
 
 	var code int
 	if a.o.hasPrompt {
@@ -408,6 +419,7 @@ func (a *app) defaultRoot() error {
 // call.
 func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools()
+	ts = append(ts, codesearch.Tools()...)
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}

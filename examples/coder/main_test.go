@@ -601,7 +601,7 @@ func TestReadImageWithImageFlag(t *testing.T) {
 	assert.Contains(t, r.stdout, "● read_image shot.png\n")
 	assert.Contains(t, r.stdout, "  shot.png: image/png, 4x3 px")
 
-	stored, err := filepath.Glob(filepath.Join(sessions, session.AttachmentsDirName, "*", "*"))
+	stored, err := filepath.Glob(filepath.Join(sessions, "attachments", "*", "*"))
 	require.NoError(t, err)
 	assert.Len(t, stored, 1, "the image is kept content-addressed beside the logs")
 }
@@ -643,14 +643,15 @@ func TestPruningWithContextWindow(t *testing.T) {
 func TestSpillRetention(t *testing.T) {
 	leakcheck.Check(t)
 	sessions := t.TempDir()
-	store, err := spill.NewDir(filepath.Join(sessions, "spill"))
+	dir := filepath.Join(sessions, "spill")
+	store, err := spill.NewDir(dir)
 	require.NoError(t, err)
 	ctx := context.Background()
 	var paths []string
 	for _, call := range []string{"old", "new"} {
 		st, err := store.Save(ctx, tools.Owner{Session: "s1", Tool: "bash", Call: call}, strings.NewReader("output of "+call))
 		require.NoError(t, err)
-		paths = append(paths, filepath.Join(store.Root(), filepath.FromSlash(strings.TrimPrefix(st.Locator, tools.OutputScheme))))
+		paths = append(paths, filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(st.Locator, tools.OutputScheme))))
 	}
 	old := time.Now().Add(-spillRetention - time.Hour)
 	require.NoError(t, os.Chtimes(paths[0], old, old))

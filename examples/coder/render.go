@@ -733,7 +733,7 @@ func (j *jsonView) beginTurn(string, bool) {}
 func (j *jsonView) event(ev agent.Event) {
 	b, err := agent.MarshalEvent(ev)
 	if err != nil {
-		j.writeJSON(map[string]any{"type": "encoding_error", "event": ev.Kind(), "error": err.Error()})
+		j.writeJSON(map[string]any{"type": "encoding_error", "event": agent.KindOf(ev), "error": err.Error()})
 		return
 	}
 	j.mu.Lock()

@@ -227,7 +227,7 @@ func TestJSONViewEveryEvent(t *testing.T) {
 	require.Len(t, lines, len(events))
 	kinds := map[string]bool{}
 	for i, l := range lines {
-		assert.Equal(t, events[i].Kind(), l["type"], "line %d", i)
+		assert.Equal(t, agent.KindOf(events[i]), l["type"], "line %d", i)
 		kinds[l["type"].(string)] = true
 	}
 	for _, k := range []string{"text_delta", "reasoning_delta", "tool_call_start", "tool_call_end", "usage", "retry",

@@ -407,4 +407,104 @@ var (
 	_ fs.FileSystem = (*MemFS)(nil)
 	_ fs.Opener     = (*MemFS)(nil)
 	_ fs.Rooter     = (*MemFS)(nil)
+	_ fs.DirOpener  = (*MemFS)(nil)
+	_ fs.DirOpener  = (*memView)(nil)
+	_ fs.Opener     = (*memView)(nil)
 )
+
+// OpenDir implements fs.DirOpener: the view shares m's files and accepts
+// only paths at or below dir.
+func (m *MemFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
+	p, err := m.check("opendir", dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsimpl.Aborted(ctx, "opendir", p); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	n, err := m.lookup("opendir", p)
+	m.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if !n.dir {
+		return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "opendir", Path: p, Detail: "is a file"})
+	}
+	return &memView{m: m, dir: p}, nil
+}
+
+// memView is a MemFS confined to a directory.
+type memView struct {
+	m   *MemFS
+	dir string
+}
+
+func (v *memView) in(op, p string) error {
+	c, err := fsimpl.CleanPath(op, p)
+	if err != nil {
+		return err
+	}
+	if _, ok := fsimpl.Within(v.dir, c); !ok {
+		return fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: c, Detail: "the path is outside " + v.dir})
+	}
+	return nil
+}
+
+func (v *memView) Root() string { return v.dir }
+
+func (v *memView) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	if err := v.in("stat", p); err != nil {
+		return fs.FileInfo{}, err
+	}
+	return v.m.Stat(ctx, p)
+}
+
+func (v *memView) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
+	if err := v.in("read", p); err != nil {
+		return nil, err
+	}
+	return v.m.ReadText(ctx, p, w)
+}
+
+func (v *memView) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	if err := v.in("read", p); err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	return v.m.ReadBytes(ctx, p, maxBytes)
+}
+
+func (v *memView) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+	if err := v.in("open", p); err != nil {
+		return nil, fs.FileInfo{}, err
+	}
+	return v.m.Open(ctx, p)
+}
+
+func (v *memView) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
+	if err := v.in("write", p); err != nil {
+		return nil, err
+	}
+	return v.m.Write(ctx, p, data, opts)
+}
+
+func (v *memView) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
+	if err := v.in("edit", p); err != nil {
+		return nil, err
+	}
+	return v.m.Edit(ctx, p, e, pre)
+}
+
+func (v *memView) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	if err := v.in("readdir", p); err != nil {
+		return nil, err
+	}
+	return v.m.ReadDir(ctx, p)
+}
+
+func (v *memView) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
+	if err := v.in("opendir", dir); err != nil {
+		return nil, err
+	}
+	return v.m.OpenDir(ctx, dir)
+}

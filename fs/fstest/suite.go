@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"sync"
@@ -63,6 +64,7 @@ func TestFileSystem(t *testing.T, fsys fs.FileSystem) {
 		{"ConcurrentCreate", s.concurrentCreate},
 		{"ConcurrentReadEdit", s.concurrentReadEdit},
 		{"IOFS", s.iofs},
+		{"OpenDir", s.openDir},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, path.Join(base, c.name)) })
 	}
@@ -547,4 +549,47 @@ func (s *suite) iofs(t *testing.T, dir string) {
 	assert.Equal(t, "beta\n", buf.String())
 	_, err = view.Open("../escape")
 	require.Error(t, err)
+}
+
+// openDir checks fs.DirOpener, when fsys has it: the view reads and
+// writes the same files, refuses paths outside its directory, names the
+// directory as its root, and closing it leaves fsys usable.
+func (s *suite) openDir(t *testing.T, dir string) {
+	o, ok := s.fsys.(fs.DirOpener)
+	if !ok {
+		t.Skip("the file system does not implement fs.DirOpener")
+	}
+	s.put(t, dir+"/sub/a.txt", "a\n")
+	s.put(t, dir+"/b.txt", "b\n")
+	v, err := o.OpenDir(bg(), dir+"/sub")
+	require.NoError(t, err)
+	assert.Equal(t, dir+"/sub", fs.RootOf(v))
+	data, info, err := v.ReadBytes(bg(), dir+"/sub/a.txt", 100)
+	require.NoError(t, err)
+	assert.Equal(t, "a\n", string(data))
+	assert.Equal(t, dir+"/sub/a.txt", info.Path)
+	list, err := v.ReadDir(bg(), dir+"/sub")
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, dir+"/sub/a.txt", list[0].Path)
+	_, _, err = v.ReadBytes(bg(), dir+"/b.txt", 100)
+	require.ErrorIs(t, err, harness.CodeOutsideRoot, "a sibling of the directory is outside the view")
+	_, err = v.Stat(bg(), dir+"/sub/../b.txt")
+	require.ErrorIs(t, err, harness.CodeOutsideRoot)
+	res, err := v.Write(bg(), dir+"/sub/c.txt", []byte("c\n"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	require.NoError(t, err)
+	assert.True(t, res.Created)
+	assert.Equal(t, "c\n", s.content(t, dir+"/sub/c.txt"), "the view writes the same files")
+	_, err = o.OpenDir(bg(), dir+"/b.txt")
+	require.ErrorIs(t, err, harness.CodeNotDir)
+	_, err = o.OpenDir(bg(), dir+"/missing")
+	require.ErrorIs(t, err, harness.CodeNotFound)
+	ctx, cancel := context.WithCancel(bg())
+	cancel()
+	_, err = o.OpenDir(ctx, dir+"/sub")
+	require.ErrorIs(t, err, harness.CodeAborted)
+	if c, ok := v.(io.Closer); ok {
+		require.NoError(t, c.Close())
+	}
+	assert.Equal(t, "b\n", s.content(t, dir+"/b.txt"), "closing the view leaves the file system open")
 }

@@ -40,6 +40,13 @@ func (G[X]) Get() {}              // 11
 	counts, err := Count(root)
 	require.NoError(t, err)
 	assert.Equal(t, []PackageCount{{Package: ".", Exported: 1}, {Package: "a", Exported: 11}}, counts)
+
+	names, err := List(root)
+	require.NoError(t, err)
+	assert.Equal(t, []PackageNames{
+		{Package: ".", Names: []string{"Exported"}},
+		{Package: "a", Names: []string{"C1", "C2", "F", "G", "G.Get", "I", "I.A", "I.C", "T", "T.M", "V"}},
+	}, names)
 }
 
 func TestModuleWithinBudget(t *testing.T) {

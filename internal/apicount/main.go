@@ -11,27 +11,41 @@
 //	go run ./internal/apicount        # the count per package and in total;
 //	                                  # exit status 1 above the budget
 //	go run ./internal/apicount -max 0 # no budget
+//	go run ./internal/apicount -v     # also list each package's identifiers
+//	go run ./internal/apicount -v fs  # list only these packages' identifiers
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 func main() {
 	root := flag.String("root", ".", "the module root")
 	limit := flag.Int("max", Budget, "fail when the total is above this (0: no limit)")
+	verbose := flag.Bool("v", false, "list each package's identifiers (only the packages named as arguments, if any)")
 	flag.Parse()
-	counts, err := Count(*root)
+	pkgs, err := List(*root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apicount:", err)
 		os.Exit(2)
 	}
+	only := map[string]bool{}
+	for _, a := range flag.Args() {
+		only[strings.Trim(filepath.ToSlash(filepath.Clean(a)), "/")] = true
+	}
 	total := 0
-	for _, c := range counts {
-		fmt.Printf("%5d  %s\n", c.Exported, c.Package)
-		total += c.Exported
+	for _, p := range pkgs {
+		fmt.Printf("%5d  %s\n", len(p.Names), p.Package)
+		total += len(p.Names)
+		if *verbose && (len(only) == 0 || only[p.Package]) {
+			for _, n := range p.Names {
+				fmt.Printf("         %s\n", n)
+			}
+		}
 	}
 	fmt.Printf("%5d  total\n", total)
 	if *limit > 0 && total > *limit {

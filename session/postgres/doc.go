@@ -4,9 +4,9 @@
 //
 // A [Store] is a session.Store that passes the same conformance suite as
 // the JSONL store (session/sessiontest). Each event is one row holding
-// its line exactly as session.Event.MarshalJSON wrote it, and loading
-// decodes those lines with session.ReadEvents, so a session reads back
-// the same from either store, warnings included.
+// its line exactly as session.Event.MarshalJSON wrote it, so a session
+// reads back the same from either store; a row that does not decode is
+// skipped with a warning, as the JSONL store skips such a line.
 //
 // One writer per session, across processes and machines: a log open for
 // appending holds a PostgreSQL advisory lock on a connection of its own,
@@ -17,9 +17,9 @@
 // sequence numbers stay contiguous. Append returns after the commit: an
 // acknowledged event is never lost.
 //
-// Search runs in SQL: the workspace's sessions that hold a candidate
+// Search (a search.Searcher) runs in SQL: the workspace's sessions that hold a candidate
 // event, found for a literal query with a trigram index (pg_trgm) on the
-// events' decoded text, newest first; session.SearchLines then matches
+// events' decoded text, newest first; search.Lines (session/search) then matches
 // the candidates exactly as the JSONL store matches its files, so both
 // answer the same search the same way.
 //
@@ -29,6 +29,6 @@
 // with an older schema. The database needs the pg_trgm extension
 // (shipped with PostgreSQL; a database owner can create it).
 //
-// It imports harness, session and the pgx driver (github.com/jackc/pgx/v5),
+// It imports harness, session, session/search and the pgx driver (github.com/jackc/pgx/v5),
 // nothing of tools, spill or agent.
 package postgres

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // log appends to one session over a connection of its own, which holds
@@ -89,12 +90,12 @@ func (l *log) Append(ctx context.Context, payloads ...session.Payload) ([]sessio
 			return nil, err
 		}
 		if len(line) > l.s.maxLine {
-			return nil, &session.EventTooLargeError{Session: l.header.ID, Seq: events[i].Seq, Type: p.EventType(), Size: len(line), Max: l.s.maxLine}
+			return nil, &harness.Error{Code: harness.CodeTooLarge, Err: &session.EventTooLargeError{Session: l.header.ID, Seq: events[i].Seq, Type: events[i].Type(), Size: len(line), Max: l.s.maxLine}}
 		}
-		seqs[i], types[i], lines[i], bodies[i] = events[i].Seq, p.EventType(), line, searchText(line)
+		seqs[i], types[i], lines[i], bodies[i] = events[i].Seq, events[i].Type(), line, searchText(line)
 		size += int64(len(line) + 1)
 		if u, ok := p.(*session.UserMessage); ok && title == "" {
-			title = u.Title()
+			title = titleOf(u)
 		}
 	}
 	// An append under way is not cut short: a cancel would close the
@@ -152,4 +153,15 @@ func (l *log) Close() error {
 		return dbErr("closing session "+l.header.ID, err)
 	}
 	return nil
+}
+
+// titleOf is the title a listing shows for a session whose first user
+// message is u, as the stores of package session name it.
+func titleOf(u *session.UserMessage) string {
+	for _, c := range u.Content {
+		if c.Text != "" {
+			return storekit.Title(c.Text)
+		}
+	}
+	return ""
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 // maxNesting bounds how deep searchText looks into strings that hold
@@ -17,7 +17,7 @@ const maxNesting = 4
 
 // searchText returns every string of an event line, decoded, and the
 // strings of any string that is itself JSON, one per line: a superset of
-// the text session.Search matches (a match lies within one piece of
+// the text search.Search matches (a match lies within one piece of
 // text), which the trigram index narrows searches with. NUL, which a
 // text column cannot hold, becomes U+FFFD here and in queries alike.
 func searchText(line []byte) string {
@@ -52,14 +52,14 @@ func collect(v any, b *strings.Builder, depth int) {
 	}
 }
 
-// Search implements session.Searcher in SQL: the sessions of the
+// Search implements search.Searcher in SQL: the sessions of the
 // workspace that hold a candidate event, newest first, and their
 // candidate events, found with the trigram index for a literal query;
-// session.SearchLines then matches them exactly as the JSONL store
+// search.Lines then matches them exactly as the JSONL store
 // matches its files, so both answer a search alike.
-func (s *Store) Search(ctx context.Context, opts session.SearchOptions) ([]session.Match, error) {
+func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match, error) {
 	// An invalid query fails before any SQL is sent.
-	if _, err := session.SearchLines(ctx, opts, nil, nil); err != nil {
+	if _, err := search.Lines(ctx, opts, nil, nil); err != nil {
 		return nil, err
 	}
 	ws := opts.Workspace
@@ -114,7 +114,7 @@ func (s *Store) Search(ctx context.Context, opts session.SearchOptions) ([]sessi
 		lineSQL += " AND " + eventWhere(2)
 	}
 	lineSQL += " ORDER BY seq"
-	return session.SearchLines(ctx, opts, infos, func(ctx context.Context, i int) ([][]byte, error) {
+	return search.Lines(ctx, opts, infos, func(ctx context.Context, i int) ([][]byte, error) {
 		rows, err := s.pool.Query(ctx, lineSQL, append([]any{infos[i].Header.ID}, evArgs...)...)
 		if err != nil {
 			return nil, dbErr("searching session "+infos[i].Header.ID, err)

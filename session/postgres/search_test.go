@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 // corpusWords are the pieces of corpus text: words a search looks for,
@@ -96,7 +97,7 @@ func TestSearchSameAsJSONL(t *testing.T) {
 		time.Sleep(8 * time.Millisecond)
 	}
 
-	queries := []session.SearchOptions{
+	queries := []search.Options{
 		{Query: "needle"},
 		{Query: "Needle"},
 		{Query: "needle", AllWorkspaces: true},
@@ -109,7 +110,7 @@ func TestSearchSameAsJSONL(t *testing.T) {
 		{Query: "needle", Exclude: []string{"s03", "s05"}, AllWorkspaces: true},
 		{Query: "needle", Types: []string{session.TypeToolResult}},
 		{Query: "system", Types: []string{session.TypeSystem}, AllWorkspaces: true},
-		{Query: "needle", Types: []string{session.TypeRecord, "from_the_future"}, AllWorkspaces: true},
+		{Query: "needle", Types: []string{"record", "from_the_future"}, AllWorkspaces: true},
 		{Query: `"quoted"`, AllWorkspaces: true},
 		{Query: `C:\path`, AllWorkspaces: true},
 		{Query: "<html>", AllWorkspaces: true},
@@ -139,9 +140,9 @@ func TestSearchSameAsJSONL(t *testing.T) {
 		if q.Workspace == "" && !q.AllWorkspaces {
 			q.Workspace = "/home/u/proj"
 		}
-		want, err := session.Search(ctx(), js, q)
+		want, err := search.Search(ctx(), js, q)
 		require.NoError(t, err)
-		got, err := session.Search(ctx(), pg, q)
+		got, err := search.Search(ctx(), pg, q)
 		require.NoError(t, err)
 		require.Equal(t, comparable(want), comparable(got), "query %+v", q)
 		total += len(want)
@@ -152,7 +153,7 @@ func TestSearchSameAsJSONL(t *testing.T) {
 // comparable describes matches without what the two stores report
 // differently by nature: when a session was updated, its size in bytes,
 // and the times of events written at different moments.
-func comparable(ms []session.Match) []string {
+func comparable(ms []search.Match) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		h := m.Session.Header

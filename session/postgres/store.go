@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // Store is a session.Store in a PostgreSQL database. It is safe for
@@ -118,7 +118,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) (session.Log, erro
 	}
 	h.Created = h.Created.UTC()
 	if h.ID == "" {
-		h.ID = session.NewID(h.Created)
+		h.ID = storekit.NewID(h.Created)
 	}
 	if err := checkID(h.ID); err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (s *Store) headerNext(ctx context.Context, q querier, id string) (session.H
 	}
 	if h.Format > session.FormatVersion {
 		return session.Header{}, 0, &harness.Error{Code: harness.CodeUnsupportedFormat,
-			Err: &session.FormatError{ID: id, Format: h.Format, Supported: session.FormatVersion}}
+			Message: fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, h.Format, session.FormatVersion)}
 	}
 	return h, next, nil
 }
@@ -273,59 +273,51 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Transcript, error
 	return tr, nil
 }
 
-// load reads a session's events in order, streaming them to the decoder.
+// load reads a session's events in order. Each row holds one event line
+// as Append encoded it; a row that does not decode (written by another
+// build, or changed by hand) or is longer than the store's maximum line
+// size is skipped with a warning, as the JSONL store skips such a line,
+// and an event of a type this build does not know is kept with one.
+// Lines are numbered as in a JSONL log: the header is line 1.
 func (s *Store) load(ctx context.Context, q querier, h session.Header) (*session.Transcript, error) {
-	rows, err := q.Query(ctx, `SELECT line FROM harness_events WHERE session_id = $1 ORDER BY seq`, h.ID)
+	rows, err := q.Query(ctx, `SELECT seq, line FROM harness_events WHERE session_id = $1 ORDER BY seq`, h.ID)
 	if err != nil {
 		return nil, dbErr("loading session "+h.ID, err)
 	}
 	defer rows.Close()
-	rr := &rowReader{rows: rows}
-	tr, err := session.ReadEvents(ctx, h, rr, session.WithMaxLineSize(s.maxLine))
-	if err == nil {
-		err = rows.Err()
+	tr := &session.Transcript{Header: h}
+	warn := func(line int, format string, args ...any) {
+		tr.Warnings = append(tr.Warnings, session.Warning{Line: line, Message: fmt.Sprintf(format, args...)})
 	}
-	if err != nil {
+	for lineNo := 2; rows.Next(); lineNo++ {
+		if lineNo%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		var seq int64
+		var line []byte
+		if err := rows.Scan(&seq, &line); err != nil {
+			return nil, dbErr("loading session "+h.ID, err)
+		}
+		if len(line) > s.maxLine {
+			warn(lineNo, "event %d of %d bytes, more than the maximum line size of %d bytes, skipped unread", seq, len(line), s.maxLine)
+			continue
+		}
+		var e session.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			warn(lineNo, "unreadable event %d skipped (%d bytes): %v", seq, len(line), err)
+			continue
+		}
+		if u, ok := e.Data.(*session.Unknown); ok {
+			warn(lineNo, "event %d has type %q, unknown to this build; skipped", e.Seq, u.Type)
+		}
+		tr.Events = append(tr.Events, e)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, dbErr("loading session "+h.ID, err)
 	}
 	return tr, nil
-}
-
-// rowReader reads rows of one bytea column as lines.
-type rowReader struct {
-	rows pgx.Rows
-	cur  []byte
-	nl   bool // the current line's newline is still to be read
-}
-
-func (r *rowReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		if len(r.cur) == 0 {
-			if r.nl {
-				p[n] = '\n'
-				n++
-				r.nl = false
-				continue
-			}
-			if !r.rows.Next() {
-				if err := r.rows.Err(); err != nil {
-					return n, err
-				}
-				if n == 0 {
-					return 0, io.EOF
-				}
-				return n, nil
-			}
-			r.cur = r.rows.RawValues()[0]
-			r.nl = true
-			continue
-		}
-		c := copy(p[n:], r.cur)
-		n += c
-		r.cur = r.cur[c:]
-	}
-	return n, nil
 }
 
 // List implements session.Store.

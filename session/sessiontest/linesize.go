@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 // TestMaxLineSize checks how a store bounds its log lines. newStore must
@@ -101,7 +102,7 @@ func testAnyTypeBounded(t *testing.T, s session.Store, max int) {
 		&session.Unknown{Type: "future", Data: []byte(`"` + big + `"`)},
 	} {
 		_, err := log.Append(ctx(), p)
-		assert.ErrorIs(t, err, harness.CodeTooLarge, "%s event", p.EventType())
+		assert.ErrorIs(t, err, harness.CodeTooLarge, "%s event", session.Event{Data: p}.Type())
 	}
 	tr, err := s.Load(ctx(), log.Header().ID)
 	require.NoError(t, err)
@@ -147,7 +148,7 @@ func testBackslashWorkspace(t *testing.T, s session.Store) {
 	infos, err := s.List(ctx(), session.ListOptions{Workspace: `/w/a\..`})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"own", "inside"}, ids(infos))
-	ms, err := session.Search(ctx(), s, session.SearchOptions{Query: "secret", Workspace: `/w/a\..`})
+	ms, err := search.Search(ctx(), s, search.Options{Query: "secret", Workspace: `/w/a\..`})
 	require.NoError(t, err)
 	var found []string
 	for _, m := range ms {

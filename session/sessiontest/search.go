@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 )
 
 // searchCorpus creates sessions in several workspaces, oldest first:
@@ -57,7 +58,7 @@ type hit struct {
 	Seq int64
 }
 
-func hits(ms []session.Match) []hit {
+func hits(ms []search.Match) []hit {
 	out := make([]hit, len(ms))
 	for i, m := range ms {
 		out[i] = hit{m.Session.Header.ID, m.Seq}
@@ -67,12 +68,12 @@ func hits(ms []session.Match) []hit {
 
 func testSearch(t *testing.T, s session.Store) {
 	searchCorpus(t, s)
-	search := func(opts session.SearchOptions) []session.Match {
+	find := func(opts search.Options) []search.Match {
 		t.Helper()
 		if opts.Workspace == "" && !opts.AllWorkspaces {
 			opts.Workspace = "/home/u/proj"
 		}
-		ms, err := session.Search(ctx(), s, opts)
+		ms, err := search.Search(ctx(), s, opts)
 		require.NoError(t, err)
 		for _, m := range ms {
 			require.True(t, m.MatchStart <= m.MatchEnd && m.MatchEnd <= len(m.Snippet), "match offsets in the snippet")
@@ -81,7 +82,7 @@ func testSearch(t *testing.T, s session.Store) {
 	}
 
 	t.Run("WorkspaceNewestFirst", func(t *testing.T) {
-		ms := search(session.SearchOptions{Query: "needle"})
+		ms := find(search.Options{Query: "needle"})
 		// a1: the call (seq 3) and its result (seq 5); not the sibling
 		// /home/u/project nor /elsewhere.
 		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}, {"a1", 5}}, hits(ms))
@@ -108,13 +109,13 @@ func testSearch(t *testing.T, s session.Store) {
 
 	t.Run("OtherWorkspacesOnlyWhenEnabled", func(t *testing.T) {
 		for _, ws := range []string{"/home/u/proj", "/home/u/proj/", "/home/u/proj/sub"} {
-			for _, m := range search(session.SearchOptions{Query: "needle", Workspace: ws}) {
+			for _, m := range find(search.Options{Query: "needle", Workspace: ws}) {
 				assert.True(t, session.Below(m.Session.Header.Cwd, ws), "%s is in workspace %s", m.Session.Header.Cwd, ws)
 			}
 		}
-		assert.Equal(t, []hit{{"a2", 1}}, hits(search(session.SearchOptions{Query: "needle", Workspace: "/home/u/proj/sub"})))
-		assert.Equal(t, []hit{{"b1", 1}}, hits(search(session.SearchOptions{Query: "needle", Workspace: "/home/u/project"})))
-		all := search(session.SearchOptions{Query: "needle", AllWorkspaces: true})
+		assert.Equal(t, []hit{{"a2", 1}}, hits(find(search.Options{Query: "needle", Workspace: "/home/u/proj/sub"})))
+		assert.Equal(t, []hit{{"b1", 1}}, hits(find(search.Options{Query: "needle", Workspace: "/home/u/project"})))
+		all := find(search.Options{Query: "needle", AllWorkspaces: true})
 		assert.Equal(t, []hit{{"c1", 1}, {"b1", 1}, {"a2", 1}, {"a1", 3}, {"a1", 5}}, hits(all))
 	})
 
@@ -131,62 +132,62 @@ func testSearch(t *testing.T, s session.Store) {
 			`grep -n "needle" src/*.go`,     // a decoded argument value
 			`"command":"grep -n \"needle\"`, // the arguments as the model wrote them
 		} {
-			ms := search(session.SearchOptions{Query: q})
+			ms := find(search.Options{Query: q})
 			if assert.Len(t, ms, 1, "query %q", q) {
 				m := ms[0]
 				assert.Equal(t, q, m.Snippet[m.MatchStart:m.MatchEnd], "query %q", q)
 			}
 		}
-		assert.Empty(t, search(session.SearchOptions{Query: `\"quoted\"`}), "the escaped form is not the text")
-		assert.Empty(t, search(session.SearchOptions{Query: `\n\tnow`}))
-		assert.Empty(t, search(session.SearchOptions{Query: "seq"}), "envelope fields are not text")
+		assert.Empty(t, find(search.Options{Query: `\"quoted\"`}), "the escaped form is not the text")
+		assert.Empty(t, find(search.Options{Query: `\n\tnow`}))
+		assert.Empty(t, find(search.Options{Query: "seq"}), "envelope fields are not text")
 	})
 
 	t.Run("Regex", func(t *testing.T) {
-		ms := search(session.SearchOptions{Query: `need(le|ful) at src/\w+\.go:\d+`, Regex: true})
+		ms := find(search.Options{Query: `need(le|ful) at src/\w+\.go:\d+`, Regex: true})
 		assert.Equal(t, []hit{{"a1", 5}}, hits(ms))
 		assert.Equal(t, "needle at src/x.go:12", ms[0].Snippet[ms[0].MatchStart:ms[0].MatchEnd])
-		assert.Equal(t, []hit{{"a2", 1}}, hits(search(session.SearchOptions{Query: `(?i)NEEDLE in SUB`, Regex: true})))
-		assert.Equal(t, []hit{{"a1", 2}}, hits(search(session.SearchOptions{Query: `"quoted" bug\s+now`, Regex: true})))
-		assert.Equal(t, []hit{{"a1", 2}}, hits(search(session.SearchOptions{Query: `ünï\w*`, Regex: true})))
-		assert.Equal(t, []hit{{"a2", 1}, {"a1", 2}}, hits(search(session.SearchOptions{Query: `sub$|✓`, Regex: true})))
-		assert.Equal(t, []hit{{"a1", 3}}, hits(search(session.SearchOptions{Query: `^let me`, Regex: true})), "reasoning is searched")
+		assert.Equal(t, []hit{{"a2", 1}}, hits(find(search.Options{Query: `(?i)NEEDLE in SUB`, Regex: true})))
+		assert.Equal(t, []hit{{"a1", 2}}, hits(find(search.Options{Query: `"quoted" bug\s+now`, Regex: true})))
+		assert.Equal(t, []hit{{"a1", 2}}, hits(find(search.Options{Query: `ünï\w*`, Regex: true})))
+		assert.Equal(t, []hit{{"a2", 1}, {"a1", 2}}, hits(find(search.Options{Query: `sub$|✓`, Regex: true})))
+		assert.Equal(t, []hit{{"a1", 3}}, hits(find(search.Options{Query: `^let me`, Regex: true})), "reasoning is searched")
 	})
 
 	t.Run("LimitAndPerSession", func(t *testing.T) {
-		assert.Equal(t, []hit{{"a2", 1}}, hits(search(session.SearchOptions{Query: "needle", Limit: 1})))
-		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}}, hits(search(session.SearchOptions{Query: "needle", Limit: 2})))
-		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}}, hits(search(session.SearchOptions{Query: "needle", PerSession: 1})))
-		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}, {"a1", 5}}, hits(search(session.SearchOptions{Query: "needle", Parallel: 1})))
+		assert.Equal(t, []hit{{"a2", 1}}, hits(find(search.Options{Query: "needle", Limit: 1})))
+		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}}, hits(find(search.Options{Query: "needle", Limit: 2})))
+		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}}, hits(find(search.Options{Query: "needle", PerSession: 1})))
+		assert.Equal(t, []hit{{"a2", 1}, {"a1", 3}, {"a1", 5}}, hits(find(search.Options{Query: "needle", Parallel: 1})))
 	})
 
 	t.Run("ExcludeAndTypes", func(t *testing.T) {
-		assert.Equal(t, []hit{{"a1", 3}, {"a1", 5}}, hits(search(session.SearchOptions{Query: "needle", Exclude: []string{"a2"}})))
-		assert.Empty(t, search(session.SearchOptions{Query: "search corpus"}), "system prompts are not searched by default")
-		ms := search(session.SearchOptions{Query: "search corpus", Types: []string{session.TypeSystem}})
+		assert.Equal(t, []hit{{"a1", 3}, {"a1", 5}}, hits(find(search.Options{Query: "needle", Exclude: []string{"a2"}})))
+		assert.Empty(t, find(search.Options{Query: "search corpus"}), "system prompts are not searched by default")
+		ms := find(search.Options{Query: "search corpus", Types: []string{session.TypeSystem}})
 		assert.Equal(t, []hit{{"a1", 1}}, hits(ms))
-		assert.Equal(t, []hit{{"a1", 6}}, hits(search(session.SearchOptions{Query: "grep a lot"})), "reminders are searched")
-		assert.Equal(t, []hit{{"a1", 5}}, hits(search(session.SearchOptions{Query: "needle", Types: []string{session.TypeToolResult}})))
+		assert.Equal(t, []hit{{"a1", 6}}, hits(find(search.Options{Query: "grep a lot"})), "reminders are searched")
+		assert.Equal(t, []hit{{"a1", 5}}, hits(find(search.Options{Query: "needle", Types: []string{session.TypeToolResult}})))
 	})
 
 	t.Run("Snippet", func(t *testing.T) {
-		ms := search(session.SearchOptions{Query: "C:", Context: 7})
+		ms := find(search.Options{Query: "C:", Context: 7})
 		require.Len(t, ms, 1)
 		m := ms[0]
 		assert.Equal(t, "…✓ in C:\\path\\f…", m.Snippet)
-		ms = search(session.SearchOptions{Query: "C:", Context: 6})
+		ms = find(search.Options{Query: "C:", Context: 6})
 		assert.Equal(t, "… in C:\\path\\…", ms[0].Snippet, "cut on character boundaries")
 		assert.Equal(t, "C:", m.Snippet[m.MatchStart:m.MatchEnd])
 	})
 
 	t.Run("InvalidQueries", func(t *testing.T) {
-		for _, opts := range []session.SearchOptions{
+		for _, opts := range []search.Options{
 			{Workspace: "/w"},
 			{Query: "x"},
 			{Query: "a(", Regex: true, Workspace: "/w"},
 			{Query: "a*", Regex: true, Workspace: "/w"},
 		} {
-			_, err := session.Search(ctx(), s, opts)
+			_, err := search.Search(ctx(), s, opts)
 			assert.ErrorIs(t, err, harness.CodeInvalidQuery, "%+v", opts)
 		}
 	})
@@ -194,7 +195,7 @@ func testSearch(t *testing.T, s session.Store) {
 	t.Run("CancelledContext", func(t *testing.T) {
 		c, cancel := context.WithCancel(ctx())
 		cancel()
-		ms, err := session.Search(c, s, session.SearchOptions{Query: "needle", AllWorkspaces: true})
+		ms, err := search.Search(c, s, search.Options{Query: "needle", AllWorkspaces: true})
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Empty(t, ms)
 		assert.True(t, errors.Is(err, context.Canceled))

@@ -17,14 +17,17 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/toolstest"
 )
 
 type rig struct {
 	t    *testing.T
 	fsys fs.FileSystem
 	env  *tools.Env
+	out  *spill.Memory
 	reg  *tools.Registry
 	n    int
 }
@@ -33,9 +36,10 @@ func newRig(t *testing.T, fsys fs.FileSystem, cwd string) *rig {
 	t.Helper()
 	reg, err := tools.NewRegistry(files.Tools()...)
 	require.NoError(t, err)
-	state := tools.NewState()
-	t.Cleanup(func() { state.Close() })
-	return &rig{t: t, fsys: fsys, reg: reg, env: &tools.Env{SessionID: "s", Cwd: cwd, FS: fsys, State: state, Output: outputs{}}}
+	env := toolstest.NewEnv()
+	t.Cleanup(func() { env.Close() })
+	env.Env.SessionID, env.Env.Cwd, env.Env.FS = "s", cwd, fsys
+	return &rig{t: t, fsys: fsys, reg: reg, env: env.Env, out: env.Output}
 }
 
 // call runs a tool call the way the loop dispatches it.
@@ -77,21 +81,6 @@ func (r *rig) put(p, content string) {
 	r.t.Helper()
 	_, err := r.fsys.Write(context.Background(), p, []byte(content), fs.WriteOptions{})
 	require.NoError(r.t, err)
-}
-
-// outputs is an in-memory tools.OutputStore.
-type outputs map[string]string
-
-func (o outputs) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
-	return tools.Stored{}, fmt.Errorf("not supported")
-}
-
-func (o outputs) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
-	s, ok := o[locator]
-	if !ok {
-		return nil, fmt.Errorf("open %s: %w", locator, harness.CodeNotFound)
-	}
-	return io.NopCloser(strings.NewReader(s)), nil
 }
 
 func memRig(t *testing.T) *rig {
@@ -273,21 +262,23 @@ func TestReadSavedOutput(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		fmt.Fprintf(&b, "out %d\n", i)
 	}
-	r.env.Output = outputs{"spill://s/c1": b.String()}
-	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999})
-	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
+	st, err := r.out.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	loc := st.Locator
+	res := r.ok("read", map[string]any{"file_path": loc, "offset": 4999})
+	assert.Equal(t, "Saved output: "+loc+"\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
 	assert.Empty(t, res.Files, "a saved output is not a file")
-	assert.Equal(t, []harness.Location{{Path: "spill://s/c1", StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
-	res = r.ok("read", map[string]any{"file_path": "spill://s/c1"})
+	assert.Equal(t, []harness.Location{{Path: loc, StartLine: 4999, EndLine: 5000}}, res.Render.Locations)
+	res = r.ok("read", map[string]any{"file_path": loc})
 	assert.Contains(t, res.Text(), "(Lines 1-2000 of 5000 shown. To continue, call read with offset=2001.)")
 
 	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, harness.CodeNotFound)
 	assert.Contains(t, msg, "There is no saved output spill://s/gone")
 	r.env.Output = nil
-	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1"}, harness.CodeNotFound)
+	msg = r.fails("read", map[string]any{"file_path": loc}, harness.CodeNotFound)
 	assert.Contains(t, msg, "keeps no saved outputs")
 
-	msg = r.fails("write", map[string]any{"file_path": "spill://s/c1", "content": "x"}, harness.CodePermission)
+	msg = r.fails("write", map[string]any{"file_path": loc, "content": "x"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
 	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
@@ -296,8 +287,12 @@ func TestReadSavedOutput(t *testing.T) {
 // windowed is an output store that reads windows itself, as spill/s3
 // does, and records them; Open is never used.
 type windowed struct {
-	outputs
-	asked []fs.Window
+	outputs map[string]string
+	asked   []fs.Window
+}
+
+func (w *windowed) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	return tools.Stored{}, fmt.Errorf("Save called for %s: %w", owner.Call, harness.CodeIO)
 }
 
 func (w *windowed) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
@@ -319,7 +314,7 @@ func TestReadSavedOutputWindowed(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		fmt.Fprintf(&b, "out %d\n", i)
 	}
-	store := &windowed{outputs: outputs{"spill://s/c1": b.String()}}
+	store := &windowed{outputs: map[string]string{"spill://s/c1": b.String()}}
 	r.env.Output = store
 	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999, "limit": 5})
 	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())

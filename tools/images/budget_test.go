@@ -155,7 +155,7 @@ func TestNormalizeOverDecodeBudget(t *testing.T) {
 	prog[bytes.Index(prog, []byte{0xff, 0xc0})+1] = 0xc2
 	var err error
 	alloc := allocDuring(func() { _, err = Normalize(bg, "shots/huge.jpg", prog, Limits{}) })
-	assert.Equal(t, harness.CodeImageDecodeMemory, codeOf(t, err))
+	assert.Equal(t, harness.CodeTooLarge, codeOf(t, err))
 	assert.Less(t, alloc, uint64(256<<10), "refused from the header: %d bytes allocated", alloc)
 	msg := err.Error()
 	assert.Contains(t, msg, "shots/huge.jpg (progressive JPEG with 4:2:0 chroma, 8000x6000 pixels) would take about 364.8 MiB of memory to decode")
@@ -173,6 +173,6 @@ func TestNormalizeOverDecodeBudget(t *testing.T) {
 	_, err = Normalize(bg, "deep.png", png16, Limits{MaxDecodeBytes: 1 << 20})
 	require.NoError(t, err)
 	_, err = Normalize(bg, "deep.png", png16, Limits{MaxDecodeBytes: 1 << 20, LongEdge: 200})
-	assert.Equal(t, harness.CodeImageDecodeMemory, codeOf(t, err))
+	assert.Equal(t, harness.CodeTooLarge, codeOf(t, err))
 	assert.Contains(t, err.Error(), "16-bit RGBA PNG")
 }

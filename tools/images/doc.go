@@ -10,8 +10,8 @@
 // whose decode would need more memory than Limits.MaxDecodeBytes: the
 // need is estimated from the headers (a 4:4:4 or progressive JPEG, a
 // lossless WebP or an interlaced GIF costs several bytes a pixel), and
-// the refusal, harness.CodeImageDecodeMemory, tells the model to make a
-// smaller copy.
+// the refusal (harness.CodeTooLarge) tells the model to make a smaller
+// copy.
 // A full decode then proves the image is whole: truncated and corrupt
 // files are refused. A PNG is never decoded whole: a reader of this
 // package inflates it and handles one row at a time, accepting and
@@ -39,8 +39,8 @@
 //
 // Every refusal is a *harness.Error with a stable code
 // (harness.CodeUnsupportedImageType, harness.CodeImageTypeMismatch,
-// harness.CodeCorruptImage, harness.CodeTooLarge, harness.CodeImageTooLarge,
-// harness.CodeImageDecodeMemory, harness.CodeImageInputUnsupported,
+// harness.CodeCorruptImage, harness.CodeTooLarge (for the file, the
+// declared pixels and the decode memory), harness.CodeImageInputUnsupported,
 // harness.CodeNoAttachmentStore, harness.CodeImageEncodeFailed) and a
 // message written for the model that says what to do next.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -45,7 +46,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	store := session.NewJSONL(logs)
-	att := session.JSONLAttachments(store)
+	att := attachments.Beside(store)
 
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
@@ -83,7 +84,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.True(t, strings.HasPrefix(p, filepath.Join(logs, "attachments")))
 	onDisk, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, img.Digest, session.Digest(onDisk))
+	assert.Equal(t, img.Digest, attachments.Digest(onDisk))
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/images"
 )
@@ -57,7 +57,7 @@ func ExampleReadImage() {
 		FS:          fsys,
 		ModelInput:  []harness.Modality{harness.ModalityText, harness.ModalityImage},
 		State:       state,
-		Attachments: session.NewMemoryAttachments(),
+		Attachments: attachments.NewMemory(),
 	}
 	res, err := images.ReadImage().Execute(context.Background(), &tools.Call{
 		Name: "read_image", Arguments: []byte(`{"file_path":"photo.webp"}`), Env: env,

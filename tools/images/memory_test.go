@@ -23,7 +23,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs/fstest"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -89,7 +89,7 @@ func TestHelperDecode(t *testing.T) {
 		state := tools.NewState()
 		defer state.Close()
 		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state,
-			Attachments: session.NewMemoryAttachments(), Logger: slog.New(slog.DiscardHandler)}
+			Attachments: attachments.NewMemory(), Logger: slog.New(slog.DiscardHandler)}
 		tool := ReadImage()
 		args, _ := json.Marshal(map[string]string{"file_path": name})
 		var wg sync.WaitGroup
@@ -186,7 +186,7 @@ func decodeInChild(t *testing.T, mode, path string) (int64, string) {
 type bomb struct {
 	name   string // the file name, whose extension says the type
 	write  func(t testing.TB, path string)
-	accept bool // accepted (else refused with harness.CodeImageDecodeMemory)
+	accept bool // accepted (else refused with harness.CodeTooLarge)
 	long   bool // only with HARNESS_LONG_TESTS=1
 }
 
@@ -295,7 +295,7 @@ func TestDecodeMemoryBounded(t *testing.T) {
 			if b.accept {
 				assert.True(t, strings.HasPrefix(result, "ok 2048x1953"), result)
 			} else {
-				assert.Equal(t, "err "+string(harness.CodeImageDecodeMemory), result)
+				assert.Equal(t, "err "+string(harness.CodeTooLarge), result)
 			}
 			assert.Less(t, rss, int64(singleTarget))
 		})

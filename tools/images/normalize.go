@@ -205,7 +205,7 @@ func (n *Normalized) Scale() float64 {
 // of a PNG, chroma subsampling and progressive coding of a JPEG, the kind
 // of WebP, the size of a GIF's first frame), and an image whose estimate
 // exceeds lim.MaxDecodeBytes is refused with
-// harness.CodeImageDecodeMemory. A full
+// harness.CodeTooLarge. A full
 // decode then proves the image is whole: a PNG is read a row at a time,
 // never held whole, and validated exactly as image/png would. An image
 // within the long-edge budget passes through byte-identical, except the
@@ -403,7 +403,7 @@ func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits)
 // tooCostly is the refusal of an image whose decode would need more
 // memory than the budget.
 func tooCostly(name, what string, w, h int, need int64, lim Limits) error {
-	return &harness.Error{Code: harness.CodeImageDecodeMemory, Message: fmt.Sprintf(
+	return &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
 		"%s (%s, %dx%d pixels) would take about %s of memory to decode, over the %s read_image allows. "+
 			"Make a smaller copy first, for example with ImageMagick: convert %s -resize %dx%d smaller.png (or scale it down with another tool), then read the copy.",
 		name, what, w, h, units.Bytes(need), units.Bytes(lim.MaxDecodeBytes), path.Base(name), lim.LongEdge, lim.LongEdge)}
@@ -475,7 +475,7 @@ func checkDimensions(name string, w, h int, lim Limits) error {
 		return &harness.Error{Code: harness.CodeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
 	}
 	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
-		return &harness.Error{Code: harness.CodeImageTooLarge, Message: fmt.Sprintf(
+		return &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
 			"%s is %dx%d pixels; the limits are %d px per side and %d pixels in all. Make a smaller copy (scale it down or crop the part that matters) and read that.",
 			name, w, h, lim.MaxSide, lim.MaxPixels)}
 	}

@@ -323,8 +323,8 @@ func TestNormalizeRefusals(t *testing.T) {
 		{"half.gif", gifData[:len(gifData)/2], Limits{}, harness.CodeCorruptImage, "not a whole GIF"},
 		{"half.webp", webpData[:len(webpData)-30], Limits{}, harness.CodeCorruptImage, "not a whole WebP"},
 		{"big.png", whole, Limits{MaxBytes: 1000}, harness.CodeTooLarge, "over the 1000-byte limit"},
-		{"wide.png", whole, Limits{MaxSide: 199}, harness.CodeImageTooLarge, "200x150"},
-		{"many.png", whole, Limits{MaxPixels: 29_999}, harness.CodeImageTooLarge, "29999 pixels"},
+		{"wide.png", whole, Limits{MaxSide: 199}, harness.CodeTooLarge, "200x150"},
+		{"many.png", whole, Limits{MaxPixels: 29_999}, harness.CodeTooLarge, "29999 pixels"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -371,7 +371,7 @@ func TestNormalizeBombRefusedBeforeDecode(t *testing.T) {
 			require.Less(t, len(c.data), 2000, "the bomb is tiny")
 			var err error
 			alloc := allocDuring(func() { _, err = Normalize(bg, c.name, c.data, Limits{}) })
-			assert.Equal(t, harness.CodeImageTooLarge, codeOf(t, err))
+			assert.Equal(t, harness.CodeTooLarge, codeOf(t, err))
 			assert.Less(t, alloc, uint64(256<<10), "refused from the header: %d bytes allocated", alloc)
 		})
 	}

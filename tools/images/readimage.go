@@ -72,7 +72,7 @@ type readImageArgs struct {
 // content-addressed so the session log holds a reference and never the
 // bytes. Register it only when the loop has one:
 //
-//	att := session.JSONLAttachments(store)
+//	att := attachments.Beside(store)
 //	loop := agent.New(
 //		agent.WithAttachments(att),
 //		agent.WithTools(images.ReadImage()),

@@ -24,7 +24,7 @@ import (
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/images"
 )
@@ -89,7 +89,7 @@ func (c *countingFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([
 type fixture struct {
 	root string
 	fsys *countingFS
-	att  *session.MemoryAttachments
+	att  *attachments.Memory
 	env  *tools.Env
 }
 
@@ -98,7 +98,7 @@ func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	root := t.TempDir()
 	local, err := fslocal.New(root)
 	require.NoError(t, err)
-	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: session.NewMemoryAttachments()}
+	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: attachments.NewMemory()}
 	state := tools.NewState()
 	t.Cleanup(func() { state.Close() })
 	if input == nil {
@@ -161,7 +161,7 @@ func TestReadImageHappyPaths(t *testing.T) {
 			assert.Equal(t, res.Content[0].Text, strings.Join([]string{abs + ": " + c.mt, ", ", dims(c.w, c.h), " px, ", itoa(len(c.data)), " bytes."}, ""))
 			img := res.Content[1].Image
 			require.NotNil(t, img)
-			assert.Equal(t, harness.Image{Digest: session.Digest(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
+			assert.Equal(t, harness.Image{Digest: attachments.Digest(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
 			stored, err := f.att.Get(ctx, img.Digest)
 			require.NoError(t, err)
 			assert.Equal(t, c.data, stored, "within budget, the stored bytes are the file's")
@@ -304,7 +304,7 @@ func TestReadImageMemFS(t *testing.T) {
 	require.NoError(t, mem.SetFile("/ws/a.png", data, 0o644))
 	state := tools.NewState()
 	defer state.Close()
-	att := session.NewMemoryAttachments()
+	att := attachments.NewMemory()
 	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}
 	res, err := images.ReadImage().Execute(ctx, &tools.Call{Arguments: json.RawMessage(`{"file_path":"a.png"}`), Env: env})
 	require.NoError(t, err)
@@ -400,7 +400,7 @@ func TestReadImageDecodeBudget(t *testing.T) {
 	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
 	_, err := f.call(t, tool, "wide.png")
 	require.Error(t, err)
-	assert.Equal(t, harness.CodeImageDecodeMemory, harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
 	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
 	assert.Zero(t, f.att.Len())

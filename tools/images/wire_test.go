@@ -13,10 +13,10 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/fslocal"
-	"github.com/go-harness/harness/internal/fakeprovider"
 	"github.com/go-harness/harness/internal/leakcheck"
-	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/images"
 )
 
@@ -26,11 +26,12 @@ import (
 // message that follows the tool result.
 func TestReadImageOnTheWire(t *testing.T) {
 	leakcheck.Check(t)
-	srv := fakeprovider.New(t,
-		fakeprovider.SSE(fakeprovider.ToolDelta(0, "call_1", "read_image", `{"file_path":"ui.png"}`), fakeprovider.Finish("tool_calls")),
-		fakeprovider.SSE(fakeprovider.Text("a login form"), fakeprovider.Finish("stop")),
+	srv := openaitest.NewServer(
+		openaitest.SSE(openaitest.ToolDelta(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
+		openaitest.SSE(openaitest.Text("a login form"), openaitest.Finish("stop")),
 	)
-	model, err := openai.New(srv.URL(), "test-key", "deepseek-flash")
+	defer srv.Close()
+	model, err := openai.New(srv.URL, "test-key", "deepseek-flash")
 	require.NoError(t, err)
 	defer model.CloseIdleConnections()
 
@@ -39,7 +40,7 @@ func TestReadImageOnTheWire(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(work, "ui.png"), data, 0o644))
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
-	att := session.NewMemoryAttachments()
+	att := attachments.NewMemory()
 	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(local), agent.WithWorkingDir(local.Root()),
 		agent.WithAttachments(att), agent.WithTools(images.ReadImage()))
 	defer loop.Close()
@@ -51,7 +52,7 @@ func TestReadImageOnTheWire(t *testing.T) {
 
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
-	msgs := reqs[1].Messages(t)
+	msgs := reqs[1].Messages()
 	require.Len(t, msgs, 4, "user, assistant, tool, then the user message carrying the image")
 	assert.Equal(t, "tool", msgs[2]["role"])
 	assert.Contains(t, msgs[2]["content"], "image/png, 200x100 px")

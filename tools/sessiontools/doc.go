@@ -20,7 +20,7 @@
 // like any other tool's.
 //
 // The tools hold no state and are safe for concurrent use; they work over
-// any session.Store, and use the store's own search (session.Searcher)
+// any session.Store, and use the store's own search (search.Searcher)
 // when it has one, as the JSONL and Memory stores do.
 //
 // It imports harness, session (the logs it reads), tools and internal

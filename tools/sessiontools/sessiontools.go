@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -156,7 +157,7 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 			exclude = []string{call.Env.SessionID}
 		}
 		// One more than the limit tells whether there were more.
-		ms, err := session.Search(ctx, store, session.SearchOptions{
+		ms, err := search.Search(ctx, store, search.Options{
 			Query: in.Query, Regex: in.Regex, Workspace: ws, AllWorkspaces: c.allWorkspaces,
 			Exclude: exclude, Limit: limit + 1, PerSession: c.perSession,
 		})
@@ -177,7 +178,7 @@ func Search(store session.Store, opts ...Option) tools.Tool {
 	}), c.err)
 }
 
-func renderMatches(in searchInput, ws string, ms []session.Match, more bool, perSession int) string {
+func renderMatches(in searchInput, ws string, ms []search.Match, more bool, perSession int) string {
 	var b strings.Builder
 	where := "earlier sessions of " + ws
 	if ws == "" {
@@ -301,7 +302,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
 				Message: fmt.Sprintf("%q is not a session id. Session ids come from session_search.", in.SessionID)}
 		case errors.Is(err, harness.CodeNotFound):
-			return nil, &harness.Error{Code: harness.CodeSessionNotFound, Err: err,
+			return nil, &harness.Error{Code: harness.CodeNotFound, Err: err,
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		case err != nil:
 			return nil, err

@@ -253,7 +253,7 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{map[string]any{"session_id": "nope"}, harness.CodeSessionNotFound, "There is no session nope"},
+		{map[string]any{"session_id": "nope"}, harness.CodeNotFound, "There is no session nope"},
 		{map[string]any{"session_id": "../etc/passwd"}, harness.CodeInvalidArguments, "is not a session id"},
 		{map[string]any{"session_id": ""}, harness.CodeInvalidArguments, "session_id is empty"},
 		{map[string]any{"session_id": "old", "seq": 99}, harness.CodeInvalidArguments, "seq 99 is outside session old, whose events are numbered 1 to 8"},

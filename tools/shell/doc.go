@@ -92,8 +92,9 @@
 //
 // Failures carry harness codes: beside the dispatcher's (invalid_arguments,
 // timeout, aborted), harness.CodeBadWorkdir, CodeNoShell, CodeSandboxDenied,
-// CodeShellBusy, CodeShellBroken, CodeUnknownShell, CodeTooManyShells,
-// CodeUnknownJob, CodeTooManyJobs and CodeUnsupported.
+// CodeBusy (the persistent shell still runs a command), CodeShellBroken,
+// CodeNotFound (no such shell or job), CodeTooManyShells, CodeTooManyJobs
+// and CodeUnsupported.
 //
 // It imports harness, fs, tools, spill (every output stream is written
 // through a spill.Writer, which saves it as it arrives) and internal

@@ -209,7 +209,7 @@ func (t *jobTable) get(id string) (*job, error) {
 	if len(t.order) > 0 {
 		known = "Known jobs: " + strings.Join(t.order, ", ") + "."
 	}
-	return nil, &harness.Error{Code: harness.CodeUnknownJob, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
+	return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("There is no background job %q. %s", id, known)}
 }
 
 // take returns what the job printed since the last look, rendered for

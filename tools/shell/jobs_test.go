@@ -110,7 +110,7 @@ func TestJobKill(t *testing.T) {
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	assert.Contains(t, res.Text(), "The job had already finished.")
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": "job7"})
-	assert.Equal(t, harness.CodeUnknownJob, res.Code)
+	assert.Equal(t, harness.CodeNotFound, res.Code)
 	assert.Contains(t, res.Text(), "Known jobs: job1.")
 }
 

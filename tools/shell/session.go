@@ -613,13 +613,13 @@ func (m *shells) get(id string) (*shell, error) {
 		return sh, nil
 	}
 	if why, ok := m.gone[id]; ok {
-		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed (%s). Open a new one with shell_open; its state starts fresh.", id, why)}
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed (%s). Open a new one with shell_open; its state starts fresh.", id, why)}
 	}
 	known := "No shell is open."
 	if len(m.order) > 0 {
 		known = "Open shells: " + strings.Join(m.order, ", ") + "."
 	}
-	return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("There is no shell %q. %s Open one with shell_open.", id, known)}
+	return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("There is no shell %q. %s Open one with shell_open.", id, known)}
 }
 
 // forget removes a shell from the table, remembering why it went.

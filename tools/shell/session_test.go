@@ -127,7 +127,7 @@ func TestSessionStillRunningAndIncrementalRead(t *testing.T) {
 
 	busy := k.do(id, "echo second command")
 	require.True(t, busy.IsError)
-	assert.Equal(t, harness.CodeShellBusy, busy.Code)
+	assert.Equal(t, harness.CodeBusy, busy.Code)
 	assert.Contains(t, busy.Text(), "still running `echo first; while")
 	assert.Contains(t, busy.Text(), "shell_read")
 	assert.Contains(t, busy.Text(), "shell_close")
@@ -227,10 +227,10 @@ func TestSessionCloseStopsProcessGroup(t *testing.T) {
 
 	res = k.do(id, "echo again")
 	require.True(t, res.IsError)
-	assert.Equal(t, harness.CodeUnknownShell, res.Code)
+	assert.Equal(t, harness.CodeNotFound, res.Code)
 	assert.Contains(t, res.Text(), "Shell sh1 is closed (closed with shell_close). Open a new one with shell_open")
 	res = k.readOut("sh9")
-	assert.Equal(t, harness.CodeUnknownShell, res.Code)
+	assert.Equal(t, harness.CodeNotFound, res.Code)
 	assert.Contains(t, res.Text(), `There is no shell "sh9"`)
 }
 
@@ -342,7 +342,7 @@ func TestSessionIdleReaper(t *testing.T) {
 	eventually(t, func() bool { return !pidAlive(pid) }, "the idle shell to be reaped")
 	requireNoTagged(t, tag)
 	res := k.do(id, "echo hi")
-	assert.Equal(t, harness.CodeUnknownShell, res.Code)
+	assert.Equal(t, harness.CodeNotFound, res.Code)
 	assert.Contains(t, res.Text(), "closed after 150 ms without use")
 }
 

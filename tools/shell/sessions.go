@@ -274,10 +274,10 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	if sh.scan != nil {
-		return nil, &harness.Error{Code: harness.CodeShellBusy, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: harness.CodeBusy, Message: fmt.Sprintf(
 			"Shell %s is still running %s (for %s), so the command was not sent. "+
 				"Call shell_read (session_id %q) to wait for it and see its output, shell_close to stop it (the shell's state is lost), "+
 				"or run independent commands with bash or in another shell.",
@@ -343,7 +343,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
-		return nil, &harness.Error{Code: harness.CodeUnknownShell, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
 	}
 	sh.touchLocked(call)
 	switch {

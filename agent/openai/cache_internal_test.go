@@ -1,0 +1,118 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+)
+
+// randomMessage makes one message of a random kind.
+func randomMessage(r *rand.Rand, i int) harness.Message {
+	switch r.IntN(6) {
+	case 0:
+		return harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(fmt.Sprintf("user %d \"q\"", i))}}
+	case 1:
+		return harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{
+			{Type: harness.BlockReasoning, Text: fmt.Sprintf("think %d", i)},
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read", Arguments: `{"p":1}`}},
+		}}
+	case 2:
+		return harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{
+			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "ls"}},
+		}}
+	case 3:
+		return harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+			CallID: fmt.Sprintf("c%d", i), Name: "read", Content: []harness.Block{harness.TextBlock(fmt.Sprintf("out %d\n", i))}}}}}
+	case 4:
+		img := &harness.Image{Digest: "sha256:00", MediaType: "image/png", Size: 10, Name: fmt.Sprintf("i%d.png", i)}
+		return harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
+			CallID: fmt.Sprintf("c%d", i), Name: "shot", Content: []harness.Block{{Type: harness.BlockImage, Image: img}}}}}}
+	default:
+		return harness.Message{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock(fmt.Sprintf("answer %d", i))}}
+	}
+}
+
+// The cached encoding is always the one a fresh model makes: across
+// appends, messages replaced by new content slices, changed tools and
+// system prompts, with image messages (never cached) mixed in, and for
+// every dialect.
+func TestHistoryCacheMatchesAFreshEncoding(t *testing.T) {
+	rounds := 40
+	if os.Getenv("HARNESS_LONG_TESTS") == "1" {
+		rounds = 600
+	}
+	for _, d := range []Dialect{DialectDeepSeek, DialectOpenAI, DialectGeneric} {
+		t.Run(string(d), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(len(d))))
+			cached, err := New("http://127.0.0.1:1", "", "deepseek-flash", WithDialect(d), WithInputModalities(harness.ModalityImage))
+			require.NoError(t, err)
+			req := &model.Request{System: "sys", Tools: []model.Tool{{Name: "read", Parameters: []byte(`{"type":"object"}`)}}}
+			for round := range rounds {
+				switch op := r.IntN(10); {
+				case op < 6 || len(req.Messages) == 0:
+					for range 1 + r.IntN(3) {
+						req.Messages = append(req.Messages, randomMessage(r, round))
+					}
+				case op < 8:
+					// Change a message the way the loop does: a new
+					// content slice.
+					i := r.IntN(len(req.Messages))
+					m := randomMessage(r, 10_000+round)
+					req.Messages[i] = harness.Message{Role: req.Messages[i].Role, Content: m.Content}
+				case op == 8:
+					req.System = fmt.Sprintf("sys %d", round)
+				default:
+					req.Tools = []model.Tool{{Name: "read", Description: fmt.Sprint(round), Parameters: []byte(`{"type":"object"}`)}}
+				}
+				fresh, err := New("http://127.0.0.1:1", "", "deepseek-flash", WithDialect(d), WithInputModalities(harness.ModalityImage))
+				require.NoError(t, err)
+				want, n1, err := fresh.body(context.Background(), req)
+				require.NoError(t, err)
+				got, n2, err := cached.body(context.Background(), req)
+				require.NoError(t, err)
+				require.Equal(t, string(want.Bytes()), string(got.Bytes()), "round %d", round)
+				require.Equal(t, int64(len(got.Bytes())), got.size)
+				read, err := io.ReadAll(got.reader())
+				require.NoError(t, err)
+				require.Equal(t, string(want.Bytes()), string(read))
+				require.True(t, json.Valid(read), "%s", read)
+				require.Equal(t, n1, n2)
+			}
+		})
+	}
+}
+
+// A conversation's cache is its own: two conversations through one
+// model, interleaved, each get their own encoding, and so do two models
+// of different dialects given the same history.
+func TestHistoryCacheKeys(t *testing.T) {
+	m, err := New("http://127.0.0.1:1", "", "x", WithDialect(DialectDeepSeek))
+	require.NoError(t, err)
+	a := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("a")}}}}
+	b := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("b")}}}}
+	for range 3 {
+		ba, _, err := m.body(context.Background(), a)
+		require.NoError(t, err)
+		require.Contains(t, string(ba.Bytes()), `"content":"a"`)
+		bb, _, err := m.body(context.Background(), b)
+		require.NoError(t, err)
+		require.Contains(t, string(bb.Bytes()), `"content":"b"`)
+	}
+	withCall := &model.Request{Messages: []harness.Message{{Role: harness.RoleAssistant, Content: []harness.Block{
+		{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c", Name: "n", Arguments: "{}"}}}}}}
+	body, _, err := m.body(context.Background(), withCall)
+	require.NoError(t, err)
+	require.Contains(t, string(body.Bytes()), `"reasoning_content":""`)
+	// The same content slice, a different dialect: re-encoded.
+	require.Zero(t, m.history.conversation(DialectGeneric, withCall.Messages).validPrefix(withCall.Messages))
+	require.Equal(t, 1, m.history.conversation(DialectDeepSeek, withCall.Messages).validPrefix(withCall.Messages))
+}

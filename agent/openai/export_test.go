@@ -1,0 +1,4 @@
+package openai
+
+// LookupModel is the built-in catalog, for the tests.
+var LookupModel = lookupModel

@@ -1,0 +1,74 @@
+package openaitest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/agent/openai/openaitest"
+)
+
+// A scripted reply streams through the real adapter; the server records
+// what the adapter sent.
+func ExampleNewServer() {
+	srv := openaitest.NewServer(openaitest.SSE(
+		openaitest.Role(),
+		openaitest.Reasoning("The user greets. "),
+		openaitest.Text("Hello"),
+		openaitest.Text(", world"),
+		openaitest.Finish("stop"),
+		openaitest.Usage(12, 3, 8, 4, 2),
+	))
+	defer srv.Close()
+
+	m, err := openai.New(srv.URL, "test-key", "test-model")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.CloseIdleConnections()
+	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
+	var text strings.Builder
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if c.Type == model.ChunkText {
+			text.WriteString(c.Text)
+		}
+	}
+	fmt.Println(text.String())
+
+	sent := srv.Requests()[0]
+	fmt.Println(sent.Path, sent.Header.Get("Authorization"), sent.JSON()["model"], sent.Messages()[0]["content"])
+	// Output:
+	// Hello, world
+	// /chat/completions Bearer test-key test-model hi
+}
+
+// Error injects a provider failure; the adapter reports it with a code.
+func ExampleError() {
+	srv := openaitest.NewServer(openaitest.Error(http.StatusUnauthorized,
+		`{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`))
+	defer srv.Close()
+
+	m, err := openai.New(srv.URL, "wrong-key", "test-model")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.CloseIdleConnections()
+	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
+	for _, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			fmt.Println(harness.CodeOf(err))
+		}
+	}
+	// Output:
+	// auth
+}

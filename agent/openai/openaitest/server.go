@@ -1,0 +1,151 @@
+package openaitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+)
+
+// Request is one request the server received.
+type Request struct {
+	Header http.Header
+	Path   string
+	Body   []byte
+}
+
+// JSON returns the request body decoded, or nil when it is not a JSON
+// object.
+func (r Request) JSON() map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		return nil
+	}
+	return m
+}
+
+// Messages returns the request's messages ("messages" of the body), or
+// nil when it has none.
+func (r Request) Messages() []map[string]any {
+	var out []map[string]any
+	msgs, _ := r.JSON()["messages"].([]any)
+	for _, m := range msgs {
+		if mm, ok := m.(map[string]any); ok {
+			out = append(out, mm)
+		}
+	}
+	return out
+}
+
+// Reply answers one request.
+type Reply func(w http.ResponseWriter, r *http.Request)
+
+// Server is a fake OpenAI-compatible endpoint. It answers requests to
+// /chat/completions with its scripted replies, in order, and records
+// every request. When the script runs out it answers 400 with a JSON
+// error, so a test that makes one call too many fails clearly instead of
+// retrying; any other path is a 404 and takes no reply.
+type Server struct {
+	// URL is the base URL to give a client, "http://127.0.0.1:port"
+	// (the client appends /chat/completions).
+	URL string
+
+	srv      *httptest.Server
+	mu       sync.Mutex
+	replies  []Reply
+	requests []Request
+}
+
+// NewServer starts a server with a script of replies. Close it when the
+// test ends.
+func NewServer(replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close shuts the server down, waiting for requests in flight.
+func (s *Server) Close() { s.srv.Close() }
+
+// Add appends replies to the script.
+func (s *Server) Add(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+}
+
+// Requests returns the requests received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Path: r.URL.Path, Body: body})
+	if r.URL.Path != "/chat/completions" {
+		s.mu.Unlock()
+		Error(http.StatusNotFound, `{"error":{"message":"no such path"}}`)(w, r)
+		return
+	}
+	var rep Reply
+	if len(s.replies) > 0 {
+		rep, s.replies = s.replies[0], s.replies[1:]
+	}
+	s.mu.Unlock()
+	if rep == nil {
+		Error(http.StatusBadRequest, `{"error":{"message":"the test script has no more replies"}}`)(w, r)
+		return
+	}
+	rep(w, r)
+}
+
+// SSE replies with an event stream of the chunks, then [DONE].
+func SSE(chunks ...string) Reply {
+	var b bytes.Buffer
+	for _, c := range chunks {
+		b.WriteString("data: " + c + "\n\n")
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return SSERaw(b.String())
+}
+
+// SSERaw replies 200 with an event stream whose body is raw, as it is:
+// for streams that end early, lack [DONE] or carry malformed events.
+func SSERaw(raw string) Reply {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, raw)
+	}
+}
+
+// Error replies with status and a JSON body, plus header name/value
+// pairs. It sets Retry-After-Ms: 1, so that a client's retries of a 429
+// or 5xx do not slow the test; a pair in headers overrides it.
+func Error(status int, body string, headers ...string) Reply {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After-Ms", "1")
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+// JSON replies 200 with a JSON document, as a non-streaming endpoint
+// does.
+func JSON(body string) Reply {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-harness/harness/internal/units"
+	"github.com/go-harness/harness/tools/mcp"
+)
+
+// mcpFlags are the coder's MCP settings.
+type mcpFlags struct {
+	file string
+}
+
+func (m *mcpFlags) register(fset *flag.FlagSet) {
+	fset.StringVar(&m.file, "mcp", "", "MCP servers in a `file` of the .mcp.json format (default the workspace's .mcp.json, when there is one)")
+}
+
+// workspaceMCP is the configuration file looked for in the workspace.
+const workspaceMCP = ".mcp.json"
+
+// connectMCP connects the MCP servers of -mcp, or of the workspace's
+// .mcp.json, and returns the set (empty when there are none) with the
+// lines to show at start. A broken -mcp file is a usage error; a broken
+// workspace file is reported and skipped.
+func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (*mcp.Set, []string, error) {
+	path, explicit := a.o.mcp.file, a.o.mcp.file != ""
+	if !explicit {
+		path = filepath.Join(a.root, workspaceMCP)
+	}
+	var cfg *mcp.Config
+	var notes []string
+	if _, err := os.Stat(path); explicit || err == nil {
+		c, err := mcp.LoadConfig(path)
+		switch {
+		case err != nil && explicit:
+			return nil, nil, usagef("%v", err)
+		case err != nil:
+			notes = append(notes, "! "+err.Error()+" (MCP servers skipped)")
+		default:
+			cfg = c
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		notes = append(notes, fmt.Sprintf("! mcp: %v (MCP servers skipped)", err))
+	}
+	if cfg != nil {
+		for i := range cfg.Servers {
+			if cfg.Servers[i].Command != "" && cfg.Servers[i].Dir == "" {
+				// Stdio servers run in the workspace, as the agent's
+				// commands do.
+				cfg.Servers[i].Dir = a.root
+			}
+		}
+	}
+	set, err := mcp.Connect(ctx, cfg, mcp.WithLogger(logger))
+	if set == nil {
+		return nil, nil, err
+	}
+	return set, append(notes, mcpStatus(set)...), nil
+}
+
+// mcpStatus is one line per server: its tools, or why it is not there.
+func mcpStatus(set *mcp.Set) []string {
+	var out []string
+	for _, st := range set.Status() {
+		if !st.Connected {
+			msg := "not connected"
+			if st.Err != nil {
+				msg = st.Err.Error()
+			}
+			out = append(out, fmt.Sprintf("! mcp %s: %s", st.Name, strings.TrimPrefix(msg, "mcp: ")))
+			continue
+		}
+		line := fmt.Sprintf("mcp %s (%s): %s", st.Name, st.Transport, units.Plural(st.Tools, "tool", "tools"))
+		if st.Resources {
+			line += ", resources"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// showMCP prints the start-up lines of connectMCP.
+func (a *app) showMCP(lines []string) {
+	for _, l := range lines {
+		if rest, warn := strings.CutPrefix(l, "! "); warn {
+			a.view.notice(noticeWarn, rest)
+			continue
+		}
+		a.view.notice(noticeInfo, l)
+	}
+}

@@ -1,0 +1,188 @@
+package textmatch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+)
+
+// byFrequency lists bytes by how often they occur in source code and
+// logs, most frequent first; bytes not listed are rarer than all.
+const byFrequency = " etaonirsl\n\tcdupmh\"f.(),=_g;:/b0yv1-*w'x2k{}>[]<E#T&!SR8ACI3NO4P|9D5L6F7+M$%@?U\\BHGkqzVWjXYKJQZ^~`"
+
+// rank ranks c by frequency: 0 is the rarest.
+func rank(c byte) int {
+	if i := strings.IndexByte(byFrequency, c); i >= 0 {
+		return len(byFrequency) - i
+	}
+	return 0
+}
+
+// finder finds one literal, exactly or with ASCII case folded.
+type finder struct {
+	needle []byte // lowered when fold
+	fold   bool
+	rare   byte // a rare byte of needle (lower case when fold)
+	rareUp byte // its upper case when fold and a letter; else rare
+	off    int  // offset of rare in needle
+}
+
+func newFinder(needle []byte, fold bool) *finder {
+	f := &finder{needle: needle, fold: fold}
+	if fold {
+		f.needle = bytes.ToLower(needle)
+	}
+	best := 1 << 30
+	for i, c := range f.needle {
+		r := rank(c)
+		if fold && c >= 'a' && c <= 'z' {
+			r += rank(c - 32) // both cases are searched
+		}
+		if r < best {
+			best, f.rare, f.off = r, c, i
+		}
+	}
+	f.rareUp = f.rare
+	if fold && f.rare >= 'a' && f.rare <= 'z' {
+		f.rareUp = f.rare - 32
+	}
+	return f
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 32
+	}
+	return c
+}
+
+func equalFold(a, lowered []byte) bool {
+	for i, c := range lowered {
+		if lower(a[i]) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// index returns the index of the first occurrence in h, or -1.
+func (f *finder) index(h []byte) int {
+	n := len(f.needle)
+	if n == 0 {
+		return 0
+	}
+	if !f.fold {
+		if n == 1 {
+			return bytes.IndexByte(h, f.needle[0])
+		}
+		return f.indexExact(h)
+	}
+	return f.indexFold(h)
+}
+
+func (f *finder) indexExact(h []byte) int {
+	n := len(f.needle)
+	pos, misses := 0, 0
+	for pos+n <= len(h) {
+		i := bytes.IndexByte(h[pos+f.off:len(h)-n+f.off+1], f.rare)
+		if i < 0 {
+			return -1
+		}
+		c := pos + i
+		if bytes.Equal(h[c:c+n], f.needle) {
+			return c
+		}
+		pos = c + 1
+		// When false hits dominate, bytes.Index does better.
+		if misses++; misses > 32 && misses*32 > pos {
+			if j := bytes.Index(h[pos:], f.needle); j >= 0 {
+				return pos + j
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// foldBlock is the span indexFold lowers at a time, on the stack.
+const foldBlock = 4096
+
+// indexFold lowers the ASCII letters of h a block at a time into a
+// buffer on the stack and looks for the lowered needle there with
+// bytes.Index; a needle too long for the block overlap falls back to
+// scanning for its rare byte in both cases.
+func (f *finder) indexFold(h []byte) int {
+	n := len(f.needle)
+	if n > 64 {
+		return f.indexFoldRare(h)
+	}
+	var block [foldBlock + 64]byte
+	for start := 0; start+n <= len(h); start += foldBlock {
+		end := min(len(h), start+foldBlock+n-1)
+		seg := block[:end-start]
+		lowerASCII(seg, h[start:end])
+		if i := bytes.Index(seg, f.needle); i >= 0 {
+			return start + i
+		}
+	}
+	return -1
+}
+
+// lowerASCII writes src to dst with ASCII upper-case letters lowered,
+// eight bytes at a time.
+func lowerASCII(dst, src []byte) {
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		heptets := w & 0x7f7f7f7f7f7f7f7f
+		geA := heptets + 0x3f3f3f3f3f3f3f3f // high bit: byte >= 'A'
+		gtZ := heptets + 0x2525252525252525 // high bit: byte > 'Z'
+		upper := geA &^ gtZ &^ w & 0x8080808080808080
+		binary.LittleEndian.PutUint64(dst[i:], w|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		dst[i] = lower(src[i])
+	}
+}
+
+// indexFoldRare scans for the rare byte in both cases, one scan each,
+// taking the nearer hit.
+func (f *finder) indexFoldRare(h []byte) int {
+	n := len(f.needle)
+	if n > len(h) {
+		return -1
+	}
+	end := len(h) - n + f.off + 1 // rare byte positions are < end
+	lo, up := -2, -2              // next hit of each case at or after pos; -1 none
+	if f.rareUp == f.rare {
+		up = -1
+	}
+	pos := f.off
+	for pos < end {
+		if lo != -1 && lo < pos {
+			lo = nextByte(h[:end], pos, f.rare)
+		}
+		if up != -1 && up < pos {
+			up = nextByte(h[:end], pos, f.rareUp)
+		}
+		c := lo
+		if c < 0 || (up >= 0 && up < c) {
+			c = up
+		}
+		if c < 0 {
+			return -1
+		}
+		if s := c - f.off; equalFold(h[s:s+n], f.needle) {
+			return s
+		}
+		pos = c + 1
+	}
+	return -1
+}
+
+func nextByte(h []byte, from int, c byte) int {
+	if i := bytes.IndexByte(h[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
+}

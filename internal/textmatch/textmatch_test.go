@@ -1,0 +1,206 @@
+package textmatch
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reference returns the 0-based numbers of the lines of text that match,
+// by running the plain regexp on each line.
+func reference(t testing.TB, pattern string, o Options, text []byte) []int {
+	src := pattern
+	if o.Literal {
+		src = regexp.QuoteMeta(pattern)
+	}
+	if o.IgnoreCase {
+		src = "(?i)" + src
+	}
+	re, err := regexp.Compile("(?m)" + src)
+	require.NoError(t, err)
+	var out []int
+	if len(text) == 0 {
+		return nil
+	}
+	text = bytes.TrimSuffix(text, []byte("\n"))
+	for i, line := range bytes.Split(text, []byte("\n")) {
+		// A CR that ends a line is part of the line break for '$'.
+		if re.Match(line) || bytes.HasSuffix(line, []byte("\r")) && strings.Contains(src, "$") && re.Match(line[:len(line)-1]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// lines returns the 0-based numbers of the lines NextLine reports.
+func lines(m *Matcher, text []byte) []int {
+	var out []int
+	from := 0
+	for {
+		s, e, ok := m.NextLine(text, from)
+		if !ok {
+			return out
+		}
+		out = append(out, bytes.Count(text[:s], []byte("\n")))
+		if e >= len(text) {
+			return out
+		}
+		from = e + 1
+	}
+}
+
+const sample = "package main\n\nimport \"io\"\n\nfunc NewReader(r io.Reader) *Reader {\n\treturn &Reader{r: r}\n}\n// connection RESET by peer\nConnection reset by peer: retry\n\u212Aelvin and \u017Fign\nKELVIN\n\nlast line without newline"
+
+func TestNextLine(t *testing.T) {
+	cases := []struct {
+		pattern string
+		o       Options
+		want    []int
+	}{
+		{"Reader", Options{Literal: true}, []int{4, 5}},
+		{"reader", Options{Literal: true, IgnoreCase: true}, []int{4, 5}},
+		{"connection reset by peer", Options{IgnoreCase: true}, []int{7, 8}},
+		{`func \w+Reader`, Options{}, []int{4}},
+		{`^$`, Options{}, []int{1, 3, 11}},
+		{`^\s*return`, Options{}, []int{5}},
+		{`kelvin`, Options{IgnoreCase: true}, []int{9, 10}},
+		{`sign`, Options{IgnoreCase: true}, []int{9}},
+		{`io|peer`, Options{}, []int{2, 4, 7, 8}},
+		{`newline$`, Options{}, []int{12}},
+		{`[^a-z]`, Options{}, []int{0, 2, 4, 5, 6, 7, 8, 9, 10, 12}},
+		{`a.c`, Options{}, nil},
+		{`a.*`, Options{}, []int{0, 4, 5, 9, 12}},
+		{"x*", Options{}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{"(", Options{Literal: true}, []int{4}},
+	}
+	for _, c := range cases {
+		t.Run(c.pattern, func(t *testing.T) {
+			m, err := Compile(c.pattern, c.o)
+			require.NoError(t, err)
+			got := lines(m, []byte(sample))
+			assert.Equal(t, c.want, got)
+			assert.Equal(t, reference(t, c.pattern, c.o, []byte(sample)), got, "the plain regexp line by line agrees")
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		o       Options
+		want    string
+	}{
+		{"", Options{}, "empty"},
+		{"a(b", Options{}, "missing closing )"},
+		{`a\nb`, Options{}, "set multiline"},
+		{"line\nbreak", Options{Literal: true}, "set multiline"},
+	} {
+		_, err := Compile(c.pattern, c.o)
+		require.ErrorIs(t, err, ErrPattern, c.pattern)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	m, err := Compile(`a\nb`, Options{Multiline: true})
+	require.NoError(t, err)
+	assert.Equal(t, [][]int{{3, 6}}, m.FindAll([]byte("xx\na\nb"), -1))
+	m, err = Compile(`a|\n`, Options{})
+	require.NoError(t, err, "an alternative that can match keeps the pattern usable")
+	assert.Equal(t, []int{1}, lines(m, []byte("x\na\n\n")))
+	m, _ = Compile("^$", Options{})
+	assert.Empty(t, lines(m, []byte("m\n")), "no empty line after the final newline")
+	m, _ = Compile("a$", Options{})
+	assert.Equal(t, []int{0}, lines(m, []byte("a\r\nb\r\n")), "$ matches before the CR of a CRLF line end")
+	m, _ = Compile("^$", Options{})
+	assert.Equal(t, []int{2}, lines(m, []byte("x\na\n\n")), "a final newline ends the last line")
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    []Literal
+	}{
+		{"hello", []Literal{{Text: "hello"}}},
+		{`func \w+Reader`, []Literal{{Text: "Reader"}}},
+		{"(?i)connection reset by peer", []Literal{{Text: "connection re", Fold: true}}},
+		{"foo|barbaz", []Literal{{Text: "foo"}, {Text: "barbaz"}}},
+		{"a|b", nil},
+		{`\w+`, nil},
+		{"(?i)ks", nil},
+		{"x(abc)+y", []Literal{{Text: "abc"}}},
+	} {
+		re, err := syntax.Parse(c.pattern, syntax.Perl)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, RequiredLiterals(re.Simplify()), c.pattern)
+	}
+}
+
+func TestLowerASCII(t *testing.T) {
+	var src []byte
+	for c := range 256 {
+		src = append(src, byte(c))
+	}
+	src = append(src, "Hello, WORLD: Ünïcödé KELVIN"...)
+	dst := make([]byte, len(src))
+	lowerASCII(dst, src)
+	for i, c := range src {
+		assert.Equal(t, lower(c), dst[i], "byte %d (%#x)", i, c)
+	}
+	long := []byte(strings.Repeat("x", 5000) + "NEEDLE" + strings.Repeat("y", 70) + "LongNeedle" + strings.Repeat("Z", 64))
+	assert.Equal(t, 5000, newFinder([]byte("needle"), true).index(long))
+	assert.Equal(t, 5076, newFinder([]byte("longneedle"), true).index(long))
+	assert.Equal(t, 5076, newFinder([]byte("longneedle"+strings.Repeat("z", 64)), true).index(long), "a needle longer than the block overlap")
+	edge := []byte(strings.Repeat("a", foldBlock-3) + "NEEDLE")
+	assert.Equal(t, foldBlock-3, newFinder([]byte("needle"), true).index(edge), "across a block boundary")
+}
+
+func TestFinder(t *testing.T) {
+	h := []byte(strings.Repeat("abcdefgh ", 100) + "NeedLE" + strings.Repeat(" x", 50))
+	assert.Equal(t, 900, newFinder([]byte("needle"), true).index(h))
+	assert.Equal(t, -1, newFinder([]byte("needle"), false).index(h))
+	assert.Equal(t, 900, newFinder([]byte("NeedLE"), false).index(h))
+	assert.Equal(t, -1, newFinder([]byte("needlex"), true).index(h))
+	assert.Equal(t, 0, newFinder([]byte("ABC"), true).index(h))
+	assert.Equal(t, -1, newFinder([]byte("zz"), true).index([]byte("z")))
+}
+
+// FuzzNextLine compares the matcher with the plain regexp run line by
+// line, for any pattern, text and options.
+func FuzzNextLine(f *testing.F) {
+	f.Add("Reader", sample, false, false)
+	f.Add("connection reset", sample, true, false)
+	f.Add(`(?i)k\w+`, sample, false, false)
+	f.Add(`^\s*$|x[^y]z`, "a\n \nxqz\nx\nz", false, false)
+	f.Add("a.b", "a\nb\naxb", false, true)
+	f.Fuzz(func(t *testing.T, pattern, text string, fold, literal bool) {
+		o := Options{Literal: literal, IgnoreCase: fold}
+		m, err := Compile(pattern, o)
+		if err != nil {
+			return
+		}
+		src := pattern
+		if literal {
+			src = regexp.QuoteMeta(pattern)
+		}
+		if _, err := regexp.Compile(src); err != nil {
+			t.Fatalf("Compile accepted %q, which regexp refuses", pattern)
+		}
+		want := reference(t, pattern, o, []byte(text))
+		got := lines(m, []byte(text))
+		if len(want) != len(got) || (len(want) > 0 && !equal(want, got)) {
+			t.Fatalf("pattern %q fold %v literal %v: got lines %v, want %v", pattern, fold, literal, got, want)
+		}
+	})
+}
+
+func equal(a, b []int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

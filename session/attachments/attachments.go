@@ -1,0 +1,239 @@
+package attachments
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/durable"
+	"github.com/go-harness/harness/session"
+)
+
+// digestPrefix starts every attachment digest: the digest is
+// digestPrefix followed by the lowercase hex SHA-256 of the bytes.
+const digestPrefix = "sha256:"
+
+// Attachment stores fail with harness errors: harness.CodeNotFound for a
+// digest no attachment has, harness.CodeInvalidDigest for a digest that
+// is not "sha256:" followed by 64 lowercase hex digits, and
+// harness.CodeCorruptAttachment when the stored bytes no longer hash to
+// their digest (they are not returned).
+
+// Digest returns the attachment digest of data: "sha256:<hex>".
+func Digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+// ValidDigest reports whether d is a well-formed attachment digest:
+// "sha256:" followed by exactly 64 lowercase hex digits. Only such digests
+// name stored files, so none can leave the store's directory.
+func ValidDigest(d string) bool {
+	h, ok := strings.CutPrefix(d, digestPrefix)
+	if !ok || len(h) != sha256.Size*2 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// notFound is the error of a digest no attachment has.
+func notFound(digest string) error {
+	return &harness.Error{Code: harness.CodeNotFound, Message: "attachments: no attachment " + digest + " is stored"}
+}
+
+func checkDigest(d string) error {
+	if !ValidDigest(d) {
+		return &harness.Error{Code: harness.CodeInvalidDigest, Message: fmt.Sprintf("attachments: invalid attachment digest %q (want \"sha256:\" and 64 lowercase hex digits)", d)}
+	}
+	return nil
+}
+
+// Files is an attachment store (a tools.AttachmentStore and a
+// model.ImageSource) that keeps each attachment in
+// its own file named by its digest: <dir>/sha256/<hex>. Files are written
+// atomically (a private temporary file in the same directory, synced, then
+// renamed into place, and the directory synced), so a crash leaves either
+// the whole attachment or none. Storing bytes already present writes
+// nothing. Get hashes what it reads and refuses bytes that do not match
+// their digest. Directories are created 0700 and files 0600 on first use.
+//
+// Attachments are shared by every session that uses the directory;
+// deleting a session does not delete them.
+type Files struct {
+	dir string
+}
+
+// NewFiles returns an attachment store keeping its files in dir.
+func NewFiles(dir string) *Files { return &Files{dir: dir} }
+
+// dirName is the subdirectory of a JSONL store's directory that Beside
+// uses.
+const dirName = "attachments"
+
+// Beside returns the attachment store beside the logs of s: a directory
+// named "attachments" inside s.Dir(). It is the usual companion of a
+// JSONL store:
+//
+//	store := session.NewJSONL(dir)
+//	loop, err := agent.New(
+//		agent.WithSessionStore(store),
+//		agent.WithAttachments(attachments.Beside(store)),
+//		...
+//	)
+func Beside(s *session.JSONL) *Files {
+	return NewFiles(filepath.Join(s.Dir(), dirName))
+}
+
+// Path returns the file that holds the attachment with digest, which must
+// be valid.
+func (d *Files) Path(digest string) (string, error) {
+	if err := checkDigest(digest); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.dir, "sha256", strings.TrimPrefix(digest, digestPrefix)), nil
+}
+
+// Put implements tools.AttachmentStore.
+func (d *Files) Put(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	digest := Digest(data)
+	p, _ := d.Path(digest)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		if have, err := os.ReadFile(p); err == nil && bytes.Equal(have, data) {
+			return digest, nil // already stored, and intact
+		}
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("attachments: creating attachment directory: %w", err)
+	}
+	if err := writeAtomic(dir, p, data); err != nil {
+		return "", fmt.Errorf("attachments: storing attachment %s: %w", digest, err)
+	}
+	return digest, nil
+}
+
+// Get implements tools.AttachmentStore.
+func (d *Files) Get(ctx context.Context, digest string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.Path(digest)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, notFound(digest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("attachments: reading attachment %s: %w", digest, err)
+	}
+	if got := Digest(data); got != digest {
+		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf("attachments: the stored attachment %s holds bytes hashing to %s; it is damaged, store it again", digest, got)}
+	}
+	return data, nil
+}
+
+// writeAtomic replaces path with data: a private temporary file in dir,
+// synced, renamed over path, then dir synced.
+func writeAtomic(dir, path string, data []byte) (err error) {
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return durable.SyncDir(dir)
+}
+
+// Memory is an attachment store (a tools.AttachmentStore and
+// a model.ImageSource) that keeps attachments in
+// memory, for tests and short-lived programs. It stores a copy of what it
+// is given and returns a copy of what it holds. It is safe for concurrent
+// use.
+type Memory struct {
+	mu sync.RWMutex
+	m  map[string][]byte
+}
+
+// NewMemory returns an empty in-memory attachment store.
+func NewMemory() *Memory {
+	return &Memory{m: map[string][]byte{}}
+}
+
+// Put implements tools.AttachmentStore.
+func (s *Memory) Put(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	digest := Digest(data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[digest]; !ok {
+		s.m[digest] = bytes.Clone(data)
+		if s.m[digest] == nil {
+			s.m[digest] = []byte{}
+		}
+	}
+	return digest, nil
+}
+
+// Get implements tools.AttachmentStore.
+func (s *Memory) Get(ctx context.Context, digest string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkDigest(digest); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	data, ok := s.m[digest]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, notFound(digest)
+	}
+	return bytes.Clone(data), nil
+}
+
+// Len returns how many distinct attachments the store holds.
+func (s *Memory) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.m)
+}

@@ -1,0 +1,156 @@
+package attachments_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/attachments"
+	"github.com/go-harness/harness/session/sessiontest"
+	"github.com/go-harness/harness/tools"
+)
+
+func TestFilesConformance(t *testing.T) {
+	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore {
+		return attachments.NewFiles(filepath.Join(t.TempDir(), "att"))
+	})
+}
+
+// Both stores are what the tools and the model contract ask for.
+var (
+	_ tools.AttachmentStore = (*attachments.Files)(nil)
+	_ tools.AttachmentStore = (*attachments.Memory)(nil)
+)
+
+func TestMemoryConformance(t *testing.T) {
+	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return attachments.NewMemory() })
+}
+
+func TestFilesLayout(t *testing.T) {
+	store := session.NewJSONL(t.TempDir())
+	att := attachments.Beside(store)
+	ctx := context.Background()
+	d, err := att.Put(ctx, []byte("pixels"))
+	require.NoError(t, err)
+	p, err := att.Path(d)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(store.Dir(), "attachments", "sha256", d[len("sha256:"):]), p)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	di, err := os.Stat(filepath.Dir(p))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+	entries, err := os.ReadDir(filepath.Dir(p))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+	assert.Equal(t, d[len("sha256:"):], entries[0].Name())
+
+	// The attachments directory does not disturb the session store.
+	log, err := store.Create(ctx, session.Header{Cwd: "/w"})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	infos, err := store.List(ctx, session.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, infos, 1)
+}
+
+func TestFilesCorruption(t *testing.T) {
+	att := attachments.NewFiles(t.TempDir())
+	ctx := context.Background()
+	data := bytes.Repeat([]byte{7}, 4096)
+	d, err := att.Put(ctx, data)
+	require.NoError(t, err)
+	p, _ := att.Path(d)
+
+	// Flip one byte on disk: Get refuses rather than return bad bytes.
+	bad := bytes.Clone(data)
+	bad[100] = 8
+	require.NoError(t, os.WriteFile(p, bad, 0o600))
+	got, err := att.Get(ctx, d)
+	assert.ErrorIs(t, err, harness.CodeCorruptAttachment)
+	assert.Nil(t, got)
+	assert.Contains(t, err.Error(), d)
+
+	// Putting the same bytes again repairs the stored copy.
+	d2, err := att.Put(ctx, data)
+	require.NoError(t, err)
+	assert.Equal(t, d, d2)
+	got, err = att.Get(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+
+	// A truncated copy is repaired too.
+	require.NoError(t, os.WriteFile(p, data[:10], 0o600))
+	_, err = att.Get(ctx, d)
+	assert.ErrorIs(t, err, harness.CodeCorruptAttachment)
+	_, err = att.Put(ctx, data)
+	require.NoError(t, err)
+	got, err = att.Get(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+}
+
+func TestFilesUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o600))
+	att := attachments.NewFiles(filepath.Join(blocker, "att")) // below a regular file
+	_, err := att.Put(context.Background(), []byte("data"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "attachment")
+}
+
+func TestDigest(t *testing.T) {
+	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", attachments.Digest(nil))
+	assert.True(t, attachments.ValidDigest(attachments.Digest([]byte("x"))))
+	assert.False(t, attachments.ValidDigest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
+}
+
+func ExampleBeside() {
+	dir, _ := os.MkdirTemp("", "sessions")
+	defer os.RemoveAll(dir)
+	store := session.NewJSONL(dir)
+	att := attachments.Beside(store)
+	d, _ := att.Put(context.Background(), []byte("hello"))
+	data, _ := att.Get(context.Background(), d)
+	fmt.Println(d)
+	fmt.Println(string(data))
+	// Output:
+	// sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
+	// hello
+}
+
+// FuzzAttachmentPath checks that only well-formed digests name files, and
+// that every file they name lies inside the store's directory.
+func FuzzAttachmentPath(f *testing.F) {
+	f.Add(attachments.Digest([]byte("x")))
+	f.Add("sha256:../../etc/passwd")
+	f.Add("sha256:" + strings.Repeat("a", 63) + "/")
+	f.Add("")
+	dir := filepath.Join(f.TempDir(), "att")
+	att := attachments.NewFiles(dir)
+	f.Fuzz(func(t *testing.T, d string) {
+		p, err := att.Path(d)
+		if !attachments.ValidDigest(d) {
+			if !errors.Is(err, harness.CodeInvalidDigest) {
+				t.Fatalf("%q: want ErrInvalidDigest, got %v", d, err)
+			}
+			return
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || strings.HasPrefix(rel, "..") || filepath.Dir(rel) != "sha256" {
+			t.Fatalf("%q names %s, outside %s", d, p, dir)
+		}
+	})
+}

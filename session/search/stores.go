@@ -1,0 +1,227 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness/session"
+)
+
+// scanBufferSize is the read size of a log scan; lines longer than it
+// grow the buffer.
+const scanBufferSize = 1 << 20
+
+// searchJSONL is the search of a JSONL store: a streaming scan of its
+// log files, newest first, several at a time. Each log's header is read
+// first and a log outside the workspace is not read further; the other
+// lines are searched as raw bytes and only lines that may match are
+// decoded.
+func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, error) {
+	m.maxLine = s.MaxLineSize()
+	files, err := logFiles(s.Dir(), m.exclude)
+	if err != nil {
+		return nil, err
+	}
+	m.pre.tune(sample(s, files))
+	bufs := sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }}
+	return m.run(ctx, len(files), func(ctx context.Context, i int, ms *matchSink) error {
+		bp := bufs.Get().(*[]byte)
+		defer bufs.Put(bp)
+		h, err := scanFile(ctx, s, files[i].id, m, bp, ms)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return nil // gone or unreadable: nothing to find
+		}
+		if len(ms.matches) == 0 {
+			return nil
+		}
+		info := session.Info{Header: h, Updated: files[i].mod, Size: files[i].size}
+		if d, err := s.Stat(ctx, files[i].id); err == nil {
+			info = d
+		}
+		for j := range ms.matches {
+			ms.matches[j].Session = info
+		}
+		return nil
+	})
+}
+
+// logFile is a log found in a JSONL store's directory.
+type logFile struct {
+	id   string
+	mod  time.Time
+	size int64
+}
+
+// logFiles returns the logs in dir, newest first by modification time
+// (as JSONL.List orders them), leaving out the ids in skip.
+func logFiles(dir string, skip map[string]bool) ([]logFile, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: listing %s: %w", dir, err)
+	}
+	files := make([]logFile, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || !session.ValidID(id) || skip[id] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		files = append(files, logFile{id: id, mod: fi.ModTime().UTC(), size: fi.Size()})
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].mod.Equal(files[j].mod) {
+			return files[i].mod.After(files[j].mod)
+		}
+		return files[i].id > files[j].id
+	})
+	return files, nil
+}
+
+// parseHeader decodes the first line of a log; a line that is no header
+// of this format is an error, and the log is not searched.
+func parseHeader(line []byte) (session.Header, error) {
+	var hl struct {
+		Type string `json:"type"`
+		session.Header
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(line), &hl); err != nil || hl.Type != "session" {
+		return session.Header{}, errors.New("search: the first line is not a session header")
+	}
+	if hl.Format != session.FormatVersion {
+		return session.Header{}, fmt.Errorf("search: log format %d, not %d", hl.Format, session.FormatVersion)
+	}
+	return hl.Header, nil
+}
+
+// sampleSize is how much of the newest logs a search reads to learn
+// which bytes are rare.
+const sampleSize = 256 << 10
+
+// sample returns the start of the newest logs, up to sampleSize bytes.
+func sample(s *session.JSONL, files []logFile) []byte {
+	buf := make([]byte, 0, sampleSize)
+	for _, lf := range files {
+		f, err := os.Open(s.Path(lf.id))
+		if err != nil {
+			continue
+		}
+		n, _ := io.ReadFull(f, buf[len(buf):cap(buf)])
+		f.Close()
+		buf = buf[:len(buf)+n]
+		if len(buf) == cap(buf) {
+			break
+		}
+	}
+	return buf
+}
+
+// scanFile searches one log. It returns the log's header; a log outside
+// the search's workspace is not read past it.
+func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
+	f, err := os.Open(s.Path(id))
+	if err != nil {
+		return session.Header{}, err
+	}
+	defer f.Close()
+	buf := *bp
+	n, err := io.ReadFull(f, buf)
+	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if err != nil && !eof {
+		return session.Header{}, err
+	}
+	nl := bytes.IndexByte(buf[:n], '\n')
+	if nl < 0 {
+		if eof {
+			return session.Header{}, errors.New("search: no complete header line")
+		}
+		// A first line longer than a buffer is no header.
+		return session.Header{}, errors.New("search: the first line is not a session header")
+	}
+	h, err := parseHeader(buf[:nl])
+	if err != nil {
+		return session.Header{}, err
+	}
+	if m.excluded(h) {
+		return h, nil
+	}
+	start, end := nl+1, n
+	for {
+		if err := ctx.Err(); err != nil {
+			return h, err
+		}
+		data := buf[start:end]
+		last := bytes.LastIndexByte(data, '\n')
+		if eof {
+			// The last line may lack its newline (a torn write, or a
+			// complete event whose newline was lost).
+			m.scanLines(data, ms)
+			return h, nil
+		}
+		if last >= 0 {
+			if m.scanLines(data[:last+1], ms) {
+				return h, nil
+			}
+			start += last + 1
+		}
+		// Move the partial line to the front and read more; grow the
+		// buffer for a line that does not fit, up to the longest line the
+		// store reads, and stream past a longer one.
+		rest := copy(buf, buf[start:end])
+		if rest > s.MaxLineSize() {
+			if rest, eof, err = skipLine(f, buf); err != nil {
+				return h, err
+			}
+			start, end = 0, rest
+			continue
+		}
+		if rest == len(buf) {
+			size := min(2*len(buf), s.MaxLineSize()+1)
+			buf = slices.Grow(buf[:rest], size-rest)[:size]
+			*bp = buf
+		}
+		n, err := io.ReadFull(f, buf[rest:])
+		eof = errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return h, err
+		}
+		start, end = 0, rest+n
+	}
+}
+
+// skipLine reads past the rest of a line, using buf, and returns with
+// what followed its newline moved to the front of buf.
+func skipLine(f io.Reader, buf []byte) (rest int, eof bool, err error) {
+	for {
+		n, err := io.ReadFull(f, buf)
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return 0, false, err
+		}
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return copy(buf, buf[i+1:n]), eof, nil
+		}
+		if eof {
+			return 0, true, nil
+		}
+	}
+}

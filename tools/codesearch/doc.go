@@ -1,0 +1,43 @@
+// Package codesearch provides the model-facing search tools glob and
+// grep, over the session's fs.FileSystem: they work the same on fslocal
+// and on the in-memory fs/fstest.MemFS, stay confined to the file
+// system, and need no shell.
+//
+//	loop := agent.New(
+//		agent.WithFileSystem(fsys),
+//		agent.WithTools(codesearch.Tools()...),
+//		...
+//	)
+//
+// glob(pattern, path?, limit?) lists the files whose paths below path
+// match a `**`-style pattern, most recently modified first.
+// grep(pattern, path?, glob?, type?, output_mode?, case_insensitive?,
+// literal?, context?, before_context?, after_context?, multiline?,
+// head_limit?) searches file contents for a regular expression with
+// ripgrep's conventions: output_mode files_with_matches (the default),
+// content (`N:text` lines under each path, context as `N-text`, groups
+// separated by `--`) or count; type names ripgrep's file types for the
+// common languages. Every result is capped (100 unless asked, at most
+// 1000), reports the totals and says how to narrow or continue.
+//
+// Both walk the tree as ripgrep does by default: .gitignore, .ignore and
+// .git/info/exclude rules are respected (nested ones, and those of the
+// directories above the search path), hidden files and directories and
+// .git are skipped, symbolic links are never followed (so a link cannot
+// lead a search out of the root or into a loop), and devices, pipes and
+// sockets are never opened. A file holding a NUL byte is binary and
+// skipped. A path named explicitly (path, or the leading directories of
+// a glob pattern) is searched even when hidden or ignored. The options WithHidden and WithNoIgnore change the defaults
+// for a host.
+//
+// grep streams each file through a fixed buffer (multiline searches read
+// files of up to 8 MiB whole), so memory stays bounded whatever the
+// tree's size; it searches several files at once (WithWorkers). A literal
+// prefilter (internal/textmatch) finds candidate lines before the regular
+// expression runs. Both tools are concurrency-safe, have no side effects,
+// belong to the local deadline family, honour ctx promptly, and render
+// their results as locations.
+//
+// It imports harness, fs, tools and internal helpers; nothing of session,
+// spill or agent.
+package codesearch

@@ -1,0 +1,144 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/mcp"
+)
+
+// BenchmarkConnect: connecting to server-everything over stdio (start,
+// handshake, tool listing, close) through Connect, beside the same steps
+// with the SDK client alone.
+func BenchmarkConnect(b *testing.B) {
+	srv := everything(b)
+	ctx := context.Background()
+	b.Run("sdk_direct", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command(srv.Command, srv.Args...)
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).
+				Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 1e9}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = cs.Close()
+		}
+	})
+	b.Run("connect", func(b *testing.B) {
+		for b.Loop() {
+			set, err := mcp.Connect(ctx, &mcp.Config{Servers: []mcp.Server{srv}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = set.Close()
+		}
+	})
+}
+
+// BenchmarkCall: one call of a trivial tool (echo), made directly with
+// the SDK client, through the tool's Execute (with the result mapped),
+// and through the loop (a one-call turn of a scripted model, logged in
+// the memory store), against the in-process server and against
+// server-everything over stdio.
+func BenchmarkCall(b *testing.B) {
+	ctx := context.Background()
+	inMemory := newInProcess(b).server("test")
+	servers := []struct {
+		name, tool string
+		args       map[string]any
+		server     func(b *testing.B) mcp.Server
+	}{
+		{"in_memory", "echo", map[string]any{"text": "hi"}, func(*testing.B) mcp.Server { return inMemory }},
+		{"everything_stdio", "echo", map[string]any{"message": "hi"}, func(b *testing.B) mcp.Server { return everything(b) }},
+	}
+	for _, s := range servers {
+		b.Run(s.name, func(b *testing.B) {
+			cfg := s.server(b)
+			set, err := mcp.Connect(ctx, &mcp.Config{Servers: []mcp.Server{cfg}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer set.Close()
+			name := "mcp__" + cfg.Name + "__" + s.tool
+			tool := byName(set.Tools())[name]
+			raw, _ := json.Marshal(s.args)
+
+			b.Run("sdk_direct", func(b *testing.B) {
+				cs := directSession(b, cfg)
+				defer cs.Close()
+				for b.Loop() {
+					if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: s.tool, Arguments: json.RawMessage(raw)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("execute", func(b *testing.B) {
+				e := env(false)
+				for b.Loop() {
+					if res := callB(ctx, tool, e, raw); res.IsError {
+						b.Fatal(res.Text())
+					}
+				}
+			})
+			b.Run("loop", func(b *testing.B) {
+				llm := replay.NewScripted()
+				loop := agent.New(agent.WithModel(llm), agent.WithToolSource(set))
+				defer loop.Close()
+				for b.Loop() {
+					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Say("ok"))
+					sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, err := range sess.Run(ctx, "go") {
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					_ = sess.Close()
+				}
+			})
+		})
+	}
+}
+
+// callB runs a tool as the dispatcher would, for benchmarks.
+func callB(ctx context.Context, tool tools.Tool, e *tools.Env, raw json.RawMessage) *harness.ToolResult {
+	res, err := tool.Execute(ctx, &tools.Call{ID: "c", Name: tool.Spec().Name, Arguments: raw, Env: e})
+	if err != nil {
+		return &harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock(err.Error())}}
+	}
+	return res
+}
+
+// directSession connects the SDK client alone to the server cfg names.
+func directSession(b *testing.B, cfg mcp.Server) *sdk.ClientSession {
+	var tr sdk.Transport
+	if cfg.Transport != nil {
+		t, err := cfg.Transport(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr = t
+	} else {
+		tr = &sdk.CommandTransport{Command: exec.Command(cfg.Command, cfg.Args...), TerminateDuration: 1e9}
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}

@@ -1,0 +1,359 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/mcp"
+	"github.com/go-harness/harness/tools/mcp/internal/testserver"
+)
+
+// events collects a set's events.
+type events struct {
+	mu  sync.Mutex
+	got []mcp.Event
+	ch  chan mcp.Event
+}
+
+func newEvents() *events { return &events{ch: make(chan mcp.Event, 100)} }
+
+func (e *events) add(ev mcp.Event) {
+	e.mu.Lock()
+	e.got = append(e.got, ev)
+	e.mu.Unlock()
+	select {
+	case e.ch <- ev:
+	default:
+	}
+}
+
+// wait returns the next event of kind, failing after a while.
+func (e *events) wait(t *testing.T, kind mcp.EventKind) mcp.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-e.ch:
+			if ev.Kind == kind {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %s event", kind)
+		}
+	}
+}
+
+func TestToolsAreNamedAndDeclared(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	set := connect(t, []mcp.Server{p.server("test")})
+	ts := set.Tools()
+	assert.Equal(t, []string{
+		"mcp__test__add_tool", "mcp__test__big", "mcp__test__crash", "mcp__test__echo", "mcp__test__env", "mcp__test__fail",
+		"mcp__test__image", "mcp__test__resources", "mcp__test__slow", "mcp__test__structured", "mcp__test__structured_echoed", "mcp__test__structured_more",
+		"mcp_list_resources", "mcp_read_resource",
+	}, names(ts), "the server's order (the SDK's server sorts by name), then the resource tools")
+	_, err := tools.NewRegistry(ts...)
+	require.NoError(t, err, "every tool passes the registry's checks")
+
+	tt := byName(ts)
+	echo := tt["mcp__test__echo"].Spec()
+	assert.Equal(t, testserver.EchoSchema, string(echo.InputSchema), "the schema bytes are the server's, in its key order")
+	assert.Equal(t, "Say the text back.", echo.Description)
+	cases := []struct {
+		name             string
+		concurrent, side bool
+		family           tools.Family
+	}{
+		{"mcp__test__echo", true, false, tools.FamilyProcess},    // readOnlyHint
+		{"mcp__test__fail", false, true, tools.FamilyProcess},    // destructiveHint
+		{"mcp__test__slow", false, true, tools.FamilyNetwork},    // openWorldHint
+		{"mcp__test__image", false, true, tools.FamilyProcess},   // no annotations
+		{"mcp_list_resources", true, false, tools.FamilyNetwork}, // the set's own
+	}
+	for _, c := range cases {
+		s := tt[c.name].Spec()
+		assert.Equal(t, c.concurrent, s.ConcurrencySafe, c.name)
+		assert.Equal(t, c.side, s.SideEffects, c.name)
+		assert.Equal(t, c.family, s.Family, c.name)
+		assert.Equal(t, harness.RenderGeneric, s.Render, c.name)
+	}
+
+	// The same server again gives the same bytes: the request prefix
+	// stays cacheable across sessions.
+	again := connect(t, []mcp.Server{p.server("test")})
+	for i, tool := range again.Tools() {
+		assert.Equal(t, ts[i].Spec(), tool.Spec())
+	}
+
+	st := set.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, mcp.Status{Name: "test", Transport: "custom", Connected: true, Tools: 12, Resources: true,
+		ServerName: "harness-test-server", Version: "1.0.0", Instructions: "A server for tests."}, st[0])
+}
+
+func TestContent(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	set := connect(t, []mcp.Server{p.server("test")})
+	tt := byName(set.Tools())
+	ctx := context.Background()
+
+	cases := []struct {
+		tool    string
+		args    any
+		images  bool
+		isError bool
+		code    harness.Code
+		texts   []string
+		images_ int
+	}{
+		{tool: "echo", args: map[string]any{"text": "hi", "count": 3}, texts: []string{"hi hi hi"}},
+		{tool: "image", images: true, texts: []string{"a picture:", "image from test: image/png, 64x48 px"}, images_: 1},
+		{tool: "image", texts: []string{"a picture:", "[image omitted (image/png image, "}},
+		{tool: "resources", texts: []string{
+			"Resource link: test://docs/readme (readme, text/markdown, 2.0 KiB): The readme. Read it with mcp_read_resource.",
+			"Resource test://docs/note (text/plain):\nnote body",
+			"Resource test://bin/blob: binary content (application/octet-stream, 4 bytes), not shown.",
+			"[audio omitted: audio/wav, 8 bytes; audio cannot be shown to you]",
+		}},
+		{tool: "structured", texts: []string{`{"sum":5,"terms":[2,3]}`}},
+		{tool: "structured_echoed", texts: []string{`{"sum": 5}`}},
+		{tool: "structured_more", texts: []string{"Created issue 17.", `{"id":17,"url":"https://issues.example/17"}`}},
+		{tool: "fail", isError: true, code: harness.CodeToolFailed, texts: []string{"the disk is full"}},
+	}
+	for _, c := range cases {
+		t.Run(c.tool, func(t *testing.T) {
+			args := c.args
+			if args == nil {
+				args = map[string]any{}
+			}
+			e := env(c.images)
+			res := call(t, ctx, tt["mcp__test__"+c.tool], e, args)
+			assert.Equal(t, c.isError, res.IsError, "%+v", res)
+			assert.Equal(t, c.code, res.Code)
+			var texts []string
+			var imgs []*harness.Image
+			for _, b := range res.Content {
+				switch b.Type {
+				case harness.BlockText:
+					texts = append(texts, b.Text)
+				case harness.BlockImage:
+					imgs = append(imgs, b.Image)
+				}
+			}
+			require.Len(t, texts, len(c.texts), "%q", texts)
+			for i, want := range c.texts {
+				assert.True(t, strings.HasPrefix(texts[i], want), "text %d: %q does not start with %q", i, texts[i], want)
+			}
+			require.Len(t, imgs, c.images_)
+			for _, img := range imgs {
+				data, err := e.Attachments.Get(ctx, img.Digest)
+				require.NoError(t, err, "the image is in the attachment store")
+				assert.Equal(t, testserver.PNG(64, 48), data, "a small PNG passes through unchanged")
+				assert.Equal(t, [2]int{64, 48}, [2]int{img.Width, img.Height})
+			}
+			require.NotNil(t, res.Render)
+			assert.Equal(t, harness.RenderGeneric, res.Render.Kind)
+		})
+	}
+}
+
+func TestCancellationAndProgress(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add))
+	slow := byName(set.Tools())["mcp__test__slow"]
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *harness.ToolResult, 1)
+	go func() { done <- call(t, ctx, slow, env(false), map[string]any{}) }()
+	for i := 1; i <= 2; i++ {
+		pe := ev.wait(t, mcp.EventProgress)
+		assert.Equal(t, mcp.Event{Kind: mcp.EventProgress, Server: "test", Tool: "mcp__test__slow", CallID: "call-1",
+			Progress: float64(i), Total: 4, Message: "working"}, pe)
+	}
+	cancel()
+	res := <-done
+	assert.True(t, res.IsError)
+	assert.Equal(t, harness.CodeAborted, res.Code, "the cancellation is the caller's error, which the dispatcher reports")
+	require.Eventually(t, func() bool { return p.stats.Cancelled.Load() == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the server saw the cancel notification")
+
+	// The connection still works.
+	echo := byName(set.Tools())["mcp__test__echo"]
+	assert.Equal(t, "ok", call(t, context.Background(), echo, env(false), map[string]any{"text": "ok"}).Text())
+}
+
+func TestToolListChanged(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add))
+	before := names(set.Tools())
+	gen := set.Generation()
+
+	add := byName(set.Tools())["mcp__test__add_tool"]
+	res := call(t, context.Background(), add, env(false), map[string]any{"name": "aardvark"})
+	require.False(t, res.IsError, res.Text())
+	ev.wait(t, mcp.EventToolsChanged)
+
+	after := names(set.Tools())
+	assert.Greater(t, set.Generation(), gen)
+	require.Len(t, after, len(before)+1)
+	servers := len(before) - 2
+	assert.Equal(t, before[:servers], after[:servers], "the tools it had keep their places")
+	assert.Equal(t, "mcp__test__aardvark", after[servers], "a new tool comes after them (the server lists it first)")
+	assert.Equal(t, before[servers:], after[servers+1:])
+	got := call(t, context.Background(), byName(set.Tools())["mcp__test__aardvark"], env(false), map[string]any{})
+	assert.Equal(t, "added aardvark", got.Text())
+}
+
+func TestCrashedServerRestarts(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add), mcp.WithMaxRestarts(1))
+	tt := byName(set.Tools())
+	e := env(false)
+
+	res := call(t, context.Background(), tt["mcp__test__crash"], e, map[string]any{})
+	assert.True(t, res.IsError)
+	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	assert.Contains(t, res.Text(), "The MCP server test stopped while running crash, so the outcome is unknown")
+	stopped := ev.wait(t, mcp.EventStopped)
+	assert.Equal(t, "test", stopped.Server)
+	assert.False(t, set.Status()[0].Connected)
+	assert.Len(t, set.Tools(), 14, "a stopped server's tools stay offered: the next call restarts it")
+
+	res = call(t, context.Background(), tt["mcp__test__echo"], e, map[string]any{"text": "back"})
+	assert.Equal(t, "back", res.Text(), "restarted on the next call")
+	assert.Equal(t, 1, set.Status()[0].Restarts)
+	p.mu.Lock()
+	assert.Equal(t, 2, p.conns)
+	p.mu.Unlock()
+
+	// Beyond the limit, the model is told to stop trying.
+	res = call(t, context.Background(), tt["mcp__test__crash"], e, map[string]any{})
+	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	ev.wait(t, mcp.EventStopped)
+	res = call(t, context.Background(), tt["mcp__test__echo"], e, map[string]any{"text": "again"})
+	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	assert.Contains(t, res.Text(), "is not restarted again (1 restarts allowed, 1 used). Do not call its tools again")
+}
+
+func TestResourcesAndPrompts(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	set := connect(t, []mcp.Server{p.server("test")})
+	tt := byName(set.Tools())
+	ctx := context.Background()
+
+	list := call(t, ctx, tt["mcp_list_resources"], env(false), map[string]any{})
+	assert.Equal(t, "test:\n  test://docs/readme (readme, text/markdown): The readme.", list.Text())
+	one := call(t, ctx, tt["mcp_list_resources"], env(false), map[string]any{"server": "test"})
+	assert.Equal(t, list.Text(), one.Text())
+	unknown := call(t, ctx, tt["mcp_list_resources"], env(false), map[string]any{"server": "nope"})
+	assert.Equal(t, harness.CodeUnknownServer, unknown.Code)
+	assert.Equal(t, `There is no MCP server named "nope". Servers: test.`, unknown.Text())
+
+	read := call(t, ctx, tt["mcp_read_resource"], env(false), map[string]any{"server": "test", "uri": "test://docs/readme"})
+	assert.False(t, read.IsError)
+	assert.Equal(t, "Resource test://docs/readme (text/markdown):\n# Readme\nhello", read.Text())
+	missing := call(t, ctx, tt["mcp_read_resource"], env(false), map[string]any{"server": "test", "uri": "test://none"})
+	assert.True(t, missing.IsError)
+	assert.Equal(t, harness.CodeNotFound, missing.Code)
+	assert.Contains(t, missing.Text(), "could not read test://none")
+
+	prompts, err := set.Prompts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []mcp.Prompt{{Server: "test", Name: "review", Description: "Review code.",
+		Arguments: []mcp.PromptArgument{{Name: "path", Required: true}}}}, prompts)
+}
+
+func TestNameCollisions(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	long := strings.Repeat("s", 70)
+	set := connect(t, []mcp.Server{p.server("a.b"), p.server("a_b"), p.server(long)})
+	ts := set.Tools()
+	_, err := tools.NewRegistry(ts...)
+	require.NoError(t, err, "no two tools share a name, and every name is valid")
+	got := names(ts)
+	assert.Contains(t, got, "mcp__a_b__echo", "the first server in name order keeps the plain name")
+	var hashed, cut int
+	for _, n := range got {
+		assert.LessOrEqual(t, len(n), 64)
+		if strings.HasPrefix(n, "mcp__a_b__echo_") {
+			hashed++
+		}
+		if strings.HasPrefix(n, "mcp__sss") {
+			cut++
+			assert.Len(t, n, 64)
+		}
+	}
+	assert.Equal(t, 1, hashed, "the colliding one gets a hash suffix")
+	assert.Equal(t, 12, cut)
+}
+
+func TestConnectErrors(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	failing := mcp.Server{Name: "broken", Transport: func(context.Context) (sdk.Transport, error) {
+		return nil, errors.New("no route")
+	}}
+	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: []mcp.Server{failing, p.server("test")}})
+	require.NotNil(t, set, "the servers that connected are usable")
+	defer set.Close()
+	require.Error(t, err)
+	assert.Equal(t, harness.CodeServerUnavailable, harness.CodeOf(err))
+	assert.Contains(t, err.Error(), `mcp: server "broken" could not be started: no route`)
+	assert.Len(t, set.Tools(), 14)
+	st := set.Status()
+	assert.False(t, st[0].Connected)
+	assert.Error(t, st[0].Err)
+	assert.True(t, st[1].Connected)
+
+	for _, c := range []struct {
+		cfg  mcp.Config
+		want string
+	}{
+		{mcp.Config{Servers: []mcp.Server{{Command: "x"}}}, "has no name"},
+		{mcp.Config{Servers: []mcp.Server{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}}, `two servers are named "a"`},
+		{mcp.Config{Servers: []mcp.Server{{Name: "a"}}}, "set exactly one of Command"},
+		{mcp.Config{Servers: []mcp.Server{{Name: "a", Command: "x", URL: "http://h"}}}, "set exactly one of Command"},
+	} {
+		s, err := mcp.Connect(context.Background(), &c.cfg)
+		assert.Nil(t, s)
+		assert.Equal(t, harness.CodeInvalidConfig, harness.CodeOf(err))
+		assert.ErrorContains(t, err, c.want)
+	}
+	for _, opt := range []mcp.Option{mcp.WithConnectTimeout(0), mcp.WithTerminateDuration(-1), mcp.WithMaxRestarts(-1)} {
+		s, err := mcp.Connect(context.Background(), &mcp.Config{}, opt)
+		assert.Nil(t, s)
+		assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
+	}
+}
+
+func TestClosedSet(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	set := connect(t, []mcp.Server{p.server("test")})
+	echo := byName(set.Tools())["mcp__test__echo"]
+	require.NoError(t, set.Close())
+	require.NoError(t, set.Close(), "Close is idempotent")
+	res := call(t, context.Background(), echo, env(false), map[string]any{"text": "x"})
+	assert.Equal(t, harness.CodeClosed, res.Code)
+}

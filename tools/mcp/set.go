@@ -1,0 +1,331 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/logs"
+	"github.com/go-harness/harness/tools"
+)
+
+// Set is a group of connected MCP servers and the tools they offer. It is
+// safe for concurrent use. Close it when the loop closes.
+type Set struct {
+	opts    options
+	servers []*server
+
+	mu     sync.Mutex
+	names  *namer
+	order  []nameKey // every tool ever listed, in first-seen order
+	gen    uint64
+	closed bool
+	// resTools are the resource tools, made once.
+	resTools []tools.Tool
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventConnected: a server connected (again, after a restart).
+	EventConnected EventKind = "connected"
+	// EventConnectFailed: starting or reaching a server failed.
+	EventConnectFailed EventKind = "connect_failed"
+	// EventStopped: a connected server stopped or its connection broke;
+	// it is started again on the next call of one of its tools, up to
+	// the restart limit.
+	EventStopped EventKind = "stopped"
+	// EventToolsChanged: a server's tool list changed; Set.Tools returns
+	// the new list.
+	EventToolsChanged EventKind = "tools_changed"
+	// EventProgress: a running call reported progress.
+	EventProgress EventKind = "progress"
+	// EventToolSkipped: a server offered a tool whose input schema is
+	// not a JSON Schema of an object; the model is not shown it.
+	EventToolSkipped EventKind = "tool_skipped"
+)
+
+// Event is something that happened to a server, for the host.
+type Event struct {
+	Kind   EventKind
+	Server string
+	// Tool is the model-facing tool name (progress, skipped tools).
+	Tool string
+	// CallID is the call a progress event belongs to.
+	CallID string
+	// Progress and Total are the progress so far and the total, when
+	// known (Total zero means unknown).
+	Progress, Total float64
+	// Message is the server's progress message, or a description.
+	Message string
+	// Err is the failure behind connect_failed, stopped and
+	// tool_skipped events.
+	Err error
+}
+
+// Status describes one configured server.
+type Status struct {
+	Name string
+	// Transport is "stdio", "http" or "custom".
+	Transport string
+	// Connected reports that the server is connected now.
+	Connected bool
+	// Tools is the number of tools the model is offered from it.
+	Tools int
+	// Resources reports that the server offers resources.
+	Resources bool
+	// ServerName and Version are what the server calls itself.
+	ServerName, Version string
+	// Instructions is what the server says about using it.
+	Instructions string
+	// Restarts counts how often the server was started again.
+	Restarts int
+	// Err is the last connection failure, when not connected.
+	Err error
+}
+
+// Connect starts or reaches every server of cfg at once, each within the
+// connect timeout, and lists their tools.
+//
+// A server that cannot be connected does not stop the others: Connect
+// returns the set of the servers that connected together with an error
+// that joins one *harness.Error (harness.CodeServerUnavailable, naming
+// the server) per failure; Status reports each server. Invalid options
+// or configuration (harness.CodeInvalidOption, harness.CodeInvalidConfig)
+// return a nil set.
+func Connect(ctx context.Context, cfg *Config, opts ...Option) (*Set, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if len(o.errs) > 0 {
+		return nil, errors.Join(o.errs...)
+	}
+	o.logger = logs.OrDiscard(o.logger)
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := validateConfig(cfg); err != nil {
+		return nil, err
+	}
+	s := &Set{opts: o, names: newNamer(listResourcesName, readResourceName)}
+	for _, sc := range cfg.Servers {
+		s.servers = append(s.servers, &server{set: s, cfg: sc})
+	}
+	errs := make([]error, len(s.servers))
+	var wg sync.WaitGroup
+	for i, srv := range s.servers {
+		wg.Go(func() {
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			errs[i] = srv.connectLocked(ctx)
+		})
+	}
+	wg.Wait()
+	// Names are handed out in server order, whatever order the
+	// connections finished in, so they are the same on every run.
+	s.mu.Lock()
+	for _, srv := range s.servers {
+		srv.mu.Lock()
+		for _, d := range srv.remote {
+			s.noteLocked(srv.cfg.Name, d.remote)
+		}
+		srv.mu.Unlock()
+	}
+	s.mu.Unlock()
+	return s, errors.Join(errs...)
+}
+
+func validateConfig(cfg *Config) error {
+	seen := map[string]bool{}
+	for i, sc := range cfg.Servers {
+		field := fmt.Sprintf("Servers[%d]", i)
+		switch {
+		case sc.Name == "":
+			return configError("%s: the server has no name", field)
+		case seen[sc.Name]:
+			return configError("%s: two servers are named %q", field, sc.Name)
+		}
+		seen[sc.Name] = true
+		n := 0
+		for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Transport != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return configError("server %q: set exactly one of Command (stdio), URL (streamable HTTP) and Transport", sc.Name)
+		}
+	}
+	return nil
+}
+
+// noteLocked gives a newly listed tool its name and its place at the end
+// of the order.
+func (s *Set) noteLocked(server, tool string) string {
+	k := nameKey{server, tool}
+	if _, ok := s.names.byKey[k]; !ok {
+		s.order = append(s.order, k)
+	}
+	return s.names.name(server, tool)
+}
+
+// Tools returns the tools of the connected servers: every server tool as
+// mcp__<server>__<tool>, in the order they were first listed (a refreshed
+// list keeps the places of the tools it kept and adds new tools at the
+// end), then mcp_list_resources and mcp_read_resource when a connected
+// server offers resources.
+func (s *Set) Tools() []tools.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	current := map[nameKey]*remoteTool{}
+	resources := false
+	for _, srv := range s.servers {
+		srv.mu.Lock()
+		for _, d := range srv.remote {
+			k := nameKey{srv.cfg.Name, d.remote}
+			current[k] = &remoteTool{srv: srv, def: d, name: s.noteLocked(k.server, k.tool)}
+		}
+		resources = resources || srv.resourcesLocked()
+		srv.mu.Unlock()
+	}
+	var out []tools.Tool
+	for _, k := range s.order {
+		if t, ok := current[k]; ok {
+			out = append(out, t)
+		}
+	}
+	if resources {
+		if s.resTools == nil {
+			s.resTools = s.resourceTools()
+		}
+		out = append(out, s.resTools...)
+	}
+	return out
+}
+
+// Generation counts the changes of the tool list: it is different after
+// every change Tools would show.
+func (s *Set) Generation() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+// Status describes every configured server, in name order.
+func (s *Set) Status() []Status {
+	out := make([]Status, 0, len(s.servers))
+	for _, srv := range s.servers {
+		out = append(out, srv.status())
+	}
+	return out
+}
+
+// Prompt is a prompt template a server offers, for the host to show (the
+// model is not told about prompts).
+type Prompt struct {
+	Server      string
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+}
+
+// PromptArgument is an argument of a prompt.
+type PromptArgument struct {
+	Name        string
+	Description string
+	Required    bool
+}
+
+// Prompts lists the prompts of the connected servers that offer them, in
+// server order. A server that fails to list them adds its error to the
+// joined error returned beside the others' prompts.
+func (s *Set) Prompts(ctx context.Context) ([]Prompt, error) {
+	var out []Prompt
+	var errs []error
+	for _, srv := range s.servers {
+		ps, err := srv.prompts(ctx)
+		out = append(out, ps...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Close disconnects every server, stopping the stdio ones (a server that
+// does not exit when its input closes is sent SIGTERM and then killed
+// after the terminate duration), and waits for the set's goroutines.
+// Tools of a closed set fail with harness.CodeClosed.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, srv := range s.servers {
+		wg.Go(srv.close)
+	}
+	wg.Wait()
+	return nil
+}
+
+// changed records a change of the tool list.
+func (s *Set) changed(srv *server) {
+	s.mu.Lock()
+	srv.mu.Lock()
+	names := make([]string, 0, len(srv.remote))
+	for _, d := range srv.remote {
+		names = append(names, d.remote)
+	}
+	srv.mu.Unlock()
+	for _, n := range names {
+		s.noteLocked(srv.cfg.Name, n)
+	}
+	s.gen++
+	s.mu.Unlock()
+}
+
+func (s *Set) emit(e Event) {
+	if s.opts.events != nil {
+		s.opts.events(e)
+	}
+}
+
+// server finds a connected or configured server by name.
+func (s *Set) server(name string) (*server, error) {
+	for _, srv := range s.servers {
+		if srv.cfg.Name == name {
+			return srv, nil
+		}
+	}
+	names := make([]string, 0, len(s.servers))
+	for _, srv := range s.servers {
+		names = append(names, srv.cfg.Name)
+	}
+	slices.Sort(names)
+	return nil, &harness.Error{Code: harness.CodeUnknownServer,
+		Message: fmt.Sprintf("There is no MCP server named %q. Servers: %s.", name, joinOr(names, "none"))}
+}
+
+func joinOr(ss []string, none string) string {
+	if len(ss) == 0 {
+		return none
+	}
+	out := ss[0]
+	for _, x := range ss[1:] {
+		out += ", " + x
+	}
+	return out
+}
