@@ -14,7 +14,8 @@ const (
 	CodeInvalidArguments Code = "invalid_arguments"
 	// CodeToolPanic: the tool panicked; a fault in the tool.
 	CodeToolPanic Code = "tool_panic"
-	// CodeToolFailed: the tool failed without a more specific code.
+	// CodeToolFailed: the tool failed without a more specific code (for
+	// read_image: scaling or re-encoding a valid image failed).
 	CodeToolFailed Code = "tool_failed"
 	// CodeTimeout: a deadline passed (context.DeadlineExceeded maps
 	// here everywhere).
@@ -26,6 +27,12 @@ const (
 	CodeNotRun Code = "not_run"
 	// CodeOutcomeUnknown: the session stopped while the call ran.
 	CodeOutcomeUnknown Code = "outcome_unknown"
+	// CodeDenied: the call was not run because a permission rule, the
+	// permission mode or the user denied it.
+	CodeDenied Code = "denied"
+	// CodeNothingPending: an answer was given for calls awaiting
+	// approval, but none (or not that one) awaits it.
+	CodeNothingPending Code = "nothing_pending"
 )
 
 // File system: what a FileSystem operation reports.
@@ -145,8 +152,6 @@ const (
 	// CodeNoAttachmentStore: no attachment store is configured to keep
 	// the image in.
 	CodeNoAttachmentStore Code = "no_attachment_store"
-	// CodeImageEncodeFailed: re-encoding a downscaled image failed.
-	CodeImageEncodeFailed Code = "image_encode_failed"
 )
 
 // Shell: what the shell tools report.
@@ -169,6 +174,9 @@ const (
 	CodeTooManyJobs Code = "too_many_jobs"
 	// CodeUnsupported: the platform cannot run the tool.
 	CodeUnsupported Code = "unsupported"
+	// CodeSandboxUnavailable: the sandbox cannot run here (bubblewrap
+	// is missing or cannot create namespaces).
+	CodeSandboxUnavailable Code = "sandbox_unavailable"
 )
 
 // Session tools: what session_search and session_read report.

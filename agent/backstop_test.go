@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math"
 	"testing"
@@ -32,14 +33,18 @@ func stuckTool(name string, sideEffects bool, started chan<- string, release <-c
 		})
 }
 
-func requireAbandoned(t *testing.T, err error, want ...agent.AbandonedCall) {
+// abandoned is a call Close should name.
+type abandoned struct{ Tool, CallID string }
+
+func requireAbandoned(t *testing.T, err error, want ...abandoned) {
 	t.Helper()
-	var ae *agent.AbandonedError
-	require.ErrorAs(t, err, &ae)
-	require.Len(t, ae.Calls, len(want))
-	for i, w := range want {
-		assert.Equal(t, w.Tool, ae.Calls[i].Tool)
-		assert.Equal(t, w.CallID, ae.Calls[i].CallID)
+	require.ErrorIs(t, err, harness.CodeNotStopped)
+	n := "call"
+	if len(want) != 1 {
+		n = "calls"
+	}
+	assert.Contains(t, err.Error(), fmt.Sprintf("closed with %d abandoned tool %s still running", len(want), n))
+	for _, w := range want {
 		assert.Contains(t, err.Error(), w.Tool+" (call "+w.CallID+")")
 	}
 }
@@ -60,9 +65,10 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	logger, logs := bufferLogger()
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
-	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
 		agent.WithSessionStore(store), agent.WithLogger(logger),
 		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 
@@ -98,7 +104,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	assert.Contains(t, logs.String(), "abandoned")
 
 	err = loop.Close()
-	requireAbandoned(t, err, agent.AbandonedCall{Tool: "stuck", CallID: "c1"})
+	requireAbandoned(t, err, abandoned{Tool: "stuck", CallID: "c1"})
 
 	close(release)
 	require.Eventually(t, func() bool { return len(s.Abandoned()) == 0 }, 5*time.Second, time.Millisecond,
@@ -115,9 +121,10 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	started := make(chan string, 2)
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
-	loop := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
 		agent.WithSessionStore(store), agent.WithMaxParallelTools(1),
 		agent.WithCallLimits(agent.CallLimits{Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 
@@ -140,7 +147,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	assert.Equal(t, "a", <-started)
 
 	err = s.Close()
-	requireAbandoned(t, err, agent.AbandonedCall{Tool: "stuck", CallID: "a"})
+	requireAbandoned(t, err, abandoned{Tool: "stuck", CallID: "a"})
 	o := <-got
 	require.NotNil(t, o.end)
 	assert.Equal(t, session.ReasonCancelled, o.end.Reason)
@@ -182,8 +189,9 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithSessionStore(store),
 		agent.WithCallLimits(agent.CallLimits{CloseWait: 20 * time.Millisecond}))
+	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	done := make(chan *agent.TurnEnd, 1)
@@ -220,15 +228,15 @@ func TestCallLimitsValidation(t *testing.T) {
 		"NaN margin":           {Margin: math.NaN()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(l))
-			defer loop.Close()
-			require.ErrorIs(t, loop.Err(), harness.CodeInvalidOption)
-			assert.Contains(t, loop.Err().Error(), "CallLimits.")
-			_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
-			assert.True(t, errors.Is(err, harness.CodeInvalidOption), "starting a session reports it: %v", err)
+			loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(l))
+			assert.Nil(t, loop, "no loop for an invalid configuration")
+			require.ErrorIs(t, err, harness.CodeInvalidOption)
+			assert.Contains(t, err.Error(), "WithCallLimits: CallLimits.")
+			var he *harness.Error
+			assert.True(t, errors.As(err, &he), "a *harness.Error: %v", err)
 		})
 	}
-	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(agent.CallLimits{Margin: 1, Backstop: time.Second}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(agent.CallLimits{Margin: 1, Backstop: time.Second}))
+	require.NoError(t, err)
 	defer loop.Close()
-	assert.NoError(t, loop.Err())
 }

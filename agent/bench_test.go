@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
+	"github.com/stretchr/testify/require"
 	"iter"
 	"os"
 	"path/filepath"
@@ -70,8 +72,9 @@ func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
 		llm := &instantModel{}
-		loop := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
+		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
 			agent.WithSessionStore(session.NewJSONL(b.TempDir())), agent.WithMaxSteps(stepsPerTurn))
+		require.NoError(b, err)
 		defer loop.Close()
 		ctx := context.Background()
 		b.ReportAllocs()
@@ -121,7 +124,7 @@ func BenchmarkLoopStep(b *testing.B) {
 			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
-				var asm agent.Assembler
+				var asm assemble.Assembler
 				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,7 +72,8 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	// Resuming rebuilds the same history.
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
-	loop2 := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, s.ID())
 	require.NoError(t, err)
@@ -126,12 +128,13 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 		`{"seq":5,"time":"2026-01-01T00:00:00Z","type":"assistant","data":{"step":1,"content":[{"type":"text","text":"ok"}]}}`,
 		`{"seq":6,"time":"2026-01-01T00:00:00Z","type":"turn_end","data":{"reason":"completed","steps":1,"usage":{"input_tokens":0,"output_tokens":0}}}`,
 	}
-	require.NoError(t, os.WriteFile(store.Path("broken"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "broken.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 
 	llm := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
 		WithInfo(model.Info{Name: "small", ContextWindow: 2000})
-	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "broken")
 	require.NoError(t, err)

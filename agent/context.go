@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -39,8 +40,21 @@ type ContextPolicy struct {
 
 // WithContextPolicy sets the context policy. Models that report no
 // context window are never pruned or compacted ahead of time, only after
-// the provider reports an overflow.
+// the provider reports an overflow. A negative or NaN share is an error
+// of New.
 func WithContextPolicy(p ContextPolicy) Option { return func(c *config) { c.context = p } }
+
+func (p ContextPolicy) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"PruneAt", p.PruneAt}, {"CompactAt", p.CompactAt}, {"KeepRecent", p.KeepRecent}} {
+		if !(f.v >= 0) { // also refuses NaN
+			return optionError("WithContextPolicy: ContextPolicy.%s is %v; a share must not be negative (zero means the default)", f.name, f.v)
+		}
+	}
+	return nil
+}
 
 func (p ContextPolicy) withDefaults() ContextPolicy {
 	if p.PruneAt <= 0 {
@@ -213,7 +227,7 @@ func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 		System:   compactionSystem,
 		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
 	}
-	asm := &Assembler{}
+	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return "", err

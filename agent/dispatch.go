@@ -27,6 +27,9 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		prepared[i] = call
 		results[i] = t.stepTools().reg.Check(call)
 	}
+	if err := t.decide(step, calls, prepared, results); err != nil {
+		return err
+	}
 	for i := 0; i < len(calls); {
 		if t.ctx.Err() != nil {
 			// Close the calls that never started, so the log says so.
@@ -39,7 +42,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 			}
 			break
 		}
-		if results[i] != nil { // refused by the registry: nothing to run
+		if results[i] != nil { // refused by the registry or denied: nothing to run
 			t.emit(&ToolCallStart{Step: step, Call: calls[i]})
 			if err := t.finishCall(step, calls[i], results[i], 0); err != nil {
 				return err

@@ -5,11 +5,12 @@
 // Build a [Loop] with [New] and functional options, start or resume a
 // [Session], and run turns:
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
 //		agent.WithSessionStore(session.NewJSONL(dir)),
 //	)
+//	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
 //	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
@@ -24,9 +25,24 @@
 // panics become error results the model can act on; the turn goes on.
 // Steps repeat while the model asks for tools, up to a step limit.
 //
-// The host sees the turn as an iterator of [Event] values: text and
-// reasoning deltas, tool call start and end (with render data), usage,
-// retries, reminders, step ends, and a final [TurnEnd] with its reason.
+// The host sees the turn as an iterator of [Event] values, each a
+// pointer to one of these types ([MarshalEvent] writes any of them as one
+// JSON line, its [KindOf] in "type"):
+//
+//   - [TextDelta]: a piece of the model's answer.
+//   - [ReasoningDelta]: a piece of the model's reasoning.
+//   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallEnd]: a call's result, render data included, and how long it took.
+//   - [ModelUsage]: the token usage of one model call.
+//   - [Retry]: a model call failed and is tried again; the step's text starts over.
+//   - [ReminderAdded]: advisory text added for the model after a step's results.
+//   - [ContextPruned]: earlier tool results were replaced by placeholders.
+//   - [ContextCompacted]: older history was replaced by a summary.
+//   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
+//   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
+//   - [StepEnd]: one model call and its tool calls are done.
+//   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
+//
 // Retryable model failures (model.Retryable: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of
@@ -37,9 +53,20 @@
 // deadline kept by the dispatcher itself ([CallLimits]), and a call that
 // ignores its cancelled context is abandoned with an error result saying
 // it may still be running; Close returns within a bounded time and names
-// the calls it left behind ([AbandonedError]). A panic in the harness, the
+// the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// an [InternalError] (harness.CodeInternal) instead of reaching the host.
+// a *harness.Error with harness.CodeInternal instead of reaching the host.
+//
+// Every call can be decided before it runs ([WithPermissions], rules and
+// modes of package tools/permission): allowed calls run, denied ones get
+// a result the model reads (harness.CodeDenied: what was denied, by
+// which rule or by the user, and not to retry it), and calls that need
+// an answer go to a synchronous approver ([WithApprover]) or pause the
+// turn: it ends with reason awaiting_approval after an [ApprovalRequest],
+// the questions are in the log, and [Session.Resolve] (in this process,
+// or in another after ResumeSession) answers them and continues the same
+// turn. A new user message instead answers them as not run. Every
+// decision, and every rule an answer remembers, is logged.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
@@ -53,6 +80,7 @@
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
@@ -60,6 +88,6 @@
 //	agent/model                           the model contract
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, session, spill, tools and internal
-// helpers; nothing imports it but programs (and tests).
+// It imports harness, agent/model, fs, session, spill, tools,
+// tools/permission and internal helpers; nothing imports it but programs (and tests).
 package agent

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -123,7 +124,7 @@ func (*TurnEnd) kind() string        { return "turn_end" }
 // "type" and, where the event carries an error, "error": {"code",
 // "message"}. It is the line format for scripts that follow a turn.
 func MarshalEvent(ev Event) ([]byte, error) {
-	body, err := json.Marshal(ev)
+	body, err := marshalPlain(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, err
 	}
-	kind, _ := json.Marshal(ev.kind())
+	kind, _ := marshalPlain(ev.kind())
 	fields["type"] = kind
 	var evErr error
 	switch e := ev.(type) {
@@ -141,8 +142,20 @@ func MarshalEvent(ev Event) ([]byte, error) {
 		evErr = e.Err
 	}
 	if evErr != nil {
-		info, _ := json.Marshal(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
+		info, _ := marshalPlain(session.ErrorInfo{Code: harness.Code(harness.CodeOf(evErr)), Message: evErr.Error()})
 		fields["error"] = info
 	}
-	return json.Marshal(fields)
+	return marshalPlain(fields)
+}
+
+// marshalPlain encodes v as JSON without escaping <, > and & for HTML:
+// the lines are read by scripts and people, where "&&" must stay "&&".
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -27,7 +27,11 @@ func Example() {
 		replay.Call(replay.ToolCall("call_1", "add", addArgs{A: 2, B: 3})),
 		replay.Say("2 + 3 = 5"),
 	)
-	loop := agent.New(agent.WithModel(model), agent.WithTools(add))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(add))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
 	if err != nil {
@@ -60,14 +64,22 @@ func Example() {
 func ExampleLoop_ResumeSession() {
 	ctx := context.Background()
 	store := sessionStore()
-	first := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Noted: the build uses Go 1.26."))), agent.WithSessionStore(store))
+	first, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Noted: the build uses Go 1.26."))), agent.WithSessionStore(store))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	sess, _ := first.NewSession(ctx, agent.SessionOptions{Cwd: "/src/app"})
 	for range sess.Run(ctx, "Remember: we build with Go 1.26.") {
 	}
 	id := sess.ID()
 	first.Close()
 
-	second := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Go 1.26."))), agent.WithSessionStore(store))
+	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Go 1.26."))), agent.WithSessionStore(store))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer second.Close()
 	resumed, err := second.ResumeSession(ctx, id)
 	if err != nil {

@@ -6,4 +6,4 @@ import "github.com/go-harness/harness/tools"
 func (s *Session) State() *tools.State { return s.state }
 
 // Abandoned returns the abandoned calls still running, for the tests.
-func (s *Session) Abandoned() []AbandonedCall { return s.abandonedCalls() }
+func (s *Session) Abandoned() []abandonedCall { return s.abandonedCalls() }

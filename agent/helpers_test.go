@@ -68,7 +68,8 @@ func ofType[T agent.Event](evs []agent.Event) []T {
 
 func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session) {
 	t.Helper()
-	loop := agent.New(opts...)
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/work"})
 	require.NoError(t, err)

@@ -10,11 +10,11 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// ImageBudget bounds the images one request carries. When the history
+// imageBudget bounds the images one request carries. When the history
 // holds more, the oldest reach the model as short text placeholders
 // naming the attachment, newest kept first; the session log keeps every
 // image reference. A zero field means its default.
-type ImageBudget struct {
+type imageBudget struct {
 	// Count is the most images one request carries.
 	Count int
 	// Bytes is the most image bytes (stored sizes, before any transport
@@ -29,7 +29,7 @@ const (
 	defaultImageBudgetBytes = 20 << 20
 )
 
-func (b ImageBudget) withDefaults() ImageBudget {
+func (b imageBudget) withDefaults() imageBudget {
 	if b.Count <= 0 {
 		b.Count = defaultImageBudgetCount
 	}
@@ -41,10 +41,16 @@ func (b ImageBudget) withDefaults() ImageBudget {
 
 // WithImageBudget bounds the images one request carries: at most count
 // images of at most bytes bytes in all. Older images beyond the budget
-// reach the model as placeholders. Zero or negative values mean the
-// defaults (20 images, 20 MiB).
+// reach the model as placeholders. Zero keeps a default (20 images,
+// 20 MiB); a negative value is an error of New.
 func WithImageBudget(count int, bytes int64) Option {
-	return func(c *config) { c.images = ImageBudget{Count: count, Bytes: bytes} }
+	return func(c *config) {
+		if count < 0 || bytes < 0 {
+			c.fail("WithImageBudget(%d, %d): the budget must not be negative (zero keeps a default)", count, bytes)
+			return
+		}
+		c.images = imageBudget{Count: count, Bytes: bytes}
+	}
 }
 
 // Why an image reaches the model as a placeholder.
@@ -54,7 +60,7 @@ const (
 	omitBudget
 )
 
-func omitReason(why int, budget ImageBudget) string {
+func omitReason(why int, budget imageBudget) string {
 	switch why {
 	case omitTextOnly:
 		return "the current model does not accept image input"
@@ -79,7 +85,7 @@ type imageRef struct {
 // changed messages get new block slices (the history shares its blocks).
 // A message whose projection is unchanged from the previous request keeps
 // the slice it got then, so request fingerprints stay incremental.
-func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget ImageBudget, cache *imageCache) []harness.Message {
+func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget imageBudget, cache *imageCache) []harness.Message {
 	var refs []imageRef
 	for i, m := range msgs {
 		for j, b := range m.Content {
@@ -157,7 +163,7 @@ func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget
 
 // replaceImages returns a copy of content with the images marked in omit
 // replaced by placeholders.
-func replaceImages(content []harness.Block, refs []imageRef, omit []int, budget ImageBudget) []harness.Block {
+func replaceImages(content []harness.Block, refs []imageRef, omit []int, budget imageBudget) []harness.Block {
 	blocks := make([]harness.Block, len(content))
 	copy(blocks, content)
 	copied := map[int]bool{} // tool result blocks already copied
@@ -222,7 +228,7 @@ func (t *turn) projectImages(req *model.Request) *model.Request {
 	if err != nil {
 		cache = nil
 	}
-	req.Messages = projectImages(req.Messages, t.model.Info().Accepts(harness.ModalityImage),
+	req.Messages = projectImages(req.Messages, t.model.Info().Input.Accepts(harness.ModalityImage),
 		req.Images != nil, t.l.cfg.images, cache)
 	return req
 }

@@ -29,7 +29,7 @@ func imageHistory() []harness.Message {
 func TestProjectImagesNeverMutates(t *testing.T) {
 	msgs := imageHistory()
 	before, _ := json.Marshal(msgs)
-	out := projectImages(msgs, false, true, ImageBudget{}, nil)
+	out := projectImages(msgs, false, true, imageBudget{}, nil)
 	after, _ := json.Marshal(msgs)
 	assert.JSONEq(t, string(before), string(after), "the input (shared with the history) is unchanged")
 	require.Len(t, out, 4)
@@ -42,20 +42,20 @@ func TestProjectImagesNeverMutates(t *testing.T) {
 	assert.Same(t, &msgs[3].Content[0], &out[3].Content[0])
 
 	// Images the model can see pass through untouched.
-	same := projectImages(msgs, true, true, ImageBudget{}, nil)
+	same := projectImages(msgs, true, true, imageBudget{}, nil)
 	for i := range msgs {
 		assert.Same(t, &msgs[i].Content[0], &same[i].Content[0])
 	}
 	// No images: the very same slice.
 	plain := msgs[1:2]
-	assert.Equal(t, &plain[0], &projectImages(plain, false, true, ImageBudget{}, nil)[0])
+	assert.Equal(t, &plain[0], &projectImages(plain, false, true, imageBudget{}, nil)[0])
 }
 
 func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 	msgs := imageHistory()
 	cache := &imageCache{}
-	a := projectImages(msgs, false, true, ImageBudget{}, cache)
-	b := projectImages(msgs, false, true, ImageBudget{}, cache)
+	a := projectImages(msgs, false, true, imageBudget{}, cache)
+	b := projectImages(msgs, false, true, imageBudget{}, cache)
 	assert.Same(t, &a[0].Content[0], &b[0].Content[0], "an unchanged projection reuses its slice")
 	assert.Same(t, &a[2].Content[0], &b[2].Content[0])
 
@@ -67,7 +67,7 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 	assert.Equal(t, fingerprint.Request(&model.Request{Messages: b}).History, fb.History)
 
 	// A different decision is a different projection.
-	d := projectImages(msgs, true, true, ImageBudget{Count: 1}, cache)
+	d := projectImages(msgs, true, true, imageBudget{Count: 1}, cache)
 	assert.Equal(t, harness.BlockText, d[0].Content[1].Type, "the older image is over the budget")
 	assert.Equal(t, harness.BlockImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
 	assert.Contains(t, d[0].Content[1].Text, "older than the 1 most recent images")

@@ -51,7 +51,7 @@ const (
 // finish on its own, logged when it does, never waited for.
 //
 // A zero field means its default. A negative field, or a Margin below 1,
-// is a configuration error reported by Loop.Err.
+// is a configuration error reported by New.
 type CallLimits struct {
 	// Backstop is the longest the loop waits for a call whose tool
 	// declares no deadline. Zero means 15 minutes, above every family
@@ -76,13 +76,6 @@ type CallLimits struct {
 // WithCallLimits sets the call limits. See CallLimits.
 func WithCallLimits(l CallLimits) Option { return func(c *config) { c.limits = l } }
 
-// errInvalidOption is wrapped by the configuration errors Loop.Err
-// reports for option values out of range: they match
-// harness.CodeInvalidOption.
-func errInvalidOption() error {
-	return &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: invalid option"}
-}
-
 func (l CallLimits) validate() error {
 	var errs []error
 	for _, f := range []struct {
@@ -90,11 +83,11 @@ func (l CallLimits) validate() error {
 		d    time.Duration
 	}{{"Backstop", l.Backstop}, {"CancelWait", l.CancelWait}, {"CloseWait", l.CloseWait}} {
 		if f.d < 0 {
-			errs = append(errs, fmt.Errorf("%w: CallLimits.%s is %s; it must not be negative (zero means the default)", errInvalidOption(), f.name, f.d))
+			errs = append(errs, optionError("WithCallLimits: CallLimits.%s is %s; it must not be negative (zero means the default)", f.name, f.d))
 		}
 	}
 	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
-		errs = append(errs, fmt.Errorf("%w: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", errInvalidOption(), l.Margin))
+		errs = append(errs, optionError("WithCallLimits: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", l.Margin))
 	}
 	return errors.Join(errs...)
 }
@@ -133,34 +126,30 @@ func (l CallLimits) backstop(spec tools.Spec) time.Duration {
 	return max(scaled, floor)
 }
 
-// AbandonedCall is a tool call the loop stopped waiting for: it ignored
+// abandonedCall is a tool call the loop stopped waiting for: it ignored
 // the cancellation of its context and may still be running.
-type AbandonedCall struct {
-	Tool   string    `json:"tool"`
-	CallID string    `json:"call_id"`
-	Step   int       `json:"step"`
-	Since  time.Time `json:"since"` // when it was abandoned
+type abandonedCall struct {
+	Tool   string
+	CallID string
+	Step   int
+	Since  time.Time // when it was abandoned
 }
 
-// AbandonedError is returned by Close when tool calls the loop abandoned
+// errAbandoned is returned by Close when tool calls the loop abandoned
 // are still running: they ignored their cancelled context, so whatever
-// they hold (processes, files, connections) may outlive the session.
-type AbandonedError struct {
-	Calls []AbandonedCall
-}
-
-// Error names the calls.
-func (e *AbandonedError) Error() string {
-	names := make([]string, len(e.Calls))
-	for i, c := range e.Calls {
+// they hold (processes, files, connections) may outlive the session. It
+// matches harness.CodeNotStopped and names the calls.
+func errAbandoned(calls []abandonedCall) error {
+	names := make([]string, len(calls))
+	for i, c := range calls {
 		names[i] = fmt.Sprintf("%s (call %s)", c.Tool, c.CallID)
 	}
 	n := "call"
-	if len(e.Calls) != 1 {
+	if len(calls) != 1 {
 		n = "calls"
 	}
-	return fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
-		len(e.Calls), n, strings.Join(names, ", "))
+	return &harness.Error{Code: harness.CodeNotStopped, Message: fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
+		len(calls), n, strings.Join(names, ", "))}
 }
 
 // errTurnDidNotStop is returned by Close when the running turn did not
@@ -230,15 +219,15 @@ func (s *Session) forgetAbandoned(r *runningCall) {
 }
 
 // abandonedCalls returns the tool calls the loop abandoned that are still
-// running, oldest first; Close reports them in an *AbandonedError.
-func (s *Session) abandonedCalls() []AbandonedCall {
+// running, oldest first; Close reports them (errAbandoned).
+func (s *Session) abandonedCalls() []abandonedCall {
 	s.abMu.Lock()
-	out := make([]AbandonedCall, 0, len(s.abandoned))
+	out := make([]abandonedCall, 0, len(s.abandoned))
 	for r := range s.abandoned {
-		out = append(out, AbandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
+		out = append(out, abandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
 	}
 	s.abMu.Unlock()
-	slices.SortFunc(out, func(a, b AbandonedCall) int {
+	slices.SortFunc(out, func(a, b abandonedCall) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c
 		}

@@ -30,7 +30,6 @@ func errClosed() error { return &harness.Error{Code: harness.CodeClosed, Message
 type Loop struct {
 	cfg     config
 	handler tools.Handler
-	err     error
 
 	toolsMu sync.Mutex
 	tools   *toolset
@@ -40,10 +39,13 @@ type Loop struct {
 	closed   bool
 }
 
-// New returns a Loop configured by opts. A configuration problem (no
-// model, two tools with one name, a tool schema that does not compile) is
-// reported by Err and by every attempt to start a session.
-func New(opts ...Option) *Loop {
+// New returns a Loop configured by opts, or the configuration's errors:
+// no model, an option value out of range, or tools the registry refuses
+// (two tools with one name, a schema that does not compile, a tool whose
+// Validate fails). Each is a *harness.Error with
+// harness.CodeInvalidOption whose message names the option and the
+// value; several are joined.
+func New(opts ...Option) (*Loop, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		if o != nil {
@@ -51,30 +53,33 @@ func New(opts ...Option) *Loop {
 		}
 	}
 	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
-	var errs []error
+	errs := cfg.errs
 	if cfg.model == nil {
-		errs = append(errs, errors.New("agent: no model configured; pass agent.WithModel"))
+		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: no model configured; pass agent.WithModel"})
 	}
 	if err := cfg.limits.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.context.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.retry.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	ts, err := l.buildTools()
 	if err != nil {
-		errs = append(errs, fmt.Errorf("agent: %w", err))
-		reg, _ := tools.NewRegistry()
-		ts = &toolset{reg: reg, gens: ts.gens}
+		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: the tools of WithTools and WithToolSource: " + err.Error(), Err: err})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	l.tools = ts
-	l.handler = tools.Chain(toolexec.Executor(), cfg.middleware...)
-	l.err = errors.Join(errs...)
+	l.handler = toolexec.Chain(toolexec.Executor(), cfg.middleware...)
 	if cfg.base != nil {
 		context.AfterFunc(cfg.base, func() { l.Close() })
 	}
-	return l
+	return l, nil
 }
-
-// Err reports a configuration problem, or nil.
-func (l *Loop) Err() error { return l.err }
 
 // Tools returns the specs of the loop's tools in the order the model sees
 // them.
@@ -118,7 +123,7 @@ func (l *Loop) currentTools() *toolset {
 	l.toolsMu.Lock()
 	defer l.toolsMu.Unlock()
 	cur := l.tools
-	if l.err != nil || len(l.cfg.sources) == 0 {
+	if len(l.cfg.sources) == 0 {
 		return cur
 	}
 	changed := false
@@ -154,7 +159,7 @@ type SessionOptions struct {
 }
 
 // NewSession starts a new session and logs its header. A panic in the
-// session store is returned as an *InternalError.
+// session store is returned as an *harness.Error.
 func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session, err error) {
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
@@ -184,7 +189,7 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 // steps and usage its events hold. Warnings from loading (a torn line, an
 // unknown event type) and one for each repair (the turn, each call) are
 // kept in Session.Warnings. A panic while loading (in the store, or on a log no
-// check caught) is returned as an *InternalError, and the log is closed.
+// check caught) is returned as an *harness.Error, and the log is closed.
 func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err error) {
 	defer l.recoverSession("resume_session", &s, &err)
 	if err := l.check(); err != nil {
@@ -207,10 +212,15 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	if err != nil {
 		return nil, err
 	}
+	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
-	if end, repaired := hist.Repair(); end != nil {
+	end, repaired := hist.Repair()
+	if end == nil && cutOff {
+		end = &session.TurnEnded{Reason: session.ReasonInterrupted}
+	}
+	if end != nil {
 		if err := s.append(ctx, end); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("agent: resuming session: %w", err)
@@ -235,7 +245,7 @@ func (l *Loop) buildHistory(events []session.Event) (h *session.History, err err
 }
 
 // recoverSession turns a panic in NewSession or ResumeSession into an
-// *InternalError, closing the session it may have left half made.
+// *harness.Error, closing the session it may have left half made.
 func (l *Loop) recoverSession(op string, s **Session, err *error) {
 	p := recover()
 	if p == nil {
@@ -252,9 +262,6 @@ func (l *Loop) recoverSession(op string, s **Session, err *error) {
 }
 
 func (l *Loop) check() error {
-	if l.err != nil {
-		return l.err
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -268,7 +275,7 @@ func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.
 		loop:     l,
 		log:      log,
 		hist:     hist,
-		state:    tools.NewState(),
+		state:    &tools.State{},
 		model:    l.cfg.model,
 		warnings: warnings,
 	}

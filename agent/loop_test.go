@@ -2,9 +2,11 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -209,7 +211,8 @@ func TestCancelMidStream(t *testing.T) {
 	leakcheck.Check(t)
 	llm := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -355,16 +358,39 @@ func TestRemindersFromObservers(t *testing.T) {
 }
 
 func TestConfigurationErrors(t *testing.T) {
-	_, err := agent.New().NewSession(context.Background(), agent.SessionOptions{})
-	assert.ErrorContains(t, err, "agent.WithModel")
-
-	l := agent.New(agent.WithModel(replay.NewScripted()), agent.WithTools(echoTool(), echoTool()))
-	assert.ErrorContains(t, l.Err(), `two tools are named "echo"`)
-	_, err = l.NewSession(context.Background(), agent.SessionOptions{})
-	assert.Error(t, err)
-
 	bad := tools.Define(tools.Spec{Name: "BadName", Description: "x"}, func(context.Context, *tools.Call, struct{}) (*harness.ToolResult, error) { return nil, nil })
-	assert.ErrorContains(t, agent.New(agent.WithModel(replay.NewScripted()), agent.WithTools(bad)).Err(), "snake_case")
+	scripted := agent.WithModel(replay.NewScripted())
+	for _, tc := range []struct {
+		name string
+		opts []agent.Option
+		want []string
+	}{
+		{"no model", nil, []string{"agent.WithModel"}},
+		{"two tools with one name", []agent.Option{scripted, agent.WithTools(echoTool(), echoTool())}, []string{`two tools are named "echo"`}},
+		{"a tool name that is not snake_case", []agent.Option{scripted, agent.WithTools(bad)}, []string{"snake_case"}},
+		{"zero steps", []agent.Option{scripted, agent.WithMaxSteps(0)}, []string{"WithMaxSteps(0)"}},
+		{"negative steps", []agent.Option{scripted, agent.WithMaxSteps(-3)}, []string{"WithMaxSteps(-3)"}},
+		{"zero parallel tools", []agent.Option{scripted, agent.WithMaxParallelTools(0)}, []string{"WithMaxParallelTools(0)"}},
+		{"negative image budget", []agent.Option{scripted, agent.WithImageBudget(-1, 0)}, []string{"WithImageBudget(-1, 0)"}},
+		{"negative retry delay", []agent.Option{scripted, agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: -time.Second})}, []string{"WithRetry(", "BaseDelay:-1s"}},
+		{"negative context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{PruneAt: -0.5})}, []string{"ContextPolicy.PruneAt is -0.5"}},
+		{"NaN context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: math.NaN()})}, []string{"ContextPolicy.KeepRecent is NaN"}},
+		{"every error at once", []agent.Option{agent.WithMaxSteps(0), agent.WithMaxParallelTools(-1)}, []string{"agent.WithModel", "WithMaxSteps(0)", "WithMaxParallelTools(-1)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := agent.New(tc.opts...)
+			assert.Nil(t, l)
+			require.ErrorIs(t, err, harness.CodeInvalidOption)
+			var he *harness.Error
+			require.True(t, errors.As(err, &he), "a *harness.Error: %v", err)
+			for _, w := range tc.want {
+				assert.ErrorContains(t, err, w)
+			}
+		})
+	}
+	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithMaxParallelTools(1), agent.WithImageBudget(0, 0), agent.WithLogger(nil))
+	require.NoError(t, err, "the least valid values and zero defaults are accepted")
+	require.NoError(t, l.Close())
 }
 
 func TestBusyAndClosed(t *testing.T) {
@@ -476,7 +502,8 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
-	loop := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
+	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd
@@ -494,4 +521,36 @@ func TestBaseContextClosesLoop(t *testing.T) {
 		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 		return errors.Is(err, harness.CodeClosed)
 	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// Event lines are not escaped for HTML: a command's "&&" or "<" stays as
+// it is, in the call, the result and the error alike.
+func TestMarshalEventKeepsHTMLCharacters(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   agent.Event
+		want []string
+	}{
+		{"text", &agent.TextDelta{Step: 1, Text: "a && b <c>"}, []string{`"text":"a && b <c>"`}},
+		{"tool call end", &agent.ToolCallEnd{Step: 1,
+			Call:   harness.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"make && ./run <in >out"}`},
+			Result: harness.TextResult("ok && done <eof>")},
+			[]string{`make && ./run <in >out`, `ok && done <eof>`}},
+		{"turn end error", &agent.TurnEnd{Reason: "error", Err: model.NewError(harness.CodeServer, "a & b <html>", nil)}, []string{`a & b <html>`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := agent.MarshalEvent(tt.ev)
+			require.NoError(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, string(b), w)
+			}
+			assert.NotContains(t, string(b), `\u0026`)
+			assert.NotContains(t, string(b), `\u003c`)
+			assert.False(t, strings.HasSuffix(string(b), "\n"), "one line, without its end")
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(b, &m))
+			assert.Equal(t, agent.KindOf(tt.ev), m["type"])
+		})
+	}
 }

@@ -2,14 +2,17 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Option configures a Loop.
@@ -32,9 +35,23 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
-	images      ImageBudget
+	images      imageBudget
 	limits      CallLimits
 	base        context.Context
+	policy      *permission.Policy
+	approver    permission.Approver
+	errs        []error // invalid option values, reported by New
+}
+
+// fail records an invalid option value for New to report: a
+// *harness.Error with harness.CodeInvalidOption whose message names the
+// option and the value.
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, optionError(format, args...))
+}
+
+func optionError(format string, args ...any) error {
+	return &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: " + fmt.Sprintf(format, args...)}
 }
 
 // Defaults.
@@ -92,7 +109,8 @@ func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = 
 // file system.
 func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 
-// WithLogger sets the logger for diagnostics. The default discards.
+// WithLogger sets the logger for diagnostics. The default, also for nil,
+// discards.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
@@ -103,27 +121,32 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithMaxSteps sets how many model calls one turn may make (default 200:
 // generous, so it only stops runaway turns). When a turn reaches it, it
-// ends with reason step_limit.
+// ends with reason step_limit. It must be positive.
 func WithMaxSteps(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.maxSteps = n
+		if n <= 0 {
+			c.fail("WithMaxSteps(%d): a turn needs at least 1 step", n)
+			return
 		}
+		c.maxSteps = n
 	}
 }
 
 // WithMaxParallelTools bounds how many concurrency-safe calls of one step
-// run at once (default 8).
+// run at once (default 8). It must be positive.
 func WithMaxParallelTools(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.parallel = n
+		if n <= 0 {
+			c.fail("WithMaxParallelTools(%d): at least 1 call must be able to run", n)
+			return
 		}
+		c.parallel = n
 	}
 }
 
 // WithRetry sets the retry policy for model calls (default: 4 retries,
-// starting at 1 s, each delay capped at 60 s).
+// starting at 1 s, each delay capped at 60 s). A negative field is an
+// error of New.
 func WithRetry(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
 // WithMiddleware adds dispatch middleware; the first added is the
@@ -160,6 +183,13 @@ type RetryPolicy struct {
 	BaseDelay time.Duration
 	// MaxDelay caps one delay, a provider's Retry-After hint included.
 	MaxDelay time.Duration
+}
+
+func (p RetryPolicy) validate() error {
+	if p.MaxRetries < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
+		return optionError("WithRetry(%+v): the retries and delays must not be negative", p)
+	}
+	return nil
 }
 
 // defaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillwriter"
 	"io"
 
 	"github.com/go-harness/harness"
@@ -36,7 +37,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 		// The save outlives a cancelled turn: the result is logged either way.
 		// previewLimit is never below spill.MinThreshold, so NewWriter
 		// cannot refuse it.
-		w, werr := spill.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
+		w, werr := spillwriter.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
 		if werr != nil {
 			return nil, errors.Join(err, werr)
 		}

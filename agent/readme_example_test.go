@@ -16,12 +16,15 @@ import (
 // embed is the README's "Embedding" code, compiled with the tests so the
 // README cannot drift from the API.
 func embed(ctx context.Context, model model.Model, myTools []tools.Tool, sessionsDir, workspace string) error {
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model), // any model.Model: the OpenAI-compatible adapter, or replay.NewScripted in tests
 		agent.WithTools(myTools...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 		agent.WithSessionStore(session.NewJSONL(sessionsDir)),
 	)
+	if err != nil {
+		return err
+	}
 	defer loop.Close()
 
 	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})

@@ -22,7 +22,8 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
 		replay.Say("first answer"),
 	)
-	loop1 := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	require.NoError(t, err)
 	s1, err := loop1.NewSession(ctx, agent.SessionOptions{Cwd: "/proj"})
 	require.NoError(t, err)
 	_, _, err = collect(t, s1, ctx, "turn one")
@@ -32,7 +33,8 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	require.NoError(t, loop1.Close())
 
 	m2 := replay.NewScripted(replay.Say("second answer"))
-	loop2 := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, id)
 	require.NoError(t, err)
@@ -70,7 +72,8 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, log.Close())
 
 	m := replay.NewScripted(replay.Say("recovered"))
-	loop := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithSessionStore(store))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, log.Header().ID)
 	require.NoError(t, err)

@@ -99,8 +99,9 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 
 	llm := replay.NewScripted(replay.Say("short summary"), replay.Say("done")).
 		WithInfo(model.Info{Name: "small", ContextWindow: 200})
-	loop := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, id)
 	require.NoError(t, err)
@@ -144,9 +145,10 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	evs, end, err := collect(t, s, ctx, "go")
 	assert.Equal(t, []string{"text_delta", "turn_end"}, kinds(evs))
 	assert.Equal(t, session.ReasonError, end.Reason)
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "model boom", ie.Value)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
+	assert.Contains(t, ie.Message, "during turn: panic: model boom")
 	assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "bug")
 	assert.Contains(t, err.Error(), "model boom")
@@ -304,19 +306,21 @@ func (panickyOpenStore) Open(ctx context.Context, id string) (session.Log, *sess
 
 func TestSessionStartPanicsAreErrors(t *testing.T) {
 	leakcheck.Check(t)
-	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	assert.Nil(t, s)
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "new_session", ie.Op)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
+	assert.Contains(t, ie.Message, "during new_session")
 	assert.Contains(t, err.Error(), "create boom")
 
 	s, err = loop.ResumeSession(context.Background(), "x")
 	assert.Nil(t, s)
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, "resume_session", ie.Op)
+	assert.Contains(t, ie.Message, "during resume_session")
 	assert.Contains(t, err.Error(), "open boom")
 }
 
@@ -326,15 +330,17 @@ func (panickyCloser) Close() error { panic("closer boom") }
 
 func TestClosePanicIsAnError(t *testing.T) {
 	mem := session.NewMemory()
-	loop := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	_, err = tools.LoadState(s.State(), "k", func() panickyCloser { return panickyCloser{} })
 	require.NoError(t, err)
 	err = s.Close()
-	var ie *agent.InternalError
+	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, harness.CodeInternal, ie.Code)
 	assert.Contains(t, err.Error(), "closer boom")
 	// The log was closed anyway: the session can be deleted.
 	require.NoError(t, mem.Delete(context.Background(), s.ID()))

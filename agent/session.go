@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Session is one conversation: its log, its history and the state its
@@ -40,6 +41,12 @@ type Session struct {
 	// closeLog asks the running turn to close the log when it ends:
 	// Close gave up waiting for it.
 	closeLog bool
+
+	// pol is the session's permission policy (the loop's, with the
+	// rules its answers remembered); paused is the pause the last turn
+	// ended in, if any. Both are guarded by mu.
+	pol    *permission.Policy
+	paused *pause
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
@@ -107,12 +114,17 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // error, except the last, which is always a *TurnEnd: it comes with the error
 // that ended the turn, if any (context.Canceled when ctx was cancelled, a
 // *harness.Error with a model code when the model failed for good, an
-// *InternalError when the harness recovered from a panic). Stopping the
+// *harness.Error when the harness recovered from a panic). Stopping the
 // iteration early cancels the turn; the cancellation is logged and the session
 // stays usable. No panic of the harness, the model adapter, the tools or the
 // session store reaches the loop over the events; a panic in the loop's own
 // body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
+	return s.runTurn(ctx, func(t *turn) { t.runSafely(content) })
+}
+
+// runTurn runs body as the session's one running turn.
+func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		turnCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -136,7 +148,7 @@ func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
-		t.runSafely(content)
+		body(t)
 	}
 }
 
@@ -160,7 +172,8 @@ func (s *Session) turnEnded() {
 // state of the session's tools, and closes its log. It returns within
 // about CallLimits.CloseWait whatever the tools do: a turn whose tools
 // ignore cancellation abandons them (see CallLimits), and Close then
-// fails with an *AbandonedError naming those still running; a turn that
+// fails with an error matching harness.CodeNotStopped that names those
+// still running; a turn that
 // does not end in time at all makes it fail with an error matching
 // harness.CodeNotStopped. Do not
 // call it from inside the loop over a turn's events: it would wait the
@@ -193,7 +206,7 @@ func (s *Session) Close() (err error) {
 		wait.Stop()
 	}
 	if calls := s.abandonedCalls(); len(calls) > 0 {
-		errs = append(errs, &AbandonedError{Calls: calls})
+		errs = append(errs, errAbandoned(calls))
 	}
 	if stuck {
 		s.mu.Lock()
@@ -215,7 +228,7 @@ func (s *Session) Close() (err error) {
 	return errors.Join(errs...)
 }
 
-// guarded runs f, returning a panic as an *InternalError.
+// guarded runs f, returning a panic as an *harness.Error.
 func (s *Session) guarded(op string, f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

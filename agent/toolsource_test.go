@@ -76,7 +76,6 @@ func TestToolSourceChangesBetweenSteps(t *testing.T) {
 		replay.Say("done"),
 	)
 	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithToolSource(src))
-	require.NoError(t, loop.Err())
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, 3, end.Steps)

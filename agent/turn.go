@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // turn is the state of one running turn.
@@ -26,6 +28,8 @@ type turn struct {
 	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   harness.Usage
+	// preset holds the decisions of a paused step being resolved.
+	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
 	// ends.
 	tools *toolset
@@ -55,7 +59,7 @@ func (t *turn) emit(ev Event) {
 
 // runSafely runs the turn and turns a panic of the harness (or of the
 // model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *InternalError, logged like any other end so
+// with reason error and an *harness.Error, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
 func (t *turn) runSafely(content []harness.Block) {
 	defer func() {
@@ -71,10 +75,25 @@ func (t *turn) runSafely(content []harness.Block) {
 	t.run(content)
 }
 
+// resumeSafely is runSafely for the continuation of a paused turn.
+func (t *turn) resumeSafely(answers map[string]permission.Answer) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if t.inHost {
+			panic(p)
+		}
+		t.endAfterPanic(internalError(t.s.logger, "turn", p))
+	}()
+	t.resume(answers)
+}
+
 // endAfterPanic ends a turn that panicked: it logs the end and yields
 // the TurnEnd. When logging the end panics too (a broken store), or the
 // panic came from logging it, the TurnEnd is yielded without it.
-func (t *turn) endAfterPanic(ie *InternalError) {
+func (t *turn) endAfterPanic(ie *harness.Error) {
 	if t.endSent {
 		return
 	}
@@ -94,7 +113,7 @@ func (t *turn) endAfterPanic(ie *InternalError) {
 
 // finishSafely is finish with a panic recovered; it returns the error for
 // the TurnEnd it could not yield, if it panicked.
-func (t *turn) finishSafely(err *InternalError) (perr *InternalError) {
+func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if t.inHost {
@@ -113,10 +132,22 @@ func (t *turn) run(content []harness.Block) {
 		first = append(first, &session.SystemPrompt{Text: sys})
 	}
 	first = append(first, &session.UserMessage{Content: content})
+	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
+		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
+	}
+	if err := t.abandonPause(); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the abandoned calls: %w", err))
+		return
+	}
 	if err := t.s.append(t.ctx, first...); err != nil {
 		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
 		return
 	}
+	t.loop()
+}
+
+// loop runs steps until the turn ends.
+func (t *turn) loop() {
 	for {
 		if err := t.ctx.Err(); err != nil {
 			t.finish(session.ReasonCancelled, err)
@@ -145,7 +176,15 @@ func (t *turn) run(content []harness.Block) {
 			return
 		}
 		if err := t.dispatch(step, calls); err != nil {
-			t.finish(session.ReasonError, err)
+			switch {
+			case errors.Is(err, errPaused):
+				t.emit(&StepEnd{Step: step, Finish: finish})
+				t.finish(session.ReasonAwaitingApproval, nil)
+			case t.ctx.Err() != nil:
+				t.finish(session.ReasonCancelled, t.ctx.Err())
+			default:
+				t.finish(session.ReasonError, err)
+			}
 			return
 		}
 		t.emit(&StepEnd{Step: step, Finish: finish, ToolCalls: len(calls)})
@@ -275,8 +314,8 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
-	asm := &Assembler{}
+func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error) {
+	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return asm, err
@@ -304,7 +343,7 @@ func (t *turn) stream(step int, req *model.Request) (*Assembler, error) {
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
 	if asm == nil {
 		return
 	}

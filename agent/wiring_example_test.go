@@ -38,7 +38,7 @@ func ExampleNew_everything() {
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		log.Fatal(err)
 	}
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
@@ -48,6 +48,9 @@ func ExampleNew_everything() {
 		agent.WithMiddleware(spilling, deadlines),
 		agent.WithStepObservers(repeats, failures),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer loop.Close()
 }
 
@@ -66,7 +69,7 @@ func TestFullWiringIsValid(t *testing.T) {
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		t.Fatal(err)
 	}
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(openai.DeepSeek("sk-test")),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
@@ -76,10 +79,10 @@ func TestFullWiringIsValid(t *testing.T) {
 		agent.WithMiddleware(spilling, deadlines),
 		agent.WithStepObservers(repeats, failures),
 	)
-	defer loop.Close()
-	if err := loop.Err(); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer loop.Close()
 	var names []string
 	for _, s := range loop.Tools() {
 		names = append(names, s.Name)

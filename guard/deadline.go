@@ -42,14 +42,11 @@ type deadlines struct {
 	err        error
 }
 
-// DeadlineOption configures [Deadlines].
-type DeadlineOption func(*deadlines)
-
 // WithFamilyDeadline sets the backstop of tools of a family that declare
 // no deadline; zero means no backstop for them. The empty family is tools
 // that declare none. A negative duration is an error.
-func WithFamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
-	return func(ds *deadlines) {
+func WithFamilyDeadline(f tools.Family, d time.Duration) Option {
+	return deadlineOption("WithFamilyDeadline", func(ds *deadlines) {
 		if d < 0 {
 			ds.fail(fmt.Sprintf("guard: WithFamilyDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", f, d))
 			return
@@ -59,46 +56,46 @@ func WithFamilyDeadline(f tools.Family, d time.Duration) DeadlineOption {
 		} else {
 			ds.family[f] = d
 		}
-	}
+	})
 }
 
 // WithToolDeadline sets the backstop of one tool by name, whatever it
 // declares. Zero means no backstop for it; a negative duration is an
 // error.
-func WithToolDeadline(name string, d time.Duration) DeadlineOption {
-	return func(ds *deadlines) {
+func WithToolDeadline(name string, d time.Duration) Option {
+	return deadlineOption("WithToolDeadline", func(ds *deadlines) {
 		if d < 0 {
 			ds.fail(fmt.Sprintf("guard: WithToolDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", name, d))
 			return
 		}
 		ds.perTool[name] = d
-	}
+	})
 }
 
 // WithDeadlineGrace sets the least margin a backstop leaves beyond a
 // tool's declared deadline (30 s unless set). A negative margin
 // is an error.
-func WithDeadlineGrace(d time.Duration) DeadlineOption {
-	return func(ds *deadlines) {
+func WithDeadlineGrace(d time.Duration) Option {
+	return deadlineOption("WithDeadlineGrace", func(ds *deadlines) {
 		if d < 0 {
 			ds.fail(fmt.Sprintf("guard: WithDeadlineGrace(%s): the grace must not be negative", d))
 			return
 		}
 		ds.grace = d
-	}
+	})
 }
 
 // WithCancelWait sets how long a cancelled call may take to return its own
 // result before it is abandoned (1 s unless set). Zero
 // abandons it at once; a negative wait is an error.
-func WithCancelWait(d time.Duration) DeadlineOption {
-	return func(ds *deadlines) {
+func WithCancelWait(d time.Duration) Option {
+	return deadlineOption("WithCancelWait", func(ds *deadlines) {
 		if d < 0 {
 			ds.fail(fmt.Sprintf("guard: WithCancelWait(%s): the wait must not be negative", d))
 			return
 		}
 		ds.cancelWait = d
-	}
+	})
 }
 
 func (ds *deadlines) fail(msg string) {
@@ -131,7 +128,7 @@ func (ds *deadlines) fail(msg string) {
 // here always stay inside. A WithFamilyDeadline or WithToolDeadline longer
 // than the loop's backstop is cut short by it: raise CallLimits.Backstop
 // with it.
-func Deadlines(opts ...DeadlineOption) (tools.Middleware, error) {
+func Deadlines(opts ...Option) (tools.Middleware, error) {
 	ds, err := newDeadlines(opts)
 	if err != nil {
 		return nil, err
@@ -143,7 +140,7 @@ func Deadlines(opts ...DeadlineOption) (tools.Middleware, error) {
 	}, nil
 }
 
-func newDeadlines(opts []DeadlineOption) (*deadlines, error) {
+func newDeadlines(opts []Option) (*deadlines, error) {
 	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
 			tools.FamilyLocal:   defaultLocalDeadline,
@@ -155,10 +152,8 @@ func newDeadlines(opts []DeadlineOption) (*deadlines, error) {
 		grace:      defaultGrace,
 		cancelWait: defaultCancelWait,
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(ds)
-		}
+	if err := apply(&settings{ctor: "Deadlines", deadlines: ds}, opts); err != nil {
+		ds.err = errors.Join(ds.err, err)
 	}
 	return ds, ds.err
 }

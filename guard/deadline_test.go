@@ -40,7 +40,7 @@ func (l *logBuffer) String() string {
 
 // deadlines returns the deadline middleware with opts, which must be
 // valid.
-func deadlines(t *testing.T, opts ...guard.DeadlineOption) tools.Middleware {
+func deadlines(t *testing.T, opts ...guard.Option) tools.Middleware {
 	t.Helper()
 	mw, err := guard.Deadlines(opts...)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestBackstopDurations(t *testing.T) {
 func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opt  guard.DeadlineOption
+		opt  guard.Option
 		want string
 	}{
 		{"family", guard.WithFamilyDeadline(tools.FamilyLocal, -time.Second), "WithFamilyDeadline"},
@@ -129,7 +129,7 @@ func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 
 // handle runs one call through the deadline middleware around fn.
 func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *logBuffer, fn func(ctx context.Context) *harness.ToolResult) *harness.ToolResult {
-	env := &tools.Env{SessionID: "s", State: tools.NewState(), Logger: slog.New(slog.DiscardHandler)}
+	env := &tools.Env{SessionID: "s", State: &tools.State{}, Logger: slog.New(slog.DiscardHandler)}
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -271,8 +271,9 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 			return nil, errors.New("late")
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Say("it timed out"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(stuck),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(stuck),
 		agent.WithMiddleware(deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))))
+	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

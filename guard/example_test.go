@@ -35,11 +35,15 @@ func ExampleRepeatGuard() {
 	if err != nil {
 		panic(err)
 	}
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(status),
 		agent.WithStepObservers(repeats, failures),
 	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "is the build green?") {

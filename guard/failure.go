@@ -26,30 +26,27 @@ type failureGuard struct {
 	err      error
 }
 
-// FailureOption configures [FailureGuard].
-type FailureOption func(*failureGuard)
-
 // WithFailureStreak sets how many failures in a row trigger a reminder
 // (3 unless set). Fewer than 2 is an error.
-func WithFailureStreak(k int) FailureOption {
-	return func(g *failureGuard) {
+func WithFailureStreak(k int) Option {
+	return failureOption("WithFailureStreak", func(g *failureGuard) {
 		if k < 2 {
 			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithFailureStreak(%d): a streak is at least 2 failures", k))
 			return
 		}
 		g.streak = k
-	}
+	})
 }
 
 // WithFailureExclude sets tools the guard ignores. By default it watches
 // every tool.
-func WithFailureExclude(names ...string) FailureOption {
-	return func(g *failureGuard) {
+func WithFailureExclude(names ...string) Option {
+	return failureOption("WithFailureExclude", func(g *failureGuard) {
 		g.excluded = make(map[string]bool, len(names))
 		for _, n := range names {
 			g.excluded[n] = true
 		}
-	}
+	})
 }
 
 // FailureGuard returns a tools.StepObserver that notices one tool failing
@@ -68,12 +65,10 @@ func WithFailureExclude(names ...string) FailureOption {
 // cancelled with their turn (CodeAborted) are not the tool's failures and
 // are skipped, as are excluded tools. A new user message resets every
 // streak.
-func FailureGuard(opts ...FailureOption) (tools.StepObserver, error) {
+func FailureGuard(opts ...Option) (tools.StepObserver, error) {
 	g := &failureGuard{streak: defaultFailureStreak}
-	for _, o := range opts {
-		if o != nil {
-			o(g)
-		}
+	if err := apply(&settings{ctor: "FailureGuard", failure: g}, opts); err != nil {
+		g.err = errors.Join(g.err, err)
 	}
 	if g.err != nil {
 		return nil, g.err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ type sess struct {
 	step int
 }
 
-func newSess() *sess { return &sess{env: &tools.Env{SessionID: "s", Turn: 1, State: tools.NewState()}} }
+func newSess() *sess { return &sess{env: &tools.Env{SessionID: "s", Turn: 1, State: &tools.State{}}} }
 
 // userMessage simulates a new user message.
 func (s *sess) userMessage() {
@@ -209,14 +210,14 @@ func TestGuardOptionsRefuseBadValues(t *testing.T) {
 	}
 }
 
-func repeatGuard(t *testing.T, opts ...guard.RepeatOption) tools.StepObserver {
+func repeatGuard(t *testing.T, opts ...guard.Option) tools.StepObserver {
 	t.Helper()
 	g, err := guard.RepeatGuard(opts...)
 	require.NoError(t, err)
 	return g
 }
 
-func failureGuard(t *testing.T, opts ...guard.FailureOption) tools.StepObserver {
+func failureGuard(t *testing.T, opts ...guard.Option) tools.StepObserver {
 	t.Helper()
 	g, err := guard.FailureGuard(opts...)
 	require.NoError(t, err)
@@ -305,6 +306,26 @@ func TestFailureOptions(t *testing.T) {
 	assert.Contains(t, rs[0].Text, "web_fetch has failed 2 times")
 }
 
+func TestOptionsOfAnotherGuardAreErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a failure option to RepeatGuard", second(guard.RepeatGuard(guard.WithFailureStreak(4))), "guard: WithFailureStreak is an option of FailureGuard; RepeatGuard does not take it"},
+		{"a repeat option to FailureGuard", second(guard.FailureGuard(guard.WithRepeatExclude("x"))), "guard: WithRepeatExclude is an option of RepeatGuard; FailureGuard does not take it"},
+		{"a deadline option to RepeatGuard", second(guard.RepeatGuard(guard.WithCancelWait(time.Second))), "guard: WithCancelWait is an option of Deadlines; RepeatGuard does not take it"},
+		{"a repeat option to Deadlines", second(guard.Deadlines(guard.WithRepeatThresholds(3))), "guard: WithRepeatThresholds is an option of RepeatGuard; Deadlines does not take it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, tc.err, harness.CodeInvalidOption)
+			assert.EqualError(t, tc.err, tc.want)
+		})
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
 // TestGuardsInTheLoop drives the real loop: the reminder follows the
 // step's results, is logged, and a resumed session rebuilds the same
 // history.
@@ -329,7 +350,8 @@ func TestGuardsInTheLoop(t *testing.T) {
 	store := session.NewMemory()
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),
 		agent.WithStepObservers(repeatGuard(t), failureGuard(t))}
-	loop := agent.New(opts...)
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	require.NoError(t, err)

@@ -41,14 +41,11 @@ type repeatGuard struct {
 	err        error
 }
 
-// RepeatOption configures [RepeatGuard].
-type RepeatOption func(*repeatGuard)
-
 // WithRepeatThresholds sets the run lengths that trigger a reminder, in
 // any order (3, 5 and 8 unless set). Each is at least 2, and there is at
 // least one: anything else is an error.
-func WithRepeatThresholds(n ...int) RepeatOption {
-	return func(g *repeatGuard) {
+func WithRepeatThresholds(n ...int) Option {
+	return repeatOption("WithRepeatThresholds", func(g *repeatGuard) {
 		if len(n) == 0 {
 			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithRepeatThresholds(): give at least one run length"))
 			return
@@ -62,19 +59,19 @@ func WithRepeatThresholds(n ...int) RepeatOption {
 		ts := slices.Clone(n)
 		slices.Sort(ts)
 		g.thresholds = slices.Compact(ts)
-	}
+	})
 }
 
 // WithRepeatExclude sets the tools the guard ignores, replacing the
 // default list (todo, todo_read, todo_write, ask_user and
 // ask_user_question). WithRepeatExclude() with no names excludes nothing.
-func WithRepeatExclude(names ...string) RepeatOption {
-	return func(g *repeatGuard) {
+func WithRepeatExclude(names ...string) Option {
+	return repeatOption("WithRepeatExclude", func(g *repeatGuard) {
 		g.excluded = make(map[string]bool, len(names))
 		for _, n := range names {
 			g.excluded[n] = true
 		}
-	}
+	})
 }
 
 // RepeatGuard returns a tools.StepObserver that notices the model calling
@@ -98,13 +95,13 @@ func WithRepeatExclude(names ...string) RepeatOption {
 // The counts live in the session's Env.State, in memory; the reminders
 // themselves are logged by the loop like everything the model sees, so a
 // resumed session shows the same history (and counts from zero).
-func RepeatGuard(opts ...RepeatOption) (tools.StepObserver, error) {
-	g := &repeatGuard{thresholds: defaultRepeatThresholds()}
-	WithRepeatExclude(defaultRepeatExcluded()...)(g)
-	for _, o := range opts {
-		if o != nil {
-			o(g)
-		}
+func RepeatGuard(opts ...Option) (tools.StepObserver, error) {
+	g := &repeatGuard{thresholds: defaultRepeatThresholds(), excluded: map[string]bool{}}
+	for _, n := range defaultRepeatExcluded() {
+		g.excluded[n] = true
+	}
+	if err := apply(&settings{ctor: "RepeatGuard", repeat: g}, opts); err != nil {
+		g.err = errors.Join(g.err, err)
 	}
 	if g.err != nil {
 		return nil, g.err

@@ -922,6 +922,14 @@ func (d *decoder) payload(typ string) Payload {
 			}
 		}
 		return p
+	case typeApproval, typePermission:
+		// Rare events (one per decision): the plain decoder.
+		raw := d.raw()
+		p, _ := newPayload(typ)
+		if d.bad || json.Unmarshal(raw, p) != nil {
+			d.fail()
+		}
+		return p
 	}
 	return &Unknown{Type: typ, Data: d.raw()}
 }

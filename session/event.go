@@ -34,7 +34,8 @@ func (e Event) Type() string {
 // Payload is the typed content of an event: one of this package's
 // event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
 // ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
-// ModelRetry, Pruned, Compacted) or Unknown. The set is closed: the log
+// ModelRetry, Pruned, Compacted, ApprovalRequested, PermissionDecided)
+// or Unknown. The set is closed: the log
 // format has one owner, this package, and an event of a type it does not
 // know is kept as Unknown.
 type Payload interface {
@@ -60,6 +61,8 @@ const (
 	typeRetry        = "retry"         // ModelRetry
 	typePrune        = "prune"         // Pruned
 	typeCompaction   = "compaction"    // Compacted
+	typeApproval     = "approval"      // ApprovalRequested
+	typePermission   = "permission"    // PermissionDecided
 )
 
 // UserMessage is input from the user; it starts a turn.
@@ -128,7 +131,49 @@ const (
 	ReasonCancelled   = "cancelled"
 	ReasonError       = "error"
 	ReasonInterrupted = "interrupted"
+	// ReasonAwaitingApproval ends a turn that paused: calls of its last
+	// step wait for a decision (see ApprovalRequested). The calls stay
+	// open in the history; resolving them continues the same turn.
+	ReasonAwaitingApproval = "awaiting_approval"
 )
+
+// ApprovalRequested is logged when a turn pauses because calls need an
+// answer no one could give at once: every call of the step waits, and
+// Calls are the questions.
+type ApprovalRequested struct {
+	Step  int           `json:"step"`
+	Calls []PendingCall `json:"calls"`
+}
+
+// PendingCall is one question of an ApprovalRequested.
+type PendingCall struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Preview is the call in one line.
+	Preview string `json:"preview"`
+	// Rule is the rule that asked; empty when the mode did.
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason"`
+	// Suggest is a rule that would allow calls like this one.
+	Suggest string `json:"suggest,omitempty"`
+}
+
+// PermissionDecided records the decision on one call before it runs (or
+// does not): the outcome ("allow" or "deny"), who decided ("rule",
+// "mode", "user" or "approver"), and a rule the user chose to remember
+// for the session, which a resumed session keeps.
+type PermissionDecided struct {
+	Step     int    `json:"step"`
+	CallID   string `json:"call_id"`
+	Name     string `json:"name"`
+	Outcome  string `json:"outcome"`
+	By       string `json:"by"`
+	Rule     string `json:"rule,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+	Remember string `json:"remember,omitempty"`
+}
 
 // TurnEnded closes a turn.
 type TurnEnded struct {
@@ -175,17 +220,19 @@ type Unknown struct {
 	Data json.RawMessage
 }
 
-func (*UserMessage) eventType() string      { return TypeUser }
-func (*AssistantMessage) eventType() string { return TypeAssistant }
-func (*ToolStarted) eventType() string      { return typeToolStart }
-func (*ToolFinished) eventType() string     { return TypeToolResult }
-func (*ModelRequest) eventType() string     { return typeModelRequest }
-func (*Reminded) eventType() string         { return TypeReminder }
-func (*TurnEnded) eventType() string        { return typeTurnEnd }
-func (*SystemPrompt) eventType() string     { return TypeSystem }
-func (*ToolRecord) eventType() string       { return typeRecord }
-func (*ModelRetry) eventType() string       { return typeRetry }
-func (u *Unknown) eventType() string        { return u.Type }
+func (*UserMessage) eventType() string       { return TypeUser }
+func (*AssistantMessage) eventType() string  { return TypeAssistant }
+func (*ToolStarted) eventType() string       { return typeToolStart }
+func (*ToolFinished) eventType() string      { return TypeToolResult }
+func (*ModelRequest) eventType() string      { return typeModelRequest }
+func (*Reminded) eventType() string          { return TypeReminder }
+func (*TurnEnded) eventType() string         { return typeTurnEnd }
+func (*SystemPrompt) eventType() string      { return TypeSystem }
+func (*ToolRecord) eventType() string        { return typeRecord }
+func (*ModelRetry) eventType() string        { return typeRetry }
+func (*ApprovalRequested) eventType() string { return typeApproval }
+func (*PermissionDecided) eventType() string { return typePermission }
+func (u *Unknown) eventType() string         { return u.Type }
 
 // newPayload returns an empty payload for a known event type.
 func newPayload(typ string) (Payload, bool) {
@@ -214,6 +261,10 @@ func newPayload(typ string) (Payload, bool) {
 		return &Pruned{}, true
 	case typeCompaction:
 		return &Compacted{}, true
+	case typeApproval:
+		return &ApprovalRequested{}, true
+	case typePermission:
+		return &PermissionDecided{}, true
 	}
 	return nil, false
 }

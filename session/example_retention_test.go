@@ -20,9 +20,8 @@ func ExampleRetention_Prune() {
 		fmt.Println("spills of", id, "deleted")
 		return nil
 	})
-	r := session.NewRetention(store, session.WithSessionData(spills),
-		session.WithClock(func() time.Time { return time.Now().Add(31 * 24 * time.Hour) }))
-	rep, err := r.Prune(ctx, session.PruneOptions{OlderThan: 30 * 24 * time.Hour})
+	r := &session.Retention{Store: store, Data: []session.SessionDataDeleter{spills}}
+	rep, err := r.Prune(ctx, session.PruneOptions{OlderThan: 30 * 24 * time.Hour, Now: time.Now().Add(31 * 24 * time.Hour)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +45,10 @@ func goldenBatches() [][]Payload {
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "read_file", Arguments: `{"path":"a.go"}`}},
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"go test ./... && echo ok"}`}},
 		}, Finish: "tool_calls", Usage: usage}},
+		{&PermissionDecided{Step: 1, CallID: "c1", Name: "read_file", Outcome: "allow", By: "mode", Mode: "default"}},
+		{&ApprovalRequested{Step: 1, Calls: []PendingCall{{CallID: "c2", Name: "bash", Preview: "go test ./... && echo ok", Reason: "bash has side effects and no rule allows it", Suggest: "Bash(go test:*)"}}}},
+		{&TurnEnded{Reason: ReasonAwaitingApproval, Steps: 1, Usage: *usage}},
+		{&PermissionDecided{Step: 1, CallID: "c2", Name: "bash", Outcome: "allow", By: "user", Rule: "Bash(go test:*)", Reason: "asked", Feedback: "ok, once", Remember: "Bash(go test:*)"}},
 		{&ToolStarted{Step: 1, CallID: "c1", Name: "read_file"}, &ToolStarted{Step: 1, CallID: "c2", Name: "bash"}},
 		{&ToolRecord{CallID: "c2", Tool: "bash", Name: "env", Data: json.RawMessage(`{"TERM":"dumb"}`)}},
 		{&ToolFinished{Step: 1, CallID: "c1", Name: "read_file", DurationMS: 3, Result: harness.ToolResult{
@@ -65,7 +73,7 @@ func goldenBatches() [][]Payload {
 				Hunks: []harness.Hunk{{OldStart: 1, OldLines: 1, NewStart: 1, NewLines: 1, Lines: []string{"-old line", "+new line"}}}, Added: 1, Removed: 1}},
 			Files: []harness.FileAccess{{Op: harness.FileWrite, Path: "/w/a.go", Version: "v2"}},
 		}}},
-		{&Pruned{Calls: []PrunedCall{{CallID: "c1", Seq: 8, Placeholder: "[pruned: the read_file result for /w/a.go was made stale]"}}, EstimatedTokens: 9000}},
+		{&Pruned{Calls: []PrunedCall{{CallID: "c1", Seq: 12, Placeholder: "[pruned: the read_file result for /w/a.go was made stale]"}}, EstimatedTokens: 9000}},
 		{&AssistantMessage{Step: 3, Model: "m1", Content: []harness.Block{harness.TextBlock("Fixed.")}, Finish: "stop", Usage: &harness.Usage{InputTokens: 210, OutputTokens: 4}}},
 		{&TurnEnded{Reason: ReasonCompleted, Steps: 3, Usage: harness.Usage{InputTokens: 530, OutputTokens: 44, CacheHitTokens: 100, CacheMissTokens: 20, ReasoningTokens: 8}}},
 		{&UserMessage{Content: []harness.Block{harness.TextBlock("and the docs")}}},
@@ -154,7 +162,7 @@ func TestGoldenLog(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{TypeUser, TypeAssistant, typeToolStart, TypeToolResult, typeModelRequest, TypeReminder,
-		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typePrune, typeCompaction, "future_event"} {
+		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typePrune, typeCompaction, typeApproval, typePermission, "future_event"} {
 		assert.True(t, types[typ], "the golden log has a %s event", typ)
 	}
 	for _, k := range []harness.BlockType{harness.BlockText, harness.BlockReasoning, harness.BlockImage, harness.BlockToolCall, harness.BlockToolResult} {
@@ -169,4 +177,38 @@ func TestGoldenLog(t *testing.T) {
 		assert.True(t, reflect.DeepEqual(written[i].Data, tr.Events[i].Data), "event %d: appended %#v, loaded %#v", written[i].Seq, written[i].Data, tr.Events[i].Data)
 	}
 	assert.Equal(t, Header{Format: FormatVersion, ID: "golden", Cwd: "/w", Created: time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC), Parent: "parent-1"}, tr.Header)
+}
+
+// TestGoldenLogCoversEveryDeclaredType reads the event type constants
+// declared in event.go, so that a new event type cannot be added without
+// the golden log covering it.
+func TestGoldenLogCoversEveryDeclaredType(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "event.go", nil, 0)
+	require.NoError(t, err)
+	var declared []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if !strings.HasPrefix(strings.ToLower(name.Name), "type") || i >= len(vs.Values) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					v, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					declared = append(declared, v)
+				}
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(declared), 14, "the event type constants were found in event.go")
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden.jsonl"))
+	require.NoError(t, err)
+	for _, typ := range declared {
+		assert.Contains(t, string(golden), `"type":"`+typ+`"`, "the golden log has a %s event: add one to goldenBatches and run with -update", typ)
+	}
 }

@@ -126,9 +126,11 @@ func (h *History) Add(e Event) {
 		// model answered has made that step.
 		h.turnSteps = max(h.turnSteps, p.Step)
 	case *Reminded:
-		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(ReminderText(p.Text))}})
+		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(reminderText(p.Text))}})
 	case *TurnEnded:
-		h.closeSlots()
+		if p.Reason != ReasonAwaitingApproval {
+			h.closeSlots() // a paused turn's calls wait for their answer
+		}
 		h.open = false
 	case *SystemPrompt:
 		h.system = p.Text
@@ -265,5 +267,5 @@ func (h *History) SystemPrompt() string { return h.system }
 // Usage returns the token usage of every logged model call.
 func (h *History) Usage() harness.Usage { return h.usage }
 
-// ReminderText wraps advisory harness text the way the model sees it.
-func ReminderText(s string) string { return "<system-reminder>\n" + s + "\n</system-reminder>" }
+// reminderText wraps advisory harness text the way the model sees it.
+func reminderText(s string) string { return "<system-reminder>\n" + s + "\n</system-reminder>" }

@@ -48,8 +48,8 @@ func (s *JSONL) MaxLineSize() int { return s.cfg.maxLine }
 // Dir returns the store's directory.
 func (s *JSONL) Dir() string { return s.dir }
 
-// Path returns the file that holds session id.
-func (s *JSONL) Path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
+// path returns the file that holds session id.
+func (s *JSONL) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
 // Create implements Store. The header is written and synced to a
 // temporary file that is then linked under the session's name, so a
@@ -89,7 +89,7 @@ const tempPrefix = ".create-"
 // createLinked writes the header to a temporary file, syncs it, and links
 // it under the log's name, which fails if the name is taken.
 func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
-	if _, err := os.Lstat(s.Path(id)); err == nil {
+	if _, err := os.Lstat(s.path(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
 	}
 	f, err := os.CreateTemp(s.dir, tempPrefix+id+"-*")
@@ -111,7 +111,7 @@ func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
 	if err := f.Sync(); err != nil {
 		return fail(fmt.Errorf("session: writing header: %w", err))
 	}
-	if err := os.Link(tmp, s.Path(id)); err != nil {
+	if err := os.Link(tmp, s.path(id)); err != nil {
 		if errors.Is(err, iofs.ErrExist) {
 			return fail(fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id))
 		}
@@ -153,7 +153,7 @@ func (s *JSONL) removeStale(before time.Time) error {
 
 // createInPlace creates the log under its name and writes the header.
 func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
-	f, err := os.OpenFile(s.Path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, iofs.ErrExist) {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
 	}
@@ -173,7 +173,7 @@ func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(s.Path(id))
+		os.Remove(s.path(id))
 		return nil, fmt.Errorf("session: writing header: %w", err)
 	}
 	return f, nil
@@ -189,7 +189,7 @@ func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 	if !ValidID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.OpenFile(s.Path(id), os.O_RDWR|os.O_APPEND, 0)
+	f, err := os.OpenFile(s.path(id), os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -223,7 +223,7 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.Open(s.Path(id))
+	f, err := os.Open(s.path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -340,7 +340,7 @@ const (
 // describe reads the header and title of one log; nil when the workspace
 // filter excludes it.
 func (s *JSONL) describe(lf logFile, workspace string) (*Info, error) {
-	f, err := os.Open(s.Path(lf.id))
+	f, err := os.Open(s.path(lf.id))
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +448,7 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.Open(s.Path(id))
+	f, err := os.Open(s.path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -464,7 +464,7 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 	} else {
 		defer f.Close() // hold the lock until the name is gone
 	}
-	err = os.Remove(s.Path(id))
+	err = os.Remove(s.path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/longtest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/tools"
@@ -132,11 +133,14 @@ func killWriterMain(dir, id, seed string) int {
 	rng := rand.New(rand.NewPCG(n, 7))
 	model := replay.NewScripted()
 	store := reportingStore{Store: session.NewJSONL(dir), w: report, mu: &sync.Mutex{}}
-	loop := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kill helper:", err)
+		return 1
+	}
 	ctx := context.Background()
 	var sess *agent.Session
-	var err error
 	if _, serr := os.Stat(filepath.Join(dir, id+".jsonl")); serr == nil {
 		sess, err = loop.ResumeSession(ctx, id)
 	} else {
@@ -180,10 +184,10 @@ type reported struct {
 }
 
 func TestKillWriterAtRandomPoints(t *testing.T) {
-	trials := 120
-	if testing.Short() {
-		trials = 20
-	}
+	// Each trial is a writer process killed once; the kinds of kill
+	// (during start-up, aimed at a large write, anywhere) take turns, so
+	// the few default trials see each of them.
+	trials := longtest.Pick(12, 120)
 	dir := t.TempDir()
 	store := session.NewJSONL(dir)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -200,7 +204,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 		}
 		id := ids[len(ids)-1]
 		before := loadedEvents(t, store, id)
-		reports := runAndKill(t, dir, id, rng)
+		reports := runAndKill(t, dir, id, trial, rng)
 
 		tr, err := store.Load(context.Background(), id)
 		if err != nil && len(reports) == 0 && before == nil {
@@ -285,8 +289,9 @@ func loadedEvents(t *testing.T, store *session.JSONL, id string) []reported {
 }
 
 // runAndKill starts a writer, kills it after a random number of reported
-// events and a random delay, and returns what it reported.
-func runAndKill(t *testing.T, dir, id string, rng *rand.Rand) []reported {
+// events and a random delay (or right at a large write, in odd trials;
+// during start-up in one trial of eight), and returns what it reported.
+func runAndKill(t *testing.T, dir, id string, trial int, rng *rand.Rand) []reported {
 	t.Helper()
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
@@ -300,12 +305,12 @@ func runAndKill(t *testing.T, dir, id string, rng *rand.Rand) []reported {
 	pw.Close()
 
 	wantLines := rng.IntN(40)
-	if rng.IntN(8) == 0 {
+	if trial%8 == 5 {
 		wantLines = 0 // kill during start-up
 	}
 	delay := time.Duration(rng.IntN(3000)) * time.Microsecond
 	// In half of the trials, aim the kill at a large write.
-	aimAtWrite := rng.IntN(2) == 0
+	aimAtWrite := trial%2 == 1
 
 	lines := make(chan string, 1024)
 	go func() {
@@ -391,8 +396,9 @@ func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.T
 	}
 
 	model := replay.NewScripted(replay.Say("resumed"))
-	loop := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.ResumeSession(context.Background(), id)
 	require.NoError(t, err, "trial %d: resume", trial)

@@ -28,60 +28,18 @@ type AttachmentReleaser interface {
 }
 
 // Retention deletes sessions together with what other stores keep for
-// them, one at a time or by age. It is safe for concurrent use.
+// them, one at a time or by age. Set its fields before first use; it is
+// then safe for concurrent use. Nil entries of Data and Attachments are
+// skipped.
 type Retention struct {
-	store     Store
-	data      []SessionDataDeleter
-	releasers []AttachmentReleaser
-	now       func() time.Time
-}
-
-// RetentionOption configures a Retention.
-type RetentionOption func(*Retention)
-
-// WithSessionData adds stores whose per-session data is deleted with each
-// session, such as the spill store.
-func WithSessionData(d ...SessionDataDeleter) RetentionOption {
-	return func(r *Retention) {
-		for _, x := range d {
-			if x != nil {
-				r.data = append(r.data, x)
-			}
-		}
-	}
-}
-
-// WithAttachmentReleasers adds attachment stores that are told which
-// references a deleted session held.
-func WithAttachmentReleasers(a ...AttachmentReleaser) RetentionOption {
-	return func(r *Retention) {
-		for _, x := range a {
-			if x != nil {
-				r.releasers = append(r.releasers, x)
-			}
-		}
-	}
-}
-
-// WithClock sets the clock Prune measures ages against (time.Now by
-// default).
-func WithClock(now func() time.Time) RetentionOption {
-	return func(r *Retention) {
-		if now != nil {
-			r.now = now
-		}
-	}
-}
-
-// NewRetention returns a Retention over store.
-func NewRetention(store Store, opts ...RetentionOption) *Retention {
-	r := &Retention{store: store, now: time.Now}
-	for _, o := range opts {
-		if o != nil {
-			o(r)
-		}
-	}
-	return r
+	// Store holds the sessions' logs.
+	Store Store
+	// Data are stores whose per-session data is deleted with each
+	// session, such as the spill store.
+	Data []SessionDataDeleter
+	// Attachments are attachment stores told which references a deleted
+	// session held.
+	Attachments []AttachmentReleaser
 }
 
 // Delete deletes session id: its log, then the data the configured stores
@@ -97,8 +55,8 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	var digests []string
-	if len(r.releasers) > 0 {
-		tr, err := r.store.Load(ctx, id)
+	if len(r.Attachments) > 0 {
+		tr, err := r.Store.Load(ctx, id)
 		switch {
 		case err == nil:
 			digests = attachmentDigests(tr.Events)
@@ -110,18 +68,24 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 			// still be deleted; its references are unknown.
 		}
 	}
-	derr := r.store.Delete(ctx, id)
+	derr := r.Store.Delete(ctx, id)
 	if derr != nil && !errors.Is(derr, harness.CodeNotFound) {
 		return derr
 	}
 	errs := []error{derr}
-	for _, d := range r.data {
+	for _, d := range r.Data {
+		if d == nil {
+			continue
+		}
 		if err := d.DeleteSession(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("session %s: deleting its data: %w", id, err))
 		}
 	}
 	if len(digests) > 0 {
-		for _, a := range r.releasers {
+		for _, a := range r.Attachments {
+			if a == nil {
+				continue
+			}
 			if err := a.ReleaseAttachments(ctx, id, digests); err != nil {
 				errs = append(errs, fmt.Errorf("session %s: releasing attachments: %w", id, err))
 			}
@@ -140,6 +104,8 @@ type PruneOptions struct {
 	Workspace string
 	// DryRun reports what would be deleted without deleting anything.
 	DryRun bool
+	// Now is the time ages are measured against; zero means time.Now().
+	Now time.Time
 }
 
 // PruneReport says what Prune did.
@@ -147,16 +113,12 @@ type PruneReport struct {
 	// Deleted lists the sessions deleted (or, in a dry run, that would
 	// be), newest first.
 	Deleted []Info
-	// Kept lists the old sessions that could not be deleted and why: a
-	// session open for appending is kept with an error matching
+	// Kept lists the old sessions that could not be deleted, and
+	// KeptErrs why, one error each (KeptErrs[i] is Kept[i]'s): a session
+	// open for appending is kept with an error matching
 	// harness.CodeLocked.
-	Kept []PruneFailure
-}
-
-// PruneFailure is an old session Prune kept.
-type PruneFailure struct {
-	Info Info
-	Err  error
+	Kept     []Info
+	KeptErrs []error
 }
 
 // Prune deletes the sessions not updated for longer than opts.OlderThan,
@@ -166,9 +128,12 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 	if opts.OlderThan <= 0 {
 		return nil, fmt.Errorf("session: prune: OlderThan must be positive, got %v", opts.OlderThan)
 	}
-	now := r.now()
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	cutoff := now.Add(-opts.OlderThan)
-	infos, err := r.store.List(ctx, ListOptions{Workspace: opts.Workspace})
+	infos, err := r.Store.List(ctx, ListOptions{Workspace: opts.Workspace})
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +158,11 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
 		default:
-			rep.Kept = append(rep.Kept, PruneFailure{Info: in, Err: err})
+			rep.Kept = append(rep.Kept, in)
+			rep.KeptErrs = append(rep.KeptErrs, err)
 		}
 	}
-	if c, ok := r.store.(interface {
+	if c, ok := r.Store.(interface {
 		removeStale(before time.Time) error
 	}); ok && !opts.DryRun {
 		// Leave alone anything a Create running now may still use.

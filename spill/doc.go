@@ -26,11 +26,9 @@
 // alone; error results are spilled too; a failed save leaves the result
 // whole and is logged.
 //
-// A tool whose output arrives as a stream (a process's stdout) uses a
-// [Writer] instead: it keeps the head and the tail in memory and streams
-// everything past the threshold to the store as it arrives, so an output
-// of any size costs bounded memory, and its Output is the same kind of
-// preview (the shell tools write every stream through one).
+// The shell tools, whose output arrives as a stream, save it to the same
+// store as it arrives, in bounded memory, and show the same kind of
+// preview (their streaming writer is internal to the module).
 //
 // Constructors take WithX options and return an error
 // (harness.CodeInvalidOption) for an invalid value, which is never
@@ -40,7 +38,7 @@
 //	...
 //	spilling, err := spill.Middleware()
 //	...
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithOutputStore(store),
 //		agent.WithMiddleware(spilling),

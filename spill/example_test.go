@@ -37,12 +37,16 @@ func ExampleMiddleware() {
 			return harness.TextResult(output.String()), nil
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "run_tests", nil)), replay.Say("all green"))
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(runTests),
 		agent.WithOutputStore(store),
 		agent.WithMiddleware(spilling),
 	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "run the tests") {
@@ -65,28 +69,4 @@ func ExampleMiddleware() {
 	// starts with: test 1 ok
 	// ends with: test 2000 ok
 	// saved bytes: 24893
-}
-
-// A Writer spills a stream as it arrives.
-func ExampleWriter() {
-	store, err := spill.NewMemory()
-	if err != nil {
-		panic(err)
-	}
-	w, err := spill.NewWriter(context.Background(), store, tools.Owner{Session: "s1", Tool: "bash", Call: "c1"}, 4096)
-	if err != nil {
-		panic(err)
-	}
-	for i := range 20_000 {
-		fmt.Fprintf(w, "progress %d\n", i)
-	}
-	w.Close()
-	out := w.Output()
-	fmt.Println("written:", out.Size)
-	fmt.Println("truncated:", out.Truncated, "saved:", out.Stored.Size)
-	fmt.Println("preview fits:", len(out.Text) <= 4096)
-	// Output:
-	// written: 288890
-	// truncated: true saved: 288890
-	// preview fits: true
 }

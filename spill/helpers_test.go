@@ -1,7 +1,6 @@
 package spill_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,13 +32,4 @@ func middleware(t testing.TB, opts ...spill.Option) tools.Middleware {
 	mw, err := spill.Middleware(opts...)
 	require.NoError(t, err)
 	return mw
-}
-
-// newWriter returns a Writer, failing the test on an invalid limit or
-// option.
-func newWriter(t testing.TB, ctx context.Context, store tools.OutputStore, o tools.Owner, limit int, opts ...spill.WriterOption) *spill.Writer {
-	t.Helper()
-	w, err := spill.NewWriter(ctx, store, o, limit, opts...)
-	require.NoError(t, err)
-	return w
 }

@@ -6,17 +6,18 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/spillwriter"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
 
 // DefaultThreshold is the largest result text, in bytes, that reaches the
 // model whole; longer texts are spilled.
-const DefaultThreshold = 30_000
+const DefaultThreshold = spillwriter.DefaultThreshold
 
 // MinThreshold is the smallest threshold the policy accepts: below it, a
 // preview has no room for a useful head and tail next to its notice.
-const MinThreshold = 1024
+const MinThreshold = spillwriter.MinThreshold
 
 // Option configures the spill policy.
 type Option func(*policy)
@@ -112,7 +113,7 @@ func (p *policy) apply(ctx context.Context, call *tools.Call, res *harness.ToolR
 			"tool", call.Name, "call_id", call.ID, "bytes", len(text), "error", err)
 		return res
 	}
-	pv, ok := buildPreview(source{head: text, tail: text, size: int64(len(text)), newlines: int64(strings.Count(text, "\n"))},
+	pv, ok := spillwriter.BuildPreview(spillwriter.Source{Head: text, Tail: text, Size: int64(len(text)), Newlines: int64(strings.Count(text, "\n"))},
 		p.threshold, st, err)
 	if !ok {
 		logger.Error("the spill notice does not fit the threshold; keeping the output whole",

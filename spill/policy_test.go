@@ -50,12 +50,12 @@ func (l *logBuffer) logger() *slog.Logger {
 // result the model would get.
 func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *harness.ToolResult {
 	t.Helper()
-	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: tools.NewState()}
+	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: &tools.State{}}
 	if logs != nil {
 		env.Logger = logs.logger()
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }), middleware(t, opts...))
+	h := middleware(t, opts...)(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
 	return h.Handle(context.Background(), call)
 }
 
@@ -235,8 +235,9 @@ func TestLoopSpill(t *testing.T) {
 		replay.Say("done"),
 	)
 	store := newDir(t, t.TempDir())
-	loop := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
 		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

@@ -52,9 +52,9 @@ func ExampleMiddleware() {
 			return res
 		})
 	}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	h := logCalls(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		return harness.TextResult("pong")
-	}), logCalls)
+	}))
 	h.Handle(context.Background(), &tools.Call{Name: "ping"})
 	// Output:
 	// ping -> "pong"

@@ -22,14 +22,3 @@ func (f HandlerFunc) Handle(ctx context.Context, call *Call) *harness.ToolResult
 // http.Handler: it may look at the call before it runs, change or replace
 // its result, or not run it at all.
 type Middleware func(next Handler) Handler
-
-// Chain wraps h in mws so that mws[0] is the outermost: it sees the call
-// first and the result last.
-func Chain(h Handler, mws ...Middleware) Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		if mws[i] != nil {
-			h = mws[i](h)
-		}
-	}
-	return h
-}

@@ -14,15 +14,14 @@ import (
 //
 // Values that implement io.Closer are closed, in reverse order of
 // creation, when the session closes. State is safe for concurrent use.
+// The zero value is an empty State, ready to use: a session's is
+// &tools.State{}.
 type State struct {
 	mu     sync.Mutex
 	values map[any]any
 	order  []any
 	closed bool
 }
-
-// NewState returns an empty State.
-func NewState() *State { return &State{values: map[any]any{}} }
 
 // errStateClosed is returned by LoadState when the session has closed: it
 // matches harness.CodeClosed.
@@ -40,6 +39,9 @@ func (s *State) load(key any, create func() any) (any, error) {
 	}
 	if v, ok := s.values[key]; ok {
 		return v, nil
+	}
+	if s.values == nil {
+		s.values = map[any]any{}
 	}
 	v := create()
 	s.values[key] = v

@@ -160,7 +160,7 @@ func TestChainOrder(t *testing.T) {
 			})
 		}
 	}
-	h := tools.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	h := toolexec.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		trace = append(trace, "tool")
 		return harness.TextResult("x")
 	}), mw("outer"), nil, mw("inner"))
@@ -190,7 +190,7 @@ func (c closer) Close() error { *c.trace = append(*c.trace, c.name); return nil 
 
 func TestState(t *testing.T) {
 	var trace []string
-	s := tools.NewState()
+	s := &tools.State{}
 	type key string
 	a, err := tools.LoadState(s, key("a"), func() io.Closer { return closer{"a", &trace} })
 	require.NoError(t, err)

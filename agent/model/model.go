@@ -29,14 +29,10 @@ type Info struct {
 	// ContextWindow is the context size in tokens; 0 when unknown.
 	ContextWindow int `json:"context_window,omitempty"`
 	// Input lists the input modalities the model declares. Text is
-	// assumed; a modality not listed is treated as unsupported.
+	// assumed; a modality not listed is treated as unsupported: ask
+	// Input.Accepts, the one rule.
 	Input harness.Modalities `json:"input,omitempty"`
 }
-
-// Accepts reports whether the model takes input of modality m, by the
-// one rule of harness.Modalities.Accepts: text always, anything else when
-// listed in Input.
-func (i Info) Accepts(m harness.Modality) bool { return i.Input.Accepts(m) }
 
 // Request is one model call.
 type Request struct {

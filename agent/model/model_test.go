@@ -66,9 +66,9 @@ func TestRetryable(t *testing.T) {
 
 func TestInfoAccepts(t *testing.T) {
 	textOnly := model.Info{Name: "m"}
-	assert.True(t, textOnly.Accepts(harness.ModalityText), "text is assumed")
-	assert.False(t, textOnly.Accepts(harness.ModalityImage))
+	assert.True(t, textOnly.Input.Accepts(harness.ModalityText), "text is assumed")
+	assert.False(t, textOnly.Input.Accepts(harness.ModalityImage))
 	vision := model.Info{Name: "v", Input: harness.Modalities{harness.ModalityImage}}
-	assert.True(t, vision.Accepts(harness.ModalityImage))
-	assert.True(t, vision.Accepts(harness.ModalityText))
+	assert.True(t, vision.Input.Accepts(harness.ModalityImage))
+	assert.True(t, vision.Input.Accepts(harness.ModalityText))
 }

@@ -124,7 +124,7 @@ type callSlot struct {
 	index int
 }
 
-// callIndex maps a tool-call delta to the index the Assembler groups
+// callIndex maps a tool-call delta to the index the loop's assembler groups
 // by. Normally that is the provider's index; but some endpoints send
 // every parallel call whole with the same index (or none), so a new id
 // at a known index starts a new call.

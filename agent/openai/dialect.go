@@ -36,9 +36,9 @@ const (
 	DialectOpenAI Dialect = "openai"
 )
 
-// ParseDialect reads a dialect's name ("deepseek", "openai" or
+// parseDialect reads a dialect's name ("deepseek", "openai" or
 // "generic", any case) as HARNESS_DIALECT gives it.
-func ParseDialect(s string) (Dialect, error) {
+func parseDialect(s string) (Dialect, error) {
 	switch d := Dialect(strings.ToLower(strings.TrimSpace(s))); d {
 	case DialectGeneric, DialectDeepSeek, DialectOpenAI:
 		return d, nil

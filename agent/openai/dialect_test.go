@@ -216,10 +216,17 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		"dialect":         {[]openai.Option{openai.WithDialect("claude")}, "unknown dialect"},
 		"openai thinking": {[]openai.Option{openai.WithDialect(openai.DialectOpenAI), openai.WithThinking(true)}, "no thinking switch"},
 		"deepseek effort": {[]openai.Option{openai.WithDialect(openai.DialectDeepSeek), openai.WithReasoningEffort("extreme")}, "low, medium, high or max"},
+		"empty model id":  {[]openai.Option{openai.WithModelID(" ")}, `WithModelID(" ")`},
+		"zero window":     {[]openai.Option{openai.WithContextWindow(0)}, "WithContextWindow(0)"},
+		"negative window": {[]openai.Option{openai.WithContextWindow(-5)}, "WithContextWindow(-5)"},
+		"header name":     {[]openai.Option{openai.WithHeader("X Bad", "v")}, `WithHeader("X Bad", ...)`},
+		"empty header":    {[]openai.Option{openai.WithHeader("", "v")}, `WithHeader("", ...)`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := openai.New("http://127.0.0.1:1", "", "m", tc.opts...)
+			m, err := openai.New("http://127.0.0.1:1", "", "m", tc.opts...)
+			assert.Nil(t, m)
 			assert.ErrorContains(t, err, tc.want)
+			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		})
 	}
 	// The preset cannot return an error: every call fails instead,
@@ -317,7 +324,8 @@ func TestDeepSeekToolTurnWithoutReasoningRoundTrips(t *testing.T) {
 			deepSeekRule(t, sse(role(), toolDelta(0, "call_00_a", "ls", "{}"), finish("tool_calls"))),
 			deepSeekRule(t, sse(role(), text("main.go is there."), finish("stop"))),
 		)
-		loop := agent.New(agent.WithModel(p.model(openai.WithDialect(d), openai.WithThinking(true))), agent.WithTools(lsTool), agent.WithMaxSteps(4))
+		loop, err := agent.New(agent.WithModel(p.model(openai.WithDialect(d), openai.WithThinking(true))), agent.WithTools(lsTool), agent.WithMaxSteps(4))
+		require.NoError(t, err)
 		t.Cleanup(func() { loop.Close() })
 		s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 		require.NoError(t, err)

@@ -10,7 +10,7 @@
 // HARNESS_MODEL, or DEEPSEEK_API_KEY (and DEEPSEEK_BASE_URL):
 //
 //	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"))
-//	loop := agent.New(agent.WithModel(model), agent.WithTools(...))
+//	loop, err := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
 // A small built-in catalog knows the context window and input
 // modalities of DeepSeek's models; [WithContextWindow] and

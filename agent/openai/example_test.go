@@ -38,7 +38,11 @@ func ExampleNew() {
 		return
 	}
 	defer model.CloseIdleConnections()
-	loop := agent.New(agent.WithModel(model))
+	loop, err := agent.New(agent.WithModel(model))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	ctx := context.Background()
 	sess, err := loop.NewSession(ctx, agent.SessionOptions{})

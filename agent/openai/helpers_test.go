@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/assemble"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
@@ -54,9 +54,9 @@ func drain(t *testing.T, m model.Model, ctx context.Context, req *model.Request)
 	return out, failed
 }
 
-// assemble joins chunks the way the loop does.
-func assemble(chunks []model.Chunk) *agent.Assembler {
-	a := &agent.Assembler{}
+// joinChunks joins chunks the way the loop does.
+func joinChunks(chunks []model.Chunk) *assemble.Assembler {
+	a := &assemble.Assembler{}
 	for _, c := range chunks {
 		a.Add(c)
 	}
@@ -233,7 +233,9 @@ var (
 	text       = openaitest.Text
 	reasoning  = openaitest.Reasoning
 	finish     = openaitest.Finish
-	role       = openaitest.Role
-	toolDelta  = openaitest.ToolDelta
-	usage      = openaitest.Usage
+	role       = func() string {
+		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
+	}
+	toolDelta = func(index int, id, name, args string) string { return openaitest.ToolCall(index, id, name, args) }
+	usage     = openaitest.Usage
 )

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"github.com/go-harness/harness/internal/assemble"
 	"io"
 	"net/http"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 )
 
@@ -126,7 +126,7 @@ func FuzzStreamDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		events := newSSEReader(strings.NewReader(string(body)))
 		var a answer
-		var asm agent.Assembler
+		var asm assemble.Assembler
 		emit := func(c model.Chunk) bool {
 			switch c.Type {
 			case model.ChunkText, model.ChunkReasoning:

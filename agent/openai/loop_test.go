@@ -88,11 +88,12 @@ func TestToolLoopThroughAgent(t *testing.T) {
 			}
 			var seen []string
 			var mu sync.Mutex
-			loop := agent.New(
+			loop, err := agent.New(
 				agent.WithModel(p.model(openai.WithStreaming(streaming), openai.WithDialect(openai.DialectDeepSeek))),
 				agent.WithTools(lookupTool(&seen, &mu)),
 				agent.WithSystemPrompt("You look things up."),
 			)
+			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 
 			answer, usages, end := runTurn(t, loop, "What are alpha and beta?")

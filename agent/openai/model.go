@@ -92,27 +92,32 @@ type config struct {
 }
 
 func (c *config) fail(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("openai: "+format, args...))
+	c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
 }
 
 // WithModelID sets the provider's model id, such as "deepseek-v4-pro".
 // The built-in catalog (deepseek-flash, deepseek-v4-pro) supplies its context window and
 // input modalities unless [WithContextWindow] or [WithInputModalities]
-// declare them.
+// declare them. An empty id is an error.
 func WithModelID(id string) Option {
 	return func(c *config) {
-		if id != "" {
-			c.model = id
+		if strings.TrimSpace(id) == "" {
+			c.fail("WithModelID(%q): give the provider's model id", id)
+			return
 		}
+		c.model = id
 	}
 }
 
-// WithContextWindow declares the model's context window in tokens.
+// WithContextWindow declares the model's context window in tokens. It
+// must be positive.
 func WithContextWindow(tokens int) Option {
 	return func(c *config) {
-		if tokens > 0 {
-			c.window = tokens
+		if tokens <= 0 {
+			c.fail("WithContextWindow(%d): the context window is a positive number of tokens", tokens)
+			return
 		}
+		c.window = tokens
 	}
 }
 
@@ -131,7 +136,8 @@ func WithInputModalities(ms ...harness.Modality) Option {
 // would cut long answers off; a client given here keeps whatever
 // timeouts it has. The idle watchdog starts when the response headers
 // arrive, so give such a client's transport a ResponseHeaderTimeout, and
-// never an overall Timeout shorter than the longest answer.
+// never an overall Timeout shorter than the longest answer. Nil keeps the
+// default client.
 func WithHTTPClient(c *http.Client) Option {
 	return func(cfg *config) {
 		if c != nil {
@@ -140,8 +146,8 @@ func WithHTTPClient(c *http.Client) Option {
 	}
 }
 
-// WithLogger sets the logger for diagnostics. The default discards.
-// Nothing logged contains the API key.
+// WithLogger sets the logger for diagnostics. The default, also for nil,
+// discards. Nothing logged contains the API key.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {
@@ -278,9 +284,9 @@ func WithJSONOutput(on bool) Option {
 // [DialectGeneric] for anything else. An unknown dialect is an error.
 func WithDialect(d Dialect) Option {
 	return func(c *config) {
-		pd, err := ParseDialect(string(d))
+		pd, err := parseDialect(string(d))
 		if err != nil {
-			c.errs = append(c.errs, err)
+			c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()})
 			return
 		}
 		c.dialect = pd
@@ -306,9 +312,27 @@ func WithStreaming(on bool) Option {
 }
 
 // WithHeader adds a header to every request, such as the attribution
-// headers some routers ask for. Do not put credentials here.
+// headers some routers ask for. Do not put credentials here. A key that
+// is not a header name is an error.
 func WithHeader(key, value string) Option {
-	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
+	return func(c *config) {
+		if !validHeaderName(key) {
+			c.fail("WithHeader(%q, ...): %q is not a header name", key, key)
+			return
+		}
+		c.headers = append(c.headers, [2]string{key, value})
+	}
+}
+
+// validHeaderName reports whether s is an HTTP header name (an RFC 9110
+// token).
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // lookupModel returns what the built-in catalog knows of a model id:
@@ -358,7 +382,7 @@ func DeepSeek(apiKey string, opts ...Option) *Model {
 // bad base URL or an invalid option value is an error.
 func New(baseURL, apiKey, model string, opts ...Option) (*Model, error) {
 	if model == "" {
-		return nil, errors.New("openai: no model id given")
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: no model id given"}
 	}
 	return newModel(baseURL, apiKey, model, "", opts)
 }
@@ -514,7 +538,7 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	var pre []Option
 	if d := get(EnvDialect); d != "" {
-		pd, err := ParseDialect(d)
+		pd, err := parseDialect(d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvDialect, err)
 		}

@@ -17,12 +17,12 @@ func TestCatalogAndInfo(t *testing.T) {
 	ds := openai.DeepSeek("k")
 	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
 		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
-	assert.True(t, ds.Info().Accepts(harness.ModalityImage))
+	assert.True(t, ds.Info().Input.Accepts(harness.ModalityImage))
 	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
 
 	pro := openai.DeepSeek("k", openai.WithModelID("deepseek-v4-pro"))
 	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
-	assert.False(t, pro.Info().Accepts(harness.ModalityImage))
+	assert.False(t, pro.Info().Input.Accepts(harness.ModalityImage))
 
 	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func TestCatalogAndInfo(t *testing.T) {
 		openai.WithContextWindow(32768), openai.WithInputModalities(harness.ModalityText, harness.ModalityImage))
 	require.NoError(t, err)
 	assert.Equal(t, 32768, declared.Info().ContextWindow)
-	assert.True(t, declared.Info().Accepts(harness.ModalityImage))
+	assert.True(t, declared.Info().Input.Accepts(harness.ModalityImage))
 
 	// Info returns a copy.
 	info := declared.Info()
@@ -140,7 +140,7 @@ func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
 	t.Cleanup(m.CloseIdleConnections)
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)
-	assert.Equal(t, "via gateway", assemble(chunks).Message().Content[0].Text)
+	assert.Equal(t, "via gateway", joinChunks(chunks).Message().Content[0].Text)
 	require.Len(t, p.Requests(), 1)
 	assert.Equal(t, "Bearer "+testKey, p.Requests()[0].Header.Get("Authorization"))
 	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())

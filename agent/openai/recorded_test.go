@@ -193,7 +193,7 @@ func TestRecordedProviderShapes(t *testing.T) {
 				return
 			}
 			require.NoError(t, err, tc.source)
-			a := assemble(chunks)
+			a := joinChunks(chunks)
 			msg := a.Message()
 			var reasoning, text strings.Builder
 			var calls []harness.ToolCall

@@ -14,7 +14,6 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -111,7 +110,7 @@ func TestHistoryShapes(t *testing.T) {
 		}},
 		result("c1", "bash"),
 		result("c2", "bash", harness.TextBlock("line 1"), harness.TextBlock("line 2")),
-		userText(session.ReminderText("you ran ls twice")),
+		userText("<system-reminder>\nyou ran ls twice\n</system-reminder>"),
 		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("done")}},
 		userText("thanks"),
 	}}
@@ -146,7 +145,7 @@ func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 		{Role: harness.RoleAssistant, Content: []harness.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
 		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
 		result("c2", "read_image", harness.ImageBlock(other)),
-		userText(session.ReminderText("a reminder")),
+		userText("<system-reminder>\na reminder\n</system-reminder>"),
 	}
 }
 
@@ -266,7 +265,8 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),
 				sse(text("I see it"), finish("stop")),
 			)
-			loop := agent.New(agent.WithModel(p.model(openai.WithModelID(tc.model))), agent.WithTools(screenshot), agent.WithAttachments(store))
+			loop, err := agent.New(agent.WithModel(p.model(openai.WithModelID(tc.model))), agent.WithTools(screenshot), agent.WithAttachments(store))
+			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 			_, _, end := runTurn(t, loop, "show me")
 			require.Equal(t, "completed", end.Reason)

@@ -23,7 +23,7 @@ const (
 )
 
 // Stream sends req and yields the answer as it arrives: reasoning and
-// text pieces, tool-call pieces (agent.Assembler joins them), then the
+// text pieces, tool-call pieces (the loop joins them), then the
 // usage and the finish reason. One call is one HTTP request; the SDK's
 // own retries are off, so the loop's retry policy is the only one.
 //

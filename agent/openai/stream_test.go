@@ -56,7 +56,7 @@ func TestParallelToolCallsSplitOverChunks(t *testing.T) {
 	))
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 	require.NoError(t, err)
-	a := assemble(chunks)
+	a := joinChunks(chunks)
 	calls := a.Message().ToolCalls()
 	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_1", Name: "read", Arguments: `{"file_path":"a.go"}`},
@@ -82,7 +82,7 @@ func TestParallelCallsAtOneIndexStaySeparate(t *testing.T) {
 	assert.Equal(t, []harness.ToolCall{
 		{ID: "call_x", Name: "read", Arguments: `{"file_path":"x"}`},
 		{ID: "call_y", Name: "read", Arguments: `{"file_path":"y"}`},
-	}, assemble(chunks).Message().ToolCalls())
+	}, joinChunks(chunks).Message().ToolCalls())
 }
 
 func TestUsage(t *testing.T) {
@@ -111,7 +111,7 @@ func TestUsage(t *testing.T) {
 			p := newProvider(t, sse(text("x"), finish("stop"), tc.chunk))
 			chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 			require.NoError(t, err)
-			u, ok := assemble(chunks).Usage()
+			u, ok := joinChunks(chunks).Usage()
 			require.True(t, ok)
 			assert.Equal(t, tc.want, u)
 			assert.Equal(t, model.ChunkFinish, chunks[len(chunks)-1].Type, "usage comes before the finish chunk")
@@ -134,7 +134,7 @@ func TestKeepAliveComments(t *testing.T) {
 	p := newProvider(t, sseRaw(body))
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
 	require.NoError(t, err)
-	msg := assemble(chunks).Message()
+	msg := joinChunks(chunks).Message()
 	assert.Equal(t, "one two", msg.Text())
 	assert.Equal(t, model.Chunk{Type: model.ChunkFinish, Finish: "stop"}, chunks[len(chunks)-1])
 }
@@ -194,7 +194,8 @@ func TestErrorEventIsRetriedByTheLoop(t *testing.T) {
 		sseRaw(streamBody(text("par"), `{"error":{"message":"overloaded","type":"server_error"}}`)),
 		sse(text("whole answer"), finish("stop")),
 	)
-	loop := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	answer, _, end := runTurn(t, loop, "go")
 	assert.Equal(t, "completed", end.Reason)
@@ -209,7 +210,8 @@ func TestTruncatedStreamIsRetriedByTheLoop(t *testing.T) {
 		sseRaw(streamBody(text("cut"))),
 		sse(text("again"), finish("stop")),
 	)
-	loop := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	_, _, end := runTurn(t, loop, "go")
 	assert.Equal(t, "completed", end.Reason)
@@ -284,7 +286,7 @@ func TestIdleWatchdogDropsASilentStream(t *testing.T) {
 	assert.True(t, me.Retryable())
 	assert.ErrorIs(t, err, harness.CodeTimeout)
 	assert.Contains(t, me.Message, "no data from the model for 50ms")
-	assert.Equal(t, "then silence", assemble(chunks).Message().Text())
+	assert.Equal(t, "then silence", joinChunks(chunks).Message().Text())
 	<-gone
 }
 
@@ -298,11 +300,11 @@ func TestJSONReplyToStreamingRequest(t *testing.T) {
 	m := p.model()
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)
-	msg := assemble(chunks).Message()
+	msg := joinChunks(chunks).Message()
 	assert.Equal(t, "whole", msg.Text())
 	assert.Equal(t, []harness.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"file_path":"z"}`}}, msg.ToolCalls())
 	assert.Equal(t, harness.Block{Type: harness.BlockReasoning, Text: "thought"}, msg.Content[0])
-	u, _ := assemble(chunks).Usage()
+	u, _ := joinChunks(chunks).Usage()
 	assert.Equal(t, harness.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6}, u)
 
 	_, err = drain(t, m, context.Background(), simpleRequest())
@@ -335,6 +337,6 @@ func TestNonStreamingKeepAliveLines(t *testing.T) {
 	p := newProvider(t, jsonReply("\n\n\n"+completion("", "fine", "stop", nil)))
 	chunks, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
 	require.NoError(t, err)
-	assert.Equal(t, "fine", assemble(chunks).Message().Text())
+	assert.Equal(t, "fine", joinChunks(chunks).Message().Text())
 	assert.NotContains(t, p.Requests()[0].JSON(t), "stream")
 }

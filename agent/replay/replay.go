@@ -22,8 +22,8 @@ import (
 //
 // Each recorded call carries the fingerprint of the request the model
 // received. In strict mode, a live request that differs from the recorded
-// one fails the call with a *DriftError naming the call, the step and the
-// part that drifted (system prompt, tool schemas, or which message of the
+// one fails the call with a *harness.Error (harness.CodeReplayDrift)
+// naming the call, the turn, the step and the part that drifted (system prompt, tool schemas, or which message of the
 // history), instead of silently replaying answers to questions that were
 // never asked.
 type Model struct {
@@ -131,27 +131,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 	}
 }
 
-// DriftError reports a live request that differs from the recording. The
-// replay yields it as the cause of an error with harness.CodeReplayDrift.
-type DriftError struct {
-	// Call is the 1-based model call; Step and Turn locate it.
-	Call, Step, Turn int
-	// Part is "system prompt", "tool schemas" or "history".
-	Part string
-	// Detail says what differs.
-	Detail string
-}
-
-func (e *DriftError) Error() string {
-	return fmt.Sprintf("replay: model call %d (turn %d, step %d) drifted from the recording: the %s differs: %s",
-		e.Call, e.Turn, e.Step, e.Part, e.Detail)
-}
-
 func (m *Model) compare(i int, rc recordedCall, req *model.Request) error {
 	want := rc.req.Fingerprint
 	got := fingerprint.Request(req)
 	drift := func(part, detail string) error {
-		return &harness.Error{Code: harness.CodeReplayDrift, Err: &DriftError{Call: i + 1, Step: rc.req.Step, Turn: rc.turn, Part: part, Detail: detail}}
+		return &harness.Error{Code: harness.CodeReplayDrift, Message: fmt.Sprintf("replay: model call %d (turn %d, step %d) drifted from the recording: the %s differs: %s",
+			i+1, rc.turn, rc.req.Step, part, detail)}
 	}
 	switch {
 	case got.System != want.System:

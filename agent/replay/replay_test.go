@@ -39,7 +39,8 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
 		replay.Say("turn two done"),
 	)
-	loop := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -80,7 +81,8 @@ func replayWith(t *testing.T, tr *session.Transcript, system string, tool tools.
 	m, err := replay.New(tr, replay.WithStrict())
 	require.NoError(t, err)
 	assert.Equal(t, 4, m.Calls())
-	loop := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -114,12 +116,12 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 
 	m, err := replay.New(tr, replay.WithStrict())
 	require.NoError(t, err)
-	var de *replay.DriftError
+	var de *harness.Error
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
-	assert.Equal(t, "system prompt", de.Part)
-	assert.Equal(t, 1, de.Call)
+	assert.Equal(t, harness.CodeReplayDrift, de.Code)
+	assert.Contains(t, de.Message, "model call 1 (turn 1, step 1) drifted from the recording: the system prompt differs")
 }
 
 func TestReplayRunsOut(t *testing.T) {

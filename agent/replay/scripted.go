@@ -35,8 +35,8 @@ type Response struct {
 // Say returns a response with text only.
 func Say(text string) Response { return Response{Text: text} }
 
-// Call returns a response that calls tools; pass name, arguments pairs
-// with arguments as any JSON-encodable value or a raw JSON string.
+// Call returns a response that calls the given tools, in order; build
+// each call with ToolCall.
 func Call(calls ...harness.ToolCall) Response { return Response{ToolCalls: calls} }
 
 // ToolCall builds a call with a JSON-encoded argument object. A string

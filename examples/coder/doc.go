@@ -51,9 +51,34 @@
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
 //
+// On a terminal the prompt line is edited in place (arrow keys, Home and
+// End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
+// workspace under the sessions directory, in history/. Keys typed while a
+// turn runs are not shown and not sent: they come back as the next
+// prompt's text, sent only with Enter. The width follows the terminal's,
+// also when it is resized. Without colour (piped, or NO_COLOR set) each
+// line of reasoning starts with "┆ "; -reasoning=false hides it.
+//
+// Every tool call is decided before it runs. -permission-mode default
+// asks before anything with side effects that no rule allows,
+// accept-edits also lets file changes inside the workspace through, plan
+// is read-only, and bypass asks nothing (deny rules still apply). Rules
+// in Claude Code's syntax come from .harness/settings.json in the
+// workspace ({"permissions": {"allow": [], "ask": [], "deny": []}}) and
+// from -allow RULE and -deny RULE (repeatable). At a terminal coder asks
+// inline: [y]es, [n]o, [a]lways with the suggested rule, or typed
+// feedback the model reads. Without a terminal (or with -json) a call
+// that needs an answer pauses the turn: coder lists the waiting calls
+// (id, tool, preview) and exits 3; -continue -approve all|ID,... and
+// -reject all|ID,... [-feedback text] answer them and finish that turn.
+// Commands run under bubblewrap (-sandbox read-only, workspace-write or
+// full-access; workspace-write by default where bubblewrap works, and
+// unconfined with a warning where it does not).
+//
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the
 // step limit, 2 on usage errors (bad flags, no model configured, an
-// unknown session), 130 when a turn was cancelled. In the prompt loop it
+// unknown session), 3 when the turn waits for approval, 130 when a turn
+// was cancelled. In the prompt loop it
 // is the status of the last turn.
 package main

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,14 @@ func runWith(t *testing.T, ctx context.Context, env func(string) string, stdin i
 }
 
 func runTo(ctx context.Context, out, errOut *lockedBuffer, env func(string) string, stdin io.Reader, interrupts <-chan os.Signal, args ...string) result {
-	code := run(ctx, args, env, stdin, out, errOut, interrupts)
+	if !slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "-permission-mode") || a == "-approve" || a == "-reject"
+	}) {
+		// Tests of other features run their calls without questions;
+		// the permission tests say what they want.
+		args = append([]string{"-permission-mode", "bypass"}, args...)
+	}
+	code := run(ctx, args, env, stdin, out, errOut, signals{interrupts: interrupts})
 	return result{code: code, stdout: cardDurations.ReplaceAllString(out.String(), "$1"), stderr: errOut.String()}
 }
 
@@ -214,11 +222,13 @@ var (
 	sse        = openaitest.SSE
 	errorReply = func(status int, body string) reply { return openaitest.Error(status, body) }
 	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
-	role       = openaitest.Role
-	text       = openaitest.Text
-	reasoning  = openaitest.Reasoning
-	finish     = openaitest.Finish
-	toolCall   = openaitest.ToolCall
+	role       = func() string {
+		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
+	}
+	text      = openaitest.Text
+	reasoning = openaitest.Reasoning
+	finish    = openaitest.Finish
+	toolCall  = openaitest.ToolCall
 )
 
 // usage is a final usage chunk with DeepSeek's cache counters.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,8 +15,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
@@ -48,7 +53,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, interrupts)
+	resize := make(chan os.Signal, 1)
+	notifyResize(resize)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, signals{interrupts: interrupts, resize: resize})
 	stop()
 	os.Exit(code)
 }
@@ -68,6 +75,7 @@ type options struct {
 	window    int
 	reasoning bool
 	verbose   bool
+	perm      permFlags
 	mcp       mcpFlags
 }
 
@@ -109,8 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
-	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning, dimmed")
+	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning (dimmed; without colour each line starts with "+reasoningMark+")")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
+	o.perm.register(fset)
 	o.mcp.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -121,7 +130,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, &usageError{msg: err.Error()}
 	}
+	set := map[string]bool{}
 	fset.Visit(func(f *flag.Flag) {
+		set[f.Name] = true
 		if f.Name == "p" {
 			o.hasPrompt = true
 		}
@@ -147,13 +158,23 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.window < 0 {
 		return nil, usagef("-context-window must be positive, not %d", o.window)
 	}
+	if err := o.perm.check(o, set); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
+// signals are the signals the program follows: Ctrl-C, and the
+// terminal's size changing (SIGWINCH).
+type signals struct {
+	interrupts <-chan os.Signal
+	resize     <-chan os.Signal
+}
+
 // run is the whole program, with its surroundings passed in so tests can
-// drive it in-process. interrupts delivers Ctrl-C; ctx ending (SIGTERM)
+// drive it in-process. sig.interrupts delivers Ctrl-C; ctx ending (SIGTERM)
 // stops everything. It returns the exit status.
-func run(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, interrupts <-chan os.Signal) int {
+func run(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, sig signals) int {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "coder: %v\nRun coder -h for the flags.\n", err)
@@ -162,7 +183,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 	if o == nil {
 		return exitOK // -h
 	}
-	a := &app{o: o, env: env, stdin: stdin, stdout: stdout, stderr: stderr, interrupts: interrupts}
+	a := &app{o: o, env: env, stdin: stdin, stdout: stdout, stderr: stderr, interrupts: sig.interrupts, resize: sig.resize}
 	code, err := a.main(ctx)
 	if err != nil {
 		var ue *usageError
@@ -184,6 +205,12 @@ type app struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	interrupts <-chan os.Signal
+	resize     <-chan os.Signal
+
+	// term is the terminal the prompt loop edits lines on; nil when
+	// stdin or stdout is not a terminal.
+	term        *terminal
+	sessionsDir string
 
 	view  view
 	sess  *agent.Session
@@ -191,6 +218,11 @@ type app struct {
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
 	lastCode harness.Code
+	// lines are stdin's lines, shared by the prompt loop and the
+	// approver.
+	lines     <-chan string
+	linesOnce sync.Once
+	sandboxed shell.Sandbox
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -214,6 +246,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	a.store = session.NewJSONL(sessionsDir)
+	a.sessionsDir = sessionsDir
 
 	resumeID, err := a.pickSession(ctx)
 	if err != nil {
@@ -247,8 +280,17 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer mcpSet.Close()
-	withImages := model.Info().Accepts(harness.ModalityImage)
+	withImages := model.Info().Input.Accepts(harness.ModalityImage)
+	pol, err := a.policy()
+	if err != nil {
+		return 0, err
+	}
+	if a.sandboxed, err = a.sandbox(); err != nil {
+		return 0, err
+	}
 	opts := []agent.Option{
+		agent.WithPermissions(pol),
+		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
 		agent.WithBaseContext(ctx),
@@ -270,11 +312,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
 	}
-	loop := agent.New(opts...)
-	defer loop.Close()
-	if err := loop.Err(); err != nil {
+	loop, err := agent.New(opts...)
+	if err != nil {
 		return 0, err
 	}
+	defer loop.Close()
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
@@ -297,7 +339,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 			Spinner:   stdoutTTY,
 			Reasoning: a.o.reasoning,
 			Root:      a.root,
-			Width:     columns(a.env),
+			Width:     a.width(),
 		})
 	}
 	defer a.view.close()
@@ -311,6 +353,14 @@ func (a *app) main(ctx context.Context) (int, error) {
 	a.showMCP(mcpLines)
 
 	var code int
+	if a.o.perm.approve != "" || a.o.perm.reject != "" {
+		if code, err = a.resolve(ctx); err != nil {
+			return 0, err
+		}
+		if !a.o.hasPrompt || code != exitOK {
+			return code, nil
+		}
+	}
 	if a.o.hasPrompt {
 		code, _ = a.turn(ctx, a.o.prompt, true)
 	} else {
@@ -423,7 +473,11 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	ts = append(ts, shell.Tools()...)
+	var sh []shell.Option
+	if a.sandboxed != nil {
+		sh = append(sh, shell.WithSandbox(a.sandboxed))
+	}
+	ts = append(ts, shell.Tools(sh...)...)
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }
@@ -451,6 +505,12 @@ Answer briefly: what you changed, how you checked it, and anything the user must
 // turn and whether the user asked to exit (a second Ctrl-C while the
 // turn was cancelling, or the program being stopped).
 func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exit bool) {
+	return a.runTurn(ctx, prompt, echo, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.Run(c, prompt) })
+}
+
+// runTurn runs the turn start begins (a new one, or a paused one
+// resolved) and shows it.
+func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(context.Context) iter.Seq2[agent.Event, error]) (code int, exit bool) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.view.beginTurn(prompt, echo)
@@ -461,8 +521,11 @@ func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ev, err := range a.sess.Run(turnCtx, prompt) {
+		for ev, err := range start(turnCtx) {
 			a.view.event(ev)
+			if d, ok := ev.(*agent.PermissionDecision); ok {
+				a.showDecision(d)
+			}
 			if e, ok := ev.(*agent.TurnEnd); ok {
 				end, endErr = e, err
 			} else if err != nil {
@@ -472,11 +535,33 @@ func (a *app) turn(ctx context.Context, prompt string, echo bool) (code int, exi
 	}()
 
 	cancelling := false
+	var keys <-chan []byte
+	var asks <-chan askLine
+	if a.term != nil {
+		keys, asks = a.term.keys, a.term.asks
+	}
 wait:
 	for {
 		select {
 		case <-done:
 			break wait
+		case q := <-asks:
+			line, interrupted := a.answerLine(ctx, q.prompt)
+			q.reply <- line
+			if interrupted && !cancelling {
+				cancelling = true
+				cancel()
+				a.view.notice(noticeWarn, "cancelling the turn… (Ctrl-C again to exit)")
+			}
+		case b, ok := <-keys:
+			// Typed ahead: kept, unseen, for the next prompt.
+			if !ok {
+				a.term.eof, keys = true, nil
+				continue
+			}
+			a.term.typeahead = append(a.term.typeahead, b...)
+		case <-a.resize:
+			a.view.setWidth(a.width())
 		case <-a.interrupts:
 			if cancelling {
 				a.view.notice(noticeWarn, "exiting")
@@ -503,6 +588,9 @@ wait:
 	switch end.Reason {
 	case session.ReasonCompleted:
 		return exitOK, false
+	case session.ReasonAwaitingApproval:
+		a.showPending()
+		return exitPaused, true
 	case session.ReasonCancelled:
 		a.view.notice(noticeWarn, "turn cancelled; it is kept in the session log")
 		return exitInterrupted, false
@@ -553,14 +641,26 @@ func fatal(code harness.Code) bool {
 }
 
 // promptLoop reads prompts from stdin until end of input, /exit or
-// Ctrl-C at the prompt, running one turn for each.
+// Ctrl-C at the prompt, running one turn for each. When stdin and stdout
+// are a terminal, lines are edited in place with a history kept per
+// workspace (see lineedit.go).
 func (a *app) promptLoop(ctx context.Context) int {
-	lines := make(chan string)
+	var lines chan string
 	stop := make(chan struct{})
 	defer close(stop)
-	go readLines(a.stdin, lines, stop)
-
 	interactive := isTerminal(a.stdin) && !a.o.json
+	if interactive && isTerminal(a.stdout) {
+		if err := a.openTerminal(); err != nil {
+			a.view.notice(noticeWarn, "line editing is off: "+err.Error())
+		} else {
+			defer a.term.close()
+		}
+	}
+	if a.term == nil {
+		lines = make(chan string)
+		go readLines(a.stdin, lines, stop)
+		a.linesOnce.Do(func() { a.lines = lines })
+	}
 	code := exitOK
 	for {
 		prompt, ok, exit := a.readPrompt(ctx, lines, interactive)
@@ -573,7 +673,7 @@ func (a *app) promptLoop(ctx context.Context) int {
 		case "/exit", "/quit":
 			return code
 		case "/help":
-			a.view.notice(noticeInfo, "Type a prompt and press Enter; end a line with \\ to continue it. /usage shows the session's tokens, /exit (or Ctrl-D) leaves. Ctrl-C cancels a running turn.")
+			a.view.notice(noticeInfo, "Type a prompt and press Enter; end a line with \\ to continue it. Up and Down recall earlier prompts. /usage shows the session's tokens, /exit (or Ctrl-D) leaves. Ctrl-C cancels a running turn.")
 			continue
 		case "/usage":
 			u := a.sess.Usage()
@@ -597,34 +697,235 @@ func (a *app) promptLoop(ctx context.Context) int {
 func (a *app) readPrompt(ctx context.Context, lines <-chan string, interactive bool) (prompt string, ok, exit bool) {
 	var parts []string
 	for {
-		if interactive {
-			marker := "\n› "
-			if len(parts) > 0 {
-				marker = "… "
-			}
-			a.view.notice(noticePrompt, marker)
+		marker := "\n› "
+		if len(parts) > 0 {
+			marker = "… "
 		}
-		select {
-		case l, more := <-lines:
+		var l string
+		if a.term != nil {
+			var more bool
+			l, more, exit = a.editLine(ctx, strings.TrimPrefix(marker, "\n"), len(parts) == 0)
+			if exit {
+				return "", false, true
+			}
 			if !more {
-				if interactive {
-					a.view.notice(noticeInfo, "") // Ctrl-D left the cursor after the prompt
-				}
 				return strings.Join(parts, "\n"), len(parts) > 0, false
 			}
-			l = strings.TrimRight(l, "\r\n")
-			if cont, found := strings.CutSuffix(l, `\`); found {
-				parts = append(parts, cont)
-				continue
+		} else {
+			if interactive {
+				a.view.notice(noticePrompt, marker)
 			}
-			return strings.Join(append(parts, l), "\n"), true, false
+			select {
+			case got, more := <-lines:
+				if !more {
+					if interactive {
+						a.view.notice(noticeInfo, "") // Ctrl-D left the cursor after the prompt
+					}
+					return strings.Join(parts, "\n"), len(parts) > 0, false
+				}
+				l = strings.TrimRight(got, "\r\n")
+			case <-a.interrupts:
+				a.view.notice(noticeInfo, "")
+				return "", false, true
+			case <-ctx.Done():
+				return "", false, true
+			}
+		}
+		if cont, found := strings.CutSuffix(l, `\`); found {
+			parts = append(parts, cont)
+			continue
+		}
+		prompt = strings.Join(append(parts, l), "\n")
+		if a.term != nil {
+			if err := a.term.hist.add(prompt); err != nil && a.o.verbose {
+				fmt.Fprintf(a.stderr, "coder: saving the prompt history: %v\n", err)
+			}
+		}
+		return prompt, true, false
+	}
+}
+
+// terminal is the prompt loop's terminal: keys read as they are typed,
+// those typed during a turn, and the workspace's prompt history.
+type terminal struct {
+	out       io.Writer
+	keys      chan []byte
+	typeahead []byte
+	eof       bool
+	hist      *history
+	restore   func()
+	// asks carries the approver's questions to the goroutine that owns
+	// the keys while a turn runs, so that one reader edits every line.
+	asks chan askLine
+}
+
+// askLine is a line the program asks the user for during a turn: the
+// prompt shown before it and where the typed line goes ("" when the
+// user gave no answer).
+type askLine struct {
+	prompt string
+	reply  chan string
+}
+
+// openTerminal puts stdin in key mode and starts reading keys.
+func (a *app) openTerminal() error {
+	in := a.stdin.(*os.File)
+	restore, err := keyMode(int(in.Fd()))
+	if err != nil {
+		return err
+	}
+	hist, err := loadHistory(historyPath(a.sessionsDir, a.root))
+	if err != nil && a.o.verbose {
+		fmt.Fprintf(a.stderr, "coder: reading the prompt history: %v\n", err)
+	}
+	t := &terminal{out: a.stdout, keys: make(chan []byte, 64), hist: hist, restore: restore, asks: make(chan askLine)}
+	go func() {
+		defer close(t.keys)
+		buf := make([]byte, 4096)
+		for {
+			n, err := in.Read(buf)
+			if n > 0 {
+				t.keys <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	a.term = t
+	return nil
+}
+
+func (t *terminal) close() { t.restore() }
+
+// editLine edits one line at the prompt. more is false at end of input
+// (Ctrl-D on an empty line); exit is true on Ctrl-C or when the program
+// is stopped. Keys typed during the last turn come back as the line's
+// text, never sent without an Enter at the prompt.
+func (a *app) editLine(ctx context.Context, marker string, first bool) (line string, more, exit bool) {
+	if first {
+		a.view.notice(noticePrompt, "\n")
+	} else {
+		a.view.notice(noticePrompt, "")
+	}
+	st := style(colorEnabled(true, a.env))
+	ed := newLineEditor(st.paint(sgrBold+";"+sgrBlue, marker), utf8.RuneCountInString(marker), a.term.hist, "")
+	if len(a.term.typeahead) > 0 {
+		ahead := a.term.typeahead
+		a.term.typeahead = nil
+		for len(ahead) > 0 {
+			res, rest := ed.feed(ahead)
+			if res == keySubmit {
+				ed.buf = append(ed.buf, ' ')
+				ed.pos = len(ed.buf)
+			}
+			ahead = rest
+		}
+		ed.buf = []rune(strings.TrimRight(ed.text(), " "))
+		ed.pos = len(ed.buf)
+		if ed.text() != "" {
+			a.view.notice(noticeInfo, "(typed during the turn, not sent: Enter sends it, Ctrl-U clears it)")
+			a.view.notice(noticePrompt, "")
+		}
+	}
+	if a.term.eof {
+		io.WriteString(a.term.out, "\r\n")
+		return "", false, false
+	}
+	io.WriteString(a.term.out, ed.render(a.width()))
+	for {
+		select {
+		case b, ok := <-a.term.keys:
+			if !ok {
+				io.WriteString(a.term.out, "\r\n")
+				return "", false, false
+			}
+			res, rest := ed.feed(b)
+			switch res {
+			case keyRedraw:
+				io.WriteString(a.term.out, ed.render(a.width()))
+			case keySubmit:
+				ed.pos = len(ed.buf)
+				io.WriteString(a.term.out, ed.render(a.width())+"\r\n")
+				a.term.typeahead = rest
+				return ed.text(), true, false
+			case keyEOF:
+				io.WriteString(a.term.out, "\r\n")
+				return "", false, false
+			case keyInterrupt:
+				io.WriteString(a.term.out, "\r\n")
+				return "", false, true
+			}
+		case <-a.resize:
+			w := a.width()
+			a.view.setWidth(w)
+			io.WriteString(a.term.out, ed.render(w))
 		case <-a.interrupts:
-			a.view.notice(noticeInfo, "")
+			io.WriteString(a.term.out, "\r\n")
 			return "", false, true
 		case <-ctx.Done():
+			io.WriteString(a.term.out, "\r\n")
 			return "", false, true
 		}
 	}
+}
+
+// answerLine edits the answer to a question asked during a turn, with
+// prompt before it. Keys typed before the question stay typed ahead for
+// the next prompt; interrupted is true on Ctrl-C, and the answer is then
+// empty (no).
+func (a *app) answerLine(ctx context.Context, prompt string) (line string, interrupted bool) {
+	a.view.hold(true)
+	defer a.view.hold(false)
+	ed := newLineEditor(prompt, utf8.RuneCountInString(prompt), nil, "")
+	io.WriteString(a.term.out, ed.render(a.width()))
+	for {
+		select {
+		case b, ok := <-a.term.keys:
+			if !ok {
+				a.term.eof = true
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			}
+			res, rest := ed.feed(b)
+			switch res {
+			case keyRedraw:
+				io.WriteString(a.term.out, ed.render(a.width()))
+			case keySubmit:
+				ed.pos = len(ed.buf)
+				io.WriteString(a.term.out, ed.render(a.width())+"\r\n")
+				a.term.typeahead = append(a.term.typeahead, rest...)
+				return ed.text(), false
+			case keyEOF:
+				io.WriteString(a.term.out, "\r\n")
+				return "", false
+			case keyInterrupt:
+				io.WriteString(a.term.out, "\r\n")
+				return "", true
+			}
+		case <-a.resize:
+			w := a.width()
+			a.view.setWidth(w)
+			io.WriteString(a.term.out, ed.render(w))
+		case <-a.interrupts:
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
+		case <-ctx.Done():
+			io.WriteString(a.term.out, "\r\n")
+			return "", true
+		}
+	}
+}
+
+// width is the terminal's width in columns: asked of the terminal when
+// stdout is one, else $COLUMNS, else 100.
+func (a *app) width() int {
+	if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return max(w, 20)
+		}
+	}
+	return columns(a.env)
 }
 
 // readLines sends stdin's lines until end of input or stop. A read that

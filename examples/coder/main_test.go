@@ -201,7 +201,7 @@ func TestContinuePicksLatestOfWorkspace(t *testing.T) {
 		ids[run.prompt] = id
 		// Make the order of the logs' times certain.
 		when := time.Now().Add(time.Duration(i-10) * time.Minute)
-		require.NoError(t, os.Chtimes(store.Path(id), when, when))
+		require.NoError(t, os.Chtimes(filepath.Join(store.Dir(), id+".jsonl"), when, when))
 	}
 
 	r := runCLI(t, p.env(), "", "-C", wsA, "-sessions", sessions, "-continue", "go on")

@@ -32,6 +32,12 @@ type view interface {
 	notice(kind noticeKind, text string)
 	// close stops the spinner and ends the last line.
 	close()
+	// setWidth says the terminal is now width columns wide.
+	setWidth(width int)
+	// hold stops (true) or resumes (false) the spinner while the program
+	// edits a line of its own on the terminal, such as an answer to an
+	// approval question.
+	hold(on bool)
 }
 
 // bannerInfo is what the program says about a session when it starts.
@@ -105,6 +111,10 @@ const (
 	cardLocations     = 5
 )
 
+// reasoningMark starts each line of reasoning when there is no colour to
+// dim it.
+const reasoningMark = "┆ "
+
 // spinnerFrames are drawn one per tick while the model thinks or a tool
 // runs.
 var spinnerFrames = [...]string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -117,6 +127,7 @@ type human struct {
 	w         io.Writer
 	st        style
 	spin      bool // draw a spinner (a terminal only)
+	held      bool // the spinner is held while a line is edited
 	reasoning bool // show reasoning, dimmed
 	root      string
 	width     int
@@ -179,7 +190,7 @@ func (h *human) spinLoop() {
 func (h *human) tick() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.spin || h.waitLabel == "" || !h.col0 {
+	if !h.spin || h.held || h.waitLabel == "" || !h.col0 {
 		return
 	}
 	elapsed := h.now().Sub(h.waitSince)
@@ -233,11 +244,21 @@ func (h *human) endLine() {
 func (h *human) banner(b bannerInfo) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	model := h.st.paint(sgrBold, b.Model)
+	// One line at any width: the base URL goes first, then the
+	// workspace is shortened from the left.
+	room := h.width - 1
+	url, ws := "", b.Workspace
 	if b.BaseURL != "" {
-		model += h.st.paint(sgrDim, " ("+b.BaseURL+")")
+		url = " (" + b.BaseURL + ")"
 	}
-	h.line(h.st.paint(sgrBold, "coder") + " · " + model + " · " + b.Workspace)
+	fixed := utf8.RuneCountInString("coder ·  · " + b.Model)
+	if fixed+utf8.RuneCountInString(url+ws) > room {
+		url = ""
+	}
+	if n := utf8.RuneCountInString(ws); fixed+n > room {
+		ws = cutLeft(ws, max(room-fixed, 8))
+	}
+	h.line(h.st.paint(sgrBold, "coder") + " · " + h.st.paint(sgrBold, b.Model) + h.st.paint(sgrDim, url) + " · " + ws)
 	state := "new"
 	if b.Resumed {
 		state = fmt.Sprintf("resumed, %d messages", b.Messages)
@@ -286,6 +307,23 @@ func (h *human) notice(kind noticeKind, text string) {
 	h.line(text)
 }
 
+func (h *human) hold(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if on {
+		h.clearSpinner()
+	}
+	h.held = on
+}
+
+func (h *human) setWidth(w int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w > 0 {
+		h.width = w
+	}
+}
+
 func (h *human) close() {
 	if h.spin {
 		close(h.quit)
@@ -327,8 +365,24 @@ func (h *human) event(ev agent.Event) {
 		}
 		h.streamed = true
 		h.wait("")
-		h.write(h.st.paint(sgrDim, e.Text))
-		h.col0 = strings.HasSuffix(e.Text, "\n") // past the colour's reset
+		if h.st {
+			h.write(h.st.paint(sgrDim, e.Text))
+			h.col0 = strings.HasSuffix(e.Text, "\n") // past the colour's reset
+			return
+		}
+		// Without colour, every line of reasoning starts with a mark, so
+		// it can be told from the answer (and filtered out).
+		var b strings.Builder
+		for i, l := range strings.SplitAfter(e.Text, "\n") {
+			if l == "" {
+				continue
+			}
+			if i > 0 || h.col0 {
+				b.WriteString(reasoningMark)
+			}
+			b.WriteString(l)
+		}
+		h.write(b.String())
 	case *agent.ToolCallStart:
 		h.endLine()
 		h.pending = append(h.pending, e.Call)
@@ -423,7 +477,7 @@ func (h *human) footer(e *agent.TurnEnd) {
 	case session.ReasonCancelled, session.ReasonStepLimit:
 		code = sgrYellow
 	}
-	h.write("\n" + h.st.paint(code, "── "+strings.Join(parts, " · ")) + "\n")
+	h.write("\n" + h.st.paint(code, cut("── "+strings.Join(parts, " · "), h.width-1)) + "\n")
 }
 
 // card shows a finished call, by its render intent: never by tool name.
@@ -498,8 +552,14 @@ func (h *human) card(e *agent.ToolCallEnd) {
 		}
 	}
 	if r.IsError && rd.Kind != harness.RenderGeneric {
-		// The message tells what went wrong; the card alone may not.
-		h.body(r.Text(), cardErrorLines, sgrRed)
+		// The message tells what went wrong; the card alone may not. A
+		// terminal card has shown the output already: only the notes
+		// after it are new.
+		text := r.Text()
+		if term != nil || rd.Kind == harness.RenderTerminal {
+			text = terminalNotes(text)
+		}
+		h.body(text, cardErrorLines, sgrRed)
 	}
 }
 
@@ -627,6 +687,24 @@ func (h *human) where(cwd string) string {
 		return "  (in " + rel + ")"
 	}
 	return ""
+}
+
+// terminalNotes returns the bracketed notes that end a command's result
+// text ("[exit code 1 ...]", "[The command was cancelled ...]"), without
+// the output before them, which the card shows, or the working directory.
+func terminalNotes(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	i := len(lines)
+	for i > 0 && strings.HasPrefix(lines[i-1], "[") {
+		i--
+	}
+	var notes []string
+	for _, l := range lines[i:] {
+		if !strings.HasPrefix(l, "[cwd ") {
+			notes = append(notes, l)
+		}
+	}
+	return strings.Join(notes, "\n")
 }
 
 // commandLine is the first line of a command, marked when more follow.
@@ -762,6 +840,10 @@ func (j *jsonView) notice(kind noticeKind, text string) {
 
 func (j *jsonView) close() {}
 
+func (j *jsonView) setWidth(int) {}
+
+func (j *jsonView) hold(bool) {}
+
 // errorText is an error's message with its code, for one line.
 func errorText(err error) string {
 	if err == nil {
@@ -830,6 +912,16 @@ func cut(s string, n int) string {
 		runes++
 	}
 	return s[:i] + "…"
+}
+
+// cutLeft shortens s to at most n runes by dropping its start, marking
+// the cut with "…".
+func cutLeft(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // oneLine folds whitespace runs, newlines included, into single spaces.

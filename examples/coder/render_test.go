@@ -323,3 +323,23 @@ func TestGenericCardSkipsBlankLines(t *testing.T) {
 	h.close()
 	assert.Equal(t, "● search\n  header\n  first\n  second\n  third\n  … 1 more line\n", out.String())
 }
+
+// A cancelled command's output is shown once, in its card, followed by
+// the note saying it was cancelled.
+func TestCancelledCommandShownOnce(t *testing.T) {
+	var out lockedBuffer
+	h := newHuman(&out, humanOptions{Root: "/ws"})
+	h.beginTurn("q", false)
+	h.event(&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c1", Name: "bash"}, Result: &harness.ToolResult{
+		IsError: true, Code: harness.CodeAborted,
+		Content: []harness.Block{harness.TextBlock("tick 1\ntick 2\n[The command was cancelled after 1.2 s; its process group was stopped.]\n[cwd /ws]")},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "while true; do echo tick; sleep 1; done", Terminal: &harness.Terminal{
+			Command: "while true; do echo tick; sleep 1; done", Cwd: "/ws", Output: "tick 1\ntick 2\n", Status: "cancelled"}},
+	}})
+	h.close()
+	s := out.String()
+	assert.Equal(t, 1, strings.Count(s, "tick 1"), s)
+	assert.Equal(t, 1, strings.Count(s, "tick 2"), s)
+	assert.Contains(t, s, "The command was cancelled after 1.2 s")
+	assert.NotContains(t, s, "[cwd")
+}

@@ -62,12 +62,15 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithFileSystem(fsys),
 		agent.WithTools(files.Tools()...),
 		agent.WithSystemPrompt("You are a careful coding agent. Read a file before you change it, and keep changes minimal."),
 	)
+	if err != nil {
+		return err
+	}
 	defer loop.Close()
 	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
 	if err != nil {

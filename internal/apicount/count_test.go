@@ -52,10 +52,38 @@ func (G[X]) Get() {}              // 11
 func TestModuleWithinBudget(t *testing.T) {
 	counts, err := Count(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	total := 0
-	for _, c := range counts {
-		total += c.Exported
+	core, problems := Check(counts, CoreBudget)
+	t.Logf("core: %d exported identifiers (budget %d, goal %d)", core, CoreBudget, CoreGoal)
+	assert.Empty(t, problems, "over budget: run go run ./internal/apicount to see where")
+	assert.LessOrEqual(t, CoreGoal, CoreBudget, "the goal is never above the budget")
+}
+
+func TestCheckFailsAboveEitherBudget(t *testing.T) {
+	mcp, ok := BudgetOf("tools/mcp")
+	require.True(t, ok)
+	require.NotEqual(t, Core, mcp)
+	for _, tc := range []struct {
+		name   string
+		counts []PackageCount
+		core   int
+		want   string
+	}{
+		{"within", []PackageCount{{".", 10}, {"agent", 5}, {"tools/mcp", mcp}}, 15, ""},
+		{"core above", []PackageCount{{".", 10}, {"agent", 6}, {"tools/mcp", mcp}}, 16, "the core: 16 exported identifiers, above the core budget of 15"},
+		{"capability above", []PackageCount{{".", 10}, {"tools/mcp", mcp + 1}}, 10, "package tools/mcp: "},
+		{"a package without a budget", []PackageCount{{".", 1}, {"tools/newthing", 1}}, 1, "package tools/newthing (1 exported identifiers) has no budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, problems := Check(tc.counts, 15)
+			assert.Equal(t, tc.core, core, "capability packages are not counted in the core")
+			if tc.want == "" {
+				assert.Empty(t, problems)
+				return
+			}
+			require.Len(t, problems, 1)
+			assert.Contains(t, problems[0], tc.want)
+		})
 	}
-	t.Logf("%d exported identifiers (budget %d)", total, Budget)
-	assert.LessOrEqual(t, total, Budget, "too many exported identifiers: run go run ./internal/apicount to see where")
+	_, problems := Check([]PackageCount{{".", 1000}}, 0)
+	assert.Empty(t, problems, "a core budget of 0 checks no core total")
 }

@@ -187,7 +187,8 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	} else {
 		opts = append(opts, agent.WithContextPolicy(agent.ContextPolicy{Disabled: true}))
 	}
-	loop := agent.New(opts...)
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	require.NoError(t, err)

@@ -3,7 +3,8 @@
 // one of which every match must contain, found with a rare-byte scan,
 // case-insensitively where the pattern folds case) picks candidate
 // lines, and the regexp runs only on those. It is the matcher engine of
-// the grep tool, meant to be shared with session search.
+// the grep tool and of session search, which uses its literal analysis
+// (RequiredLiterals) and its Finder on JSON-encoded log lines.
 //
 // It imports only the standard library.
 package textmatch

@@ -18,8 +18,9 @@ func rank(c byte) int {
 	return 0
 }
 
-// finder finds one literal, exactly or with ASCII case folded.
-type finder struct {
+// Finder finds one literal, exactly or with ASCII case folded. It is
+// immutable once tuned and safe for concurrent use.
+type Finder struct {
 	needle []byte // lowered when fold
 	fold   bool
 	rare   byte // a rare byte of needle (lower case when fold)
@@ -27,8 +28,10 @@ type finder struct {
 	off    int  // offset of rare in needle
 }
 
-func newFinder(needle []byte, fold bool) *finder {
-	f := &finder{needle: needle, fold: fold}
+// NewFinder returns a finder of needle; fold finds it with ASCII letters
+// in either case.
+func NewFinder(needle []byte, fold bool) *Finder {
+	f := &Finder{needle: needle, fold: fold}
 	if fold {
 		f.needle = bytes.ToLower(needle)
 	}
@@ -49,6 +52,38 @@ func newFinder(needle []byte, fold bool) *finder {
 	return f
 }
 
+// Tune picks the needle's rare byte by counts of the bytes of a sample
+// of the text to be searched, which beats the fixed ranking; the fixed
+// ranking breaks ties. Call it before any search.
+func (f *Finder) Tune(counts *[256]int) {
+	if len(f.needle) < 2 {
+		return
+	}
+	bestCount, bestRank := -1, 0
+	for i, c := range f.needle {
+		n, r := counts[c], rank(c)
+		if f.fold && c >= 'a' && c <= 'z' {
+			n, r = n+counts[c-32], r+rank(c-32)
+		}
+		if bestCount < 0 || n < bestCount || n == bestCount && r < bestRank {
+			bestCount, bestRank, f.rare, f.off = n, r, c, i
+		}
+	}
+	f.rareUp = f.rare
+	if f.fold && f.rare >= 'a' && f.rare <= 'z' {
+		f.rareUp = f.rare - 32
+	}
+}
+
+// ByteCounts counts the bytes of a sample, for Tune.
+func ByteCounts(sample []byte) *[256]int {
+	var counts [256]int
+	for _, c := range sample {
+		counts[c]++
+	}
+	return &counts
+}
+
 func lower(c byte) byte {
 	if c >= 'A' && c <= 'Z' {
 		return c + 32
@@ -65,8 +100,8 @@ func equalFold(a, lowered []byte) bool {
 	return true
 }
 
-// index returns the index of the first occurrence in h, or -1.
-func (f *finder) index(h []byte) int {
+// Index returns the index of the first occurrence in h, or -1.
+func (f *Finder) Index(h []byte) int {
 	n := len(f.needle)
 	if n == 0 {
 		return 0
@@ -80,7 +115,7 @@ func (f *finder) index(h []byte) int {
 	return f.indexFold(h)
 }
 
-func (f *finder) indexExact(h []byte) int {
+func (f *Finder) indexExact(h []byte) int {
 	n := len(f.needle)
 	pos, misses := 0, 0
 	for pos+n <= len(h) {
@@ -111,7 +146,7 @@ const foldBlock = 4096
 // buffer on the stack and looks for the lowered needle there with
 // bytes.Index; a needle too long for the block overlap falls back to
 // scanning for its rare byte in both cases.
-func (f *finder) indexFold(h []byte) int {
+func (f *Finder) indexFold(h []byte) int {
 	n := len(f.needle)
 	if n > 64 {
 		return f.indexFoldRare(h)
@@ -147,7 +182,7 @@ func lowerASCII(dst, src []byte) {
 
 // indexFoldRare scans for the rare byte in both cases, one scan each,
 // taking the nearer hit.
-func (f *finder) indexFoldRare(h []byte) int {
+func (f *Finder) indexFoldRare(h []byte) int {
 	n := len(f.needle)
 	if n > len(h) {
 		return -1

@@ -29,7 +29,7 @@ var ErrPattern = errors.New("invalid pattern")
 // concurrent use.
 type Matcher struct {
 	re      *regexp.Regexp
-	lits    []*finder
+	lits    []*Finder
 	exact   bool // a literal hit is a match: the regexp need not confirm
 	multi   bool
 	pattern string
@@ -70,7 +70,7 @@ func Compile(pattern string, o Options) (*Matcher, error) {
 	}
 	m.re = re
 	for _, l := range RequiredLiterals(tree) {
-		m.lits = append(m.lits, newFinder([]byte(l.Text), l.Fold))
+		m.lits = append(m.lits, NewFinder([]byte(l.Text), l.Fold))
 	}
 	// A literal pattern that the prefilter finds exactly needs no regexp.
 	if o.Literal && !o.Multiline && len(m.lits) == 1 && !strings.Contains(pattern, "\n") {
@@ -168,7 +168,7 @@ func (m *Matcher) MayContain(buf []byte) bool {
 		return true
 	}
 	for _, f := range m.lits {
-		if f.index(buf) >= 0 {
+		if f.Index(buf) >= 0 {
 			return true
 		}
 	}
@@ -184,7 +184,7 @@ func (m *Matcher) candidate(buf []byte, from int) int {
 		if best >= 0 {
 			lim = min(len(buf), best+len(f.needle))
 		}
-		if i := f.index(buf[from:lim]); i >= 0 && (best < 0 || from+i < best) {
+		if i := f.Index(buf[from:lim]); i >= 0 && (best < 0 || from+i < best) {
 			best = from + i
 		}
 	}

@@ -150,21 +150,47 @@ func TestLowerASCII(t *testing.T) {
 		assert.Equal(t, lower(c), dst[i], "byte %d (%#x)", i, c)
 	}
 	long := []byte(strings.Repeat("x", 5000) + "NEEDLE" + strings.Repeat("y", 70) + "LongNeedle" + strings.Repeat("Z", 64))
-	assert.Equal(t, 5000, newFinder([]byte("needle"), true).index(long))
-	assert.Equal(t, 5076, newFinder([]byte("longneedle"), true).index(long))
-	assert.Equal(t, 5076, newFinder([]byte("longneedle"+strings.Repeat("z", 64)), true).index(long), "a needle longer than the block overlap")
+	assert.Equal(t, 5000, NewFinder([]byte("needle"), true).Index(long))
+	assert.Equal(t, 5076, NewFinder([]byte("longneedle"), true).Index(long))
+	assert.Equal(t, 5076, NewFinder([]byte("longneedle"+strings.Repeat("z", 64)), true).Index(long), "a needle longer than the block overlap")
 	edge := []byte(strings.Repeat("a", foldBlock-3) + "NEEDLE")
-	assert.Equal(t, foldBlock-3, newFinder([]byte("needle"), true).index(edge), "across a block boundary")
+	assert.Equal(t, foldBlock-3, NewFinder([]byte("needle"), true).Index(edge), "across a block boundary")
 }
 
 func TestFinder(t *testing.T) {
 	h := []byte(strings.Repeat("abcdefgh ", 100) + "NeedLE" + strings.Repeat(" x", 50))
-	assert.Equal(t, 900, newFinder([]byte("needle"), true).index(h))
-	assert.Equal(t, -1, newFinder([]byte("needle"), false).index(h))
-	assert.Equal(t, 900, newFinder([]byte("NeedLE"), false).index(h))
-	assert.Equal(t, -1, newFinder([]byte("needlex"), true).index(h))
-	assert.Equal(t, 0, newFinder([]byte("ABC"), true).index(h))
-	assert.Equal(t, -1, newFinder([]byte("zz"), true).index([]byte("z")))
+	assert.Equal(t, 900, NewFinder([]byte("needle"), true).Index(h))
+	assert.Equal(t, -1, NewFinder([]byte("needle"), false).Index(h))
+	assert.Equal(t, 900, NewFinder([]byte("NeedLE"), false).Index(h))
+	assert.Equal(t, -1, NewFinder([]byte("needlex"), true).Index(h))
+	assert.Equal(t, 0, NewFinder([]byte("ABC"), true).Index(h))
+	assert.Equal(t, -1, NewFinder([]byte("zz"), true).Index([]byte("z")))
+}
+
+// A tuned finder finds what bytes.Index finds, whichever byte the sample
+// makes rare, exactly and folded.
+func TestFinderTuned(t *testing.T) {
+	h := []byte(strings.Repeat("aaaaaaaaaaZ", 1000) + "needleZ" + strings.Repeat("xZ", 100))
+	counts := ByteCounts(h[:4000])
+	for _, needle := range []string{"needleZ", "Z", "aZ", "eZx", "absent", "aaaaaaaaaaZaaaaaaaaaaZ"} {
+		for _, fold := range []bool{false, true} {
+			f := NewFinder([]byte(needle), fold)
+			f.Tune(counts)
+			want := bytes.Index(h, []byte(needle))
+			if fold {
+				want = bytes.Index(bytes.ToLower(h), bytes.ToLower([]byte(needle)))
+			}
+			assert.Equal(t, want, f.Index(h), "needle %q fold %v", needle, fold)
+		}
+	}
+	f := NewFinder([]byte("long needle"), false)
+	f.Tune(counts)
+	assert.Equal(t, -1, f.Index([]byte("long")))
+	assert.Equal(t, 0, f.Index([]byte("long needle")))
+	f = NewFinder([]byte("needlez"), true)
+	f.Tune(counts) // 'z' is rare in the sample, 'Z' is not: both count
+	assert.NotEqual(t, byte('z'), f.rare)
+	assert.Equal(t, 11*1000, f.Index(h))
 }
 
 // FuzzNextLine compares the matcher with the plain regexp run line by

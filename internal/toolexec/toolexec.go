@@ -140,3 +140,14 @@ func (c *checked) Validate() error {
 func (c *checked) Execute(context.Context, *tools.Call) (*harness.ToolResult, error) {
 	return nil, c.err
 }
+
+// Chain wraps h in mws so that mws[0] is the outermost: it sees the call
+// first and the result last (the order of agent.WithMiddleware).
+func Chain(h tools.Handler, mws ...tools.Middleware) tools.Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			h = mws[i](h)
+		}
+	}
+	return h
+}

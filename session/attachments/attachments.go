@@ -99,9 +99,9 @@ func Beside(s *session.JSONL) *Files {
 	return NewFiles(filepath.Join(s.Dir(), dirName))
 }
 
-// Path returns the file that holds the attachment with digest, which must
+// path returns the file that holds the attachment with digest, which must
 // be valid.
-func (d *Files) Path(digest string) (string, error) {
+func (d *Files) path(digest string) (string, error) {
 	if err := checkDigest(digest); err != nil {
 		return "", err
 	}
@@ -114,7 +114,7 @@ func (d *Files) Put(ctx context.Context, data []byte) (string, error) {
 		return "", err
 	}
 	digest := Digest(data)
-	p, _ := d.Path(digest)
+	p, _ := d.path(digest)
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		if have, err := os.ReadFile(p); err == nil && bytes.Equal(have, data) {
 			return digest, nil // already stored, and intact
@@ -135,7 +135,7 @@ func (d *Files) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := d.Path(digest)
+	p, err := d.path(digest)
 	if err != nil {
 		return nil, err
 	}
@@ -229,11 +229,4 @@ func (s *Memory) Get(ctx context.Context, digest string) ([]byte, error) {
 		return nil, notFound(digest)
 	}
 	return bytes.Clone(data), nil
-}
-
-// Len returns how many distinct attachments the store holds.
-func (s *Memory) Len() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.m)
 }

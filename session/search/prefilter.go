@@ -3,8 +3,11 @@ package search
 import (
 	"bytes"
 	"encoding/json"
+	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-harness/harness/internal/textmatch"
 )
 
 // Search decodes only the log lines that may hold a match. A line may
@@ -23,36 +26,46 @@ import (
 // writer writes as they are (ASCII letters, digits, space and most
 // punctuation). The anchor is also what the scan looks for first.
 
+// A case-insensitive pattern contributes literals that ASCII case
+// folding finds (textmatch.RequiredLiterals): their anchor and forms are
+// then looked for with letters in either case, which JSON writers never
+// escape.
+
 // litFilter tells whether a line may contain one literal.
 type litFilter struct {
+	lit textmatch.Literal
 	// anchor is part of every encoding of the literal; empty when the
 	// literal has no character every writer keeps as it is.
 	anchor []byte
-	finder finder
-	// forms are the literal encoded as in this build's logs, once and
+	// finder finds the anchor; nil when it is empty.
+	finder *textmatch.Finder
+	// forms find the literal encoded as in this build's logs, once and
 	// twice.
-	forms [][]byte
+	forms []*textmatch.Finder
 }
 
-func newLitFilter(lit string) *litFilter {
-	f := &litFilter{anchor: []byte(anchorOf(lit))}
-	f.finder = newFinder(f.anchor)
-	once := encodeString(lit)
-	f.forms = append(f.forms, []byte(once))
+func newLitFilter(l textmatch.Literal) *litFilter {
+	f := &litFilter{lit: l, anchor: []byte(anchorOf(l.Text))}
+	if len(f.anchor) > 0 {
+		f.finder = textmatch.NewFinder(f.anchor, l.Fold)
+	}
+	form := func(s string) { f.forms = append(f.forms, textmatch.NewFinder([]byte(s), l.Fold)) }
+	once := encodeString(l.Text)
+	form(once)
 	if twice := encodeString(once); twice != once {
-		f.forms = append(f.forms, []byte(twice))
+		form(twice)
 	}
 	// U+2028 and U+2029 are escaped by encoding/json but valid raw JSON.
-	if strings.ContainsAny(lit, "\u2028\u2029") {
+	if strings.ContainsAny(l.Text, "\u2028\u2029") {
 		var b strings.Builder
-		for i, part := range splitKeep(lit, "\u2028\u2029") {
+		for i, part := range splitKeep(l.Text, "\u2028\u2029") {
 			if i%2 == 1 {
 				b.WriteString(part)
 			} else {
 				b.WriteString(encodeString(part))
 			}
 		}
-		f.forms = append(f.forms, []byte(b.String()))
+		form(b.String())
 	}
 	return f
 }
@@ -61,7 +74,7 @@ func newLitFilter(lit string) *litFilter {
 // literal, or escapes that could hide one.
 func (f *litFilter) formsOrEscapes(line []byte) bool {
 	for _, form := range f.forms {
-		if bytes.Contains(line, form) {
+		if form.Index(line) >= 0 {
 			return true
 		}
 	}
@@ -70,7 +83,7 @@ func (f *litFilter) formsOrEscapes(line []byte) bool {
 
 // lineMayMatch reports whether line may contain the literal.
 func (f *litFilter) lineMayMatch(line []byte) bool {
-	if len(f.anchor) > 0 && f.finder.index(line) < 0 {
+	if f.finder != nil && f.finder.Index(line) < 0 {
 		return false
 	}
 	return f.formsOrEscapes(line)
@@ -79,6 +92,25 @@ func (f *litFilter) lineMayMatch(line []byte) bool {
 // prefilter holds literals one of which every match contains; nil when
 // every line may match.
 type prefilter []*litFilter
+
+// literalPrefilter is the prefilter of a literal query.
+func literalPrefilter(q string) prefilter {
+	return prefilter{newLitFilter(textmatch.Literal{Text: q})}
+}
+
+// regexPrefilter returns a prefilter from the literals every match of
+// the pattern must contain; none when there are none to be found.
+func regexPrefilter(pattern string) prefilter {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var pf prefilter
+	for _, l := range textmatch.RequiredLiterals(re.Simplify()) {
+		pf = append(pf, newLitFilter(l))
+	}
+	return pf
+}
 
 func (p prefilter) single() *litFilter {
 	if len(p) == 1 {
@@ -97,6 +129,20 @@ func (p prefilter) lineMayMatch(line []byte) bool {
 		}
 	}
 	return false
+}
+
+// tune adapts the prefilter's anchor finders to a sample of the text
+// searched.
+func (p prefilter) tune(sample []byte) {
+	if len(sample) == 0 || len(p) == 0 {
+		return
+	}
+	counts := textmatch.ByteCounts(sample)
+	for _, f := range p {
+		if f.finder != nil {
+			f.finder.Tune(counts)
+		}
+	}
 }
 
 // robust reports whether every JSON writer writes c as it is: not a
@@ -156,106 +202,6 @@ func splitKeep(s, seps string) []string {
 		}
 	}
 	return append(out, s[last:])
-}
-
-// finder looks for a needle by scanning for its rarest byte (as
-// ripgrep's memchr heuristic does) and checking the needle around each
-// hit; after too many false hits it hands over to bytes.Index.
-type finder struct {
-	needle []byte
-	rare   byte
-	off    int // offset of rare in needle
-}
-
-func newFinder(needle []byte) finder {
-	f := finder{needle: needle}
-	best := 256
-	for i, c := range needle {
-		if r := byteRank(c); r < best {
-			best, f.rare, f.off = r, c, i
-		}
-	}
-	return f
-}
-
-// tune picks the needle's rarest byte by counts taken from a sample of
-// the text to be searched, which beats any fixed ranking; the fixed
-// ranking breaks ties.
-func (f *finder) tune(counts *[256]int) {
-	if len(f.needle) < 2 {
-		return
-	}
-	bestCount, bestRank := -1, 0
-	for i, c := range f.needle {
-		n, r := counts[c], byteRank(c)
-		if bestCount < 0 || n < bestCount || n == bestCount && r < bestRank {
-			bestCount, bestRank, f.rare, f.off = n, r, c, i
-		}
-	}
-}
-
-// byteCounts counts the bytes of a sample.
-func byteCounts(sample []byte) *[256]int {
-	var counts [256]int
-	for _, c := range sample {
-		counts[c]++
-	}
-	return &counts
-}
-
-// tune adapts the prefilter's finders to a sample of the text searched.
-func (p prefilter) tune(sample []byte) {
-	if len(sample) == 0 {
-		return
-	}
-	counts := byteCounts(sample)
-	for _, f := range p {
-		f.finder.tune(counts)
-	}
-}
-
-// index returns the index of the first needle in h, or -1.
-func (f *finder) index(h []byte) int {
-	n := len(f.needle)
-	switch {
-	case n == 0:
-		return 0
-	case n == 1:
-		return bytes.IndexByte(h, f.needle[0])
-	}
-	pos, misses := 0, 0
-	for pos+n <= len(h) {
-		i := bytes.IndexByte(h[pos+f.off:len(h)-n+f.off+1], f.rare)
-		if i < 0 {
-			return -1
-		}
-		c := pos + i
-		if bytes.Equal(h[c:c+n], f.needle) {
-			return c
-		}
-		pos = c + 1
-		// Once false hits cost more than they save, let bytes.Index
-		// (Rabin-Karp for long inputs) finish.
-		if misses++; misses > 16 && misses*64 > pos {
-			if j := bytes.Index(h[pos:], f.needle); j >= 0 {
-				return pos + j
-			}
-			return -1
-		}
-	}
-	return -1
-}
-
-// byFrequency lists bytes by how often they occur in logs of coding
-// sessions, most frequent first; bytes not listed are rarer than all.
-const byFrequency = " etaoinsrlcdhupmfgybw\"\\:,.\n_-/0123456789ETASIRNOLCDkvx=(){}[];'<>PMFBGHUVWYKXJQZjqz*#@!%&^$|~`+?\t"
-
-// byteRank ranks c by frequency: 0 is the rarest.
-func byteRank(c byte) int {
-	if i := strings.IndexByte(byFrequency, c); i >= 0 {
-		return len(byFrequency) - i
-	}
-	return 0
 }
 
 func indexString(h []byte, s string) int { return bytes.Index(h, []byte(s)) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"runtime"
 	"slices"
 	"strings"
@@ -196,7 +195,7 @@ func compile(opts Options) (*searcher, error) {
 		s.pre = regexPrefilter(opts.Query)
 	} else {
 		s.literal = opts.Query
-		s.pre = prefilter{newLitFilter(opts.Query)}
+		s.pre = literalPrefilter(opts.Query)
 		if len(s.literal) <= maxSnippetMatch && !strings.ContainsAny(s.literal, "\u2028\u2029") {
 			s.rawForm = []byte(encodeString(s.literal))
 		}
@@ -320,10 +319,10 @@ func (s *searcher) run(parent context.Context, n int, scan func(ctx context.Cont
 // (the last may lack its newline), decodes them, and adds their matches
 // to ms. It reports whether ms is full.
 func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
-	if f := s.pre.single(); f != nil && len(f.anchor) > 0 {
+	if f := s.pre.single(); f != nil && f.finder != nil {
 		// Find the anchor, then look at the line around it.
 		for pos := 0; pos < len(buf); {
-			i := f.finder.index(buf[pos:])
+			i := f.finder.Index(buf[pos:])
 			if i < 0 {
 				return false
 			}
@@ -570,83 +569,4 @@ func (ts typeSet) lineMayHave(line []byte) bool {
 		return true
 	}
 	return ts[string(rest[:j])]
-}
-
-// regexPrefilter returns a prefilter from the literals every match of
-// the pattern must contain; none when there are none to be found.
-func regexPrefilter(pattern string) prefilter {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	lits := requiredLiterals(re.Simplify())
-	var pf prefilter
-	for _, l := range lits {
-		pf = append(pf, newLitFilter(l))
-	}
-	return pf
-}
-
-// maxAlternatives bounds the literal set taken from an alternation.
-const maxAlternatives = 16
-
-// requiredLiterals returns a set of literals one of which every match of
-// re contains, or nil when no such set is known. Case-folded literals are
-// not used.
-func requiredLiterals(re *syntax.Regexp) []string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 && hasLetter(re.Rune) {
-			return nil
-		}
-		return []string{string(re.Rune)}
-	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiterals(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requiredLiterals(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []string
-		for _, sub := range re.Sub {
-			if set := requiredLiterals(sub); set != nil && shortest(set) > shortest(best) {
-				best = set
-			}
-		}
-		return best
-	case syntax.OpAlternate:
-		var all []string
-		for _, sub := range re.Sub {
-			set := requiredLiterals(sub)
-			if set == nil {
-				return nil
-			}
-			all = append(all, set...)
-		}
-		if len(all) > maxAlternatives {
-			return nil
-		}
-		return all
-	}
-	return nil
-}
-
-func shortest(set []string) int {
-	if len(set) == 0 {
-		return 0
-	}
-	n := len(set[0])
-	for _, s := range set[1:] {
-		n = min(n, len(s))
-	}
-	return n
-}
-
-func hasLetter(rs []rune) bool {
-	for _, r := range rs {
-		if strings.ToLower(string(r)) != strings.ToUpper(string(r)) {
-			return true
-		}
-	}
-	return false
 }

@@ -25,21 +25,23 @@ import (
 
 // The search benchmark generates a corpus of 1,000 session logs (about
 // 500 MB) across several workspaces once per run, then measures, over the
-// same files:
+// same files, for a rare and a common literal, a case-insensitive
+// regular expression and one with a literal part:
 //
 //   - harness: JSONL.Search of every workspace with no limit;
-//   - ripgrep: rg -c of the same literal (skipped when rg is missing);
+//   - ripgrep: rg -c of the same query (skipped when rg is missing);
 //   - naive:   decode every line with encoding/json, then search the text.
 //
 // Run it with:
 //
-//	go test -run '^$' -bench BenchmarkSearchCorpus -benchtime 5x ./session/
+//	go test -run '^$' -bench BenchmarkSearchCorpus -benchtime 5x ./session/search/
 
 const (
 	benchSessions   = 1000
 	benchTarget     = 500 << 20 // bytes of logs in all
 	benchRare       = "connection reset by peer"
 	benchCommon     = "return nil"
+	benchRegex      = `connection \w+ by peer`
 	benchWorkspaces = 5
 )
 
@@ -62,22 +64,23 @@ func BenchmarkSearchCorpus(b *testing.B) {
 			rates[name] = float64(total) * float64(b.N) / b.Elapsed().Seconds() / 1e6
 		})
 	}
-	harness := func(q string) func(b *testing.B) int {
+	harnessRegex := func(q string, regex bool) func(b *testing.B) int {
 		return func(b *testing.B) int {
-			ms, err := Search(context.Background(), store, Options{Query: q, AllWorkspaces: true, Limit: 1 << 30})
+			ms, err := Search(context.Background(), store, Options{Query: q, Regex: regex, AllWorkspaces: true, Limit: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return len(ms)
 		}
 	}
+	harness := func(q string) func(b *testing.B) int { return harnessRegex(q, false) }
 	rg, rgErr := exec.LookPath("rg")
-	ripgrep := func(q string) func(b *testing.B) int {
+	ripgrepArgs := func(args ...string) func(b *testing.B) int {
 		return func(b *testing.B) int {
 			if rgErr != nil {
 				b.Skip("ripgrep (rg) is not installed; install it to compare: apt-get install -y ripgrep")
 			}
-			out, err := exec.Command(rg, "-c", "--no-config", "-F", "--", q, dir).Output()
+			out, err := exec.Command(rg, append([]string{"-c", "--no-config"}, append(args, dir)...)...).Output()
 			if err != nil {
 				b.Fatalf("rg: %v", err)
 			}
@@ -90,6 +93,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 			return n
 		}
 	}
+	ripgrep := func(q string) func(b *testing.B) int { return ripgrepArgs("-F", "--", q) }
 	naive := func(q string) func(b *testing.B) int {
 		return func(b *testing.B) int { return naiveSearch(b, dir, q) }
 	}
@@ -99,6 +103,11 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	measure("rare/naive", naive(benchRare))
 	measure("common/harness", harness(benchCommon))
 	measure("common/ripgrep", ripgrep(benchCommon))
+	// A case-insensitive regular expression, and one with a literal part.
+	measure("fold/harness", harnessRegex("(?i)"+benchRare, true))
+	measure("fold/ripgrep", ripgrepArgs("-i", "--", benchRare))
+	measure("regex/harness", harnessRegex(benchRegex, true))
+	measure("regex/ripgrep", ripgrepArgs("--", benchRegex))
 	// What a tool call costs: one workspace, the 20 newest matches.
 	b.Run("common/harness-workspace-limit20", func(b *testing.B) {
 		n := 0
@@ -122,7 +131,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 			b.Errorf("rg counted %d lines with %q, the corpus has %d", n, benchRare, want)
 		}
 	}
-	for _, q := range []string{"rare", "common"} {
+	for _, q := range []string{"rare", "common", "fold", "regex"} {
 		if r, ok := rates[q+"/ripgrep"]; ok && r > 0 {
 			b.Logf("%s: harness %.0f MB/s, ripgrep %.0f MB/s: %.2fx ripgrep", q, rates[q+"/harness"], r, rates[q+"/harness"]/r)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/textmatch"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/internal/jsonstr"
 )
@@ -26,7 +27,7 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, log.Close())
-	st, err := os.Stat(store.Path("big"))
+	st, err := os.Stat(logPath(store, "big"))
 	require.NoError(t, err)
 	require.Greater(t, st.Size(), int64(3*scanBufferSize), "several reads")
 
@@ -46,27 +47,53 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 	assert.Empty(t, ms.matches)
 }
 
-func TestRequiredLiterals(t *testing.T) {
-	for pattern, want := range map[string][]string{
-		`needle`:                               {"needle"},
-		`foo\d+barbaz`:                         {"barbaz"},
-		`(foo|barx)\s+q`:                       {"foo", "barx"},
-		`(?i)needle`:                           nil,
-		`\d+`:                                  nil,
-		`a?bc`:                                 {"bc"},
-		`(ab)+c*`:                              {"ab"},
-		`x{2,}yy`:                              {"yy"},
-		`"quoted"`:                             {`"quoted"`},
-		`(?i)123-456`:                          {"123-456"},
-		`(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)x`: {"x"},
-	} {
-		pf := regexPrefilter(pattern)
-		var lits []string
-		for _, f := range pf {
-			s, _ := jsonstr.Prefix(append(append([]byte(nil), f.forms[0]...), '"'))
-			lits = append(lits, s)
+// The prefilter of a pattern holds the literals one of which every
+// match contains; a case-insensitive pattern's literals fold ASCII case.
+func TestRegexPrefilter(t *testing.T) {
+	exact := func(ss ...string) []textmatch.Literal {
+		var out []textmatch.Literal
+		for _, s := range ss {
+			out = append(out, textmatch.Literal{Text: s})
 		}
-		assert.ElementsMatch(t, want, lits, "pattern %q", pattern)
+		return out
+	}
+	for pattern, want := range map[string][]textmatch.Literal{
+		`needle`:                               exact("needle"),
+		`foo\d+barbaz`:                         exact("barbaz"),
+		`(foo|barx)\s+q`:                       exact("foo", "barx"),
+		`(?i)needle`:                           {{Text: "needle", Fold: true}},
+		`(?i)Connection Reset by peer`:         {{Text: "connection re", Fold: true}},
+		`(?i)ünï`:                              {{Text: "n", Fold: true}},
+		`(?i)éü`:                               nil,
+		`\d+`:                                  nil,
+		`a?bc`:                                 exact("bc"),
+		`(ab)+c*`:                              exact("ab"),
+		`x{2,}yy`:                              exact("yy"),
+		`"quoted"`:                             exact(`"quoted"`),
+		`(?i)123-456`:                          {{Text: "123-456", Fold: true}},
+		`(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)x`: exact("x"),
+	} {
+		var got []textmatch.Literal
+		for _, f := range regexPrefilter(pattern) {
+			got = append(got, f.lit)
+		}
+		assert.ElementsMatch(t, want, got, "pattern %q", pattern)
+	}
+}
+
+// A folded literal's prefilter passes lines holding it in any case, as
+// written once and twice encoded, and drops lines without it.
+func TestFoldedPrefilter(t *testing.T) {
+	pf := regexPrefilter(`(?i)say "hi"`)
+	require.Len(t, pf, 1)
+	for line, want := range map[string]bool{
+		`{"text":"SAY \"Hi\""}`:                      true,
+		`{"arguments":"{\"a\":\"say \\\"HI\\\"\"}"}`: true,
+		`{"text":"say hi"}`:                          false,
+		`{"text":"nothing"}`:                         false,
+		`{"text":"SAY \u0022hi\u0022"}`:              true, // escapes that could hide it
+	} {
+		assert.Equal(t, want, pf.lineMayMatch([]byte(line)), "%s", line)
 	}
 }
 
@@ -81,17 +108,6 @@ func TestAnchorOf(t *testing.T) {
 	} {
 		assert.Equal(t, want, anchorOf(s), "%q", s)
 	}
-}
-
-func TestFinder(t *testing.T) {
-	h := []byte(strings.Repeat("aaaaaaaaaaZ", 1000) + "needleZ" + strings.Repeat("xZ", 100))
-	for _, needle := range []string{"needleZ", "Z", "aZ", "eZx", "absent", "aaaaaaaaaaZaaaaaaaaaaZ"} {
-		f := newFinder([]byte(needle))
-		assert.Equal(t, strings.Index(string(h), needle), f.index(h), "needle %q", needle)
-	}
-	f := newFinder([]byte("long needle"))
-	assert.Equal(t, -1, f.index([]byte("long")))
-	assert.Equal(t, 0, f.index([]byte("long needle")))
 }
 
 // FuzzJSONStringPrefix: the whole encoding of a string decodes to what

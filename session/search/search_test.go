@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -68,7 +69,7 @@ func searchW(t *testing.T, s session.Store, q string) []search.Match {
 func TestJSONLSearchForeignEscapes(t *testing.T) {
 	store := session.NewJSONL(t.TempDir())
 	newLog(t, store, "foreign", "/w")
-	appendLines(t, store.Path("foreign"),
+	appendLines(t, filepath.Join(store.Dir(), "foreign.jsonl"),
 		// HTML-escaping writer (encoding/json's default).
 		`{"seq":1,"time":"2026-01-01T00:00:00Z","type":"user","data":{"content":[{"type":"text","text":"a \u003chtml\u003e \u0026 b"}]}}`+"\n",
 		// ASCII-only writer, escaped slash, surrogate pair.
@@ -96,7 +97,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	// A complete event whose newline was lost, then nothing.
 	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle without newline"}}}.MarshalJSON()
 	require.NoError(t, err)
-	appendLines(t, store.Path("long"), string(line))
+	appendLines(t, filepath.Join(store.Dir(), "long.jsonl"), string(line))
 	ms := searchW(t, store, "needle")
 	require.Len(t, ms, 3)
 	assert.Equal(t, []int64{2, 3, 4}, []int64{ms[0].Seq, ms[1].Seq, ms[2].Seq})
@@ -107,7 +108,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	// A torn line is skipped, not an error.
 	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle torn off"}}}.MarshalJSON()
 	require.NoError(t, err)
-	appendLines(t, store.Path("long"), "\n"+string(torn[:len(torn)-5]))
+	appendLines(t, filepath.Join(store.Dir(), "long.jsonl"), "\n"+string(torn[:len(torn)-5]))
 	ms = searchW(t, store, "needle")
 	assert.Len(t, ms, 3)
 }
@@ -129,8 +130,8 @@ func TestJSONLListReadsBoundedTitle(t *testing.T) {
 	assert.Greater(t, byID["long-title"].Size, int64(2<<20))
 
 	// Broken logs are left out of listings, not errors.
-	require.NoError(t, os.WriteFile(store.Path("empty"), nil, 0o600))
-	require.NoError(t, os.WriteFile(store.Path("garbage"), []byte(strings.Repeat("z", 100<<10)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "empty.jsonl"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "garbage.jsonl"), []byte(strings.Repeat("z", 100<<10)), 0o600))
 	infos, err = store.List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, infos, 2)
@@ -149,7 +150,7 @@ func TestListLimitNewestFirst(t *testing.T) {
 		}
 		newLog(t, store, id, cwd, userMsg("task "+id))
 		mod := base.Add(time.Duration(i) * time.Minute)
-		require.NoError(t, os.Chtimes(store.Path(id), mod, mod))
+		require.NoError(t, os.Chtimes(filepath.Join(store.Dir(), id+".jsonl"), mod, mod))
 	}
 	infos, err := store.List(context.Background(), session.ListOptions{Workspace: "/w", Limit: 3})
 	require.NoError(t, err)

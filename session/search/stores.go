@@ -9,6 +9,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -58,6 +59,10 @@ func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, e
 		return nil
 	})
 }
+
+// logPath is the file of session id in a JSONL store, named as logFiles
+// finds it.
+func logPath(s *session.JSONL, id string) string { return filepath.Join(s.Dir(), id+".jsonl") }
 
 // logFile is a log found in a JSONL store's directory.
 type logFile struct {
@@ -121,7 +126,7 @@ const sampleSize = 256 << 10
 func sample(s *session.JSONL, files []logFile) []byte {
 	buf := make([]byte, 0, sampleSize)
 	for _, lf := range files {
-		f, err := os.Open(s.Path(lf.id))
+		f, err := os.Open(logPath(s, lf.id))
 		if err != nil {
 			continue
 		}
@@ -138,7 +143,7 @@ func sample(s *session.JSONL, files []logFile) []byte {
 // scanFile searches one log. It returns the log's header; a log outside
 // the search's workspace is not read past it.
 func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
-	f, err := os.Open(s.Path(id))
+	f, err := os.Open(logPath(s, id))
 	if err != nil {
 		return session.Header{}, err
 	}

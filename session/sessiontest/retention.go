@@ -88,13 +88,13 @@ func testRetention(t *testing.T, s session.Store) {
 	cut := oldest.Add(newest.Sub(oldest) / 2)
 
 	data := &fakeData{}
-	clock := func() time.Time { return cut.Add(24 * time.Hour) }
-	r := session.NewRetention(s, session.WithSessionData(data), session.WithAttachmentReleasers(data), session.WithClock(clock))
+	now := cut.Add(24 * time.Hour)
+	r := &session.Retention{Store: s, Data: []session.SessionDataDeleter{data}, Attachments: []session.AttachmentReleaser{data}}
 
 	_, err = r.Prune(ctx(), session.PruneOptions{})
 	assert.Error(t, err, "an age is required")
 
-	dry, err := r.Prune(ctx(), session.PruneOptions{OlderThan: 24 * time.Hour, DryRun: true})
+	dry, err := r.Prune(ctx(), session.PruneOptions{Now: now, OlderThan: 24 * time.Hour, DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"old3", "old2", "old1"}, ids(dry.Deleted))
 	all, err := s.List(ctx(), session.ListOptions{})
@@ -102,12 +102,13 @@ func testRetention(t *testing.T, s session.Store) {
 	assert.Len(t, all, 4, "a dry run deletes nothing")
 	assert.Empty(t, data.deleted)
 
-	rep, err := r.Prune(ctx(), session.PruneOptions{OlderThan: 24 * time.Hour, Workspace: "/w"})
+	rep, err := r.Prune(ctx(), session.PruneOptions{Now: now, OlderThan: 24 * time.Hour, Workspace: "/w"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"old1"}, ids(rep.Deleted), "the workspace's old, closed sessions")
 	require.Len(t, rep.Kept, 1)
-	assert.Equal(t, "old3", rep.Kept[0].Info.Header.ID)
-	assert.ErrorIs(t, rep.Kept[0].Err, harness.CodeLocked, "a session open for appending is kept")
+	assert.Equal(t, "old3", rep.Kept[0].Header.ID)
+	require.Len(t, rep.KeptErrs, 1)
+	assert.ErrorIs(t, rep.KeptErrs[0], harness.CodeLocked, "a session open for appending is kept")
 	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
 	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
 

@@ -3,7 +3,7 @@
 // and on the in-memory fs/fstest.MemFS, stay confined to the file
 // system, and need no shell.
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithFileSystem(fsys),
 //		agent.WithTools(codesearch.Tools()...),
 //		...

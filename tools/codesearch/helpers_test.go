@@ -24,7 +24,7 @@ type rig struct {
 func newRig(t testing.TB, fsys fs.FileSystem, opts ...codesearch.Option) *rig {
 	reg, err := tools.NewRegistry(codesearch.Tools(opts...)...)
 	require.NoError(t, err)
-	state := tools.NewState()
+	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })
 	return &rig{t: t, reg: reg, env: &tools.Env{Cwd: fs.RootOf(fsys), FS: fsys, State: state}}
 }

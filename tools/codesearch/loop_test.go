@@ -73,8 +73,9 @@ func TestThroughTheLoop(t *testing.T) {
 				replay.Call(replay.ToolCall("c3", "read", map[string]any{"file_path": "internal/serve.go", "offset": 4, "limit": 1})),
 				replay.Say("serve is in internal/serve.go."),
 			)
-			loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
+			loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
 				agent.WithTools(append(codesearch.Tools(), files.Read())...))
+			require.NoError(t, err)
 			defer loop.Close()
 			sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 			require.NoError(t, err)
@@ -115,7 +116,11 @@ func Example() {
 		replay.Call(replay.ToolCall("1", "grep", map[string]any{"pattern": "greet\\(", "type": "go", "output_mode": "content"})),
 		replay.Say("greet is defined in greet.go and called from main.go."),
 	)
-	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(codesearch.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(codesearch.Tools()...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "where is greet?") {

@@ -38,7 +38,7 @@ func newToolRig(b *testing.B, dir string) *toolRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	state := tools.NewState()
+	state := &tools.State{}
 	b.Cleanup(func() { state.Close() })
 	return &toolRig{b: b, reg: reg, env: &tools.Env{Cwd: fsys.Root(), FS: fsys, State: state}}
 }

@@ -1,6 +1,6 @@
 // Package files provides the model-facing file tools: read, write and edit.
 //
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithFileSystem(fsys),
 //		agent.WithTools(files.Read(), files.Write(), files.Edit()),
 //		...

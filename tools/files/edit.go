@@ -92,7 +92,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 		regions[i] = diff.Region{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
 	}
 	script := diff.RegionScript(res.Old, res.New, regions, contextLines)
-	render := c.diffRender("Edit "+p, p, res.Old, res.New, false, script)
+	render := c.diffRender("Edit "+titlePath(fsys, p), p, res.Old, res.New, false, script)
 
 	msg := fmt.Sprintf("Edited %s: replaced %s (+%d -%d lines).", p,
 		units.Plural(res.Replacements, "occurrence", "occurrences"), render.Diff.Added, render.Diff.Removed)

@@ -164,7 +164,7 @@ func TestReadShowsNumberedLines(t *testing.T) {
 	require.NotNil(t, res.Render)
 	assert.Equal(t, harness.RenderLocations, res.Render.Kind)
 	assert.Equal(t, []harness.Location{{Path: "/project/src/main.go", StartLine: 1, EndLine: 3}}, res.Render.Locations)
-	assert.Equal(t, "Read main.go (lines 1-3 of 3)", res.Render.Title)
+	assert.Equal(t, "Read src/main.go (lines 1-3 of 3)", res.Render.Title)
 	v, ok := r.env.Ledger().Version("/project/src/main.go")
 	assert.True(t, ok, "a read is recorded in the ledger")
 	assert.Equal(t, f.Version, v)

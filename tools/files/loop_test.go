@@ -59,7 +59,8 @@ func TestThroughTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c5", "edit", map[string]any{"file_path": "main.go", "old_string": "\"helo!\"", "new_string": "\"hello!\""})),
 		replay.Say("Fixed the greeting."),
 	)
-	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -103,7 +104,11 @@ func ExampleTools() {
 		replay.Call(replay.ToolCall("2", "edit", map[string]any{"file_path": "greet.txt", "old_string": "wrold", "new_string": "world"})),
 		replay.Say("Done."),
 	)
-	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
 	for ev := range sess.Run(context.Background(), "fix the typo") {

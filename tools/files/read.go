@@ -99,7 +99,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harne
 	}
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(body)},
-		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(p, text),
+		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(titlePath(fsys, p), text),
 			Locations: []harness.Location{{Path: p, StartLine: start, EndLine: end}}},
 		Files: []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: text.Info.Version,
 			StartLine: start, EndLine: end, Complete: text.Complete()}},
@@ -164,8 +164,7 @@ func openSavedErr(ctx context.Context, locator string, err error) error {
 		Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
 }
 
-func readTitle(p string, t *fs.Text) string {
-	name := p[strings.LastIndexByte(p, '/')+1:]
+func readTitle(name string, t *fs.Text) string {
 	if len(t.Lines) == 0 {
 		return "Read " + name + " (empty)"
 	}

@@ -1,7 +1,10 @@
 package files
 
 import (
+	"strings"
+
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
 )
 
@@ -39,4 +42,21 @@ func (c config) diffRender(title, p string, old, new []byte, created bool, scrip
 		d.Truncated = true
 	}
 	return &harness.Render{Kind: harness.RenderDiff, Title: title, Diff: d}
+}
+
+// titlePath is how a render title names a file: relative to the file
+// system's root (the workspace) when inside it, the whole path outside
+// it (spill files, or a file system rooted at "/").
+func titlePath(fsys fs.FileSystem, p string) string {
+	root := fs.RootOf(fsys)
+	if root == "/" || root == "" {
+		return p
+	}
+	if p == root {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(p, strings.TrimSuffix(root, "/")+"/"); ok && rest != "" {
+		return rest
+	}
+	return p
 }

@@ -69,9 +69,10 @@ func TestSpillHintWorks(t *testing.T) {
 	require.NoError(t, err)
 	spilling, err := spill.Middleware()
 	require.NoError(t, err)
-	loop := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
 		agent.WithTools(append(files.Tools(), noisy)...),
 		agent.WithOutputStore(store), agent.WithMiddleware(spilling))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	require.NoError(t, err)

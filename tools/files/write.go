@@ -82,12 +82,12 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 	}
 
 	var render *harness.Render
-	title := "Write " + p
+	title := "Write " + titlePath(fsys, p)
 	switch {
 	case res.Created && len(written) > maxDiffInput:
-		render = &harness.Render{Kind: harness.RenderDiff, Title: "Create " + p, Diff: &harness.Diff{Path: p, Added: lines, Truncated: true}}
+		render = &harness.Render{Kind: harness.RenderDiff, Title: "Create " + titlePath(fsys, p), Diff: &harness.Diff{Path: p, Added: lines, Truncated: true}}
 	case res.Created:
-		render = c.diffRender("Create "+p, p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
+		render = c.diffRender("Create "+titlePath(fsys, p), p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
 	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
 		// Too large to diff (or the replaced file was too large to
 		// keep): no hunks.

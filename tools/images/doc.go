@@ -41,7 +41,8 @@
 // (harness.CodeUnsupportedImageType, harness.CodeImageTypeMismatch,
 // harness.CodeCorruptImage, harness.CodeTooLarge (for the file, the
 // declared pixels and the decode memory), harness.CodeImageInputUnsupported,
-// harness.CodeNoAttachmentStore, harness.CodeImageEncodeFailed) and a
+// harness.CodeNoAttachmentStore, and harness.CodeToolFailed when scaling
+// or re-encoding a valid image fails) and a
 // message written for the model that says what to do next.
 //
 // The package reads PNG itself (with compress/zlib) and decodes the other

@@ -52,7 +52,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
 		replay.Say("a chart"),
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
-	loop := agent.New(
+	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
 		agent.WithWorkingDir(local.Root()),
@@ -60,6 +60,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 		agent.WithAttachments(att),
 		agent.WithTools(images.ReadImage()),
 	)
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -79,16 +80,14 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Equal(t, [2]int{2048, 137}, [2]int{img.Width, img.Height})
 
 	// The image is on disk, content-addressed beside the logs.
-	p, err := att.Path(img.Digest)
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(p, filepath.Join(logs, "attachments")))
+	p := filepath.Join(logs, "attachments", "sha256", strings.TrimPrefix(img.Digest, "sha256:"))
 	onDisk, err := os.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, img.Digest, attachments.Digest(onDisk))
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
-	logBytes, err := os.ReadFile(store.Path(s.ID()))
+	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.ID()+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logBytes), img.Digest)
 	assert.NotContains(t, string(logBytes), base64.StdEncoding.EncodeToString(onDisk[:48]))

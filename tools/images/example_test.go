@@ -50,7 +50,7 @@ func ExampleReadImage() {
 
 	// What the agent loop gives a tool: here, a model that accepts
 	// images, and an attachment store.
-	state := tools.NewState()
+	state := &tools.State{}
 	defer state.Close()
 	env := &tools.Env{
 		Cwd:         "/project",

@@ -86,7 +86,7 @@ func TestHelperDecode(t *testing.T) {
 			return
 		}
 		data = nil
-		state := tools.NewState()
+		state := &tools.State{}
 		defer state.Close()
 		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state,
 			Attachments: attachments.NewMemory(), Logger: slog.New(slog.DiscardHandler)}

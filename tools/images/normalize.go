@@ -354,7 +354,7 @@ func normalizePNG(ctx context.Context, name string, data []byte, n *Normalized, 
 	if hd.interlaced {
 		s, err := newScatterScaler(w, h, nw, nh)
 		if err != nil {
-			return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be scaled: %v.", name, err), Err: err}
+			return nil, &harness.Error{Code: harness.CodeToolFailed, Message: fmt.Sprintf("%s could not be scaled: %v.", name, err), Err: err}
 		}
 		emit = func(y, x0, dx int, px []uint8) {
 			sample.add(y, x0, dx, px)
@@ -393,7 +393,7 @@ func finish(name string, n *Normalized, out image.Image, asPNG bool, lim Limits)
 			"%s re-encoded to more than %d bytes, over the limit. Make a smaller copy (scale it down or crop it) and read that.", name, lim.MaxBytes)}
 	}
 	if err != nil {
-		return nil, &harness.Error{Code: harness.CodeImageEncodeFailed, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
+		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: fmt.Sprintf("%s could not be re-encoded: %v.", name, err), Err: err}
 	}
 	b := out.Bounds()
 	n.Data, n.MediaType, n.Width, n.Height, n.Reencoded = enc, mt, b.Dx(), b.Dy(), true

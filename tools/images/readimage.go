@@ -73,7 +73,7 @@ type readImageArgs struct {
 // bytes. Register it only when the loop has one:
 //
 //	att := attachments.Beside(store)
-//	loop := agent.New(
+//	loop, err := agent.New(
 //		agent.WithAttachments(att),
 //		agent.WithTools(images.ReadImage()),
 //		...

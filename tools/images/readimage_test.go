@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -89,8 +90,31 @@ func (c *countingFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([
 type fixture struct {
 	root string
 	fsys *countingFS
-	att  *attachments.Memory
+	att  *countingAttachments
 	env  *tools.Env
+}
+
+// countingAttachments counts the distinct attachments put into it.
+type countingAttachments struct {
+	*attachments.Memory
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (c *countingAttachments) Put(ctx context.Context, data []byte) (string, error) {
+	d, err := c.Memory.Put(ctx, data)
+	if err == nil {
+		c.mu.Lock()
+		c.seen[d] = true
+		c.mu.Unlock()
+	}
+	return d, err
+}
+
+func (c *countingAttachments) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
 }
 
 func newFixture(t *testing.T, input ...harness.Modality) *fixture {
@@ -98,8 +122,8 @@ func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	root := t.TempDir()
 	local, err := fslocal.New(root)
 	require.NoError(t, err)
-	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: attachments.NewMemory()}
-	state := tools.NewState()
+	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: &countingAttachments{Memory: attachments.NewMemory(), seen: map[string]bool{}}}
+	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })
 	if input == nil {
 		input = []harness.Modality{harness.ModalityText, harness.ModalityImage}
@@ -302,7 +326,7 @@ func TestReadImageMemFS(t *testing.T) {
 	mem := fstest.NewMemFS("/ws")
 	data := pngBytes(t, 20, 10)
 	require.NoError(t, mem.SetFile("/ws/a.png", data, 0o644))
-	state := tools.NewState()
+	state := &tools.State{}
 	defer state.Close()
 	att := attachments.NewMemory()
 	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}

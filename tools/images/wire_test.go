@@ -27,7 +27,7 @@ import (
 func TestReadImageOnTheWire(t *testing.T) {
 	leakcheck.Check(t)
 	srv := openaitest.NewServer(
-		openaitest.SSE(openaitest.ToolDelta(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
+		openaitest.SSE(openaitest.ToolCall(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
 		openaitest.SSE(openaitest.Text("a login form"), openaitest.Finish("stop")),
 	)
 	defer srv.Close()
@@ -41,8 +41,9 @@ func TestReadImageOnTheWire(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	att := attachments.NewMemory()
-	loop := agent.New(agent.WithModel(model), agent.WithFileSystem(local), agent.WithWorkingDir(local.Root()),
+	loop, err := agent.New(agent.WithModel(model), agent.WithFileSystem(local), agent.WithWorkingDir(local.Root()),
 		agent.WithAttachments(att), agent.WithTools(images.ReadImage()))
+	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

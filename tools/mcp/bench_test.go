@@ -95,7 +95,10 @@ func BenchmarkCall(b *testing.B) {
 			})
 			b.Run("loop", func(b *testing.B) {
 				llm := replay.NewScripted()
-				loop := agent.New(agent.WithModel(llm), agent.WithToolSource(set))
+				loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set))
+				if err != nil {
+					b.Fatal(err)
+				}
 				defer loop.Close()
 				for b.Loop() {
 					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Say("ok"))

@@ -58,7 +58,11 @@ func ExampleConnect() {
 		replay.Call(replay.ToolCall("c1", "mcp__greeter__greet", map[string]string{"name": "Ada"})),
 		replay.Say("done"),
 	)
-	loop := agent.New(agent.WithModel(model), agent.WithToolSource(set))
+	loop, err := agent.New(agent.WithModel(model), agent.WithToolSource(set))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, agent.SessionOptions{})
 	if err != nil {

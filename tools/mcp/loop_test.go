@@ -49,9 +49,9 @@ func TestThroughTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "mcp__test__zebra", map[string]any{})),
 		replay.Say("done"),
 	)
-	loop := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithOutputStore(store), agent.WithMiddleware(spilling))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithOutputStore(store), agent.WithMiddleware(spilling))
+	require.NoError(t, err)
 	defer loop.Close()
-	require.NoError(t, loop.Err())
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	defer s.Close()

@@ -327,7 +327,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 // and the ends of turns, not the bookkeeping around them.
 func visible(e session.Event) bool {
 	switch e.Data.(type) {
-	case *session.ModelRequest, *session.ToolStarted, *session.ModelRetry, *session.ToolRecord:
+	case *session.ModelRequest, *session.ToolStarted, *session.ModelRetry, *session.ToolRecord, *session.PermissionDecided, *session.ApprovalRequested:
 		return false
 	}
 	return true

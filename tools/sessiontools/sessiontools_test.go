@@ -299,7 +299,8 @@ func TestSearchFromTheLoop(t *testing.T) {
 	leakcheck.Check(t)
 	store := session.NewJSONL(t.TempDir())
 	ctx := context.Background()
-	loop := agent.New(agent.WithModel(replay.NewScripted(replay.Say("noted"))), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("noted"))), agent.WithSessionStore(store))
+	require.NoError(t, err)
 	first, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/home/u/proj"})
 	require.NoError(t, err)
 	for _, err := range first.Run(ctx, "remember the word xylophone-42") {
@@ -312,7 +313,8 @@ func TestSearchFromTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("s1", "session_search", map[string]any{"query": "xylophone-42"})),
 		replay.Say("found it"),
 	)
-	loop = agent.New(agent.WithModel(model), agent.WithSessionStore(store), agent.WithTools(sessiontools.Tools(store)...))
+	loop, err = agent.New(agent.WithModel(model), agent.WithSessionStore(store), agent.WithTools(sessiontools.Tools(store)...))
+	require.NoError(t, err)
 	defer loop.Close()
 	second, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/home/u/proj"})
 	require.NoError(t, err)

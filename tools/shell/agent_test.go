@@ -35,7 +35,8 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Say("done"),
 	)
 	store := session.NewMemory()
-	loop := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithWorkingDir(root), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithWorkingDir(root), agent.WithSessionStore(store))
+	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -56,12 +57,19 @@ func TestThroughAgentLoop(t *testing.T) {
 
 	tr, err := store.Load(context.Background(), sess.ID())
 	require.NoError(t, err)
-	var recs []*session.ToolRecord
+	var recs, sandboxes []*session.ToolRecord
 	for _, e := range tr.Events {
 		if r, ok := e.Data.(*session.ToolRecord); ok {
+			if r.Name == "sandbox" {
+				sandboxes = append(sandboxes, r)
+				continue
+			}
 			recs = append(recs, r)
 		}
 	}
+	require.Len(t, sandboxes, 1, "bash records the sandbox in force once")
+	assert.Equal(t, "bash", sandboxes[0].Tool)
+	assert.JSONEq(t, `{"sandbox":"none: commands run unconfined"}`, string(sandboxes[0].Data))
 	require.Len(t, recs, 1)
 	assert.Equal(t, "shell_open", recs[0].Name)
 	assert.Equal(t, "c1", recs[0].CallID)

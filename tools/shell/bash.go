@@ -182,6 +182,7 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	if err != nil {
 		return nil, err
 	}
+	b.cfg.recordSandbox(ctx, call)
 
 	outR, outW, err := os.Pipe()
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/longtest"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -138,6 +140,19 @@ func TestBashWorkdir(t *testing.T) {
 		res := run(t, context.Background(), Bash(), &e, map[string]any{"command": "pwd", "workdir": "/"})
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), "/\n"), res.Text())
+	})
+	t.Run("without a file system or a working directory", func(t *testing.T) {
+		for _, cwd := range []string{"", "/"} {
+			e := *env
+			e.FS, e.Cwd = nil, cwd
+			for _, tool := range []tools.Tool{Bash(), BashWithJobs()[0]} {
+				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
+				require.True(t, res.IsError, res.Text())
+				assert.Equal(t, harness.CodeBadWorkdir, res.Code)
+				assert.Contains(t, res.Text(), "agent.WithFileSystem")
+				assert.Contains(t, res.Text(), "agent.WithWorkingDir")
+			}
+		}
 	})
 }
 
@@ -336,23 +351,24 @@ func TestBashSpillCap(t *testing.T) {
 // whole stream reaches the store, the model sees the tail, and the heap
 // stays small.
 func TestBashGigabyteBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("prints 1 GiB")
-	}
+	// 128 MiB by default, twice what the heap may hold; 1 GiB in the
+	// long runs.
+	size := longtest.Pick[int64](128<<20, 1<<30)
 	env := testEnv(t)
 	store := &countStore{}
 	env.Output = store
 	peak := heapPeak(t)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 1073741824; echo; echo end >&2"})
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": fmt.Sprintf("yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c %d; echo; echo end >&2", size)})
 	max := peak()
 	require.False(t, res.IsError, res.Text())
-	assert.Contains(t, res.Text(), "The whole stdout (1.0 GiB, 29020050 lines) is saved as spill://count1")
+	// 37-byte lines, the last one cut and ended by echo.
+	assert.Contains(t, res.Text(), fmt.Sprintf("The whole stdout (%s, %d lines) is saved as spill://count1", units.Bytes(size+1), size/37+1))
 	assert.Contains(t, res.Text(), "abcdefghijklmnopqrstuvwxyz0123456789\n")
 	assert.Contains(t, res.Text(), "[stderr]\nend\n")
 	rec, ok := store.get("spill://count1")
 	require.True(t, ok)
-	assert.Equal(t, int64(1<<30+1), rec.size)
-	t.Logf("peak heap in use: %.1f MiB", float64(max)/(1<<20))
+	assert.Equal(t, size+1, rec.size)
+	t.Logf("%s streamed, peak heap in use: %.1f MiB", units.Bytes(size), float64(max)/(1<<20))
 	assert.Less(t, max, uint64(64<<20), "memory stays bounded")
 }
 

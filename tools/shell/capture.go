@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillwriter"
 	"strings"
 	"sync"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // capture collects one output stream in bounded memory for the shell's
-// view of it: a spill.Writer keeps the first limit bytes and the last
+// view of it: a spillwriter.Writer keeps the first limit bytes and the last
 // limit bytes and, once the stream outgrows limit, copies it whole, as it
 // arrives, to the output store (when there is one, up to maxSpill bytes),
 // so that the model can be shown the head and tail and read the rest
@@ -24,12 +25,12 @@ import (
 type capture struct {
 	mu       sync.Mutex
 	limit    int
-	w        *spill.Writer
+	w        *spillwriter.Writer
 	noStore  bool
 	owner    tools.Owner
 	total    int64
 	finished *spillInfo
-	out      spill.Output
+	out      spillwriter.Output
 }
 
 // spillInfo says what became of the whole stream.
@@ -46,13 +47,13 @@ type spillInfo struct {
 // newCapture returns a capture showing up to limit bytes that spills to
 // store (nil: nowhere) under owner. ctx bounds the store's Save.
 func newCapture(ctx context.Context, limit int, store tools.OutputStore, owner tools.Owner, maxSpill int64) *capture {
-	w, err := spill.NewWriter(ctx, store, owner, limit, spill.WithMaxSave(maxSpill))
+	w, err := spillwriter.NewWriter(ctx, store, owner, limit, spillwriter.WithMaxSave(maxSpill))
 	if err != nil {
 		// The options were validated when the tool was built (the
 		// output limit is at least spill.MinThreshold, the spill cap
 		// positive), so this is not reached; a writer with the defaults
 		// keeps the stream working if it ever is.
-		w, _ = spill.NewWriter(ctx, store, owner, spill.DefaultThreshold)
+		w, _ = spillwriter.NewWriter(ctx, store, owner, spill.DefaultThreshold)
 		limit = spill.DefaultThreshold
 	}
 	return &capture{limit: limit, w: w, noStore: store == nil, owner: owner}

@@ -81,6 +81,19 @@
 // Nothing machine-wide is changed: no cgroup, no sysctl, no mount outside
 // the namespaces the tools create.
 //
+// # Sandbox
+//
+// [Bubblewrap] confines commands on Linux with bubblewrap (bwrap): the
+// root file system read-only, a private /tmp, the workspace writable in
+// workspace-write mode (read-only in read-only mode), no network unless
+// allowed (a network namespace with only a loopback device of its own),
+// and a PID namespace of its own that dies with its parent. Full-access
+// mode confines nothing and says so. When bwrap is missing or cannot
+// make its namespaces, Bubblewrap fails with harness.CodeSandboxUnavailable
+// and a plain message; the host chooses to refuse commands or to run them
+// unconfined. The sandbox in force is recorded in the session log: by
+// bash once per session, and by each shell when it opens.
+//
 // The working directory of a command is the session's (tools.Env.Cwd) or
 // the one the call names, relative to it. When the file system maps its
 // paths to OS paths (fs.LocalPather), directories outside its root are
@@ -97,6 +110,6 @@
 // and CodeUnsupported.
 //
 // It imports harness, fs, tools, spill (every output stream is written
-// through a spill.Writer, which saves it as it arrives) and internal
+// through a spillwriter.Writer, which saves it as it arrives) and internal
 // helpers; nothing of session or agent.
 package shell

@@ -125,7 +125,17 @@ func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
 // means env.Cwd. It returns the namespace path and the OS path. When the
 // file system maps paths to the OS (fs.LocalPather), the mapping refuses
 // paths outside its root.
+//
+// Without a file system and without a working directory the host named
+// (a session directory other than "/", the agent's default when it has
+// neither), commands are refused rather than run in "/": the error
+// names what to configure.
 func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
+	if env.FS == nil && (env.Cwd == "" || env.Cwd == "/") {
+		return "", "", &harness.Error{Code: harness.CodeBadWorkdir,
+			Message: "Commands cannot run: the host configured neither a file system nor a working directory, so there is no directory to run them in (they are not run in /). " +
+				"The host must configure one: agent.WithFileSystem(fslocal.New(workspace)), or agent.WithWorkingDir(dir) for commands without file tools."}
+	}
 	cwd := env.Cwd
 	if cwd == "" {
 		cwd = "/"

@@ -25,7 +25,7 @@ func call(t tools.Tool, env *tools.Env, args any) *harness.ToolResult {
 func ExampleBash() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	env := &tools.Env{SessionID: "demo", Cwd: dir, State: tools.NewState()}
+	env := &tools.Env{SessionID: "demo", Cwd: dir, State: &tools.State{}}
 	defer env.State.Close()
 
 	res := call(shell.Bash(), env, map[string]any{"command": "echo hello; echo oops >&2; exit 3"})
@@ -46,7 +46,7 @@ func ExampleSessions() {
 	defer os.RemoveAll(tmp)
 	dir, _ := filepath.EvalSymlinks(tmp)
 	os.Mkdir(dir+"/project", 0o755)
-	env := &tools.Env{SessionID: "demo", Cwd: dir, State: tools.NewState()}
+	env := &tools.Env{SessionID: "demo", Cwd: dir, State: &tools.State{}}
 	// Closing the session state closes every shell it opened.
 	defer env.State.Close()
 

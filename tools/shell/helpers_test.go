@@ -152,7 +152,7 @@ func testEnv(t testing.TB) *tools.Env {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	st := tools.NewState()
+	st := &tools.State{}
 	t.Cleanup(func() { st.Close() })
 	fsys, err := fslocal.New(root)
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ func NewEnv() *Env {
 		FS:          e.FS,
 		ModelInput:  harness.Modalities{harness.ModalityText},
 		Turn:        1,
-		State:       tools.NewState(),
+		State:       &tools.State{},
 		Output:      e.Output,
 		Attachments: e.Attachments,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{

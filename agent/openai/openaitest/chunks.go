@@ -21,12 +21,6 @@ func Chunk(delta any, finish string) string {
 	})
 }
 
-// Role is the first chunk DeepSeek sends: the role, empty content and an
-// empty reasoning piece.
-func Role() string {
-	return Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
-}
-
 // Text is a chunk with a piece of answer text.
 func Text(s string) string { return Chunk(map[string]any{"content": s}, "") }
 
@@ -40,11 +34,18 @@ func Reasoning(s string) string {
 // "length", "content_filter").
 func Finish(reason string) string { return Chunk(map[string]any{}, reason) }
 
-// ToolDelta is a chunk with one piece of a tool call: the first piece of
-// a call carries its id and name, later ones leave them empty and carry
-// more of the arguments.
-func ToolDelta(index int, id, name, args string) string {
-	fn := map[string]any{"arguments": args}
+// ToolCall is a chunk with a tool call, or one piece of it. A string args
+// is sent as the raw argument text, so a call can come in pieces: the
+// first piece carries the id and the name, later ones leave them empty
+// and carry more of the arguments (as replay.ToolCall, a string is the
+// raw text). Any other args is encoded as JSON, a whole call in one
+// chunk.
+func ToolCall(index int, id, name string, args any) string {
+	raw, ok := args.(string)
+	if !ok {
+		raw = mustJSON(args)
+	}
+	fn := map[string]any{"arguments": raw}
 	tc := map[string]any{"index": index, "function": fn}
 	if id != "" {
 		tc["id"] = id
@@ -54,11 +55,6 @@ func ToolDelta(index int, id, name, args string) string {
 		fn["name"] = name
 	}
 	return Chunk(map[string]any{"tool_calls": []any{tc}}, "")
-}
-
-// ToolCall is a chunk with one whole tool call, args encoded as JSON.
-func ToolCall(index int, id, name string, args any) string {
-	return ToolDelta(index, id, name, mustJSON(args))
 }
 
 // Usage is DeepSeek's final usage chunk (no choices), with its cache

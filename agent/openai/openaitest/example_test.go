@@ -16,7 +16,7 @@ import (
 // what the adapter sent.
 func ExampleNewServer() {
 	srv := openaitest.NewServer(openaitest.SSE(
-		openaitest.Role(),
+		openaitest.Chunk(map[string]any{"role": "assistant", "content": ""}, ""),
 		openaitest.Reasoning("The user greets. "),
 		openaitest.Text("Hello"),
 		openaitest.Text(", world"),

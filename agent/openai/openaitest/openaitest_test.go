@@ -90,7 +90,7 @@ func TestChunks(t *testing.T) {
 	d, _ = delta(t, openaitest.Reasoning("think"))
 	assert.Equal(t, map[string]any{"reasoning_content": "think", "content": nil}, d)
 
-	d, _ = delta(t, openaitest.Role())
+	d, _ = delta(t, openaitest.Chunk(map[string]any{"role": "assistant", "content": ""}, ""))
 	assert.Equal(t, "assistant", d["role"])
 
 	_, fin = delta(t, openaitest.Finish("tool_calls"))
@@ -101,7 +101,7 @@ func TestChunks(t *testing.T) {
 		"index": 1.0, "id": "call_1", "type": "function",
 		"function": map[string]any{"name": "read", "arguments": `{"file_path":"a"}`},
 	}}, d["tool_calls"])
-	d, _ = delta(t, openaitest.ToolDelta(1, "", "", `"}`))
+	d, _ = delta(t, openaitest.ToolCall(1, "", "", `"}`))
 	assert.Equal(t, []any{map[string]any{"index": 1.0, "function": map[string]any{"arguments": `"}`}}}, d["tool_calls"])
 
 	u := decode(t, openaitest.Usage(10, 5, 4, 6, 2))

@@ -1,4 +1,4 @@
-package spill
+package spillwriter
 
 import (
 	"errors"
@@ -17,24 +17,24 @@ import (
 
 const testLocator = tools.OutputScheme + "sess-0123abcd/bash-call_1-0123456789abcdef.txt"
 
-func wholeSource(text string) source {
-	return source{head: text, tail: text, size: int64(len(text)), newlines: int64(strings.Count(text, "\n"))}
+func wholeSource(text string) Source {
+	return Source{Head: text, Tail: text, Size: int64(len(text)), Newlines: int64(strings.Count(text, "\n"))}
 }
 
 // streamSource is what a Writer with this limit keeps of text.
-func streamSource(text string, limit int) source {
+func streamSource(text string, limit int) Source {
 	head := text[:min(limit, len(text))]
 	tail := text[len(text)-min(limit, len(text)):]
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) && len(text)-len(tail) > 0 {
 		tail = tail[1:]
 	}
-	return source{head: head, tail: tail, size: int64(len(text)), newlines: int64(strings.Count(text, "\n"))}
+	return Source{Head: head, Tail: tail, Size: int64(len(text)), Newlines: int64(strings.Count(text, "\n"))}
 }
 
 var omittedRE = regexp.MustCompile(`(\d+) of (\d+) bytes omitted`)
 
 // checkPreview asserts everything a preview promises about text.
-func checkPreview(t *testing.T, text string, limit int, p preview) {
+func checkPreview(t *testing.T, text string, limit int, p Preview) {
 	t.Helper()
 	require.LessOrEqual(t, len(p.Text), limit, "the preview fits the limit")
 	require.Equal(t, p.Head+p.Notice+p.Tail, p.Text)
@@ -63,7 +63,7 @@ func TestPreviewKeepsHeadAndTail(t *testing.T) {
 		fmt.Fprintf(&b, "line %04d of the build log\n", i)
 	}
 	text := b.String()
-	p, ok := buildPreview(wholeSource(text), 2000, tools.Stored{Locator: testLocator, Size: int64(len(text))}, nil)
+	p, ok := BuildPreview(wholeSource(text), 2000, tools.Stored{Locator: testLocator, Size: int64(len(text))}, nil)
 	require.True(t, ok)
 	checkPreview(t, text, 2000, p)
 	assert.True(t, strings.HasPrefix(p.Text, "line 0001 of the build log\n"))
@@ -86,7 +86,7 @@ func TestPreviewUTF8(t *testing.T) {
 	// No newlines and four-byte runes: every cut must fall between runes.
 	text := strings.Repeat("𝄞ü", 3000)
 	for limit := 1024; limit < 1040; limit++ {
-		p, ok := buildPreview(wholeSource(text), limit, tools.Stored{Locator: testLocator}, nil)
+		p, ok := BuildPreview(wholeSource(text), limit, tools.Stored{Locator: testLocator}, nil)
 		require.True(t, ok)
 		checkPreview(t, text, limit, p)
 		assert.NotEmpty(t, p.Head)
@@ -98,7 +98,7 @@ func TestPreviewUTF8(t *testing.T) {
 
 func TestPreviewSaveFailedNotice(t *testing.T) {
 	text := strings.Repeat("x\n", 10_000)
-	p, ok := buildPreview(wholeSource(text), 1500, tools.Stored{}, errors.New("disk full"))
+	p, ok := BuildPreview(wholeSource(text), 1500, tools.Stored{}, errors.New("disk full"))
 	require.True(t, ok)
 	checkPreview(t, text, 1500, p)
 	assert.Contains(t, p.Notice, "could not be saved (disk full)")
@@ -108,11 +108,11 @@ func TestPreviewSaveFailedNotice(t *testing.T) {
 func TestPreviewLongLocatorFallsBack(t *testing.T) {
 	text := strings.Repeat("y", 10_000)
 	loc := tools.OutputScheme + strings.Repeat("l", 600)
-	p, ok := buildPreview(wholeSource(text), MinThreshold, tools.Stored{Locator: loc}, nil)
+	p, ok := BuildPreview(wholeSource(text), MinThreshold, tools.Stored{Locator: loc}, nil)
 	require.True(t, ok, "the short notice fits")
 	checkPreview(t, text, MinThreshold, p)
 	assert.Contains(t, p.Notice, loc)
-	_, ok = buildPreview(wholeSource(text), MinThreshold, tools.Stored{Locator: tools.OutputScheme + strings.Repeat("l", 2000)}, nil)
+	_, ok = BuildPreview(wholeSource(text), MinThreshold, tools.Stored{Locator: tools.OutputScheme + strings.Repeat("l", 2000)}, nil)
 	assert.False(t, ok, "a locator longer than the limit cannot be announced")
 }
 
@@ -143,7 +143,7 @@ func FuzzPreview(f *testing.F) {
 		if stream {
 			src = streamSource(text, limit)
 		}
-		p, ok := buildPreview(src, limit, st, nil)
+		p, ok := BuildPreview(src, limit, st, nil)
 		if !ok {
 			if limit >= MinThreshold && locLen <= 200 {
 				t.Fatalf("no preview for limit %d and a %d-byte locator", limit, locLen)

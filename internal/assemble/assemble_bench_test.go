@@ -1,12 +1,12 @@
-package agent_test
+package assemble_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/assemble"
 )
 
 // writeArgs returns the arguments of a write call whose content is about
@@ -34,7 +34,7 @@ func BenchmarkAssembleArguments(b *testing.B) {
 				b.SetBytes(int64(len(args)))
 				b.ReportAllocs()
 				for b.Loop() {
-					var a agent.Assembler
+					var a assemble.Assembler
 					for _, c := range chunks {
 						a.Add(c)
 					}

@@ -1,9 +1,10 @@
-package spill_test
+package spillwriter_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillwriter"
 	"io"
 	"runtime"
 	"runtime/metrics"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/longtest"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -49,7 +52,7 @@ func TestWriterSmallOutputStaysWhole(t *testing.T) {
 		assert.False(t, out.Truncated)
 		assert.Empty(t, out.Stored.Locator)
 	}
-	assert.Zero(t, store.Len(), "outputs within the limit are never saved")
+	assert.Zero(t, len(store.Locators(owner.Session)), "outputs within the limit are never saved")
 }
 
 func TestWriterSpillsLongOutput(t *testing.T) {
@@ -97,7 +100,7 @@ func TestWriterExactlyAtLimit(t *testing.T) {
 	writeAll(t, w, strings.Repeat("e", 2049), 2048)
 	require.NoError(t, w.Close())
 	assert.True(t, w.Output().Truncated)
-	assert.Equal(t, 1, store.Len())
+	assert.Equal(t, 1, len(store.Locators(owner.Session)))
 }
 
 func TestWriterConcurrentWriters(t *testing.T) {
@@ -239,11 +242,10 @@ func heapPeak(stop <-chan struct{}) <-chan uint64 {
 // grows by more than a few MiB and the whole run allocates far less than
 // the output.
 func TestWriterGigabyteBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 1 GiB to a temporary directory")
-	}
 	leakcheck.Check(t)
-	const size = 1 << 30
+	// 128 MiB by default, eight times the allocation bound; 1 GiB in
+	// the long runs.
+	size := longtest.Pick[int64](128<<20, 1<<30)
 	store := newDir(t, t.TempDir())
 	gen := newGenerator(size)
 	buf := make([]byte, 64<<10)
@@ -263,21 +265,21 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 
-	require.Equal(t, int64(size), n)
+	require.Equal(t, size, n)
 	out := w.Output()
 	require.NoError(t, out.Err)
-	assert.Equal(t, int64(size), out.Stored.Size)
+	assert.Equal(t, size, out.Stored.Size)
 	assert.LessOrEqual(t, len(out.Text), spill.DefaultThreshold)
 	rc, err := store.Open(context.Background(), out.Stored.Locator)
 	require.NoError(t, err)
 	saved, err := io.Copy(io.Discard, rc)
 	rc.Close()
 	require.NoError(t, err)
-	assert.Equal(t, int64(size), saved)
+	assert.Equal(t, size, saved)
 
 	allocated := after.TotalAlloc - before.TotalAlloc
 	growth := int64(peak) - int64(before.HeapAlloc)
-	t.Logf("1 GiB streamed: %.1f MiB allocated in all, heap peak %.1f MiB above the start", float64(allocated)/(1<<20), float64(growth)/(1<<20))
+	t.Logf("%s streamed: %.1f MiB allocated in all, heap peak %.1f MiB above the start", units.Bytes(size), float64(allocated)/(1<<20), float64(growth)/(1<<20))
 	assert.Less(t, allocated, uint64(16<<20), "allocation does not grow with the output")
 	assert.Less(t, growth, int64(32<<20), "the heap stays bounded")
 }
@@ -302,11 +304,11 @@ func TestWriterPastTheBudget(t *testing.T) {
 
 func TestWriterRefusesBadConfig(t *testing.T) {
 	for _, limit := range []int{-1, 1, spill.MinThreshold - 1} {
-		w, err := spill.NewWriter(context.Background(), nil, owner, limit)
+		w, err := spillwriter.NewWriter(context.Background(), nil, owner, limit)
 		assert.Nil(t, w)
 		require.ErrorIs(t, err, harness.CodeInvalidOption, "limit %d", limit)
 	}
-	w, err := spill.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spill.WithMaxSave(0))
+	w, err := spillwriter.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spillwriter.WithMaxSave(0))
 	assert.Nil(t, w)
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.Contains(t, err.Error(), "WithMaxSave(0)")
@@ -316,7 +318,7 @@ func TestWriterMaxSaveCutsTheSave(t *testing.T) {
 	leakcheck.Check(t)
 	store := newMemory(t)
 	text := lines(3000)
-	w := newWriter(t, context.Background(), store, owner, 2048, spill.WithMaxSave(5000))
+	w := newWriter(t, context.Background(), store, owner, 2048, spillwriter.WithMaxSave(5000))
 	writeAll(t, w, text, 333)
 	require.NoError(t, w.Close())
 	out := w.Output()
@@ -372,9 +374,9 @@ func FuzzWriter(f *testing.F) {
 			return
 		}
 		limit := spill.MinThreshold + int(extra)
-		var opts []spill.WriterOption
+		var opts []spillwriter.WriterOption
 		if capSave > 0 {
-			opts = append(opts, spill.WithMaxSave(int64(capSave)))
+			opts = append(opts, spillwriter.WithMaxSave(int64(capSave)))
 		}
 		store := newMemory(t)
 		w := newWriter(t, context.Background(), store, owner, limit, opts...)
@@ -414,4 +416,40 @@ func FuzzWriter(f *testing.F) {
 		}
 		require.Equal(t, string(want), string(spilltest.ReadAll(t, store, out.Stored.Locator)))
 	})
+}
+
+// newMemory returns a spill.Memory store, failing the test on an invalid
+// option.
+func newMemory(t testing.TB, opts ...spill.StoreOption) *spill.Memory {
+	t.Helper()
+	m, err := spill.NewMemory(opts...)
+	require.NoError(t, err)
+	return m
+}
+
+// newDir returns a spill.Dir store, failing the test on an invalid
+// option.
+func newDir(t testing.TB, dir string, opts ...spill.StoreOption) *spill.Dir {
+	t.Helper()
+	d, err := spill.NewDir(dir, opts...)
+	require.NoError(t, err)
+	return d
+}
+
+// newWriter returns a Writer, failing the test on an invalid limit or
+// option.
+func newWriter(t testing.TB, ctx context.Context, store tools.OutputStore, o tools.Owner, limit int, opts ...spillwriter.WriterOption) *spillwriter.Writer {
+	t.Helper()
+	w, err := spillwriter.NewWriter(ctx, store, o, limit, opts...)
+	require.NoError(t, err)
+	return w
+}
+
+// lines makes text of n numbered lines.
+func lines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%05d: output of the command, line %d\n", i, i)
+	}
+	return b.String()
 }

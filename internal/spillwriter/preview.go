@@ -1,4 +1,4 @@
-package spill
+package spillwriter
 
 import (
 	"fmt"
@@ -8,18 +8,18 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// source is what a preview is cut from: a prefix and a suffix of an
+// Source is what a preview is cut from: a prefix and a suffix of an
 // output (for an output held in memory, both are the whole text) and the
 // output's totals.
-type source struct {
-	head     string // a prefix of the output
-	tail     string // a suffix of the output, starting at a rune boundary
-	size     int64  // bytes in the output
-	newlines int64  // '\n' bytes in the output
+type Source struct {
+	Head     string // a prefix of the output
+	Tail     string // a suffix of the output, starting at a rune boundary
+	Size     int64  // bytes in the output
+	Newlines int64  // '\n' bytes in the output
 }
 
-// preview is an output cut to a byte limit: Head + Notice + Tail is Text.
-type preview struct {
+// Preview is an output cut to a byte limit: Head + Notice + Tail is Text.
+type Preview struct {
 	Head, Notice, Tail string
 	// Omitted is the exact number of output bytes between Head and Tail.
 	Omitted int64
@@ -29,19 +29,28 @@ type preview struct {
 	Text                string
 }
 
+// DefaultThreshold is the largest text, in bytes, that is kept whole;
+// spill.DefaultThreshold is this.
+const DefaultThreshold = 30_000
+
+// MinThreshold is the smallest limit a preview has room in: below it, a
+// preview has no room for a useful head and tail next to its notice;
+// spill.MinThreshold is this.
+const MinThreshold = 1024
+
 // headShare is the part of the budget given to the head, in fifths: the
 // end of an output (the failing test, the final error) is usually what
 // matters, so the tail gets more.
 const headShare = 2
 
-// buildPreview cuts src to at most limit bytes: a head cut on a line (or
+// BuildPreview cuts src to at most limit bytes: a head cut on a line (or
 // at least rune) boundary, a notice with the exact omitted byte count and
 // the line span, where the whole output is (st) and how to read it back
 // with read's offset and limit, and a tail cut the same way. When st has
 // no locator, the notice says the output could not be saved (saveErr). It
-// reports false when not even the shortest notice fits in limit. src.size
+// reports false when not even the shortest notice fits in limit. src.Size
 // must exceed limit.
-func buildPreview(src source, limit int, st tools.Stored, saveErr error) (preview, bool) {
+func BuildPreview(src Source, limit int, st tools.Stored, saveErr error) (Preview, bool) {
 	for _, short := range []bool{false, true} {
 		// The head and tail get what the notice leaves. The notice's length
 		// depends (by a few digits) on where they are cut, so cut, measure,
@@ -53,7 +62,7 @@ func buildPreview(src source, limit int, st tools.Stored, saveErr error) (previe
 				break
 			}
 			hb := budget * headShare / 5
-			p := assemble(src, textcut.HeadLines(src.head, hb), textcut.TailLines(src.tail, budget-hb), st, saveErr, short)
+			p := assemble(src, textcut.HeadLines(src.Head, hb), textcut.TailLines(src.Tail, budget-hb), st, saveErr, short)
 			if len(p.Text) <= limit {
 				return p, true
 			}
@@ -64,18 +73,18 @@ func buildPreview(src source, limit int, st tools.Stored, saveErr error) (previe
 			return p, true
 		}
 	}
-	return preview{}, false
+	return Preview{}, false
 }
 
-func assemble(src source, head, tail string, st tools.Stored, saveErr error, short bool) preview {
-	p := preview{Head: head, Tail: tail, Omitted: src.size - int64(len(head)) - int64(len(tail))}
-	totalLines := src.newlines
-	if src.size > 0 && !strings.HasSuffix(src.tail, "\n") {
+func assemble(src Source, head, tail string, st tools.Stored, saveErr error, short bool) Preview {
+	p := Preview{Head: head, Tail: tail, Omitted: src.Size - int64(len(head)) - int64(len(tail))}
+	totalLines := src.Newlines
+	if src.Size > 0 && !strings.HasSuffix(src.Tail, "\n") {
 		totalLines++
 	}
 	p.FirstLine = int64(strings.Count(head, "\n")) + 1
-	p.LastLine = src.newlines - int64(strings.Count(tail, "\n")) + 1
-	if k := len(src.tail) - len(tail); k > 0 && src.tail[k-1] == '\n' {
+	p.LastLine = src.Newlines - int64(strings.Count(tail, "\n")) + 1
+	if k := len(src.Tail) - len(tail); k > 0 && src.Tail[k-1] == '\n' {
 		p.LastLine-- // the tail starts a line: the omitted part ends before it
 	}
 	p.LastLine = max(min(p.LastLine, totalLines), p.FirstLine)
@@ -92,7 +101,7 @@ func assemble(src source, head, tail string, st tools.Stored, saveErr error, sho
 		fmt.Fprintf(&b, "[... %d of %d bytes omitted here (lines %d-%d of %d). The whole output is saved at %s. "+
 			"To see the omitted part, call read with file_path %q, offset %d and limit %d "+
 			"(offset and limit count lines); if its footer says there is more, continue at the offset it gives.]",
-			p.Omitted, src.size, p.FirstLine, p.LastLine, totalLines, st.Locator,
+			p.Omitted, src.Size, p.FirstLine, p.LastLine, totalLines, st.Locator,
 			st.Locator, p.FirstLine, p.LastLine-p.FirstLine+1)
 	case short:
 		fmt.Fprintf(&b, "[%d bytes omitted and lost]", p.Omitted)
@@ -102,7 +111,7 @@ func assemble(src source, head, tail string, st tools.Stored, saveErr error, sho
 			reason = textcut.Prefix(saveErr.Error(), 200)
 		}
 		fmt.Fprintf(&b, "[... %d of %d bytes omitted here (lines %d-%d of %d). The whole output could not be saved (%s), so this part cannot be read back.]",
-			p.Omitted, src.size, p.FirstLine, p.LastLine, totalLines, reason)
+			p.Omitted, src.Size, p.FirstLine, p.LastLine, totalLines, reason)
 	}
 	if tail != "" {
 		b.WriteByte('\n')

@@ -1,4 +1,4 @@
-package spill
+package spillwriter
 
 import (
 	"bufio"
@@ -258,8 +258,8 @@ func (w *Writer) Close() error {
 		return err
 	}
 	w.out.Truncated = true
-	src := source{head: w.out.Head, tail: w.out.Tail, size: w.size, newlines: w.newlines}
-	pv, ok := buildPreview(src, w.limit, w.out.Stored, err)
+	src := Source{Head: w.out.Head, Tail: w.out.Tail, Size: w.size, Newlines: w.newlines}
+	pv, ok := BuildPreview(src, w.limit, w.out.Stored, err)
 	if !ok {
 		// Only a store with an absurdly long locator gets here.
 		pv.Text = textcut.Prefix(fmt.Sprintf("[%d bytes of output; whole output: %s]", w.size, w.out.Stored.Locator), w.limit)

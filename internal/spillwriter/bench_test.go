@@ -1,4 +1,4 @@
-package spill_test
+package spillwriter_test
 
 import (
 	"context"

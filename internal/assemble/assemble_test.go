@@ -1,4 +1,4 @@
-package agent_test
+package assemble_test
 
 import (
 	"runtime"
@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/assemble"
 )
 
 // allocatedPerByte assembles a write call of about size bytes streamed in
@@ -19,7 +19,7 @@ func allocatedPerByte(t *testing.T, size int) float64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var a agent.Assembler
+	var a assemble.Assembler
 	for _, c := range chunks {
 		a.Add(c)
 	}
@@ -45,7 +45,7 @@ func TestAssemblerArgumentsLinear(t *testing.T) {
 }
 
 func TestAssemblerJoinsCallsByIndex(t *testing.T) {
-	var a agent.Assembler
+	var a assemble.Assembler
 	for _, c := range []model.Chunk{
 		{Type: model.ChunkReasoning, Text: "think "},
 		{Type: model.ChunkReasoning, Text: "more"},

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/tools/permission"
+	"github.com/go-harness/harness/tools/shell"
+)
+
+// exitPaused is the exit status of a headless turn that waits for
+// approval: resolve it with -continue -approve or -reject.
+const exitPaused = 3
+
+// settingsFile is the workspace's settings, relative to its root.
+const settingsFile = ".harness/settings.json"
+
+// permFlags are the permission and sandbox flags.
+type permFlags struct {
+	mode     string
+	modeSet  bool
+	sandbox  string
+	allow    []string
+	deny     []string
+	approve  string
+	reject   string
+	feedback string
+}
+
+func (p *permFlags) register(fset *flag.FlagSet) {
+	fset.StringVar(&p.mode, "permission-mode", "default", "`mode` for tool calls: default (ask before anything with side effects), accept-edits (file changes in the workspace allowed), plan (read-only) or bypass (ask nothing; deny rules still apply)")
+	fset.StringVar(&p.sandbox, "sandbox", "", "`mode` for commands: read-only, workspace-write or full-access (default workspace-write where bubblewrap works)")
+	fset.Func("allow", "allow calls matching `rule`, such as 'Bash(go test:*)' or 'Edit(src/**)' (repeatable)", func(s string) error {
+		p.allow = append(p.allow, s)
+		return nil
+	})
+	fset.Func("deny", "deny calls matching `rule` (repeatable)", func(s string) error {
+		p.deny = append(p.deny, s)
+		return nil
+	})
+	fset.StringVar(&p.approve, "approve", "", "with -continue or -resume: approve the waiting calls `all`, or ID,ID,...")
+	fset.StringVar(&p.reject, "reject", "", "with -continue or -resume: reject the waiting calls `all`, or ID,ID,...")
+	fset.StringVar(&p.feedback, "feedback", "", "with -reject: `text` the model reads with the rejection")
+}
+
+// check validates the flags once they are parsed.
+func (p *permFlags) check(o *options, set map[string]bool) error {
+	p.modeSet = set["permission-mode"]
+	if _, err := permission.ParseMode(p.mode); err != nil {
+		return usagef("-permission-mode %q: use default, accept-edits, plan or bypass", p.mode)
+	}
+	if p.sandbox != "" {
+		if _, err := shell.ParseSandboxMode(p.sandbox); err != nil {
+			return usagef("-sandbox %q: use read-only, workspace-write or full-access", p.sandbox)
+		}
+	}
+	if (p.approve != "" || p.reject != "") && o.resume == "" && !o.cont {
+		return usagef("-approve and -reject answer a paused turn: give -continue (or -resume ID) too")
+	}
+	if p.approve == "all" && p.reject == "all" {
+		return usagef("-approve all and -reject all contradict each other")
+	}
+	if p.feedback != "" && p.reject == "" {
+		return usagef("-feedback goes with -reject")
+	}
+	for _, list := range [][]string{p.allow, p.deny} {
+		if _, err := permission.New(permission.Rules{Allow: list}); err != nil {
+			return usagef("%v", strings.TrimPrefix(err.Error(), "permission: "))
+		}
+	}
+	return nil
+}
+
+// policy builds the permission policy from the settings file and the
+// flags: the flags' rules add to the file's, and -permission-mode, when
+// given, wins over the file's defaultMode.
+func (a *app) policy() (*permission.Policy, error) {
+	var rules permission.Rules
+	path := filepath.Join(a.root, filepath.FromSlash(settingsFile))
+	if b, err := os.ReadFile(path); err == nil {
+		if rules, err = permission.ParseSettings(b); err != nil {
+			return nil, usagef("%s: %v", path, strings.TrimPrefix(err.Error(), "permission: "))
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	p := &a.o.perm
+	rules.Allow = append(rules.Allow, p.allow...)
+	rules.Deny = append(rules.Deny, p.deny...)
+	var opts []permission.Option
+	if p.modeSet || rules.Mode == "" {
+		m, _ := permission.ParseMode(p.mode)
+		opts = append(opts, permission.WithMode(m))
+	}
+	return permission.New(rules, opts...)
+}
+
+// sandbox picks the sandbox for bash and shells. Asked for explicitly,
+// a sandbox that cannot run is an error; by default the coder falls back
+// to running commands unconfined, and says so once.
+func (a *app) sandbox() (shell.Sandbox, error) {
+	mode := shell.SandboxMode(a.o.perm.sandbox)
+	explicit := mode != ""
+	if !explicit {
+		mode = shell.SandboxWorkspaceWrite
+	}
+	sb, err := shell.Bubblewrap(shell.BubblewrapConfig{Mode: mode, Workspace: a.root})
+	if err == nil {
+		return sb, nil
+	}
+	if explicit || !errors.Is(err, harness.CodeSandboxUnavailable) {
+		return nil, usagef("-sandbox %s: %v", mode, err)
+	}
+	fmt.Fprintf(a.stderr, "coder: warning: commands run unconfined: %v\n", err)
+	return nil, nil
+}
+
+// approver asks the user at the terminal about each call that needs an
+// answer; nil when the coder cannot ask (no terminal, -json), so that
+// such calls pause the turn instead.
+func (a *app) approver() permission.Approver {
+	if !isTerminal(a.stdin) || a.o.json {
+		return nil
+	}
+	return func(ctx context.Context, req permission.Request) (permission.Answer, error) {
+		d := req.Decision
+		a.view.notice(noticeWarn, fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason))
+		choices := "[y]es  [n]o"
+		if d.Suggest != "" {
+			choices += "  [a]lways " + d.Suggest
+		}
+		if a.term != nil {
+			// The prompt loop's goroutine owns the keys during a turn:
+			// it edits the answer.
+			q := askLine{prompt: choices + "  or type feedback › ", reply: make(chan string, 1)}
+			select {
+			case a.term.asks <- q:
+			case <-ctx.Done():
+				return permission.Answer{}, ctx.Err()
+			}
+			select {
+			case l := <-q.reply:
+				return parseAnswer(strings.TrimSpace(l), d.Suggest), nil
+			case <-ctx.Done():
+				return permission.Answer{}, ctx.Err()
+			}
+		}
+		a.view.notice(noticePrompt, choices+"  or type feedback › ")
+		lines := a.answerLines()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return permission.Answer{Feedback: "no answer (end of input)"}, nil
+			}
+			return parseAnswer(strings.TrimSpace(l), d.Suggest), nil
+		case <-ctx.Done():
+			return permission.Answer{}, ctx.Err()
+		}
+	}
+}
+
+// answerLines returns the lines of stdin, shared with the prompt loop.
+func (a *app) answerLines() <-chan string {
+	a.linesOnce.Do(func() {
+		if a.lines == nil {
+			ch := make(chan string)
+			go readLines(a.stdin, ch, make(chan struct{}))
+			a.lines = ch
+		}
+	})
+	return a.lines
+}
+
+// parseAnswer reads the user's answer to a question.
+func parseAnswer(s, suggest string) permission.Answer {
+	switch strings.ToLower(s) {
+	case "y", "yes":
+		return permission.Answer{Allow: true}
+	case "n", "no", "":
+		return permission.Answer{}
+	case "a", "always":
+		if suggest == "" {
+			return permission.Answer{Allow: true}
+		}
+		return permission.Answer{Allow: true, Remember: suggest}
+	}
+	if rule, ok := strings.CutPrefix(s, "a "); ok {
+		return permission.Answer{Allow: true, Remember: strings.TrimSpace(rule)}
+	}
+	return permission.Answer{Feedback: s}
+}
+
+// answers turns -approve and -reject into answers for the waiting
+// calls.
+func (a *app) answers() (map[string]permission.Answer, error) {
+	p := &a.o.perm
+	pending := a.sess.Pending()
+	if len(pending) == 0 {
+		return nil, usagef("session %s has no call waiting for approval", a.sess.ID())
+	}
+	waiting := map[string]bool{}
+	var ids []string
+	for _, r := range pending {
+		waiting[r.Call.ID] = true
+		ids = append(ids, r.Call.ID)
+	}
+	out := map[string]permission.Answer{}
+	sels := []struct {
+		list string
+		ans  permission.Answer
+	}{{p.approve, permission.Answer{Allow: true}}, {p.reject, permission.Answer{Feedback: p.feedback}}}
+	// Named ids first; "all" on the other side takes the rest.
+	for _, all := range []bool{false, true} {
+		for _, s := range sels {
+			if s.list == "" || (s.list == "all") != all {
+				continue
+			}
+			if all {
+				for _, id := range ids {
+					if _, ok := out[id]; !ok {
+						out[id] = s.ans
+					}
+				}
+				continue
+			}
+			for _, id := range strings.Split(s.list, ",") {
+				id = strings.TrimSpace(id)
+				if !waiting[id] {
+					return nil, usagef("no call %q waits for approval; the waiting calls are %s", id, strings.Join(ids, ", "))
+				}
+				if _, dup := out[id]; dup {
+					return nil, usagef("the call %s is both approved and rejected", id)
+				}
+				out[id] = s.ans
+			}
+		}
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, usagef("the call %s still waits: approve or reject every waiting call (-approve all, -reject all, or ids)", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// resolve answers the paused turn and runs it to its end.
+func (a *app) resolve(ctx context.Context) (int, error) {
+	ans, err := a.answers()
+	if err != nil {
+		return 0, err
+	}
+	code, _ := a.runTurn(ctx, "", false, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.Resolve(c, ans) })
+	return code, nil
+}
+
+// showPending prints the calls a paused turn waits for, and how to
+// answer them.
+func (a *app) showPending() {
+	pending := a.sess.Pending()
+	var b strings.Builder
+	fmt.Fprintf(&b, "The turn is paused: %d call(s) wait for approval.\n", len(pending))
+	for _, r := range pending {
+		fmt.Fprintf(&b, "  %s  %s  %s\n", r.Call.ID, r.Call.Name, r.Decision.Preview)
+	}
+	fmt.Fprintf(&b, "Approve with: coder -C %s -continue -approve all (or -approve ID,ID)\nReject with:  coder -C %s -continue -reject all [-feedback \"why\"]", a.root, a.root)
+	if a.o.json {
+		fmt.Fprintln(a.stderr, b.String())
+		return
+	}
+	a.view.notice(noticeWarn, b.String())
+}
+
+// showDecision tells a person about a denial (the JSON view has the
+// event itself).
+func (a *app) showDecision(d *agent.PermissionDecision) {
+	if a.o.json || d.Outcome != permission.Deny {
+		return
+	}
+	who := "by " + d.By
+	if d.Rule != "" {
+		who = "by the rule " + d.Rule
+	}
+	a.view.notice(noticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
+}

@@ -1,0 +1,40 @@
+package permission
+
+import (
+	"context"
+
+	"github.com/go-harness/harness"
+)
+
+// Request is a question for an approver: may this call run?
+type Request struct {
+	// Call is the call as the model made it.
+	Call harness.ToolCall `json:"call"`
+	// Decision is the policy's decision (Outcome Ask): the rule or mode
+	// that asked, the reason, the one-line preview and a rule the
+	// approver may offer to remember.
+	Decision Decision `json:"decision"`
+	// Render is the intent of the tool's card, so a host can show the
+	// call as it will show its result.
+	Render harness.RenderKind `json:"render,omitempty"`
+}
+
+// Answer is an approver's reply.
+type Answer struct {
+	// Allow lets the call run; otherwise it is denied.
+	Allow bool `json:"allow"`
+	// Feedback is text the user typed with a denial; the model reads it
+	// in the denied call's result.
+	Feedback string `json:"feedback,omitempty"`
+	// Remember is a rule to add to the session's allow list with this
+	// answer, such as Decision.Suggest; it is logged, so a resumed
+	// session keeps it.
+	Remember string `json:"remember,omitempty"`
+}
+
+// Approver answers a question synchronously, for hosts that can ask a
+// user while the turn waits (a terminal). An error denies the call and
+// its text reaches the model; a cancelled ctx ends the turn. Hosts that
+// cannot block (a web server, a chat bot) configure no approver: the
+// turn then pauses, and the host answers later.
+type Approver func(ctx context.Context, req Request) (Answer, error)

@@ -1,0 +1,797 @@
+package permission
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/tools"
+)
+
+// Mode is how a policy treats calls that no rule decides.
+type Mode string
+
+// Modes.
+const (
+	// ModeDefault asks for every call with side effects that no rule
+	// allows; calls without side effects run.
+	ModeDefault Mode = "default"
+	// ModeAcceptEdits also allows writes and edits of files inside the
+	// workspace.
+	ModeAcceptEdits Mode = "accept-edits"
+	// ModePlan is read-only: no call with side effects runs, whatever
+	// the allow rules say, and the model is told it is planning.
+	ModePlan Mode = "plan"
+	// ModeBypass asks nothing: everything runs but what a deny rule
+	// denies.
+	ModeBypass Mode = "bypass"
+)
+
+// ParseMode reads a mode name: default, accept-edits, plan or bypass
+// (Claude Code's acceptEdits and bypassPermissions too). Anything else is
+// an error matching harness.CodeInvalidOption.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "default", "":
+		return ModeDefault, nil
+	case "accept-edits", "acceptEdits":
+		return ModeAcceptEdits, nil
+	case "plan":
+		return ModePlan, nil
+	case "bypass", "bypassPermissions":
+		return ModeBypass, nil
+	}
+	return "", invalid("unknown mode %q: use default, accept-edits, plan or bypass", s)
+}
+
+// Outcome is what a decision says about a call.
+type Outcome string
+
+// Outcomes.
+const (
+	Allow Outcome = "allow"
+	Deny  Outcome = "deny"
+	Ask   Outcome = "ask"
+)
+
+// Decision is a policy's answer for one call.
+type Decision struct {
+	Outcome Outcome `json:"outcome"`
+	// Rule is the rule that decided, as written; empty when the mode did.
+	Rule string `json:"rule,omitempty"`
+	// List is the list the rule is on: allow, ask or deny.
+	List string `json:"list,omitempty"`
+	// Mode is the policy's mode.
+	Mode Mode `json:"mode"`
+	// Reason says why, in a sentence a user or a model can read.
+	Reason string `json:"reason"`
+	// Suggest is a rule that would allow calls like this one, for an
+	// approver's "always" answer; empty when none fits.
+	Suggest string `json:"suggest,omitempty"`
+	// Preview is the call in one line: the command, the path, or the
+	// tool and its arguments, cut to a card's width.
+	Preview string `json:"preview,omitempty"`
+}
+
+// Policy decides tool calls by rules and a mode. It is immutable and
+// safe for concurrent use.
+type Policy struct {
+	mode             Mode
+	allow, ask, deny []*rule
+	home             string
+}
+
+// Option configures a Policy.
+type Option func(*Policy) error
+
+// WithMode sets the mode (ModeDefault unless set). An unknown mode is an
+// error.
+func WithMode(m Mode) Option {
+	return func(p *Policy) error {
+		if _, err := ParseMode(string(m)); err != nil || m == "" {
+			return invalid("WithMode(%q): use default, accept-edits, plan or bypass", m)
+		}
+		p.mode = m
+		return nil
+	}
+}
+
+// WithHome sets the directory ~/ rules are anchored at (the user's home
+// directory unless set). It must be absolute.
+func WithHome(dir string) Option {
+	return func(p *Policy) error {
+		if !path.IsAbs(filepath.ToSlash(dir)) {
+			return invalid("WithHome(%q): the directory must be absolute", dir)
+		}
+		p.home = path.Clean(filepath.ToSlash(dir))
+		return nil
+	}
+}
+
+// New compiles rules into a policy. A rule that does not parse is an
+// error matching harness.CodeInvalidOption naming it. The mode is the
+// one WithMode sets, else the one rules name, else ModeDefault.
+func New(rules Rules, opts ...Option) (*Policy, error) {
+	p := &Policy{mode: ModeDefault}
+	if rules.Mode != "" {
+		m, err := ParseMode(string(rules.Mode))
+		if err != nil {
+			return nil, err
+		}
+		p.mode = m
+	}
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		p.home = path.Clean(filepath.ToSlash(h))
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range []struct {
+		in  []string
+		out *[]*rule
+	}{{rules.Allow, &p.allow}, {rules.Ask, &p.ask}, {rules.Deny, &p.deny}} {
+		for _, s := range l.in {
+			r, err := parseRule(s)
+			if err != nil {
+				return nil, err
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	return p, nil
+}
+
+// Mode returns the policy's mode.
+func (p *Policy) Mode() Mode { return p.mode }
+
+// WithAllow returns a copy of p with more allow rules, such as the rules
+// a user chose to remember for a session.
+func (p *Policy) WithAllow(rules ...string) (*Policy, error) {
+	q := *p
+	q.allow = append([]*rule(nil), p.allow...)
+	for _, s := range rules {
+		r, err := parseRule(s)
+		if err != nil {
+			return nil, err
+		}
+		q.allow = append(q.allow, r)
+	}
+	return &q, nil
+}
+
+// toolInfo is what the rules know about a tool: its family and the
+// argument holding its path or command.
+type toolInfo struct {
+	kind  kind
+	field string
+	// dir is the argument naming the command's working directory.
+	dir string
+	// unknownCwd: the command runs where an earlier command left the
+	// shell (shell_send).
+	unknownCwd bool
+}
+
+var builtinTools = map[string]toolInfo{
+	"read":        {kind: kindRead, field: "file_path"},
+	"read_image":  {kind: kindRead, field: "file_path"},
+	"glob":        {kind: kindRead, field: "path"},
+	"grep":        {kind: kindRead, field: "path"},
+	"write":       {kind: kindEdit, field: "file_path"},
+	"edit":        {kind: kindEdit, field: "file_path"},
+	"bash":        {kind: kindBash, field: "command", dir: "workdir"},
+	"shell_send":  {kind: kindBash, field: "command", unknownCwd: true},
+	"shell_open":  {kind: kindShellControl},
+	"shell_read":  {kind: kindShellControl},
+	"shell_close": {kind: kindShellControl},
+	"bash_output": {kind: kindShellControl},
+	"bash_kill":   {kind: kindShellControl},
+}
+
+// verdict is the lists' answer for one part of a call.
+type verdict struct {
+	list string // "deny", "ask", "allow", or "" when no rule matched
+	rule *rule
+	// why says, for a compound command, which part decided.
+	why string
+}
+
+func (v verdict) rank() int {
+	switch v.list {
+	case "deny":
+		return 3
+	case "ask":
+		return 2
+	case "":
+		return 1
+	}
+	return 0
+}
+
+// worse returns the verdict that wins when both apply to one call.
+func worse(a, b verdict) verdict {
+	if b.rank() > a.rank() {
+		return b
+	}
+	return a
+}
+
+// subject is what a call touches, as the rules see it.
+type subject struct {
+	info toolInfo
+	// paths are the clean absolute forms of the call's path: as written,
+	// and with symbolic links resolved when that differs; forms are the
+	// same, split for matching.
+	paths []string
+	forms []pathForm
+	// inside reports that every form of the path is in the workspace.
+	inside bool
+	// command is the bash command line.
+	command string
+	dir     string
+}
+
+// Decide returns the decision for a checked call (its Spec and Env set).
+func (p *Policy) Decide(call *tools.Call) Decision {
+	info, known := builtinTools[call.Name]
+	if !known {
+		info = toolInfo{kind: kindOther}
+	}
+	sub := p.subject(call, info)
+	var v verdict
+	switch info.kind {
+	case kindBash:
+		v = p.bashVerdict(call, sub)
+	default:
+		v = p.callVerdict(call.Name, sub)
+	}
+	d := p.apply(call, sub, v)
+	d.Preview = preview(call, sub)
+	if d.Outcome == Ask {
+		d.Suggest = suggest(call.Name, sub, p.home)
+	}
+	return d
+}
+
+// callVerdict checks a call that is not a bash command.
+func (p *Policy) callVerdict(name string, sub subject) verdict {
+	for _, l := range []struct {
+		name  string
+		rules []*rule
+	}{{"deny", p.deny}, {"ask", p.ask}, {"allow", p.allow}} {
+		for _, r := range l.rules {
+			if p.matches(r, name, sub, l.name == "allow") {
+				return verdict{list: l.name, rule: r}
+			}
+		}
+	}
+	return verdict{}
+}
+
+// matches reports whether r applies to a non-bash call. An allow rule
+// with a path pattern must match every form of the path; a deny or ask
+// rule any form.
+func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
+	if r.name != "" {
+		return r.matchName(name)
+	}
+	if r.kind == kindShellControl || r.kind != sub.info.kind {
+		// Edit rules also cover reading what they allow to change.
+		if !(r.kind == kindEdit && sub.info.kind == kindRead && all) {
+			return false
+		}
+	}
+	if r.anySpec {
+		return true
+	}
+	if len(sub.paths) == 0 || r.kind == kindBash {
+		return false
+	}
+	return p.matchPaths(r.path, sub, all)
+}
+
+func (p *Policy) matchPaths(pp pathPattern, sub subject, all bool) bool {
+	n := 0
+	for _, f := range sub.forms {
+		if pp.matchForm(f) {
+			n++
+		}
+	}
+	if all {
+		return n == len(sub.forms)
+	}
+	return n > 0
+}
+
+// setPaths fills the path forms of a subject.
+func (p *Policy) setPaths(sub *subject, abs string, fsys fs.FileSystem) {
+	sub.paths = p.forms(abs, sub.dir, fsys)
+	sub.forms = sub.forms[:0]
+	for _, a := range sub.paths {
+		sub.forms = append(sub.forms, newForm(a, sub.dir, p.home))
+	}
+	sub.inside = p.insideAll(sub.paths, sub.dir)
+}
+
+// bashVerdict checks every simple command of a command line, and every
+// file it redirects to or from.
+func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
+	// Rules on the tool as a whole (Bash, Bash(*), a name rule).
+	whole := func(r *rule) bool {
+		if r.name != "" {
+			return r.matchName(call.Name)
+		}
+		return r.kind == kindBash && r.anySpec
+	}
+	for _, l := range []struct {
+		name  string
+		rules []*rule
+	}{{"deny", p.deny}, {"ask", p.ask}} {
+		for _, r := range l.rules {
+			if whole(r) {
+				return verdict{list: l.name, rule: r}
+			}
+		}
+	}
+	ln := splitLine(sub.command)
+	overall := verdict{list: "allow"}
+	allowedWhole := false
+	for _, r := range p.allow {
+		if whole(r) {
+			overall.rule, allowedWhole = r, true
+			break
+		}
+	}
+	if ln.complex && !allowedWhole {
+		overall = worse(overall, verdict{why: "the command uses constructs the rules cannot check part by part"})
+	}
+	if len(ln.commands) == 0 && !allowedWhole {
+		overall = worse(overall, verdict{})
+	}
+	for _, c := range ln.commands {
+		cv := p.commandVerdict(c, allowedWhole)
+		if cv.list == "allow" && overall.rule == nil {
+			overall.rule = cv.rule
+		}
+		overall = worse(overall, cv)
+		for _, rd := range c.redirects {
+			rv := p.redirectVerdict(rd, sub, ln.cwdChanged || sub.info.unknownCwd)
+			if rv.list == "" && allowedWhole {
+				continue // every command is allowed, wherever it writes
+			}
+			overall = worse(overall, rv)
+		}
+	}
+	return overall
+}
+
+func (p *Policy) commandVerdict(c command, allowedWhole bool) verdict {
+	text := commandText(c)
+	// A line run by a shell inside the command (bash -c '...', eval
+	// '...') is checked against the deny and ask rules too.
+	if inner, ok := innerLine(c); ok {
+		for _, ic := range inner.commands {
+			if v := p.commandVerdict(ic, true); v.list == "deny" || v.list == "ask" {
+				return v
+			}
+		}
+	}
+	for _, l := range []struct {
+		name  string
+		rules []*rule
+	}{{"deny", p.deny}, {"ask", p.ask}} {
+		for _, r := range l.rules {
+			if r.kind == kindBash && !r.anySpec && r.bash.matchCommandLoose(c) {
+				return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`", text)}
+			}
+		}
+	}
+	if allowedWhole {
+		return verdict{list: "allow"}
+	}
+	for _, r := range p.allow {
+		if r.kind == kindBash && !r.anySpec && r.bash.matchCommand(c) {
+			return verdict{list: "allow", rule: r}
+		}
+	}
+	return verdict{why: fmt.Sprintf("no rule allows the part `%s`", text)}
+}
+
+// matchCommandLoose is matchCommand for deny and ask rules: a complex
+// command is matched on its words too, so constructs cannot hide a
+// denied program.
+func (bp bashPattern) matchCommandLoose(c command) bool {
+	c.complex = false
+	if bp.matchCommand(c) {
+		return true
+	}
+	// /bin/rm is rm.
+	if len(c.words) > 0 && strings.Contains(c.words[0], "/") {
+		d := c
+		d.words = append([]string{path.Base(c.words[0])}, c.words[1:]...)
+		if bp.matchCommand(d) {
+			return true
+		}
+	}
+	// A leading assignment or wrapper must not hide the program:
+	// `FOO=1 rm -rf x`, `env rm`, `command rm`, `sudo rm`, `nohup rm`,
+	// `exec rm`, `time rm`, `xargs rm`.
+	for len(c.words) > 1 && (isAssignment(c.words[0]) || wrappers[c.words[0]]) {
+		c.words = c.words[1:]
+		for len(c.words) > 1 && strings.HasPrefix(c.words[0], "-") {
+			c.words = c.words[1:]
+		}
+		if bp.matchCommand(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// innerLine returns the command line a shell or eval inside c runs.
+func innerLine(c command) (line, bool) {
+	if len(c.words) < 2 {
+		return line{}, false
+	}
+	switch path.Base(c.words[0]) {
+	case "eval":
+		return splitLine(strings.Join(c.words[1:], " ")), true
+	case "bash", "sh", "zsh", "dash", "ksh":
+		for i := 1; i+1 < len(c.words); i++ {
+			if c.words[i] == "-c" || (strings.HasPrefix(c.words[i], "-") && strings.HasSuffix(c.words[i], "c") && !strings.HasPrefix(c.words[i], "--")) {
+				return splitLine(c.words[i+1]), true
+			}
+		}
+	}
+	return line{}, false
+}
+
+var wrappers = map[string]bool{"env": true, "command": true, "builtin": true, "sudo": true, "nohup": true, "exec": true, "time": true, "xargs": true, "nice": true, "timeout": true, "doas": true, "stdbuf": true}
+
+func isAssignment(w string) bool {
+	i := strings.IndexByte(w, '=')
+	if i <= 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if !isNameByte(w[j]) {
+			return false
+		}
+	}
+	return isNameStart(w[0])
+}
+
+// redirectVerdict checks a file a command reads or writes. A write
+// inside the workspace is part of the command (its verdict decides);
+// one outside needs an Edit rule.
+func (p *Policy) redirectVerdict(rd redirect, sub subject, cwdUnknown bool) verdict {
+	t := strings.ReplaceAll(rd.target, dynamicMark, "$")
+	if rd.dynamic {
+		if !rd.write {
+			return verdict{list: "allow"}
+		}
+		return verdict{why: fmt.Sprintf("the redirection to `%s` goes to a place known only when it runs", t)}
+	}
+	if t == "/dev/null" || t == "/dev/stdout" || t == "/dev/stderr" || strings.HasPrefix(t, "/dev/fd/") {
+		return verdict{list: "allow"}
+	}
+	if strings.HasPrefix(t, "~/") && p.home != "" {
+		t = p.home + t[1:]
+	}
+	if !path.IsAbs(t) && cwdUnknown {
+		if rd.write {
+			return verdict{why: fmt.Sprintf("the redirection to `%s` is relative to a directory the command changes", t)}
+		}
+		return verdict{list: "allow"}
+	}
+	abs := path.Join(sub.dir, t)
+	if path.IsAbs(t) {
+		abs = path.Clean(t)
+	}
+	fsub := subject{info: toolInfo{kind: kindEdit}, dir: sub.dir}
+	p.setPaths(&fsub, abs, nil)
+	if !rd.write {
+		fsub.info.kind = kindRead
+		for _, r := range p.deny {
+			if p.matches(r, "", fsub, false) && r.name == "" {
+				return verdict{list: "deny", rule: r, why: fmt.Sprintf("reading `%s`", t)}
+			}
+		}
+		return verdict{list: "allow"}
+	}
+	for _, l := range []struct {
+		name  string
+		rules []*rule
+	}{{"deny", p.deny}, {"ask", p.ask}, {"allow", p.allow}} {
+		for _, r := range l.rules {
+			if r.name == "" && r.kind == kindEdit && p.matches(r, "", fsub, l.name == "allow") {
+				return verdict{list: l.name, rule: r, why: fmt.Sprintf("writing `%s`", t)}
+			}
+		}
+	}
+	if fsub.inside {
+		return verdict{list: "allow"}
+	}
+	return verdict{why: fmt.Sprintf("the redirection writes `%s`, outside the workspace", t)}
+}
+
+// apply turns the lists' verdict into a decision under the mode.
+func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
+	d := Decision{Mode: p.mode}
+	if v.rule != nil {
+		d.Rule, d.List = v.rule.raw, v.list
+	}
+	effects := call.Spec.SideEffects || sub.info.kind == kindEdit || sub.info.kind == kindBash
+	what := describe(call.Name, sub)
+	switch {
+	case v.list == "deny":
+		d.Outcome = Deny
+		d.Reason = fmt.Sprintf("%s is denied by the rule %s", what, v.rule.raw)
+		if v.why != "" {
+			d.Reason += " (" + v.why + ")"
+		}
+		return d
+	case p.mode == ModeBypass:
+		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s runs: bypass mode asks nothing", what)
+		return d
+	case p.mode == ModePlan && effects:
+		d.Outcome, d.Rule, d.List = Deny, "", ""
+		d.Reason = fmt.Sprintf("%s has side effects, and plan mode is read-only: nothing that changes files or runs commands is allowed while planning", what)
+		return d
+	case v.list == "ask":
+		d.Outcome = Ask
+		d.Reason = fmt.Sprintf("%s needs approval by the rule %s", what, v.rule.raw)
+		if v.why != "" {
+			d.Reason += " (" + v.why + ")"
+		}
+		return d
+	case v.list == "allow":
+		d.Outcome = Allow
+		if v.rule != nil {
+			d.Reason = fmt.Sprintf("%s is allowed by the rule %s", what, v.rule.raw)
+		} else {
+			d.Reason = fmt.Sprintf("%s is allowed", what)
+		}
+		return d
+	}
+	d.Rule, d.List = "", ""
+	switch {
+	case p.mode == ModeAcceptEdits && sub.info.kind == kindEdit && sub.inside:
+		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s is inside the workspace, and accept-edits mode allows file changes there", what)
+	case sub.info.kind == kindShellControl || !effects:
+		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s has no side effects that need approval", what)
+	default:
+		d.Outcome = Ask
+		d.Reason = fmt.Sprintf("no rule allows %s, and it has side effects", what)
+		if v.why != "" {
+			d.Reason += " (" + v.why + ")"
+		}
+	}
+	return d
+}
+
+// subject reads what a call touches from its arguments.
+func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
+	sub := subject{info: info}
+	var env *tools.Env = call.Env
+	if env != nil {
+		sub.dir = path.Clean("/" + strings.TrimPrefix(env.Cwd, "/"))
+	}
+	if env == nil || env.Cwd == "" {
+		sub.dir = "/"
+	}
+	if info.field == "" {
+		return sub
+	}
+	var args map[string]any
+	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+		return sub
+	}
+	val, _ := args[info.field].(string)
+	switch info.kind {
+	case kindBash:
+		sub.command = val
+		if d, _ := args[info.dir].(string); d != "" && info.dir != "" {
+			sub.dir = resolve(env, sub.dir, d)
+		}
+	case kindRead, kindEdit:
+		if val == "" && info.field == "path" {
+			val = "."
+		}
+		if val == "" || strings.HasPrefix(val, tools.OutputScheme) {
+			return sub
+		}
+		abs := resolve(env, sub.dir, val)
+		var fsys fs.FileSystem
+		if env != nil {
+			fsys = env.FS
+		}
+		p.setPaths(&sub, abs, fsys)
+	}
+	return sub
+}
+
+func resolve(env *tools.Env, dir, p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			return path.Clean(filepath.ToSlash(h) + p[1:])
+		}
+	}
+	if env != nil && env.Cwd != "" {
+		return env.Resolve(p)
+	}
+	return path.Join(dir, p)
+}
+
+// forms returns abs and, on a file system backed by the OS (or none),
+// the path with symbolic links resolved as far as it exists. Below the
+// workspace only links below it count (links above it are the
+// workspace's own), which keeps the common case to a few lstat calls.
+func (p *Policy) forms(abs, ws string, fsys fs.FileSystem) []string {
+	out := []string{abs}
+	if fsys != nil {
+		if _, ok := fsys.(fs.LocalPather); !ok {
+			return out
+		}
+	}
+	if real := realBelow(abs, ws); real != "" && real != abs {
+		out = append(out, real)
+	}
+	return out
+}
+
+// realBelow resolves the links of abs, or returns "" when none below
+// the workspace is in the way.
+func realBelow(abs, ws string) string {
+	rel, inside := relUnder(abs, ws)
+	if !inside || ws == "/" {
+		return realPath(abs)
+	}
+	cur := ws
+	for rel != "" {
+		part, rest, _ := strings.Cut(rel, "/")
+		rel = rest
+		cur += "/" + part
+		fi, err := os.Lstat(filepath.FromSlash(cur))
+		if err != nil {
+			return "" // what does not exist links nowhere
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return realPath(abs)
+		}
+	}
+	return ""
+}
+
+// realPath resolves the symbolic links of the longest existing prefix
+// of abs, or returns "".
+func realPath(abs string) string {
+	dir, rest := abs, ""
+	for i := 0; i < 256; i++ {
+		if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
+			return path.Join(filepath.ToSlash(r), rest)
+		}
+		if dir == "/" || dir == "." {
+			return ""
+		}
+		rest = path.Join(path.Base(dir), rest)
+		dir = path.Dir(dir)
+	}
+	return ""
+}
+
+func (p *Policy) insideAll(paths []string, ws string) bool {
+	if len(paths) == 0 {
+		return false
+	}
+	wsForms := []string{ws}
+	if len(paths) > 1 {
+		if r := realPath(ws); r != "" && r != ws {
+			wsForms = append(wsForms, r)
+		}
+	}
+	for _, abs := range paths {
+		ok := false
+		for _, w := range wsForms {
+			if _, in := relUnder(abs, w); in {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// commandText is a simple command as the user would write it.
+func commandText(c command) string {
+	words := make([]string, len(c.words))
+	for i, w := range c.words {
+		words[i] = strings.ReplaceAll(w, dynamicMark, "$…")
+	}
+	return strings.Join(words, " ")
+}
+
+// describe names a call in a sentence.
+func describe(name string, sub subject) string {
+	switch sub.info.kind {
+	case kindBash:
+		cmd := sub.command
+		if i := strings.IndexByte(cmd, '\n'); i >= 0 {
+			cmd = cmd[:i] + " …"
+		}
+		if len(cmd) > 120 {
+			cmd = cmd[:117] + "…"
+		}
+		return fmt.Sprintf("the %s command `%s`", name, cmd)
+	case kindRead, kindEdit:
+		if len(sub.paths) > 0 {
+			return fmt.Sprintf("the %s call on %s", name, sub.paths[0])
+		}
+	}
+	return fmt.Sprintf("the %s call", name)
+}
+
+// suggest proposes a rule that would allow calls like this one.
+func suggest(name string, sub subject, home string) string {
+	switch sub.info.kind {
+	case kindBash:
+		ln := splitLine(sub.command)
+		if ln.complex || len(ln.commands) != 1 || ln.commands[0].complex {
+			return ""
+		}
+		w := ln.commands[0].words
+		n := min(len(w), 2)
+		if n > 1 && strings.HasPrefix(w[1], "-") {
+			n = 1
+		}
+		for _, x := range w[:n] {
+			if strings.Contains(x, dynamicMark) || strings.ContainsAny(x, "()*") {
+				return ""
+			}
+		}
+		return "Bash(" + strings.Join(w[:n], " ") + ":*)"
+	case kindEdit:
+		if len(sub.paths) == 0 {
+			return ""
+		}
+		if rel, ok := relUnder(path.Dir(sub.paths[0]), sub.dir); ok {
+			if rel == "" {
+				return "Edit(/*)"
+			}
+			return "Edit(/" + rel + "/**)"
+		}
+		return "Edit(/" + path.Dir(sub.paths[0]) + "/**)"
+	}
+	if sub.info.kind == kindOther {
+		return name
+	}
+	return ""
+}
+
+// preview is a call in one line.
+func preview(call *tools.Call, sub subject) string {
+	var s string
+	switch {
+	case sub.info.kind == kindBash:
+		s = sub.command
+	case len(sub.paths) > 0:
+		s = sub.paths[0]
+	default:
+		s = call.Name + " " + string(call.Arguments)
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:159]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package permission
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/go-harness/harness"
+)
+
+// Rules are the three lists of a policy, as plain data. Deny beats ask,
+// and ask beats allow. Each entry is a rule in Claude Code's syntax:
+//
+//	Read                      every file read
+//	Read(.env)                reading any .env below the workspace
+//	Edit(src/**)              writing or editing below <workspace>/src
+//	Write(//etc/**)           the same list as Edit; // starts an absolute path
+//	Edit(~/.ssh/**)           below the home directory
+//	Bash                      every command
+//	Bash(npm run test:*)      commands starting with the words "npm run test"
+//	Bash(git status)          exactly that command
+//	Bash(git * --help)        * matches anything
+//	session_search            a tool by name
+//	mcp__github__*            tools by name, with wildcards
+//	mcp__github               every tool of an MCP server
+type Rules struct {
+	Allow []string `json:"allow,omitempty"`
+	Ask   []string `json:"ask,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	// Mode is the mode a settings file asks for ("defaultMode"); empty
+	// when it names none.
+	Mode Mode `json:"defaultMode,omitempty"`
+}
+
+// ParseSettings reads the permissions of a settings file such as
+// .harness/settings.json: {"permissions": {"allow": [], "ask": [],
+// "deny": [], "defaultMode": "default"}}. Other keys are ignored. Claude
+// Code's mode names (acceptEdits, bypassPermissions) are accepted. A
+// malformed file or rule is an error matching harness.CodeInvalidOption
+// that says where.
+func ParseSettings(data []byte) (Rules, error) {
+	var doc struct {
+		Permissions *struct {
+			Allow []string `json:"allow"`
+			Ask   []string `json:"ask"`
+			Deny  []string `json:"deny"`
+			Mode  string   `json:"defaultMode"`
+		} `json:"permissions"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return Rules{}, invalid("the settings are not valid JSON: %v", err)
+	}
+	if doc.Permissions == nil {
+		return Rules{}, nil
+	}
+	r := Rules{Allow: doc.Permissions.Allow, Ask: doc.Permissions.Ask, Deny: doc.Permissions.Deny}
+	if doc.Permissions.Mode != "" {
+		m, err := ParseMode(doc.Permissions.Mode)
+		if err != nil {
+			return Rules{}, err
+		}
+		r.Mode = m
+	}
+	for _, list := range [][]string{r.Allow, r.Ask, r.Deny} {
+		for _, s := range list {
+			if _, err := parseRule(s); err != nil {
+				return Rules{}, err
+			}
+		}
+	}
+	return r, nil
+}
+
+func invalid(format string, args ...any) error {
+	return &harness.Error{Code: harness.CodeInvalidOption, Message: "permission: " + fmt.Sprintf(format, args...)}
+}
+
+// kind is the family of a tool for the rules.
+type kind int
+
+const (
+	kindOther kind = iota
+	kindRead
+	kindEdit
+	kindBash
+	// kindShellControl is a shell tool that runs no new command
+	// (shell_open, shell_read, shell_close, bash_output, bash_kill).
+	kindShellControl
+)
+
+// rule is one compiled rule.
+type rule struct {
+	raw string
+	// kind is set for Read, Edit (Write) and Bash rules; name for the
+	// others (a tool name, maybe with wildcards).
+	kind kind
+	name string
+	// nameParts is name split at its wildcards (nil without any).
+	nameParts []string
+	// server is set for mcp__server, which names every tool of a server.
+	server string
+	// anySpec: no specifier, or one that matches everything.
+	anySpec bool
+	path    pathPattern
+	bash    bashPattern
+}
+
+// bashPattern is the specifier of a Bash rule.
+type bashPattern struct {
+	// words is the command prefix (prefix) or the whole command.
+	words  []string
+	prefix bool
+	// glob is set when the specifier has * elsewhere: matched against
+	// the command's words joined by spaces; globParts is it split at
+	// the wildcards.
+	glob      string
+	globParts []string
+}
+
+func parseRule(s string) (*rule, error) {
+	raw := s
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, invalid("an empty rule: write a tool name such as Read, or Bash(npm test:*)")
+	}
+	name, spec, hasSpec := s, "", false
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		if !strings.HasSuffix(s, ")") {
+			return nil, invalid("the rule %q opens a parenthesis it does not close", raw)
+		}
+		name, spec, hasSpec = s[:i], s[i+1:len(s)-1], true
+	}
+	r := &rule{raw: s}
+	switch name {
+	case "Read":
+		r.kind = kindRead
+	case "Edit", "Write", "MultiEdit":
+		r.kind = kindEdit
+	case "Bash":
+		r.kind = kindBash
+	default:
+		if hasSpec {
+			return nil, invalid("the rule %q: only Read, Edit, Write and Bash take a specifier in parentheses", raw)
+		}
+		if name == "" || strings.ContainsAny(name, " \t()") {
+			return nil, invalid("the rule %q is not a tool name", raw)
+		}
+		r.name = name
+		if strings.Contains(name, "*") {
+			r.nameParts = strings.Split(name, "*")
+		}
+		if strings.HasPrefix(name, "mcp__") && strings.Count(name, "__") == 1 {
+			r.server = name + "__"
+		}
+		r.anySpec = true
+		return r, nil
+	}
+	if !hasSpec || spec == "*" || spec == "" || spec == "**" || (r.kind == kindBash && spec == ":*") {
+		r.anySpec = true
+		return r, nil
+	}
+	if r.kind == kindBash {
+		r.bash = compileBash(spec)
+		return r, nil
+	}
+	pp, err := compilePath(spec)
+	if err != nil {
+		return nil, invalid("the rule %q: %v", raw, err)
+	}
+	r.path = pp
+	return r, nil
+}
+
+func compileBash(spec string) bashPattern {
+	var bp bashPattern
+	switch {
+	case strings.HasSuffix(spec, ":*"):
+		bp.prefix, spec = true, strings.TrimSuffix(spec, ":*")
+	case strings.HasSuffix(spec, " *") && !strings.Contains(strings.TrimSuffix(spec, " *"), "*"):
+		bp.prefix, spec = true, strings.TrimSuffix(spec, " *")
+	case strings.Contains(spec, "*"):
+		bp.glob = strings.Join(strings.Fields(spec), " ")
+		bp.globParts = strings.Split(bp.glob, "*")
+		return bp
+	}
+	bp.words = strings.Fields(spec)
+	return bp
+}
+
+// matchCommand reports whether a simple command matches the pattern. A
+// complex command matches only a pattern that matches every command.
+func (bp bashPattern) matchCommand(c command) bool {
+	if c.complex {
+		return false
+	}
+	if bp.glob != "" {
+		return wildcard(bp.globParts, strings.Join(c.words, " "))
+	}
+	if len(c.words) < len(bp.words) || (!bp.prefix && len(c.words) != len(bp.words)) {
+		return false
+	}
+	for i, w := range bp.words {
+		if c.words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// matchName matches a tool name against a name rule: * is a wildcard,
+// and mcp__server alone names every tool of that server.
+func (r *rule) matchName(name string) bool {
+	if r.name == name || (r.nameParts != nil && wildcard(r.nameParts, name)) {
+		return true
+	}
+	return r.server != "" && strings.HasPrefix(name, r.server)
+}
+
+// wildcard matches s against a pattern split at its * wildcards, each
+// of which matches any run of bytes.
+func wildcard(parts []string, s string) bool {
+	if len(parts) == 1 {
+		return parts[0] == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, last) && len(s) >= len(last)
+}

@@ -1,0 +1,38 @@
+package permission
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzRule checks that any rule text either parses or is refused with
+// an error, and that a parsed rule matches commands and paths without
+// panicking, the same way each time.
+func FuzzRule(f *testing.F) {
+	for _, s := range []string{"Bash(npm run test:*)", "Edit(src/**)", "Read(//etc/*.conf)", "Read(~/.ssh/**)", "mcp__gh__*", "Bash(git * --help)", "Edit([a-)", "Bash(", "Write(./a/../b)"} {
+		f.Add(s, "npm run test && echo $(id) > out", "/ws/src/a/b.go")
+	}
+	f.Fuzz(func(t *testing.T, raw, cmd, p string) {
+		r, err := parseRule(raw)
+		if err != nil {
+			if r != nil {
+				t.Fatalf("a refused rule %q came with a value", raw)
+			}
+			return
+		}
+		again, err := parseRule(r.raw)
+		if err != nil {
+			t.Fatalf("the rule %q parsed, but its text %q does not", raw, r.raw)
+		}
+		ln := splitLine(cmd)
+		for _, c := range ln.commands {
+			if r.bash.matchCommand(c) != again.bash.matchCommand(c) || r.bash.matchCommandLoose(c) != again.bash.matchCommandLoose(c) {
+				t.Fatalf("the rule %q matches %q differently when parsed again", raw, cmd)
+			}
+		}
+		if strings.HasPrefix(p, "/") && r.kind != kindBash && r.name == "" && !r.anySpec {
+			_ = r.path.match(p, "/ws", "/home/u")
+		}
+		_ = r.matchName(cmd)
+	})
+}

@@ -1,0 +1,223 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/tools"
+)
+
+// SandboxMode says what sandboxed commands may change.
+type SandboxMode string
+
+// Sandbox modes.
+const (
+	// SandboxReadOnly: the whole file system is read-only but a private
+	// temporary directory.
+	SandboxReadOnly SandboxMode = "read-only"
+	// SandboxWorkspaceWrite: the workspace and a private temporary
+	// directory are writable, the rest read-only.
+	SandboxWorkspaceWrite SandboxMode = "workspace-write"
+	// SandboxFullAccess: no sandbox; commands reach what the OS user can.
+	SandboxFullAccess SandboxMode = "full-access"
+)
+
+// ParseSandboxMode reads a mode name; anything but read-only,
+// workspace-write and full-access is an error matching
+// harness.CodeInvalidOption.
+func ParseSandboxMode(s string) (SandboxMode, error) {
+	switch m := SandboxMode(s); m {
+	case SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess:
+		return m, nil
+	}
+	return "", &harness.Error{Code: harness.CodeInvalidOption,
+		Message: fmt.Sprintf("shell: unknown sandbox mode %q: use read-only, workspace-write or full-access", s)}
+}
+
+// BubblewrapConfig configures the bubblewrap sandbox.
+type BubblewrapConfig struct {
+	// Mode is what commands may change (SandboxWorkspaceWrite unless
+	// set).
+	Mode SandboxMode
+	// Workspace is the OS directory commands may write in
+	// workspace-write mode (they may read it in every mode). It is
+	// required unless Mode is full-access.
+	Workspace string
+	// Network lets commands use the network; off, they get a network
+	// namespace of their own with nothing but a loopback device.
+	Network bool
+	// Writable lists more OS directories commands may write in, such as
+	// a build cache.
+	Writable []string
+	// Path is the bwrap executable: a path, or a name looked up in PATH
+	// ("bwrap" unless set).
+	Path string
+}
+
+// Bubblewrap returns a Sandbox that runs every command under bubblewrap
+// (bwrap, Linux): the root file system read-only, /dev and /proc of
+// their own, a private /tmp, the workspace writable in workspace-write
+// mode, no network unless allowed, and a PID namespace of their own that
+// dies with its parent, so nothing a command starts outlives it.
+// Full-access mode returns a Sandbox that confines nothing and says so.
+// A command's directory must be visible inside: the workspace, or a
+// directory outside the host's /tmp (which the private one hides).
+//
+// It starts bwrap once to check that it works. When it is missing or
+// cannot make its namespaces, the error matches
+// harness.CodeSandboxUnavailable and says so plainly, with what to do; the
+// host chooses then whether to refuse commands or to run them unconfined
+// (and should say which).
+func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = SandboxWorkspaceWrite
+	}
+	if _, err := ParseSandboxMode(string(cfg.Mode)); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == SandboxFullAccess {
+		return unconfined{}, nil
+	}
+	if cfg.Workspace == "" || !filepath.IsAbs(cfg.Workspace) {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption,
+			Message: fmt.Sprintf("shell: Bubblewrap: the workspace %q must be an absolute OS directory", cfg.Workspace)}
+	}
+	for _, w := range cfg.Writable {
+		if !filepath.IsAbs(w) {
+			return nil, &harness.Error{Code: harness.CodeInvalidOption,
+				Message: fmt.Sprintf("shell: Bubblewrap: the writable directory %q must be absolute", w)}
+		}
+	}
+	name := cfg.Path
+	if name == "" {
+		name = "bwrap"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
+			"bubblewrap (%s) is not installed, so commands cannot be sandboxed: install the bubblewrap package, or choose full access to run them unconfined", name)}
+	}
+	b := &bubblewrap{cfg: cfg, path: path}
+	if err := b.probe(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+type bubblewrap struct {
+	cfg  BubblewrapConfig
+	path string
+}
+
+// probe runs `true` in the sandbox.
+func (b *bubblewrap) probe() error {
+	argv, err := b.Wrap([]string{"true"}, "/")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		why := strings.TrimSpace(stderr.String())
+		if why == "" {
+			why = err.Error()
+		}
+		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
+			"bubblewrap cannot create its sandbox here (%s), so commands cannot be sandboxed: allow unprivileged user namespaces (or run bwrap setuid), or choose full access to run them unconfined", why)}
+	}
+	return nil
+}
+
+// Wrap implements Sandbox.
+func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("nothing to run")
+	}
+	out := []string{b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
+	if !b.cfg.Network {
+		out = append(out, "--unshare-net")
+	}
+	out = append(out, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp")
+	ws := filepath.Clean(b.cfg.Workspace)
+	if b.cfg.Mode == SandboxWorkspaceWrite {
+		out = append(out, "--bind", ws, ws)
+	} else {
+		out = append(out, "--ro-bind", ws, ws) // it may lie below /tmp
+	}
+	for _, w := range b.cfg.Writable {
+		out = append(out, "--bind", filepath.Clean(w), filepath.Clean(w))
+	}
+	if dir != "" {
+		out = append(out, "--chdir", dir)
+	}
+	out = append(out, "--")
+	return append(out, argv...), nil
+}
+
+// Describe implements Sandbox.
+func (b *bubblewrap) Describe() string {
+	var parts []string
+	parts = append(parts, "bubblewrap "+string(b.cfg.Mode)+": root read-only")
+	if b.cfg.Mode == SandboxWorkspaceWrite {
+		parts = append(parts, "workspace "+b.cfg.Workspace+" writable")
+	} else {
+		parts = append(parts, "workspace "+b.cfg.Workspace+" read-only")
+	}
+	for _, w := range b.cfg.Writable {
+		parts = append(parts, w+" writable")
+	}
+	parts = append(parts, "private /tmp")
+	if b.cfg.Network {
+		parts = append(parts, "network on")
+	} else {
+		parts = append(parts, "network off")
+	}
+	parts = append(parts, "own pid namespace")
+	return strings.Join(parts, ", ")
+}
+
+// unconfined is full access: it wraps nothing.
+type unconfined struct{}
+
+func (unconfined) Wrap(argv []string, dir string) ([]string, error) { return argv, nil }
+func (unconfined) Describe() string                                 { return "full access: no sandbox" }
+
+// sandboxRecord is what the session log keeps of the sandbox in force.
+type sandboxRecord struct {
+	Sandbox string `json:"sandbox"`
+}
+
+type sandboxRecordedKey struct{}
+
+// recordSandbox writes the sandbox in force to the session log, once
+// per session (shells record theirs when they open).
+func (c *config) recordSandbox(ctx context.Context, call *tools.Call) {
+	env := callEnv(call)
+	if env == nil || env.State == nil || env.Recorder == nil {
+		return
+	}
+	once, err := tools.LoadState(env.State, sandboxRecordedKey{}, func() *sync.Once { return new(sync.Once) })
+	if err != nil {
+		return
+	}
+	once.Do(func() {
+		desc := "none: commands run unconfined"
+		if c.sandbox != nil {
+			desc = c.sandbox.Describe()
+		}
+		if err := env.Record(ctx, call, "sandbox", sandboxRecord{Sandbox: desc}); err != nil && env.Logger != nil {
+			env.Logger.Warn("recording the sandbox failed", "error", err)
+		}
+	})
+}
