@@ -32,6 +32,7 @@
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
 //   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallProgress]: output or progress a running call reported; shown to the host only, never logged or sent to the model.
 //   - [ToolCallEnd]: a call's result, render data included, and how long it took.
 //   - [ModelUsage]: the token usage of one model call.
 //   - [Retry]: a model call failed and is tried again; the step's text starts over.
@@ -41,6 +42,7 @@
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [StepEnd]: one model call and its tool calls are done.
+//   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
 //
 // Retryable model failures (model.Retryable: rate limit, server,
@@ -67,6 +69,16 @@
 // or in another after ResumeSession) answers them and continues the same
 // turn. A new user message instead answers them as not run. Every
 // decision, and every rule an answer remembers, is logged.
+//
+// [WithSubAgents] gives the model a task tool: it starts a declared
+// [AgentType] as a child session of the same store (its header names the
+// parent session and the call), runs it to the end of its turn and
+// returns its final answer, so that exploration costs the parent a few
+// lines of context instead of every file it read. Children run in
+// parallel when their tools change nothing, get no more tools or
+// permissions than the parent, spend a per-turn budget of steps, add
+// their usage to the parent's turn, stop with it, and reach the host as
+// [SubAgentEvent] values.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each

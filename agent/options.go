@@ -40,7 +40,9 @@ type config struct {
 	base        context.Context
 	policy      *permission.Policy
 	approver    permission.Approver
-	errs        []error // invalid option values, reported by New
+	sub         *SubAgents // the task tool's agent types; nil without
+	depth       int        // 0 for a top loop, 1 for a child's
+	errs        []error    // invalid option values, reported by New
 }
 
 // fail records an invalid option value for New to report: a

@@ -147,7 +147,7 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		model := s.model
 		s.mu.Unlock()
 		defer s.turnEnded()
-		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
+		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield, sub: &subTurn{relay: make(chan Event)}}
 		body(t)
 	}
 }

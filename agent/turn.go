@@ -33,6 +33,9 @@ type turn struct {
 	// tools are the step's tools: taken when it starts, fixed until it
 	// ends.
 	tools *toolset
+	// sub is what the turn's sub-agents spent, and their events' way to
+	// the host.
+	sub *subTurn
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -200,6 +203,7 @@ func (t *turn) systemLogged() string {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
+	t.usage.Add(t.sub.spent())
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}

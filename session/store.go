@@ -29,6 +29,9 @@ type Header struct {
 	Created time.Time `json:"created"`
 	// Parent is the id of the session this one was forked from, if any.
 	Parent string `json:"parent,omitempty"`
+	// ParentCall is the id of the parent's tool call that started this
+	// session, for a sub-agent's session (agent.WithSubAgents).
+	ParentCall string `json:"parent_call,omitempty"`
 }
 
 // Store keeps session logs. Implementations must be safe for concurrent
