@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -113,6 +114,13 @@ func TestFencedAfterLostLock(t *testing.T) {
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx(), `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`)
 		require.NoError(t, err)
+		// pg_terminate_backend only signals the backend: its lock goes
+		// when it has exited.
+		require.Eventually(t, func() bool {
+			var n int
+			err := pool.QueryRow(ctx(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`).Scan(&n)
+			return err == nil && n == 0
+		}, 10*time.Second, 5*time.Millisecond, "the killed backend's lock is released")
 		_, err = log.Append(ctx(), rem("two"))
 		require.ErrorIs(t, err, harness.CodeClosed)
 		assert.ErrorContains(t, err, "open the session again")
