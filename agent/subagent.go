@@ -146,6 +146,7 @@ type subTurn struct {
 	mu    sync.Mutex
 	steps int
 	usage harness.Usage
+	cost  float64
 }
 
 // left returns how many child steps the turn has left of total.
@@ -164,17 +165,19 @@ func (st *subTurn) charge(total int) (spent bool) {
 	return st.steps >= total
 }
 
-// add adds a child's usage.
-func (st *subTurn) add(u harness.Usage) {
+// add adds a child turn's usage and cost.
+func (st *subTurn) add(u harness.Usage, cost float64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.usage.Add(u)
+	st.cost += cost
 }
 
-func (st *subTurn) spent() harness.Usage {
+// spent is what the children of the turn used and cost.
+func (st *subTurn) spent() (harness.Usage, float64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.usage
+	return st.usage, st.cost
 }
 
 type turnKey struct{}
@@ -317,7 +320,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		}
 	}
 	if end != nil {
-		t.sub.add(end.Usage)
+		t.sub.add(end.Usage, end.Cost)
 	}
 	if cerr := sess.Close(); cerr != nil {
 		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.ID(), "error", cerr)

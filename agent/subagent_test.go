@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
@@ -99,7 +100,9 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	)
 	store := session.NewJSONL(t.TempDir())
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "find A": childA, "find B": childB}}
-	loop, s := newSession(t, agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()),
+	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"route": {Input: 1, Output: 10}})
+	require.NoError(t, err)
+	loop, s := newSession(t, agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "Explore the code.", System: "You explore.", Tools: []string{"look"}}}}))
 	spec := specOf(t, loop, "task")
 	assert.True(t, spec.ConcurrencySafe, "an agent type whose tools change nothing is read-only")
@@ -114,6 +117,9 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	assert.Equal(t, "B is in b.go:9", res[1].Text())
 	assert.Equal(t, harness.Usage{InputTokens: 100 + 200 + 1000 + 2000 + 3000 + 4000, OutputTokens: 10 + 20 + 1 + 2 + 3 + 4}, end.Usage,
 		"the children's usage adds to the parent's turn")
+	wantCost := (float64(100+200+1000+2000+3000+4000)*1 + float64(10+20+1+2+3+4)*10) / 1e6
+	assert.InDelta(t, wantCost, end.Cost, 1e-12, "the children's cost adds to the parent's turn")
+	assert.InDelta(t, wantCost, s.Cost(), 1e-12, "and to the parent's session")
 
 	// The host sees the children's events tagged with their session ids.
 	subs := ofType[*agent.SubAgentEvent](evs)

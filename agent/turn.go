@@ -207,7 +207,12 @@ func (t *turn) systemLogged() string {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
-	t.usage.Add(t.sub.spent())
+	childUsage, childCost := t.sub.spent()
+	t.usage.Add(childUsage)
+	// The children's model calls were priced in their own sessions; they
+	// count in the parent's turn and session as well.
+	t.cost += childCost
+	t.s.addCost(childCost)
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
