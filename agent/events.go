@@ -105,6 +105,9 @@ type TurnEnd struct {
 	Reason string        `json:"reason"`
 	Steps  int           `json:"steps"`
 	Usage  harness.Usage `json:"usage"`
+	// Output is the validated JSON value of a structured final answer
+	// (see Session.RunOutput); nil otherwise. Decode it with OutputAs.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
