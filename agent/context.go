@@ -239,7 +239,8 @@ func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 	}
 	if u, ok := asm.Usage(); ok {
 		t.usage.Add(u)
-		t.emit(&ModelUsage{Step: step, Model: t.model.Info().Name, Usage: u})
+		name := t.model.Info().Name
+		t.emit(&ModelUsage{Step: step, Model: name, Usage: u, Cost: t.price(name, u)})
 	}
 	return strings.TrimSpace(asm.Message().Text()), nil
 }

@@ -86,6 +86,11 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	for i, c := range calls {
 		t.emit(&ToolCallStart{Step: step, Call: c, Render: prepared[i].Spec.Render})
 	}
+	hub := newProgressHub()
+	defer hub.close()
+	for i, call := range prepared {
+		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
+	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
 	slots := make(chan struct{}, max(t.l.cfg.parallel, 1))
 	go func() {
@@ -114,8 +119,25 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 		}
 	}()
 	var logErr error
+	flush := func() {
+		for _, ev := range hub.take() {
+			t.emit(ev)
+		}
+	}
 	for range calls {
-		d := <-done
+		var d callDone
+	wait:
+		for {
+			select {
+			case d = <-done:
+				break wait
+			case <-hub.wake:
+				flush()
+			case ev := <-t.sub.relay:
+				t.emit(ev)
+			}
+		}
+		flush() // what the call reported before it returned comes first
 		results[d.index] = d.res
 		if logErr == nil {
 			logErr = t.finishCall(step, calls[d.index], d.res, d.dur)
@@ -192,7 +214,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 			res = toolexec.PanicResult(call, p)
 		}
 	}()
-	res = t.l.handler.Handle(ctx, call)
+	res = t.l.handler.Handle(context.WithValue(ctx, turnKey{}, t), call)
 	if res == nil {
 		res = toolexec.Normalize(call, nil, nil)
 	}

@@ -32,6 +32,7 @@
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
 //   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallProgress]: output or progress a running call reported; shown to the host only, never logged or sent to the model.
 //   - [ToolCallEnd]: a call's result, render data included, and how long it took.
 //   - [ModelUsage]: the token usage of one model call.
 //   - [Retry]: a model call failed and is tried again; the step's text starts over.
@@ -41,6 +42,7 @@
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [StepEnd]: one model call and its tool calls are done.
+//   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
 //
 // Retryable model failures (model.Retryable: rate limit, server,
@@ -68,14 +70,32 @@
 // turn. A new user message instead answers them as not run. Every
 // decision, and every rule an answer remembers, is logged.
 //
+// [WithSubAgents] gives the model a task tool: it starts a declared
+// [AgentType] as a child session of the same store (its header names the
+// parent session and the call), runs it to the end of its turn and
+// returns its final answer, so that exploration costs the parent a few
+// lines of context instead of every file it read. Children run in
+// parallel when their tools change nothing, get no more tools or
+// permissions than the parent, spend a per-turn budget of steps, add
+// their usage to the parent's turn, stop with it, and reach the host as
+// [SubAgentEvent] values.
+//
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each
 // step's calls and results in order and may add advisory reminders.
+// The model call is extensible the same way: [WithModelMiddleware] wraps
+// every model call (a model.Middleware sees each request before it is
+// sent and each answer after: redaction, audit, added context), and
+// [WithTurnObservers] sees each turn begin and each of its events (package
+// observe builds OpenTelemetry tracing on these hooks). [WithPrices]
+// costs every model call by a price table (package pricing): on
+// [ModelUsage], [TurnEnd] and [Session.Cost].
 //
 // The loop sits on top of the module's one-way import graph (a package
 // never imports one above it):
 //
 //	examples/...                          programs
+//	observe                               OpenTelemetry on the loop's hooks
 //	agent/openai  agent/replay            adapters: import agent/model, never agent
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
@@ -85,9 +105,10 @@
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
 //	session  session/sessiontest          the log
-//	agent/model                           the model contract
+//	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, session, spill, tools,
-// tools/permission and internal helpers; nothing imports it but programs (and tests).
+// It imports harness, agent/model, fs, pricing, session, spill, tools,
+// tools/permission and internal helpers; nothing imports it but programs,
+// observe (and tests).
 package agent

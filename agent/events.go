@@ -57,6 +57,28 @@ type ToolCallStart struct {
 	Render harness.RenderKind `json:"render,omitempty"`
 }
 
+// ToolCallProgress is what a running call reported since the last such
+// event: output as it arrives (bash) or a position and message (an MCP
+// server's progress). Pieces the host has not taken yet are merged, so a
+// slow host sees fewer, larger events, and never stalls the tool; output
+// beyond the bound kept per call is dropped from the front and counted
+// in Dropped. It is for display only: the session log does not keep it
+// and the model sees the result in ToolCallEnd.
+type ToolCallProgress struct {
+	Step   int    `json:"step"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Output is the output since the last event; Progress, Total and
+	// Message the latest position reported (see tools.Progress).
+	Output   string  `json:"output,omitempty"`
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	// Dropped counts the bytes of output left out before Output because
+	// the host fell behind.
+	Dropped int64 `json:"dropped,omitempty"`
+}
+
 // ToolCallEnd carries a call's result, render data included.
 type ToolCallEnd struct {
 	Step     int                 `json:"step"`
@@ -70,6 +92,9 @@ type ModelUsage struct {
 	Step  int           `json:"step"`
 	Model string        `json:"model"`
 	Usage harness.Usage `json:"usage"`
+	// Cost is what the call cost by the loop's price table
+	// (WithPrices), in its currency; 0 without one.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Retry says a model call failed and will be tried again after Delay.
@@ -108,20 +133,24 @@ type TurnEnd struct {
 	// Output is the validated JSON value of a structured final answer
 	// (see Session.RunOutput); nil otherwise. Decode it with OutputAs.
 	Output json.RawMessage `json:"output,omitempty"`
+	// Cost is what the turn's model calls cost by the loop's price
+	// table (WithPrices), in its currency; 0 without one.
+	Cost float64 `json:"cost,omitempty"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
 }
 
-func (*TextDelta) kind() string      { return "text_delta" }
-func (*ReasoningDelta) kind() string { return "reasoning_delta" }
-func (*ToolCallStart) kind() string  { return "tool_call_start" }
-func (*ToolCallEnd) kind() string    { return "tool_call_end" }
-func (*ModelUsage) kind() string     { return "usage" }
-func (*Retry) kind() string          { return "retry" }
-func (*ReminderAdded) kind() string  { return "reminder" }
-func (*StepEnd) kind() string        { return "step_end" }
-func (*TurnEnd) kind() string        { return "turn_end" }
+func (*TextDelta) kind() string        { return "text_delta" }
+func (*ReasoningDelta) kind() string   { return "reasoning_delta" }
+func (*ToolCallStart) kind() string    { return "tool_call_start" }
+func (*ToolCallEnd) kind() string      { return "tool_call_end" }
+func (*ToolCallProgress) kind() string { return "tool_call_progress" }
+func (*ModelUsage) kind() string       { return "usage" }
+func (*Retry) kind() string            { return "retry" }
+func (*ReminderAdded) kind() string    { return "reminder" }
+func (*StepEnd) kind() string          { return "step_end" }
+func (*TurnEnd) kind() string          { return "turn_end" }
 
 // MarshalEvent encodes an event as one JSON object with its kind in
 // "type" and, where the event carries an error, "error": {"code",
@@ -139,6 +168,14 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	fields["type"] = kind
 	var evErr error
 	switch e := ev.(type) {
+	case *SubAgentEvent:
+		if e.Event != nil {
+			inner, err := MarshalEvent(e.Event)
+			if err != nil {
+				return nil, err
+			}
+			fields["event"] = inner
+		}
 	case *TurnEnd:
 		evErr = e.Err
 	case *Retry:

@@ -106,6 +106,13 @@ func (l *Loop) buildTools() (*toolset, error) {
 		gens[i] = src.Generation()
 		all = append(all, src.Tools()...)
 	}
+	if l.cfg.sub != nil {
+		task, err := l.taskTool()
+		if err != nil {
+			return &toolset{gens: gens}, err
+		}
+		all = append(all, task)
+	}
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return &toolset{gens: gens}, err
@@ -156,6 +163,9 @@ type SessionOptions struct {
 	Cwd string
 	// Parent is the id of the session this one continues, if any.
 	Parent string
+	// ParentCall is the parent's tool call that started this session, for
+	// a sub-agent's session.
+	ParentCall string
 }
 
 // NewSession starts a new session and logs its header. A panic in the
@@ -175,7 +185,7 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 	if cwd == "" {
 		cwd = "/"
 	}
-	log, err := l.cfg.store.Create(ctx, session.Header{ID: opts.ID, Cwd: cwd, Parent: opts.Parent})
+	log, err := l.cfg.store.Create(ctx, session.Header{ID: opts.ID, Cwd: cwd, Parent: opts.Parent, ParentCall: opts.ParentCall})
 	if err != nil {
 		return nil, fmt.Errorf("agent: starting session: %w", err)
 	}
@@ -212,6 +222,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	if err != nil {
 		return nil, err
 	}
+	s.cost = logCost(l.cfg.prices, tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())

@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
@@ -38,9 +39,16 @@ type config struct {
 	images      imageBudget
 	limits      CallLimits
 	base        context.Context
-	policy      *permission.Policy
-	approver    permission.Approver
-	errs        []error // invalid option values, reported by New
+
+	turnObservers   []TurnObserver
+	modelMiddleware []model.Middleware
+	prices          *pricing.Table
+
+	policy   *permission.Policy
+	approver permission.Approver
+	sub      *SubAgents // the task tool's agent types; nil without
+	depth    int        // 0 for a top loop, 1 for a child's
+	errs     []error    // invalid option values, reported by New
 }
 
 // fail records an invalid option value for New to report: a

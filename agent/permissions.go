@@ -188,13 +188,11 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	t.s.mu.Unlock()
 	if pz == nil {
 		err := &harness.Error{Code: harness.CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.ID())}
-		t.endSent = true
-		t.send(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
 	if err := checkAnswers(pz, answers); err != nil {
-		t.endSent = true
-		t.send(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
 	pending := t.s.pendingCalls()

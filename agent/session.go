@@ -28,6 +28,7 @@ type Session struct {
 	// logMu keeps the history in log order.
 	logMu sync.Mutex
 	hist  *session.History
+	cost  float64 // what the logged model calls cost, by the loop's prices
 
 	chain chainCache // used by the running turn only
 	est   estimator  // used by the running turn only
@@ -126,8 +127,6 @@ func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.
 // runTurn runs body as the session's one running turn.
 func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		turnCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		s.mu.Lock()
 		switch {
 		case s.closed:
@@ -142,12 +141,14 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 			return
 		}
 		s.running = true
-		s.cancel = cancel
 		s.done = make(chan struct{})
-		model := s.model
+		m := chainModel(s.model, s.loop.cfg.modelMiddleware)
+		turnCtx, cancel := context.WithCancel(s.beginTurn(ctx, m))
+		defer cancel()
+		s.cancel = cancel
 		s.mu.Unlock()
 		defer s.turnEnded()
-		t := &turn{s: s, l: s.loop, model: model, ctx: turnCtx, cancel: cancel, yield: yield}
+		t := &turn{s: s, l: s.loop, model: m, ctx: turnCtx, cancel: cancel, yield: yield, sub: &subTurn{relay: make(chan Event)}}
 		body(t)
 	}
 }

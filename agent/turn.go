@@ -28,6 +28,7 @@ type turn struct {
 	endSent bool // TurnEnd was yielded
 	steps   int
 	usage   harness.Usage
+	cost    float64
 	// preset holds the decisions of a paused step being resolved.
 	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
@@ -35,6 +36,9 @@ type turn struct {
 	tools *toolset
 	// output is the structured answer the turn asks for, if any.
 	output *outputSpec
+	// sub is what the turn's sub-agents spent, and their events' way to
+	// the host.
+	sub *subTurn
 }
 
 // send hands one event to the host's loop body. inHost stays set when
@@ -50,7 +54,11 @@ func (t *turn) send(ev Event, err error) bool {
 // emit yields an event; when the host stops iterating, the turn is
 // cancelled and nothing more is yielded.
 func (t *turn) emit(ev Event) {
-	if t.stopped || t.endSent {
+	if t.endSent {
+		return
+	}
+	t.notify(ev)
+	if t.stopped {
 		return
 	}
 	if !t.send(ev, nil) {
@@ -107,9 +115,8 @@ func (t *turn) endAfterPanic(ie *harness.Error) {
 		}
 		err = errors.Join(ie, perr)
 	}
-	if !t.stopped && !t.endSent {
-		t.endSent = true
-		t.send(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Err: err}, err)
+	if !t.endSent {
+		t.end(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
 	}
 }
 
@@ -210,6 +217,7 @@ func (t *turn) systemLogged() string {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
+	t.usage.Add(t.sub.spent())
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
@@ -224,13 +232,20 @@ func (t *turn) finish(reason string, err error) {
 		reason = session.ReasonError
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
+	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
+	if t.output != nil && reason == session.ReasonCompleted {
+		end.Output = t.output.value
+	}
+	t.end(end)
+}
+
+// end hands the TurnEnd to the observers and, unless the host stopped
+// iterating, to the host.
+func (t *turn) end(te *TurnEnd) {
+	t.notify(te)
 	if !t.stopped {
 		t.endSent = true
-		end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Err: err}
-		if t.output != nil && reason == session.ReasonCompleted {
-			end.Output = t.output.value
-		}
-		t.send(end, err)
+		t.send(te, te.Err)
 	}
 }
 
@@ -326,7 +341,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		if am.Usage != nil {
-			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage})
+			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage, Cost: t.price(info.Name, *am.Usage)})
 		}
 		return msg, finish, nil
 	}

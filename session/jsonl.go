@@ -20,6 +20,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/durable"
 	"github.com/go-harness/harness/session/internal/jsonstr"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // JSONL is the default Store: one append-only JSON Lines file per session
@@ -435,7 +436,7 @@ func titleFromPrefix(line []byte) (string, bool) {
 		return "", false
 	}
 	text, _ := jsonstr.Prefix(line[i+j+len(`"text":"`):])
-	return titleText(text), true
+	return storekit.Title(text), true
 }
 
 // Delete implements Store. A log open for appending (here or in another

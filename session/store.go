@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"path"
 	"regexp"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // FormatVersion is the newest log format this build writes and reads.
@@ -30,6 +29,9 @@ type Header struct {
 	Created time.Time `json:"created"`
 	// Parent is the id of the session this one was forked from, if any.
 	Parent string `json:"parent,omitempty"`
+	// ParentCall is the id of the parent's tool call that started this
+	// session, for a sub-agent's session (agent.WithSubAgents).
+	ParentCall string `json:"parent_call,omitempty"`
 }
 
 // Store keeps session logs. Implementations must be safe for concurrent
@@ -225,11 +227,7 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 
 // newID returns a new session id that sorts by creation time:
 // "20261129-192228-3f9a1c2b7d4e".
-func newID(now time.Time) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
+func newID(now time.Time) string { return storekit.NewID(now) }
 
 // Below reports whether dir is workspace or a directory below it. Both are
 // slash-separated paths, cleaned lexically before they are compared;
@@ -271,21 +269,8 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 func titleOf(u *UserMessage) string {
 	for _, c := range u.Content {
 		if c.Text != "" {
-			return titleText(c.Text)
+			return storekit.Title(c.Text)
 		}
 	}
 	return ""
-}
-
-// titleText returns the first non-blank line of s, trimmed and cut to 80
-// runes.
-func titleText(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
-	}
-	return s
 }

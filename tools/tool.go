@@ -93,8 +93,29 @@ type Call struct {
 	Spec Spec
 	// Env is the session environment; never nil during dispatch.
 	Env *Env
+	// OnProgress, when set by the dispatcher, receives what the call
+	// reports while it runs; nil when nobody listens, so check before
+	// calling. It never blocks (the dispatcher coalesces pieces the host
+	// has not taken yet) and is safe to call from any goroutine until
+	// Execute returns; later calls are ignored.
+	OnProgress func(Progress)
 
 	tool Tool
+}
+
+// Progress is what a running call reports before its result: output as
+// it arrives (a command's stdout and stderr), or a position and message
+// (an MCP server's progress notification). It is shown to the host only:
+// the model sees the result, and the session log does not keep it.
+type Progress struct {
+	// Output is output produced since the last report.
+	Output string `json:"output,omitempty"`
+	// Progress and Total are the progress so far and the total, when
+	// known; Total is 0 when unknown.
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
+	// Message describes the current state.
+	Message string `json:"message,omitempty"`
 }
 
 // Tool returns the tool the registry resolved for the call, or nil.

@@ -27,6 +27,7 @@ import (
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/spill"
@@ -70,6 +71,7 @@ type options struct {
 	sessions  string
 	json      bool
 	maxSteps  int
+	explore   bool
 	model     string
 	image     bool
 	window    int
@@ -115,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.BoolVar(&o.cont, "continue", false, "resume the latest session of the workspace")
 	fset.StringVar(&o.sessions, "sessions", "", "`dir`ectory of session logs (default $XDG_DATA_HOME/harness/sessions or the OS equivalent)")
 	fset.BoolVar(&o.json, "json", false, "write every event as one JSON line on stdout")
+	fset.BoolVar(&o.explore, "explore", true, "give the model a read-only explore sub-agent (the task tool)")
 	fset.IntVar(&o.maxSteps, "max-steps", 0, "stop a turn after `n` model calls (default 200, the loop's)")
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
@@ -307,6 +310,10 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithStepObservers(repeats, failures),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
+		agent.WithPrices(pricing.DeepSeek()),
+	}
+	if a.o.explore {
+		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
 	if a.o.maxSteps > 0 {
 		opts = append(opts, agent.WithMaxSteps(a.o.maxSteps))
@@ -441,14 +448,15 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 		if err := a.defaultRoot(); err != nil {
 			return "", err
 		}
-		infos, err := a.store.List(ctx, session.ListOptions{Workspace: filepath.ToSlash(a.root), Limit: 1})
+		infos, err := a.store.List(ctx, session.ListOptions{Workspace: filepath.ToSlash(a.root)})
 		if err != nil {
 			return "", err
 		}
-		if len(infos) == 0 {
+		id, ok := latestTopSession(infos)
+		if !ok {
 			return "", usagef("no earlier session in %s to continue; start one without -continue", a.root)
 		}
-		return infos[0].Header.ID, nil
+		return id, nil
 	}
 	return "", a.defaultRoot()
 }

@@ -145,6 +145,10 @@ type human struct {
 	pending   []harness.ToolCall
 	turnStart time.Time
 
+	live      map[string]*liveCall // running calls' output shown so far, by call id
+	liveDrawn int                  // lines of live output drawn above the cursor (a terminal)
+	shownLive int                  // lines of the card's call already appended (piped)
+
 	quit chan struct{}
 	done chan struct{}
 }
@@ -223,6 +227,7 @@ func (h *human) write(s string) {
 	}
 	h.clearSpinner()
 	io.WriteString(h.w, s)
+	h.liveDrawn = 0 // drawLive sets it again after its own write
 	h.col0 = strings.HasSuffix(s, "\n")
 }
 
@@ -383,12 +388,17 @@ func (h *human) event(ev agent.Event) {
 			b.WriteString(l)
 		}
 		h.write(b.String())
+	case *agent.SubAgentEvent:
+		h.subEvent(e)
 	case *agent.ToolCallStart:
 		h.endLine()
 		h.pending = append(h.pending, e.Call)
 		h.waitForTools()
+	case *agent.ToolCallProgress:
+		h.progress(e)
 	case *agent.ToolCallEnd:
 		h.endLine()
+		h.shownLive = h.settleLive(e.Call.ID)
 		for i, c := range h.pending {
 			if c.ID == e.Call.ID {
 				h.pending = append(h.pending[:i], h.pending[i+1:]...)
@@ -396,6 +406,7 @@ func (h *human) event(ev agent.Event) {
 			}
 		}
 		h.card(e)
+		h.shownLive = 0
 		h.waitForTools()
 	case *agent.Retry:
 		h.endLine()
@@ -456,7 +467,7 @@ func (h *human) waitForTools() {
 	}
 }
 
-// footer sums a turn up: how it ended, steps, time and tokens.
+// footer sums a turn up: how it ended, steps, time, tokens and cost.
 func (h *human) footer(e *agent.TurnEnd) {
 	parts := []string{e.Reason, units.Plural(e.Steps, "step", "steps"), seconds(h.now().Sub(h.turnStart))}
 	if u := e.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
@@ -469,6 +480,9 @@ func (h *human) footer(e *agent.TurnEnd) {
 			out += fmt.Sprintf(" (%s reasoning)", count(u.ReasoningTokens))
 		}
 		parts = append(parts, in, out)
+	}
+	if e.Cost > 0 {
+		parts = append(parts, money(e.Cost))
 	}
 	code := sgrDim
 	switch e.Reason {
@@ -631,6 +645,11 @@ func (h *human) terminalCard(t *harness.Terminal) {
 		h.line("  " + h.st.paint(sgrBold, "$") + " " + cut(commandLine(t.Command), h.width-10) + h.st.paint(sgrDim, h.where(t.Cwd)))
 	}
 	out := strings.TrimRight(t.Output, "\n")
+	if out != "" && h.shownLive > 0 {
+		// Piped, the output was appended as it came: say so, once.
+		h.line("  " + h.st.paint(sgrDim, fmt.Sprintf("│ (%s of output above)", units.Plural(h.shownLive, "line", "lines"))))
+		out = ""
+	}
 	if out != "" {
 		lines := strings.Split(out, "\n")
 		if n := len(lines) - cardTerminalLines; n > 0 {

@@ -15,7 +15,7 @@ import (
 // listed as Core in budgets) may declare together. It is a ratchet: lower
 // it whenever a cut lands, and never raise it without saying why in the
 // commit. The goal (issue 20) is CoreGoal.
-const CoreBudget = 627
+const CoreBudget = 644
 
 // CoreGoal is the core budget issue 20 asks for.
 const CoreGoal = 470
@@ -58,8 +58,14 @@ func budgets() map[string]int {
 
 		// Capability packages, each on its own budget.
 		"tools/codesearch": 7,
-		"tools/mcp":        28,
+		"tools/mcp":        27,
 		"tools/permission": 24,
+		"observe":          9,
+		"pricing":          9,
+		// Stores kept outside the process (issue 18).
+		"session/attachments/s3": 7,
+		"session/postgres":       11,
+		"spill/s3":               9,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -281,6 +282,49 @@ func TestReadSavedOutput(t *testing.T) {
 	assert.Contains(t, msg, "read-only")
 	msg = r.fails("edit", map[string]any{"file_path": "spill://s/c1", "old_string": "a", "new_string": "b"}, harness.CodePermission)
 	assert.Contains(t, msg, "read-only")
+}
+
+// windowed is an output store that reads windows itself, as spill/s3
+// does, and records them; Open is never used.
+type windowed struct {
+	outputs map[string]string
+	asked   []fs.Window
+}
+
+func (w *windowed) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	return tools.Stored{}, fmt.Errorf("Save called for %s: %w", owner.Call, harness.CodeIO)
+}
+
+func (w *windowed) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+	return nil, fmt.Errorf("Open called for %s: %w", locator, harness.CodeIO)
+}
+
+func (w *windowed) ReadWindow(ctx context.Context, locator string, win fs.Window) (*fs.Text, error) {
+	w.asked = append(w.asked, win)
+	s, ok := w.outputs[locator]
+	if !ok {
+		return nil, fmt.Errorf("open %s: %w", locator, harness.CodeNotFound)
+	}
+	return fs.ScanText(ctx, strings.NewReader(s), win)
+}
+
+func TestReadSavedOutputWindowed(t *testing.T) {
+	r := memRig(t)
+	var b strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&b, "out %d\n", i)
+	}
+	store := &windowed{outputs: map[string]string{"spill://s/c1": b.String()}}
+	r.env.Output = store
+	res := r.ok("read", map[string]any{"file_path": "spill://s/c1", "offset": 4999, "limit": 5})
+	assert.Equal(t, "Saved output: spill://s/c1\n4999: out 4999\n5000: out 5000\n(End of file: lines 4999-5000 of 5000 shown.)", res.Text())
+	require.Len(t, store.asked, 1, "the store read the window itself")
+	assert.Equal(t, 4999, store.asked[0].Offset)
+	assert.Equal(t, 5, store.asked[0].Limit)
+	msg := r.fails("read", map[string]any{"file_path": "spill://s/gone"}, harness.CodeNotFound)
+	assert.Contains(t, msg, "There is no saved output spill://s/gone")
+	msg = r.fails("read", map[string]any{"file_path": "spill://s/c1", "offset": 6000}, harness.CodePastEnd)
+	assert.Contains(t, msg, "5000")
 }
 
 func TestWriteLedgerRules(t *testing.T) {

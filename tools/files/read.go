@@ -106,28 +106,39 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harne
 	}, nil
 }
 
+// windowReader is an output store that reads a window of a saved
+// output's lines without fetching the rest (spill/s3 is one); the read
+// tool uses it when the session's store has it.
+type windowReader interface {
+	ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error)
+}
+
 // readSaved reads a saved output through the session's output store.
 func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*harness.ToolResult, error) {
 	if call.Env == nil || call.Env.Output == nil {
 		return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound),
 			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
 	}
-	rc, err := call.Env.Output.Open(ctx, locator)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
+	var text *fs.Text
+	if wr, ok := call.Env.Output.(windowReader); ok {
+		t, err := wr.ReadWindow(ctx, locator, w)
+		if err != nil {
+			if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) || ctx.Err() != nil {
+				return nil, openSavedErr(ctx, locator, err)
+			}
+			return nil, explain(ctx, call, "read", locator, locator, err)
 		}
-		if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) {
-			return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound), Err: err,
-				Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
+		text = t
+	} else {
+		rc, err := call.Env.Output.Open(ctx, locator)
+		if err != nil {
+			return nil, openSavedErr(ctx, locator, err)
 		}
-		return nil, &harness.Error{Code: harness.Code(harness.CodeIO), Err: err,
-			Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
-	}
-	defer rc.Close()
-	text, err := fs.ScanText(ctx, rc, w)
-	if err != nil {
-		return nil, explain(ctx, call, "read", locator, locator, err)
+		defer rc.Close()
+		text, err = fs.ScanText(ctx, rc, w)
+		if err != nil {
+			return nil, explain(ctx, call, "read", locator, locator, err)
+		}
 	}
 	start, end := text.Offset, text.End()
 	if len(text.Lines) == 0 {
@@ -138,6 +149,19 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(locator, text),
 			Locations: []harness.Location{{Path: locator, StartLine: start, EndLine: end}}},
 	}, nil
+}
+
+// openSavedErr explains a saved output that could not be opened.
+func openSavedErr(ctx context.Context, locator string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) {
+		return &harness.Error{Code: harness.Code(harness.CodeNotFound), Err: err,
+			Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
+	}
+	return &harness.Error{Code: harness.Code(harness.CodeIO), Err: err,
+		Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
 }
 
 func readTitle(name string, t *fs.Text) string {

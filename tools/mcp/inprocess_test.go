@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -173,17 +174,32 @@ func TestContent(t *testing.T) {
 func TestCancellationAndProgress(t *testing.T) {
 	leakcheck.Check(t)
 	p := newInProcess(t)
-	ev := newEvents()
-	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add))
+	set := connect(t, []mcp.Server{p.server("test")})
 	slow := byName(set.Tools())["mcp__test__slow"]
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *harness.ToolResult, 1)
-	go func() { done <- call(t, ctx, slow, env(false), map[string]any{}) }()
+	reports := make(chan tools.Progress, 8)
+	c := &tools.Call{ID: "call-1", Name: slow.Spec().Name, Arguments: json.RawMessage(`{}`), Env: env(false),
+		OnProgress: func(p tools.Progress) { reports <- p }}
+	reg, err := tools.NewRegistry(slow)
+	require.NoError(t, err)
+	require.Nil(t, reg.Check(c))
+	go func() {
+		res, err := slow.Execute(ctx, c)
+		if err != nil {
+			res = &harness.ToolResult{IsError: true, Code: harness.CodeOf(err)}
+		}
+		done <- res
+	}()
 	for i := 1; i <= 2; i++ {
-		pe := ev.wait(t, mcp.EventProgress)
-		assert.Equal(t, mcp.Event{Kind: mcp.EventProgress, Server: "test", Tool: "mcp__test__slow", CallID: "call-1",
-			Progress: float64(i), Total: 4, Message: "working"}, pe)
+		select {
+		case pr := <-reports:
+			assert.Equal(t, tools.Progress{Progress: float64(i), Total: 4, Message: "working"}, pr,
+				"the server's progress notification is the call's own progress report")
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress report")
+		}
 	}
 	cancel()
 	res := <-done

@@ -40,11 +40,9 @@ type server struct {
 	bgMu     sync.Mutex
 	bgClosed bool
 	wg       sync.WaitGroup // watchers and refreshes
-	tokens   sync.Map       // progress token -> progressTarget
+	tokens   sync.Map       // progress token -> *tools.Call
 	tokenSeq atomic.Uint64
 }
-
-type progressTarget struct{ tool, callID string }
 
 // toolDef is a listed tool and the spec it is offered to the model with
 // (everything but the name, which the set hands out).
@@ -321,9 +319,11 @@ func (s *server) progress(_ context.Context, req *sdk.ProgressNotificationClient
 	if !ok {
 		return
 	}
-	t := v.(progressTarget)
-	s.set.emit(Event{Kind: EventProgress, Server: s.cfg.Name, Tool: t.tool, CallID: t.callID,
-		Progress: p.Progress, Total: p.Total, Message: p.Message})
+	// The call's own progress report: the dispatcher shows it to the
+	// host as the call's ToolCallProgress.
+	if report := v.(*tools.Call).OnProgress; report != nil {
+		report(tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
 }
 
 func (s *server) resourcesLocked() bool {

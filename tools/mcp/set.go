@@ -43,8 +43,6 @@ const (
 	// EventToolsChanged: a server's tool list changed; Set.Tools returns
 	// the new list.
 	EventToolsChanged EventKind = "tools_changed"
-	// EventProgress: a running call reported progress.
-	EventProgress EventKind = "progress"
 	// EventToolSkipped: a server offered a tool whose input schema is
 	// not a JSON Schema of an object; the model is not shown it.
 	EventToolSkipped EventKind = "tool_skipped"
@@ -54,14 +52,11 @@ const (
 type Event struct {
 	Kind   EventKind
 	Server string
-	// Tool is the model-facing tool name (progress, skipped tools).
+	// Tool is the model-facing tool name (skipped tools). A call's
+	// progress is not an Event: it is the call's own report
+	// (tools.Call.OnProgress), which the dispatcher shows the host.
 	Tool string
-	// CallID is the call a progress event belongs to.
-	CallID string
-	// Progress and Total are the progress so far and the total, when
-	// known (Total zero means unknown).
-	Progress, Total float64
-	// Message is the server's progress message, or a description.
+	// Message is a description.
 	Message string
 	// Err is the failure behind connect_failed, stopped and
 	// tool_skipped events.

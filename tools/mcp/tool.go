@@ -43,7 +43,7 @@ func (t *remoteTool) Execute(ctx context.Context, call *tools.Call) (*harness.To
 	params := &sdk.CallToolParams{Name: t.def.remote, Arguments: args}
 	token := fmt.Sprintf("%s-%d", call.ID, srv.tokenSeq.Add(1))
 	params.SetProgressToken(token)
-	srv.tokens.Store(token, progressTarget{tool: t.name, callID: call.ID})
+	srv.tokens.Store(token, call)
 	defer srv.tokens.Delete(token)
 
 	res, err := cs.CallTool(ctx, params)

@@ -208,6 +208,8 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	o := owner(call)
 	stdout := newCapture(saveCtx, b.cfg.outputLimit, env.Output, o, b.cfg.maxSpill)
 	stderr := newCapture(saveCtx, b.cfg.outputLimit, env.Output, o, b.cfg.maxSpill)
+	stdout.live = liveReport(call)
+	stderr.live = stdout.live
 	var copying sync.WaitGroup
 	copying.Go(func() { _, _ = io.Copy(stdout, outR) })
 	copying.Go(func() { _, _ = io.Copy(stderr, errR) })

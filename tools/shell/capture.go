@@ -31,6 +31,9 @@ type capture struct {
 	total    int64
 	finished *spillInfo
 	out      spillwriter.Output
+	// live, when set, sees every write as it arrives (the call's
+	// progress report); it must not block.
+	live func(p []byte)
 }
 
 // spillInfo says what became of the whole stream.
@@ -70,6 +73,9 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	c.total += int64(len(p))
 	_, _ = c.w.Write(p) // fails only once closed, which finished rules out
+	if c.live != nil {
+		c.live(p)
+	}
 	return len(p), nil
 }
 

@@ -48,6 +48,7 @@ type shell struct {
 	command  string
 	cmdStart time.Time
 	window   *capture
+	live     func([]byte) // set while a call waits on the running command: its progress report
 	cwd      string
 	last     *finished // the last command that finished, until reported
 	prev     int       // the exit status of the last command, which $? shows the next
@@ -209,7 +210,12 @@ func (sh *shell) onOutput(gen int, p []byte) {
 		_, _ = sh.window.Write(p)
 		return
 	}
-	_, rest, ok, err := sh.scan.feed(p, func(b []byte) { _, _ = sh.window.Write(b) })
+	_, rest, ok, err := sh.scan.feed(p, func(b []byte) {
+		_, _ = sh.window.Write(b)
+		if sh.live != nil {
+			sh.live(b)
+		}
+	})
 	switch {
 	case err != nil:
 		// Not a sync record after all: show it and keep waiting.

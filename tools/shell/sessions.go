@@ -323,7 +323,9 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 		// The shell is going away; the watcher will say how.
 		sh.waitLocked(context.Background(), drainDelay+s.cfg.grace)
 	}
+	sh.live = liveReport(call)
 	sh.waitLocked(ctx, wait)
+	sh.live = nil
 	return s.resultLocked(ctx, sh, in.Command, pre.String()), nil
 }
 
@@ -348,7 +350,9 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	sh.touchLocked(call)
 	switch {
 	case sh.scan != nil:
+		sh.live = liveReport(call)
 		sh.waitLocked(ctx, wait)
+		sh.live = nil
 	case in.WaitMS != nil && sh.death == "":
 		sh.sleepLocked(ctx, wait)
 	}
@@ -435,4 +439,14 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 		res.Render.Terminal.Status = statusCancelled
 	}
 	return res
+}
+
+// liveReport returns what reports a command's output as the call's
+// progress, or nil when nobody listens.
+func liveReport(call *tools.Call) func([]byte) {
+	if call.OnProgress == nil {
+		return nil
+	}
+	report := call.OnProgress
+	return func(p []byte) { report(tools.Progress{Output: string(p)}) }
 }

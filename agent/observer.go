@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/pricing"
+	"github.com/go-harness/harness/session"
+)
+
+// TurnObserver sees every turn of a loop's sessions: BeginTurn when it
+// starts, and then each of its events in order, the TurnEnd last, even
+// when the host stopped iterating. The context BeginTurn returns is the
+// one the turn runs in: the model calls, the tool calls and their
+// middleware see its values, so a tracer can carry the turn's span in it
+// (package observe does). Observers are called on the turn's goroutine
+// and must return promptly; a panic in one is logged and ignored.
+type TurnObserver interface {
+	BeginTurn(ctx context.Context, info TurnInfo) context.Context
+	ObserveEvent(ctx context.Context, ev Event)
+}
+
+// TurnInfo describes a turn as it starts.
+type TurnInfo struct {
+	// SessionID is the id of the turn's session.
+	SessionID string
+	// Turn numbers the session's turns from 1.
+	Turn int
+	// Model is the name of the model the turn calls.
+	Model string
+}
+
+// WithTurnObservers adds observers of every turn; the first added begins
+// first, so its context is the parent of the next one's.
+func WithTurnObservers(obs ...TurnObserver) Option {
+	return func(c *config) {
+		for _, o := range obs {
+			if o != nil {
+				c.turnObservers = append(c.turnObservers, o)
+			}
+		}
+	}
+}
+
+// WithModelMiddleware wraps every model call (the summaries of
+// compaction included) in mws, the first added the outermost: they see
+// each request before it is sent and each answer as it comes, to redact,
+// audit, inject context or trace (see model.Middleware). The wrapping is
+// applied to the session's model at the start of each turn, so
+// Session.SetModel keeps it.
+func WithModelMiddleware(mws ...model.Middleware) Option {
+	return func(c *config) { c.modelMiddleware = append(c.modelMiddleware, mws...) }
+}
+
+// WithPrices sets the price table the loop costs model calls by: the
+// ModelUsage and TurnEnd events carry the cost in the table's currency,
+// and Session.Cost sums it over the session's logged calls (a resumed
+// session included). A call to a model the table does not price costs
+// 0. Without it, costs are 0.
+func WithPrices(t *pricing.Table) Option { return func(c *config) { c.prices = t } }
+
+// beginTurn lets the observers begin the turn and returns its context.
+func (s *Session) beginTurn(ctx context.Context, m model.Model) context.Context {
+	obs := s.loop.cfg.turnObservers
+	if len(obs) == 0 {
+		return ctx
+	}
+	info := TurnInfo{SessionID: s.ID(), Turn: s.turns() + 1, Model: m.Info().Name}
+	for _, o := range obs {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.logger.Error("turn observer panicked in BeginTurn", "panic", fmt.Sprint(p))
+				}
+			}()
+			if c := o.BeginTurn(ctx, info); c != nil {
+				ctx = c
+			}
+		}()
+	}
+	return ctx
+}
+
+// notify hands ev to the turn observers.
+func (t *turn) notify(ev Event) {
+	for _, o := range t.l.cfg.turnObservers {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.s.logger.Error("turn observer panicked", "event", KindOf(ev), "panic", fmt.Sprint(p))
+				}
+			}()
+			o.ObserveEvent(t.ctx, ev)
+		}()
+	}
+}
+
+// price returns the cost of a call of modelName with usage u made now,
+// and adds it to the turn's and the session's.
+func (t *turn) price(modelName string, u harness.Usage) float64 {
+	c, _ := t.l.cfg.prices.Cost(modelName, u, time.Now())
+	t.cost += c
+	t.s.addCost(c)
+	return c
+}
+
+// Cost returns what the session's logged model calls cost by the loop's
+// price table (WithPrices), in its currency: derived from the log when
+// resumed, and summed as turns run.
+func (s *Session) Cost() float64 {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.cost
+}
+
+func (s *Session) addCost(c float64) {
+	s.logMu.Lock()
+	s.cost += c
+	s.logMu.Unlock()
+}
+
+// logCost is the cost of the model calls in a loaded log.
+func logCost(prices *pricing.Table, events []session.Event) float64 {
+	if prices == nil {
+		return 0
+	}
+	var sum float64
+	for _, ev := range events {
+		if am, ok := ev.Data.(*session.AssistantMessage); ok && am.Usage != nil {
+			c, _ := prices.Cost(am.Model, *am.Usage, ev.Time)
+			sum += c
+		}
+	}
+	return sum
+}
+
+// chainModel wraps m in mws, mws[0] the outermost: it sees the request
+// first and the answer last. Nil middlewares are skipped.
+func chainModel(m model.Model, mws []model.Middleware) model.Model {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			m = mws[i](m)
+		}
+	}
+	return m
+}

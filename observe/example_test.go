@@ -1,0 +1,45 @@
+package observe_test
+
+import (
+	"context"
+	"fmt"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/observe"
+)
+
+// A loop traced into an in-memory exporter: one span for the turn and
+// one for its model call.
+func ExampleNew() {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	obs, err := observe.New(observe.WithTracerProvider(tp), observe.WithProviderName("deepseek"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	loop, err := agent.New(append(obs.Options(), agent.WithModel(replay.NewScripted(replay.Say("hello"))))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer loop.Close()
+	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range sess.Run(context.Background(), "hi") {
+	}
+	for _, s := range exp.GetSpans() {
+		fmt.Println(s.Name)
+	}
+	// Output:
+	// chat scripted
+	// invoke_agent harness
+}

@@ -1,0 +1,350 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/assemble"
+	"github.com/go-harness/harness/tools"
+)
+
+const scope = "github.com/go-harness/harness/observe"
+
+// Attributes and events of this package beyond the conventions.
+const (
+	attrCost    = attribute.Key("harness.cost")
+	attrReason  = attribute.Key("harness.turn.reason")
+	attrSteps   = attribute.Key("harness.turn.steps")
+	attrStep    = attribute.Key("harness.step")
+	attrAttempt = attribute.Key("harness.retry.attempt")
+	attrDelay   = attribute.Key("harness.retry.delay_ms")
+	attrSource  = attribute.Key("harness.reminder.source")
+	attrText    = attribute.Key("harness.reminder.text")
+	attrOutcome = attribute.Key("harness.tool.outcome")
+)
+
+// Option configures an Observer.
+type Option func(*config) error
+
+type config struct {
+	tp       trace.TracerProvider
+	mp       metric.MeterProvider
+	provider string
+	agent    string
+	content  bool
+}
+
+// WithTracerProvider sets where spans go; nil is an error.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return errors.New("observe: WithTracerProvider(nil): pass a TracerProvider or leave the option out")
+		}
+		c.tp = tp
+		return nil
+	}
+}
+
+// WithMeterProvider sets where metrics go; nil is an error.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return errors.New("observe: WithMeterProvider(nil): pass a MeterProvider or leave the option out")
+		}
+		c.mp = mp
+		return nil
+	}
+}
+
+// WithProviderName sets gen_ai.provider.name ("deepseek", "openai", ...;
+// default "openai").
+func WithProviderName(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("observe: WithProviderName: empty name")
+		}
+		c.provider = name
+		return nil
+	}
+}
+
+// WithAgentName sets gen_ai.agent.name, which names the turn spans
+// (default "harness").
+func WithAgentName(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("observe: WithAgentName: empty name")
+		}
+		c.agent = name
+		return nil
+	}
+}
+
+// WithContent records message content on the spans: the system prompt,
+// the messages sent and received, tool arguments and results, reminder
+// text. It is off by default: content is sensitive.
+func WithContent(on bool) Option { return func(c *config) error { c.content = on; return nil } }
+
+// Observer traces and measures the turns of the loops it is plugged
+// into (see Options). It is safe for concurrent use.
+type Observer struct {
+	cfg       config
+	tracer    trace.Tracer
+	tokens    metric.Int64Histogram
+	duration  metric.Float64Histogram
+	toolCalls metric.Int64Counter
+	toolDur   metric.Float64Histogram
+	metrics   bool
+}
+
+// New returns an Observer. At least one of a TracerProvider and a
+// MeterProvider is required; an invalid option is an error.
+func New(opts ...Option) (*Observer, error) {
+	cfg := config{provider: "openai", agent: "harness"}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()}
+		}
+	}
+	if cfg.tp == nil && cfg.mp == nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "observe: no TracerProvider and no MeterProvider; pass WithTracerProvider or WithMeterProvider"}
+	}
+	o := &Observer{cfg: cfg}
+	if cfg.tp != nil {
+		o.tracer = cfg.tp.Tracer(scope)
+	} else {
+		o.tracer = trace.NewNoopTracerProvider().Tracer(scope)
+	}
+	if cfg.mp != nil {
+		m := cfg.mp.Meter(scope)
+		var errs [4]error
+		o.tokens, errs[0] = m.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
+			metric.WithDescription("Number of input and output tokens used."),
+			metric.WithExplicitBucketBoundaries(1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864))
+		o.duration, errs[1] = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
+			metric.WithDescription("GenAI operation duration."),
+			metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92))
+		o.toolCalls, errs[2] = m.Int64Counter("harness.tool.calls", metric.WithUnit("{call}"),
+			metric.WithDescription("Tool calls run, by tool and outcome."))
+		o.toolDur, errs[3] = m.Float64Histogram("harness.tool.duration", metric.WithUnit("s"),
+			metric.WithDescription("Tool call duration, by tool and outcome."),
+			metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300))
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, err
+		}
+		o.metrics = true
+	}
+	return o, nil
+}
+
+// Options returns the loop options that plug the observer in. Put them
+// before the host's own middleware, so that the tool spans cover it.
+func (o *Observer) Options() []agent.Option {
+	return []agent.Option{
+		agent.WithTurnObservers(turnObserver{o}),
+		agent.WithModelMiddleware(o.model),
+		agent.WithMiddleware(o.tool),
+	}
+}
+
+// turnObserver makes the turn spans.
+type turnObserver struct{ o *Observer }
+
+func (t turnObserver) BeginTurn(ctx context.Context, info agent.TurnInfo) context.Context {
+	ctx, _ = t.o.tracer.Start(ctx, "invoke_agent "+t.o.cfg.agent,
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(
+			semconv.GenAIOperationNameInvokeAgent,
+			semconv.GenAIProviderNameKey.String(t.o.cfg.provider),
+			semconv.GenAIAgentNameKey.String(t.o.cfg.agent),
+			semconv.GenAIRequestModelKey.String(info.Model),
+			semconv.GenAIConversationIDKey.String(info.SessionID),
+		))
+	return ctx
+}
+
+func (t turnObserver) ObserveEvent(ctx context.Context, ev agent.Event) {
+	span := trace.SpanFromContext(ctx)
+	switch e := ev.(type) {
+	case *agent.Retry:
+		span.AddEvent("harness.retry", trace.WithAttributes(
+			attrStep.Int(e.Step), attrAttempt.Int(e.Attempt), attrDelay.Int64(e.Delay.Milliseconds()),
+			semconv.ErrorTypeKey.String(string(harness.CodeOf(e.Err)))))
+	case *agent.ReminderAdded:
+		attrs := []attribute.KeyValue{attrStep.Int(e.Step), attrSource.String(e.Source)}
+		if t.o.cfg.content {
+			attrs = append(attrs, attrText.String(e.Text))
+		}
+		span.AddEvent("harness.reminder", trace.WithAttributes(attrs...))
+	case *agent.TurnEnd:
+		span.SetAttributes(
+			semconv.GenAIUsageInputTokensKey.Int64(e.Usage.InputTokens),
+			semconv.GenAIUsageOutputTokensKey.Int64(e.Usage.OutputTokens),
+			semconv.GenAIUsageCacheReadInputTokensKey.Int64(e.Usage.CacheHitTokens),
+			attrSteps.Int(e.Steps), attrReason.String(e.Reason), attrCost.Float64(e.Cost))
+		if e.Err != nil {
+			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(e.Err)))
+			span.SetStatus(codes.Error, e.Err.Error())
+		}
+		span.End()
+	}
+}
+
+// errorType is the error.type of err: its harness code, or "_OTHER".
+func errorType(err error) string {
+	if c := harness.CodeOf(err); c != "" && c != harness.CodeUnknown {
+		return string(c)
+	}
+	if errors.Is(err, context.Canceled) {
+		return string(harness.CodeAborted)
+	}
+	return "_OTHER"
+}
+
+// model is the model middleware: a chat span and the client metrics per
+// call.
+func (o *Observer) model(next model.Model) model.Model {
+	return model.Wrap(next, func(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+		return func(yield func(model.Chunk, error) bool) {
+			name := next.Info().Name
+			base := []attribute.KeyValue{
+				semconv.GenAIOperationNameChat,
+				semconv.GenAIProviderNameKey.String(o.cfg.provider),
+				semconv.GenAIRequestModelKey.String(name),
+			}
+			start := time.Now()
+			ctx, span := o.tracer.Start(ctx, "chat "+name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(base...))
+			if o.cfg.content && span.IsRecording() {
+				span.SetAttributes(semconv.GenAISystemInstructionsKey.String(req.System),
+					semconv.GenAIInputMessagesKey.String(jsonText(req.Messages)))
+			}
+			var (
+				usage    harness.Usage
+				hasUsage bool
+				finish   string
+				failed   error
+				asm      *assemble.Assembler
+			)
+			if o.cfg.content {
+				asm = &assemble.Assembler{}
+			}
+			for c, err := range next.Stream(ctx, req) {
+				if err != nil {
+					failed = err
+				} else {
+					switch c.Type {
+					case model.ChunkUsage:
+						usage, hasUsage = c.Usage, true
+					case model.ChunkFinish:
+						finish = c.Finish
+					}
+					if asm != nil {
+						asm.Add(c)
+					}
+				}
+				if !yield(c, err) {
+					break
+				}
+			}
+			if failed == nil && ctx.Err() != nil {
+				failed = ctx.Err()
+			}
+			attrs := base
+			if finish != "" {
+				span.SetAttributes(semconv.GenAIResponseFinishReasonsKey.StringSlice([]string{finish}))
+			}
+			if hasUsage {
+				span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int64(usage.InputTokens),
+					semconv.GenAIUsageOutputTokensKey.Int64(usage.OutputTokens),
+					semconv.GenAIUsageCacheReadInputTokensKey.Int64(usage.CacheHitTokens))
+			}
+			if asm != nil && failed == nil {
+				span.SetAttributes(semconv.GenAIOutputMessagesKey.String(jsonText([]harness.Message{asm.Message()})))
+			}
+			if failed != nil {
+				et := errorType(failed)
+				attrs = append(attrs[:len(attrs):len(attrs)], semconv.ErrorTypeKey.String(et))
+				span.SetAttributes(semconv.ErrorTypeKey.String(et))
+				span.SetStatus(codes.Error, failed.Error())
+			}
+			span.End()
+			if o.metrics {
+				set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+				o.duration.Record(ctx, time.Since(start).Seconds(), set)
+				if hasUsage {
+					o.tokens.Record(ctx, usage.InputTokens, metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], semconv.GenAITokenTypeInput)...)))
+					o.tokens.Record(ctx, usage.OutputTokens, metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], semconv.GenAITokenTypeOutput)...)))
+				}
+			}
+		}
+	})
+}
+
+// tool is the dispatch middleware: an execute_tool span and the tool
+// metrics per call.
+func (o *Observer) tool(next tools.Handler) tools.Handler {
+	return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+		start := time.Now()
+		ctx, span := o.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(
+				semconv.GenAIOperationNameExecuteTool,
+				semconv.GenAIToolNameKey.String(call.Name),
+				semconv.GenAIToolCallIDKey.String(call.ID),
+				semconv.GenAIToolTypeKey.String("function"),
+				attrStep.Int(call.Step),
+			))
+		if o.cfg.content && span.IsRecording() {
+			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
+		}
+		res := next.Handle(ctx, call)
+		outcome := "ok"
+		var et string
+		if res != nil && res.IsError {
+			outcome = "error"
+			et = string(res.Code)
+			if et == "" {
+				et = string(harness.CodeToolFailed)
+			}
+			span.SetAttributes(semconv.ErrorTypeKey.String(et))
+			span.SetStatus(codes.Error, et)
+		}
+		if o.cfg.content && res != nil && span.IsRecording() {
+			span.SetAttributes(semconv.GenAIToolCallResultKey.String(jsonText(res.Content)))
+		}
+		span.End()
+		if o.metrics {
+			attrs := []attribute.KeyValue{semconv.GenAIToolNameKey.String(call.Name), attrOutcome.String(outcome)}
+			if et != "" {
+				attrs = append(attrs, semconv.ErrorTypeKey.String(et))
+			}
+			set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+			o.toolCalls.Add(ctx, 1, set)
+			o.toolDur.Record(ctx, time.Since(start).Seconds(), set)
+		}
+		return res
+	})
+}
+
+// jsonText encodes v for a content attribute.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

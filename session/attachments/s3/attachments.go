@@ -1,0 +1,169 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/session/attachments"
+)
+
+// Attachments is an attachment store in a bucket of an S3-compatible
+// service. It is safe for concurrent use, also by several processes
+// sharing the bucket.
+type Attachments struct {
+	client *minio.Client
+	bucket string
+	prefix string
+	max    int64
+}
+
+// Option configures an Attachments store.
+type Option func(*Attachments) error
+
+// WithPrefix keeps the attachments under prefix in the bucket
+// ("attachments/" by default). It must be empty or end in "/", without
+// empty, "." or ".." segments.
+func WithPrefix(prefix string) Option {
+	return func(a *Attachments) error {
+		bad := prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/"))
+		for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
+			bad = bad || (prefix != "" && (seg == "" || seg == "." || seg == ".."))
+		}
+		if bad {
+			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
+				"attachments/s3: WithPrefix(%q): a prefix is empty or relative names ending in \"/\", without empty, \".\" or \"..\" segments", prefix)}
+		}
+		a.prefix = prefix
+		return nil
+	}
+}
+
+// WithMaxSize sets the largest attachment Get reads (64 MiB by default):
+// a larger object is refused with harness.CodeTooLarge instead of being
+// read into memory. n must be positive.
+func WithMaxSize(n int64) Option {
+	return func(a *Attachments) error {
+		if n <= 0 {
+			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("attachments/s3: WithMaxSize(%d): the size must be positive", n)}
+		}
+		a.max = n
+		return nil
+	}
+}
+
+// NewAttachments returns a store keeping attachments in bucket, which
+// must exist.
+func NewAttachments(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (*Attachments, error) {
+	if client == nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "attachments/s3: NewAttachments needs a client (minio.New)"}
+	}
+	a := &Attachments{client: client, bucket: bucket, prefix: "attachments/", max: 64 << 20}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(a); err != nil {
+			return nil, err
+		}
+	}
+	ok, err := client.BucketExists(ctx, bucket)
+	if err != nil {
+		return nil, ioErr("checking bucket "+bucket, err)
+	}
+	if !ok {
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("attachments/s3: bucket %q does not exist; create it first", bucket)}
+	}
+	return a, nil
+}
+
+func ioErr(what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("attachments/s3: %s: %w", what, err)
+	}
+	return &harness.Error{Code: harness.CodeIO, Err: err, Message: "attachments/s3: " + what + ": " + err.Error()}
+}
+
+func (a *Attachments) key(digest string) string {
+	return a.prefix + "sha256/" + strings.TrimPrefix(digest, "sha256:")
+}
+
+// Put implements tools.AttachmentStore.
+func (a *Attachments) Put(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	digest := attachments.Digest(data)
+	key := a.key(digest)
+	if info, err := a.client.StatObject(ctx, a.bucket, key, minio.StatObjectOptions{}); err == nil && info.Size == int64(len(data)) {
+		return digest, nil // stored already; Get verifies what it reads
+	} else if err != nil && minio.ToErrorResponse(err).Code != minio.NoSuchKey {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", ioErr("storing attachment "+digest, err)
+	}
+	// The upload is one request whose MD5 the service verifies: an object
+	// is either whole or absent.
+	_, err := a.client.PutObject(ctx, a.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
+		ContentType:      "application/octet-stream",
+		DisableMultipart: true,
+		SendContentMd5:   true,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", ioErr("storing attachment "+digest, err)
+	}
+	return digest, nil
+}
+
+// Get implements tools.AttachmentStore and model.ImageSource.
+func (a *Attachments) Get(ctx context.Context, digest string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !attachments.ValidDigest(digest) {
+		return nil, &harness.Error{Code: harness.CodeInvalidDigest, Message: fmt.Sprintf(
+			"attachments/s3: invalid attachment digest %q (want \"sha256:\" and 64 lowercase hex digits)", digest)}
+	}
+	obj, err := a.client.GetObject(ctx, a.bucket, a.key(digest), minio.GetObjectOptions{})
+	if err != nil {
+		return nil, a.getErr(ctx, digest, err)
+	}
+	defer obj.Close()
+	info, err := obj.Stat()
+	if err != nil {
+		return nil, a.getErr(ctx, digest, err)
+	}
+	if info.Size > a.max {
+		return nil, &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
+			"attachments/s3: attachment %s is %d bytes, more than the store reads (%d)", digest, info.Size, a.max)}
+	}
+	data, err := io.ReadAll(io.LimitReader(obj, a.max+1))
+	if err != nil {
+		return nil, a.getErr(ctx, digest, err)
+	}
+	if got := attachments.Digest(data); got != digest {
+		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf(
+			"attachments/s3: stored attachment %s holds bytes hashing to %s", digest, got)}
+	}
+	return data, nil
+}
+
+func (a *Attachments) getErr(ctx context.Context, digest string, err error) error {
+	if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
+		return &harness.Error{Code: harness.CodeNotFound, Message: "attachments/s3: no attachment " + digest}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return ioErr("reading attachment "+digest, err)
+}

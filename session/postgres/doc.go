@@ -1,0 +1,34 @@
+// Package postgres keeps session logs in PostgreSQL, for programs that
+// run sessions on many machines: a session started on one worker resumes
+// on any other that reaches the database.
+//
+// A [Store] is a session.Store that passes the same conformance suite as
+// the JSONL store (session/sessiontest). Each event is one row holding
+// its line exactly as session.Event.MarshalJSON wrote it, so a session
+// reads back the same from either store; a row that does not decode is
+// skipped with a warning, as the JSONL store skips such a line.
+//
+// One writer per session, across processes and machines: a log open for
+// appending holds a PostgreSQL advisory lock on a connection of its own,
+// and a second Open anywhere fails with harness.CodeLocked. A writer that
+// dies releases the lock with its connection. Each append is one
+// statement that also checks and moves the session's next sequence
+// number, so even a writer that lost its lock cannot write over another;
+// sequence numbers stay contiguous. Append returns after the commit: an
+// acknowledged event is never lost.
+//
+// Search (a search.Searcher) runs in SQL: the workspace's sessions that hold a candidate
+// event, found for a literal query with a trigram index (pg_trgm) on the
+// events' decoded text, newest first; search.Lines (session/search) then matches
+// the candidates exactly as the JSONL store matches its files, so both
+// answer the same search the same way.
+//
+// The schema is created and migrated by [New] from versioned migrations
+// embedded in the package; processes starting together migrate once, and
+// a database migrated by a newer build is refused rather than written
+// with an older schema. The database needs the pg_trgm extension
+// (shipped with PostgreSQL; a database owner can create it).
+//
+// It imports harness, session, session/search and the pgx driver (github.com/jackc/pgx/v5),
+// nothing of tools, spill or agent.
+package postgres

@@ -1,0 +1,132 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-harness/harness/session/search"
+)
+
+// maxNesting bounds how deep searchText looks into strings that hold
+// JSON (tool call arguments hold JSON, whose strings may hold more).
+const maxNesting = 4
+
+// searchText returns every string of an event line, decoded, and the
+// strings of any string that is itself JSON, one per line: a superset of
+// the text search.Search matches (a match lies within one piece of
+// text), which the trigram index narrows searches with. NUL, which a
+// text column cannot hold, becomes U+FFFD here and in queries alike.
+func searchText(line []byte) string {
+	var v any
+	if json.Unmarshal(line, &v) != nil {
+		return ""
+	}
+	var b strings.Builder
+	collect(v, &b, 0)
+	return b.String()
+}
+
+func collect(v any, b *strings.Builder, depth int) {
+	switch x := v.(type) {
+	case string:
+		b.WriteString(strings.ReplaceAll(x, "\x00", "\uFFFD"))
+		b.WriteByte('\n')
+		if t := strings.TrimLeft(x, " \t\r\n"); depth < maxNesting && t != "" && (t[0] == '{' || t[0] == '[') {
+			var inner any
+			if json.Unmarshal([]byte(x), &inner) == nil {
+				collect(inner, b, depth+1)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			collect(e, b, depth)
+		}
+	case map[string]any:
+		for _, e := range x {
+			collect(e, b, depth)
+		}
+	}
+}
+
+// Search implements search.Searcher in SQL: the sessions of the
+// workspace that hold a candidate event, newest first, and their
+// candidate events, found with the trigram index for a literal query;
+// search.Lines then matches them exactly as the JSONL store
+// matches its files, so both answer a search alike.
+func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match, error) {
+	// An invalid query fails before any SQL is sent.
+	if _, err := search.Lines(ctx, opts, nil, nil); err != nil {
+		return nil, err
+	}
+	ws := opts.Workspace
+	if opts.AllWorkspaces {
+		ws = ""
+	}
+	where, args := workspaceFilter(ws, nil)
+	var cond []string
+	if where != "" {
+		cond = append(cond, strings.TrimPrefix(where, " WHERE "))
+	}
+	if len(opts.Exclude) > 0 {
+		args = append(args, opts.Exclude)
+		cond = append(cond, fmt.Sprintf("NOT (id = ANY($%d))", len(args)))
+	}
+	// The event filter, shared by the session query and the line query.
+	var evCond []string
+	var evArgs []any
+	if opts.Types != nil {
+		evArgs = append(evArgs, opts.Types)
+		evCond = append(evCond, "type = ANY($%d)")
+	}
+	if !opts.Regex && utf8.ValidString(opts.Query) {
+		evArgs = append(evArgs, "%"+likeEscape(strings.ReplaceAll(opts.Query, "\x00", "\uFFFD"))+"%")
+		evCond = append(evCond, "body LIKE $%d")
+	}
+	eventWhere := func(first int) string {
+		parts := make([]string, len(evCond))
+		for i, c := range evCond {
+			parts[i] = fmt.Sprintf(c, first+i)
+		}
+		return strings.Join(parts, " AND ")
+	}
+	if len(evCond) > 0 {
+		cond = append(cond, "EXISTS (SELECT 1 FROM harness_events e WHERE e.session_id = harness_sessions.id AND "+eventWhere(len(args)+1)+")")
+		args = append(args, evArgs...)
+	}
+	sql := `SELECT header, title, updated_ns, size FROM harness_sessions`
+	if len(cond) > 0 {
+		sql += " WHERE " + strings.Join(cond, " AND ")
+	}
+	rows, err := s.pool.Query(ctx, sql+orderNewest, args...)
+	if err != nil {
+		return nil, dbErr("searching sessions", err)
+	}
+	infos, err := scanInfos(rows)
+	if err != nil {
+		return nil, dbErr("searching sessions", err)
+	}
+	lineSQL := `SELECT line FROM harness_events WHERE session_id = $1`
+	if len(evCond) > 0 {
+		lineSQL += " AND " + eventWhere(2)
+	}
+	lineSQL += " ORDER BY seq"
+	return search.Lines(ctx, opts, infos, func(ctx context.Context, i int) ([][]byte, error) {
+		rows, err := s.pool.Query(ctx, lineSQL, append([]any{infos[i].Header.ID}, evArgs...)...)
+		if err != nil {
+			return nil, dbErr("searching session "+infos[i].Header.ID, err)
+		}
+		defer rows.Close()
+		var out [][]byte
+		for rows.Next() {
+			out = append(out, bytes.Clone(rows.RawValues()[0]))
+		}
+		if err := rows.Err(); err != nil {
+			return nil, dbErr("searching session "+infos[i].Header.ID, err)
+		}
+		return out, nil
+	})
+}

@@ -1,0 +1,147 @@
+package postgres_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/postgres"
+	"github.com/go-harness/harness/session/sessiontest"
+)
+
+func TestConformance(t *testing.T) {
+	serverURL(t)
+	sessiontest.TestStore(t, func(t *testing.T) session.Store { return newStore(t) })
+}
+
+func TestMaxLineSize(t *testing.T) {
+	serverURL(t)
+	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
+		return newStore(t, postgres.WithMaxLineSize(max))
+	})
+}
+
+func TestOptionsAndPool(t *testing.T) {
+	_, err := postgres.New(ctx(), nil)
+	assert.ErrorContains(t, err, "connection pool")
+	for _, n := range []int{0, -1} {
+		// The option is checked before the database is touched.
+		_, err := postgres.New(ctx(), nil, postgres.WithMaxLineSize(n))
+		assert.Error(t, err)
+		err = postgres.WithMaxLineSize(n)(&postgres.Store{})
+		assert.ErrorContains(t, err, "must be positive")
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	leakcheck.Check(t)
+	pool, _ := newSchema(t)
+	// Processes starting together migrate once.
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = postgres.New(ctx(), pool) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	var versions []int
+	rows, err := pool.Query(ctx(), `SELECT version FROM harness_schema_migrations ORDER BY version`)
+	require.NoError(t, err)
+	versions, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{1}, versions, "each migration applied once")
+
+	// A session survives a new store on the same database.
+	s, err := postgres.New(ctx(), pool)
+	require.NoError(t, err)
+	log, err := s.Create(ctx(), session.Header{ID: "kept", Cwd: "/w"})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	s2, err := postgres.New(ctx(), pool)
+	require.NoError(t, err)
+	_, err = s2.Load(ctx(), "kept")
+	require.NoError(t, err)
+
+	// A schema from a newer build is refused.
+	_, err = pool.Exec(ctx(), `INSERT INTO harness_schema_migrations (version, name) VALUES (99, '0099_future.sql')`)
+	require.NoError(t, err)
+	_, err = postgres.New(ctx(), pool)
+	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
+	assert.ErrorContains(t, err, "version 99")
+}
+
+func TestNewerHeaderRefused(t *testing.T) {
+	pool, _ := newSchema(t)
+	s, err := postgres.New(ctx(), pool)
+	require.NoError(t, err)
+	log, err := s.Create(ctx(), session.Header{ID: "future", Cwd: "/w"})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	_, err = pool.Exec(ctx(), `UPDATE harness_sessions SET header = replace(header, '"format":1', '"format":7')`)
+	require.NoError(t, err)
+	_, err = s.Load(ctx(), "future")
+	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
+	assert.Contains(t, err.Error(), "log format 7, this build reads up to 1")
+	_, _, err = s.Open(ctx(), "future")
+	assert.ErrorIs(t, err, harness.CodeUnsupportedFormat)
+}
+
+// TestFencedAfterLostLock checks what a writer does when its connection,
+// and with it the lock, is gone, and when the session moved on without
+// it: nothing is written over another writer's events.
+func TestFencedAfterLostLock(t *testing.T) {
+	pool, _ := newSchema(t)
+	s, err := postgres.New(ctx(), pool)
+	require.NoError(t, err)
+	rem := func(text string) session.Payload {
+		return &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: text}}
+	}
+
+	t.Run("ConnectionKilled", func(t *testing.T) {
+		log, err := s.Create(ctx(), session.Header{ID: "killed", Cwd: "/w"})
+		require.NoError(t, err)
+		defer log.Close()
+		_, err = log.Append(ctx(), rem("one"))
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx(), `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`)
+		require.NoError(t, err)
+		_, err = log.Append(ctx(), rem("two"))
+		require.ErrorIs(t, err, harness.CodeClosed)
+		assert.ErrorContains(t, err, "open the session again")
+		_, err = log.Append(ctx(), rem("three"))
+		require.ErrorIs(t, err, harness.CodeClosed, "the failure sticks")
+
+		log2, tr, err := s.Open(ctx(), "killed")
+		require.NoError(t, err, "the lock went with the connection")
+		defer log2.Close()
+		require.Len(t, tr.Events, 1)
+		evs, err := log2.Append(ctx(), rem("after"))
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), evs[0].Seq)
+	})
+
+	t.Run("WrittenElsewhere", func(t *testing.T) {
+		log, err := s.Create(ctx(), session.Header{ID: "moved", Cwd: "/w"})
+		require.NoError(t, err)
+		defer log.Close()
+		_, err = log.Append(ctx(), rem("one"))
+		require.NoError(t, err)
+		// Another writer (one that wrongly believed it held the lock)
+		// moved the session on.
+		_, err = pool.Exec(ctx(), `UPDATE harness_sessions SET next_seq = next_seq + 1 WHERE id = 'moved'`)
+		require.NoError(t, err)
+		_, err = log.Append(ctx(), rem("two"), rem("three"))
+		require.ErrorIs(t, err, harness.CodeLocked)
+		tr, err := s.Load(ctx(), "moved")
+		require.NoError(t, err)
+		assert.Len(t, tr.Events, 1, "nothing of the fenced append was written")
+	})
+}

@@ -1,0 +1,281 @@
+package s3
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/tools"
+)
+
+// Store is a spill.Store in a bucket of an S3-compatible service. It is
+// safe for concurrent use, also by several processes sharing the bucket.
+type Store struct {
+	client   *minio.Client
+	bucket   string
+	prefix   string
+	partSize uint64
+}
+
+var _ spill.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store) error
+
+// WithPrefix keeps the store's objects under prefix in the bucket
+// ("spill/" by default): a bucket can then hold other data, or the
+// outputs of several deployments. It must be empty or end in "/", and
+// hold no "//", "." or ".." segment.
+func WithPrefix(prefix string) Option {
+	return func(s *Store) error {
+		if prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") || strings.Contains(prefix, "//") || badSegment(prefix)) {
+			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
+				"spill/s3: WithPrefix(%q): a prefix is empty or relative names ending in \"/\", without empty, \".\" or \"..\" segments", prefix)}
+		}
+		s.prefix = prefix
+		return nil
+	}
+}
+
+func badSegment(prefix string) bool {
+	for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// New returns a store keeping outputs in bucket, which must exist.
+func New(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "spill/s3: New needs a client (minio.New)"}
+	}
+	s := &Store{client: client, bucket: bucket, prefix: "spill/", partSize: 5 << 20}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	ok, err := client.BucketExists(ctx, bucket)
+	if err != nil {
+		return nil, ioErr("checking bucket "+bucket, err)
+	}
+	if !ok {
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("spill/s3: bucket %q does not exist; create it first", bucket)}
+	}
+	return s, nil
+}
+
+func ioErr(what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("spill/s3: %s: %w", what, err)
+	}
+	return &harness.Error{Code: harness.CodeIO, Err: err, Message: "spill/s3: " + what + ": " + err.Error()}
+}
+
+// sanitize maps an id to at most max bytes of ASCII letters, digits, '_'
+// and '-'; an empty id becomes "none".
+func sanitize(id string, max int) string {
+	if id == "" {
+		return "none"
+	}
+	b := make([]byte, 0, min(len(id), max))
+	for i := 0; i < len(id) && len(b) < max; i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b = append(b, c)
+		default:
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// sessionDir names a session's outputs: its sanitized id, for people
+// listing the bucket, and a hash of the exact id, so that ids that
+// sanitize alike never share outputs.
+func sessionDir(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return sanitize(session, 64) + "-" + hex.EncodeToString(sum[:4])
+}
+
+// locatorKey is the form of every key Save makes, relative to the
+// prefix; Open refuses anything else.
+var locatorKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}-[0-9a-f]{8}/[A-Za-z0-9_-]{1,64}-[A-Za-z0-9_-]{1,64}-[0-9a-f]{16}\.txt$`)
+
+// errReader records the first error of the reader it wraps, so that Save
+// reports the reader's own error and not the client's account of it.
+type errReader struct {
+	r   io.Reader
+	ctx context.Context
+	err error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return 0, err
+	}
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// Save implements tools.OutputStore: r is streamed to a new object.
+func (s *Store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.Stored{}, err
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return tools.Stored{}, err
+	}
+	rel := sessionDir(owner.Session) + "/" + sanitize(owner.Tool, 64) + "-" + sanitize(owner.Call, 64) + "-" + hex.EncodeToString(suffix[:]) + ".txt"
+	er := &errReader{r: r, ctx: ctx}
+	ix := newIndexer()
+	info, err := s.client.PutObject(ctx, s.bucket, s.prefix+rel, io.TeeReader(er, ix), -1, minio.PutObjectOptions{
+		ContentType: "application/octet-stream",
+		PartSize:    s.partSize,
+	})
+	if err != nil {
+		// Nothing of a failed upload stays: a multipart upload is
+		// aborted, a single part never completed.
+		switch {
+		case er.err != nil:
+			return tools.Stored{}, fmt.Errorf("spill/s3: saving output: %w", er.err)
+		case ctx.Err() != nil:
+			return tools.Stored{}, ctx.Err()
+		}
+		return tools.Stored{}, ioErr("saving output", err)
+	}
+	// Without its index an output is still whole; reading it is slower.
+	if err := s.saveIndex(ctx, s.prefix+rel, ix.done()); err != nil {
+		_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.prefix+rel, minio.RemoveObjectOptions{})
+		return tools.Stored{}, ioErr("saving output", err)
+	}
+	return tools.Stored{Locator: tools.OutputScheme + rel, Size: info.Size}, nil
+}
+
+func notFound(locator string) error {
+	return &harness.Error{Code: harness.CodeNotFound, Message: "spill/s3: no saved output " + locator +
+		" (it may have been removed by retention; locators come from spill notices and must be used exactly as given)"}
+}
+
+// Open implements tools.OutputStore. The reader fetches the object with
+// ranged requests as it is read (it is an io.ReaderAt and io.Seeker too),
+// so closing it early downloads no more.
+func (s *Store) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rel, ok := strings.CutPrefix(locator, tools.OutputScheme)
+	if !ok || !locatorKey.MatchString(rel) {
+		return nil, notFound(fmt.Sprintf("%q", locator))
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, s.prefix+rel, minio.GetObjectOptions{})
+	if err == nil {
+		_, err = obj.Stat()
+		if err != nil {
+			obj.Close()
+		}
+	}
+	if err != nil {
+		if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
+			return nil, notFound(locator)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, ioErr("opening "+locator, err)
+	}
+	return obj, nil
+}
+
+// DeleteSession implements spill.Store.
+func (s *Store) DeleteSession(ctx context.Context, session string) error {
+	return s.remove(ctx, s.prefix+sessionDir(session)+"/", func(minio.ObjectInfo) bool { return true }, nil)
+}
+
+// Expire implements spill.Store, by the objects' modification times
+// (which S3 keeps to the second).
+func (s *Store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := s.remove(ctx, s.prefix, func(o minio.ObjectInfo) bool { return o.LastModified.Before(cutoff) }, &n)
+	return n, err
+}
+
+// remove deletes the objects under prefix that keep selects, counting
+// them in n when n is not nil.
+func (s *Store) remove(ctx context.Context, prefix string, keep func(minio.ObjectInfo) bool, n *int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	victims := make(chan minio.ObjectInfo)
+	var listErr error
+	go func() {
+		defer close(victims)
+		for o := range s.client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+			if o.Err != nil {
+				listErr = o.Err
+				return
+			}
+			if !keep(o) {
+				continue
+			}
+			select {
+			case victims <- o:
+			case <-lctx.Done():
+				return
+			}
+		}
+	}()
+	var errs []error
+	removed := 0
+	counting := make(chan minio.ObjectInfo)
+	go func() {
+		defer close(counting)
+		for o := range victims {
+			if !strings.HasSuffix(o.Key, ".lines") {
+				removed++ // an output, not its line index
+			}
+			counting <- o
+		}
+	}()
+	for e := range s.client.RemoveObjects(ctx, s.bucket, counting, minio.RemoveObjectsOptions{}) {
+		if e.Err != nil {
+			errs = append(errs, e.Err)
+		}
+	}
+	// Every object handed over was acted on; those that failed are not
+	// counted.
+	if n != nil {
+		*n = removed - len(errs)
+	}
+	if listErr != nil {
+		errs = append(errs, listErr)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ioErr("removing outputs", err)
+	}
+	return ctx.Err()
+}
