@@ -133,6 +133,10 @@ const (
 	// CodeUnsupportedFormat: the session log is written in a format this
 	// build cannot read (a newer one, say).
 	CodeUnsupportedFormat Code = "unsupported_format"
+	// CodeInvalidOutput: a structured final answer did not validate
+	// against its schema, even after one repair round trip; or the
+	// schema itself does not resolve.
+	CodeInvalidOutput Code = "invalid_output"
 )
 
 // Images: what read_image reports.

@@ -130,6 +130,9 @@ type TurnEnd struct {
 	Reason string        `json:"reason"`
 	Steps  int           `json:"steps"`
 	Usage  harness.Usage `json:"usage"`
+	// Output is the validated JSON value of a structured final answer
+	// (see Session.RunOutput); nil otherwise. Decode it with OutputAs.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Cost is what the turn's model calls cost by the loop's price
 	// table (WithPrices), in its currency; 0 without one.
 	Cost float64 `json:"cost,omitempty"`

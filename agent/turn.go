@@ -34,6 +34,8 @@ type turn struct {
 	// tools are the step's tools: taken when it starts, fixed until it
 	// ends.
 	tools *toolset
+	// output is the structured answer the turn asks for, if any.
+	output *outputSpec
 	// sub is what the turn's sub-agents spent, and their events' way to
 	// the host.
 	sub *subTurn
@@ -179,6 +181,14 @@ func (t *turn) loop() {
 		calls := msg.ToolCalls()
 		if len(calls) == 0 {
 			t.emit(&StepEnd{Step: step, Finish: finish})
+			if t.output != nil {
+				if again, err := t.checkOutput(step, msg); again {
+					continue
+				} else if err != nil {
+					t.finish(session.ReasonError, err)
+					return
+				}
+			}
 			t.finish(session.ReasonCompleted, nil)
 			return
 		}
@@ -227,7 +237,11 @@ func (t *turn) finish(reason string, err error) {
 		reason = session.ReasonError
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
-	t.end(&TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
+	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
+	if t.output != nil && reason == session.ReasonCompleted {
+		end.Output = t.output.value
+	}
+	t.end(end)
 }
 
 // end hands the TurnEnd to the observers and, unless the host stopped
@@ -251,12 +265,17 @@ func (t *turn) stepTools() *toolset {
 
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
-	return t.projectImages(&model.Request{
+	req := &model.Request{
 		System:   t.l.cfg.system,
 		Messages: t.s.Messages(),
 		Tools:    t.stepTools().model,
 		Images:   t.l.cfg.attachments,
-	})
+	}
+	if t.output != nil {
+		out := t.output.out
+		req.Output = &out
+	}
+	return t.projectImages(req)
 }
 
 // callModel makes one model call, retrying retryable failures, and logs

@@ -88,6 +88,8 @@ and exits; without one it reads prompts from stdin, one per line.
 
 The model: DEEPSEEK_API_KEY for DeepSeek, or HARNESS_BASE_URL,
 HARNESS_API_KEY and HARNESS_MODEL for any OpenAI-compatible endpoint.
+DEEPSEEK_BASE_URL points DeepSeek at another host; HARNESS_DIALECT
+(deepseek, openai or generic) overrides the dialect guessed from the URL.
 
 flags:
 `

@@ -295,6 +295,9 @@ func TestUsageErrors(t *testing.T) {
 	assert.Equal(t, exitOK, r.code)
 	assert.Contains(t, r.stderr, "usage: coder [flags] [prompt]")
 	assert.Contains(t, r.stderr, "-max-steps n")
+	for _, v := range []string{"DEEPSEEK_BASE_URL", "HARNESS_DIALECT", "deepseek, openai or generic"} {
+		assert.Contains(t, r.stderr, v)
+	}
 }
 
 // -resume of a session that worked outside -C is refused.

@@ -1,0 +1,210 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"reflect"
+	"strings"
+	"unicode"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/session"
+)
+
+// outputSource names the reminder that asks the model to repair a
+// structured answer.
+const outputSource = "output_validation"
+
+// outputSpec is the structured answer a turn asks for.
+type outputSpec struct {
+	out      model.Output
+	schema   *jsonschema.Resolved
+	repaired bool            // the one repair round trip was spent
+	value    json.RawMessage // the validated answer
+}
+
+func newOutputSpec(out model.Output) (*outputSpec, error) {
+	if out.Name == "" {
+		out.Name = "answer"
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(out.Schema, &s); err != nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema is not valid JSON Schema: " + err.Error() + "; pass a JSON Schema object", Err: err}
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema does not resolve: " + err.Error(), Err: err}
+	}
+	return &outputSpec{out: out, schema: r}, nil
+}
+
+// RunOutput runs one turn like Run, asking for a final answer that is one
+// JSON value valid against out.Schema: the request carries out (sent as a
+// "json_schema" response format where the endpoint takes one, as
+// "json_object" elsewhere), and the final answer is validated here
+// whatever the endpoint enforced. An answer that does not validate gets
+// one repair round trip: a logged reminder, yielded as ReminderAdded,
+// tells the model what failed and the turn goes on. A second invalid
+// answer ends the turn with reason error and an *harness.Error with code
+// CodeInvalidOutput. On success TurnEnd.Output holds the value; the
+// answer's text stays in the log as the assistant message it was.
+func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output) iter.Seq2[Event, error] {
+	spec, err := newOutputSpec(out)
+	if err != nil {
+		return func(yield func(Event, error) bool) {
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
+		}
+	}
+	content := []harness.Block{harness.TextBlock(prompt)}
+	return s.runTurn(ctx, func(t *turn) {
+		t.output = spec
+		t.runSafely(content)
+	})
+}
+
+// RunTyped runs one turn on prompt asking for a final answer of type T
+// (its JSON Schema inferred from T as tool arguments are), waits for the
+// end, and returns the decoded answer with the TurnEnd. The error is the
+// turn's (an *harness.Error with CodeInvalidOutput when the answer did
+// not validate after one repair), or the schema inference's.
+func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEnd, error) {
+	var zero T
+	out, err := outputFor[T]()
+	if err != nil {
+		return zero, nil, err
+	}
+	var end *TurnEnd
+	var endErr error
+	for ev, err := range s.RunOutput(ctx, prompt, out) {
+		if te, ok := ev.(*TurnEnd); ok {
+			end, endErr = te, err
+		}
+	}
+	if endErr != nil {
+		return zero, end, endErr
+	}
+	v, err := OutputAs[T](end)
+	return v, end, err
+}
+
+// OutputAs decodes the structured answer a TurnEnd carries into a T.
+func OutputAs[T any](end *TurnEnd) (T, error) {
+	var v T
+	if end == nil || end.Output == nil {
+		return v, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the turn has no structured answer; run it with RunOutput or RunTyped"}
+	}
+	if err := json.Unmarshal(end.Output, &v); err != nil {
+		return v, &harness.Error{Code: harness.CodeInvalidOutput, Message: fmt.Sprintf("agent: the structured answer does not decode into %T: %v", v, err), Err: err}
+	}
+	return v, nil
+}
+
+// outputFor infers the output of a T: its schema and a snake_case name.
+func outputFor[T any]() (model.Output, error) {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return model.Output{}, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: inferring the output schema: " + err.Error(), Err: err}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return model.Output{}, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: encoding the output schema: " + err.Error(), Err: err}
+	}
+	return model.Output{Name: snakeName(reflect.TypeFor[T]().Name()), Schema: b}, nil
+}
+
+// snakeName turns a Go type name into a schema name: ReviewResult →
+// review_result; "" for an unnamed type becomes "answer".
+func snakeName(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue // generic type arguments and the like
+		}
+		if unicode.IsUpper(r) {
+			if i > 0 && b.Len() > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))) {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "answer"
+	}
+	return b.String()
+}
+
+// checkOutput validates the final answer of a structured turn. It
+// returns again when it logged a repair request and the turn must take
+// another step, or the error that ends the turn.
+func (t *turn) checkOutput(step int, msg harness.Message) (again bool, err error) {
+	o := t.output
+	v, problem := o.validate(msg.Text())
+	if problem == "" {
+		o.value = v
+		return false, nil
+	}
+	if o.repaired {
+		return false, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the final answer is not valid against the " + o.out.Name + " schema after one repair: " + problem}
+	}
+	o.repaired = true
+	r := harness.Reminder{Source: outputSource, Text: "Your final answer is not valid against the " + o.out.Name + " schema: " + problem +
+		". Answer again with only one JSON value that matches the schema, no prose and no code fence."}
+	if err := t.s.append(t.ctx, &session.Reminded{Reminder: r}); err != nil {
+		return false, fmt.Errorf("agent: logging the repair request: %w", err)
+	}
+	t.emit(&ReminderAdded{Step: step, Reminder: r})
+	return true, nil
+}
+
+// validate parses text as one JSON value (a surrounding code fence is
+// tolerated) and checks it against the schema. It returns the compact
+// value, or what is wrong with it.
+func (o *outputSpec) validate(text string) (json.RawMessage, string) {
+	text = stripFence(text)
+	if text == "" {
+		return nil, "the answer is empty"
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, "the answer is not JSON (" + err.Error() + ")"
+	}
+	if dec.More() {
+		return nil, "the answer holds more than one JSON value"
+	}
+	// Validate wants plain Go values, as json.Unmarshal makes them.
+	var plain any
+	if err := json.Unmarshal([]byte(text), &plain); err != nil {
+		return nil, "the answer is not JSON (" + err.Error() + ")"
+	}
+	if err := o.schema.Validate(plain); err != nil {
+		return nil, err.Error()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, "the answer cannot be encoded (" + err.Error() + ")"
+	}
+	return b, ""
+}
+
+// stripFence trims space and one surrounding ``` fence (with an optional
+// language tag).
+func stripFence(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") || len(s) < 6 {
+		return s
+	}
+	body := strings.TrimSuffix(s[3:], "```")
+	if i := strings.IndexByte(body, '\n'); i >= 0 && !strings.ContainsAny(body[:i], "{}[]\"") {
+		body = body[i+1:]
+	}
+	return strings.TrimSpace(body)
+}

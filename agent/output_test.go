@@ -1,0 +1,186 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/agent/openai/openaitest"
+	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
+)
+
+type ReviewResult struct {
+	Verdict string   `json:"verdict" jsonschema:"approve or reject"`
+	Issues  []string `json:"issues"`
+}
+
+func answerReply(text string) openaitest.Reply {
+	return openaitest.SSE(openaitest.Text(text), openaitest.Finish("stop"), openaitest.Usage(10, 5, 0, 10, 0))
+}
+
+// structuredLoop starts a loop on the fake endpoint in one dialect.
+func structuredLoop(t *testing.T, d openai.Dialect, replies ...openaitest.Reply) (*openaitest.Server, *agent.Session, session.Store) {
+	t.Helper()
+	srv := openaitest.NewServer(replies...)
+	t.Cleanup(srv.Close)
+	m, err := openai.New(srv.URL, "key", "test-model", openai.WithDialect(d))
+	require.NoError(t, err)
+	store := session.NewMemory()
+	loop, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store))
+	require.NoError(t, err)
+	t.Cleanup(func() { loop.Close() })
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/work"})
+	require.NoError(t, err)
+	return srv, s, store
+}
+
+func TestRunTyped(t *testing.T) {
+	const valid = `{"verdict":"approve","issues":["none"]}`
+	cases := []struct {
+		name     string
+		dialect  openai.Dialect
+		replies  []string
+		format   string // the response_format type sent
+		wantCode harness.Code
+		requests int
+	}{
+		{name: "valid", dialect: openai.DialectOpenAI, replies: []string{valid}, format: "json_schema", requests: 1},
+		{name: "fenced valid", dialect: openai.DialectGeneric, replies: []string{"```json\n" + valid + "\n```"}, format: "json_schema", requests: 1},
+		{name: "repaired once", dialect: openai.DialectOpenAI, replies: []string{`{"verdict":3}`, valid}, format: "json_schema", requests: 2},
+		{name: "invalid twice", dialect: openai.DialectOpenAI, replies: []string{`{"verdict":3}`, `not json`}, format: "json_schema", wantCode: harness.CodeInvalidOutput, requests: 2},
+		{name: "deepseek valid", dialect: openai.DialectDeepSeek, replies: []string{valid}, format: "json_object", requests: 1},
+		{name: "deepseek repaired", dialect: openai.DialectDeepSeek, replies: []string{`{"issues":[]}`, valid}, format: "json_object", requests: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			leakcheck.Check(t)
+			var replies []openaitest.Reply
+			for _, r := range tc.replies {
+				replies = append(replies, answerReply(r))
+			}
+			srv, s, store := structuredLoop(t, tc.dialect, replies...)
+			got, end, err := agent.RunTyped[ReviewResult](context.Background(), s, "review it")
+			require.NotNil(t, end)
+			reqs := srv.Requests()
+			require.Len(t, reqs, tc.requests)
+			for _, r := range reqs {
+				rf, _ := r.JSON()["response_format"].(map[string]any)
+				require.NotNil(t, rf, "every request asks for the format")
+				assert.Equal(t, tc.format, rf["type"])
+				if tc.format == "json_schema" {
+					js, _ := rf["json_schema"].(map[string]any)
+					assert.Equal(t, "review_result", js["name"])
+					assert.Contains(t, mustJSON(js["schema"]), `"verdict"`)
+				}
+			}
+			if tc.requests == 2 {
+				last := reqs[1].Messages()
+				text := mustJSON(last[len(last)-1])
+				assert.Contains(t, text, "not valid against the review_result schema", "the repair request tells the model what failed")
+			}
+			if tc.wantCode != "" {
+				require.Error(t, err)
+				assert.Equal(t, tc.wantCode, harness.CodeOf(err))
+				assert.Equal(t, session.ReasonError, end.Reason)
+				assert.Nil(t, end.Output)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, ReviewResult{Verdict: "approve", Issues: []string{"none"}}, got)
+			assert.JSONEq(t, valid, string(end.Output))
+			// The raw answer text stays in the log.
+			assert.Contains(t, mustJSON(s.Messages()), "approve")
+			_ = store
+		})
+	}
+}
+
+// The repair reminder is an event and a log record; the session resumes
+// with the same history, and a later plain turn asks for no format.
+func TestRunOutputEventsAndResume(t *testing.T) {
+	leakcheck.Check(t)
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	llm := replay.NewScripted(replay.Say(`{"n":"x"}`), replay.Say(`{"n":2}`), replay.Say("plain"))
+	store := session.NewMemory()
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
+	var reminders []*agent.ReminderAdded
+	var end *agent.TurnEnd
+	for ev, err := range s.RunOutput(context.Background(), "count", model.Output{Name: "count", Schema: schema}) {
+		require.NoError(t, err)
+		switch e := ev.(type) {
+		case *agent.ReminderAdded:
+			reminders = append(reminders, e)
+		case *agent.TurnEnd:
+			end = e
+		}
+	}
+	require.NotNil(t, end)
+	assert.Equal(t, session.ReasonCompleted, end.Reason)
+	assert.Equal(t, 2, end.Steps)
+	assert.JSONEq(t, `{"n":2}`, string(end.Output))
+	require.Len(t, reminders, 1)
+	assert.Equal(t, "output_validation", reminders[0].Reminder.Source)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		require.NotNil(t, r.Output)
+		assert.Equal(t, "count", r.Output.Name)
+		assert.JSONEq(t, string(schema), string(r.Output.Schema))
+	}
+	v, err := agent.OutputAs[struct{ N int }](end)
+	require.NoError(t, err)
+	assert.Equal(t, 2, v.N)
+	b, err := agent.MarshalEvent(end)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"output":{"n":2}`)
+
+	// A plain turn after it carries no output format.
+	_, _, err = collectEnd(s, "again")
+	require.NoError(t, err)
+	require.Len(t, llm.Requests(), 3)
+	assert.Nil(t, llm.Requests()[2].Output)
+
+	// Resume rebuilds the same history, the repair reminder included.
+	want := s.Messages()
+	id := s.ID()
+	require.NoError(t, s.Close())
+	r, err := loop.ResumeSession(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, want, r.Messages())
+	assert.Contains(t, mustJSON(r.Messages()), "not valid against the count schema")
+}
+
+func collectEnd(s *agent.Session, prompt string) ([]agent.Event, *agent.TurnEnd, error) {
+	var evs []agent.Event
+	var end *agent.TurnEnd
+	var endErr error
+	for ev, err := range s.Run(context.Background(), prompt) {
+		evs = append(evs, ev)
+		if te, ok := ev.(*agent.TurnEnd); ok {
+			end, endErr = te, err
+		}
+	}
+	return evs, end, endErr
+}
+
+func TestRunOutputBadSchema(t *testing.T) {
+	_, s := newSession(t, agent.WithModel(replay.NewScripted(replay.Say("x"))))
+	for _, schema := range []string{`not json`, `{"$ref":"#/nowhere"}`} {
+		var endErr error
+		for _, err := range s.RunOutput(context.Background(), "x", model.Output{Schema: json.RawMessage(schema)}) {
+			endErr = err
+		}
+		assert.Equal(t, harness.CodeInvalidOutput, harness.CodeOf(endErr), schema)
+	}
+	_, err := agent.OutputAs[int](&agent.TurnEnd{})
+	assert.Equal(t, harness.CodeInvalidOutput, harness.CodeOf(err))
+}
