@@ -314,6 +314,9 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	}
 	line := sh.beginLocked(in.Command)
 	script := sh.script
+	// Reported from before the write: output that arrives while the lock
+	// is released for it is the command's too.
+	sh.live = liveReport(call)
 	// The shell reads one line at a time and is idle, so the write
 	// completes as the shell parses it.
 	sh.mu.Unlock()
@@ -323,7 +326,6 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 		// The shell is going away; the watcher will say how.
 		sh.waitLocked(context.Background(), drainDelay+s.cfg.grace)
 	}
-	sh.live = liveReport(call)
 	sh.waitLocked(ctx, wait)
 	sh.live = nil
 	return s.resultLocked(ctx, sh, in.Command, pre.String()), nil
