@@ -144,7 +144,7 @@ func killWriterMain(dir, id, seed string) int {
 	if _, serr := os.Stat(filepath.Join(dir, id+".jsonl")); serr == nil {
 		sess, err = loop.ResumeSession(ctx, id)
 	} else {
-		sess, err = loop.NewSession(ctx, agent.SessionOptions{ID: id, Cwd: "/work/kill"})
+		sess, err = loop.NewSession(ctx, agent.SessionOptions{ID: id, Cwd: "/ws/kill"})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kill helper:", err)
@@ -262,7 +262,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	assert.Len(t, infos, n)
 	// Search reads the repaired logs too: every session holds the
 	// resumed turn's prompt.
-	ms, err := search.Search(context.Background(), store, search.Options{Query: "after the kill", Workspace: "/work/kill", Limit: 10 * trials})
+	ms, err := search.Search(context.Background(), store, search.Options{Query: "after the kill", Workspace: "/ws/kill", Limit: 10 * trials})
 	require.NoError(t, err)
 	found := map[string]bool{}
 	for _, m := range ms {
@@ -270,7 +270,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	}
 	assert.Len(t, found, n)
 	for _, in := range infos {
-		assert.Equal(t, "/work/kill", in.Header.Cwd)
+		assert.Equal(t, "/ws/kill", in.Header.Cwd)
 		ok := strings.HasPrefix(in.Title, "turn ") || in.Title == "after the kill"
 		assert.True(t, ok, "title %q", in.Title)
 	}

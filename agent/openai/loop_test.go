@@ -35,7 +35,7 @@ func lookupTool(seen *[]string, mu *sync.Mutex) tools.Tool {
 // events and its end.
 func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.ModelUsage, *agent.TurnEnd) {
 	t.Helper()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/work"})
+	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/ws"})
 	require.NoError(t, err)
 	var text strings.Builder
 	var usages []*agent.ModelUsage

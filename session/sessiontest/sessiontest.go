@@ -70,13 +70,13 @@ func SamplePayloads() []session.Payload {
 func ctx() context.Context { return context.Background() }
 
 func testCreate(t *testing.T, s session.Store) {
-	log, err := s.Create(ctx(), session.Header{Cwd: "/work/a"})
+	log, err := s.Create(ctx(), session.Header{Cwd: "/ws/a"})
 	require.NoError(t, err)
 	defer log.Close()
 	h := log.Header()
 	assert.True(t, session.ValidID(h.ID), "generated id %q", h.ID)
 	assert.Equal(t, session.FormatVersion, h.Format)
-	assert.Equal(t, "/work/a", h.Cwd)
+	assert.Equal(t, "/ws/a", h.Cwd)
 	assert.False(t, h.Created.IsZero())
 
 	log2, err := s.Create(ctx(), session.Header{ID: "fixed-id", Cwd: "/w", Parent: h.ID})
