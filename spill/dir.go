@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -89,7 +90,7 @@ func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.S
 		return tools.Stored{}, fmt.Errorf("spill: opening the spill directory: %w", err)
 	}
 	defer root.Close()
-	sdir := sessionDir(owner.Session)
+	sdir := spillname.SessionDir(owner.Session)
 	f, name, err := d.create(root, sdir, owner)
 	if err != nil {
 		return tools.Stored{}, err
@@ -127,7 +128,7 @@ func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, s
 		if _, err := io.ReadFull(d.rand, rnd[:]); err != nil {
 			return nil, "", fmt.Errorf("spill: generating a file name: %w", err)
 		}
-		name := sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
+		name := spillname.Sanitize(owner.Tool, 48) + "-" + spillname.Sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
 		f, err := root.OpenFile(path.Join(sdir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 		if err == nil {
 			return f, name, nil
@@ -246,7 +247,7 @@ func (d *Dir) DeleteSession(ctx context.Context, session string) error {
 		return fmt.Errorf("spill: opening the spill directory: %w", err)
 	}
 	defer root.Close()
-	sdir := sessionDir(session)
+	sdir := spillname.SessionDir(session)
 	defer d.budget.forget(sdir) // the next Save counts again what is left
 	if err := root.RemoveAll(sdir); err != nil {
 		return fmt.Errorf("spill: deleting the outputs of session %s: %w", quote(session), err)

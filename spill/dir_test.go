@@ -3,6 +3,7 @@ package spill
 import (
 	"bytes"
 	"context"
+	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -103,8 +104,8 @@ func TestDirRefusesPlantedSymlink(t *testing.T) {
 
 	// A session directory replaced by a symlink to another directory.
 	sdir := filepath.Dir(p)
-	evil := tools.OutputScheme + sessionDir("evil") + "/" + filepath.Base(dirPath(t, d, other.Locator))
-	require.NoError(t, os.Symlink(sdir, filepath.Join(root, sessionDir("evil"))))
+	evil := tools.OutputScheme + spillname.SessionDir("evil") + "/" + filepath.Base(dirPath(t, d, other.Locator))
+	require.NoError(t, os.Symlink(sdir, filepath.Join(root, spillname.SessionDir("evil"))))
 	_, err = d.Open(ctx, evil)
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 	// And Save refuses to write through it.
@@ -131,7 +132,7 @@ func TestDirRemovesPartialFile(t *testing.T) {
 	d := mustDir(t, root)
 	_, err := d.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, &errAfter{n: 1 << 20, err: io.ErrClosedPipe})
 	require.ErrorIs(t, err, io.ErrClosedPipe)
-	entries, err := os.ReadDir(filepath.Join(root, sessionDir("s")))
+	entries, err := os.ReadDir(filepath.Join(root, spillname.SessionDir("s")))
 	require.NoError(t, err)
 	assert.Empty(t, entries, "no partial spill file is left behind")
 }
@@ -170,14 +171,14 @@ func TestDirExpireByModTime(t *testing.T) {
 	assert.Equal(t, "fresh", string(b))
 	_, err = os.Stat(stranger)
 	assert.NoError(t, err, "files that are not spill files are left alone")
-	_, err = os.Stat(filepath.Join(root, sessionDir("b")))
+	_, err = os.Stat(filepath.Join(root, spillname.SessionDir("b")))
 	assert.ErrorIs(t, err, iofs.ErrNotExist, "an old session directory left empty is removed")
 }
 
 func TestDirMissingRoot(t *testing.T) {
 	d := mustDir(t, filepath.Join(t.TempDir(), "never"))
 	ctx := context.Background()
-	_, err := d.Open(ctx, tools.OutputScheme+sessionDir("s")+"/bash-c-0123456789abcdef.txt")
+	_, err := d.Open(ctx, tools.OutputScheme+spillname.SessionDir("s")+"/bash-c-0123456789abcdef.txt")
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 	n, err := d.Expire(ctx, time.Now())
 	assert.NoError(t, err)
@@ -232,7 +233,7 @@ func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, int64(800), be.Used, "the files already there count")
 	assert.Equal(t, "s", be.Session)
-	entries, err := os.ReadDir(filepath.Join(root, sessionDir("s")))
+	entries, err := os.ReadDir(filepath.Join(root, spillname.SessionDir("s")))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "the refused output left no file behind")
 	_, err = again.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "3"}, strings.NewReader(strings.Repeat("c", 200)))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tool
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
-	sdir := sessionDir(owner.Session)
+	sdir := spillname.SessionDir(owner.Session)
 	var buf bytes.Buffer
 	bw := &budgetWriter{w: &buf, b: m.budget, sdir: sdir, session: owner.Session}
 	n, err := copyContext(ctx, bw, r)
@@ -60,7 +61,7 @@ func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tool
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails
-	loc := tools.OutputScheme + sdir + "/" + sanitize(owner.Tool, 48) + "-" + sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
+	loc := tools.OutputScheme + sdir + "/" + spillname.Sanitize(owner.Tool, 48) + "-" + spillname.Sanitize(owner.Call, 48) + "-" + hex.EncodeToString(rnd[:]) + ".txt"
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.outputs[loc] = memOutput{session: sdir, data: buf.Bytes(), saved: m.now()}
@@ -86,7 +87,7 @@ func (m *Memory) DeleteSession(ctx context.Context, session string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	sdir := sessionDir(session)
+	sdir := spillname.SessionDir(session)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for loc, out := range m.outputs {
@@ -118,7 +119,7 @@ func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 
 // Locators returns the locators of the outputs saved for session, sorted.
 func (m *Memory) Locators(session string) []string {
-	sdir := sessionDir(session)
+	sdir := spillname.SessionDir(session)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string

@@ -2,8 +2,6 @@ package spill
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -69,33 +67,4 @@ func quote(s string) string {
 		}
 	}
 	return string(append(b, '"'))
-}
-
-// sanitize maps an owner id to a name component of at most max bytes made
-// of ASCII letters, digits, '_' and '-': anything else becomes '_'. It can
-// never produce "." or "..", a path separator or a NUL byte. An empty id
-// becomes "none".
-func sanitize(id string, max int) string {
-	if id == "" {
-		return "none"
-	}
-	b := make([]byte, 0, min(len(id), max))
-	for i := 0; i < len(id) && len(b) < max; i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-			b = append(b, c)
-		default:
-			b = append(b, '_')
-		}
-	}
-	return string(b)
-}
-
-// sessionDir names the directory (or namespace) of a session's outputs:
-// the sanitized id, for people looking at the directory, and a hash of the
-// exact id, so that two ids that sanitize alike never share a directory.
-func sessionDir(session string) string {
-	sum := sha256.Sum256([]byte(session))
-	return sanitize(session, 64) + "-" + hex.EncodeToString(sum[:4])
 }

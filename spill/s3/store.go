@@ -3,10 +3,10 @@ package s3
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	"regexp"
 	"strings"
@@ -88,33 +88,6 @@ func ioErr(what string, err error) error {
 	return &harness.Error{Code: harness.CodeIO, Err: err, Message: "spill/s3: " + what + ": " + err.Error()}
 }
 
-// sanitize maps an id to at most max bytes of ASCII letters, digits, '_'
-// and '-'; an empty id becomes "none".
-func sanitize(id string, max int) string {
-	if id == "" {
-		return "none"
-	}
-	b := make([]byte, 0, min(len(id), max))
-	for i := 0; i < len(id) && len(b) < max; i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-			b = append(b, c)
-		default:
-			b = append(b, '_')
-		}
-	}
-	return string(b)
-}
-
-// sessionDir names a session's outputs: its sanitized id, for people
-// listing the bucket, and a hash of the exact id, so that ids that
-// sanitize alike never share outputs.
-func sessionDir(session string) string {
-	sum := sha256.Sum256([]byte(session))
-	return sanitize(session, 64) + "-" + hex.EncodeToString(sum[:4])
-}
-
 // locatorKey is the form of every key Save makes, relative to the
 // prefix; Open refuses anything else.
 var locatorKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}-[0-9a-f]{8}/[A-Za-z0-9_-]{1,64}-[A-Za-z0-9_-]{1,64}-[0-9a-f]{16}\.txt$`)
@@ -148,7 +121,7 @@ func (s *Store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return tools.Stored{}, err
 	}
-	rel := sessionDir(owner.Session) + "/" + sanitize(owner.Tool, 64) + "-" + sanitize(owner.Call, 64) + "-" + hex.EncodeToString(suffix[:]) + ".txt"
+	rel := spillname.SessionDir(owner.Session) + "/" + spillname.Sanitize(owner.Tool, 64) + "-" + spillname.Sanitize(owner.Call, 64) + "-" + hex.EncodeToString(suffix[:]) + ".txt"
 	er := &errReader{r: r, ctx: ctx}
 	ix := newIndexer()
 	info, err := s.client.PutObject(ctx, s.bucket, s.prefix+rel, io.TeeReader(er, ix), -1, minio.PutObjectOptions{
@@ -211,7 +184,7 @@ func (s *Store) Open(ctx context.Context, locator string) (io.ReadCloser, error)
 
 // DeleteSession implements spill.Store.
 func (s *Store) DeleteSession(ctx context.Context, session string) error {
-	return s.remove(ctx, s.prefix+sessionDir(session)+"/", func(minio.ObjectInfo) bool { return true }, nil)
+	return s.remove(ctx, s.prefix+spillname.SessionDir(session)+"/", func(minio.ObjectInfo) bool { return true }, nil)
 }
 
 // Expire implements spill.Store, by the objects' modification times
