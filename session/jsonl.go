@@ -255,7 +255,7 @@ func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 		// Stop when the limit is reached, unless the next log has the same
 		// update time as the last one kept (sortInfos breaks such ties by
 		// header fields).
-		if opts.Limit > 0 && len(out) >= opts.Limit && !lf.mod.Equal(files[i-1].mod) {
+		if opts.Limit > 0 && len(out) >= opts.Limit && !lf.Mod.Equal(files[i-1].Mod) {
 			break
 		}
 		info, err := s.describe(lf, opts.Workspace)
@@ -282,7 +282,7 @@ func (s *JSONL) Stat(ctx context.Context, id string) (Info, error) {
 	if !ValidID(id) {
 		return Info{}, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	info, err := s.describe(logFile{id: id}, "")
+	info, err := s.describe(storekit.LogFile{ID: id}, "")
 	if errors.Is(err, iofs.ErrNotExist) {
 		return Info{}, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -292,41 +292,13 @@ func (s *JSONL) Stat(ctx context.Context, id string) (Info, error) {
 	return *info, nil
 }
 
-// logFile is a log found in the store's directory.
-type logFile struct {
-	id   string
-	mod  time.Time
-	size int64
-}
-
 // logFiles returns the store's logs, newest first by modification time,
 // leaving out the ids in skip.
-func (s *JSONL) logFiles(skip map[string]bool) ([]logFile, error) {
-	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil
-	}
+func (s *JSONL) logFiles(skip map[string]bool) ([]storekit.LogFile, error) {
+	files, err := storekit.LogFiles(s.dir, skip, ValidID)
 	if err != nil {
 		return nil, fmt.Errorf("session: listing %s: %w", s.dir, err)
 	}
-	files := make([]logFile, 0, len(entries))
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !ValidID(id) || skip[id] {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		files = append(files, logFile{id: id, mod: fi.ModTime().UTC(), size: fi.Size()})
-	}
-	sort.Slice(files, func(i, j int) bool {
-		if !files[i].mod.Equal(files[j].mod) {
-			return files[i].mod.After(files[j].mod)
-		}
-		return files[i].id > files[j].id
-	})
 	return files, nil
 }
 
@@ -339,8 +311,8 @@ const (
 
 // describe reads the header and title of one log; nil when the workspace
 // filter excludes it.
-func (s *JSONL) describe(lf logFile, workspace string) (*Info, error) {
-	f, err := os.Open(s.path(lf.id))
+func (s *JSONL) describe(lf storekit.LogFile, workspace string) (*Info, error) {
+	f, err := os.Open(s.path(lf.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +322,7 @@ func (s *JSONL) describe(lf logFile, workspace string) (*Info, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(f, titlePrefix)
-	h, err := readHeader(br, lf.id)
+	h, err := readHeader(br, lf.ID)
 	if err != nil {
 		return nil, err
 	}

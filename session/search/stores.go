@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-harness/harness/session/internal/storekit"
 	"io"
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-harness/harness/session"
 )
@@ -39,7 +36,7 @@ func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, e
 	return m.run(ctx, len(files), func(ctx context.Context, i int, ms *matchSink) error {
 		bp := bufs.Get().(*[]byte)
 		defer bufs.Put(bp)
-		h, err := scanFile(ctx, s, files[i].id, m, bp, ms)
+		h, err := scanFile(ctx, s, files[i].ID, m, bp, ms)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -49,8 +46,8 @@ func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, e
 		if len(ms.matches) == 0 {
 			return nil
 		}
-		info := session.Info{Header: h, Updated: files[i].mod, Size: files[i].size}
-		if d, err := s.Stat(ctx, files[i].id); err == nil {
+		info := session.Info{Header: h, Updated: files[i].Mod, Size: files[i].Size}
+		if d, err := s.Stat(ctx, files[i].ID); err == nil {
 			info = d
 		}
 		for j := range ms.matches {
@@ -64,41 +61,13 @@ func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, e
 // finds it.
 func logPath(s *session.JSONL, id string) string { return filepath.Join(s.Dir(), id+".jsonl") }
 
-// logFile is a log found in a JSONL store's directory.
-type logFile struct {
-	id   string
-	mod  time.Time
-	size int64
-}
-
 // logFiles returns the logs in dir, newest first by modification time
 // (as JSONL.List orders them), leaving out the ids in skip.
-func logFiles(dir string, skip map[string]bool) ([]logFile, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil
-	}
+func logFiles(dir string, skip map[string]bool) ([]storekit.LogFile, error) {
+	files, err := storekit.LogFiles(dir, skip, session.ValidID)
 	if err != nil {
 		return nil, fmt.Errorf("search: listing %s: %w", dir, err)
 	}
-	files := make([]logFile, 0, len(entries))
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !session.ValidID(id) || skip[id] {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		files = append(files, logFile{id: id, mod: fi.ModTime().UTC(), size: fi.Size()})
-	}
-	sort.Slice(files, func(i, j int) bool {
-		if !files[i].mod.Equal(files[j].mod) {
-			return files[i].mod.After(files[j].mod)
-		}
-		return files[i].id > files[j].id
-	})
 	return files, nil
 }
 
@@ -123,10 +92,10 @@ func parseHeader(line []byte) (session.Header, error) {
 const sampleSize = 256 << 10
 
 // sample returns the start of the newest logs, up to sampleSize bytes.
-func sample(s *session.JSONL, files []logFile) []byte {
+func sample(s *session.JSONL, files []storekit.LogFile) []byte {
 	buf := make([]byte, 0, sampleSize)
 	for _, lf := range files {
-		f, err := os.Open(logPath(s, lf.id))
+		f, err := os.Open(logPath(s, lf.ID))
 		if err != nil {
 			continue
 		}

@@ -1,6 +1,7 @@
 // Package storekit holds the rules every session store follows alike,
 // the stores of package session and those kept elsewhere (a database):
-// how a new session is named and how a listing titles a session.
+// how a new session is named, how a listing titles a session, and how
+// the logs of a JSONL directory are listed.
 //
 // It imports only the standard library.
 package storekit
@@ -8,6 +9,10 @@ package storekit
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	iofs "io/fs"
+	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -31,4 +36,44 @@ func Title(s string) string {
 		s = string(r[:79]) + "…"
 	}
 	return s
+}
+
+// LogFile is a log found in a JSONL store's directory.
+type LogFile struct {
+	ID   string
+	Mod  time.Time
+	Size int64
+}
+
+// LogFiles returns the logs in dir whose ids valid accepts, newest first
+// by modification time (ties by id, descending), leaving out the ids in
+// skip. A missing directory holds no logs; a log removed while it is
+// listed is left out.
+func LogFiles(dir string, skip map[string]bool, valid func(id string) bool) ([]LogFile, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	files := make([]LogFile, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || !valid(id) || skip[id] {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		files = append(files, LogFile{ID: id, Mod: fi.ModTime().UTC(), Size: fi.Size()})
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if !files[i].Mod.Equal(files[j].Mod) {
+			return files[i].Mod.After(files[j].Mod)
+		}
+		return files[i].ID > files[j].ID
+	})
+	return files, nil
 }

@@ -1,11 +1,14 @@
 package storekit
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTitle(t *testing.T) {
@@ -26,4 +29,28 @@ func TestNewID(t *testing.T) {
 	a, b := NewID(at), NewID(at)
 	assert.Regexp(t, `^20260304-040607-[0-9a-f]{12}$`, a)
 	assert.NotEqual(t, a, b)
+}
+
+func TestLogFiles(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i, name := range []string{"a.jsonl", "b.jsonl", "c.jsonl", "bad id.jsonl", "d.txt"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o600))
+		require.NoError(t, os.Chtimes(p, base, base.Add(time.Duration(i%2)*time.Minute)))
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "e.jsonl"), 0o700))
+	valid := func(id string) bool { return !strings.Contains(id, " ") }
+	files, err := LogFiles(dir, map[string]bool{"c": true}, valid)
+	require.NoError(t, err)
+	var ids []string
+	for _, f := range files {
+		ids = append(ids, f.ID)
+	}
+	assert.Equal(t, []string{"b", "a"}, ids, "newest first; skipped, invalid, non-log and directory entries left out")
+	assert.Equal(t, int64(1), files[0].Size)
+
+	none, err := LogFiles(filepath.Join(dir, "missing"), nil, valid)
+	require.NoError(t, err)
+	assert.Empty(t, none, "a missing directory holds no logs")
 }
