@@ -96,12 +96,6 @@ type Precondition struct {
 	Version string
 }
 
-// IfAbsent returns the precondition "the file must not exist".
-func IfAbsent() Precondition { return Precondition{Absent: true} }
-
-// IfVersion returns the precondition "the file must still have version v".
-func IfVersion(v string) Precondition { return Precondition{Version: v} }
-
 // WriteOptions configure a Write.
 type WriteOptions struct {
 	// Pre guards the write.

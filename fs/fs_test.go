@@ -54,15 +54,15 @@ func TestStorageFailureIsIO(t *testing.T) {
 
 func TestLedger(t *testing.T) {
 	l := fs.NewLedger()
-	assert.Equal(t, fs.IfAbsent(), l.WritePrecondition("/a"), "unseen: create only")
+	assert.Equal(t, fs.Precondition{Absent: true}, l.WritePrecondition("/a"), "unseen: create only")
 	_, err := l.EditPrecondition("/a")
 	require.ErrorIs(t, err, harness.CodeNotObserved)
 
 	l.Observe("/a", "v1")
-	assert.Equal(t, fs.IfVersion("v1"), l.WritePrecondition("/a"))
+	assert.Equal(t, fs.Precondition{Version: "v1"}, l.WritePrecondition("/a"))
 	pre, err := l.EditPrecondition("/a")
 	require.NoError(t, err)
-	assert.Equal(t, fs.IfVersion("v1"), pre)
+	assert.Equal(t, fs.Precondition{Version: "v1"}, pre)
 	l.Observe("/a", "v2")
 	v, ok := l.Version("/a")
 	assert.True(t, ok)

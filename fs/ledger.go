@@ -62,16 +62,16 @@ func (l *Ledger) Len() int {
 // the recorded version when the file was seen, create-only otherwise.
 func (l *Ledger) WritePrecondition(path string) Precondition {
 	if v, ok := l.Version(path); ok {
-		return IfVersion(v)
+		return Precondition{Version: v}
 	}
-	return IfAbsent()
+	return Precondition{Absent: true}
 }
 
 // EditPrecondition returns the precondition an edit of path must carry,
 // or an error with harness.CodeNotObserved when the file was never seen.
 func (l *Ledger) EditPrecondition(path string) (Precondition, error) {
 	if v, ok := l.Version(path); ok {
-		return IfVersion(v), nil
+		return Precondition{Version: v}, nil
 	}
 	return Precondition{}, NewError(harness.CodeNotObserved, &PathError{Op: "edit", Path: path, Detail: "the file has not been read in this session"})
 }

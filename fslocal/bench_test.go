@@ -174,7 +174,7 @@ func BenchmarkEdit10MB(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			o, n := swap(i)
-			res, err := fsys.Edit(ctx, ns, fs.Edit{Old: o, New: n}, fs.IfVersion(v))
+			res, err := fsys.Edit(ctx, ns, fs.Edit{Old: o, New: n}, fs.Precondition{Version: v})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -135,7 +135,7 @@ func TestEscapeAttempts(t *testing.T) {
 	}
 	create := func(p string) func(context.Context) (any, error) {
 		return func(ctx context.Context) (any, error) {
-			return f.Write(ctx, p, []byte("PWNED\n"), hfs.WriteOptions{Pre: hfs.IfAbsent()})
+			return f.Write(ctx, p, []byte("PWNED\n"), hfs.WriteOptions{Pre: hfs.Precondition{Absent: true}})
 		}
 	}
 	edit := func(p string) func(context.Context) (any, error) {
@@ -234,7 +234,7 @@ func TestSwapDuringWrite(t *testing.T) {
 			return err
 		}, func(x *escapeFixture) string { return x.outside }},
 		{"create-only link into swapped dir", "commit", func(f *fslocal.FS, p string) error {
-			_, err := f.Write(context.Background(), p+".new", []byte("PWNED"), hfs.WriteOptions{Pre: hfs.IfAbsent()})
+			_, err := f.Write(context.Background(), p+".new", []byte("PWNED"), hfs.WriteOptions{Pre: hfs.Precondition{Absent: true}})
 			return err
 		}, func(x *escapeFixture) string { return "../outside" }},
 		{"edit after lock, dir swapped", "edit:locked", func(f *fslocal.FS, p string) error {

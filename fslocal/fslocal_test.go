@@ -80,7 +80,7 @@ func TestFollowsLinksInsideRoot(t *testing.T) {
 	for _, name := range []string{"rel-link", "abs-link", "dir/up-link"} {
 		text, err := f.ReadText(bg(), root+"/"+name, fs.Window{})
 		require.NoError(t, err, name)
-		_, err = f.Write(bg(), root+"/"+name, []byte(name+"\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+		_, err = f.Write(bg(), root+"/"+name, []byte(name+"\n"), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}})
 		require.NoError(t, err, name)
 		got, err := os.ReadFile(filepath.Join(root, "real.txt"))
 		require.NoError(t, err)
@@ -108,13 +108,13 @@ func TestModeKeptAndTempFilesCleaned(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("echo hi\n"), 0o750))
 	text, err := f.ReadText(bg(), p, fs.Window{})
 	require.NoError(t, err)
-	_, err = f.Edit(bg(), p, fs.Edit{Old: "hi", New: "hello"}, fs.IfVersion(text.Info.Version))
+	_, err = f.Edit(bg(), p, fs.Edit{Old: "hi", New: "hello"}, fs.Precondition{Version: text.Info.Version})
 	require.NoError(t, err)
 	st, err := os.Stat(p)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o750), st.Mode().Perm())
 
-	res, err := f.Write(bg(), root+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	res, err := f.Write(bg(), root+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.NoError(t, err)
 	st, err = os.Stat(filepath.Join(root, "new.txt"))
 	require.NoError(t, err)
@@ -163,9 +163,9 @@ func TestSameSecondSameSizeChange(t *testing.T) {
 	require.Equal(t, st.ModTime(), st2.ModTime())
 	require.Equal(t, st.Size(), st2.Size())
 
-	_, err = f.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "cccc"}, fs.IfVersion(text.Info.Version))
+	_, err = f.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "cccc"}, fs.Precondition{Version: text.Info.Version})
 	require.ErrorIs(t, err, harness.CodeStale)
-	_, err = f.Write(bg(), p, []byte("dddd\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+	_, err = f.Write(bg(), p, []byte("dddd\n"), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}})
 	require.ErrorIs(t, err, harness.CodeStale)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "bbbb\n", string(got))
@@ -184,7 +184,7 @@ func TestIdenticalRewriteStillMatches(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("package a\n"), 0o644))
 	later := time.Now().Add(time.Hour)
 	require.NoError(t, os.Chtimes(p, later, later))
-	_, err = f.Edit(bg(), p, fs.Edit{Old: "package a", New: "package b"}, fs.IfVersion(text.Info.Version))
+	_, err = f.Edit(bg(), p, fs.Edit{Old: "package a", New: "package b"}, fs.Precondition{Version: text.Info.Version})
 	require.NoError(t, err)
 }
 
@@ -199,13 +199,13 @@ func TestOldFileVersionFromMetadata(t *testing.T) {
 	st, err := f.Stat(bg(), p)
 	require.NoError(t, err)
 	assert.Len(t, st.Version, 17, "metadata-only version: no content read")
-	_, err = f.Write(bg(), p, []byte("new\n"), fs.WriteOptions{Pre: fs.IfVersion(st.Version)})
+	_, err = f.Write(bg(), p, []byte("new\n"), fs.WriteOptions{Pre: fs.Precondition{Version: st.Version}})
 	require.NoError(t, err)
 	// A metadata-only version cannot vouch for changed metadata.
-	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.IfVersion(st.Version)})
+	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.Precondition{Version: st.Version}})
 	require.ErrorIs(t, err, harness.CodeStale)
 	// Nor can a malformed one.
-	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.IfVersion("garbage")})
+	_, err = f.Write(bg(), p, []byte("x\n"), fs.WriteOptions{Pre: fs.Precondition{Version: "garbage"}})
 	require.ErrorIs(t, err, harness.CodeStale)
 }
 
@@ -286,7 +286,7 @@ func TestPermissionDenied(t *testing.T) {
 	require.ErrorIs(t, err, harness.CodePermission)
 	ro := filepath.Join(root, "ro")
 	require.NoError(t, os.Mkdir(ro, 0o555))
-	_, err = f.Write(bg(), ro+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	_, err = f.Write(bg(), ro+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.ErrorIs(t, err, harness.CodePermission)
 }
 
@@ -343,7 +343,7 @@ func ExampleNew() {
 	defer fsys.Close()
 	ctx := context.Background()
 	p := fsys.Root() + "/notes.txt"
-	res, _ := fsys.Write(ctx, p, []byte("one\ntwo\nthree\n"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	res, _ := fsys.Write(ctx, p, []byte("one\ntwo\nthree\n"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	text, _ := fsys.ReadText(ctx, p, fs.Window{Offset: 2, Limit: 1})
 	fmt.Println(res.Created, text.Lines[0].Text, text.TotalLines)
 	_, err = fsys.ReadText(ctx, "/etc/passwd", fs.Window{})

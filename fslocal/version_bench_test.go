@@ -102,7 +102,7 @@ func BenchmarkEditPrecondition(b *testing.B) {
 				}
 				pre := fs.Precondition{}
 				if guarded {
-					pre = fs.IfVersion(v)
+					pre = fs.Precondition{Version: v}
 				}
 				res, err := f.Edit(ctx, ns, fs.Edit{Old: o, New: n}, pre)
 				if err != nil {

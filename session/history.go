@@ -16,7 +16,7 @@ import (
 // A session that stopped mid-turn (a crash, a kill) is repaired in the
 // derived messages, never in the log: a call that never started gets a
 // result saying it was not run, a started call without a result gets one
-// saying its outcome is unknown, and Interrupted reports the open turn.
+// saying its outcome is unknown, and Repair returns the end an open turn needs.
 // Events of unknown types are skipped.
 //
 // Add events in log order; Messages may be called at any point.
@@ -213,10 +213,6 @@ func (h *History) Messages() []harness.Message {
 
 // Turns returns the number of user messages.
 func (h *History) Turns() int { return h.turns }
-
-// Interrupted reports that the last turn has no end: the session stopped
-// mid-turn.
-func (h *History) Interrupted() bool { return h.open }
 
 // Repair says how to close the last turn of a session that stopped
 // mid-turn: the turn end to log (ReasonInterrupted, with the steps and

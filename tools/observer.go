@@ -23,11 +23,3 @@ type Step struct {
 type StepObserver interface {
 	ObserveStep(ctx context.Context, step *Step) []harness.Reminder
 }
-
-// StepObserverFunc adapts a function to a StepObserver.
-type StepObserverFunc func(ctx context.Context, step *Step) []harness.Reminder
-
-// ObserveStep calls f.
-func (f StepObserverFunc) ObserveStep(ctx context.Context, step *Step) []harness.Reminder {
-	return f(ctx, step)
-}

@@ -19,7 +19,7 @@ func ExampleNewMemFS() {
 
 	// Someone else changes the file: a write at the version read is stale.
 	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
-	_, err := fsys.Write(ctx, "/project/main.go", []byte("package app\n"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+	_, err := fsys.Write(ctx, "/project/main.go", []byte("package app\n"), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}})
 	fmt.Println(harness.CodeOf(err))
 	// Output:
 	// func main() {} of 3

@@ -28,7 +28,7 @@ func TestMemFSPermissions(t *testing.T) {
 
 	text, err := m.ReadText(ctx, "/w/ro.txt", fs.Window{})
 	require.NoError(t, err)
-	_, err = m.Write(ctx, "/w/ro.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+	_, err = m.Write(ctx, "/w/ro.txt", []byte("x"), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}})
 	require.ErrorIs(t, err, harness.CodePermission)
 	_, err = m.Edit(ctx, "/w/ro.txt", fs.Edit{Old: "read", New: "x"}, fs.Precondition{})
 	require.ErrorIs(t, err, harness.CodePermission)
@@ -48,8 +48,8 @@ func TestMemFSDeletedSinceRead(t *testing.T) {
 	text, err := m.ReadText(ctx, "/a.txt", fs.Window{})
 	require.NoError(t, err)
 	require.NoError(t, m.Remove("/a.txt"))
-	_, err = m.Edit(ctx, "/a.txt", fs.Edit{Old: "x", New: "y"}, fs.IfVersion(text.Info.Version))
+	_, err = m.Edit(ctx, "/a.txt", fs.Edit{Old: "x", New: "y"}, fs.Precondition{Version: text.Info.Version})
 	require.ErrorIs(t, err, harness.CodeNotFound)
-	_, err = m.Write(ctx, "/a.txt", []byte("y"), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version)})
+	_, err = m.Write(ctx, "/a.txt", []byte("y"), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}})
 	require.ErrorIs(t, err, harness.CodeStale)
 }

@@ -97,7 +97,7 @@ func code(err error) harness.Code { return harness.CodeOf(err) }
 
 func (s *suite) createAndRead(t *testing.T, dir string) {
 	p := dir + "/a.txt"
-	res, err := s.fsys.Write(bg(), p, []byte("hello\nworld\n"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	res, err := s.fsys.Write(bg(), p, []byte("hello\nworld\n"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.NoError(t, err)
 	assert.True(t, res.Created)
 	assert.Nil(t, res.Previous)
@@ -126,7 +126,7 @@ func (s *suite) createAndRead(t *testing.T, dir string) {
 
 	// Every version handed out for the unchanged file is accepted.
 	for _, v := range []string{res.Info.Version, info.Version, st.Version, text.Info.Version} {
-		_, err := s.fsys.Write(bg(), p, []byte("hello\nworld\n"), fs.WriteOptions{Pre: fs.IfVersion(v)})
+		_, err := s.fsys.Write(bg(), p, []byte("hello\nworld\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v}})
 		require.NoError(t, err, "version %q", v)
 	}
 }
@@ -134,7 +134,7 @@ func (s *suite) createAndRead(t *testing.T, dir string) {
 func (s *suite) createOnly(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	s.put(t, p, "original")
-	_, err := s.fsys.Write(bg(), p, []byte("clobber"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	_, err := s.fsys.Write(bg(), p, []byte("clobber"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.ErrorIs(t, err, harness.CodeExists)
 	assert.Equal(t, harness.CodeExists, code(err))
 	assert.Equal(t, "original", s.content(t, p))
@@ -143,7 +143,7 @@ func (s *suite) createOnly(t *testing.T, dir string) {
 func (s *suite) replaceIfVersion(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	v1 := s.put(t, p, "one\n").Version
-	res, err := s.fsys.Write(bg(), p, []byte("two\n"), fs.WriteOptions{Pre: fs.IfVersion(v1)})
+	res, err := s.fsys.Write(bg(), p, []byte("two\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v1}})
 	require.NoError(t, err)
 	assert.False(t, res.Created)
 	assert.Equal(t, "one\n", string(res.Previous))
@@ -151,19 +151,19 @@ func (s *suite) replaceIfVersion(t *testing.T, dir string) {
 	assert.Equal(t, "two\n", string(res.Written))
 	v2 := res.Info.Version
 
-	_, err = s.fsys.Write(bg(), p, []byte("three\n"), fs.WriteOptions{Pre: fs.IfVersion(v1)})
+	_, err = s.fsys.Write(bg(), p, []byte("three\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v1}})
 	require.ErrorIs(t, err, harness.CodeStale)
 	assert.Equal(t, "two\n", s.content(t, p))
 
 	// write, then edit, then edit: each result's version is the next
 	// precondition.
-	e1, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "two", New: "2"}, fs.IfVersion(v2))
+	e1, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "two", New: "2"}, fs.Precondition{Version: v2})
 	require.NoError(t, err)
-	e2, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "2", New: "II"}, fs.IfVersion(e1.Info.Version))
+	e2, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "2", New: "II"}, fs.Precondition{Version: e1.Info.Version})
 	require.NoError(t, err)
 	assert.Equal(t, "II\n", string(e2.New))
 	assert.Equal(t, "II\n", s.content(t, p))
-	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "II", New: "x"}, fs.IfVersion(e1.Info.Version))
+	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "II", New: "x"}, fs.Precondition{Version: e1.Info.Version})
 	require.ErrorIs(t, err, harness.CodeStale)
 }
 
@@ -175,9 +175,9 @@ func (s *suite) sameSizeChange(t *testing.T, dir string) {
 	seen := text.Info.Version
 	// Someone else rewrites it at once, with the same size.
 	s.put(t, p, "bbbb\n")
-	_, err = s.fsys.Write(bg(), p, []byte("mine\n"), fs.WriteOptions{Pre: fs.IfVersion(seen)})
+	_, err = s.fsys.Write(bg(), p, []byte("mine\n"), fs.WriteOptions{Pre: fs.Precondition{Version: seen}})
 	require.ErrorIs(t, err, harness.CodeStale, "a same-size change right after the read must be caught")
-	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "c"}, fs.IfVersion(seen))
+	_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "bbbb", New: "c"}, fs.Precondition{Version: seen})
 	require.ErrorIs(t, err, harness.CodeStale)
 	assert.Equal(t, "bbbb\n", s.content(t, p))
 }
@@ -185,17 +185,17 @@ func (s *suite) sameSizeChange(t *testing.T, dir string) {
 func (s *suite) unchanged(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	v := s.put(t, p, "same\n").Version
-	res, err := s.fsys.Write(bg(), p, []byte("same\n"), fs.WriteOptions{Pre: fs.IfVersion(v)})
+	res, err := s.fsys.Write(bg(), p, []byte("same\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v}})
 	require.NoError(t, err)
 	assert.True(t, res.Unchanged)
-	_, err = s.fsys.Write(bg(), p, []byte("other\n"), fs.WriteOptions{Pre: fs.IfVersion(res.Info.Version)})
+	_, err = s.fsys.Write(bg(), p, []byte("other\n"), fs.WriteOptions{Pre: fs.Precondition{Version: res.Info.Version}})
 	require.NoError(t, err)
 }
 
 func (s *suite) keepStyle(t *testing.T, dir string) {
 	p := dir + "/a.txt"
 	v := s.put(t, p, fs.BOM+"one\r\ntwo\r\n").Version
-	res, err := s.fsys.Write(bg(), p, []byte("one\ntwo\nthree\n"), fs.WriteOptions{Pre: fs.IfVersion(v), KeepStyle: true})
+	res, err := s.fsys.Write(bg(), p, []byte("one\ntwo\nthree\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v}, KeepStyle: true})
 	require.NoError(t, err)
 	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\n", s.content(t, p))
 	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\n", string(res.Written))
@@ -207,7 +207,7 @@ func (s *suite) keepStyle(t *testing.T, dir string) {
 	for _, l := range text.Lines {
 		shown = append(shown, l.Text+"\n")
 	}
-	res, err = s.fsys.Write(bg(), p, []byte(strings.Join(shown, "")), fs.WriteOptions{Pre: fs.IfVersion(text.Info.Version), KeepStyle: true})
+	res, err = s.fsys.Write(bg(), p, []byte(strings.Join(shown, "")), fs.WriteOptions{Pre: fs.Precondition{Version: text.Info.Version}, KeepStyle: true})
 	require.NoError(t, err)
 	assert.True(t, res.Unchanged, "CRLF and BOM round trip")
 
@@ -219,7 +219,7 @@ func (s *suite) keepStyle(t *testing.T, dir string) {
 
 func (s *suite) createsParents(t *testing.T, dir string) {
 	p := dir + "/x/y/z.txt"
-	res, err := s.fsys.Write(bg(), p, []byte("deep"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	res, err := s.fsys.Write(bg(), p, []byte("deep"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.NoError(t, err)
 	assert.True(t, res.Created)
 	st, err := s.fsys.Stat(bg(), dir+"/x/y")
@@ -308,7 +308,7 @@ func (s *suite) notFound(t *testing.T, dir string) {
 	_, err = s.fsys.ReadText(bg(), dir+"/nodir/file", fs.Window{})
 	require.ErrorIs(t, err, harness.CodeNotFound)
 	// A write expecting a version of a file that is gone is stale.
-	_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{Pre: fs.IfVersion("gone")})
+	_, err = s.fsys.Write(bg(), p, []byte("x"), fs.WriteOptions{Pre: fs.Precondition{Version: "gone"}})
 	require.ErrorIs(t, err, harness.CodeStale)
 	_, err = s.fsys.Stat(bg(), p)
 	require.ErrorIs(t, err, harness.CodeNotFound, "a failed precondition creates nothing")
@@ -386,7 +386,7 @@ func (s *suite) readBytesCap(t *testing.T, dir string) {
 func (s *suite) edit(t *testing.T, dir string) {
 	p := dir + "/a.go"
 	v := s.put(t, p, "package a\n\nfunc f() int { return 1 }\nfunc g() int { return 1 }\n").Version
-	res, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "func f() int { return 1 }", New: "func f() int { return 2 }"}, fs.IfVersion(v))
+	res, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "func f() int { return 1 }", New: "func f() int { return 2 }"}, fs.Precondition{Version: v})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Replacements)
 	assert.Equal(t, "package a\n\nfunc f() int { return 2 }\nfunc g() int { return 1 }\n", string(res.New))
@@ -426,7 +426,7 @@ func (s *suite) editChecksVersionFirst(t *testing.T, dir string) {
 		{Old: "\n", New: "x"},                  // would be fine
 		{Old: "a", New: "b", ReplaceAll: true}, // several
 	} {
-		_, err := s.fsys.Edit(bg(), p, e, fs.IfVersion(v))
+		_, err := s.fsys.Edit(bg(), p, e, fs.Precondition{Version: v})
 		require.ErrorIs(t, err, harness.CodeStale, "%+v", e)
 	}
 	assert.Equal(t, "after!\n", s.content(t, p))
@@ -457,12 +457,12 @@ func (s *suite) aborted(t *testing.T, dir string) {
 	require.ErrorIs(t, err, harness.CodeAborted)
 	_, _, err = s.fsys.ReadBytes(ctx, p, 100)
 	require.ErrorIs(t, err, harness.CodeAborted)
-	_, err = s.fsys.Write(ctx, p, []byte("lost\n"), fs.WriteOptions{Pre: fs.IfVersion(v)})
+	_, err = s.fsys.Write(ctx, p, []byte("lost\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v}})
 	require.ErrorIs(t, err, harness.CodeAborted)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = s.fsys.Edit(ctx, p, fs.Edit{Old: "keep", New: "lost"}, fs.IfVersion(v))
+	_, err = s.fsys.Edit(ctx, p, fs.Edit{Old: "keep", New: "lost"}, fs.Precondition{Version: v})
 	require.ErrorIs(t, err, harness.CodeAborted)
-	_, err = s.fsys.Write(ctx, dir+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	_, err = s.fsys.Write(ctx, dir+"/new.txt", []byte("x"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.ErrorIs(t, err, harness.CodeAborted)
 	assert.Equal(t, "keep\n", s.content(t, p))
 	_, err = s.fsys.Stat(bg(), dir+"/new.txt")
@@ -479,7 +479,7 @@ func (s *suite) concurrentCreate(t *testing.T, dir string) {
 	for i := range n {
 		wg.Go(func() {
 			data := fmt.Sprintf("writer %d\n", i)
-			_, err := s.fsys.Write(bg(), p, []byte(data), fs.WriteOptions{Pre: fs.IfAbsent()})
+			_, err := s.fsys.Write(bg(), p, []byte(data), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 			if err == nil {
 				mu.Lock()
 				winners++
@@ -510,7 +510,7 @@ func (s *suite) concurrentReadEdit(t *testing.T, dir string) {
 					return
 				}
 				marker := fmt.Sprintf("g%d-r%d", g, r)
-				_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "END\n", New: marker + "\nEND\n"}, fs.IfVersion(text.Info.Version))
+				_, err = s.fsys.Edit(bg(), p, fs.Edit{Old: "END\n", New: marker + "\nEND\n"}, fs.Precondition{Version: text.Info.Version})
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -576,7 +576,7 @@ func (s *suite) openDir(t *testing.T, dir string) {
 	require.ErrorIs(t, err, harness.CodeOutsideRoot, "a sibling of the directory is outside the view")
 	_, err = v.Stat(bg(), dir+"/sub/../b.txt")
 	require.ErrorIs(t, err, harness.CodeOutsideRoot)
-	res, err := v.Write(bg(), dir+"/sub/c.txt", []byte("c\n"), fs.WriteOptions{Pre: fs.IfAbsent()})
+	res, err := v.Write(bg(), dir+"/sub/c.txt", []byte("c\n"), fs.WriteOptions{Pre: fs.Precondition{Absent: true}})
 	require.NoError(t, err)
 	assert.True(t, res.Created)
 	assert.Equal(t, "c\n", s.content(t, dir+"/sub/c.txt"), "the view writes the same files")
