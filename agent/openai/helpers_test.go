@@ -28,7 +28,13 @@ const testKey = "sk-test-0123456789abcdef"
 // when the test ends.
 func (p *provider) model(opts ...openai.Option) *openai.Model {
 	p.t.Helper()
-	m, err := openai.New(p.URL(), testKey, "deepseek-flash", opts...)
+	return p.modelNamed("deepseek-flash", opts...)
+}
+
+// modelNamed is model with the model id id.
+func (p *provider) modelNamed(id string, opts ...openai.Option) *openai.Model {
+	p.t.Helper()
+	m, err := openai.New(p.URL(), testKey, id, opts...)
 	require.NoError(p.t, err)
 	p.t.Cleanup(m.CloseIdleConnections)
 	return m
