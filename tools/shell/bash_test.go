@@ -226,9 +226,9 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		{WithTimeout(-time.Second, 0), "must not be negative"},
 		{WithWait(time.Minute, 0, time.Second), "send wait"},
 		{WithWait(0, 0, -1), "must not be negative"},
-		{WithOutputLimit(1000), "WithOutputLimit(1000)"},
-		{WithOutputLimit(0), "WithOutputLimit(0)"},
-		{WithMaxSpill(0), "WithMaxSpill(0)"},
+		{WithOutputLimits(1000, 0), "WithOutputLimits(1000, 0)"},
+		{WithOutputLimits(-1, 0), "WithOutputLimits(-1, 0)"},
+		{WithOutputLimits(0, -1), "WithOutputLimits(0, -1)"},
 		{WithMaxSessions(-1), "WithMaxSessions(-1)"},
 		{WithIdleTimeout(0), "WithIdleTimeout(0s)"},
 		{WithKillGrace(0), "WithKillGrace(0s)"},
@@ -249,7 +249,7 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		})
 	}
 	// Good values, and a maximum below a default the caller did not set.
-	_, err := tools.NewRegistry(Tools(WithTimeout(0, time.Second), WithWait(0, 0, time.Second), WithOutputLimit(1024))...)
+	_, err := tools.NewRegistry(Tools(WithTimeout(0, time.Second), WithWait(0, 0, time.Second), WithOutputLimits(1024, 0))...)
 	assert.NoError(t, err)
 	_, err = tools.NewRegistry(Bash(WithTimeout(time.Hour, 0)))
 	assert.NoError(t, err, "a default above the default maximum raises the maximum")
@@ -341,7 +341,7 @@ func TestBashLongOutputWithoutStore(t *testing.T) {
 func TestBashSpillCap(t *testing.T) {
 	env := testEnv(t)
 	store := env.Output.(*dirStore)
-	res := run(t, context.Background(), Bash(WithMaxSpill(50000)), env, map[string]any{"command": "seq 1 100000"})
+	res := run(t, context.Background(), Bash(WithOutputLimits(0, 50000)), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "only its first 48.8 KiB were saved, as spill://out1")
 	assert.Len(t, store.read(t, "spill://out1"), 50000)

@@ -216,32 +216,27 @@ func WithKillGrace(d time.Duration) Option {
 	}
 }
 
-// WithOutputLimit sets how many bytes of output one result shows the
-// model (20000 unless set; the rest is saved whole in the output store):
-// at least spill.MinThreshold (1024), the room a head, a tail and
-// the note between them need; less is an error. Keep it well under the
-// spill threshold of the dispatch middleware, so results are never
-// spilled twice.
-func WithOutputLimit(n int) Option {
+// WithOutputLimits sets how much of a command's output is kept where:
+// shown is how many bytes of each stream one result shows the model
+// (20000 unless set; the rest is saved whole in the output store), at
+// least spill.MinThreshold (1024), the room a head, a tail and the note
+// between them need; saved caps the bytes of one stream saved to the
+// output store (2 GiB unless set), past which the output is counted but
+// not kept. Zero keeps a default; any other value out of range is an
+// error. Keep shown well under the spill threshold of the dispatch
+// middleware, so results are never spilled twice.
+func WithOutputLimits(shown int, saved int64) Option {
 	return func(c *config) {
-		if n < spill.MinThreshold {
-			c.fail("shell: WithOutputLimit(%d): the limit is at least %d bytes", n, spill.MinThreshold)
+		if shown != 0 && shown < spill.MinThreshold || saved < 0 {
+			c.fail("shell: WithOutputLimits(%d, %d): the limit shown is at least %d bytes and the cap saved is positive (zero keeps a default)", shown, saved, spill.MinThreshold)
 			return
 		}
-		c.outputLimit = n
-	}
-}
-
-// WithMaxSpill caps the bytes of one stream saved to the output store
-// (2 GiB unless set); the rest is counted but not kept. It must be
-// positive.
-func WithMaxSpill(n int64) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxSpill(%d): the cap must be positive", n)
-			return
+		if shown > 0 {
+			c.outputLimit = shown
 		}
-		c.maxSpill = n
+		if saved > 0 {
+			c.maxSpill = saved
+		}
 	}
 }
 

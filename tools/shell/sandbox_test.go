@@ -43,7 +43,7 @@ func TestBubblewrapMissing(t *testing.T) {
 
 	_, err = Bubblewrap(BubblewrapConfig{Workspace: "relative"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
-	_, err = ParseSandboxMode("yolo")
+	_, err = Bubblewrap(BubblewrapConfig{Mode: "yolo", Workspace: "/ws"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
 	sb, err := Bubblewrap(BubblewrapConfig{Mode: SandboxFullAccess})
 	require.NoError(t, err)
