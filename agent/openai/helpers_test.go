@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
+	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -232,7 +234,12 @@ func mustJSON(v any) string {
 
 var (
 	sse        = openaitest.SSE
-	sseRaw     = openaitest.SSERaw
+	sseRaw     = func(raw string) openaitest.Reply {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, raw)
+		}
+	}
 	errorReply = openaitest.Error
 	jsonReply  = openaitest.JSON
 	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
