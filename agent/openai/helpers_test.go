@@ -233,8 +233,8 @@ func mustJSON(v any) string {
 }
 
 var (
-	sse        = openaitest.SSE
-	sseRaw     = func(raw string) openaitest.Reply {
+	sse    = openaitest.SSE
+	sseRaw = func(raw string) openaitest.Reply {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, raw)
