@@ -130,17 +130,17 @@ func TestNoPruningBelowThreshold(t *testing.T) {
 // summarizingModel answers compaction requests with a fixed summary and
 // everything else from its script.
 type summarizingModel struct {
-	*replay.Scripted
+	*replay.Model
 	summary   string
 	summaries []*model.Request
 }
 
 func summarizer(summary string, script ...replay.Response) *summarizingModel {
-	return &summarizingModel{Scripted: replay.NewScripted(script...), summary: summary}
+	return &summarizingModel{Model: replay.NewScripted(script...), summary: summary}
 }
 
 func (m *summarizingModel) WithInfo(info model.Info) *summarizingModel {
-	m.Scripted.WithInfo(info)
+	m.Model.WithInfo(info)
 	return m
 }
 
@@ -149,7 +149,7 @@ func (m *summarizingModel) Stream(ctx context.Context, req *model.Request) iter.
 		m.summaries = append(m.summaries, req)
 		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &harness.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
 	}
-	return m.Scripted.Stream(ctx, req)
+	return m.Model.Stream(ctx, req)
 }
 
 func TestCompaction(t *testing.T) {

@@ -165,7 +165,7 @@ func TestPermissionPlanMode(t *testing.T) {
 // durable pause test: it runs a turn until it pauses, and exits 3.
 const pauseHelperEnv = "HARNESS_TEST_PAUSE_HELPER"
 
-func pauseScript() *replay.Scripted {
+func pauseScript() *replay.Model {
 	return replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "approved"}), replay.ToolCall("c2", "mark", map[string]any{"text": "denied"}), replay.ToolCall("c3", "echo", map[string]any{"text": "free"})),
 		replay.Say("all done"))

@@ -79,7 +79,7 @@ func barrierTool(n int) tools.Tool {
 		})
 }
 
-func lastToolResults(s *replay.Scripted) []*harness.ToolResult {
+func lastToolResults(s *replay.Model) []*harness.ToolResult {
 	reqs := s.Requests()
 	return toolResults(reqs[len(reqs)-1])
 }

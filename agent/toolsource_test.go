@@ -61,7 +61,7 @@ func toolNames(req *model.Request) []string {
 func TestToolSourceChangesBetweenSteps(t *testing.T) {
 	src := &changingSource{}
 	src.set(namedTool("mcp__srv__first"))
-	var llm *replay.Scripted
+	var llm *replay.Model
 	llm = replay.NewScripted(
 		replay.Response{Respond: func(*model.Request) replay.Response {
 			// The source changes while the model answers: this step's

@@ -25,7 +25,10 @@ import (
 // is compiled with the tests, so the README cannot drift from the API.
 func ExampleNew_everything() {
 	dir, sessionsDir, spillDir := "/src/app", "/var/lib/agent/sessions", "/var/lib/agent/spill"
-	model := openai.DeepSeek("sk-...")
+	model, err := openai.New("https://api.deepseek.com", "sk-...", "deepseek-flash")
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	workspace, _ := fslocal.New(dir)
 	store := session.NewJSONL(sessionsDir)
@@ -66,11 +69,12 @@ func TestFullWiringIsValid(t *testing.T) {
 	deadlines, err3 := guard.Deadlines()
 	repeats, err4 := guard.RepeatGuard()
 	failures, err5 := guard.FailureGuard()
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	model, err6 := openai.New("https://api.deepseek.com", "sk-test", "deepseek-flash")
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		t.Fatal(err)
 	}
 	loop, err := agent.New(
-		agent.WithModel(openai.DeepSeek("sk-test")),
+		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(attachments.Beside(store)),

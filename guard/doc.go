@@ -14,11 +14,14 @@
 // level, numbers in one form), and reminds the model at
 // 3, 5 and 8 in a row: briefly first, then naming the tool, the count and
 // the arguments. Bookkeeping tools (todo lists, questions to the user) are
-// excluded by default; their calls neither count nor break a run. The
+// excluded by default ([WithExclude] sets the list of either guard); their
+// calls neither count nor break a run. The
 // failure guard watches each tool's failures in a row and, when one tool
 // has failed 3 times with varying arguments, tells the model to stop and
 // reconsider its approach, with the tool's latest error codes. A new user
 // message resets both. Their counters live in the session's tools.State.
+// Their reminders carry the source (harness.Reminder.Source)
+// "repeat_guard" or "failure_guard".
 //
 // [Deadlines] returns dispatch middleware that puts a backstop deadline on
 // every call: by tool family when the tool declares no deadline (network

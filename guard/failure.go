@@ -38,17 +38,6 @@ func WithFailureStreak(k int) Option {
 	})
 }
 
-// WithFailureExclude sets tools the guard ignores. By default it watches
-// every tool.
-func WithFailureExclude(names ...string) Option {
-	return failureOption("WithFailureExclude", func(g *failureGuard) {
-		g.excluded = make(map[string]bool, len(names))
-		for _, n := range names {
-			g.excluded[n] = true
-		}
-	})
-}
-
 // FailureGuard returns a tools.StepObserver that notices one tool failing
 // again and again while the model varies its arguments, the loop a
 // repeated-call check cannot see, and reminds the model to stop and
@@ -63,8 +52,9 @@ func WithFailureExclude(names ...string) Option {
 // arguments gets no failure reminder: that is a repeated call, the
 // RepeatGuard's business. Calls that were not run (CodeNotRun) or were
 // cancelled with their turn (CodeAborted) are not the tool's failures and
-// are skipped, as are excluded tools. A new user message resets every
-// streak.
+// are skipped, as are excluded tools (none by default; see WithExclude).
+// A new user message resets every streak. The reminders' source
+// (harness.Reminder.Source) is "failure_guard".
 func FailureGuard(opts ...Option) (tools.StepObserver, error) {
 	g := &failureGuard{streak: defaultFailureStreak}
 	if err := apply(&settings{ctor: "FailureGuard", failure: g}, opts); err != nil {
@@ -136,7 +126,7 @@ func (g *failureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harn
 		if s == nil {
 			continue // a later success in the step ended the streak
 		}
-		out = append(out, harness.Reminder{Source: SourceFailure, Text: failureText(name, s)})
+		out = append(out, harness.Reminder{Source: sourceFailure, Text: failureText(name, s)})
 	}
 	return out
 }

@@ -74,7 +74,7 @@ func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 	require.Len(t, fired, 3, "reminders at 3, 5 and 8 only")
 	for _, n := range []int{3, 5, 8} {
 		require.Contains(t, fired, n)
-		assert.Equal(t, guard.SourceRepeat, fired[n].Source)
+		assert.Equal(t, "repeat_guard", fired[n].Source)
 		assert.Contains(t, fired[n].Text, "grep")
 		assert.Contains(t, fired[n].Text, fmt.Sprintf("%d times in a row", n))
 	}
@@ -157,11 +157,11 @@ func TestRepeatExclusionsAreTransparent(t *testing.T) {
 	assert.Empty(t, s.run(g, todo, todo, todo, todo, todo), "excluded tools never trigger")
 
 	// A custom list replaces the default one.
-	g = repeatGuard(t, guard.WithRepeatExclude("poll"))
+	g = repeatGuard(t, guard.WithExclude("poll"))
 	s = newSess()
 	assert.Empty(t, s.run(g, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}))
 	assert.Len(t, s.run(g, todo, todo, todo), 1, "todo_write is no longer excluded")
-	g = repeatGuard(t, guard.WithRepeatExclude())
+	g = repeatGuard(t, guard.WithExclude())
 	assert.Len(t, newSess().run(g, todo, todo, todo), 1, "an empty list excludes nothing")
 }
 
@@ -261,7 +261,7 @@ func TestFailureStreak(t *testing.T) {
 	assert.Empty(t, s.run(g, c{name: "edit", args: `{"old_string":"b"}`, err: "edit_not_found"}))
 	rs := s.run(g, c{name: "edit", args: `{"old_string":"c"}`, err: "stale_version"})
 	require.Len(t, rs, 1)
-	assert.Equal(t, guard.SourceFailure, rs[0].Source)
+	assert.Equal(t, "failure_guard", rs[0].Source)
 	assert.Contains(t, rs[0].Text, "edit has failed 3 times in a row")
 	assert.Contains(t, rs[0].Text, "edit_not_found, edit_not_found, stale_version")
 	assert.Contains(t, rs[0].Text, "reconsider the approach")
@@ -298,7 +298,7 @@ func TestFailureStreakResets(t *testing.T) {
 }
 
 func TestFailureOptions(t *testing.T) {
-	g := failureGuard(t, guard.WithFailureStreak(2), guard.WithFailureExclude("flaky"))
+	g := failureGuard(t, guard.WithFailureStreak(2), guard.WithExclude("flaky"))
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "flaky", args: "1", err: "x"}, c{name: "flaky", args: "2", err: "x"}, c{name: "flaky", args: "3", err: "x"}))
 	rs := s.run(g, c{name: "web_fetch", args: `{"url":"a"}`, err: "http_404"}, c{name: "web_fetch", args: `{"url":"b"}`, err: "http_404"})
@@ -313,7 +313,8 @@ func TestOptionsOfAnotherGuardAreErrors(t *testing.T) {
 		want string
 	}{
 		{"a failure option to RepeatGuard", second(guard.RepeatGuard(guard.WithFailureStreak(4))), "guard: WithFailureStreak is an option of FailureGuard; RepeatGuard does not take it"},
-		{"a repeat option to FailureGuard", second(guard.FailureGuard(guard.WithRepeatExclude("x"))), "guard: WithRepeatExclude is an option of RepeatGuard; FailureGuard does not take it"},
+		{"a repeat option to FailureGuard", second(guard.FailureGuard(guard.WithRepeatThresholds(4))), "guard: WithRepeatThresholds is an option of RepeatGuard; FailureGuard does not take it"},
+		{"an exclusion to Deadlines", second(guard.Deadlines(guard.WithExclude("x"))), "guard: WithExclude is an option of RepeatGuard and FailureGuard; Deadlines does not take it"},
 		{"a deadline option to RepeatGuard", second(guard.RepeatGuard(guard.WithCancelWait(time.Second))), "guard: WithCancelWait is an option of Deadlines; RepeatGuard does not take it"},
 		{"a repeat option to Deadlines", second(guard.Deadlines(guard.WithRepeatThresholds(3))), "guard: WithRepeatThresholds is an option of RepeatGuard; Deadlines does not take it"},
 	} {
@@ -364,9 +365,9 @@ func TestGuardsInTheLoop(t *testing.T) {
 	}
 	require.Len(t, reminders, 2)
 	assert.Equal(t, 3, reminders[0].Step)
-	assert.Equal(t, guard.SourceRepeat, reminders[0].Source)
+	assert.Equal(t, "repeat_guard", reminders[0].Source)
 	assert.Equal(t, 4, reminders[1].Step)
-	assert.Equal(t, guard.SourceFailure, reminders[1].Source)
+	assert.Equal(t, "failure_guard", reminders[1].Source)
 	assert.Contains(t, reminders[1].Text, "no_such_key, no_such_key, no_such_key")
 
 	// The model saw the reminder right after the step's results.

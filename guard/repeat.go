@@ -12,10 +12,10 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Reminder sources, as logged with each reminder.
+// Reminder sources, as logged with each reminder (harness.Reminder.Source).
 const (
-	SourceRepeat  = "repeat_guard"
-	SourceFailure = "failure_guard"
+	sourceRepeat  = "repeat_guard"
+	sourceFailure = "failure_guard"
 )
 
 // defaultRepeatThresholds are the run lengths of identical calls at which
@@ -62,18 +62,6 @@ func WithRepeatThresholds(n ...int) Option {
 	})
 }
 
-// WithRepeatExclude sets the tools the guard ignores, replacing the
-// default list (todo, todo_read, todo_write, ask_user and
-// ask_user_question). WithRepeatExclude() with no names excludes nothing.
-func WithRepeatExclude(names ...string) Option {
-	return repeatOption("WithRepeatExclude", func(g *repeatGuard) {
-		g.excluded = make(map[string]bool, len(names))
-		for _, n := range names {
-			g.excluded[n] = true
-		}
-	})
-}
-
 // RepeatGuard returns a tools.StepObserver that notices the model calling
 // the same tool with the same arguments several times in a row and
 // reminds it that repeating will not help. It only advises: no call is
@@ -91,6 +79,11 @@ func WithRepeatExclude(names ...string) Option {
 // todo_write, ask_user and ask_user_question), whose repeated identical
 // calls are normal or wait on someone else. A new user message (Env.Turn
 // changing) starts the count afresh.
+//
+// The reminders' source (harness.Reminder.Source) is "repeat_guard".
+// Options: WithRepeatThresholds, and WithExclude, which replaces the
+// default list of excluded tools (WithExclude() with no names excludes
+// nothing).
 //
 // The counts live in the session's Env.State, in memory; the reminders
 // themselves are logged by the loop like everything the model sees, so a
@@ -157,7 +150,7 @@ func (g *repeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harne
 	}
 	out := make([]harness.Reminder, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, harness.Reminder{Source: SourceRepeat, Text: g.text(h.name, h.args, h.count)})
+		out = append(out, harness.Reminder{Source: sourceRepeat, Text: g.text(h.name, h.args, h.count)})
 	}
 	return out
 }

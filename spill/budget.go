@@ -11,9 +11,9 @@ import (
 	"github.com/go-harness/harness/internal/units"
 )
 
-// DefaultSessionBudget is how many bytes of output a store keeps for one
+// defaultSessionBudget is how many bytes of output a store keeps for one
 // session unless WithSessionBudget says otherwise: 4 GiB.
-const DefaultSessionBudget int64 = 4 << 30
+const defaultSessionBudget int64 = 4 << 30
 
 // BudgetError is the detail of a Save refused because the session's
 // outputs would take more than the store's budget: Save fails with a
@@ -38,7 +38,7 @@ func (e *BudgetError) Error() string {
 		units.Bytes(e.Budget), units.Bytes(e.Used))
 }
 
-// StoreOption configures a Dir or Memory store.
+// StoreOption configures a store of [NewDir] or [NewMemory].
 type StoreOption func(*storeConfig)
 
 type storeConfig struct {
@@ -47,7 +47,7 @@ type storeConfig struct {
 }
 
 // WithSessionBudget sets the most bytes of output a store keeps for one session
-// (DefaultSessionBudget by default), besides any cap a tool puts on one output.
+// (4 GiB by default), besides any cap a tool puts on one output.
 // A Save that would go past it fails with an error matching
 // harness.CodeSpillBudget and keeps nothing; outputs that expire or are deleted
 // give their bytes back. The budget must be positive: any other value is an
@@ -63,7 +63,7 @@ func WithSessionBudget(n int64) StoreOption {
 }
 
 func newStoreConfig(opts []StoreOption) (storeConfig, error) {
-	c := storeConfig{budget: DefaultSessionBudget}
+	c := storeConfig{budget: defaultSessionBudget}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)

@@ -19,7 +19,7 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Permissions of what a Dir creates: only the owner of the process can
+// Permissions of what a directory store creates: only the owner of the process can
 // list, read or write spilled output.
 const (
 	dirPerm  os.FileMode = 0o700
@@ -30,37 +30,38 @@ const (
 // gigabyte costs few system calls, small enough not to matter.
 const copyBuffer = 256 << 10
 
-// Dir is a Store that keeps each output in its own file under a root
-// directory, one subdirectory per session (mode 0700), files mode 0600
-// created exclusively, so an existing file is never overwritten or
-// followed. File and directory names are derived from the owner's ids,
-// reduced to ASCII letters, digits, '_' and '-', plus a random part: no id
-// can make a name leave the root. Locators have the form
-// "spill://<session-dir>/<file>"; Open accepts only names of that shape,
-// resolves them inside the root with os.Root, and opens only regular
-// files.
-//
-// Outputs are streamed to disk as they are read and not synced: a spill
-// file is a copy kept for retrieval, and losing it in an operating system
-// crash costs nothing the session log does not have.
-//
-// A Dir keeps at most a budget of bytes per session (DefaultSessionBudget
-// unless WithSessionBudget says otherwise); a Save past it fails with
-// harness.CodeSpillBudget. The first Save of a session in a process counts the
-// files the session already has, so the budget holds across restarts; removals
-// by other processes sharing the root are seen when the session is deleted. Use
-// one Dir per root in a process.
-type Dir struct {
+// dirStore is the Store of [NewDir].
+type dirStore struct {
 	root   string
 	rand   io.Reader
 	budget *budget
 }
 
-// NewDir returns a Dir store rooted at dir, configured by opts, or an
-// error (harness.CodeInvalidOption) for an empty dir or an invalid option
-// value. The directory is created (mode 0700) when the first output is
+// NewDir returns a Store that keeps each output in its own file under the
+// root directory dir, one subdirectory per session (mode 0700), files mode
+// 0600 created exclusively, so an existing file is never overwritten or
+// followed. File and directory names are derived from the owner's ids,
+// reduced to ASCII letters, digits, '_' and '-', plus a random part: no id
+// can make a name leave the root. Locators have the form
+// "spill://<session-dir>/<file>"; Open accepts only names of that shape,
+// resolves them inside the root with os.Root, and opens only regular
+// files. The directory is created (mode 0700) when the first output is
 // saved.
-func NewDir(dir string, opts ...StoreOption) (*Dir, error) {
+//
+// Outputs are streamed to disk as they are read and not synced: a spill
+// file is a copy kept for retrieval, and losing it in an operating system
+// crash costs nothing the session log does not have.
+//
+// The store keeps at most a budget of bytes per session (4 GiB unless
+// WithSessionBudget says otherwise); a Save past it fails with
+// harness.CodeSpillBudget. The first Save of a session in a process counts the
+// files the session already has, so the budget holds across restarts; removals
+// by other processes sharing the root are seen when the session is deleted. Use
+// one store per root in a process.
+//
+// An empty dir or an invalid option value is an error
+// (harness.CodeInvalidOption).
+func NewDir(dir string, opts ...StoreOption) (Store, error) {
 	cfg, err := newStoreConfig(opts)
 	if dir == "" {
 		err = errors.Join(err, toolexec.OptionError("spill: NewDir: the directory is empty"))
@@ -68,17 +69,17 @@ func NewDir(dir string, opts ...StoreOption) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget)}, nil
+	return &dirStore{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget)}, nil
 }
 
-var _ Store = (*Dir)(nil)
+var _ Store = (*dirStore)(nil)
 
 // Save implements tools.OutputStore. It streams r to a new file and
 // returns its locator and size; on failure the partial file is removed.
 //
 // An output that would take its session past the store's budget fails
 // with harness.CodeSpillBudget (its cause a *BudgetError) and keeps nothing.
-func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+func (d *dirStore) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
@@ -112,7 +113,7 @@ func (d *Dir) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.S
 // create makes the session directory if needed and creates a new file in
 // it exclusively. It retries when the random name exists already, and when
 // Expire removed the (empty) session directory in between.
-func (d *Dir) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, string, error) {
+func (d *dirStore) create(root *os.Root, sdir string, owner tools.Owner) (*os.File, string, error) {
 	var lastErr error
 	for range 4 {
 		if err := root.Mkdir(sdir, dirPerm); err != nil && !errors.Is(err, iofs.ErrExist) {
@@ -191,7 +192,7 @@ func copyContext(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
 }
 
 // Open implements tools.OutputStore.
-func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+func (d *dirStore) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (d *Dir) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-func (d *Dir) openErr(locator string, err error) error {
+func (d *dirStore) openErr(locator string, err error) error {
 	if err == nil || errors.Is(err, iofs.ErrNotExist) {
 		return locatorError(locator, errNotFound())
 	}
@@ -235,7 +236,7 @@ func (d *Dir) openErr(locator string, err error) error {
 }
 
 // DeleteSession implements Store.
-func (d *Dir) DeleteSession(ctx context.Context, session string) error {
+func (d *dirStore) DeleteSession(ctx context.Context, session string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func (d *Dir) DeleteSession(ctx context.Context, session string) error {
 // is when its saving finished. Session directories left empty and older
 // than cutoff are removed too. Files that do not look like spill files
 // are left alone.
-func (d *Dir) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+func (d *dirStore) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	root, err := os.OpenRoot(d.root)
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
@@ -343,7 +344,7 @@ func readDir(root *os.Root, name string) ([]iofs.DirEntry, error) {
 }
 
 // parseLocator splits "spill://<session-dir>/<file>" and accepts only
-// names Dir could have made.
+// names the directory store could have made.
 func parseLocator(loc string) (sdir, name string, ok bool) {
 	rest, ok := strings.CutPrefix(loc, tools.OutputScheme)
 	if !ok {

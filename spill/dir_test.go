@@ -19,7 +19,7 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-func dirPath(t *testing.T, d *Dir, locator string) string {
+func dirPath(t *testing.T, d *dirStore, locator string) string {
 	t.Helper()
 	sdir, name, ok := parseLocator(locator)
 	require.True(t, ok, "locator %q", locator)
@@ -256,11 +256,11 @@ func TestBudgetErrorText(t *testing.T) {
 	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
 }
 
-func mustDir(t testing.TB, dir string, opts ...StoreOption) *Dir {
+func mustDir(t testing.TB, dir string, opts ...StoreOption) *dirStore {
 	t.Helper()
 	d, err := NewDir(dir, opts...)
 	require.NoError(t, err)
-	return d
+	return d.(*dirStore)
 }
 
 func mustMemory(t testing.TB, opts ...StoreOption) *Memory {

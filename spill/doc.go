@@ -7,9 +7,9 @@
 // tools.OutputStore, so a Store is passed to the agent loop as its output store
 // and tools find it as call.Env.Output) and lets the host clean up:
 // DeleteSession when a session is deleted, Expire for outputs older than a
-// retention period. [Dir] keeps each output in a private file (session
+// retention period. [NewDir] keeps each output in a private file (session
 // directories 0700, files 0600 created exclusively, names that no id can steer
-// out of the root); [Memory] keeps them in memory for tests. Both keep at most
+// out of the root); [NewMemory] keeps them in memory for tests. Both keep at most
 // a byte budget per session (4 GiB by default, [WithSessionBudget]): past it
 // Save fails with an error matching harness.CodeSpillBudget and keeps nothing,
 // and the preview the model gets says the output was not saved and why. The

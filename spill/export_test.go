@@ -1,13 +1,22 @@
 package spill
 
 // SessionBudget returns the most bytes the store keeps for one session.
-func (d *Dir) SessionBudget() int64 { return d.budget.limit }
+func (d *dirStore) SessionBudget() int64 { return d.budget.limit }
+
+// SessionBudgetOf returns the session budget of a store of this package.
+func SessionBudgetOf(s Store) int64 {
+	return s.(interface{ SessionBudget() int64 }).SessionBudget()
+}
+
+// DefaultSessionBudget is the budget a store keeps unless
+// WithSessionBudget says otherwise.
+const DefaultSessionBudget = defaultSessionBudget
 
 // SessionBudget returns the most bytes the store keeps for one session.
 func (m *Memory) SessionBudget() int64 { return m.budget.limit }
 
 // Root returns the directory the store keeps outputs in.
-func (d *Dir) Root() string { return d.root }
+func (d *dirStore) Root() string { return d.root }
 
 // Len returns how many outputs the store holds.
 func (m *Memory) Len() int {

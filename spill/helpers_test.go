@@ -10,7 +10,7 @@ import (
 )
 
 // newDir returns a Dir store, failing the test on an invalid option.
-func newDir(t testing.TB, dir string, opts ...spill.StoreOption) *spill.Dir {
+func newDir(t testing.TB, dir string, opts ...spill.StoreOption) spill.Store {
 	t.Helper()
 	d, err := spill.NewDir(dir, opts...)
 	require.NoError(t, err)

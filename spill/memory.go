@@ -16,8 +16,8 @@ import (
 )
 
 // Memory is a Store that keeps outputs in memory, for tests and for hosts
-// that do not want files. Its locators have the same shape as Dir's, and
-// it keeps at most a budget of bytes per session as Dir does. It is safe
+// that do not want files. Its locators have the same shape as [NewDir]'s, and
+// it keeps at most a budget of bytes per session as that store does. It is safe
 // for concurrent use.
 type Memory struct {
 	mu      sync.Mutex

@@ -47,7 +47,7 @@ func TestStoreOptionErrors(t *testing.T) {
 	}
 	_, err := spill.NewDir("")
 	assert.ErrorIs(t, err, harness.CodeInvalidOption, "a Dir needs a directory")
-	assert.Equal(t, spill.DefaultSessionBudget, newDir(t, t.TempDir()).SessionBudget())
+	assert.Equal(t, spill.DefaultSessionBudget, spill.SessionBudgetOf(newDir(t, t.TempDir())))
 	assert.Equal(t, int64(4<<30), newMemory(t).SessionBudget())
 	assert.Equal(t, int64(1), newMemory(t, spill.WithSessionBudget(1)).SessionBudget())
 }

@@ -16,8 +16,8 @@ type Dialect string
 
 // The dialects. [New] picks one from the base URL (DeepSeek's and
 // Moonshot's hosts speak [DialectDeepSeek], OpenAI's and Azure's
-// [DialectOpenAI], every other host [DialectGeneric]); [DeepSeek] always
-// uses [DialectDeepSeek]; [WithDialect] overrides either.
+// [DialectOpenAI], every other host [DialectGeneric]); [FromEnv] uses
+// [DialectDeepSeek] for DEEPSEEK_API_KEY; [WithDialect] overrides either.
 const (
 	// DialectGeneric is for any OpenAI-compatible endpoint (OpenRouter,
 	// Groq, Mistral, vLLM, llama.cpp, Ollama, ...): no reasoning is sent
@@ -82,7 +82,7 @@ func rulesFor(d Dialect) rules {
 func dialectForHost(u *url.URL) Dialect {
 	host := strings.ToLower(u.Hostname())
 	switch {
-	case host == "api.deepseek.com" || strings.HasSuffix(host, ".deepseek.com"):
+	case isDeepSeekHost(host):
 		return DialectDeepSeek
 	case host == "api.moonshot.ai" || host == "api.moonshot.cn":
 		return DialectDeepSeek

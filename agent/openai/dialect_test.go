@@ -193,8 +193,9 @@ func TestDialectChoice(t *testing.T) {
 	m, err := openai.New("http://127.0.0.1:1", "k", "kimi-k2-thinking", openai.WithDialect(openai.DialectDeepSeek))
 	require.NoError(t, err)
 	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())
-	assert.Equal(t, openai.DialectDeepSeek, openai.DeepSeek("k").Dialect())
-	assert.Equal(t, openai.DialectGeneric, openai.DeepSeek("k", openai.WithDialect(openai.DialectGeneric)).Dialect())
+	m, err = openai.New("https://api.deepseek.com", "k", "deepseek-flash", openai.WithDialect(openai.DialectGeneric))
+	require.NoError(t, err)
+	assert.Equal(t, openai.DialectGeneric, m.Dialect())
 
 	for _, s := range []string{"deepseek", "OpenAI", " generic "} {
 		_, err := openai.ParseDialect(s)
@@ -216,7 +217,6 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		"dialect":         {[]openai.Option{openai.WithDialect("claude")}, "unknown dialect"},
 		"openai thinking": {[]openai.Option{openai.WithDialect(openai.DialectOpenAI), openai.WithThinking(true)}, "no thinking switch"},
 		"deepseek effort": {[]openai.Option{openai.WithDialect(openai.DialectDeepSeek), openai.WithReasoningEffort("extreme")}, "low, medium, high or max"},
-		"empty model id":  {[]openai.Option{openai.WithModelID(" ")}, `WithModelID(" ")`},
 		"zero window":     {[]openai.Option{openai.WithContextWindow(0)}, "WithContextWindow(0)"},
 		"negative window": {[]openai.Option{openai.WithContextWindow(-5)}, "WithContextWindow(-5)"},
 		"header name":     {[]openai.Option{openai.WithHeader("X Bad", "v")}, `WithHeader("X Bad", ...)`},
@@ -229,14 +229,10 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		})
 	}
-	// The preset cannot return an error: every call fails instead,
-	// without a request.
-	p := newProvider(t)
-	t.Setenv(openai.EnvDeepSeekBaseURL, p.URL())
-	_, err := drain(t, openai.DeepSeek("sk-x", openai.WithTemperature(-1)), context.Background(), simpleRequest())
-	assert.Equal(t, harness.CodeInvalidRequest, modelErr(t, err).Code)
+	// FromEnv reports them too.
+	_, err := openai.FromEnv(func(k string) string { return map[string]string{"DEEPSEEK_API_KEY": "sk-x"}[k] }, openai.WithTemperature(-1))
+	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.ErrorContains(t, err, "temperature -1")
-	assert.Empty(t, p.Requests())
 }
 
 func TestStrictTools(t *testing.T) {
@@ -271,9 +267,14 @@ func TestStrictTools(t *testing.T) {
 			path = r.URL.Path
 			return nil, http.ErrHandlerTimeout
 		})}
-		_, _ = drain(t, openai.DeepSeek("sk-x", openai.WithStrictTools(true), openai.WithHTTPClient(client)), context.Background(), simpleRequest())
+		deepSeek := func(opts ...openai.Option) *openai.Model {
+			m, err := openai.New("https://api.deepseek.com", "sk-x", "deepseek-flash", opts...)
+			require.NoError(t, err)
+			return m
+		}
+		_, _ = drain(t, deepSeek(openai.WithStrictTools(true), openai.WithHTTPClient(client)), context.Background(), simpleRequest())
 		assert.Equal(t, "/beta/chat/completions", path)
-		_, _ = drain(t, openai.DeepSeek("sk-x", openai.WithHTTPClient(client)), context.Background(), simpleRequest())
+		_, _ = drain(t, deepSeek(openai.WithHTTPClient(client)), context.Background(), simpleRequest())
 		assert.Equal(t, "/chat/completions", path)
 	})
 }

@@ -3,13 +3,17 @@
 // OpenAI and for any OpenAI-compatible provider, DeepSeek first. It uses
 // the official openai-go client; nothing outside this package imports it.
 //
-// [DeepSeek] returns a model on DeepSeek's API (default model
-// deepseek-flash; DEEPSEEK_BASE_URL points it at a gateway or proxy);
-// [New] one on any endpoint given its base URL, key and model id;
-// [FromEnv] picks one from HARNESS_BASE_URL, HARNESS_API_KEY and
-// HARNESS_MODEL, or DEEPSEEK_API_KEY (and DEEPSEEK_BASE_URL):
+// [New] returns a model on any endpoint given its base URL, key and model
+// id; [FromEnv] picks one from the environment, reading exactly these
+// variables: HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL for any
+// OpenAI-compatible endpoint, or DEEPSEEK_API_KEY (with DEEPSEEK_BASE_URL
+// for a gateway or proxy, and HARNESS_MODEL, deepseek-flash by default)
+// for DeepSeek, and HARNESS_DIALECT to override the dialect. [New] reads
+// none of them.
 //
-//	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"))
+//	model, err := openai.FromEnv(os.Getenv)
+//	// or: openai.New("https://api.deepseek.com", key, "deepseek-flash")
+//	...
 //	loop, err := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
 // A small built-in catalog knows the context window and input

@@ -72,11 +72,21 @@ func ExampleNew() {
 }
 
 // DeepSeek with the caller's key; thinking stays on by default.
-func ExampleDeepSeek() {
-	model := openai.DeepSeek(os.Getenv("DEEPSEEK_API_KEY"), openai.WithModelID("deepseek-v4-pro"), openai.WithReasoningEffort("high"))
+func ExampleNew_deepSeek() {
+	model, err := openai.New("https://api.deepseek.com", "sk-...", "deepseek-v4-pro", openai.WithReasoningEffort("high"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	info := model.Info()
 	fmt.Println(info.Name, info.ContextWindow, info.Input)
-	// Output: deepseek-v4-pro 1000000 [text]
+
+	// DeepSeek's API refuses every request without a key: New says so.
+	_, err = openai.New("https://api.deepseek.com", os.Getenv("NO_SUCH_VARIABLE"), "deepseek-flash")
+	fmt.Println(errors.Is(err, harness.CodeAuth))
+	// Output:
+	// deepseek-v4-pro 1000000 [text]
+	// true
 }
 
 // Picking a model from the environment, falling back when none is
@@ -107,11 +117,11 @@ func ExampleWithDialect() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(m.Dialect())
+	fmt.Println(m.Info().Name, "in the deepseek dialect")
 
 	_, err = openai.New("http://127.0.0.1:8080/v1", "", "kimi-k2-thinking", openai.WithTemperature(5))
 	fmt.Println(err)
 	// Output:
-	// deepseek
+	// kimi-k2-thinking in the deepseek dialect
 	// openai: temperature 5 is outside 0 to 2
 }

@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
+	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -28,7 +30,13 @@ const testKey = "sk-test-0123456789abcdef"
 // when the test ends.
 func (p *provider) model(opts ...openai.Option) *openai.Model {
 	p.t.Helper()
-	m, err := openai.New(p.URL(), testKey, "deepseek-flash", opts...)
+	return p.modelNamed("deepseek-flash", opts...)
+}
+
+// modelNamed is model with the model id id.
+func (p *provider) modelNamed(id string, opts ...openai.Option) *openai.Model {
+	p.t.Helper()
+	m, err := openai.New(p.URL(), testKey, id, opts...)
 	require.NoError(p.t, err)
 	p.t.Cleanup(m.CloseIdleConnections)
 	return m
@@ -225,8 +233,13 @@ func mustJSON(v any) string {
 }
 
 var (
-	sse        = openaitest.SSE
-	sseRaw     = openaitest.SSERaw
+	sse    = openaitest.SSE
+	sseRaw = func(raw string) openaitest.Reply {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, raw)
+		}
+	}
 	errorReply = openaitest.Error
 	jsonReply  = openaitest.JSON
 	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }

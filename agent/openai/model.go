@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -24,8 +23,8 @@ import (
 const (
 	// deepSeekBaseURL is the base URL of DeepSeek's OpenAI-format API.
 	deepSeekBaseURL = "https://api.deepseek.com"
-	// deepSeekDefaultModel is the model [DeepSeek] uses unless
-	// [WithModelID] says otherwise.
+	// deepSeekDefaultModel is the model [FromEnv] picks for DeepSeek
+	// unless HARNESS_MODEL names another.
 	deepSeekDefaultModel = "deepseek-flash"
 )
 
@@ -40,7 +39,6 @@ type Model struct {
 	info       model.Info
 	baseURL    string
 	apiKey     string
-	requireKey bool
 	chat       oai.ChatCompletionService
 	httpClient *http.Client
 	logger     *slog.Logger
@@ -55,8 +53,6 @@ type Model struct {
 	strictOK sync.Map
 	// history caches the encoded messages of recent conversations.
 	history historyCache
-	// err fails every call; set when the model could not be built.
-	err error
 }
 
 // sendOptions are the request controls of the options.
@@ -93,20 +89,6 @@ type config struct {
 
 func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
-}
-
-// WithModelID sets the provider's model id, such as "deepseek-v4-pro".
-// The built-in catalog (deepseek-flash, deepseek-v4-pro) supplies its context window and
-// input modalities unless [WithContextWindow] or [WithInputModalities]
-// declare them. An empty id is an error.
-func WithModelID(id string) Option {
-	return func(c *config) {
-		if strings.TrimSpace(id) == "" {
-			c.fail("WithModelID(%q): give the provider's model id", id)
-			return
-		}
-		c.model = id
-	}
 }
 
 // WithContextWindow declares the model's context window in tokens. It
@@ -351,38 +333,21 @@ func lookupModel(id string) (model.Info, bool) {
 	return model.Info{Name: id}, false
 }
 
-// DeepSeek returns a model on DeepSeek's API with the caller's API key,
-// using deepseek-flash unless [WithModelID] says otherwise, and
-// [DialectDeepSeek] unless [WithDialect] says otherwise. The endpoint is
-// DEEPSEEK_BASE_URL when that environment variable is set (a gateway, a
-// proxy, a test server), else https://api.deepseek.com. An empty key, a bad
-// DEEPSEEK_BASE_URL or an invalid option fails every call with a
-// *harness.Error (harness.CodeAuth for the key, CodeInvalidRequest for
-// the rest) without a request.
-func DeepSeek(apiKey string, opts ...Option) *Model {
-	base := deepSeekBaseURL
-	if env := strings.TrimSpace(os.Getenv(EnvDeepSeekBaseURL)); env != "" {
-		base = env
-	}
-	m, err := newModel(base, apiKey, deepSeekDefaultModel, DialectDeepSeek, opts)
-	if err != nil {
-		return &Model{info: model.Info{Name: deepSeekDefaultModel}, err: err}
-	}
-	m.requireKey = true
-	return m
-}
-
 // New returns a model on any OpenAI-compatible Chat Completions endpoint:
-// baseURL is the API root the SDK appends "chat/completions" to (for
-// OpenAI, "https://api.openai.com/v1"), apiKey may be empty for
-// endpoints that need none, and model is the provider's model id. The
-// catalog (deepseek-flash, deepseek-v4-pro) and the options declare the context window and
-// the input modalities; an unknown model accepts text only. The dialect
-// follows from the host (see [Dialect]) unless [WithDialect] sets it. A
-// bad base URL or an invalid option value is an error.
+// baseURL is the API root the SDK appends "chat/completions" to
+// ("https://api.deepseek.com" for DeepSeek, "https://api.openai.com/v1"
+// for OpenAI), apiKey may be empty for endpoints that need none, and
+// model is the provider's model id, such as "deepseek-flash". The catalog
+// (deepseek-flash, deepseek-v4-pro) and the options declare the context
+// window and the input modalities; an unknown model accepts text only.
+// The dialect follows from the host (see [Dialect]) unless [WithDialect]
+// sets it. A bad base URL, an empty model id, an invalid option value and
+// an empty key for DeepSeek's own API (harness.CodeAuth) are errors.
+//
+//	model, err := openai.New("https://api.deepseek.com", os.Getenv("DEEPSEEK_API_KEY"), "deepseek-flash")
 func New(baseURL, apiKey, model string, opts ...Option) (*Model, error) {
-	if model == "" {
-		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: no model id given"}
+	if strings.TrimSpace(model) == "" {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("openai: no model id given (%q): name the provider's model, such as deepseek-flash", model)}
 	}
 	return newModel(baseURL, apiKey, model, "", opts)
 }
@@ -391,6 +356,9 @@ func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*M
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", baseURL)
+	}
+	if apiKey == "" && isDeepSeekHost(u.Hostname()) {
+		return nil, &harness.Error{Code: harness.CodeAuth, Message: "openai: no API key given for DeepSeek's API: pass the key (for example from " + envDeepSeekKey + ")"}
 	}
 	if dialect == "" {
 		dialect = dialectForHost(u)
@@ -469,8 +437,12 @@ func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*M
 	return m, nil
 }
 
-// Dialect returns the dialect the model's requests follow.
-func (m *Model) Dialect() Dialect { return m.rules.dialect }
+// isDeepSeekHost reports whether host belongs to DeepSeek's API, which
+// refuses every request without a key.
+func isDeepSeekHost(host string) bool {
+	host = strings.ToLower(host)
+	return host == "deepseek.com" || strings.HasSuffix(host, ".deepseek.com")
+}
 
 // isOpenAIHost reports whether host belongs to OpenAI's API.
 func isOpenAIHost(host string) bool {
@@ -501,19 +473,19 @@ func (m *Model) CloseIdleConnections() {
 
 // Environment variables [FromEnv] reads.
 const (
-	EnvBaseURL         = "HARNESS_BASE_URL"
-	EnvAPIKey          = "HARNESS_API_KEY"
-	EnvModel           = "HARNESS_MODEL"
-	EnvDialect         = "HARNESS_DIALECT"
-	EnvDeepSeekKey     = "DEEPSEEK_API_KEY"
-	EnvDeepSeekBaseURL = "DEEPSEEK_BASE_URL"
+	envBaseURL         = "HARNESS_BASE_URL"
+	envAPIKey          = "HARNESS_API_KEY"
+	envModel           = "HARNESS_MODEL"
+	envDialect         = "HARNESS_DIALECT"
+	envDeepSeekKey     = "DEEPSEEK_API_KEY"
+	envDeepSeekBaseURL = "DEEPSEEK_BASE_URL"
 )
 
 // errNoKey is the error of [FromEnv] when the environment names no
 // model: it matches harness.CodeAuth.
 func errNoKey() error {
-	return &harness.Error{Code: harness.CodeAuth, Message: "openai: no key configured: set " + EnvDeepSeekKey + " for DeepSeek, or " +
-		EnvBaseURL + ", " + EnvAPIKey + " and " + EnvModel + " for another OpenAI-compatible endpoint"}
+	return &harness.Error{Code: harness.CodeAuth, Message: "openai: no key configured: set " + envDeepSeekKey + " for DeepSeek, or " +
+		envBaseURL + ", " + envAPIKey + " and " + envModel + " for another OpenAI-compatible endpoint"}
 }
 
 // FromEnv picks a model from the environment, read through getenv (pass
@@ -521,51 +493,48 @@ func errNoKey() error {
 //
 //   - HARNESS_BASE_URL set: that OpenAI-compatible endpoint, with
 //     HARNESS_API_KEY (may be empty for local servers) and HARNESS_MODEL
-//     (required), in the generic dialect unless the host implies another;
+//     (required), in the dialect the host implies;
 //   - else DEEPSEEK_API_KEY set: DeepSeek, at DEEPSEEK_BASE_URL when set
-//     (a gateway or proxy) else DeepSeek's own API, with HARNESS_MODEL as
-//     the model id when set, in the deepseek dialect;
+//     (a gateway or proxy) else at DeepSeek's own API
+//     (https://api.deepseek.com), with HARNESS_MODEL as the model id
+//     (deepseek-flash when unset), in the deepseek dialect;
 //   - else an error matching harness.CodeAuth that says which variables
 //     to set.
 //
-// HARNESS_DIALECT (deepseek, openai or generic) overrides the dialect in
-// either case; an unknown name is an error. opts apply after the
-// environment's choices.
+// HARNESS_DIALECT (deepseek, openai or generic, any case) overrides the
+// dialect in either case; an unknown name is an error. opts apply after
+// the environment's choices. These six variables are all FromEnv reads;
+// [New] reads none.
 func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 	if getenv == nil {
 		return nil, errNoKey()
 	}
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	var pre []Option
-	if d := get(EnvDialect); d != "" {
+	if d := get(envDialect); d != "" {
 		pd, err := parseDialect(d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvDialect, err)
+			return nil, fmt.Errorf("%s: %w", envDialect, err)
 		}
 		pre = append(pre, WithDialect(pd))
 	}
-	if model := get(EnvModel); model != "" {
-		pre = append(pre, WithModelID(model))
-	}
 	opts = append(pre, opts...)
-	if base := get(EnvBaseURL); base != "" {
-		model := get(EnvModel)
+	model := get(envModel)
+	if base := get(envBaseURL); base != "" {
 		if model == "" {
-			return nil, fmt.Errorf("openai: %s is set but %s is not: name the model to use", EnvBaseURL, EnvModel)
+			return nil, fmt.Errorf("openai: %s is set but %s is not: name the model to use", envBaseURL, envModel)
 		}
-		return New(base, get(EnvAPIKey), model, opts...)
+		return New(base, get(envAPIKey), model, opts...)
 	}
-	if key := get(EnvDeepSeekKey); key != "" {
+	if key := get(envDeepSeekKey); key != "" {
 		base := deepSeekBaseURL
-		if b := get(EnvDeepSeekBaseURL); b != "" {
+		if b := get(envDeepSeekBaseURL); b != "" {
 			base = b
 		}
-		m, err := newModel(base, key, deepSeekDefaultModel, DialectDeepSeek, opts)
-		if err != nil {
-			return nil, err
+		if model == "" {
+			model = deepSeekDefaultModel
 		}
-		m.requireKey = true
-		return m, nil
+		return newModel(base, key, model, DialectDeepSeek, opts)
 	}
 	return nil, errNoKey()
 }

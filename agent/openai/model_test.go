@@ -14,13 +14,17 @@ import (
 )
 
 func TestCatalogAndInfo(t *testing.T) {
-	ds := openai.DeepSeek("k")
+	ds, err := openai.New("https://api.deepseek.com", "k", "deepseek-flash")
+	require.NoError(t, err)
 	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
 		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
 	assert.True(t, ds.Info().Input.Accepts(harness.ModalityImage))
 	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
 
-	pro := openai.DeepSeek("k", openai.WithModelID("deepseek-v4-pro"))
+	pro, err := openai.FromEnv(func(k string) string {
+		return map[string]string{"DEEPSEEK_API_KEY": "k", "HARNESS_MODEL": "deepseek-v4-pro"}[k]
+	})
+	require.NoError(t, err)
 	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
 	assert.False(t, pro.Info().Input.Accepts(harness.ModalityImage))
 
@@ -50,17 +54,23 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"ftp://example.com", "m"},
 		{"http://", "m"},
 		{"http://example.com", ""},
+		{"http://example.com", " "},
 	} {
 		_, err := openai.New(tc.base, "k", tc.model)
 		assert.Error(t, err, "%q %q", tc.base, tc.model)
 	}
 }
 
-func TestDeepSeekWithoutKeyFailsWithoutARequest(t *testing.T) {
-	_, err := drain(t, openai.DeepSeek(""), context.Background(), simpleRequest())
-	me := modelErr(t, err)
-	assert.Equal(t, harness.CodeAuth, me.Code)
-	assert.Contains(t, me.Message, "DEEPSEEK_API_KEY")
+func TestDeepSeekWithoutKeyIsRefused(t *testing.T) {
+	for _, base := range []string{"https://api.deepseek.com", "https://API.DeepSeek.com/beta"} {
+		m, err := openai.New(base, "", "deepseek-flash")
+		assert.Nil(t, m)
+		assert.ErrorIs(t, err, harness.CodeAuth, base)
+		assert.ErrorContains(t, err, "DEEPSEEK_API_KEY")
+	}
+	// Other hosts may need no key.
+	_, err := openai.New("http://127.0.0.1:1/v1", "", "deepseek-flash")
+	assert.NoError(t, err)
 }
 
 func TestFromEnv(t *testing.T) {
@@ -131,12 +141,14 @@ func TestExtraHeaders(t *testing.T) {
 	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
 }
 
-// The preset honours DEEPSEEK_BASE_URL: requests go to the gateway, in
-// the deepseek dialect.
+// FromEnv honours DEEPSEEK_BASE_URL: requests go to the gateway, in the
+// deepseek dialect.
 func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
 	p := newProvider(t, sse(text("via gateway"), finish("stop")))
-	t.Setenv(openai.EnvDeepSeekBaseURL, p.URL()+"/")
-	m := openai.DeepSeek(testKey)
+	m, err := openai.FromEnv(func(k string) string {
+		return map[string]string{"DEEPSEEK_API_KEY": testKey, "DEEPSEEK_BASE_URL": p.URL() + "/"}[k]
+	})
+	require.NoError(t, err)
 	t.Cleanup(m.CloseIdleConnections)
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)

@@ -29,8 +29,14 @@ func result(id, name string, content ...harness.Block) harness.Message {
 // sendOne sends req to a fresh provider and returns the request it got.
 func sendOne(t *testing.T, req *model.Request, opts ...openai.Option) captured {
 	t.Helper()
+	return sendOneTo(t, "deepseek-flash", req, opts...)
+}
+
+// sendOneTo is sendOne with the model id id.
+func sendOneTo(t *testing.T, id string, req *model.Request, opts ...openai.Option) captured {
+	t.Helper()
 	p := newProvider(t, sse(text("ok"), finish("stop")))
-	_, err := drain(t, p.model(opts...), context.Background(), req)
+	_, err := drain(t, p.modelNamed(id, opts...), context.Background(), req)
 	require.NoError(t, err)
 	require.Len(t, p.Requests(), 1)
 	return p.Requests()[0]
@@ -92,7 +98,7 @@ func TestRequestOptions(t *testing.T) {
 	assert.Equal(t, float64(4096), on["max_tokens"])
 	assert.NotContains(t, on, "max_completion_tokens")
 
-	off := sendOne(t, req, openai.WithThinking(false), openai.WithModelID("deepseek-v4-pro")).JSON(t)
+	off := sendOneTo(t, "deepseek-v4-pro", req, openai.WithThinking(false)).JSON(t)
 	assert.Equal(t, map[string]any{"type": "disabled"}, off["thinking"])
 	assert.Equal(t, "deepseek-v4-pro", off["model"])
 }
@@ -172,8 +178,11 @@ func TestToolImagesGoInOneUserMessageAfterTheResults(t *testing.T) {
 func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 	store := newAttachments()
 	req := &model.Request{Messages: imageHistory(t, store), Images: store}
-	for _, opt := range []openai.Option{openai.WithModelID("deepseek-v4-pro"), openai.WithInputModalities(harness.ModalityText)} {
-		c := sendOne(t, req, opt)
+	for _, send := range []func() captured{
+		func() captured { return sendOneTo(t, "deepseek-v4-pro", req) },
+		func() captured { return sendOne(t, req, openai.WithInputModalities(harness.ModalityText)) },
+	} {
+		c := send()
 		assert.NotContains(t, string(c.Body), "image_url")
 		assert.NotContains(t, string(c.Body), "base64")
 		msgs := c.Messages(t)
@@ -208,7 +217,7 @@ func TestUserImages(t *testing.T) {
 	assert.Contains(t, last, "[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: its type is not one the model accepts")
 	assert.Contains(t, last, "[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: it could not be loaded: attachment sha256:00 not found]")
 
-	textOnly := sendOne(t, req, openai.WithModelID("deepseek-v4-pro")).Messages(t)
+	textOnly := sendOneTo(t, "deepseek-v4-pro", req).Messages(t)
 	assert.Equal(t, "what is this?\n[image paste.png (image/png, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
 		"[image old.bmp (image/bmp, 43 bytes, 640x480, sha256:0a44606d79d6) not shown: this model does not accept image input]\n"+
 		"[image gone.png (image/png, 43 bytes, 640x480, sha256:00) not shown: this model does not accept image input]", textOnly[0]["content"])
@@ -265,7 +274,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),
 				sse(text("I see it"), finish("stop")),
 			)
-			loop, err := agent.New(agent.WithModel(p.model(openai.WithModelID(tc.model))), agent.WithTools(screenshot), agent.WithAttachments(store))
+			loop, err := agent.New(agent.WithModel(p.modelNamed(tc.model)), agent.WithTools(screenshot), agent.WithAttachments(store))
 			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 			_, _, end := runTurn(t, loop, "show me")

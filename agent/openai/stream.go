@@ -57,12 +57,8 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 // false. It returns a model error (a *harness.Error) on failure.
 func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Chunk) bool) error {
 	switch {
-	case m.err != nil:
-		return model.NewError(harness.CodeInvalidRequest, m.err.Error(), m.err)
 	case req == nil:
 		return model.NewError(harness.CodeInvalidRequest, "no request given", nil)
-	case m.requireKey && m.apiKey == "":
-		return model.NewError(harness.CodeAuth, "no API key was given: pass the key to openai.DeepSeek (for example from "+EnvDeepSeekKey+")", nil)
 	case ctx.Err() != nil:
 		return model.NewError(harness.CodeAborted, "the model call was cancelled", ctx.Err())
 	}

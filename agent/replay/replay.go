@@ -16,46 +16,58 @@ import (
 	"github.com/go-harness/harness/session"
 )
 
-// Model replays the answers of a recorded session, one per model call, in
-// order, so a test can drive the loop through a real session without a
-// network or a key.
+// Model is a model.Model that answers from a queue of responses, one per
+// model call, in order, and keeps every request it received, so a test
+// can drive tools, hosts or the loop without a network or a key. It is
+// safe for concurrent use.
 //
-// Each recorded call carries the fingerprint of the request the model
-// received. In strict mode, a live request that differs from the recorded
-// one fails the call with a *harness.Error (harness.CodeReplayDrift)
-// naming the call, the turn, the step and the part that drifted (system prompt, tool schemas, or which message of the
-// history), instead of silently replaying answers to questions that were
-// never asked.
+// [NewScripted] fills the queue with canned [Response] values; [New]
+// with the answers of a recorded session. Each recorded call carries the
+// fingerprint of the request the model received. In strict mode
+// ([WithStrict]), a live request that differs from the recorded one fails
+// the call with a *harness.Error (harness.CodeReplayDrift) naming the
+// call, the turn, the step and the part that drifted (system prompt, tool
+// schemas, or which message of the history), instead of silently
+// replaying answers to questions that were never asked. [Model.Push]
+// appends responses to either.
 type Model struct {
-	info   model.Info
 	strict bool
 	events []session.Event
-	calls  []recordedCall
+	// recorded is how many calls of a recording the queue started with.
+	recorded int
 
-	mu   sync.Mutex
-	next int
+	mu       sync.Mutex
+	info     model.Info
+	queue    []queued
+	requests []*model.Request
+}
+
+// queued is one answer of the queue: a response, and for a recorded
+// call the recording to compare the live request with.
+type queued struct {
+	resp Response
+	rec  *recordedCall
+	// call is the recorded call's index among the recording's calls.
+	call int
 }
 
 type recordedCall struct {
 	reqIndex int // index in events of the model_request
 	req      *session.ModelRequest
-	answer   *session.AssistantMessage
 	turn     int
 }
 
-// Option configures a replay Model.
+// Option configures the replay of a recording.
 type Option func(*Model)
 
 // WithStrict makes the replay fail when a live request drifts from the
 // recording.
 func WithStrict() Option { return func(m *Model) { m.strict = true } }
 
-// WithInfo sets the model info the replay reports; by default the name of
-// the recorded model and no declared modalities.
-func WithInfo(info model.Info) Option { return func(m *Model) { m.info = info } }
-
-// New returns a Model replaying tr. Calls whose answer was cancelled are
-// skipped: a replay cannot reproduce a cancellation.
+// New returns a Model replaying the recorded session tr, named after the
+// recorded model (set other info with [Model.WithInfo]). Calls whose
+// answer was cancelled are skipped: a replay cannot reproduce a
+// cancellation. A session with no recorded model call is an error.
 func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 	m := &Model{events: tr.Events}
 	var pending *recordedCall
@@ -68,64 +80,113 @@ func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 			pending = &recordedCall{reqIndex: i, req: p, turn: turn}
 		case *session.AssistantMessage:
 			if pending != nil && p.Finish != model.FinishAborted {
-				pending.answer = p
-				m.calls = append(m.calls, *pending)
+				m.queue = append(m.queue, queued{resp: recordedResponse(p), rec: pending, call: len(m.queue)})
 			}
 			pending = nil
 		}
 	}
-	if len(m.calls) == 0 {
+	if len(m.queue) == 0 {
 		return nil, fmt.Errorf("replay: session %s has no recorded model calls", tr.Header.ID)
 	}
-	m.info.Name = m.calls[0].req.Model
+	m.recorded = len(m.queue)
+	m.info.Name = m.queue[0].rec.req.Model
 	for _, o := range opts {
 		o(m)
 	}
 	return m, nil
 }
 
-// Info implements model.Model.
-func (m *Model) Info() model.Info { return m.info }
+// recordedResponse is the response that streams a recorded answer again.
+func recordedResponse(a *session.AssistantMessage) Response {
+	r := Response{Usage: a.Usage, Finish: a.Finish}
+	for _, b := range a.Content {
+		switch b.Type {
+		case harness.BlockReasoning:
+			r.Reasoning += b.Text
+		case harness.BlockText:
+			r.Text += b.Text
+		case harness.BlockToolCall:
+			if b.ToolCall != nil {
+				r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
+			}
+		}
+	}
+	return r
+}
 
-// Remaining returns how many recorded calls have not been replayed.
+// NewScripted returns a model named "scripted" that answers with
+// responses in order.
+func NewScripted(responses ...Response) *Model {
+	m := &Model{info: model.Info{Name: "scripted"}}
+	m.Push(responses...)
+	return m
+}
+
+// WithInfo sets the model info the model reports, and returns the model.
+func (m *Model) WithInfo(info model.Info) *Model {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.info = info
+	return m
+}
+
+// Push appends responses to the queue.
+func (m *Model) Push(responses ...Response) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range responses {
+		m.queue = append(m.queue, queued{resp: r})
+	}
+}
+
+// Requests returns the requests received so far, oldest first.
+func (m *Model) Requests() []*model.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*model.Request(nil), m.requests...)
+}
+
+// Remaining returns how many responses are left in the queue.
 func (m *Model) Remaining() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.calls) - m.next
+	return len(m.queue)
+}
+
+// Info implements model.Model.
+func (m *Model) Info() model.Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.info
 }
 
 // Stream implements model.Model.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		m.mu.Lock()
-		i := m.next
-		if i >= len(m.calls) {
+		m.requests = append(m.requests, cloneRequest(req))
+		n := len(m.requests)
+		if len(m.queue) == 0 {
 			m.mu.Unlock()
-			yield(model.Chunk{}, fmt.Errorf("replay: the recording has %d model calls; the live session asked for call %d", len(m.calls), i+1))
+			if m.recorded > 0 {
+				yield(model.Chunk{}, fmt.Errorf("replay: the recording has %d model calls; the live session asked for call %d", m.recorded, n))
+			} else {
+				yield(model.Chunk{}, fmt.Errorf("replay: scripted model has no response left for call %d", n))
+			}
 			return
 		}
-		m.next++
+		q := m.queue[0]
+		m.queue = m.queue[1:]
 		m.mu.Unlock()
-		rc := m.calls[i]
-		if m.strict {
-			if err := m.compare(i, rc, req); err != nil {
+		if q.rec != nil && m.strict {
+			if err := m.compare(q.call, *q.rec, req); err != nil {
 				yield(model.Chunk{}, err)
 				return
 			}
 		}
-		a := rc.answer
-		r := Response{Usage: a.Usage, Finish: a.Finish}
-		for _, b := range a.Content {
-			switch b.Type {
-			case harness.BlockReasoning:
-				r.Reasoning += b.Text
-			case harness.BlockText:
-				r.Text += b.Text
-			case harness.BlockToolCall:
-				if b.ToolCall != nil {
-					r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
-				}
-			}
+		r := q.resp
+		if r.Respond != nil {
+			r = r.Respond(req)
 		}
 		emit(ctx, r, yield)
 	}

@@ -138,6 +138,19 @@ func TestReplayRunsOut(t *testing.T) {
 		last = err
 	}
 	assert.ErrorContains(t, last, "the recording has 4 model calls; the live session asked for call 5")
+	assert.Len(t, m.Requests(), 5, "a replay keeps the requests as a scripted model does")
+
+	// A replay takes more responses after its recording, as a script does.
+	m.Push(replay.Say("one more"))
+	assert.Equal(t, 1, m.Remaining())
+	var text string
+	for c, err := range m.Stream(context.Background(), &model.Request{}) {
+		require.NoError(t, err)
+		text += c.Text
+	}
+	assert.Equal(t, "one more", text)
+	assert.Equal(t, "test-model", m.WithInfo(model.Info{Name: "test-model"}).Info().Name)
+
 	_, err = replay.New(&session.Transcript{Header: session.Header{ID: "x"}})
 	assert.ErrorContains(t, err, "no recorded model calls")
 }

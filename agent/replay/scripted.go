@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
-	"sync"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -57,80 +55,6 @@ func ToolCall(id, name string, args any) harness.ToolCall {
 		}
 	}
 	return harness.ToolCall{ID: id, Name: name, Arguments: raw}
-}
-
-// Scripted is a model that answers from a queue of canned responses and
-// keeps every request it received, for unit tests. It is safe for
-// concurrent use.
-type Scripted struct {
-	info model.Info
-
-	mu        sync.Mutex
-	responses []Response
-	requests  []*model.Request
-}
-
-// NewScripted returns a scripted model named "scripted" that answers with
-// responses in order.
-func NewScripted(responses ...Response) *Scripted {
-	return &Scripted{info: model.Info{Name: "scripted"}, responses: responses}
-}
-
-// WithInfo sets the model info the scripted model reports.
-func (s *Scripted) WithInfo(info model.Info) *Scripted {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.info = info
-	return s
-}
-
-// Push appends responses to the queue.
-func (s *Scripted) Push(responses ...Response) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.responses = append(s.responses, responses...)
-}
-
-// Requests returns the requests received so far, oldest first.
-func (s *Scripted) Requests() []*model.Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*model.Request(nil), s.requests...)
-}
-
-// Remaining returns how many responses are left.
-func (s *Scripted) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.responses)
-}
-
-// Info implements model.Model.
-func (s *Scripted) Info() model.Info {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info
-}
-
-// Stream implements model.Model.
-func (s *Scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		s.mu.Lock()
-		s.requests = append(s.requests, cloneRequest(req))
-		n := len(s.requests)
-		if len(s.responses) == 0 {
-			s.mu.Unlock()
-			yield(model.Chunk{}, fmt.Errorf("replay: scripted model has no response left for call %d", n))
-			return
-		}
-		r := s.responses[0]
-		s.responses = s.responses[1:]
-		s.mu.Unlock()
-		if r.Respond != nil {
-			r = r.Respond(req)
-		}
-		emit(ctx, r, yield)
-	}
 }
 
 // emit yields a response's chunks.

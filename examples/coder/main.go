@@ -384,7 +384,7 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 	getenv := a.env
 	if a.o.model != "" {
 		getenv = func(k string) string {
-			if k == openai.EnvModel {
+			if k == "HARNESS_MODEL" {
 				return a.o.model
 			}
 			return a.env(k)
@@ -404,10 +404,10 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 	if errors.Is(err, harness.CodeAuth) {
 		return nil, usagef(`no model configured. Set an API key in the environment, either
   for DeepSeek:
-    export %s=sk-...
+    export DEEPSEEK_API_KEY=sk-...
   or for any OpenAI-compatible endpoint:
-    export %s=https://api.example.com/v1 %s=... %s=model-id
-and run coder again.`, openai.EnvDeepSeekKey, openai.EnvBaseURL, openai.EnvAPIKey, openai.EnvModel)
+    export HARNESS_BASE_URL=https://api.example.com/v1 HARNESS_API_KEY=... HARNESS_MODEL=model-id
+and run coder again.`)
 	}
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -630,7 +630,7 @@ func (a *app) reportError(err error) {
 func errorHint(code harness.Code) string {
 	switch code {
 	case harness.CodeAuth:
-		return fmt.Sprintf("The provider refused the API key: check %s (DeepSeek) or %s and %s.", openai.EnvDeepSeekKey, openai.EnvAPIKey, openai.EnvBaseURL)
+		return "The provider refused the API key: check DEEPSEEK_API_KEY (DeepSeek) or HARNESS_API_KEY and HARNESS_BASE_URL."
 	case harness.CodeInsufficientBalance:
 		return "The account has no credit left: top it up with the provider."
 	case harness.CodeRateLimit, harness.CodeServer:

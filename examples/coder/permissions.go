@@ -58,10 +58,10 @@ func (p *permFlags) check(o *options, set map[string]bool) error {
 	if _, err := permission.ParseMode(p.mode); err != nil {
 		return usagef("-permission-mode %q: use default, accept-edits, plan or bypass", p.mode)
 	}
-	if p.sandbox != "" {
-		if _, err := shell.ParseSandboxMode(p.sandbox); err != nil {
-			return usagef("-sandbox %q: use read-only, workspace-write or full-access", p.sandbox)
-		}
+	switch shell.SandboxMode(p.sandbox) {
+	case "", shell.SandboxReadOnly, shell.SandboxWorkspaceWrite, shell.SandboxFullAccess:
+	default:
+		return usagef("-sandbox %q: use read-only, workspace-write or full-access", p.sandbox)
 	}
 	if (p.approve != "" || p.reject != "") && o.resume == "" && !o.cont {
 		return usagef("-approve and -reject answer a paused turn: give -continue (or -resume ID) too")

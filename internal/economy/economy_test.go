@@ -34,7 +34,7 @@ const bytesPerToken = 3.5
 // countingModel answers from a script, answers compaction requests with a
 // short summary, and counts the bytes of every request it is sent.
 type countingModel struct {
-	script   *replay.Scripted
+	script   *replay.Model
 	info     model.Info
 	requests int
 	bytes    int64

@@ -427,9 +427,9 @@ func newMemory(t testing.TB, opts ...spill.StoreOption) *spill.Memory {
 	return m
 }
 
-// newDir returns a spill.Dir store, failing the test on an invalid
+// newDir returns a spill.NewDir store, failing the test on an invalid
 // option.
-func newDir(t testing.TB, dir string, opts ...spill.StoreOption) *spill.Dir {
+func newDir(t testing.TB, dir string, opts ...spill.StoreOption) spill.Store {
 	t.Helper()
 	d, err := spill.NewDir(dir, opts...)
 	require.NoError(t, err)

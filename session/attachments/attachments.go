@@ -14,13 +14,14 @@ import (
 	"sync"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/durable"
 	"github.com/go-harness/harness/session"
 )
 
 // digestPrefix starts every attachment digest: the digest is
 // digestPrefix followed by the lowercase hex SHA-256 of the bytes.
-const digestPrefix = "sha256:"
+const digestPrefix = attdigest.Prefix
 
 // Attachment stores fail with harness errors: harness.CodeNotFound for a
 // digest no attachment has, harness.CodeInvalidDigest for a digest that
@@ -34,30 +35,13 @@ func Digest(data []byte) string {
 	return digestPrefix + hex.EncodeToString(sum[:])
 }
 
-// ValidDigest reports whether d is a well-formed attachment digest:
-// "sha256:" followed by exactly 64 lowercase hex digits. Only such digests
-// name stored files, so none can leave the store's directory.
-func ValidDigest(d string) bool {
-	h, ok := strings.CutPrefix(d, digestPrefix)
-	if !ok || len(h) != sha256.Size*2 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // notFound is the error of a digest no attachment has.
 func notFound(digest string) error {
 	return &harness.Error{Code: harness.CodeNotFound, Message: "attachments: no attachment " + digest + " is stored"}
 }
 
 func checkDigest(d string) error {
-	if !ValidDigest(d) {
+	if !attdigest.Valid(d) {
 		return &harness.Error{Code: harness.CodeInvalidDigest, Message: fmt.Sprintf("attachments: invalid attachment digest %q (want \"sha256:\" and 64 lowercase hex digits)", d)}
 	}
 	return nil

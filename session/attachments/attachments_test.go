@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/session/sessiontest"
@@ -113,8 +114,8 @@ func TestFilesUnwritable(t *testing.T) {
 
 func TestDigest(t *testing.T) {
 	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", attachments.Digest(nil))
-	assert.True(t, attachments.ValidDigest(attachments.Digest([]byte("x"))))
-	assert.False(t, attachments.ValidDigest("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
+	assert.True(t, attdigest.Valid(attachments.Digest([]byte("x"))))
+	assert.False(t, attdigest.Valid("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
 }
 
 func ExampleBeside() {
@@ -142,7 +143,7 @@ func FuzzAttachmentPath(f *testing.F) {
 	att := attachments.NewFiles(dir)
 	f.Fuzz(func(t *testing.T, d string) {
 		p, err := att.Path(d)
-		if !attachments.ValidDigest(d) {
+		if !attdigest.Valid(d) {
 			if !errors.Is(err, harness.CodeInvalidDigest) {
 				t.Fatalf("%q: want ErrInvalidDigest, got %v", d, err)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/session/attachments"
+	"github.com/go-harness/harness/internal/attdigest"
 )
 
 // attachmentStore is the contract of an attachment store, as
@@ -51,7 +51,7 @@ func testAttachRoundTrip(t *testing.T, s attachmentStore) {
 		d, err := s.Put(ctx(), data)
 		require.NoError(t, err)
 		assert.Equal(t, sha(data), d, "the digest is sha256 of the stored bytes")
-		assert.True(t, attachments.ValidDigest(d))
+		assert.True(t, attdigest.Valid(d))
 		got, err := s.Get(ctx(), d)
 		require.NoError(t, err)
 		assert.Equal(t, len(data), len(got))

@@ -17,7 +17,7 @@
 // it is read, and is an io.ReaderAt and io.Seeker too. DeleteSession
 // removes a session's outputs by prefix; Expire removes outputs older
 // than a cutoff by their objects' modification times. There is no
-// per-session byte budget yet (spill.Dir has one).
+// per-session byte budget yet (spill.NewDir has one).
 //
 // It imports harness, fs (text windows), tools and spill (the contracts
 // it implements) and the MinIO client (github.com/minio/minio-go/v7);

@@ -114,7 +114,7 @@ func testBudgetGiveBack(t *testing.T, s spill.Store) {
 	n, err := s.Expire(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	RequireNotFound(t, s, st.Locator)
+	requireNotFound(t, s, st.Locator)
 	_, err = save(t, s, owner("s", "bash", "4"), 1000)
 	require.NoError(t, err, "expired outputs gave their bytes back")
 }
@@ -169,8 +169,9 @@ func ReadAll(t testing.TB, s tools.OutputStore, locator string) []byte {
 	return b
 }
 
-// RequireNotFound asserts that opening locator fails with harness.CodeNotFound.
-func RequireNotFound(t testing.TB, s tools.OutputStore, locator string) {
+// requireNotFound asserts that opening locator fails with
+// harness.CodeNotFound, which matches io/fs.ErrNotExist too.
+func requireNotFound(t testing.TB, s tools.OutputStore, locator string) {
 	t.Helper()
 	rc, err := s.Open(context.Background(), locator)
 	if err == nil {
@@ -267,7 +268,7 @@ func testUnknownLocators(t *testing.T, s spill.Store) {
 		tools.OutputScheme + dir + `\..\` + file,
 		tools.OutputScheme + "%2e%2e/" + rest,
 	} {
-		RequireNotFound(t, s, loc)
+		requireNotFound(t, s, loc)
 	}
 	assert.Equal(t, "secret", string(ReadAll(t, s, st.Locator)), "the real locator still works")
 }
@@ -314,8 +315,8 @@ func testDeleteSession(t *testing.T, s spill.Store) {
 	require.NoError(t, err)
 
 	require.NoError(t, s.DeleteSession(ctx, "session-a"))
-	RequireNotFound(t, s, a1.Locator)
-	RequireNotFound(t, s, a2.Locator)
+	requireNotFound(t, s, a1.Locator)
+	requireNotFound(t, s, a2.Locator)
 	assert.Equal(t, "alike", string(ReadAll(t, s, alike.Locator)))
 	assert.Equal(t, "b", string(ReadAll(t, s, b.Locator)))
 
@@ -350,7 +351,7 @@ func testExpire(t *testing.T, s spill.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, n, "everything is older than an hour from now")
 	for _, loc := range locs {
-		RequireNotFound(t, s, loc)
+		requireNotFound(t, s, loc)
 	}
 	n, err = s.Expire(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)

@@ -127,7 +127,7 @@ func TestMemoryNeedFromHeaders(t *testing.T) {
 	assert.Equal(t, 4, cm.comps)
 	assert.True(t, cm.adobe)
 
-	lim := DefaultLimits()
+	lim := defaultLimits()
 	need := func(data []byte, w, h int) int64 { n, _ := memoryNeed(typeJPEG, data, w, h, lim); return n }
 	base := need(withJPEGSize(t, jpg, 8000, 6000), 8000, 6000)
 	// 4:2:0 is 1.5 bytes a pixel; 4:4:4 three; progressive adds 4 a sample.

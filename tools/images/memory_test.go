@@ -240,7 +240,7 @@ func estimate(t testing.TB, p string) int64 {
 	mt, _ := mediaTypeOf(p)
 	cfg, err := decodeConfig(mt, data)
 	require.NoError(t, err)
-	need, _ := memoryNeed(mt, data, cfg.Width, cfg.Height, DefaultLimits())
+	need, _ := memoryNeed(mt, data, cfg.Width, cfg.Height, defaultLimits())
 	return need
 }
 

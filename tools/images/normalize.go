@@ -31,7 +31,7 @@ const (
 	typeGIF  = "image/gif"
 )
 
-// Default limits: see DefaultLimits.
+// Default limits: see defaultLimits.
 const (
 	// defaultMaxBytes is the largest image file accepted: 20 MiB.
 	defaultMaxBytes = 20 << 20
@@ -55,7 +55,8 @@ const (
 const jpegQuality = 90
 
 // Limits bound the images Normalize accepts and the size it sends on.
-// A zero field means its default.
+// A zero field means its default: 20 MiB, 64,000,000 pixels, 8192 px per
+// side, a 2048 px long edge, 128 MiB to decode.
 type Limits struct {
 	// MaxBytes is the largest file accepted, in bytes.
 	MaxBytes int64
@@ -79,16 +80,15 @@ type Limits struct {
 	MaxDecodeBytes int64
 }
 
-// DefaultLimits returns the default limits: 20 MiB, 64,000,000 pixels,
-// 8192 px per side, a 2048 px long edge, 128 MiB to decode.
-func DefaultLimits() Limits {
+// defaultLimits returns the default limits.
+func defaultLimits() Limits {
 	return Limits{MaxBytes: defaultMaxBytes, MaxPixels: defaultMaxPixels, MaxSide: defaultMaxSide, LongEdge: defaultLongEdge,
 		MaxDecodeBytes: defaultMaxDecodeBytes}
 }
 
 // withDefaults returns l with its zero fields set to the defaults.
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
+	d := defaultLimits()
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = d.MaxBytes
 	}

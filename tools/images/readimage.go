@@ -27,7 +27,7 @@ type config struct {
 }
 
 // WithLimits sets the limits read_image applies; zero fields keep their
-// defaults (see DefaultLimits). A negative field is an error, which the
+// defaults (see Limits). A negative field is an error, which the
 // tool's Validate method reports (so tools.NewRegistry refuses the tool).
 func WithLimits(l Limits) Option {
 	return func(c *config) {

@@ -175,7 +175,7 @@ func TestBashInvalidArguments(t *testing.T) {
 func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	tool := Bash(WithKillGrace(time.Second))
+	tool := Bash(WithTimeouts(Timeouts{KillGrace: time.Second}))
 	a, b := sleepTag(t), sleepTag(t)
 	res := run(t, context.Background(), tool, env, map[string]any{
 		"command":    "sleep " + a + " & (sleep " + b + "; echo never) & echo started; wait",
@@ -196,7 +196,7 @@ func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 
 func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 	env := testEnv(t)
-	tool := Bash(WithKillGrace(200 * time.Millisecond))
+	tool := Bash(WithTimeouts(Timeouts{KillGrace: 200 * time.Millisecond}))
 	tag := sleepTag(t)
 	res := run(t, context.Background(), tool, env, map[string]any{
 		// An ignored signal stays ignored in children: nothing here
@@ -211,7 +211,7 @@ func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 
 func TestBashTimeoutClamped(t *testing.T) {
 	env := testEnv(t)
-	tool := Bash(WithTimeout(0, 300*time.Millisecond))
+	tool := Bash(WithTimeouts(Timeouts{MaxCommand: 300 * time.Millisecond}))
 	res := run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Text(), "timed out after 300 ms")
@@ -222,17 +222,18 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		opt  Option
 		want string
 	}{
-		{WithTimeout(time.Minute, 300*time.Millisecond), "above the maximum"},
-		{WithTimeout(-time.Second, 0), "must not be negative"},
-		{WithWait(time.Minute, 0, time.Second), "send wait"},
-		{WithWait(0, 0, -1), "must not be negative"},
-		{WithOutputLimit(1000), "WithOutputLimit(1000)"},
-		{WithOutputLimit(0), "WithOutputLimit(0)"},
-		{WithMaxSpill(0), "WithMaxSpill(0)"},
-		{WithMaxSessions(-1), "WithMaxSessions(-1)"},
-		{WithIdleTimeout(0), "WithIdleTimeout(0s)"},
-		{WithKillGrace(0), "WithKillGrace(0s)"},
-		{WithMaxJobs(0), "WithMaxJobs(0)"},
+		{WithTimeouts(Timeouts{Command: time.Minute, MaxCommand: 300 * time.Millisecond}), "the Command timeout (1m0s) is above the maximum"},
+		{WithTimeouts(Timeouts{Command: -time.Second}), "WithTimeouts({Command:-1s "},
+		{WithTimeouts(Timeouts{Send: time.Minute, MaxWait: time.Second}), "the Send wait (1m0s) is above the maximum"},
+		{WithTimeouts(Timeouts{Read: time.Minute, MaxWait: time.Second}), "the Read wait (1m0s) is above the maximum"},
+		{WithTimeouts(Timeouts{MaxWait: -1}), "timeouts must not be negative"},
+		{WithTimeouts(Timeouts{KillGrace: -1}), "timeouts must not be negative"},
+		{WithTimeouts(Timeouts{Idle: -1}), "timeouts must not be negative"},
+		{WithLimits(Limits{Output: 1000}), "WithLimits({Output:1000 "},
+		{WithLimits(Limits{Output: -1}), "Output is at least 1024 bytes"},
+		{WithLimits(Limits{Saved: -1}), "limits must not be negative"},
+		{WithLimits(Limits{Shells: -1}), "limits must not be negative"},
+		{WithLimits(Limits{Jobs: -1}), "limits must not be negative"},
 		{WithShell(""), "WithShell"},
 		{WithEnv("NOEQUALS"), `WithEnv("NOEQUALS")`},
 		{WithEnv("=x"), `WithEnv("=x")`},
@@ -249,9 +250,9 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		})
 	}
 	// Good values, and a maximum below a default the caller did not set.
-	_, err := tools.NewRegistry(Tools(WithTimeout(0, time.Second), WithWait(0, 0, time.Second), WithOutputLimit(1024))...)
+	_, err := tools.NewRegistry(Tools(WithTimeouts(Timeouts{MaxCommand: time.Second, MaxWait: time.Second}), WithLimits(Limits{Output: 1024}))...)
 	assert.NoError(t, err)
-	_, err = tools.NewRegistry(Bash(WithTimeout(time.Hour, 0)))
+	_, err = tools.NewRegistry(Bash(WithTimeouts(Timeouts{Command: time.Hour})))
 	assert.NoError(t, err, "a default above the default maximum raises the maximum")
 }
 
@@ -341,7 +342,7 @@ func TestBashLongOutputWithoutStore(t *testing.T) {
 func TestBashSpillCap(t *testing.T) {
 	env := testEnv(t)
 	store := env.Output.(*dirStore)
-	res := run(t, context.Background(), Bash(WithMaxSpill(50000)), env, map[string]any{"command": "seq 1 100000"})
+	res := run(t, context.Background(), Bash(WithLimits(Limits{Saved: 50000})), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "only its first 48.8 KiB were saved, as spill://out1")
 	assert.Len(t, store.read(t, "spill://out1"), 50000)

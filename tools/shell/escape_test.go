@@ -142,7 +142,7 @@ var stopPaths = []stopPath{
 		return res.Text(), false
 	}},
 	{"idle reaper", func(t *testing.T, env *tools.Env, opts []Option, setup func(string) string, scale time.Duration) (string, bool) {
-		k := newKit(t, env, append(opts, WithIdleTimeout(1500*time.Millisecond*scale))...)
+		k := newKit(t, env, append(opts, WithTimeouts(Timeouts{Idle: 1500 * time.Millisecond * scale}))...)
 		id := openShellID(t, k)
 		res := k.do(id, setup("a"), 60000)
 		if !strings.Contains(res.Text(), "[exit code 0") {
@@ -334,7 +334,7 @@ func runPath(t *testing.T, cont testContainment, sp stopPath, escs []escape, int
 			fmt.Fprintf(&b, "until %s; do sleep 0.01; done", strings.Join(ready, " && "))
 			return b.String()
 		}
-		opts := append([]Option{WithKillGrace(300 * time.Millisecond)}, cont.opts...)
+		opts := append([]Option{WithTimeouts(Timeouts{KillGrace: 300 * time.Millisecond})}, cont.opts...)
 		text, retry := sp.run(t, env, opts, setup, scale)
 		left := leftWithTags(tags)
 		for i, esc := range escs {

@@ -116,7 +116,7 @@ func TestJobKill(t *testing.T) {
 
 func TestJobLimitAndEviction(t *testing.T) {
 	env := testEnv(t)
-	k := newJobKit(t, env, WithMaxJobs(2))
+	k := newJobKit(t, env, WithLimits(Limits{Jobs: 2}))
 	a, _ := k.start("sleep 300")
 	b, pB := k.start("echo done-b")
 	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
@@ -139,7 +139,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 func TestJobsStoppedWhenStateCloses(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	k := newJobKit(t, env, WithKillGrace(300*time.Millisecond))
+	k := newJobKit(t, env, WithTimeouts(Timeouts{KillGrace: 300 * time.Millisecond}))
 	tag := sleepTag(t)
 	var pids []int
 	for _, c := range []string{"sleep " + tag, "trap '' TERM; sleep " + tag, "yes > /dev/null"} {

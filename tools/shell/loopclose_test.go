@@ -85,7 +85,7 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "bash_output", map[string]any{"job_id": "job1", "wait_ms": 0})),
 		replay.Say("done"),
 	)
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithKillGrace(300*time.Millisecond))...), agent.WithWorkingDir(root))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...), agent.WithWorkingDir(root))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})

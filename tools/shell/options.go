@@ -112,9 +112,9 @@ func newConfig(opts []Option) *config {
 	}
 	// A default the caller did not set follows a lower maximum the caller
 	// did set; a default the caller set above the maximum is a mistake.
-	c.timeout = c.defaultUnder("WithTimeout", "default timeout", c.timeout, c.timeoutSet, c.maxTimeout)
-	c.sendWait = c.defaultUnder("WithWait", "send wait", c.sendWait, c.sendWaitSet, c.maxWait)
-	c.readWait = c.defaultUnder("WithWait", "read wait", c.readWait, c.readWaitSet, c.maxWait)
+	c.timeout = c.defaultUnder("WithTimeouts", "Command timeout", c.timeout, c.timeoutSet, c.maxTimeout)
+	c.sendWait = c.defaultUnder("WithTimeouts", "Send wait", c.sendWait, c.sendWaitSet, c.maxWait)
+	c.readWait = c.defaultUnder("WithTimeouts", "Read wait", c.readWait, c.readWaitSet, c.maxWait)
 	return c
 }
 
@@ -182,127 +182,107 @@ func WithBaseEnv(env []string) Option {
 // would answer differently later.
 func WithSandbox(s Sandbox) Option { return func(c *config) { c.sandbox = s } }
 
-// WithTimeout sets the default and the maximum timeout of one-shot bash
-// commands (120 s and 600 s unless set). Zero keeps a default (and a default maximum above a set
-// default grows to it; a default default above a set maximum shrinks to
-// it). A negative duration, or a default above the maximum, is an error.
-func WithTimeout(def, max time.Duration) Option {
+// Timeouts are the time bounds of the shell tools, for [WithTimeouts]. A
+// zero field keeps its default; a negative one is an error.
+type Timeouts struct {
+	// Command is the timeout of a one-shot bash command whose call names
+	// none (120 s), and MaxCommand the longest timeout a call may ask for
+	// (600 s; longer requests are clamped to it). A default Command
+	// shrinks to a lower MaxCommand, a default MaxCommand grows to a
+	// higher Command, and a Command set above a MaxCommand set is an
+	// error.
+	Command, MaxCommand time.Duration
+	// KillGrace is how long a command's processes have between SIGTERM
+	// and SIGKILL (3 s).
+	KillGrace time.Duration
+	// Idle is how long a persistent shell may go without a call before it
+	// is closed, whatever it is running (30 minutes).
+	Idle time.Duration
+	// Send is how long shell_send waits for its command to finish before
+	// it returns the output so far (30 s), Read how long shell_read and
+	// bash_output wait for a running command (10 s), and MaxWait the
+	// largest wait_ms a call may ask for (600 s). A default Send or Read
+	// shrinks to a lower MaxWait; one set above a MaxWait is an error.
+	Send, Read, MaxWait time.Duration
+}
+
+// WithTimeouts sets the time bounds of the tools: the non-zero fields of
+// t replace the defaults (or what an earlier WithTimeouts set). A
+// negative field is an error.
+func WithTimeouts(t Timeouts) Option {
 	return func(c *config) {
-		if def < 0 || max < 0 {
-			c.fail("shell: WithTimeout(%s, %s): timeouts must not be negative", def, max)
+		if t.Command < 0 || t.MaxCommand < 0 || t.KillGrace < 0 || t.Idle < 0 || t.Send < 0 || t.Read < 0 || t.MaxWait < 0 {
+			c.fail("shell: WithTimeouts(%+v): timeouts must not be negative (zero keeps a default)", t)
 			return
 		}
-		if def > 0 {
-			c.timeout, c.timeoutSet = def, true
-			if max == 0 {
-				c.maxTimeout = maxDur(c.maxTimeout, def)
+		if t.Command > 0 {
+			c.timeout, c.timeoutSet = t.Command, true
+			if t.MaxCommand == 0 {
+				c.maxTimeout = maxDur(c.maxTimeout, t.Command)
 			}
 		}
-		if max > 0 {
-			c.maxTimeout = max
+		if t.MaxCommand > 0 {
+			c.maxTimeout = t.MaxCommand
+		}
+		if t.KillGrace > 0 {
+			c.grace = t.KillGrace
+		}
+		if t.Idle > 0 {
+			c.idle = t.Idle
+		}
+		if t.Send > 0 {
+			c.sendWait, c.sendWaitSet = t.Send, true
+		}
+		if t.Read > 0 {
+			c.readWait, c.readWaitSet = t.Read, true
+		}
+		if t.MaxWait > 0 {
+			c.maxWait = t.MaxWait
 		}
 	}
 }
 
-// WithKillGrace sets how long a process group has between SIGTERM and
-// SIGKILL (3 s unless set). It must be positive.
-func WithKillGrace(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.fail("shell: WithKillGrace(%s): the grace must be positive", d)
-			return
-		}
-		c.grace = d
-	}
+// Limits bound what the shell tools keep, for [WithLimits]. A zero field
+// keeps its default; any other value out of range is an error.
+type Limits struct {
+	// Output is how many bytes of each stream one result shows the model
+	// (20000; the rest is saved whole in the output store): at least
+	// spill.MinThreshold (1024), the room a head, a tail and the note
+	// between them need. Keep it well under the spill threshold of the
+	// dispatch middleware, so results are never spilled twice.
+	Output int
+	// Saved caps the bytes of one stream saved to the output store
+	// (2 GiB); past it the output is counted but not kept.
+	Saved int64
+	// Shells is how many persistent shells one agent session may have
+	// open at once (8).
+	Shells int
+	// Jobs is how many background jobs one agent session keeps, running
+	// or finished and not yet read (8).
+	Jobs int
 }
 
-// WithOutputLimit sets how many bytes of output one result shows the
-// model (20000 unless set; the rest is saved whole in the output store):
-// at least spill.MinThreshold (1024), the room a head, a tail and
-// the note between them need; less is an error. Keep it well under the
-// spill threshold of the dispatch middleware, so results are never
-// spilled twice.
-func WithOutputLimit(n int) Option {
+// WithLimits sets what the tools keep: the non-zero fields of l replace
+// the defaults (or what an earlier WithLimits set). A negative field, or
+// an Output below 1024, is an error.
+func WithLimits(l Limits) Option {
 	return func(c *config) {
-		if n < spill.MinThreshold {
-			c.fail("shell: WithOutputLimit(%d): the limit is at least %d bytes", n, spill.MinThreshold)
+		if l.Output < 0 || l.Output > 0 && l.Output < spill.MinThreshold || l.Saved < 0 || l.Shells < 0 || l.Jobs < 0 {
+			c.fail("shell: WithLimits(%+v): limits must not be negative and Output is at least %d bytes (zero keeps a default)", l, spill.MinThreshold)
 			return
 		}
-		c.outputLimit = n
-	}
-}
-
-// WithMaxSpill caps the bytes of one stream saved to the output store
-// (2 GiB unless set); the rest is counted but not kept. It must be
-// positive.
-func WithMaxSpill(n int64) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxSpill(%d): the cap must be positive", n)
-			return
+		if l.Output > 0 {
+			c.outputLimit = l.Output
 		}
-		c.maxSpill = n
-	}
-}
-
-// WithMaxSessions sets how many persistent shells one agent session may
-// have open at once (8 unless set). It must be positive.
-func WithMaxSessions(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxSessions(%d): the number must be positive", n)
-			return
+		if l.Saved > 0 {
+			c.maxSpill = l.Saved
 		}
-		c.maxSessions = n
-	}
-}
-
-// WithIdleTimeout sets how long a persistent shell may go without a call
-// before it is closed, whatever it is running (30 minutes unless set). It
-// must be positive.
-func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.fail("shell: WithIdleTimeout(%s): the timeout must be positive", d)
-			return
+		if l.Shells > 0 {
+			c.maxSessions = l.Shells
 		}
-		c.idle = d
-	}
-}
-
-// WithWait sets the default wait of shell_send, the default wait of
-// shell_read and bash_output, and the largest wait_ms a call may ask
-// for (30 s, 10 s and 600 s unless set). Zero keeps a default (a default above a set maximum shrinks to
-// it). A negative duration, or a set default above the maximum, is an
-// error.
-func WithWait(send, read, max time.Duration) Option {
-	return func(c *config) {
-		if send < 0 || read < 0 || max < 0 {
-			c.fail("shell: WithWait(%s, %s, %s): waits must not be negative", send, read, max)
-			return
+		if l.Jobs > 0 {
+			c.maxJobs = l.Jobs
 		}
-		if send > 0 {
-			c.sendWait, c.sendWaitSet = send, true
-		}
-		if read > 0 {
-			c.readWait, c.readWaitSet = read, true
-		}
-		if max > 0 {
-			c.maxWait = max
-		}
-	}
-}
-
-// WithMaxJobs sets how many background jobs one agent session keeps,
-// running or finished and not yet read (8 unless set). It must be
-// positive.
-func WithMaxJobs(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxJobs(%d): the number must be positive", n)
-			return
-		}
-		c.maxJobs = n
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// SandboxMode says what sandboxed commands may change.
+// SandboxMode says what sandboxed commands may change. [Bubblewrap]
+// refuses any other value than these three (harness.CodeInvalidOption).
 type SandboxMode string
 
 // Sandbox modes.
@@ -30,10 +31,9 @@ const (
 	SandboxFullAccess SandboxMode = "full-access"
 )
 
-// ParseSandboxMode reads a mode name; anything but read-only,
-// workspace-write and full-access is an error matching
-// harness.CodeInvalidOption.
-func ParseSandboxMode(s string) (SandboxMode, error) {
+// checkSandboxMode refuses a mode other than read-only, workspace-write
+// and full-access with an error matching harness.CodeInvalidOption.
+func checkSandboxMode(s string) (SandboxMode, error) {
 	switch m := SandboxMode(s); m {
 	case SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess:
 		return m, nil
@@ -80,7 +80,7 @@ func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 	if cfg.Mode == "" {
 		cfg.Mode = SandboxWorkspaceWrite
 	}
-	if _, err := ParseSandboxMode(string(cfg.Mode)); err != nil {
+	if _, err := checkSandboxMode(string(cfg.Mode)); err != nil {
 		return nil, err
 	}
 	if cfg.Mode == SandboxFullAccess {

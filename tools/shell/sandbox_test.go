@@ -43,7 +43,7 @@ func TestBubblewrapMissing(t *testing.T) {
 
 	_, err = Bubblewrap(BubblewrapConfig{Workspace: "relative"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
-	_, err = ParseSandboxMode("yolo")
+	_, err = Bubblewrap(BubblewrapConfig{Mode: "yolo", Workspace: "/ws"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
 	sb, err := Bubblewrap(BubblewrapConfig{Mode: SandboxFullAccess})
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	tag := sleepTag(t)
-	tool := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)), WithKillGrace(defaultKillGrace/6))
+	tool := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)), WithTimeouts(Timeouts{KillGrace: defaultKillGrace / 6}))
 	res := run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & sleep 30", "timeout_ms": 1500})
 	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
 	requireNoTagged(t, tag)

@@ -214,7 +214,7 @@ func TestSessionCancelInterruptsCommand(t *testing.T) {
 func TestSessionCloseStopsProcessGroup(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	k := newKit(t, env, WithKillGrace(300*time.Millisecond))
+	k := newKit(t, env, WithTimeouts(Timeouts{KillGrace: 300 * time.Millisecond}))
 	id, pid := k.openShell(nil)
 	tag := sleepTag(t)
 	k.do(id, "sleep "+tag+" & (trap '' TERM; touch trapped; exec sleep "+tag+") &")
@@ -285,7 +285,7 @@ func TestSessionKilledShell(t *testing.T) {
 func TestSessionOpenRecordsSettings(t *testing.T) {
 	env := testEnv(t)
 	rec := env.Recorder.(*records)
-	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithIdleTimeout(time.Hour))
+	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithTimeouts(Timeouts{Idle: time.Hour}))
 	id, pid := k.openShell(nil)
 	res := k.do(id, "echo $SANDBOXED $EXTRA $PAGER")
 	assert.True(t, strings.HasPrefix(res.Text(), "yes 1 cat\n"), res.Text())
@@ -312,7 +312,7 @@ func TestSessionOpenRecordsSettings(t *testing.T) {
 
 func TestSessionOpenErrors(t *testing.T) {
 	env := testEnv(t)
-	k := newKit(t, env, WithMaxSessions(2))
+	k := newKit(t, env, WithLimits(Limits{Shells: 2}))
 	k.openShell(nil)
 	k.openShell(nil)
 	res := run(t, context.Background(), k.open, env, map[string]any{})
@@ -337,7 +337,7 @@ func TestSessionOpenErrors(t *testing.T) {
 func TestSessionIdleReaper(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	k := newKit(t, env, WithIdleTimeout(150*time.Millisecond))
+	k := newKit(t, env, WithTimeouts(Timeouts{Idle: 150 * time.Millisecond}))
 	id, pid := k.openShell(nil)
 	tag := sleepTag(t)
 	k.do(id, "sleep "+tag+" &")
@@ -378,7 +378,7 @@ func TestSessionStateCloseReapsEverything(t *testing.T) {
 func TestSessionHundredOpenedAndKilled(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	k := newKit(t, env, WithMaxSessions(3), WithKillGrace(time.Second))
+	k := newKit(t, env, WithLimits(Limits{Shells: 3}), WithTimeouts(Timeouts{KillGrace: time.Second}))
 	tag := sleepTag(t)
 	n := 30
 	if os.Getenv("HARNESS_LONG_TESTS") == "1" {

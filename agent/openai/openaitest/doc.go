@@ -7,9 +7,10 @@
 // agent loop, without a network and assert on what was sent.
 //
 // The chunk builders ([Text], [Reasoning], [ToolCall], [Usage], ...)
-// write the chunks DeepSeek and OpenAI stream; [Error] and [SSERaw]
-// inject failures (a status with a body and headers, a stream cut off or
-// malformed).
+// write the chunks DeepSeek and OpenAI stream; [Error] injects a failure
+// (a status with a body and headers). A [Reply] is an http.HandlerFunc's
+// signature, so a test writes its own for anything else, such as a
+// stream cut off or malformed.
 //
 // It imports only the standard library: hosts can use it with any
 // client, and the adapter's own tests use it.

@@ -106,19 +106,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rep(w, r)
 }
 
-// SSE replies with an event stream of the chunks, then [DONE].
+// SSE replies 200 with an event stream of the chunks, then [DONE]. A
+// stream that ends early, lacks [DONE] or carries malformed events is a
+// Reply of the test's own: a func that sets Content-Type
+// text/event-stream and writes the body.
 func SSE(chunks ...string) Reply {
 	var b bytes.Buffer
 	for _, c := range chunks {
 		b.WriteString("data: " + c + "\n\n")
 	}
 	b.WriteString("data: [DONE]\n\n")
-	return SSERaw(b.String())
-}
-
-// SSERaw replies 200 with an event stream whose body is raw, as it is:
-// for streams that end early, lack [DONE] or carry malformed events.
-func SSERaw(raw string) Reply {
+	raw := b.String()
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)

@@ -11,6 +11,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/session/attachments"
 )
 
@@ -130,7 +131,7 @@ func (a *Attachments) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !attachments.ValidDigest(digest) {
+	if !attdigest.Valid(digest) {
 		return nil, &harness.Error{Code: harness.CodeInvalidDigest, Message: fmt.Sprintf(
 			"attachments/s3: invalid attachment digest %q (want \"sha256:\" and 64 lowercase hex digits)", digest)}
 	}
