@@ -207,13 +207,7 @@ func WithTimeout(def, max time.Duration) Option {
 // WithKillGrace sets how long a process group has between SIGTERM and
 // SIGKILL (3 s unless set). It must be positive.
 func WithKillGrace(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.fail("shell: WithKillGrace(%s): the grace must be positive", d)
-			return
-		}
-		c.grace = d
-	}
+	return setPositive("WithKillGrace", d, "the grace", func(c *config) *time.Duration { return &c.grace })
 }
 
 // WithOutputLimit sets how many bytes of output one result shows the
@@ -236,38 +230,20 @@ func WithOutputLimit(n int) Option {
 // (2 GiB unless set); the rest is counted but not kept. It must be
 // positive.
 func WithMaxSpill(n int64) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxSpill(%d): the cap must be positive", n)
-			return
-		}
-		c.maxSpill = n
-	}
+	return setPositive("WithMaxSpill", n, "the cap", func(c *config) *int64 { return &c.maxSpill })
 }
 
 // WithMaxSessions sets how many persistent shells one agent session may
 // have open at once (8 unless set). It must be positive.
 func WithMaxSessions(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxSessions(%d): the number must be positive", n)
-			return
-		}
-		c.maxSessions = n
-	}
+	return setPositive("WithMaxSessions", n, "the number", func(c *config) *int { return &c.maxSessions })
 }
 
 // WithIdleTimeout sets how long a persistent shell may go without a call
 // before it is closed, whatever it is running (30 minutes unless set). It
 // must be positive.
 func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.fail("shell: WithIdleTimeout(%s): the timeout must be positive", d)
-			return
-		}
-		c.idle = d
-	}
+	return setPositive("WithIdleTimeout", d, "the timeout", func(c *config) *time.Duration { return &c.idle })
 }
 
 // WithWait sets the default wait of shell_send, the default wait of
@@ -297,12 +273,18 @@ func WithWait(send, read, max time.Duration) Option {
 // running or finished and not yet read (8 unless set). It must be
 // positive.
 func WithMaxJobs(n int) Option {
+	return setPositive("WithMaxJobs", n, "the number", func(c *config) *int { return &c.maxJobs })
+}
+
+// setPositive returns the Option name(v) that sets the field of a config
+// that field points to, reporting "what must be positive" when v is not.
+func setPositive[T int | int64 | time.Duration](name string, v T, what string, field func(*config) *T) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.fail("shell: WithMaxJobs(%d): the number must be positive", n)
+		if v <= 0 {
+			c.fail("shell: %s(%v): %s must be positive", name, v, what)
 			return
 		}
-		c.maxJobs = n
+		*field(c) = v
 	}
 }
 
