@@ -188,6 +188,9 @@ func (d *decoder) object(field func(key []byte) bool) {
 	if d.null() {
 		return
 	}
+	// seen has a bit for the length and first byte of each key read: only
+	// a key whose bit is set already is compared with the keys before it.
+	var seen uint64
 	var keys [maxKeys][]byte
 	n := 0
 	for first := true; ; {
@@ -195,16 +198,20 @@ func (d *decoder) object(field func(key []byte) bool) {
 		if !ok {
 			return
 		}
-		if n == len(keys) {
-			d.fail()
+		if n == len(keys) || len(k) == 0 {
+			d.fail() // no key of the vocabulary is empty
 			return
 		}
-		for _, prev := range keys[:n] {
-			if string(prev) == string(k) {
-				d.fail()
-				return
+		bit := uint64(1) << ((uint(len(k))*8 + uint(k[0])) & 63)
+		if seen&bit != 0 {
+			for _, prev := range keys[:n] {
+				if string(prev) == string(k) {
+					d.fail()
+					return
+				}
 			}
 		}
+		seen |= bit
 		keys[n] = k
 		n++
 		if !field(k) {
