@@ -71,22 +71,15 @@ func (t *turn) emit(ev Event) {
 // model, store or observers it calls) into the end of the turn: a TurnEnd
 // with reason error and an *harness.Error, logged like any other end so
 // the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []harness.Block) {
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
-		}
-		if t.inHost {
-			panic(p)
-		}
-		t.endAfterPanic(internalError(t.s.logger, "turn", p))
-	}()
-	t.run(content)
-}
+func (t *turn) runSafely(content []harness.Block) { t.safely(func() { t.run(content) }) }
 
 // resumeSafely is runSafely for the continuation of a paused turn.
 func (t *turn) resumeSafely(answers map[string]permission.Answer) {
+	t.safely(func() { t.resume(answers) })
+}
+
+// safely runs body, the turn's run or resumption, as runSafely says.
+func (t *turn) safely(body func()) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -97,7 +90,7 @@ func (t *turn) resumeSafely(answers map[string]permission.Answer) {
 		}
 		t.endAfterPanic(internalError(t.s.logger, "turn", p))
 	}()
-	t.resume(answers)
+	body()
 }
 
 // endAfterPanic ends a turn that panicked: it logs the end and yields

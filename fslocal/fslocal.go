@@ -109,6 +109,19 @@ func (f *FS) rel(op, p string) (string, string, error) {
 	return "", "", fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: clean, Detail: "the path is outside " + f.root})
 }
 
+// begin is locate for an operation that starts: it also fails when ctx
+// is done.
+func (f *FS) begin(ctx context.Context, op, p string) (string, string, error) {
+	clean, rel, err := f.locate(op, p)
+	if err != nil {
+		return "", "", err
+	}
+	if err := fsimpl.Aborted(ctx, op, clean); err != nil {
+		return "", "", err
+	}
+	return clean, rel, nil
+}
+
 // locate checks p and resolves the symbolic links on it. It returns the
 // clean namespace path and the resolved root-relative path.
 func (f *FS) locate(op, p string) (string, string, error) {

@@ -47,11 +47,8 @@ func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
 // from its metadata when that proves it; a file changed in the last
 // seconds is read and summed (up to fsimpl.MaxEditSize).
 func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	clean, rel, err := f.locate("stat", p)
+	clean, rel, err := f.begin(ctx, "stat", p)
 	if err != nil {
-		return fs.FileInfo{}, err
-	}
-	if err := fsimpl.Aborted(ctx, "stat", clean); err != nil {
 		return fs.FileInfo{}, err
 	}
 	st, err := f.r.Stat(rel)
@@ -83,11 +80,8 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 // it had when opened, counting lines and (for files up to
 // fsimpl.MaxEditSize) summing the bytes for the version.
 func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
-	clean, rel, err := f.locate("read", p)
+	clean, rel, err := f.begin(ctx, "read", p)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -115,11 +109,8 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 
 // ReadBytes implements fs.FileSystem.
 func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
-	clean, rel, err := f.locate("read", p)
+	clean, rel, err := f.begin(ctx, "read", p)
 	if err != nil {
-		return nil, fs.FileInfo{}, err
-	}
-	if err := fsimpl.Aborted(ctx, "read", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("read", clean, rel)
@@ -161,11 +152,8 @@ func readAll(r io.Reader, size, limit int64) ([]byte, error) {
 // when the metadata proves it (see Stat); the stream reads the file as it
 // is when read.
 func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
-	clean, rel, err := f.locate("open", p)
+	clean, rel, err := f.begin(ctx, "open", p)
 	if err != nil {
-		return nil, fs.FileInfo{}, err
-	}
-	if err := fsimpl.Aborted(ctx, "open", clean); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	file, m, info, err := f.openFile("open", clean, rel)
@@ -180,11 +168,8 @@ func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, er
 
 // ReadDir implements fs.FileSystem.
 func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
-	clean, rel, err := f.locate("readdir", p)
+	clean, rel, err := f.begin(ctx, "readdir", p)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "readdir", clean); err != nil {
 		return nil, err
 	}
 	d, err := f.r.Open(rel)
@@ -229,11 +214,8 @@ func joinNS(dir, name string) string {
 // directory dir, opened through f's root (so it cannot leave it), which
 // shares nothing with f but the namespace. Close it when done.
 func (f *FS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
-	clean, rel, err := f.locate("opendir", dir)
+	clean, rel, err := f.begin(ctx, "opendir", dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "opendir", clean); err != nil {
 		return nil, err
 	}
 	if rel == "." {

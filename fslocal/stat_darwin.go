@@ -2,18 +2,7 @@
 
 package fslocal
 
-import (
-	"os"
-	"syscall"
-)
+import "syscall"
 
-func statMeta(fi os.FileInfo) meta {
-	m := meta{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		m.dev, m.ino = uint64(st.Dev), uint64(st.Ino)
-		m.ctime = st.Ctimespec.Nano()
-		m.hasCtime = true
-		m.uid, m.gid, m.hasOwner = int(st.Uid), int(st.Gid), true
-	}
-	return m
-}
+// ctime returns a file's status change time, in Unix nanoseconds.
+func ctime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }

@@ -259,11 +259,8 @@ func (f *FS) syncDir(dir string) {
 // waited, and starts over if the file named is no longer the same.
 func (f *FS) lockPath(ctx context.Context, op, p string) (string, string, func(), error) {
 	for {
-		clean, rel, err := f.locate(op, p)
+		clean, rel, err := f.begin(ctx, op, p)
 		if err != nil {
-			return "", "", nil, err
-		}
-		if err := fsimpl.Aborted(ctx, op, clean); err != nil {
 			return "", "", nil, err
 		}
 		unlock, err := f.locks.lock(ctx, f.ns(rel)) // by namespace path: views of OpenDir share the table

@@ -48,31 +48,32 @@ func writeCanonical(b *strings.Builder, v any) {
 	case string:
 		writeString(b, x)
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
+		writeJoined(b, '[', ']', x, func(e any) { writeCanonical(b, e) })
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
+		writeJoined(b, '{', '}', keys, func(k string) {
 			writeString(b, k)
 			b.WriteByte(':')
 			writeCanonical(b, x[k])
-		}
-		b.WriteByte('}')
+		})
 	}
+}
+
+// writeJoined writes start, each of elems with write and a comma between
+// them, and end.
+func writeJoined[T any](b *strings.Builder, start, end byte, elems []T, write func(T)) {
+	b.WriteByte(start)
+	for i, e := range elems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		write(e)
+	}
+	b.WriteByte(end)
 }
 
 // maxPlainZeros bounds the zeros a number is padded with in plain form:

@@ -76,25 +76,25 @@ func WithToolDeadline(name string, d time.Duration) Option {
 // tool's declared deadline (30 s unless set). A negative margin
 // is an error.
 func WithDeadlineGrace(d time.Duration) Option {
-	return deadlineOption("WithDeadlineGrace", func(ds *deadlines) {
-		if d < 0 {
-			ds.fail(fmt.Sprintf("guard: WithDeadlineGrace(%s): the grace must not be negative", d))
-			return
-		}
-		ds.grace = d
-	})
+	return nonNegative("WithDeadlineGrace", d, "the grace", func(ds *deadlines) *time.Duration { return &ds.grace })
 }
 
 // WithCancelWait sets how long a cancelled call may take to return its own
 // result before it is abandoned (1 s unless set). Zero
 // abandons it at once; a negative wait is an error.
 func WithCancelWait(d time.Duration) Option {
-	return deadlineOption("WithCancelWait", func(ds *deadlines) {
+	return nonNegative("WithCancelWait", d, "the wait", func(ds *deadlines) *time.Duration { return &ds.cancelWait })
+}
+
+// nonNegative returns the Option name(d) that sets the duration field
+// points to, reporting "what must not be negative" when d is.
+func nonNegative(name string, d time.Duration, what string, field func(*deadlines) *time.Duration) Option {
+	return deadlineOption(name, func(ds *deadlines) {
 		if d < 0 {
-			ds.fail(fmt.Sprintf("guard: WithCancelWait(%s): the wait must not be negative", d))
+			ds.fail(fmt.Sprintf("guard: %s(%s): %s must not be negative", name, d, what))
 			return
 		}
-		ds.cancelWait = d
+		*field(ds) = d
 	})
 }
 

@@ -174,14 +174,64 @@ func (d *decoder) fields(first *bool) (key []byte, ok bool) {
 	return key, true
 }
 
-// seen marks field bit of an object as read and gives up on a repeated
-// key: encoding/json merges repeated objects, which is not worth copying.
-func (d *decoder) seen(mask *uint32, bit uint32) bool {
-	if *mask&bit != 0 {
-		return d.fail()
+// maxKeys is the most keys an object of the vocabulary has, rounded up:
+// an object with more repeats one or has one the decoder does not know.
+const maxKeys = 8
+
+// object reads an object, calling field with each key to decode its
+// value; field reports false for a key it does not know. An unknown key,
+// a repeated one (encoding/json merges repeated objects, which is not
+// worth copying) or a key with escapes makes the decoder give up. A null
+// leaves the value as it is, as encoding/json does for a struct: the
+// callers that keep a null pointer as nil check for it first.
+func (d *decoder) object(field func(key []byte) bool) {
+	if d.null() {
+		return
 	}
-	*mask |= bit
-	return true
+	// seen has a bit for the length and first byte of each key read: only
+	// a key whose bit is set already is compared with the keys before it.
+	var seen uint64
+	var keys [maxKeys][]byte
+	n := 0
+	for first := true; ; {
+		k, ok := d.fields(&first)
+		if !ok {
+			return
+		}
+		if n == len(keys) || len(k) == 0 {
+			d.fail() // no key of the vocabulary is empty
+			return
+		}
+		bit := uint64(1) << ((uint(len(k))*8 + uint(k[0])) & 63)
+		if seen&bit != 0 {
+			for _, prev := range keys[:n] {
+				if string(prev) == string(k) {
+					d.fail()
+					return
+				}
+			}
+		}
+		seen |= bit
+		keys[n] = k
+		n++
+		if !field(k) {
+			d.fail()
+			return
+		}
+	}
+}
+
+// list reads an array, each element with elem; null is a nil list and
+// [] an empty one, as encoding/json has them.
+func list[T any](d *decoder, elem func() T) []T {
+	if d.null() {
+		return nil
+	}
+	out := []T{}
+	for first := true; d.elems(&first); {
+		out = append(out, elem())
+	}
+	return out
 }
 
 // elems iterates the elements of an array like fields; it reports
@@ -556,28 +606,21 @@ func (d *decoder) event() (Event, bool) {
 	var p Payload
 	var data []byte // the data, when it came before the type
 	dataSeen := false
-	var mask uint32
-	first := true
-	for {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	if d.peek() != '{' {
+		return e, d.fail()
+	}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "seq":
-			d.seen(&mask, 1)
 			e.Seq = d.int()
 		case "time":
-			d.seen(&mask, 2)
 			e.Time = d.time()
 		case "type":
-			d.seen(&mask, 4)
 			typ = d.str()
 		case "data":
-			d.seen(&mask, 8)
 			dataSeen = true
 			if d.peek() == 'n' {
-				return e, d.fail() // encoding/json keeps a null payload's "null"
+				return false // encoding/json keeps a null payload's "null"
 			}
 			if typ != "" {
 				p = d.payload(typ)
@@ -585,9 +628,10 @@ func (d *decoder) event() (Event, bool) {
 				data = d.skip(0)
 			}
 		default:
-			return e, d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	if d.bad || typ == "" {
 		return e, false
 	}
@@ -618,309 +662,208 @@ func (d *decoder) payload(typ string) Payload {
 	switch typ {
 	case TypeUser:
 		p := &UserMessage{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "content":
-				d.seen(&mask, 1)
 				p.Content = d.blocks()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case TypeAssistant:
 		p := &AssistantMessage{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "step":
-				d.seen(&mask, 1)
 				p.Step = d.intField()
 			case "model":
-				d.seen(&mask, 2)
 				p.Model = d.str()
 			case "content":
-				d.seen(&mask, 4)
 				p.Content = d.blocks()
 			case "finish":
-				d.seen(&mask, 8)
 				p.Finish = d.str()
 			case "usage":
-				d.seen(&mask, 16)
 				if !d.null() {
 					u := d.usage()
 					p.Usage = &u
 				}
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeToolStart:
 		p := &ToolStarted{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "step":
-				d.seen(&mask, 1)
 				p.Step = d.intField()
 			case "call_id":
-				d.seen(&mask, 2)
 				p.CallID = d.str()
 			case "name":
-				d.seen(&mask, 4)
 				p.Name = d.str()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case TypeToolResult:
 		p := &ToolFinished{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "step":
-				d.seen(&mask, 1)
 				p.Step = d.intField()
 			case "call_id":
-				d.seen(&mask, 2)
 				p.CallID = d.str()
 			case "name":
-				d.seen(&mask, 4)
 				p.Name = d.str()
 			case "result":
-				d.seen(&mask, 8)
-				if d.null() {
-					break
-				}
 				p.Result = d.toolResult()
 			case "duration_ms":
-				d.seen(&mask, 16)
 				p.DurationMS = d.int()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeModelRequest:
 		p := &ModelRequest{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "step":
-				d.seen(&mask, 1)
 				p.Step = d.intField()
 			case "model":
-				d.seen(&mask, 2)
 				p.Model = d.str()
 			case "fingerprint":
-				d.seen(&mask, 4)
-				if !d.null() {
-					p.Fingerprint = d.fingerprint()
-				}
+				p.Fingerprint = d.fingerprint()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case TypeReminder:
 		p := &Reminded{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "source":
-				d.seen(&mask, 1)
 				p.Source = d.str()
 			case "text":
-				d.seen(&mask, 2)
 				p.Text = d.str()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeTurnEnd:
 		p := &TurnEnded{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "reason":
-				d.seen(&mask, 1)
 				p.Reason = d.str()
 			case "steps":
-				d.seen(&mask, 2)
 				p.Steps = d.intField()
 			case "usage":
-				d.seen(&mask, 4)
-				if !d.null() {
-					p.Usage = d.usage()
-				}
+				p.Usage = d.usage()
 			case "error":
-				d.seen(&mask, 8)
 				if !d.null() {
 					p.Error = d.errorInfo()
 				}
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case TypeSystem:
 		p := &SystemPrompt{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "text":
-				d.seen(&mask, 1)
 				p.Text = d.str()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeRecord:
 		p := &ToolRecord{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "call_id":
-				d.seen(&mask, 1)
 				p.CallID = d.str()
 			case "tool":
-				d.seen(&mask, 2)
 				p.Tool = d.str()
 			case "name":
-				d.seen(&mask, 4)
 				p.Name = d.str()
 			case "data":
-				d.seen(&mask, 8)
 				p.Data = d.raw()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeRetry:
 		p := &ModelRetry{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "step":
-				d.seen(&mask, 1)
 				p.Step = d.intField()
 			case "attempt":
-				d.seen(&mask, 2)
 				p.Attempt = d.intField()
 			case "code":
-				d.seen(&mask, 4)
 				p.Code = harness.Code(d.str())
 			case "message":
-				d.seen(&mask, 8)
 				p.Message = d.str()
 			case "delay_ms":
-				d.seen(&mask, 16)
 				p.DelayMS = d.int()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typePrune:
 		p := &Pruned{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "calls":
-				d.seen(&mask, 1)
-				if d.null() {
-					break
-				}
-				p.Calls = []PrunedCall{}
-				for first := true; d.elems(&first); {
-					p.Calls = append(p.Calls, d.prunedCall())
-				}
+				p.Calls = list(d, d.prunedCall)
 			case "estimated_tokens":
-				d.seen(&mask, 2)
 				p.EstimatedTokens = d.int()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeCompaction:
 		p := &Compacted{}
-		var mask uint32
-		for first := true; ; {
-			k, ok := d.fields(&first)
-			if !ok {
-				break
-			}
+		d.object(func(k []byte) bool {
 			switch string(k) {
 			case "messages":
-				d.seen(&mask, 1)
 				p.Messages = d.intField()
 			case "summary":
-				d.seen(&mask, 2)
 				p.Summary = d.str()
 			case "model":
-				d.seen(&mask, 4)
 				p.Model = d.str()
 			case "source_tokens":
-				d.seen(&mask, 8)
 				p.SourceTokens = d.int()
 			case "summary_tokens":
-				d.seen(&mask, 16)
 				p.SummaryTokens = d.int()
 			default:
-				d.fail()
+				return false
 			}
-		}
+			return true
+		})
 		return p
 	case typeApproval, typePermission:
 		// Rare events (one per decision): the plain decoder.
@@ -934,112 +877,76 @@ func (d *decoder) payload(typ string) Payload {
 	return &Unknown{Type: typ, Data: d.raw()}
 }
 
-func (d *decoder) prunedCall() PrunedCall {
-	var c PrunedCall
-	if d.null() {
-		return c
-	}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) prunedCall() (c PrunedCall) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "call_id":
-			d.seen(&mask, 1)
 			c.CallID = d.str()
 		case "seq":
-			d.seen(&mask, 2)
 			c.Seq = d.int()
 		case "placeholder":
-			d.seen(&mask, 4)
 			c.Placeholder = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return c
 }
 
-func (d *decoder) fingerprint() Fingerprint {
-	var f Fingerprint
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) fingerprint() (f Fingerprint) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "system":
-			d.seen(&mask, 1)
 			f.System = d.str()
 		case "tools":
-			d.seen(&mask, 2)
 			f.Tools = d.str()
 		case "history":
-			d.seen(&mask, 4)
 			f.History = d.str()
 		case "messages":
-			d.seen(&mask, 8)
 			f.Messages = d.intField()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return f
 }
 
 func (d *decoder) errorInfo() *ErrorInfo {
 	e := &ErrorInfo{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "code":
-			d.seen(&mask, 1)
 			e.Code = harness.Code(d.str())
 		case "message":
-			d.seen(&mask, 2)
 			e.Message = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return e
 }
 
-func (d *decoder) usage() harness.Usage {
-	var u harness.Usage
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) usage() (u harness.Usage) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "input_tokens":
-			d.seen(&mask, 1)
 			u.InputTokens = d.int()
 		case "output_tokens":
-			d.seen(&mask, 2)
 			u.OutputTokens = d.int()
 		case "cache_hit_tokens":
-			d.seen(&mask, 4)
 			u.CacheHitTokens = d.int()
 		case "cache_miss_tokens":
-			d.seen(&mask, 8)
 			u.CacheMissTokens = d.int()
 		case "reasoning_tokens":
-			d.seen(&mask, 16)
 			u.ReasoningTokens = d.int()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return u
 }
 
@@ -1055,380 +962,244 @@ func (d *decoder) blocks() []harness.Block {
 	return out
 }
 
-func (d *decoder) block() harness.Block {
-	var b harness.Block
-	if d.null() {
-		return b
-	}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) block() (b harness.Block) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "type":
-			d.seen(&mask, 1)
 			b.Type = harness.BlockType(d.str())
 		case "text":
-			d.seen(&mask, 2)
 			b.Text = d.str()
 		case "image":
-			d.seen(&mask, 4)
 			if !d.null() {
 				b.Image = d.image()
 			}
 		case "tool_call":
-			d.seen(&mask, 8)
 			if !d.null() {
 				b.ToolCall = d.toolCall()
 			}
 		case "tool_result":
-			d.seen(&mask, 16)
 			if !d.null() {
 				r := d.toolResult()
 				b.ToolResult = &r
 			}
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return b
 }
 
 func (d *decoder) image() *harness.Image {
 	img := &harness.Image{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "digest":
-			d.seen(&mask, 1)
 			img.Digest = d.str()
 		case "media_type":
-			d.seen(&mask, 2)
 			img.MediaType = d.str()
 		case "width":
-			d.seen(&mask, 4)
 			img.Width = d.intField()
 		case "height":
-			d.seen(&mask, 8)
 			img.Height = d.intField()
 		case "size":
-			d.seen(&mask, 16)
 			img.Size = d.int()
 		case "name":
-			d.seen(&mask, 32)
 			img.Name = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return img
 }
 
 func (d *decoder) toolCall() *harness.ToolCall {
 	c := &harness.ToolCall{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "id":
-			d.seen(&mask, 1)
 			c.ID = d.str()
 		case "name":
-			d.seen(&mask, 2)
 			c.Name = d.str()
 		case "arguments":
-			d.seen(&mask, 4)
 			c.Arguments = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return c
 }
 
-func (d *decoder) toolResult() harness.ToolResult {
-	var r harness.ToolResult
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) toolResult() (r harness.ToolResult) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "call_id":
-			d.seen(&mask, 1)
 			r.CallID = d.str()
 		case "name":
-			d.seen(&mask, 2)
 			r.Name = d.str()
 		case "content":
-			d.seen(&mask, 4)
 			r.Content = d.blocks()
 		case "is_error":
-			d.seen(&mask, 8)
 			r.IsError = d.bool()
 		case "code":
-			d.seen(&mask, 16)
 			r.Code = harness.Code(d.str())
 		case "render":
-			d.seen(&mask, 32)
 			if !d.null() {
 				r.Render = d.render()
 			}
 		case "files":
-			d.seen(&mask, 64)
-			if d.null() {
-				break
-			}
-			r.Files = []harness.FileAccess{}
-			for first := true; d.elems(&first); {
-				r.Files = append(r.Files, d.fileAccess())
-			}
+			r.Files = list(d, d.fileAccess)
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return r
 }
 
-func (d *decoder) fileAccess() harness.FileAccess {
-	var f harness.FileAccess
-	if d.null() {
-		return f
-	}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) fileAccess() (f harness.FileAccess) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "op":
-			d.seen(&mask, 1)
 			f.Op = harness.FileOp(d.str())
 		case "path":
-			d.seen(&mask, 2)
 			f.Path = d.str()
 		case "version":
-			d.seen(&mask, 4)
 			f.Version = d.str()
 		case "start_line":
-			d.seen(&mask, 8)
 			f.StartLine = d.intField()
 		case "end_line":
-			d.seen(&mask, 16)
 			f.EndLine = d.intField()
 		case "complete":
-			d.seen(&mask, 32)
 			f.Complete = d.bool()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return f
 }
 
 func (d *decoder) render() *harness.Render {
 	r := &harness.Render{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "kind":
-			d.seen(&mask, 1)
 			r.Kind = harness.RenderKind(d.str())
 		case "title":
-			d.seen(&mask, 2)
 			r.Title = d.str()
 		case "terminal":
-			d.seen(&mask, 4)
 			if !d.null() {
 				r.Terminal = d.terminal()
 			}
 		case "diff":
-			d.seen(&mask, 8)
 			if !d.null() {
 				r.Diff = d.diff()
 			}
 		case "locations":
-			d.seen(&mask, 16)
-			if d.null() {
-				break
-			}
-			r.Locations = []harness.Location{}
-			for first := true; d.elems(&first); {
-				r.Locations = append(r.Locations, d.location())
-			}
+			r.Locations = list(d, d.location)
 		case "text":
-			d.seen(&mask, 32)
 			r.Text = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return r
 }
 
 func (d *decoder) terminal() *harness.Terminal {
 	t := &harness.Terminal{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "command":
-			d.seen(&mask, 1)
 			t.Command = d.str()
 		case "cwd":
-			d.seen(&mask, 2)
 			t.Cwd = d.str()
 		case "output":
-			d.seen(&mask, 4)
 			t.Output = d.str()
 		case "exit_code":
-			d.seen(&mask, 8)
 			if !d.null() {
 				n := d.intField()
 				t.ExitCode = &n
 			}
 		case "status":
-			d.seen(&mask, 16)
 			t.Status = d.str()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return t
 }
 
 func (d *decoder) diff() *harness.Diff {
 	df := &harness.Diff{}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "path":
-			d.seen(&mask, 1)
 			df.Path = d.str()
 		case "old_text":
-			d.seen(&mask, 2)
 			if !d.null() {
 				s := d.str()
 				df.OldText = &s
 			}
 		case "new_text":
-			d.seen(&mask, 4)
 			df.NewText = d.str()
 		case "hunks":
-			d.seen(&mask, 8)
-			if d.null() {
-				break
-			}
-			df.Hunks = []harness.Hunk{}
-			for first := true; d.elems(&first); {
-				df.Hunks = append(df.Hunks, d.hunk())
-			}
+			df.Hunks = list(d, d.hunk)
 		case "added":
-			d.seen(&mask, 16)
 			df.Added = d.intField()
 		case "removed":
-			d.seen(&mask, 32)
 			df.Removed = d.intField()
 		case "truncated":
-			d.seen(&mask, 64)
 			df.Truncated = d.bool()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return df
 }
 
-func (d *decoder) hunk() harness.Hunk {
-	var h harness.Hunk
-	if d.null() {
-		return h
-	}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) hunk() (h harness.Hunk) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "old_start":
-			d.seen(&mask, 1)
 			h.OldStart = d.intField()
 		case "old_lines":
-			d.seen(&mask, 2)
 			h.OldLines = d.intField()
 		case "new_start":
-			d.seen(&mask, 4)
 			h.NewStart = d.intField()
 		case "new_lines":
-			d.seen(&mask, 8)
 			h.NewLines = d.intField()
 		case "lines":
-			d.seen(&mask, 16)
-			if d.null() {
-				break
-			}
-			h.Lines = []string{}
-			for first := true; d.elems(&first); {
-				if d.peek() == 'n' {
-					d.fail() // null in a []string keeps "" only by accident of encoding/json
-					break
-				}
-				h.Lines = append(h.Lines, d.str())
-			}
+			// A null in a []string keeps "" only by accident of
+			// encoding/json: str gives up on it.
+			h.Lines = list(d, d.str)
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return h
 }
 
-func (d *decoder) location() harness.Location {
-	var l harness.Location
-	if d.null() {
-		return l
-	}
-	var mask uint32
-	for first := true; ; {
-		k, ok := d.fields(&first)
-		if !ok {
-			break
-		}
+func (d *decoder) location() (l harness.Location) {
+	d.object(func(k []byte) bool {
 		switch string(k) {
 		case "path":
-			d.seen(&mask, 1)
 			l.Path = d.str()
 		case "start_line":
-			d.seen(&mask, 2)
 			l.StartLine = d.intField()
 		case "end_line":
-			d.seen(&mask, 4)
 			l.EndLine = d.intField()
 		default:
-			d.fail()
+			return false
 		}
-	}
+		return true
+	})
 	return l
 }

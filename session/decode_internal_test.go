@@ -124,3 +124,26 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// A repeated key makes the fast decoder give up (encoding/json keeps the
+// last value, or merges repeated objects); keys that differ but share a
+// length and first byte (call_id, content) do not.
+func TestFastDecoderGivesUpOnRepeatedKeys(t *testing.T) {
+	for _, line := range []string{
+		`{"seq":1,"seq":2,"type":"user","data":{"content":null}}`,
+		`{"seq":1,"type":"user","data":{"content":null,"content":[]}}`,
+		`{"seq":1,"type":"tool_result","data":{"result":{"call_id":"a","content":null,"call_id":"b"}}}`,
+		`{"seq":1,"type":"assistant","data":{"usage":{"input_tokens":1,"input_tokens":2}}}`,
+	} {
+		_, ok := fastDecodeEvent([]byte(line), newDecodeState())
+		assert.False(t, ok, "accepted %s", line)
+		_, err := decodeEvent([]byte(line), newDecodeState())
+		assert.NoError(t, err, "encoding/json decodes %s", line)
+	}
+	line := []byte(`{"seq":1,"type":"tool_result","data":{"result":{"call_id":"a","content":[{"type":"text","text":"x"}]}}}`)
+	e, ok := fastDecodeEvent(line, newDecodeState())
+	require.True(t, ok)
+	r := e.Data.(*ToolFinished).Result
+	assert.Equal(t, "a", r.CallID)
+	assert.Equal(t, "x", r.Content[0].Text)
+}

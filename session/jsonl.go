@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -79,7 +78,7 @@ func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{f: f, header: h, next: 1, now: s.now, maxLine: s.cfg.maxLine}, nil
+	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -212,7 +211,7 @@ func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 			return nil, nil, fmt.Errorf("session %s: ending torn line: %w", id, err)
 		}
 	}
-	return &jsonlLog{f: f, header: t.Header, next: ld.next, now: s.now, maxLine: s.cfg.maxLine}, t, nil
+	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now}, t, nil
 }
 
 // Load implements Store.
@@ -447,28 +446,18 @@ func (s *JSONL) Delete(ctx context.Context, id string) error {
 }
 
 type jsonlLog struct {
-	mu      sync.Mutex
-	f       *os.File
-	header  Header
-	next    int64
-	now     func() time.Time
-	maxLine int
-	buf     []byte
-	err     error // sticky write error: the file may hold a torn line
-	closed  bool
+	logState
+	f   *os.File
+	now func() time.Time
+	buf []byte
+	err error // sticky write error: the file may hold a torn line
 }
 
-func (l *jsonlLog) Header() Header { return l.header }
-
 func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
-	if err := ctx.Err(); err != nil {
+	if err := l.lockOpen(ctx); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return nil, storeErr(harness.CodeClosed)
-	}
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
@@ -491,24 +480,13 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	return events, nil
 }
 
-func (l *jsonlLog) Sync() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return storeErr(harness.CodeClosed)
-	}
-	return l.f.Sync()
-}
+func (l *jsonlLog) Sync() error { return l.ifOpen(l.f.Sync) }
 
 func (l *jsonlLog) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil
-	}
-	l.closed = true
-	err := l.f.Sync()
-	return errors.Join(err, l.f.Close())
+	return l.closeOnce(func() error {
+		err := l.f.Sync()
+		return errors.Join(err, l.f.Close())
+	})
 }
 
 type headerLine struct {

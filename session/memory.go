@@ -57,7 +57,7 @@ func (m *memory) Create(ctx context.Context, h Header) (Log, error) {
 		return nil, err
 	}
 	m.sessions[h.ID] = &memSession{header: h, updated: m.now().UTC(), size: int64(len(line) + 1), open: true}
-	return &memLog{m: m, header: h, next: 1, maxLine: m.cfg.maxLine}, nil
+	return &memLog{logState: logState{header: h, next: 1, maxLine: m.cfg.maxLine}, m: m}, nil
 }
 
 // Open implements Store.
@@ -76,7 +76,7 @@ func (m *memory) Open(ctx context.Context, id string) (Log, *Transcript, error) 
 		return nil, nil, fmt.Errorf("session %s: %w", id, storeErr(harness.CodeLocked))
 	}
 	s.open = true
-	return &memLog{m: m, header: s.header, next: ld.next, maxLine: m.cfg.maxLine}, ld.t, nil
+	return &memLog{logState: logState{header: s.header, next: ld.next, maxLine: m.cfg.maxLine}, m: m}, ld.t, nil
 }
 
 // Load implements Store.
@@ -158,25 +158,15 @@ func (m *memory) Delete(ctx context.Context, id string) error {
 }
 
 type memLog struct {
-	m       *memory
-	mu      sync.Mutex
-	header  Header
-	next    int64
-	maxLine int
-	closed  bool
+	logState
+	m *memory
 }
 
-func (l *memLog) Header() Header { return l.header }
-
 func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
-	if err := ctx.Err(); err != nil {
+	if err := l.lockOpen(ctx); err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return nil, storeErr(harness.CodeClosed)
-	}
 	now := l.m.now().UTC()
 	events, lines, err := encodeBatch(l.header.ID, l.next, now, l.maxLine, payloads)
 	if err != nil {
@@ -200,26 +190,15 @@ func (l *memLog) Append(ctx context.Context, payloads ...Payload) ([]Event, erro
 	return events, nil
 }
 
-func (l *memLog) Sync() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return storeErr(harness.CodeClosed)
-	}
-	return nil
-}
+func (l *memLog) Sync() error { return l.ifOpen(func() error { return nil }) }
 
 func (l *memLog) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	return l.closeOnce(func() error {
+		l.m.mu.Lock()
+		defer l.m.mu.Unlock()
+		if s, ok := l.m.sessions[l.header.ID]; ok {
+			s.open = false
+		}
 		return nil
-	}
-	l.closed = true
-	l.m.mu.Lock()
-	if s, ok := l.m.sessions[l.header.ID]; ok {
-		s.open = false
-	}
-	l.m.mu.Unlock()
-	return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -194,6 +195,55 @@ func WithMaxLineSize(n int) StoreOption {
 		}
 		c.maxLine = n
 	}
+}
+
+// logState is what the logs of the JSONL and memory stores share: the
+// header, the seq of the next event, the line bound, and the lock that
+// orders the log's calls with the closed state it guards.
+type logState struct {
+	mu      sync.Mutex
+	header  Header
+	next    int64
+	maxLine int
+	closed  bool
+}
+
+func (l *logState) Header() Header { return l.header }
+
+// lockOpen locks l for an append. When ctx is done or l is closed it
+// returns why, with l unlocked.
+func (l *logState) lockOpen(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return storeErr(harness.CodeClosed)
+	}
+	return nil
+}
+
+// ifOpen runs fn with l locked, unless l is closed.
+func (l *logState) ifOpen(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return storeErr(harness.CodeClosed)
+	}
+	return fn()
+}
+
+// closeOnce marks l closed and runs fn with l locked; closing a closed
+// log does nothing.
+func (l *logState) closeOnce(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	return fn()
 }
 
 // encodeBatch numbers payloads from next, stamps them with now and

@@ -174,6 +174,22 @@ func (a *answer) event(ev sseEvent, emit func(model.Chunk) bool) error {
 	if len(data) == 0 {
 		return nil
 	}
+	return a.chunk(data, false, emit)
+}
+
+// document handles a whole, non-streamed answer (or a JSON document
+// sent in reply to a streaming request): an error, or the completion.
+func (a *answer) document(data []byte, emit func(model.Chunk) bool) error {
+	return a.chunk(data, true, emit)
+}
+
+// chunk decodes a stream event's data (whole false) or a whole answer,
+// returns the error it carries, reads its usage, hands on the message of
+// its first choice and records how it finished. A stream event's message
+// is its delta and a whole answer's its message, each taking the other
+// when it has none: some servers send whole messages in a stream. A
+// stream event's empty finish reason is no reason.
+func (a *answer) chunk(data []byte, whole bool, emit func(model.Chunk) bool) error {
 	var c wireChunk
 	if err := decode(data, &c); err != nil {
 		return err
@@ -187,44 +203,17 @@ func (a *answer) event(ev sseEvent, emit func(model.Chunk) bool) error {
 		if ch.Index != 0 {
 			continue // only one choice is asked for
 		}
-		msg := ch.Delta
-		if msg == nil {
-			msg = ch.Message // some servers send whole messages in a stream
+		msg, other := ch.Delta, ch.Message
+		if whole {
+			msg, other = other, msg
 		}
-		if msg != nil && !a.message(msg, false, emit) {
+		if msg == nil {
+			msg = other
+		}
+		if msg != nil && !a.message(msg, whole, emit) {
 			return nil
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			a.finish = *ch.FinishReason
-		}
-	}
-	return nil
-}
-
-// document handles a whole, non-streamed answer (or a JSON document
-// sent in reply to a streaming request): an error, or the completion.
-func (a *answer) document(data []byte, emit func(model.Chunk) bool) error {
-	var c wireChunk
-	if err := decode(data, &c); err != nil {
-		return err
-	}
-	if isError(c.Error) {
-		return classifyEvent(data).toError()
-	}
-	a.readUsage(&c)
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		if ch.Index != 0 {
-			continue
-		}
-		msg := ch.Message
-		if msg == nil {
-			msg = ch.Delta
-		}
-		if msg != nil && !a.message(msg, true, emit) {
-			return nil
-		}
-		if ch.FinishReason != nil {
+		if ch.FinishReason != nil && (whole || *ch.FinishReason != "") {
 			a.finish = *ch.FinishReason
 		}
 	}

@@ -116,6 +116,19 @@ func version(data []byte) string {
 	return "m" + hex.EncodeToString(sum[:12])
 }
 
+// begin is check for an operation that starts: it also fails when ctx
+// is done.
+func (m *MemFS) begin(ctx context.Context, op, p string) (string, error) {
+	p, err := m.check(op, p)
+	if err != nil {
+		return "", err
+	}
+	if err := fsimpl.Aborted(ctx, op, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
 func (m *MemFS) check(op, p string) (string, error) {
 	p, err := fsimpl.CleanPath(op, p)
 	if err != nil {
@@ -210,11 +223,8 @@ func (m *MemFS) file(op, p string, write bool) (*node, error) {
 
 // Stat implements fs.FileSystem.
 func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
-	p, err := m.check("stat", p)
+	p, err := m.begin(ctx, "stat", p)
 	if err != nil {
-		return fs.FileInfo{}, err
-	}
-	if err := fsimpl.Aborted(ctx, "stat", p); err != nil {
 		return fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -228,11 +238,8 @@ func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 
 // snapshot returns the content of the readable regular file at p.
 func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo, error) {
-	p, err := m.check(op, p)
+	p, err := m.begin(ctx, op, p)
 	if err != nil {
-		return nil, fs.FileInfo{}, err
-	}
-	if err := fsimpl.Aborted(ctx, op, p); err != nil {
 		return nil, fs.FileInfo{}, err
 	}
 	m.mu.RLock()
@@ -295,11 +302,8 @@ func checkPre(op, p string, n *node, pre fs.Precondition) error {
 
 // Write implements fs.FileSystem.
 func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
-	p, err := m.check("write", p)
+	p, err := m.begin(ctx, "write", p)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "write", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -345,11 +349,8 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 
 // Edit implements fs.FileSystem.
 func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
-	p, err := m.check("edit", p)
+	p, err := m.begin(ctx, "edit", p)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "edit", p); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -378,11 +379,8 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 
 // ReadDir implements fs.FileSystem.
 func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
-	p, err := m.check("readdir", p)
+	p, err := m.begin(ctx, "readdir", p)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "readdir", p); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
@@ -415,11 +413,8 @@ var (
 // OpenDir implements fs.DirOpener: the view shares m's files and accepts
 // only paths at or below dir.
 func (m *MemFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
-	p, err := m.check("opendir", dir)
+	p, err := m.begin(ctx, "opendir", dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := fsimpl.Aborted(ctx, "opendir", p); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()

@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/s3kit"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
@@ -39,22 +40,12 @@ type Option func(*Store) error
 // hold no "//", "." or ".." segment.
 func WithPrefix(prefix string) Option {
 	return func(s *Store) error {
-		if prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") || strings.Contains(prefix, "//") || badSegment(prefix)) {
-			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
-				"spill/s3: WithPrefix(%q): a prefix is empty or relative names ending in \"/\", without empty, \".\" or \"..\" segments", prefix)}
+		if err := s3kit.PrefixError(pkg, prefix); err != nil {
+			return err
 		}
 		s.prefix = prefix
 		return nil
 	}
-}
-
-func badSegment(prefix string) bool {
-	for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // New returns a store keeping outputs in bucket, which must exist.
@@ -63,30 +54,19 @@ func New(ctx context.Context, client *minio.Client, bucket string, opts ...Optio
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "spill/s3: New needs a client (minio.New)"}
 	}
 	s := &Store{client: client, bucket: bucket, prefix: "spill/", partSize: 5 << 20}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			return nil, err
-		}
+	if err := s3kit.Apply(s, opts); err != nil {
+		return nil, err
 	}
-	ok, err := client.BucketExists(ctx, bucket)
-	if err != nil {
-		return nil, ioErr("checking bucket "+bucket, err)
-	}
-	if !ok {
-		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("spill/s3: bucket %q does not exist; create it first", bucket)}
+	if err := s3kit.CheckBucket(ctx, client, pkg, bucket); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func ioErr(what string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("spill/s3: %s: %w", what, err)
-	}
-	return &harness.Error{Code: harness.CodeIO, Err: err, Message: "spill/s3: " + what + ": " + err.Error()}
-}
+// pkg names the package in its errors.
+const pkg = "spill/s3"
+
+func ioErr(what string, err error) error { return s3kit.IOError(pkg, what, err) }
 
 // locatorKey is the form of every key Save makes, relative to the
 // prefix; Open refuses anything else.

@@ -43,9 +43,7 @@ func Glob(opts ...Option) tools.Tool {
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderLocations,
 	}
-	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in globArgs) (*harness.ToolResult, error) {
-		return c.glob(ctx, call, in)
-	}), c.err)
+	return toolexec.Checked(tools.Define(spec, c.glob), c.err)
 }
 
 // splitPattern separates the directories a pattern starts with (no

@@ -56,9 +56,7 @@ func Grep(opts ...Option) tools.Tool {
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderLocations,
 	}
-	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in grepArgs) (*harness.ToolResult, error) {
-		return c.grep(ctx, call, in)
-	}), c.err)
+	return toolexec.Checked(tools.Define(spec, c.grep), c.err)
 }
 
 func invalid(format string, args ...any) error {

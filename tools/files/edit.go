@@ -43,9 +43,7 @@ func Edit(opts ...Option) tools.Tool {
 		Family:      tools.FamilyLocal,
 		Render:      harness.RenderDiff,
 	}
-	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {
-		return c.edit(ctx, call, in)
-	}), c.err)
+	return toolexec.Checked(tools.Define(spec, c.edit), c.err)
 }
 
 func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harness.ToolResult, error) {

@@ -39,9 +39,7 @@ func Read(opts ...Option) tools.Tool {
 		Render:          harness.RenderLocations,
 		NeverSpill:      true,
 	}
-	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
-		return c.read(ctx, call, in)
-	}), c.err)
+	return toolexec.Checked(tools.Define(spec, c.read), c.err)
 }
 
 func readDescription(c config) string {

@@ -37,9 +37,7 @@ func Write(opts ...Option) tools.Tool {
 		Family:      tools.FamilyLocal,
 		Render:      harness.RenderDiff,
 	}
-	return toolexec.Checked(tools.Define(spec, func(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {
-		return c.write(ctx, call, in)
-	}), c.err)
+	return toolexec.Checked(tools.Define(spec, c.write), c.err)
 }
 
 func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*harness.ToolResult, error) {

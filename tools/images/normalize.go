@@ -482,35 +482,37 @@ func checkDimensions(name string, w, h int, lim Limits) error {
 	return nil
 }
 
-func decodeConfig(mediaType string, data []byte) (image.Config, error) {
-	r := bytes.NewReader(data)
+// codec returns the decoders of an image and of its configuration for
+// mediaType.
+func codec(mediaType string) (func(io.Reader) (image.Image, error), func(io.Reader) (image.Config, error), error) {
 	switch mediaType {
 	case typePNG:
-		return png.DecodeConfig(r)
+		return png.Decode, png.DecodeConfig, nil
 	case typeJPEG:
-		return jpeg.DecodeConfig(r)
+		return jpeg.Decode, jpeg.DecodeConfig, nil
 	case typeWebP:
-		return webp.DecodeConfig(r)
+		return webp.Decode, webp.DecodeConfig, nil
 	case typeGIF:
-		return gif.DecodeConfig(r)
+		return gif.Decode, gif.DecodeConfig, nil
 	}
-	return image.Config{}, fmt.Errorf("unsupported media type %s", mediaType)
+	return nil, nil, fmt.Errorf("unsupported media type %s", mediaType)
+}
+
+func decodeConfig(mediaType string, data []byte) (image.Config, error) {
+	_, config, err := codec(mediaType)
+	if err != nil {
+		return image.Config{}, err
+	}
+	return config(bytes.NewReader(data))
 }
 
 // decode decodes the image; for a GIF, its first frame.
 func decode(mediaType string, data []byte) (image.Image, error) {
-	r := bytes.NewReader(data)
-	switch mediaType {
-	case typePNG:
-		return png.Decode(r)
-	case typeJPEG:
-		return jpeg.Decode(r)
-	case typeWebP:
-		return webp.Decode(r)
-	case typeGIF:
-		return gif.Decode(r)
+	dec, _, err := codec(mediaType)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unsupported media type %s", mediaType)
+	return dec(bytes.NewReader(data))
 }
 
 func isOpaque(img image.Image) bool {

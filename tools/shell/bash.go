@@ -170,30 +170,17 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, b.cfg.maxTimeout)
 	}
 	env := callEnv(call)
-	ns, dir, err := workdir(env, in.Workdir)
-	if err != nil {
-		return nil, err
-	}
-	bash, err := b.cfg.resolveBash()
-	if err != nil {
-		return nil, err
-	}
-	argv, err := b.cfg.argv(bash, dir, "-c", in.Command)
+	ns, dir, argv, err := b.cfg.command(env, in.Workdir, "-c", in.Command)
 	if err != nil {
 		return nil, err
 	}
 	b.cfg.recordSandbox(ctx, call)
 
-	outR, outW, err := os.Pipe()
+	rs, ws, err := pipes(2)
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
+	outR, errR, outW, errW := rs[0], rs[1], ws[0], ws[1]
 	start := time.Now()
 	p, err := startProc(b.cfg, argv, dir, b.cfg.environ(), outW, errW)
 	outW.Close()

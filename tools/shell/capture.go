@@ -303,22 +303,7 @@ func skipEscape(b *strings.Builder, s string, i int) int {
 	case c == 'P' || c == 'X' || c == '^' || c == '_':
 		return skipString(s, i+1, false)
 	case c >= 0x20 && c <= 0x2f: // intermediates, then a final byte
-		for i < len(s) {
-			switch c := s[i]; {
-			case c >= 0x20 && c <= 0x2f || c == 0x7f:
-				i++
-			case c >= 0x30 && c <= 0x7e:
-				return i + 1
-			case c == can || c == sub:
-				return i + 1
-			case c < 0x20 && c != esc:
-				b.WriteByte(c)
-				i++
-			default:
-				return i
-			}
-		}
-		return i
+		return skipToFinal(b, s, i, 0x30)
 	case c >= 0x30 && c <= 0x7e: // a two-byte sequence
 		return i + 1
 	default:
@@ -343,12 +328,17 @@ func skipC1(b *strings.Builder, s string, c byte, i int) int {
 
 // skipCSI skips the parameters, intermediates and final byte of a CSI
 // sequence that goes on at s[i].
-func skipCSI(b *strings.Builder, s string, i int) int {
+func skipCSI(b *strings.Builder, s string, i int) int { return skipToFinal(b, s, i, 0x40) }
+
+// skipToFinal skips the rest of a sequence that goes on at s[i], up to
+// and with its final byte: bytes from 0x20 to below final (and DEL) go
+// on, a byte from final to 0x7e ends it, CAN and SUB cancel it.
+func skipToFinal(b *strings.Builder, s string, i int, final byte) int {
 	for i < len(s) {
 		switch c := s[i]; {
-		case c >= 0x20 && c <= 0x3f || c == 0x7f:
+		case c >= 0x20 && c < final || c == 0x7f:
 			i++
-		case c >= 0x40 && c <= 0x7e:
+		case c >= final && c <= 0x7e:
 			return i + 1
 		case c == can || c == sub:
 			return i + 1

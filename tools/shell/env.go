@@ -120,6 +120,25 @@ func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
 	return w, nil
 }
 
+// command resolves the directory a call asks to run in (see workdir) and
+// the bash executable, and returns the command line that runs bash with
+// args there (see argv), with the directory's namespace and OS paths.
+func (c *config) command(env *tools.Env, dir string, args ...string) (ns, osDir string, argv []string, err error) {
+	ns, osDir, err = workdir(env, dir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	bash, err := c.resolveBash()
+	if err != nil {
+		return "", "", nil, err
+	}
+	argv, err = c.argv(bash, osDir, args...)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return ns, osDir, argv, nil
+}
+
 // workdir resolves the directory a command runs in. dir is a path in
 // the file system's namespace, relative to env.Cwd unless absolute; empty
 // means env.Cwd. It returns the namespace path and the OS path. When the

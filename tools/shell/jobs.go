@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,19 +71,11 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		return nil, err
 	}
 	env := callEnv(call)
-	ns, dir, err := workdir(env, in.Workdir)
+	ns, dir, argv, err := b.cfg.command(env, in.Workdir, "-c", in.Command)
 	if err != nil {
 		return nil, err
 	}
 	t, err := b.table(call)
-	if err != nil {
-		return nil, err
-	}
-	bash, err := b.cfg.resolveBash()
-	if err != nil {
-		return nil, err
-	}
-	argv, err := b.cfg.argv(bash, dir, "-c", in.Command)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +190,19 @@ func (j *job) isFinished() bool {
 	}
 }
 
+// job returns the job table of a call's session and the job id names in it.
+func (b *bashTool) job(call *tools.Call, id string) (*jobTable, *job, error) {
+	t, err := b.table(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := t.get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, j, nil
+}
+
 func (t *jobTable) get(id string) (*job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -239,27 +243,19 @@ func (t *jobTable) Close() error {
 		return nil
 	}
 	t.closed = true
-	jobs := make([]*job, 0, len(t.jobs))
-	for _, id := range t.order {
-		jobs = append(jobs, t.jobs[id])
-	}
+	jobs := inOrder(t.order, t.jobs)
 	t.mu.Unlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(jobs))
-	for i, j := range jobs {
-		wg.Go(func() {
-			out := j.p.stop(t.cfg.grace)
-			<-j.finished
-			errs[i] = out.survivorsError("job " + j.id)
-			j.mu.Lock()
-			w := j.window
-			j.mu.Unlock()
-			w.finish(false)
-		})
-	}
-	wg.Wait()
+	err := stopAll(jobs, func(j *job) error {
+		out := j.p.stop(t.cfg.grace)
+		<-j.finished
+		j.mu.Lock()
+		w := j.window
+		j.mu.Unlock()
+		w.finish(false)
+		return out.survivorsError("job " + j.id)
+	})
 	t.cancel()
-	return errors.Join(errs...)
+	return err
 }
 
 type jobOutputArgs struct {
@@ -281,11 +277,7 @@ func (b *bashTool) outputTool() tools.Tool {
 	spec := tools.Spec{Name: "bash_output", Description: desc, SideEffects: false, Family: tools.FamilyProcess,
 		Deadline: c.maxWait + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobOutputArgs) (*harness.ToolResult, error) {
-		t, err := b.table(call)
-		if err != nil {
-			return nil, err
-		}
-		j, err := t.get(in.JobID)
+		t, j, err := b.job(call, in.JobID)
 		if err != nil {
 			return nil, err
 		}
@@ -311,11 +303,7 @@ func (b *bashTool) killTool() tools.Tool {
 	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*harness.ToolResult, error) {
-		t, err := b.table(call)
-		if err != nil {
-			return nil, err
-		}
-		j, err := t.get(in.JobID)
+		t, j, err := b.job(call, in.JobID)
 		if err != nil {
 			return nil, err
 		}

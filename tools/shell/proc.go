@@ -115,6 +115,44 @@ func (o stopOutcome) survivorsError(what string) error {
 	return fmt.Errorf("%w: %s left running: %s", errSurvivors(), what, survivorList(o.survivors))
 }
 
+// pipes opens n pipes and returns their read ends and their write ends;
+// when one cannot be opened it closes those it opened.
+func pipes(n int) (r, w []*os.File, err error) {
+	r, w = make([]*os.File, n), make([]*os.File, n)
+	for i := range n {
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			for j := range i {
+				r[j].Close()
+				w[j].Close()
+			}
+			return nil, nil, err
+		}
+	}
+	return r, w, nil
+}
+
+// inOrder returns what ids name in m: the jobs or shells of a table in
+// the order they were started.
+func inOrder[T any](ids []string, m map[string]T) []T {
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, m[id])
+	}
+	return out
+}
+
+// stopAll runs stop for every one of items at once, waits for them all,
+// and joins what they report.
+func stopAll[T any](items []T, stop func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, v := range items {
+		wg.Go(func() { errs[i] = stop(v) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // ended describes the stop for the model, as the end of a sentence
 // whose subject is the command's processes. partial says that the
 // containment may have missed processes.

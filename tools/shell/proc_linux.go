@@ -182,16 +182,11 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 	if len(extra) > 1 { // descriptors 4 and 5 belong to the init
 		return nil, errors.New("shell: at most one extra descriptor")
 	}
-	repR, repW, err := os.Pipe()
+	rs, ws, err := pipes(2)
 	if err != nil {
 		return nil, err
 	}
-	goR, goW, err := os.Pipe()
-	if err != nil {
-		repR.Close()
-		repW.Close()
-		return nil, err
-	}
+	repR, goR, repW, goW := rs[0], rs[1], ws[0], ws[1]
 	defer goW.Close()
 	files := []*os.File{nil, repW, goR}
 	if len(extra) == 1 {
@@ -384,14 +379,7 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 	if st, ok := readStat(p.main); ok {
 		p.known[p.main] = st.start
 	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		if ws, ok := waitStatus(p); ok {
-			p.setExit(ws)
-		}
-		close(p.mainDone)
-		close(p.gone)
-	}()
+	go p.waitMain()
 	return p, nil
 }
 

@@ -29,14 +29,7 @@ func startContained(c *containment, argv []string, dir string, env []string, std
 		return nil, err
 	}
 	p := &proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		if ws, ok := waitStatus(p); ok {
-			p.setExit(ws)
-		}
-		close(p.mainDone)
-		close(p.gone)
-	}()
+	go p.waitMain()
 	return p, nil
 }
 

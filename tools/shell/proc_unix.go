@@ -55,6 +55,18 @@ func (p *proc) setExit(ws syscall.WaitStatus) {
 	}
 }
 
+// waitMain waits for the main process, records how it ended, and closes
+// mainDone and gone: without a namespace's init, the command is gone
+// when its main process is (what it leaves running is reaped apart).
+func (p *proc) waitMain() {
+	p.waitErr = p.cmd.Wait()
+	if ws, ok := waitStatus(p); ok {
+		p.setExit(ws)
+	}
+	close(p.mainDone)
+	close(p.gone)
+}
+
 // waitStatus returns the wait status of a process that exec.Cmd waited
 // for.
 func waitStatus(p *proc) (syscall.WaitStatus, bool) {

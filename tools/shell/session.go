@@ -97,24 +97,12 @@ func (sh *shell) startLocked() (string, error) {
 	if sh.closed {
 		return "", errors.New("the shell was closed")
 	}
-	scriptR, scriptW, err := os.Pipe()
+	rs, ws, err := pipes(3)
 	if err != nil {
 		return "", err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		scriptR.Close()
-		scriptW.Close()
-		return "", err
-	}
-	markR, markW, err := os.Pipe()
-	if err != nil {
-		scriptR.Close()
-		scriptW.Close()
-		outR.Close()
-		outW.Close()
-		return "", err
-	}
+	scriptR, outR, markR := rs[0], rs[1], rs[2]
+	scriptW, outW, markW := ws[0], ws[1], ws[2]
 	// bash starts with the status channel as its stderr; bootLine moves
 	// it to its own descriptor. The harness keeps outW to write sync
 	// records.
@@ -710,26 +698,18 @@ func (m *shells) Close() error {
 		return nil
 	}
 	m.closed = true
-	open := make([]*shell, 0, len(m.open))
-	for _, id := range m.order {
-		open = append(open, m.open[id])
-	}
+	open := inOrder(m.order, m.open)
 	m.mu.Unlock()
-	var wg sync.WaitGroup
-	errs := make([]error, len(open))
-	for i, sh := range open {
-		wg.Go(func() {
-			out := m.closeShell(sh, "the agent session closed")
-			errs[i] = out.survivorsError("shell " + sh.id)
-			sh.mu.Lock()
-			w := sh.window
-			sh.mu.Unlock()
-			w.finish(false)
-		})
-	}
-	wg.Wait()
+	err := stopAll(open, func(sh *shell) error {
+		out := m.closeShell(sh, "the agent session closed")
+		sh.mu.Lock()
+		w := sh.window
+		sh.mu.Unlock()
+		w.finish(false)
+		return out.survivorsError("shell " + sh.id)
+	})
 	m.cancel()
-	return errors.Join(errs...)
+	return err
 }
 
 // len returns the number of open shells.

@@ -178,22 +178,43 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 	}
 }
 
+// shell returns the shell table of a call's session and the shell id
+// names in it.
+func (s *sessionTools) shell(call *tools.Call, id string) (*shells, *shell, error) {
+	m, err := s.table(call)
+	if err != nil {
+		return nil, nil, err
+	}
+	sh, err := m.get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, sh, nil
+}
+
+// lockOpen returns the shell id names, locked, when it is still open;
+// the caller unlocks it.
+func (s *sessionTools) lockOpen(call *tools.Call, id string) (*shell, error) {
+	_, sh, err := s.shell(call, id)
+	if err != nil {
+		return nil, err
+	}
+	sh.mu.Lock()
+	if sh.closed {
+		sh.mu.Unlock()
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
+	}
+	return sh, nil
+}
+
 func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) (*harness.ToolResult, error) {
 	env := callEnv(call)
-	ns, dir, err := workdir(env, in.Cwd)
+	// bash reads its script (the command lines) from descriptor 3.
+	ns, dir, argv, err := s.cfg.command(env, in.Cwd, scriptPath)
 	if err != nil {
 		return nil, err
 	}
 	m, err := s.table(call)
-	if err != nil {
-		return nil, err
-	}
-	bash, err := s.cfg.resolveBash()
-	if err != nil {
-		return nil, err
-	}
-	// bash reads its script (the command lines) from descriptor 3.
-	argv, err := s.cfg.argv(bash, dir, scriptPath)
 	if err != nil {
 		return nil, err
 	}
@@ -262,20 +283,11 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.table(call)
+	sh, err := s.lockOpen(call, in.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := m.get(in.SessionID)
-	if err != nil {
-		return nil, err
-	}
-
-	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.closed {
-		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
-	}
 	if sh.scan != nil {
 		return nil, &harness.Error{Code: harness.CodeBusy, Message: fmt.Sprintf(
 			"Shell %s is still running %s (for %s), so the command was not sent. "+
@@ -336,19 +348,11 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.table(call)
+	sh, err := s.lockOpen(call, in.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := m.get(in.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.closed {
-		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("Shell %s is closed. Open a new one with shell_open.", sh.id)}
-	}
 	sh.touchLocked(call)
 	switch {
 	case sh.scan != nil:
@@ -362,11 +366,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 }
 
 func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs) (*harness.ToolResult, error) {
-	m, err := s.table(call)
-	if err != nil {
-		return nil, err
-	}
-	sh, err := m.get(in.SessionID)
+	m, sh, err := s.shell(call, in.SessionID)
 	if err != nil {
 		return nil, err
 	}

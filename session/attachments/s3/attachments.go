@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/attdigest"
+	"github.com/go-harness/harness/internal/s3kit"
 	"github.com/go-harness/harness/session/attachments"
 )
 
@@ -33,13 +33,8 @@ type Option func(*Attachments) error
 // empty, "." or ".." segments.
 func WithPrefix(prefix string) Option {
 	return func(a *Attachments) error {
-		bad := prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/"))
-		for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
-			bad = bad || (prefix != "" && (seg == "" || seg == "." || seg == ".."))
-		}
-		if bad {
-			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
-				"attachments/s3: WithPrefix(%q): a prefix is empty or relative names ending in \"/\", without empty, \".\" or \"..\" segments", prefix)}
+		if err := s3kit.PrefixError(pkg, prefix); err != nil {
+			return err
 		}
 		a.prefix = prefix
 		return nil
@@ -66,30 +61,19 @@ func NewAttachments(ctx context.Context, client *minio.Client, bucket string, op
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "attachments/s3: NewAttachments needs a client (minio.New)"}
 	}
 	a := &Attachments{client: client, bucket: bucket, prefix: "attachments/", max: 64 << 20}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(a); err != nil {
-			return nil, err
-		}
+	if err := s3kit.Apply(a, opts); err != nil {
+		return nil, err
 	}
-	ok, err := client.BucketExists(ctx, bucket)
-	if err != nil {
-		return nil, ioErr("checking bucket "+bucket, err)
-	}
-	if !ok {
-		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf("attachments/s3: bucket %q does not exist; create it first", bucket)}
+	if err := s3kit.CheckBucket(ctx, client, pkg, bucket); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
-func ioErr(what string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("attachments/s3: %s: %w", what, err)
-	}
-	return &harness.Error{Code: harness.CodeIO, Err: err, Message: "attachments/s3: " + what + ": " + err.Error()}
-}
+// pkg names the package in its errors.
+const pkg = "attachments/s3"
+
+func ioErr(what string, err error) error { return s3kit.IOError(pkg, what, err) }
 
 func (a *Attachments) key(digest string) string {
 	return a.prefix + "sha256/" + strings.TrimPrefix(digest, "sha256:")
