@@ -43,7 +43,9 @@ start)
 	http=$(free_port $((port + 1000)) $((port + 1100))) || { echo "temporal.sh: no free HTTP port" >&2; exit 1; }
 	metrics=$(free_port $((port + 2000)) $((port + 2100))) || { echo "temporal.sh: no free metrics port" >&2; exit 1; }
 	setsid "$bin" server start-dev --ip 127.0.0.1 --headless --port "$port" \
-		--http-port "$http" --metrics-port "$metrics" --log-level warn >"$dir/server.log" 2>&1 &
+		--http-port "$http" --metrics-port "$metrics" --log-level warn \
+		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+		--dynamic-config-value matching.numTaskqueueWritePartitions=1 >"$dir/server.log" 2>&1 &
 	echo $! >"$dir/pid"
 	ok=
 	for _ in $(seq 1 600); do
