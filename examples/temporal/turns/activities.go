@@ -446,6 +446,13 @@ func (a *Activities) run(ctx context.Context, o *opened, in CallInput) (res *har
 		}
 	}()
 	res, err := call.Tool().Execute(ctx, call)
+	if ctx.Err() != nil && call.Spec.SideEffects && (err != nil || res == nil || res.IsError) {
+		// Cut off by the activity's end (its time ran out, or the server
+		// gave this attempt up): what the call did is not known.
+		return harness.ErrorResult(harness.CodeOutcomeUnknown,
+			"The outcome of this %s call is unknown: it was cut off while it ran (%v). "+
+				"Verify its side effects before relying on them, and retry only work that is safe to repeat.", call.Name, context.Cause(ctx))
+	}
 	if err != nil {
 		code := harness.CodeOf(err)
 		if code == harness.CodeUnknown {

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/openai"
@@ -74,6 +76,7 @@ func (f *fixture) events(t *testing.T, id string) []session.Event {
 }
 
 func (f *fixture) activityEnv(s *testsuite.WorkflowTestSuite) *testsuite.TestActivityEnvironment {
+	s.SetLogger(quiet{})
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(f.acts.AppendUser, activity.RegisterOptions{Name: turns.ActAppendUser})
 	env.RegisterActivityWithOptions(f.acts.ModelStep, activity.RegisterOptions{Name: turns.ActModelStep})
@@ -230,6 +233,7 @@ func TestAppendUserIsIdempotent(t *testing.T) {
 func runWorkflow(t *testing.T, f *fixture, in turns.TurnInput) turns.TurnResult {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quiet{})
 	env := s.NewTestWorkflowEnvironment()
 	f.acts.Register(env)
 	env.ExecuteWorkflow(turns.WorkflowName, in)
@@ -285,4 +289,28 @@ func TestWorkflowResumesCutOffTurn(t *testing.T) {
 	assert.True(t, res.Calls[1].Ran)
 	assert.Equal(t, []string{"s1", calls[1].ID, "|"}, f.lines(t), "only the call that had not started ran")
 	assert.Equal(t, 1, session.BuildHistory(f.events(t, "s1")).Turns())
+}
+
+// TestToolCallCutOffIsOutcomeUnknown: a side-effecting call whose
+// activity ends while it runs is logged as outcome unknown, not as a
+// plain failure that would say it did nothing.
+func TestToolCallCutOffIsOutcomeUnknown(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	f := newFixture(t, nil)
+	env := f.activityEnv(&s)
+	c := firstStep(t, env, "s1", "effects=1 steps=1 sleep=60000")[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	_, err := env.ExecuteActivity(turns.ActToolCall, turns.CallInput{SessionID: "s1", Turn: 1, Step: 1, Call: c})
+	require.Error(t, err, "the attempt timed out")
+	fs := finished(f.events(t, "s1"), c.ID)
+	require.Len(t, fs, 1, "its result is logged all the same")
+	assert.Equal(t, harness.CodeOutcomeUnknown, fs[0].Result.Code)
+	assert.Contains(t, fs[0].Result.Text(), "cut off while it ran")
+
+	env = f.activityEnv(&s)
+	cr := callTool(t, env, "s1", 0, c)
+	assert.Equal(t, harness.CodeOutcomeUnknown, cr.Code)
+	assert.False(t, cr.Ran, "the retry returns the logged result")
 }
