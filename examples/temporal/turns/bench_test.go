@@ -42,8 +42,8 @@ func BenchmarkTurn(b *testing.B) {
 		loop, err := agent.New(agent.WithModel(m), agent.WithTools(effect.Tool(effects)), agent.WithSessionStore(store))
 		require.NoError(b, err)
 		defer loop.Close()
-		for i := 0; b.Loop(); i++ {
-			sess, err := loop.NewSession(ctx, agent.SessionOptions{ID: fmt.Sprintf("plain-%d-%d", b.N, i), Cwd: "/ws"})
+		for b.Loop() {
+			sess, err := loop.NewSession(ctx, agent.SessionOptions{ID: randomName("plain-"), Cwd: "/ws"})
 			require.NoError(b, err)
 			var end *agent.TurnEnd
 			for ev, err := range sess.Run(ctx, benchPrompt) {
