@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/examples/temporal/internal/effect"
 	"github.com/go-harness/harness/examples/temporal/internal/fakemodel"
@@ -269,6 +270,25 @@ func TestWorkflowTurn(t *testing.T) {
 	h := session.BuildHistory(f.events(t, "s1"))
 	assert.Equal(t, 2, h.Turns())
 	assert.False(t, h.Interrupted())
+
+	// The log is an ordinary session log: the plain loop resumes it with
+	// nothing to repair and goes on with a third turn.
+	loop, err := agent.New(agent.WithModel(f.acts.Model), agent.WithTools(effect.Tool(f.effects)), agent.WithSessionStore(f.store))
+	require.NoError(t, err)
+	defer loop.Close()
+	sess, err := loop.ResumeSession(context.Background(), "s1")
+	require.NoError(t, err)
+	assert.Empty(t, sess.Warnings())
+	assert.Len(t, sess.Messages(), len(h.Messages()))
+	var answer string
+	for ev, err := range sess.Run(context.Background(), "and now?") {
+		require.NoError(t, err)
+		if d, ok := ev.(*agent.TextDelta); ok {
+			answer += d.Text
+		}
+	}
+	assert.Equal(t, "You said: and now?", answer)
+	require.NoError(t, sess.Close())
 }
 
 // TestWorkflowResumesCutOffTurn runs the workflow on a log that a dead
