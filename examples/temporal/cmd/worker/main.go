@@ -1,0 +1,138 @@
+// Command worker runs durable agent turns for Temporal: it registers the
+// turn workflow and its activities (package turns) on a task queue, with
+// session logs in PostgreSQL. Run as many as you like, on any machines
+// that reach the Temporal server and the database; a turn whose worker
+// dies goes on in another.
+//
+//	worker -postgres "$HARNESS_POSTGRES_URL" [-temporal 127.0.0.1:7233] [-fake-model]
+//
+// The model comes from the environment as openai.FromEnv reads it
+// (DEEPSEEK_API_KEY, or HARNESS_BASE_URL with HARNESS_MODEL and
+// HARNESS_API_KEY), or, with -fake-model, from a deterministic fake
+// served on the loopback interface (package internal/fakemodel), so the
+// example runs offline.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/examples/temporal/internal/effect"
+	"github.com/go-harness/harness/examples/temporal/internal/fakemodel"
+	"github.com/go-harness/harness/examples/temporal/turns"
+	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/session/postgres"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/files"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func run() error {
+	addr := flag.String("temporal", envOr("TEMPORAL_ADDRESS", client.DefaultHostPort), "Temporal frontend, host:port")
+	namespace := flag.String("namespace", client.DefaultNamespace, "Temporal namespace")
+	queue := flag.String("task-queue", turns.DefaultTaskQueue, "task queue to poll")
+	pgURL := flag.String("postgres", os.Getenv("HARNESS_POSTGRES_URL"), "PostgreSQL connection URL of the session store")
+	fake := flag.Bool("fake-model", false, "answer with the deterministic fake model instead of one from the environment")
+	effects := flag.String("effects", "", "file the record_effect tool appends to (the tool is offered only when set)")
+	workspace := flag.String("workspace", ".", "directory the read tool is confined to, and new sessions' working directory")
+	verbose := flag.Bool("v", false, "log activity of the worker and the Temporal client")
+	flag.Parse()
+	if *pgURL == "" {
+		return errors.New("no session store: pass -postgres or set HARNESS_POSTGRES_URL")
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx := context.Background()
+
+	pool, err := pgxpool.New(ctx, *pgURL)
+	if err != nil {
+		return fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	defer pool.Close()
+	store, err := postgres.New(ctx, pool)
+	if err != nil {
+		return err
+	}
+
+	var m model.Model
+	if *fake {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: fakemodel.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		m, err = openai.New("http://"+ln.Addr().String(), "unused", fakemodel.Model)
+		if err != nil {
+			return err
+		}
+	} else if m, err = openai.FromEnv(os.Getenv); err != nil {
+		return fmt.Errorf("%w (or pass -fake-model)", err)
+	}
+
+	root, err := filepath.Abs(*workspace)
+	if err != nil {
+		return err
+	}
+	fsys, err := fslocal.New(root)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	ts := []tools.Tool{files.Read()}
+	if *effects != "" {
+		ts = append(ts, effect.Tool(*effects))
+	}
+	reg, err := tools.NewRegistry(ts...)
+	if err != nil {
+		return err
+	}
+
+	c, err := client.Dial(client.Options{HostPort: *addr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(logger)})
+	if err != nil {
+		return fmt.Errorf("connecting to Temporal at %s: %w", *addr, err)
+	}
+	defer c.Close()
+	w := worker.New(c, *queue, turns.WorkerOptions())
+	acts := &turns.Activities{Store: store, Model: m, Tools: reg, Cwd: filepath.ToSlash(root), FS: fsys, Logger: logger}
+	acts.Register(w)
+	if err := w.Start(); err != nil {
+		return err
+	}
+	fmt.Println("worker ready: polling", *queue)
+	<-worker.InterruptCh()
+	w.Stop()
+	return nil
+}
