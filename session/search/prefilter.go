@@ -215,4 +215,15 @@ func indexByteFrom(b []byte, from int, c byte) int {
 	return len(b)
 }
 
-func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
+// lineStart returns the start of the line holding b[at], which starts
+// at from or after it. It looks forward, as bytes.IndexByte is faster
+// than a backward scan.
+func lineStart(b []byte, from, at int) int {
+	for {
+		i := bytes.IndexByte(b[from:at], '\n')
+		if i < 0 {
+			return from
+		}
+		from += i + 1
+	}
+}

@@ -18,7 +18,7 @@ import (
 
 // scanBufferSize is the read size of a log scan; lines longer than it
 // grow the buffer.
-const scanBufferSize = 1 << 20
+const scanBufferSize = 128 << 10
 
 // searchJSONL is the search of a JSONL store: a streaming scan of its
 // log files, newest first, several at a time. Each log's header is read
