@@ -26,6 +26,9 @@ type Finder struct {
 	rare   byte // a rare byte of needle (lower case when fold)
 	rareUp byte // its upper case when fold and a letter; else rare
 	off    int  // offset of rare in needle
+	// scanRare: a folded needle is found by scanning for its rare byte in
+	// both cases, which Tune found rare enough to beat lowering the text.
+	scanRare bool
 }
 
 // NewFinder returns a finder of needle; fold finds it with ASCII letters
@@ -73,7 +76,17 @@ func (f *Finder) Tune(counts *[256]int) {
 	if f.fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	f.scanRare = f.fold && bestCount*rareScanRatio < total
 }
+
+// rareScanRatio is how much rarer than one in so many bytes the rare byte
+// of a folded needle (its two cases together) must be for a scan of its
+// hits to beat lowering the text and searching that.
+const rareScanRatio = 64
 
 // ByteCounts counts the bytes of a sample, for Tune.
 func ByteCounts(sample []byte) *[256]int {
@@ -148,7 +161,7 @@ const foldBlock = 4096
 // scanning for its rare byte in both cases.
 func (f *Finder) indexFold(h []byte) int {
 	n := len(f.needle)
-	if n > 64 {
+	if n > 64 || f.scanRare {
 		return f.indexFoldRare(h)
 	}
 	var block [foldBlock + 64]byte
@@ -180,44 +193,46 @@ func lowerASCII(dst, src []byte) {
 	}
 }
 
-// indexFoldRare scans for the rare byte in both cases, one scan each,
-// taking the nearer hit.
+// indexFoldRare scans for the rare byte in both cases, a block at a
+// time (so that a case that does not occur is not looked for to the end
+// of h again and again), checking the needle around each hit.
 func (f *Finder) indexFoldRare(h []byte) int {
 	n := len(f.needle)
 	if n > len(h) {
 		return -1
 	}
 	end := len(h) - n + f.off + 1 // rare byte positions are < end
-	lo, up := -2, -2              // next hit of each case at or after pos; -1 none
-	if f.rareUp == f.rare {
-		up = -1
-	}
-	pos := f.off
-	for pos < end {
-		if lo != -1 && lo < pos {
-			lo = nextByte(h[:end], pos, f.rare)
+	for start := f.off; start < end; start += foldBlock {
+		stop := min(end, start+foldBlock)
+		best := f.firstHit(h, start, stop, f.rare)
+		if f.rareUp != f.rare {
+			if best >= 0 {
+				stop = best
+			}
+			if c := f.firstHit(h, start, stop, f.rareUp); c >= 0 {
+				best = c
+			}
 		}
-		if up != -1 && up < pos {
-			up = nextByte(h[:end], pos, f.rareUp)
+		if best >= 0 {
+			return best - f.off
 		}
-		c := lo
-		if c < 0 || (up >= 0 && up < c) {
-			c = up
-		}
-		if c < 0 {
-			return -1
-		}
-		if s := c - f.off; equalFold(h[s:s+n], f.needle) {
-			return s
-		}
-		pos = c + 1
 	}
 	return -1
 }
 
-func nextByte(h []byte, from int, c byte) int {
-	if i := bytes.IndexByte(h[from:], c); i >= 0 {
-		return from + i
+// firstHit returns the first position of c in h[start:stop] where the
+// needle occurs around it (case folded), or -1.
+func (f *Finder) firstHit(h []byte, start, stop int, c byte) int {
+	for pos := start; pos < stop; {
+		i := bytes.IndexByte(h[pos:stop], c)
+		if i < 0 {
+			return -1
+		}
+		at := pos + i
+		if s := at - f.off; equalFold(h[s:s+len(f.needle)], f.needle) {
+			return at
+		}
+		pos = at + 1
 	}
 	return -1
 }

@@ -2,9 +2,7 @@ package search
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -353,7 +351,7 @@ func (w *walker) str() (lo, hi int, ok bool) {
 	}
 	lo = w.i + 1
 	for j := lo; ; {
-		k := indexQuote(w.b[j:])
+		k := bytes.IndexByte(w.b[j:], '"')
 		if k < 0 {
 			return 0, 0, false
 		}
@@ -364,45 +362,6 @@ func (w *walker) str() (lo, hi int, ok bool) {
 		}
 		j = q + 1
 	}
-}
-
-// indexQuote returns the index of the first '"' in b, or -1. Strings
-// hold quotes often (escaped), a few dozen bytes apart, so a
-// bytes.IndexByte call for each costs more than testing 32 bytes at a
-// time here, eight in each word.
-func indexQuote(b []byte) int {
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		c := b[i : i+32]
-		z0 := quoteFlags(binary.LittleEndian.Uint64(c[0:]))
-		z1 := quoteFlags(binary.LittleEndian.Uint64(c[8:]))
-		z2 := quoteFlags(binary.LittleEndian.Uint64(c[16:]))
-		z3 := quoteFlags(binary.LittleEndian.Uint64(c[24:]))
-		if z0|z1|z2|z3 == 0 {
-			continue
-		}
-		switch {
-		case z0 != 0:
-			return i + bits.TrailingZeros64(z0)/8
-		case z1 != 0:
-			return i + 8 + bits.TrailingZeros64(z1)/8
-		case z2 != 0:
-			return i + 16 + bits.TrailingZeros64(z2)/8
-		}
-		return i + 24 + bits.TrailingZeros64(z3)/8
-	}
-	if k := bytes.IndexByte(b[i:], '"'); k >= 0 {
-		return i + k
-	}
-	return -1
-}
-
-// quoteFlags flags the bytes of w that are '"' with their high bit. The
-// lowest flag is exact; flags above a quote may be false.
-func quoteFlags(w uint64) uint64 {
-	const ones, highs, quotes = 0x0101010101010101, 0x8080808080808080, 0x2222222222222222
-	t := w ^ quotes
-	return (t - ones) &^ t & highs
 }
 
 // strValue reads a string and returns it decoded.

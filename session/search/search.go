@@ -145,6 +145,9 @@ type searcher struct {
 	literal string
 	re      *regexp.Regexp
 	pre     prefilter
+	// also are prefilters every match passes too, checked on the
+	// candidate lines of pre.
+	also []prefilter
 	// rawForm is the literal as Event.MarshalJSON encodes it, when the
 	// fast path may look for it in raw string bytes.
 	rawForm []byte
@@ -157,6 +160,9 @@ type searcher struct {
 	// maxLine, when positive, is the store's maximum line size: longer
 	// lines are never matched, as loading skips them.
 	maxLine int
+	// mapMin, when positive, is the size from which a log is mapped into
+	// memory rather than read.
+	mapMin  int
 	context int
 }
 
@@ -195,7 +201,7 @@ func compile(opts Options) (*searcher, error) {
 			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", errInvalidQuery(), opts.Query)
 		}
 		s.re = re
-		s.pre = regexPrefilter(opts.Query)
+		s.pre, s.also = regexPrefilters(opts.Query)
 	} else {
 		s.literal = opts.Query
 		s.pre = literalPrefilter(opts.Query)
@@ -338,7 +344,7 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 			start := lineStart(buf, pos, at)
 			end := indexByteFrom(buf, at, '\n')
 			line := buf[start:end]
-			if s.types.lineMayHave(line) && s.matchCandidate(line, at-start, f, ms) {
+			if s.types.lineMayHave(line) && s.alsoMayMatch(line) && s.matchCandidate(line, at-start, f, ms) {
 				return true
 			}
 			pos = end + 1
@@ -349,7 +355,7 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 		end := indexByteFrom(buf, pos, '\n')
 		line := buf[pos:end]
 		pos = end + 1
-		if len(line) == 0 || !s.types.lineMayHave(line) || !s.pre.lineMayMatch(line) {
+		if len(line) == 0 || !s.types.lineMayHave(line) || !s.pre.lineMayMatch(line) || !s.alsoMayMatch(line) {
 			continue
 		}
 		if s.matchLine(line, ms) {

@@ -74,7 +74,8 @@ func TestRegexPrefilter(t *testing.T) {
 		`(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)x`: exact("x"),
 	} {
 		var got []textmatch.Literal
-		for _, f := range regexPrefilter(pattern) {
+		pf, _ := regexPrefilters(pattern)
+		for _, f := range pf {
 			got = append(got, f.lit)
 		}
 		assert.ElementsMatch(t, want, got, "pattern %q", pattern)
@@ -84,7 +85,7 @@ func TestRegexPrefilter(t *testing.T) {
 // A folded literal's prefilter passes lines holding it in any case, as
 // written once and twice encoded, and drops lines without it.
 func TestFoldedPrefilter(t *testing.T) {
-	pf := regexPrefilter(`(?i)say "hi"`)
+	pf, _ := regexPrefilters(`(?i)say "hi"`)
 	require.Len(t, pf, 1)
 	for line, want := range map[string]bool{
 		`{"text":"SAY \"Hi\""}`:                      true,
