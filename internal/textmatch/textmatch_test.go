@@ -138,6 +138,45 @@ func TestRequiredLiterals(t *testing.T) {
 	}
 }
 
+func TestRequiredSets(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    [][]Literal
+	}{
+		{"hello", [][]Literal{{{Text: "hello"}}}},
+		{`connection \w+ by peer`, [][]Literal{{{Text: "connection "}}, {{Text: " by peer"}}}},
+		{"(?i)connection reset by peer", [][]Literal{{{Text: "connection re", Fold: true}}, {{Text: "et by peer", Fold: true}}}},
+		{`(foo|barx)\d+(quux)`, [][]Literal{{{Text: "quux"}}, {{Text: "foo"}, {Text: "barx"}}}},
+		{`a\d+b`, [][]Literal{{{Text: "a"}}, {{Text: "b"}}}},
+		{"(?i)ks", nil},
+		{`\w+`, nil},
+	} {
+		re, err := syntax.Parse(c.pattern, syntax.Perl)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, RequiredSets(re.Simplify()), c.pattern)
+	}
+}
+
+// A folded needle whose rare byte Tune found rare is found by scanning
+// for that byte in both cases, block by block: at block boundaries, with
+// either case absent, and at the first of several occurrences.
+func TestFinderFoldRareScan(t *testing.T) {
+	sample := []byte(strings.Repeat("aaaa eeee tttt\n", 200))
+	for _, needle := range []string{"by peer", "Yb", "xq"} {
+		f := NewFinder([]byte(needle), true)
+		f.Tune(ByteCounts(sample))
+		require.True(t, f.scanRare, needle)
+		for _, at := range []int{0, 1, foldBlock - 3, foldBlock - 1, foldBlock, 2*foldBlock + 5} {
+			for _, form := range []string{strings.ToLower(needle), strings.ToUpper(needle), needle} {
+				h := []byte(strings.Repeat("a", at) + form + strings.Repeat("e", 50) + strings.ToUpper(needle))
+				want := bytes.Index(bytes.ToLower(h), bytes.ToLower([]byte(needle)))
+				assert.Equal(t, want, f.Index(h), "needle %q as %q at %d", needle, form, at)
+			}
+		}
+		assert.Equal(t, -1, f.Index(bytes.Repeat([]byte("y by pee"), 3000)), needle)
+	}
+}
+
 func TestLowerASCII(t *testing.T) {
 	var src []byte
 	for c := range 256 {

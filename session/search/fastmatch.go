@@ -351,7 +351,7 @@ func (w *walker) str() (lo, hi int, ok bool) {
 	}
 	lo = w.i + 1
 	for j := lo; ; {
-		k := bytes.IndexByte(w.b[j:], '"')
+		k := nextQuote(w.b[j:])
 		if k < 0 {
 			return 0, 0, false
 		}
