@@ -606,7 +606,7 @@ func inSurrogatePair(span []byte, i int) bool {
 // U+FFFD. Malformed escapes are kept as they are.
 func unescape(dst, span []byte) []byte {
 	for i := 0; i < len(span); {
-		j := bytes.IndexByte(span[i:], '\\')
+		j := indexBackslash(span[i:])
 		run := span[i:]
 		if j >= 0 {
 			run = span[i : i+j]
@@ -643,6 +643,24 @@ func unescape(dst, span []byte) []byte {
 		i += 2
 	}
 	return dst
+}
+
+// indexBackslash returns the index of the first backslash in b, or -1.
+// Text holds escapes often (a \n a line), and a loop finds a near one
+// sooner than a bytes.IndexByte call.
+func indexBackslash(b []byte) int {
+	for i, c := range b[:min(len(b), 32)] {
+		if c == '\\' {
+			return i
+		}
+	}
+	if len(b) <= 32 {
+		return -1
+	}
+	if k := bytes.IndexByte(b[32:], '\\'); k >= 0 {
+		return 32 + k
+	}
+	return -1
 }
 
 // appendValid appends b with each invalid UTF-8 byte replaced by U+FFFD.
