@@ -26,6 +26,11 @@ type Finder struct {
 	rare   byte // a rare byte of needle (lower case when fold)
 	rareUp byte // its upper case when fold and a letter; else rare
 	off    int  // offset of rare in needle
+	// rare2 at off2 is a second rare byte, at another offset, that an
+	// exact needle's pair scan looks for with rare; off2 is -1 when the
+	// needle has one byte.
+	rare2 byte
+	off2  int
 	// scanRare: a folded needle is found by scanning for its rare byte in
 	// both cases, which Tune found rare enough to beat lowering the text.
 	scanRare bool
@@ -52,7 +57,23 @@ func NewFinder(needle []byte, fold bool) *Finder {
 	if fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
+	f.pickSecond(func(c byte) int { return rank(c) })
 	return f
+}
+
+// pickSecond picks the pair scan's second byte: the rarest by cost at
+// another offset than the rare byte's.
+func (f *Finder) pickSecond(cost func(c byte) int) {
+	f.off2 = -1
+	best := 0
+	for i, c := range f.needle {
+		if i == f.off {
+			continue
+		}
+		if k := cost(c); f.off2 < 0 || k < best {
+			best, f.off2, f.rare2 = k, i, c
+		}
+	}
 }
 
 // Tune picks the needle's rare byte by counts of the bytes of a sample
@@ -76,6 +97,7 @@ func (f *Finder) Tune(counts *[256]int) {
 	if f.fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
+	f.pickSecond(func(c byte) int { return counts[c]<<8 | rank(c) })
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -129,6 +151,31 @@ func (f *Finder) Index(h []byte) int {
 }
 
 func (f *Finder) indexExact(h []byte) int {
+	n := len(f.needle)
+	pos := 0
+	if f.off2 >= 0 {
+		// Positions where both rare bytes are in place, 32 at a time.
+		for {
+			r := pairScan(h[pos:], f.off, f.off2, f.rare, f.rare2)
+			if r < 0 {
+				pos += -1 - r
+				break
+			}
+			c := pos + r
+			if c+n <= len(h) && bytes.Equal(h[c:c+n], f.needle) {
+				return c
+			}
+			pos = c + 1
+		}
+	}
+	if i := f.indexRare(h[pos:]); i >= 0 {
+		return pos + i
+	}
+	return -1
+}
+
+// indexRare finds the needle by scanning for its rare byte.
+func (f *Finder) indexRare(h []byte) int {
 	n := len(f.needle)
 	pos, misses := 0, 0
 	for pos+n <= len(h) {
