@@ -140,19 +140,14 @@ func (s *searcher) matchPiece(line []byte, p piece, anchorAt int) (snip string, 
 	span := line[p.lo:p.hi]
 	if p.args {
 		args := string(unescape(make([]byte, 0, len(span)), span))
-		if start, end, ok := s.find(args); ok {
-			snip, ms, me = snippet(args, start, end, s.context)
+		if snip, ms, me, found = s.snippetOf(args); found {
 			return snip, ms, me, true
 		}
 		var v any
 		if json.Unmarshal([]byte(args), &v) == nil {
 			eachString(v, func(t string) bool {
-				if start, end, ok := s.find(t); ok {
-					snip, ms, me = snippet(t, start, end, s.context)
-					found = true
-					return false
-				}
-				return true
+				snip, ms, me, found = s.snippetOf(t)
+				return !found
 			})
 		}
 		return snip, ms, me, found
@@ -166,12 +161,17 @@ func (s *searcher) matchPiece(line []byte, p piece, anchorAt int) (snip string, 
 			return snip, ms, me, true
 		}
 	}
-	text := string(unescape(make([]byte, 0, len(span)), span))
-	if start, end, ok := s.find(text); ok {
-		snip, ms, me = snippet(text, start, end, s.context)
-		return snip, ms, me, true
+	return s.snippetOf(string(unescape(make([]byte, 0, len(span)), span)))
+}
+
+// snippetOf finds the first match in text and returns its snippet.
+func (s *searcher) snippetOf(text string) (snip string, ms, me int, found bool) {
+	start, end, ok := s.find(text)
+	if !ok {
+		return "", 0, 0, false
 	}
-	return "", 0, 0, false
+	snip, ms, me = snippet(text, start, end, s.context)
+	return snip, ms, me, true
 }
 
 // rawIndex looks for the literal's raw form in span, a string body at
@@ -537,32 +537,8 @@ func rawSnippet(span []byte, at, n, context int) (string, int, int) {
 		start := len(unescape(nil, span[:at]))
 		return snippet(text, start, start+len(match), context)
 	}
-	// Decode a window on each side that holds more than context bytes of
-	// text (or reaches the end of the string); widen it until it does.
-	before := scratch[1][:0]
-	ws := at
-	for window := 2*context + 8; ; window *= 2 {
-		ws = max(0, at-window)
-		for ws < at && !boundary(span, ws) {
-			ws++
-		}
-		before = unescape(before[:0], span[ws:at])
-		if ws == 0 || len(before) > context+utf8.UTFMax {
-			break
-		}
-	}
-	after := scratch[2][:0]
-	we := at + n
-	for window := 2*context + 8; ; window *= 2 {
-		we = min(len(span), at+n+window)
-		for we > at+n && we < len(span) && !boundary(span, we) {
-			we--
-		}
-		after = unescape(after[:0], span[at+n:we])
-		if we == len(span) || len(after) > context+utf8.UTFMax {
-			break
-		}
-	}
+	before, ws := window(scratch[1][:0], span, at, true, context)
+	after, we := window(scratch[2][:0], span, at+n, false, context)
 	b := textcut.Suffix(string(before), context)
 	a := textcut.Prefix(string(after), context)
 	var sb strings.Builder
@@ -579,6 +555,35 @@ func rawSnippet(span []byte, at, n, context int) (string, int, int) {
 		sb.WriteString("…")
 	}
 	return sb.String(), ms, me
+}
+
+// window decodes the bytes on one side of span[at], before it (back) or
+// from it on, at least enough for more than context bytes of text or up
+// to the end of span, widening the window until it holds that much. It
+// appends them to dst and returns them and where the window ends in
+// span, away from at, on a character boundary.
+func window(dst, span []byte, at int, back bool, context int) ([]byte, int) {
+	for size := 2*context + 8; ; size *= 2 {
+		lo, hi := at, min(len(span), at+size)
+		if back {
+			lo, hi = max(0, at-size), at
+			for lo < at && !boundary(span, lo) {
+				lo++
+			}
+		} else {
+			for hi > at && hi < len(span) && !boundary(span, hi) {
+				hi--
+			}
+		}
+		dst = unescape(dst[:0], span[lo:hi])
+		end := hi
+		if back {
+			end = lo
+		}
+		if back && lo == 0 || !back && hi == len(span) || len(dst) > context+utf8.UTFMax {
+			return dst, end
+		}
+	}
 }
 
 // boundary reports whether span[i] starts a character of the encoded

@@ -404,11 +404,10 @@ func (s *searcher) matchEvent(e session.Event) (Match, bool) {
 	var out Match
 	found := false
 	eachText(e, func(t textPiece) bool {
-		start, end, ok := s.find(t.text)
+		snip, ms, me, ok := s.snippetOf(t.text)
 		if !ok {
 			return true
 		}
-		snip, ms, me := snippet(t.text, start, end, s.context)
 		out = Match{Seq: e.Seq, Type: e.Type(), Time: e.Time, Role: t.role, Tool: t.tool,
 			Snippet: snip, MatchStart: ms, MatchEnd: me}
 		found = true
