@@ -6,5 +6,5 @@
 // the grep tool and of session search, which uses its literal analysis
 // (RequiredLiterals) and its Finder on JSON-encoded log lines.
 //
-// It imports only the standard library.
+// It imports only the standard library and golang.org/x/sys/cpu.
 package textmatch

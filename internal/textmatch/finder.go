@@ -26,6 +26,14 @@ type Finder struct {
 	rare   byte // a rare byte of needle (lower case when fold)
 	rareUp byte // its upper case when fold and a letter; else rare
 	off    int  // offset of rare in needle
+	// rare2 at off2 is a second rare byte, at another offset, that an
+	// exact needle's pair scan looks for with rare; off2 is -1 when the
+	// needle has one byte.
+	rare2 byte
+	off2  int
+	// scanRare: a folded needle is found by scanning for its rare byte in
+	// both cases, which Tune found rare enough to beat lowering the text.
+	scanRare bool
 }
 
 // NewFinder returns a finder of needle; fold finds it with ASCII letters
@@ -49,7 +57,23 @@ func NewFinder(needle []byte, fold bool) *Finder {
 	if fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
+	f.pickSecond(func(c byte) int { return rank(c) })
 	return f
+}
+
+// pickSecond picks the pair scan's second byte: the rarest by cost at
+// another offset than the rare byte's.
+func (f *Finder) pickSecond(cost func(c byte) int) {
+	f.off2 = -1
+	best := 0
+	for i, c := range f.needle {
+		if i == f.off {
+			continue
+		}
+		if k := cost(c); f.off2 < 0 || k < best {
+			best, f.off2, f.rare2 = k, i, c
+		}
+	}
 }
 
 // Tune picks the needle's rare byte by counts of the bytes of a sample
@@ -73,7 +97,18 @@ func (f *Finder) Tune(counts *[256]int) {
 	if f.fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
+	f.pickSecond(func(c byte) int { return counts[c]<<8 | rank(c) })
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	f.scanRare = f.fold && bestCount*rareScanRatio < total
 }
+
+// rareScanRatio is how much rarer than one in so many bytes the rare byte
+// of a folded needle (its two cases together) must be for a scan of its
+// hits to beat lowering the text and searching that.
+const rareScanRatio = 64
 
 // ByteCounts counts the bytes of a sample, for Tune.
 func ByteCounts(sample []byte) *[256]int {
@@ -117,6 +152,31 @@ func (f *Finder) Index(h []byte) int {
 
 func (f *Finder) indexExact(h []byte) int {
 	n := len(f.needle)
+	pos := 0
+	if f.off2 >= 0 {
+		// Positions where both rare bytes are in place, 32 at a time.
+		for {
+			r := pairScan(h[pos:], f.off, f.off2, f.rare, f.rare2)
+			if r < 0 {
+				pos += -1 - r
+				break
+			}
+			c := pos + r
+			if c+n <= len(h) && bytes.Equal(h[c:c+n], f.needle) {
+				return c
+			}
+			pos = c + 1
+		}
+	}
+	if i := f.indexRare(h[pos:]); i >= 0 {
+		return pos + i
+	}
+	return -1
+}
+
+// indexRare finds the needle by scanning for its rare byte.
+func (f *Finder) indexRare(h []byte) int {
+	n := len(f.needle)
 	pos, misses := 0, 0
 	for pos+n <= len(h) {
 		i := bytes.IndexByte(h[pos+f.off:len(h)-n+f.off+1], f.rare)
@@ -148,7 +208,7 @@ const foldBlock = 4096
 // scanning for its rare byte in both cases.
 func (f *Finder) indexFold(h []byte) int {
 	n := len(f.needle)
-	if n > 64 {
+	if n > 64 || f.scanRare {
 		return f.indexFoldRare(h)
 	}
 	var block [foldBlock + 64]byte
@@ -180,44 +240,46 @@ func lowerASCII(dst, src []byte) {
 	}
 }
 
-// indexFoldRare scans for the rare byte in both cases, one scan each,
-// taking the nearer hit.
+// indexFoldRare scans for the rare byte in both cases, a block at a
+// time (so that a case that does not occur is not looked for to the end
+// of h again and again), checking the needle around each hit.
 func (f *Finder) indexFoldRare(h []byte) int {
 	n := len(f.needle)
 	if n > len(h) {
 		return -1
 	}
 	end := len(h) - n + f.off + 1 // rare byte positions are < end
-	lo, up := -2, -2              // next hit of each case at or after pos; -1 none
-	if f.rareUp == f.rare {
-		up = -1
-	}
-	pos := f.off
-	for pos < end {
-		if lo != -1 && lo < pos {
-			lo = nextByte(h[:end], pos, f.rare)
+	for start := f.off; start < end; start += foldBlock {
+		stop := min(end, start+foldBlock)
+		best := f.firstHit(h, start, stop, f.rare)
+		if f.rareUp != f.rare {
+			if best >= 0 {
+				stop = best
+			}
+			if c := f.firstHit(h, start, stop, f.rareUp); c >= 0 {
+				best = c
+			}
 		}
-		if up != -1 && up < pos {
-			up = nextByte(h[:end], pos, f.rareUp)
+		if best >= 0 {
+			return best - f.off
 		}
-		c := lo
-		if c < 0 || (up >= 0 && up < c) {
-			c = up
-		}
-		if c < 0 {
-			return -1
-		}
-		if s := c - f.off; equalFold(h[s:s+n], f.needle) {
-			return s
-		}
-		pos = c + 1
 	}
 	return -1
 }
 
-func nextByte(h []byte, from int, c byte) int {
-	if i := bytes.IndexByte(h[from:], c); i >= 0 {
-		return from + i
+// firstHit returns the first position of c in h[start:stop] where the
+// needle occurs around it (case folded), or -1.
+func (f *Finder) firstHit(h []byte, start, stop int, c byte) int {
+	for pos := start; pos < stop; {
+		i := bytes.IndexByte(h[pos:stop], c)
+		if i < 0 {
+			return -1
+		}
+		at := pos + i
+		if s := at - f.off; equalFold(h[s:s+len(f.needle)], f.needle) {
+			return at
+		}
+		pos = at + 1
 	}
 	return -1
 }

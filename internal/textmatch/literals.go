@@ -2,6 +2,7 @@ package textmatch
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,6 +34,70 @@ func RequiredLiterals(re *syntax.Regexp) []Literal {
 		}
 	}
 	return set
+}
+
+// RequiredSets returns sets of literals such that every match of re
+// contains a literal of each set: first the set RequiredLiterals
+// returns, then the other sets the parts of a concatenation require,
+// and the other runs of a case-folded literal. A caller may look for the
+// set that is rarest in its text and check the others too.
+func RequiredSets(re *syntax.Regexp) [][]Literal {
+	first := RequiredLiterals(re)
+	var out [][]Literal
+	if first != nil {
+		out = append(out, first)
+	}
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	var parts []*syntax.Regexp
+	if re.Op == syntax.OpConcat {
+		parts = re.Sub
+	} else {
+		parts = []*syntax.Regexp{re}
+	}
+	add := func(set []Literal) {
+		if useful(set) && !slices.ContainsFunc(out, func(o []Literal) bool { return slices.Equal(o, set) }) {
+			out = append(out, set)
+		}
+	}
+	var run []rune
+	flush := func() {
+		if len(run) > 0 {
+			add([]Literal{{Text: string(run)}})
+			run = nil
+		}
+	}
+	for _, sub := range parts {
+		switch {
+		case sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0:
+			run = append(run, sub.Rune...)
+			continue
+		case sub.Op == syntax.OpLiteral:
+			flush()
+			for _, r := range foldSafeRuns(sub.Rune) {
+				if len(r) >= 2 {
+					add([]Literal{{Text: strings.ToLower(r), Fold: true}})
+				}
+			}
+			continue
+		}
+		flush()
+		add(required(sub))
+	}
+	flush()
+	return out
+}
+
+// useful reports whether a set of literals can filter text: not empty,
+// no empty literal, and no one-byte literal among several.
+func useful(set []Literal) bool {
+	for _, l := range set {
+		if l.Text == "" || len(l.Text) < 2 && len(set) > 1 {
+			return false
+		}
+	}
+	return len(set) > 0
 }
 
 func required(re *syntax.Regexp) []Literal {
@@ -112,16 +177,30 @@ func score(set []Literal) int {
 
 // foldSafeRun returns the longest run of rs that ASCII folding finds.
 func foldSafeRun(rs []rune) string {
-	best, cur := "", []byte(nil)
-	for _, r := range rs {
-		if r < utf8.RuneSelf && r != 'k' && r != 'K' && r != 's' && r != 'S' {
-			cur = append(cur, byte(r))
-			if len(cur) > len(best) {
-				best = string(cur)
-			}
-			continue
+	best := ""
+	for _, r := range foldSafeRuns(rs) {
+		if len(r) > len(best) {
+			best = r
 		}
-		cur = cur[:0]
 	}
 	return best
+}
+
+// foldSafeRuns returns the runs of rs that ASCII folding finds: ASCII
+// characters other than k and s (which also fold to the Kelvin sign and
+// the long s).
+func foldSafeRuns(rs []rune) []string {
+	var out []string
+	var cur []byte
+	for i, r := range rs {
+		safe := r < utf8.RuneSelf && r != 'k' && r != 'K' && r != 's' && r != 'S'
+		if safe {
+			cur = append(cur, byte(r))
+		}
+		if (!safe || i == len(rs)-1) && len(cur) > 0 {
+			out = append(out, string(cur))
+			cur = cur[:0]
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package textmatch
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -138,6 +139,45 @@ func TestRequiredLiterals(t *testing.T) {
 	}
 }
 
+func TestRequiredSets(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    [][]Literal
+	}{
+		{"hello", [][]Literal{{{Text: "hello"}}}},
+		{`connection \w+ by peer`, [][]Literal{{{Text: "connection "}}, {{Text: " by peer"}}}},
+		{"(?i)connection reset by peer", [][]Literal{{{Text: "connection re", Fold: true}}, {{Text: "et by peer", Fold: true}}}},
+		{`(foo|barx)\d+(quux)`, [][]Literal{{{Text: "quux"}}, {{Text: "foo"}, {Text: "barx"}}}},
+		{`a\d+b`, [][]Literal{{{Text: "a"}}, {{Text: "b"}}}},
+		{"(?i)ks", nil},
+		{`\w+`, nil},
+	} {
+		re, err := syntax.Parse(c.pattern, syntax.Perl)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, RequiredSets(re.Simplify()), c.pattern)
+	}
+}
+
+// A folded needle whose rare byte Tune found rare is found by scanning
+// for that byte in both cases, block by block: at block boundaries, with
+// either case absent, and at the first of several occurrences.
+func TestFinderFoldRareScan(t *testing.T) {
+	sample := []byte(strings.Repeat("aaaa eeee tttt\n", 200))
+	for _, needle := range []string{"by peer", "Yb", "xq"} {
+		f := NewFinder([]byte(needle), true)
+		f.Tune(ByteCounts(sample))
+		require.True(t, f.scanRare, needle)
+		for _, at := range []int{0, 1, foldBlock - 3, foldBlock - 1, foldBlock, 2*foldBlock + 5} {
+			for _, form := range []string{strings.ToLower(needle), strings.ToUpper(needle), needle} {
+				h := []byte(strings.Repeat("a", at) + form + strings.Repeat("e", 50) + strings.ToUpper(needle))
+				want := bytes.Index(bytes.ToLower(h), bytes.ToLower([]byte(needle)))
+				assert.Equal(t, want, f.Index(h), "needle %q as %q at %d", needle, form, at)
+			}
+		}
+		assert.Equal(t, -1, f.Index(bytes.Repeat([]byte("y by pee"), 3000)), needle)
+	}
+}
+
 func TestLowerASCII(t *testing.T) {
 	var src []byte
 	for c := range 256 {
@@ -229,4 +269,33 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// The pair scan (32 positions at a time where the system can) finds
+// what bytes.Index finds: needles of any length in texts over a small
+// alphabet, so that each of its bytes is common, near the ends of the
+// text and across its blocks, tuned or not.
+func TestFinderPairScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		h := make([]byte, rng.IntN(400))
+		for i := range h {
+			h[i] = "abcx"[rng.IntN(4)]
+		}
+		n := 1 + rng.IntN(12)
+		var needle []byte
+		if len(h) > n && rng.IntN(2) == 0 {
+			i := rng.IntN(len(h) - n)
+			needle = bytes.Clone(h[i : i+n])
+		} else {
+			for range n {
+				needle = append(needle, "abcxy"[rng.IntN(5)])
+			}
+		}
+		f := NewFinder(needle, false)
+		if rng.IntN(2) == 0 {
+			f.Tune(ByteCounts(h))
+		}
+		require.Equal(t, bytes.Index(h, needle), f.Index(h), "needle %q in %q", needle, h)
+	}
 }

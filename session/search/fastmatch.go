@@ -85,6 +85,13 @@ type piece struct {
 // fastMatch matches one candidate line. handled is false when the line
 // needs the slow path.
 func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
+	return s.fastMatchAt(line, -1, nil)
+}
+
+// fastMatchAt is fastMatch for a line whose first occurrence of the
+// literal's anchor is at anchorAt (-1 when not known). scratch, when not
+// nil, holds the pieces of the previous line, for reuse.
+func (s *searcher) fastMatchAt(line []byte, anchorAt int, scratch *[]piece) (m Match, found, handled bool) {
 	env, ok := parseEnvelope(line)
 	if !ok || !fastType(env.typ) {
 		return m, false, false
@@ -93,7 +100,14 @@ func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
 		return m, false, true
 	}
 	w := &walker{b: line, i: env.data}
-	pieces, ok := dataPieces(w, env.typ)
+	var pieces []piece
+	if scratch != nil {
+		pieces = (*scratch)[:0]
+	}
+	pieces, ok = dataPieces(w, env.typ, pieces)
+	if scratch != nil {
+		*scratch = pieces
+	}
 	if !ok {
 		return m, false, false
 	}
@@ -102,53 +116,7 @@ func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
 		return m, false, false
 	}
 	for _, p := range pieces {
-		span := line[p.lo:p.hi]
-		// The raw search decides when the form is found with no loose
-		// escape before it (which could hide an earlier occurrence), or
-		// not found in a string without loose escapes.
-		at, raw := -1, false
-		if s.rawForm != nil && !p.args {
-			at = alignedIndex(span, s.rawForm)
-			if at >= 0 {
-				raw = !looseEscape(span[:at])
-			} else {
-				raw = !looseEscape(span)
-			}
-		}
-		var snip string
-		var ms, me int
-		switch {
-		case p.args:
-			args := string(unescape(make([]byte, 0, len(span)), span))
-			start, end, ok := s.find(args)
-			if ok {
-				snip, ms, me = snippet(args, start, end, s.context)
-				found = true
-				break
-			}
-			var v any
-			if json.Unmarshal([]byte(args), &v) == nil {
-				eachString(v, func(t string) bool {
-					if start, end, ok := s.find(t); ok {
-						snip, ms, me = snippet(t, start, end, s.context)
-						found = true
-						return false
-					}
-					return true
-				})
-			}
-		case raw:
-			if at >= 0 {
-				snip, ms, me = rawSnippet(span, at, len(s.rawForm), s.context)
-				found = true
-			}
-		default:
-			text := string(unescape(make([]byte, 0, len(span)), span))
-			if start, end, ok := s.find(text); ok {
-				snip, ms, me = snippet(text, start, end, s.context)
-				found = true
-			}
-		}
+		snip, ms, me, found := s.matchPiece(line, p, anchorAt)
 		if !found {
 			continue
 		}
@@ -166,10 +134,79 @@ func (s *searcher) fastMatch(line []byte) (m Match, found, handled bool) {
 	return m, false, true
 }
 
-// dataPieces walks the data value of an event of type typ and returns
-// its searchable strings in the order matchEvent searches them.
-func dataPieces(w *walker, typ string) ([]piece, bool) {
-	var out []piece
+// matchPiece finds the first match in one piece of a line and returns
+// its snippet.
+func (s *searcher) matchPiece(line []byte, p piece, anchorAt int) (snip string, ms, me int, found bool) {
+	span := line[p.lo:p.hi]
+	if p.args {
+		args := string(unescape(make([]byte, 0, len(span)), span))
+		if snip, ms, me, found = s.snippetOf(args); found {
+			return snip, ms, me, true
+		}
+		var v any
+		if json.Unmarshal([]byte(args), &v) == nil {
+			eachString(v, func(t string) bool {
+				snip, ms, me, found = s.snippetOf(t)
+				return !found
+			})
+		}
+		return snip, ms, me, found
+	}
+	if s.rawForm != nil {
+		if at, ok := s.rawIndex(span, p.lo, anchorAt); ok {
+			if at < 0 {
+				return "", 0, 0, false
+			}
+			snip, ms, me = rawSnippet(span, at, len(s.rawForm), s.context)
+			return snip, ms, me, true
+		}
+	}
+	return s.snippetOf(string(unescape(make([]byte, 0, len(span)), span)))
+}
+
+// snippetOf finds the first match in text and returns its snippet.
+func (s *searcher) snippetOf(text string) (snip string, ms, me int, found bool) {
+	start, end, ok := s.find(text)
+	if !ok {
+		return "", 0, 0, false
+	}
+	snip, ms, me = snippet(text, start, end, s.context)
+	return snip, ms, me, true
+}
+
+// rawIndex looks for the literal's raw form in span, a string body at
+// offset lo of its line, and returns where the first match of the
+// decoded string begins (-1: there is none). ok is false when the raw
+// bytes cannot tell, and the string must be decoded.
+//
+// A match found raw is the first when no loose escape comes before it
+// (one could hide an earlier occurrence), and a string without loose
+// escapes that lacks the raw form holds no match. Every encoding of the
+// literal holds its anchor as it is, and a match starting earlier has
+// its anchor earlier; so when anchorAt, the first anchor of the line,
+// comes after span, or is the anchor of the raw form found, the raw
+// search decides without looking for escapes.
+func (s *searcher) rawIndex(span []byte, lo, anchorAt int) (at int, ok bool) {
+	if anchorAt >= lo+len(span) {
+		return -1, true
+	}
+	from := 0
+	if anchorAt >= 0 {
+		from = max(0, anchorAt-s.anchorOff-lo)
+	}
+	at = alignedIndex(span, s.rawForm, from)
+	switch {
+	case at >= 0 && anchorAt >= 0 && lo+at+s.anchorOff == anchorAt:
+		return at, true
+	case at >= 0:
+		return at, !looseEscape(span[:at])
+	}
+	return -1, !looseEscape(span)
+}
+
+// dataPieces walks the data value of an event of type typ and appends
+// its searchable strings to out, in the order matchEvent searches them.
+func dataPieces(w *walker, typ string, out []piece) ([]piece, bool) {
 	var ok bool
 	switch typ {
 	case session.TypeUser:
@@ -177,95 +214,35 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 			if string(key) != "content" {
 				return w.skip()
 			}
-			return w.array(func() bool {
-				return w.object(func(key []byte) bool {
-					if string(key) != "text" {
-						return w.skip()
-					}
-					lo, hi, ok := w.str()
-					out = append(out, piece{lo: lo, hi: hi, role: harness.RoleUser})
-					return ok
-				})
-			})
+			return w.textBlocks(&out, piece{role: harness.RoleUser})
 		})
 	case session.TypeAssistant:
 		ok = w.object(func(key []byte) bool {
 			if string(key) != "content" {
 				return w.skip()
 			}
-			return w.array(func() bool {
-				var typ, name string
-				var call bool
-				text, args := piece{lo: -1}, piece{lo: -1}
-				if !w.object(func(key []byte) bool {
-					switch string(key) {
-					case "type":
-						lo, hi, ok := w.str()
-						typ = string(unescape(nil, w.b[lo:hi]))
-						return ok
-					case "text":
-						var ok bool
-						text.lo, text.hi, ok = w.str()
-						return ok
-					case "tool_call":
-						call = true
-						return w.object(func(key []byte) bool {
-							switch string(key) {
-							case "name":
-								lo, hi, ok := w.str()
-								name = string(unescape(nil, w.b[lo:hi]))
-								return ok
-							case "arguments":
-								var ok bool
-								args.lo, args.hi, ok = w.str()
-								return ok
-							}
-							return w.skip()
-						})
-					}
-					return w.skip()
-				}) {
-					return false
-				}
-				switch {
-				case typ == string(harness.BlockToolCall) && call:
-					if args.lo >= 0 {
-						out = append(out, piece{lo: args.lo, hi: args.hi, role: harness.RoleAssistant, tool: name, args: true})
-					}
-				case text.lo >= 0:
-					out = append(out, piece{lo: text.lo, hi: text.hi, role: harness.RoleAssistant})
-				}
-				return true
-			})
+			return w.array(func() bool { return w.assistantBlock(&out) })
 		})
 	case session.TypeToolResult:
+		first := len(out)
 		var name string
 		ok = w.object(func(key []byte) bool {
 			switch string(key) {
 			case "name":
-				lo, hi, ok := w.str()
-				name = string(unescape(nil, w.b[lo:hi]))
+				var ok bool
+				name, ok = w.strValue()
 				return ok
 			case "result":
 				return w.object(func(key []byte) bool {
 					if string(key) != "content" {
 						return w.skip()
 					}
-					return w.array(func() bool {
-						return w.object(func(key []byte) bool {
-							if string(key) != "text" {
-								return w.skip()
-							}
-							lo, hi, ok := w.str()
-							out = append(out, piece{lo: lo, hi: hi, role: harness.RoleTool})
-							return ok
-						})
-					})
+					return w.textBlocks(&out, piece{role: harness.RoleTool})
 				})
 			}
 			return w.skip()
 		})
-		for i := range out {
+		for i := first; i < len(out); i++ {
 			out[i].tool = name
 		}
 	case session.TypeReminder, session.TypeSystem:
@@ -273,16 +250,74 @@ func dataPieces(w *walker, typ string) ([]piece, bool) {
 		if typ == session.TypeSystem {
 			role = "system"
 		}
-		ok = w.object(func(key []byte) bool {
-			if string(key) != "text" {
-				return w.skip()
-			}
-			lo, hi, ok := w.str()
-			out = append(out, piece{lo: lo, hi: hi, role: role})
-			return ok
-		})
+		ok = w.textObject(&out, piece{role: role})
 	}
 	return out, ok
+}
+
+// assistantBlock reads one content block of an assistant message and
+// appends its searchable string: a tool call's arguments, or its text.
+func (w *walker) assistantBlock(out *[]piece) bool {
+	var typ, name string
+	var call bool
+	text, args := piece{lo: -1}, piece{lo: -1}
+	if !w.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "type":
+			typ, ok = w.strValue()
+			return ok
+		case "text":
+			text.lo, text.hi, ok = w.str()
+			return ok
+		case "tool_call":
+			call = true
+			return w.object(func(key []byte) bool {
+				var ok bool
+				switch string(key) {
+				case "name":
+					name, ok = w.strValue()
+					return ok
+				case "arguments":
+					args.lo, args.hi, ok = w.str()
+					return ok
+				}
+				return w.skip()
+			})
+		}
+		return w.skip()
+	}) {
+		return false
+	}
+	switch {
+	case typ == string(harness.BlockToolCall) && call:
+		if args.lo >= 0 {
+			*out = append(*out, piece{lo: args.lo, hi: args.hi, role: harness.RoleAssistant, tool: name, args: true})
+		}
+	case text.lo >= 0:
+		*out = append(*out, piece{lo: text.lo, hi: text.hi, role: harness.RoleAssistant})
+	}
+	return true
+}
+
+// textBlocks reads an array of content blocks and appends their "text"
+// strings as pieces like p.
+func (w *walker) textBlocks(out *[]piece, p piece) bool {
+	return w.array(func() bool { return w.textObject(out, p) })
+}
+
+// textObject reads an object and appends its "text" string as a piece
+// like p.
+func (w *walker) textObject(out *[]piece, p piece) bool {
+	return w.object(func(key []byte) bool {
+		if string(key) != "text" {
+			return w.skip()
+		}
+		var ok bool
+		p.lo, p.hi, ok = w.str()
+		*out = append(*out, p)
+		return ok
+	})
 }
 
 // walker steps through JSON text without decoding it. It accepts all
@@ -316,7 +351,7 @@ func (w *walker) str() (lo, hi int, ok bool) {
 	}
 	lo = w.i + 1
 	for j := lo; ; {
-		k := bytes.IndexByte(w.b[j:], '"')
+		k := nextQuote(w.b[j:])
 		if k < 0 {
 			return 0, 0, false
 		}
@@ -329,24 +364,16 @@ func (w *walker) str() (lo, hi int, ok bool) {
 	}
 }
 
+// strValue reads a string and returns it decoded.
+func (w *walker) strValue() (string, bool) {
+	lo, hi, ok := w.str()
+	return string(unescape(nil, w.b[lo:hi])), ok
+}
+
 // object reads an object, calling each with every key; each must read
 // the key's value.
 func (w *walker) object(each func(key []byte) bool) bool {
-	w.ws()
-	if w.i >= len(w.b) || w.b[w.i] != '{' {
-		return false
-	}
-	if w.depth++; w.depth > maxDepth {
-		return false
-	}
-	defer func() { w.depth-- }()
-	w.i++
-	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == '}' {
-		w.i++
-		return true
-	}
-	for {
+	return w.container('{', '}', func() bool {
 		lo, hi, ok := w.str()
 		if !ok {
 			return false
@@ -360,38 +387,34 @@ func (w *walker) object(each func(key []byte) bool) bool {
 		if bytes.IndexByte(key, '\\') >= 0 {
 			key = unescape(nil, key)
 		}
-		if !each(key) {
-			return false
-		}
-		w.ws()
-		if w.i >= len(w.b) {
-			return false
-		}
-		switch w.b[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return each(key)
+	})
 }
 
 // array reads an array, calling each to read every element.
-func (w *walker) array(each func() bool) bool {
+func (w *walker) array(each func() bool) bool { return w.container('[', ']', each) }
+
+// container reads an object or an array, between the brackets open and
+// close, calling each to read every member or element.
+func (w *walker) container(open, close byte, each func() bool) bool {
 	w.ws()
-	if w.i >= len(w.b) || w.b[w.i] != '[' {
+	if w.i >= len(w.b) || w.b[w.i] != open {
 		return false
 	}
 	if w.depth++; w.depth > maxDepth {
 		return false
 	}
-	defer func() { w.depth-- }()
+	ok := w.members(close, each)
+	w.depth--
+	return ok
+}
+
+// members reads the members or elements of a container after its
+// opening bracket, and its closing bracket.
+func (w *walker) members(close byte, each func() bool) bool {
 	w.i++
 	w.ws()
-	if w.i < len(w.b) && w.b[w.i] == ']' {
+	if w.i < len(w.b) && w.b[w.i] == close {
 		w.i++
 		return true
 	}
@@ -406,7 +429,7 @@ func (w *walker) array(each func() bool) bool {
 		switch w.b[w.i] {
 		case ',':
 			w.i++
-		case ']':
+		case close:
 			w.i++
 			return true
 		default:
@@ -473,10 +496,11 @@ func backslashesBefore(b []byte, i int) int {
 	return n
 }
 
-// alignedIndex returns the first index of form in span that starts at a
-// character boundary of the encoded string (not inside an escape), or -1.
-func alignedIndex(span, form []byte) int {
-	for from := 0; from <= len(span)-len(form); {
+// alignedIndex returns the first index of form in span, at or after
+// from, that starts at a character boundary of the encoded string (not
+// inside an escape), or -1.
+func alignedIndex(span, form []byte, from int) int {
+	for from <= len(span)-len(form) {
 		k := bytes.Index(span[from:], form)
 		if k < 0 {
 			return -1
@@ -505,42 +529,20 @@ func inUEscape(span []byte, at int) bool {
 // encoded string, decoding only the bytes around it. It returns what
 // snippet returns for the decoded string.
 func rawSnippet(span []byte, at, n, context int) (string, int, int) {
-	match := unescape(nil, span[at:at+n])
+	var scratch [3][256]byte // for the usual context, nothing on the heap
+	match := unescape(scratch[0][:0], span[at:at+n])
 	if len(match) > maxSnippetMatch {
 		// Not taken: literals that long go the decoding way.
 		text := string(unescape(nil, span))
 		start := len(unescape(nil, span[:at]))
 		return snippet(text, start, start+len(match), context)
 	}
-	// Decode a window on each side that holds more than context bytes of
-	// text (or reaches the end of the string); widen it until it does.
-	var before []byte
-	ws := at
-	for window := 2*context + 8; ; window *= 2 {
-		ws = max(0, at-window)
-		for ws < at && !boundary(span, ws) {
-			ws++
-		}
-		before = unescape(before[:0], span[ws:at])
-		if ws == 0 || len(before) > context+utf8.UTFMax {
-			break
-		}
-	}
-	var after []byte
-	we := at + n
-	for window := 2*context + 8; ; window *= 2 {
-		we = min(len(span), at+n+window)
-		for we > at+n && we < len(span) && !boundary(span, we) {
-			we--
-		}
-		after = unescape(after[:0], span[at+n:we])
-		if we == len(span) || len(after) > context+utf8.UTFMax {
-			break
-		}
-	}
+	before, ws := window(scratch[1][:0], span, at, true, context)
+	after, we := window(scratch[2][:0], span, at+n, false, context)
 	b := textcut.Suffix(string(before), context)
 	a := textcut.Prefix(string(after), context)
 	var sb strings.Builder
+	sb.Grow(len(b) + len(match) + len(a) + 2*len("…"))
 	if ws > 0 || len(b) < len(before) {
 		sb.WriteString("…")
 	}
@@ -553,6 +555,35 @@ func rawSnippet(span []byte, at, n, context int) (string, int, int) {
 		sb.WriteString("…")
 	}
 	return sb.String(), ms, me
+}
+
+// window decodes the bytes on one side of span[at], before it (back) or
+// from it on, at least enough for more than context bytes of text or up
+// to the end of span, widening the window until it holds that much. It
+// appends them to dst and returns them and where the window ends in
+// span, away from at, on a character boundary.
+func window(dst, span []byte, at int, back bool, context int) ([]byte, int) {
+	for size := 2*context + 8; ; size *= 2 {
+		lo, hi := at, min(len(span), at+size)
+		if back {
+			lo, hi = max(0, at-size), at
+			for lo < at && !boundary(span, lo) {
+				lo++
+			}
+		} else {
+			for hi > at && hi < len(span) && !boundary(span, hi) {
+				hi--
+			}
+		}
+		dst = unescape(dst[:0], span[lo:hi])
+		end := hi
+		if back {
+			end = lo
+		}
+		if back && lo == 0 || !back && hi == len(span) || len(dst) > context+utf8.UTFMax {
+			return dst, end
+		}
+	}
 }
 
 // boundary reports whether span[i] starts a character of the encoded
@@ -580,7 +611,7 @@ func inSurrogatePair(span []byte, i int) bool {
 // U+FFFD. Malformed escapes are kept as they are.
 func unescape(dst, span []byte) []byte {
 	for i := 0; i < len(span); {
-		j := bytes.IndexByte(span[i:], '\\')
+		j := indexBackslash(span[i:])
 		run := span[i:]
 		if j >= 0 {
 			run = span[i : i+j]
@@ -617,6 +648,24 @@ func unescape(dst, span []byte) []byte {
 		i += 2
 	}
 	return dst
+}
+
+// indexBackslash returns the index of the first backslash in b, or -1.
+// Text holds escapes often (a \n a line), and a loop finds a near one
+// sooner than a bytes.IndexByte call.
+func indexBackslash(b []byte) int {
+	for i, c := range b[:min(len(b), 32)] {
+		if c == '\\' {
+			return i
+		}
+	}
+	if len(b) <= 32 {
+		return -1
+	}
+	if k := bytes.IndexByte(b[32:], '\\'); k >= 0 {
+		return 32 + k
+	}
+	return -1
 }
 
 // appendValid appends b with each invalid UTF-8 byte replaced by U+FFFD.

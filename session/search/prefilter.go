@@ -98,18 +98,27 @@ func literalPrefilter(q string) prefilter {
 	return prefilter{newLitFilter(textmatch.Literal{Text: q})}
 }
 
-// regexPrefilter returns a prefilter from the literals every match of
-// the pattern must contain; none when there are none to be found.
-func regexPrefilter(pattern string) prefilter {
+// regexPrefilters returns prefilters from the sets of literals every
+// match of the pattern contains one of each: the one a scan looks for,
+// and the others each candidate line must pass too (tune may swap them);
+// none when there are none to be found.
+func regexPrefilters(pattern string) (prefilter, []prefilter) {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var pf prefilter
-	for _, l := range textmatch.RequiredLiterals(re.Simplify()) {
-		pf = append(pf, newLitFilter(l))
+	var pfs []prefilter
+	for _, set := range textmatch.RequiredSets(re.Simplify()) {
+		var pf prefilter
+		for _, l := range set {
+			pf = append(pf, newLitFilter(l))
+		}
+		pfs = append(pfs, pf)
 	}
-	return pf
+	if len(pfs) == 0 {
+		return nil, nil
+	}
+	return pfs[0], pfs[1:]
 }
 
 func (p prefilter) single() *litFilter {
@@ -131,18 +140,61 @@ func (p prefilter) lineMayMatch(line []byte) bool {
 	return false
 }
 
-// tune adapts the prefilter's anchor finders to a sample of the text
-// searched.
-func (p prefilter) tune(sample []byte) {
-	if len(sample) == 0 || len(p) == 0 {
+// tune adapts the prefilters' anchor finders to a sample of the text
+// searched, and makes the one whose anchors are rarest there the one a
+// scan looks for.
+func (s *searcher) tune(sample []byte) {
+	if len(sample) == 0 || len(s.pre) == 0 {
 		return
 	}
 	counts := textmatch.ByteCounts(sample)
-	for _, f := range p {
-		if f.finder != nil {
-			f.finder.Tune(counts)
+	for _, p := range append([]prefilter{s.pre}, s.also...) {
+		for _, f := range p {
+			if f.finder != nil {
+				f.finder.Tune(counts)
+			}
 		}
 	}
+	for i, p := range s.also {
+		if p.hits(counts) < s.pre.hits(counts) {
+			s.pre, s.also[i] = p, s.pre
+		}
+	}
+}
+
+// hits estimates how often a scan for the prefilter's anchors stops in
+// text with these byte counts: at each occurrence of each anchor's rarest
+// byte (in either case when folded).
+func (p prefilter) hits(counts *[256]int) int {
+	n := 0
+	for _, f := range p {
+		if len(f.anchor) == 0 {
+			return 1 << 62 // no anchor: every line is a candidate
+		}
+		best := -1
+		for _, c := range f.anchor {
+			k := counts[c]
+			if f.lit.Fold && 'a' <= c && c <= 'z' {
+				k += counts[c-32]
+			}
+			if best < 0 || k < best {
+				best = k
+			}
+		}
+		n += best
+	}
+	return n
+}
+
+// alsoMayMatch reports whether line may pass every prefilter beside the
+// one scanned for.
+func (s *searcher) alsoMayMatch(line []byte) bool {
+	for _, p := range s.also {
+		if !p.lineMayMatch(line) {
+			return false
+		}
+	}
+	return true
 }
 
 // robust reports whether every JSON writer writes c as it is: not a
@@ -215,4 +267,15 @@ func indexByteFrom(b []byte, from int, c byte) int {
 	return len(b)
 }
 
-func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
+// lineStart returns the start of the line holding b[at], which starts
+// at from or after it. It looks forward, as bytes.IndexByte is faster
+// than a backward scan.
+func lineStart(b []byte, from, at int) int {
+	for {
+		i := bytes.IndexByte(b[from:at], '\n')
+		if i < 0 {
+			return from
+		}
+		from += i + 1
+	}
+}

@@ -134,9 +134,27 @@ func propReference(t *testing.T, trs map[string]*session.Transcript, o Options) 
 	return out
 }
 
+// propSearch searches the JSONL store (its logs read, or mapped into
+// memory however small) or the memory store.
+func propSearch(ctx context.Context, name string, jsonl *session.JSONL, mem session.Store, o Options) ([]Match, error) {
+	switch name {
+	case "jsonl":
+		return Search(ctx, jsonl, o)
+	case "jsonl-mapped":
+		m, err := compile(o)
+		if err != nil {
+			return nil, err
+		}
+		m.mapMin = 1
+		return searchJSONL(ctx, jsonl, m)
+	}
+	return Search(ctx, mem, o)
+}
+
 // TestSearchMatchesPlainRegexp: on random corpora (written by this build,
 // with some lines rewritten as an ASCII-only writer writes them), the
-// JSONL scan with its prefilter and fast path and the generic search
+// JSONL scan with its prefilter and fast path (of logs read and of logs
+// mapped into memory) and the generic search
 // over a memory store find exactly the events, roles, tools and snippets
 // that the plain regexp finds in the decoded text, for literal,
 // case-sensitive and case-insensitive queries.
@@ -198,8 +216,8 @@ func TestSearchMatchesPlainRegexp(t *testing.T) {
 				continue
 			}
 			want := propReference(t, trs, o)
-			for name, store := range map[string]session.Store{"jsonl": jsonl, "memory": mem} {
-				ms, err := Search(ctx, store, o)
+			for _, name := range []string{"jsonl", "jsonl-mapped", "memory"} {
+				ms, err := propSearch(ctx, name, jsonl, mem, o)
 				require.NoError(t, err)
 				got := map[propKey]Match{}
 				for _, m := range ms {

@@ -145,15 +145,24 @@ type searcher struct {
 	literal string
 	re      *regexp.Regexp
 	pre     prefilter
+	// also are prefilters every match passes too, checked on the
+	// candidate lines of pre.
+	also []prefilter
 	// rawForm is the literal as Event.MarshalJSON encodes it, when the
 	// fast path may look for it in raw string bytes.
 	rawForm []byte
-	types   typeSet
-	exclude map[string]bool
-	limit   int
+	// anchorOff is the offset in rawForm of the anchor of the literal's
+	// prefilter.
+	anchorOff int
+	types     typeSet
+	exclude   map[string]bool
+	limit     int
 	// maxLine, when positive, is the store's maximum line size: longer
 	// lines are never matched, as loading skips them.
 	maxLine int
+	// mapMin, when positive, is the size from which a log is mapped into
+	// memory rather than read.
+	mapMin  int
 	context int
 }
 
@@ -192,12 +201,15 @@ func compile(opts Options) (*searcher, error) {
 			return nil, fmt.Errorf("%w: the pattern %q matches empty text, so it would match every event; make it match at least one character", errInvalidQuery(), opts.Query)
 		}
 		s.re = re
-		s.pre = regexPrefilter(opts.Query)
+		s.pre, s.also = regexPrefilters(opts.Query)
 	} else {
 		s.literal = opts.Query
 		s.pre = literalPrefilter(opts.Query)
 		if len(s.literal) <= maxSnippetMatch && !strings.ContainsAny(s.literal, "\u2028\u2029") {
 			s.rawForm = []byte(encodeString(s.literal))
+			if a := anchorOf(s.literal); a != "" {
+				s.anchorOff = len(encodeString(s.literal[:strings.Index(s.literal, a)]))
+			}
 		}
 	}
 	return s, nil
@@ -222,6 +234,8 @@ func (s *searcher) perSession() int {
 type matchSink struct {
 	matches []Match
 	max     int
+	// pieces is scratch space for the fast path.
+	pieces []piece
 }
 
 // add keeps m and reports whether the session's cap is reached.
@@ -327,10 +341,10 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 				return false
 			}
 			at := pos + i
-			start := lastIndexByte(buf[:at], '\n') + 1
+			start := lineStart(buf, pos, at)
 			end := indexByteFrom(buf, at, '\n')
 			line := buf[start:end]
-			if s.types.lineMayHave(line) && s.matchCandidate(line, f, ms) {
+			if s.types.lineMayHave(line) && s.alsoMayMatch(line) && s.matchCandidate(line, at-start, f, ms) {
 				return true
 			}
 			pos = end + 1
@@ -341,7 +355,7 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 		end := indexByteFrom(buf, pos, '\n')
 		line := buf[pos:end]
 		pos = end + 1
-		if len(line) == 0 || !s.types.lineMayHave(line) || !s.pre.lineMayMatch(line) {
+		if len(line) == 0 || !s.types.lineMayHave(line) || !s.pre.lineMayMatch(line) || !s.alsoMayMatch(line) {
 			continue
 		}
 		if s.matchLine(line, ms) {
@@ -351,14 +365,15 @@ func (s *searcher) scanLines(buf []byte, ms *matchSink) bool {
 	return false
 }
 
-// matchCandidate matches a line that holds the anchor of f. The fast
-// path checks the line exactly; other lines are decoded only when they
-// hold an encoded form of the literal, or escapes that could hide one.
-func (s *searcher) matchCandidate(line []byte, f *litFilter, ms *matchSink) bool {
+// matchCandidate matches a line whose first anchor of f is at anchorAt.
+// The fast path checks the line exactly; other lines are decoded only
+// when they hold an encoded form of the literal, or escapes that could
+// hide one.
+func (s *searcher) matchCandidate(line []byte, anchorAt int, f *litFilter, ms *matchSink) bool {
 	if s.tooLong(line) {
 		return false
 	}
-	if m, found, handled := s.fastMatch(line); handled {
+	if m, found, handled := s.fastMatchAt(line, anchorAt, &ms.pieces); handled {
 		return found && ms.add(m)
 	}
 	return f.formsOrEscapes(line) && s.matchLine(line, ms)
@@ -370,7 +385,7 @@ func (s *searcher) matchLine(line []byte, ms *matchSink) bool {
 	if s.tooLong(line) {
 		return false
 	}
-	if m, found, handled := s.fastMatch(line); handled {
+	if m, found, handled := s.fastMatchAt(line, -1, &ms.pieces); handled {
 		return found && ms.add(m)
 	}
 	var e session.Event
@@ -389,11 +404,10 @@ func (s *searcher) matchEvent(e session.Event) (Match, bool) {
 	var out Match
 	found := false
 	eachText(e, func(t textPiece) bool {
-		start, end, ok := s.find(t.text)
+		snip, ms, me, ok := s.snippetOf(t.text)
 		if !ok {
 			return true
 		}
-		snip, ms, me := snippet(t.text, start, end, s.context)
 		out = Match{Seq: e.Seq, Type: e.Type(), Time: e.Time, Role: t.role, Tool: t.tool,
 			Snippet: snip, MatchStart: ms, MatchEnd: me}
 		found = true

@@ -45,6 +45,38 @@ func TestScanFileStopsWhenCancelled(t *testing.T) {
 	_, err = scanFile(ctx, store, "big", m, &buf, ms)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, ms.matches)
+
+	// The same, with the log mapped into memory.
+	m.mapMin = 1
+	ms = &matchSink{max: 100}
+	_, err = scanFile(context.Background(), store, "big", m, &buf, ms)
+	require.NoError(t, err)
+	assert.Len(t, ms.matches, 8)
+	ms = &matchSink{max: 100}
+	_, err = scanFile(ctx, store, "big", m, &buf, ms)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, ms.matches)
+}
+
+// Tuning on a sample makes the rarest of the literal sets a pattern
+// requires the one scanned for; the others stay as checks.
+func TestTuneScansRarestSet(t *testing.T) {
+	m, err := compile(Options{Query: `(?i)connection reset by peer`, Regex: true, Workspace: "/w"})
+	require.NoError(t, err)
+	lits := func(p prefilter) []textmatch.Literal {
+		var out []textmatch.Literal
+		for _, f := range p {
+			out = append(out, f.lit)
+		}
+		return out
+	}
+	assert.Equal(t, []textmatch.Literal{{Text: "connection re", Fold: true}}, lits(m.pre))
+	require.Len(t, m.also, 1)
+	m.tune([]byte(strings.Repeat(`{"text":"one connection, recent events, return nil"}`+"\n", 100)))
+	assert.Equal(t, []textmatch.Literal{{Text: "et by peer", Fold: true}}, lits(m.pre), "y and b are rare in the sample")
+	assert.Equal(t, []textmatch.Literal{{Text: "connection re", Fold: true}}, lits(m.also[0]))
+	assert.False(t, m.alsoMayMatch([]byte(`{"text":"CONNECTION BY PEER"}`)))
+	assert.True(t, m.alsoMayMatch([]byte(`{"text":"CONNECTION RESET BY PEER"}`)))
 }
 
 // The prefilter of a pattern holds the literals one of which every
@@ -74,7 +106,8 @@ func TestRegexPrefilter(t *testing.T) {
 		`(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q)x`: exact("x"),
 	} {
 		var got []textmatch.Literal
-		for _, f := range regexPrefilter(pattern) {
+		pf, _ := regexPrefilters(pattern)
+		for _, f := range pf {
 			got = append(got, f.lit)
 		}
 		assert.ElementsMatch(t, want, got, "pattern %q", pattern)
@@ -84,7 +117,7 @@ func TestRegexPrefilter(t *testing.T) {
 // A folded literal's prefilter passes lines holding it in any case, as
 // written once and twice encoded, and drops lines without it.
 func TestFoldedPrefilter(t *testing.T) {
-	pf := regexPrefilter(`(?i)say "hi"`)
+	pf, _ := regexPrefilters(`(?i)say "hi"`)
 	require.Len(t, pf, 1)
 	for line, want := range map[string]bool{
 		`{"text":"SAY \"Hi\""}`:                      true,

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -18,7 +19,7 @@ import (
 
 // scanBufferSize is the read size of a log scan; lines longer than it
 // grow the buffer.
-const scanBufferSize = 1 << 20
+const scanBufferSize = 128 << 10
 
 // searchJSONL is the search of a JSONL store: a streaming scan of its
 // log files, newest first, several at a time. Each log's header is read
@@ -27,11 +28,14 @@ const scanBufferSize = 1 << 20
 // decoded.
 func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, error) {
 	m.maxLine = s.MaxLineSize()
+	if m.mapMin == 0 {
+		m.mapMin = scanBufferSize // a log that takes more than one read
+	}
 	files, err := logFiles(s.Dir(), m.exclude)
 	if err != nil {
 		return nil, err
 	}
-	m.pre.tune(sample(s, files))
+	m.tune(sample(s, files))
 	bufs := sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }}
 	return m.run(ctx, len(files), func(ctx context.Context, i int, ms *matchSink) error {
 		bp := bufs.Get().(*[]byte)
@@ -117,6 +121,14 @@ func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp 
 		return session.Header{}, err
 	}
 	defer f.Close()
+	if m.mapMin > 0 {
+		if st, err := f.Stat(); err == nil && st.Size() >= int64(m.mapMin) {
+			if data, unmap, ok := mapFile(f, st.Size()); ok {
+				defer unmap()
+				return scanMapped(ctx, data, m, ms)
+			}
+		}
+	}
 	buf := *bp
 	n, err := io.ReadFull(f, buf)
 	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
@@ -180,6 +192,54 @@ func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp 
 		}
 		start, end = 0, rest+n
 	}
+}
+
+// mappedChunk is how much of a mapped log is scanned between checks of
+// the context.
+const mappedChunk = 1 << 20
+
+// scanMapped searches a log mapped into memory, as scanFile searches
+// one it reads: the header must end within the first scanBufferSize
+// bytes, and the last line may lack its newline. A log that shrinks
+// while it is mapped faults on the pages past its new end: the fault is
+// recovered and the log counts as unreadable.
+func scanMapped(ctx context.Context, data []byte, m *searcher, ms *matchSink) (h session.Header, err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ms.matches = ms.matches[:0]
+			h, err = session.Header{}, errors.New("search: the log shrank while it was searched")
+		}
+	}()
+	nl := bytes.IndexByte(data[:min(len(data), scanBufferSize)], '\n')
+	if nl < 0 {
+		if len(data) < scanBufferSize {
+			return session.Header{}, errors.New("search: no complete header line")
+		}
+		return session.Header{}, errors.New("search: the first line is not a session header")
+	}
+	if h, err = parseHeader(data[:nl]); err != nil {
+		return session.Header{}, err
+	}
+	if m.excluded(h) {
+		return h, nil
+	}
+	for start := nl + 1; start < len(data); {
+		if err := ctx.Err(); err != nil {
+			return h, err
+		}
+		end := min(len(data), start+mappedChunk)
+		end = min(len(data), indexByteFrom(data, end, '\n')+1)
+		if m.scanLines(data[start:end], ms) {
+			return h, nil
+		}
+		start = end
+	}
+	return h, nil
 }
 
 // skipLine reads past the rest of a line, using buf, and returns with
