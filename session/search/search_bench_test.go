@@ -32,7 +32,11 @@ import (
 //   - harness: JSONL.Search of every workspace with no limit;
 //   - ripgrep: rg -c of the same query (skipped when rg is missing);
 //   - naive:   decode every line with encoding/json, then search the text;
-//   - paired:  harness and ripgrep in turn, the ratio of their best runs.
+//   - paired:  harness and ripgrep in turn, the ratio of their best runs;
+//   - paired/lines/common: every match of the common literal returned,
+//     beside rg printing every matching line;
+//   - paired/limit: the same with the search asked as a caller asks it
+//     (DefaultLimit matches), beside the same rg -c.
 //
 // Run it with:
 //
@@ -136,6 +140,42 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	paired("common", harness(benchCommon), ripgrep(benchCommon))
 	paired("fold", harnessRegex("(?i)"+benchRare, true), ripgrepArgs("-i", "--", benchRare))
 	paired("regex", harnessRegex(benchRegex, true), ripgrepArgs("--", benchRegex))
+	// Every match of the common literal, returned: beside rg printing
+	// every matching line (the work of giving each match back), not only
+	// counting them.
+	ripgrepLines := func(args ...string) func(b *testing.B) int {
+		return func(b *testing.B) int {
+			cmd := exec.Command(rg, append([]string{"--no-config", "--no-filename"}, append(args, dir)...)...)
+			var lines lineCounter
+			cmd.Stdout = &lines
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("rg: %v", err)
+			}
+			return int(lines)
+		}
+	}
+	paired("lines/common", harness(benchCommon), ripgrepLines("-F", "--", benchCommon))
+	// The same queries as a search is asked them (session_search, a host):
+	// every workspace, DefaultLimit matches, newest first. The search stops
+	// once it has them and cuts snippets for those alone; rg -c still reads
+	// every file, so this is the ratio a caller sees, not one of equal work
+	// (the pairs above are that).
+	limited := func(q string, regex bool) func(b *testing.B) int {
+		return func(b *testing.B) int {
+			ms, err := Search(context.Background(), store, Options{Query: q, Regex: regex, AllWorkspaces: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(ms) != DefaultLimit {
+				b.Fatalf("%d matches of %q, want DefaultLimit (%d)", len(ms), q, DefaultLimit)
+			}
+			return len(ms)
+		}
+	}
+	paired("limit/rare", limited(benchRare, false), ripgrep(benchRare))
+	paired("limit/common", limited(benchCommon, false), ripgrep(benchCommon))
+	paired("limit/fold", limited("(?i)"+benchRare, true), ripgrepArgs("-i", "--", benchRare))
+	paired("limit/regex", limited(benchRegex, true), ripgrepArgs("--", benchRegex))
 	// What a tool call costs: one workspace, the 20 newest matches.
 	b.Run("common/harness-workspace-limit20", func(b *testing.B) {
 		n := 0
@@ -343,4 +383,12 @@ func benchCode(rng *rand.Rand, n int) string {
 		fmt.Fprintf(&buf, "%5d\t%s\n", lineNo, l)
 	}
 	return buf.String()
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
 }
