@@ -112,7 +112,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 
 	// Nothing is lost: the history and the log keep the references.
 	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&model.Request{Messages: s.Messages()}))
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	logged, _ := json.Marshal(tr.Events)
 	assert.Contains(t, string(logged), `"digest":"`+userImg.Digest+`"`)

@@ -233,7 +233,7 @@ func TestCancelMidStream(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	assert.ErrorIs(t, endErr, context.Canceled)
 
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	last := tr.Events[len(tr.Events)-1].Data.(*session.TurnEnded)
 	assert.Equal(t, session.ReasonCancelled, last.Reason)
@@ -465,7 +465,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var found *session.ToolRecord
 	for _, e := range tr.Events {

@@ -181,7 +181,8 @@ func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { 
 func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
-// model.Retryable says yes to are retried.
+// whose code (harness.CodeOf) is CodeRateLimit, CodeServer,
+// CodeTransport, CodeEmptyResponse or CodeTruncatedStream are retried.
 type RetryPolicy struct {
 	// MaxRetries is how many times one model call is retried; 0 means
 	// never.

@@ -55,10 +55,8 @@ type Session struct {
 	abandoned map[*runningCall]struct{}
 }
 
-// ID returns the session id.
-func (s *Session) ID() string { return s.log.Header().ID }
-
-// Header returns the session's log header.
+// Header returns the session's log header: its id (Header().ID), working
+// directory, parent and creation time.
 func (s *Session) Header() session.Header { return s.log.Header() }
 
 // Warnings returns what was skipped or repaired when the session was
@@ -276,7 +274,7 @@ func (s *Session) record(ctx context.Context, call *tools.Call, name string, dat
 func (s *Session) env(model model.Model) *tools.Env {
 	cfg := &s.loop.cfg
 	return &tools.Env{
-		SessionID:   s.ID(),
+		SessionID:   s.Header().ID,
 		Cwd:         s.log.Header().Cwd,
 		FS:          cfg.fsys,
 		ModelInput:  model.Info().Input,

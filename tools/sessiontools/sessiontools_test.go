@@ -327,9 +327,9 @@ func TestSearchFromTheLoop(t *testing.T) {
 	res := msgs[len(msgs)-1].Content[0].ToolResult
 	require.NotNil(t, res)
 	text := res.Content[0].Text
-	assert.Contains(t, text, "session "+first.ID())
+	assert.Contains(t, text, "session "+first.Header().ID)
 	assert.Contains(t, text, "seq 1 user: remember the word xylophone-42")
-	assert.NotContains(t, text, second.ID(), "the running session is not a result")
+	assert.NotContains(t, text, second.Header().ID, "the running session is not a result")
 	require.NoError(t, second.Close())
 }
 
