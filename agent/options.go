@@ -113,7 +113,7 @@ func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = 
 
 // WithWorkingDir sets the default working directory of new sessions: an
 // absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is the file system's root (fs.RootOf), or "/" without a
+// The default is the file system's root (fs.Rooter), or "/" without a
 // file system.
 func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // Tool is a capability the model can call.
@@ -185,7 +186,7 @@ func (e *Env) Resolve(p string) string {
 	if cwd == "" {
 		cwd = "/"
 		if e.FS != nil {
-			cwd = fs.RootOf(e.FS)
+			cwd = fsimpl.RootOf(e.FS)
 		}
 	}
 	return path.Join(cwd, p)
