@@ -253,14 +253,6 @@ func (s *Session) append(ctx context.Context, payloads ...session.Payload) error
 	return nil
 }
 
-// sessionRecorder is the session as the tools' tools.Recorder: tool
-// records go to the session log.
-type sessionRecorder struct{ s *Session }
-
-func (r sessionRecorder) Record(ctx context.Context, call *tools.Call, name string, data any) error {
-	return r.s.record(ctx, call, name, data)
-}
-
 func (s *Session) record(ctx context.Context, call *tools.Call, name string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -283,7 +275,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Recorder:    sessionRecorder{s},
+		Record:      s.record,
 	}
 }
 

@@ -280,7 +280,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if err != nil {
 		return nil, err
 	}
-	if rerr := call.Env.Record(ctx, call, "sub_agent", subAgentRecord{Session: sess.Header().ID, Agent: ty.Name, Description: in.Description}); rerr != nil {
+	if rerr := t.s.record(ctx, call, "sub_agent", subAgentRecord{Session: sess.Header().ID, Agent: ty.Name, Description: in.Description}); rerr != nil {
 		l.cfg.logger.Warn("agent: recording a sub-agent's session id failed", "error", rerr)
 	}
 	var (
