@@ -198,7 +198,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
 		return false
 	}
-	sumTokens := t.s.est.tokens(int64(len(session.SummaryText(summary))))
+	sumTokens := t.s.est.tokens(int64(len(compact.SummaryText(summary))))
 	if summary == "" || sumTokens >= source {
 		t.s.logger.Warn("compaction refused: the summary is not smaller than what it replaces",
 			"step", step, "source_tokens", source, "summary_tokens", sumTokens)
