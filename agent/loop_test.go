@@ -371,7 +371,7 @@ func TestConfigurationErrors(t *testing.T) {
 		{"zero steps", []agent.Option{scripted, agent.WithMaxSteps(0)}, []string{"WithMaxSteps(0)"}},
 		{"negative steps", []agent.Option{scripted, agent.WithMaxSteps(-3)}, []string{"WithMaxSteps(-3)"}},
 		{"zero parallel tools", []agent.Option{scripted, agent.WithMaxParallelTools(0)}, []string{"WithMaxParallelTools(0)"}},
-		{"negative image budget", []agent.Option{scripted, agent.WithImageBudget(-1, 0)}, []string{"WithImageBudget(-1, 0)"}},
+		{"negative image budget", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{MaxImages: -1})}, []string{"ContextPolicy.MaxImages is -1"}},
 		{"negative retry delay", []agent.Option{scripted, agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: -time.Second})}, []string{"WithRetry(", "BaseDelay:-1s"}},
 		{"negative context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{PruneAt: -0.5})}, []string{"ContextPolicy.PruneAt is -0.5"}},
 		{"NaN context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: math.NaN()})}, []string{"ContextPolicy.KeepRecent is NaN"}},
@@ -388,7 +388,7 @@ func TestConfigurationErrors(t *testing.T) {
 			}
 		})
 	}
-	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithMaxParallelTools(1), agent.WithImageBudget(0, 0), agent.WithLogger(nil))
+	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithMaxParallelTools(1), agent.WithContextPolicy(agent.ContextPolicy{}), agent.WithLogger(nil))
 	require.NoError(t, err, "the least valid values and zero defaults are accepted")
 	require.NoError(t, l.Close())
 }

@@ -36,7 +36,6 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
-	images      imageBudget
 	limits      CallLimits
 	base        context.Context
 
