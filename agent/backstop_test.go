@@ -122,8 +122,8 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
-		agent.WithSessionStore(store), agent.WithMaxParallelTools(1),
-		agent.WithCallLimits(agent.CallLimits{Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+		agent.WithSessionStore(store),
+		agent.WithCallLimits(agent.CallLimits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)

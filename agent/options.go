@@ -28,7 +28,6 @@ type config struct {
 	fsys        fs.FileSystem
 	logger      *slog.Logger
 	maxSteps    int
-	parallel    int
 	retry       RetryPolicy
 	middleware  []tools.Middleware
 	observers   []tools.StepObserver
@@ -76,7 +75,6 @@ func defaultConfig() config {
 		store:    session.NewMemory(),
 		logger:   logs.OrDiscard(nil),
 		maxSteps: defaultMaxSteps,
-		parallel: defaultMaxParallelTools,
 		retry:    defaultRetryPolicy(),
 	}
 }
@@ -136,18 +134,6 @@ func WithMaxSteps(n int) Option {
 			return
 		}
 		c.maxSteps = n
-	}
-}
-
-// WithMaxParallelTools bounds how many concurrency-safe calls of one step
-// run at once (default 8). It must be positive.
-func WithMaxParallelTools(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("WithMaxParallelTools(%d): at least 1 call must be able to run", n)
-			return
-		}
-		c.parallel = n
 	}
 }
 
