@@ -110,10 +110,8 @@ func TestToolResultHelpers(t *testing.T) {
 		harness.ImageBlock(harness.Image{Digest: "sha256:00"}), harness.TextBlock("a"), harness.TextBlock("bc"),
 	}}
 	assert.Equal(t, "a\nbc", r.Text())
-	assert.Equal(t, 3, r.TextLen())
 	var none *harness.ToolResult
 	assert.Equal(t, "", none.Text())
-	assert.Equal(t, 0, none.TextLen())
 	assert.Equal(t, "ok", harness.TextResult("ok").Text())
 }
 

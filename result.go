@@ -55,17 +55,6 @@ func (r *ToolResult) Text() string {
 	return b.String()
 }
 
-// TextLen returns the byte count of the text of the result's blocks.
-func (r *ToolResult) TextLen() int {
-	n := 0
-	if r != nil {
-		for _, c := range r.Content {
-			n += len(c.Text)
-		}
-	}
-	return n
-}
-
 // FileOp says what a call did to a file.
 type FileOp string
 

@@ -88,7 +88,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	assert.Equal(t, "moving on", ofType[*agent.TextDelta](evs)[0].Text)
 
 	// What the model saw next is logged.
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var logged *session.ToolFinished
 	for _, e := range tr.Events {
@@ -122,8 +122,8 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
-		agent.WithSessionStore(store), agent.WithMaxParallelTools(1),
-		agent.WithCallLimits(agent.CallLimits{Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+		agent.WithSessionStore(store),
+		agent.WithCallLimits(agent.CallLimits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	assert.Equal(t, harness.CodeAborted, byID["a"].Code)
 	assert.Contains(t, byID["a"].Text(), "cancelled with its turn, but it did not stop")
 	assert.Equal(t, harness.CodeNotRun, byID["b"].Code, "the call waiting for a slot never started")
-	te := lastTurnEnded(t, store, s.ID())
+	te := lastTurnEnded(t, store, s.Header().ID)
 	assert.Equal(t, session.ReasonCancelled, te.Reason, "the end of the turn is logged")
 	require.NoError(t, loop.Close())
 }
@@ -207,15 +207,15 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	<-started
 	err = loop.Close()
 	assert.ErrorIs(t, err, harness.CodeNotStopped)
-	assert.ErrorIs(t, store.Delete(context.Background(), s.ID()), harness.CodeLocked, "the log stays open while the turn runs")
+	assert.ErrorIs(t, store.Delete(context.Background(), s.Header().ID), harness.CodeLocked, "the log stays open while the turn runs")
 
 	close(release)
 	end := <-done
 	require.NotNil(t, end)
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
-	te := lastTurnEnded(t, store, s.ID())
+	te := lastTurnEnded(t, store, s.Header().ID)
 	assert.Equal(t, session.ReasonCancelled, te.Reason, "the turn logged its end before the log was closed")
-	require.NoError(t, store.Delete(context.Background(), s.ID()), "the log was closed when the turn ended")
+	require.NoError(t, store.Delete(context.Background(), s.Header().ID), "the log was closed when the turn ended")
 }
 
 func TestCallLimitsValidation(t *testing.T) {

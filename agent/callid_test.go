@@ -55,7 +55,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	require.NotEmpty(t, ofType[*agent.ContextPruned](evs))
 
-	calls, results := loggedCallIDs(t, store, s.ID())
+	calls, results := loggedCallIDs(t, store, s.Header().ID)
 	assert.Equal(t, []string{"call_0", "call_t1_s2_0"}, calls, "the repeated id is renamed, and the log holds the new one")
 	assert.Equal(t, calls, results)
 	var started []string
@@ -75,7 +75,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
 	require.NoError(t, err)
 	defer loop2.Close()
-	s2, err := loop2.ResumeSession(ctx, s.ID())
+	s2, err := loop2.ResumeSession(ctx, s.Header().ID)
 	require.NoError(t, err)
 	assert.Empty(t, s2.Warnings())
 	rebuilt := s2.Messages()
@@ -99,7 +99,7 @@ func TestCallIDsUniqueInTheSession(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, session.ReasonCompleted, end.Reason)
 	}
-	calls, results := loggedCallIDs(t, store, s.ID())
+	calls, results := loggedCallIDs(t, store, s.Header().ID)
 	// Turn 2's call_0 is taken, so it becomes call_t2_s1_0; the provider's
 	// own call_t2_s1_0 is then taken too, and so is its repetition.
 	assert.Equal(t, []string{"call_0", "call_t1_s1_1", "call_t2_s1_0", "call_t2_s1_1", "call_t2_s1_2"}, calls)

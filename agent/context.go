@@ -13,7 +13,8 @@ import (
 	"github.com/go-harness/harness/session"
 )
 
-// ContextPolicy says when a turn makes room in the model's context window.
+// ContextPolicy says when a turn makes room in the model's context window,
+// and how many images one request carries.
 // Before each model call the loop estimates the request's size in tokens
 // (a byte count scaled by the ratio the provider's last reported usage
 // showed). Above PruneAt of the window it first prunes, without a model
@@ -36,12 +37,23 @@ type ContextPolicy struct {
 	KeepRecent float64
 	// Disabled turns pruning and compaction off, also on overflow.
 	Disabled bool
+
+	// MaxImages and MaxImageBytes bound the images one request carries:
+	// at most MaxImages images of at most MaxImageBytes bytes in all
+	// (stored sizes, before any transport encoding). Older images beyond
+	// the budget reach the model as short placeholders naming the
+	// attachment, the newest kept first; the log keeps every image
+	// reference. Zero means the default, 20 images and 20 MiB, which stays
+	// well inside common request-body limits once base64-encoded.
+	// Disabled does not lift this bound.
+	MaxImages     int
+	MaxImageBytes int64
 }
 
 // WithContextPolicy sets the context policy. Models that report no
 // context window are never pruned or compacted ahead of time, only after
-// the provider reports an overflow. A negative or NaN share is an error
-// of New.
+// the provider reports an overflow. A negative or NaN share, or a
+// negative image budget, is an error of New.
 func WithContextPolicy(p ContextPolicy) Option { return func(c *config) { c.context = p } }
 
 func (p ContextPolicy) validate() error {
@@ -52,6 +64,9 @@ func (p ContextPolicy) validate() error {
 		if !(f.v >= 0) { // also refuses NaN
 			return optionError("WithContextPolicy: ContextPolicy.%s is %v; a share must not be negative (zero means the default)", f.name, f.v)
 		}
+	}
+	if p.MaxImages < 0 || p.MaxImageBytes < 0 {
+		return optionError("WithContextPolicy: ContextPolicy.MaxImages is %d and MaxImageBytes %d; the image budget must not be negative (zero means the default)", p.MaxImages, p.MaxImageBytes)
 	}
 	return nil
 }
@@ -198,7 +213,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
 		return false
 	}
-	sumTokens := t.s.est.tokens(int64(len(session.SummaryText(summary))))
+	sumTokens := t.s.est.tokens(int64(len(compact.SummaryText(summary))))
 	if summary == "" || sumTokens >= source {
 		t.s.logger.Warn("compaction refused: the summary is not smaller than what it replaces",
 			"step", step, "source_tokens", source, "summary_tokens", sumTokens)

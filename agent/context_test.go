@@ -94,7 +94,7 @@ func TestPruneSupersededReads(t *testing.T) {
 	assert.Contains(t, resultByCall(third, "r2"), "code line")
 
 	// The log keeps the originals and records each pruning once.
-	tr, err := store.Load(ctx, s.ID())
+	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	pruned := map[string]int{}
 	for _, e := range tr.Events {
@@ -195,7 +195,7 @@ func TestCompaction(t *testing.T) {
 		}
 	}
 
-	tr, err := store.Load(ctx, s.ID())
+	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	var compacted []*session.Compacted
 	for _, e := range tr.Events {

@@ -92,7 +92,7 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
 	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
-	slots := make(chan struct{}, max(t.l.cfg.parallel, 1))
+	slots := make(chan struct{}, t.l.cfg.limits.withDefaults().MaxParallel)
 	go func() {
 		for i, call := range prepared {
 			acquired := false

@@ -27,7 +27,7 @@
 //
 // The host sees the turn as an iterator of [Event] values, each a
 // pointer to one of these types ([MarshalEvent] writes any of them as one
-// JSON line, its [KindOf] in "type"):
+// JSON line, its type name in "type"):
 //
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
@@ -45,7 +45,7 @@
 //   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
 //
-// Retryable model failures (model.Retryable: rate limit, server,
+// Retryable model failures (by their code: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of
 // times. Cancelling the context, or stopping the iteration, ends the turn

@@ -22,18 +22,10 @@ import (
 //		if err != nil { ... }
 //	}
 //
-// Only this package defines events; [KindOf] names one.
+// Only this package defines events; [MarshalEvent] writes each one's
+// type name in "type".
 type Event interface {
 	kind() string
-}
-
-// KindOf names the type of ev in snake_case ("text_delta", "turn_end",
-// ...), as MarshalEvent writes it in "type"; "" for nil.
-func KindOf(ev Event) string {
-	if ev == nil {
-		return ""
-	}
-	return ev.kind()
 }
 
 // TextDelta is a piece of the model's answer.
@@ -131,7 +123,8 @@ type TurnEnd struct {
 	Steps  int           `json:"steps"`
 	Usage  harness.Usage `json:"usage"`
 	// Output is the validated JSON value of a structured final answer
-	// (see Session.RunOutput); nil otherwise. Decode it with OutputAs.
+	// (see Session.RunOutput); nil otherwise. Decode it with json.Unmarshal,
+	// or run the turn with RunTyped, which does.
 	Output json.RawMessage `json:"output,omitempty"`
 	// Cost is what the turn's model calls cost by the loop's price
 	// table (WithPrices), in its currency; 0 without one.
@@ -152,9 +145,18 @@ func (*ReminderAdded) kind() string    { return "reminder" }
 func (*StepEnd) kind() string          { return "step_end" }
 func (*TurnEnd) kind() string          { return "turn_end" }
 
+// kindOf names the type of ev as MarshalEvent writes it; "" for nil.
+func kindOf(ev Event) string {
+	if ev == nil {
+		return ""
+	}
+	return ev.kind()
+}
+
 // MarshalEvent encodes an event as one JSON object with its kind in
-// "type" and, where the event carries an error, "error": {"code",
-// "message"}. It is the line format for scripts that follow a turn.
+// "type" (the type's name in snake_case: "text_delta", "turn_end", ...)
+// and, where the event carries an error, "error": {"code", "message"}. It
+// is the line format for scripts that follow a turn.
 func MarshalEvent(ev Event) ([]byte, error) {
 	body, err := marshalPlain(ev)
 	if err != nil {

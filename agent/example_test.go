@@ -72,7 +72,7 @@ func ExampleLoop_ResumeSession() {
 	sess, _ := first.NewSession(ctx, agent.SessionOptions{Cwd: "/src/app"})
 	for range sess.Run(ctx, "Remember: we build with Go 1.26.") {
 	}
-	id := sess.ID()
+	id := sess.Header().ID
 	first.Close()
 
 	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Go 1.26."))), agent.WithSessionStore(store))

@@ -10,10 +10,11 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// imageBudget bounds the images one request carries. When the history
-// holds more, the oldest reach the model as short text placeholders
-// naming the attachment, newest kept first; the session log keeps every
-// image reference. A zero field means its default.
+// imageBudget bounds the images one request carries
+// (ContextPolicy.MaxImages and MaxImageBytes). When the history holds
+// more, the oldest reach the model as short text placeholders naming the
+// attachment, newest kept first; the session log keeps every image
+// reference. A zero field means its default.
 type imageBudget struct {
 	// Count is the most images one request carries.
 	Count int
@@ -37,20 +38,6 @@ func (b imageBudget) withDefaults() imageBudget {
 		b.Bytes = defaultImageBudgetBytes
 	}
 	return b
-}
-
-// WithImageBudget bounds the images one request carries: at most count
-// images of at most bytes bytes in all. Older images beyond the budget
-// reach the model as placeholders. Zero keeps a default (20 images,
-// 20 MiB); a negative value is an error of New.
-func WithImageBudget(count int, bytes int64) Option {
-	return func(c *config) {
-		if count < 0 || bytes < 0 {
-			c.fail("WithImageBudget(%d, %d): the budget must not be negative (zero keeps a default)", count, bytes)
-			return
-		}
-		c.images = imageBudget{Count: count, Bytes: bytes}
-	}
 }
 
 // Why an image reaches the model as a placeholder.
@@ -229,6 +216,6 @@ func (t *turn) projectImages(req *model.Request) *model.Request {
 		cache = nil
 	}
 	req.Messages = projectImages(req.Messages, t.model.Info().Input.Accepts(harness.ModalityImage),
-		req.Images != nil, t.l.cfg.images, cache)
+		req.Images != nil, imageBudget{Count: t.l.cfg.context.MaxImages, Bytes: t.l.cfg.context.MaxImageBytes}, cache)
 	return req
 }

@@ -112,7 +112,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 
 	// Nothing is lost: the history and the log keep the references.
 	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(&model.Request{Messages: s.Messages()}))
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	logged, _ := json.Marshal(tr.Events)
 	assert.Contains(t, string(logged), `"digest":"`+userImg.Digest+`"`)
@@ -145,7 +145,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	calls = append(calls, replay.Say("done"))
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
-		agent.WithAttachments(attachments.NewMemory()), agent.WithImageBudget(3, 0))
+		agent.WithAttachments(attachments.NewMemory()), agent.WithContextPolicy(agent.ContextPolicy{MaxImages: 3}))
 	runContent(t, s, harness.TextBlock("take five"))
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
@@ -157,7 +157,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	// A byte budget: each image is 1000 bytes, so 2500 bytes keep two.
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s2 := newSession(t, agent.WithModel(m2), agent.WithTools(snapTool()),
-		agent.WithAttachments(attachments.NewMemory()), agent.WithImageBudget(0, 2500))
+		agent.WithAttachments(attachments.NewMemory()), agent.WithContextPolicy(agent.ContextPolicy{MaxImageBytes: 2500}))
 	runContent(t, s2, harness.TextBlock("take five"))
 	last := m2.Requests()[5]
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))

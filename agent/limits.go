@@ -34,8 +34,9 @@ const (
 	defaultCloseWait = 5 * time.Second
 )
 
-// CallLimits bound how long the loop waits for tool calls, and how long
-// Close waits for a running turn, whatever middleware is installed. They
+// CallLimits bound how many tool calls run at once, how long the loop
+// waits for them, and how long Close waits for a running turn, whatever
+// middleware is installed. They
 // are the dispatcher's last resort against a tool that ignores its
 // context; a deadline middleware (the guard package's) should fire well
 // before them and say more.
@@ -53,6 +54,9 @@ const (
 // A zero field means its default. A negative field, or a Margin below 1,
 // is a configuration error reported by New.
 type CallLimits struct {
+	// MaxParallel is how many concurrency-safe calls of one step run at
+	// once. Zero means 8.
+	MaxParallel int
 	// Backstop is the longest the loop waits for a call whose tool
 	// declares no deadline. Zero means 15 minutes, above every family
 	// default of the guard package's deadline middleware, so that one fires
@@ -86,6 +90,9 @@ func (l CallLimits) validate() error {
 			errs = append(errs, optionError("WithCallLimits: CallLimits.%s is %s; it must not be negative (zero means the default)", f.name, f.d))
 		}
 	}
+	if l.MaxParallel < 0 {
+		errs = append(errs, optionError("WithCallLimits: CallLimits.MaxParallel is %d; it must not be negative (zero means the default)", l.MaxParallel))
+	}
 	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
 		errs = append(errs, optionError("WithCallLimits: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", l.Margin))
 	}
@@ -93,6 +100,9 @@ func (l CallLimits) validate() error {
 }
 
 func (l CallLimits) withDefaults() CallLimits {
+	if l.MaxParallel <= 0 {
+		l.MaxParallel = defaultMaxParallelTools
+	}
 	if l.Backstop <= 0 {
 		l.Backstop = defaultCallBackstop
 	}

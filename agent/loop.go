@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -159,7 +159,7 @@ type SessionOptions struct {
 	ID string
 	// Cwd is the session's working directory, an absolute path in the
 	// file system's namespace. Empty means the loop's WithWorkingDir, or
-	// the file system's root (fs.RootOf), or "/".
+	// the file system's root (fs.Rooter), or "/".
 	Cwd string
 	// Parent is the id of the session this one continues, if any.
 	Parent string
@@ -180,7 +180,7 @@ func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session,
 		cwd = l.cfg.cwd
 	}
 	if cwd == "" && l.cfg.fsys != nil {
-		cwd = fs.RootOf(l.cfg.fsys)
+		cwd = fsimpl.RootOf(l.cfg.fsys)
 	}
 	if cwd == "" {
 		cwd = "/"

@@ -233,7 +233,7 @@ func TestCancelMidStream(t *testing.T) {
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	assert.ErrorIs(t, endErr, context.Canceled)
 
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	last := tr.Events[len(tr.Events)-1].Data.(*session.TurnEnded)
 	assert.Equal(t, session.ReasonCancelled, last.Reason)
@@ -370,12 +370,12 @@ func TestConfigurationErrors(t *testing.T) {
 		{"a tool name that is not snake_case", []agent.Option{scripted, agent.WithTools(bad)}, []string{"snake_case"}},
 		{"zero steps", []agent.Option{scripted, agent.WithMaxSteps(0)}, []string{"WithMaxSteps(0)"}},
 		{"negative steps", []agent.Option{scripted, agent.WithMaxSteps(-3)}, []string{"WithMaxSteps(-3)"}},
-		{"zero parallel tools", []agent.Option{scripted, agent.WithMaxParallelTools(0)}, []string{"WithMaxParallelTools(0)"}},
-		{"negative image budget", []agent.Option{scripted, agent.WithImageBudget(-1, 0)}, []string{"WithImageBudget(-1, 0)"}},
+		{"negative parallel tools", []agent.Option{scripted, agent.WithCallLimits(agent.CallLimits{MaxParallel: -1})}, []string{"CallLimits.MaxParallel is -1"}},
+		{"negative image budget", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{MaxImages: -1})}, []string{"ContextPolicy.MaxImages is -1"}},
 		{"negative retry delay", []agent.Option{scripted, agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: -time.Second})}, []string{"WithRetry(", "BaseDelay:-1s"}},
 		{"negative context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{PruneAt: -0.5})}, []string{"ContextPolicy.PruneAt is -0.5"}},
 		{"NaN context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: math.NaN()})}, []string{"ContextPolicy.KeepRecent is NaN"}},
-		{"every error at once", []agent.Option{agent.WithMaxSteps(0), agent.WithMaxParallelTools(-1)}, []string{"agent.WithModel", "WithMaxSteps(0)", "WithMaxParallelTools(-1)"}},
+		{"every error at once", []agent.Option{agent.WithMaxSteps(0), agent.WithCallLimits(agent.CallLimits{MaxParallel: -1})}, []string{"agent.WithModel", "WithMaxSteps(0)", "CallLimits.MaxParallel is -1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := agent.New(tc.opts...)
@@ -388,7 +388,7 @@ func TestConfigurationErrors(t *testing.T) {
 			}
 		})
 	}
-	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithMaxParallelTools(1), agent.WithImageBudget(0, 0), agent.WithLogger(nil))
+	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithCallLimits(agent.CallLimits{MaxParallel: 1}), agent.WithContextPolicy(agent.ContextPolicy{}), agent.WithLogger(nil))
 	require.NoError(t, err, "the least valid values and zero defaults are accepted")
 	require.NoError(t, l.Close())
 }
@@ -465,7 +465,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var found *session.ToolRecord
 	for _, e := range tr.Events {

@@ -68,7 +68,7 @@ func (s *Session) beginTurn(ctx context.Context, m model.Model) context.Context 
 	if len(obs) == 0 {
 		return ctx
 	}
-	info := TurnInfo{SessionID: s.ID(), Turn: s.turns() + 1, Model: m.Info().Name}
+	info := TurnInfo{SessionID: s.Header().ID, Turn: s.turns() + 1, Model: m.Info().Name}
 	for _, o := range obs {
 		func() {
 			defer func() {
@@ -90,7 +90,7 @@ func (t *turn) notify(ev Event) {
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
-					t.s.logger.Error("turn observer panicked", "event", KindOf(ev), "panic", fmt.Sprint(p))
+					t.s.logger.Error("turn observer panicked", "event", kindOf(ev), "panic", fmt.Sprint(p))
 				}
 			}()
 			o.ObserveEvent(t.ctx, ev)

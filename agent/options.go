@@ -28,7 +28,6 @@ type config struct {
 	fsys        fs.FileSystem
 	logger      *slog.Logger
 	maxSteps    int
-	parallel    int
 	retry       RetryPolicy
 	middleware  []tools.Middleware
 	observers   []tools.StepObserver
@@ -36,7 +35,6 @@ type config struct {
 	attachments tools.AttachmentStore
 	cwd         string
 	context     ContextPolicy
-	images      imageBudget
 	limits      CallLimits
 	base        context.Context
 
@@ -77,7 +75,6 @@ func defaultConfig() config {
 		store:    session.NewMemory(),
 		logger:   logs.OrDiscard(nil),
 		maxSteps: defaultMaxSteps,
-		parallel: defaultMaxParallelTools,
 		retry:    defaultRetryPolicy(),
 	}
 }
@@ -113,7 +110,7 @@ func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = 
 
 // WithWorkingDir sets the default working directory of new sessions: an
 // absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is the file system's root (fs.RootOf), or "/" without a
+// The default is the file system's root (fs.Rooter), or "/" without a
 // file system.
 func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 
@@ -137,18 +134,6 @@ func WithMaxSteps(n int) Option {
 			return
 		}
 		c.maxSteps = n
-	}
-}
-
-// WithMaxParallelTools bounds how many concurrency-safe calls of one step
-// run at once (default 8). It must be positive.
-func WithMaxParallelTools(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("WithMaxParallelTools(%d): at least 1 call must be able to run", n)
-			return
-		}
-		c.parallel = n
 	}
 }
 
@@ -181,7 +166,8 @@ func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { 
 func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
-// model.Retryable says yes to are retried.
+// whose code (harness.CodeOf) is CodeRateLimit, CodeServer,
+// CodeTransport, CodeEmptyResponse or CodeTruncatedStream are retried.
 type RetryPolicy struct {
 	// MaxRetries is how many times one model call is retried; 0 means
 	// never.

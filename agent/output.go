@@ -88,12 +88,12 @@ func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEn
 	if endErr != nil {
 		return zero, end, endErr
 	}
-	v, err := OutputAs[T](end)
+	v, err := outputAs[T](end)
 	return v, end, err
 }
 
-// OutputAs decodes the structured answer a TurnEnd carries into a T.
-func OutputAs[T any](end *TurnEnd) (T, error) {
+// outputAs decodes the structured answer a TurnEnd carries into a T.
+func outputAs[T any](end *TurnEnd) (T, error) {
 	var v T
 	if end == nil || end.Output == nil {
 		return v, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the turn has no structured answer; run it with RunOutput or RunTyped"}

@@ -151,7 +151,7 @@ func TestRunOutputEventsAndResume(t *testing.T) {
 
 	// Resume rebuilds the same history, the repair reminder included.
 	want := s.Messages()
-	id := s.ID()
+	id := s.Header().ID
 	require.NoError(t, s.Close())
 	r, err := loop.ResumeSession(context.Background(), id)
 	require.NoError(t, err)

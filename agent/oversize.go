@@ -33,7 +33,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 	var stored tools.Stored
 	var saveErr error
 	if text := res.Text(); len(text) > limit {
-		owner := tools.Owner{Session: t.s.ID(), Tool: ev.Name, Call: ev.CallID}
+		owner := tools.Owner{Session: t.s.Header().ID, Tool: ev.Name, Call: ev.CallID}
 		// The save outlives a cancelled turn: the result is logged either way.
 		// previewLimit is never below spill.MinThreshold, so NewWriter
 		// cannot refuse it.

@@ -87,7 +87,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	assert.Less(t, len(text), 33_000, "a preview the size the spill policy shows")
 
 	// The whole text is in the output store, under the locator shown.
-	locs := out.Locators(s.ID())
+	locs := out.Locators(s.Header().ID)
 	require.Len(t, locs, 1)
 	assert.Contains(t, text, locs[0])
 	rc, err := out.Open(ctx, locs[0])
@@ -98,7 +98,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	assert.Equal(t, bigText(600<<10), string(whole))
 
 	// What is logged is what the host got and what the model saw next.
-	logged := loggedResult(t, store, s.ID())
+	logged := loggedResult(t, store, s.Header().ID)
 	assert.Equal(t, text, logged.Result.Text())
 	assert.Equal(t, []harness.FileAccess{{Op: harness.FileRead, Path: "/w/big.txt", Version: "v1", Complete: true}}, logged.Result.Files, "file records are kept while they fit")
 	assert.Equal(t, text, resultText(lastResults(model.Requests()[1], 1)[0]))
@@ -129,7 +129,7 @@ func TestOversizedResultWithoutOutputStore(t *testing.T) {
 	assert.True(t, strings.HasSuffix(res.Render.Terminal.Output, "TAIL-MARK\n"))
 	assert.LessOrEqual(t, len(res.Render.Terminal.Output), maxLine/8)
 
-	logged := loggedResult(t, store, s.ID())
+	logged := loggedResult(t, store, s.Header().ID)
 	assert.Equal(t, text, logged.Result.Text())
 	assert.Equal(t, res.Render, logged.Result.Render)
 }
@@ -149,7 +149,7 @@ func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	_, end, err = collect(t, s, ctx, "short")
 	require.NoError(t, err, "the session stays usable")
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
-	tr, err := store.Load(ctx, s.ID())
+	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	for _, e := range tr.Events {
 		if u, ok := e.Data.(*session.UserMessage); ok {

@@ -187,7 +187,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	pz := t.s.paused
 	t.s.mu.Unlock()
 	if pz == nil {
-		err := &harness.Error{Code: harness.CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.ID())}
+		err := &harness.Error{Code: harness.CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}

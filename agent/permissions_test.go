@@ -94,7 +94,7 @@ func TestPermissionDenyByRule(t *testing.T) {
 	require.Len(t, dec, 1)
 	assert.Equal(t, permission.Deny, dec[0].Outcome)
 	assert.Equal(t, "rule", dec[0].By)
-	logged := ofPayload[*session.PermissionDecided](logEvents(t, store, s.ID()))
+	logged := ofPayload[*session.PermissionDecided](logEvents(t, store, s.Header().ID))
 	require.Len(t, logged, 1)
 	assert.Equal(t, "deny", logged[0].Outcome)
 	assert.Equal(t, "mark", logged[0].Rule)
@@ -139,7 +139,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, asked, 3, "the remembered rule answered")
 	assert.Equal(t, []string{"one", "three", "four"}, marks(t, file))
-	logged := ofPayload[*session.PermissionDecided](logEvents(t, store, s.ID()))
+	logged := ofPayload[*session.PermissionDecided](logEvents(t, store, s.Header().ID))
 	require.Len(t, logged, 4)
 	assert.Equal(t, []string{"user", "user", "user", "rule"}, []string{logged[0].By, logged[1].By, logged[2].By, logged[3].By})
 	assert.Equal(t, "mark", logged[2].Remember)
@@ -305,7 +305,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	require.Equal(t, session.ReasonAwaitingApproval, end.Reason)
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true, Remember: "mark"}}))
 	require.NoError(t, err)
-	id := s.ID()
+	id := s.Header().ID
 	require.NoError(t, loop.Close())
 
 	loop2, err := agent.New(opts...)

@@ -28,7 +28,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = collect(t, s1, ctx, "turn one")
 	require.NoError(t, err)
-	id := s1.ID()
+	id := s1.Header().ID
 	seen := m1.Requests()[1].Messages // the last request of turn one
 	require.NoError(t, loop1.Close())
 
@@ -97,7 +97,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	sent := m.Requests()[0].Messages
 	assert.Equal(t, harness.CodeOutcomeUnknown, sent[2].Content[0].ToolResult.Code, "the model is told the outcome is unknown")
 
-	tr, err := store.Load(ctx, s.ID())
+	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	var ends []*session.TurnEnded
 	var reasons []string
@@ -143,7 +143,7 @@ func TestStartLoggedBeforeSideEffects(t *testing.T) {
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Say("done"))
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithSessionStore(store))
-	sessionID = s.ID()
+	sessionID = s.Header().ID
 	_, _, err := collect(t, s, ctx, "go")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"assistant", "start:p1"}, seenOnDisk)

@@ -155,7 +155,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	assert.Contains(t, logs.String(), "stack=", "the stack is logged")
 	assert.Contains(t, logs.String(), "panicky", "the stack shows where it panicked")
 
-	te := lastTurnEnded(t, store, s.ID())
+	te := lastTurnEnded(t, store, s.Header().ID)
 	assert.Equal(t, session.ReasonError, te.Reason)
 	require.NotNil(t, te.Error)
 	assert.Equal(t, harness.CodeInternal, te.Error.Code)
@@ -261,7 +261,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			assert.Equal(t, harness.CodeInternal, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), "store boom")
 			if tc.endLogged {
-				te := lastTurnEnded(t, mem, s.ID())
+				te := lastTurnEnded(t, mem, s.Header().ID)
 				require.NotNil(t, te.Error)
 				assert.Equal(t, harness.CodeInternal, te.Error.Code)
 				// And the session goes on.
@@ -343,5 +343,5 @@ func TestClosePanicIsAnError(t *testing.T) {
 	assert.Equal(t, harness.CodeInternal, ie.Code)
 	assert.Contains(t, err.Error(), "closer boom")
 	// The log was closed anyway: the session can be deleted.
-	require.NoError(t, mem.Delete(context.Background(), s.ID()))
+	require.NoError(t, mem.Delete(context.Background(), s.Header().ID))
 }

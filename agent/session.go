@@ -55,10 +55,8 @@ type Session struct {
 	abandoned map[*runningCall]struct{}
 }
 
-// ID returns the session id.
-func (s *Session) ID() string { return s.log.Header().ID }
-
-// Header returns the session's log header.
+// Header returns the session's log header: its id (Header().ID), working
+// directory, parent and creation time.
 func (s *Session) Header() session.Header { return s.log.Header() }
 
 // Warnings returns what was skipped or repaired when the session was
@@ -255,14 +253,6 @@ func (s *Session) append(ctx context.Context, payloads ...session.Payload) error
 	return nil
 }
 
-// sessionRecorder is the session as the tools' tools.Recorder: tool
-// records go to the session log.
-type sessionRecorder struct{ s *Session }
-
-func (r sessionRecorder) Record(ctx context.Context, call *tools.Call, name string, data any) error {
-	return r.s.record(ctx, call, name, data)
-}
-
 func (s *Session) record(ctx context.Context, call *tools.Call, name string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -276,7 +266,7 @@ func (s *Session) record(ctx context.Context, call *tools.Call, name string, dat
 func (s *Session) env(model model.Model) *tools.Env {
 	cfg := &s.loop.cfg
 	return &tools.Env{
-		SessionID:   s.ID(),
+		SessionID:   s.Header().ID,
 		Cwd:         s.log.Header().Cwd,
 		FS:          cfg.fsys,
 		ModelInput:  model.Info().Input,
@@ -285,7 +275,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Recorder:    sessionRecorder{s},
+		Record:      s.record,
 	}
 }
 

@@ -276,11 +276,11 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		return nil, err
 	}
 	defer child.Close()
-	sess, err := child.NewSession(ctx, SessionOptions{Cwd: t.s.Header().Cwd, Parent: t.s.ID(), ParentCall: call.ID})
+	sess, err := child.NewSession(ctx, SessionOptions{Cwd: t.s.Header().Cwd, Parent: t.s.Header().ID, ParentCall: call.ID})
 	if err != nil {
 		return nil, err
 	}
-	if rerr := call.Env.Record(ctx, call, "sub_agent", subAgentRecord{Session: sess.ID(), Agent: ty.Name, Description: in.Description}); rerr != nil {
+	if rerr := t.s.record(ctx, call, "sub_agent", subAgentRecord{Session: sess.Header().ID, Agent: ty.Name, Description: in.Description}); rerr != nil {
 		l.cfg.logger.Warn("agent: recording a sub-agent's session id failed", "error", rerr)
 	}
 	var (
@@ -312,7 +312,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		if se, ok := ev.(*SubAgentEvent); ok {
 			wrapped = se // a grandchild's event, already tagged
 		} else {
-			wrapped = &SubAgentEvent{Session: sess.ID(), Call: call.ID, Agent: ty.Name, Depth: depth, Event: ev}
+			wrapped = &SubAgentEvent{Session: sess.Header().ID, Call: call.ID, Agent: ty.Name, Depth: depth, Event: ev}
 		}
 		select {
 		case t.sub.relay <- wrapped:
@@ -323,12 +323,12 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		t.sub.add(end.Usage, end.Cost)
 	}
 	if cerr := sess.Close(); cerr != nil {
-		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.ID(), "error", cerr)
+		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.Header().ID, "error", cerr)
 	}
 	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errBudgetSpent) && end != nil {
 		end.Reason = session.ReasonStepLimit // the turn's budget, not the child's own limit
 	}
-	return taskResult(sess.ID(), ty.Name, answer.String(), end, sa.MaxAnswer, ctx.Err())
+	return taskResult(sess.Header().ID, ty.Name, answer.String(), end, sa.MaxAnswer, ctx.Err())
 }
 
 type subAgentRecord struct {

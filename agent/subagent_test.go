@@ -134,7 +134,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	for call, id := range byCall {
 		tr, err := store.Load(context.Background(), id)
 		require.NoError(t, err)
-		assert.Equal(t, s.ID(), tr.Header.Parent)
+		assert.Equal(t, s.Header().ID, tr.Header.Parent)
 		assert.Equal(t, call, tr.Header.ParentCall)
 	}
 	line, err := agent.MarshalEvent(subs[0])
@@ -143,7 +143,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	assert.Regexp(t, `"event":\{.*"type":"`, string(line), "the inner event carries its own kind")
 
 	// The parent's log names each child.
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var referenced []string
 	for _, ev := range tr.Events {
@@ -355,14 +355,14 @@ func TestSubAgentCancelledWithParentThenResumed(t *testing.T) {
 	loop2, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop2.Close()
-	ps, err := loop2.ResumeSession(context.Background(), s.ID())
+	ps, err := loop2.ResumeSession(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	assert.NotEmpty(t, ps.Messages())
 	require.NoError(t, ps.Close())
 	for id := range children {
 		cs, err := loop2.ResumeSession(context.Background(), id)
 		require.NoError(t, err, id)
-		assert.Equal(t, s.ID(), cs.Header().Parent)
+		assert.Equal(t, s.Header().ID, cs.Header().Parent)
 		last := cs.Messages()[len(cs.Messages())-1]
 		require.NotEmpty(t, last.Content)
 		require.NoError(t, cs.Close())
@@ -381,7 +381,7 @@ func TestSubAgentReplay(t *testing.T) {
 	childID := ofType[*agent.SubAgentEvent](evs)[0].Session
 
 	// Replaying both logs reproduces the parent's and the child's answers.
-	ptr, err := store.Load(context.Background(), s.ID())
+	ptr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	ctr, err := store.Load(context.Background(), childID)
 	require.NoError(t, err)

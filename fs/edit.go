@@ -42,8 +42,8 @@ func ApplyEdit(content []byte, e Edit) ([]byte, []Span, error) {
 		return nil, nil, err
 	}
 	start := 0
-	if bytes.HasPrefix(content, []byte(BOM)) {
-		start = len(BOM)
+	if bytes.HasPrefix(content, []byte(bom)) {
+		start = len(bom)
 	}
 	body := content[start:]
 	norm, crs := normalize(body)

@@ -167,7 +167,9 @@ type LocalPather interface {
 
 // Rooter is implemented by file systems whose namespace has a root other
 // than "/" or that want to name it: Root returns the absolute namespace
-// path of the root, which is also a good default working directory.
+// path of the root, which is also a good default working directory. The
+// root of a file system that does not implement it (or whose Root is
+// empty) is "/".
 type Rooter interface {
 	Root() string
 }
@@ -187,15 +189,4 @@ type Opener interface {
 // view when it implements io.Closer; closing it leaves fsys open.
 type DirOpener interface {
 	OpenDir(ctx context.Context, dir string) (FileSystem, error)
-}
-
-// RootOf returns fsys's root: Root() when it implements [Rooter], "/"
-// otherwise.
-func RootOf(fsys FileSystem) string {
-	if r, ok := fsys.(Rooter); ok {
-		if root := r.Root(); root != "" {
-			return root
-		}
-	}
-	return "/"
 }

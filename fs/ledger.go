@@ -51,13 +51,6 @@ func (l *Ledger) Version(path string) (string, bool) {
 	return v, ok
 }
 
-// Len returns the number of files the ledger knows.
-func (l *Ledger) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.seen)
-}
-
 // WritePrecondition returns the precondition a write of path must carry:
 // the recorded version when the file was seen, create-only otherwise.
 func (l *Ledger) WritePrecondition(path string) Precondition {

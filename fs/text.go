@@ -31,8 +31,8 @@ const (
 // marks a file as binary whatever window is asked for.
 const binaryProbe = 8 << 10
 
-// BOM is the UTF-8 byte order mark.
-const BOM = "\uFEFF"
+// bom is the UTF-8 byte order mark.
+const bom = "\uFEFF"
 
 // Window selects lines of a text file. Zero fields take the defaults.
 type Window struct {
@@ -100,26 +100,6 @@ type Text struct {
 	BOM bool
 }
 
-// End returns the number of the last line of the window, or Offset-1 for
-// an empty window.
-func (t *Text) End() int { return t.Offset + len(t.Lines) - 1 }
-
-// CutLines returns how many lines of the window were cut.
-func (t *Text) CutLines() int {
-	n := 0
-	for _, l := range t.Lines {
-		if l.Cut > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// Complete reports that the window holds the whole file, no line cut.
-func (t *Text) Complete() bool {
-	return t.Offset <= 1 && t.End() == t.TotalLines && t.CutLines() == 0
-}
-
 // scanChunk is the read size of ScanText.
 const scanChunk = 256 << 10
 
@@ -139,10 +119,10 @@ func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 	w = w.normalized()
 	s := &scanner{w: w, t: &Text{Offset: w.Offset}, windowEnd: int64(w.Offset) + int64(w.Limit) - 1}
 	br := bufio.NewReaderSize(r, 16)
-	if head, _ := br.Peek(len(BOM)); string(head) == BOM {
+	if head, _ := br.Peek(len(bom)); string(head) == bom {
 		s.t.BOM = true
-		br.Discard(len(BOM))
-		s.pos = int64(len(BOM))
+		br.Discard(len(bom))
+		s.pos = int64(len(bom))
 	}
 	buf := make([]byte, scanChunk)
 	for {

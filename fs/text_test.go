@@ -72,18 +72,19 @@ func TestScanTextWindows(t *testing.T) {
 	}
 }
 
-func TestScanTextComplete(t *testing.T) {
+func TestScanTextWhole(t *testing.T) {
 	got, err := scan(t, "a\nb\n", fs.Window{})
 	require.NoError(t, err)
-	assert.True(t, got.Complete())
-	assert.Equal(t, 2, got.End())
+	assert.Equal(t, []fs.Line{{Text: "a"}, {Text: "b"}}, got.Lines)
+	assert.Equal(t, 1, got.Offset)
+	assert.Equal(t, 2, got.TotalLines)
 	got, err = scan(t, "a\nb\n", fs.Window{Limit: 1})
 	require.NoError(t, err)
-	assert.False(t, got.Complete())
+	assert.Equal(t, []fs.Line{{Text: "a"}}, got.Lines)
+	assert.Equal(t, 2, got.TotalLines, "the total counts the lines past the window")
 	got, err = scan(t, "a\nbbbb\n", fs.Window{MaxLineRunes: 2})
 	require.NoError(t, err)
-	assert.False(t, got.Complete(), "a cut line makes the window incomplete")
-	assert.Equal(t, 1, got.CutLines())
+	assert.Equal(t, []fs.Line{{Text: "a"}, {Text: "bb", Cut: 2}}, got.Lines)
 }
 
 func TestScanTextCutsLongLines(t *testing.T) {

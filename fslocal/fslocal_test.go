@@ -20,6 +20,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 func bg() context.Context { return context.Background() }
@@ -47,7 +48,7 @@ func TestNew(t *testing.T) {
 	dir := t.TempDir()
 	f := newFS(t, dir)
 	assert.Equal(t, filepath.ToSlash(dir), f.Root())
-	assert.Equal(t, filepath.ToSlash(dir), fs.RootOf(f))
+	assert.Equal(t, filepath.ToSlash(dir), fsimpl.RootOf(f))
 	require.NoError(t, f.Close())
 	_, err = f.Stat(bg(), f.Root())
 	require.Error(t, err, "closed")

@@ -380,7 +380,7 @@ func TestGuardsInTheLoop(t *testing.T) {
 	assert.Equal(t, harness.RoleTool, msgs[len(msgs)-2].Role)
 
 	before := s.Messages()
-	id := s.ID()
+	id := s.Header().ID
 	require.NoError(t, s.Close())
 	resumed, err := loop.ResumeSession(ctx, id)
 	require.NoError(t, err)

@@ -128,7 +128,7 @@ func TestSpanTree(t *testing.T) {
 	assert.Equal(t, "invoke_agent", ra["gen_ai.operation.name"])
 	assert.Equal(t, "deepseek", ra["gen_ai.provider.name"])
 	assert.Equal(t, "deepseek-chat", ra["gen_ai.request.model"])
-	assert.Equal(t, r.sess.ID(), ra["gen_ai.conversation.id"])
+	assert.Equal(t, r.sess.Header().ID, ra["gen_ai.conversation.id"])
 	assert.Equal(t, int64(3000), ra["gen_ai.usage.input_tokens"])
 	assert.Equal(t, int64(300), ra["gen_ai.usage.output_tokens"])
 	assert.Equal(t, int64(2100), ra["gen_ai.usage.cache_read.input_tokens"])
@@ -298,7 +298,7 @@ func TestCostOnResume(t *testing.T) {
 	}
 	want := (400*0.28+600*0.028+200*0.42)/1e6 + (500*0.28+1500*0.028+100*0.42)/1e6
 	assert.InDelta(t, want, sess.Cost(), 1e-12)
-	id := sess.ID()
+	id := sess.Header().ID
 	require.NoError(t, sess.Close())
 	again, err := loop.ResumeSession(t.Context(), id)
 	require.NoError(t, err)

@@ -79,7 +79,7 @@ func (l reportingLog) Append(ctx context.Context, ps ...session.Payload) ([]sess
 		// Announce a large write, so the parent can aim a kill at it.
 		// Encoding such a payload takes a while before the write starts:
 		// encode it once here and announce how long that took.
-		if f, ok := p.(*session.ToolFinished); ok && f.Result.TextLen() >= 192<<10 {
+		if f, ok := p.(*session.ToolFinished); ok && len(f.Result.Text()) >= 192<<10 {
 			// The first encoding warms up memory, the second is timed.
 			_, _ = session.Event{Seq: 1, Data: p}.MarshalJSON()
 			t0 := time.Now()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/compact"
 )
 
 // Pruned replaces earlier tool results in the derived history with
@@ -198,18 +199,13 @@ func (h *History) prune(i int, placeholder string) {
 	}}}
 }
 
-// SummaryText wraps a compaction summary the way the model sees it.
-func SummaryText(s string) string {
-	return "<summary of the earlier conversation>\n" + s + "\n</summary of the earlier conversation>"
-}
-
 func (h *History) applyCompacted(c *Compacted) {
 	n := c.Messages
 	if n <= 0 || n > len(h.msgs) {
 		return
 	}
 	msgs := make([]harness.Message, 0, len(h.msgs)-n+1)
-	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(SummaryText(c.Summary))}})
+	msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(compact.SummaryText(c.Summary))}})
 	msgs = append(msgs, h.msgs[n:]...)
 	h.msgs = msgs
 	shift := n - 1

@@ -260,7 +260,7 @@ func TestLoopSpill(t *testing.T) {
 	n := parseNotice(t, text)
 	assert.Contains(t, n.locator, "build-c1-", "the file is named after the tool and call")
 	assert.Equal(t, big, string(spilltest.ReadAll(t, store, n.locator)))
-	require.NoError(t, store.DeleteSession(context.Background(), s.ID()))
+	require.NoError(t, store.DeleteSession(context.Background(), s.Header().ID))
 	_, err = store.Open(context.Background(), n.locator)
 	assert.ErrorIs(t, err, harness.CodeNotFound, "deleting the session removed its outputs")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // Tool is a capability the model can call.
@@ -151,9 +152,11 @@ type Env struct {
 	Attachments AttachmentStore
 	// Logger receives diagnostics; never nil during dispatch.
 	Logger *slog.Logger
-	// Recorder appends tool-specific records to the session log; nil
-	// when nothing records.
-	Recorder Recorder
+	// Record, when set, appends a tool-specific record (name and data,
+	// encoded as JSON) to the session log, so that what a tool fixed at
+	// one point (a shell's environment, say) can be read back later. It
+	// is nil when nothing records, so check before calling.
+	Record func(ctx context.Context, call *Call, name string, data any) error
 }
 
 type ledgerKey struct{}
@@ -185,25 +188,10 @@ func (e *Env) Resolve(p string) string {
 	if cwd == "" {
 		cwd = "/"
 		if e.FS != nil {
-			cwd = fs.RootOf(e.FS)
+			cwd = fsimpl.RootOf(e.FS)
 		}
 	}
 	return path.Join(cwd, p)
-}
-
-// Record appends a tool-specific record to the session log, so that what
-// a tool fixed at one point (a shell's environment, say) can be read back
-// later. It does nothing when no recorder is configured.
-func (e *Env) Record(ctx context.Context, call *Call, name string, data any) error {
-	if e == nil || e.Recorder == nil {
-		return nil
-	}
-	return e.Recorder.Record(ctx, call, name, data)
-}
-
-// Recorder appends tool-specific records to a session log.
-type Recorder interface {
-	Record(ctx context.Context, call *Call, name string, data any) error
 }
 
 // Owner names the producer of a stored output.

@@ -213,5 +213,4 @@ func TestEnvAccepts(t *testing.T) {
 	assert.True(t, unknown.ModelInput.Accepts(harness.ModalityText), "text always, by the one rule the model's Info uses too")
 	e := &tools.Env{ModelInput: []harness.Modality{harness.ModalityText, harness.ModalityImage}}
 	assert.True(t, e.ModelInput.Accepts(harness.ModalityImage))
-	assert.NoError(t, e.Record(context.Background(), &tools.Call{}, "x", 1), "no recorder: nothing to do")
 }

@@ -84,8 +84,18 @@ type modelFailure struct {
 	err        *harness.Error
 }
 
-func (f modelFailure) Error() string   { return f.err.Error() }
-func (f modelFailure) Retryable() bool { return model.Retryable(f.err) }
+func (f modelFailure) Error() string { return f.err.Error() }
+
+// Retryable reports whether the loop retries the failure: its code is one
+// the agent package's retry rule (and the model package's doc) names.
+func (f modelFailure) Retryable() bool {
+	switch f.Code {
+	case harness.CodeRateLimit, harness.CodeServer, harness.CodeTransport,
+		harness.CodeEmptyResponse, harness.CodeTruncatedStream:
+		return true
+	}
+	return false
+}
 
 // modelErr requires err to be a model error (a *harness.Error, not
 // wrapped) and returns what it says, its provider detail included.

@@ -48,7 +48,7 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 	for _, p := range []string{"one", "two"} {
 		seen = append(seen, run(t, s, p))
 	}
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	return tr, seen
 }

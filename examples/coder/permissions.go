@@ -205,7 +205,7 @@ func (a *app) answers() (map[string]permission.Answer, error) {
 	p := &a.o.perm
 	pending := a.sess.Pending()
 	if len(pending) == 0 {
-		return nil, usagef("session %s has no call waiting for approval", a.sess.ID())
+		return nil, usagef("session %s has no call waiting for approval", a.sess.Header().ID)
 	}
 	waiting := map[string]bool{}
 	var ids []string

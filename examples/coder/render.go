@@ -830,7 +830,7 @@ func (j *jsonView) beginTurn(string, bool) {}
 func (j *jsonView) event(ev agent.Event) {
 	b, err := agent.MarshalEvent(ev)
 	if err != nil {
-		j.writeJSON(map[string]any{"type": "encoding_error", "event": agent.KindOf(ev), "error": err.Error()})
+		j.writeJSON(map[string]any{"type": "encoding_error", "event": fmt.Sprintf("%T", ev), "error": err.Error()})
 		return
 	}
 	j.mu.Lock()

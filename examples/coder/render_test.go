@@ -207,7 +207,7 @@ func TestSpinner(t *testing.T) {
 	assert.NotContains(t, end[strings.LastIndex(end, "── completed"):], "⠋")
 }
 
-// Every event type marshals to one JSON line whose type is its Kind,
+// Every event type marshals to one JSON line with its type,
 // errors included with their code.
 func TestJSONViewEveryEvent(t *testing.T) {
 	events := append(sampleTurn(),
@@ -227,7 +227,12 @@ func TestJSONViewEveryEvent(t *testing.T) {
 	require.Len(t, lines, len(events))
 	kinds := map[string]bool{}
 	for i, l := range lines {
-		assert.Equal(t, agent.KindOf(events[i]), l["type"], "line %d", i)
+		want, err := agent.MarshalEvent(events[i])
+		require.NoError(t, err)
+		var wantLine map[string]any
+		require.NoError(t, json.Unmarshal(want, &wantLine))
+		assert.Equal(t, wantLine, l, "line %d is the event as agent.MarshalEvent encodes it", i)
+		assert.NotEmpty(t, l["type"], "line %d", i)
 		kinds[l["type"].(string)] = true
 	}
 	for _, k := range []string{"text_delta", "reasoning_delta", "tool_call_start", "tool_call_end", "usage", "retry",

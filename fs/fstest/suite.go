@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // TestFileSystem runs the conformance suite against fsys, as
@@ -26,14 +27,14 @@ import (
 //		fstest.TestFileSystem(t, newMyFS(t.TempDir()))
 //	}
 //
-// fsys must be writable below its root (fs.RootOf). Each subtest works in
+// fsys must be writable below its root (fs.Rooter). Each subtest works in
 // its own fresh directory there. The suite checks every error code a
 // FileSystem can produce without OS help (permissions and symbolic links
 // are for implementation tests), preconditions, text windows, ReadBytes
 // caps, edits, atomic create-if-absent, and that concurrent
 // read-then-edit loops lose no update.
 func TestFileSystem(t *testing.T, fsys fs.FileSystem) {
-	root := fs.RootOf(fsys)
+	root := fsimpl.RootOf(fsys)
 	base := path.Join(root, fmt.Sprintf("fstest-%p", t))
 	s := &suite{fsys: fsys, root: root}
 	for _, c := range []struct {
@@ -194,11 +195,11 @@ func (s *suite) unchanged(t *testing.T, dir string) {
 
 func (s *suite) keepStyle(t *testing.T, dir string) {
 	p := dir + "/a.txt"
-	v := s.put(t, p, fs.BOM+"one\r\ntwo\r\n").Version
+	v := s.put(t, p, fsimpl.BOM+"one\r\ntwo\r\n").Version
 	res, err := s.fsys.Write(bg(), p, []byte("one\ntwo\nthree\n"), fs.WriteOptions{Pre: fs.Precondition{Version: v}, KeepStyle: true})
 	require.NoError(t, err)
-	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\n", s.content(t, p))
-	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\n", string(res.Written))
+	assert.Equal(t, fsimpl.BOM+"one\r\ntwo\r\nthree\r\n", s.content(t, p))
+	assert.Equal(t, fsimpl.BOM+"one\r\ntwo\r\nthree\r\n", string(res.Written))
 
 	// Written back as a read window shows it: the file is unchanged.
 	text, err := s.fsys.ReadText(bg(), p, fs.Window{})
@@ -235,7 +236,7 @@ func (s *suite) textWindows(t *testing.T, dir string) {
 		fmt.Fprintf(&b, "line %d\r\n", i)
 	}
 	b.WriteString(strings.Repeat("é", 30))
-	s.put(t, p, fs.BOM+b.String())
+	s.put(t, p, fsimpl.BOM+b.String())
 
 	text, err := s.fsys.ReadText(bg(), p, fs.Window{Offset: 3, Limit: 2})
 	require.NoError(t, err)
@@ -244,7 +245,6 @@ func (s *suite) textWindows(t *testing.T, dir string) {
 	assert.Equal(t, 11, text.TotalLines)
 	assert.True(t, text.CRLF)
 	assert.True(t, text.BOM)
-	assert.False(t, text.Complete())
 
 	text, err = s.fsys.ReadText(bg(), p, fs.Window{Offset: 11, MaxLineRunes: 10})
 	require.NoError(t, err)
@@ -410,10 +410,10 @@ func (s *suite) edit(t *testing.T, dir string) {
 
 func (s *suite) editStyles(t *testing.T, dir string) {
 	p := dir + "/win.txt"
-	s.put(t, p, fs.BOM+"alpha\r\nbeta\r\ngamma\r\n")
+	s.put(t, p, fsimpl.BOM+"alpha\r\nbeta\r\ngamma\r\n")
 	_, err := s.fsys.Edit(bg(), p, fs.Edit{Old: "alpha\nbeta", New: "one\ntwo\nthree"}, fs.Precondition{})
 	require.NoError(t, err)
-	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\ngamma\r\n", s.content(t, p), "CRLF and BOM kept")
+	assert.Equal(t, fsimpl.BOM+"one\r\ntwo\r\nthree\r\ngamma\r\n", s.content(t, p), "CRLF and BOM kept")
 }
 
 func (s *suite) editChecksVersionFirst(t *testing.T, dir string) {
@@ -563,7 +563,7 @@ func (s *suite) openDir(t *testing.T, dir string) {
 	s.put(t, dir+"/b.txt", "b\n")
 	v, err := o.OpenDir(bg(), dir+"/sub")
 	require.NoError(t, err)
-	assert.Equal(t, dir+"/sub", fs.RootOf(v))
+	assert.Equal(t, dir+"/sub", fsimpl.RootOf(v))
 	data, info, err := v.ReadBytes(bg(), dir+"/sub/a.txt", 100)
 	require.NoError(t, err)
 	assert.Equal(t, "a\n", string(data))

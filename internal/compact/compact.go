@@ -1,5 +1,6 @@
 // Package compact holds the loop's decision of where to cut a history
-// for compaction. It imports only harness.
+// for compaction, and the text a summary reaches the model as (the loop
+// sizes it, the session's history writes it). It imports only harness.
 package compact
 
 import "github.com/go-harness/harness"
@@ -24,4 +25,9 @@ func Split(msgs []harness.Message, keepTokens int64, tokens func(harness.Message
 		return 0
 	}
 	return i
+}
+
+// SummaryText wraps a compaction summary the way the model sees it.
+func SummaryText(s string) string {
+	return "<summary of the earlier conversation>\n" + s + "\n</summary of the earlier conversation>"
 }

@@ -203,7 +203,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	require.Equal(t, 60, end.Steps)
 
 	o := outcome{requests: llm.requests, bytes: llm.bytes, peak: llm.peak}
-	tr, err := store.Load(ctx, s.ID())
+	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	runs := 0
 	for _, e := range tr.Events {

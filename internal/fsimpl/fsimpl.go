@@ -2,7 +2,9 @@
 // (fslocal and fs/fstest) share beyond the fs contract itself: path
 // checks that refuse the same paths everywhere, the error of an ended
 // context, and the write rule that keeps a file's line endings and byte
-// order mark. It imports fs and harness only.
+// order mark; and what the module's users of a FileSystem (the loop and
+// the file tools) share: its root by the fs.Rooter rule. It imports fs
+// and harness only.
 package fsimpl
 
 import (
@@ -16,6 +18,20 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/textcut"
 )
+
+// BOM is the UTF-8 byte order mark.
+const BOM = "\uFEFF"
+
+// RootOf returns fsys's root: Root() when it implements fs.Rooter and
+// names one, "/" otherwise.
+func RootOf(fsys fs.FileSystem) string {
+	if r, ok := fsys.(fs.Rooter); ok {
+		if root := r.Root(); root != "" {
+			return root
+		}
+	}
+	return "/"
+}
 
 // Limits every implementation enforces, so that a path or a file refused
 // by one is refused by all.
@@ -102,14 +118,14 @@ func Aborted(ctx context.Context, op, path string) error {
 // the mark) write it back unchanged; it is the rule of
 // fs.WriteOptions.KeepStyle.
 func MatchStyle(prev, data []byte) []byte {
-	bom := bytes.HasPrefix(prev, []byte(fs.BOM)) && !bytes.HasPrefix(data, []byte(fs.BOM))
+	bom := bytes.HasPrefix(prev, []byte(BOM)) && !bytes.HasPrefix(data, []byte(BOM))
 	crlf := dominantCRLF(prev) && bytes.IndexByte(data, '\r') < 0 && bytes.IndexByte(data, '\n') >= 0
 	if !bom && !crlf {
 		return data
 	}
-	out := make([]byte, 0, len(data)+len(fs.BOM)+bytes.Count(data, []byte{'\n'}))
+	out := make([]byte, 0, len(data)+len(BOM)+bytes.Count(data, []byte{'\n'}))
 	if bom {
-		out = append(out, fs.BOM...)
+		out = append(out, BOM...)
 	}
 	if crlf {
 		for {

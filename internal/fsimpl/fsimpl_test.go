@@ -69,9 +69,9 @@ func TestMatchStyle(t *testing.T) {
 	assert.Equal(t, "a\r\nb\r\n", string(fsimpl.MatchStyle([]byte("x\r\ny\r\n"), []byte("a\nb\n"))))
 	assert.Equal(t, "a\nb\r\n", string(fsimpl.MatchStyle([]byte("x\r\ny\r\n"), []byte("a\nb\r\n"))), "data with its own CR is kept")
 	assert.Equal(t, "a\nb\n", string(fsimpl.MatchStyle([]byte("x\ny\r\nz\n"), []byte("a\nb\n"))), "LF-dominant stays LF")
-	assert.Equal(t, fs.BOM+"a\n", string(fsimpl.MatchStyle([]byte(fs.BOM+"x\n"), []byte("a\n"))))
-	assert.Equal(t, fs.BOM+"a\r\n", string(fsimpl.MatchStyle([]byte(fs.BOM+"x\r\n"), []byte("a\n"))))
-	assert.Equal(t, fs.BOM+"a", string(fsimpl.MatchStyle([]byte(fs.BOM+"x"), []byte(fs.BOM+"a"))))
+	assert.Equal(t, fsimpl.BOM+"a\n", string(fsimpl.MatchStyle([]byte(fsimpl.BOM+"x\n"), []byte("a\n"))))
+	assert.Equal(t, fsimpl.BOM+"a\r\n", string(fsimpl.MatchStyle([]byte(fsimpl.BOM+"x\r\n"), []byte("a\n"))))
+	assert.Equal(t, fsimpl.BOM+"a", string(fsimpl.MatchStyle([]byte(fsimpl.BOM+"x"), []byte(fsimpl.BOM+"a"))))
 	assert.Equal(t, "single", string(fsimpl.MatchStyle([]byte("x\r\n"), []byte("single"))))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // lineStep is how many lines apart the line index records a start.
@@ -108,8 +109,8 @@ func (s *Store) ReadWindow(ctx context.Context, locator string, w fs.Window) (*f
 	start := idx.Starts[b]
 	bom := false
 	if start > 0 {
-		head := make([]byte, len(fs.BOM))
-		if n, _ := obj.ReadAt(head, 0); n == len(head) && string(head) == fs.BOM {
+		head := make([]byte, len(fsimpl.BOM))
+		if n, _ := obj.ReadAt(head, 0); n == len(head) && string(head) == fsimpl.BOM {
 			bom = true
 		}
 	}

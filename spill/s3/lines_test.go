@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/s3test"
 	"github.com/go-harness/harness/spill/s3"
 	"github.com/go-harness/harness/tools"
@@ -41,7 +42,7 @@ func TestReadWindowSameAsScan(t *testing.T) {
 		"lf":         numbered(2000, "\n"),
 		"no_last_lf": strings.TrimSuffix(numbered(1537, "\n"), "\n"),
 		"crlf":       numbered(1100, "\r\n"),
-		"bom":        fs.BOM + numbered(1200, "\n"),
+		"bom":        fsimpl.BOM + numbered(1200, "\n"),
 		"blank":      strings.Repeat("\n", 1500),
 		"long":       strings.Repeat(strings.Repeat("x", 5000)+"\n", 700),
 		"unicode":    strings.Repeat("ünïcode ✓ 日本語\n", 1300),

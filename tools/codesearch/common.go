@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
 )
@@ -70,7 +71,7 @@ func start(ctx context.Context, call *tools.Call, tool, given string) (fs.FileIn
 	}
 	p := env.Cwd
 	if p == "" {
-		p = fs.RootOf(env.FS)
+		p = fsimpl.RootOf(env.FS)
 	}
 	if strings.TrimSpace(given) != "" {
 		p = env.Resolve(given)
@@ -95,7 +96,7 @@ func explain(ctx context.Context, env *tools.Env, tool, p string, err error) err
 	case harness.CodeNotFound:
 		msg = fmt.Sprintf("The path %s does not exist. Give an existing directory or file (relative paths start at the working directory %s).", p, env.Cwd)
 	case harness.CodeOutsideRoot:
-		msg = fmt.Sprintf("The path %s is outside the workspace; %s searches only under %s.", p, tool, fs.RootOf(env.FS))
+		msg = fmt.Sprintf("The path %s is outside the workspace; %s searches only under %s.", p, tool, fsimpl.RootOf(env.FS))
 	case harness.CodePermission:
 		msg = fmt.Sprintf("Permission denied for %s. Search another directory.", p)
 	case harness.CodeInvalidPath:

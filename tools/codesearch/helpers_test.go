@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/codesearch"
@@ -26,7 +27,7 @@ func newRig(t testing.TB, fsys fs.FileSystem, opts ...codesearch.Option) *rig {
 	require.NoError(t, err)
 	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })
-	return &rig{t: t, reg: reg, env: &tools.Env{Cwd: fs.RootOf(fsys), FS: fsys, State: state}}
+	return &rig{t: t, reg: reg, env: &tools.Env{Cwd: fsimpl.RootOf(fsys), FS: fsys, State: state}}
 }
 
 func (r *rig) call(ctx context.Context, name string, args map[string]any) *harness.ToolResult {

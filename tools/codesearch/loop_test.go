@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
@@ -63,7 +64,7 @@ func TestThroughTheLoop(t *testing.T) {
 	require.NoError(t, err)
 	defer local.Close()
 	for _, fsys := range []fs.FileSystem{mem, local} {
-		root := fs.RootOf(fsys)
+		root := fsimpl.RootOf(fsys)
 		t.Run(root, func(t *testing.T) {
 			llm := replay.NewScripted(
 				replay.Call(

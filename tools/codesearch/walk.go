@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/pathmatch"
 )
 
@@ -74,7 +75,7 @@ func (w *walker) ancestors(ctx context.Context, top string) *pathmatch.Stack {
 	if w.noIgnore {
 		return nil
 	}
-	root := fs.RootOf(w.fsys)
+	root := fsimpl.RootOf(w.fsys)
 	if top == root {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -112,8 +113,8 @@ const snippetMax = 16
 func (c config) snippet(content []byte, s fs.Span) string {
 	body := content
 	bom := 0
-	if bytes.HasPrefix(body, []byte(fs.BOM)) {
-		bom = len(fs.BOM)
+	if bytes.HasPrefix(body, []byte(fsimpl.BOM)) {
+		bom = len(fsimpl.BOM)
 	}
 	first := 1 + bytes.Count(body[:s.NewStart], []byte{'\n'})
 	last := first + bytes.Count(body[s.NewStart:s.NewEnd], []byte{'\n'})

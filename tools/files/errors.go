@@ -12,6 +12,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/editdist"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
@@ -81,7 +82,7 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, code ha
 	case harness.CodeOutsideRoot:
 		root := "/"
 		if env != nil && env.FS != nil {
-			root = fs.RootOf(env.FS)
+			root = fsimpl.RootOf(env.FS)
 		}
 		why := "it is outside the workspace"
 		if strings.Contains(fe.Detail, "symbolic link") {

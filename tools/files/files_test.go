@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
@@ -222,7 +223,7 @@ func TestReadCapsAndCuts(t *testing.T) {
 
 func TestReadStyleNotes(t *testing.T) {
 	r := memRig(t)
-	r.put("/project/win.txt", fs.BOM+"a\r\nb\r\n")
+	r.put("/project/win.txt", fsimpl.BOM+"a\r\nb\r\n")
 	res := r.ok("read", map[string]any{"file_path": "win.txt"})
 	assert.Equal(t, "File: /project/win.txt (Windows (CRLF) line endings, shown as plain line breaks; write and edit keep them; "+
 		"starts with a UTF-8 byte order mark, not shown; write and edit keep it)\n1: a\n2: b\n(End of file: all 2 lines shown.)", res.Text())
@@ -453,7 +454,7 @@ func TestEditDiffHunks(t *testing.T) {
 
 func TestCRLFAndBOMRoundTrip(t *testing.T) {
 	r := memRig(t)
-	orig := fs.BOM + "first\r\nsecond\r\nthird\r\n"
+	orig := fsimpl.BOM + "first\r\nsecond\r\nthird\r\n"
 	r.put("/project/win.ini", orig)
 	res := r.ok("read", map[string]any{"file_path": "win.ini"})
 	// Write back exactly what read showed.
@@ -466,11 +467,11 @@ func TestCRLFAndBOMRoundTrip(t *testing.T) {
 	assert.Equal(t, orig, r.content("/project/win.ini"))
 
 	res = r.ok("edit", map[string]any{"file_path": "win.ini", "old_string": "first\nsecond", "new_string": "one\ntwo\nthree"})
-	assert.Equal(t, fs.BOM+"one\r\ntwo\r\nthree\r\nthird\r\n", r.content("/project/win.ini"))
+	assert.Equal(t, fsimpl.BOM+"one\r\ntwo\r\nthree\r\nthird\r\n", r.content("/project/win.ini"))
 	assert.Contains(t, res.Text(), "1: one\n2: two\n3: three\n4: third")
 
 	res = r.ok("write", map[string]any{"file_path": "win.ini", "content": "a\nb\n"})
-	assert.Equal(t, fs.BOM+"a\r\nb\r\n", r.content("/project/win.ini"))
+	assert.Equal(t, fsimpl.BOM+"a\r\nb\r\n", r.content("/project/win.ini"))
 	assert.Contains(t, res.Text(), "Windows line endings and byte order mark were kept")
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // FuzzEditTool runs the edit tool end to end (ledger, file system, diff
@@ -30,7 +30,7 @@ func FuzzEditTool(f *testing.F) {
 			return // not text
 		}
 		res := r.call("edit", map[string]any{"file_path": "f.txt", "old_string": old, "new_string": new, "replace_all": all})
-		plain := !strings.ContainsAny(content+old+new, "\r\x00") && !strings.HasPrefix(content, fs.BOM) && old != "" && old != new
+		plain := !strings.ContainsAny(content+old+new, "\r\x00") && !strings.HasPrefix(content, fsimpl.BOM) && old != "" && old != new
 		if !plain {
 			return
 		}

@@ -91,7 +91,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harne
 		l.Observe(p, text.Info.Version)
 	}
 	body := c.format("File: "+p, text)
-	start, end := text.Offset, text.End()
+	start, end := text.Offset, windowEnd(text)
 	if len(text.Lines) == 0 {
 		start, end = 0, 0
 	}
@@ -100,7 +100,7 @@ func (c config) read(ctx context.Context, call *tools.Call, in readArgs) (*harne
 		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(titlePath(fsys, p), text),
 			Locations: []harness.Location{{Path: p, StartLine: start, EndLine: end}}},
 		Files: []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: text.Info.Version,
-			StartLine: start, EndLine: end, Complete: text.Complete()}},
+			StartLine: start, EndLine: end, Complete: windowComplete(text)}},
 	}, nil
 }
 
@@ -138,7 +138,7 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 			return nil, explain(ctx, call, "read", locator, locator, err)
 		}
 	}
-	start, end := text.Offset, text.End()
+	start, end := text.Offset, windowEnd(text)
 	if len(text.Lines) == 0 {
 		start, end = 0, 0
 	}
@@ -166,7 +166,7 @@ func readTitle(name string, t *fs.Text) string {
 	if len(t.Lines) == 0 {
 		return "Read " + name + " (empty)"
 	}
-	return fmt.Sprintf("Read %s (lines %d-%d of %d)", name, t.Offset, t.End(), t.TotalLines)
+	return fmt.Sprintf("Read %s (lines %d-%d of %d)", name, t.Offset, windowEnd(t), t.TotalLines)
 }
 
 // format renders a window: a header line, the numbered lines, and one
@@ -202,7 +202,7 @@ func (c config) format(header string, t *fs.Text) string {
 
 func (c config) footer(t *fs.Text) string {
 	var f string
-	end := t.End()
+	end := windowEnd(t)
 	switch {
 	case t.TotalLines == 0:
 		f = "(The file is empty.)"
@@ -216,9 +216,30 @@ func (c config) footer(t *fs.Text) string {
 	default:
 		f = fmt.Sprintf("(End of file: lines %d-%d of %d shown.)", t.Offset, end, t.TotalLines)
 	}
-	if n := t.CutLines(); n > 0 {
+	if n := cutLines(t); n > 0 {
 		f = f[:len(f)-1] + fmt.Sprintf(" %s longer than %d characters %s cut; the rest of such a line cannot be shown by read.)",
 			units.Plural(n, "line", "lines"), c.lineRunes, map[bool]string{true: "was", false: "were"}[n == 1])
 	}
 	return f
+}
+
+// windowEnd returns the number of the last line of the window, or
+// Offset-1 for an empty window.
+func windowEnd(t *fs.Text) int { return t.Offset + len(t.Lines) - 1 }
+
+// cutLines returns how many lines of the window were cut.
+func cutLines(t *fs.Text) int {
+	n := 0
+	for _, l := range t.Lines {
+		if l.Cut > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// windowComplete reports that the window holds the whole file, no line
+// cut.
+func windowComplete(t *fs.Text) bool {
+	return t.Offset <= 1 && windowEnd(t) == t.TotalLines && cutLines(t) == 0
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/internal/fsimpl"
 )
 
 // contextLines is the number of unchanged lines around each hunk.
@@ -48,7 +49,7 @@ func (c config) diffRender(title, p string, old, new []byte, created bool, scrip
 // system's root (the workspace) when inside it, the whole path outside
 // it (spill files, or a file system rooted at "/").
 func titlePath(fsys fs.FileSystem, p string) string {
-	root := fs.RootOf(fsys)
+	root := fsimpl.RootOf(fsys)
 	if root == "/" || root == "" {
 		return p
 	}

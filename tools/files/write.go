@@ -9,6 +9,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/diff"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
@@ -114,7 +115,7 @@ const maxDiffInput = 16 << 20
 // countLines counts lines as read does: a final line without a line feed
 // counts, an empty text has none.
 func countLines(b []byte) int {
-	b = bytes.TrimPrefix(b, []byte(fs.BOM))
+	b = bytes.TrimPrefix(b, []byte(fsimpl.BOM))
 	n := bytes.Count(b, []byte{'\n'})
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		n++

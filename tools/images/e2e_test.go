@@ -87,7 +87,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
-	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.ID()+".jsonl"))
+	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.Header().ID+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logBytes), img.Digest)
 	assert.NotContains(t, string(logBytes), base64.StdEncoding.EncodeToString(onDisk[:48]))
@@ -115,7 +115,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	// Resumed later, the history still refers to the image, and the bytes
 	// still match.
 	require.NoError(t, s.Close())
-	tr, err := store.Load(context.Background(), s.ID())
+	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var found bool
 	for _, m := range session.BuildHistory(tr.Events).Messages() {

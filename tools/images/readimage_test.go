@@ -24,6 +24,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
@@ -128,7 +129,7 @@ func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	if input == nil {
 		input = []harness.Modality{harness.ModalityText, harness.ModalityImage}
 	}
-	f.env = &tools.Env{SessionID: "s", Cwd: fs.RootOf(local), FS: f.fsys, ModelInput: input, State: state,
+	f.env = &tools.Env{SessionID: "s", Cwd: fsimpl.RootOf(local), FS: f.fsys, ModelInput: input, State: state,
 		Attachments: f.att, Logger: slog.New(slog.DiscardHandler)}
 	return f
 }
@@ -259,7 +260,8 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 			assert.Contains(t, err.Error(), c.msg)
 			assert.Zero(t, f.fsys.calls.Load(), "refused before any I/O")
 			assert.Zero(t, f.att.Len())
-			assert.Zero(t, f.env.Ledger().Len())
+			_, seen := f.env.Ledger().Version(f.env.Resolve(c.path))
+			assert.False(t, seen, "a refused image is not observed")
 		})
 	}
 }
@@ -316,10 +318,11 @@ func TestReadImageValidationErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, c.code, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), c.msg)
+			_, seen := f.env.Ledger().Version(f.env.Resolve(c.path))
+			assert.False(t, seen, "a refused image is not observed")
 		})
 	}
 	assert.Zero(t, f.att.Len())
-	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
 }
 
 func TestReadImageMemFS(t *testing.T) {
@@ -428,5 +431,6 @@ func TestReadImageDecodeBudget(t *testing.T) {
 	assert.Contains(t, err.Error(), "wide.png (8-bit RGB PNG, 3000x100 pixels) would take about")
 	assert.Contains(t, err.Error(), "convert wide.png -resize 2048x2048 smaller.png")
 	assert.Zero(t, f.att.Len())
-	assert.Zero(t, f.env.Ledger().Len(), "a refused image is not observed")
+	_, seen := f.env.Ledger().Version(f.env.Resolve("wide.png"))
+	assert.False(t, seen, "a refused image is not observed")
 }

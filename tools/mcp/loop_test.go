@@ -64,7 +64,7 @@ func TestThroughTheLoop(t *testing.T) {
 	big := toolResults(reqs[1])["c1"]
 	require.NotNil(t, big)
 	assert.False(t, big.IsError)
-	assert.Less(t, big.TextLen(), 40_000, "the model sees a preview")
+	assert.Less(t, len(big.Text()), 40_000, "the model sees a preview")
 	assert.Contains(t, big.Text(), tools.OutputScheme, "and where the whole output is")
 
 	assert.NotContains(t, toolNames(reqs[1]), "mcp__test__zebra")

@@ -41,15 +41,17 @@ type Option func(*config)
 // only when the user asked for it.
 func WithAllWorkspaces() Option { return func(c *config) { c.allWorkspaces = true } }
 
-// WithSearchLimits sets the number of matches session_search returns when
-// the model gives no limit, and the most it returns whatever the model
-// asks (20 and 100 unless set). Zero keeps a default; a negative value,
-// or a default above the maximum, is an error, which the tools' Validate
-// method reports (so tools.NewRegistry refuses them).
-func WithSearchLimits(def, max int) Option {
+// WithSearchLimits bounds what session_search returns: def matches when
+// the model gives no limit, at most max whatever the model asks, and at
+// most perSession matches from any one session, so one long session does
+// not crowd out the others (20, 100 and 5 unless set). Zero keeps a
+// default; a negative value, or a default above the maximum, is an error,
+// which the tools' Validate method reports (so tools.NewRegistry refuses
+// them).
+func WithSearchLimits(def, max, perSession int) Option {
 	return func(c *config) {
-		if def < 0 || max < 0 || (def > 0 && max > 0 && def > max) {
-			c.fail("sessiontools: WithSearchLimits(%d, %d): limits must not be negative and the default must not exceed the maximum (zero keeps a default)", def, max)
+		if def < 0 || max < 0 || perSession < 0 || (def > 0 && max > 0 && def > max) {
+			c.fail("sessiontools: WithSearchLimits(%d, %d, %d): limits must not be negative and the default must not exceed the maximum (zero keeps a default)", def, max, perSession)
 			return
 		}
 		if def > 0 {
@@ -58,19 +60,9 @@ func WithSearchLimits(def, max int) Option {
 		if max > 0 {
 			c.maxLimit = max
 		}
-	}
-}
-
-// WithPerSession sets how many matches one session may contribute to a
-// search (5 unless set), so one long session does not crowd out the
-// others. It must be positive.
-func WithPerSession(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("sessiontools: WithPerSession(%d): the number must be positive", n)
-			return
+		if perSession > 0 {
+			c.perSession = perSession
 		}
-		c.perSession = n
 	}
 }
 

@@ -155,11 +155,11 @@ func TestSearchLimit(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(out, "  seq "))
 	assert.Contains(t, out, "There are more matches")
 
-	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5), sessiontools.WithPerSession(1)), env, map[string]any{"query": "needle"})
+	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5, 1)), env, map[string]any{"query": "needle"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(out, "  seq "), "the default limit")
 	assert.Equal(t, 2, strings.Count(out, "\nsession "), "one match per session")
-	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5)), env, map[string]any{"query": "needle", "limit": 50})
+	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5, 0)), env, map[string]any{"query": "needle", "limit": 50})
 	require.NoError(t, err)
 	assert.Equal(t, 5, strings.Count(out, "  seq "), "capped at the maximum")
 }
@@ -327,9 +327,9 @@ func TestSearchFromTheLoop(t *testing.T) {
 	res := msgs[len(msgs)-1].Content[0].ToolResult
 	require.NotNil(t, res)
 	text := res.Content[0].Text
-	assert.Contains(t, text, "session "+first.ID())
+	assert.Contains(t, text, "session "+first.Header().ID)
 	assert.Contains(t, text, "seq 1 user: remember the word xylophone-42")
-	assert.NotContains(t, text, second.ID(), "the running session is not a result")
+	assert.NotContains(t, text, second.Header().ID, "the running session is not a result")
 	require.NoError(t, second.Close())
 }
 
@@ -339,9 +339,9 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		opt  sessiontools.Option
 		want string
 	}{
-		{sessiontools.WithSearchLimits(-1, 0), "WithSearchLimits(-1, 0)"},
-		{sessiontools.WithSearchLimits(50, 10), "must not exceed the maximum"},
-		{sessiontools.WithPerSession(0), "WithPerSession(0)"},
+		{sessiontools.WithSearchLimits(-1, 0, 0), "WithSearchLimits(-1, 0, 0)"},
+		{sessiontools.WithSearchLimits(50, 10, 0), "must not exceed the maximum"},
+		{sessiontools.WithSearchLimits(0, 0, -1), "WithSearchLimits(0, 0, -1)"},
 	} {
 		for _, tool := range sessiontools.Tools(store, tc.opt) {
 			_, err := tools.NewRegistry(tool)
@@ -349,6 +349,6 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
 	}
-	_, err := tools.NewRegistry(sessiontools.Tools(store, sessiontools.WithSearchLimits(0, 10))...)
+	_, err := tools.NewRegistry(sessiontools.Tools(store, sessiontools.WithSearchLimits(0, 10, 0))...)
 	assert.NoError(t, err, "the default follows a lower maximum")
 }

@@ -55,7 +55,7 @@ func TestThroughAgentLoop(t *testing.T) {
 	assert.True(t, strings.HasPrefix(results[2], "hi from "+sub+"\n"), results[2])
 	assert.True(t, strings.HasPrefix(results[3], "unset in "+root+"\n"), "one-shot bash starts fresh in the session's directory: %s", results[3])
 
-	tr, err := store.Load(context.Background(), sess.ID())
+	tr, err := store.Load(context.Background(), sess.Header().ID)
 	require.NoError(t, err)
 	var recs, sandboxes []*session.ToolRecord
 	for _, e := range tr.Events {

@@ -118,7 +118,8 @@ func (s *countStore) get(loc string) (countRec, bool) {
 	return r, ok
 }
 
-// records is a Recorder double.
+// records is a session log double for Env.Record; recordsOf finds an
+// Env's.
 type records struct {
 	mu   sync.Mutex
 	recs []record
@@ -157,7 +158,21 @@ func testEnv(t testing.TB) *tools.Env {
 	fsys, err := fslocal.New(root)
 	require.NoError(t, err)
 	t.Cleanup(func() { fsys.Close() })
-	return &tools.Env{SessionID: "s1", Cwd: root, FS: fsys, State: st, Output: newDirStore(t), Recorder: &records{}}
+	rec := &records{}
+	_, err = tools.LoadState(st, recordsKey{}, func() *records { return rec })
+	require.NoError(t, err)
+	return &tools.Env{SessionID: "s1", Cwd: root, FS: fsys, State: st, Output: newDirStore(t), Record: rec.Record}
+}
+
+type recordsKey struct{}
+
+// recordsOf returns what testEnv's Env recorded.
+func recordsOf(t testing.TB, env *tools.Env) *records {
+	t.Helper()
+	rec, err := tools.LoadState(env.State, recordsKey{}, func() *records { return nil })
+	require.NoError(t, err)
+	require.NotNil(t, rec, "the Env is testEnv's")
+	return rec
 }
 
 var callSeq struct {

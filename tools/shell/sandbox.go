@@ -204,7 +204,7 @@ type sandboxRecordedKey struct{}
 // per session (shells record theirs when they open).
 func (c *config) recordSandbox(ctx context.Context, call *tools.Call) {
 	env := callEnv(call)
-	if env == nil || env.State == nil || env.Recorder == nil {
+	if env == nil || env.State == nil || env.Record == nil {
 		return
 	}
 	once, err := tools.LoadState(env.State, sandboxRecordedKey{}, func() *sync.Once { return new(sync.Once) })

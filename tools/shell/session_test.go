@@ -239,7 +239,7 @@ func TestSessionCloseStopsProcessGroup(t *testing.T) {
 func TestSessionDeathIsReportedAndNextSendStartsFresh(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
-	rec := env.Recorder.(*records)
+	rec := recordsOf(t, env)
 	k := newKit(t, env)
 	sub := filepath.Join(env.Cwd, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o755))
@@ -284,7 +284,7 @@ func TestSessionKilledShell(t *testing.T) {
 
 func TestSessionOpenRecordsSettings(t *testing.T) {
 	env := testEnv(t)
-	rec := env.Recorder.(*records)
+	rec := recordsOf(t, env)
 	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithTimeouts(Timeouts{Idle: time.Hour}))
 	id, pid := k.openShell(nil)
 	res := k.do(id, "echo $SANDBOXED $EXTRA $PAGER")

@@ -173,6 +173,9 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 		rec.Sandbox = s.cfg.sandbox.Describe()
 	}
 	env := callEnv(call)
+	if env == nil || env.Record == nil {
+		return
+	}
 	if err := env.Record(ctx, call, "shell_open", rec); err != nil {
 		toolexec.Logger(env).Warn("recording a shell's settings failed", "shell", sh.id, "error", err)
 	}

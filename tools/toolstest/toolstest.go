@@ -23,7 +23,7 @@ const Root = "/project"
 // Env is a tool environment for one test. Env.Env is what a tool sees;
 // the other fields are the same in-memory parts, typed, so the test can
 // arrange files and inspect what a tool saved. Replace any field of
-// Env.Env (FS, Output, Attachments, Recorder, ModelInput, ...) to test a
+// Env.Env (FS, Output, Attachments, Record, ModelInput, ...) to test a
 // tool against something else.
 type Env struct {
 	// Env is the environment handed to the tool, with SessionID "test",
