@@ -10,19 +10,6 @@ import (
 	"github.com/go-harness/harness/agent/model"
 )
 
-// retryable reports whether trying the same request again may succeed:
-// the failure's code (harness.CodeOf) is a rate limit, a server or
-// transport failure, or an empty or truncated answer. The model package's
-// doc states the same rule for adapters.
-func retryable(err error) bool {
-	switch harness.CodeOf(err) {
-	case harness.CodeRateLimit, harness.CodeServer, harness.CodeTransport,
-		harness.CodeEmptyResponse, harness.CodeTruncatedStream:
-		return true
-	}
-	return false
-}
-
 // delay returns how long to wait before retry number attempt (1-based):
 // exponential from BaseDelay with jitter in [d/2, d], at least the
 // provider's Retry-After hint (hint), never more than MaxDelay.

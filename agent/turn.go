@@ -311,7 +311,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
 				continue
 			}
-			if !retryable(err) || attempt >= policy.MaxRetries {
+			if !model.Retryable(err) || attempt >= policy.MaxRetries {
 				return harness.Message{}, "", err
 			}
 			attempt++

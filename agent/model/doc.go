@@ -12,11 +12,8 @@
 // and a finish reason. A failure is a *harness.Error with a model code
 // (harness.CodeRateLimit, harness.CodeAuth, ...), built with [NewError];
 // what the provider said about it (the HTTP status, when to try again)
-// travels as its cause, a [*ProviderError]. The code decides whether the
-// loop tries the call again: it retries a rate limit, a server or
-// transport failure, and an empty or truncated answer
-// (harness.CodeRateLimit, CodeServer, CodeTransport, CodeEmptyResponse,
-// CodeTruncatedStream), and nothing else.
+// travels as its cause, a [*ProviderError]. [Retryable] is the one rule
+// for which failures the loop tries again.
 //
 // It imports harness only: nothing of the loop, the tools or the session
 // log.

@@ -62,3 +62,15 @@ func NewError(code harness.Code, message string, cause error) *harness.Error {
 	}
 	return &harness.Error{Code: code, Message: s, Err: cause}
 }
+
+// Retryable reports whether trying the same request again may succeed:
+// the failure's code (harness.CodeOf) is a rate limit, a server or
+// transport failure, or an empty or truncated answer.
+func Retryable(err error) bool {
+	switch harness.CodeOf(err) {
+	case harness.CodeRateLimit, harness.CodeServer, harness.CodeTransport,
+		harness.CodeEmptyResponse, harness.CodeTruncatedStream:
+		return true
+	}
+	return false
+}

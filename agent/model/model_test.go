@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -40,6 +41,27 @@ func TestNewError(t *testing.T) {
 	}
 	assert.Equal(t, "HTTP 429: connection reset", pe.Error())
 	assert.Equal(t, "the provider failed", (&model.ProviderError{}).Error())
+}
+
+func TestRetryable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{model.NewError(harness.CodeRateLimit, "", nil), true},
+		{model.NewError(harness.CodeServer, "", nil), true},
+		{model.NewError(harness.CodeTransport, "", nil), true},
+		{model.NewError(harness.CodeEmptyResponse, "", nil), true},
+		{fmt.Errorf("x: %w", model.NewError(harness.CodeTruncatedStream, "", nil)), true},
+		{model.NewError(harness.CodeAuth, "", nil), false},
+		{model.NewError(harness.CodeContextWindowExceeded, "", nil), false},
+		{model.NewError(harness.CodeAborted, "", context.Canceled), false},
+		{context.DeadlineExceeded, false},
+		{errors.New("plain"), false},
+		{nil, false},
+	} {
+		assert.Equal(t, tc.want, model.Retryable(tc.err), "%v", tc.err)
+	}
 }
 
 func TestInfoAccepts(t *testing.T) {
