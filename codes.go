@@ -4,6 +4,16 @@ package harness
 // logged, shown to the model and matched by programs, so it never changes
 // meaning once shipped. Codes of different areas with the same meaning
 // are one code (CodeAborted, CodeTooLarge, CodeNotFound, ...).
+//
+// Every code a host, a tool author or an implementer of a contract (a
+// FileSystem, a Model adapter, a store) reports or acts on has a constant
+// here. A code that only one built-in tool reports, and that only the
+// model reads, is listed in that tool package's documentation instead,
+// as its text: tools/shell ("no_shell", "sandbox_denied", ...),
+// tools/images ("corrupt_image", ...), tools/sessiontools
+// ("outside_workspace", "no_workspace") and tools/mcp
+// ("unknown_server", "server_unavailable"). It is still a Code: match it
+// with errors.Is(err, harness.Code("no_shell")).
 
 // Dispatch: what the loop and the tool registry report about a call.
 const (
@@ -139,56 +149,11 @@ const (
 	CodeInvalidOutput Code = "invalid_output"
 )
 
-// Images: what read_image reports.
-const (
-	// CodeUnsupportedImageType: the file is not named as a PNG, JPEG,
-	// WebP or GIF image, or it is a variant the decoders cannot read.
-	CodeUnsupportedImageType Code = "unsupported_image_type"
-	// CodeImageTypeMismatch: the content is a different image format than
-	// the file name says.
-	CodeImageTypeMismatch Code = "image_type_mismatch"
-	// CodeCorruptImage: the content is not a whole, valid image of its
-	// type.
-	CodeCorruptImage Code = "corrupt_image"
-	// CodeImageInputUnsupported: the current model does not declare
-	// image input.
-	CodeImageInputUnsupported Code = "image_input_unsupported"
-	// CodeNoAttachmentStore: no attachment store is configured to keep
-	// the image in.
-	CodeNoAttachmentStore Code = "no_attachment_store"
-)
-
 // Shell: what the shell tools report.
 const (
-	// CodeBadWorkdir: the working directory does not exist, is not a
-	// directory, or lies outside the workspace root.
-	CodeBadWorkdir Code = "bad_workdir"
-	// CodeNoShell: bash could not be found or started.
-	CodeNoShell Code = "no_shell"
-	// CodeSandboxDenied: the sandbox refused to wrap the command.
-	CodeSandboxDenied Code = "sandbox_denied"
-	// CodeShellBroken: the persistent shell runs, but its protocol no
-	// longer works, so it cannot run commands.
-	CodeShellBroken Code = "shell_broken"
-	// CodeTooManyShells: the session already has the most persistent
-	// shells open.
-	CodeTooManyShells Code = "too_many_shells"
-	// CodeTooManyJobs: the session already keeps the most background
-	// jobs.
-	CodeTooManyJobs Code = "too_many_jobs"
-	// CodeUnsupported: the platform cannot run the tool.
-	CodeUnsupported Code = "unsupported"
 	// CodeSandboxUnavailable: the sandbox cannot run here (bubblewrap
 	// is missing or cannot create namespaces).
 	CodeSandboxUnavailable Code = "sandbox_unavailable"
-)
-
-// Session tools: what session_search and session_read report.
-const (
-	// CodeOutsideWorkspace: the session belongs to another workspace.
-	CodeOutsideWorkspace Code = "outside_workspace"
-	// CodeNoWorkspace: the calling session has no workspace to search.
-	CodeNoWorkspace Code = "no_workspace"
 )
 
 // MCP: what tools/mcp reports.
@@ -196,11 +161,6 @@ const (
 	// CodeInvalidConfig: an MCP server configuration (a .mcp.json file)
 	// is malformed; the message names the bad field.
 	CodeInvalidConfig Code = "invalid_config"
-	// CodeServerUnavailable: an MCP server could not be started or
-	// reached, stopped while serving, or failed too often to restart.
-	CodeServerUnavailable Code = "server_unavailable"
-	// CodeUnknownServer: no connected MCP server has that name.
-	CodeUnknownServer Code = "unknown_server"
 )
 
 // The loop and everything else.

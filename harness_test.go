@@ -32,7 +32,7 @@ func TestCodeOf(t *testing.T) {
 		"wrapped code":              {fmt.Errorf("open: %w", harness.CodeLocked), harness.CodeLocked},
 		"outermost code wins":       {&harness.Error{Code: harness.CodeTransport, Err: notFound}, harness.CodeTransport},
 		"empty code looks deeper":   {&harness.Error{Err: notFound}, harness.CodeNotFound},
-		"error code method":         {fmt.Errorf("x: %w", coded{"shell_broken"}), harness.CodeShellBroken},
+		"error code method":         {fmt.Errorf("x: %w", coded{"shell_broken"}), harness.Code("shell_broken")},
 		"empty error code method":   {coded{""}, harness.CodeUnknown},
 		"joined: first with a code": {errors.Join(errors.New("plain"), harness.CodeStale, notFound), harness.CodeStale},
 		"cancelled":                 {fmt.Errorf("x: %w", context.Canceled), harness.CodeAborted},

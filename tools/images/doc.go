@@ -38,11 +38,12 @@
 // concurrent calls on huge images stay within a few hundred megabytes.
 //
 // Every refusal is a *harness.Error with a stable code
-// (harness.CodeUnsupportedImageType, harness.CodeImageTypeMismatch,
-// harness.CodeCorruptImage, harness.CodeTooLarge (for the file, the
-// declared pixels and the decode memory), harness.CodeImageInputUnsupported,
-// harness.CodeNoAttachmentStore, and harness.CodeToolFailed when scaling
-// or re-encoding a valid image fails) and a
+// (harness.CodeTooLarge for the file, the declared pixels and the decode
+// memory, harness.CodeToolFailed when scaling or re-encoding a valid image
+// fails, and the codes only read_image reports, which have no constant of
+// their own: "unsupported_image_type", "image_type_mismatch",
+// "corrupt_image", "image_input_unsupported" (the model takes no images)
+// and "no_attachment_store"; match one with harness.Code("corrupt_image")) and a
 // message written for the model that says what to do next.
 //
 // The package reads PNG itself (with compress/zlib) and decodes the other

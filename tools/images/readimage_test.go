@@ -240,11 +240,11 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 		code  harness.Code
 		msg   string
 	}{
-		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.CodeImageInputUnsupported, "Switch to an image-capable model"},
-		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.CodeImageInputUnsupported, "does not declare"},
-		{"no attachment store", nil, false, "a.png", harness.CodeNoAttachmentStore, "agent.WithAttachments"},
-		{"not an image name", nil, true, "a.txt", harness.CodeUnsupportedImageType, "Use read for text files"},
-		{"no extension", nil, true, "Makefile", harness.CodeUnsupportedImageType, "no extension"},
+		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.Code("image_input_unsupported"), "Switch to an image-capable model"},
+		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.Code("image_input_unsupported"), "does not declare"},
+		{"no attachment store", nil, false, "a.png", harness.Code("no_attachment_store"), "agent.WithAttachments"},
+		{"not an image name", nil, true, "a.txt", harness.Code("unsupported_image_type"), "Use read for text files"},
+		{"no extension", nil, true, "Makefile", harness.Code("unsupported_image_type"), "no extension"},
 		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},
 	}
 	for _, c := range cases {
@@ -307,8 +307,8 @@ func TestReadImageValidationErrors(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"shot.jpg", harness.CodeImageTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
-		{"cut.png", harness.CodeCorruptImage, "truncated"},
+		{"shot.jpg", harness.Code("image_type_mismatch"), "Rename it to " + f.env.Cwd + "/shot.png"},
+		{"cut.png", harness.Code("corrupt_image"), "truncated"},
 		{"missing.png", harness.Code(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
 		{"dir.png", harness.Code(harness.CodeNotRegular), "not a regular file"},
 		{"../outside.png", harness.Code(harness.CodeOutsideRoot), "outside the workspace"},

@@ -54,9 +54,10 @@
 // the terminate duration ([WithTerminateDuration], one second by default).
 //
 // Failures are *harness.Error values: harness.CodeInvalidConfig for a bad
-// configuration, harness.CodeServerUnavailable for a server that could not
-// be started or stopped, harness.CodeUnknownServer for a resource call
-// that names no server, harness.CodeToolFailed for a tool's own failure.
+// configuration, "server_unavailable" for a server that could not
+// be started or stopped, "unknown_server" for a resource call that names
+// no server (these two are this package's own codes, with no constant:
+// match them with harness.Code("unknown_server")), harness.CodeToolFailed for a tool's own failure.
 //
 // It imports harness, tools, tools/images (image checks), internal helpers
 // and the MCP SDK; nothing of agent, session or spill.

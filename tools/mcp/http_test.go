@@ -78,7 +78,7 @@ func TestStreamableHTTPWithoutHeader(t *testing.T) {
 	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: []mcp.Server{{Name: "web", URL: url}}})
 	require.NotNil(t, set)
 	defer set.Close()
-	assert.Equal(t, harness.CodeServerUnavailable, harness.CodeOf(err))
+	assert.Equal(t, harness.Code("server_unavailable"), harness.CodeOf(err))
 	assert.ErrorContains(t, err, `mcp: server "web" did not complete the MCP handshake`)
 	assert.Positive(t, unauthorized.Load())
 }

@@ -247,7 +247,7 @@ func TestCrashedServerRestarts(t *testing.T) {
 
 	res := call(t, context.Background(), tt["mcp__test__crash"], e, map[string]any{})
 	assert.True(t, res.IsError)
-	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code)
 	assert.Contains(t, res.Text(), "The MCP server test stopped while running crash, so the outcome is unknown")
 	stopped := ev.wait(t, mcp.EventStopped)
 	assert.Equal(t, "test", stopped.Server)
@@ -263,10 +263,10 @@ func TestCrashedServerRestarts(t *testing.T) {
 
 	// Beyond the limit, the model is told to stop trying.
 	res = call(t, context.Background(), tt["mcp__test__crash"], e, map[string]any{})
-	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code)
 	ev.wait(t, mcp.EventStopped)
 	res = call(t, context.Background(), tt["mcp__test__echo"], e, map[string]any{"text": "again"})
-	assert.Equal(t, harness.CodeServerUnavailable, res.Code)
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code)
 	assert.Contains(t, res.Text(), "is not restarted again (1 restarts allowed, 1 used). Do not call its tools again")
 }
 
@@ -282,7 +282,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	one := call(t, ctx, tt["mcp_list_resources"], env(false), map[string]any{"server": "test"})
 	assert.Equal(t, list.Text(), one.Text())
 	unknown := call(t, ctx, tt["mcp_list_resources"], env(false), map[string]any{"server": "nope"})
-	assert.Equal(t, harness.CodeUnknownServer, unknown.Code)
+	assert.Equal(t, harness.Code("unknown_server"), unknown.Code)
 	assert.Equal(t, `There is no MCP server named "nope". Servers: test.`, unknown.Text())
 
 	read := call(t, ctx, tt["mcp_read_resource"], env(false), map[string]any{"server": "test", "uri": "test://docs/readme"})
@@ -334,7 +334,7 @@ func TestConnectErrors(t *testing.T) {
 	require.NotNil(t, set, "the servers that connected are usable")
 	defer set.Close()
 	require.Error(t, err)
-	assert.Equal(t, harness.CodeServerUnavailable, harness.CodeOf(err))
+	assert.Equal(t, harness.Code("server_unavailable"), harness.CodeOf(err))
 	assert.Contains(t, err.Error(), `mcp: server "broken" could not be started: no route`)
 	assert.Len(t, set.Tools(), 14)
 	st := set.Status()

@@ -185,7 +185,7 @@ func (s *Set) readResource(ctx context.Context, call *tools.Call, in readResourc
 				Message: fmt.Sprintf("The MCP server %s could not read %s: %v. List the resources with mcp_list_resources.", srv.cfg.Name, in.URI, err)}
 		}
 		srv.lost(cs, err)
-		return nil, &harness.Error{Code: harness.CodeServerUnavailable, Err: err,
+		return nil, &harness.Error{Code: codeServerUnavailable, Err: err,
 			Message: fmt.Sprintf("The MCP server %s stopped while reading %s; it is started again on the next call.", srv.cfg.Name, in.URI)}
 	}
 	var out []harness.Block

@@ -53,7 +53,7 @@ type toolDef struct {
 }
 
 func (s *server) unavailable(format string, args ...any) error {
-	return &harness.Error{Code: harness.CodeServerUnavailable, Message: fmt.Sprintf(format, args...)}
+	return &harness.Error{Code: codeServerUnavailable, Message: fmt.Sprintf(format, args...)}
 }
 
 // connectLocked starts or reaches the server, shakes hands and lists its

@@ -89,7 +89,7 @@ type Status struct {
 //
 // A server that cannot be connected does not stop the others: Connect
 // returns the set of the servers that connected together with an error
-// that joins one *harness.Error (harness.CodeServerUnavailable, naming
+// that joins one *harness.Error (codeServerUnavailable, naming
 // the server) per failure; Status reports each server. Invalid options
 // or configuration (harness.CodeInvalidOption, harness.CodeInvalidConfig)
 // return a nil set.
@@ -310,7 +310,7 @@ func (s *Set) server(name string) (*server, error) {
 		names = append(names, srv.cfg.Name)
 	}
 	slices.Sort(names)
-	return nil, &harness.Error{Code: harness.CodeUnknownServer,
+	return nil, &harness.Error{Code: codeUnknownServer,
 		Message: fmt.Sprintf("There is no MCP server named %q. Servers: %s.", name, joinOr(names, "none"))}
 }
 

@@ -86,7 +86,7 @@ func TestStdioServer(t *testing.T) {
 	assert.Equal(t, "from the config", call(t, context.Background(), tt["mcp__sub__env"], e, map[string]any{}).Text())
 
 	res := call(t, context.Background(), tt["mcp__sub__crash"], e, map[string]any{})
-	assert.Equal(t, harness.CodeServerUnavailable, res.Code, res.Text())
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code, res.Text())
 	stopped := ev.wait(t, mcp.EventStopped)
 	assert.Contains(t, stopped.Message, `mcp: server "sub" stopped`)
 
@@ -126,7 +126,7 @@ func TestConnectTimeoutAndMissingCommand(t *testing.T) {
 	require.NotNil(t, set)
 	defer set.Close()
 	require.Error(t, err)
-	assert.Equal(t, harness.CodeServerUnavailable, harness.CodeOf(err))
+	assert.Equal(t, harness.Code("server_unavailable"), harness.CodeOf(err))
 	assert.Contains(t, err.Error(), `mcp: server "mute" did not complete the MCP handshake within the connect timeout`)
 	assert.Contains(t, err.Error(), `mcp: server "missing" could not be started: exec: "no-such-mcp-server-command": executable file not found`)
 	assert.Empty(t, set.Tools())

@@ -58,7 +58,7 @@ func (t *remoteTool) Execute(ctx context.Context, call *tools.Call) (*harness.To
 				Message: fmt.Sprintf("The MCP server %s refused the %s call: %v", srv.cfg.Name, t.def.remote, err)}
 		}
 		srv.lost(cs, err)
-		return nil, &harness.Error{Code: harness.CodeServerUnavailable, Err: err, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: codeServerUnavailable, Err: err, Message: fmt.Sprintf(
 			"The MCP server %s stopped while running %s, so the outcome is unknown: check before repeating anything it may have done. "+
 				"The server is started again on the next call of one of its tools.", srv.cfg.Name, t.def.remote)}
 	}

@@ -96,7 +96,7 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 		return "", nil
 	}
 	if call.Env == nil || call.Env.Cwd == "" {
-		return "", &harness.Error{Code: harness.CodeNoWorkspace, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: codeNoWorkspace, Message: fmt.Sprintf(
 			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
 	}
 	return call.Env.Cwd, nil
@@ -300,7 +300,7 @@ func Read(store session.Store, opts ...Option) tools.Tool {
 			return nil, err
 		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
-			return nil, &harness.Error{Code: harness.CodeOutsideWorkspace, Message: fmt.Sprintf(
+			return nil, &harness.Error{Code: codeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}

@@ -36,7 +36,7 @@ func TestBackslashWorkspaceReachesNoOtherWorkspace(t *testing.T) {
 			_, err = sessiontools.Read(store).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: raw, Env: env})
 			var te *harness.Error
 			require.ErrorAs(t, err, &te)
-			assert.Equal(t, harness.CodeOutsideWorkspace, te.Code)
+			assert.Equal(t, harness.Code("outside_workspace"), te.Code)
 		})
 	}
 }

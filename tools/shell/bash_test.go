@@ -127,7 +127,7 @@ func TestBashWorkdir(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
-			assert.Equal(t, harness.CodeBadWorkdir, res.Code)
+			assert.Equal(t, codeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
 		})
 	}
@@ -148,7 +148,7 @@ func TestBashWorkdir(t *testing.T) {
 			for _, tool := range []tools.Tool{Bash(), BashWithJobs()[0]} {
 				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
-				assert.Equal(t, harness.CodeBadWorkdir, res.Code)
+				assert.Equal(t, codeBadWorkdir, res.Code)
 				assert.Contains(t, res.Text(), "agent.WithFileSystem")
 				assert.Contains(t, res.Text(), "agent.WithWorkingDir")
 			}
@@ -418,7 +418,7 @@ func TestBashSandbox(t *testing.T) {
 
 	res = run(t, context.Background(), Bash(WithSandbox(&envSandbox{deny: true})), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
-	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
+	assert.Equal(t, codeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
 }
 
@@ -442,7 +442,7 @@ func TestBashMissingShell(t *testing.T) {
 	env := testEnv(t)
 	res := run(t, context.Background(), Bash(WithShell("no-such-bash-here")), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
-	assert.Equal(t, harness.CodeNoShell, res.Code)
+	assert.Equal(t, codeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
 

@@ -96,7 +96,7 @@ func (c *config) settings() []string {
 func (c *config) resolveBash() (string, error) {
 	p, err := exec.LookPath(c.shell)
 	if err != nil {
-		return "", &harness.Error{Code: harness.CodeNoShell, Err: err,
+		return "", &harness.Error{Code: codeNoShell, Err: err,
 			Message: fmt.Sprintf("The shell %q could not be found on this machine (%v); shell commands cannot run here.", c.shell, err)}
 	}
 	return p, nil
@@ -111,11 +111,11 @@ func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
 	}
 	w, err := c.sandbox.Wrap(argv, dir)
 	if err != nil {
-		return nil, &harness.Error{Code: harness.CodeSandboxDenied, Err: err,
+		return nil, &harness.Error{Code: codeSandboxDenied, Err: err,
 			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
 	}
 	if len(w) == 0 {
-		return nil, &harness.Error{Code: harness.CodeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
+		return nil, &harness.Error{Code: codeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
 	}
 	return w, nil
 }
@@ -151,7 +151,7 @@ func (c *config) command(env *tools.Env, dir string, args ...string) (ns, osDir 
 // names what to configure.
 func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if env.FS == nil && (env.Cwd == "" || env.Cwd == "/") {
-		return "", "", &harness.Error{Code: harness.CodeBadWorkdir,
+		return "", "", &harness.Error{Code: codeBadWorkdir,
 			Message: "Commands cannot run: the host configured neither a file system nor a working directory, so there is no directory to run them in (they are not run in /). " +
 				"The host must configure one: agent.WithFileSystem(fslocal.New(workspace)), or agent.WithWorkingDir(dir) for commands without file tools."}
 	}
@@ -171,20 +171,20 @@ func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if lp, ok := env.FS.(fs.LocalPather); ok {
 		osPath, err = lp.LocalPath(ns)
 		if err != nil {
-			return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
+			return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
 				Message: fmt.Sprintf("The directory %s cannot be used: %v. Use a directory inside the workspace (the session's directory is %s).", ns, err, cwd)}
 		}
 	}
 	st, err := os.Stat(osPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s does not exist. Create it first or use an existing directory (the session's directory is %s).", ns, cwd)}
 	case err != nil:
-		return "", "", &harness.Error{Code: harness.CodeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s cannot be used: %v.", ns, err)}
 	case !st.IsDir():
-		return "", "", &harness.Error{Code: harness.CodeBadWorkdir,
+		return "", "", &harness.Error{Code: codeBadWorkdir,
 			Message: fmt.Sprintf("%s is not a directory. Pass a directory as the working directory.", ns)}
 	}
 	return ns, osPath, nil

@@ -86,7 +86,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no job was started."}
 	}
 	if len(t.jobs) >= t.cfg.maxJobs && !t.evictLocked() {
-		return nil, &harness.Error{Code: harness.CodeTooManyJobs, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: codeTooManyJobs, Message: fmt.Sprintf(
 			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
 			len(t.jobs), strings.Join(t.order, ", "))}
 	}

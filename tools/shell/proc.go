@@ -26,9 +26,9 @@ func errSurvivors() error {
 // startError turns a failure to start bash into an error for the model.
 func startError(err error) error {
 	if errors.Is(err, errPlatform) {
-		return &harness.Error{Code: harness.CodeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
+		return &harness.Error{Code: codeUnsupported, Err: err, Message: "Shell commands cannot run on this platform: the shell tools need a Unix-like system with bash."}
 	}
-	return &harness.Error{Code: harness.CodeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
+	return &harness.Error{Code: codeNoShell, Err: err, Message: fmt.Sprintf("bash could not be started: %v.", err)}
 }
 
 // Kinds of containment.

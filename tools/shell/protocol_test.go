@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 )
 
@@ -132,11 +131,11 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 				if !res.IsError {
 					assert.Contains(t, text, "Shell "+id+" is broken", text)
 				} else {
-					assert.Equal(t, harness.CodeShellBroken, res.Code, text)
+					assert.Equal(t, codeShellBroken, res.Code, text)
 				}
 				res = k.do(id, "echo again")
 				require.True(t, res.IsError, res.Text())
-				assert.Equal(t, harness.CodeShellBroken, res.Code)
+				assert.Equal(t, codeShellBroken, res.Code)
 				assert.Contains(t, res.Text(), "shell_close", "the error says how to go on")
 				res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
 				require.False(t, res.IsError, res.Text())

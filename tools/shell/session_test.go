@@ -317,20 +317,20 @@ func TestSessionOpenErrors(t *testing.T) {
 	k.openShell(nil)
 	res := run(t, context.Background(), k.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, harness.CodeTooManyShells, res.Code)
+	assert.Equal(t, codeTooManyShells, res.Code)
 	assert.Contains(t, res.Text(), "2 shells are open already (sh1, sh2)")
 
 	res = run(t, context.Background(), k.open, env, map[string]any{"cwd": "/"})
-	assert.Equal(t, harness.CodeBadWorkdir, res.Code, "cwd is confined to the root")
+	assert.Equal(t, codeBadWorkdir, res.Code, "cwd is confined to the root")
 
 	k2 := newKit(t, env, WithSandbox(&envSandbox{deny: true}))
 	res = run(t, context.Background(), k2.open, env, map[string]any{})
-	assert.Equal(t, harness.CodeSandboxDenied, res.Code)
+	assert.Equal(t, codeSandboxDenied, res.Code)
 
 	k3 := newKit(t, env, WithShell("false"))
 	res = run(t, context.Background(), k3.open, env, map[string]any{})
 	require.True(t, res.IsError)
-	assert.Equal(t, harness.CodeNoShell, res.Code)
+	assert.Equal(t, codeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "The shell could not be opened: the shell did not start: The shell exited with code 1.")
 }
 

@@ -229,7 +229,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	if len(m.open) >= s.cfg.maxSessions {
 		open := strings.Join(m.order, ", ")
 		m.mu.Unlock()
-		return nil, &harness.Error{Code: harness.CodeTooManyShells, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: codeTooManyShells, Message: fmt.Sprintf(
 			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.maxSessions, open)}
 	}
 	m.next++
@@ -257,7 +257,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		if out != "" {
 			msg += "\nIts output:\n" + out
 		}
-		return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: msg}
+		return nil, &harness.Error{Code: codeNoShell, Err: err, Message: msg}
 	}
 	sh.mu.Lock()
 	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
@@ -299,7 +299,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
 	}
 	if sh.broken != "" && sh.death == "" {
-		return nil, &harness.Error{Code: harness.CodeShellBroken, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: codeShellBroken, Message: fmt.Sprintf(
 			"Shell %s is broken, so the command was not sent: %s. Close it with shell_close and open a new one with shell_open; "+
 				"its variables, functions and background processes are lost. Call shell_read (session_id %q) to see what it printed.",
 			sh.id, sh.broken, sh.id)}
@@ -314,7 +314,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if sh.death != "" {
 		death := sh.death
 		if _, err := sh.startLocked(); err != nil {
-			return nil, &harness.Error{Code: harness.CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
+			return nil, &harness.Error{Code: codeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
 		}
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
 		pid, how := 0, ""
