@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/examples/temporal/turns"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
 )
@@ -100,7 +101,7 @@ func run() error {
 		}
 		fmt.Printf("  call %s %s: %s\n", cr.Name, cr.CallID, how)
 	}
-	fmt.Printf("%s after %d steps: %s\n", res.Reason, res.Steps, res.Answer)
+	fmt.Printf("%s after %s: %s\n", res.Reason, units.Plural(res.Steps, "step", "steps"), res.Answer)
 	return nil
 }
 
