@@ -75,9 +75,6 @@ func New(opts ...Option) (*Loop, error) {
 	}
 	l.tools = ts
 	l.handler = toolexec.Chain(toolexec.Executor(), cfg.middleware...)
-	if cfg.base != nil {
-		context.AfterFunc(cfg.base, func() { l.Close() })
-	}
 	return l, nil
 }
 
@@ -312,7 +309,9 @@ func (l *Loop) forget(s *Session) {
 // is released, and logs are synced. Like Session.Close it returns within
 // about the close wait (CallLimits.CloseWait) whatever the tools do, and
 // its error names the tool calls it abandoned. Starting a session
-// afterwards fails with an error matching harness.CodeClosed.
+// afterwards fails with an error matching harness.CodeClosed. A host
+// ties a loop to its lifetime with context.AfterFunc(ctx, func()
+// { loop.Close() }); turns still take their own context.
 func (l *Loop) Close() error {
 	l.mu.Lock()
 	l.closed = true

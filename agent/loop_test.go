@@ -497,13 +497,14 @@ func TestMarshalEvent(t *testing.T) {
 	assert.True(t, strings.HasPrefix(mustJSON(1), "1"))
 }
 
-func TestBaseContextClosesLoop(t *testing.T) {
+func TestAfterFuncClosesLoop(t *testing.T) {
 	leakcheck.Check(t)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
-	loop, err := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
+	loop, err := agent.New(agent.WithModel(llm))
 	require.NoError(t, err)
+	context.AfterFunc(base, func() { loop.Close() }) // the loop lives as long as base
 	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd

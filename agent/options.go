@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -36,7 +35,6 @@ type config struct {
 	cwd         string
 	context     ContextPolicy
 	limits      CallLimits
-	base        context.Context
 
 	turnObservers   []TurnObserver
 	modelMiddleware []model.Middleware
@@ -159,11 +157,6 @@ func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.ou
 
 // WithAttachments sets the store images are kept in.
 func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
-
-// WithBaseContext ties the loop to ctx: when ctx ends, the loop closes as
-// if Close had been called (running turns are cancelled, tool state such
-// as shell sessions is reaped). Turns still take their own context.
-func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
 // whose code (harness.CodeOf) is CodeRateLimit, CodeServer,

@@ -387,7 +387,6 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]tools.Tool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
-	cfg.base = nil
 	cfg.sources = nil
 	cfg.tools = nil
 	for _, name := range ty.Tools {

@@ -298,7 +298,6 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
-		agent.WithBaseContext(ctx),
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
@@ -326,6 +325,10 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer loop.Close()
+	// The loop closes when ctx ends (an interrupt): running turns are
+	// cancelled and tool state such as shell sessions is reaped.
+	stop := context.AfterFunc(ctx, func() { loop.Close() })
+	defer stop()
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
