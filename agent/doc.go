@@ -12,7 +12,7 @@
 //	)
 //	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
-//	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
+//	sess, err := loop.NewSession(ctx, session.Header{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
 //
 // A turn is a sequence of steps. Each step is one model call (a

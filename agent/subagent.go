@@ -276,7 +276,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		return nil, err
 	}
 	defer child.Close()
-	sess, err := child.NewSession(ctx, SessionOptions{Cwd: t.s.Header().Cwd, Parent: t.s.Header().ID, ParentCall: call.ID})
+	sess, err := child.NewSession(ctx, session.Header{Cwd: t.s.Header().Cwd, Parent: t.s.Header().ID, ParentCall: call.ID})
 	if err != nil {
 		return nil, err
 	}

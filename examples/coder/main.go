@@ -336,7 +336,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 			return 0, usagef("session %s is open in another coder; close that one first", resumeID)
 		}
 	} else {
-		a.sess, err = loop.NewSession(ctx, agent.SessionOptions{Cwd: a.root})
+		a.sess, err = loop.NewSession(ctx, session.Header{Cwd: a.root})
 	}
 	if err != nil {
 		return 0, err

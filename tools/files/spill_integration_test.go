@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -74,7 +75,7 @@ func TestSpillHintWorks(t *testing.T) {
 		agent.WithOutputStore(store), agent.WithMiddleware(spilling))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(ctx, "make noise") {
 		require.NoError(t, err)

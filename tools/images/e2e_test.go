@@ -62,7 +62,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	)
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(context.Background(), "what is in chart.jpg?") {
 		require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -88,7 +89,7 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...), agent.WithWorkingDir(root))
 	require.NoError(t, err)
 	defer loop.Close()
-	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	for ev, err := range sess.Run(context.Background(), "start things") {
 		require.NoError(t, err)
