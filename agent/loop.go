@@ -152,8 +152,8 @@ func (l *Loop) currentTools() *toolset {
 
 // NewSession starts a new session and logs h as its header, filled in as
 // Store.Create fills it (an empty ID gets a new one, a zero Created the
-// current time). An empty Cwd means the loop's WithWorkingDir, or the
-// file system's root (fs.Rooter), or "/"; Parent and ParentCall name the
+// current time). An empty Cwd means the file system's root (fs.Rooter),
+// or "/"; Parent and ParentCall name the
 // session this one continues and, for a sub-agent's session, the
 // parent's tool call that started it. A panic in the session store is
 // returned as an *harness.Error.
@@ -161,9 +161,6 @@ func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, er
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
-	}
-	if h.Cwd == "" {
-		h.Cwd = l.cfg.cwd
 	}
 	if h.Cwd == "" && l.cfg.fsys != nil {
 		h.Cwd = fsimpl.RootOf(l.cfg.fsys)

@@ -32,7 +32,6 @@ type config struct {
 	observers   []tools.StepObserver
 	output      tools.OutputStore
 	attachments tools.AttachmentStore
-	cwd         string
 	context     ContextPolicy
 	limits      CallLimits
 
@@ -105,12 +104,6 @@ func WithSessionStore(s session.Store) Option { return func(c *config) { c.store
 
 // WithFileSystem sets the file system tools work in.
 func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = f } }
-
-// WithWorkingDir sets the default working directory of new sessions: an
-// absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is the file system's root (fs.Rooter), or "/" without a
-// file system.
-func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
 
 // WithLogger sets the logger for diagnostics. The default, also for nil,
 // discards.

@@ -55,7 +55,6 @@ func TestReadImageEndToEnd(t *testing.T) {
 	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
-		agent.WithWorkingDir(local.Root()),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(att),
 		agent.WithTools(images.ReadImage()),
