@@ -108,7 +108,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, pricing, session, spill, tools,
+// It imports harness, agent/model, fs, pricing, session, tools,
 // tools/permission and internal helpers; nothing imports it but programs,
 // observe (and tests).
 package agent
