@@ -301,7 +301,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(attachments.Beside(a.store)),
+		agent.WithAttachments(attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments"))),
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.

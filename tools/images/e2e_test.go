@@ -46,7 +46,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	store := session.NewJSONL(logs)
-	att := attachments.Beside(store)
+	att := attachments.NewFiles(filepath.Join(logs, "attachments"))
 
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
