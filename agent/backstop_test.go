@@ -69,7 +69,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 		agent.WithSessionStore(store), agent.WithLogger(logger),
 		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 
 	evs, end, err := collect(t, s, context.Background(), "go")
@@ -125,7 +125,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 		agent.WithSessionStore(store),
 		agent.WithCallLimits(agent.CallLimits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 
 	type outcome struct {
@@ -192,7 +192,7 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithSessionStore(store),
 		agent.WithCallLimits(agent.CallLimits{CloseWait: 20 * time.Millisecond}))
 	require.NoError(t, err)
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	done := make(chan *agent.TurnEnd, 1)
 	go func() {

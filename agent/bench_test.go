@@ -82,7 +82,7 @@ func BenchmarkLoopStep(b *testing.B) {
 		steps := 0
 		for steps < b.N {
 			b.StopTimer() // creating a session is not part of a step
-			s, err := loop.NewSession(ctx, agent.SessionOptions{})
+			s, err := loop.NewSession(ctx, session.Header{})
 			if err != nil {
 				b.Fatal(err)
 			}

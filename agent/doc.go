@@ -12,7 +12,7 @@
 //	)
 //	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
-//	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
+//	sess, err := loop.NewSession(ctx, session.Header{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
 //
 // A turn is a sequence of steps. Each step is one model call (a
@@ -108,7 +108,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, pricing, session, spill, tools,
+// It imports harness, agent/model, fs, pricing, session, tools,
 // tools/permission and internal helpers; nothing imports it but programs,
 // observe (and tests).
 package agent

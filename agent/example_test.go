@@ -7,6 +7,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -33,7 +34,7 @@ func Example() {
 		return
 	}
 	defer loop.Close()
-	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+	sess, err := loop.NewSession(ctx, session.Header{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -69,7 +70,7 @@ func ExampleLoop_ResumeSession() {
 		fmt.Println(err)
 		return
 	}
-	sess, _ := first.NewSession(ctx, agent.SessionOptions{Cwd: "/src/app"})
+	sess, _ := first.NewSession(ctx, session.Header{Cwd: "/src/app"})
 	for range sess.Run(ctx, "Remember: we build with Go 1.26.") {
 	}
 	id := sess.Header().ID

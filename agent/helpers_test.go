@@ -71,7 +71,7 @@ func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/ws"})
+	s, err := loop.NewSession(context.Background(), session.Header{Cwd: "/ws"})
 	require.NoError(t, err)
 	return loop, s
 }

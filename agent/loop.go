@@ -75,9 +75,6 @@ func New(opts ...Option) (*Loop, error) {
 	}
 	l.tools = ts
 	l.handler = toolexec.Chain(toolexec.Executor(), cfg.middleware...)
-	if cfg.base != nil {
-		context.AfterFunc(cfg.base, func() { l.Close() })
-	}
 	return l, nil
 }
 
@@ -153,39 +150,25 @@ func (l *Loop) currentTools() *toolset {
 	return ts
 }
 
-// SessionOptions configure a new session.
-type SessionOptions struct {
-	// ID names the session; empty means a new generated id.
-	ID string
-	// Cwd is the session's working directory, an absolute path in the
-	// file system's namespace. Empty means the loop's WithWorkingDir, or
-	// the file system's root (fs.Rooter), or "/".
-	Cwd string
-	// Parent is the id of the session this one continues, if any.
-	Parent string
-	// ParentCall is the parent's tool call that started this session, for
-	// a sub-agent's session.
-	ParentCall string
-}
-
-// NewSession starts a new session and logs its header. A panic in the
-// session store is returned as an *harness.Error.
-func (l *Loop) NewSession(ctx context.Context, opts SessionOptions) (s *Session, err error) {
+// NewSession starts a new session and logs h as its header, filled in as
+// Store.Create fills it (an empty ID gets a new one, a zero Created the
+// current time). An empty Cwd means the file system's root (fs.Rooter),
+// or "/"; Parent and ParentCall name the
+// session this one continues and, for a sub-agent's session, the
+// parent's tool call that started it. A panic in the session store is
+// returned as an *harness.Error.
+func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, err error) {
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
 	}
-	cwd := opts.Cwd
-	if cwd == "" {
-		cwd = l.cfg.cwd
+	if h.Cwd == "" && l.cfg.fsys != nil {
+		h.Cwd = fsimpl.RootOf(l.cfg.fsys)
 	}
-	if cwd == "" && l.cfg.fsys != nil {
-		cwd = fsimpl.RootOf(l.cfg.fsys)
+	if h.Cwd == "" {
+		h.Cwd = "/"
 	}
-	if cwd == "" {
-		cwd = "/"
-	}
-	log, err := l.cfg.store.Create(ctx, session.Header{ID: opts.ID, Cwd: cwd, Parent: opts.Parent, ParentCall: opts.ParentCall})
+	log, err := l.cfg.store.Create(ctx, h)
 	if err != nil {
 		return nil, fmt.Errorf("agent: starting session: %w", err)
 	}
@@ -312,7 +295,9 @@ func (l *Loop) forget(s *Session) {
 // is released, and logs are synced. Like Session.Close it returns within
 // about the close wait (CallLimits.CloseWait) whatever the tools do, and
 // its error names the tool calls it abandoned. Starting a session
-// afterwards fails with an error matching harness.CodeClosed.
+// afterwards fails with an error matching harness.CodeClosed. A host
+// ties a loop to its lifetime with context.AfterFunc(ctx, func()
+// { loop.Close() }); turns still take their own context.
 func (l *Loop) Close() error {
 	l.mu.Lock()
 	l.closed = true

@@ -214,7 +214,7 @@ func TestCancelMidStream(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -430,7 +430,7 @@ func TestBusyAndClosed(t *testing.T) {
 	}
 	_, _, err = collect(t, s, context.Background(), "after close")
 	assert.ErrorIs(t, err, harness.CodeClosed)
-	_, err = loop.NewSession(context.Background(), agent.SessionOptions{})
+	_, err = loop.NewSession(context.Background(), session.Header{})
 	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
@@ -497,14 +497,15 @@ func TestMarshalEvent(t *testing.T) {
 	assert.True(t, strings.HasPrefix(mustJSON(1), "1"))
 }
 
-func TestBaseContextClosesLoop(t *testing.T) {
+func TestAfterFuncClosesLoop(t *testing.T) {
 	leakcheck.Check(t)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	llm := replay.NewScripted(replay.Response{Text: "x", Hang: true})
-	loop, err := agent.New(agent.WithModel(llm), agent.WithBaseContext(base))
+	loop, err := agent.New(agent.WithModel(llm))
 	require.NoError(t, err)
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	context.AfterFunc(base, func() { loop.Close() }) // the loop lives as long as base
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd
 	for ev := range s.Run(context.Background(), "hang") {
@@ -518,7 +519,7 @@ func TestBaseContextClosesLoop(t *testing.T) {
 	require.NotNil(t, end)
 	assert.Equal(t, session.ReasonCancelled, end.Reason)
 	require.Eventually(t, func() bool {
-		_, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+		_, err := loop.NewSession(context.Background(), session.Header{})
 		return errors.Is(err, harness.CodeClosed)
 	}, 5*time.Second, 10*time.Millisecond)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 )
 
 type ctxKey struct{}
@@ -61,7 +62,7 @@ func TestTurnObserversAndModelMiddleware(t *testing.T) {
 				agent.WithTurnObservers(rec, nil), agent.WithModelMiddleware(mw("outer"), nil, mw("inner")))
 			require.NoError(t, err)
 			defer loop.Close()
-			sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
+			sess, err := loop.NewSession(t.Context(), session.Header{})
 			require.NoError(t, err)
 			var got []string
 			for ev := range sess.Run(t.Context(), "hi") {

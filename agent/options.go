@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -33,10 +32,8 @@ type config struct {
 	observers   []tools.StepObserver
 	output      tools.OutputStore
 	attachments tools.AttachmentStore
-	cwd         string
 	context     ContextPolicy
 	limits      CallLimits
-	base        context.Context
 
 	turnObservers   []TurnObserver
 	modelMiddleware []model.Middleware
@@ -108,12 +105,6 @@ func WithSessionStore(s session.Store) Option { return func(c *config) { c.store
 // WithFileSystem sets the file system tools work in.
 func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = f } }
 
-// WithWorkingDir sets the default working directory of new sessions: an
-// absolute path in the file system's namespace (for fslocal, the OS path).
-// The default is the file system's root (fs.Rooter), or "/" without a
-// file system.
-func WithWorkingDir(dir string) Option { return func(c *config) { c.cwd = dir } }
-
 // WithLogger sets the logger for diagnostics. The default, also for nil,
 // discards.
 func WithLogger(l *slog.Logger) Option {
@@ -159,11 +150,6 @@ func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.ou
 
 // WithAttachments sets the store images are kept in.
 func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
-
-// WithBaseContext ties the loop to ctx: when ctx ends, the loop closes as
-// if Close had been called (running turns are cancelled, tool state such
-// as shell sessions is reaped). Turns still take their own context.
-func WithBaseContext(ctx context.Context) Option { return func(c *config) { c.base = ctx } }
 
 // RetryPolicy bounds how a failed model call is retried. Only failures
 // whose code (harness.CodeOf) is CodeRateLimit, CodeServer,

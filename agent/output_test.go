@@ -38,7 +38,7 @@ func structuredLoop(t *testing.T, d openai.Dialect, replies ...openaitest.Reply)
 	loop, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/ws"})
+	s, err := loop.NewSession(context.Background(), session.Header{Cwd: "/ws"})
 	require.NoError(t, err)
 	return srv, s, store
 }

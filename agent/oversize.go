@@ -10,7 +10,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -35,7 +34,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 	if text := res.Text(); len(text) > limit {
 		owner := tools.Owner{Session: t.s.Header().ID, Tool: ev.Name, Call: ev.CallID}
 		// The save outlives a cancelled turn: the result is logged either way.
-		// previewLimit is never below spill.MinThreshold, so NewWriter
+		// previewLimit is never below spillwriter.MinThreshold, so NewWriter
 		// cannot refuse it.
 		w, werr := spillwriter.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
 		if werr != nil {
@@ -76,7 +75,7 @@ func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, e
 // enough that JSON escapes (up to six bytes for one) cannot make it too
 // large again.
 func previewLimit(maxLine int) int {
-	return max(spill.MinThreshold, min(spill.DefaultThreshold, maxLine/8))
+	return max(spillwriter.MinThreshold, min(spillwriter.DefaultThreshold, maxLine/8))
 }
 
 // withText replaces the text of content by text, placed where the first

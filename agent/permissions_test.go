@@ -180,7 +180,7 @@ func TestPauseHelperProcess(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
 		agent.WithSessionStore(session.NewJSONL(filepath.Join(dir, "sessions"))), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
-	s, err := loop.NewSession(ctx, agent.SessionOptions{ID: "paused", Cwd: "/proj"})
+	s, err := loop.NewSession(ctx, session.Header{ID: "paused", Cwd: "/proj"})
 	require.NoError(t, err)
 	_, end, err := collect(t, s, ctx, "do it")
 	require.NoError(t, err)
@@ -298,7 +298,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithPermissions(policy(t, permission.Rules{}))}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
-	s, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/proj"})
+	s, err := loop.NewSession(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
 	_, end, err := collect(t, s, ctx, "go")
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ func embed(ctx context.Context, model model.Model, myTools []tools.Tool, session
 	}
 	defer loop.Close()
 
-	sess, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: workspace})
+	sess, err := loop.NewSession(ctx, session.Header{Cwd: workspace})
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	)
 	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
-	s1, err := loop1.NewSession(ctx, agent.SessionOptions{Cwd: "/proj"})
+	s1, err := loop1.NewSession(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
 	_, _, err = collect(t, s1, ctx, "turn one")
 	require.NoError(t, err)

@@ -309,7 +309,7 @@ func TestSessionStartPanicsAreErrors(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	assert.Nil(t, s)
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
@@ -333,7 +333,7 @@ func TestClosePanicIsAnError(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	_, err = tools.LoadState(s.State(), "k", func() panickyCloser { return panickyCloser{} })
 	require.NoError(t, err)

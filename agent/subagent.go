@@ -276,7 +276,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		return nil, err
 	}
 	defer child.Close()
-	sess, err := child.NewSession(ctx, SessionOptions{Cwd: t.s.Header().Cwd, Parent: t.s.Header().ID, ParentCall: call.ID})
+	sess, err := child.NewSession(ctx, session.Header{Cwd: t.s.Header().Cwd, Parent: t.s.Header().ID, ParentCall: call.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +387,6 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]tools.Tool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
-	cfg.base = nil
 	cfg.sources = nil
 	cfg.tools = nil
 	for _, name := range ty.Tools {

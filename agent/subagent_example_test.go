@@ -7,6 +7,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -37,7 +38,7 @@ func ExampleWithSubAgents() {
 		return
 	}
 	defer loop.Close()
-	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+	sess, err := loop.NewSession(ctx, session.Header{})
 	if err != nil {
 		fmt.Println(err)
 		return

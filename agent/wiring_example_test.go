@@ -3,6 +3,7 @@ package agent_test
 import (
 	"errors"
 	"log"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func ExampleNew_everything() {
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.Beside(store)),
+		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
 		agent.WithOutputStore(spillStore),
 		agent.WithTools(toolset...),
 		agent.WithMiddleware(spilling, deadlines),
@@ -63,7 +64,8 @@ func TestFullWiringIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer workspace.Close()
-	store := session.NewJSONL(t.TempDir())
+	sessionsDir := t.TempDir()
+	store := session.NewJSONL(sessionsDir)
 	spillStore, err1 := spill.NewDir(t.TempDir())
 	spilling, err2 := spill.Middleware()
 	deadlines, err3 := guard.Deadlines()
@@ -77,7 +79,7 @@ func TestFullWiringIsValid(t *testing.T) {
 		agent.WithModel(model),
 		agent.WithFileSystem(workspace),
 		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.Beside(store)),
+		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
 		agent.WithOutputStore(spillStore),
 		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
 		agent.WithMiddleware(spilling, deadlines),

@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -275,7 +276,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		agent.WithMiddleware(deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))))
 	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	var end *agent.ToolCallEnd
 	for ev, err := range s.Run(context.Background(), "go") {

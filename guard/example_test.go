@@ -9,6 +9,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -45,7 +46,7 @@ func ExampleRepeatGuard() {
 		return
 	}
 	defer loop.Close()
-	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, _ := loop.NewSession(context.Background(), session.Header{})
 	for ev := range sess.Run(context.Background(), "is the build green?") {
 		if r, ok := ev.(*agent.ReminderAdded); ok {
 			fmt.Printf("step %d, %s: %s\n", r.Step, r.Source, r.Text)

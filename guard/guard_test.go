@@ -354,7 +354,7 @@ func TestGuardsInTheLoop(t *testing.T) {
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)
 	var reminders []*agent.ReminderAdded
 	for ev, err := range s.Run(ctx, "look it up") {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/observe"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkStep(b *testing.B) {
 			steps := 0
 			b.ResetTimer()
 			for steps < b.N {
-				sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+				sess, err := loop.NewSession(ctx, session.Header{})
 				if err != nil {
 					b.Fatal(err)
 				}

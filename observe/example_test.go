@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/observe"
+	"github.com/go-harness/harness/session"
 )
 
 // A loop traced into an in-memory exporter: one span for the turn and
@@ -29,7 +30,7 @@ func ExampleNew() {
 		return
 	}
 	defer loop.Close()
-	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, err := loop.NewSession(context.Background(), session.Header{})
 	if err != nil {
 		fmt.Println(err)
 		return

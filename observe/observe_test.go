@@ -21,6 +21,7 @@ import (
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/observe"
 	"github.com/go-harness/harness/pricing"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -80,7 +81,7 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	loop, err := agent.New(append(all, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
-	sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
+	sess, err := loop.NewSession(t.Context(), session.Header{})
 	require.NoError(t, err)
 	var r run
 	for ev, err := range sess.Run(t.Context(), "hello, my key is sk-SECRET") {
@@ -291,7 +292,7 @@ func TestCostOnResume(t *testing.T) {
 		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
 	require.NoError(t, err)
 	defer loop.Close()
-	sess, err := loop.NewSession(t.Context(), agent.SessionOptions{})
+	sess, err := loop.NewSession(t.Context(), session.Header{})
 	require.NoError(t, err)
 	for _, err := range sess.Run(t.Context(), "go") {
 		require.NoError(t, err)

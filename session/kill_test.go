@@ -144,7 +144,7 @@ func killWriterMain(dir, id, seed string) int {
 	if _, serr := os.Stat(filepath.Join(dir, id+".jsonl")); serr == nil {
 		sess, err = loop.ResumeSession(ctx, id)
 	} else {
-		sess, err = loop.NewSession(ctx, agent.SessionOptions{ID: id, Cwd: "/ws/kill"})
+		sess, err = loop.NewSession(ctx, session.Header{ID: id, Cwd: "/ws/kill"})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kill helper:", err)

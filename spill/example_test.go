@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
@@ -48,7 +49,7 @@ func ExampleMiddleware() {
 		return
 	}
 	defer loop.Close()
-	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, _ := loop.NewSession(context.Background(), session.Header{})
 	for ev := range sess.Run(context.Background(), "run the tests") {
 		if end, ok := ev.(*agent.ToolCallEnd); ok {
 			preview := end.Result.Text()

@@ -1,5 +1,7 @@
 package spill
 
+import "github.com/go-harness/harness/internal/spillwriter"
+
 // SessionBudget returns the most bytes the store keeps for one session.
 func (d *dirStore) SessionBudget() int64 { return d.budget.limit }
 
@@ -24,3 +26,10 @@ func (m *Memory) Len() int {
 	defer m.mu.Unlock()
 	return len(m.outputs)
 }
+
+// DefaultThreshold is the policy's threshold unless WithThreshold sets
+// another.
+const DefaultThreshold = spillwriter.DefaultThreshold
+
+// MinThreshold is the smallest threshold WithThreshold accepts.
+const MinThreshold = spillwriter.MinThreshold

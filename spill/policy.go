@@ -11,14 +11,6 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// DefaultThreshold is the largest result text, in bytes, that reaches the
-// model whole; longer texts are spilled.
-const DefaultThreshold = spillwriter.DefaultThreshold
-
-// MinThreshold is the smallest threshold the policy accepts: below it, a
-// preview has no room for a useful head and tail next to its notice.
-const MinThreshold = spillwriter.MinThreshold
-
 // Option configures the spill policy.
 type Option func(*policy)
 
@@ -28,12 +20,13 @@ type policy struct {
 }
 
 // WithThreshold sets the largest result text, in bytes, that reaches the
-// model whole (DefaultThreshold unless set). A value below MinThreshold
-// is an error.
+// model whole: 30,000 unless set. A value below 1,024, the room a
+// preview needs for a useful head and tail beside its notice, is an
+// error.
 func WithThreshold(n int) Option {
 	return func(p *policy) {
-		if n < MinThreshold {
-			p.err = errors.Join(p.err, toolexec.OptionError("spill: WithThreshold(%d): the threshold is at least %d bytes, the room a preview needs", n, MinThreshold))
+		if n < spillwriter.MinThreshold {
+			p.err = errors.Join(p.err, toolexec.OptionError("spill: WithThreshold(%d): the threshold is at least %d bytes, the room a preview needs", n, spillwriter.MinThreshold))
 			return
 		}
 		p.threshold = n
@@ -42,7 +35,7 @@ func WithThreshold(n int) Option {
 
 // Middleware returns the spill policy as dispatch middleware, or an error
 // (harness.CodeInvalidOption) for an invalid option value. A result
-// whose text is longer than the threshold (DefaultThreshold unless
+// whose text is longer than the threshold (30,000 bytes unless
 // WithThreshold says otherwise) is saved whole to the output store and
 // replaced, for the model, by a preview of at most the threshold: the
 // head and the tail of the text, cut at line boundaries where possible and
@@ -64,7 +57,7 @@ func WithThreshold(n int) Option {
 // list), so that saving is not charged to a tool's deadline and results
 // cut off by a deadline are still spilled.
 func Middleware(opts ...Option) (tools.Middleware, error) {
-	p := &policy{threshold: DefaultThreshold}
+	p := &policy{threshold: spillwriter.DefaultThreshold}
 	for _, o := range opts {
 		if o != nil {
 			o(p)

@@ -19,6 +19,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
 	"github.com/go-harness/harness/tools"
@@ -239,7 +240,7 @@ func TestLoopSpill(t *testing.T) {
 		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(context.Background(), "build it") {
 		require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -328,7 +329,7 @@ func TestDeepSeekToolTurnWithoutReasoningRoundTrips(t *testing.T) {
 		loop, err := agent.New(agent.WithModel(p.model(openai.WithDialect(d), openai.WithThinking(true))), agent.WithTools(lsTool), agent.WithMaxSteps(4))
 		require.NoError(t, err)
 		t.Cleanup(func() { loop.Close() })
-		s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+		s, err := loop.NewSession(context.Background(), session.Header{})
 		require.NoError(t, err)
 		defer s.Close()
 		var failed error

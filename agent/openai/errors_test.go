@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/session"
 )
 
 func TestHTTPErrorClasses(t *testing.T) {
@@ -111,7 +112,7 @@ func TestRateLimitRetriedOnlyByTheLoop(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	var retries []harness.Code
 	for ev := range s.Run(context.Background(), "go") {
@@ -133,7 +134,7 @@ func TestFatalErrorsAreNotRetried(t *testing.T) {
 			loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}))
 			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
-			s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+			s, err := loop.NewSession(context.Background(), session.Header{})
 			require.NoError(t, err)
 			var endErr error
 			for ev, err := range s.Run(context.Background(), "go") {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
+	"github.com/go-harness/harness/session"
 )
 
 // A model on an OpenAI-compatible endpoint, driven by the agent loop. The
@@ -45,7 +46,7 @@ func ExampleNew() {
 	}
 	defer loop.Close()
 	ctx := context.Background()
-	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+	sess, err := loop.NewSession(ctx, session.Header{})
 	if err != nil {
 		fmt.Println(err)
 		return

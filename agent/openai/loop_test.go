@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -35,7 +36,7 @@ func lookupTool(seen *[]string, mu *sync.Mutex) tools.Tool {
 // events and its end.
 func runTurn(t *testing.T, loop *agent.Loop, prompt string) (string, []*agent.ModelUsage, *agent.TurnEnd) {
 	t.Helper()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{Cwd: "/ws"})
+	s, err := loop.NewSession(context.Background(), session.Header{Cwd: "/ws"})
 	require.NoError(t, err)
 	var text strings.Builder
 	var usages []*agent.ModelUsage

@@ -42,7 +42,7 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	var seen [][]string
 	for _, p := range []string{"one", "two"} {
@@ -84,7 +84,7 @@ func replayWith(t *testing.T, tr *session.Transcript, system string, tool tools.
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	var seen [][]string
 	for _, p := range []string{"one", "two"} {

@@ -298,11 +298,10 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
-		agent.WithBaseContext(ctx),
 		agent.WithFileSystem(fsys),
 		agent.WithSessionStore(a.store),
 		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(attachments.Beside(a.store)),
+		agent.WithAttachments(attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments"))),
 		agent.WithTools(a.tools(withImages)...),
 		// Spill outermost, so output cut short by a deadline is still
 		// saved whole.
@@ -326,6 +325,10 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer loop.Close()
+	// The loop closes when ctx ends (an interrupt): running turns are
+	// cancelled and tool state such as shell sessions is reaped.
+	stop := context.AfterFunc(ctx, func() { loop.Close() })
+	defer stop()
 
 	if resumeID != "" {
 		a.sess, err = loop.ResumeSession(ctx, resumeID)
@@ -333,7 +336,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 			return 0, usagef("session %s is open in another coder; close that one first", resumeID)
 		}
 	} else {
-		a.sess, err = loop.NewSession(ctx, agent.SessionOptions{Cwd: a.root})
+		a.sess, err = loop.NewSession(ctx, session.Header{Cwd: a.root})
 	}
 	if err != nil {
 		return 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -72,7 +73,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer loop.Close()
-	sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+	sess, err := loop.NewSession(ctx, session.Header{})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // listed as Core in budgets) may declare together. It is a ratchet: lower
 // it whenever a cut lands, and never raise it without saying why in the
 // commit. The goal (issue 20) is CoreGoal.
-const CoreBudget = 578
+const CoreBudget = 572
 
 // CoreGoal is the core budget issue 20 asks for.
 const CoreGoal = 470

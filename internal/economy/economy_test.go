@@ -190,7 +190,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd
 	for ev, err := range s.Run(ctx, "Mark every marker in a.go to e.go as done and keep the tests passing.") {

@@ -79,7 +79,7 @@ func runExploration(t *testing.T, sub bool) (parent, child *countingModel, child
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)
 	var end *agent.TurnEnd
 	var childID string

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-harness/harness/spill"
+	"github.com/go-harness/harness/internal/spillwriter"
 )
 
 // The spill of a 1 GiB stream is measured beside its baseline, cat copying
@@ -36,7 +36,7 @@ func BenchmarkSpillGiB(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		stop := make(chan struct{})
 		peakc := heapPeak(stop)
-		w := newWriter(b, context.Background(), store, owner, spill.DefaultThreshold)
+		w := newWriter(b, context.Background(), store, owner, spillwriter.DefaultThreshold)
 		if _, err := io.CopyBuffer(w, newGenerator(benchSize), buf); err != nil {
 			b.Fatal(err)
 		}

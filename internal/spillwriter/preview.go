@@ -29,13 +29,13 @@ type Preview struct {
 	Text                string
 }
 
-// DefaultThreshold is the largest text, in bytes, that is kept whole;
-// spill.DefaultThreshold is this.
+// DefaultThreshold is the largest text, in bytes, that is kept whole:
+// the spill policy's threshold unless spill.WithThreshold sets another.
 const DefaultThreshold = 30_000
 
 // MinThreshold is the smallest limit a preview has room in: below it, a
-// preview has no room for a useful head and tail next to its notice;
-// spill.MinThreshold is this.
+// preview has no room for a useful head and tail next to its notice.
+// spill.WithThreshold and the shell's output limit are at least this.
 const MinThreshold = 1024
 
 // headShare is the part of the budget given to the head, in fifths: the

@@ -176,7 +176,7 @@ func TestCallWriterUsesSessionStore(t *testing.T) {
 	w := newWriter(t, context.Background(), call.Env.Output, tools.Owner{Session: call.Env.SessionID, Tool: call.Name, Call: call.ID}, 0)
 	writeAll(t, w, lines(3000), 1<<16)
 	require.NoError(t, w.Close())
-	assert.LessOrEqual(t, len(w.Output().Text), spill.DefaultThreshold)
+	assert.LessOrEqual(t, len(w.Output().Text), spillwriter.DefaultThreshold)
 	assert.Equal(t, []string{w.Output().Stored.Locator}, store.Locators("s9"))
 	assert.Contains(t, w.Output().Stored.Locator, "/bash-c9-")
 }
@@ -256,7 +256,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	stop := make(chan struct{})
 	peakc := heapPeak(stop)
 
-	w := newWriter(t, context.Background(), store, owner, spill.DefaultThreshold)
+	w := newWriter(t, context.Background(), store, owner, spillwriter.DefaultThreshold)
 	n, err := io.CopyBuffer(w, gen, buf)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
@@ -269,7 +269,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	out := w.Output()
 	require.NoError(t, out.Err)
 	assert.Equal(t, size, out.Stored.Size)
-	assert.LessOrEqual(t, len(out.Text), spill.DefaultThreshold)
+	assert.LessOrEqual(t, len(out.Text), spillwriter.DefaultThreshold)
 	rc, err := store.Open(context.Background(), out.Stored.Locator)
 	require.NoError(t, err)
 	saved, err := io.Copy(io.Discard, rc)
@@ -303,12 +303,12 @@ func TestWriterPastTheBudget(t *testing.T) {
 }
 
 func TestWriterRefusesBadConfig(t *testing.T) {
-	for _, limit := range []int{-1, 1, spill.MinThreshold - 1} {
+	for _, limit := range []int{-1, 1, spillwriter.MinThreshold - 1} {
 		w, err := spillwriter.NewWriter(context.Background(), nil, owner, limit)
 		assert.Nil(t, w)
 		require.ErrorIs(t, err, harness.CodeInvalidOption, "limit %d", limit)
 	}
-	w, err := spillwriter.NewWriter(context.Background(), nil, owner, spill.MinThreshold, spillwriter.WithMaxSave(0))
+	w, err := spillwriter.NewWriter(context.Background(), nil, owner, spillwriter.MinThreshold, spillwriter.WithMaxSave(0))
 	assert.Nil(t, w)
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.Contains(t, err.Error(), "WithMaxSave(0)")
@@ -373,7 +373,7 @@ func FuzzWriter(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		limit := spill.MinThreshold + int(extra)
+		limit := spillwriter.MinThreshold + int(extra)
 		var opts []spillwriter.WriterOption
 		if capSave > 0 {
 			opts = append(opts, spillwriter.WithMaxSave(int64(capSave)))

@@ -16,7 +16,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/durable"
-	"github.com/go-harness/harness/session"
 )
 
 // digestPrefix starts every attachment digest: the digest is
@@ -62,26 +61,17 @@ type Files struct {
 	dir string
 }
 
-// NewFiles returns an attachment store keeping its files in dir.
-func NewFiles(dir string) *Files { return &Files{dir: dir} }
-
-// dirName is the subdirectory of a JSONL store's directory that Beside
-// uses.
-const dirName = "attachments"
-
-// Beside returns the attachment store beside the logs of s: a directory
-// named "attachments" inside s.Dir(). It is the usual companion of a
-// JSONL store:
+// NewFiles returns an attachment store keeping its files in dir. Beside
+// a JSONL session store, the usual place is a directory named
+// "attachments" in the store's directory:
 //
 //	store := session.NewJSONL(dir)
 //	loop, err := agent.New(
 //		agent.WithSessionStore(store),
-//		agent.WithAttachments(attachments.Beside(store)),
+//		agent.WithAttachments(attachments.NewFiles(filepath.Join(dir, "attachments"))),
 //		...
 //	)
-func Beside(s *session.JSONL) *Files {
-	return NewFiles(filepath.Join(s.Dir(), dirName))
-}
+func NewFiles(dir string) *Files { return &Files{dir: dir} }
 
 // path returns the file that holds the attachment with digest, which must
 // be valid.

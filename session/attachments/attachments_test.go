@@ -39,13 +39,14 @@ func TestMemoryConformance(t *testing.T) {
 
 func TestFilesLayout(t *testing.T) {
 	store := session.NewJSONL(t.TempDir())
-	att := attachments.Beside(store)
+	dir := filepath.Join(store.Dir(), "attachments") // the usual place
+	att := attachments.NewFiles(dir)
 	ctx := context.Background()
 	d, err := att.Put(ctx, []byte("pixels"))
 	require.NoError(t, err)
 	p, err := att.Path(d)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(store.Dir(), "attachments", "sha256", d[len("sha256:"):]), p)
+	assert.Equal(t, filepath.Join(dir, "sha256", d[len("sha256:"):]), p)
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -118,11 +119,10 @@ func TestDigest(t *testing.T) {
 	assert.False(t, attdigest.Valid("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
 }
 
-func ExampleBeside() {
+func ExampleNewFiles() {
 	dir, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(dir)
-	store := session.NewJSONL(dir)
-	att := attachments.Beside(store)
+	att := attachments.NewFiles(filepath.Join(dir, "attachments"))
 	d, _ := att.Put(context.Background(), []byte("hello"))
 	data, _ := att.Get(context.Background(), d)
 	fmt.Println(d)

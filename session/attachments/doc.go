@@ -7,7 +7,6 @@
 // model.ImageSource without importing either: the methods are Put and Get
 // with the harness error codes.
 //
-// It imports harness, session (for the directory of a JSONL store) and
-// internal helpers that import nothing of the module; never tools, agent
-// or spill.
+// It imports harness and internal helpers that import nothing of the
+// module; never session, tools, agent or spill.
 package attachments

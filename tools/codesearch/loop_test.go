@@ -20,6 +20,7 @@ import (
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
 )
@@ -78,7 +79,7 @@ func TestThroughTheLoop(t *testing.T) {
 				agent.WithTools(append(codesearch.Tools(), files.Read())...))
 			require.NoError(t, err)
 			defer loop.Close()
-			sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+			sess, err := loop.NewSession(context.Background(), session.Header{})
 			require.NoError(t, err)
 			var ends []*agent.ToolCallEnd
 			for ev, err := range sess.Run(context.Background(), "where is serve defined?") {
@@ -123,7 +124,7 @@ func Example() {
 		return
 	}
 	defer loop.Close()
-	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, _ := loop.NewSession(context.Background(), session.Header{})
 	for ev := range sess.Run(context.Background(), "where is greet?") {
 		if e, ok := ev.(*agent.ToolCallEnd); ok {
 			fmt.Println(e.Result.Text())

@@ -18,6 +18,7 @@ import (
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/files"
 )
 
@@ -62,7 +63,7 @@ func TestThroughTheLoop(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
 	require.NoError(t, err)
 	defer loop.Close()
-	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	assert.Equal(t, filepath.ToSlash(dir), sess.Header().Cwd, "the root is the default working directory")
 
@@ -110,7 +111,7 @@ func ExampleTools() {
 		return
 	}
 	defer loop.Close()
-	sess, _ := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, _ := loop.NewSession(context.Background(), session.Header{})
 	for ev := range sess.Run(context.Background(), "fix the typo") {
 		if e, ok := ev.(*agent.ToolCallEnd); ok {
 			fmt.Println(strings.SplitN(e.Result.Text(), "\n", 2)[0])

@@ -17,6 +17,8 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/spillwriter"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -74,7 +76,7 @@ func TestSpillHintWorks(t *testing.T) {
 		agent.WithOutputStore(store), agent.WithMiddleware(spilling))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(ctx, "make noise") {
 		require.NoError(t, err)
@@ -84,7 +86,7 @@ func TestSpillHintWorks(t *testing.T) {
 
 	reqs := llm.Requests()
 	preview := lastResult(reqs[1])
-	assert.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the preview never exceeds the threshold")
+	assert.LessOrEqual(t, len(preview), spillwriter.DefaultThreshold, "the preview never exceeds the threshold")
 	assert.Contains(t, preview, "log line 0001", "head kept")
 	assert.Contains(t, preview, "log line 3000", "tail kept")
 

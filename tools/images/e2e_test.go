@@ -46,7 +46,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	store := session.NewJSONL(logs)
-	att := attachments.Beside(store)
+	att := attachments.NewFiles(filepath.Join(logs, "attachments"))
 
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
@@ -55,14 +55,13 @@ func TestReadImageEndToEnd(t *testing.T) {
 	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithFileSystem(local),
-		agent.WithWorkingDir(local.Root()),
 		agent.WithSessionStore(store),
 		agent.WithAttachments(att),
 		agent.WithTools(images.ReadImage()),
 	)
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(context.Background(), "what is in chart.jpg?") {
 		require.NoError(t, err)

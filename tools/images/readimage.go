@@ -72,7 +72,7 @@ type readImageArgs struct {
 // content-addressed so the session log holds a reference and never the
 // bytes. Register it only when the loop has one:
 //
-//	att := attachments.Beside(store)
+//	att := attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))
 //	loop, err := agent.New(
 //		agent.WithAttachments(att),
 //		agent.WithTools(images.ReadImage()),

@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/images"
 )
@@ -41,11 +42,11 @@ func TestReadImageOnTheWire(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	att := attachments.NewMemory()
-	loop, err := agent.New(agent.WithModel(model), agent.WithFileSystem(local), agent.WithWorkingDir(local.Root()),
+	loop, err := agent.New(agent.WithModel(model), agent.WithFileSystem(local),
 		agent.WithAttachments(att), agent.WithTools(images.ReadImage()))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	for _, err := range s.Run(context.Background(), "what is on ui.png?") {
 		require.NoError(t, err)

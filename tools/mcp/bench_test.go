@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/mcp"
 )
@@ -102,7 +103,7 @@ func BenchmarkCall(b *testing.B) {
 				defer loop.Close()
 				for b.Loop() {
 					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Say("ok"))
-					sess, err := loop.NewSession(ctx, agent.SessionOptions{})
+					sess, err := loop.NewSession(ctx, session.Header{})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/mcp"
 )
 
@@ -64,7 +65,7 @@ func ExampleConnect() {
 		return
 	}
 	defer loop.Close()
-	s, err := loop.NewSession(ctx, agent.SessionOptions{})
+	s, err := loop.NewSession(ctx, session.Header{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/mcp"
@@ -52,7 +53,7 @@ func TestThroughTheLoop(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithOutputStore(store), agent.WithMiddleware(spilling))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	defer s.Close()
 	for _, err := range s.Run(context.Background(), "go") {

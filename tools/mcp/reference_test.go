@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/mcp"
 )
@@ -118,7 +119,7 @@ func TestReferenceServers(t *testing.T) {
 	loop, err := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(attachments.NewMemory()))
 	require.NoError(t, err)
 	defer loop.Close()
-	s, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
 	defer s.Close()
 	for _, err := range s.Run(context.Background(), "use the servers") {

@@ -301,7 +301,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 	ctx := context.Background()
 	loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("noted"))), agent.WithSessionStore(store))
 	require.NoError(t, err)
-	first, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/home/u/proj"})
+	first, err := loop.NewSession(ctx, session.Header{Cwd: "/home/u/proj"})
 	require.NoError(t, err)
 	for _, err := range first.Run(ctx, "remember the word xylophone-42") {
 		require.NoError(t, err)
@@ -316,7 +316,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 	loop, err = agent.New(agent.WithModel(model), agent.WithSessionStore(store), agent.WithTools(sessiontools.Tools(store)...))
 	require.NoError(t, err)
 	defer loop.Close()
-	second, err := loop.NewSession(ctx, agent.SessionOptions{Cwd: "/home/u/proj"})
+	second, err := loop.NewSession(ctx, session.Header{Cwd: "/home/u/proj"})
 	require.NoError(t, err)
 	for _, err := range second.Run(ctx, "what was the word with xylophone-42?") {
 		require.NoError(t, err)

@@ -35,10 +35,10 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Say("done"),
 	)
 	store := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithWorkingDir(root), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithSessionStore(store))
 	require.NoError(t, err)
 	defer loop.Close()
-	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})
 	require.NoError(t, err)
 	var results []string
 	for ev, err := range sess.Run(context.Background(), "use a shell") {

@@ -150,7 +150,7 @@ func TestBashWorkdir(t *testing.T) {
 				require.True(t, res.IsError, res.Text())
 				assert.Equal(t, codeBadWorkdir, res.Code)
 				assert.Contains(t, res.Text(), "agent.WithFileSystem")
-				assert.Contains(t, res.Text(), "agent.WithWorkingDir")
+				assert.Contains(t, res.Text(), "session.Header.Cwd")
 			}
 		}
 	})

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/internal/units"
-	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -53,11 +52,11 @@ func newCapture(ctx context.Context, limit int, store tools.OutputStore, owner t
 	w, err := spillwriter.NewWriter(ctx, store, owner, limit, spillwriter.WithMaxSave(maxSpill))
 	if err != nil {
 		// The options were validated when the tool was built (the
-		// output limit is at least spill.MinThreshold, the spill cap
+		// output limit is at least spillwriter.MinThreshold, the spill cap
 		// positive), so this is not reached; a writer with the defaults
 		// keeps the stream working if it ever is.
-		w, _ = spillwriter.NewWriter(ctx, store, owner, spill.DefaultThreshold)
-		limit = spill.DefaultThreshold
+		w, _ = spillwriter.NewWriter(ctx, store, owner, spillwriter.DefaultThreshold)
+		limit = spillwriter.DefaultThreshold
 	}
 	return &capture{limit: limit, w: w, noStore: store == nil, owner: owner}
 }

@@ -116,7 +116,8 @@
 // tool). Match one with errors.Is(err, harness.Code("no_shell")) or by
 // comparing a result's Code.
 //
-// It imports harness, fs, tools, spill (every output stream is written
-// through a spillwriter.Writer, which saves it as it arrives) and internal
-// helpers; nothing of session or agent.
+// It imports harness, fs, tools and internal helpers (every output stream
+// is written through internal/spillwriter's Writer, the one the spill
+// policy uses, which saves it as it arrives); nothing of spill, session
+// or agent.
 package shell

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -85,10 +86,10 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "bash_output", map[string]any{"job_id": "job1", "wait_ms": 0})),
 		replay.Say("done"),
 	)
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...), agent.WithWorkingDir(root))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...))
 	require.NoError(t, err)
 	defer loop.Close()
-	sess, err := loop.NewSession(context.Background(), agent.SessionOptions{})
+	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})
 	require.NoError(t, err)
 	for ev, err := range sess.Run(context.Background(), "start things") {
 		require.NoError(t, err)

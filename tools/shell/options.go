@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-harness/harness/internal/spillwriter"
 	"github.com/go-harness/harness/internal/toolexec"
-	"github.com/go-harness/harness/spill"
 )
 
 // Defaults of the shell tools; each can be changed with an Option, whose
@@ -247,7 +247,7 @@ func WithTimeouts(t Timeouts) Option {
 type Limits struct {
 	// Output is how many bytes of each stream one result shows the model
 	// (20000; the rest is saved whole in the output store): at least
-	// spill.MinThreshold (1024), the room a head, a tail and the note
+	// 1024 bytes, the room a head, a tail and the note
 	// between them need. Keep it well under the spill threshold of the
 	// dispatch middleware, so results are never spilled twice.
 	Output int
@@ -267,8 +267,8 @@ type Limits struct {
 // an Output below 1024, is an error.
 func WithLimits(l Limits) Option {
 	return func(c *config) {
-		if l.Output < 0 || l.Output > 0 && l.Output < spill.MinThreshold || l.Saved < 0 || l.Shells < 0 || l.Jobs < 0 {
-			c.fail("shell: WithLimits(%+v): limits must not be negative and Output is at least %d bytes (zero keeps a default)", l, spill.MinThreshold)
+		if l.Output < 0 || l.Output > 0 && l.Output < spillwriter.MinThreshold || l.Saved < 0 || l.Shells < 0 || l.Jobs < 0 {
+			c.fail("shell: WithLimits(%+v): limits must not be negative and Output is at least %d bytes (zero keeps a default)", l, spillwriter.MinThreshold)
 			return
 		}
 		if l.Output > 0 {

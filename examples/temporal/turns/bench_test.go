@@ -43,7 +43,7 @@ func BenchmarkTurn(b *testing.B) {
 		require.NoError(b, err)
 		defer loop.Close()
 		for b.Loop() {
-			sess, err := loop.NewSession(ctx, agent.SessionOptions{ID: randomName("plain-"), Cwd: "/ws"})
+			sess, err := loop.NewSession(ctx, session.Header{ID: randomName("plain-"), Cwd: "/ws"})
 			require.NoError(b, err)
 			var end *agent.TurnEnd
 			for ev, err := range sess.Run(ctx, benchPrompt) {
