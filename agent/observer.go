@@ -129,9 +129,18 @@ func logCost(prices *pricing.Table, events []session.Event) float64 {
 	}
 	var sum float64
 	for _, ev := range events {
-		if am, ok := ev.Data.(*session.AssistantMessage); ok && am.Usage != nil {
-			c, _ := prices.Cost(am.Model, *am.Usage, ev.Time)
-			sum += c
+		switch p := ev.Data.(type) {
+		case *session.AssistantMessage:
+			if p.Usage != nil {
+				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
+				sum += c
+			}
+		case *session.Compacted:
+			// The summarizing call is a model call too.
+			if p.Usage != nil {
+				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
+				sum += c
+			}
 		}
 	}
 	return sum

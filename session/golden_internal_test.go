@@ -77,7 +77,7 @@ func goldenBatches() [][]Payload {
 		{&AssistantMessage{Step: 3, Model: "m1", Content: []harness.Block{harness.TextBlock("Fixed.")}, Finish: "stop", Usage: &harness.Usage{InputTokens: 210, OutputTokens: 4}}},
 		{&TurnEnded{Reason: ReasonCompleted, Steps: 3, Usage: harness.Usage{InputTokens: 530, OutputTokens: 44, CacheHitTokens: 100, CacheMissTokens: 20, ReasoningTokens: 8}}},
 		{&UserMessage{Content: []harness.Block{harness.TextBlock("and the docs")}}},
-		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40}},
+		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40, Usage: &harness.Usage{InputTokens: 910, OutputTokens: 38}}},
 		{&Unknown{Type: "future_event", Data: json.RawMessage(`{"kept":"as it was"}`)}},
 		{&TurnEnded{Reason: ReasonError, Steps: 0, Error: &ErrorInfo{Code: harness.CodeServer, Message: "the provider failed"}}},
 	}
