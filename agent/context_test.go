@@ -13,8 +13,8 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
