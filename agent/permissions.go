@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
@@ -70,6 +71,9 @@ type pause struct {
 	step    int
 	asked   []session.PendingCall
 	decided map[string]*session.PermissionDecided
+	// output is the structured answer the paused turn asks for, if any:
+	// its continuation asks for it too.
+	output *outputSpec
 }
 
 // errPaused ends dispatch when the step's calls wait for answers.
@@ -231,6 +235,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	t.s.logMu.Unlock()
 	t.steps = pz.step
 	t.preset = pz.decided
+	t.output = pz.output
 	err := t.dispatch(pz.step, calls)
 	t.preset = nil
 	if err != nil {
@@ -341,11 +346,16 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 	if len(asked) == 0 {
 		return nil
 	}
-	if err := t.s.append(t.ctx, &session.ApprovalRequested{Step: step, Calls: asked}); err != nil {
+	ar := &session.ApprovalRequested{Step: step, Calls: asked}
+	if o := t.output; o != nil {
+		ar.OutputName, ar.OutputSchema, ar.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
+	}
+	if err := t.s.append(t.ctx, ar); err != nil {
 		return fmt.Errorf("agent: logging the approval request: %w", err)
 	}
-	// The decisions made so far in this step are kept for the resolution.
-	pz := &pause{step: step, asked: asked, decided: made}
+	// The decisions made so far in this step, and the answer the turn
+	// asks for, are kept for the resolution.
+	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
 	t.s.mu.Lock()
 	t.s.paused = pz
 	t.s.mu.Unlock()
@@ -451,6 +461,15 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 		return false
 	}
 	pz := &pause{step: ask.Step, asked: ask.Calls, decided: map[string]*session.PermissionDecided{}}
+	if len(ask.OutputSchema) > 0 {
+		spec, err := newOutputSpec(model.Output{Name: ask.OutputName, Schema: ask.OutputSchema})
+		if err != nil {
+			s.logger.Warn("the paused turn's output schema in the log does not compile; its continuation asks for no structured answer", "error", err)
+		} else {
+			spec.repaired = ask.OutputRepaired
+			pz.output = spec
+		}
+	}
 	for i := lastEnd - 1; i >= 0; i-- {
 		if _, ok := events[i].Data.(*session.AssistantMessage); ok {
 			break
