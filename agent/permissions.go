@@ -305,30 +305,38 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 		}
 		if d.Outcome == permission.Ask {
 			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render}
-			if t.l.cfg.approver == nil {
+			switch {
+			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
+				// A sub-agent cannot pause its parent's turn: the policy's
+				// ask becomes its denial, saying what would allow it.
+				rec.Outcome, rec.Reason = string(permission.Deny), subAgentAskReason(d)
+				t.s.logger.Warn("a sub-agent's call needs approval and the loop has no approver; it is denied (set agent.WithApprover, or an allow rule, to let sub-agents make such calls)",
+					"tool", call.Name, "call", call.ID, "suggest", d.Suggest)
+			case t.l.cfg.approver == nil:
 				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest})
 				requests = append(requests, req)
 				continue
-			}
-			ans, err := t.approve(req)
-			if t.ctx.Err() != nil {
-				return t.ctx.Err()
-			}
-			rec.By, rec.Outcome = byApprover, string(permission.Deny)
-			switch {
-			case err != nil:
-				rec.Feedback = "the approver failed: " + err.Error()
-			case ans.Allow:
-				rec.Outcome = string(permission.Allow)
-				rec.By = byUser
 			default:
-				rec.By, rec.Feedback = byUser, ans.Feedback
-			}
-			if err == nil && ans.Remember != "" {
-				if rerr := t.s.remember(ans.Remember); rerr != nil {
-					t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", rerr)
-				} else {
-					rec.Remember = ans.Remember
+				ans, err := t.approve(req)
+				if t.ctx.Err() != nil {
+					return t.ctx.Err()
+				}
+				rec.By, rec.Outcome = byApprover, string(permission.Deny)
+				switch {
+				case err != nil:
+					rec.Feedback = "the approver failed: " + err.Error()
+				case ans.Allow:
+					rec.Outcome = string(permission.Allow)
+					rec.By = byUser
+				default:
+					rec.By, rec.Feedback = byUser, ans.Feedback
+				}
+				if err == nil && ans.Remember != "" {
+					if rerr := t.s.remember(ans.Remember); rerr != nil {
+						t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", rerr)
+					} else {
+						rec.Remember = ans.Remember
+					}
 				}
 			}
 		}
@@ -361,6 +369,23 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 	t.s.mu.Unlock()
 	t.emit(&ApprovalRequest{Step: step, Requests: requests})
 	return errPaused
+}
+
+// subAgentAskReason is the denial reason of a sub-agent's call the policy
+// wanted an answer for, with no approver to give it.
+func subAgentAskReason(d permission.Decision) string {
+	var b strings.Builder
+	if d.Reason != "" {
+		b.WriteString(d.Reason)
+	} else {
+		b.WriteString("it needs approval")
+	}
+	b.WriteString("; a sub-agent cannot pause its parent's turn to wait for an answer: the loop has no approver (the host configures one with agent.WithApprover, or allows calls like this with a permission rule")
+	if d.Suggest != "" {
+		fmt.Fprintf(&b, " such as %s", d.Suggest)
+	}
+	b.WriteString("). Do without it, or say in your answer that the parent should make this call")
+	return b.String()
 }
 
 // approve asks the approver, recovering a panic as an error.

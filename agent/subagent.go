@@ -13,7 +13,6 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/permission"
 )
 
 // AgentType is a kind of sub-agent the model may start with the task
@@ -70,8 +69,12 @@ const (
 // has more than its parent: its tools are a subset of the parent's, its
 // calls are decided by the parent session's permission policy (remembered
 // rules included), and an ask goes to the parent's approver. Without an
-// approver a child cannot pause: an ask is denied with a reason the child
-// can report. The host sees the child's events as SubAgentEvent values,
+// approver a child cannot pause the parent's turn for the question: the
+// call is denied by the policy (PermissionDecision By "rule" or "mode",
+// never "user"), and the reason, which the child's model and the host
+// read, says that it needed approval and that WithApprover, or an allow
+// rule, lets a sub-agent's calls be approved. Hosts whose sub-agents must
+// make such calls configure an approver, or rules that allow them. The host sees the child's events as SubAgentEvent values,
 // its usage adds to the parent's turn, and cancelling the parent's turn
 // cancels the children.
 func WithSubAgents(sa SubAgents) Option {
@@ -407,11 +410,8 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	if cfg.depth >= l.cfg.sub.MaxDepth {
 		cfg.sub = nil
 	}
-	if cfg.approver == nil && cfg.policy != nil {
-		cfg.approver = func(ctx context.Context, req permission.Request) (permission.Answer, error) {
-			return permission.Answer{Feedback: "this call needs the user's approval, and a sub-agent cannot wait for it: do without it, or say in your answer that the parent should run it"}, nil
-		}
-	}
+	// Without an approver a child's ask is denied, not paused: see
+	// turn.decide.
 	child := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
 	ts, err := child.buildTools()
 	if err != nil {
