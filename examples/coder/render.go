@@ -148,6 +148,7 @@ type human struct {
 	live      map[string]*liveCall // running calls' output shown so far, by call id
 	liveDrawn int                  // lines of live output drawn above the cursor (a terminal)
 	shownLive int                  // lines of the card's call already appended (piped)
+	lastLive  string               // the call whose output was appended last (piped)
 
 	quit chan struct{}
 	done chan struct{}
@@ -407,6 +408,7 @@ func (h *human) event(ev agent.Event) {
 		}
 		h.card(e)
 		h.shownLive = 0
+		h.redrawLive()
 		h.waitForTools()
 	case *agent.Retry:
 		h.endLine()
