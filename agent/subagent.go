@@ -289,6 +289,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	var (
 		answer strings.Builder
 		end    *TurnEnd
+		calls  []subAgentCall // the model calls of the child and its own children
 	)
 	depth := child.cfg.depth
 	// The child runs until its turn ends, or until the children of this
@@ -296,6 +297,9 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	for ev := range sess.Run(cctx, in.Prompt) {
+		if u := innerUsage(ev); u != nil {
+			calls = append(calls, subAgentCall{Model: u.Model, Usage: u.Usage, Time: time.Now()})
+		}
 		switch e := ev.(type) {
 		case *TextDelta:
 			answer.WriteString(e.Text)
@@ -325,6 +329,13 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if end != nil {
 		t.sub.add(end.Usage, end.Cost)
 	}
+	if len(calls) > 0 {
+		// The parent's log keeps the children's model calls, so that a
+		// resumed parent's Cost counts them as the live one did.
+		if rerr := t.s.record(context.WithoutCancel(ctx), call, subAgentUsageRecord, subAgentUsage{Session: sess.Header().ID, Calls: calls}); rerr != nil {
+			l.cfg.logger.Warn("agent: recording a sub-agent's model calls failed", "error", rerr)
+		}
+	}
 	if cerr := sess.Close(); cerr != nil {
 		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.Header().ID, "error", cerr)
 	}
@@ -332,6 +343,37 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		end.Reason = session.ReasonStepLimit // the turn's budget, not the child's own limit
 	}
 	return taskResult(sess.Header().ID, ty.Name, answer.String(), end, sa.MaxAnswer, ctx.Err())
+}
+
+// subAgentUsageRecord names the parent's record of a child's model calls.
+const subAgentUsageRecord = "sub_agent_usage"
+
+// subAgentUsage is the parent's record of the model calls a child turn
+// made, its own children's included, each with when it was priced.
+type subAgentUsage struct {
+	Session string         `json:"session"`
+	Calls   []subAgentCall `json:"calls"`
+}
+
+type subAgentCall struct {
+	Model string        `json:"model"`
+	Usage harness.Usage `json:"usage"`
+	Time  time.Time     `json:"time"`
+}
+
+// innerUsage returns the ModelUsage an event of a child is, or wraps at
+// any depth.
+func innerUsage(ev Event) *ModelUsage {
+	for {
+		switch e := ev.(type) {
+		case *ModelUsage:
+			return e
+		case *SubAgentEvent:
+			ev = e.Event
+		default:
+			return nil
+		}
+	}
 }
 
 type subAgentRecord struct {

@@ -163,6 +163,19 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	assert.Equal(t, []string{"look"}, names)
+
+	// Resumed, the parent's session costs what it did live: its log
+	// keeps the children's model calls.
+	id := s.Header().ID
+	require.NoError(t, s.Close())
+	loop2, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
+		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "Explore the code.", System: "You explore.", Tools: []string{"look"}}}}))
+	require.NoError(t, err)
+	defer loop2.Close()
+	r, err := loop2.ResumeSession(context.Background(), id)
+	require.NoError(t, err)
+	assert.InDelta(t, wantCost, r.Cost(), 1e-12, "a resumed parent counts its children's model calls")
+	require.NoError(t, r.Close())
 }
 
 func specOf(t *testing.T, loop *agent.Loop, name string) tools.Spec {
