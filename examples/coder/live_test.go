@@ -144,3 +144,14 @@ func TestLiveParallelCalls(t *testing.T) {
 	h.event(&agent.ToolCallProgress{CallID: "a", Name: "bash", Output: "a2\n"})
 	assert.Equal(t, "⋯ bash output:\n  │ a1\n⋯ fetch output:\n  │ b1\n⋯ bash output:\n  │ a2\n", b.String())
 }
+
+// A notice while a live block is drawn (an MCP server's status line, say)
+// goes above the block, which is drawn again below it.
+func TestLiveBlockBelowNotice(t *testing.T) {
+	var b strings.Builder
+	h := newHuman(&b, humanOptions{Width: 80})
+	h.spin = true // a terminal, without the ticking goroutine
+	h.event(&agent.ToolCallProgress{CallID: "a", Name: "bash", Output: "a1\na2\n"})
+	h.notice(noticeInfo, "mcp docs: connected (3 tools)")
+	assert.Equal(t, "  │ a1\n  │ a2\n\x1b[2A\r\x1b[Jmcp docs: connected (3 tools)\n  │ a1\n  │ a2\n", b.String())
+}

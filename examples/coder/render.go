@@ -310,7 +310,16 @@ func (h *human) notice(kind noticeKind, text string) {
 	default:
 		text = h.st.paint(sgrDim, text)
 	}
+	// A live block drawn on a terminal stays below the notice, redrawn,
+	// not left behind above it.
+	live := h.spin && h.liveDrawn > 0
+	if live {
+		h.eraseLive()
+	}
 	h.line(text)
+	if live {
+		h.drawLive()
+	}
 }
 
 func (h *human) hold(on bool) {
