@@ -208,7 +208,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 	for _, m := range msgs[:split] {
 		source += size(m)
 	}
-	summary, err := t.summarize(step, msgs[:split])
+	summary, usage, err := t.summarize(step, msgs[:split])
 	if err != nil {
 		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
 		return false
@@ -219,7 +219,7 @@ func (t *turn) compact(step int, req *model.Request, keep int64) bool {
 			"step", step, "source_tokens", source, "summary_tokens", sumTokens)
 		return false
 	}
-	c := &session.Compacted{Messages: split, Summary: summary, Model: t.model.Info().Name, SourceTokens: source, SummaryTokens: sumTokens}
+	c := &session.Compacted{Messages: split, Summary: summary, Model: t.model.Info().Name, SourceTokens: source, SummaryTokens: sumTokens, Usage: usage}
 	if err := t.s.append(t.ctx, c); err != nil {
 		t.s.logger.Error("logging a compaction failed", "error", err)
 		return false
@@ -236,8 +236,9 @@ const compactionSystem = `You compress the history of a coding agent's session s
 ## Next — the next concrete steps.
 Keep exact names, paths, identifiers and error messages. Be brief: a few hundred words at most.`
 
-// summarize asks the model for a summary of msgs.
-func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
+// summarize asks the model for a summary of msgs. It returns the call's
+// usage too, when the model reported one, for the log.
+func (t *turn) summarize(step int, msgs []harness.Message) (string, *harness.Usage, error) {
 	req := &model.Request{
 		System:   compactionSystem,
 		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
@@ -245,19 +246,21 @@ func (t *turn) summarize(step int, msgs []harness.Message) (string, error) {
 	asm := &assemble.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		asm.Add(c)
 	}
 	if err := t.ctx.Err(); err != nil {
-		return "", err
+		return "", nil, err
 	}
+	var usage *harness.Usage
 	if u, ok := asm.Usage(); ok {
 		t.usage.Add(u)
+		usage = &u
 		name := t.model.Info().Name
 		t.emit(&ModelUsage{Step: step, Model: name, Usage: u, Cost: t.price(name, u)})
 	}
-	return strings.TrimSpace(asm.Message().Text()), nil
+	return strings.TrimSpace(asm.Message().Text()), usage, nil
 }
 
 // renderTranscript writes messages as plain text for summarization, with

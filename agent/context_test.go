@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -254,4 +255,43 @@ func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
 	_, end, err = collect(t, s2, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
 	assert.Equal(t, harness.CodeContextWindowExceeded, harness.CodeOf(err))
+}
+
+// TestCompactionCostSurvivesResume: the summarizing call is a model call
+// the log records, so a resumed session's Cost and Usage count it as the
+// live session did.
+func TestCompactionCostSurvivesResume(t *testing.T) {
+	ctx := context.Background()
+	var script []replay.Response
+	for i := range 6 {
+		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
+	}
+	script = append(script, replay.Say("finished"))
+	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
+		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
+	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"small": {Input: 1, Output: 10}})
+	require.NoError(t, err)
+	store := session.NewMemory()
+	opts := []agent.Option{agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store), agent.WithPrices(prices),
+		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3})}
+	loop, s := newSession(t, opts...)
+	evs, end, err := collect(t, s, ctx, "read the files")
+	require.NoError(t, err)
+	require.NotEmpty(t, ofType[*agent.ContextCompacted](evs))
+	require.NotEmpty(t, llm.summaries)
+	live, liveUsage := s.Cost(), s.Usage()
+	require.Positive(t, live, "the summaries were priced")
+	assert.Equal(t, end.Usage, liveUsage, "the session's usage counts the summarizing calls as the turn's does")
+	assert.GreaterOrEqual(t, liveUsage.InputTokens, int64(900*len(llm.summaries)))
+	id := s.Header().ID
+	require.NoError(t, s.Close())
+	require.NoError(t, loop.Close())
+
+	loop2, err := agent.New(opts...)
+	require.NoError(t, err)
+	defer loop2.Close()
+	s2, err := loop2.ResumeSession(ctx, id)
+	require.NoError(t, err)
+	assert.InDelta(t, live, s2.Cost(), 1e-12, "a resumed session costs what the live one did, compactions included")
+	assert.Equal(t, liveUsage, s2.Usage())
 }

@@ -78,7 +78,9 @@
 // parallel when their tools change nothing, get no more tools or
 // permissions than the parent, spend a per-turn budget of steps, add
 // their usage to the parent's turn, stop with it, and reach the host as
-// [SubAgentEvent] values.
+// [SubAgentEvent] values. A child's call that needs approval goes to the
+// [WithApprover] approver; without one it is denied (a child cannot
+// pause its parent's turn), with a reason that says so.
 //
 // Dispatch is extensible without touching the loop: [WithMiddleware] wraps
 // every tool call (spill, deadlines), and [WithStepObservers] sees each

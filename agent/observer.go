@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -109,7 +110,8 @@ func (t *turn) price(modelName string, u harness.Usage) float64 {
 
 // Cost returns what the session's logged model calls cost by the loop's
 // price table (WithPrices), in its currency: derived from the log when
-// resumed, and summed as turns run.
+// resumed, and summed as turns run. Compactions' summarizing calls and
+// the calls of the session's sub-agents count (the log records both).
 func (s *Session) Cost() float64 {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
@@ -129,9 +131,31 @@ func logCost(prices *pricing.Table, events []session.Event) float64 {
 	}
 	var sum float64
 	for _, ev := range events {
-		if am, ok := ev.Data.(*session.AssistantMessage); ok && am.Usage != nil {
-			c, _ := prices.Cost(am.Model, *am.Usage, ev.Time)
-			sum += c
+		switch p := ev.Data.(type) {
+		case *session.AssistantMessage:
+			if p.Usage != nil {
+				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
+				sum += c
+			}
+		case *session.ToolRecord:
+			// A sub-agent's model calls, priced when they were made.
+			if p.Tool != taskToolName || p.Name != subAgentUsageRecord {
+				continue
+			}
+			var rec subAgentUsage
+			if json.Unmarshal(p.Data, &rec) != nil {
+				continue
+			}
+			for _, c := range rec.Calls {
+				cost, _ := prices.Cost(c.Model, c.Usage, c.Time)
+				sum += cost
+			}
+		case *session.Compacted:
+			// The summarizing call is a model call too.
+			if p.Usage != nil {
+				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
+				sum += c
+			}
 		}
 	}
 	return sum

@@ -52,7 +52,10 @@ func newOutputSpec(out model.Output) (*outputSpec, error) {
 // tells the model what failed and the turn goes on. A second invalid
 // answer ends the turn with reason error and an *harness.Error with code
 // CodeInvalidOutput. On success TurnEnd.Output holds the value; the
-// answer's text stays in the log as the assistant message it was.
+// answer's text stays in the log as the assistant message it was. A turn
+// that pauses for approval logs the schema with its question: resolving
+// it (Session.Resolve, after ResumeSession too) goes on asking for the
+// same answer, and the TurnEnd the resolution yields holds it.
 func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output) iter.Seq2[Event, error] {
 	spec, err := newOutputSpec(out)
 	if err != nil {
@@ -71,7 +74,9 @@ func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output
 // (its JSON Schema inferred from T as tool arguments are), waits for the
 // end, and returns the decoded answer with the TurnEnd. The error is the
 // turn's (an *harness.Error with CodeInvalidOutput when the answer did
-// not validate after one repair), or the schema inference's.
+// not validate after one repair), or the schema inference's. When the
+// turn pauses for approval the error matches CodeInvalidOutput and says
+// so; the TurnEnd of Session.Resolve then holds the answer in Output.
 func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEnd, error) {
 	var zero T
 	out, err := outputFor[T]()
@@ -95,6 +100,10 @@ func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEn
 // outputAs decodes the structured answer a TurnEnd carries into a T.
 func outputAs[T any](end *TurnEnd) (T, error) {
 	var v T
+	if end != nil && end.Reason == session.ReasonAwaitingApproval {
+		return v, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the turn paused for approval before its structured answer: " +
+			"answer the calls of Session.Pending with Session.Resolve (after ResumeSession, in another process, too); the TurnEnd that resolving yields holds the answer in Output"}
+	}
 	if end == nil || end.Output == nil {
 		return v, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the turn has no structured answer; run it with RunOutput or RunTyped"}
 	}

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 type ReviewResult struct {
@@ -183,4 +186,67 @@ func TestRunOutputBadSchema(t *testing.T) {
 	}
 	_, err := agent.OutputAs[int](&agent.TurnEnd{})
 	assert.Equal(t, harness.CodeInvalidOutput, harness.CodeOf(err))
+}
+
+// A typed turn that pauses for approval keeps asking for its answer when
+// it is resolved: in the same process, and after resuming in a new loop
+// (the schema is in the log), the continuation sends the output format,
+// repairs an invalid answer against the same schema, and ends with
+// TurnEnd.Output.
+func TestRunOutputPausedThenResolved(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			ctx := context.Background()
+			file := filepath.Join(t.TempDir(), "marks")
+			first := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})))
+			store := session.NewMemory()
+			opts := func(m model.Model) []agent.Option {
+				return []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+					agent.WithPermissions(policy(t, permission.Rules{}))}
+			}
+			loop, s := newSession(t, opts(first)...)
+			var end *agent.TurnEnd
+			for ev, err := range s.RunOutput(ctx, "count", model.Output{Name: "count", Schema: schema}) {
+				require.NoError(t, err)
+				if te, ok := ev.(*agent.TurnEnd); ok {
+					end = te
+				}
+			}
+			require.NotNil(t, end)
+			require.Equal(t, session.ReasonAwaitingApproval, end.Reason)
+			_, err := agent.OutputAs[struct{ N int }](end)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "paused for approval")
+
+			second := replay.NewScripted(replay.Say(`{"n":"x"}`), replay.Say(`{"n":3}`))
+			if resume {
+				id := s.Header().ID
+				require.NoError(t, s.Close())
+				require.NoError(t, loop.Close())
+				loop2, err := agent.New(opts(second)...)
+				require.NoError(t, err)
+				defer loop2.Close()
+				s, err = loop2.ResumeSession(ctx, id)
+				require.NoError(t, err)
+			} else {
+				require.NoError(t, s.SetModel(second))
+			}
+			require.Len(t, s.Pending(), 1)
+			evs, err := runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
+			require.NoError(t, err)
+			end = evs[len(evs)-1].(*agent.TurnEnd)
+			assert.Equal(t, session.ReasonCompleted, end.Reason)
+			assert.JSONEq(t, `{"n":3}`, string(end.Output), "the resolved turn ends with the structured answer")
+			assert.Len(t, ofType[*agent.ReminderAdded](evs), 1, "the invalid answer got its one repair against the same schema")
+			reqs := second.Requests()
+			require.Len(t, reqs, 2)
+			for _, r := range reqs {
+				require.NotNil(t, r.Output, "the continuation asks for the answer")
+				assert.Equal(t, "count", r.Output.Name)
+				assert.JSONEq(t, string(schema), string(r.Output.Schema))
+			}
+			assert.Equal(t, []string{"a"}, marks(t, file))
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
@@ -70,6 +71,9 @@ type pause struct {
 	step    int
 	asked   []session.PendingCall
 	decided map[string]*session.PermissionDecided
+	// output is the structured answer the paused turn asks for, if any:
+	// its continuation asks for it too.
+	output *outputSpec
 }
 
 // errPaused ends dispatch when the step's calls wait for answers.
@@ -231,6 +235,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	t.s.logMu.Unlock()
 	t.steps = pz.step
 	t.preset = pz.decided
+	t.output = pz.output
 	err := t.dispatch(pz.step, calls)
 	t.preset = nil
 	if err != nil {
@@ -300,30 +305,38 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 		}
 		if d.Outcome == permission.Ask {
 			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render}
-			if t.l.cfg.approver == nil {
+			switch {
+			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
+				// A sub-agent cannot pause its parent's turn: the policy's
+				// ask becomes its denial, saying what would allow it.
+				rec.Outcome, rec.Reason = string(permission.Deny), subAgentAskReason(d)
+				t.s.logger.Warn("a sub-agent's call needs approval and the loop has no approver; it is denied (set agent.WithApprover, or an allow rule, to let sub-agents make such calls)",
+					"tool", call.Name, "call", call.ID, "suggest", d.Suggest)
+			case t.l.cfg.approver == nil:
 				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest})
 				requests = append(requests, req)
 				continue
-			}
-			ans, err := t.approve(req)
-			if t.ctx.Err() != nil {
-				return t.ctx.Err()
-			}
-			rec.By, rec.Outcome = byApprover, string(permission.Deny)
-			switch {
-			case err != nil:
-				rec.Feedback = "the approver failed: " + err.Error()
-			case ans.Allow:
-				rec.Outcome = string(permission.Allow)
-				rec.By = byUser
 			default:
-				rec.By, rec.Feedback = byUser, ans.Feedback
-			}
-			if err == nil && ans.Remember != "" {
-				if rerr := t.s.remember(ans.Remember); rerr != nil {
-					t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", rerr)
-				} else {
-					rec.Remember = ans.Remember
+				ans, err := t.approve(req)
+				if t.ctx.Err() != nil {
+					return t.ctx.Err()
+				}
+				rec.By, rec.Outcome = byApprover, string(permission.Deny)
+				switch {
+				case err != nil:
+					rec.Feedback = "the approver failed: " + err.Error()
+				case ans.Allow:
+					rec.Outcome = string(permission.Allow)
+					rec.By = byUser
+				default:
+					rec.By, rec.Feedback = byUser, ans.Feedback
+				}
+				if err == nil && ans.Remember != "" {
+					if rerr := t.s.remember(ans.Remember); rerr != nil {
+						t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", rerr)
+					} else {
+						rec.Remember = ans.Remember
+					}
 				}
 			}
 		}
@@ -341,16 +354,38 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 	if len(asked) == 0 {
 		return nil
 	}
-	if err := t.s.append(t.ctx, &session.ApprovalRequested{Step: step, Calls: asked}); err != nil {
+	ar := &session.ApprovalRequested{Step: step, Calls: asked}
+	if o := t.output; o != nil {
+		ar.OutputName, ar.OutputSchema, ar.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
+	}
+	if err := t.s.append(t.ctx, ar); err != nil {
 		return fmt.Errorf("agent: logging the approval request: %w", err)
 	}
-	// The decisions made so far in this step are kept for the resolution.
-	pz := &pause{step: step, asked: asked, decided: made}
+	// The decisions made so far in this step, and the answer the turn
+	// asks for, are kept for the resolution.
+	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
 	t.s.mu.Lock()
 	t.s.paused = pz
 	t.s.mu.Unlock()
 	t.emit(&ApprovalRequest{Step: step, Requests: requests})
 	return errPaused
+}
+
+// subAgentAskReason is the denial reason of a sub-agent's call the policy
+// wanted an answer for, with no approver to give it.
+func subAgentAskReason(d permission.Decision) string {
+	var b strings.Builder
+	if d.Reason != "" {
+		b.WriteString(d.Reason)
+	} else {
+		b.WriteString("it needs approval")
+	}
+	b.WriteString("; a sub-agent cannot pause its parent's turn to wait for an answer: the loop has no approver (the host configures one with agent.WithApprover, or allows calls like this with a permission rule")
+	if d.Suggest != "" {
+		fmt.Fprintf(&b, " such as %s", d.Suggest)
+	}
+	b.WriteString("). Do without it, or say in your answer that the parent should make this call")
+	return b.String()
 }
 
 // approve asks the approver, recovering a panic as an error.
@@ -451,6 +486,15 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 		return false
 	}
 	pz := &pause{step: ask.Step, asked: ask.Calls, decided: map[string]*session.PermissionDecided{}}
+	if len(ask.OutputSchema) > 0 {
+		spec, err := newOutputSpec(model.Output{Name: ask.OutputName, Schema: ask.OutputSchema})
+		if err != nil {
+			s.logger.Warn("the paused turn's output schema in the log does not compile; its continuation asks for no structured answer", "error", err)
+		} else {
+			spec.repaired = ask.OutputRepaired
+			pz.output = spec
+		}
+	}
 	for i := lastEnd - 1; i >= 0; i-- {
 		if _, ok := events[i].Data.(*session.AssistantMessage); ok {
 			break

@@ -13,7 +13,6 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
-	"github.com/go-harness/harness/tools/permission"
 )
 
 // AgentType is a kind of sub-agent the model may start with the task
@@ -70,8 +69,12 @@ const (
 // has more than its parent: its tools are a subset of the parent's, its
 // calls are decided by the parent session's permission policy (remembered
 // rules included), and an ask goes to the parent's approver. Without an
-// approver a child cannot pause: an ask is denied with a reason the child
-// can report. The host sees the child's events as SubAgentEvent values,
+// approver a child cannot pause the parent's turn for the question: the
+// call is denied by the policy (PermissionDecision By "rule" or "mode",
+// never "user"), and the reason, which the child's model and the host
+// read, says that it needed approval and that WithApprover, or an allow
+// rule, lets a sub-agent's calls be approved. Hosts whose sub-agents must
+// make such calls configure an approver, or rules that allow them. The host sees the child's events as SubAgentEvent values,
 // its usage adds to the parent's turn, and cancelling the parent's turn
 // cancels the children.
 func WithSubAgents(sa SubAgents) Option {
@@ -286,6 +289,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	var (
 		answer strings.Builder
 		end    *TurnEnd
+		calls  []subAgentCall // the model calls of the child and its own children
 	)
 	depth := child.cfg.depth
 	// The child runs until its turn ends, or until the children of this
@@ -293,6 +297,9 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	for ev := range sess.Run(cctx, in.Prompt) {
+		if u := innerUsage(ev); u != nil {
+			calls = append(calls, subAgentCall{Model: u.Model, Usage: u.Usage, Time: time.Now()})
+		}
 		switch e := ev.(type) {
 		case *TextDelta:
 			answer.WriteString(e.Text)
@@ -322,6 +329,13 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if end != nil {
 		t.sub.add(end.Usage, end.Cost)
 	}
+	if len(calls) > 0 {
+		// The parent's log keeps the children's model calls, so that a
+		// resumed parent's Cost counts them as the live one did.
+		if rerr := t.s.record(context.WithoutCancel(ctx), call, subAgentUsageRecord, subAgentUsage{Session: sess.Header().ID, Calls: calls}); rerr != nil {
+			l.cfg.logger.Warn("agent: recording a sub-agent's model calls failed", "error", rerr)
+		}
+	}
 	if cerr := sess.Close(); cerr != nil {
 		l.cfg.logger.Warn("agent: closing a sub-agent's session failed", "session", sess.Header().ID, "error", cerr)
 	}
@@ -329,6 +343,37 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		end.Reason = session.ReasonStepLimit // the turn's budget, not the child's own limit
 	}
 	return taskResult(sess.Header().ID, ty.Name, answer.String(), end, sa.MaxAnswer, ctx.Err())
+}
+
+// subAgentUsageRecord names the parent's record of a child's model calls.
+const subAgentUsageRecord = "sub_agent_usage"
+
+// subAgentUsage is the parent's record of the model calls a child turn
+// made, its own children's included, each with when it was priced.
+type subAgentUsage struct {
+	Session string         `json:"session"`
+	Calls   []subAgentCall `json:"calls"`
+}
+
+type subAgentCall struct {
+	Model string        `json:"model"`
+	Usage harness.Usage `json:"usage"`
+	Time  time.Time     `json:"time"`
+}
+
+// innerUsage returns the ModelUsage an event of a child is, or wraps at
+// any depth.
+func innerUsage(ev Event) *ModelUsage {
+	for {
+		switch e := ev.(type) {
+		case *ModelUsage:
+			return e
+		case *SubAgentEvent:
+			ev = e.Event
+		default:
+			return nil
+		}
+	}
 }
 
 type subAgentRecord struct {
@@ -406,11 +451,8 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	if cfg.depth >= l.cfg.sub.MaxDepth {
 		cfg.sub = nil
 	}
-	if cfg.approver == nil && cfg.policy != nil {
-		cfg.approver = func(ctx context.Context, req permission.Request) (permission.Answer, error) {
-			return permission.Answer{Feedback: "this call needs the user's approval, and a sub-agent cannot wait for it: do without it, or say in your answer that the parent should run it"}, nil
-		}
-	}
+	// Without an approver a child's ask is denied, not paused: see
+	// turn.decide.
 	child := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
 	ts, err := child.buildTools()
 	if err != nil {

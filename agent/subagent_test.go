@@ -163,6 +163,19 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	assert.Equal(t, []string{"look"}, names)
+
+	// Resumed, the parent's session costs what it did live: its log
+	// keeps the children's model calls.
+	id := s.Header().ID
+	require.NoError(t, s.Close())
+	loop2, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
+		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "Explore the code.", System: "You explore.", Tools: []string{"look"}}}}))
+	require.NoError(t, err)
+	defer loop2.Close()
+	r, err := loop2.ResumeSession(context.Background(), id)
+	require.NoError(t, err)
+	assert.InDelta(t, wantCost, r.Cost(), 1e-12, "a resumed parent counts its children's model calls")
+	require.NoError(t, r.Close())
 }
 
 func specOf(t *testing.T, loop *agent.Loop, name string) tools.Spec {
@@ -228,7 +241,9 @@ func TestSubAgentWithoutApproverCannotPause(t *testing.T) {
 	pend := s.Pending()
 	require.Len(t, pend, 1)
 	assert.Equal(t, "task", pend[0].Call.Name)
+	var evs []agent.Event
 	for ev, err := range s.Resolve(context.Background(), map[string]permission.Answer{pend[0].Call.ID: {Allow: true}}) {
+		evs = append(evs, ev)
 		if te, ok := ev.(*agent.TurnEnd); ok {
 			require.NoError(t, err)
 			end = te
@@ -238,7 +253,22 @@ func TestSubAgentWithoutApproverCannotPause(t *testing.T) {
 	assert.Empty(t, marks(t, file))
 	cres := lastToolResults(child)
 	assert.Equal(t, harness.CodeDenied, cres[0].Code)
-	assert.Contains(t, cres[0].Text(), "cannot wait")
+	// The child's model reads why, and that no user denied it.
+	assert.Contains(t, cres[0].Text(), "a sub-agent cannot pause its parent's turn")
+	assert.Contains(t, cres[0].Text(), "needs approval by the rule mark")
+	assert.NotContains(t, cres[0].Text(), "The user denied it")
+	// The host sees a denial by the policy that says what to configure.
+	var decided []*agent.PermissionDecision
+	for _, se := range ofType[*agent.SubAgentEvent](evs) {
+		if d, ok := se.Event.(*agent.PermissionDecision); ok {
+			decided = append(decided, d)
+		}
+	}
+	require.Len(t, decided, 1, "the host sees the child's decision")
+	assert.Equal(t, permission.Deny, decided[0].Outcome)
+	assert.NotEqual(t, "user", decided[0].By, "no user was asked")
+	assert.Contains(t, decided[0].Reason, "agent.WithApprover")
+	assert.Empty(t, decided[0].Feedback)
 }
 
 func TestSubAgentOptionErrors(t *testing.T) {

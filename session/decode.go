@@ -859,6 +859,11 @@ func (d *decoder) payload(typ string) Payload {
 				p.SourceTokens = d.int()
 			case "summary_tokens":
 				p.SummaryTokens = d.int()
+			case "usage":
+				if !d.null() {
+					u := d.usage()
+					p.Usage = &u
+				}
 			default:
 				return false
 			}

@@ -143,6 +143,15 @@ const (
 type ApprovalRequested struct {
 	Step  int           `json:"step"`
 	Calls []PendingCall `json:"calls"`
+	// OutputName and OutputSchema are the structured answer the paused
+	// turn asks for (a typed turn), so that resolving it, in this
+	// process or after resuming, validates its final answer against the
+	// same schema; OutputRepaired says its one repair round trip was
+	// spent. All are empty for a turn without one, and in logs written
+	// before they were recorded.
+	OutputName     string          `json:"output_name,omitempty"`
+	OutputSchema   json.RawMessage `json:"output_schema,omitempty"`
+	OutputRepaired bool            `json:"output_repaired,omitempty"`
 }
 
 // PendingCall is one question of an ApprovalRequested.

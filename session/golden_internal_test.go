@@ -46,7 +46,8 @@ func goldenBatches() [][]Payload {
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"go test ./... && echo ok"}`}},
 		}, Finish: "tool_calls", Usage: usage}},
 		{&PermissionDecided{Step: 1, CallID: "c1", Name: "read_file", Outcome: "allow", By: "mode", Mode: "default"}},
-		{&ApprovalRequested{Step: 1, Calls: []PendingCall{{CallID: "c2", Name: "bash", Preview: "go test ./... && echo ok", Reason: "bash has side effects and no rule allows it", Suggest: "Bash(go test:*)"}}}},
+		{&ApprovalRequested{Step: 1, Calls: []PendingCall{{CallID: "c2", Name: "bash", Preview: "go test ./... && echo ok", Reason: "bash has side effects and no rule allows it", Suggest: "Bash(go test:*)"}},
+			OutputName: "verdict", OutputSchema: json.RawMessage(`{"type":"object","required":["ok"]}`), OutputRepaired: true}},
 		{&TurnEnded{Reason: ReasonAwaitingApproval, Steps: 1, Usage: *usage}},
 		{&PermissionDecided{Step: 1, CallID: "c2", Name: "bash", Outcome: "allow", By: "user", Rule: "Bash(go test:*)", Reason: "asked", Feedback: "ok, once", Remember: "Bash(go test:*)"}},
 		{&ToolStarted{Step: 1, CallID: "c1", Name: "read_file"}, &ToolStarted{Step: 1, CallID: "c2", Name: "bash"}},
@@ -77,7 +78,7 @@ func goldenBatches() [][]Payload {
 		{&AssistantMessage{Step: 3, Model: "m1", Content: []harness.Block{harness.TextBlock("Fixed.")}, Finish: "stop", Usage: &harness.Usage{InputTokens: 210, OutputTokens: 4}}},
 		{&TurnEnded{Reason: ReasonCompleted, Steps: 3, Usage: harness.Usage{InputTokens: 530, OutputTokens: 44, CacheHitTokens: 100, CacheMissTokens: 20, ReasoningTokens: 8}}},
 		{&UserMessage{Content: []harness.Block{harness.TextBlock("and the docs")}}},
-		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40}},
+		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40, Usage: &harness.Usage{InputTokens: 910, OutputTokens: 38}}},
 		{&Unknown{Type: "future_event", Data: json.RawMessage(`{"kept":"as it was"}`)}},
 		{&TurnEnded{Reason: ReasonError, Steps: 0, Error: &ErrorInfo{Code: harness.CodeServer, Message: "the provider failed"}}},
 	}

@@ -40,6 +40,10 @@ type Compacted struct {
 	// replaced and of its replacement.
 	SourceTokens  int64 `json:"source_tokens,omitempty"`
 	SummaryTokens int64 `json:"summary_tokens,omitempty"`
+	// Usage is what the summarizing model call spent, when the model
+	// reported it; it counts in the session's usage and cost. Logs
+	// written before it was recorded have none.
+	Usage *harness.Usage `json:"usage,omitempty"`
 }
 
 func (*Pruned) eventType() string    { return typePrune }
@@ -200,6 +204,10 @@ func (h *History) prune(i int, placeholder string) {
 }
 
 func (h *History) applyCompacted(c *Compacted) {
+	if c.Usage != nil {
+		h.usage.Add(*c.Usage)
+		h.turnUsage.Add(*c.Usage)
+	}
 	n := c.Messages
 	if n <= 0 || n > len(h.msgs) {
 		return

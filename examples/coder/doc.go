@@ -28,8 +28,10 @@
 // [...], "env": {...}}, "web": {"type": "http", "url": ..., "headers":
 // {...}}}}) are connected at start and listed with their tool counts; their
 // tools are offered as mcp__<server>__<tool> and shown as generic cards.
-// Stdio servers run in the workspace. A broken workspace file is reported
-// and skipped; a broken -mcp file is a usage error.
+// Stdio servers run in the workspace. What happens to a server later (it
+// stops, connects again, fails, its tools change or one is skipped) is
+// shown as one dim status line. A broken workspace file is reported and
+// skipped; a broken -mcp file is a usage error.
 //
 // Sessions are logged as JSON Lines in -sessions (default
 // $XDG_DATA_HOME/harness/sessions, else ~/.local/share/harness/sessions;

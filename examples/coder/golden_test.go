@@ -1,15 +1,18 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/tools/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -89,5 +92,49 @@ func TestGoldenScreens(t *testing.T) {
 				assert.Equal(t, string(want), got)
 			})
 		}
+	}
+}
+
+// The MCP servers' events while the coder runs are one dim status line
+// each, the checked-in screen; those before the view is attached (the
+// start-up lines sum them up) and after it is detached are not shown.
+func TestGoldenMCPEvents(t *testing.T) {
+	evs := []mcp.Event{
+		{Kind: mcp.EventStopped, Server: "docs", Err: errors.New("mcp: the server exited: exit status 1")},
+		{Kind: mcp.EventConnected, Server: "docs", Message: "3 tools"},
+		{Kind: mcp.EventToolsChanged, Server: "docs", Message: "4 tools"},
+		{Kind: mcp.EventToolSkipped, Server: "docs", Tool: "mcp__docs__bad", Err: errors.New("its input schema is not an object")},
+		{Kind: mcp.EventConnectFailed, Server: "search", Err: errors.New("mcp: connecting to search: dial tcp: connection refused\nretry later")},
+	}
+	for _, color := range []bool{false, true} {
+		var out lockedBuffer
+		h := newHuman(&out, humanOptions{Color: color, Root: "/ws", Width: 80})
+		var m mcpEvents
+		m.event(mcp.Event{Kind: mcp.EventConnected, Server: "early", Message: "1 tools"})
+		m.attach(h)
+		for _, e := range evs {
+			m.event(e)
+		}
+		m.attach(nil)
+		m.event(mcp.Event{Kind: mcp.EventStopped, Server: "late", Err: errors.New("closed")})
+		h.close()
+		got := out.String()
+		assert.NotContains(t, got, "mcp early")
+		assert.NotContains(t, got, "mcp late")
+		if color {
+			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			require.Len(t, lines, len(evs))
+			for _, l := range lines {
+				assert.True(t, strings.HasPrefix(l, "\x1b["+sgrDim+"m") && strings.HasSuffix(l, "\x1b[0m"), "dim: %q", l)
+			}
+			continue
+		}
+		path := filepath.Join("testdata", "golden", "mcp-events.txt")
+		if *update {
+			require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		}
+		want, err := os.ReadFile(path)
+		require.NoError(t, err, "run go test -run Golden -update to write it")
+		assert.Equal(t, string(want), got)
 	}
 }

@@ -228,6 +228,8 @@ type app struct {
 	lines     <-chan string
 	linesOnce sync.Once
 	sandboxed shell.Sandbox
+	// mcpEvents shows the MCP servers' events once the view is up.
+	mcpEvents mcpEvents
 }
 
 func (a *app) main(ctx context.Context) (int, error) {
@@ -363,6 +365,8 @@ func (a *app) main(ctx context.Context) (int, error) {
 		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
 	})
 	a.showMCP(mcpLines)
+	a.mcpEvents.attach(a.view)
+	defer a.mcpEvents.attach(nil) // before the view closes
 
 	var code int
 	if a.o.perm.approve != "" || a.o.perm.reject != "" {

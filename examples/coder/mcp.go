@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools/mcp"
@@ -60,7 +61,7 @@ func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (*mcp.Set, []
 			}
 		}
 	}
-	set, err := mcp.Connect(ctx, cfg, mcp.WithLogger(logger))
+	set, err := mcp.Connect(ctx, cfg, mcp.WithLogger(logger), mcp.WithEvents(a.mcpEvents.event))
 	if set == nil {
 		return nil, nil, err
 	}
@@ -97,4 +98,63 @@ func (a *app) showMCP(lines []string) {
 		}
 		a.view.notice(noticeInfo, l)
 	}
+}
+
+// mcpEvents shows what happens to the MCP servers while the coder runs,
+// one dim status line each: a server connecting again, failing, stopping,
+// its tools changing or one of them skipped. Events come from the
+// servers' goroutines; those before the view is attached (the first
+// connections, which the start-up lines sum up) and after it is
+// detached are not shown.
+type mcpEvents struct {
+	mu sync.Mutex
+	v  view
+}
+
+// attach starts showing events on v; nil stops.
+func (m *mcpEvents) attach(v view) {
+	m.mu.Lock()
+	m.v = v
+	m.mu.Unlock()
+}
+
+func (m *mcpEvents) event(e mcp.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock() // one line at a time, never after detach
+	if m.v != nil {
+		m.v.notice(noticeInfo, mcpEventLine(e))
+	}
+}
+
+// mcpEventLine is the status line of an MCP event.
+func mcpEventLine(e mcp.Event) string {
+	why := ""
+	if e.Err != nil {
+		why = oneLine(strings.TrimPrefix(e.Err.Error(), "mcp: "))
+	} else if e.Message != "" {
+		why = oneLine(e.Message)
+	}
+	head := "mcp " + e.Server + ": "
+	switch e.Kind {
+	case mcp.EventConnected:
+		if e.Message != "" {
+			return head + "connected (" + oneLine(e.Message) + ")"
+		}
+		return head + "connected"
+	case mcp.EventConnectFailed:
+		return head + "connecting failed: " + why
+	case mcp.EventStopped:
+		return head + "stopped (" + why + "), restarts on its next call"
+	case mcp.EventToolsChanged:
+		if e.Message != "" {
+			return head + "tools changed (" + oneLine(e.Message) + ")"
+		}
+		return head + "tools changed"
+	case mcp.EventToolSkipped:
+		return head + "tool " + e.Tool + " skipped: " + why
+	}
+	if why == "" {
+		return head + string(e.Kind)
+	}
+	return head + string(e.Kind) + ": " + why
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,7 @@ func TestMCP(t *testing.T) {
 	bin := mcpTestServer(t)
 	t.Run("workspace", func(t *testing.T) { testMCPFromWorkspace(t, bin) })
 	t.Run("flag", func(t *testing.T) { testMCPFlag(t, bin) })
+	t.Run("events", func(t *testing.T) { testMCPEvents(t, bin) })
 }
 
 // testMCPFromWorkspace: the workspace's .mcp.json is read, the servers and
@@ -78,4 +80,22 @@ func testMCPFlag(t *testing.T, bin string) {
 	assert.Equal(t, exitOK, r.code, "a broken workspace file does not stop the coder")
 	assert.Contains(t, r.stdout, "is not a JSON object")
 	assert.Contains(t, r.stdout, "(MCP servers skipped)")
+}
+
+// testMCPEvents: what happens to a server while the coder runs is shown
+// as status lines: a crashed server stops, and the next call of its tools
+// connects it again.
+func testMCPEvents(t *testing.T, bin string) {
+	leakcheck.Check(t)
+	p := newProvider(t,
+		call(toolCall(0, "c1", "mcp__local__crash", map[string]any{"text": "x"})),
+		call(toolCall(0, "c2", "mcp__local__echo", map[string]any{"text": "back again"})),
+		say("echoed"),
+	)
+	ws := workspace(t, map[string]string{".mcp.json": `{"mcpServers": {"local": {"command": ` + strconv.Quote(bin) + `}}}`})
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-permission-mode", "bypass", "crash it")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "mcp local (stdio): 12 tools", "the start-up line")
+	assert.Equal(t, 1, strings.Count(r.stdout, "mcp local: connected (12 tools)\n"), "the reconnection, once; not the first connection:\n%s", r.stdout)
+	assert.Contains(t, r.stdout, "back again")
 }

@@ -148,6 +148,7 @@ type human struct {
 	live      map[string]*liveCall // running calls' output shown so far, by call id
 	liveDrawn int                  // lines of live output drawn above the cursor (a terminal)
 	shownLive int                  // lines of the card's call already appended (piped)
+	lastLive  string               // the call whose output was appended last (piped)
 
 	quit chan struct{}
 	done chan struct{}
@@ -309,7 +310,16 @@ func (h *human) notice(kind noticeKind, text string) {
 	default:
 		text = h.st.paint(sgrDim, text)
 	}
+	// A live block drawn on a terminal stays below the notice, redrawn,
+	// not left behind above it.
+	live := h.spin && h.liveDrawn > 0
+	if live {
+		h.eraseLive()
+	}
 	h.line(text)
+	if live {
+		h.drawLive()
+	}
 }
 
 func (h *human) hold(on bool) {
@@ -407,6 +417,7 @@ func (h *human) event(ev agent.Event) {
 		}
 		h.card(e)
 		h.shownLive = 0
+		h.redrawLive()
 		h.waitForTools()
 	case *agent.Retry:
 		h.endLine()
