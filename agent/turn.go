@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/callid"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/permission"
 )
@@ -395,34 +396,12 @@ func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
 	}
 }
 
-// fixCallIDs gives every call of msg an id new to the session. A call
-// without an id, or with an id that an earlier call of the session or of
-// this step has, gets "call_t<turn>_s<step>_<n>" (with a further suffix if
-// even that is taken): providers reuse ids across steps (call_0 in every
-// step), and a result, a pruning or a search hit must name one call. The
-// new id depends only on the logged history, and it is what is logged.
+// fixCallIDs gives every call of msg an id new to the session
+// (callid.Fix: what is logged is the fixed id).
 func (t *turn) fixCallIDs(step int, msg harness.Message) {
 	t.s.logMu.Lock()
 	defer t.s.logMu.Unlock()
-	turn := t.s.hist.Turns()
-	seen := map[string]bool{}
-	taken := func(id string) bool { return seen[id] || t.s.hist.CallIDUsed(id) }
-	n := 0
-	for _, b := range msg.Content {
-		if b.Type != harness.BlockToolCall || b.ToolCall == nil {
-			continue
-		}
-		if id := b.ToolCall.ID; id == "" || taken(id) {
-			base := fmt.Sprintf("call_t%d_s%d_%d", turn, step, n)
-			id = base
-			for k := 2; taken(id); k++ {
-				id = fmt.Sprintf("%s_%d", base, k)
-			}
-			b.ToolCall.ID = id
-		}
-		seen[b.ToolCall.ID] = true
-		n++
-	}
+	callid.Fix(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
 }
 
 // toolDuration is how long a call took, for events and the log.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/assemble"
+	"github.com/go-harness/harness/internal/callid"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -308,7 +309,7 @@ func (a *Activities) ModelStep(ctx context.Context, in StepInput) (_ StepResult,
 		return StepResult{}, fmt.Errorf("step %d: the model call failed: %w", in.Step, serr)
 	}
 	msg := asm.Message()
-	fixCallIDs(o.hist, in.Turn, in.Step, msg)
+	callid.Fix(msg, in.Turn, in.Step, o.hist.CallIDUsed) // as the agent loop does
 	finish, _ := asm.Finish()
 	am := &session.AssistantMessage{Step: in.Step, Model: info.Name, Content: msg.Content, Finish: finish}
 	if u, ok := asm.Usage(); ok {
@@ -318,30 +319,6 @@ func (a *Activities) ModelStep(ctx context.Context, in StepInput) (_ StepResult,
 		return StepResult{}, err
 	}
 	return stepResult(am), nil
-}
-
-// fixCallIDs gives every call an id new to the session, as the agent
-// loop does: "call_t<turn>_s<step>_<n>" for a call without one or with
-// one already used. The id depends only on the log.
-func fixCallIDs(h *session.History, turn, step int, msg harness.Message) {
-	seen := map[string]bool{}
-	taken := func(id string) bool { return seen[id] || h.CallIDUsed(id) }
-	n := 0
-	for _, b := range msg.Content {
-		if b.Type != harness.BlockToolCall || b.ToolCall == nil {
-			continue
-		}
-		if id := b.ToolCall.ID; id == "" || taken(id) {
-			base := fmt.Sprintf("call_t%d_s%d_%d", turn, step, n)
-			id = base
-			for k := 2; taken(id); k++ {
-				id = fmt.Sprintf("%s_%d", base, k)
-			}
-			b.ToolCall.ID = id
-		}
-		seen[b.ToolCall.ID] = true
-		n++
-	}
 }
 
 // ToolCall runs one tool call of a step, at most once whatever happens
