@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp/syntax"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-harness/harness/internal/textmatch"
 	"github.com/go-harness/harness/session/search"
 )
 
@@ -86,6 +89,12 @@ func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match
 		evArgs = append(evArgs, "%"+likeEscape(strings.ReplaceAll(opts.Query, "\x00", "\uFFFD"))+"%")
 		evCond = append(evCond, "body LIKE $%d")
 	}
+	if opts.Regex {
+		for _, f := range regexFilters(opts.Query) {
+			evArgs = append(evArgs, f.arg)
+			evCond = append(evCond, f.cond)
+		}
+	}
 	eventWhere := func(first int) string {
 		parts := make([]string, len(evCond))
 		for i, c := range evCond {
@@ -129,4 +138,68 @@ func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match
 		}
 		return out, nil
 	})
+}
+
+// sqlFilter is one condition on an event's body and its parameter (the
+// condition has a %d for the parameter's number).
+type sqlFilter struct {
+	cond string
+	arg  string
+}
+
+// regexFilters returns conditions every event holding a match of the
+// regular expression pattern passes: for each set of literals one of
+// which every match contains (textmatch.RequiredSets, as the JSONL search
+// prefilters lines), the body holds one of them. A match lies within one
+// piece of text and the body holds every piece, so the conditions only
+// drop events without a match, and search.Lines decides on the rest.
+func regexFilters(pattern string) []sqlFilter {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var out []sqlFilter
+	for _, set := range textmatch.RequiredSets(re.Simplify()) {
+		if len(set) == 0 {
+			continue
+		}
+		if len(set) == 1 && !set[0].Fold {
+			out = append(out, sqlFilter{"body LIKE $%d", "%" + likeEscape(bodyForm(set[0].Text)) + "%"})
+			continue
+		}
+		alts := make([]string, len(set))
+		for i, l := range set {
+			alts[i] = regexLiteral(bodyForm(l.Text), l.Fold)
+		}
+		out = append(out, sqlFilter{"body ~ $%d", strings.Join(alts, "|")})
+	}
+	return out
+}
+
+// bodyForm is text as the body column holds it: NUL, which a text
+// column cannot hold, is U+FFFD there.
+func bodyForm(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+// regexLiteral returns a PostgreSQL regular expression (ARE) matching s
+// exactly or, with fold, with ASCII letters in either case: every ASCII
+// punctuation character or symbol is escaped (a backslash before one
+// stands for the character itself), and a folded letter is a bracket of
+// its two cases, which no locale changes.
+func regexLiteral(s string, fold bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case fold && r < utf8.RuneSelf && unicode.IsLetter(r):
+			b.WriteByte('[')
+			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(unicode.ToUpper(r))
+			b.WriteByte(']')
+		case r > ' ' && r < utf8.RuneSelf-1 && !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
