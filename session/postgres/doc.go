@@ -35,6 +35,7 @@
 // with an older schema. The database needs the pg_trgm extension
 // (shipped with PostgreSQL; a database owner can create it).
 //
-// It imports harness, session, session/search and the pgx driver (github.com/jackc/pgx/v5),
-// nothing of tools, spill or agent.
+// It imports harness, session, session/search, the module's internal
+// helpers and the pgx driver (github.com/jackc/pgx/v5), nothing of
+// tools, spill or agent.
 package postgres

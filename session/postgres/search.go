@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-harness/harness/internal/textmatch"
+	"github.com/go-harness/harness/session/internal/jsonstr"
 	"github.com/go-harness/harness/session/search"
 )
 
@@ -24,13 +25,85 @@ const maxNesting = 4
 // text), which the trigram index narrows searches with. NUL, which a
 // text column cannot hold, becomes U+FFFD here and in queries alike.
 func searchText(line []byte) string {
+	var b strings.Builder
+	b.Grow(len(line))
+	if walkStrings(line, &b, 0) {
+		return b.String()
+	}
+	// Not JSON as Event.MarshalJSON writes it: decoded whole, if at all.
 	var v any
 	if json.Unmarshal(line, &v) != nil {
 		return ""
 	}
-	var b strings.Builder
+	b.Reset()
 	collect(v, &b, 0)
 	return b.String()
+}
+
+// walkStrings writes every string value of the JSON text data (not the
+// keys of its objects) to b, decoded, as collect does for the decoded
+// value, in one pass over the bytes. It reports false, having written
+// whatever, when data is not balanced JSON; it does not check the rest
+// of the syntax, which only a line not written by Append could break.
+func walkStrings(data []byte, b *strings.Builder, depth int) bool {
+	var stack []byte // '{' or '[' of each open container
+	key := false     // the next string in an object is a key
+	for i := 0; i < len(data); {
+		switch c := data[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(data) && data[j] != '"' {
+				if data[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(data) {
+				return false
+			}
+			if key {
+				key = false
+			} else {
+				str, ok := jsonstr.Prefix(data[i+1 : j+1])
+				if !ok {
+					return false
+				}
+				writeBody(str, b, depth)
+			}
+			i = j + 1
+			continue
+		case '{':
+			stack = append(stack, c)
+			key = true
+		case '[':
+			stack = append(stack, c)
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c-2 {
+				return false // '{'+2 is '}', '['+2 is ']'
+			}
+			stack = stack[:len(stack)-1]
+		case ',':
+			key = len(stack) > 0 && stack[len(stack)-1] == '{'
+		}
+		i++
+	}
+	return len(stack) == 0
+}
+
+// writeBody writes one decoded string to b, and the strings within it
+// when it holds JSON.
+func writeBody(x string, b *strings.Builder, depth int) {
+	if strings.IndexByte(x, 0) >= 0 {
+		b.WriteString(strings.ReplaceAll(x, "\x00", "\uFFFD"))
+	} else {
+		b.WriteString(x)
+	}
+	b.WriteByte('\n')
+	if t := strings.TrimLeft(x, " \t\r\n"); depth < maxNesting && t != "" && (t[0] == '{' || t[0] == '[') {
+		if inner := []byte(x); json.Valid(inner) {
+			walkStrings(inner, b, depth+1)
+		}
+	}
 }
 
 func collect(v any, b *strings.Builder, depth int) {
