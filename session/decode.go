@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -28,8 +29,6 @@ type decodeState struct {
 	// names holds short strings already made (block types, tool names,
 	// roles, reasons), so each is allocated once per load.
 	names map[string]string
-	// scratch is where escaped strings are decoded.
-	scratch []byte
 }
 
 func newDecodeState() *decodeState { return &decodeState{names: map[string]string{}} }
@@ -40,12 +39,12 @@ func decodeEvent(line []byte, st *decodeState) (Event, error) {
 		return e, nil
 	}
 	var e Event
-	err := json.Unmarshal(line, &e)
+	err := e.unmarshalStd(line)
 	return e, err
 }
 
 // fastDecodeEvent decodes line with the fast decoder; ok is false when
-// it gave up.
+// it gave up. st is nil when one line is decoded alone.
 func fastDecodeEvent(line []byte, st *decodeState) (Event, bool) {
 	d := decoder{b: line, st: st}
 	e, ok := d.event()
@@ -78,6 +77,14 @@ func (d *decoder) text(b []byte) string {
 	if len(b) > maxName {
 		return string(b)
 	}
+	if d.st == nil || d.st.names == nil {
+		// One line decoded alone (Event.UnmarshalJSON): only the
+		// vocabulary's own names are shared.
+		if s, ok := vocabulary(b); ok {
+			return s
+		}
+		return string(b)
+	}
 	if s, ok := d.st.names[string(b)]; ok {
 		return s
 	}
@@ -86,6 +93,50 @@ func (d *decoder) text(b []byte) string {
 		d.st.names[s] = s
 	}
 	return s
+}
+
+// vocabulary returns the constant b spells when it is an event type, a
+// block type or a role, without allocating.
+func vocabulary(b []byte) (string, bool) {
+	switch string(b) {
+	case TypeUser:
+		return TypeUser, true
+	case TypeAssistant:
+		return TypeAssistant, true
+	case TypeToolResult:
+		return TypeToolResult, true
+	case TypeReminder:
+		return TypeReminder, true
+	case TypeSystem:
+		return TypeSystem, true
+	case typeToolStart:
+		return typeToolStart, true
+	case typeModelRequest:
+		return typeModelRequest, true
+	case typeTurnEnd:
+		return typeTurnEnd, true
+	case typeRecord:
+		return typeRecord, true
+	case typeRetry:
+		return typeRetry, true
+	case typePrune:
+		return typePrune, true
+	case typeCompaction:
+		return typeCompaction, true
+	case typeApproval:
+		return typeApproval, true
+	case typePermission:
+		return typePermission, true
+	case string(harness.BlockText):
+		return string(harness.BlockText), true
+	case string(harness.BlockReasoning):
+		return string(harness.BlockReasoning), true
+	case string(harness.BlockImage):
+		return string(harness.BlockImage), true
+	case string(harness.BlockToolCall):
+		return string(harness.BlockToolCall), true
+	}
+	return "", false
 }
 
 func (d *decoder) fail() bool {
@@ -316,14 +367,29 @@ func (d *decoder) str() string {
 // unescape decodes the body of a string of valid UTF-8 whose escapes are
 // all of one character (\n, \", ...); ok is false for a \u escape.
 func (d *decoder) unescape(span []byte) (string, bool) {
-	buf := d.st.scratch[:0]
+	// The string is built in place, in one allocation of its exact
+	// length: each escape is two bytes for one.
+	n := len(span)
+	for i := 0; ; {
+		j := bytes.IndexByte(span[i:], '\\')
+		if j < 0 {
+			break
+		}
+		n--
+		i += j + 2
+		if i >= len(span) {
+			break
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(n)
 	for i := 0; i < len(span); {
 		j := bytes.IndexByte(span[i:], '\\')
 		if j < 0 {
-			buf = append(buf, span[i:]...)
+			sb.Write(span[i:])
 			break
 		}
-		buf = append(buf, span[i:i+j]...)
+		sb.Write(span[i : i+j])
 		i += j
 		var c byte
 		switch span[i+1] {
@@ -342,13 +408,10 @@ func (d *decoder) unescape(span []byte) (string, bool) {
 		default:
 			return "", false
 		}
-		buf = append(buf, c)
+		sb.WriteByte(c)
 		i += 2
 	}
-	if cap(buf) <= 1<<20 {
-		d.st.scratch = buf
-	}
-	return string(buf), true
+	return sb.String(), true
 }
 
 // validEscape reports whether b starts with an escape JSON allows.

@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"testing"
 )
@@ -49,7 +48,7 @@ func BenchmarkDecodeEvent(b *testing.B) {
 		for b.Loop() {
 			for _, line := range lines {
 				var e Event
-				if err := json.Unmarshal(line, &e); err != nil {
+				if err := e.unmarshalStd(line); err != nil {
 					b.Fatal(err)
 				}
 			}

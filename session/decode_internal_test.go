@@ -107,12 +107,28 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"type":"tool_result","data":{"result":{"content":[null],"files":[{"op":"read","complete":false}]}}}`))
 	f.Add([]byte(`{"seq":1,"type":"user","data":{"content":[{"type":"text","Text":"case"}]}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		// Event.UnmarshalJSON (the fast decoder first, on one line alone)
+		// and encoding/json alone agree on every line.
+		var pub, std Event
+		pubErr, stdErr := json.Unmarshal(line, &pub), std.unmarshalStd(line)
+		if (pubErr == nil) != (stdErr == nil) {
+			t.Fatalf("Event.UnmarshalJSON: %v, encoding/json: %v: %s", pubErr, stdErr, line)
+		}
+		if pubErr == nil {
+			if !pub.Time.Equal(std.Time) {
+				t.Fatalf("time %v, encoding/json %v", pub.Time, std.Time)
+			}
+			pub.Time, std.Time = time.Time{}, time.Time{}
+			if !reflect.DeepEqual(pub, std) {
+				t.Fatalf("Event.UnmarshalJSON %#v\nencoding/json %#v\nline %s", pub.Data, std.Data, line)
+			}
+		}
 		got, ok := fastDecodeEvent(line, newDecodeState())
 		if !ok {
 			return
 		}
 		var want Event
-		if err := json.Unmarshal(line, &want); err != nil {
+		if err := want.unmarshalStd(line); err != nil {
 			t.Fatalf("the fast decoder accepted what encoding/json refuses (%v): %s", err, line)
 		}
 		if !got.Time.Equal(want.Time) {

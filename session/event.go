@@ -321,7 +321,22 @@ func (e Event) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a log line. An unknown type decodes to *Unknown.
+//
+// A line as this package writes it is decoded by the loader's fast
+// decoder; anything else goes through encoding/json, to the same event
+// or error. A store reading lines from elsewhere (a database row) may
+// call it directly rather than through json.Unmarshal, which would scan
+// the whole line once more before calling it.
 func (e *Event) UnmarshalJSON(b []byte) error {
+	if ev, ok := fastDecodeEvent(b, nil); ok {
+		*e = ev
+		return nil
+	}
+	return e.unmarshalStd(b)
+}
+
+// unmarshalStd decodes a log line with encoding/json alone.
+func (e *Event) unmarshalStd(b []byte) error {
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
 		return err

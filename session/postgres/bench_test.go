@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
+	"github.com/go-harness/harness/session/search"
 )
 
 // benchStores returns the stores a benchmark compares: the JSONL store
@@ -113,6 +114,46 @@ func BenchmarkResume(b *testing.B) {
 				}
 				if err := l.Close(); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSearchRegex searches 200 sessions of 50 events for a regular
+// expression one event in 500 matches, on JSONL beside PostgreSQL: the
+// literal every match holds ("needle-") narrows the events read in SQL.
+func BenchmarkSearchRegex(b *testing.B) {
+	const sessions, perSession = 200, 50
+	stores := benchStores(b)
+	for _, st := range stores {
+		if st.sync || st.name == "postgres_async_commit" {
+			continue
+		}
+		for i := range sessions {
+			log, err := st.s.Create(ctx(), session.Header{Cwd: "/bench"})
+			require.NoError(b, err)
+			batch := make([]session.Payload, perSession)
+			for j := range batch {
+				batch[j] = benchEvent(i*perSession + j)
+				if (i*perSession+j)%500 == 7 {
+					batch[j] = &session.UserMessage{Content: []harness.Block{{Type: harness.BlockText, Text: fmt.Sprintf("find needle-%d here", i)}}}
+				}
+			}
+			_, err = log.Append(ctx(), batch...)
+			require.NoError(b, err)
+			require.NoError(b, log.Close())
+		}
+		b.Run(st.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				opts := search.Options{Query: `needle-\d+`, Regex: true, Workspace: "/bench", Limit: 1000}
+				ms, err := search.Search(ctx(), st.s, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(ms) != sessions*perSession/500 {
+					b.Fatalf("%d matches", len(ms))
 				}
 			}
 		})

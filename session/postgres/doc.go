@@ -18,10 +18,16 @@
 // acknowledged event is never lost.
 //
 // Search (a search.Searcher) runs in SQL: the workspace's sessions that hold a candidate
-// event, found for a literal query with a trigram index (pg_trgm) on the
-// events' decoded text, newest first; search.Lines (session/search) then matches
-// the candidates exactly as the JSONL store matches its files, so both
-// answer the same search the same way.
+// event, found with a trigram index (pg_trgm) on the events' decoded
+// text (for a literal query, the query; for a regular expression, the
+// literals every match contains, when it has some), newest first;
+// search.Lines (session/search) then matches the candidates exactly as
+// the JSONL store matches its files, so both answer the same search the
+// same way.
+//
+// Resuming a session reads its events in one query and decodes each row
+// as the JSONL store decodes a line, with the session package's fast
+// decoder (through session.Event.UnmarshalJSON).
 //
 // The schema is created and migrated by [New] from versioned migrations
 // embedded in the package; processes starting together migrate once, and
@@ -29,6 +35,7 @@
 // with an older schema. The database needs the pg_trgm extension
 // (shipped with PostgreSQL; a database owner can create it).
 //
-// It imports harness, session, session/search and the pgx driver (github.com/jackc/pgx/v5),
-// nothing of tools, spill or agent.
+// It imports harness, session, session/search, the module's internal
+// helpers and the pgx driver (github.com/jackc/pgx/v5), nothing of
+// tools, spill or agent.
 package postgres

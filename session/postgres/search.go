@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp/syntax"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-harness/harness/internal/textmatch"
+	"github.com/go-harness/harness/session/internal/jsonstr"
 	"github.com/go-harness/harness/session/search"
 )
 
@@ -21,13 +25,85 @@ const maxNesting = 4
 // text), which the trigram index narrows searches with. NUL, which a
 // text column cannot hold, becomes U+FFFD here and in queries alike.
 func searchText(line []byte) string {
+	var b strings.Builder
+	b.Grow(len(line))
+	if walkStrings(line, &b, 0) {
+		return b.String()
+	}
+	// Not JSON as Event.MarshalJSON writes it: decoded whole, if at all.
 	var v any
 	if json.Unmarshal(line, &v) != nil {
 		return ""
 	}
-	var b strings.Builder
+	b.Reset()
 	collect(v, &b, 0)
 	return b.String()
+}
+
+// walkStrings writes every string value of the JSON text data (not the
+// keys of its objects) to b, decoded, as collect does for the decoded
+// value, in one pass over the bytes. It reports false, having written
+// whatever, when data is not balanced JSON; it does not check the rest
+// of the syntax, which only a line not written by Append could break.
+func walkStrings(data []byte, b *strings.Builder, depth int) bool {
+	var stack []byte // '{' or '[' of each open container
+	key := false     // the next string in an object is a key
+	for i := 0; i < len(data); {
+		switch c := data[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(data) && data[j] != '"' {
+				if data[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(data) {
+				return false
+			}
+			if key {
+				key = false
+			} else {
+				str, ok := jsonstr.Prefix(data[i+1 : j+1])
+				if !ok {
+					return false
+				}
+				writeBody(str, b, depth)
+			}
+			i = j + 1
+			continue
+		case '{':
+			stack = append(stack, c)
+			key = true
+		case '[':
+			stack = append(stack, c)
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c-2 {
+				return false // '{'+2 is '}', '['+2 is ']'
+			}
+			stack = stack[:len(stack)-1]
+		case ',':
+			key = len(stack) > 0 && stack[len(stack)-1] == '{'
+		}
+		i++
+	}
+	return len(stack) == 0
+}
+
+// writeBody writes one decoded string to b, and the strings within it
+// when it holds JSON.
+func writeBody(x string, b *strings.Builder, depth int) {
+	if strings.IndexByte(x, 0) >= 0 {
+		b.WriteString(strings.ReplaceAll(x, "\x00", "\uFFFD"))
+	} else {
+		b.WriteString(x)
+	}
+	b.WriteByte('\n')
+	if t := strings.TrimLeft(x, " \t\r\n"); depth < maxNesting && t != "" && (t[0] == '{' || t[0] == '[') {
+		if inner := []byte(x); json.Valid(inner) {
+			walkStrings(inner, b, depth+1)
+		}
+	}
 }
 
 func collect(v any, b *strings.Builder, depth int) {
@@ -86,6 +162,12 @@ func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match
 		evArgs = append(evArgs, "%"+likeEscape(strings.ReplaceAll(opts.Query, "\x00", "\uFFFD"))+"%")
 		evCond = append(evCond, "body LIKE $%d")
 	}
+	if opts.Regex {
+		for _, f := range regexFilters(opts.Query) {
+			evArgs = append(evArgs, f.arg)
+			evCond = append(evCond, f.cond)
+		}
+	}
 	eventWhere := func(first int) string {
 		parts := make([]string, len(evCond))
 		for i, c := range evCond {
@@ -129,4 +211,68 @@ func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match
 		}
 		return out, nil
 	})
+}
+
+// sqlFilter is one condition on an event's body and its parameter (the
+// condition has a %d for the parameter's number).
+type sqlFilter struct {
+	cond string
+	arg  string
+}
+
+// regexFilters returns conditions every event holding a match of the
+// regular expression pattern passes: for each set of literals one of
+// which every match contains (textmatch.RequiredSets, as the JSONL search
+// prefilters lines), the body holds one of them. A match lies within one
+// piece of text and the body holds every piece, so the conditions only
+// drop events without a match, and search.Lines decides on the rest.
+func regexFilters(pattern string) []sqlFilter {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var out []sqlFilter
+	for _, set := range textmatch.RequiredSets(re.Simplify()) {
+		if len(set) == 0 {
+			continue
+		}
+		if len(set) == 1 && !set[0].Fold {
+			out = append(out, sqlFilter{"body LIKE $%d", "%" + likeEscape(bodyForm(set[0].Text)) + "%"})
+			continue
+		}
+		alts := make([]string, len(set))
+		for i, l := range set {
+			alts[i] = regexLiteral(bodyForm(l.Text), l.Fold)
+		}
+		out = append(out, sqlFilter{"body ~ $%d", strings.Join(alts, "|")})
+	}
+	return out
+}
+
+// bodyForm is text as the body column holds it: NUL, which a text
+// column cannot hold, is U+FFFD there.
+func bodyForm(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+// regexLiteral returns a PostgreSQL regular expression (ARE) matching s
+// exactly or, with fold, with ASCII letters in either case: every ASCII
+// punctuation character or symbol is escaped (a backslash before one
+// stands for the character itself), and a folded letter is a bracket of
+// its two cases, which no locale changes.
+func regexLiteral(s string, fold bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case fold && r < utf8.RuneSelf && unicode.IsLetter(r):
+			b.WriteByte('[')
+			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(unicode.ToUpper(r))
+			b.WriteByte(']')
+		case r > ' ' && r < utf8.RuneSelf-1 && !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -134,6 +134,28 @@ func TestSearchSameAsJSONL(t *testing.T) {
 		{Query: `^\S+ \S+$`, Regex: true, AllWorkspaces: true},
 		{Query: `\d+%`, Regex: true, AllWorkspaces: true},
 		{Query: `naïve|日本語`, Regex: true, AllWorkspaces: true, Limit: 500},
+		// Regular expressions whose required literals become an SQL
+		// prefilter: exact and case-folded, alternatives, several sets,
+		// characters that LIKE and PostgreSQL's regular expressions treat
+		// specially, NUL, escapes, and literals split across pieces of
+		// text.
+		{Query: `needle\d*`, Regex: true, AllWorkspaces: true, Limit: 500},
+		{Query: `(?i)nEEdle.s?`, Regex: true, AllWorkspaces: true, Limit: 500},
+		{Query: `(?i)quoted|(?i)SYSTEM`, Regex: true, AllWorkspaces: true, Types: []string{session.TypeSystem, session.TypeUser}},
+		{Query: `tab\there|new\nline`, Regex: true, AllWorkspaces: true},
+		{Query: `100%.*under_score`, Regex: true, AllWorkspaces: true},
+		{Query: `100%|under_score`, Regex: true, AllWorkspaces: true},
+		{Query: `C:\\path|back\\slash`, Regex: true, AllWorkspaces: true},
+		{Query: `<html>\s*`, Regex: true, AllWorkspaces: true},
+		{Query: `\{"nested"`, Regex: true, AllWorkspaces: true},
+		{Query: `"quoted"|\x1b\[31m`, Regex: true, AllWorkspaces: true},
+		{Query: `nul\x00byte`, Regex: true, AllWorkspaces: true},
+		{Query: `line\x{2028}sep`, Regex: true, AllWorkspaces: true},
+		{Query: `(?i)ÜNÏCODE ✓`, Regex: true, AllWorkspaces: true},
+		{Query: `nee.le`, Regex: true, AllWorkspaces: true, Limit: 500},
+		{Query: `comm[a-z]nd\b.*\(`, Regex: true, AllWorkspaces: true},
+		{Query: `(?i)K\w+ S\w+`, Regex: true, AllWorkspaces: true},
+		{Query: `x\by|not in the corpus`, Regex: true, AllWorkspaces: true},
 	}
 	total := 0
 	for _, q := range queries {

@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSearchText(t *testing.T) {
@@ -74,4 +76,31 @@ func FuzzSearchText(f *testing.F) {
 		}
 		check(v, 0)
 	})
+}
+
+// The one-pass walk over a line written by Append finds the same strings
+// as decoding it whole (in document order, where a decoded object's
+// order is random).
+func TestSearchTextWalkMatchesDecode(t *testing.T) {
+	for _, line := range []string{
+		`{"seq":3,"time":"2026-12-01T09:00:00Z","type":"assistant","data":{"content":[{"type":"text","text":"a\nb \"c\" \u00e9\ud83d\ude00"},{"type":"tool_call","tool_call":{"id":"c1","name":"bash","arguments":"{\"command\":\"ls -la\",\"env\":[\"A=1\",{\"deep\":\"{\\\"x\\\":\\\"y\\\"}\"}]}"}}],"usage":{"input_tokens":3}}}`,
+		`{"seq":4,"time":"2026-12-01T09:00:00Z","type":"tool_result","data":{"step":1,"call_id":"c1","name":"bash","result":{"content":[{"type":"text","text":"nul\u0000here [not json"}],"is_error":false}}}`,
+		`{"seq":5,"time":"2026-12-01T09:00:00Z","type":"novel","data":[1,2.5e3,true,null,{"k":["v",{}],"":""}]}`,
+	} {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(line), &v))
+		var want strings.Builder
+		collect(v, &want, 0)
+		var got strings.Builder
+		require.True(t, walkStrings([]byte(line), &got, 0), line)
+		w, g := strings.Split(want.String(), "\n"), strings.Split(got.String(), "\n")
+		slices.Sort(w)
+		slices.Sort(g)
+		assert.Equal(t, w, g, line)
+		assert.Equal(t, got.String(), searchText([]byte(line)))
+	}
+	var b strings.Builder
+	for _, bad := range []string{`{"a":"b"`, `["a"}`, `{"a":"b}`, `]`} {
+		assert.False(t, walkStrings([]byte(bad), &b, 0), bad)
+	}
 }

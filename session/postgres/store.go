@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,7 +206,7 @@ func (s *Store) Open(ctx context.Context, id string) (session.Log, *session.Tran
 	if err != nil {
 		return fail(err)
 	}
-	tr, err := s.load(ctx, conn, h)
+	tr, err := s.load(ctx, conn, h, next)
 	if err != nil {
 		return fail(err)
 	}
@@ -260,11 +261,11 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Transcript, error
 	// One snapshot for the header and the events, while a writer may be
 	// appending elsewhere.
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		h, err := s.header(ctx, tx, id)
+		h, next, err := s.headerNext(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		tr, err = s.load(ctx, tx, h)
+		tr, err = s.load(ctx, tx, h, next)
 		return err
 	})
 	if err != nil {
@@ -279,7 +280,11 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Transcript, error
 // size is skipped with a warning, as the JSONL store skips such a line,
 // and an event of a type this build does not know is kept with one.
 // Lines are numbered as in a JSONL log: the header is line 1.
-func (s *Store) load(ctx context.Context, q querier, h session.Header) (*session.Transcript, error) {
+// next, the session's next sequence number, sizes the events.
+func (s *Store) load(ctx context.Context, q querier, h session.Header, next int64) (*session.Transcript, error) {
+	// The rows are read as the server sends them (seq in binary, the line
+	// as its bytes), one at a time, without scanning into Go values: each
+	// line is decoded straight from the row's buffer.
 	rows, err := q.Query(ctx, `SELECT seq, line FROM harness_events WHERE session_id = $1 ORDER BY seq`, h.ID)
 	if err != nil {
 		return nil, dbErr("loading session "+h.ID, err)
@@ -295,22 +300,27 @@ func (s *Store) load(ctx context.Context, q querier, h session.Header) (*session
 				return nil, err
 			}
 		}
-		var seq int64
-		var line []byte
-		if err := rows.Scan(&seq, &line); err != nil {
-			return nil, dbErr("loading session "+h.ID, err)
+		raw := rows.RawValues()
+		if len(raw) != 2 {
+			return nil, dbErr("loading session "+h.ID, fmt.Errorf("a row of %d columns, not 2", len(raw)))
 		}
+		line := raw[1]
 		if len(line) > s.maxLine {
-			warn(lineNo, "event %d of %d bytes, more than the maximum line size of %d bytes, skipped unread", seq, len(line), s.maxLine)
+			warn(lineNo, "event %d of %d bytes, more than the maximum line size of %d bytes, skipped unread", rowSeq(rows, raw[0]), len(line), s.maxLine)
 			continue
 		}
 		var e session.Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			warn(lineNo, "unreadable event %d skipped (%d bytes): %v", seq, len(line), err)
+		// UnmarshalJSON decodes the line once; json.Unmarshal would
+		// first scan it whole to check it.
+		if err := e.UnmarshalJSON(line); err != nil {
+			warn(lineNo, "unreadable event %d skipped (%d bytes): %v", rowSeq(rows, raw[0]), len(line), err)
 			continue
 		}
 		if u, ok := e.Data.(*session.Unknown); ok {
 			warn(lineNo, "event %d has type %q, unknown to this build; skipped", e.Seq, u.Type)
+		}
+		if tr.Events == nil {
+			tr.Events = make([]session.Event, 0, min(max(next-1, 1), 1<<20))
 		}
 		tr.Events = append(tr.Events, e)
 	}
@@ -318,6 +328,20 @@ func (s *Store) load(ctx context.Context, q querier, h session.Header) (*session
 		return nil, dbErr("loading session "+h.ID, err)
 	}
 	return tr, nil
+}
+
+// rowSeq is the seq column of the current row, raw as the server sent it:
+// eight bytes, big-endian, in the binary format pgx asks for; otherwise
+// it is scanned.
+func rowSeq(rows pgx.Rows, raw []byte) int64 {
+	if fd := rows.FieldDescriptions(); len(fd) > 0 && fd[0].Format == pgx.BinaryFormatCode && len(raw) == 8 {
+		return int64(binary.BigEndian.Uint64(raw))
+	}
+	var seq int64
+	if rows.Scan(&seq, nil) != nil {
+		return 0
+	}
+	return seq
 }
 
 // List implements session.Store.

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +153,49 @@ func TestFencedAfterLostLock(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, tr.Events, 1, "nothing of the fenced append was written")
 	})
+}
+
+// Rows that do not decode, of a type this build does not know, or longer
+// than the maximum line size are each reported in a warning naming the
+// event's seq and its line, as a JSONL log's lines are, and the rest is
+// read.
+func TestLoadWarnsOfBadRows(t *testing.T) {
+	pool, _ := newSchema(t)
+	s, err := postgres.New(ctx(), pool, postgres.WithMaxLineSize(200))
+	require.NoError(t, err)
+	log, err := s.Create(ctx(), session.Header{Cwd: "/w"})
+	require.NoError(t, err)
+	id := log.Header().ID
+	_, err = log.Append(ctx(), &session.UserMessage{Content: []harness.Block{{Type: harness.BlockText, Text: "first\n\"quoted\""}}})
+	require.NoError(t, err)
+	require.NoError(t, log.Close())
+	for seq, line := range map[int64]string{
+		2: `{"seq":2,"time":"2026-12-01T09:00:00Z","type":"user","data":{"content":[`,
+		3: `{"seq":3,"time":"2026-12-01T09:00:00Z","type":"novel","data":{"x":1}}`,
+		4: `{"seq":4,"time":"2026-12-01T09:00:00Z","type":"user","data":{"content":[{"type":"text","text":"` + strings.Repeat("y", 300) + `"}]}}`,
+		5: `{"seq":5,"time":"2026-12-01T09:00:00Z","type":"user","data":{"content":[{"type":"text","text":"last \u00e9"}]}}`,
+	} {
+		_, err := pool.Exec(ctx(), `INSERT INTO harness_events (session_id, seq, type, line, body) VALUES ($1, $2, 'user', $3, '')`, id, seq, []byte(line))
+		require.NoError(t, err)
+	}
+	_, err = pool.Exec(ctx(), `UPDATE harness_sessions SET next_seq = 6 WHERE id = $1`, id)
+	require.NoError(t, err)
+	tr, err := s.Load(ctx(), id)
+	require.NoError(t, err)
+	var seqs []int64
+	for _, e := range tr.Events {
+		seqs = append(seqs, e.Seq)
+	}
+	assert.Equal(t, []int64{1, 3, 5}, seqs)
+	assert.Equal(t, "first\n\"quoted\"", tr.Events[0].Data.(*session.UserMessage).Content[0].Text)
+	assert.Equal(t, "novel", tr.Events[1].Data.(*session.Unknown).Type)
+	assert.Equal(t, "last é", tr.Events[2].Data.(*session.UserMessage).Content[0].Text)
+	require.Len(t, tr.Warnings, 3)
+	assert.Equal(t, 3, tr.Warnings[0].Line)
+	assert.Contains(t, tr.Warnings[0].Message, "unreadable event 2 skipped")
+	assert.Equal(t, 4, tr.Warnings[1].Line)
+	assert.Contains(t, tr.Warnings[1].Message, `event 3 has type "novel"`)
+	assert.Equal(t, 5, tr.Warnings[2].Line)
+	assert.Contains(t, tr.Warnings[2].Message, "event 4 of ")
+	assert.Contains(t, tr.Warnings[2].Message, "more than the maximum line size of 200 bytes")
 }
