@@ -39,7 +39,17 @@ start)
 		rm -rf "$tmp"
 	fi
 	mkdir -p "$dir"
-	port=$(free_port 57233 57333) || { echo "temporal.sh: no free port in 57233-57333" >&2; exit 1; }
+	# The dev server's other services listen just above the frontend's
+	# port, so a frontend port is taken only with the next few free too.
+	port=
+	for p in $(seq 57233 10 57333); do
+		if [ "$(free_port "$p" $((p + 5)))" = "$p" ] && ! (echo >"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null &&
+			! (echo >"/dev/tcp/127.0.0.1/$((p + 2))") 2>/dev/null && ! (echo >"/dev/tcp/127.0.0.1/$((p + 3))") 2>/dev/null; then
+			port=$p
+			break
+		fi
+	done
+	[ -n "$port" ] || { echo "temporal.sh: no free ports in 57233-57338" >&2; exit 1; }
 	http=$(free_port $((port + 1000)) $((port + 1100))) || { echo "temporal.sh: no free HTTP port" >&2; exit 1; }
 	metrics=$(free_port $((port + 2000)) $((port + 2100))) || { echo "temporal.sh: no free metrics port" >&2; exit 1; }
 	setsid "$bin" server start-dev --ip 127.0.0.1 --headless --port "$port" \
