@@ -290,11 +290,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		}
 		asm, err := t.stream(step, req)
 		if err == nil {
-			if finish, ok := asm.Finish(); !ok {
-				err = model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
-			} else if asm.Empty() && finish != model.FinishLength {
-				err = model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
-			}
+			err = asm.Err()
 		}
 		if err != nil {
 			if t.ctx.Err() != nil {

@@ -100,3 +100,18 @@ func (a *Assembler) Finish() (string, bool) { return a.finish, a.finished }
 // Empty reports whether nothing but reasoning arrived: no text and no
 // tool calls.
 func (a *Assembler) Empty() bool { return a.text.Len() == 0 && len(a.calls) == 0 }
+
+// Err reports an answer that cannot be used though its stream ended
+// without an error: one with no finish reason (harness.CodeTruncatedStream)
+// and one with neither text nor tool calls that was not cut off by the
+// output limit (harness.CodeEmptyResponse). Both codes are retryable
+// (model.Retryable). It returns nil for a usable answer.
+func (a *Assembler) Err() error {
+	if !a.finished {
+		return model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
+	}
+	if a.Empty() && a.finish != model.FinishLength {
+		return model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
+	}
+	return nil
+}

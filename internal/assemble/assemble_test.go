@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/assemble"
 )
@@ -78,4 +79,33 @@ func TestAssemblerJoinsCallsByIndex(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, model.FinishToolCalls, finish)
 	assert.False(t, a.Empty())
+}
+
+func TestAssemblerErr(t *testing.T) {
+	for name, tc := range map[string]struct {
+		chunks []model.Chunk
+		want   harness.Code // "" for a usable answer
+	}{
+		"text and a finish":          {[]model.Chunk{{Type: model.ChunkText, Text: "hi"}, {Type: model.ChunkFinish, Finish: model.FinishStop}}, ""},
+		"a call and a finish":        {[]model.Chunk{{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{ID: "a", Name: "read"}}, {Type: model.ChunkFinish, Finish: model.FinishToolCalls}}, ""},
+		"text without a finish":      {[]model.Chunk{{Type: model.ChunkText, Text: "hi"}}, harness.CodeTruncatedStream},
+		"nothing at all":             {nil, harness.CodeTruncatedStream},
+		"a finish and nothing else":  {[]model.Chunk{{Type: model.ChunkFinish, Finish: model.FinishStop}}, harness.CodeEmptyResponse},
+		"only reasoning, finished":   {[]model.Chunk{{Type: model.ChunkReasoning, Text: "hm"}, {Type: model.ChunkFinish, Finish: model.FinishStop}}, harness.CodeEmptyResponse},
+		"empty, cut by output limit": {[]model.Chunk{{Type: model.ChunkFinish, Finish: model.FinishLength}}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var a assemble.Assembler
+			for _, c := range tc.chunks {
+				a.Add(c)
+			}
+			err := a.Err()
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.Equal(t, tc.want, harness.CodeOf(err))
+			assert.True(t, model.Retryable(err), "the loop tries such an answer again")
+		})
+	}
 }

@@ -296,11 +296,7 @@ func (a *Activities) ModelStep(ctx context.Context, in StepInput) (_ StepResult,
 	}
 	stop()
 	if serr == nil {
-		if finish, ok := asm.Finish(); !ok {
-			serr = model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
-		} else if asm.Empty() && finish != model.FinishLength {
-			serr = model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
-		}
+		serr = asm.Err()
 	}
 	if serr != nil {
 		if ctx.Err() == nil && !model.Retryable(serr) {
