@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/spillwriter/noticetest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
@@ -69,37 +68,6 @@ func lines(n int) string {
 	return b.String()
 }
 
-var (
-	omittedRE = regexp.MustCompile(`(\d+) of (\d+) bytes omitted here \(lines (\d+)-(\d+) of (\d+)\)`)
-	readRE    = regexp.MustCompile(`call read with file_path "(spill://[^"]+)", offset (\d+) and limit (\d+)`)
-)
-
-type notice struct {
-	omitted, total      int
-	first, last, nlines int
-	locator             string
-	offset, limit       int
-}
-
-func parseNotice(t *testing.T, text string) notice {
-	t.Helper()
-	m := omittedRE.FindStringSubmatch(text)
-	require.NotNil(t, m, "notice with the omitted byte count in %q", text)
-	r := readRE.FindStringSubmatch(text)
-	require.NotNil(t, r, "read hint in %q", text)
-	atoi := func(s string) int { n, err := strconv.Atoi(s); require.NoError(t, err); return n }
-	return notice{atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4]), atoi(m[5]), r[1], atoi(r[2]), atoi(r[3])}
-}
-
-// readLines emulates the read tool on a saved output: lines offset to
-// offset+limit-1, 1-based.
-func readLines(t *testing.T, s tools.OutputStore, locator string, offset, limit int) string {
-	t.Helper()
-	all := strings.SplitAfter(string(spilltest.ReadAll(t, s, locator)), "\n")
-	require.LessOrEqual(t, offset+limit-1, len(all))
-	return strings.Join(all[offset-1:offset-1+limit], "")
-}
-
 func TestThresholdEdges(t *testing.T) {
 	store := newMemory(t)
 	spec := tools.Spec{Name: "bash"}
@@ -115,9 +83,9 @@ func TestThresholdEdges(t *testing.T) {
 	got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
 	require.Equal(t, 1, store.Len(), "one byte over is spilled")
 	assert.LessOrEqual(t, len(got.Text()), threshold)
-	n := parseNotice(t, got.Text())
-	assert.Equal(t, threshold+1, n.total)
-	assert.Equal(t, text, string(spilltest.ReadAll(t, store, n.locator)), "saved whole")
+	n := noticetest.Parse(t, got.Text())
+	assert.Equal(t, threshold+1, n.Total)
+	assert.Equal(t, text, string(spilltest.ReadAll(t, store, n.Locator)), "saved whole")
 }
 
 func TestSpillPreviewContents(t *testing.T) {
@@ -128,21 +96,21 @@ func TestSpillPreviewContents(t *testing.T) {
 	require.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the default threshold applies")
 	require.Len(t, got.Content, 1)
 
-	n := parseNotice(t, preview)
+	n := noticetest.Parse(t, preview)
 	head, _, _ := strings.Cut(preview, "[...")
 	tail := preview[strings.LastIndex(preview, "]\n")+2:]
 	assert.True(t, strings.HasPrefix(text, head), "head is the start of the output")
 	assert.True(t, strings.HasSuffix(text, tail), "tail is the end of the output")
 	assert.True(t, strings.HasPrefix(head, "00001: "))
 	assert.True(t, strings.HasSuffix(tail, "line 3000\n"))
-	assert.Equal(t, len(text)-len(head)-len(tail), n.omitted, "the exact omitted byte count")
-	assert.Equal(t, len(text), n.total)
-	assert.Equal(t, 3000, n.nlines)
-	assert.Equal(t, n.first, n.offset)
-	assert.Equal(t, n.last-n.first+1, n.limit)
+	assert.Equal(t, len(text)-len(head)-len(tail), n.Omitted, "the exact omitted byte count")
+	assert.Equal(t, len(text), n.Total)
+	assert.Equal(t, 3000, n.Lines)
+	assert.Equal(t, n.First, n.Offset)
+	assert.Equal(t, n.Last-n.First+1, n.Limit)
 
 	// Following the hint returns exactly the omitted middle.
-	middle := readLines(t, store, n.locator, n.offset, n.limit)
+	middle := noticetest.ReadLines(t, store, n.Locator, n.Offset, n.Limit)
 	assert.Equal(t, text[len(head):len(text)-len(tail)], middle)
 	assert.Contains(t, preview, "(offset and limit count lines)")
 }
@@ -204,8 +172,8 @@ func TestErrorsAndImages(t *testing.T) {
 	require.Len(t, got.Content, 2, "the text blocks become one preview; the image stays")
 	assert.Equal(t, harness.BlockText, got.Content[0].Type)
 	assert.Equal(t, img, got.Content[1])
-	n := parseNotice(t, got.Text())
-	assert.Equal(t, whole, string(spilltest.ReadAll(t, store, n.locator)))
+	n := noticetest.Parse(t, got.Text())
+	assert.Equal(t, whole, string(spilltest.ReadAll(t, store, n.Locator)))
 	assert.Len(t, res.Content, 3, "the tool's own result is not modified")
 }
 
@@ -258,11 +226,11 @@ func TestLoopSpill(t *testing.T) {
 	require.NotNil(t, result)
 	text := result.Content[0].Text
 	assert.LessOrEqual(t, len(text), 8000, "the model sees the preview")
-	n := parseNotice(t, text)
-	assert.Contains(t, n.locator, "build-c1-", "the file is named after the tool and call")
-	assert.Equal(t, big, string(spilltest.ReadAll(t, store, n.locator)))
+	n := noticetest.Parse(t, text)
+	assert.Contains(t, n.Locator, "build-c1-", "the file is named after the tool and call")
+	assert.Equal(t, big, string(spilltest.ReadAll(t, store, n.Locator)))
 	require.NoError(t, store.DeleteSession(context.Background(), s.Header().ID))
-	_, err = store.Open(context.Background(), n.locator)
+	_, err = store.Open(context.Background(), n.Locator)
 	assert.ErrorIs(t, err, harness.CodeNotFound, "deleting the session removed its outputs")
 }
 

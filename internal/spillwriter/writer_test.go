@@ -19,6 +19,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/longtest"
+	"github.com/go-harness/harness/internal/spillwriter/noticetest"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/spilltest"
@@ -75,16 +76,16 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 			assert.LessOrEqual(t, len(out.Text), 2048)
 			assert.Equal(t, text, string(spilltest.ReadAll(t, store, out.Stored.Locator)))
 
-			n := parseNotice(t, out.Text)
-			assert.Equal(t, out.Stored.Locator, n.locator)
+			n := noticetest.Parse(t, out.Text)
+			assert.Equal(t, out.Stored.Locator, n.Locator)
 			head, _, _ := strings.Cut(out.Text, "[...")
 			tail := out.Text[strings.LastIndex(out.Text, "]\n")+2:]
 			assert.NotEmpty(t, head)
 			assert.NotEmpty(t, tail)
 			assert.True(t, strings.HasPrefix(text, head))
 			assert.True(t, strings.HasSuffix(text, tail))
-			assert.Equal(t, len(text)-len(head)-len(tail), n.omitted)
-			assert.Equal(t, text[len(head):len(text)-len(tail)], readLines(t, store, n.locator, n.offset, n.limit),
+			assert.Equal(t, len(text)-len(head)-len(tail), n.Omitted)
+			assert.Equal(t, text[len(head):len(text)-len(tail)], noticetest.ReadLines(t, store, n.Locator, n.Offset, n.Limit),
 				"the hint reads back exactly the omitted middle")
 		})
 	}
