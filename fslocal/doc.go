@@ -5,7 +5,7 @@
 // slash-separated, and only paths at or below the root are accepted, so
 // paths the model sees in tool output, in shell output and in error
 // messages all agree. The root is also the natural working directory of a
-// session (FS.Root, fs.Rooter).
+// session (fs.Rooter, which [FS] guarantees).
 //
 // Confinement: every access goes through an os.Root opened on the root
 // directory, which refuses to leave it: "..", absolute paths outside, and
