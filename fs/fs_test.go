@@ -84,10 +84,3 @@ func TestLedger(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 8, l.Len())
 }
-
-func TestFileInfo(t *testing.T) {
-	fi := fs.FileInfo{Path: "/a/b.txt", Mode: iofs.ModeDir}
-	assert.Equal(t, "b.txt", fi.Name())
-	assert.True(t, fi.IsDir())
-	assert.Equal(t, "/", fs.FileInfo{Path: "/"}.Name())
-}
