@@ -53,7 +53,7 @@ func TestStorageFailureIsIO(t *testing.T) {
 }
 
 func TestLedger(t *testing.T) {
-	l := fs.NewLedger()
+	l := new(fs.Ledger)
 	assert.Equal(t, fs.Precondition{Absent: true}, l.WritePrecondition("/a"), "unseen: create only")
 	_, err := l.EditPrecondition("/a")
 	require.ErrorIs(t, err, harness.CodeNotObserved)
