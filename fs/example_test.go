@@ -37,7 +37,7 @@ func ExampleApplyEdit() {
 }
 
 func ExampleLedger() {
-	l := fs.NewLedger()
+	var l fs.Ledger
 	fmt.Printf("%+v\n", l.WritePrecondition("/w/a.go")) // unseen: create only
 	_, err := l.EditPrecondition("/w/a.go")
 	fmt.Println(harness.CodeOf(err))

@@ -68,22 +68,6 @@ type FileInfo struct {
 	Version string
 }
 
-// IsDir reports whether the entry is a directory.
-func (fi FileInfo) IsDir() bool { return fi.Mode.IsDir() }
-
-// Name returns the last element of Path.
-func (fi FileInfo) Name() string {
-	for i := len(fi.Path) - 1; i >= 0; i-- {
-		if fi.Path[i] == '/' {
-			if i == len(fi.Path)-1 {
-				return fi.Path
-			}
-			return fi.Path[i+1:]
-		}
-	}
-	return fi.Path
-}
-
 // Precondition guards a change. The zero value is unconditional.
 type Precondition struct {
 	// Absent requires that the file does not exist: a create that cannot

@@ -53,7 +53,7 @@ func TestStorageFailureIsIO(t *testing.T) {
 }
 
 func TestLedger(t *testing.T) {
-	l := fs.NewLedger()
+	l := new(fs.Ledger)
 	assert.Equal(t, fs.Precondition{Absent: true}, l.WritePrecondition("/a"), "unseen: create only")
 	_, err := l.EditPrecondition("/a")
 	require.ErrorIs(t, err, harness.CodeNotObserved)
@@ -83,11 +83,4 @@ func TestLedger(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, 8, l.Len())
-}
-
-func TestFileInfo(t *testing.T) {
-	fi := fs.FileInfo{Path: "/a/b.txt", Mode: iofs.ModeDir}
-	assert.Equal(t, "b.txt", fi.Name())
-	assert.True(t, fi.IsDir())
-	assert.Equal(t, "/", fs.FileInfo{Path: "/"}.Name())
 }

@@ -45,7 +45,7 @@ func (v *ioView) Open(name string) (iofs.File, error) {
 		return nil, &iofs.PathError{Op: "open", Path: name, Err: err}
 	}
 	fi.Path = full
-	if fi.IsDir() {
+	if fi.Mode.IsDir() {
 		return &ioDir{v: v, name: name, info: fi}, nil
 	}
 	if o, ok := v.fsys.(Opener); ok {
@@ -97,7 +97,7 @@ func (v *ioView) ReadDir(name string) ([]iofs.DirEntry, error) {
 	}
 	out := make([]iofs.DirEntry, len(list))
 	for i, fi := range list {
-		out[i] = iofs.FileInfoToDirEntry(ioInfo{fi: fi, name: fi.Name()})
+		out[i] = iofs.FileInfoToDirEntry(ioInfo{fi: fi, name: path.Base(fi.Path)})
 	}
 	return out, nil
 }
@@ -119,7 +119,7 @@ func (i ioInfo) Name() string        { return i.name }
 func (i ioInfo) Size() int64         { return i.fi.Size }
 func (i ioInfo) Mode() iofs.FileMode { return i.fi.Mode }
 func (i ioInfo) ModTime() time.Time  { return i.fi.ModTime }
-func (i ioInfo) IsDir() bool         { return i.fi.IsDir() }
+func (i ioInfo) IsDir() bool         { return i.fi.Mode.IsDir() }
 func (i ioInfo) Sys() any            { return nil }
 func (i ioInfo) String() string      { return iofs.FormatFileInfo(i) }
 

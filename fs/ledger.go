@@ -20,16 +20,14 @@ import (
 //   - a successful write or edit records the new version, so write, edit,
 //     edit needs no read in between.
 //
-// Keys are clean absolute namespace paths. A Ledger is safe for
-// concurrent use; its zero value is not usable, use NewLedger. It lives in
-// memory only: a resumed session starts with an empty one.
+// Keys are clean absolute namespace paths. The zero value is an empty
+// ledger, ready to use; a Ledger is safe for concurrent use and must not
+// be copied after first use. It lives in memory only: a resumed session
+// starts with an empty one.
 type Ledger struct {
 	mu   sync.Mutex
 	seen map[string]string
 }
-
-// NewLedger returns an empty ledger.
-func NewLedger() *Ledger { return &Ledger{seen: map[string]string{}} }
 
 // Observe records that the file at path was seen at version. An empty
 // version forgets the path, as when the file was found deleted.
@@ -39,6 +37,9 @@ func (l *Ledger) Observe(path, version string) {
 	if version == "" {
 		delete(l.seen, path)
 		return
+	}
+	if l.seen == nil {
+		l.seen = map[string]string{}
 	}
 	l.seen[path] = version
 }

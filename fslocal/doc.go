@@ -1,16 +1,20 @@
 // Package fslocal implements fs.FileSystem over the operating system's file
-// system, confined to a root directory.
+// system, confined to a root directory. [New] returns an [FS]: the
+// contract of package fs with the optional capabilities this
+// implementation always has (io.Closer, fs.Rooter, fs.LocalPather,
+// fs.Opener, fs.DirOpener); the concrete type is unexported, as os.DirFS's
+// is.
 //
 // The namespace is the OS's own: a file's path is its absolute OS path,
 // slash-separated, and only paths at or below the root are accepted, so
 // paths the model sees in tool output, in shell output and in error
 // messages all agree. The root is also the natural working directory of a
-// session (FS.Root, fs.Rooter).
+// session (fs.Rooter, which [FS] guarantees).
 //
 // Confinement: every access goes through an os.Root opened on the root
 // directory, which refuses to leave it: "..", absolute paths outside, and
 // symbolic links that lead out (including one swapped in between a check
-// and the access that follows) fail with fs.CodeOutsideRoot. Links that
+// and the access that follows) fail with harness.CodeOutsideRoot. Links that
 // stay inside the root, absolute ones included, are followed. Hard links
 // and bind mounts that already reach outside the root are not detected.
 //

@@ -24,7 +24,7 @@ import (
 // holds sentinel files, and links in the root that try to reach it.
 type escapeFixture struct {
 	base, root, outside string
-	fsys                *fslocal.FS
+	fsys                fslocal.FS
 	before              map[string]string
 }
 
@@ -222,26 +222,26 @@ func TestSwapDuringWrite(t *testing.T) {
 	cases := []struct {
 		name  string
 		stage string
-		op    func(f *fslocal.FS, p string) error
+		op    func(f fslocal.FS, p string) error
 		link  func(x *escapeFixture) string
 	}{
-		{"rename into swapped dir, relative link", "commit", func(f *fslocal.FS, p string) error {
+		{"rename into swapped dir, relative link", "commit", func(f fslocal.FS, p string) error {
 			_, err := f.Write(context.Background(), p, []byte("PWNED"), hfs.WriteOptions{})
 			return err
 		}, func(x *escapeFixture) string { return "../outside" }},
-		{"rename into swapped dir, absolute link", "commit", func(f *fslocal.FS, p string) error {
+		{"rename into swapped dir, absolute link", "commit", func(f fslocal.FS, p string) error {
 			_, err := f.Write(context.Background(), p, []byte("PWNED"), hfs.WriteOptions{})
 			return err
 		}, func(x *escapeFixture) string { return x.outside }},
-		{"create-only link into swapped dir", "commit", func(f *fslocal.FS, p string) error {
+		{"create-only link into swapped dir", "commit", func(f fslocal.FS, p string) error {
 			_, err := f.Write(context.Background(), p+".new", []byte("PWNED"), hfs.WriteOptions{Pre: hfs.Precondition{Absent: true}})
 			return err
 		}, func(x *escapeFixture) string { return "../outside" }},
-		{"edit after lock, dir swapped", "edit:locked", func(f *fslocal.FS, p string) error {
+		{"edit after lock, dir swapped", "edit:locked", func(f fslocal.FS, p string) error {
 			_, err := f.Edit(context.Background(), p, hfs.Edit{Old: "inside", New: "PWNED"}, hfs.Precondition{})
 			return err
 		}, func(x *escapeFixture) string { return x.outside }},
-		{"write after lock, dir swapped", "write:locked", func(f *fslocal.FS, p string) error {
+		{"write after lock, dir swapped", "write:locked", func(f fslocal.FS, p string) error {
 			_, err := f.Write(context.Background(), p, []byte("PWNED"), hfs.WriteOptions{})
 			return err
 		}, func(x *escapeFixture) string { return "../outside" }},

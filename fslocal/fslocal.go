@@ -3,6 +3,7 @@ package fslocal
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,11 +16,36 @@ import (
 	"github.com/go-harness/harness/internal/fsimpl"
 )
 
-// FS is an fs.FileSystem over the OS file system, confined to a root
-// directory. Its namespace is the OS's: the path of a file is its absolute
-// OS path (slash-separated), and only paths at or below the root are
-// accepted. Create one with New; it is safe for concurrent use.
-type FS struct {
+// FS is what New returns: an fs.FileSystem over the OS file system,
+// confined to a root directory, with the optional capabilities of package
+// fs that this implementation always has. Its namespace is the OS's: the
+// path of a file is its absolute OS path (slash-separated), and only paths
+// at or below the root are accepted. It is safe for concurrent use.
+//
+// Every method is specified where it is declared, in package fs; FS only
+// names the set:
+//   - Close (io.Closer) releases the root directory; later operations fail.
+//   - Root (fs.Rooter) returns the root directory as an absolute slash
+//     path: the top of the namespace and a good default working directory.
+//   - LocalPath (fs.LocalPather) maps a namespace path to the OS path it
+//     names, with symbolic links inside the root resolved. It refuses paths
+//     that leave the root (lexically or through a symbolic link) with
+//     harness.CodeOutsideRoot. A path that does not exist yet is mapped as
+//     far as it exists.
+//   - Open (fs.Opener) streams a regular file.
+//   - OpenDir (fs.DirOpener) returns a view confined to a directory; the
+//     view's Close leaves the file system open.
+type FS interface {
+	fs.FileSystem
+	io.Closer
+	fs.Rooter
+	fs.LocalPather
+	fs.Opener
+	fs.DirOpener
+}
+
+// localFS implements FS.
+type localFS struct {
 	root  string   // namespace root: clean absolute slash path, as given
 	real  string   // root with symbolic links resolved, as an alias
 	r     *os.Root // every access goes through it
@@ -34,7 +60,7 @@ type FS struct {
 // New returns the file system confined to the directory root. A relative
 // root is made absolute against the current directory. The directory stays
 // open until Close.
-func New(root string) (*FS, error) {
+func New(root string) (FS, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fs.NewError(harness.CodeInvalidPath, &fs.PathError{Op: "open", Path: root, Err: err})
@@ -55,7 +81,7 @@ func New(root string) (*FS, error) {
 	if err != nil {
 		real = abs
 	}
-	return &FS{
+	return &localFS{
 		root:  filepath.ToSlash(abs),
 		real:  filepath.ToSlash(real),
 		r:     r,
@@ -64,18 +90,14 @@ func New(root string) (*FS, error) {
 	}, nil
 }
 
-// Close releases the root directory. Later operations fail.
-func (f *FS) Close() error { return f.r.Close() }
+// Close implements io.Closer.
+func (f *localFS) Close() error { return f.r.Close() }
 
-// Root returns the root directory as an absolute slash path: the top of
-// the namespace and a good default working directory.
-func (f *FS) Root() string { return f.root }
+// Root implements fs.Rooter.
+func (f *localFS) Root() string { return f.root }
 
-// LocalPath maps a namespace path to the OS path it names, with symbolic
-// links inside the root resolved. It refuses paths that leave the root
-// (lexically or through a symbolic link) with harness.CodeOutsideRoot. A path
-// that does not exist yet is mapped as far as it exists.
-func (f *FS) LocalPath(p string) (string, error) {
+// LocalPath implements fs.LocalPather.
+func (f *localFS) LocalPath(p string) (string, error) {
 	_, res, err := f.locate("locate", p)
 	if err != nil {
 		return "", err
@@ -84,7 +106,7 @@ func (f *FS) LocalPath(p string) (string, error) {
 }
 
 // ns returns the namespace path of a root-relative path.
-func (f *FS) ns(rel string) string {
+func (f *localFS) ns(rel string) string {
 	if rel == "." {
 		return f.root
 	}
@@ -95,7 +117,7 @@ func (f *FS) ns(rel string) string {
 }
 
 // rel checks p and returns it relative to the root.
-func (f *FS) rel(op, p string) (string, string, error) {
+func (f *localFS) rel(op, p string) (string, string, error) {
 	clean, err := fsimpl.CleanPath(op, p)
 	if err != nil {
 		return "", "", err
@@ -111,7 +133,7 @@ func (f *FS) rel(op, p string) (string, string, error) {
 
 // begin is locate for an operation that starts: it also fails when ctx
 // is done.
-func (f *FS) begin(ctx context.Context, op, p string) (string, string, error) {
+func (f *localFS) begin(ctx context.Context, op, p string) (string, string, error) {
 	clean, rel, err := f.locate(op, p)
 	if err != nil {
 		return "", "", err
@@ -124,7 +146,7 @@ func (f *FS) begin(ctx context.Context, op, p string) (string, string, error) {
 
 // locate checks p and resolves the symbolic links on it. It returns the
 // clean namespace path and the resolved root-relative path.
-func (f *FS) locate(op, p string) (string, string, error) {
+func (f *localFS) locate(op, p string) (string, string, error) {
 	clean, rel, err := f.rel(op, p)
 	if err != nil {
 		return "", "", err
@@ -149,7 +171,7 @@ const maxLinks = 40
 // the root (which os.Root alone refuses). Confinement itself does not rely
 // on it: every access afterwards goes through os.Root, which refuses to
 // leave the root even if a component is swapped for a link in between.
-func (f *FS) resolve(op, clean, rel string) (string, error) {
+func (f *localFS) resolve(op, clean, rel string) (string, error) {
 	outside := func(detail string) error {
 		return fs.NewError(harness.CodeOutsideRoot, &fs.PathError{Op: op, Path: clean, Detail: detail})
 	}
@@ -262,10 +284,4 @@ func (l *locks) lock(ctx context.Context, key string) (func(), error) {
 	}
 }
 
-var (
-	_ fs.FileSystem  = (*FS)(nil)
-	_ fs.LocalPather = (*FS)(nil)
-	_ fs.Rooter      = (*FS)(nil)
-	_ fs.Opener      = (*FS)(nil)
-	_ fs.DirOpener   = (*FS)(nil)
-)
+var _ FS = (*localFS)(nil)

@@ -25,7 +25,7 @@ import (
 
 func bg() context.Context { return context.Background() }
 
-func newFS(t *testing.T, root string) *fslocal.FS {
+func newFS(t *testing.T, root string) fslocal.FS {
 	t.Helper()
 	f, err := fslocal.New(root)
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 
 // openFile opens the regular file at the resolved rel for reading and
 // returns it with its metadata and description (without version).
-func (f *FS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error) {
+func (f *localFS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error) {
 	file, err := f.r.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
 		return nil, meta{}, fs.FileInfo{}, mapErr(op, clean, err)
@@ -39,14 +39,14 @@ func (f *FS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error
 
 // tokenFor makes the version of a file whose metadata is m and whose
 // content sums to sum (when hasSum).
-func (f *FS) tokenFor(m meta, sum uint64, hasSum bool) string {
+func (f *localFS) tokenFor(m meta, sum uint64, hasSum bool) string {
 	return token{meta: m.digest(), proven: m.provenAt(f.now()), sum: sum, hasSum: hasSum}.String()
 }
 
 // Stat implements fs.FileSystem. The version of a regular file is taken
 // from its metadata when that proves it; a file changed in the last
 // seconds is read and summed (up to fsimpl.MaxEditSize).
-func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+func (f *localFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "stat", p)
 	if err != nil {
 		return fs.FileInfo{}, err
@@ -79,7 +79,7 @@ func (f *FS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 // ReadText implements fs.FileSystem. It reads the file once, to the size
 // it had when opened, counting lines and (for files up to
 // fsimpl.MaxEditSize) summing the bytes for the version.
-func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
+func (f *localFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
 	clean, rel, err := f.begin(ctx, "read", p)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (f *FS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, err
 }
 
 // ReadBytes implements fs.FileSystem.
-func (f *FS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+func (f *localFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "read", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -151,7 +151,7 @@ func readAll(r io.Reader, size, limit int64) ([]byte, error) {
 // Open implements fs.Opener. The returned FileInfo carries a version only
 // when the metadata proves it (see Stat); the stream reads the file as it
 // is when read.
-func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "open", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -167,7 +167,7 @@ func (f *FS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, er
 }
 
 // ReadDir implements fs.FileSystem.
-func (f *FS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func joinNS(dir, name string) string {
 // OpenDir implements fs.DirOpener: the view is an FS whose root is the
 // directory dir, opened through f's root (so it cannot leave it), which
 // shares nothing with f but the namespace. Close it when done.
-func (f *FS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
+func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
 	clean, rel, err := f.begin(ctx, "opendir", dir)
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func (f *FS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
 		if err != nil {
 			return nil, mapErr("opendir", clean, err)
 		}
-		return &FS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
 	}
 	r, err := f.r.OpenRoot(rel)
 	if err != nil {
@@ -232,5 +232,5 @@ func (f *FS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
 		}
 		return nil, mapErr("opendir", clean, err)
 	}
-	return &FS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+	return &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
 }

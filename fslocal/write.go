@@ -28,7 +28,7 @@ import (
 // stays. If a directory on the path is swapped for a link that leaves the
 // root while the write runs, the write fails with harness.CodeOutsideRoot and
 // its temporary file may remain in the directory that was moved away.
-func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
+func (f *localFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
 	clean, rel, unlock, err := f.lockPath(ctx, "write", p)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOpti
 
 // Edit implements fs.FileSystem. The version is checked before the text
 // is searched; the result is written as Write writes.
-func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
+func (f *localFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
 	clean, rel, unlock, err := f.lockPath(ctx, "edit", p)
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (f *FS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition)
 // commit writes data to rel atomically and returns the metadata of the
 // new file. prev, when set, is the file being replaced: its owner is kept
 // where the process may set it.
-func (f *FS) commit(ctx context.Context, clean, rel string, data []byte, perm os.FileMode, prev *meta, create bool) (meta, error) {
+func (f *localFS) commit(ctx context.Context, clean, rel string, data []byte, perm os.FileMode, prev *meta, create bool) (meta, error) {
 	dir, base := path.Split(rel)
 	if len(base) > 200 {
 		base = base[:200]
@@ -220,7 +220,7 @@ func (f *FS) commit(ctx context.Context, clean, rel string, data []byte, perm os
 	return statMeta(st), nil
 }
 
-func (f *FS) createInPlace(clean, rel string, data []byte, perm os.FileMode) (meta, error) {
+func (f *localFS) createInPlace(clean, rel string, data []byte, perm os.FileMode) (meta, error) {
 	out, err := f.r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return meta{}, mapErr("write", clean, err)
@@ -242,7 +242,7 @@ func (f *FS) createInPlace(clean, rel string, data []byte, perm os.FileMode) (me
 
 // syncDir makes a rename or link in dir durable. Some file systems do
 // not support syncing a directory; that is not an error.
-func (f *FS) syncDir(dir string) {
+func (f *localFS) syncDir(dir string) {
 	if dir == "" {
 		dir = "."
 	}
@@ -257,7 +257,7 @@ func (f *FS) syncDir(dir string) {
 // lockPath resolves p and takes the lock of the file it names. It
 // resolves again under the lock, since a link may have changed while it
 // waited, and starts over if the file named is no longer the same.
-func (f *FS) lockPath(ctx context.Context, op, p string) (string, string, func(), error) {
+func (f *localFS) lockPath(ctx context.Context, op, p string) (string, string, func(), error) {
 	for {
 		clean, rel, err := f.begin(ctx, op, p)
 		if err != nil {
@@ -289,7 +289,7 @@ func nowOr(m meta) time.Time {
 }
 
 // at runs the test hook.
-func (f *FS) at(stage, rel string) {
+func (f *localFS) at(stage, rel string) {
 	if f.hook != nil {
 		f.hook(stage, rel)
 	}

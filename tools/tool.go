@@ -170,7 +170,7 @@ func (e *Env) Ledger() *fs.Ledger {
 	if e == nil || e.State == nil {
 		return nil
 	}
-	l, err := LoadState(e.State, ledgerKey{}, fs.NewLedger)
+	l, err := LoadState(e.State, ledgerKey{}, func() *fs.Ledger { return new(fs.Ledger) })
 	if err != nil {
 		return nil
 	}

@@ -5,7 +5,9 @@
 // [MemFS] behaves as the OS-backed fslocal does (the same codes, windows,
 // edit semantics, preconditions and versions) without touching the disk,
 // so tools and agent tests can run against it with no temporary
-// directories:
+// directories. It is an interface: the contract of package fs, the
+// optional capabilities it always has, and the helpers a test arranges
+// files with ([NewMemFS] returns it; the concrete type is unexported):
 //
 //	fsys := fstest.NewMemFS("/project")
 //	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)

@@ -19,11 +19,36 @@ import (
 	"github.com/go-harness/harness/internal/fsimpl"
 )
 
-// MemFS is an in-memory fs.FileSystem for tests. It behaves as fslocal
-// does (same codes, same windows, same edit semantics, atomic writes,
-// versions that catch any content change) without touching the disk. It
-// has no symbolic links. It is safe for concurrent use.
-type MemFS struct {
+// MemFS is an in-memory fs.FileSystem for tests, as NewMemFS returns it.
+// It behaves as fslocal does (same codes, same windows, same edit
+// semantics, atomic writes, versions that catch any content change)
+// without touching the disk. It has no symbolic links. It is safe for
+// concurrent use.
+//
+// Beside the contract of package fs, whose methods are specified there
+// (with the optional capabilities fs.Rooter, fs.Opener and fs.DirOpener,
+// whose views share the file system's files), it has what a test needs to
+// arrange files behind a tool's back.
+type MemFS interface {
+	fs.FileSystem
+	fs.Rooter
+	fs.Opener
+	fs.DirOpener
+
+	// SetFile stores data at p with permission bits perm, creating
+	// missing parent directories, whatever is there already (a directory
+	// excepted). A file without the owner's write bit refuses writes and
+	// edits, one without the read bit refuses reads, with
+	// harness.CodePermission.
+	SetFile(p string, data []byte, perm iofs.FileMode) error
+	// Mkdir creates the directory p and any missing parents.
+	Mkdir(p string) error
+	// Remove deletes the file or empty directory p.
+	Remove(p string) error
+}
+
+// memFS implements MemFS.
+type memFS struct {
 	root string
 	now  func() time.Time
 
@@ -41,25 +66,21 @@ type node struct {
 // NewMemFS returns an empty file system whose namespace root is root (an
 // absolute slash path; "" means "/"). Paths outside root are refused with
 // harness.CodeOutsideRoot.
-func NewMemFS(root string) *MemFS {
+func NewMemFS(root string) MemFS {
 	if root == "" {
 		root = "/"
 	}
 	root = path.Clean("/" + root)
-	m := &MemFS{root: root, now: time.Now, nodes: map[string]*node{}}
+	m := &memFS{root: root, now: time.Now, nodes: map[string]*node{}}
 	m.nodes[root] = &node{dir: true, mode: iofs.ModeDir | 0o755, mod: m.now()}
 	return m
 }
 
-// Root returns the namespace root.
-func (m *MemFS) Root() string { return m.root }
+// Root implements fs.Rooter.
+func (m *memFS) Root() string { return m.root }
 
-// SetFile stores data at p with permission bits perm, creating missing
-// parent directories, whatever is there already (a directory excepted).
-// It is for setting up tests: a file without the owner's write bit refuses
-// writes and edits, one without the read bit refuses reads, with
-// harness.CodePermission.
-func (m *MemFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
+// SetFile implements MemFS.
+func (m *memFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
 	p, err := m.check("write", p)
 	if err != nil {
 		return err
@@ -76,8 +97,8 @@ func (m *MemFS) SetFile(p string, data []byte, perm iofs.FileMode) error {
 	return nil
 }
 
-// Mkdir creates the directory p and any missing parents.
-func (m *MemFS) Mkdir(p string) error {
+// Mkdir implements MemFS.
+func (m *memFS) Mkdir(p string) error {
 	p, err := m.check("mkdir", p)
 	if err != nil {
 		return err
@@ -87,8 +108,8 @@ func (m *MemFS) Mkdir(p string) error {
 	return m.mkdirs("mkdir", p)
 }
 
-// Remove deletes the file or empty directory p.
-func (m *MemFS) Remove(p string) error {
+// Remove implements MemFS.
+func (m *memFS) Remove(p string) error {
 	p, err := m.check("remove", p)
 	if err != nil {
 		return err
@@ -118,7 +139,7 @@ func version(data []byte) string {
 
 // begin is check for an operation that starts: it also fails when ctx
 // is done.
-func (m *MemFS) begin(ctx context.Context, op, p string) (string, error) {
+func (m *memFS) begin(ctx context.Context, op, p string) (string, error) {
 	p, err := m.check(op, p)
 	if err != nil {
 		return "", err
@@ -129,7 +150,7 @@ func (m *MemFS) begin(ctx context.Context, op, p string) (string, error) {
 	return p, nil
 }
 
-func (m *MemFS) check(op, p string) (string, error) {
+func (m *memFS) check(op, p string) (string, error) {
 	p, err := fsimpl.CleanPath(op, p)
 	if err != nil {
 		return "", err
@@ -142,7 +163,7 @@ func (m *MemFS) check(op, p string) (string, error) {
 
 // lookup finds p, checking that every parent is a directory. The caller
 // holds m.mu.
-func (m *MemFS) lookup(op, p string) (*node, error) {
+func (m *memFS) lookup(op, p string) (*node, error) {
 	if n := m.nodes[p]; n != nil {
 		return n, nil
 	}
@@ -154,7 +175,7 @@ func (m *MemFS) lookup(op, p string) (*node, error) {
 
 // parents checks the ancestors of p below the root: the nearest existing
 // one must be a directory.
-func (m *MemFS) parents(op, p string) error {
+func (m *memFS) parents(op, p string) error {
 	for d := path.Dir(p); ; d = path.Dir(d) {
 		if n := m.nodes[d]; n != nil {
 			if !n.dir {
@@ -168,7 +189,7 @@ func (m *MemFS) parents(op, p string) error {
 	}
 }
 
-func (m *MemFS) mkdirs(op, dir string) error {
+func (m *memFS) mkdirs(op, dir string) error {
 	if n := m.nodes[dir]; n != nil {
 		if !n.dir {
 			return fs.NewError(harness.CodeNotDir, &fs.PathError{Op: op, Path: dir, Detail: "a parent is a file"})
@@ -182,7 +203,7 @@ func (m *MemFS) mkdirs(op, dir string) error {
 	return nil
 }
 
-func (m *MemFS) children(dir string) []string {
+func (m *memFS) children(dir string) []string {
 	var out []string
 	prefix := dir + "/"
 	if dir == "/" {
@@ -207,7 +228,7 @@ func (n *node) info(p string) fs.FileInfo {
 }
 
 // file returns the regular file at p, readable (or writable).
-func (m *MemFS) file(op, p string, write bool) (*node, error) {
+func (m *memFS) file(op, p string, write bool) (*node, error) {
 	n, err := m.lookup(op, p)
 	if err != nil {
 		return nil, err
@@ -222,7 +243,7 @@ func (m *MemFS) file(op, p string, write bool) (*node, error) {
 }
 
 // Stat implements fs.FileSystem.
-func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+func (m *memFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	p, err := m.begin(ctx, "stat", p)
 	if err != nil {
 		return fs.FileInfo{}, err
@@ -237,7 +258,7 @@ func (m *MemFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 }
 
 // snapshot returns the content of the readable regular file at p.
-func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo, error) {
+func (m *memFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo, error) {
 	p, err := m.begin(ctx, op, p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -253,7 +274,7 @@ func (m *MemFS) snapshot(ctx context.Context, op, p string) ([]byte, fs.FileInfo
 }
 
 // ReadText implements fs.FileSystem.
-func (m *MemFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
+func (m *memFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, error) {
 	data, info, err := m.snapshot(ctx, "read", p)
 	if err != nil {
 		return nil, err
@@ -267,7 +288,7 @@ func (m *MemFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text, 
 }
 
 // ReadBytes implements fs.FileSystem.
-func (m *MemFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+func (m *memFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte, fs.FileInfo, error) {
 	data, info, err := m.snapshot(ctx, "read", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -279,7 +300,7 @@ func (m *MemFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byte
 }
 
 // Open implements fs.Opener.
-func (m *MemFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+func (m *memFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
 	data, info, err := m.snapshot(ctx, "open", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -301,7 +322,7 @@ func checkPre(op, p string, n *node, pre fs.Precondition) error {
 }
 
 // Write implements fs.FileSystem.
-func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
+func (m *memFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteOptions) (*fs.WriteResult, error) {
 	p, err := m.begin(ctx, "write", p)
 	if err != nil {
 		return nil, err
@@ -348,7 +369,7 @@ func (m *MemFS) Write(ctx context.Context, p string, data []byte, opts fs.WriteO
 }
 
 // Edit implements fs.FileSystem.
-func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
+func (m *memFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondition) (*fs.EditResult, error) {
 	p, err := m.begin(ctx, "edit", p)
 	if err != nil {
 		return nil, err
@@ -378,7 +399,7 @@ func (m *MemFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Preconditi
 }
 
 // ReadDir implements fs.FileSystem.
-func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+func (m *memFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	p, err := m.begin(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
@@ -402,17 +423,14 @@ func (m *MemFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 }
 
 var (
-	_ fs.FileSystem = (*MemFS)(nil)
-	_ fs.Opener     = (*MemFS)(nil)
-	_ fs.Rooter     = (*MemFS)(nil)
-	_ fs.DirOpener  = (*MemFS)(nil)
-	_ fs.DirOpener  = (*memView)(nil)
-	_ fs.Opener     = (*memView)(nil)
+	_ MemFS        = (*memFS)(nil)
+	_ fs.DirOpener = (*memView)(nil)
+	_ fs.Opener    = (*memView)(nil)
 )
 
 // OpenDir implements fs.DirOpener: the view shares m's files and accepts
 // only paths at or below dir.
-func (m *MemFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
+func (m *memFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) {
 	p, err := m.begin(ctx, "opendir", dir)
 	if err != nil {
 		return nil, err
@@ -429,9 +447,9 @@ func (m *MemFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error) 
 	return &memView{m: m, dir: p}, nil
 }
 
-// memView is a MemFS confined to a directory.
+// memView is a memFS confined to a directory.
 type memView struct {
-	m   *MemFS
+	m   *memFS
 	dir string
 }
 

@@ -117,7 +117,7 @@ func (s *suite) createAndRead(t *testing.T, dir string) {
 	require.NoError(t, err)
 	assert.Equal(t, p, st.Path, "paths come back clean")
 	assert.Equal(t, int64(12), st.Size)
-	assert.False(t, st.IsDir())
+	assert.False(t, st.Mode.IsDir())
 
 	text, err := s.fsys.ReadText(bg(), p, fs.Window{})
 	require.NoError(t, err)
@@ -225,7 +225,7 @@ func (s *suite) createsParents(t *testing.T, dir string) {
 	assert.True(t, res.Created)
 	st, err := s.fsys.Stat(bg(), dir+"/x/y")
 	require.NoError(t, err)
-	assert.True(t, st.IsDir())
+	assert.True(t, st.Mode.IsDir())
 	assert.Equal(t, "deep", s.content(t, p))
 }
 
@@ -338,7 +338,7 @@ func (s *suite) notRegular(t *testing.T, dir string) {
 	require.ErrorIs(t, err, harness.CodeNotRegular)
 	st, err := s.fsys.Stat(bg(), d)
 	require.NoError(t, err)
-	assert.True(t, st.IsDir())
+	assert.True(t, st.Mode.IsDir())
 	assert.Empty(t, st.Version)
 }
 
@@ -440,12 +440,12 @@ func (s *suite) readDir(t *testing.T, dir string) {
 	require.NoError(t, err)
 	var names []string
 	for _, fi := range list {
-		names = append(names, fi.Name())
+		names = append(names, path.Base(fi.Path))
 	}
 	assert.Equal(t, []string{"a.txt", "b.txt", "c"}, names)
 	assert.Equal(t, dir+"/a.txt", list[0].Path)
 	assert.Equal(t, int64(2), list[0].Size)
-	assert.True(t, list[2].IsDir())
+	assert.True(t, list[2].Mode.IsDir())
 }
 
 func (s *suite) aborted(t *testing.T, dir string) {

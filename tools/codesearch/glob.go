@@ -78,7 +78,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 	if err != nil {
 		return nil, err
 	}
-	if !top.IsDir() {
+	if !top.Mode.IsDir() {
 		return nil, invalid("path %s is a file; glob searches a directory. Give the directory that holds it, or read the file.", display(call.Env, top.Path))
 	}
 	dir, rest := splitPattern(strings.TrimPrefix(pattern, "./"))
@@ -102,7 +102,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 			return globResult(call.Env, in, base, nil, 0, limit, nil), nil
 		case err != nil:
 			return nil, explain(ctx, call.Env, "glob", base, err)
-		case !fi.IsDir():
+		case !fi.Mode.IsDir():
 			return globResult(call.Env, in, base, nil, 0, limit, nil), nil
 		}
 	}

@@ -217,7 +217,7 @@ func (c config) grep(ctx context.Context, call *tools.Call, in grepArgs) (*harne
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(jobs)
-		if !top.IsDir() {
+		if !top.Mode.IsDir() {
 			select {
 			case jobs <- entry{info: top, rel: path.Base(top.Path)}:
 			case <-gctx.Done():

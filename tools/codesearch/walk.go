@@ -101,7 +101,7 @@ func (w *walker) push(ctx context.Context, s *pathmatch.Stack, dir string, names
 			return true
 		}
 		fi, ok := names[n]
-		return ok && fi.IsDir() == wantDir
+		return ok && fi.Mode.IsDir() == wantDir
 	}
 	read := func(p string) *pathmatch.Rules {
 		data, _, err := w.fsys.ReadBytes(ctx, p, maxRuleFile)
@@ -224,7 +224,7 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 	if !w.noIgnore {
 		names := make(map[string]fs.FileInfo, 4)
 		for _, fi := range list {
-			switch n := fi.Name(); n {
+			switch n := path.Base(fi.Path); n {
 			case ".git", ".gitignore", ".ignore":
 				names[n] = fi
 			}
@@ -234,7 +234,7 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 		}
 	}
 	for _, fi := range list {
-		name := fi.Name()
+		name := path.Base(fi.Path)
 		if name == ".git" || (!w.hidden && strings.HasPrefix(name, ".")) {
 			continue
 		}

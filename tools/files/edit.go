@@ -72,7 +72,7 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 		switch {
 		case serr != nil:
 			err = serr
-		case st.IsDir():
+		case st.Mode.IsDir():
 			err = fs.NewError(harness.CodeNotRegular, &fs.PathError{Op: "edit", Path: p, Detail: "is a directory"})
 		}
 		return nil, explain(ctx, call, "edit", p, in.FilePath, err)

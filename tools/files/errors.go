@@ -56,7 +56,7 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, code ha
 	case harness.CodeNotDir:
 		return fmt.Sprintf("Cannot %s %s: a directory on its path is a file. Check the path.", verb, p)
 	case harness.CodeNotRegular:
-		if st, err := env.FS.Stat(ctx, p); err == nil && st.IsDir() {
+		if st, err := env.FS.Stat(ctx, p); err == nil && st.Mode.IsDir() {
 			return fmt.Sprintf("%s is a directory, not a file.%s Give the path of a file in it.", p, listing(ctx, env, p))
 		}
 		return fmt.Sprintf("%s is not a regular file (it is a device, pipe or socket), so it cannot be %s.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op])
@@ -170,7 +170,7 @@ func suggest(ctx context.Context, env *tools.Env, p string) string {
 	lb := strings.ToLower(base)
 	stem := strings.TrimSuffix(lb, path.Ext(lb))
 	for _, fi := range list {
-		n := fi.Name()
+		n := path.Base(fi.Path)
 		ln := strings.ToLower(n)
 		d := editdist.Distance(lb, ln)
 		if ln == lb || strings.TrimSuffix(ln, path.Ext(ln)) == stem {
@@ -205,8 +205,8 @@ func listing(ctx context.Context, env *tools.Env, p string) string {
 	const show = 30
 	var names []string
 	for _, fi := range list[:min(show, len(list))] {
-		n := fi.Name()
-		if fi.IsDir() {
+		n := path.Base(fi.Path)
+		if fi.Mode.IsDir() {
 			n += "/"
 		}
 		names = append(names, n)

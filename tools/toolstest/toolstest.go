@@ -30,7 +30,7 @@ type Env struct {
 	// Cwd Root, Turn 1 and a State that Close closes.
 	Env *tools.Env
 	// FS is Env.FS: an in-memory file system rooted at Root.
-	FS *fstest.MemFS
+	FS fstest.MemFS
 	// Output is Env.Output: an in-memory output store (spill).
 	Output *spill.Memory
 	// Attachments is Env.Attachments: an in-memory attachment store.
