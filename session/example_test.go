@@ -10,7 +10,7 @@ import (
 )
 
 // A JSONL store keeps one file per session; loading derives the history.
-func ExampleJSONL() {
+func ExampleNewJSONL() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(dir)

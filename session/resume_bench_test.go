@@ -23,9 +23,9 @@ import (
 // results (multi-line output, file access records, render data), and a
 // turn end. It returns the store, the file's size and the number of
 // events (n or a few more).
-func writeResumeLog(tb testing.TB, n int) (*JSONL, int64, int) {
+func writeResumeLog(tb testing.TB, n int) (*jsonlStore, int64, int) {
 	tb.Helper()
-	s := NewJSONL(tb.TempDir())
+	s := newJSONL(tb.TempDir())
 	ctx := context.Background()
 	log, err := s.Create(ctx, Header{ID: "resume", Cwd: "/w"})
 	if err != nil {
@@ -91,7 +91,7 @@ func writeResumeLog(tb testing.TB, n int) (*JSONL, int64, int) {
 	if err := log.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	fi, err := os.Stat(s.Path("resume"))
+	fi, err := os.Stat(s.path("resume"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func BenchmarkResume(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			f, err := os.Open(s.Path("resume"))
+			f, err := os.Open(s.path("resume"))
 			if err != nil {
 				b.Fatal(err)
 			}

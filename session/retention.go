@@ -51,7 +51,7 @@ type Retention struct {
 // then fails with harness.CodeNotFound. Errors of the other stores are joined;
 // the log is gone by then.
 func (r *Retention) Delete(ctx context.Context, id string) error {
-	if !ValidID(id) {
+	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	var digests []string

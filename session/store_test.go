@@ -26,7 +26,7 @@ func TestMemoryConformance(t *testing.T) {
 
 func TestJSONLTornLine(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewTestJSONL(t.TempDir())
 	log, err := store.Create(ctx, session.Header{ID: "torn", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
@@ -69,7 +69,7 @@ func TestJSONLTornLine(t *testing.T) {
 func TestJSONLCreateLeavesNoPartialLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewTestJSONL(dir)
 	log, err := store.Create(ctx, session.Header{ID: "made", Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())

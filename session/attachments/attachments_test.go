@@ -38,8 +38,9 @@ func TestMemoryConformance(t *testing.T) {
 }
 
 func TestFilesLayout(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
-	dir := filepath.Join(store.Dir(), "attachments") // the usual place
+	sessionsDir := t.TempDir()
+	store := session.NewJSONL(sessionsDir)
+	dir := filepath.Join(sessionsDir, "attachments") // the usual place
 	att := attachments.NewFiles(dir)
 	ctx := context.Background()
 	d, err := att.Put(ctx, []byte("pixels"))

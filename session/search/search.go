@@ -83,7 +83,7 @@ type Match struct {
 
 // Searcher is implemented by stores that search their sessions
 // themselves, such as a database with an index. Search uses it when a
-// store has it; it scans the files of a session.JSONL itself, and
+// store has it; it scans the files of a session.NewJSONL store itself, and
 // otherwise loads each session of the workspace.
 type Searcher interface {
 	Search(ctx context.Context, opts Options) ([]Match, error)
@@ -104,7 +104,7 @@ func Search(ctx context.Context, store session.Store, opts Options) ([]Match, er
 	if err != nil {
 		return nil, err
 	}
-	if j, ok := store.(*session.JSONL); ok {
+	if j, ok := store.(jsonlStore); ok {
 		return searchJSONL(ctx, j, m)
 	}
 	ws := opts.Workspace

@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // The search benchmark generates a corpus of 1,000 session logs (about
@@ -270,7 +271,7 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 		if i%3 == 0 {
 			ws += "/services/api"
 		}
-		h := session.Header{Format: session.FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
+		h := session.Header{Format: storekit.FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
 		f, err := os.Create(filepath.Join(dir, h.ID+".jsonl"))
 		if err != nil {
 			b.Fatal(err)

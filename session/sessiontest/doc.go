@@ -6,7 +6,7 @@
 //	}
 //
 // TestStore holds every store to a bound on its log lines
-// (session.DefaultMaxLineSize, or what the store's MaxLineSize method
+// (the 16 MiB default, or what the store's MaxLineSize method
 // reports). A store whose bound can be set is checked closer with
 // TestMaxLineSize:
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 	"github.com/go-harness/harness/session/search"
 )
 
@@ -114,7 +115,7 @@ func maxLineOf(s session.Store) int {
 	if m, ok := s.(interface{ MaxLineSize() int }); ok {
 		return m.MaxLineSize()
 	}
-	return session.DefaultMaxLineSize
+	return storekit.DefaultMaxLineSize
 }
 
 // testDefaultBound checks that a store bounds its lines out of the box.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // TestStore runs the conformance suite. newStore must return an empty
@@ -74,8 +75,8 @@ func testCreate(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	h := log.Header()
-	assert.True(t, session.ValidID(h.ID), "generated id %q", h.ID)
-	assert.Equal(t, session.FormatVersion, h.Format)
+	assert.True(t, storekit.ValidID(h.ID), "generated id %q", h.ID)
+	assert.Equal(t, storekit.FormatVersion, h.Format)
 	assert.Equal(t, "/ws/a", h.Cwd)
 	assert.False(t, h.Created.IsZero())
 

@@ -86,7 +86,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
-	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.Header().ID+".jsonl"))
+	logBytes, err := os.ReadFile(filepath.Join(logs, s.Header().ID+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logBytes), img.Digest)
 	assert.NotContains(t, string(logBytes), base64.StdEncoding.EncodeToString(onDisk[:48]))
