@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/session/sessiontest"
 )
 
 // FuzzLoad feeds arbitrary bytes after a valid header to the JSONL loader:
@@ -19,13 +18,14 @@ import (
 // shorter line bound must load it too, and appending must continue past
 // every sequence number in it.
 func FuzzLoad(f *testing.F) {
-	var sample bytes.Buffer
-	for i, p := range sessiontest.SamplePayloads() {
-		line, _ := session.Event{Seq: int64(i + 1), Data: p}.MarshalJSON()
-		sample.Write(line)
-		sample.WriteByte('\n')
+	// The golden log holds every event type and block kind: its events
+	// are the first seed.
+	golden, err := os.ReadFile("testdata/golden.jsonl")
+	if err != nil {
+		f.Fatal(err)
 	}
-	f.Add(sample.Bytes())
+	_, events, _ := bytes.Cut(golden, []byte("\n"))
+	f.Add(events)
 	f.Add([]byte(`{"seq":1,"time":"2026-01-01T00:00:00Z","type":"user","data":{"content":[{"type":"te`))
 	f.Add([]byte("\n\n{}\n[]\nnull\n"))
 	f.Add([]byte(`{"seq":1,"type":"assistant","data":{"content":[{"type":"tool_call","tool_call":null}]}}` + "\n"))

@@ -15,20 +15,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/search"
-	"github.com/go-harness/harness/session/sessiontest"
 )
-
-func TestJSONLMaxLineSize(t *testing.T) {
-	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
-		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
-	})
-}
-
-func TestMemoryMaxLineSize(t *testing.T) {
-	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
-		return session.NewMemory(session.WithMaxLineSize(max))
-	})
-}
 
 // maxLine is the bound a store reports, as the conformance suite reads it.
 func maxLine(s session.Store) int { return s.(interface{ MaxLineSize() int }).MaxLineSize() }

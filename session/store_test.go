@@ -17,11 +17,15 @@ import (
 )
 
 func TestJSONLConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return session.NewJSONL(t.TempDir()) })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
+	})
 }
 
 func TestMemoryConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return session.NewMemory() })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return session.NewMemory(session.WithMaxLineSize(max))
+	})
 }
 
 func TestJSONLTornLine(t *testing.T) {

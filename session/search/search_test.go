@@ -29,7 +29,9 @@ import (
 type plainStore struct{ session.Store }
 
 func TestGenericSearchConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return plainStore{session.NewMemory()} })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return plainStore{session.NewMemory(session.WithMaxLineSize(max))}
+	})
 }
 
 func appendLines(t *testing.T, path string, lines ...string) {
