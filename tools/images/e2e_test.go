@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
@@ -82,7 +83,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	p := filepath.Join(logs, "attachments", "sha256", strings.TrimPrefix(img.Digest, "sha256:"))
 	onDisk, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, img.Digest, attachments.Digest(onDisk))
+	assert.Equal(t, img.Digest, attdigest.Of(onDisk))
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
