@@ -7,7 +7,7 @@
 // model's answer for one step, the start and the result of each tool call,
 // reminders the harness added, the request fingerprint sent before each
 // model call, the end of each turn. Because everything the model saw is
-// logged ("model-visible means logged"), [BuildHistory] rebuilds the exact
+// logged ("model-visible means logged"), a [History] rebuilds the exact
 // conversation from the events alone, which is how a session is resumed,
 // replayed and searched.
 //

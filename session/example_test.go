@@ -36,7 +36,7 @@ func ExampleNewJSONL() {
 	for _, e := range tr.Events {
 		fmt.Println(e.Seq, e.Type())
 	}
-	for _, m := range session.BuildHistory(tr.Events).Messages() {
+	for _, m := range new(session.History).Add(tr.Events...).Messages() {
 		fmt.Printf("%s: %s\n", m.Role, m.Text())
 	}
 	// Output:

@@ -51,7 +51,7 @@ func FuzzLoad(f *testing.F) {
 			highest = max(highest, e.Seq)
 			checkPayload(t, e)
 		}
-		h := session.BuildHistory(tr.Events)
+		h := new(session.History).Add(tr.Events...)
 		for _, m := range h.Messages() {
 			if m.Role == harness.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
 				t.Fatalf("tool message without exactly one result: %+v", m)

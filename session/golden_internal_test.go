@@ -113,7 +113,7 @@ func TestGoldenLog(t *testing.T) {
 
 	tr, err := s.Load(ctx, "golden")
 	require.NoError(t, err)
-	h := BuildHistory(tr.Events)
+	h := new(History).Add(tr.Events...)
 	history, err := json.MarshalIndent(map[string]any{
 		"events":      len(tr.Events),
 		"messages":    h.Messages(),

@@ -376,7 +376,7 @@ func checkContiguous(t *testing.T, trial int, tr *session.Transcript) {
 func resumeAndCheck(t *testing.T, trial int, store session.TestJSONL, tr *session.Transcript) {
 	t.Helper()
 	id := tr.Header.ID
-	hist := session.BuildHistory(tr.Events)
+	hist := new(session.History).Add(tr.Events...)
 	started := map[string]bool{}
 	for _, e := range tr.Events {
 		switch p := e.Data.(type) {

@@ -99,7 +99,7 @@ func TestUnknownEventTypeLine(t *testing.T) {
 	require.Len(t, tr.Events, 3)
 	require.Len(t, tr.Warnings, 1)
 	assert.Contains(t, tr.Warnings[0].Message, `"goal_set"`)
-	msgs := session.BuildHistory(tr.Events).Messages()
+	msgs := new(session.History).Add(tr.Events...).Messages()
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "still here", msgs[1].Text())
 }

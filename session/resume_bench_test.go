@@ -164,7 +164,7 @@ func BenchmarkResume(b *testing.B) {
 		if len(tr.Events) != n || len(tr.Warnings) != 0 {
 			b.Fatalf("loaded %d events, %d warnings", len(tr.Events), len(tr.Warnings))
 		}
-		h := BuildHistory(tr.Events)
+		h := new(History).Add(tr.Events...)
 		return []any{tr, h}
 	}
 	b.Run("jsonl_load_and_history", func(b *testing.B) {

@@ -296,7 +296,7 @@ func testUnknownType(t *testing.T, s session.Store) {
 	assert.JSONEq(t, `{"x":1}`, string(u.Data))
 	require.Len(t, tr.Warnings, 1)
 	assert.Contains(t, tr.Warnings[0].Message, "from_the_future")
-	h := session.BuildHistory(tr.Events)
+	h := new(session.History).Add(tr.Events...)
 	assert.Equal(t, 1, len(h.Messages()), "history skips the unknown event")
 }
 

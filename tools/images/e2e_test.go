@@ -118,7 +118,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var found bool
-	for _, m := range session.BuildHistory(tr.Events).Messages() {
+	for _, m := range new(session.History).Add(tr.Events...).Messages() {
 		for _, b := range m.Content {
 			if b.Type == harness.BlockToolResult {
 				for _, c := range b.ToolResult.Content {
