@@ -20,17 +20,17 @@ import (
 // digestPrefix followed by the lowercase hex SHA-256 of the bytes.
 const digestPrefix = attdigest.Prefix
 
-// Attachment stores fail with harness errors: harness.CodeNotFound for a
-// digest no attachment has, harness.CodeInvalidDigest for a digest that
-// is not "sha256:" followed by 64 lowercase hex digits, and
-// harness.CodeCorruptAttachment when the stored bytes no longer hash to
-// their digest (they are not returned).
-
 // Store is an attachment store: a tools.AttachmentStore and a
 // model.ImageSource (Put returns the digest of the bytes it stored, Get
 // returns the bytes of a digest). NewFiles keeps attachments in files,
 // NewMemory in memory; the zero Store is an empty in-memory store. It is
 // safe for concurrent use.
+//
+// A Store fails with harness errors: harness.CodeNotFound for a digest no
+// attachment has, harness.CodeInvalidDigest for a digest that is not
+// "sha256:" followed by 64 lowercase hex digits, and
+// harness.CodeCorruptAttachment when the stored bytes no longer hash to
+// their digest (they are not returned).
 type Store struct {
 	once sync.Once
 	b    backend
