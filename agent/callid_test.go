@@ -128,7 +128,7 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 		`{"seq":5,"time":"2026-01-01T00:00:00Z","type":"assistant","data":{"step":1,"content":[{"type":"text","text":"ok"}]}}`,
 		`{"seq":6,"time":"2026-01-01T00:00:00Z","type":"turn_end","data":{"reason":"completed","steps":1,"usage":{"input_tokens":0,"output_tokens":0}}}`,
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "broken.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 
 	llm := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
 		WithInfo(model.Info{Name: "small", ContextWindow: 2000})

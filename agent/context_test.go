@@ -111,7 +111,7 @@ func TestPruneSupersededReads(t *testing.T) {
 	assert.Equal(t, map[string]int{"r1": 1, "r2": 1, "r4": 1}, pruned, "each result pruned exactly once")
 
 	// The rebuilt history of the log is the pruned one the model saw.
-	rebuilt := session.BuildHistory(tr.Events).Messages()
+	rebuilt := new(session.History).Add(tr.Events...).Messages()
 	assert.Equal(t, js(last), js(rebuilt[:len(last)]))
 }
 
@@ -205,7 +205,7 @@ func TestCompaction(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, compacted, "compaction is logged")
-	rebuilt := session.BuildHistory(tr.Events).Messages()
+	rebuilt := new(session.History).Add(tr.Events...).Messages()
 	last := llm.Requests()[len(llm.Requests())-1]
 	assert.Equal(t, js(last.Messages), js(rebuilt[:len(last.Messages)]), "resume rebuilds the compacted history")
 }

@@ -9,13 +9,13 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/fingerprint"
-	"github.com/go-harness/harness/session/attachments"
 )
 
 func imageHistory() []harness.Message {
 	img := func(name string) *harness.Image {
-		return &harness.Image{Digest: attachments.Digest([]byte(name)), MediaType: "image/png", Width: 2, Height: 2, Size: 100, Name: name}
+		return &harness.Image{Digest: attdigest.Of([]byte(name)), MediaType: "image/png", Width: 2, Height: 2, Size: 100, Name: name}
 	}
 	return []harness.Message{
 		{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("see"), {Type: harness.BlockImage, Image: img("u.png")}}},

@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools"
@@ -91,7 +92,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
 		agent.WithAttachments(att), agent.WithSessionStore(store))
 
-	userImg := harness.Image{Digest: attachments.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
+	userImg := harness.Image{Digest: attdigest.Of([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
 	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	reqs := seeing.Requests()
@@ -131,7 +132,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 func TestImagesWithoutAttachmentStore(t *testing.T) {
 	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
-	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: attachments.Digest(nil), MediaType: "image/png", Name: "a.png"}))
+	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: attdigest.Of(nil), MediaType: "image/png", Name: "a.png"}))
 	req := m.Requests()[0]
 	assert.Equal(t, []string{"placeholder:a.png"}, requestImages(req))
 	assert.Contains(t, mustJSON(req.Messages), "no attachment store is configured")

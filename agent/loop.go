@@ -235,7 +235,7 @@ func (l *Loop) buildHistory(events []session.Event) (h *session.History, err err
 			err = internalError(l.cfg.logger, "resume_session", p)
 		}
 	}()
-	return session.BuildHistory(events), nil
+	return new(session.History).Add(events...), nil
 }
 
 // recoverSession turns a panic in NewSession or ResumeSession into an

@@ -14,7 +14,7 @@ import (
 // MB/s of lines.
 func BenchmarkDecodeEvent(b *testing.B) {
 	s, _, n := writeResumeLog(b, 20_000)
-	raw, err := os.ReadFile(s.Path("resume"))
+	raw, err := os.ReadFile(s.path("resume"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 // model's answer for one step, the start and the result of each tool call,
 // reminders the harness added, the request fingerprint sent before each
 // model call, the end of each turn. Because everything the model saw is
-// logged ("model-visible means logged"), [BuildHistory] rebuilds the exact
+// logged ("model-visible means logged"), a [History] rebuilds the exact
 // conversation from the events alone, which is how a session is resumed,
 // replayed and searched.
 //
@@ -24,8 +24,7 @@
 // continues after the highest. A header from a newer format version is
 // refused with an error matching harness.CodeUnsupportedFormat.
 //
-// A log line has a maximum size ([DefaultMaxLineSize], or
-// [WithMaxLineSize]): Append refuses a larger event with an error matching
+// A log line has a maximum size (16 MiB, or what [WithMaxLineSize] sets): Append refuses a larger event with an error matching
 // harness.CodeTooLarge (an [*EventTooLargeError]) and writes nothing of its
 // batch, and loading streams past a longer line with a warning, never
 // holding it in memory.
@@ -36,7 +35,7 @@
 // the result event it names, so logs written with repeated ids still
 // derive correctly.
 //
-// A [Store] keeps logs. [JSONL] is the default, one file per session in a
+// A [Store] keeps logs. [NewJSONL] returns the default, one file per session in a
 // directory; [NewMemory] keeps them in memory, encoded the same way, for tests
 // and short-lived programs. Package session/sessiontest holds the
 // conformance suite any Store must pass. Store.List describes the sessions

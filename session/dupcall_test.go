@@ -31,7 +31,7 @@ func TestPruningWithReusedCallIDs(t *testing.T) {
 	events := []session.Event{ev(1, user("go"))}
 	events = append(events, readStep(2, 1, "call_0", "old body")...)
 	events = append(events, readStep(5, 2, "call_0", "new body")...)
-	h := session.BuildHistory(events)
+	h := new(session.History).Add(events...)
 	calls := h.Superseded()
 	require.Len(t, calls, 1)
 	assert.Equal(t, session.PrunedCall{CallID: "call_0", Seq: 4,
@@ -70,7 +70,7 @@ func TestResumeLogWithReusedCallIDs(t *testing.T) {
 	require.NoError(t, err)
 	defer log.Close()
 	assert.Empty(t, tr.Warnings)
-	h := session.BuildHistory(tr.Events)
+	h := new(session.History).Add(tr.Events...)
 	msgs := h.Messages()
 	require.Len(t, msgs, 6)
 	assert.Equal(t, placeholder, msgs[2].Content[0].ToolResult.Content[0].Text, "the old read is pruned")
@@ -82,7 +82,7 @@ func TestResumeLogWithReusedCallIDs(t *testing.T) {
 // each call its own result, in order; a result of another step fills no
 // slot of this one.
 func TestHistoryWithRepeatedIDsInAStep(t *testing.T) {
-	h := session.BuildHistory([]session.Event{
+	h := new(session.History).Add([]session.Event{
 		ev(1, user("go")),
 		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("a", "x"), callBlock("a", "x")}}),
 		ev(3, &session.ToolStarted{Step: 1, CallID: "a"}),
@@ -91,7 +91,7 @@ func TestHistoryWithRepeatedIDsInAStep(t *testing.T) {
 		ev(6, &session.ToolFinished{Step: 1, CallID: "a", Result: *harness.TextResult("second")}),
 		ev(7, &session.AssistantMessage{Step: 2, Content: []harness.Block{callBlock("b", "x")}}),
 		ev(8, &session.ToolFinished{Step: 1, CallID: "b", Result: *harness.TextResult("stray")}),
-	})
+	}...)
 	msgs := h.Messages()
 	require.Len(t, msgs, 6)
 	assert.Equal(t, "first", msgs[2].Content[0].ToolResult.Content[0].Text)

@@ -16,17 +16,13 @@ func ExampleRetention_Prune() {
 
 	// spills stands for the spill store, which deletes a session's saved
 	// output with it.
-	spills := deleterFunc(func(ctx context.Context, id string) error {
-		fmt.Println("spills of", id, "deleted")
-		return nil
-	})
-	r := &session.Retention{Store: store, Data: []session.SessionDataDeleter{spills}}
-	rep, err := r.Prune(ctx, session.PruneOptions{OlderThan: 30 * 24 * time.Hour, Now: time.Now().Add(31 * 24 * time.Hour)})
+	spills := fakeSpills{}
+	r := &session.Retention{Store: store, DeleteData: spills.DeleteSession}
+	deleted, err := r.Prune(ctx, session.PruneOptions{OlderThan: 30 * 24 * time.Hour, Now: time.Now().Add(31 * 24 * time.Hour)})
 	if err != nil {
 		fmt.Println(err)
-		return
 	}
-	for _, in := range rep.Deleted {
+	for _, in := range deleted {
 		fmt.Println("deleted", in.Header.ID)
 	}
 	// Output:
@@ -34,6 +30,10 @@ func ExampleRetention_Prune() {
 	// deleted old-session
 }
 
-type deleterFunc func(ctx context.Context, id string) error
+// fakeSpills has the DeleteSession method of a spill.Store.
+type fakeSpills struct{}
 
-func (f deleterFunc) DeleteSession(ctx context.Context, id string) error { return f(ctx, id) }
+func (fakeSpills) DeleteSession(ctx context.Context, id string) error {
+	fmt.Println("spills of", id, "deleted")
+	return nil
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // A JSONL store keeps one file per session; loading derives the history.
-func ExampleJSONL() {
+func ExampleNewJSONL() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(dir)
@@ -36,7 +36,7 @@ func ExampleJSONL() {
 	for _, e := range tr.Events {
 		fmt.Println(e.Seq, e.Type())
 	}
-	for _, m := range session.BuildHistory(tr.Events).Messages() {
+	for _, m := range new(session.History).Add(tr.Events...).Messages() {
 		fmt.Printf("%s: %s\n", m.Role, m.Text())
 	}
 	// Output:

@@ -1,7 +1,19 @@
 package session
 
-// Path exposes the file of a session to the tests.
-func (s *JSONL) Path(id string) string { return s.path(id) }
+// TestJSONL is the store NewJSONL returns, as the external tests reach
+// into it: its directory and the file of a session.
+type TestJSONL struct{ *jsonlStore }
+
+// NewTestJSONL returns NewJSONL's store for the tests.
+func NewTestJSONL(dir string, opts ...StoreOption) TestJSONL {
+	return TestJSONL{newJSONL(dir, opts...)}
+}
+
+// Dir returns the store's directory.
+func (s TestJSONL) Dir() string { return s.dir }
+
+// Path returns the file of a session.
+func (s TestJSONL) Path(id string) string { return s.path(id) }
 
 // Interrupted reports whether the last turn began but has not ended.
 func (h *History) Interrupted() bool { return h.open }

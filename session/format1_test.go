@@ -31,7 +31,7 @@ func TestFormat1LogFromBeforeTheRedesign(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, tr.Header.Format)
 	assert.Equal(t, "parent-1", tr.Header.Parent)
-	h := session.BuildHistory(tr.Events)
+	h := new(session.History).Add(tr.Events...)
 	got, err := json.Marshal(map[string]any{
 		"events":     len(tr.Events),
 		"messages":   h.Messages(),

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/session/sessiontest"
 )
 
 // FuzzLoad feeds arbitrary bytes after a valid header to the JSONL loader:
@@ -19,13 +18,14 @@ import (
 // shorter line bound must load it too, and appending must continue past
 // every sequence number in it.
 func FuzzLoad(f *testing.F) {
-	var sample bytes.Buffer
-	for i, p := range sessiontest.SamplePayloads() {
-		line, _ := session.Event{Seq: int64(i + 1), Data: p}.MarshalJSON()
-		sample.Write(line)
-		sample.WriteByte('\n')
+	// The golden log holds every event type and block kind: its events
+	// are the first seed.
+	golden, err := os.ReadFile("testdata/golden.jsonl")
+	if err != nil {
+		f.Fatal(err)
 	}
-	f.Add(sample.Bytes())
+	_, events, _ := bytes.Cut(golden, []byte("\n"))
+	f.Add(events)
 	f.Add([]byte(`{"seq":1,"time":"2026-01-01T00:00:00Z","type":"user","data":{"content":[{"type":"te`))
 	f.Add([]byte("\n\n{}\n[]\nnull\n"))
 	f.Add([]byte(`{"seq":1,"type":"assistant","data":{"content":[{"type":"tool_call","tool_call":null}]}}` + "\n"))
@@ -35,7 +35,7 @@ func FuzzLoad(f *testing.F) {
 	header := []byte(`{"type":"session","format":1,"id":"fz","cwd":"/w","created":"2026-01-01T00:00:00Z"}` + "\n")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		dir := t.TempDir()
-		s := session.NewJSONL(dir)
+		s := session.NewTestJSONL(dir)
 		if err := os.WriteFile(s.Path("fz"), append(append([]byte(nil), header...), body...), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func FuzzLoad(f *testing.F) {
 			highest = max(highest, e.Seq)
 			checkPayload(t, e)
 		}
-		h := session.BuildHistory(tr.Events)
+		h := new(session.History).Add(tr.Events...)
 		for _, m := range h.Messages() {
 			if m.Role == harness.RoleTool && (len(m.Content) != 1 || m.Content[0].ToolResult == nil) {
 				t.Fatalf("tool message without exactly one result: %+v", m)
@@ -61,7 +61,7 @@ func FuzzLoad(f *testing.F) {
 
 		// A store reading shorter lines loads the same log too, keeping
 		// no more.
-		small, err := session.NewJSONL(dir, session.WithMaxLineSize(128)).Load(context.Background(), "fz")
+		small, err := session.NewTestJSONL(dir, session.WithMaxLineSize(128)).Load(context.Background(), "fz")
 		if err != nil {
 			t.Fatalf("a valid header must always load, whatever the line bound: %v", err)
 		}

@@ -94,7 +94,7 @@ func TestGoldenLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC)
-	s := NewJSONL(dir)
+	s := newJSONL(dir)
 	s.now = func() time.Time {
 		clock = clock.Add(time.Second)
 		return clock
@@ -108,12 +108,12 @@ func TestGoldenLog(t *testing.T) {
 		written = append(written, evs...)
 	}
 	require.NoError(t, log.Close())
-	got, err := os.ReadFile(s.Path("golden"))
+	got, err := os.ReadFile(s.path("golden"))
 	require.NoError(t, err)
 
 	tr, err := s.Load(ctx, "golden")
 	require.NoError(t, err)
-	h := BuildHistory(tr.Events)
+	h := new(History).Add(tr.Events...)
 	history, err := json.MarshalIndent(map[string]any{
 		"events":      len(tr.Events),
 		"messages":    h.Messages(),
@@ -177,7 +177,7 @@ func TestGoldenLog(t *testing.T) {
 		assert.True(t, written[i].Time.Equal(tr.Events[i].Time), "event %d time", written[i].Seq)
 		assert.True(t, reflect.DeepEqual(written[i].Data, tr.Events[i].Data), "event %d: appended %#v, loaded %#v", written[i].Seq, written[i].Data, tr.Events[i].Data)
 	}
-	assert.Equal(t, Header{Format: FormatVersion, ID: "golden", Cwd: "/w", Created: time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC), Parent: "parent-1"}, tr.Header)
+	assert.Equal(t, Header{Format: 1, ID: "golden", Cwd: "/w", Created: time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC), Parent: "parent-1"}, tr.Header)
 }
 
 // TestGoldenLogCoversEveryDeclaredType reads the event type constants

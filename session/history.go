@@ -19,7 +19,8 @@ import (
 // saying its outcome is unknown, and Repair returns the end an open turn needs.
 // Events of unknown types are skipped.
 //
-// Add events in log order; Messages may be called at any point.
+// The zero History is empty and ready to use. Add events in log order;
+// Messages may be called at any point.
 type History struct {
 	msgs []harness.Message
 	// pending maps a call id to the result slots of the current step's
@@ -56,19 +57,21 @@ type slot struct {
 	result harness.ToolResult
 }
 
-// BuildHistory derives the history of events.
-func BuildHistory(events []Event) *History {
-	h := &History{}
+// Add applies events, in log order, and returns h, so that
+// new(session.History).Add(tr.Events...) derives the history of a loaded
+// session in one expression, as new(big.Int).Add(x, y) sums. Blocks and
+// content items that lack their payload (a tool_call block without its
+// call, say) are left out, as loading leaves them out, so the derived
+// messages are always whole.
+func (h *History) Add(events ...Event) *History {
 	for _, e := range events {
-		h.Add(e)
+		h.add(e)
 	}
 	return h
 }
 
-// Add applies one event. Blocks and content items that lack their
-// payload (a tool_call block without its call, say) are left out, as
-// loading leaves them out, so the derived messages are always whole.
-func (h *History) Add(e Event) {
+// add applies one event.
+func (h *History) add(e Event) {
 	data, _, keep := cleanPayload(e.Data)
 	if !keep {
 		return

@@ -22,38 +22,48 @@ import (
 	"github.com/go-harness/harness/session/internal/storekit"
 )
 
-// JSONL is the default Store: one append-only JSON Lines file per session
-// in a directory. The first line is the header; every further line is one
-// event. Files are created 0600 in a 0700 directory.
-//
-// A log is open for appending in at most one place at a time (an advisory
-// file lock on Unix); Load works at any time, also while another process
-// appends.
-type JSONL struct {
+// jsonlStore is the Store NewJSONL returns.
+type jsonlStore struct {
 	dir string
 	now func() time.Time
 	cfg storeConfig
 }
 
-// NewJSONL returns a store keeping its logs in dir, which is created on
-// first use.
-func NewJSONL(dir string, opts ...StoreOption) *JSONL {
-	return &JSONL{dir: dir, now: time.Now, cfg: newStoreConfig(opts)}
+// NewJSONL returns the default Store: one append-only JSON Lines file
+// per session in dir, which is created 0700 on first use. A log's file is
+// <dir>/<id>.jsonl, created 0600; its first line is the header and every
+// further line is one event.
+//
+// A log is open for appending in at most one place at a time (an advisory
+// file lock on Unix); Load works at any time, also while another process
+// appends. Package session/search scans the files of this store itself
+// rather than loading each session.
+func NewJSONL(dir string, opts ...StoreOption) Store {
+	return newJSONL(dir, opts...)
 }
 
-// MaxLineSize returns the longest log line the store writes or reads.
-func (s *JSONL) MaxLineSize() int { return s.cfg.maxLine }
+func newJSONL(dir string, opts ...StoreOption) *jsonlStore {
+	return &jsonlStore{dir: dir, now: time.Now, cfg: newStoreConfig(opts)}
+}
 
-// Dir returns the store's directory.
-func (s *JSONL) Dir() string { return s.dir }
+// MaxLineSize returns the longest log line the store writes or reads
+// (sessiontest checks the bound a store reports this way).
+func (s *jsonlStore) MaxLineSize() int { return s.cfg.maxLine }
+
+// LogDir tells package search where the logs are and how long their lines
+// may be; the type only packages of session can name keeps any other store
+// from looking like this one.
+func (s *jsonlStore) LogDir() storekit.LogDir {
+	return storekit.LogDir{Path: s.dir, MaxLine: s.cfg.maxLine}
+}
 
 // path returns the file that holds session id.
-func (s *JSONL) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
+func (s *jsonlStore) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
 // Create implements Store. The header is written and synced to a
 // temporary file that is then linked under the session's name, so a
 // crash never leaves a log without its header behind.
-func (s *JSONL) Create(ctx context.Context, h Header) (Log, error) {
+func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -87,7 +97,7 @@ const tempPrefix = ".create-"
 
 // createLinked writes the header to a temporary file, syncs it, and links
 // it under the log's name, which fails if the name is taken.
-func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
+func (s *jsonlStore) createLinked(id string, header []byte) (*os.File, error) {
 	if _, err := os.Lstat(s.path(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
 	}
@@ -126,7 +136,7 @@ func (s *JSONL) createLinked(id string, header []byte) (*os.File, error) {
 
 // removeStale removes the temporary files of Creates that a crash
 // interrupted, when they were last changed before the given time.
-func (s *JSONL) removeStale(before time.Time) error {
+func (s *jsonlStore) removeStale(before time.Time) error {
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil
@@ -151,7 +161,7 @@ func (s *JSONL) removeStale(before time.Time) error {
 }
 
 // createInPlace creates the log under its name and writes the header.
-func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
+func (s *jsonlStore) createInPlace(id string, header []byte) (*os.File, error) {
 	f, err := os.OpenFile(s.path(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, iofs.ErrExist) {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeExists), id)
@@ -181,11 +191,11 @@ func (s *JSONL) createInPlace(id string, header []byte) (*os.File, error) {
 // Open implements Store. A torn last line (a crash mid-write) is kept in
 // the file as it is, ended with a newline so new events start on a line of
 // their own; loading skips it with a warning.
-func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
+func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.OpenFile(s.path(id), os.O_RDWR|os.O_APPEND, 0)
@@ -215,11 +225,11 @@ func (s *JSONL) Open(ctx context.Context, id string) (Log, *Transcript, error) {
 }
 
 // Load implements Store.
-func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
+func (s *jsonlStore) Load(ctx context.Context, id string) (*Transcript, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.Open(s.path(id))
@@ -241,7 +251,7 @@ func (s *JSONL) Load(ctx context.Context, id string) (*Transcript, error) {
 // at most a bounded start of the log (the first user message is near the
 // top); it never reads whole logs. With a Limit, logs are visited newest
 // first and the visit stops once Limit sessions matched.
-func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+func (s *jsonlStore) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	files, err := s.logFiles(nil)
 	if err != nil {
 		return nil, err
@@ -274,11 +284,11 @@ func (s *JSONL) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 
 // Stat describes session id as List does, reading only its header and
 // the start of its first user message.
-func (s *JSONL) Stat(ctx context.Context, id string) (Info, error) {
+func (s *jsonlStore) Stat(ctx context.Context, id string) (Info, error) {
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return Info{}, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	info, err := s.describe(storekit.LogFile{ID: id}, "")
@@ -293,8 +303,8 @@ func (s *JSONL) Stat(ctx context.Context, id string) (Info, error) {
 
 // logFiles returns the store's logs, newest first by modification time,
 // leaving out the ids in skip.
-func (s *JSONL) logFiles(skip map[string]bool) ([]storekit.LogFile, error) {
-	files, err := storekit.LogFiles(s.dir, skip, ValidID)
+func (s *jsonlStore) logFiles(skip map[string]bool) ([]storekit.LogFile, error) {
+	files, err := storekit.LogFiles(s.dir, skip, validID)
 	if err != nil {
 		return nil, fmt.Errorf("session: listing %s: %w", s.dir, err)
 	}
@@ -310,7 +320,7 @@ const (
 
 // describe reads the header and title of one log; nil when the workspace
 // filter excludes it.
-func (s *JSONL) describe(lf storekit.LogFile, workspace string) (*Info, error) {
+func (s *jsonlStore) describe(lf storekit.LogFile, workspace string) (*Info, error) {
 	f, err := os.Open(s.path(lf.ID))
 	if err != nil {
 		return nil, err
@@ -412,11 +422,11 @@ func titleFromPrefix(line []byte) (string, bool) {
 
 // Delete implements Store. A log open for appending (here or in another
 // process) is not deleted: Delete fails with harness.CodeLocked.
-func (s *JSONL) Delete(ctx context.Context, id string) error {
+func (s *jsonlStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	f, err := os.Open(s.path(id))
@@ -503,10 +513,10 @@ func parseHeader(line []byte, id string) (Header, error) {
 	if err := json.Unmarshal(bytes.TrimSpace(line), &hl); err != nil || hl.Type != "session" {
 		return Header{}, fmt.Errorf("session %s: the first line is not a session header", id)
 	}
-	if hl.Format != FormatVersion {
+	if hl.Format != storekit.FormatVersion {
 		msg := fmt.Sprintf("session %s: unsupported log format %d", id, hl.Format)
-		if hl.Format > FormatVersion {
-			msg = fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, hl.Format, FormatVersion)
+		if hl.Format > storekit.FormatVersion {
+			msg = fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, hl.Format, storekit.FormatVersion)
 		}
 		return Header{}, &harness.Error{Code: harness.CodeUnsupportedFormat, Message: msg}
 	}

@@ -132,7 +132,7 @@ func killWriterMain(dir, id, seed string) int {
 	n, _ := strconv.ParseUint(seed, 10, 64)
 	rng := rand.New(rand.NewPCG(n, 7))
 	model := replay.NewScripted()
-	store := reportingStore{Store: session.NewJSONL(dir), w: report, mu: &sync.Mutex{}}
+	store := reportingStore{Store: session.NewTestJSONL(dir), w: report, mu: &sync.Mutex{}}
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
 	if err != nil {
@@ -189,7 +189,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	// the few default trials see each of them.
 	trials := longtest.Pick(12, 120)
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewTestJSONL(dir)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	seed := rng.Uint64()
 	t.Logf("seed %d", seed)
@@ -276,7 +276,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	}
 }
 
-func loadedEvents(t *testing.T, store *session.JSONL, id string) []reported {
+func loadedEvents(t *testing.T, store session.TestJSONL, id string) []reported {
 	tr, err := store.Load(context.Background(), id)
 	if err != nil {
 		return nil
@@ -373,10 +373,10 @@ func checkContiguous(t *testing.T, trial int, tr *session.Transcript) {
 // resumeAndCheck resumes the session in this process, runs another turn,
 // and checks what the model was sent: every call of the last step
 // answered, by a synthetic result when the kill left it open.
-func resumeAndCheck(t *testing.T, trial int, store *session.JSONL, tr *session.Transcript) {
+func resumeAndCheck(t *testing.T, trial int, store session.TestJSONL, tr *session.Transcript) {
 	t.Helper()
 	id := tr.Header.ID
-	hist := session.BuildHistory(tr.Events)
+	hist := new(session.History).Add(tr.Events...)
 	started := map[string]bool{}
 	for _, e := range tr.Events {
 		switch p := e.Data.(type) {

@@ -15,35 +15,22 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/search"
-	"github.com/go-harness/harness/session/sessiontest"
 )
-
-func TestJSONLMaxLineSize(t *testing.T) {
-	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
-		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
-	})
-}
-
-func TestMemoryMaxLineSize(t *testing.T) {
-	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
-		return session.NewMemory(session.WithMaxLineSize(max))
-	})
-}
 
 // maxLine is the bound a store reports, as the conformance suite reads it.
 func maxLine(s session.Store) int { return s.(interface{ MaxLineSize() int }).MaxLineSize() }
 
 func TestMaxLineSizeOption(t *testing.T) {
-	assert.Equal(t, session.DefaultMaxLineSize, session.NewJSONL(t.TempDir()).MaxLineSize())
-	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory()))
-	assert.Equal(t, 4096, session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096)).MaxLineSize())
+	assert.Equal(t, 16<<20, maxLine(session.NewJSONL(t.TempDir())))
+	assert.Equal(t, 16<<20, maxLine(session.NewMemory()))
+	assert.Equal(t, 4096, maxLine(session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))))
 	assert.Equal(t, 4096, maxLine(session.NewMemory(session.WithMaxLineSize(4096))))
-	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
-	assert.Equal(t, session.DefaultMaxLineSize, maxLine(session.NewMemory(session.WithMaxLineSize(-5))))
+	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
+	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.WithMaxLineSize(-5))))
 }
 
 func TestEventTooLargeError(t *testing.T) {
-	s := session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))
+	s := session.NewTestJSONL(t.TempDir(), session.WithMaxLineSize(4096))
 	log, err := s.Create(context.Background(), session.Header{ID: "s1", Cwd: "/w"})
 	require.NoError(t, err)
 	defer log.Close()
@@ -75,7 +62,7 @@ func TestLongLineSkippedInBoundedMemory(t *testing.T) {
 	const long = 12 << 20
 	big := reminderLine(2, strings.Repeat("y", long))
 	s := writeRaw(t, "big", reminderLine(1, "before"), big, reminderLine(3, "after"))
-	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(max))
+	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(max))
 	var tr *session.Transcript
 	var err error
 	alloc := allocated(func() { tr, err = small.Load(context.Background(), "big") })
@@ -112,7 +99,7 @@ func TestLongLastLineWithoutNewline(t *testing.T) {
 	s := writeRaw(t, "tail", reminderLine(1, "a"))
 	last := reminderLine(2, strings.Repeat("z", 5000))
 	appendRaw(t, s.Path("tail"), last)
-	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(1024))
 	log, tr, err := small.Open(context.Background(), "tail")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)
@@ -129,7 +116,7 @@ func TestLongLastLineWithoutNewline(t *testing.T) {
 
 func TestLongHeaderRefused(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewJSONL(dir, session.WithMaxLineSize(1024))
+	s := session.NewTestJSONL(dir, session.WithMaxLineSize(1024))
 	header := `{"type":"session","format":1,"id":"h","cwd":"/` + strings.Repeat("d", 2000) + `","created":"2026-01-01T00:00:00Z"}` + "\n"
 	require.NoError(t, os.WriteFile(s.Path("h"), []byte(header), 0o600))
 	_, err := s.Load(context.Background(), "h")
@@ -142,7 +129,7 @@ func TestLongHeaderRefused(t *testing.T) {
 // whose number must not be reused.
 func TestSkippedLongLineKeepsItsNumber(t *testing.T) {
 	s := writeRaw(t, "long", reminderLine(1, "a"), reminderLine(2, strings.Repeat("x", 4000)))
-	small := session.NewJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(1024))
 	log, tr, err := small.Open(context.Background(), "long")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)

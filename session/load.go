@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // lineReader reads the lines of a log in bounded memory: a line longer
@@ -38,7 +40,7 @@ const longLineHead = 256
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
-		max = DefaultMaxLineSize
+		max = storekit.DefaultMaxLineSize
 	}
 	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), max: max}
 }

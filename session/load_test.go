@@ -19,9 +19,9 @@ func user(s string) *session.UserMessage {
 
 // writeLog creates a JSONL session with n user events and returns the
 // store and the file's path.
-func writeLog(t *testing.T, n int) (*session.JSONL, string, string) {
+func writeLog(t *testing.T, n int) (session.TestJSONL, string, string) {
 	t.Helper()
-	s := session.NewJSONL(t.TempDir())
+	s := session.NewTestJSONL(t.TempDir())
 	log, err := s.Create(context.Background(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	for i := range n {
@@ -99,14 +99,14 @@ func TestUnknownEventTypeLine(t *testing.T) {
 	require.Len(t, tr.Events, 3)
 	require.Len(t, tr.Warnings, 1)
 	assert.Contains(t, tr.Warnings[0].Message, `"goal_set"`)
-	msgs := session.BuildHistory(tr.Events).Messages()
+	msgs := new(session.History).Add(tr.Events...).Messages()
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "still here", msgs[1].Text())
 }
 
 func TestNewerFormatRefused(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewJSONL(dir)
+	s := session.NewTestJSONL(dir)
 	require.NoError(t, os.WriteFile(s.Path("future"), []byte(`{"type":"session","format":7,"id":"future","cwd":"/w","created":"2030-01-01T00:00:00Z"}`+"\n"), 0o600))
 	_, err := s.Load(context.Background(), "future")
 	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
@@ -119,7 +119,7 @@ func TestNewerFormatRefused(t *testing.T) {
 
 func TestBadHeadersAndGaps(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewJSONL(dir)
+	s := session.NewTestJSONL(dir)
 	require.NoError(t, os.WriteFile(s.Path("empty"), nil, 0o600))
 	_, err := s.Load(context.Background(), "empty")
 	assert.ErrorContains(t, err, "empty")

@@ -93,7 +93,7 @@ func (m *memory) load(ctx context.Context, id string) (loaded, error) {
 	if err := ctx.Err(); err != nil {
 		return loaded{}, err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return loaded{}, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	m.mu.Lock()
@@ -141,7 +141,7 @@ func (m *memory) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !ValidID(id) {
+	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	m.mu.Lock()

@@ -21,7 +21,7 @@ func TestSupersededIsIdempotent(t *testing.T) {
 	events := []session.Event{ev(0, user("go"))}
 	events = append(events, readResult("a", harness.FileAccess{Op: harness.FileRead, Path: "/x", Version: "1", StartLine: 5, EndLine: 9})...)
 	events = append(events, readResult("b", harness.FileAccess{Op: harness.FileRead, Path: "/x", Version: "1", StartLine: 1, EndLine: 20})...)
-	h := session.BuildHistory(events)
+	h := new(session.History).Add(events...)
 	calls := h.Superseded()
 	require.Len(t, calls, 1)
 	assert.Equal(t, "a", calls[0].CallID)
@@ -54,7 +54,7 @@ func TestSupersededNeedsProof(t *testing.T) {
 			events := []session.Event{ev(0, user("go"))}
 			events = append(events, readResult("a", c.first)...)
 			events = append(events, readResult("b", c.later)...)
-			got := session.BuildHistory(events).Superseded()
+			got := new(session.History).Add(events...).Superseded()
 			assert.Equal(t, c.pruned, len(got) == 1 && got[0].CallID == "a", "%+v", got)
 		})
 	}
@@ -69,7 +69,7 @@ func TestCompactedHistory(t *testing.T) {
 	events = append(events, readResult("a", fa(harness.FileRead, "1", 1, 5, false))...)
 	events = append(events, readResult("b", fa(harness.FileRead, "1", 1, 9, false))...)
 	events = append(events, ev(0, &session.Compacted{Messages: 3, Summary: "read a"}))
-	h := session.BuildHistory(events)
+	h := new(session.History).Add(events...)
 	msgs := h.Messages()
 	require.Len(t, msgs, 3)
 	assert.Contains(t, msgs[0].Text(), "read a")

@@ -17,7 +17,7 @@ func callBlock(id, name string) harness.Block {
 }
 
 func TestHistoryOrdersResultsByCall(t *testing.T) {
-	h := session.BuildHistory([]session.Event{
+	h := new(session.History).Add([]session.Event{
 		ev(1, user("go")),
 		ev(2, &session.AssistantMessage{Step: 1, Content: []harness.Block{callBlock("a", "read"), callBlock("b", "read")}}),
 		ev(3, &session.ToolStarted{CallID: "a"}), ev(4, &session.ToolStarted{CallID: "b"}),
@@ -26,7 +26,7 @@ func TestHistoryOrdersResultsByCall(t *testing.T) {
 		ev(7, &session.Reminded{Reminder: harness.Reminder{Source: "g", Text: "careful"}}),
 		ev(8, &session.AssistantMessage{Step: 2, Content: []harness.Block{harness.TextBlock("done")}}),
 		ev(9, &session.TurnEnded{Reason: session.ReasonCompleted}),
-	})
+	}...)
 	msgs := h.Messages()
 	require.Len(t, msgs, 6)
 	assert.Equal(t, "a", msgs[2].Content[0].ToolResult.CallID)
@@ -47,7 +47,7 @@ func TestCrashRepair(t *testing.T) {
 		ev(5, &session.ToolStarted{CallID: "running"}),
 		// crash: "running" never finished, "queued" never started.
 	}
-	h := session.BuildHistory(events)
+	h := new(session.History).Add(events...)
 	assert.True(t, h.Interrupted())
 	msgs := h.Messages()
 	require.Len(t, msgs, 5)
@@ -72,10 +72,10 @@ func TestCrashRepair(t *testing.T) {
 }
 
 func TestHistoryCopiesAreStable(t *testing.T) {
-	h := session.BuildHistory([]session.Event{
+	h := new(session.History).Add([]session.Event{
 		ev(1, user("go")),
 		ev(2, &session.AssistantMessage{Content: []harness.Block{callBlock("a", "x")}}),
-	})
+	}...)
 	before := h.Messages()
 	h.Add(ev(3, &session.ToolFinished{CallID: "a", Result: *harness.TextResult("real")}))
 	assert.Equal(t, harness.CodeNotRun, before[2].Content[0].ToolResult.Code, "an earlier copy does not change")
@@ -130,7 +130,7 @@ func TestRepairNamesWhatItRepaired(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := session.BuildHistory(tc.events)
+			h := new(session.History).Add(tc.events...)
 			end, warnings := h.Repair()
 			assert.Equal(t, tc.end, end)
 			var texts []string

@@ -23,9 +23,9 @@ import (
 // results (multi-line output, file access records, render data), and a
 // turn end. It returns the store, the file's size and the number of
 // events (n or a few more).
-func writeResumeLog(tb testing.TB, n int) (*JSONL, int64, int) {
+func writeResumeLog(tb testing.TB, n int) (*jsonlStore, int64, int) {
 	tb.Helper()
-	s := NewJSONL(tb.TempDir())
+	s := newJSONL(tb.TempDir())
 	ctx := context.Background()
 	log, err := s.Create(ctx, Header{ID: "resume", Cwd: "/w"})
 	if err != nil {
@@ -91,7 +91,7 @@ func writeResumeLog(tb testing.TB, n int) (*JSONL, int64, int) {
 	if err := log.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	fi, err := os.Stat(s.Path("resume"))
+	fi, err := os.Stat(s.path("resume"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func BenchmarkResume(b *testing.B) {
 		if len(tr.Events) != n || len(tr.Warnings) != 0 {
 			b.Fatalf("loaded %d events, %d warnings", len(tr.Events), len(tr.Warnings))
 		}
-		h := BuildHistory(tr.Events)
+		h := new(History).Add(tr.Events...)
 		return []any{tr, h}
 	}
 	b.Run("jsonl_load_and_history", func(b *testing.B) {
@@ -183,7 +183,7 @@ func BenchmarkResume(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			f, err := os.Open(s.Path("resume"))
+			f, err := os.Open(s.path("resume"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,52 +10,39 @@ import (
 	"github.com/go-harness/harness"
 )
 
-// SessionDataDeleter is implemented by stores that keep data on behalf of
-// a session outside its log, such as a spill store holding the whole
-// output of the session's tool calls. A Retention calls it for every
-// session it deletes. Deleting the data of a session that has none must
-// succeed.
-type SessionDataDeleter interface {
-	DeleteSession(ctx context.Context, id string) error
-}
-
-// AttachmentReleaser is implemented by attachment stores that count which
-// sessions refer to an attachment, so that attachments no session refers
-// to any more can be collected. A Retention calls it with the digests a
-// deleted session's log referred to (see attachmentDigests).
-type AttachmentReleaser interface {
-	ReleaseAttachments(ctx context.Context, session string, digests []string) error
-}
-
 // Retention deletes sessions together with what other stores keep for
 // them, one at a time or by age. Set its fields before first use; it is
-// then safe for concurrent use. Nil entries of Data and Attachments are
-// skipped.
+// then safe for concurrent use.
 type Retention struct {
 	// Store holds the sessions' logs.
 	Store Store
-	// Data are stores whose per-session data is deleted with each
-	// session, such as the spill store.
-	Data []SessionDataDeleter
-	// Attachments are attachment stores told which references a deleted
-	// session held.
-	Attachments []AttachmentReleaser
+	// DeleteData, when set, is called for every session deleted, to
+	// delete what other stores keep for it outside its log, such as the
+	// spill store's saved output (spills.DeleteSession). It must succeed
+	// for a session that has no such data.
+	DeleteData func(ctx context.Context, id string) error
+	// ReleaseAttachments, when set, is called for every deleted session
+	// whose log referred to attachments (images), with their digests,
+	// sorted, each once: for an attachment store that counts which
+	// sessions refer to an attachment, so that attachments no session
+	// refers to any more can be collected. The log is read before it is
+	// deleted only when this is set.
+	ReleaseAttachments func(ctx context.Context, id string, digests []string) error
 }
 
-// Delete deletes session id: its log, then the data the configured stores
-// keep for it, then its attachment references. A session open for
+// Delete deletes session id: its log, then (DeleteData) what other stores
+// keep for it, then (ReleaseAttachments) its attachment references. A session open for
 // appending is left alone (harness.CodeLocked) and nothing is deleted.
 //
-// When the log no longer exists, Delete still asks the data stores to drop what
-// they keep for the id (what an interrupted Delete may have left behind) and
+// When the log no longer exists, Delete still calls DeleteData for the id (what an interrupted Delete may have left behind) and
 // then fails with harness.CodeNotFound. Errors of the other stores are joined;
 // the log is gone by then.
 func (r *Retention) Delete(ctx context.Context, id string) error {
-	if !ValidID(id) {
+	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
 	var digests []string
-	if len(r.Attachments) > 0 {
+	if r.ReleaseAttachments != nil {
 		tr, err := r.Store.Load(ctx, id)
 		switch {
 		case err == nil:
@@ -73,22 +60,14 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		return derr
 	}
 	errs := []error{derr}
-	for _, d := range r.Data {
-		if d == nil {
-			continue
-		}
-		if err := d.DeleteSession(ctx, id); err != nil {
+	if r.DeleteData != nil {
+		if err := r.DeleteData(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("session %s: deleting its data: %w", id, err))
 		}
 	}
-	if len(digests) > 0 {
-		for _, a := range r.Attachments {
-			if a == nil {
-				continue
-			}
-			if err := a.ReleaseAttachments(ctx, id, digests); err != nil {
-				errs = append(errs, fmt.Errorf("session %s: releasing attachments: %w", id, err))
-			}
+	if len(digests) > 0 && r.ReleaseAttachments != nil {
+		if err := r.ReleaseAttachments(ctx, id, digests); err != nil {
+			errs = append(errs, fmt.Errorf("session %s: releasing attachments: %w", id, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -108,23 +87,15 @@ type PruneOptions struct {
 	Now time.Time
 }
 
-// PruneReport says what Prune did.
-type PruneReport struct {
-	// Deleted lists the sessions deleted (or, in a dry run, that would
-	// be), newest first.
-	Deleted []Info
-	// Kept lists the old sessions that could not be deleted, and
-	// KeptErrs why, one error each (KeptErrs[i] is Kept[i]'s): a session
-	// open for appending is kept with an error matching
-	// harness.CodeLocked.
-	Kept     []Info
-	KeptErrs []error
-}
-
 // Prune deletes the sessions not updated for longer than opts.OlderThan,
-// each as Delete does. Sessions open for appending are kept and reported.
-// It also removes what interrupted Creates left behind in a JSONL store.
-func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport, error) {
+// each as Delete does, and returns the sessions it deleted (in a dry run,
+// those it would delete), newest first. A session it could not delete is
+// kept, and the error returned then joins one error per kept session,
+// naming it: a session open for appending is kept with an error matching
+// harness.CodeLocked. The sessions deleted are returned with any error,
+// also when ctx ends the pruning early. Prune also removes what
+// interrupted Creates left behind in a JSONL store.
+func (r *Retention) Prune(ctx context.Context, opts PruneOptions) ([]Info, error) {
 	if opts.OlderThan <= 0 {
 		return nil, fmt.Errorf("session: prune: OlderThan must be positive, got %v", opts.OlderThan)
 	}
@@ -137,29 +108,29 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 	if err != nil {
 		return nil, err
 	}
-	rep := &PruneReport{}
+	var deleted []Info
+	var errs []error
 	for _, in := range infos {
 		if !in.Updated.Before(cutoff) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return deleted, err
 		}
 		if opts.DryRun {
-			rep.Deleted = append(rep.Deleted, in)
+			deleted = append(deleted, in)
 			continue
 		}
 		err := r.Delete(ctx, in.Header.ID)
 		switch {
 		case err == nil:
-			rep.Deleted = append(rep.Deleted, in)
+			deleted = append(deleted, in)
 		case errors.Is(err, harness.CodeNotFound):
 			// deleted meanwhile
 		case ctx.Err() != nil:
-			return rep, ctx.Err()
+			return deleted, ctx.Err()
 		default:
-			rep.Kept = append(rep.Kept, in)
-			rep.KeptErrs = append(rep.KeptErrs, err)
+			errs = append(errs, fmt.Errorf("prune: kept %s: %w", in.Header.ID, err))
 		}
 	}
 	if c, ok := r.Store.(interface {
@@ -171,10 +142,10 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) (*PruneReport,
 			before = cutoff
 		}
 		if err := c.removeStale(before); err != nil {
-			return rep, err
+			errs = append(errs, err)
 		}
 	}
-	return rep, nil
+	return deleted, errors.Join(errs...)
 }
 
 // attachmentDigests returns the digests of the attachments (images) the

@@ -18,9 +18,9 @@ const testHeader = `{"type":"session","format":1,"id":"%s","cwd":"/w","created":
 
 // writeRaw writes a log of the given event lines (each without its
 // newline) under id and returns the store.
-func writeRaw(t *testing.T, id string, lines ...string) *session.JSONL {
+func writeRaw(t *testing.T, id string, lines ...string) session.TestJSONL {
 	t.Helper()
-	s := session.NewJSONL(t.TempDir())
+	s := session.NewTestJSONL(t.TempDir())
 	require.NoError(t, os.MkdirAll(s.Dir(), 0o700))
 	var b strings.Builder
 	fmt.Fprintf(&b, testHeader, id)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -13,15 +12,15 @@ import (
 	"github.com/go-harness/harness/session/internal/storekit"
 )
 
-// FormatVersion is the newest log format this build writes and reads.
-const FormatVersion = 1
-
 // Header is the first line of a session log.
 type Header struct {
 	// Format is the log format version.
 	Format int `json:"format"`
-	// ID names the session (see ValidID); Create makes one that sorts by
-	// creation time, "20261129-192228-3f9a1c2b7d4e", when it is empty.
+	// ID names the session: letters, digits, '_', '-' and '.', not
+	// starting with a punctuation mark, without "..", at most 128 bytes
+	// (a store refuses any other with harness.CodeInvalidID). Create makes
+	// one that sorts by creation time, "20261129-192228-3f9a1c2b7d4e",
+	// when it is empty.
 	ID string `json:"id"`
 	// Cwd is the session's working directory, an absolute path. Listing
 	// and search scope sessions by it.
@@ -39,8 +38,8 @@ type Header struct {
 // use. The conformance suite in session/sessiontest checks the contract.
 type Store interface {
 	// Create starts a new session log. A zero ID gets a new one, a zero
-	// Created the current time, and Format is set to FormatVersion. An
-	// existing ID fails with harness.CodeExists.
+	// Created the current time, and Format is set to the newest format
+	// this build writes. An existing ID fails with harness.CodeExists.
 	Create(ctx context.Context, h Header) (Log, error)
 	// Open loads a session and returns a log that appends after its last
 	// event, with the transcript as loaded.
@@ -162,10 +161,6 @@ func (e *EventTooLargeError) Error() string {
 		e.Session, e.Type, e.Seq, e.Size, e.Max)
 }
 
-// DefaultMaxLineSize is the longest log line, in bytes without the
-// newline, that a store accepts unless WithMaxLineSize says otherwise.
-const DefaultMaxLineSize = 16 << 20
-
 // StoreOption configures the JSONL and Memory stores.
 type StoreOption func(*storeConfig)
 
@@ -174,7 +169,7 @@ type storeConfig struct {
 }
 
 func newStoreConfig(opts []StoreOption) storeConfig {
-	c := storeConfig{maxLine: DefaultMaxLineSize}
+	c := storeConfig{maxLine: storekit.DefaultMaxLineSize}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -184,14 +179,14 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 }
 
 // WithMaxLineSize sets the longest line, in bytes without its newline, a
-// store writes or reads (DefaultMaxLineSize when n is 0 or less). Append
+// store writes or reads (16 MiB, the default, when n is 0 or less). Append
 // refuses a longer event with an error matching harness.CodeTooLarge, and
 // loading skips a longer line with a warning, without holding it in
 // memory; the header line is bounded the same way.
 func WithMaxLineSize(n int) StoreOption {
 	return func(c *storeConfig) {
 		if n <= 0 {
-			n = DefaultMaxLineSize
+			n = storekit.DefaultMaxLineSize
 		}
 		c.maxLine = n
 	}
@@ -269,11 +264,8 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 	return events, lines, nil
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
-
-// ValidID reports whether id can name a session: letters, digits, '_',
-// '-' and '.', not starting with a punctuation mark, at most 128 bytes.
-func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
+// validID reports whether id can name a session (see Header.ID).
+func validID(id string) bool { return storekit.ValidID(id) }
 
 // newID returns a new session id that sorts by creation time:
 // "20261129-192228-3f9a1c2b7d4e".
@@ -308,10 +300,10 @@ func prepareHeader(h Header, now time.Time) (Header, error) {
 	if h.ID == "" {
 		h.ID = newID(h.Created)
 	}
-	if !ValidID(h.ID) {
+	if !validID(h.ID) {
 		return h, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), h.ID)
 	}
-	h.Format = FormatVersion
+	h.Format = storekit.FormatVersion
 	return h, nil
 }
 

@@ -17,16 +17,20 @@ import (
 )
 
 func TestJSONLConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return session.NewJSONL(t.TempDir()) })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
+	})
 }
 
 func TestMemoryConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return session.NewMemory() })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return session.NewMemory(session.WithMaxLineSize(max))
+	})
 }
 
 func TestJSONLTornLine(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewTestJSONL(t.TempDir())
 	log, err := store.Create(ctx, session.Header{ID: "torn", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
@@ -69,7 +73,7 @@ func TestJSONLTornLine(t *testing.T) {
 func TestJSONLCreateLeavesNoPartialLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewTestJSONL(dir)
 	log, err := store.Create(ctx, session.Header{ID: "made", Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())

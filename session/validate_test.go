@@ -67,7 +67,7 @@ func TestInvalidBlocksSkippedOnLoad(t *testing.T) {
 		seqs = append(seqs, e.Seq)
 	}
 	assert.Equal(t, []int64{1, 2, 4, 5, 6}, seqs, "only the event naming no call is skipped; nothing after it is lost")
-	h := session.BuildHistory(tr.Events)
+	h := new(session.History).Add(tr.Events...)
 	msgs := h.Messages()
 	checkWhole(t, msgs)
 	require.Len(t, msgs, 4)
@@ -85,7 +85,7 @@ func TestHistoryLeavesOutInvalidBlocks(t *testing.T) {
 	am := &session.AssistantMessage{Step: 1, Content: []harness.Block{
 		{Type: harness.BlockToolCall}, harness.TextBlock("hi"), {Type: harness.BlockImage}, callBlock("a", "read"),
 	}}
-	h := session.BuildHistory([]session.Event{ev(1, user("go")), ev(2, am)})
+	h := new(session.History).Add([]session.Event{ev(1, user("go")), ev(2, am)}...)
 	msgs := h.Messages()
 	checkWhole(t, msgs)
 	require.Len(t, msgs, 3)

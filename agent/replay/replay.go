@@ -213,7 +213,7 @@ func (m *Model) compare(i int, rc recordedCall, req *model.Request) error {
 // historyDetail names the first message that differs, using the
 // recording's own history where it reproduces the recorded fingerprint.
 func (m *Model) historyDetail(rc recordedCall, req *model.Request) string {
-	recorded := session.BuildHistory(m.events[:rc.reqIndex]).Messages()
+	recorded := new(session.History).Add(m.events[:rc.reqIndex]...).Messages()
 	if len(recorded) != rc.req.Fingerprint.Messages ||
 		hex.EncodeToString(fingerprint.Chain(recorded, len(recorded))) != rc.req.Fingerprint.History {
 		return fmt.Sprintf("recorded %d messages, live %d", rc.req.Fingerprint.Messages, len(req.Messages))

@@ -154,9 +154,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.resume != "" && o.cont {
 		return nil, usagef("-resume and -continue both pick a session: give one of them")
 	}
-	if o.resume != "" && !session.ValidID(o.resume) {
-		return nil, usagef("%q is not a session id", o.resume)
-	}
 	if o.maxSteps < 0 {
 		return nil, usagef("-max-steps must be positive, not %d", o.maxSteps)
 	}
@@ -219,7 +216,7 @@ type app struct {
 
 	view  view
 	sess  *agent.Session
-	store *session.JSONL
+	store session.Store
 	root  string
 	// lastCode is the error code that ended the last turn, if any.
 	lastCode harness.Code
@@ -438,8 +435,11 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 	switch {
 	case a.o.resume != "":
 		tr, err := a.store.Load(ctx, a.o.resume)
+		if errors.Is(err, harness.CodeInvalidID) {
+			return "", usagef("%q is not a session id", a.o.resume)
+		}
 		if errors.Is(err, harness.CodeNotFound) {
-			return "", usagef("no session %s in %s", a.o.resume, a.store.Dir())
+			return "", usagef("no session %s in %s", a.o.resume, a.sessionsDir)
 		}
 		if err != nil {
 			return "", err

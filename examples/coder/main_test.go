@@ -191,7 +191,6 @@ func TestContinuePicksLatestOfWorkspace(t *testing.T) {
 	p := newProvider(t, say("a1"), say("a2"), say("b1"), say("continued"))
 	wsA, wsB := workspace(t, nil), workspace(t, nil)
 	sessions := t.TempDir()
-	store := session.NewJSONL(sessions)
 
 	ids := map[string]string{}
 	for i, run := range []struct{ ws, prompt string }{{wsA, "prompt-a-one"}, {wsA, "prompt-a-two"}, {wsB, "prompt-b-one"}} {
@@ -201,7 +200,7 @@ func TestContinuePicksLatestOfWorkspace(t *testing.T) {
 		ids[run.prompt] = id
 		// Make the order of the logs' times certain.
 		when := time.Now().Add(time.Duration(i-10) * time.Minute)
-		require.NoError(t, os.Chtimes(filepath.Join(store.Dir(), id+".jsonl"), when, when))
+		require.NoError(t, os.Chtimes(filepath.Join(sessions, id+".jsonl"), when, when))
 	}
 
 	r := runCLI(t, p.env(), "", "-C", wsA, "-sessions", sessions, "-continue", "go on")
@@ -277,7 +276,7 @@ func TestUsageErrors(t *testing.T) {
 		{"two prompts", []string{"-p", "one", "two"}, "either with -p or after the flags"},
 		{"empty prompt", []string{"-p", " "}, "the prompt is empty"},
 		{"resume and continue", []string{"-resume", "20260101-000000-abcdef012345", "-continue"}, "give one of them"},
-		{"bad session id", []string{"-resume", "../etc/passwd"}, "is not a session id"},
+		{"bad session id", []string{"-sessions", sessions, "-resume", "../etc/passwd"}, "is not a session id"},
 		{"unknown session", []string{"-sessions", sessions, "-resume", "20260101-000000-abcdef012345", "x"}, "no session 20260101-000000-abcdef012345"},
 		{"missing workspace", []string{"-sessions", sessions, "-C", filepath.Join(t.TempDir(), "nope"), "x"}, "not a directory"},
 		{"workspace is a file", []string{"-sessions", sessions, "-C", file, "x"}, "not a directory"},

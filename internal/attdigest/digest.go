@@ -1,16 +1,24 @@
-// Package attdigest checks the shape of attachment digests, for the
-// attachment stores of the module and their conformance suite. It imports
-// only the standard library.
+// Package attdigest computes attachment digests and checks their shape,
+// for the attachment stores of the module, their conformance suite and
+// the module's tests. It imports only the standard library.
 package attdigest
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 )
 
 // Prefix starts every attachment digest: the digest is Prefix followed by
 // the lowercase hex SHA-256 of the bytes.
 const Prefix = "sha256:"
+
+// Of returns the attachment digest of data: Prefix and the lowercase hex
+// SHA-256 of the bytes.
+func Of(data []byte) string {
+	sum := sha256.Sum256(data)
+	return Prefix + hex.EncodeToString(sum[:])
+}
 
 // Valid reports whether d is a well-formed attachment digest: "sha256:"
 // followed by exactly 64 lowercase hex digits. Only such digests name

@@ -17,3 +17,18 @@ func TestValid(t *testing.T) {
 		}
 	}
 }
+
+func TestOf(t *testing.T) {
+	for data, want := range map[string]string{
+		"":    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"abc": "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	} {
+		got := Of([]byte(data))
+		if got != want {
+			t.Errorf("Of(%q) = %s, want %s", data, got, want)
+		}
+		if !Valid(got) {
+			t.Errorf("Of(%q) = %s is not a valid digest", data, got)
+		}
+	}
+}

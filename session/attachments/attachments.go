@@ -3,8 +3,6 @@ package attachments
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -22,16 +20,49 @@ import (
 // digestPrefix followed by the lowercase hex SHA-256 of the bytes.
 const digestPrefix = attdigest.Prefix
 
-// Attachment stores fail with harness errors: harness.CodeNotFound for a
-// digest no attachment has, harness.CodeInvalidDigest for a digest that
-// is not "sha256:" followed by 64 lowercase hex digits, and
+// Store is an attachment store: a tools.AttachmentStore and a
+// model.ImageSource (Put returns the digest of the bytes it stored, Get
+// returns the bytes of a digest). NewFiles keeps attachments in files,
+// NewMemory in memory; the zero Store is an empty in-memory store. It is
+// safe for concurrent use.
+//
+// A Store fails with harness errors: harness.CodeNotFound for a digest no
+// attachment has, harness.CodeInvalidDigest for a digest that is not
+// "sha256:" followed by 64 lowercase hex digits, and
 // harness.CodeCorruptAttachment when the stored bytes no longer hash to
 // their digest (they are not returned).
+type Store struct {
+	once sync.Once
+	b    backend
+}
 
-// Digest returns the attachment digest of data: "sha256:<hex>".
-func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return digestPrefix + hex.EncodeToString(sum[:])
+// backend is where a Store keeps its attachments.
+type backend interface {
+	Put(ctx context.Context, data []byte) (string, error)
+	Get(ctx context.Context, digest string) ([]byte, error)
+}
+
+// backend returns where s keeps its attachments: memory for a zero Store.
+func (s *Store) backend() backend {
+	s.once.Do(func() {
+		if s.b == nil {
+			s.b = newMemory()
+		}
+	})
+	return s.b
+}
+
+// Put stores data, unless it is stored already, and returns its digest,
+// "sha256:" and the lowercase hex SHA-256 of the bytes (a
+// tools.AttachmentStore's Put).
+func (s *Store) Put(ctx context.Context, data []byte) (string, error) {
+	return s.backend().Put(ctx, data)
+}
+
+// Get returns the bytes stored under digest (a tools.AttachmentStore's
+// and a model.ImageSource's Get).
+func (s *Store) Get(ctx context.Context, digest string) ([]byte, error) {
+	return s.backend().Get(ctx, digest)
 }
 
 // notFound is the error of a digest no attachment has.
@@ -46,24 +77,24 @@ func checkDigest(d string) error {
 	return nil
 }
 
-// Files is an attachment store (a tools.AttachmentStore and a
-// model.ImageSource) that keeps each attachment in
-// its own file named by its digest: <dir>/sha256/<hex>. Files are written
-// atomically (a private temporary file in the same directory, synced, then
-// renamed into place, and the directory synced), so a crash leaves either
-// the whole attachment or none. Storing bytes already present writes
-// nothing. Get hashes what it reads and refuses bytes that do not match
-// their digest. Directories are created 0700 and files 0600 on first use.
-//
-// Attachments are shared by every session that uses the directory;
-// deleting a session does not delete them.
-type Files struct {
+// files is the store NewFiles returns.
+type files struct {
 	dir string
 }
 
-// NewFiles returns an attachment store keeping its files in dir. Beside
-// a JSONL session store, the usual place is a directory named
-// "attachments" in the store's directory:
+// NewFiles returns an attachment store that keeps each attachment in its
+// own file in dir, named by its digest: <dir>/sha256/<hex>. Files are
+// written atomically (a private temporary file in the same directory,
+// synced, then renamed into place, and the directory synced), so a crash
+// leaves either the whole attachment or none. Storing bytes already
+// present writes nothing. Get hashes what it reads and refuses bytes that
+// do not match their digest. Directories are created 0700 and files 0600
+// on first use.
+//
+// Attachments are shared by every session that uses the directory;
+// deleting a session does not delete them. Beside a JSONL session store,
+// the usual place is a directory named "attachments" in the store's
+// directory:
 //
 //	store := session.NewJSONL(dir)
 //	loop, err := agent.New(
@@ -71,23 +102,22 @@ type Files struct {
 //		agent.WithAttachments(attachments.NewFiles(filepath.Join(dir, "attachments"))),
 //		...
 //	)
-func NewFiles(dir string) *Files { return &Files{dir: dir} }
+func NewFiles(dir string) *Store { return &Store{b: &files{dir: dir}} }
 
 // path returns the file that holds the attachment with digest, which must
 // be valid.
-func (d *Files) path(digest string) (string, error) {
+func (d *files) path(digest string) (string, error) {
 	if err := checkDigest(digest); err != nil {
 		return "", err
 	}
 	return filepath.Join(d.dir, "sha256", strings.TrimPrefix(digest, digestPrefix)), nil
 }
 
-// Put implements tools.AttachmentStore.
-func (d *Files) Put(ctx context.Context, data []byte) (string, error) {
+func (d *files) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	digest := Digest(data)
+	digest := attdigest.Of(data)
 	p, _ := d.path(digest)
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		if have, err := os.ReadFile(p); err == nil && bytes.Equal(have, data) {
@@ -104,8 +134,7 @@ func (d *Files) Put(ctx context.Context, data []byte) (string, error) {
 	return digest, nil
 }
 
-// Get implements tools.AttachmentStore.
-func (d *Files) Get(ctx context.Context, digest string) ([]byte, error) {
+func (d *files) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -120,7 +149,7 @@ func (d *Files) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attachments: reading attachment %s: %w", digest, err)
 	}
-	if got := Digest(data); got != digest {
+	if got := attdigest.Of(data); got != digest {
 		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf("attachments: the stored attachment %s holds bytes hashing to %s; it is damaged, store it again", digest, got)}
 	}
 	return data, nil
@@ -156,27 +185,24 @@ func writeAtomic(dir, path string, data []byte) (err error) {
 	return durable.SyncDir(dir)
 }
 
-// Memory is an attachment store (a tools.AttachmentStore and
-// a model.ImageSource) that keeps attachments in
-// memory, for tests and short-lived programs. It stores a copy of what it
-// is given and returns a copy of what it holds. It is safe for concurrent
-// use.
-type Memory struct {
+// memory is the store NewMemory returns.
+type memory struct {
 	mu sync.RWMutex
 	m  map[string][]byte
 }
 
-// NewMemory returns an empty in-memory attachment store.
-func NewMemory() *Memory {
-	return &Memory{m: map[string][]byte{}}
-}
+// NewMemory returns an empty attachment store that keeps attachments in
+// memory, for tests and short-lived programs. It stores a copy of what it
+// is given and returns a copy of what it holds.
+func NewMemory() *Store { return &Store{b: newMemory()} }
 
-// Put implements tools.AttachmentStore.
-func (s *Memory) Put(ctx context.Context, data []byte) (string, error) {
+func newMemory() *memory { return &memory{m: map[string][]byte{}} }
+
+func (s *memory) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	digest := Digest(data)
+	digest := attdigest.Of(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.m[digest]; !ok {
@@ -188,8 +214,7 @@ func (s *Memory) Put(ctx context.Context, data []byte) (string, error) {
 	return digest, nil
 }
 
-// Get implements tools.AttachmentStore.
-func (s *Memory) Get(ctx context.Context, digest string) ([]byte, error) {
+func (s *memory) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -27,19 +27,17 @@ func TestFilesConformance(t *testing.T) {
 	})
 }
 
-// Both stores are what the tools and the model contract ask for.
-var (
-	_ tools.AttachmentStore = (*attachments.Files)(nil)
-	_ tools.AttachmentStore = (*attachments.Memory)(nil)
-)
+// The store is what the tools and the model contract ask for.
+var _ tools.AttachmentStore = (*attachments.Store)(nil)
 
 func TestMemoryConformance(t *testing.T) {
 	sessiontest.TestAttachments(t, func(t *testing.T) tools.AttachmentStore { return attachments.NewMemory() })
 }
 
 func TestFilesLayout(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
-	dir := filepath.Join(store.Dir(), "attachments") // the usual place
+	sessionsDir := t.TempDir()
+	store := session.NewJSONL(sessionsDir)
+	dir := filepath.Join(sessionsDir, "attachments") // the usual place
 	att := attachments.NewFiles(dir)
 	ctx := context.Background()
 	d, err := att.Put(ctx, []byte("pixels"))
@@ -114,8 +112,8 @@ func TestFilesUnwritable(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
-	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", attachments.Digest(nil))
-	assert.True(t, attdigest.Valid(attachments.Digest([]byte("x"))))
+	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", attdigest.Of(nil))
+	assert.True(t, attdigest.Valid(attdigest.Of([]byte("x"))))
 	assert.False(t, attdigest.Valid("sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"))
 }
 
@@ -135,7 +133,7 @@ func ExampleNewFiles() {
 // FuzzAttachmentPath checks that only well-formed digests name files, and
 // that every file they name lies inside the store's directory.
 func FuzzAttachmentPath(f *testing.F) {
-	f.Add(attachments.Digest([]byte("x")))
+	f.Add(attdigest.Of([]byte("x")))
 	f.Add("sha256:../../etc/passwd")
 	f.Add("sha256:" + strings.Repeat("a", 63) + "/")
 	f.Add("")
@@ -154,4 +152,16 @@ func FuzzAttachmentPath(f *testing.F) {
 			t.Fatalf("%q names %s, outside %s", d, p, dir)
 		}
 	})
+}
+
+func TestZeroStoreIsMemory(t *testing.T) {
+	var s attachments.Store
+	ctx := context.Background()
+	_, err := s.Get(ctx, attdigest.Of([]byte("x")))
+	assert.ErrorIs(t, err, harness.CodeNotFound)
+	d, err := s.Put(ctx, []byte("x"))
+	require.NoError(t, err)
+	got, err := s.Get(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("x"), got)
 }

@@ -44,5 +44,5 @@ func Example() {
 		panic(err)
 	}
 	defer log.Close()
-	fmt.Println(len(tr.Events), len(session.BuildHistory(tr.Events).Messages()))
+	fmt.Println(len(tr.Events), len(new(session.History).Add(tr.Events...).Messages()))
 }

@@ -32,7 +32,7 @@ type Store struct {
 type Option func(*Store) error
 
 // WithMaxLineSize sets the longest event line, in bytes, the store
-// accepts (session.DefaultMaxLineSize by default). Append refuses a
+// accepts (16 MiB by default). Append refuses a
 // longer event as the JSONL store does. n must be positive.
 func WithMaxLineSize(n int) Option {
 	return func(s *Store) error {
@@ -54,7 +54,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if pool == nil {
 		return nil, errors.New("postgres: New needs a connection pool (pgxpool.New)")
 	}
-	s := &Store{pool: pool, maxLine: session.DefaultMaxLineSize, now: time.Now}
+	s := &Store{pool: pool, maxLine: storekit.DefaultMaxLineSize, now: time.Now}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -91,7 +91,7 @@ func dbErr(what string, err error) error {
 }
 
 func checkID(id string) error {
-	if !session.ValidID(id) {
+	if !storekit.ValidID(id) {
 		return storeErr(harness.CodeInvalidID, "%q: invalid session id (letters, digits, '_', '-' and '.', at most 128 bytes)", id)
 	}
 	return nil
@@ -124,7 +124,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) (session.Log, erro
 	if err := checkID(h.ID); err != nil {
 		return nil, err
 	}
-	h.Format = session.FormatVersion
+	h.Format = storekit.FormatVersion
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: encoding header: %w", h.ID, err)
@@ -242,9 +242,9 @@ func (s *Store) headerNext(ctx context.Context, q querier, id string) (session.H
 	if err := json.Unmarshal([]byte(hj), &h); err != nil {
 		return session.Header{}, 0, fmt.Errorf("session %s: the stored header does not decode: %w", id, err)
 	}
-	if h.Format > session.FormatVersion {
+	if h.Format > storekit.FormatVersion {
 		return session.Header{}, 0, &harness.Error{Code: harness.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, h.Format, session.FormatVersion)}
+			Message: fmt.Sprintf("session %s: written by a newer harness (log format %d, this build reads up to %d); upgrade the harness to open it", id, h.Format, storekit.FormatVersion)}
 	}
 	return h, next, nil
 }

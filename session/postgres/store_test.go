@@ -19,12 +19,10 @@ import (
 
 func TestConformance(t *testing.T) {
 	serverURL(t)
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return newStore(t) })
-}
-
-func TestMaxLineSize(t *testing.T) {
-	serverURL(t)
-	sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store {
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		if max == 0 {
+			return newStore(t)
+		}
 		return newStore(t, postgres.WithMaxLineSize(max))
 	})
 }

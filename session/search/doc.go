@@ -2,7 +2,7 @@
 // sessions of a workspace, as the model saw the text: JSON escapes never
 // hide a match.
 //
-// There is no index. For a session.JSONL store, [Search] scans the log
+// There is no index. For a store of session.NewJSONL, [Search] scans the log
 // files in parallel, reads each header first, looks for the query in the
 // raw bytes and decodes only what may match; a store that searches
 // itself (a database with an index) implements [Searcher]; any other

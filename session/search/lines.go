@@ -8,7 +8,7 @@ import (
 
 // Lines searches sessions whose event lines a store reads itself (a
 // database, say), for a store implementing [Searcher] that must answer
-// exactly as [Search] answers for a session.JSONL. sessions lists the
+// exactly as [Search] answers for a session.NewJSONL store. sessions lists the
 // sessions to search, newest first, already narrowed to opts' workspace
 // and exclusions; lines returns the i-th session's event lines (as
 // session.Event.MarshalJSON writes them, without newlines) in log order.

@@ -136,7 +136,7 @@ func propReference(t *testing.T, trs map[string]*session.Transcript, o Options) 
 
 // propSearch searches the JSONL store (its logs read, or mapped into
 // memory however small) or the memory store.
-func propSearch(ctx context.Context, name string, jsonl *session.JSONL, mem session.Store, o Options) ([]Match, error) {
+func propSearch(ctx context.Context, name string, jsonl jsonlStore, mem session.Store, o Options) ([]Match, error) {
 	switch name {
 	case "jsonl":
 		return Search(ctx, jsonl, o)
@@ -167,7 +167,7 @@ func TestSearchMatchesPlainRegexp(t *testing.T) {
 	for c := range corpora {
 		rng := rand.New(rand.NewPCG(uint64(c), 20))
 		dir := t.TempDir()
-		jsonl, mem := session.NewJSONL(dir), session.NewMemory()
+		jsonl, mem := newTestJSONL(dir), session.NewMemory()
 		var texts []string
 		for s := range 3 {
 			id := fmt.Sprintf("s%d", s)

@@ -41,7 +41,7 @@ type Options struct {
 	// TypeSystem adds system prompts; an unknown type searches every
 	// string of its events.
 	Types []string
-	// Limit caps the number of matches; zero means DefaultLimit.
+	// Limit caps the number of matches; zero means 100.
 	Limit int
 	// PerSession, when positive, caps the matches of one session, so one
 	// long session does not crowd out the others.
@@ -54,9 +54,9 @@ type Options struct {
 	Parallel int
 }
 
-// DefaultLimit is the number of matches Search returns when
+// defaultLimit is the number of matches Search returns when
 // Options.Limit is zero.
-const DefaultLimit = 100
+const defaultLimit = 100
 
 // Match is an event that matched a search. A search reports one match per
 // event, the first in the event's text.
@@ -83,7 +83,7 @@ type Match struct {
 
 // Searcher is implemented by stores that search their sessions
 // themselves, such as a database with an index. Search uses it when a
-// store has it; it scans the files of a session.JSONL itself, and
+// store has it; it scans the files of a session.NewJSONL store itself, and
 // otherwise loads each session of the workspace.
 type Searcher interface {
 	Search(ctx context.Context, opts Options) ([]Match, error)
@@ -104,7 +104,7 @@ func Search(ctx context.Context, store session.Store, opts Options) ([]Match, er
 	if err != nil {
 		return nil, err
 	}
-	if j, ok := store.(*session.JSONL); ok {
+	if j, ok := store.(jsonlStore); ok {
 		return searchJSONL(ctx, j, m)
 	}
 	ws := opts.Workspace
@@ -183,7 +183,7 @@ func compile(opts Options) (*searcher, error) {
 	}
 	s := &searcher{opts: opts, limit: opts.Limit, context: opts.Context, exclude: map[string]bool{}}
 	if s.limit <= 0 {
-		s.limit = DefaultLimit
+		s.limit = defaultLimit
 	}
 	if s.context <= 0 {
 		s.context = 80

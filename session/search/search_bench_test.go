@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // The search benchmark generates a corpus of 1,000 session logs (about
@@ -36,7 +37,7 @@ import (
 //   - paired/lines/common: every match of the common literal returned,
 //     beside rg printing every matching line;
 //   - paired/limit: the same with the search asked as a caller asks it
-//     (DefaultLimit matches), beside the same rg -c.
+//     (defaultLimit matches), beside the same rg -c.
 //
 // Run it with:
 //
@@ -156,7 +157,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	}
 	paired("lines/common", harness(benchCommon), ripgrepLines("-F", "--", benchCommon))
 	// The same queries as a search is asked them (session_search, a host):
-	// every workspace, DefaultLimit matches, newest first. The search stops
+	// every workspace, defaultLimit matches, newest first. The search stops
 	// once it has them and cuts snippets for those alone; rg -c still reads
 	// every file, so this is the ratio a caller sees, not one of equal work
 	// (the pairs above are that).
@@ -166,8 +167,8 @@ func BenchmarkSearchCorpus(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if len(ms) != DefaultLimit {
-				b.Fatalf("%d matches of %q, want DefaultLimit (%d)", len(ms), q, DefaultLimit)
+			if len(ms) != defaultLimit {
+				b.Fatalf("%d matches of %q, want defaultLimit (%d)", len(ms), q, defaultLimit)
 			}
 			return len(ms)
 		}
@@ -270,7 +271,7 @@ func generateCorpusN(b testing.TB, dir string, benchSessions int) (int64, int) {
 		if i%3 == 0 {
 			ws += "/services/api"
 		}
-		h := session.Header{Format: session.FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
+		h := session.Header{Format: storekit.FormatVersion, ID: fmt.Sprintf("2026%04d-bench", i), Cwd: ws, Created: base.Add(time.Duration(i) * time.Minute)}
 		f, err := os.Create(filepath.Join(dir, h.ID+".jsonl"))
 		if err != nil {
 			b.Fatal(err)

@@ -17,8 +17,11 @@ import (
 )
 
 // A scan checks its context between reads of a log.
+// newTestJSONL returns session.NewJSONL's store as search reaches it.
+func newTestJSONL(dir string) jsonlStore { return session.NewJSONL(dir).(jsonlStore) }
+
 func TestScanFileStopsWhenCancelled(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	store := newTestJSONL(t.TempDir())
 	log, err := store.Create(context.Background(), session.Header{ID: "big", Cwd: "/w"})
 	require.NoError(t, err)
 	for range 8 {

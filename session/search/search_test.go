@@ -29,7 +29,9 @@ import (
 type plainStore struct{ session.Store }
 
 func TestGenericSearchConformance(t *testing.T) {
-	sessiontest.TestStore(t, func(t *testing.T) session.Store { return plainStore{session.NewMemory()} })
+	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
+		return plainStore{session.NewMemory(session.WithMaxLineSize(max))}
+	})
 }
 
 func appendLines(t *testing.T, path string, lines ...string) {
@@ -67,9 +69,10 @@ func searchW(t *testing.T, s session.Store, q string) []search.Match {
 
 // Lines written by other JSON writers may escape any character.
 func TestJSONLSearchForeignEscapes(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	logs := t.TempDir()
+	store := session.NewJSONL(logs)
 	newLog(t, store, "foreign", "/w")
-	appendLines(t, filepath.Join(store.Dir(), "foreign.jsonl"),
+	appendLines(t, filepath.Join(logs, "foreign.jsonl"),
 		// HTML-escaping writer (encoding/json's default).
 		`{"seq":1,"time":"2026-01-01T00:00:00Z","type":"user","data":{"content":[{"type":"text","text":"a \u003chtml\u003e \u0026 b"}]}}`+"\n",
 		// ASCII-only writer, escaped slash, surrogate pair.
@@ -87,7 +90,8 @@ func TestJSONLSearchForeignEscapes(t *testing.T) {
 }
 
 func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	logs := t.TempDir()
+	store := session.NewJSONL(logs)
 	big := strings.Repeat("filler text line\n", 200_000) // 3.4 MB, longer than a read buffer
 	newLog(t, store, "long", "/w",
 		userMsg("start"),
@@ -97,7 +101,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	// A complete event whose newline was lost, then nothing.
 	line, err := session.Event{Seq: 4, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle without newline"}}}.MarshalJSON()
 	require.NoError(t, err)
-	appendLines(t, filepath.Join(store.Dir(), "long.jsonl"), string(line))
+	appendLines(t, filepath.Join(logs, "long.jsonl"), string(line))
 	ms := searchW(t, store, "needle")
 	require.Len(t, ms, 3)
 	assert.Equal(t, []int64{2, 3, 4}, []int64{ms[0].Seq, ms[1].Seq, ms[2].Seq})
@@ -108,13 +112,14 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	// A torn line is skipped, not an error.
 	torn, err := session.Event{Seq: 5, Time: time.Now(), Data: &session.Reminded{Reminder: harness.Reminder{Text: "needle torn off"}}}.MarshalJSON()
 	require.NoError(t, err)
-	appendLines(t, filepath.Join(store.Dir(), "long.jsonl"), "\n"+string(torn[:len(torn)-5]))
+	appendLines(t, filepath.Join(logs, "long.jsonl"), "\n"+string(torn[:len(torn)-5]))
 	ms = searchW(t, store, "needle")
 	assert.Len(t, ms, 3)
 }
 
 func TestJSONLListReadsBoundedTitle(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	logs := t.TempDir()
+	store := session.NewJSONL(logs)
 	long := "Fix the \"flaky\" test — ünïcode\nsecond line " + strings.Repeat("x", 2<<20)
 	newLog(t, store, "long-title", "/w", &session.SystemPrompt{Text: "sys"}, userMsg(long))
 	newLog(t, store, "cut-title", "/w", userMsg(strings.Repeat("é", 100)))
@@ -130,8 +135,8 @@ func TestJSONLListReadsBoundedTitle(t *testing.T) {
 	assert.Greater(t, byID["long-title"].Size, int64(2<<20))
 
 	// Broken logs are left out of listings, not errors.
-	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "empty.jsonl"), nil, 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(store.Dir(), "garbage.jsonl"), []byte(strings.Repeat("z", 100<<10)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(logs, "empty.jsonl"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(logs, "garbage.jsonl"), []byte(strings.Repeat("z", 100<<10)), 0o600))
 	infos, err = store.List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, infos, 2)
@@ -140,7 +145,8 @@ func TestJSONLListReadsBoundedTitle(t *testing.T) {
 }
 
 func TestListLimitNewestFirst(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	logs := t.TempDir()
+	store := session.NewJSONL(logs)
 	base := time.Now().Add(-time.Hour)
 	for i := range 10 {
 		id := fmt.Sprintf("s%02d", i)
@@ -150,7 +156,7 @@ func TestListLimitNewestFirst(t *testing.T) {
 		}
 		newLog(t, store, id, cwd, userMsg("task "+id))
 		mod := base.Add(time.Duration(i) * time.Minute)
-		require.NoError(t, os.Chtimes(filepath.Join(store.Dir(), id+".jsonl"), mod, mod))
+		require.NoError(t, os.Chtimes(filepath.Join(logs, id+".jsonl"), mod, mod))
 	}
 	infos, err := store.List(context.Background(), session.ListOptions{Workspace: "/w", Limit: 3})
 	require.NoError(t, err)
@@ -198,7 +204,8 @@ func TestSearchCancelledMidScan(t *testing.T) {
 
 func TestSearchConcurrent(t *testing.T) {
 	leakcheck.Check(t)
-	store := session.NewJSONL(t.TempDir())
+	logs := t.TempDir()
+	store := session.NewJSONL(logs)
 	for i := range 20 {
 		newLog(t, store, fmt.Sprintf("s%02d", i), "/w", userMsg(fmt.Sprintf("needle %d", i)))
 	}

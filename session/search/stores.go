@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/session/internal/storekit"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +14,17 @@ import (
 	"sync"
 
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
+
+// jsonlStore is the store session.NewJSONL returns, as search reaches its
+// files: LogDir's result type is one only the packages of session can name,
+// so no other store passes for it.
+type jsonlStore interface {
+	session.Store
+	LogDir() storekit.LogDir
+	Stat(ctx context.Context, id string) (session.Info, error)
+}
 
 // scanBufferSize is the read size of a log scan; lines longer than it
 // grow the buffer.
@@ -26,12 +35,12 @@ const scanBufferSize = 128 << 10
 // first and a log outside the workspace is not read further; the other
 // lines are searched as raw bytes and only lines that may match are
 // decoded.
-func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, error) {
-	m.maxLine = s.MaxLineSize()
+func searchJSONL(ctx context.Context, s jsonlStore, m *searcher) ([]Match, error) {
+	m.maxLine = s.LogDir().MaxLine
 	if m.mapMin == 0 {
 		m.mapMin = scanBufferSize // a log that takes more than one read
 	}
-	files, err := logFiles(s.Dir(), m.exclude)
+	files, err := logFiles(s.LogDir().Path, m.exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +72,12 @@ func searchJSONL(ctx context.Context, s *session.JSONL, m *searcher) ([]Match, e
 
 // logPath is the file of session id in a JSONL store, named as logFiles
 // finds it.
-func logPath(s *session.JSONL, id string) string { return filepath.Join(s.Dir(), id+".jsonl") }
+func logPath(s jsonlStore, id string) string { return filepath.Join(s.LogDir().Path, id+".jsonl") }
 
 // logFiles returns the logs in dir, newest first by modification time
-// (as JSONL.List orders them), leaving out the ids in skip.
+// (as the JSONL store lists them), leaving out the ids in skip.
 func logFiles(dir string, skip map[string]bool) ([]storekit.LogFile, error) {
-	files, err := storekit.LogFiles(dir, skip, session.ValidID)
+	files, err := storekit.LogFiles(dir, skip, storekit.ValidID)
 	if err != nil {
 		return nil, fmt.Errorf("search: listing %s: %w", dir, err)
 	}
@@ -85,8 +94,8 @@ func parseHeader(line []byte) (session.Header, error) {
 	if err := json.Unmarshal(bytes.TrimSpace(line), &hl); err != nil || hl.Type != "session" {
 		return session.Header{}, errors.New("search: the first line is not a session header")
 	}
-	if hl.Format != session.FormatVersion {
-		return session.Header{}, fmt.Errorf("search: log format %d, not %d", hl.Format, session.FormatVersion)
+	if hl.Format != storekit.FormatVersion {
+		return session.Header{}, fmt.Errorf("search: log format %d, not %d", hl.Format, storekit.FormatVersion)
 	}
 	return hl.Header, nil
 }
@@ -96,7 +105,7 @@ func parseHeader(line []byte) (session.Header, error) {
 const sampleSize = 256 << 10
 
 // sample returns the start of the newest logs, up to sampleSize bytes.
-func sample(s *session.JSONL, files []storekit.LogFile) []byte {
+func sample(s jsonlStore, files []storekit.LogFile) []byte {
 	buf := make([]byte, 0, sampleSize)
 	for _, lf := range files {
 		f, err := os.Open(logPath(s, lf.ID))
@@ -115,7 +124,7 @@ func sample(s *session.JSONL, files []storekit.LogFile) []byte {
 
 // scanFile searches one log. It returns the log's header; a log outside
 // the search's workspace is not read past it.
-func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
+func scanFile(ctx context.Context, s jsonlStore, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
 	f, err := os.Open(logPath(s, id))
 	if err != nil {
 		return session.Header{}, err
@@ -173,7 +182,7 @@ func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp 
 		// buffer for a line that does not fit, up to the longest line the
 		// store reads, and stream past a longer one.
 		rest := copy(buf, buf[start:end])
-		if rest > s.MaxLineSize() {
+		if rest > s.LogDir().MaxLine {
 			if rest, eof, err = skipLine(f, buf); err != nil {
 				return h, err
 			}
@@ -181,7 +190,7 @@ func scanFile(ctx context.Context, s *session.JSONL, id string, m *searcher, bp 
 			continue
 		}
 		if rest == len(buf) {
-			size := min(2*len(buf), s.MaxLineSize()+1)
+			size := min(2*len(buf), s.LogDir().MaxLine+1)
 			buf = slices.Grow(buf[:rest], size-rest)[:size]
 			*bp = buf
 		}

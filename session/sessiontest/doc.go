@@ -2,17 +2,18 @@
 // agent loop relies on, in the way testing/fstest checks an fs.FS.
 //
 //	func TestMyStore(t *testing.T) {
-//		sessiontest.TestStore(t, func(t *testing.T) session.Store { return newMyStore(t) })
+//		sessiontest.TestStore(t, func(t *testing.T, maxLineSize int) session.Store {
+//			return newMyStore(t, maxLineSize) // 0: the store's default bound
+//		})
 //	}
 //
-// TestStore holds every store to a bound on its log lines
-// (session.DefaultMaxLineSize, or what the store's MaxLineSize method
-// reports). A store whose bound can be set is checked closer with
-// TestMaxLineSize:
+// TestStore holds every store to a bound on its log lines: by default the
+// 16 MiB of the stores of this module, or what the store's MaxLineSize
+// method reports; and, when the store can be given one, a bound of a few
+// KiB, checked closer (an event just below it is kept, one above it is
+// refused with its whole batch, whatever its type). TestAttachments checks
+// an attachment store (Put and Get by digest).
 //
-//	func TestMyStoreLines(t *testing.T) {
-//		sessiontest.TestMaxLineSize(t, func(t *testing.T, max int) session.Store { return newMyStore(t, max) })
-//	}
-//
-// It imports harness and session only, like the log itself.
+// It imports harness, session and session/search (its suite searches
+// every store), and the module's internal helpers.
 package sessiontest

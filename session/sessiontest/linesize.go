@@ -10,18 +10,9 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 	"github.com/go-harness/harness/session/search"
 )
-
-// TestMaxLineSize checks how a store bounds its log lines. newStore must
-// return an empty store whose lines are at most maxLineSize bytes (the
-// stores of this module take session.WithMaxLineSize).
-func TestMaxLineSize(t *testing.T, newStore func(t *testing.T, maxLineSize int) session.Store) {
-	const max = 4096
-	t.Run("LargerEventRefusedWhole", func(t *testing.T) { testRefusedWhole(t, newStore(t, max), max) })
-	t.Run("EventAtTheLimit", func(t *testing.T) { testAtTheLimit(t, newStore(t, max), max) })
-	t.Run("AnyEventType", func(t *testing.T) { testAnyTypeBounded(t, newStore(t, max), max) })
-}
 
 // lineOverhead returns the length of the line of a reminder with empty
 // text, as the store wrote it.
@@ -114,7 +105,7 @@ func maxLineOf(s session.Store) int {
 	if m, ok := s.(interface{ MaxLineSize() int }); ok {
 		return m.MaxLineSize()
 	}
-	return session.DefaultMaxLineSize
+	return storekit.DefaultMaxLineSize
 }
 
 // testDefaultBound checks that a store bounds its lines out of the box.

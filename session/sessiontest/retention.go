@@ -25,7 +25,8 @@ func testDeleteOpen(t *testing.T, s session.Store) {
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 }
 
-// fakeData records the sessions a Retention deleted data for.
+// fakeData records the sessions a Retention deleted data for, and the
+// attachments it released.
 type fakeData struct {
 	mu       sync.Mutex
 	deleted  []string
@@ -89,26 +90,25 @@ func testRetention(t *testing.T, s session.Store) {
 
 	data := &fakeData{}
 	now := cut.Add(24 * time.Hour)
-	r := &session.Retention{Store: s, Data: []session.SessionDataDeleter{data}, Attachments: []session.AttachmentReleaser{data}}
+	r := &session.Retention{Store: s, DeleteData: data.DeleteSession, ReleaseAttachments: data.ReleaseAttachments}
 
 	_, err = r.Prune(ctx(), session.PruneOptions{})
 	assert.Error(t, err, "an age is required")
 
 	dry, err := r.Prune(ctx(), session.PruneOptions{Now: now, OlderThan: 24 * time.Hour, DryRun: true})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"old3", "old2", "old1"}, ids(dry.Deleted))
+	assert.Equal(t, []string{"old3", "old2", "old1"}, ids(dry))
 	all, err := s.List(ctx(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, all, 4, "a dry run deletes nothing")
 	assert.Empty(t, data.deleted)
 
-	rep, err := r.Prune(ctx(), session.PruneOptions{Now: now, OlderThan: 24 * time.Hour, Workspace: "/w"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"old1"}, ids(rep.Deleted), "the workspace's old, closed sessions")
-	require.Len(t, rep.Kept, 1)
-	assert.Equal(t, "old3", rep.Kept[0].Header.ID)
-	require.Len(t, rep.KeptErrs, 1)
-	assert.ErrorIs(t, rep.KeptErrs[0], harness.CodeLocked, "a session open for appending is kept")
+	deleted, err := r.Prune(ctx(), session.PruneOptions{Now: now, OlderThan: 24 * time.Hour, Workspace: "/w"})
+	assert.ErrorIs(t, err, harness.CodeLocked, "a session open for appending is kept")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "old3", "the error names the kept session")
+	assert.NotContains(t, err.Error(), "old1")
+	assert.Equal(t, []string{"old1"}, ids(deleted), "the workspace's old, closed sessions, returned with the error")
 	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
 	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
 

@@ -14,33 +14,44 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/internal/storekit"
 )
 
 // TestStore runs the conformance suite. newStore must return an empty
-// store each time it is called.
-func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
-	t.Run("CreateFillsHeader", func(t *testing.T) { testCreate(t, newStore(t)) })
-	t.Run("AppendLoadRoundTrip", func(t *testing.T) { testRoundTrip(t, newStore(t)) })
-	t.Run("CreateExisting", func(t *testing.T) { testCreateExisting(t, newStore(t)) })
-	t.Run("UnknownAndInvalidIDs", func(t *testing.T) { testUnknownIDs(t, newStore(t)) })
-	t.Run("OpenResumes", func(t *testing.T) { testOpenResumes(t, newStore(t)) })
-	t.Run("SingleWriter", func(t *testing.T) { testSingleWriter(t, newStore(t)) })
-	t.Run("ClosedLog", func(t *testing.T) { testClosed(t, newStore(t)) })
-	t.Run("List", func(t *testing.T) { testList(t, newStore(t)) })
-	t.Run("Delete", func(t *testing.T) { testDelete(t, newStore(t)) })
-	t.Run("ConcurrentAppend", func(t *testing.T) { testConcurrent(t, newStore(t)) })
-	t.Run("UnknownEventType", func(t *testing.T) { testUnknownType(t, newStore(t)) })
-	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, newStore(t)) })
-	t.Run("DeleteOpen", func(t *testing.T) { testDeleteOpen(t, newStore(t)) })
-	t.Run("Search", func(t *testing.T) { testSearch(t, newStore(t)) })
-	t.Run("Retention", func(t *testing.T) { testRetention(t, newStore(t)) })
-	t.Run("LinesBoundedByDefault", func(t *testing.T) { testDefaultBound(t, newStore(t)) })
-	t.Run("BackslashInWorkspace", func(t *testing.T) { testBackslashWorkspace(t, newStore(t)) })
+// store each time it is called: with its default bound on a log line when
+// maxLineSize is 0, and one whose lines are at most maxLineSize bytes when
+// it is positive (the stores of this module take session.WithMaxLineSize
+// or postgres.WithMaxLineSize). A store whose bound cannot be set calls
+// t.Skip for a positive maxLineSize, which skips only the checks of a set
+// bound.
+func TestStore(t *testing.T, newStore func(t *testing.T, maxLineSize int) session.Store) {
+	def := func(t *testing.T) session.Store { return newStore(t, 0) }
+	t.Run("CreateFillsHeader", func(t *testing.T) { testCreate(t, def(t)) })
+	t.Run("AppendLoadRoundTrip", func(t *testing.T) { testRoundTrip(t, def(t)) })
+	t.Run("CreateExisting", func(t *testing.T) { testCreateExisting(t, def(t)) })
+	t.Run("UnknownAndInvalidIDs", func(t *testing.T) { testUnknownIDs(t, def(t)) })
+	t.Run("OpenResumes", func(t *testing.T) { testOpenResumes(t, def(t)) })
+	t.Run("SingleWriter", func(t *testing.T) { testSingleWriter(t, def(t)) })
+	t.Run("ClosedLog", func(t *testing.T) { testClosed(t, def(t)) })
+	t.Run("List", func(t *testing.T) { testList(t, def(t)) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, def(t)) })
+	t.Run("ConcurrentAppend", func(t *testing.T) { testConcurrent(t, def(t)) })
+	t.Run("UnknownEventType", func(t *testing.T) { testUnknownType(t, def(t)) })
+	t.Run("CancelledContext", func(t *testing.T) { testCancelled(t, def(t)) })
+	t.Run("DeleteOpen", func(t *testing.T) { testDeleteOpen(t, def(t)) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, def(t)) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, def(t)) })
+	t.Run("LinesBoundedByDefault", func(t *testing.T) { testDefaultBound(t, def(t)) })
+	t.Run("BackslashInWorkspace", func(t *testing.T) { testBackslashWorkspace(t, def(t)) })
+	const max = 4096
+	t.Run("LargerEventRefusedWhole", func(t *testing.T) { testRefusedWhole(t, newStore(t, max), max) })
+	t.Run("EventAtTheLimit", func(t *testing.T) { testAtTheLimit(t, newStore(t, max), max) })
+	t.Run("AnyEventType", func(t *testing.T) { testAnyTypeBounded(t, newStore(t, max), max) })
 }
 
-// SamplePayloads returns one payload of every type this build writes,
+// samplePayloads returns one payload of every type this build writes,
 // with the characters that JSON escapes in their text.
-func SamplePayloads() []session.Payload {
+func samplePayloads() []session.Payload {
 	exit := 0
 	return []session.Payload{
 		&session.SystemPrompt{Text: "You are terse."},
@@ -74,8 +85,8 @@ func testCreate(t *testing.T, s session.Store) {
 	require.NoError(t, err)
 	defer log.Close()
 	h := log.Header()
-	assert.True(t, session.ValidID(h.ID), "generated id %q", h.ID)
-	assert.Equal(t, session.FormatVersion, h.Format)
+	assert.True(t, storekit.ValidID(h.ID), "generated id %q", h.ID)
+	assert.Equal(t, storekit.FormatVersion, h.Format)
 	assert.Equal(t, "/ws/a", h.Cwd)
 	assert.False(t, h.Created.IsZero())
 
@@ -96,7 +107,7 @@ func testRoundTrip(t *testing.T, s session.Store) {
 	log, err := s.Create(ctx(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	defer log.Close()
-	payloads := SamplePayloads()
+	payloads := samplePayloads()
 	var written []session.Event
 	for i := 0; i < len(payloads); i += 3 {
 		evs, err := log.Append(ctx(), payloads[i:min(i+3, len(payloads))]...)
@@ -285,7 +296,7 @@ func testUnknownType(t *testing.T, s session.Store) {
 	assert.JSONEq(t, `{"x":1}`, string(u.Data))
 	require.Len(t, tr.Warnings, 1)
 	assert.Contains(t, tr.Warnings[0].Message, "from_the_future")
-	h := session.BuildHistory(tr.Events)
+	h := new(session.History).Add(tr.Events...)
 	assert.Equal(t, 1, len(h.Messages()), "history skips the unknown event")
 }
 

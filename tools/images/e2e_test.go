@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/attachments"
@@ -82,11 +83,11 @@ func TestReadImageEndToEnd(t *testing.T) {
 	p := filepath.Join(logs, "attachments", "sha256", strings.TrimPrefix(img.Digest, "sha256:"))
 	onDisk, err := os.ReadFile(p)
 	require.NoError(t, err)
-	assert.Equal(t, img.Digest, attachments.Digest(onDisk))
+	assert.Equal(t, img.Digest, attdigest.Of(onDisk))
 	assert.Equal(t, img.Size, int64(len(onDisk)))
 
 	// The log holds the reference, never the bytes.
-	logBytes, err := os.ReadFile(filepath.Join(store.Dir(), s.Header().ID+".jsonl"))
+	logBytes, err := os.ReadFile(filepath.Join(logs, s.Header().ID+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logBytes), img.Digest)
 	assert.NotContains(t, string(logBytes), base64.StdEncoding.EncodeToString(onDisk[:48]))
@@ -117,7 +118,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	tr, err := store.Load(context.Background(), s.Header().ID)
 	require.NoError(t, err)
 	var found bool
-	for _, m := range session.BuildHistory(tr.Events).Messages() {
+	for _, m := range new(session.History).Add(tr.Events...).Messages() {
 		for _, b := range m.Content {
 			if b.Type == harness.BlockToolResult {
 				for _, c := range b.ToolResult.Content {

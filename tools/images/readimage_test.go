@@ -24,6 +24,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fs/fstest"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session/attachments"
@@ -97,13 +98,13 @@ type fixture struct {
 
 // countingAttachments counts the distinct attachments put into it.
 type countingAttachments struct {
-	*attachments.Memory
+	*attachments.Store
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
 func (c *countingAttachments) Put(ctx context.Context, data []byte) (string, error) {
-	d, err := c.Memory.Put(ctx, data)
+	d, err := c.Store.Put(ctx, data)
 	if err == nil {
 		c.mu.Lock()
 		c.seen[d] = true
@@ -123,7 +124,7 @@ func newFixture(t *testing.T, input ...harness.Modality) *fixture {
 	root := t.TempDir()
 	local, err := fslocal.New(root)
 	require.NoError(t, err)
-	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: &countingAttachments{Memory: attachments.NewMemory(), seen: map[string]bool{}}}
+	f := &fixture{root: root, fsys: &countingFS{FileSystem: local}, att: &countingAttachments{Store: attachments.NewMemory(), seen: map[string]bool{}}}
 	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })
 	if input == nil {
@@ -186,7 +187,7 @@ func TestReadImageHappyPaths(t *testing.T) {
 			assert.Equal(t, res.Content[0].Text, strings.Join([]string{abs + ": " + c.mt, ", ", dims(c.w, c.h), " px, ", itoa(len(c.data)), " bytes."}, ""))
 			img := res.Content[1].Image
 			require.NotNil(t, img)
-			assert.Equal(t, harness.Image{Digest: attachments.Digest(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
+			assert.Equal(t, harness.Image{Digest: attdigest.Of(c.data), MediaType: c.mt, Width: c.w, Height: c.h, Size: int64(len(c.data)), Name: abs}, *img)
 			stored, err := f.att.Get(ctx, img.Digest)
 			require.NoError(t, err)
 			assert.Equal(t, c.data, stored, "within budget, the stored bytes are the file's")

@@ -34,7 +34,7 @@ type Env struct {
 	// Output is Env.Output: an in-memory output store (spill).
 	Output *spill.Memory
 	// Attachments is Env.Attachments: an in-memory attachment store.
-	Attachments *attachments.Memory
+	Attachments *attachments.Store
 
 	logs  *logBuffer
 	calls atomic.Int64

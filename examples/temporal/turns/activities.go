@@ -90,7 +90,7 @@ func (a *Activities) open(ctx context.Context, id string) (*opened, error) {
 		}
 		return nil, fmt.Errorf("opening session %s: %w", id, err)
 	}
-	return &opened{log: log, events: tr.Events, hist: session.BuildHistory(tr.Events)}, nil
+	return &opened{log: log, events: tr.Events, hist: new(session.History).Add(tr.Events...)}, nil
 }
 
 func (o *opened) close(err *error) {

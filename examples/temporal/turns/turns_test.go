@@ -218,7 +218,7 @@ func TestAppendUserIsIdempotent(t *testing.T) {
 		_, err := env.ExecuteActivity(turns.ActAppendUser, in)
 		require.NoError(t, err)
 	}
-	h := session.BuildHistory(f.events(t, "s1"))
+	h := new(session.History).Add(f.events(t, "s1")...)
 	assert.Equal(t, 1, h.Turns())
 
 	_, err := env.ExecuteActivity(turns.ActAppendUser, turns.TurnInput{SessionID: "s1", Turn: 1, Prompt: "another"})
@@ -267,7 +267,7 @@ func TestWorkflowTurn(t *testing.T) {
 
 	res = runWorkflow(t, f, turns.TurnInput{SessionID: "s1", Turn: 2, Prompt: "thanks"})
 	assert.Equal(t, "You said: thanks", res.Answer)
-	h := session.BuildHistory(f.events(t, "s1"))
+	h := new(session.History).Add(f.events(t, "s1")...)
 	assert.Equal(t, 2, h.Turns())
 	end, _ := h.Repair()
 	assert.Nil(t, end, "the last turn ended: nothing to repair")
@@ -309,7 +309,7 @@ func TestWorkflowResumesCutOffTurn(t *testing.T) {
 	assert.False(t, res.Calls[0].Ran)
 	assert.True(t, res.Calls[1].Ran)
 	assert.Equal(t, []string{"s1", calls[1].ID, "|"}, f.lines(t), "only the call that had not started ran")
-	assert.Equal(t, 1, session.BuildHistory(f.events(t, "s1")).Turns())
+	assert.Equal(t, 1, new(session.History).Add(f.events(t, "s1")...).Turns())
 }
 
 // TestToolCallCutOffIsOutcomeUnknown: a side-effecting call whose

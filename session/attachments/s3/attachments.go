@@ -12,7 +12,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/s3kit"
-	"github.com/go-harness/harness/session/attachments"
 )
 
 // Attachments is an attachment store in a bucket of an S3-compatible
@@ -84,7 +83,7 @@ func (a *Attachments) Put(ctx context.Context, data []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	digest := attachments.Digest(data)
+	digest := attdigest.Of(data)
 	key := a.key(digest)
 	if info, err := a.client.StatObject(ctx, a.bucket, key, minio.StatObjectOptions{}); err == nil && info.Size == int64(len(data)) {
 		return digest, nil // stored already; Get verifies what it reads
@@ -136,7 +135,7 @@ func (a *Attachments) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, a.getErr(ctx, digest, err)
 	}
-	if got := attachments.Digest(data); got != digest {
+	if got := attdigest.Of(data); got != digest {
 		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf(
 			"attachments/s3: stored attachment %s holds bytes hashing to %s", digest, got)}
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/internal/s3test"
-	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/session/attachments/s3"
 	"github.com/go-harness/harness/session/sessiontest"
 )
@@ -35,7 +35,7 @@ func TestContentAddressed(t *testing.T) {
 	data := []byte("\x89PNG\r\n\x1a\n fake image")
 	d, err := a.Put(ctx, data)
 	require.NoError(t, err)
-	assert.Equal(t, attachments.Digest(data), d)
+	assert.Equal(t, attdigest.Of(data), d)
 	key := "img/sha256/" + strings.TrimPrefix(d, "sha256:")
 	info, err := c.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
 	require.NoError(t, err, "one object named by the digest")

@@ -11,6 +11,6 @@
 // nothing; Get hashes what it reads and refuses bytes that do not match
 // their digest (harness.CodeCorruptAttachment).
 //
-// It imports harness, session/attachments (the digest rules) and the MinIO client
+// It imports harness, the module's internal digest rules and the MinIO client
 // (github.com/minio/minio-go/v7); nothing of tools, spill or agent.
 package s3

@@ -1,7 +1,8 @@
 // Package storekit holds the rules every session store follows alike,
 // the stores of package session and those kept elsewhere (a database):
-// how a new session is named, how a listing titles a session, and how
-// the logs of a JSONL directory are listed.
+// the log format version they write, the default bound on a log line,
+// which ids name a session and how a new one is named, how a listing
+// titles a session, and how the logs of a JSONL directory are listed.
 //
 // It imports only the standard library.
 package storekit
@@ -12,10 +13,35 @@ import (
 	"errors"
 	iofs "io/fs"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 )
+
+// FormatVersion is the newest log format this build writes and reads; a
+// header of a newer one is refused.
+const FormatVersion = 1
+
+// DefaultMaxLineSize is the longest log line, in bytes without the
+// newline, that a store accepts unless it is told otherwise.
+const DefaultMaxLineSize = 16 << 20
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ValidID reports whether id can name a session: letters, digits, '_',
+// '-' and '.', not starting with a punctuation mark, without "..", at
+// most 128 bytes.
+func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
+
+// LogDir is what the JSONL store of package session tells package search
+// about its files (through a method only packages of session can name the
+// result of): the directory holding <id>.jsonl logs, and the longest line
+// the store writes or reads.
+type LogDir struct {
+	Path    string
+	MaxLine int
+}
 
 // NewID returns a new session id: the UTC creation time to the second
 // and 12 random hex digits, so that ids sort by creation time.

@@ -54,3 +54,25 @@ func TestLogFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none, "a missing directory holds no logs")
 }
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"20261129-192228-3f9a1c2b7d4e": true,
+		"a":                            true,
+		"a.b_c-d":                      true,
+		strings.Repeat("a", 128):       true,
+		strings.Repeat("a", 129):       false,
+		"":                             false,
+		".hidden":                      false,
+		"-flag":                        false,
+		"a..b":                         false,
+		"../etc/passwd":                false,
+		"a/b":                          false,
+		`a\b`:                          false,
+		"a b":                          false,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func nextTurn(ctx context.Context, url, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return session.BuildHistory(tr.Events).Turns() + 1, nil
+	return new(session.History).Add(tr.Events...).Turns() + 1, nil
 }
 
 // quiet discards the Temporal client's log.
