@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,7 +261,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 			store := newAttachments()
 			screenshot := tools.Define(tools.Spec{Name: "screenshot", Description: "Take a screenshot."},
 				func(ctx context.Context, c *tools.Call, in shotIn) (*harness.ToolResult, error) {
-					if !c.Env.ModelInput.Accepts(harness.ModalityImage) {
+					if !slices.Contains(c.Env.ModelInput, harness.ModalityImage) {
 						return harness.TextResult("[screenshot not taken: the model cannot see images]"), nil
 					}
 					d, err := c.Env.Attachments.Put(ctx, pngBytes)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -84,7 +85,7 @@ type readImageArgs struct {
 // anyway, every call is refused with codeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
-// current model declares image input (Env.ModelInput.Accepts; a model whose
+// current model declares image input (ModalityImage in Env.ModelInput; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
 // with codeImageInputUnsupported, telling the model to switch to
 // an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
@@ -139,7 +140,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		return nil, unsupportedExt(given)
 	}
 	env := call.Env
-	if !env.ModelInput.Accepts(harness.ModalityImage) {
+	if !slices.Contains(env.ModelInput, harness.ModalityImage) {
 		return nil, &harness.Error{Code: codeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}

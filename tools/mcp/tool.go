@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -190,7 +191,7 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 	if uri != "" {
 		what = uri + ", " + what
 	}
-	if env == nil || !env.ModelInput.Accepts(harness.ModalityImage) {
+	if env == nil || !slices.Contains(env.ModelInput, harness.ModalityImage) {
 		return []harness.Block{harness.TextBlock(fmt.Sprintf("[image omitted (%s): the current model does not accept image input]", what))}
 	}
 	if env.Attachments == nil {

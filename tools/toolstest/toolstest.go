@@ -57,7 +57,7 @@ func NewEnv() *Env {
 		SessionID:   "test",
 		Cwd:         Root,
 		FS:          e.FS,
-		ModelInput:  harness.Modalities{harness.ModalityText},
+		ModelInput:  []harness.Modality{harness.ModalityText},
 		Turn:        1,
 		State:       &tools.State{},
 		Output:      e.Output,

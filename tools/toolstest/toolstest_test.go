@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,8 +96,7 @@ func TestEnvParts(t *testing.T) {
 	assert.Same(t, env.Attachments, env.Env.Attachments)
 	assert.Equal(t, toolstest.Root, env.Env.Cwd)
 	assert.Equal(t, toolstest.Root, env.FS.Root())
-	assert.True(t, env.Env.ModelInput.Accepts(harness.ModalityText))
-	assert.False(t, env.Env.ModelInput.Accepts(harness.ModalityImage))
+	assert.False(t, slices.Contains(env.Env.ModelInput, harness.ModalityImage))
 
 	digest, err := env.Env.Attachments.Put(ctx, []byte("png"))
 	require.NoError(t, err)
