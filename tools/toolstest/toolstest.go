@@ -114,7 +114,7 @@ func (e *Env) Call(ctx context.Context, tool tools.Tool, args any) (*harness.Too
 	if res := reg.Check(call); res != nil {
 		return res, nil
 	}
-	return toolexec.Executor().Handle(ctx, call), nil
+	return toolexec.Executor()(ctx, call), nil
 }
 
 // Logs returns what tools logged through Env.Logger so far, one record a
