@@ -221,7 +221,7 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 		label = "image from " + server
 	}
 	line := fmt.Sprintf("%s: %s, %dx%d px", label, n.MediaType, n.Width, n.Height)
-	if n.Downscaled() {
+	if n.Scale() > 1 {
 		line += fmt.Sprintf(", downscaled from %dx%d px (multiply coordinates by %s)", n.SourceWidth, n.SourceHeight, strconv.FormatFloat(n.Scale(), 'g', 4, 64))
 	}
 	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: label}
