@@ -90,7 +90,7 @@ func TestToolResultHelpers(t *testing.T) {
 	assert.Equal(t, &harness.ToolResult{IsError: true, Code: harness.CodeNotFound,
 		Content: []harness.Block{harness.TextBlock("no file here")}}, r)
 	r = &harness.ToolResult{Content: []harness.Block{
-		harness.ImageBlock(harness.Image{Digest: "sha256:00"}), harness.TextBlock("a"), harness.TextBlock("bc"),
+		harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:00"}}, harness.TextBlock("a"), harness.TextBlock("bc"),
 	}}
 	assert.Equal(t, "a\nbc", r.Text())
 	var none *harness.ToolResult
@@ -114,7 +114,7 @@ func TestJSON(t *testing.T) {
 		want string
 	}{
 		"text block":  {harness.TextBlock("hi"), `{"type":"text","text":"hi"}`},
-		"image block": {harness.ImageBlock(harness.Image{Digest: "sha256:ab", MediaType: "image/png", Width: 1, Height: 2, Size: 3, Name: "/w/x.png"}), `{"type":"image","image":{"digest":"sha256:ab","media_type":"image/png","width":1,"height":2,"size":3,"name":"/w/x.png"}}`},
+		"image block": {harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:ab", MediaType: "image/png", Width: 1, Height: 2, Size: 3, Name: "/w/x.png"}}, `{"type":"image","image":{"digest":"sha256:ab","media_type":"image/png","width":1,"height":2,"size":3,"name":"/w/x.png"}}`},
 		"tool call":   {harness.Block{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c", Name: "n", Arguments: "{"}}, `{"type":"tool_call","tool_call":{"id":"c","name":"n","arguments":"{"}}`},
 		"logged result (no call id)": {harness.ToolResult{Content: []harness.Block{harness.TextBlock("x")}, IsError: true, Code: "exit",
 			Render: &harness.Render{Kind: harness.RenderTerminal, Terminal: &harness.Terminal{Command: "ls", ExitCode: &exit, Status: "exited"}},

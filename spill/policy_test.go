@@ -156,7 +156,7 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 
 func TestErrorsAndImages(t *testing.T) {
 	store := newMemory(t)
-	img := harness.ImageBlock(harness.Image{Digest: "sha256:ab", MediaType: "image/png"})
+	img := harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:ab", MediaType: "image/png"}}
 	res := &harness.ToolResult{
 		IsError: true, Code: "exit_status",
 		Content: []harness.Block{harness.TextBlock(lines(1000)), img, harness.TextBlock(lines(1000))},

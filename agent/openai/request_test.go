@@ -150,8 +150,8 @@ func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 	return []harness.Message{
 		userText("look at these"),
 		{Role: harness.RoleAssistant, Content: []harness.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
-		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
-		result("c2", "read_image", harness.ImageBlock(other)),
+		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.Block{Type: harness.BlockImage, Image: new(shot)}),
+		result("c2", "read_image", harness.Block{Type: harness.BlockImage, Image: new(other)}),
 		userText("<system-reminder>\na reminder\n</system-reminder>"),
 	}
 }
@@ -269,7 +269,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 						return nil, err
 					}
 					return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("captured " + in.Path),
-						harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
+						harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path}}}}, nil
 				})
 			p := newProvider(t,
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),

@@ -176,9 +176,9 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		l.Observe(p, info.Version)
 	}
 	line := summary(p, n)
-	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
+	img := &harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
 	return &harness.ToolResult{
-		Content: []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)},
+		Content: []harness.Block{harness.TextBlock(line), {Type: harness.BlockImage, Image: img}},
 		Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "read_image " + p, Text: line},
 		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: info.Version, Complete: true}},
 	}, nil

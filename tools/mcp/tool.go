@@ -224,8 +224,8 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 	if n.Scale() > 1 {
 		line += fmt.Sprintf(", downscaled from %dx%d px (multiply coordinates by %s)", n.SourceWidth, n.SourceHeight, strconv.FormatFloat(n.Scale(), 'g', 4, 64))
 	}
-	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: label}
-	return []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)}
+	img := &harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: label}
+	return []harness.Block{harness.TextBlock(line), {Type: harness.BlockImage, Image: img}}
 }
 
 // appendStructured adds the structured result as compact JSON, unless the
