@@ -12,8 +12,11 @@ package harness
 // as its text: tools/shell ("no_shell", "sandbox_denied", ...),
 // tools/images ("corrupt_image", ...), tools/sessiontools
 // ("outside_workspace", "no_workspace") and tools/mcp
-// ("unknown_server", "server_unavailable"). It is still a Code: match it
-// with errors.Is(err, harness.Code("no_shell")).
+// ("unknown_server", "server_unavailable", "invalid_config"). So is a
+// code only one package reports and nothing outside it compares: agent
+// ("denied", "nothing_pending", "internal") and agent/replay
+// ("replay_drift"). It is still a Code: match it with
+// errors.Is(err, harness.Code("no_shell")).
 
 // Dispatch: what the loop and the tool registry report about a call.
 const (
@@ -37,12 +40,6 @@ const (
 	CodeNotRun Code = "not_run"
 	// CodeOutcomeUnknown: the session stopped while the call ran.
 	CodeOutcomeUnknown Code = "outcome_unknown"
-	// CodeDenied: the call was not run because a permission rule, the
-	// permission mode or the user denied it.
-	CodeDenied Code = "denied"
-	// CodeNothingPending: an answer was given for calls awaiting
-	// approval, but none (or not that one) awaits it.
-	CodeNothingPending Code = "nothing_pending"
 )
 
 // File system: what a FileSystem operation reports.
@@ -156,13 +153,6 @@ const (
 	CodeSandboxUnavailable Code = "sandbox_unavailable"
 )
 
-// MCP: what tools/mcp reports.
-const (
-	// CodeInvalidConfig: an MCP server configuration (a .mcp.json file)
-	// is malformed; the message names the bad field.
-	CodeInvalidConfig Code = "invalid_config"
-)
-
 // The loop and everything else.
 const (
 	// CodeBusy: a turn is already running in the session, or the
@@ -173,12 +163,6 @@ const (
 	// CodeNotStopped: a running turn did not stop within the time Close
 	// waits for it, or processes a tool started survived being stopped.
 	CodeNotStopped Code = "not_stopped"
-	// CodeReplayDrift: a replayed session's live request differs from
-	// the one recorded.
-	CodeReplayDrift Code = "replay_drift"
-	// CodeInternal: the harness recovered from a panic: a bug, not a
-	// problem with the model, the request or the conversation.
-	CodeInternal Code = "internal"
 	// CodeUnknown: a failure with no code of its own.
 	CodeUnknown Code = "unknown"
 )

@@ -11,7 +11,7 @@
 //     host UIs and the [FileAccess] records that let history pruning prove
 //     a read superseded;
 //   - token [Usage], advisory [Reminder] text, and the [Modality] values a
-//     model accepts with the one rule for "accepts" ([Modalities.Accepts]);
+//     model accepts (text always; anything else when listed);
 //   - failures: [Error], a [Code] from one list ([CodeNotFound],
 //     [CodeRateLimit], ...), and [CodeOf].
 //

@@ -66,11 +66,9 @@ type Block struct {
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
 }
 
-// TextBlock returns a text block.
+// TextBlock returns a text block. An image block is the literal
+// Block{Type: BlockImage, Image: &img}.
 func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
-
-// ImageBlock returns an image block referring to img.
-func ImageBlock(img Image) Block { return Block{Type: BlockImage, Image: &img} }
 
 // Image refers to an image held in an attachment store. The session log
 // keeps the reference; the bytes are fetched by digest when a request is

@@ -1,7 +1,5 @@
 package harness
 
-import "slices"
-
 // Usage counts the tokens of one model call or a sum of calls.
 type Usage struct {
 	// InputTokens counts every prompt token, cached or not.
@@ -25,9 +23,6 @@ func (u *Usage) Add(o Usage) {
 	u.ReasoningTokens += o.ReasoningTokens
 }
 
-// Total returns input plus output tokens.
-func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
-
 // Reminder is advisory text the harness adds for the model after a
 // step's tool results (a repeated-call warning, say). The model sees it
 // as user text, and it is logged like everything the model sees.
@@ -37,7 +32,12 @@ type Reminder struct {
 	Text   string `json:"text"`
 }
 
-// Modality is a kind of input a model can take.
+// Modality is a kind of input a model can take. A model declares the
+// modalities it takes as a []Modality (model.Info.Input, which tools see
+// as tools.Env.ModelInput). Text is always accepted, listed or not; any
+// other modality only when listed, so a model whose capabilities are
+// unknown (nothing listed) takes text only. Ask with
+// slices.Contains(input, harness.ModalityImage).
 type Modality string
 
 // Modalities.
@@ -45,14 +45,3 @@ const (
 	ModalityText  Modality = "text"
 	ModalityImage Modality = "image"
 )
-
-// Modalities lists the input modalities a model declares. Unknown
-// capabilities are not listed.
-type Modalities []Modality
-
-// Accepts reports whether a model declaring ms takes input of modality
-// m. Text is always accepted; any other modality only when listed. It is
-// the one rule: the loop, model adapters and tools all ask it.
-func (ms Modalities) Accepts(m Modality) bool {
-	return m == ModalityText || slices.Contains(ms, m)
-}

@@ -214,7 +214,7 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 			res = toolexec.PanicResult(call, p)
 		}
 	}()
-	res = t.l.handler.Handle(context.WithValue(ctx, turnKey{}, t), call)
+	res = t.l.handler(context.WithValue(ctx, turnKey{}, t), call)
 	if res == nil {
 		res = toolexec.Normalize(call, nil, nil)
 	}
@@ -263,5 +263,5 @@ func (t *turn) safeObserve(o tools.StepObserver, st *tools.Step) (out []harness.
 			out = nil
 		}
 	}()
-	return o.ObserveStep(context.WithoutCancel(t.ctx), st)
+	return o(context.WithoutCancel(t.ctx), st)
 }

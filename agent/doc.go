@@ -57,11 +57,11 @@
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// a *harness.Error with harness.CodeInternal instead of reaching the host.
+// a *harness.Error with code "internal" instead of reaching the host.
 //
 // Every call can be decided before it runs ([WithPermissions], rules and
 // modes of package tools/permission): allowed calls run, denied ones get
-// a result the model reads (harness.CodeDenied: what was denied, by
+// a result the model reads (code "denied": what was denied, by
 // which rule or by the user, and not to retry it), and calls that need
 // an answer go to a synchronous approver ([WithApprover]) or pause the
 // turn: it ends with reason awaiting_approval after an [ApprovalRequest],

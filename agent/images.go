@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-harness/harness"
@@ -215,7 +216,7 @@ func (t *turn) projectImages(req *model.Request) *model.Request {
 	if err != nil {
 		cache = nil
 	}
-	req.Messages = projectImages(req.Messages, t.model.Info().Input.Accepts(harness.ModalityImage),
+	req.Messages = projectImages(req.Messages, slices.Contains(t.model.Info().Input, harness.ModalityImage),
 		req.Images != nil, imageBudget{Count: t.l.cfg.context.MaxImages, Bytes: t.l.cfg.context.MaxImageBytes}, cache)
 	return req
 }

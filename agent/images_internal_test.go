@@ -21,7 +21,7 @@ func imageHistory() []harness.Message {
 		{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("see"), {Type: harness.BlockImage, Image: img("u.png")}}},
 		{Role: harness.RoleAssistant, Content: []harness.Block{{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "read_image", Arguments: "{}"}}}},
 		{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
-			CallID: "c1", Name: "read_image", Content: []harness.Block{harness.TextBlock("image/png"), harness.ImageBlock(*img("t.png"))}}}}},
+			CallID: "c1", Name: "read_image", Content: []harness.Block{harness.TextBlock("image/png"), harness.Block{Type: harness.BlockImage, Image: new(*img("t.png"))}}}}}},
 		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("plain")}},
 	}
 }

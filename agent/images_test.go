@@ -34,7 +34,7 @@ func snapTool() tools.Tool {
 			}
 			return &harness.ToolResult{Content: []harness.Block{
 				harness.TextBlock("took " + in.Name),
-				harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}),
+				harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: d, MediaType: "image/png", Width: 4, Height: 3, Size: 1000, Name: in.Name}},
 			}}, nil
 		})
 }
@@ -56,7 +56,7 @@ func requestImages(req *model.Request) []string {
 		for _, b := range m.Content {
 			switch b.Type {
 			case harness.BlockImage:
-				note(harness.ImageBlock(*b.Image))
+				note(harness.Block{Type: harness.BlockImage, Image: new(*b.Image)})
 			case harness.BlockText:
 				note(harness.TextBlock(b.Text))
 			case harness.BlockToolResult:
@@ -93,7 +93,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 		agent.WithAttachments(att), agent.WithSessionStore(store))
 
 	userImg := harness.Image{Digest: attdigest.Of([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
-	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))
+	end := runContent(t, s, harness.TextBlock("look"), harness.Block{Type: harness.BlockImage, Image: new(userImg)})
 	require.Equal(t, session.ReasonCompleted, end.Reason)
 	reqs := seeing.Requests()
 	require.Len(t, reqs, 2)
@@ -132,7 +132,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 func TestImagesWithoutAttachmentStore(t *testing.T) {
 	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
-	runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(harness.Image{Digest: attdigest.Of(nil), MediaType: "image/png", Name: "a.png"}))
+	runContent(t, s, harness.TextBlock("look"), harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: attdigest.Of(nil), MediaType: "image/png", Name: "a.png"}})
 	req := m.Requests()[0]
 	assert.Equal(t, []string{"placeholder:a.png"}, requestImages(req))
 	assert.Contains(t, mustJSON(req.Messages), "no attachment store is configured")

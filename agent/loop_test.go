@@ -340,7 +340,7 @@ func TestRetry(t *testing.T) {
 }
 
 func TestRemindersFromObservers(t *testing.T) {
-	obs := observeStep(func(ctx context.Context, st *tools.Step) []harness.Reminder {
+	obs := tools.StepObserver(func(ctx context.Context, st *tools.Step) []harness.Reminder {
 		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
@@ -554,11 +554,4 @@ func TestMarshalEventKeepsHTMLCharacters(t *testing.T) {
 			assert.Equal(t, agent.KindOf(tt.ev), m["type"])
 		})
 	}
-}
-
-// observeStep adapts a function to a tools.StepObserver.
-type observeStep func(ctx context.Context, step *tools.Step) []harness.Reminder
-
-func (f observeStep) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
-	return f(ctx, step)
 }

@@ -141,7 +141,7 @@ func (s *Session) pendingCalls() map[string]harness.ToolCall {
 // (see Pending) to answers and must answer every waiting call; an answer
 // with Remember adds that rule to the session's allow list. When no turn
 // is paused, or an id does not wait, or one is missing, the only event is
-// a TurnEnd with an error matching harness.CodeNothingPending or
+// a TurnEnd with an error matching codeNothingPending or
 // harness.CodeInvalidArguments, and nothing is logged.
 func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
 	return s.runTurn(ctx, func(t *turn) { t.resumeSafely(answers) })
@@ -168,7 +168,7 @@ func checkAnswers(pz *pause, answers map[string]permission.Answer) error {
 	sort.Strings(missing)
 	switch {
 	case len(unknown) > 0:
-		return &harness.Error{Code: harness.CodeNothingPending, Message: fmt.Sprintf(
+		return &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf(
 			"agent: no call with id %s waits for approval; the waiting calls are %s", strings.Join(unknown, ", "), ids(pz.asked))}
 	case len(missing) > 0:
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf(
@@ -191,7 +191,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	pz := t.s.paused
 	t.s.mu.Unlock()
 	if pz == nil {
-		err := &harness.Error{Code: harness.CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
+		err := &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
@@ -420,7 +420,7 @@ func denialResult(name, reason, by, feedback string) *harness.ToolResult {
 		fmt.Fprintf(&b, " The user said: %q", feedback)
 	}
 	b.WriteString(" Do not retry the same call: take another approach, or ask the user to change the permissions if it is needed.")
-	return &harness.ToolResult{IsError: true, Code: harness.CodeDenied, Content: []harness.Block{harness.TextBlock(b.String())}}
+	return &harness.ToolResult{IsError: true, Code: codeDenied, Content: []harness.Block{harness.TextBlock(b.String())}}
 }
 
 func upperFirst(s string) string {

@@ -87,7 +87,7 @@ func TestPermissionDenyByRule(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	assert.Empty(t, marks(t, file), "a denied call never runs")
 	res := toolResults(m.Requests()[1])[0]
-	assert.Equal(t, harness.CodeDenied, res.Code)
+	assert.Equal(t, harness.Code("denied"), res.Code)
 	assert.Contains(t, resultText(res), "denied by the rule mark")
 	assert.Contains(t, resultText(res), "Do not retry the same call")
 	dec := ofType[*agent.PermissionDecision](evs)
@@ -129,7 +129,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 	assert.Contains(t, asked[0].Decision.Reason, "no rule allows")
 	res := toolResults(m.Requests()[1])
 	assert.Equal(t, "marked one", resultText(res[0]))
-	assert.Equal(t, harness.CodeDenied, res[1].Code)
+	assert.Equal(t, harness.Code("denied"), res[1].Code)
 	assert.Contains(t, resultText(res[1]), "The user denied it")
 	assert.Contains(t, resultText(res[1]), `"not that one"`)
 
@@ -156,7 +156,7 @@ func TestPermissionPlanMode(t *testing.T) {
 	first := m.Requests()[0].Messages
 	assert.Contains(t, first[len(first)-1].Text(), "Plan mode is on", "the model is told it is planning")
 	res := toolResults(m.Requests()[1])
-	assert.Equal(t, harness.CodeDenied, res[0].Code)
+	assert.Equal(t, harness.Code("denied"), res[0].Code)
 	assert.Contains(t, resultText(res[0]), "plan mode is read-only")
 	assert.Equal(t, "echo: b", resultText(res[1]), "calls without side effects run")
 }
@@ -220,7 +220,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
 	assert.Equal(t, harness.CodeInvalidArguments, harness.CodeOf(err))
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {}, "zz": {}}))
-	assert.Equal(t, harness.CodeNothingPending, harness.CodeOf(err))
+	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
 
 	evs, err := runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {Feedback: "skip that"}}))
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	res := toolResults(m2.Requests()[0])
 	require.Len(t, res, 3)
 	assert.Equal(t, "marked approved", resultText(res[0]))
-	assert.Equal(t, harness.CodeDenied, res[1].Code)
+	assert.Equal(t, harness.Code("denied"), res[1].Code)
 	assert.Contains(t, resultText(res[1]), `"skip that"`)
 	assert.Equal(t, "echo: free", resultText(res[2]))
 	assert.Nil(t, s.Pending())
@@ -253,7 +253,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 
 	// Resolving again finds nothing.
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
-	assert.Equal(t, harness.CodeNothingPending, harness.CodeOf(err))
+	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
 }
 
 func TestPauseAbandonedByNewMessage(t *testing.T) {

@@ -215,7 +215,7 @@ func TestSubAgentPermissionEscalationRefused(t *testing.T) {
 	assert.Equal(t, []string{"task", "mark"}, asked, "the child's ask went to the parent's approver")
 	cres := lastToolResults(child)
 	require.Len(t, cres, 1)
-	assert.Equal(t, harness.CodeDenied, cres[0].Code)
+	assert.Equal(t, harness.Code("denied"), cres[0].Code)
 	assert.Equal(t, "I could not mark: denied", lastToolResults(parent)[0].Text())
 	var decided bool
 	for _, se := range ofType[*agent.SubAgentEvent](evs) {
@@ -252,7 +252,7 @@ func TestSubAgentWithoutApproverCannotPause(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	assert.Empty(t, marks(t, file))
 	cres := lastToolResults(child)
-	assert.Equal(t, harness.CodeDenied, cres[0].Code)
+	assert.Equal(t, harness.Code("denied"), cres[0].Code)
 	// The child's model reads why, and that no user denied it.
 	assert.Contains(t, cres[0].Text(), "a sub-agent cannot pause its parent's turn")
 	assert.Contains(t, cres[0].Text(), "needs approval by the rule mark")

@@ -134,7 +134,7 @@ func Deadlines(opts ...Option) (tools.Middleware, error) {
 		return nil, err
 	}
 	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+		return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 			return ds.handle(ctx, call, next)
 		})
 	}, nil
@@ -199,7 +199,7 @@ func (ds *deadlines) handle(ctx context.Context, call *tools.Call, next tools.Ha
 					"tool", call.Name, "call_id", call.ID, "after", time.Since(start).Round(time.Millisecond))
 			}
 		}()
-		res = next.Handle(cctx, call)
+		res = next(cctx, call)
 	}()
 
 	select {

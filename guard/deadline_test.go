@@ -55,12 +55,12 @@ func backstop(t *testing.T, mw tools.Middleware, spec tools.Spec) time.Duration 
 	t.Helper()
 	var left time.Duration
 	before := time.Now()
-	mw(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult {
+	mw(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult {
 		if d, ok := ctx.Deadline(); ok {
 			left = d.Sub(before).Round(time.Second)
 		}
 		return harness.TextResult("ok")
-	})).Handle(context.Background(), &tools.Call{Name: spec.Name, Spec: spec, Env: &tools.Env{}})
+	}))(context.Background(), &tools.Call{Name: spec.Name, Spec: spec, Env: &tools.Env{}})
 	return left
 }
 
@@ -135,8 +135,8 @@ func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *log
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
-	h := ds(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
-	return h.Handle(ctx, call)
+	h := ds(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
+	return h(ctx, call)
 }
 
 func TestToolIgnoringContextIsCutOff(t *testing.T) {

@@ -66,7 +66,7 @@ func ExampleDeadlines() {
 	if err != nil {
 		panic(err)
 	}
-	show := mw(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	show := mw(tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		deadline, _ := ctx.Deadline()
 		fmt.Println(call.Name, time.Until(deadline).Round(time.Minute))
 		return harness.TextResult("ok")
@@ -77,7 +77,7 @@ func ExampleDeadlines() {
 		{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute},
 		{Name: "deploy", Family: tools.FamilyProcess},
 	} {
-		show.Handle(context.Background(), &tools.Call{Name: spec.Name, Spec: spec})
+		show(context.Background(), &tools.Call{Name: spec.Name, Spec: spec})
 	}
 	_, err = guard.Deadlines(guard.WithCancelWait(-time.Second))
 	fmt.Println(err)

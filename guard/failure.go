@@ -63,7 +63,7 @@ func FailureGuard(opts ...Option) (tools.StepObserver, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
-	return g, nil
+	return g.observe, nil
 }
 
 type failureKey struct{ g *failureGuard }
@@ -81,8 +81,8 @@ type streak struct {
 	codes  []harness.Code
 }
 
-// ObserveStep implements tools.StepObserver.
-func (g *failureGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
+// observe is the guard as a tools.StepObserver.
+func (g *failureGuard) observe(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, failureKey{g}, func() *failureState { return &failureState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()

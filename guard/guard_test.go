@@ -49,7 +49,7 @@ func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 		}
 		st.Results = append(st.Results, res)
 	}
-	return o.ObserveStep(context.Background(), st)
+	return o(context.Background(), st)
 }
 
 func texts(rs []harness.Reminder) []string {

@@ -99,7 +99,7 @@ func RepeatGuard(opts ...Option) (tools.StepObserver, error) {
 	if g.err != nil {
 		return nil, g.err
 	}
-	return g, nil
+	return g.observe, nil
 }
 
 type repeatKey struct{ g *repeatGuard }
@@ -113,8 +113,8 @@ type repeatState struct {
 	run   int // numbers runs, so a step's reminders come one per run
 }
 
-// ObserveStep implements tools.StepObserver.
-func (g *repeatGuard) ObserveStep(ctx context.Context, step *tools.Step) []harness.Reminder {
+// observe is the guard as a tools.StepObserver.
+func (g *repeatGuard) observe(ctx context.Context, step *tools.Step) []harness.Reminder {
 	st := loadState(step, repeatKey{g}, func() *repeatState { return &repeatState{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()

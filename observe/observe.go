@@ -298,7 +298,7 @@ func (o *Observer) model(next model.Model) model.Model {
 // tool is the dispatch middleware: an execute_tool span and the tool
 // metrics per call.
 func (o *Observer) tool(next tools.Handler) tools.Handler {
-	return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		start := time.Now()
 		ctx, span := o.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(
@@ -311,7 +311,7 @@ func (o *Observer) tool(next tools.Handler) tools.Handler {
 		if o.cfg.content && span.IsRecording() {
 			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
 		}
-		res := next.Handle(ctx, call)
+		res := next(ctx, call)
 		outcome := "ok"
 		var et string
 		if res != nil && res.IsError {

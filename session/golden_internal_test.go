@@ -35,7 +35,7 @@ func goldenBatches() [][]Payload {
 		{&SystemPrompt{Text: "You are terse. <b>&</b> stay \"literal\"."}},
 		{&UserMessage{Content: []harness.Block{
 			harness.TextBlock("fix the \"quoted\" bug <now> && test\n\tplease — ünïcode ✓ \u2028sep \x1b[31mred"),
-			harness.ImageBlock(img),
+			harness.Block{Type: harness.BlockImage, Image: new(img)},
 		}}},
 		{&ModelRequest{Step: 1, Model: "m1", Fingerprint: Fingerprint{System: "aa", Tools: "bb", History: "cc", Messages: 2}}},
 		{&ModelRetry{Step: 1, Attempt: 1, Code: harness.CodeRateLimit, Message: "429 slow down", DelayMS: 1500}},
@@ -53,7 +53,7 @@ func goldenBatches() [][]Payload {
 		{&ToolStarted{Step: 1, CallID: "c1", Name: "read_file"}, &ToolStarted{Step: 1, CallID: "c2", Name: "bash"}},
 		{&ToolRecord{CallID: "c2", Tool: "bash", Name: "env", Data: json.RawMessage(`{"TERM":"dumb"}`)}},
 		{&ToolFinished{Step: 1, CallID: "c1", Name: "read_file", DurationMS: 3, Result: harness.ToolResult{
-			Content: []harness.Block{harness.TextBlock("1\tpackage a\n"), harness.ImageBlock(img)},
+			Content: []harness.Block{harness.TextBlock("1\tpackage a\n"), harness.Block{Type: harness.BlockImage, Image: new(img)}},
 			Render:  &harness.Render{Kind: harness.RenderLocations, Title: "Read a.go", Locations: []harness.Location{{Path: "/w/a.go", StartLine: 1, EndLine: 1}}},
 			Files:   []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a.go", Version: "v1", StartLine: 1, EndLine: 1, Complete: true}},
 		}}},

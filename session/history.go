@@ -238,7 +238,7 @@ func (h *History) Repair() (*TurnEnded, []Warning) {
 		steps = fmt.Sprintf("in step %d", h.turnSteps)
 	}
 	warnings := []Warning{{Message: fmt.Sprintf("turn %d stopped %s without an end (a crash or a kill); logged as interrupted, with %s and %s used",
-		h.turns, steps, units.Plural(h.turnSteps, "step", "steps"), units.Plural(h.turnUsage.Total(), "token", "tokens"))}}
+		h.turns, steps, units.Plural(h.turnSteps, "step", "steps"), units.Plural(h.turnUsage.InputTokens+h.turnUsage.OutputTokens, "token", "tokens"))}}
 	for _, s := range calls {
 		what := "was not run: it had not started"
 		if s.started {

@@ -67,8 +67,8 @@ func Middleware(opts ...Option) (tools.Middleware, error) {
 		return nil, p.err
 	}
 	return func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
-			res := next.Handle(ctx, call)
+		return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+			res := next(ctx, call)
 			if res == nil || call.Spec.NeverSpill {
 				return res
 			}

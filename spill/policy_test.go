@@ -55,8 +55,8 @@ func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools
 		env.Logger = logs.logger()
 	}
 	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
-	h := middleware(t, opts...)(tools.HandlerFunc(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
-	return h.Handle(context.Background(), call)
+	h := middleware(t, opts...)(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
+	return h(context.Background(), call)
 }
 
 // lines makes text of n numbered lines.
@@ -156,7 +156,7 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 
 func TestErrorsAndImages(t *testing.T) {
 	store := newMemory(t)
-	img := harness.ImageBlock(harness.Image{Digest: "sha256:ab", MediaType: "image/png"})
+	img := harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:ab", MediaType: "image/png"}}
 	res := &harness.ToolResult{
 		IsError: true, Code: "exit_status",
 		Content: []harness.Block{harness.TextBlock(lines(1000)), img, harness.TextBlock(lines(1000))},

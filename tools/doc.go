@@ -20,7 +20,7 @@
 // A [Registry] holds a set of tools and checks a [Call] before it runs:
 // unknown names, malformed JSON and schema violations become error results
 // whose text tells the model what was wrong. Execution goes through a
-// [Handler]; [Middleware] wraps handlers the way net/http middleware wraps
+// [Handler], a function; [Middleware] wraps handlers the way net/http middleware wraps
 // http.Handler, which is how spill, guards and deadlines plug into dispatch.
 //
 // The [Env] is what a tool sees of its session: the session id and working

@@ -46,16 +46,16 @@ func ExampleDefine() {
 // Middleware wraps every call, as net/http middleware wraps handlers.
 func ExampleMiddleware() {
 	logCalls := func(next tools.Handler) tools.Handler {
-		return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
-			res := next.Handle(ctx, call)
+		return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+			res := next(ctx, call)
 			fmt.Printf("%s -> %q\n", call.Name, res.Text())
 			return res
 		})
 	}
-	h := logCalls(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	h := logCalls(tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		return harness.TextResult("pong")
 	}))
-	h.Handle(context.Background(), &tools.Call{Name: "ping"})
+	h(context.Background(), &tools.Call{Name: "ping"})
 	// Output:
 	// ping -> "pong"
 }

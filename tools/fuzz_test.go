@@ -30,7 +30,7 @@ func FuzzCheck(f *testing.F) {
 			}
 			return
 		}
-		out := toolexec.Executor().Handle(context.Background(), call)
+		out := toolexec.Executor()(context.Background(), call)
 		// Values the schema allows but Go cannot hold (an integer beyond
 		// int range) are refused by the tool, with the same code.
 		if out.IsError && out.Code != harness.CodeInvalidArguments {

@@ -7,16 +7,11 @@ import (
 )
 
 // Handler runs a checked call and always returns a result: failures are
-// error results, never a nil result and never a panic.
-type Handler interface {
-	Handle(ctx context.Context, call *Call) *harness.ToolResult
-}
-
-// HandlerFunc adapts a function to a Handler.
-type HandlerFunc func(ctx context.Context, call *Call) *harness.ToolResult
-
-// Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, call *Call) *harness.ToolResult { return f(ctx, call) }
+// error results, never a nil result and never a panic. It is a function,
+// as grpc's UnaryHandler is: the handlers of a dispatch chain are the
+// executor and the closures middleware returns, so a method set would only
+// add an adapter.
+type Handler func(ctx context.Context, call *Call) *harness.ToolResult
 
 // Middleware wraps a Handler, as net/http middleware wraps an
 // http.Handler: it may look at the call before it runs, change or replace

@@ -20,6 +20,4 @@ type Step struct {
 // where advisory guards (repeated calls, failure streaks) plug in: unlike
 // a Middleware, it sees the calls of a step in order even when they ran
 // in parallel. Keep per-session state in Env.State.
-type StepObserver interface {
-	ObserveStep(ctx context.Context, step *Step) []harness.Reminder
-}
+type StepObserver func(ctx context.Context, step *Step) []harness.Reminder

@@ -134,10 +134,10 @@ type Env struct {
 	Cwd string
 	// FS is the session's file system, or nil when none is configured.
 	FS fs.FileSystem
-	// ModelInput lists the input modalities the current model declares:
-	// ask it with ModelInput.Accepts, the one rule the loop and model
-	// adapters use too (text always, anything else when listed).
-	ModelInput harness.Modalities
+	// ModelInput lists the input modalities the current model declares,
+	// by the rule of harness.Modality (text always, anything else when
+	// listed): slices.Contains(ModelInput, harness.ModalityImage).
+	ModelInput []harness.Modality
 	// Turn counts the user messages of the session so far. It changes
 	// exactly when a new user message arrives, which is when advisory
 	// state such as repeated-call counters resets.

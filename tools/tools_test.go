@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestRegistryCheck(t *testing.T) {
 	call, res := check(t, reg, "read", `{"file_path":"a.go","offset":3}`)
 	require.Nil(t, res)
 	assert.Equal(t, "read", call.Spec.Name)
-	out := toolexec.Executor().Handle(context.Background(), call)
+	out := toolexec.Executor()(context.Background(), call)
 	assert.Equal(t, "a.go@3+0", out.Text())
 
 	_, res = check(t, reg, "read", "")
@@ -152,19 +153,19 @@ func TestChainOrder(t *testing.T) {
 	var trace []string
 	mw := func(name string) tools.Middleware {
 		return func(next tools.Handler) tools.Handler {
-			return tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+			return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 				trace = append(trace, "in:"+name)
-				r := next.Handle(ctx, call)
+				r := next(ctx, call)
 				trace = append(trace, "out:"+name)
 				return r
 			})
 		}
 	}
-	h := toolexec.Chain(tools.HandlerFunc(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
+	h := toolexec.Chain(tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		trace = append(trace, "tool")
 		return harness.TextResult("x")
 	}), mw("outer"), nil, mw("inner"))
-	h.Handle(context.Background(), &tools.Call{})
+	h(context.Background(), &tools.Call{})
 	assert.Equal(t, []string{"in:outer", "in:inner", "tool", "out:inner", "out:outer"}, trace)
 }
 
@@ -176,7 +177,7 @@ func TestExecutorRecoversPanics(t *testing.T) {
 	require.NoError(t, err)
 	call := &tools.Call{Name: "boom", Arguments: json.RawMessage(`{}`)}
 	require.Nil(t, reg.Check(call))
-	r := toolexec.Executor().Handle(context.Background(), call)
+	r := toolexec.Executor()(context.Background(), call)
 	assert.Equal(t, harness.CodeToolPanic, r.Code)
 	assert.Contains(t, r.Text(), "kaput")
 }
@@ -207,10 +208,9 @@ func TestState(t *testing.T) {
 	assert.ErrorIs(t, err, harness.CodeClosed)
 }
 
-func TestEnvAccepts(t *testing.T) {
+func TestEnvModelInput(t *testing.T) {
 	var unknown tools.Env
-	assert.False(t, unknown.ModelInput.Accepts(harness.ModalityImage), "unknown capabilities: no images")
-	assert.True(t, unknown.ModelInput.Accepts(harness.ModalityText), "text always, by the one rule the model's Info uses too")
+	assert.False(t, slices.Contains(unknown.ModelInput, harness.ModalityImage), "unknown capabilities: no images")
 	e := &tools.Env{ModelInput: []harness.Modality{harness.ModalityText, harness.ModalityImage}}
-	assert.True(t, e.ModelInput.Accepts(harness.ModalityImage))
+	assert.True(t, slices.Contains(e.ModelInput, harness.ModalityImage))
 }

@@ -29,9 +29,9 @@ type Info struct {
 	// ContextWindow is the context size in tokens; 0 when unknown.
 	ContextWindow int `json:"context_window,omitempty"`
 	// Input lists the input modalities the model declares. Text is
-	// assumed; a modality not listed is treated as unsupported: ask
-	// Input.Accepts, the one rule.
-	Input harness.Modalities `json:"input,omitempty"`
+	// assumed; a modality not listed is treated as unsupported (see
+	// harness.Modality): slices.Contains(Input, harness.ModalityImage).
+	Input []harness.Modality `json:"input,omitempty"`
 }
 
 // Request is one model call.

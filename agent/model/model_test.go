@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,11 +65,9 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-func TestInfoAccepts(t *testing.T) {
+func TestInfoImageInput(t *testing.T) {
 	textOnly := model.Info{Name: "m"}
-	assert.True(t, textOnly.Input.Accepts(harness.ModalityText), "text is assumed")
-	assert.False(t, textOnly.Input.Accepts(harness.ModalityImage))
-	vision := model.Info{Name: "v", Input: harness.Modalities{harness.ModalityImage}}
-	assert.True(t, vision.Input.Accepts(harness.ModalityImage))
-	assert.True(t, vision.Input.Accepts(harness.ModalityText))
+	assert.False(t, slices.Contains(textOnly.Input, harness.ModalityImage))
+	vision := model.Info{Name: "v", Input: []harness.Modality{harness.ModalityImage}}
+	assert.True(t, slices.Contains(vision.Input, harness.ModalityImage))
 }

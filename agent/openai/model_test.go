@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,7 +19,7 @@ func TestCatalogAndInfo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
 		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
-	assert.True(t, ds.Info().Input.Accepts(harness.ModalityImage))
+	assert.True(t, slices.Contains(ds.Info().Input, harness.ModalityImage))
 	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
 
 	pro, err := openai.FromEnv(func(k string) string {
@@ -26,7 +27,7 @@ func TestCatalogAndInfo(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
-	assert.False(t, pro.Info().Input.Accepts(harness.ModalityImage))
+	assert.False(t, slices.Contains(pro.Info().Input, harness.ModalityImage))
 
 	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
 	require.NoError(t, err)
@@ -37,7 +38,7 @@ func TestCatalogAndInfo(t *testing.T) {
 		openai.WithContextWindow(32768), openai.WithInputModalities(harness.ModalityText, harness.ModalityImage))
 	require.NoError(t, err)
 	assert.Equal(t, 32768, declared.Info().ContextWindow)
-	assert.True(t, declared.Info().Input.Accepts(harness.ModalityImage))
+	assert.True(t, slices.Contains(declared.Info().Input, harness.ModalityImage))
 
 	// Info returns a copy.
 	info := declared.Info()

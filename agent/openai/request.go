@@ -652,7 +652,7 @@ func hasImages(msgs []harness.Message) bool {
 // planImages picks the images sent as images: none for a model without
 // image input; otherwise the newest ones that fit the budget.
 func (b *messageBuilder) planImages(msgs []harness.Message) {
-	if !b.m.info.Input.Accepts(harness.ModalityImage) {
+	if !slices.Contains(b.m.info.Input, harness.ModalityImage) {
 		return
 	}
 	var all []*harness.Image
@@ -686,7 +686,7 @@ func (b *messageBuilder) planImages(msgs []harness.Message) {
 // sent. It fails only when ctx ends.
 func (b *messageBuilder) image(img *harness.Image) (dataURL, reason string, err error) {
 	switch {
-	case !b.m.info.Input.Accepts(harness.ModalityImage):
+	case !slices.Contains(b.m.info.Input, harness.ModalityImage):
 		return "", "this model does not accept image input", nil
 	case !acceptedImageTypes[img.MediaType]:
 		return "", "its type is not one the model accepts (PNG, JPEG, GIF, WebP)", nil

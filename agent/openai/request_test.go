@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,8 +150,8 @@ func imageHistory(t *testing.T, store *memAttachments) []harness.Message {
 	return []harness.Message{
 		userText("look at these"),
 		{Role: harness.RoleAssistant, Content: []harness.Block{call("c1", "read_image", `{"file_path":"shot.png"}`), call("c2", "read_image", `{"file_path":"diagram.png"}`)}},
-		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.ImageBlock(shot)),
-		result("c2", "read_image", harness.ImageBlock(other)),
+		result("c1", "read_image", harness.TextBlock("Read shot.png."), harness.Block{Type: harness.BlockImage, Image: new(shot)}),
+		result("c2", "read_image", harness.Block{Type: harness.BlockImage, Image: new(other)}),
 		userText("<system-reminder>\na reminder\n</system-reminder>"),
 	}
 }
@@ -260,7 +261,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 			store := newAttachments()
 			screenshot := tools.Define(tools.Spec{Name: "screenshot", Description: "Take a screenshot."},
 				func(ctx context.Context, c *tools.Call, in shotIn) (*harness.ToolResult, error) {
-					if !c.Env.ModelInput.Accepts(harness.ModalityImage) {
+					if !slices.Contains(c.Env.ModelInput, harness.ModalityImage) {
 						return harness.TextResult("[screenshot not taken: the model cannot see images]"), nil
 					}
 					d, err := c.Env.Attachments.Put(ctx, pngBytes)
@@ -268,7 +269,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 						return nil, err
 					}
 					return &harness.ToolResult{Content: []harness.Block{harness.TextBlock("captured " + in.Path),
-						harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path})}}, nil
+						harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: d, MediaType: "image/png", Size: int64(len(pngBytes)), Name: in.Path}}}}, nil
 				})
 			p := newProvider(t,
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),

@@ -120,7 +120,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
-	assert.Equal(t, harness.CodeReplayDrift, de.Code)
+	assert.Equal(t, harness.Code("replay_drift"), de.Code)
 	assert.Contains(t, de.Message, "model call 1 (turn 1, step 1) drifted from the recording: the system prompt differs")
 }
 

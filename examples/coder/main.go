@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,7 +285,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer mcpSet.Close()
-	withImages := model.Info().Input.Accepts(harness.ModalityImage)
+	withImages := slices.Contains(model.Info().Input, harness.ModalityImage)
 	pol, err := a.policy()
 	if err != nil {
 		return 0, err

@@ -84,7 +84,7 @@ func sampleTurn() []agent.Event {
 			Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "Note"},
 		}},
 		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c6", Name: "look"}, Result: &harness.ToolResult{
-			Content: []harness.Block{harness.ImageBlock(harness.Image{Name: "/ws/shot.png", Width: 4, Height: 3, MediaType: "image/png"})},
+			Content: []harness.Block{harness.Block{Type: harness.BlockImage, Image: &harness.Image{Name: "/ws/shot.png", Width: 4, Height: 3, MediaType: "image/png"}}},
 		}},
 		&agent.ToolCallEnd{Step: 1, Call: harness.ToolCall{ID: "c5", Name: "fetch", Arguments: `{"url":"https://example.com"}`},
 			Result: harness.ErrorResult("timeout", "The request timed out after 30 s. Try again later.")},

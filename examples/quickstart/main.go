@@ -130,7 +130,7 @@ func show(ev agent.Event) {
 		showResult(e.Result)
 	case *agent.TurnEnd:
 		fmt.Printf("\n\n[turn %s after %d steps", e.Reason, e.Steps)
-		if n := e.Usage.Total(); n > 0 {
+		if n := e.Usage.InputTokens + e.Usage.OutputTokens; n > 0 {
 			fmt.Printf(", %d tokens", n)
 		}
 		fmt.Println("]")

@@ -22,7 +22,7 @@ import (
 // Executor returns the innermost handler: it runs the call's tool (as
 // resolved by Registry.Check), turns a returned error into an error result
 // with the error's code, and turns a panic into a CodeToolPanic result.
-func Executor() tools.Handler { return tools.HandlerFunc(execute) }
+func Executor() tools.Handler { return tools.Handler(execute) }
 
 func execute(ctx context.Context, call *tools.Call) (res *harness.ToolResult) {
 	t := call.Tool()

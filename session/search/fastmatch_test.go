@@ -20,7 +20,7 @@ import (
 func fuzzEvent(kind uint8, a, b string) session.Payload {
 	switch kind % 6 {
 	case 0:
-		return &session.UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.ImageBlock(harness.Image{Digest: "sha256:00", Name: b}), harness.TextBlock(b)}}
+		return &session.UserMessage{Content: []harness.Block{harness.TextBlock(a), harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:00", Name: b}}, harness.TextBlock(b)}}
 	case 1:
 		args, _ := json.Marshal(map[string]any{"z": a, "a": []string{b, a}})
 		return &session.AssistantMessage{Step: 1, Content: []harness.Block{

@@ -52,7 +52,7 @@ func (f *fakeData) ReleaseAttachments(_ context.Context, id string, digests []st
 
 func testRetention(t *testing.T, s session.Store) {
 	img := func(d string) harness.Block {
-		return harness.ImageBlock(harness.Image{Digest: d, MediaType: "image/png"})
+		return harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: d, MediaType: "image/png"}}
 	}
 	mk := func(id, cwd string, payloads ...session.Payload) {
 		log, err := s.Create(ctx(), session.Header{ID: id, Cwd: cwd})

@@ -67,7 +67,7 @@ func samplePayloads() []session.Payload {
 		&session.ToolStarted{Step: 1, CallID: "c1", Name: "bash"},
 		&session.ToolRecord{CallID: "c1", Tool: "bash", Name: "env", Data: json.RawMessage(`{"TERM":"dumb"}`)},
 		&session.ToolFinished{Step: 1, CallID: "c1", Name: "bash", DurationMS: 12, Result: harness.ToolResult{
-			Content: []harness.Block{harness.TextBlock("a\nb"), harness.ImageBlock(harness.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9})},
+			Content: []harness.Block{harness.TextBlock("a\nb"), harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:00", MediaType: "image/png", Width: 2, Height: 3, Size: 9}}},
 			IsError: true, Code: "exit", Render: &harness.Render{Kind: harness.RenderTerminal,
 				Terminal: &harness.Terminal{Command: "ls", Cwd: "/w", Output: "a\nb", ExitCode: &exit, Status: "exited"}},
 			Files: []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a", Version: "v1", StartLine: 1, EndLine: 2}},

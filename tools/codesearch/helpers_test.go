@@ -37,7 +37,7 @@ func (r *rig) call(ctx context.Context, name string, args map[string]any) *harne
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}
-	return toolexec.Executor().Handle(ctx, c)
+	return toolexec.Executor()(ctx, c)
 }
 
 func (r *rig) run(name string, args map[string]any) *harness.ToolResult {

@@ -49,7 +49,7 @@ func (r *toolRig) run(name string, args map[string]any) *harness.ToolResult {
 	if res := r.reg.Check(c); res != nil {
 		r.b.Fatal(res.Text())
 	}
-	res := toolexec.Executor().Handle(context.Background(), c)
+	res := toolexec.Executor()(context.Background(), c)
 	if res.IsError {
 		r.b.Fatal(res.Text())
 	}

@@ -53,7 +53,7 @@ func (r *rig) call(name string, args any) *harness.ToolResult {
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}
-	return toolexec.Executor().Handle(context.Background(), c)
+	return toolexec.Executor()(context.Background(), c)
 }
 
 func (r *rig) ok(name string, args any) *harness.ToolResult {
@@ -561,7 +561,7 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}
 	require.Nil(t, r.reg.Check(c))
-	res := toolexec.Executor().Handle(ctx, c)
+	res := toolexec.Executor()(ctx, c)
 	assert.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Contains(t, res.Text(), "cancelled")

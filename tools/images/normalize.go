@@ -49,14 +49,18 @@ const (
 	// limit; a progressive JPEG, a 4:4:4 or CMYK one, or a lossless WebP
 	// fits up to roughly 8 to 20 Mpx.
 	defaultMaxDecodeBytes = 128 << 20
+	// defaultConcurrentDecodes is how many read_image calls decode at
+	// once by default.
+	defaultConcurrentDecodes = 2
 )
 
 // jpegQuality is the quality re-encoded JPEGs are written with.
 const jpegQuality = 90
 
-// Limits bound the images Normalize accepts and the size it sends on.
-// A zero field means its default: 20 MiB, 64,000,000 pixels, 8192 px per
-// side, a 2048 px long edge, 128 MiB to decode.
+// Limits bound the images Normalize accepts and the size it sends on,
+// and how many the read_image tool decodes at once. A zero field means
+// its default: 20 MiB, 64,000,000 pixels, 8192 px per side, a 2048 px
+// long edge, 128 MiB to decode, two decodes at once.
 type Limits struct {
 	// MaxBytes is the largest file accepted, in bytes.
 	MaxBytes int64
@@ -78,12 +82,19 @@ type Limits struct {
 	// 4:4:4 or CMYK one, or a lossless WebP fits up to roughly 8 to 20
 	// Mpx.
 	MaxDecodeBytes int64
+	// ConcurrentDecodes is how many read_image calls of one tool value
+	// may read, decode and store an image at once (2 by default, whatever
+	// the machine). Each may hold up to MaxDecodeBytes plus the file's
+	// bytes, so together they bound the tool's memory; further calls wait
+	// their turn, or give up when their context ends. Normalize, which is
+	// one decode, does not read it.
+	ConcurrentDecodes int
 }
 
 // defaultLimits returns the default limits.
 func defaultLimits() Limits {
 	return Limits{MaxBytes: defaultMaxBytes, MaxPixels: defaultMaxPixels, MaxSide: defaultMaxSide, LongEdge: defaultLongEdge,
-		MaxDecodeBytes: defaultMaxDecodeBytes}
+		MaxDecodeBytes: defaultMaxDecodeBytes, ConcurrentDecodes: defaultConcurrentDecodes}
 }
 
 // withDefaults returns l with its zero fields set to the defaults.
@@ -103,6 +114,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDecodeBytes <= 0 {
 		l.MaxDecodeBytes = d.MaxDecodeBytes
+	}
+	if l.ConcurrentDecodes <= 0 {
+		l.ConcurrentDecodes = d.ConcurrentDecodes
 	}
 	return l
 }
@@ -176,14 +190,10 @@ type Normalized struct {
 	Reencoded bool
 }
 
-// Downscaled reports whether the image was made smaller.
-func (n *Normalized) Downscaled() bool {
-	return n.Width < n.SourceWidth || n.Height < n.SourceHeight
-}
-
 // Scale returns the factor that maps a coordinate in the normalized image
 // to the source image: multiply x and y by it. It is 1 when the image was
-// not downscaled.
+// not downscaled, and above 1 when it was (a downscale always shrinks the
+// longer side), so n.Scale() > 1 asks "was it made smaller?".
 func (n *Normalized) Scale() float64 {
 	a, b := max(n.SourceWidth, n.SourceHeight), max(n.Width, n.Height)
 	if b == 0 || a <= b {
@@ -216,7 +226,7 @@ func (n *Normalized) Scale() float64 {
 // drops metadata.
 //
 // Normalize does not limit how many calls run at once; the read_image
-// tool does (WithConcurrentDecodes).
+// tool does (Limits.ConcurrentDecodes).
 //
 // Errors are *harness.Error values with a stable code, or ctx's error.
 func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {

@@ -88,7 +88,7 @@ func TestNormalizePassThrough(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, c.data, n.Data, "an image within budget passes through byte-identical")
 			assert.False(t, n.Reencoded)
-			assert.False(t, n.Downscaled())
+			assert.False(t, n.Scale() > 1)
 			assert.Equal(t, 1.0, n.Scale())
 			assert.Equal(t, c.mt, n.MediaType)
 			assert.Equal(t, c.mt, n.SourceMediaType)
@@ -129,7 +129,7 @@ func TestNormalizeDownscale(t *testing.T) {
 			require.NoError(t, err)
 			longEdge := c.lim.withDefaults().LongEdge
 			assert.True(t, n.Reencoded)
-			assert.True(t, n.Downscaled())
+			assert.True(t, n.Scale() > 1)
 			assert.Equal(t, c.mt, n.MediaType)
 			assert.Equal(t, [2]int{c.w, c.h}, [2]int{n.Width, n.Height})
 			assert.Equal(t, [2]int{c.sw, c.sh}, [2]int{n.SourceWidth, n.SourceHeight})
@@ -175,7 +175,7 @@ func TestNormalizeGIFFirstFrame(t *testing.T) {
 	n, err := Normalize(bg, "anim.gif", data, Limits{})
 	require.NoError(t, err)
 	assert.True(t, n.Reencoded, "an animated GIF is reduced to its first frame")
-	assert.False(t, n.Downscaled())
+	assert.False(t, n.Scale() > 1)
 	assert.Equal(t, typePNG, n.MediaType)
 	out := decodeOut(t, n)
 	r, g, b, _ := out.At(5, 5).RGBA()
@@ -216,7 +216,7 @@ func TestNormalizeSixteenBitPNG(t *testing.T) {
 	require.Equal(t, byte(16), data[24], "the fixture is a 16-bit PNG")
 	n, err := Normalize(bg, "deep.png", data, Limits{})
 	require.NoError(t, err)
-	assert.True(t, n.Downscaled())
+	assert.True(t, n.Scale() > 1)
 	assert.Equal(t, [2]int{2048, 25}, [2]int{n.Width, n.Height})
 	out := decodeOut(t, n)
 	_, g, _, _ := out.At(1024, 10).RGBA()
@@ -232,7 +232,7 @@ func TestNormalizeCMYKJPEG(t *testing.T) {
 	n, err := Normalize(bg, "print.jpg", data, Limits{})
 	require.NoError(t, err)
 	assert.True(t, n.Reencoded, "CMYK is re-encoded as RGB, which every model reads")
-	assert.False(t, n.Downscaled())
+	assert.False(t, n.Scale() > 1)
 	assert.Equal(t, typeJPEG, n.MediaType)
 	out := decodeOut(t, n)
 	assert.IsType(t, &image.YCbCr{}, out)
@@ -397,7 +397,7 @@ func TestMediaTypeOf(t *testing.T) {
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.withDefaults())
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20, ConcurrentDecodes: 2}, Limits{}.withDefaults())
 	assert.Equal(t, 100, Limits{LongEdge: 100}.withDefaults().LongEdge)
 }
 

@@ -18,13 +18,13 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 	}{
 		{images.WithLimits(images.Limits{MaxBytes: -1}), "WithLimits"},
 		{images.WithLimits(images.Limits{LongEdge: -2048}), "must not be negative"},
-		{images.WithConcurrentDecodes(-1), "WithConcurrentDecodes(-1)"},
+		{images.WithLimits(images.Limits{ConcurrentDecodes: -1}), "ConcurrentDecodes:-1"},
 	} {
 		_, err := tools.NewRegistry(images.ReadImage(tc.opt))
 		require.ErrorIs(t, err, harness.CodeInvalidOption, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	_, err := tools.NewRegistry(images.ReadImage(images.WithLimits(images.Limits{}), images.WithConcurrentDecodes(0)))
+	_, err := tools.NewRegistry(images.ReadImage(images.WithLimits(images.Limits{ConcurrentDecodes: 0})))
 	assert.NoError(t, err, "zero keeps the defaults")
 	assert.Contains(t, images.ReadImage(images.WithLimits(images.Limits{MaxBytes: 5 << 20})).Spec().Description, "5.0 MiB",
 		"the description states the limit in force")

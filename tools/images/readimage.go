@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -18,44 +19,26 @@ import (
 type Option func(*config)
 
 type config struct {
-	lim     Limits
-	decodes int
-	err     error // invalid option values, reported by Validate
+	lim Limits
+	err error // invalid option values, reported by Validate
 	// slots holds a token for every call that is reading, decoding or
 	// storing an image; its capacity is how many may do so at once.
 	slots chan struct{}
 }
 
-// WithLimits sets the limits read_image applies; zero fields keep their
-// defaults (see Limits). A negative field is an error, which the
-// tool's Validate method reports (so tools.NewRegistry refuses the tool).
+// WithLimits sets the limits read_image applies, ConcurrentDecodes
+// included; zero fields keep their defaults (see Limits). A negative
+// field is an error, which the tool's Validate method reports (so
+// tools.NewRegistry refuses the tool).
 func WithLimits(l Limits) Option {
 	return func(c *config) {
-		if l.MaxBytes < 0 || l.MaxPixels < 0 || l.MaxSide < 0 || l.LongEdge < 0 || l.MaxDecodeBytes < 0 {
+		if l.MaxBytes < 0 || l.MaxPixels < 0 || l.MaxSide < 0 || l.LongEdge < 0 || l.MaxDecodeBytes < 0 || l.ConcurrentDecodes < 0 {
 			c.err = errors.Join(c.err, toolexec.OptionError("images: WithLimits(%+v): limits must not be negative (zero keeps a default)", l))
 			return
 		}
 		c.lim = l
 	}
 }
-
-// WithConcurrentDecodes sets how many read_image calls of this tool may
-// read, decode and store an image at once (default 2, whatever the
-// machine; 0 keeps the default, a negative n is an error). Each may hold
-// up to Limits.MaxDecodeBytes plus the file's bytes; further calls wait
-// their turn, or give up when their context ends.
-func WithConcurrentDecodes(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.err = errors.Join(c.err, toolexec.OptionError("images: WithConcurrentDecodes(%d): the number must not be negative (zero keeps the default)", n))
-			return
-		}
-		c.decodes = n
-	}
-}
-
-// defaultConcurrentDecodes is how many calls decode at once by default.
-const defaultConcurrentDecodes = 2
 
 // collectAfter is the estimated decode memory from which a call runs a
 // garbage collection when it is done.
@@ -84,7 +67,7 @@ type readImageArgs struct {
 // anyway, every call is refused with codeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
-// current model declares image input (Env.ModelInput.Accepts; a model whose
+// current model declares image input (ModalityImage in Env.ModelInput; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
 // with codeImageInputUnsupported, telling the model to switch to
 // an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
@@ -95,7 +78,7 @@ type readImageArgs struct {
 // coordinates by when the image was downscaled) plus the image. The read
 // counts as observing the file in the session's ledger (Env.Ledger).
 // Calls are concurrency-safe; at most two of one tool value (see
-// WithConcurrentDecodes) read and decode at once, so concurrent calls on
+// Limits.ConcurrentDecodes) read and decode at once, so concurrent calls on
 // huge images stay within a bounded amount of memory. A call whose decode
 // was estimated at 32 MiB or more runs a garbage collection
 // (runtime.GC) before the next call may start, so that the next decode
@@ -108,10 +91,7 @@ func ReadImage(opts ...Option) tools.Tool {
 		}
 	}
 	c.lim = c.lim.withDefaults()
-	if c.decodes < 1 {
-		c.decodes = defaultConcurrentDecodes
-	}
-	c.slots = make(chan struct{}, c.decodes)
+	c.slots = make(chan struct{}, c.lim.ConcurrentDecodes)
 	return toolexec.Checked(tools.Define(tools.Spec{
 		Name:            "read_image",
 		Description:     c.description(),
@@ -139,7 +119,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		return nil, unsupportedExt(given)
 	}
 	env := call.Env
-	if !env.ModelInput.Accepts(harness.ModalityImage) {
+	if !slices.Contains(env.ModelInput, harness.ModalityImage) {
 		return nil, &harness.Error{Code: codeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
@@ -196,9 +176,9 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 		l.Observe(p, info.Version)
 	}
 	line := summary(p, n)
-	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
+	img := &harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: p}
 	return &harness.ToolResult{
-		Content: []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)},
+		Content: []harness.Block{harness.TextBlock(line), {Type: harness.BlockImage, Image: img}},
 		Render:  &harness.Render{Kind: harness.RenderGeneric, Title: "read_image " + p, Text: line},
 		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: p, Version: info.Version, Complete: true}},
 	}, nil
@@ -208,7 +188,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 func summary(p string, n *Normalized) string {
 	s := fmt.Sprintf("%s: %s, %dx%d px, %d bytes", p, n.MediaType, n.Width, n.Height, len(n.Data))
 	switch {
-	case n.Downscaled():
+	case n.Scale() > 1:
 		s += fmt.Sprintf(". Downscaled from %dx%d px (%s, %d bytes): multiply coordinates in this image by %.4g to get pixel coordinates in the file.",
 			n.SourceWidth, n.SourceHeight, n.SourceMediaType, n.SourceBytes, n.Scale())
 	case n.Reencoded && n.SourceMediaType == typeGIF:

@@ -370,7 +370,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 	for _, c := range []struct {
 		opts  []images.Option
 		slots int
-	}{{nil, 2}, {[]images.Option{images.WithConcurrentDecodes(1)}, 1}, {[]images.Option{images.WithConcurrentDecodes(3)}, 3}} {
+	}{{nil, 2}, {[]images.Option{images.WithLimits(images.Limits{ConcurrentDecodes: 1})}, 1}, {[]images.Option{images.WithLimits(images.Limits{ConcurrentDecodes: 3})}, 3}} {
 		t.Run(itoa(c.slots), func(t *testing.T) {
 			f := newFixture(t)
 			f.write(t, "a.png", pngBytes(t, 30, 20))

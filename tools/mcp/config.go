@@ -93,7 +93,7 @@ func LoadConfig(path string) (*Config, error) {
 // keys are ignored, so files written for other programs load too.
 //
 // A malformed file is a *harness.Error with code
-// harness.CodeInvalidConfig whose message names the bad field.
+// codeInvalidConfig whose message names the bad field.
 func ParseConfig(data []byte) (*Config, error) {
 	return parseConfig(data, os.LookupEnv)
 }
@@ -110,7 +110,7 @@ type rawServer struct {
 }
 
 func configError(format string, args ...any) error {
-	return &harness.Error{Code: harness.CodeInvalidConfig, Message: "mcp: " + fmt.Sprintf(format, args...)}
+	return &harness.Error{Code: codeInvalidConfig, Message: "mcp: " + fmt.Sprintf(format, args...)}
 }
 
 func parseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {

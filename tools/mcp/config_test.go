@@ -67,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 			if c.err != "" {
 				require.Error(t, err)
 				assert.Nil(t, cfg)
-				assert.Equal(t, harness.CodeInvalidConfig, harness.CodeOf(err))
+				assert.Equal(t, codeInvalidConfig, harness.CodeOf(err))
 				assert.Contains(t, err.Error(), c.err)
 				return
 			}
@@ -88,7 +88,7 @@ func TestLoadConfig(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers": {"a": {"args": "x"}}}`), 0o644))
 	_, err = LoadConfig(bad)
-	assert.Equal(t, harness.CodeInvalidConfig, harness.CodeOf(err))
+	assert.Equal(t, codeInvalidConfig, harness.CodeOf(err))
 	assert.ErrorContains(t, err, "mcp: "+bad+": mcpServers.a.args must be")
 
 	_, err = LoadConfig(filepath.Join(dir, "none.json"))
@@ -132,7 +132,7 @@ func FuzzParseConfig(f *testing.F) {
 		cfg, err := parseConfig(data, vars)
 		if err != nil {
 			require.Nil(t, cfg)
-			require.Equal(t, harness.CodeInvalidConfig, harness.CodeOf(err), "every refusal is invalid_config: %v", err)
+			require.Equal(t, codeInvalidConfig, harness.CodeOf(err), "every refusal is invalid_config: %v", err)
 			return
 		}
 		seen := map[string]bool{}

@@ -53,7 +53,7 @@
 // that ignores the end of its input is sent SIGTERM and then killed after
 // the terminate duration ([WithTerminateDuration], one second by default).
 //
-// Failures are *harness.Error values: harness.CodeInvalidConfig for a bad
+// Failures are *harness.Error values: "invalid_config" for a bad
 // configuration, "server_unavailable" for a server that could not
 // be started or stopped, "unknown_server" for a resource call that names
 // no server (these two are this package's own codes, with no constant:

@@ -93,7 +93,7 @@ func names(ts []tools.Tool) []string {
 func env(images bool) *tools.Env {
 	e := &tools.Env{SessionID: "s", Cwd: "/", Logger: slog.New(slog.DiscardHandler), Attachments: attachments.NewMemory()}
 	if images {
-		e.ModelInput = harness.Modalities{harness.ModalityText, harness.ModalityImage}
+		e.ModelInput = []harness.Modality{harness.ModalityText, harness.ModalityImage}
 	}
 	return e
 }

@@ -353,7 +353,7 @@ func TestConnectErrors(t *testing.T) {
 	} {
 		s, err := mcp.Connect(context.Background(), &c.cfg)
 		assert.Nil(t, s)
-		assert.Equal(t, harness.CodeInvalidConfig, harness.CodeOf(err))
+		assert.Equal(t, harness.Code("invalid_config"), harness.CodeOf(err))
 		assert.ErrorContains(t, err, c.want)
 	}
 	for _, opt := range []mcp.Option{mcp.WithConnectTimeout(0), mcp.WithTerminateDuration(-1), mcp.WithMaxRestarts(-1)} {

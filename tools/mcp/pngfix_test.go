@@ -64,7 +64,7 @@ func TestDropBadAncillary(t *testing.T) {
 }
 
 func testEnv() *tools.Env {
-	return &tools.Env{ModelInput: harness.Modalities{harness.ModalityImage}, Attachments: attachments.NewMemory(),
+	return &tools.Env{ModelInput: []harness.Modality{harness.ModalityImage}, Attachments: attachments.NewMemory(),
 		Logger: slog.New(slog.DiscardHandler)}
 }
 

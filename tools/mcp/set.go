@@ -91,7 +91,7 @@ type Status struct {
 // returns the set of the servers that connected together with an error
 // that joins one *harness.Error (codeServerUnavailable, naming
 // the server) per failure; Status reports each server. Invalid options
-// or configuration (harness.CodeInvalidOption, harness.CodeInvalidConfig)
+// or configuration (harness.CodeInvalidOption, codeInvalidConfig)
 // return a nil set.
 func Connect(ctx context.Context, cfg *Config, opts ...Option) (*Set, error) {
 	o := defaultOptions()

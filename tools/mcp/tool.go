@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -190,7 +191,7 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 	if uri != "" {
 		what = uri + ", " + what
 	}
-	if env == nil || !env.ModelInput.Accepts(harness.ModalityImage) {
+	if env == nil || !slices.Contains(env.ModelInput, harness.ModalityImage) {
 		return []harness.Block{harness.TextBlock(fmt.Sprintf("[image omitted (%s): the current model does not accept image input]", what))}
 	}
 	if env.Attachments == nil {
@@ -220,11 +221,11 @@ func image(ctx context.Context, env *tools.Env, server, mime string, data []byte
 		label = "image from " + server
 	}
 	line := fmt.Sprintf("%s: %s, %dx%d px", label, n.MediaType, n.Width, n.Height)
-	if n.Downscaled() {
+	if n.Scale() > 1 {
 		line += fmt.Sprintf(", downscaled from %dx%d px (multiply coordinates by %s)", n.SourceWidth, n.SourceHeight, strconv.FormatFloat(n.Scale(), 'g', 4, 64))
 	}
-	img := harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: label}
-	return []harness.Block{harness.TextBlock(line), harness.ImageBlock(img)}
+	img := &harness.Image{Digest: digest, MediaType: n.MediaType, Width: n.Width, Height: n.Height, Size: int64(len(n.Data)), Name: label}
+	return []harness.Block{harness.TextBlock(line), {Type: harness.BlockImage, Image: img}}
 }
 
 // appendStructured adds the structured result as compact JSON, unless the

@@ -20,8 +20,8 @@ func Example() {
 
 	// A host adds the tools to its loop with
 	// agent.WithTools(sessiontools.Tools(store)...); here the search tool
-	// is called directly, as the loop would call it.
-	search := sessiontools.Search(store)
+	// (the first) is called directly, as the loop would call it.
+	search := sessiontools.Tools(store)[0]
 	res, err := search.Execute(ctx, &tools.Call{
 		Name:      "session_search",
 		Arguments: []byte(`{"query":"deploy key"}`),

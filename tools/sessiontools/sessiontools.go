@@ -82,11 +82,13 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// Tools returns session_search and session_read over store. An invalid
-// option value is reported by each tool's Validate method
-// (harness.CodeInvalidOption).
+// Tools returns session_search and session_read over store, in that
+// order. They are one capability: session_search finds an event by its
+// session id and number (seq), and session_read opens it, so a host
+// offers both or neither. An invalid option value is reported by each
+// tool's Validate method (harness.CodeInvalidOption).
 func Tools(store session.Store, opts ...Option) []tools.Tool {
-	return []tools.Tool{Search(store, opts...), Read(store, opts...)}
+	return []tools.Tool{searchTool(store, opts...), readTool(store, opts...)}
 }
 
 // workspaceOf returns the workspace the call is confined to, or an error
@@ -109,11 +111,11 @@ type searchInput struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)."`
 }
 
-// Search returns the session_search tool: literal or regex search over
+// searchTool returns the session_search tool: literal or regex search over
 // the earlier sessions of the calling session's workspace (its working
 // directory and the directories below it), newest first, the calling
 // session left out.
-func Search(store session.Store, opts ...Option) tools.Tool {
+func searchTool(store session.Store, opts ...Option) tools.Tool {
 	c := newConfig(opts)
 	scope := "of this workspace (this session's working directory and the directories below it)"
 	if c.allWorkspaces {
@@ -258,10 +260,10 @@ const (
 	summaryArgsBytes   = 300
 )
 
-// Read returns the session_read tool: the events of an earlier session of
+// readTool returns the session_read tool: the events of an earlier session of
 // the calling session's workspace around an event number, the event itself
 // in full and its neighbours summarized.
-func Read(store session.Store, opts ...Option) tools.Tool {
+func readTool(store session.Store, opts ...Option) tools.Tool {
 	c := newConfig(opts)
 	scope := "of this workspace (this session's working directory and below)"
 	if c.allWorkspaces {

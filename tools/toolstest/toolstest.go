@@ -17,8 +17,9 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Root is the root of an Env's file system, and its working directory.
-const Root = "/project"
+// root is the root of an Env's file system, and its working directory:
+// a test names it as env.FS.Root() or env.Env.Cwd.
+const root = "/project"
 
 // Env is a tool environment for one test. Env.Env is what a tool sees;
 // the other fields are the same in-memory parts, typed, so the test can
@@ -27,9 +28,10 @@ const Root = "/project"
 // tool against something else.
 type Env struct {
 	// Env is the environment handed to the tool, with SessionID "test",
-	// Cwd Root, Turn 1 and a State that Close closes.
+	// Cwd "/project" (the root of FS), Turn 1 and a State that Close closes.
 	Env *tools.Env
-	// FS is Env.FS: an in-memory file system rooted at Root.
+	// FS is Env.FS: an in-memory file system rooted at "/project"
+	// (FS.Root()), the working directory.
 	FS fstest.MemFS
 	// Output is Env.Output: an in-memory output store (spill).
 	Output *spill.Memory
@@ -48,16 +50,16 @@ func NewEnv() *Env {
 	out, _ := spill.NewMemory()
 	logs := &logBuffer{}
 	e := &Env{
-		FS:          fstest.NewMemFS(Root),
+		FS:          fstest.NewMemFS(root),
 		Output:      out,
 		Attachments: attachments.NewMemory(),
 		logs:        logs,
 	}
 	e.Env = &tools.Env{
 		SessionID:   "test",
-		Cwd:         Root,
+		Cwd:         root,
 		FS:          e.FS,
-		ModelInput:  harness.Modalities{harness.ModalityText},
+		ModelInput:  []harness.Modality{harness.ModalityText},
 		Turn:        1,
 		State:       &tools.State{},
 		Output:      e.Output,
@@ -114,7 +116,7 @@ func (e *Env) Call(ctx context.Context, tool tools.Tool, args any) (*harness.Too
 	if res := reg.Check(call); res != nil {
 		return res, nil
 	}
-	return toolexec.Executor().Handle(ctx, call), nil
+	return toolexec.Executor()(ctx, call), nil
 }
 
 // Logs returns what tools logged through Env.Logger so far, one record a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,10 +94,9 @@ func TestEnvParts(t *testing.T) {
 	assert.Same(t, env.FS, env.Env.FS)
 	assert.Same(t, env.Output, env.Env.Output)
 	assert.Same(t, env.Attachments, env.Env.Attachments)
-	assert.Equal(t, toolstest.Root, env.Env.Cwd)
-	assert.Equal(t, toolstest.Root, env.FS.Root())
-	assert.True(t, env.Env.ModelInput.Accepts(harness.ModalityText))
-	assert.False(t, env.Env.ModelInput.Accepts(harness.ModalityImage))
+	assert.Equal(t, "/project", env.Env.Cwd)
+	assert.Equal(t, "/project", env.FS.Root())
+	assert.False(t, slices.Contains(env.Env.ModelInput, harness.ModalityImage))
 
 	digest, err := env.Env.Attachments.Put(ctx, []byte("png"))
 	require.NoError(t, err)
