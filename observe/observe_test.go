@@ -67,9 +67,8 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	t.Helper()
 	srv := script()
 	t.Cleanup(srv.Close)
-	m, err := openai.New(srv.URL, "k", "deepseek-chat")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Model: "deepseek-chat"})
 	require.NoError(t, err)
-	t.Cleanup(m.CloseIdleConnections)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	reader := sdkmetric.NewManualReader()
@@ -283,9 +282,8 @@ func TestNewErrors(t *testing.T) {
 func TestCostOnResume(t *testing.T) {
 	srv := script()
 	defer srv.Close()
-	m, err := openai.New(srv.URL, "k", "deepseek-chat")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Model: "deepseek-chat"})
 	require.NoError(t, err)
-	defer m.CloseIdleConnections()
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
 	require.NoError(t, err)
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(prices),

@@ -26,19 +26,25 @@ import (
 
 const testKey = "sk-test-0123456789abcdef"
 
-// model returns a model on the fake provider, its idle connections closed
-// when the test ends.
-func (p *provider) model(opts ...openai.Option) *openai.Model {
+// model returns deepseek-flash on the fake provider, configured by cfg
+// (at most one) with the base URL, key and model id filled in, its idle
+// connections closed when the test ends.
+func (p *provider) model(cfg ...openai.Config) model.Model {
 	p.t.Helper()
-	return p.modelNamed("deepseek-flash", opts...)
+	return p.modelNamed("deepseek-flash", cfg...)
 }
 
 // modelNamed is model with the model id id.
-func (p *provider) modelNamed(id string, opts ...openai.Option) *openai.Model {
+func (p *provider) modelNamed(id string, cfg ...openai.Config) model.Model {
 	p.t.Helper()
-	m, err := openai.New(p.URL(), testKey, id, opts...)
+	var c openai.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	c.BaseURL, c.APIKey, c.Model = p.URL(), testKey, id
+	m, err := openai.New(c)
 	require.NoError(p.t, err)
-	p.t.Cleanup(m.CloseIdleConnections)
+	p.t.Cleanup(func() { openai.CloseIdle(m) })
 	return m
 }
 

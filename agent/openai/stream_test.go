@@ -279,7 +279,7 @@ func TestIdleWatchdogDropsASilentStream(t *testing.T) {
 	leakcheck.Check(t)
 	gone := make(chan struct{})
 	p := newProvider(t, blockingReply(streamBody(role(), text("then silence")), gone))
-	m := p.model(openai.WithIdleTimeout(50 * time.Millisecond))
+	m := p.model(openai.Config{IdleTimeout: 50 * time.Millisecond})
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	me := modelErr(t, err)
 	assert.Equal(t, harness.CodeTransport, me.Code)
@@ -325,7 +325,7 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 
 func TestNonStreamingEmptyChoices(t *testing.T) {
 	p := newProvider(t, jsonReply(`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[]}`))
-	_, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
+	_, err := drain(t, p.model(openai.Config{DisableStreaming: true}), context.Background(), simpleRequest())
 	me := modelErr(t, err)
 	assert.Equal(t, harness.CodeTruncatedStream, me.Code)
 	assert.True(t, strings.Contains(me.Message, "finish reason"))
@@ -335,7 +335,7 @@ func TestNonStreamingEmptyChoices(t *testing.T) {
 // sends under load decodes normally.
 func TestNonStreamingKeepAliveLines(t *testing.T) {
 	p := newProvider(t, jsonReply("\n\n\n"+completion("", "fine", "stop", nil)))
-	chunks, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
+	chunks, err := drain(t, p.model(openai.Config{DisableStreaming: true}), context.Background(), simpleRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "fine", joinChunks(chunks).Message().Text())
 	assert.NotContains(t, p.Requests()[0].JSON(t), "stream")

@@ -32,9 +32,8 @@ func TestReadImageOnTheWire(t *testing.T) {
 		openaitest.SSE(openaitest.Text("a login form"), openaitest.Finish("stop")),
 	)
 	defer srv.Close()
-	model, err := openai.New(srv.URL, "test-key", "deepseek-flash")
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test-key", Model: "deepseek-flash"})
 	require.NoError(t, err)
-	defer model.CloseIdleConnections()
 
 	work := t.TempDir()
 	data := pngBytes(t, 200, 100)

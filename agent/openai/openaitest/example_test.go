@@ -25,12 +25,11 @@ func ExampleNewServer() {
 	))
 	defer srv.Close()
 
-	m, err := openai.New(srv.URL, "test-key", "test-model")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test-key", Model: "test-model"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.CloseIdleConnections()
 	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
 	var text strings.Builder
 	for c, err := range m.Stream(context.Background(), req) {
@@ -57,12 +56,11 @@ func ExampleError() {
 		`{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`))
 	defer srv.Close()
 
-	m, err := openai.New(srv.URL, "wrong-key", "test-model")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "wrong-key", Model: "test-model"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.CloseIdleConnections()
 	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
 	for _, err := range m.Stream(context.Background(), req) {
 		if err != nil {
