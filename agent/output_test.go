@@ -27,7 +27,10 @@ type ReviewResult struct {
 }
 
 func answerReply(text string) openaitest.Reply {
-	return openaitest.SSE(openaitest.Text(text), openaitest.Finish("stop"), openaitest.Usage(10, 5, 0, 10, 0))
+	return openaitest.Reply{Chunks: []openaitest.Chunk{
+		{Text: text}, {Finish: "stop"},
+		{Usage: &harness.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10}},
+	}}
 }
 
 // structuredLoop starts a loop on the fake endpoint in one dialect.

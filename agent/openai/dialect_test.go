@@ -290,7 +290,7 @@ func TestStrictTools(t *testing.T) {
 // message that made tool calls comes back without reasoning_content in
 // thinking mode; otherwise it passes the request on.
 func deepSeekRule(t *testing.T, next reply) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return reply{Handler: func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Messages []map[string]json.RawMessage `json:"messages"`
 		}
@@ -309,8 +309,8 @@ func deepSeekRule(t *testing.T, next reply) reply {
 			}
 		}
 		r.Body = readCloser{bytes.NewReader(buf.Bytes())}
-		next(w, r)
-	}
+		next.ServeHTTP(w, r)
+	}}
 }
 
 type readCloser struct{ *bytes.Reader }

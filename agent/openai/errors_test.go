@@ -156,7 +156,7 @@ func TestAPIKeyNeverInErrorsOrLogs(t *testing.T) {
 	echo := fmt.Sprintf(`{"error":{"message":"Incorrect API key provided: %s. You can find your API key in the console.","type":"authentication_error"}}`, testKey)
 	p := newProvider(t,
 		errorReply(401, echo),
-		sseRaw(streamBody(fmt.Sprintf(`{"error":{"message":"key %s is suspended"}}`, testKey))),
+		sseRaw(streamBody(raw(fmt.Sprintf(`{"error":{"message":"key %s is suspended"}}`, testKey)))),
 		errorReply(400, fmt.Sprintf(`plain text mentioning %s`, testKey)),
 		sse(text("fine"), finish("stop")),
 	)

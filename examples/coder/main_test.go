@@ -389,7 +389,7 @@ func TestInterruptCancelsTurn(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ws := workspace(t, nil)
 	sessions := t.TempDir()
 
@@ -444,7 +444,7 @@ func TestInterruptTwiceExits(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ws := workspace(t, nil)
 
 	stdinR, stdinW := io.Pipe()
@@ -484,7 +484,7 @@ func TestContextEndStops(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

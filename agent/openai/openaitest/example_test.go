@@ -15,14 +15,14 @@ import (
 // A scripted reply streams through the real adapter; the server records
 // what the adapter sent.
 func ExampleNewServer() {
-	srv := openaitest.NewServer(openaitest.SSE(
-		openaitest.Chunk(map[string]any{"role": "assistant", "content": ""}, ""),
-		openaitest.Reasoning("The user greets. "),
-		openaitest.Text("Hello"),
-		openaitest.Text(", world"),
-		openaitest.Finish("stop"),
-		openaitest.Usage(12, 3, 8, 4, 2),
-	))
+	srv := openaitest.NewServer(openaitest.Reply{Chunks: []openaitest.Chunk{
+		{Raw: `{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`},
+		{Reasoning: "The user greets. "},
+		{Text: "Hello"},
+		{Text: ", world"},
+		{Finish: "stop"},
+		{Usage: &harness.Usage{InputTokens: 12, OutputTokens: 3, CacheHitTokens: 8, CacheMissTokens: 4, ReasoningTokens: 2}},
+	}})
 	defer srv.Close()
 
 	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test-key", Model: "test-model"})
@@ -50,10 +50,13 @@ func ExampleNewServer() {
 	// /chat/completions Bearer test-key test-model hi
 }
 
-// Error injects a provider failure; the adapter reports it with a code.
-func ExampleError() {
-	srv := openaitest.NewServer(openaitest.Error(http.StatusUnauthorized,
-		`{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`))
+// A reply with an error status injects a provider failure; the adapter
+// reports it with a code.
+func ExampleReply_error() {
+	srv := openaitest.NewServer(openaitest.Reply{
+		Status: http.StatusUnauthorized,
+		Body:   `{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`,
+	})
 	defer srv.Close()
 
 	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "wrong-key", Model: "test-model"})
