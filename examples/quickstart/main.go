@@ -117,7 +117,7 @@ func pickModel() (model.Model, error) {
 		replay.Call(replay.ToolCall("call_2", "edit", map[string]any{
 			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,
 		})),
-		replay.Say("Fixed: main.go now greets \"Hello, world!\"."),
+		replay.Response{Text: "Fixed: main.go now greets \"Hello, world!\"."},
 	), nil
 }
 
