@@ -83,7 +83,8 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as the bearer token; it may be empty for endpoints
 	// that need none (DeepSeek's own API needs one). It never appears in
-	// an error or a log record.
+	// the model's errors or log records; the Config holds it in the
+	// clear, so do not print or log a Config.
 	APIKey string
 	// Model is the provider's model id, such as "deepseek-flash".
 	Model string
@@ -188,9 +189,11 @@ func (c *Config) check() (sendOptions, []error) {
 	fail := func(format string, args ...any) {
 		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
 	}
+	// The model keeps copies: a caller changing its Config later changes
+	// nothing.
 	s := sendOptions{
-		thinking: c.Thinking, temperature: c.Temperature, topP: c.TopP, seed: c.Seed,
-		parallel: c.ParallelToolCalls, strict: c.StrictTools, jsonOutput: c.JSONOutput,
+		thinking: clone(c.Thinking), temperature: clone(c.Temperature), topP: clone(c.TopP), seed: clone(c.Seed),
+		parallel: clone(c.ParallelToolCalls), strict: c.StrictTools, jsonOutput: c.JSONOutput,
 	}
 	if c.ContextWindow < 0 {
 		fail("ContextWindow %d: the context window is a positive number of tokens", c.ContextWindow)
@@ -223,6 +226,15 @@ func (c *Config) check() (sendOptions, []error) {
 		}
 	}
 	return s, errs
+}
+
+// clone returns a copy of *p, or nil.
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // validToken reports whether s is a plain word (letters, digits, '_',

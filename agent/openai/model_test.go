@@ -165,3 +165,17 @@ func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
 	assert.Equal(t, "Bearer "+testKey, p.Requests()[0].Header.Get("Authorization"))
 	assert.Equal(t, openai.DialectDeepSeek, openai.DialectOf(m))
 }
+
+// New keeps its own copy of the Config's values: changing them afterwards
+// changes nothing the model sends.
+func TestConfigIsCopied(t *testing.T) {
+	p := newProvider(t, sse(text("ok"), finish("stop")))
+	temp, header := 0.5, http.Header{"X-Title": {"harness"}}
+	m := p.model(openai.Config{Temperature: &temp, Header: header})
+	temp = 1.5
+	header.Set("X-Title", "changed")
+	_, err := drain(t, m, context.Background(), simpleRequest())
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, p.Requests()[0].JSON(t)["temperature"])
+	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
+}
