@@ -40,7 +40,7 @@ type Reminder struct {
 // slices.Contains(input, harness.ModalityImage).
 type Modality string
 
-// Modalities.
+// The modalities a model may take.
 const (
 	ModalityText  Modality = "text"
 	ModalityImage Modality = "image"

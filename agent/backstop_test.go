@@ -64,7 +64,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	}()
 	logger, logs := bufferLogger()
 	store := session.NewMemory()
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Say("moving on"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Response{Text: "moving on"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
 		agent.WithSessionStore(store), agent.WithLogger(logger),
 		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
@@ -120,7 +120,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	defer close(release)
 	started := make(chan string, 2)
 	store := session.NewMemory()
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Say("never"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Response{Text: "never"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
 		agent.WithSessionStore(store),
 		agent.WithCallLimits(agent.CallLimits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))

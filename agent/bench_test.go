@@ -45,7 +45,7 @@ func (m *instantModel) Info() model.Info { return model.Info{Name: "instant"} }
 func (m *instantModel) chunks() []model.Chunk {
 	m.n++
 	if m.n%stepsPerTurn == 0 {
-		return replay.Chunks(replay.Say("done"))
+		return replay.Chunks(replay.Response{Text: "done"})
 	}
 	id := fmt.Sprintf("c%d", m.n)
 	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []harness.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},

@@ -44,7 +44,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	llm := replay.NewScripted(
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 50, false)),
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 50, false)),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	dir := t.TempDir()
 	store := session.NewJSONL(dir)
@@ -72,7 +72,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	// Resuming rebuilds the same history.
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
-	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("again"))), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "again"})), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
 	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, s.Header().ID)
@@ -88,9 +88,9 @@ func TestCallIDsUniqueInTheSession(t *testing.T) {
 	ctx := context.Background()
 	llm := replay.NewScripted(
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 2, false), rd("", "/w/b.go", "v1", 1, 2, false)),
-		replay.Say("one"),
+		replay.Response{Text: "one"},
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/c.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/d.go", "v1", 1, 2, false)),
-		replay.Say("two"),
+		replay.Response{Text: "two"},
 	)
 	store := session.NewMemory()
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store))
@@ -130,7 +130,7 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 
-	llm := summarizer("## Goal\nthe summary", replay.Say("after compaction")).
+	llm := summarizer("## Goal\nthe summary", replay.Response{Text: "after compaction"}).
 		WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))

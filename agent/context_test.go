@@ -71,7 +71,7 @@ func TestPruneSupersededReads(t *testing.T) {
 		replay.Call(replay.ToolCall("e1", "edit", fakeReadIn{Path: "/w/b.go", Version: "v2"})), // makes r4 stale
 		replay.Call(rd("r5", "/w/c.go", "v1", 1, 10, false)),
 		replay.Call(rd("r6", "/w/c.go", "v2", 1, 10, false)), // other version: r5 is not provably superseded
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	store := session.NewMemory()
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), fakeEdit()), agent.WithSessionStore(store),
@@ -119,7 +119,7 @@ func TestNoPruningBelowThreshold(t *testing.T) {
 	llm := replay.NewScripted(
 		replay.Call(rd("r1", "/w/a.go", "v1", 1, 10, false)),
 		replay.Call(rd("r2", "/w/a.go", "v1", 1, 10, false)),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "big", ContextWindow: 1_000_000})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()))
 	evs, _, err := collect(t, s, context.Background(), "go")
@@ -159,7 +159,7 @@ func TestCompaction(t *testing.T) {
 	for i := range 6 {
 		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
 	}
-	script = append(script, replay.Say("finished"))
+	script = append(script, replay.Response{Text: "finished"})
 	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
 		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
 	store := session.NewMemory()
@@ -215,7 +215,7 @@ func TestCompactionRefusesLargerSummary(t *testing.T) {
 	for i := range 4 {
 		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
 	}
-	script = append(script, replay.Say("finished"))
+	script = append(script, replay.Response{Text: "finished"})
 	huge := strings.Repeat("a very long summary ", 5000)
 	llm := summarizer(huge, script...).WithInfo(model.Info{Name: "small", ContextWindow: 3000})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()),
@@ -236,7 +236,7 @@ func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
 		replay.Call(rd("r2", "/w/a.go", "v1", 0, 0, true)),
 		replay.Call(rd("r3", "/w/b.go", "v1", 0, 0, true)),
 		replay.Response{Err: overflow},
-		replay.Say("fits now"),
+		replay.Response{Text: "fits now"},
 	).WithInfo(model.Info{Name: "unknown-window"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()))
 	evs, end, err := collect(t, s, context.Background(), "go")
@@ -250,7 +250,7 @@ func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
 
 	// A second overflow in the same step is final.
 	model2 := summarizer("## Goal\nsummary", replay.Call(rd("r1", "/w/a.go", "v1", 1, 10, false)),
-		replay.Response{Err: overflow}, replay.Response{Err: overflow}, replay.Say("never"))
+		replay.Response{Err: overflow}, replay.Response{Err: overflow}, replay.Response{Text: "never"})
 	_, s2 := newSession(t, agent.WithModel(model2), agent.WithTools(fakeRead()))
 	_, end, err = collect(t, s2, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
@@ -266,7 +266,7 @@ func TestCompactionCostSurvivesResume(t *testing.T) {
 	for i := range 6 {
 		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
 	}
-	script = append(script, replay.Say("finished"))
+	script = append(script, replay.Response{Text: "finished"})
 	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
 		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"small": {Input: 1, Output: 10}})

@@ -26,7 +26,7 @@ func Example() {
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("call_1", "add", addArgs{A: 2, B: 3})),
-		replay.Say("2 + 3 = 5"),
+		replay.Response{Text: "2 + 3 = 5"},
 	)
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(add))
 	if err != nil {
@@ -65,7 +65,7 @@ func Example() {
 func ExampleLoop_ResumeSession() {
 	ctx := context.Background()
 	store := sessionStore()
-	first, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Noted: the build uses Go 1.26."))), agent.WithSessionStore(store))
+	first, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Noted: the build uses Go 1.26."})), agent.WithSessionStore(store))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -76,7 +76,7 @@ func ExampleLoop_ResumeSession() {
 	id := sess.Header().ID
 	first.Close()
 
-	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("Go 1.26."))), agent.WithSessionStore(store))
+	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Go 1.26."})), agent.WithSessionStore(store))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -87,7 +87,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	att := attachments.NewMemory()
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "snap", map[string]string{"name": "shot.png"})),
-		replay.Say("I see it"),
+		replay.Response{Text: "I see it"},
 	).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
 		agent.WithAttachments(att), agent.WithSessionStore(store))
@@ -100,7 +100,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	assert.Equal(t, []string{"img:photo.jpg"}, requestImages(reqs[0]))
 	assert.Equal(t, []string{"img:photo.jpg", "img:shot.png"}, requestImages(reqs[1]), "an image-capable model sees every image")
 
-	blind := replay.NewScripted(replay.Say("I cannot see")).WithInfo(model.Info{Name: "text-only"})
+	blind := replay.NewScripted(replay.Response{Text: "I cannot see"}).WithInfo(model.Info{Name: "text-only"})
 	require.NoError(t, s.SetModel(blind))
 	_, end, err := collect(t, s, context.Background(), "and now?")
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 	assert.NotContains(t, string(logged), "not shown")
 
 	// Switching back shows the images again.
-	seeing.Push(replay.Say("back"))
+	seeing.Push(replay.Response{Text: "back"})
 	require.NoError(t, s.SetModel(seeing))
 	collect(t, s, context.Background(), "again")
 	reqs = seeing.Requests()
@@ -130,7 +130,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 }
 
 func TestImagesWithoutAttachmentStore(t *testing.T) {
-	m := replay.NewScripted(replay.Say("ok")).WithInfo(imageInput)
+	m := replay.NewScripted(replay.Response{Text: "ok"}).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m))
 	runContent(t, s, harness.TextBlock("look"), harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: attdigest.Of(nil), MediaType: "image/png", Name: "a.png"}})
 	req := m.Requests()[0]
@@ -143,7 +143,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	for i := range 5 {
 		calls = append(calls, replay.Call(replay.ToolCall(fmt.Sprint("c", i), "snap", map[string]string{"name": fmt.Sprint("img", i)})))
 	}
-	calls = append(calls, replay.Say("done"))
+	calls = append(calls, replay.Response{Text: "done"})
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
 		agent.WithAttachments(attachments.NewMemory()), agent.WithContextPolicy(agent.ContextPolicy{MaxImages: 3}))

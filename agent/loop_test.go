@@ -29,7 +29,7 @@ func TestMultiStepToolUse(t *testing.T) {
 		replay.Response{Reasoning: "I should echo.", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "one"})},
 			Usage: &harness.Usage{InputTokens: 100, OutputTokens: 10}},
 		replay.Call(replay.ToolCall("c2", "echo", map[string]any{"text": "two"})),
-		replay.Say("done: one, two"),
+		replay.Response{Text: "done: one, two"},
 	)
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithSystemPrompt("be brief"))
 	evs, end, err := collect(t, s, context.Background(), "echo twice")
@@ -117,7 +117,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 			replay.ToolCall("4", "safe", map[string]any{"text": "c"}),
 			replay.ToolCall("5", "safe", map[string]any{"text": "d"}),
 		),
-		replay.Say("ok"),
+		replay.Response{Text: "ok"},
 	)
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(safe, barrier))
 	_, end, err := collect(t, s, context.Background(), "go")
@@ -156,7 +156,7 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 			replay.ToolCall("6", "echo", `[1,2]`),
 			replay.ToolCall("7", "echo", map[string]any{"text": "fine"}),
 		),
-		replay.Say("recovered"),
+		replay.Response{Text: "recovered"},
 	)
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool(), boom))
 	_, end, err := collect(t, s, context.Background(), "go")
@@ -197,10 +197,10 @@ func TestStepLimit(t *testing.T) {
 	assert.Equal(t, session.ReasonStepLimit, end.Reason)
 	assert.Equal(t, 3, end.Steps)
 	assert.Len(t, ofType[*agent.ToolCallEnd](evs), 3, "the last step's tools still ran and were logged")
-	assert.Equal(t, 7, llm.Remaining())
+	assert.Len(t, llm.Requests(), 3, "one model call a step")
 
 	// The session stays usable after the limit.
-	model2 := replay.NewScripted(replay.Say("fine"))
+	model2 := replay.NewScripted(replay.Response{Text: "fine"})
 	require.NoError(t, s.SetModel(model2))
 	_, end, err = collect(t, s, context.Background(), "stop now")
 	require.NoError(t, err)
@@ -271,7 +271,7 @@ func TestCancelDuringTools(t *testing.T) {
 
 func TestHostStopsIterating(t *testing.T) {
 	leakcheck.Check(t)
-	llm := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Say("second turn"))
+	llm := replay.NewScripted(replay.Response{Text: "streaming", Hang: true}, replay.Response{Text: "second turn"})
 	_, s := newSession(t, agent.WithModel(llm))
 	for ev := range s.Run(context.Background(), "hi") {
 		if _, ok := ev.(*agent.TextDelta); ok {
@@ -292,7 +292,7 @@ func TestRetry(t *testing.T) {
 			replay.Response{Err: rateLimited},
 			replay.Response{Text: "half", Err: model.NewError(harness.CodeServer, "", &model.ProviderError{Status: 503})},
 			replay.Response{Chunks: []model.Chunk{{Type: model.ChunkText, Text: "no finish"}}}, // truncated
-			replay.Say("finally"),
+			replay.Response{Text: "finally"},
 		)
 		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
@@ -315,10 +315,10 @@ func TestRetry(t *testing.T) {
 		assert.Equal(t, session.ReasonError, end.Reason)
 		assert.Equal(t, harness.CodeRateLimit, harness.CodeOf(err))
 		assert.Len(t, ofType[*agent.Retry](evs), 3)
-		assert.Equal(t, 6, llm.Remaining(), "1 call + 3 retries")
+		assert.Len(t, llm.Requests(), 4, "1 call + 3 retries")
 	})
 	t.Run("NotRetryable", func(t *testing.T) {
-		llm := replay.NewScripted(replay.Response{Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})}, replay.Say("x"))
+		llm := replay.NewScripted(replay.Response{Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})}, replay.Response{Text: "x"})
 		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
@@ -329,7 +329,7 @@ func TestRetry(t *testing.T) {
 		assert.Empty(t, ofType[*agent.Retry](evs))
 	})
 	t.Run("EmptyAnswerRetried", func(t *testing.T) {
-		llm := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Say("there"))
+		llm := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Response{Text: "there"})
 		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
 		evs, _, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
@@ -343,7 +343,7 @@ func TestRemindersFromObservers(t *testing.T) {
 	obs := tools.StepObserver(func(ctx context.Context, st *tools.Step) []harness.Reminder {
 		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Say("ok"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -441,7 +441,7 @@ func (f closerFunc) Close() error { return f() }
 func TestCallIDsMadeUnique(t *testing.T) {
 	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("", "echo", map[string]any{"text": "a"}), replay.ToolCall("dup", "echo", map[string]any{"text": "b"}), replay.ToolCall("dup", "echo", map[string]any{"text": "c"})),
-		replay.Say("ok"))
+		replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -461,7 +461,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 			return harness.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
 		})
 	store := session.NewMemory()
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Say("ok"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)

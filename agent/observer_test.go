@@ -58,7 +58,7 @@ func TestTurnObserversAndModelMiddleware(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			order, seen = nil, nil
 			rec := &turnRecorder{name: "traced", panics: tc.panics}
-			loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("hello"))),
+			loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})),
 				agent.WithTurnObservers(rec, nil), agent.WithModelMiddleware(mw("outer"), nil, mw("inner")))
 			require.NoError(t, err)
 			defer loop.Close()

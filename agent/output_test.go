@@ -27,7 +27,10 @@ type ReviewResult struct {
 }
 
 func answerReply(text string) openaitest.Reply {
-	return openaitest.SSE(openaitest.Text(text), openaitest.Finish("stop"), openaitest.Usage(10, 5, 0, 10, 0))
+	return openaitest.Reply{Chunks: []openaitest.Chunk{
+		{Text: text}, {Finish: "stop"},
+		{Usage: &harness.Usage{InputTokens: 10, OutputTokens: 5, CacheMissTokens: 10}},
+	}}
 }
 
 // structuredLoop starts a loop on the fake endpoint in one dialect.
@@ -35,7 +38,7 @@ func structuredLoop(t *testing.T, d openai.Dialect, replies ...openaitest.Reply)
 	t.Helper()
 	srv := openaitest.NewServer(replies...)
 	t.Cleanup(srv.Close)
-	m, err := openai.New(srv.URL, "key", "test-model", openai.WithDialect(d))
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "key", Model: "test-model", Dialect: d})
 	require.NoError(t, err)
 	store := session.NewMemory()
 	loop, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store))
@@ -112,7 +115,7 @@ func TestRunTyped(t *testing.T) {
 func TestRunOutputEventsAndResume(t *testing.T) {
 	leakcheck.Check(t)
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
-	llm := replay.NewScripted(replay.Say(`{"n":"x"}`), replay.Say(`{"n":2}`), replay.Say("plain"))
+	llm := replay.NewScripted(replay.Response{Text: `{"n":"x"}`}, replay.Response{Text: `{"n":2}`}, replay.Response{Text: "plain"})
 	store := session.NewMemory()
 	loop, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
 	var reminders []*agent.ReminderAdded
@@ -176,7 +179,7 @@ func collectEnd(s *agent.Session, prompt string) ([]agent.Event, *agent.TurnEnd,
 }
 
 func TestRunOutputBadSchema(t *testing.T) {
-	_, s := newSession(t, agent.WithModel(replay.NewScripted(replay.Say("x"))))
+	_, s := newSession(t, agent.WithModel(replay.NewScripted(replay.Response{Text: "x"})))
 	for _, schema := range []string{`not json`, `{"$ref":"#/nowhere"}`} {
 		var endErr error
 		for _, err := range s.RunOutput(context.Background(), "x", model.Output{Schema: json.RawMessage(schema)}) {
@@ -219,7 +222,7 @@ func TestRunOutputPausedThenResolved(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "paused for approval")
 
-			second := replay.NewScripted(replay.Say(`{"n":"x"}`), replay.Say(`{"n":3}`))
+			second := replay.NewScripted(replay.Response{Text: `{"n":"x"}`}, replay.Response{Text: `{"n":3}`})
 			if resume {
 				id := s.Header().ID
 				require.NoError(t, s.Close())

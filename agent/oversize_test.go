@@ -71,7 +71,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	store := session.NewMemory(session.WithMaxLineSize(maxLine))
 	out, err := spill.NewMemory()
 	require.NoError(t, err)
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Say("done"))
+	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithSessionStore(store), agent.WithOutputStore(out))
 	evs, end, err := collect(t, s, ctx, "make output")
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestOversizedResultWithoutOutputStore(t *testing.T) {
 	ctx := context.Background()
 	const maxLine = 64 << 10
 	store := session.NewMemory(session.WithMaxLineSize(maxLine))
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 200 << 10, Render: 200 << 10})), replay.Say("done"))
+	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 200 << 10, Render: 200 << 10})), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithSessionStore(store))
 	evs, end, err := collect(t, s, ctx, "make output")
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestOversizedResultWithoutOutputStore(t *testing.T) {
 func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	ctx := context.Background()
 	store := session.NewMemory(session.WithMaxLineSize(4096))
-	model := replay.NewScripted(replay.Say("small answer"))
+	model := replay.NewScripted(replay.Response{Text: "small answer"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithSessionStore(store))
 	_, end, err := collect(t, s, ctx, strings.Repeat("too long ", 1000))
 	assert.Equal(t, session.ReasonError, end.Reason)

@@ -78,7 +78,7 @@ func ofPayload[T session.Payload](evs []session.Event) []T {
 
 func TestPermissionDenyByRule(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
-	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("ok"))
+	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"})
 	store := session.NewMemory()
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
 		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}, Deny: []string{"mark"}})))
@@ -105,7 +105,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 	m := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "one"}), replay.ToolCall("c2", "mark", map[string]any{"text": "two"})),
 		replay.Call(replay.ToolCall("c3", "mark", map[string]any{"text": "three"})),
-		replay.Say("done"))
+		replay.Response{Text: "done"})
 	var asked []permission.Request
 	approver := func(ctx context.Context, req permission.Request) (permission.Answer, error) {
 		asked = append(asked, req)
@@ -134,7 +134,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 	assert.Contains(t, resultText(res[1]), `"not that one"`)
 
 	// The remembered rule allows the next call without asking.
-	m.Push(replay.Call(replay.ToolCall("c4", "mark", map[string]any{"text": "four"})), replay.Say("done"))
+	m.Push(replay.Call(replay.ToolCall("c4", "mark", map[string]any{"text": "four"})), replay.Response{Text: "done"})
 	_, _, err = collect(t, s, context.Background(), "again")
 	require.NoError(t, err)
 	assert.Len(t, asked, 3, "the remembered rule answered")
@@ -147,7 +147,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 
 func TestPermissionPlanMode(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
-	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})), replay.Say("plan"))
+	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})), replay.Response{Text: "plan"})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file), echoTool()),
 		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}}, permission.WithMode(permission.ModePlan))))
 	_, _, err := collect(t, s, context.Background(), "go")
@@ -168,7 +168,7 @@ const pauseHelperEnv = "HARNESS_TEST_PAUSE_HELPER"
 func pauseScript() *replay.Model {
 	return replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "approved"}), replay.ToolCall("c2", "mark", map[string]any{"text": "denied"}), replay.ToolCall("c3", "echo", map[string]any{"text": "free"})),
-		replay.Say("all done"))
+		replay.Response{Text: "all done"})
 }
 
 func TestPauseHelperProcess(t *testing.T) {
@@ -203,7 +203,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
 	store := session.NewJSONL(filepath.Join(dir, "sessions"))
 	// The model's first answer was given to the first process.
-	m2 := replay.NewScripted(replay.Say("all done"))
+	m2 := replay.NewScripted(replay.Response{Text: "all done"})
 	loop, err := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
 		agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
@@ -258,7 +258,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 
 func TestPauseAbandonedByNewMessage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
-	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("fine"))
+	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "fine"})
 	store := session.NewMemory()
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
 	evs, end, err := collect(t, s, context.Background(), "go")
@@ -293,8 +293,8 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	dir := t.TempDir()
 	ctx := context.Background()
-	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("ok"),
-		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Say("ok"))
+	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"},
+		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Response{Text: "ok"})
 	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithPermissions(policy(t, permission.Rules{}))}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ func TestToolCallProgress(t *testing.T) {
 			call.OnProgress(tools.Progress{Progress: 2, Total: 4, Message: "half"})
 			return harness.TextResult("done"), nil
 		})
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "chatty", map[string]any{})), replay.Say("ok"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "chatty", map[string]any{})), replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(chatty))
 
 	var evs []agent.Event
@@ -85,7 +85,7 @@ func TestProgressAfterReturnIgnored(t *testing.T) {
 			kept = call
 			return harness.TextResult("done"), nil
 		})
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "late", map[string]any{})), replay.Say("ok"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "late", map[string]any{})), replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(late))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)

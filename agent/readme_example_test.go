@@ -65,7 +65,7 @@ func greetTool() tools.Tool {
 func Example_readme() {
 	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "greet", greetArgs{Name: "Ada"})),
-		replay.Say("Greeted Ada."),
+		replay.Response{Text: "Greeted Ada."},
 	)
 	dir, err := os.MkdirTemp("", "readme-sessions")
 	if err != nil {

@@ -20,7 +20,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	ctx := context.Background()
 	m1 := replay.NewScripted(
 		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
-		replay.Say("first answer"),
+		replay.Response{Text: "first answer"},
 	)
 	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	seen := m1.Requests()[1].Messages // the last request of turn one
 	require.NoError(t, loop1.Close())
 
-	m2 := replay.NewScripted(replay.Say("second answer"))
+	m2 := replay.NewScripted(replay.Response{Text: "second answer"})
 	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop2.Close()
@@ -71,7 +71,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
 
-	m := replay.NewScripted(replay.Say("recovered"))
+	m := replay.NewScripted(replay.Response{Text: "recovered"})
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithSessionStore(store))
 	require.NoError(t, err)
 	defer loop.Close()
@@ -141,7 +141,7 @@ func TestStartLoggedBeforeSideEffects(t *testing.T) {
 			}
 			return harness.TextResult("ok"), nil
 		})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Say("done"))
+	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithSessionStore(store))
 	sessionID = s.Header().ID
 	_, _, err := collect(t, s, ctx, "go")

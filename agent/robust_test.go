@@ -97,7 +97,7 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 		{Seq: 102, Data: &session.TurnEnded{Reason: session.ReasonCompleted}},
 	}}
 
-	llm := replay.NewScripted(replay.Say("short summary"), replay.Say("done")).
+	llm := replay.NewScripted(replay.Response{Text: "short summary"}, replay.Response{Text: "done"}).
 		WithInfo(model.Info{Name: "small", ContextWindow: 200})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
@@ -161,7 +161,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	assert.Equal(t, harness.Code("internal"), te.Error.Code)
 
 	// The session is usable again.
-	require.NoError(t, s.SetModel(replay.NewScripted(replay.Say("fine now"))))
+	require.NoError(t, s.SetModel(replay.NewScripted(replay.Response{Text: "fine now"})))
 	evs, end, err = collect(t, s, ctx, "again")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -185,7 +185,7 @@ func TestToolPanicInsideTheStream(t *testing.T) {
 		func(ctx context.Context, call *tools.Call, in panicIn) (*harness.ToolResult, error) {
 			panic("tool boom")
 		})
-	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "boom", nil)), replay.Say("recovered"))
+	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "boom", nil)), replay.Response{Text: "recovered"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(boom))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -253,7 +253,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			leakcheck.Check(t)
 			mem := session.NewMemory()
 			store := &panickingStore{Store: mem, panicOn: tc.panicOn}
-			llm := replay.NewScripted(replay.Say("one"), replay.Say("two"))
+			llm := replay.NewScripted(replay.Response{Text: "one"}, replay.Response{Text: "two"})
 			_, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
 			evs, end, err := collect(t, s, context.Background(), "go")
 			assert.Equal(t, "turn_end", agent.KindOf(evs[len(evs)-1]))
@@ -276,7 +276,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 }
 
 func TestHostPanicIsPassedOn(t *testing.T) {
-	llm := replay.NewScripted(replay.Say("hello"), replay.Say("again"))
+	llm := replay.NewScripted(replay.Response{Text: "hello"}, replay.Response{Text: "again"})
 	_, s := newSession(t, agent.WithModel(llm))
 	got := func() (p any) {
 		defer func() { p = recover() }()

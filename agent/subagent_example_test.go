@@ -22,11 +22,11 @@ func ExampleWithSubAgents() {
 		})
 	parent := replay.NewScripted(
 		replay.Call(replay.ToolCall("call_1", "task", map[string]string{"agent": "explore", "description": "find it", "prompt": "Where is greet?"})),
-		replay.Say("greet is on line 7."),
+		replay.Response{Text: "greet is on line 7."},
 	)
 	child := replay.NewScripted(
 		replay.Call(replay.ToolCall("call_a", "find", echoIn{Text: "greet"})),
-		replay.Say("Line 7."),
+		replay.Response{Text: "Line 7."},
 	)
 	loop, err := agent.New(agent.WithModel(parent), agent.WithTools(find),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{

@@ -193,11 +193,11 @@ func TestSubAgentPermissionEscalationRefused(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	parent := replay.NewScripted(
 		replay.Call(task("t1", "worker", "mark it")),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	child := replay.NewScripted(
 		replay.Call(replay.ToolCall("m1", "mark", markIn{Text: "x"})),
-		replay.Say("I could not mark: denied"),
+		replay.Response{Text: "I could not mark: denied"},
 	)
 	var asked []string
 	approver := func(ctx context.Context, req permission.Request) (permission.Answer, error) {
@@ -229,8 +229,8 @@ func TestSubAgentPermissionEscalationRefused(t *testing.T) {
 
 func TestSubAgentWithoutApproverCannotPause(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
-	parent := replay.NewScripted(replay.Call(task("t1", "worker", "mark it")), replay.Say("done"))
-	child := replay.NewScripted(replay.Call(replay.ToolCall("m1", "mark", markIn{Text: "x"})), replay.Say("needs approval"))
+	parent := replay.NewScripted(replay.Call(task("t1", "worker", "mark it")), replay.Response{Text: "done"})
+	child := replay.NewScripted(replay.Call(replay.ToolCall("m1", "mark", markIn{Text: "x"})), replay.Response{Text: "needs approval"})
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "mark it": child}}
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)),
 		agent.WithPermissions(policy(t, permission.Rules{Ask: []string{"mark"}})),
@@ -292,12 +292,12 @@ func TestSubAgentBudgetAndUnknownType(t *testing.T) {
 	parent := replay.NewScripted(
 		replay.Call(task("t1", "explore", "first")),
 		replay.Call(task("t2", "explore", "second"), task("t3", "nobody", "x")),
-		replay.Say("ok"),
+		replay.Response{Text: "ok"},
 	)
 	first := replay.NewScripted(
 		replay.Call(replay.ToolCall("e1", "echo", echoIn{Text: "1"})),
 		replay.Call(replay.ToolCall("e2", "echo", echoIn{Text: "2"})),
-		replay.Say("never reached"),
+		replay.Response{Text: "never reached"},
 	)
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "first": first}}
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(echoTool()),
@@ -321,8 +321,8 @@ func TestSubAgentBudgetAndUnknownType(t *testing.T) {
 
 func TestSubAgentCapsTheAnswer(t *testing.T) {
 	long := strings.Repeat("é", 100)
-	parent := replay.NewScripted(replay.Call(task("t1", "explore", "talk")), replay.Say("ok"))
-	child := replay.NewScripted(replay.Say(long))
+	parent := replay.NewScripted(replay.Call(task("t1", "explore", "talk")), replay.Response{Text: "ok"})
+	child := replay.NewScripted(replay.Response{Text: long})
 	store := session.NewMemory()
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "talk": child}}
 	_, s := newSession(t, agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(echoTool()),
@@ -400,8 +400,8 @@ func TestSubAgentCancelledWithParentThenResumed(t *testing.T) {
 }
 
 func TestSubAgentReplay(t *testing.T) {
-	parent := replay.NewScripted(replay.Call(task("t1", "explore", "find A")), replay.Say("A found"))
-	child := replay.NewScripted(replay.Call(replay.ToolCall("e1", "echo", echoIn{Text: "a"})), replay.Say("A is here"))
+	parent := replay.NewScripted(replay.Call(task("t1", "explore", "find A")), replay.Response{Text: "A found"})
+	child := replay.NewScripted(replay.Call(replay.ToolCall("e1", "echo", echoIn{Text: "a"})), replay.Response{Text: "A is here"})
 	store := session.NewMemory()
 	sa := agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"echo"}}}})
 	_, s := newSession(t, agent.WithModel(&routeModel{routes: map[string]model.Model{"go": parent, "find A": child}}),

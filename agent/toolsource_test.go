@@ -73,7 +73,7 @@ func TestToolSourceChangesBetweenSteps(t *testing.T) {
 			src.set(namedTool("Not Valid"))
 			return replay.Call(replay.ToolCall("c3", "mcp__srv__second", map[string]any{}))
 		}},
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithToolSource(src))
 	_, end, err := collect(t, s, context.Background(), "go")

@@ -26,7 +26,7 @@ import (
 // is compiled with the tests, so the README cannot drift from the API.
 func ExampleNew_everything() {
 	dir, sessionsDir, spillDir := "/src/app", "/var/lib/agent/sessions", "/var/lib/agent/spill"
-	model, err := openai.New("https://api.deepseek.com", "sk-...", "deepseek-flash")
+	model, err := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "sk-...", Model: "deepseek-flash"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestFullWiringIsValid(t *testing.T) {
 	deadlines, err3 := guard.Deadlines()
 	repeats, err4 := guard.RepeatGuard()
 	failures, err5 := guard.FailureGuard()
-	model, err6 := openai.New("https://api.deepseek.com", "sk-test", "deepseek-flash")
+	model, err6 := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "sk-test", Model: "deepseek-flash"})
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func ExampleRepeatGuard() {
 		replay.Call(replay.ToolCall("c1", "status", `{"verbose":true}`)),
 		replay.Call(replay.ToolCall("c2", "status", `{ "verbose": true }`)),
 		replay.Call(replay.ToolCall("c3", "status", `{"verbose":true}`)),
-		replay.Say("the build is failing"),
+		replay.Response{Text: "the build is failing"},
 	)
 	repeats, err := guard.RepeatGuard()
 	if err != nil {

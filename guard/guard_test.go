@@ -346,7 +346,7 @@ func TestGuardsInTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c2", "lookup", `{ "key" : "k" }`)),
 		replay.Call(replay.ToolCall("c3", "lookup", `{"key":"k"}`), replay.ToolCall("c4", "lookup", `{"key":"bad1"}`)),
 		replay.Call(replay.ToolCall("c5", "lookup", `{"key":"bad2"}`), replay.ToolCall("c6", "lookup", `{"key":"bad3"}`)),
-		replay.Say("giving up"),
+		replay.Response{Text: "giving up"},
 	)
 	store := session.NewMemory()
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),

@@ -30,7 +30,7 @@ func (m *instant) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 	m.n++
 	var cs []model.Chunk
 	if m.n%benchSteps == 0 {
-		cs = replay.Chunks(replay.Say("done"))
+		cs = replay.Chunks(replay.Response{Text: "done"})
 	} else {
 		cs = replay.Chunks(replay.Response{Text: "calling",
 			ToolCalls: []harness.ToolCall{{ID: fmt.Sprintf("c%d", m.n), Name: "echo", Arguments: `{"text":"a"}`}},

@@ -24,7 +24,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	loop, err := agent.New(append(obs.Options(), agent.WithModel(replay.NewScripted(replay.Say("hello"))))...)
+	loop, err := agent.New(append(obs.Options(), agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})))...)
 	if err != nil {
 		fmt.Println(err)
 		return

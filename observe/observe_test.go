@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/observe"
@@ -43,14 +44,18 @@ func testTools() []tools.Tool {
 // step 2 answers.
 func script() *openaitest.Server {
 	return openaitest.NewServer(
-		openaitest.Error(500, `{"error":{"message":"boom"}}`),
-		openaitest.SSE(
-			openaitest.ToolCall(0, "c1", "echo", map[string]any{"text": "one"}),
-			openaitest.ToolCall(1, "c2", "fail", map[string]any{"text": "two"}),
-			openaitest.ToolCall(2, "c3", "echo", map[string]any{"text": "three"}),
-			openaitest.Finish("tool_calls"), openaitest.Usage(1000, 200, 600, 400, 0)),
-		openaitest.SSE(openaitest.Text("done, secret-in-answer"), openaitest.Finish("stop"),
-			openaitest.Usage(2000, 100, 1500, 500, 0)),
+		openaitest.Reply{Status: 500, Body: `{"error":{"message":"boom"}}`},
+		openaitest.Reply{Chunks: []openaitest.Chunk{
+			{ToolCall: &model.ToolCallDelta{Index: 0, ID: "c1", Name: "echo", Arguments: `{"text":"one"}`}},
+			{ToolCall: &model.ToolCallDelta{Index: 1, ID: "c2", Name: "fail", Arguments: `{"text":"two"}`}},
+			{ToolCall: &model.ToolCallDelta{Index: 2, ID: "c3", Name: "echo", Arguments: `{"text":"three"}`}},
+			{Finish: "tool_calls"},
+			{Usage: &harness.Usage{InputTokens: 1000, OutputTokens: 200, CacheHitTokens: 600, CacheMissTokens: 400}},
+		}},
+		openaitest.Reply{Chunks: []openaitest.Chunk{
+			{Text: "done, secret-in-answer"}, {Finish: "stop"},
+			{Usage: &harness.Usage{InputTokens: 2000, OutputTokens: 100, CacheHitTokens: 1500, CacheMissTokens: 500}},
+		}},
 	)
 }
 
@@ -67,9 +72,8 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	t.Helper()
 	srv := script()
 	t.Cleanup(srv.Close)
-	m, err := openai.New(srv.URL, "k", "deepseek-chat")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Model: "deepseek-chat"})
 	require.NoError(t, err)
-	t.Cleanup(m.CloseIdleConnections)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	reader := sdkmetric.NewManualReader()
@@ -283,9 +287,8 @@ func TestNewErrors(t *testing.T) {
 func TestCostOnResume(t *testing.T) {
 	srv := script()
 	defer srv.Close()
-	m, err := openai.New(srv.URL, "k", "deepseek-chat")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", Model: "deepseek-chat"})
 	require.NoError(t, err)
-	defer m.CloseIdleConnections()
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
 	require.NoError(t, err)
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(prices),

@@ -166,7 +166,7 @@ func killWriterMain(dir, id, seed string) int {
 		model.Push(
 			replay.Call(replay.ToolCall(pre+"p1", "probe", args()), replay.ToolCall(pre+"p2", "probe", args()), replay.ToolCall(pre+"c1", "change", args())),
 			replay.Call(replay.ToolCall(pre+"c2", "change", args()), replay.ToolCall(pre+"p3", "probe", args())),
-			replay.Say(fmt.Sprintf("turn %d done", turn)),
+			replay.Response{Text: fmt.Sprintf("turn %d done", turn)},
 		)
 		for _, err := range sess.Run(ctx, fmt.Sprintf("turn %d: do the \"work\"\nnow", turn)) {
 			if err != nil {
@@ -395,7 +395,7 @@ func resumeAndCheck(t *testing.T, trial int, store session.TestJSONL, tr *sessio
 		}
 	}
 
-	model := replay.NewScripted(replay.Say("resumed"))
+	model := replay.NewScripted(replay.Response{Text: "resumed"})
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
 		agent.WithSystemPrompt("You are the kill test."))
 	require.NoError(t, err)

@@ -37,7 +37,7 @@ func ExampleMiddleware() {
 		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			return harness.TextResult(output.String()), nil
 		})
-	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "run_tests", nil)), replay.Say("all green"))
+	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "run_tests", nil)), replay.Response{Text: "all green"})
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(runTests),

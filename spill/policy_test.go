@@ -201,7 +201,7 @@ func TestLoopSpill(t *testing.T) {
 		})
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "build", nil)),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	store := newDir(t, t.TempDir())
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),

@@ -53,7 +53,7 @@ func benchServer(b *testing.B) *httptest.Server {
 // SDK's request, its SSE decoder, chunk decoding and our conversion.
 func BenchmarkStream(b *testing.B) {
 	srv := benchServer(b)
-	m, err := New(srv.URL, "sk-bench", "deepseek-flash")
+	m, err := newChat(Config{BaseURL: srv.URL, APIKey: "sk-bench", Model: "deepseek-flash"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func benchHistory() *model.Request {
 // BenchmarkRequestBody builds the request for a 200-step history again,
 // as every step does: warm, each message's encoding reused.
 func BenchmarkRequestBody(b *testing.B) {
-	m, err := New("http://127.0.0.1:1", "", "deepseek-flash")
+	m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "deepseek-flash"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func BenchmarkRequestBodyCold(b *testing.B) {
 	req := benchHistory()
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := New("http://127.0.0.1:1", "", "deepseek-flash")
+		m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "deepseek-flash"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func BenchmarkWarmStep(b *testing.B) {
 	tool := model.Tool{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}
 	for _, n := range stepSizes {
 		b.Run(fmt.Sprintf("harness/messages=%d", n), func(b *testing.B) {
-			m, err := New("http://127.0.0.1:1", "sk-bench", "deepseek-flash", WithHTTPClient(client), WithDialect(DialectDeepSeek))
+			m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk-bench", Model: "deepseek-flash", HTTPClient: client, Dialect: DialectDeepSeek})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func TestHistoryCacheMatchesAFreshEncoding(t *testing.T) {
 	for _, d := range []Dialect{DialectDeepSeek, DialectOpenAI, DialectGeneric} {
 		t.Run(string(d), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(d))))
-			cached, err := New("http://127.0.0.1:1", "", "deepseek-flash", WithDialect(d), WithInputModalities(harness.ModalityImage))
+			cached, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "deepseek-flash", Dialect: d, Input: []harness.Modality{harness.ModalityImage}})
 			require.NoError(t, err)
 			req := &model.Request{System: "sys", Tools: []model.Tool{{Name: "read", Parameters: []byte(`{"type":"object"}`)}}}
 			for round := range rounds {
@@ -73,7 +73,7 @@ func TestHistoryCacheMatchesAFreshEncoding(t *testing.T) {
 				default:
 					req.Tools = []model.Tool{{Name: "read", Description: fmt.Sprint(round), Parameters: []byte(`{"type":"object"}`)}}
 				}
-				fresh, err := New("http://127.0.0.1:1", "", "deepseek-flash", WithDialect(d), WithInputModalities(harness.ModalityImage))
+				fresh, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "deepseek-flash", Dialect: d, Input: []harness.Modality{harness.ModalityImage}})
 				require.NoError(t, err)
 				want, n1, err := fresh.body(context.Background(), req)
 				require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestHistoryCacheMatchesAFreshEncoding(t *testing.T) {
 // model, interleaved, each get their own encoding, and so do two models
 // of different dialects given the same history.
 func TestHistoryCacheKeys(t *testing.T) {
-	m, err := New("http://127.0.0.1:1", "", "x", WithDialect(DialectDeepSeek))
+	m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "x", Dialect: DialectDeepSeek})
 	require.NoError(t, err)
 	a := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("a")}}}}
 	b := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("b")}}}}

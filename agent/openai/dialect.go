@@ -17,7 +17,7 @@ type Dialect string
 // The dialects. [New] picks one from the base URL (DeepSeek's and
 // Moonshot's hosts speak [DialectDeepSeek], OpenAI's and Azure's
 // [DialectOpenAI], every other host [DialectGeneric]); [FromEnv] uses
-// [DialectDeepSeek] for DEEPSEEK_API_KEY; [WithDialect] overrides either.
+// [DialectDeepSeek] for DEEPSEEK_API_KEY; [Config.Dialect] overrides either.
 const (
 	// DialectGeneric is for any OpenAI-compatible endpoint (OpenRouter,
 	// Groq, Mistral, vLLM, llama.cpp, Ollama, ...): no reasoning is sent

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,19 +64,21 @@ func dialectHistory() *model.Request {
 // history and controls. Run with -update to rewrite them after an
 // intended change, and read the diff.
 func TestRequestGolden(t *testing.T) {
-	all := []openai.Option{
-		openai.WithMaxOutputTokens(1000), openai.WithTemperature(0.2), openai.WithTopP(0.9), openai.WithSeed(7),
-		openai.WithToolChoice("read"), openai.WithParallelToolCalls(false), openai.WithReasoningEffort("high"),
+	// all sets every request control on c.
+	all := func(c openai.Config) openai.Config {
+		c.MaxOutputTokens, c.Temperature, c.TopP, c.Seed = 1000, new(0.2), new(0.9), new(int64(7))
+		c.ToolChoice, c.ParallelToolCalls, c.ReasoningEffort = "read", new(false), "high"
+		return c
 	}
 	for _, tc := range []struct {
 		name string
-		opts []openai.Option
+		cfg  openai.Config
 	}{
-		{"deepseek", append([]openai.Option{openai.WithDialect(openai.DialectDeepSeek), openai.WithThinking(true)}, all...)},
-		{"deepseek-plain", []openai.Option{openai.WithDialect(openai.DialectDeepSeek)}},
-		{"openai", append([]openai.Option{openai.WithDialect(openai.DialectOpenAI)}, all...)},
-		{"generic", append([]openai.Option{openai.WithThinking(false), openai.WithJSONOutput(true)}, all...)},
-		{"generic-plain-nonstream", []openai.Option{openai.WithStreaming(false)}},
+		{"deepseek", all(openai.Config{Dialect: openai.DialectDeepSeek, Thinking: new(true)})},
+		{"deepseek-plain", openai.Config{Dialect: openai.DialectDeepSeek}},
+		{"openai", all(openai.Config{Dialect: openai.DialectOpenAI})},
+		{"generic", all(openai.Config{Thinking: new(false), JSONOutput: true})},
+		{"generic-plain-nonstream", openai.Config{DisableStreaming: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reply := sse(text("ok"), finish("stop"))
@@ -83,7 +86,7 @@ func TestRequestGolden(t *testing.T) {
 				reply = jsonReply(completion("", "ok", "stop", nil))
 			}
 			p := newProvider(t, reply)
-			_, err := drain(t, p.model(tc.opts...), context.Background(), dialectHistory())
+			_, err := drain(t, p.model(tc.cfg), context.Background(), dialectHistory())
 			require.NoError(t, err)
 			got := p.Requests()[0].Body
 			require.True(t, json.Valid(got), "%s", got)
@@ -116,7 +119,7 @@ func TestDialectRules(t *testing.T) {
 		return out
 	}
 	t.Run("deepseek echoes reasoning on every tool-call turn", func(t *testing.T) {
-		as := assistants(sendOne(t, dialectHistory(), openai.WithDialect(openai.DialectDeepSeek)))
+		as := assistants(sendOne(t, dialectHistory(), openai.Config{Dialect: openai.DialectDeepSeek}))
 		require.Len(t, as, 3)
 		assert.Equal(t, "List first.", as[0]["reasoning_content"])
 		assert.Contains(t, as[1], "reasoning_content", "a tool-call turn without reasoning still carries the field")
@@ -126,7 +129,7 @@ func TestDialectRules(t *testing.T) {
 	})
 	for _, d := range []openai.Dialect{openai.DialectOpenAI, openai.DialectGeneric} {
 		t.Run(string(d)+" sends no reasoning back", func(t *testing.T) {
-			c := sendOne(t, dialectHistory(), openai.WithDialect(d))
+			c := sendOne(t, dialectHistory(), openai.Config{Dialect: d})
 			assert.NotContains(t, string(c.Body), "reasoning_content")
 			assert.NotContains(t, string(c.Body), `"reasoning"`)
 			for _, a := range assistants(c) {
@@ -136,17 +139,17 @@ func TestDialectRules(t *testing.T) {
 	}
 	t.Run("max tokens spelling", func(t *testing.T) {
 		req := &model.Request{Messages: []harness.Message{userText("x")}}
-		o := sendOne(t, req, openai.WithDialect(openai.DialectOpenAI), openai.WithMaxOutputTokens(5)).JSON(t)
+		o := sendOne(t, req, openai.Config{Dialect: openai.DialectOpenAI, MaxOutputTokens: 5}).JSON(t)
 		assert.Equal(t, float64(5), o["max_completion_tokens"])
 		assert.NotContains(t, o, "max_tokens")
-		g := sendOne(t, req, openai.WithMaxOutputTokens(5)).JSON(t)
+		g := sendOne(t, req, openai.Config{MaxOutputTokens: 5}).JSON(t)
 		assert.Equal(t, float64(5), g["max_tokens"])
 		assert.NotContains(t, g, "max_completion_tokens")
 	})
 	t.Run("deepseek takes no seed", func(t *testing.T) {
 		req := &model.Request{Messages: []harness.Message{userText("x")}}
-		assert.NotContains(t, sendOne(t, req, openai.WithDialect(openai.DialectDeepSeek), openai.WithSeed(1)).JSON(t), "seed")
-		assert.Equal(t, float64(1), sendOne(t, req, openai.WithSeed(1)).JSON(t)["seed"])
+		assert.NotContains(t, sendOne(t, req, openai.Config{Dialect: openai.DialectDeepSeek, Seed: new(int64(1))}).JSON(t), "seed")
+		assert.Equal(t, float64(1), sendOne(t, req, openai.Config{Seed: new(int64(1))}).JSON(t)["seed"])
 	})
 	t.Run("tool choice", func(t *testing.T) {
 		req := dialectHistory()
@@ -154,10 +157,10 @@ func TestDialectRules(t *testing.T) {
 			"auto": "auto", "none": "none", "required": "required",
 			"read": map[string]any{"type": "function", "function": map[string]any{"name": "read"}},
 		} {
-			assert.Equal(t, want, sendOne(t, req, openai.WithToolChoice(choice)).JSON(t)["tool_choice"], choice)
+			assert.Equal(t, want, sendOne(t, req, openai.Config{ToolChoice: choice}).JSON(t)["tool_choice"], choice)
 		}
 		noTools := &model.Request{Messages: []harness.Message{userText("x")}}
-		assert.NotContains(t, sendOne(t, noTools, openai.WithToolChoice("required")).JSON(t), "tool_choice", "no tools, no tool_choice")
+		assert.NotContains(t, sendOne(t, noTools, openai.Config{ToolChoice: "required"}).JSON(t), "tool_choice", "no tools, no tool_choice")
 	})
 	t.Run("structured answer", func(t *testing.T) {
 		req := &model.Request{Messages: []harness.Message{userText("x")}, Output: &model.Output{Name: "verdict",
@@ -165,7 +168,7 @@ func TestDialectRules(t *testing.T) {
 		rf := sendOne(t, req).JSON(t)["response_format"]
 		assert.Equal(t, map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "verdict", "strict": true,
 			"schema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}, "required": []any{"ok"}, "additionalProperties": false}}}, rf)
-		ds := sendOne(t, req, openai.WithDialect(openai.DialectDeepSeek)).JSON(t)["response_format"]
+		ds := sendOne(t, req, openai.Config{Dialect: openai.DialectDeepSeek}).JSON(t)["response_format"]
 		assert.Equal(t, map[string]any{"type": "json_object"}, ds, "DeepSeek takes json_object only")
 		open := &model.Request{Messages: []harness.Message{userText("x")}, Output: &model.Output{Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}}
 		js := sendOne(t, open).JSON(t)["response_format"].(map[string]any)["json_schema"].(map[string]any)
@@ -187,16 +190,16 @@ func TestDialectChoice(t *testing.T) {
 		"http://127.0.0.1:8080/v1":                    openai.DialectGeneric,
 		"https://dashscope-intl.aliyuncs.com/compat/": openai.DialectGeneric,
 	} {
-		m, err := openai.New(url, "k", "m")
+		m, err := openai.New(openai.Config{BaseURL: url, APIKey: "k", Model: "m"})
 		require.NoError(t, err)
-		assert.Equal(t, want, m.Dialect(), url)
+		assert.Equal(t, want, openai.DialectOf(m), url)
 	}
-	m, err := openai.New("http://127.0.0.1:1", "k", "kimi-k2-thinking", openai.WithDialect(openai.DialectDeepSeek))
+	m, err := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1", APIKey: "k", Model: "kimi-k2-thinking", Dialect: openai.DialectDeepSeek})
 	require.NoError(t, err)
-	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())
-	m, err = openai.New("https://api.deepseek.com", "k", "deepseek-flash", openai.WithDialect(openai.DialectGeneric))
+	assert.Equal(t, openai.DialectDeepSeek, openai.DialectOf(m))
+	m, err = openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "k", Model: "deepseek-flash", Dialect: openai.DialectGeneric})
 	require.NoError(t, err)
-	assert.Equal(t, openai.DialectGeneric, m.Dialect())
+	assert.Equal(t, openai.DialectGeneric, openai.DialectOf(m))
 
 	for _, s := range []string{"deepseek", "OpenAI", " generic "} {
 		_, err := openai.ParseDialect(s)
@@ -208,38 +211,40 @@ func TestDialectChoice(t *testing.T) {
 
 func TestInvalidOptionsAreErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
-		opts []openai.Option
+		cfg  openai.Config
 		want string
 	}{
-		"temperature":     {[]openai.Option{openai.WithTemperature(3)}, "temperature 3"},
-		"top_p":           {[]openai.Option{openai.WithTopP(0)}, "top_p 0"},
-		"max tokens":      {[]openai.Option{openai.WithMaxOutputTokens(-1)}, "negative"},
-		"tool choice":     {[]openai.Option{openai.WithToolChoice("a b")}, "tool choice"},
-		"dialect":         {[]openai.Option{openai.WithDialect("claude")}, "unknown dialect"},
-		"openai thinking": {[]openai.Option{openai.WithDialect(openai.DialectOpenAI), openai.WithThinking(true)}, "no thinking switch"},
-		"deepseek effort": {[]openai.Option{openai.WithDialect(openai.DialectDeepSeek), openai.WithReasoningEffort("extreme")}, "low, medium, high or max"},
-		"zero window":     {[]openai.Option{openai.WithContextWindow(0)}, "WithContextWindow(0)"},
-		"negative window": {[]openai.Option{openai.WithContextWindow(-5)}, "WithContextWindow(-5)"},
-		"header name":     {[]openai.Option{openai.WithHeader("X Bad", "v")}, `WithHeader("X Bad", ...)`},
-		"empty header":    {[]openai.Option{openai.WithHeader("", "v")}, `WithHeader("", ...)`},
+		"temperature":     {openai.Config{Temperature: new(3.0)}, "temperature 3"},
+		"temperature NaN": {openai.Config{Temperature: new(math.NaN())}, "temperature NaN"},
+		"top_p":           {openai.Config{TopP: new(0.0)}, "top_p 0"},
+		"max tokens":      {openai.Config{MaxOutputTokens: -1}, "negative"},
+		"tool choice":     {openai.Config{ToolChoice: "a b"}, "tool choice"},
+		"effort":          {openai.Config{ReasoningEffort: "very high"}, "reasoning effort"},
+		"dialect":         {openai.Config{Dialect: "claude"}, "unknown dialect"},
+		"openai thinking": {openai.Config{Dialect: openai.DialectOpenAI, Thinking: new(true)}, "no thinking switch"},
+		"deepseek effort": {openai.Config{Dialect: openai.DialectDeepSeek, ReasoningEffort: "extreme"}, "low, medium, high or max"},
+		"negative window": {openai.Config{ContextWindow: -5}, "ContextWindow -5"},
+		"header name":     {openai.Config{Header: http.Header{"X Bad": {"v"}}}, `Header "X Bad"`},
+		"empty header":    {openai.Config{Header: http.Header{"": {"v"}}}, `Header ""`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, err := openai.New("http://127.0.0.1:1", "", "m", tc.opts...)
+			tc.cfg.BaseURL, tc.cfg.Model = "http://127.0.0.1:1", "m"
+			m, err := openai.New(tc.cfg)
 			assert.Nil(t, m)
 			assert.ErrorContains(t, err, tc.want)
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		})
 	}
-	// FromEnv reports them too.
-	_, err := openai.FromEnv(func(k string) string { return map[string]string{"DEEPSEEK_API_KEY": "sk-x"}[k] }, openai.WithTemperature(-1))
-	assert.ErrorIs(t, err, harness.CodeInvalidOption)
+	// Every problem is reported, not only the first.
+	_, err := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1", Model: "m", Temperature: new(-1.0), MaxOutputTokens: -2})
 	assert.ErrorContains(t, err, "temperature -1")
+	assert.ErrorContains(t, err, "max output tokens -2 is negative")
 }
 
 func TestStrictTools(t *testing.T) {
 	closed := model.Tool{Name: "ls", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"opts":{"type":"object","properties":{"all":{"type":["boolean","null"]}},"required":["all"],"additionalProperties":false}},"required":["path","opts"],"additionalProperties":false}`)}
 	t.Run("closed schemas go out strict", func(t *testing.T) {
-		c := sendOne(t, &model.Request{Messages: []harness.Message{userText("x")}, Tools: []model.Tool{closed}}, openai.WithStrictTools(true))
+		c := sendOne(t, &model.Request{Messages: []harness.Message{userText("x")}, Tools: []model.Tool{closed}}, openai.Config{StrictTools: true})
 		fn := c.JSON(t)["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)
 		assert.Equal(t, true, fn["strict"])
 	})
@@ -254,7 +259,7 @@ func TestStrictTools(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := newProvider(t)
 			req := &model.Request{Messages: []harness.Message{userText("x")}, Tools: []model.Tool{{Name: "bad_tool", Parameters: json.RawMessage(tc.schema)}}}
-			_, err := drain(t, p.model(openai.WithStrictTools(true)), context.Background(), req)
+			_, err := drain(t, p.model(openai.Config{StrictTools: true}), context.Background(), req)
 			me := modelErr(t, err)
 			assert.Equal(t, harness.CodeInvalidRequest, me.Code)
 			assert.Contains(t, me.Message, `tool "bad_tool"`)
@@ -268,14 +273,15 @@ func TestStrictTools(t *testing.T) {
 			path = r.URL.Path
 			return nil, http.ErrHandlerTimeout
 		})}
-		deepSeek := func(opts ...openai.Option) *openai.Model {
-			m, err := openai.New("https://api.deepseek.com", "sk-x", "deepseek-flash", opts...)
+		deepSeek := func(cfg openai.Config) model.Model {
+			cfg.BaseURL, cfg.APIKey, cfg.Model = "https://api.deepseek.com", "sk-x", "deepseek-flash"
+			m, err := openai.New(cfg)
 			require.NoError(t, err)
 			return m
 		}
-		_, _ = drain(t, deepSeek(openai.WithStrictTools(true), openai.WithHTTPClient(client)), context.Background(), simpleRequest())
+		_, _ = drain(t, deepSeek(openai.Config{StrictTools: true, HTTPClient: client}), context.Background(), simpleRequest())
 		assert.Equal(t, "/beta/chat/completions", path)
-		_, _ = drain(t, deepSeek(openai.WithHTTPClient(client)), context.Background(), simpleRequest())
+		_, _ = drain(t, deepSeek(openai.Config{HTTPClient: client}), context.Background(), simpleRequest())
 		assert.Equal(t, "/chat/completions", path)
 	})
 }
@@ -284,7 +290,7 @@ func TestStrictTools(t *testing.T) {
 // message that made tool calls comes back without reasoning_content in
 // thinking mode; otherwise it passes the request on.
 func deepSeekRule(t *testing.T, next reply) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return reply{Handler: func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Messages []map[string]json.RawMessage `json:"messages"`
 		}
@@ -303,8 +309,8 @@ func deepSeekRule(t *testing.T, next reply) reply {
 			}
 		}
 		r.Body = readCloser{bytes.NewReader(buf.Bytes())}
-		next(w, r)
-	}
+		next.ServeHTTP(w, r)
+	}}
 }
 
 type readCloser struct{ *bytes.Reader }
@@ -326,7 +332,7 @@ func TestDeepSeekToolTurnWithoutReasoningRoundTrips(t *testing.T) {
 			deepSeekRule(t, sse(role(), toolDelta(0, "call_00_a", "ls", "{}"), finish("tool_calls"))),
 			deepSeekRule(t, sse(role(), text("main.go is there."), finish("stop"))),
 		)
-		loop, err := agent.New(agent.WithModel(p.model(openai.WithDialect(d), openai.WithThinking(true))), agent.WithTools(lsTool), agent.WithMaxSteps(4))
+		loop, err := agent.New(agent.WithModel(p.model(openai.Config{Dialect: d, Thinking: new(true)})), agent.WithTools(lsTool), agent.WithMaxSteps(4))
 		require.NoError(t, err)
 		t.Cleanup(func() { loop.Close() })
 		s, err := loop.NewSession(context.Background(), session.Header{})

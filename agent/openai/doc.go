@@ -3,22 +3,26 @@
 // OpenAI and for any OpenAI-compatible provider, DeepSeek first. It uses
 // the official openai-go client; nothing outside this package imports it.
 //
-// [New] returns a model on any endpoint given its base URL, key and model
-// id; [FromEnv] picks one from the environment, reading exactly these
-// variables: HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL for any
-// OpenAI-compatible endpoint, or DEEPSEEK_API_KEY (with DEEPSEEK_BASE_URL
-// for a gateway or proxy, and HARNESS_MODEL, deepseek-flash by default)
-// for DeepSeek, and HARNESS_DIALECT to override the dialect. [New] reads
-// none of them.
+// [New] returns a model.Model on the endpoint a [Config] names: its base
+// URL, key and model id, and every other knob as a named field (the
+// dialect, the HTTP client, headers, the idle timeout, the request
+// controls), checked all at once. [FromEnv] fills a Config from the
+// environment, reading exactly these variables: HARNESS_BASE_URL,
+// HARNESS_API_KEY and HARNESS_MODEL for any OpenAI-compatible endpoint,
+// or DEEPSEEK_API_KEY (with DEEPSEEK_BASE_URL for a gateway or proxy, and
+// HARNESS_MODEL, deepseek-flash by default) for DeepSeek, and
+// HARNESS_DIALECT to override the dialect. [New] reads none of them.
 //
-//	model, err := openai.FromEnv(os.Getenv)
-//	// or: openai.New("https://api.deepseek.com", key, "deepseek-flash")
+//	cfg, err := openai.FromEnv(os.Getenv)
+//	// or: cfg := openai.Config{BaseURL: "https://api.deepseek.com", APIKey: key, Model: "deepseek-flash"}
+//	...
+//	model, err := openai.New(cfg)
 //	...
 //	loop, err := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
 // A small built-in catalog knows the context window and input
-// modalities of DeepSeek's models; [WithContextWindow] and
-// [WithInputModalities] declare them for any other. A model that declares
+// modalities of DeepSeek's models; Config.ContextWindow and Config.Input
+// declare them for any other. A model that declares
 // no image input is sent a short text placeholder naming each image
 // (name, type, size) instead of the image.
 //
@@ -31,7 +35,7 @@
 // DeepSeek requires), [DialectOpenAI] sends no reasoning and spells the
 // output bound "max_completion_tokens", and [DialectGeneric] sends no
 // reasoning, which every other endpoint accepts. The dialect follows
-// from the host and [WithDialect] overrides it (HARNESS_DIALECT in
+// from the host and Config.Dialect overrides it (HARNESS_DIALECT in
 // [FromEnv]), for a gateway in front of DeepSeek or a Kimi thinking
 // model that wants its reasoning back too.
 //
@@ -60,28 +64,30 @@
 // costs about the same with five thousand messages of history as with
 // ten, apart from writing the bytes to the connection.
 //
-// The controls: [WithThinking] and [WithReasoningEffort] (DeepSeek's
-// thinking mode and effort), [WithMaxOutputTokens], [WithTemperature],
-// [WithTopP], [WithSeed], [WithToolChoice], [WithParallelToolCalls],
-// [WithStrictTools] (strict function calling; DeepSeek's beta endpoint;
-// every schema checked to be closed before anything is sent),
-// [WithJSONOutput], and model.Request.Output for a structured final
-// answer ("json_schema" where the dialect takes it, "json_object"
-// elsewhere). Invalid values are errors from [New].
+// The controls are fields of [Config]: Thinking and ReasoningEffort
+// (DeepSeek's thinking mode and effort), MaxOutputTokens, Temperature,
+// TopP, Seed, ToolChoice, ParallelToolCalls, StrictTools (strict function
+// calling; DeepSeek's beta endpoint; every schema checked to be closed
+// before anything is sent), JSONOutput; and model.Request.Output asks for
+// a structured final answer ("json_schema" where the dialect takes it,
+// "json_object" elsewhere). A field left nil or zero sends nothing.
+// Invalid values are errors from [New], every one of them reported.
 //
 // # Hygiene
 //
 // One Stream call is one HTTP request: the SDK's retries are off. There
 // is no timeout on a whole request, which would cut long answers off.
 // The default HTTP client bounds dialing, the TLS handshake and the wait
-// for response headers; an idle watchdog ([WithIdleTimeout]) drops a
+// for response headers; an idle watchdog (Config.IdleTimeout) drops a
 // response that sends nothing at all for too long. Any byte counts as
 // life, SSE keep-alive comments and blank lines included, because
 // providers send them while a request waits in their queue. Requests to
 // hosts other than OpenAI's read nothing from the SDK's OPENAI_*
 // environment variables and never carry OpenAI-Organization or
 // OpenAI-Project headers. The API key never appears in an error message
-// or a log record, even when a provider echoes it back.
+// or a log record, even when a provider echoes it back. The model has a
+// CloseIdleConnections method, as http.Client does, reached by a type
+// assertion to interface{ CloseIdleConnections() }.
 //
 // It imports harness and agent/model (the contract it implements) and
 // internal helpers; nothing of agent, tools or session.

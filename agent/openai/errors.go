@@ -48,7 +48,7 @@ func (f *failure) toError() *harness.Error {
 // classify turns the failure of a call into a model error. parent is
 // the caller's context, callCtx the call's own (cancelled by the watchdog
 // with the idle timeout).
-func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error) *harness.Error {
+func (m *chatModel) classify(parent, callCtx context.Context, x *exchange, err error) *harness.Error {
 	var f *failure
 	var done *harness.Error
 	switch {
@@ -89,7 +89,7 @@ func (m *Model) classify(parent, callCtx context.Context, x *exchange, err error
 // redact removes the API key from the failure's message, and replaces an
 // underlying error whose text holds the key by one with the key blanked
 // out, in case a provider echoed it.
-func (m *Model) redact(f *failure) *failure {
+func (m *chatModel) redact(f *failure) *failure {
 	f.message = m.redactString(f.message)
 	if f.err != nil {
 		if s := f.err.Error(); s != m.redactString(s) {
@@ -100,7 +100,7 @@ func (m *Model) redact(f *failure) *failure {
 }
 
 // redactError redacts an error classified earlier.
-func (m *Model) redactError(e *harness.Error) *harness.Error {
+func (m *chatModel) redactError(e *harness.Error) *harness.Error {
 	if s := e.Error(); s != m.redactString(s) {
 		return &harness.Error{Code: e.Code, Message: m.redactString(s), Err: errors.New(m.redactString(fmt.Sprint(e.Err)))}
 	}
@@ -109,7 +109,7 @@ func (m *Model) redactError(e *harness.Error) *harness.Error {
 
 // redactString blanks the API key out of s. Keys shorter than 8 bytes
 // are not secrets worth mangling text for (local servers take "none").
-func (m *Model) redactString(s string) string {
+func (m *chatModel) redactString(s string) string {
 	if len(m.apiKey) < 8 {
 		return s
 	}

@@ -156,11 +156,11 @@ func TestAPIKeyNeverInErrorsOrLogs(t *testing.T) {
 	echo := fmt.Sprintf(`{"error":{"message":"Incorrect API key provided: %s. You can find your API key in the console.","type":"authentication_error"}}`, testKey)
 	p := newProvider(t,
 		errorReply(401, echo),
-		sseRaw(streamBody(fmt.Sprintf(`{"error":{"message":"key %s is suspended"}}`, testKey))),
+		sseRaw(streamBody(raw(fmt.Sprintf(`{"error":{"message":"key %s is suspended"}}`, testKey)))),
 		errorReply(400, fmt.Sprintf(`plain text mentioning %s`, testKey)),
 		sse(text("fine"), finish("stop")),
 	)
-	m := p.model(openai.WithLogger(logger))
+	m := p.model(openai.Config{Logger: logger})
 	var texts []string
 	for range 3 {
 		_, err := drain(t, m, context.Background(), simpleRequest())
@@ -175,7 +175,7 @@ func TestAPIKeyNeverInErrorsOrLogs(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
-	dead, err := openai.New("http://"+addr+"/v1?key="+testKey, testKey, "m", openai.WithLogger(logger))
+	dead, err := openai.New(openai.Config{BaseURL: "http://" + addr + "/v1?key=" + testKey, APIKey: testKey, Model: "m", Logger: logger})
 	require.NoError(t, err)
 	_, err = drain(t, dead, context.Background(), simpleRequest())
 	assert.Equal(t, harness.CodeTransport, modelErr(t, err).Code)
@@ -242,7 +242,7 @@ func TestOpenAIHostKeepsOrganization(t *testing.T) {
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 			Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
 	})
-	m, err := openai.New("https://api.openai.com/v1", testKey, "gpt-5", openai.WithHTTPClient(&http.Client{Transport: rt}), openai.WithMaxOutputTokens(100))
+	m, err := openai.New(openai.Config{BaseURL: "https://api.openai.com/v1", APIKey: testKey, Model: "gpt-5", HTTPClient: &http.Client{Transport: rt}, MaxOutputTokens: 100})
 	require.NoError(t, err)
 	_, err = drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)

@@ -33,12 +33,13 @@ func ExampleNew() {
 	}))
 	defer srv.Close()
 
-	model, err := openai.New(srv.URL, "sk-example", "deepseek-flash")
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-example", Model: "deepseek-flash"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer model.CloseIdleConnections()
+	// Close the model's idle connections when done, as an http.Client's.
+	defer model.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	loop, err := agent.New(agent.WithModel(model))
 	if err != nil {
 		fmt.Println(err)
@@ -74,7 +75,7 @@ func ExampleNew() {
 
 // DeepSeek with the caller's key; thinking stays on by default.
 func ExampleNew_deepSeek() {
-	model, err := openai.New("https://api.deepseek.com", "sk-...", "deepseek-v4-pro", openai.WithReasoningEffort("high"))
+	model, err := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "sk-...", Model: "deepseek-v4-pro", ReasoningEffort: "high"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -83,7 +84,7 @@ func ExampleNew_deepSeek() {
 	fmt.Println(info.Name, info.ContextWindow, info.Input)
 
 	// DeepSeek's API refuses every request without a key: New says so.
-	_, err = openai.New("https://api.deepseek.com", os.Getenv("NO_SUCH_VARIABLE"), "deepseek-flash")
+	_, err = openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: os.Getenv("NO_SUCH_VARIABLE"), Model: "deepseek-flash"})
 	fmt.Println(errors.Is(err, harness.CodeAuth))
 	// Output:
 	// deepseek-v4-pro 1000000 [text]
@@ -94,7 +95,7 @@ func ExampleNew_deepSeek() {
 // configured.
 func ExampleFromEnv() {
 	getenv := func(string) string { return "" } // os.Getenv in a program
-	model, err := openai.FromEnv(getenv)
+	cfg, err := openai.FromEnv(getenv)
 	if errors.Is(err, harness.CodeAuth) {
 		fmt.Println("no model configured; running the scripted demo instead")
 		return
@@ -103,7 +104,13 @@ func ExampleFromEnv() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("using", model.Info().Name, "at", model.BaseURL())
+	cfg.MaxOutputTokens = 8192 // the host's own settings go on top
+	model, err := openai.New(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("using", model.Info().Name, "at", cfg.BaseURL)
 	// Output: no model configured; running the scripted demo instead
 }
 
@@ -111,16 +118,20 @@ func ExampleFromEnv() {
 // DeepSeek does: the deepseek dialect sends it, on every assistant
 // message that made tool calls. The host alone would imply the generic
 // dialect, which sends none.
-func ExampleWithDialect() {
-	m, err := openai.New("http://127.0.0.1:8080/v1", "", "kimi-k2-thinking",
-		openai.WithDialect(openai.DialectDeepSeek), openai.WithTemperature(1.0))
+func ExampleConfig_dialect() {
+	m, err := openai.New(openai.Config{
+		BaseURL:     "http://127.0.0.1:8080/v1",
+		Model:       "kimi-k2-thinking",
+		Dialect:     openai.DialectDeepSeek,
+		Temperature: new(1.0),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(m.Info().Name, "in the deepseek dialect")
 
-	_, err = openai.New("http://127.0.0.1:8080/v1", "", "kimi-k2-thinking", openai.WithTemperature(5))
+	_, err = openai.New(openai.Config{BaseURL: "http://127.0.0.1:8080/v1", Model: "kimi-k2-thinking", Temperature: new(5.0)})
 	fmt.Println(err)
 	// Output:
 	// kimi-k2-thinking in the deepseek dialect

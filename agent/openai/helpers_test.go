@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -26,19 +27,25 @@ import (
 
 const testKey = "sk-test-0123456789abcdef"
 
-// model returns a model on the fake provider, its idle connections closed
-// when the test ends.
-func (p *provider) model(opts ...openai.Option) *openai.Model {
+// model returns deepseek-flash on the fake provider, configured by cfg
+// (at most one) with the base URL, key and model id filled in, its idle
+// connections closed when the test ends.
+func (p *provider) model(cfg ...openai.Config) model.Model {
 	p.t.Helper()
-	return p.modelNamed("deepseek-flash", opts...)
+	return p.modelNamed("deepseek-flash", cfg...)
 }
 
 // modelNamed is model with the model id id.
-func (p *provider) modelNamed(id string, opts ...openai.Option) *openai.Model {
+func (p *provider) modelNamed(id string, cfg ...openai.Config) model.Model {
 	p.t.Helper()
-	m, err := openai.New(p.URL(), testKey, id, opts...)
+	var c openai.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	c.BaseURL, c.APIKey, c.Model = p.URL(), testKey, id
+	m, err := openai.New(c)
 	require.NoError(p.t, err)
-	p.t.Cleanup(m.CloseIdleConnections)
+	p.t.Cleanup(func() { openai.CloseIdle(m) })
 	return m
 }
 
@@ -165,7 +172,10 @@ func completion(reasoningText, content, finish string, calls [][3]string) string
 
 // The fake provider and the wire-format builders live in
 // agent/openai/openaitest; these names keep the tests short.
-type reply = openaitest.Reply
+type (
+	reply = openaitest.Reply
+	chunk = openaitest.Chunk
+)
 
 // provider is the fake endpoint with the adapter's test helpers.
 type provider struct {
@@ -224,13 +234,12 @@ func (p *provider) Requests() []captured {
 	return out
 }
 
-// streamBody returns the SSE lines of the chunks, without [DONE].
-func streamBody(chunks ...string) string {
-	var b strings.Builder
-	for _, c := range chunks {
-		b.WriteString("data: " + c + "\n\n")
-	}
-	return b.String()
+// streamBody returns the SSE lines of the chunks, without [DONE]: the
+// stream a Reply with these chunks sends.
+func streamBody(chunks ...openaitest.Chunk) string {
+	rec := httptest.NewRecorder()
+	openaitest.Reply{Chunks: chunks}.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/chat/completions", nil))
+	return strings.TrimSuffix(rec.Body.String(), "data: [DONE]\n\n")
 }
 
 // mustJSON encodes v, a fixture that always encodes.
@@ -242,23 +251,41 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-var (
-	sse    = openaitest.SSE
-	sseRaw = func(raw string) openaitest.Reply {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(w, raw)
-		}
+// The chunk and reply builders these tests use, over openaitest's
+// struct literals.
+func sse(chunks ...openaitest.Chunk) reply { return reply{Chunks: chunks} }
+
+// sseRaw sends raw as the whole event stream.
+func sseRaw(raw string) reply {
+	return reply{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, raw)
+	}}
+}
+
+// errorReply replies status with body and header name/value pairs.
+func errorReply(status int, body string, headers ...string) reply {
+	h := http.Header{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Set(headers[i], headers[i+1])
 	}
-	errorReply = openaitest.Error
-	jsonReply  = openaitest.JSON
-	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
-	text       = openaitest.Text
-	reasoning  = openaitest.Reasoning
-	finish     = openaitest.Finish
-	role       = func() string {
-		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
-	}
-	toolDelta = func(index int, id, name, args string) string { return openaitest.ToolCall(index, id, name, args) }
-	usage     = openaitest.Usage
-)
+	return reply{Status: status, Body: body, Header: h}
+}
+
+func jsonReply(body string) reply           { return reply{Body: body} }
+func raw(data string) openaitest.Chunk      { return openaitest.Chunk{Raw: data} }
+func text(s string) openaitest.Chunk        { return openaitest.Chunk{Text: s} }
+func reasoning(s string) openaitest.Chunk   { return openaitest.Chunk{Reasoning: s} }
+func finish(reason string) openaitest.Chunk { return openaitest.Chunk{Finish: reason} }
+func role() openaitest.Chunk {
+	return raw(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"test-model","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":""},"finish_reason":null}]}`)
+}
+
+func toolDelta(index int, id, name, args string) openaitest.Chunk {
+	return openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: index, ID: id, Name: name, Arguments: args}}
+}
+
+func usage(prompt, completion, hit, miss, reasoning int) openaitest.Chunk {
+	return openaitest.Chunk{Usage: &harness.Usage{InputTokens: int64(prompt), OutputTokens: int64(completion),
+		CacheHitTokens: int64(hit), CacheMissTokens: int64(miss), ReasoningTokens: int64(reasoning)}}
+}

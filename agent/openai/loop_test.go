@@ -90,7 +90,7 @@ func TestToolLoopThroughAgent(t *testing.T) {
 			var seen []string
 			var mu sync.Mutex
 			loop, err := agent.New(
-				agent.WithModel(p.model(openai.WithStreaming(streaming), openai.WithDialect(openai.DialectDeepSeek))),
+				agent.WithModel(p.model(openai.Config{DisableStreaming: !streaming, Dialect: openai.DialectDeepSeek})),
 				agent.WithTools(lookupTool(&seen, &mu)),
 				agent.WithSystemPrompt("You look things up."),
 			)

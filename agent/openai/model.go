@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -32,10 +33,10 @@ const (
 // received, keep-alives included) before the call is dropped as stalled.
 const defaultIdleTimeout = 2 * time.Minute
 
-// Model is an [model.Model] that speaks the Chat Completions API of
-// OpenAI or of any OpenAI-compatible provider. It is safe for concurrent
-// use.
-type Model struct {
+// chatModel is the model.Model [New] returns: the Chat Completions API
+// of OpenAI or of any OpenAI-compatible provider. It is safe for
+// concurrent use.
+type chatModel struct {
 	info       model.Info
 	baseURL    string
 	apiKey     string
@@ -55,7 +56,7 @@ type Model struct {
 	history historyCache
 }
 
-// sendOptions are the request controls of the options.
+// sendOptions are the request controls of a [Config].
 type sendOptions struct {
 	thinking    *bool
 	effort      string
@@ -69,210 +70,171 @@ type sendOptions struct {
 	jsonOutput  bool
 }
 
-// Option configures a [Model].
-type Option func(*config)
+// Config says which endpoint and model [New] talks to and how. BaseURL
+// and Model are required; the zero value of every other field is the
+// default, and a field left nil or zero among the request controls sends
+// nothing, leaving the provider's default. [New] checks every field: an
+// invalid value is an error (harness.CodeInvalidOption), never clamped or
+// ignored.
+type Config struct {
+	// BaseURL is the API root the client appends "chat/completions" to:
+	// "https://api.deepseek.com" for DeepSeek, "https://api.openai.com/v1"
+	// for OpenAI.
+	BaseURL string
+	// APIKey is sent as the bearer token; it may be empty for endpoints
+	// that need none (DeepSeek's own API needs one). It never appears in
+	// the model's errors or log records; the Config holds it in the
+	// clear, so do not print or log a Config.
+	APIKey string
+	// Model is the provider's model id, such as "deepseek-flash".
+	Model string
+	// Dialect is the endpoint's dialect; empty means the one the base
+	// URL's host implies (see [Dialect]). Set it for a gateway in front
+	// of DeepSeek or a Kimi thinking model ([DialectDeepSeek]), an
+	// OpenAI proxy ([DialectOpenAI]) or anything else ([DialectGeneric]).
+	Dialect Dialect
 
-type config struct {
-	model      string
-	window     int
-	input      []harness.Modality
-	inputSet   bool
-	httpClient *http.Client
-	logger     *slog.Logger
-	idle       time.Duration
-	streaming  bool
-	headers    [][2]string
-	dialect    Dialect
-	send       sendOptions
-	errs       []error
+	// ContextWindow declares the model's context window in tokens; 0
+	// keeps what the catalog knows (unknown for a model it does not
+	// know). Negative is an error.
+	ContextWindow int
+	// Input declares the input modalities the model accepts besides
+	// text, such as harness.ModalityImage; nil keeps what the catalog
+	// knows (text only for a model it does not know). A model that
+	// declares no image input is sent text placeholders instead of
+	// images.
+	Input []harness.Modality
+
+	// HTTPClient is the HTTP client; nil is a default client with dial,
+	// TLS handshake and response-header timeouts and no overall timeout,
+	// which would cut long answers off. A client given here keeps
+	// whatever timeouts it has: the idle watchdog starts when the
+	// response headers arrive, so give its transport a
+	// ResponseHeaderTimeout, and never an overall Timeout shorter than
+	// the longest answer.
+	HTTPClient *http.Client
+	// Header is added to every request, such as the attribution headers
+	// some routers ask for. Do not put credentials here. A key that is
+	// not a header name is an error.
+	Header http.Header
+	// IdleTimeout is how long a response may stay silent before the call
+	// is dropped with a transport error the loop retries (with an error
+	// matching harness.CodeTimeout in its chain). The watchdog starts
+	// when the response headers arrive (the wait before them is the
+	// transport's response-header timeout) and restarts with every read
+	// that brings data. Any byte from the server counts as a sign of
+	// life, SSE keep-alive comments and blank lines included: a provider
+	// that sends keep-alives while a request waits in its queue is
+	// alive, and dropping the call would only lose its place. Zero is 2
+	// minutes; a negative duration disables the watchdog.
+	IdleTimeout time.Duration
+	// DisableStreaming sends one non-streamed request per call, whose
+	// whole answer is then yielded as chunks, for endpoints that cannot
+	// stream.
+	DisableStreaming bool
+	// Logger receives diagnostics; nil discards them. Nothing logged
+	// contains the API key.
+	Logger *slog.Logger
+
+	// Thinking turns the model's thinking mode on or off. Under
+	// [DialectDeepSeek] and [DialectGeneric] it is sent as the top-level
+	// "thinking": {"type": "enabled"|"disabled"} (DeepSeek's, Z.ai's and
+	// Moonshot's spelling); [DialectOpenAI] has no such switch, and
+	// setting it there is an error (set ReasoningEffort). Nil sends
+	// nothing and the provider's default applies (on, for DeepSeek).
+	Thinking *bool
+	// ReasoningEffort is sent as "reasoning_effort". DeepSeek takes
+	// "low", "medium", "high" and "max"; other endpoints whatever they
+	// accept ("minimal", "low", "medium", "high" for OpenAI), which is
+	// passed on as given. It must be a plain word.
+	ReasoningEffort string
+	// MaxOutputTokens bounds the answer's length in tokens. It is sent as
+	// "max_completion_tokens" under [DialectOpenAI] and as "max_tokens"
+	// under the others. Negative is an error.
+	MaxOutputTokens int
+	// Temperature is the sampling temperature, from 0 to 2. Thinking
+	// models may ignore it.
+	Temperature *float64
+	// TopP is nucleus sampling's probability mass, above 0 and at most 1.
+	TopP *float64
+	// Seed asks for reproducible sampling where the endpoint supports it.
+	// [DialectDeepSeek] takes no seed and sends none.
+	Seed *int64
+	// ToolChoice is sent as "tool_choice": "auto" (the provider's
+	// default), "none" (answer in text), "required" (call some tool), or
+	// the name of one tool to call.
+	ToolChoice string
+	// ParallelToolCalls allows or forbids several tool calls in one
+	// answer ("parallel_tool_calls").
+	ParallelToolCalls *bool
+	// StrictTools turns on strict function calling: every tool is sent
+	// with "strict": true, and on DeepSeek's own host the requests go to
+	// its beta endpoint, which strict mode needs. Strict mode takes only
+	// closed schemas: every object lists all its properties as required
+	// and has "additionalProperties": false, and strings use only the
+	// formats it knows. A tool whose schema breaks the rules fails the
+	// call with harness.CodeInvalidRequest, naming the tool and the
+	// field, before any request is sent.
+	StrictTools bool
+	// JSONOutput asks for answers that are one JSON object
+	// ("response_format": {"type": "json_object"}). The provider expects
+	// the prompt to ask for JSON too.
+	JSONOutput bool
 }
 
-func (c *config) fail(format string, args ...any) {
-	c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
-}
-
-// WithContextWindow declares the model's context window in tokens. It
-// must be positive.
-func WithContextWindow(tokens int) Option {
-	return func(c *config) {
-		if tokens <= 0 {
-			c.fail("WithContextWindow(%d): the context window is a positive number of tokens", tokens)
-			return
+// check validates c, returning every problem found, and the request
+// controls.
+func (c *Config) check() (sendOptions, []error) {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
+	}
+	// The model keeps copies: a caller changing its Config later changes
+	// nothing.
+	s := sendOptions{
+		thinking: clone(c.Thinking), temperature: clone(c.Temperature), topP: clone(c.TopP), seed: clone(c.Seed),
+		parallel: clone(c.ParallelToolCalls), strict: c.StrictTools, jsonOutput: c.JSONOutput,
+	}
+	if c.ContextWindow < 0 {
+		fail("ContextWindow %d: the context window is a positive number of tokens", c.ContextWindow)
+	}
+	if e := strings.TrimSpace(c.ReasoningEffort); e != "" {
+		if !validToken(e) {
+			fail("reasoning effort %q is not a word such as low, medium or high", e)
 		}
-		c.window = tokens
+		s.effort = e
 	}
-}
-
-// WithInputModalities declares what the model accepts as input besides
-// text, such as harness.ModalityImage. A model that declares no image input
-// gets text placeholders instead of images.
-func WithInputModalities(ms ...harness.Modality) Option {
-	return func(c *config) {
-		c.input = slices.Clone(ms)
-		c.inputSet = true
+	if c.MaxOutputTokens < 0 {
+		fail("max output tokens %d is negative", c.MaxOutputTokens)
 	}
-}
-
-// WithHTTPClient sets the HTTP client. The default client has dial, TLS
-// handshake and response-header timeouts and no overall timeout, which
-// would cut long answers off; a client given here keeps whatever
-// timeouts it has. The idle watchdog starts when the response headers
-// arrive, so give such a client's transport a ResponseHeaderTimeout, and
-// never an overall Timeout shorter than the longest answer. Nil keeps the
-// default client.
-func WithHTTPClient(c *http.Client) Option {
-	return func(cfg *config) {
-		if c != nil {
-			cfg.httpClient = c
+	s.maxTokens = int64(max(c.MaxOutputTokens, 0))
+	if t := c.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
+		fail("temperature %v is outside 0 to 2", *t)
+	}
+	if p := c.TopP; p != nil && (*p <= 0 || *p > 1 || *p != *p) {
+		fail("top_p %v is outside (0, 1]", *p)
+	}
+	if ch := strings.TrimSpace(c.ToolChoice); ch != "" {
+		if !validToken(ch) {
+			fail("tool choice %q is neither auto, none, required nor a tool name", ch)
+		}
+		s.toolChoice = ch
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Header)) {
+		if !validHeaderName(k) {
+			fail("Header %q: %q is not a header name", k, k)
 		}
 	}
+	return s, errs
 }
 
-// WithLogger sets the logger for diagnostics. The default, also for nil,
-// discards. Nothing logged contains the API key.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
+// clone returns a copy of *p, or nil.
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
 	}
-}
-
-// WithIdleTimeout sets how long a response may stay silent before the call is
-// dropped with a transport error the loop retries (with an error matching
-// harness.CodeTimeout in its chain). The watchdog starts when the response
-// headers arrive (the wait before them is the transport's response-header
-// timeout) and restarts with every read that brings data. Any byte from the
-// server counts as a sign of life, SSE keep-alive comments and blank lines
-// included: a provider that sends keep-alives while a request waits in its
-// queue is alive, and dropping the call would only lose its place. Zero or less
-// disables the watchdog. The default is 2 minutes.
-func WithIdleTimeout(d time.Duration) Option {
-	return func(c *config) { c.idle = d }
-}
-
-// WithThinking turns the model's thinking mode on or off. Under
-// [DialectDeepSeek] and [DialectGeneric] it is sent as the top-level
-// "thinking": {"type": "enabled"|"disabled"} (DeepSeek's, Z.ai's and
-// Moonshot's spelling); [DialectOpenAI] has no such switch, and giving it
-// there is an error (use [WithReasoningEffort]). When the option is not
-// given, nothing is sent and the provider's default applies (on, for
-// DeepSeek).
-func WithThinking(on bool) Option {
-	return func(c *config) { c.send.thinking = &on }
-}
-
-// WithReasoningEffort sets "reasoning_effort". DeepSeek takes "low",
-// "medium", "high" and "max"; other endpoints whatever they accept
-// ("minimal", "low", "medium", "high" for OpenAI), which is passed on as
-// given. Empty sends nothing.
-func WithReasoningEffort(effort string) Option {
-	return func(c *config) {
-		effort = strings.TrimSpace(effort)
-		if effort != "" && !validToken(effort) {
-			c.fail("reasoning effort %q is not a word such as low, medium or high", effort)
-			return
-		}
-		c.send.effort = effort
-	}
-}
-
-// WithMaxOutputTokens bounds the answer's length in tokens. It is sent
-// as "max_completion_tokens" under [DialectOpenAI] and as "max_tokens"
-// under the others. Zero sends nothing, leaving the provider's default;
-// a negative count is an error.
-func WithMaxOutputTokens(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.fail("max output tokens %d is negative", n)
-			return
-		}
-		c.send.maxTokens = int64(n)
-	}
-}
-
-// WithTemperature sets the sampling temperature, from 0 to 2. Thinking
-// models may ignore it.
-func WithTemperature(t float64) Option {
-	return func(c *config) {
-		if t < 0 || t > 2 || t != t {
-			c.fail("temperature %v is outside 0 to 2", t)
-			return
-		}
-		c.send.temperature = &t
-	}
-}
-
-// WithTopP sets nucleus sampling's probability mass, above 0 and at most
-// 1.
-func WithTopP(p float64) Option {
-	return func(c *config) {
-		if p <= 0 || p > 1 || p != p {
-			c.fail("top_p %v is outside (0, 1]", p)
-			return
-		}
-		c.send.topP = &p
-	}
-}
-
-// WithSeed asks for reproducible sampling with the given seed, where the
-// endpoint supports it. [DialectDeepSeek] takes no seed and sends none.
-func WithSeed(seed int64) Option {
-	return func(c *config) { c.send.seed = &seed }
-}
-
-// WithToolChoice sets "tool_choice": "auto" (the provider's default),
-// "none" (answer in text), "required" (call some tool), or the name of
-// one tool to call. Empty sends nothing.
-func WithToolChoice(choice string) Option {
-	return func(c *config) {
-		choice = strings.TrimSpace(choice)
-		if choice != "" && !validToken(choice) {
-			c.fail("tool choice %q is neither auto, none, required nor a tool name", choice)
-			return
-		}
-		c.send.toolChoice = choice
-	}
-}
-
-// WithParallelToolCalls allows or forbids several tool calls in one
-// answer ("parallel_tool_calls"). Not given, nothing is sent.
-func WithParallelToolCalls(on bool) Option {
-	return func(c *config) { c.send.parallel = &on }
-}
-
-// WithStrictTools turns on strict function calling: every tool is sent
-// with "strict": true, and on DeepSeek's own host the requests go to its
-// beta endpoint, which strict mode needs. Strict mode takes only closed
-// schemas: every object lists all its properties as required and has
-// "additionalProperties": false, and strings use only the formats it
-// knows. A tool whose schema breaks the rules fails the call with
-// harness.CodeInvalidRequest, naming the tool and the field, before any
-// request is sent.
-func WithStrictTools(on bool) Option {
-	return func(c *config) { c.send.strict = on }
-}
-
-// WithJSONOutput asks for answers that are one JSON object
-// ("response_format": {"type": "json_object"}). The provider expects the
-// prompt to ask for JSON too.
-func WithJSONOutput(on bool) Option {
-	return func(c *config) { c.send.jsonOutput = on }
-}
-
-// WithDialect sets the endpoint's dialect instead of the one the base
-// URL implies: [DialectDeepSeek] for a gateway in front of DeepSeek or a
-// Kimi thinking model, [DialectOpenAI] for an OpenAI proxy,
-// [DialectGeneric] for anything else. An unknown dialect is an error.
-func WithDialect(d Dialect) Option {
-	return func(c *config) {
-		pd, err := parseDialect(string(d))
-		if err != nil {
-			c.errs = append(c.errs, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()})
-			return
-		}
-		c.dialect = pd
-	}
+	v := *p
+	return &v
 }
 
 // validToken reports whether s is a plain word (letters, digits, '_',
@@ -284,26 +246,6 @@ func validToken(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// WithStreaming chooses between a streamed answer (the default) and one
-// non-streamed request whose whole answer is then yielded as chunks, for
-// endpoints that cannot stream.
-func WithStreaming(on bool) Option {
-	return func(c *config) { c.streaming = on }
-}
-
-// WithHeader adds a header to every request, such as the attribution
-// headers some routers ask for. Do not put credentials here. A key that
-// is not a header name is an error.
-func WithHeader(key, value string) Option {
-	return func(c *config) {
-		if !validHeaderName(key) {
-			c.fail("WithHeader(%q, ...): %q is not a header name", key, key)
-			return
-		}
-		c.headers = append(c.headers, [2]string{key, value})
-	}
 }
 
 // validHeaderName reports whether s is an HTTP header name (an RFC 9110
@@ -333,95 +275,112 @@ func lookupModel(id string) (model.Info, bool) {
 	return model.Info{Name: id}, false
 }
 
-// New returns a model on any OpenAI-compatible Chat Completions endpoint:
-// baseURL is the API root the SDK appends "chat/completions" to
-// ("https://api.deepseek.com" for DeepSeek, "https://api.openai.com/v1"
-// for OpenAI), apiKey may be empty for endpoints that need none, and
-// model is the provider's model id, such as "deepseek-flash". The catalog
-// (deepseek-flash, deepseek-v4-pro) and the options declare the context
-// window and the input modalities; an unknown model accepts text only.
-// The dialect follows from the host (see [Dialect]) unless [WithDialect]
-// sets it. A bad base URL, an empty model id, an invalid option value and
-// an empty key for DeepSeek's own API (harness.CodeAuth) are errors.
+// New returns a model on the OpenAI-compatible Chat Completions endpoint
+// cfg names. The catalog (deepseek-flash, deepseek-v4-pro) and
+// cfg.ContextWindow and cfg.Input declare the context window and the
+// input modalities; an unknown model accepts text only. A bad base URL,
+// an empty model id, an invalid field (harness.CodeInvalidOption) and an
+// empty key for DeepSeek's own API (harness.CodeAuth) are errors.
 //
-//	model, err := openai.New("https://api.deepseek.com", os.Getenv("DEEPSEEK_API_KEY"), "deepseek-flash")
-func New(baseURL, apiKey, model string, opts ...Option) (*Model, error) {
-	if strings.TrimSpace(model) == "" {
-		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("openai: no model id given (%q): name the provider's model, such as deepseek-flash", model)}
+//	m, err := openai.New(openai.Config{
+//		BaseURL: "https://api.deepseek.com",
+//		APIKey:  os.Getenv("DEEPSEEK_API_KEY"),
+//		Model:   "deepseek-flash",
+//	})
+//
+// The model also has a CloseIdleConnections method, as http.Client
+// does, which closes the idle connections of its HTTP client and leaves
+// it usable; reach it with a type assertion to
+// interface{ CloseIdleConnections() }.
+func New(cfg Config) (model.Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("openai: no model id given (%q): name the provider's model, such as deepseek-flash", cfg.Model)}
 	}
-	return newModel(baseURL, apiKey, model, "", opts)
-}
-
-func newModel(baseURL, apiKey, model string, dialect Dialect, opts []Option) (*Model, error) {
+	baseURL := cfg.BaseURL
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", baseURL)
 	}
-	if apiKey == "" && isDeepSeekHost(u.Hostname()) {
+	if cfg.APIKey == "" && isDeepSeekHost(u.Hostname()) {
 		return nil, &harness.Error{Code: harness.CodeAuth, Message: "openai: no API key given for DeepSeek's API: pass the key (for example from " + envDeepSeekKey + ")"}
 	}
-	if dialect == "" {
-		dialect = dialectForHost(u)
-	}
-	cfg := config{model: model, idle: defaultIdleTimeout, streaming: true, dialect: dialect}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	send, errs := cfg.check()
+	dialect := dialectForHost(u)
+	if cfg.Dialect != "" {
+		d, err := parseDialect(string(cfg.Dialect))
+		if err != nil {
+			errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()})
 		}
+		dialect = d
 	}
-	r := rulesFor(cfg.dialect)
-	if cfg.send.thinking != nil && !r.thinkingObject {
-		cfg.fail("the %s dialect has no thinking switch: leave WithThinking out and set WithReasoningEffort", r.dialect)
+	r := rulesFor(dialect)
+	fail := func(format string, args ...any) {
+		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "openai: " + fmt.Sprintf(format, args...)})
 	}
-	if r.dialect == DialectDeepSeek && cfg.send.effort != "" {
-		switch cfg.send.effort {
+	if send.thinking != nil && !r.thinkingObject {
+		fail("the %s dialect has no thinking switch: leave Thinking nil and set ReasoningEffort", r.dialect)
+	}
+	if r.dialect == DialectDeepSeek && send.effort != "" {
+		switch send.effort {
 		case "low", "medium", "high", "max":
 		default:
-			cfg.fail("DeepSeek takes reasoning effort low, medium, high or max, not %q", cfg.send.effort)
+			fail("DeepSeek takes reasoning effort low, medium, high or max, not %q", send.effort)
 		}
 	}
-	if len(cfg.errs) > 0 {
-		return nil, errors.Join(cfg.errs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
-	if cfg.send.strict && strings.EqualFold(u.Hostname(), "api.deepseek.com") && !strings.Contains(u.Path, "/beta") {
+	if send.strict && strings.EqualFold(u.Hostname(), "api.deepseek.com") && !strings.Contains(u.Path, "/beta") {
 		// Strict function calling is a beta feature of DeepSeek's API.
 		baseURL = strings.TrimRight(baseURL, "/") + "/beta"
 	}
-	info, _ := lookupModel(cfg.model)
-	if cfg.window > 0 {
-		info.ContextWindow = cfg.window
+	info, _ := lookupModel(cfg.Model)
+	if cfg.ContextWindow > 0 {
+		info.ContextWindow = cfg.ContextWindow
 	}
-	if cfg.inputSet {
-		info.Input = cfg.input
+	if cfg.Input != nil {
+		info.Input = slices.Clone(cfg.Input)
 	}
 	if len(info.Input) == 0 {
 		info.Input = []harness.Modality{harness.ModalityText}
 	}
-	m := &Model{
+	idle := cfg.IdleTimeout
+	switch {
+	case idle == 0:
+		idle = defaultIdleTimeout
+	case idle < 0:
+		idle = 0
+	}
+	m := &chatModel{
 		info:       info,
 		baseURL:    baseURL,
-		apiKey:     apiKey,
-		httpClient: cfg.httpClient,
-		logger:     cfg.logger,
-		idle:       cfg.idle,
-		streaming:  cfg.streaming,
+		apiKey:     cfg.APIKey,
+		httpClient: cfg.HTTPClient,
+		logger:     logs.OrDiscard(cfg.Logger),
+		idle:       idle,
+		streaming:  !cfg.DisableStreaming,
 		openAIHost: isOpenAIHost(u.Hostname()),
 		rules:      r,
-		send:       cfg.send,
+		send:       send,
 	}
 	if m.httpClient == nil {
 		m.httpClient = defaultHTTPClient()
 	}
-	m.logger = logs.OrDiscard(m.logger)
 	ropts := []option.RequestOption{
 		option.WithBaseURL(baseURL),
-		option.WithAPIKey(apiKey),
+		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(m.httpClient),
 		// One Stream call is one attempt: retries are the loop's.
 		option.WithMaxRetries(0),
 	}
-	for _, h := range cfg.headers {
-		ropts = append(ropts, option.WithHeader(h[0], h[1]))
+	for _, k := range slices.Sorted(maps.Keys(cfg.Header)) {
+		for i, v := range cfg.Header[k] {
+			if i == 0 {
+				ropts = append(ropts, option.WithHeader(k, v))
+			} else {
+				ropts = append(ropts, option.WithHeaderAdd(k, v))
+			}
+		}
 	}
 	if m.openAIHost {
 		// OpenAI itself: honour the SDK's OPENAI_* environment
@@ -452,20 +411,16 @@ func isOpenAIHost(host string) bool {
 
 // Info describes the model: its id, declared context window and input
 // modalities.
-func (m *Model) Info() model.Info {
+func (m *chatModel) Info() model.Info {
 	info := m.info
 	info.Input = slices.Clone(info.Input)
 	return info
 }
 
-// BaseURL returns the endpoint the model talks to, for display, with the
-// API key blanked out should the URL hold it.
-func (m *Model) BaseURL() string { return m.redactString(m.baseURL) }
-
 // CloseIdleConnections closes the idle connections of the model's HTTP
 // client, as [http.Client.CloseIdleConnections] does. The model stays
 // usable.
-func (m *Model) CloseIdleConnections() {
+func (m *chatModel) CloseIdleConnections() {
 	if m.httpClient != nil {
 		m.httpClient.CloseIdleConnections()
 	}
@@ -488,8 +443,8 @@ func errNoKey() error {
 		envBaseURL + ", " + envAPIKey + " and " + envModel + " for another OpenAI-compatible endpoint"}
 }
 
-// FromEnv picks a model from the environment, read through getenv (pass
-// os.Getenv):
+// FromEnv returns the Config the environment names, read through getenv
+// (pass os.Getenv), for [New]:
 //
 //   - HARNESS_BASE_URL set: that OpenAI-compatible endpoint, with
 //     HARNESS_API_KEY (may be empty for local servers) and HARNESS_MODEL
@@ -502,29 +457,33 @@ func errNoKey() error {
 //     to set.
 //
 // HARNESS_DIALECT (deepseek, openai or generic, any case) overrides the
-// dialect in either case; an unknown name is an error. opts apply after
-// the environment's choices. These six variables are all FromEnv reads;
-// [New] reads none.
-func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
+// dialect in either case; an unknown name is an error. These six
+// variables are all FromEnv reads; [New] reads none. Set the Config's
+// other fields before passing it to New:
+//
+//	cfg, err := openai.FromEnv(os.Getenv)
+//	...
+//	cfg.Logger = logger
+//	m, err := openai.New(cfg)
+func FromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
-		return nil, errNoKey()
+		return Config{}, errNoKey()
 	}
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	var pre []Option
+	var dialect Dialect
 	if d := get(envDialect); d != "" {
 		pd, err := parseDialect(d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", envDialect, err)
+			return Config{}, fmt.Errorf("%s: %w", envDialect, err)
 		}
-		pre = append(pre, WithDialect(pd))
+		dialect = pd
 	}
-	opts = append(pre, opts...)
 	model := get(envModel)
 	if base := get(envBaseURL); base != "" {
 		if model == "" {
-			return nil, fmt.Errorf("openai: %s is set but %s is not: name the model to use", envBaseURL, envModel)
+			return Config{}, fmt.Errorf("openai: %s is set but %s is not: name the model to use", envBaseURL, envModel)
 		}
-		return New(base, get(envAPIKey), model, opts...)
+		return Config{BaseURL: base, APIKey: get(envAPIKey), Model: model, Dialect: dialect}, nil
 	}
 	if key := get(envDeepSeekKey); key != "" {
 		base := deepSeekBaseURL
@@ -534,7 +493,10 @@ func FromEnv(getenv func(string) string, opts ...Option) (*Model, error) {
 		if model == "" {
 			model = deepSeekDefaultModel
 		}
-		return newModel(base, key, model, DialectDeepSeek, opts)
+		if dialect == "" {
+			dialect = DialectDeepSeek
+		}
+		return Config{BaseURL: base, APIKey: key, Model: model, Dialect: dialect}, nil
 	}
-	return nil, errNoKey()
+	return Config{}, errNoKey()
 }

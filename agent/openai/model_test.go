@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -15,27 +16,27 @@ import (
 )
 
 func TestCatalogAndInfo(t *testing.T) {
-	ds, err := openai.New("https://api.deepseek.com", "k", "deepseek-flash")
+	ds, err := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "k", Model: "deepseek-flash"})
 	require.NoError(t, err)
 	assert.Equal(t, model.Info{Name: "deepseek-flash", ContextWindow: 1_000_000,
 		Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, ds.Info())
 	assert.True(t, slices.Contains(ds.Info().Input, harness.ModalityImage))
-	assert.Equal(t, "https://api.deepseek.com", ds.BaseURL())
 
-	pro, err := openai.FromEnv(func(k string) string {
+	cfg, err := openai.FromEnv(func(k string) string {
 		return map[string]string{"DEEPSEEK_API_KEY": "k", "HARNESS_MODEL": "deepseek-v4-pro"}[k]
 	})
+	require.NoError(t, err)
+	pro, err := openai.New(cfg)
 	require.NoError(t, err)
 	assert.Equal(t, 1_000_000, pro.Info().ContextWindow)
 	assert.False(t, slices.Contains(pro.Info().Input, harness.ModalityImage))
 
-	unknown, err := openai.New("http://localhost:8080/v1", "", "my-local-model")
+	unknown, err := openai.New(openai.Config{BaseURL: "http://localhost:8080/v1", Model: "my-local-model"})
 	require.NoError(t, err)
 	assert.Equal(t, model.Info{Name: "my-local-model", Input: []harness.Modality{harness.ModalityText}}, unknown.Info(),
 		"an unknown model is text only, context window unknown")
 
-	declared, err := openai.New("http://localhost:8080/v1", "", "vision-7b",
-		openai.WithContextWindow(32768), openai.WithInputModalities(harness.ModalityText, harness.ModalityImage))
+	declared, err := openai.New(openai.Config{BaseURL: "http://localhost:8080/v1", Model: "vision-7b", ContextWindow: 32768, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
 	require.NoError(t, err)
 	assert.Equal(t, 32768, declared.Info().ContextWindow)
 	assert.True(t, slices.Contains(declared.Info().Input, harness.ModalityImage))
@@ -57,20 +58,20 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{"http://example.com", ""},
 		{"http://example.com", " "},
 	} {
-		_, err := openai.New(tc.base, "k", tc.model)
+		_, err := openai.New(openai.Config{BaseURL: tc.base, APIKey: "k", Model: tc.model})
 		assert.Error(t, err, "%q %q", tc.base, tc.model)
 	}
 }
 
 func TestDeepSeekWithoutKeyIsRefused(t *testing.T) {
 	for _, base := range []string{"https://api.deepseek.com", "https://API.DeepSeek.com/beta"} {
-		m, err := openai.New(base, "", "deepseek-flash")
+		m, err := openai.New(openai.Config{BaseURL: base, Model: "deepseek-flash"})
 		assert.Nil(t, m)
 		assert.ErrorIs(t, err, harness.CodeAuth, base)
 		assert.ErrorContains(t, err, "DEEPSEEK_API_KEY")
 	}
 	// Other hosts may need no key.
-	_, err := openai.New("http://127.0.0.1:1/v1", "", "deepseek-flash")
+	_, err := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "deepseek-flash"})
 	assert.NoError(t, err)
 }
 
@@ -111,11 +112,16 @@ func TestFromEnv(t *testing.T) {
 		{name: "unknown dialect", getenv: env("DEEPSEEK_API_KEY", "sk-ds", "HARNESS_DIALECT", "claude"), errText: "HARNESS_DIALECT: openai: unknown dialect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []openai.Option
-			if tc.name == "dialect on deepseek" {
-				opts = append(opts, openai.WithThinking(true))
+			// The environment's choices, then the host's own on top, then
+			// New checks the whole.
+			cfg, err := openai.FromEnv(tc.getenv)
+			var m model.Model
+			if err == nil {
+				if tc.name == "dialect on deepseek" {
+					cfg.Thinking = new(true)
+				}
+				m, err = openai.New(cfg)
 			}
-			m, err := openai.FromEnv(tc.getenv, opts...)
 			switch {
 			case tc.err != nil:
 				assert.True(t, errors.Is(err, tc.err), "%v", err)
@@ -126,9 +132,9 @@ func TestFromEnv(t *testing.T) {
 			default:
 				require.NoError(t, err)
 				assert.Equal(t, tc.model, m.Info().Name)
-				assert.Equal(t, tc.base, m.BaseURL())
+				assert.Equal(t, tc.base, cfg.BaseURL)
 				if tc.dialect != "" {
-					assert.Equal(t, tc.dialect, m.Dialect())
+					assert.Equal(t, tc.dialect, openai.DialectOf(m))
 				}
 			}
 		})
@@ -137,7 +143,7 @@ func TestFromEnv(t *testing.T) {
 
 func TestExtraHeaders(t *testing.T) {
 	p := newProvider(t, sse(text("x"), finish("stop")))
-	_, err := drain(t, p.model(openai.WithHeader("X-Title", "harness")), context.Background(), simpleRequest())
+	_, err := drain(t, p.model(openai.Config{Header: http.Header{"X-Title": {"harness"}}}), context.Background(), simpleRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
 }
@@ -146,15 +152,31 @@ func TestExtraHeaders(t *testing.T) {
 // deepseek dialect.
 func TestDeepSeekBaseURLFromEnvironment(t *testing.T) {
 	p := newProvider(t, sse(text("via gateway"), finish("stop")))
-	m, err := openai.FromEnv(func(k string) string {
+	cfg, err := openai.FromEnv(func(k string) string {
 		return map[string]string{"DEEPSEEK_API_KEY": testKey, "DEEPSEEK_BASE_URL": p.URL() + "/"}[k]
 	})
 	require.NoError(t, err)
-	t.Cleanup(m.CloseIdleConnections)
+	m, err := openai.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { openai.CloseIdle(m) })
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "via gateway", joinChunks(chunks).Message().Content[0].Text)
 	require.Len(t, p.Requests(), 1)
 	assert.Equal(t, "Bearer "+testKey, p.Requests()[0].Header.Get("Authorization"))
-	assert.Equal(t, openai.DialectDeepSeek, m.Dialect())
+	assert.Equal(t, openai.DialectDeepSeek, openai.DialectOf(m))
+}
+
+// New keeps its own copy of the Config's values: changing them afterwards
+// changes nothing the model sends.
+func TestConfigIsCopied(t *testing.T) {
+	p := newProvider(t, sse(text("ok"), finish("stop")))
+	temp, header := 0.5, http.Header{"X-Title": {"harness"}}
+	m := p.model(openai.Config{Temperature: &temp, Header: header})
+	temp = 1.5
+	header.Set("X-Title", "changed")
+	_, err := drain(t, m, context.Background(), simpleRequest())
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, p.Requests()[0].JSON(t)["temperature"])
+	assert.Equal(t, "harness", p.Requests()[0].Header.Get("X-Title"))
 }

@@ -179,15 +179,15 @@ func TestRecordedProviderShapes(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "recorded", tc.file))
 			require.NoError(t, err)
 			var r reply
-			var opts []openai.Option
+			var cfg openai.Config
 			if strings.HasSuffix(tc.file, ".json") {
 				r = jsonReply(string(raw))
-				opts = append(opts, openai.WithStreaming(false))
+				cfg.DisableStreaming = true
 			} else {
 				r = sseRaw(string(raw))
 			}
 			p := newProvider(t, r)
-			chunks, err := drain(t, p.model(opts...), context.Background(), simpleRequest())
+			chunks, err := drain(t, p.model(cfg), context.Background(), simpleRequest())
 			if tc.code != "" {
 				assert.Equal(t, tc.code, modelErr(t, err).Code, "%v", err)
 				return

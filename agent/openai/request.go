@@ -38,7 +38,7 @@ var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, 
 // its bytes reused by every later request (see historyCache): the body
 // is a list of segments, most of them kept from earlier requests, that
 // are copied only when written to the wire.
-func (m *Model) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
+func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
 	conv := m.history.conversation(m.rules.dialect, req.Messages)
 	if conv != nil {
 		conv.mu.Lock()
@@ -166,8 +166,8 @@ func (r *segmentReader) Close() error { return nil }
 // responseFormat encodes the response format: a structured answer's
 // schema ("json_schema" where the dialect takes it, strict when the
 // schema is closed; "json_object" elsewhere), else "json_object" when
-// [WithJSONOutput] asked for it, else nothing.
-func (m *Model) responseFormat(o *model.Output) ([]byte, error) {
+// [Config.JSONOutput] asked for it, else nothing.
+func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 	if o == nil {
 		if m.send.jsonOutput {
 			return []byte(`{"type":"json_object"}`), nil
@@ -199,7 +199,7 @@ func (m *Model) responseFormat(o *model.Output) ([]byte, error) {
 // are (compacted), keys in the tool's own order, since a map would
 // reorder them and a stable prefix is what providers cache. The
 // encoding is kept with the conversation while its tools stay the same.
-func (m *Model) encodeTools(conv *conversation, tools []model.Tool) ([]byte, error) {
+func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte, error) {
 	if conv != nil && sameTools(conv.tools, tools) {
 		return conv.toolsJSON, nil
 	}
@@ -253,7 +253,7 @@ func sameTools(a, b []model.Tool) bool {
 
 // checkStrictTool checks a tool's compacted schema for strict mode,
 // remembering the schemas that passed.
-func (m *Model) checkStrictTool(name string, schema []byte) error {
+func (m *chatModel) checkStrictTool(name string, schema []byte) error {
 	if _, ok := m.strictOK.Load(string(schema)); ok {
 		return nil
 	}
@@ -490,7 +490,7 @@ func (c *conversation) keep(msgs []harness.Message, i, j int, encoded []byte, co
 // already sent, because what follows a user run is always an assistant
 // message.
 type messageBuilder struct {
-	m      *Model
+	m      *chatModel
 	ctx    context.Context
 	store  model.ImageSource
 	conv   *conversation

@@ -28,16 +28,16 @@ func result(id, name string, content ...harness.Block) harness.Message {
 }
 
 // sendOne sends req to a fresh provider and returns the request it got.
-func sendOne(t *testing.T, req *model.Request, opts ...openai.Option) captured {
+func sendOne(t *testing.T, req *model.Request, cfg ...openai.Config) captured {
 	t.Helper()
-	return sendOneTo(t, "deepseek-flash", req, opts...)
+	return sendOneTo(t, "deepseek-flash", req, cfg...)
 }
 
 // sendOneTo is sendOne with the model id id.
-func sendOneTo(t *testing.T, id string, req *model.Request, opts ...openai.Option) captured {
+func sendOneTo(t *testing.T, id string, req *model.Request, cfg ...openai.Config) captured {
 	t.Helper()
 	p := newProvider(t, sse(text("ok"), finish("stop")))
-	_, err := drain(t, p.modelNamed(id, opts...), context.Background(), req)
+	_, err := drain(t, p.modelNamed(id, cfg...), context.Background(), req)
 	require.NoError(t, err)
 	require.Len(t, p.Requests(), 1)
 	return p.Requests()[0]
@@ -93,13 +93,13 @@ func TestRequestOptions(t *testing.T) {
 	assert.NotContains(t, plain, "reasoning_effort")
 	assert.NotContains(t, plain, "max_tokens")
 
-	on := sendOne(t, req, openai.WithThinking(true), openai.WithReasoningEffort("high"), openai.WithMaxOutputTokens(4096)).JSON(t)
+	on := sendOne(t, req, openai.Config{Thinking: new(true), ReasoningEffort: "high", MaxOutputTokens: 4096}).JSON(t)
 	assert.Equal(t, map[string]any{"type": "enabled"}, on["thinking"])
 	assert.Equal(t, "high", on["reasoning_effort"])
 	assert.Equal(t, float64(4096), on["max_tokens"])
 	assert.NotContains(t, on, "max_completion_tokens")
 
-	off := sendOneTo(t, "deepseek-v4-pro", req, openai.WithThinking(false)).JSON(t)
+	off := sendOneTo(t, "deepseek-v4-pro", req, openai.Config{Thinking: new(false)}).JSON(t)
 	assert.Equal(t, map[string]any{"type": "disabled"}, off["thinking"])
 	assert.Equal(t, "deepseek-v4-pro", off["model"])
 }
@@ -121,7 +121,7 @@ func TestHistoryShapes(t *testing.T) {
 		{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock("done")}},
 		userText("thanks"),
 	}}
-	msgs := sendOne(t, req, openai.WithDialect(openai.DialectDeepSeek)).Messages(t)
+	msgs := sendOne(t, req, openai.Config{Dialect: openai.DialectDeepSeek}).Messages(t)
 	require.Len(t, msgs, 7)
 	assert.Equal(t, map[string]any{"role": "user", "content": "first\n\nsecond"}, msgs[0], "consecutive user messages are merged")
 	assert.Equal(t, "I will run two things.", msgs[1]["content"])
@@ -181,7 +181,9 @@ func TestTextOnlyModelGetsImagePlaceholders(t *testing.T) {
 	req := &model.Request{Messages: imageHistory(t, store), Images: store}
 	for _, send := range []func() captured{
 		func() captured { return sendOneTo(t, "deepseek-v4-pro", req) },
-		func() captured { return sendOne(t, req, openai.WithInputModalities(harness.ModalityText)) },
+		func() captured {
+			return sendOne(t, req, openai.Config{Input: []harness.Modality{harness.ModalityText}})
+		},
 	} {
 		c := send()
 		assert.NotContains(t, string(c.Body), "image_url")

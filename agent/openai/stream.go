@@ -38,7 +38,7 @@ const (
 // content_filter) and CodeAborted (ctx cancelled). The sequence ends
 // promptly when ctx is cancelled or the consumer stops; the response body
 // is closed either way.
-func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+func (m *chatModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		stopped := false
 		emit := func(c model.Chunk) bool {
@@ -55,7 +55,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 
 // call runs one model call, handing chunks to emit until it returns
 // false. It returns a model error (a *harness.Error) on failure.
-func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Chunk) bool) error {
+func (m *chatModel) call(ctx context.Context, req *model.Request, emit func(model.Chunk) bool) error {
 	switch {
 	case req == nil:
 		return model.NewError(harness.CodeInvalidRequest, "no request given", nil)
@@ -140,7 +140,7 @@ func (m *Model) call(ctx context.Context, req *model.Request, emit func(model.Ch
 }
 
 // fail classifies err and logs it.
-func (m *Model) fail(parent, callCtx context.Context, x *exchange, err error) error {
+func (m *chatModel) fail(parent, callCtx context.Context, x *exchange, err error) error {
 	me := m.classify(parent, callCtx, x, err)
 	status := 0
 	if pe := (*model.ProviderError)(nil); errors.As(me, &pe) {
@@ -152,7 +152,7 @@ func (m *Model) fail(parent, callCtx context.Context, x *exchange, err error) er
 
 // finish ends a complete answer: a failure for a missing or failing
 // finish reason, else the usage and the finish reason.
-func (m *Model) finish(st *answer, emit func(model.Chunk) bool) error {
+func (m *chatModel) finish(st *answer, emit func(model.Chunk) bool) error {
 	switch st.finish {
 	case "", "null":
 		return model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)

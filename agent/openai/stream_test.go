@@ -98,14 +98,14 @@ func TestUsage(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name  string
-		chunk string
+		chunk chunk
 		want  harness.Usage
 	}{
 		{"deepseek extras", usage(1000, 50, 900, 100, 20),
 			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 900, CacheMissTokens: 100, ReasoningTokens: 20}},
-		{"openai cached_tokens", openAIUsage,
+		{"openai cached_tokens", raw(openAIUsage),
 			harness.Usage{InputTokens: 1000, OutputTokens: 50, CacheHitTokens: 600, CacheMissTokens: 400, ReasoningTokens: 20}},
-		{"no cache report", bare, harness.Usage{InputTokens: 7, OutputTokens: 3}},
+		{"no cache report", raw(bare), harness.Usage{InputTokens: 7, OutputTokens: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, sse(text("x"), finish("stop"), tc.chunk))
@@ -123,13 +123,13 @@ func TestUsage(t *testing.T) {
 // parsing.
 func TestKeepAliveComments(t *testing.T) {
 	body := ": keep-alive\n\n\n\n: keep-alive\n\n" +
-		"data: " + role() + "\n\n" +
+		streamBody(role()) +
 		": keep-alive\n\n" +
-		"data: " + text("one") + "\n\n" +
+		streamBody(text("one")) +
 		"\n\n\n: keep-alive\n: another comment\n\n" +
-		"data: " + text(" two") + "\n\n" +
+		streamBody(text(" two")) +
 		": keep-alive\n\n" +
-		"data: " + finish("stop") + "\n\n" +
+		streamBody(finish("stop")) +
 		"data: [DONE]\n\n"
 	p := newProvider(t, sseRaw(body))
 	chunks, err := drain(t, p.model(), context.Background(), simpleRequest())
@@ -159,13 +159,13 @@ func TestStreamEndings(t *testing.T) {
 			code: harness.CodeContentFilter, contains: "withheld"},
 		{name: "insufficient system resource", body: streamBody(text("I"), finish("insufficient_system_resource")) + "data: [DONE]\n\n",
 			code: harness.CodeServer, contains: "insufficient_system_resource"},
-		{name: "error event mid-stream", body: streamBody(text("partial"), `{"error":{"message":"upstream model crashed","type":"server_error","code":"internal_error"}}`),
+		{name: "error event mid-stream", body: streamBody(text("partial"), raw(`{"error":{"message":"upstream model crashed","type":"server_error","code":"internal_error"}}`)),
 			code: harness.CodeServer, contains: "upstream model crashed"},
-		{name: "rate limit event mid-stream", body: streamBody(`{"error":{"message":"slow down","type":"rate_limit_error"}}`),
+		{name: "rate limit event mid-stream", body: streamBody(raw(`{"error":{"message":"slow down","type":"rate_limit_error"}}`)),
 			code: harness.CodeRateLimit, contains: "slow down"},
-		{name: "numeric code event", body: streamBody(`{"error":{"message":"Insufficient Balance","code":402}}`),
+		{name: "numeric code event", body: streamBody(raw(`{"error":{"message":"Insufficient Balance","code":402}}`)),
 			code: harness.CodeInsufficientBalance, contains: "top up"},
-		{name: "context event", body: streamBody(`{"error":{"message":"This model's maximum context length is 8 tokens","code":"context_length_exceeded"}}`),
+		{name: "context event", body: streamBody(raw(`{"error":{"message":"This model's maximum context length is 8 tokens","code":"context_length_exceeded"}}`)),
 			code: harness.CodeContextWindowExceeded},
 		{name: "malformed chunk", body: "data: {\"choices\": [\n\n", code: harness.CodeServer, contains: "malformed"},
 	} {
@@ -191,7 +191,7 @@ func TestStreamEndings(t *testing.T) {
 // error; the agent loop retries it as a server failure.
 func TestErrorEventIsRetriedByTheLoop(t *testing.T) {
 	p := newProvider(t,
-		sseRaw(streamBody(text("par"), `{"error":{"message":"overloaded","type":"server_error"}}`)),
+		sseRaw(streamBody(text("par"), raw(`{"error":{"message":"overloaded","type":"server_error"}}`))),
 		sse(text("whole answer"), finish("stop")),
 	)
 	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
@@ -221,14 +221,14 @@ func TestTruncatedStreamIsRetriedByTheLoop(t *testing.T) {
 // blockingReply sends head, then holds the response open until the
 // client goes away, and reports that on gone.
 func blockingReply(head string, gone chan<- struct{}) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return reply{Handler: func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, head)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 		close(gone)
-	}
+	}}
 }
 
 func TestCancelMidStream(t *testing.T) {
@@ -279,7 +279,7 @@ func TestIdleWatchdogDropsASilentStream(t *testing.T) {
 	leakcheck.Check(t)
 	gone := make(chan struct{})
 	p := newProvider(t, blockingReply(streamBody(role(), text("then silence")), gone))
-	m := p.model(openai.WithIdleTimeout(50 * time.Millisecond))
+	m := p.model(openai.Config{IdleTimeout: 50 * time.Millisecond})
 	chunks, err := drain(t, m, context.Background(), simpleRequest())
 	me := modelErr(t, err)
 	assert.Equal(t, harness.CodeTransport, me.Code)
@@ -325,7 +325,7 @@ func TestCancelledBeforeTheCall(t *testing.T) {
 
 func TestNonStreamingEmptyChoices(t *testing.T) {
 	p := newProvider(t, jsonReply(`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[]}`))
-	_, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
+	_, err := drain(t, p.model(openai.Config{DisableStreaming: true}), context.Background(), simpleRequest())
 	me := modelErr(t, err)
 	assert.Equal(t, harness.CodeTruncatedStream, me.Code)
 	assert.True(t, strings.Contains(me.Message, "finish reason"))
@@ -335,7 +335,7 @@ func TestNonStreamingEmptyChoices(t *testing.T) {
 // sends under load decodes normally.
 func TestNonStreamingKeepAliveLines(t *testing.T) {
 	p := newProvider(t, jsonReply("\n\n\n"+completion("", "fine", "stop", nil)))
-	chunks, err := drain(t, p.model(openai.WithStreaming(false)), context.Background(), simpleRequest())
+	chunks, err := drain(t, p.model(openai.Config{DisableStreaming: true}), context.Background(), simpleRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "fine", joinChunks(chunks).Message().Text())
 	assert.NotContains(t, p.Requests()[0].JSON(t), "stream")

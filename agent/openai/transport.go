@@ -32,7 +32,7 @@ const (
 )
 
 // errIdleTimeout is the cause of a call dropped by the idle watchdog
-// ([WithIdleTimeout]): an error with harness.CodeTimeout, in the chain of
+// ([Config.IdleTimeout]): an error with harness.CodeTimeout, in the chain of
 // the model error, whose code is harness.CodeTransport.
 func errIdleTimeout() error {
 	return &harness.Error{Code: harness.CodeTimeout, Message: "openai: the response went silent for longer than the idle timeout"}

@@ -13,7 +13,7 @@ import (
 func ExampleNewScripted() {
 	m := replay.NewScripted(
 		replay.Call(replay.ToolCall("call_1", "read", map[string]any{"file_path": "main.go"})),
-		replay.Say("The file is fine."),
+		replay.Response{Text: "The file is fine."},
 	)
 	ctx := context.Background()
 	for range 2 {
@@ -30,12 +30,12 @@ func ExampleNewScripted() {
 			}
 		}
 	}
-	fmt.Println(len(m.Requests()), "requests,", m.Remaining(), "responses left")
+	fmt.Println(len(m.Requests()), "requests")
 	// Output:
 	// finish: tool_calls
 	// text: The file is fine.
 	// finish: stop
-	// 2 requests, 0 responses left
+	// 2 requests
 }
 
 // Chunks shows the stream a response becomes: a tool call comes in two

@@ -146,13 +146,6 @@ func (m *Model) Requests() []*model.Request {
 	return append([]*model.Request(nil), m.requests...)
 }
 
-// Remaining returns how many responses are left in the queue.
-func (m *Model) Remaining() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.queue)
-}
-
 // Info implements model.Model.
 func (m *Model) Info() model.Info {
 	m.mu.Lock()

@@ -35,9 +35,9 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 	m := replay.NewScripted(
 		replay.Response{Reasoning: "plan", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
 			Usage: &harness.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},
-		replay.Say("turn one done"),
+		replay.Response{Text: "turn one done"},
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
-		replay.Say("turn two done"),
+		replay.Response{Text: "turn two done"},
 	)
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
@@ -141,8 +141,7 @@ func TestReplayRunsOut(t *testing.T) {
 	assert.Len(t, m.Requests(), 5, "a replay keeps the requests as a scripted model does")
 
 	// A replay takes more responses after its recording, as a script does.
-	m.Push(replay.Say("one more"))
-	assert.Equal(t, 1, m.Remaining())
+	m.Push(replay.Response{Text: "one more"})
 	var text string
 	for c, err := range m.Stream(context.Background(), &model.Request{}) {
 		require.NoError(t, err)

@@ -30,9 +30,6 @@ type Response struct {
 	Respond func(req *model.Request) Response
 }
 
-// Say returns a response with text only.
-func Say(text string) Response { return Response{Text: text} }
-
 // Call returns a response that calls the given tools, in order; build
 // each call with ToolCall.
 func Call(calls ...harness.ToolCall) Response { return Response{ToolCalls: calls} }

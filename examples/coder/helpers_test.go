@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/stretchr/testify/require"
 )
@@ -143,10 +146,10 @@ func jsonLines(t *testing.T, stdout string) []map[string]any {
 // the request's size over four, as real tokenizers roughly count, so the
 // loop's context estimate follows the requests' real growth.
 func sized(chunks ...string) reply {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return reply{Handler: func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		sse(append(append([]string{role()}, chunks...), usage(len(body)/4, 10, 0))...)(w, r)
-	}
+		sse(append(append([]string{role()}, chunks...), usage(len(body)/4, 10, 0))...).ServeHTTP(w, r)
+	}}
 }
 
 // The fake provider and the wire-format builders live in
@@ -218,20 +221,47 @@ func mustJSON(v any) string {
 
 func (p *provider) add(replies ...reply) { p.Add(replies...) }
 
-var (
-	sse        = openaitest.SSE
-	errorReply = func(status int, body string) reply { return openaitest.Error(status, body) }
-	chunk      = func(delta map[string]any, finish string) string { return openaitest.Chunk(delta, finish) }
-	role       = func() string {
-		return openaitest.Chunk(map[string]any{"role": "assistant", "content": "", "reasoning_content": ""}, "")
+// The tests write chunks as the JSON the stream carries, so that they
+// can also write streams of their own; sse sends such chunks as they are.
+func sse(chunks ...string) reply {
+	var r reply
+	for _, c := range chunks {
+		r.Chunks = append(r.Chunks, openaitest.Chunk{Raw: c})
 	}
-	text      = openaitest.Text
-	reasoning = openaitest.Reasoning
-	finish    = openaitest.Finish
-	toolCall  = openaitest.ToolCall
-)
+	return r
+}
+
+func errorReply(status int, body string) reply { return reply{Status: status, Body: body} }
+
+// wire returns c as a stream carries it: the data of its event.
+func wire(c openaitest.Chunk) string {
+	rec := httptest.NewRecorder()
+	openaitest.Reply{Chunks: []openaitest.Chunk{c}}.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/chat/completions", nil))
+	data, _, _ := strings.Cut(strings.TrimPrefix(rec.Body.String(), "data: "), "\n\n")
+	return data
+}
+
+// role is the opening chunk DeepSeek sends.
+func role() string {
+	return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"test-model","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":""},"finish_reason":null}]}`
+}
+
+func text(s string) string        { return wire(openaitest.Chunk{Text: s}) }
+func reasoning(s string) string   { return wire(openaitest.Chunk{Reasoning: s}) }
+func finish(reason string) string { return wire(openaitest.Chunk{Finish: reason}) }
+
+// toolCall is a chunk with a whole call, its arguments args encoded as
+// JSON, or a piece of one when args is a string (the raw argument text).
+func toolCall(index int, id, name string, args any) string {
+	raw, ok := args.(string)
+	if !ok {
+		raw = mustJSON(args)
+	}
+	return wire(openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: index, ID: id, Name: name, Arguments: raw}})
+}
 
 // usage is a final usage chunk with DeepSeek's cache counters.
 func usage(prompt, completion, hit int) string {
-	return openaitest.Usage(prompt, completion, hit, prompt-hit, 0)
+	return wire(openaitest.Chunk{Usage: &harness.Usage{InputTokens: int64(prompt), OutputTokens: int64(completion),
+		CacheHitTokens: int64(hit), CacheMissTokens: int64(prompt - hit)}})
 }

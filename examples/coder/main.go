@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
@@ -235,11 +236,13 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if a.o.verbose {
 		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	model, err := a.model(logger)
+	model, baseURL, err := a.model(logger)
 	if err != nil {
 		return 0, err
 	}
-	defer model.CloseIdleConnections()
+	if c, ok := model.(interface{ CloseIdleConnections() }); ok {
+		defer c.CloseIdleConnections()
+	}
 
 	sessionsDir := a.o.sessions
 	if sessionsDir == "" {
@@ -358,7 +361,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	info := model.Info()
 	h := a.sess.Header()
 	a.view.banner(bannerInfo{
-		Model: info.Name, BaseURL: model.BaseURL(), Workspace: a.root,
+		Model: info.Name, BaseURL: baseURL, Workspace: a.root,
 		SessionID: h.ID, Cwd: h.Cwd, Resumed: resumeID != "",
 		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
 	})
@@ -384,8 +387,9 @@ func (a *app) main(ctx context.Context) (int, error) {
 	return code, nil
 }
 
-// model picks the model from the environment and the flags.
-func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
+// model picks the model from the environment and the flags, and returns
+// it with the endpoint's base URL.
+func (a *app) model(logger *slog.Logger) (model.Model, string, error) {
 	getenv := a.env
 	if a.o.model != "" {
 		getenv = func(k string) string {
@@ -395,19 +399,9 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 			return a.env(k)
 		}
 	}
-	var opts []openai.Option
-	if a.o.image {
-		opts = append(opts, openai.WithInputModalities(harness.ModalityImage))
-	}
-	if a.o.window > 0 {
-		opts = append(opts, openai.WithContextWindow(a.o.window))
-	}
-	if logger != nil {
-		opts = append(opts, openai.WithLogger(logger))
-	}
-	m, err := openai.FromEnv(getenv, opts...)
+	cfg, err := openai.FromEnv(getenv)
 	if errors.Is(err, harness.CodeAuth) {
-		return nil, usagef(`no model configured. Set an API key in the environment, either
+		return nil, "", usagef(`no model configured. Set an API key in the environment, either
   for DeepSeek:
     export DEEPSEEK_API_KEY=sk-...
   or for any OpenAI-compatible endpoint:
@@ -415,9 +409,24 @@ func (a *app) model(logger *slog.Logger) (*openai.Model, error) {
 and run coder again.`)
 	}
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, "", usagef("%v", err)
 	}
-	return m, nil
+	if a.o.image {
+		cfg.Input = []harness.Modality{harness.ModalityImage}
+	}
+	if a.o.window > 0 {
+		cfg.ContextWindow = a.o.window
+	}
+	cfg.Logger = logger
+	m, err := openai.New(cfg)
+	if err != nil {
+		return nil, "", usagef("%v", err)
+	}
+	shown := cfg.BaseURL
+	if len(cfg.APIKey) >= 8 { // the banner never shows a key a URL carries
+		shown = strings.ReplaceAll(shown, cfg.APIKey, "[redacted]")
+	}
+	return m, shown, nil
 }
 
 // pickSession sets the workspace root and returns the id of the session

@@ -388,7 +388,7 @@ func TestInterruptCancelsTurn(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ws := workspace(t, nil)
 	sessions := t.TempDir()
 
@@ -443,7 +443,7 @@ func TestInterruptTwiceExits(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ws := workspace(t, nil)
 
 	stdinR, stdinW := io.Pipe()
@@ -483,7 +483,7 @@ func TestContextEndStops(t *testing.T) {
 		close(arrived)
 		<-r.Context().Done()
 	}
-	p := newProvider(t, hang)
+	p := newProvider(t, reply{Handler: hang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

@@ -56,10 +56,10 @@ func screenReader(ctl *os.File) *lockedBuffer {
 
 // slowly replies after a pause, so keys can be typed during the turn.
 func slowly(d time.Duration, r reply) reply {
-	return func(w http.ResponseWriter, req *http.Request) {
+	return reply{Handler: func(w http.ResponseWriter, req *http.Request) {
 		time.Sleep(d)
-		r(w, req)
-	}
+		r.ServeHTTP(w, req)
+	}}
 }
 
 // The prompt loop on a real pseudo-terminal: arrow keys edit the line,

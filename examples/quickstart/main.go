@@ -95,9 +95,13 @@ func run(ctx context.Context) error {
 
 // pickModel returns the model the environment names, or a scripted one.
 func pickModel() (model.Model, error) {
-	m, err := openai.FromEnv(os.Getenv)
+	cfg, err := openai.FromEnv(os.Getenv)
 	if err == nil {
-		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, m.BaseURL())
+		m, err := openai.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, cfg.BaseURL)
 		return m, nil
 	}
 	if !errors.Is(err, harness.CodeAuth) {
@@ -113,7 +117,7 @@ func pickModel() (model.Model, error) {
 		replay.Call(replay.ToolCall("call_2", "edit", map[string]any{
 			"file_path": "main.go", "old_string": `"Hello, wrold!"`, "new_string": `"Hello, world!"`,
 		})),
-		replay.Say("Fixed: main.go now greets \"Hello, world!\"."),
+		replay.Response{Text: "Fixed: main.go now greets \"Hello, world!\"."},
 	), nil
 }
 

@@ -37,7 +37,7 @@ func exploration() []replay.Response {
 		}
 		out = append(out, replay.Call(c))
 	}
-	return append(out, replay.Say(exploreAnswer))
+	return append(out, replay.Response{Text: exploreAnswer})
 }
 
 // runExploration runs the exploration in the parent itself, or handed to
@@ -58,10 +58,10 @@ func runExploration(t *testing.T, sub bool) (parent, child *countingModel, child
 	if sub {
 		parent = &countingModel{script: replay.NewScripted(
 			replay.Call(replay.ToolCall("t1", "task", map[string]any{"agent": "explore", "description": "find the markers", "prompt": prompt})),
-			replay.Say("Done: "+exploreAnswer),
+			replay.Response{Text: "Done: " + exploreAnswer},
 		), info: info}
 	} else {
-		parent = &countingModel{script: replay.NewScripted(append(exploration()[:39], replay.Say("Done: "+exploreAnswer))...), info: info}
+		parent = &countingModel{script: replay.NewScripted(append(exploration()[:39], replay.Response{Text: "Done: " + exploreAnswer})...), info: info}
 	}
 	store := session.NewMemory()
 	opts := []agent.Option{

@@ -73,7 +73,7 @@ func TestThroughTheLoop(t *testing.T) {
 					replay.ToolCall("c2", "grep", map[string]any{"pattern": `func serve\(`, "output_mode": "content"}),
 				),
 				replay.Call(replay.ToolCall("c3", "read", map[string]any{"file_path": "internal/serve.go", "offset": 4, "limit": 1})),
-				replay.Say("serve is in internal/serve.go."),
+				replay.Response{Text: "serve is in internal/serve.go."},
 			)
 			loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
 				agent.WithTools(append(codesearch.Tools(), files.Read())...))
@@ -116,7 +116,7 @@ func Example() {
 	fsys.SetFile("/project/notes.md", []byte("greet everyone\n"), 0o644)
 	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("1", "grep", map[string]any{"pattern": "greet\\(", "type": "go", "output_mode": "content"})),
-		replay.Say("greet is defined in greet.go and called from main.go."),
+		replay.Response{Text: "greet is defined in greet.go and called from main.go."},
 	)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(codesearch.Tools()...))
 	if err != nil {

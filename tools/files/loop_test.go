@@ -58,7 +58,7 @@ func TestThroughTheLoop(t *testing.T) {
 		}},
 		replay.Call(replay.ToolCall("c4", "read", map[string]any{"file_path": "main.go", "offset": 4, "limit": 1})),
 		replay.Call(replay.ToolCall("c5", "edit", map[string]any{"file_path": "main.go", "old_string": "\"helo!\"", "new_string": "\"hello!\""})),
-		replay.Say("Fixed the greeting."),
+		replay.Response{Text: "Fixed the greeting."},
 	)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func ExampleTools() {
 	llm := replay.NewScripted(
 		replay.Call(replay.ToolCall("1", "read", map[string]any{"file_path": "greet.txt"})),
 		replay.Call(replay.ToolCall("2", "edit", map[string]any{"file_path": "greet.txt", "old_string": "wrold", "new_string": "world"})),
-		replay.Say("Done."),
+		replay.Response{Text: "Done."},
 	)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(files.Tools()...))
 	if err != nil {

@@ -55,7 +55,7 @@ func TestSpillHintWorks(t *testing.T) {
 			preview := lastResult(req)
 			m := hintRE.FindStringSubmatch(preview)
 			if m == nil {
-				return replay.Say("no hint in: " + preview)
+				return replay.Response{Text: "no hint in: " + preview}
 			}
 			locator = m[1]
 			offset, _ = strconv.Atoi(m[2])
@@ -65,7 +65,7 @@ func TestSpillHintWorks(t *testing.T) {
 		replay.Response{Respond: func(req *model.Request) replay.Response {
 			return replay.Call(replay.ToolCall("c3", "write", map[string]any{"file_path": locator, "content": "overwritten"}))
 		}},
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	store, err := spill.NewDir(spillDir)
 	require.NoError(t, err)

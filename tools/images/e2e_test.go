@@ -51,7 +51,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "read_image", map[string]string{"file_path": "chart.jpg"})),
-		replay.Say("a chart"),
+		replay.Response{Text: "a chart"},
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop, err := agent.New(
 		agent.WithModel(seeing),
@@ -97,7 +97,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	// new read_image call is refused before any I/O.
 	blind := replay.NewScripted(
 		replay.Call(replay.ToolCall("c2", "read_image", map[string]string{"file_path": "chart.jpg"})),
-		replay.Say("cannot see"),
+		replay.Response{Text: "cannot see"},
 	).WithInfo(model.Info{Name: "blind"})
 	require.NoError(t, s.SetModel(blind))
 	for _, err := range s.Run(context.Background(), "look again") {

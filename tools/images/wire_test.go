@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
 	"github.com/go-harness/harness/fslocal"
@@ -28,13 +29,15 @@ import (
 func TestReadImageOnTheWire(t *testing.T) {
 	leakcheck.Check(t)
 	srv := openaitest.NewServer(
-		openaitest.SSE(openaitest.ToolCall(0, "call_1", "read_image", `{"file_path":"ui.png"}`), openaitest.Finish("tool_calls")),
-		openaitest.SSE(openaitest.Text("a login form"), openaitest.Finish("stop")),
+		openaitest.Reply{Chunks: []openaitest.Chunk{
+			{ToolCall: &model.ToolCallDelta{Index: 0, ID: "call_1", Name: "read_image", Arguments: `{"file_path":"ui.png"}`}},
+			{Finish: "tool_calls"},
+		}},
+		openaitest.Reply{Chunks: []openaitest.Chunk{{Text: "a login form"}, {Finish: "stop"}}},
 	)
 	defer srv.Close()
-	model, err := openai.New(srv.URL, "test-key", "deepseek-flash")
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test-key", Model: "deepseek-flash"})
 	require.NoError(t, err)
-	defer model.CloseIdleConnections()
 
 	work := t.TempDir()
 	data := pngBytes(t, 200, 100)

@@ -102,7 +102,7 @@ func BenchmarkCall(b *testing.B) {
 				}
 				defer loop.Close()
 				for b.Loop() {
-					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Say("ok"))
+					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Response{Text: "ok"})
 					sess, err := loop.NewSession(ctx, session.Header{})
 					if err != nil {
 						b.Fatal(err)

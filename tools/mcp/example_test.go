@@ -57,7 +57,7 @@ func ExampleConnect() {
 
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "mcp__greeter__greet", map[string]string{"name": "Ada"})),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	loop, err := agent.New(agent.WithModel(model), agent.WithToolSource(set))
 	if err != nil {

@@ -48,7 +48,7 @@ func TestThroughTheLoop(t *testing.T) {
 			return replay.Call(replay.ToolCall("c3", "mcp__test__echo", map[string]any{"text": "x"}))
 		}},
 		replay.Call(replay.ToolCall("c4", "mcp__test__zebra", map[string]any{})),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithOutputStore(store), agent.WithMiddleware(spilling))
 	require.NoError(t, err)

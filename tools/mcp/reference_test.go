@@ -114,7 +114,7 @@ func TestReferenceServers(t *testing.T) {
 			replay.ToolCall("c10", "mcp__everything__get-resource-links", map[string]any{"count": 2}),
 		),
 		replay.Call(replay.ToolCall("c7", "mcp_read_resource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md"})),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
 	loop, err := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(attachments.NewMemory()))
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c2", "shell_send", map[string]any{"session_id": "sh1", "command": "cd sub && export GREETING=hi"})),
 		replay.Call(replay.ToolCall("c3", "shell_send", map[string]any{"session_id": "sh1", "command": `echo "$GREETING from $PWD"; sleep ` + tag + ` &`})),
 		replay.Call(replay.ToolCall("c4", "bash", map[string]any{"command": `echo "${GREETING-unset} in $PWD"`})),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	store := session.NewMemory()
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithSessionStore(store))

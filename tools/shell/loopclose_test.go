@@ -84,7 +84,7 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 		replay.Call(replay.ToolCall("c2", "shell_send", map[string]any{"session_id": "sh1", "command": inShell + "\n" + waitFor(3), "wait_ms": 60000})),
 		replay.Call(replay.ToolCall("c3", "bash", map[string]any{"command": inJob, "run_in_background": true})),
 		replay.Call(replay.ToolCall("c4", "bash_output", map[string]any{"job_id": "job1", "wait_ms": 0})),
-		replay.Say("done"),
+		replay.Response{Text: "done"},
 	)
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...))
 	require.NoError(t, err)

@@ -6,12 +6,20 @@
 // every request, so a test can drive the openai adapter, or a whole
 // agent loop, without a network and assert on what was sent.
 //
-// The chunk builders ([Text], [Reasoning], [ToolCall], [Usage], ...)
-// write the chunks DeepSeek and OpenAI stream; [Error] injects a failure
-// (a status with a body and headers). A [Reply] is an http.HandlerFunc's
-// signature, so a test writes its own for anything else, such as a
-// stream cut off or malformed.
+// A [Reply] is a struct literal: a streamed answer is its [Chunk] values
+// (text, reasoning, a piece of a tool call, a finish reason, usage, each
+// a named field, written the way DeepSeek and OpenAI stream them); a
+// failure is a Status with a Body and Header; a Handler answers with
+// anything else, such as a stream cut off or one that stalls.
 //
-// It imports only the standard library: hosts can use it with any
-// client, and the adapter's own tests use it.
+//	srv := openaitest.NewServer(openaitest.Reply{Chunks: []openaitest.Chunk{
+//		{Text: "Hello"},
+//		{Finish: "stop"},
+//		{Usage: &harness.Usage{InputTokens: 12, OutputTokens: 3}},
+//	}})
+//	defer srv.Close()
+//
+// It imports harness and agent/model (for the usage and tool-call
+// pieces) and the standard library: hosts can use it with any client,
+// and the adapter's own tests use it.
 package openaitest

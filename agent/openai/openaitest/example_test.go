@@ -15,22 +15,21 @@ import (
 // A scripted reply streams through the real adapter; the server records
 // what the adapter sent.
 func ExampleNewServer() {
-	srv := openaitest.NewServer(openaitest.SSE(
-		openaitest.Chunk(map[string]any{"role": "assistant", "content": ""}, ""),
-		openaitest.Reasoning("The user greets. "),
-		openaitest.Text("Hello"),
-		openaitest.Text(", world"),
-		openaitest.Finish("stop"),
-		openaitest.Usage(12, 3, 8, 4, 2),
-	))
+	srv := openaitest.NewServer(openaitest.Reply{Chunks: []openaitest.Chunk{
+		{Raw: `{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`},
+		{Reasoning: "The user greets. "},
+		{Text: "Hello"},
+		{Text: ", world"},
+		{Finish: "stop"},
+		{Usage: &harness.Usage{InputTokens: 12, OutputTokens: 3, CacheHitTokens: 8, CacheMissTokens: 4, ReasoningTokens: 2}},
+	}})
 	defer srv.Close()
 
-	m, err := openai.New(srv.URL, "test-key", "test-model")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "test-key", Model: "test-model"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.CloseIdleConnections()
 	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
 	var text strings.Builder
 	for c, err := range m.Stream(context.Background(), req) {
@@ -51,18 +50,20 @@ func ExampleNewServer() {
 	// /chat/completions Bearer test-key test-model hi
 }
 
-// Error injects a provider failure; the adapter reports it with a code.
-func ExampleError() {
-	srv := openaitest.NewServer(openaitest.Error(http.StatusUnauthorized,
-		`{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`))
+// A reply with an error status injects a provider failure; the adapter
+// reports it with a code.
+func ExampleReply_error() {
+	srv := openaitest.NewServer(openaitest.Reply{
+		Status: http.StatusUnauthorized,
+		Body:   `{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}`,
+	})
 	defer srv.Close()
 
-	m, err := openai.New(srv.URL, "wrong-key", "test-model")
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "wrong-key", Model: "test-model"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer m.CloseIdleConnections()
 	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("hi")}}}}
 	for _, err := range m.Stream(context.Background(), req) {
 		if err != nil {

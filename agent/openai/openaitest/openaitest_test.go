@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai/openaitest"
 )
 
@@ -24,19 +27,19 @@ func post(t *testing.T, url, body string) (*http.Response, string) {
 }
 
 func TestServerScript(t *testing.T) {
-	srv := openaitest.NewServer(openaitest.SSE(openaitest.Text("a")))
+	srv := openaitest.NewServer(openaitest.Reply{Chunks: []openaitest.Chunk{{Raw: `{"x":1}`}, {Raw: `{"y":2}`}}})
 	defer srv.Close()
 
 	resp, body := post(t, srv.URL+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	assert.Equal(t, "data: "+openaitest.Text("a")+"\n\ndata: [DONE]\n\n", body)
+	assert.Equal(t, "data: {\"x\":1}\n\ndata: {\"y\":2}\n\ndata: [DONE]\n\n", body)
 
 	resp, body = post(t, srv.URL+"/chat/completions", `{}`)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the script ran out")
 	assert.Contains(t, body, "no more replies")
 
-	srv.Add(openaitest.JSON(`{"ok":true}`))
+	srv.Add(openaitest.Reply{Body: `{"ok":true}`})
 	resp, body = post(t, srv.URL+"/elsewhere", `{}`)
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	resp, body = post(t, srv.URL+"/chat/completions", `not json`)
@@ -56,8 +59,9 @@ func TestServerScript(t *testing.T) {
 
 func TestErrorReply(t *testing.T) {
 	srv := openaitest.NewServer(
-		openaitest.Error(http.StatusTooManyRequests, `{"error":{"message":"slow down"}}`, "Retry-After", "2"),
-		openaitest.Error(http.StatusServiceUnavailable, `{}`, "Retry-After-Ms", "40"),
+		openaitest.Reply{Status: http.StatusTooManyRequests, Body: `{"error":{"message":"slow down"}}`, Header: http.Header{"Retry-After": {"2"}}},
+		openaitest.Reply{Status: http.StatusServiceUnavailable, Body: `{}`, Header: http.Header{"Retry-After-Ms": {"40"}}},
+		openaitest.Reply{Status: http.StatusBadGateway},
 	)
 	defer srv.Close()
 	resp, body := post(t, srv.URL+"/chat/completions", `{}`)
@@ -66,7 +70,39 @@ func TestErrorReply(t *testing.T) {
 	assert.Equal(t, "1", resp.Header.Get("Retry-After-Ms"))
 	assert.Equal(t, `{"error":{"message":"slow down"}}`, body)
 	resp, _ = post(t, srv.URL+"/chat/completions", `{}`)
-	assert.Equal(t, "40", resp.Header.Get("Retry-After-Ms"), "a header pair overrides the default")
+	assert.Equal(t, "40", resp.Header.Get("Retry-After-Ms"), "Header overrides the default")
+	resp, body = post(t, srv.URL+"/chat/completions", `{}`)
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), "an error status is never a stream")
+	assert.Empty(t, body)
+}
+
+func TestHandlerReply(t *testing.T) {
+	srv := openaitest.NewServer(openaitest.Reply{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"cut")
+	}})
+	defer srv.Close()
+	resp, body := post(t, srv.URL+"/chat/completions", `{}`)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, `data: {"cut`, body)
+}
+
+// events returns the data of each event of a reply's stream, [DONE]
+// excluded.
+func events(t *testing.T, chunks ...openaitest.Chunk) []string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	openaitest.Reply{Chunks: chunks}.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/chat/completions", nil))
+	body, ok := strings.CutSuffix(rec.Body.String(), "data: [DONE]\n\n")
+	require.True(t, ok, "the stream ends with [DONE]: %q", rec.Body.String())
+	var out []string
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		d, ok := strings.CutPrefix(ev, "data: ")
+		require.True(t, ok, ev)
+		out = append(out, d)
+	}
+	return out
 }
 
 func decode(t *testing.T, s string) map[string]any {
@@ -83,28 +119,51 @@ func delta(t *testing.T, s string) (map[string]any, any) {
 }
 
 func TestChunks(t *testing.T) {
-	d, fin := delta(t, openaitest.Text("hi"))
+	ev := events(t,
+		openaitest.Chunk{Text: "hi"},
+		openaitest.Chunk{Reasoning: "think"},
+		openaitest.Chunk{Finish: "tool_calls"},
+		openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: 1, ID: "call_1", Name: "read", Arguments: `{"file_path":"a"}`}},
+		openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: 1, Arguments: `"}`}},
+		openaitest.Chunk{Usage: &harness.Usage{InputTokens: 10, OutputTokens: 5, CacheHitTokens: 4, CacheMissTokens: 6, ReasoningTokens: 2}},
+		openaitest.Chunk{Text: "end", Finish: "stop", Usage: &harness.Usage{InputTokens: 1}},
+		openaitest.Chunk{},
+		openaitest.Chunk{Raw: `{"error":{"message":"x"}}`, Text: "ignored"},
+	)
+	require.Len(t, ev, 9)
+	c := decode(t, ev[0])
+	assert.Equal(t, "chat.completion.chunk", c["object"])
+	assert.Equal(t, "test-model", c["model"])
+	d, fin := delta(t, ev[0])
 	assert.Equal(t, map[string]any{"content": "hi"}, d)
 	assert.Nil(t, fin)
 
-	d, _ = delta(t, openaitest.Reasoning("think"))
+	d, _ = delta(t, ev[1])
 	assert.Equal(t, map[string]any{"reasoning_content": "think", "content": nil}, d)
 
-	d, _ = delta(t, openaitest.Chunk(map[string]any{"role": "assistant", "content": ""}, ""))
-	assert.Equal(t, "assistant", d["role"])
-
-	_, fin = delta(t, openaitest.Finish("tool_calls"))
+	d, fin = delta(t, ev[2])
+	assert.Empty(t, d)
 	assert.Equal(t, "tool_calls", fin)
 
-	d, _ = delta(t, openaitest.ToolCall(1, "call_1", "read", map[string]string{"file_path": "a"}))
+	d, _ = delta(t, ev[3])
 	assert.Equal(t, []any{map[string]any{
 		"index": 1.0, "id": "call_1", "type": "function",
 		"function": map[string]any{"name": "read", "arguments": `{"file_path":"a"}`},
 	}}, d["tool_calls"])
-	d, _ = delta(t, openaitest.ToolCall(1, "", "", `"}`))
+	d, _ = delta(t, ev[4])
 	assert.Equal(t, []any{map[string]any{"index": 1.0, "function": map[string]any{"arguments": `"}`}}}, d["tool_calls"])
 
-	u := decode(t, openaitest.Usage(10, 5, 4, 6, 2))
+	d, fin = delta(t, ev[6])
+	assert.Equal(t, map[string]any{"content": "end"}, d, "usage beside a choice")
+	assert.Equal(t, "stop", fin)
+	assert.Equal(t, 1.0, decode(t, ev[6])["usage"].(map[string]any)["prompt_tokens"])
+
+	d, fin = delta(t, ev[7])
+	assert.Empty(t, d, "the zero chunk is an empty delta")
+	assert.Nil(t, fin)
+	assert.Equal(t, `{"error":{"message":"x"}}`, ev[8], "Raw is sent as it is")
+
+	u := decode(t, ev[5])
 	assert.Empty(t, u["choices"])
 	assert.Equal(t, map[string]any{
 		"prompt_tokens": 10.0, "completion_tokens": 5.0, "total_tokens": 15.0,

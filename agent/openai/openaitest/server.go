@@ -39,9 +39,6 @@ func (r Request) Messages() []map[string]any {
 	return out
 }
 
-// Reply answers one request.
-type Reply func(w http.ResponseWriter, r *http.Request)
-
 // Server is a fake OpenAI-compatible endpoint. It answers requests to
 // /chat/completions with its scripted replies, in order, and records
 // every request. When the script runs out it answers 400 with a JSON
@@ -91,59 +88,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Path: r.URL.Path, Body: body})
 	if r.URL.Path != "/chat/completions" {
 		s.mu.Unlock()
-		Error(http.StatusNotFound, `{"error":{"message":"no such path"}}`)(w, r)
+		Reply{Status: http.StatusNotFound, Body: `{"error":{"message":"no such path"}}`}.ServeHTTP(w, r)
 		return
 	}
-	var rep Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = s.replies[0], s.replies[1:]
+	if len(s.replies) == 0 {
+		s.mu.Unlock()
+		Reply{Status: http.StatusBadRequest, Body: `{"error":{"message":"the test script has no more replies"}}`}.ServeHTTP(w, r)
+		return
 	}
+	rep := s.replies[0]
+	s.replies = s.replies[1:]
 	s.mu.Unlock()
-	if rep == nil {
-		Error(http.StatusBadRequest, `{"error":{"message":"the test script has no more replies"}}`)(w, r)
-		return
-	}
-	rep(w, r)
-}
-
-// SSE replies 200 with an event stream of the chunks, then [DONE]. A
-// stream that ends early, lacks [DONE] or carries malformed events is a
-// Reply of the test's own: a func that sets Content-Type
-// text/event-stream and writes the body.
-func SSE(chunks ...string) Reply {
-	var b bytes.Buffer
-	for _, c := range chunks {
-		b.WriteString("data: " + c + "\n\n")
-	}
-	b.WriteString("data: [DONE]\n\n")
-	raw := b.String()
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, raw)
-	}
-}
-
-// Error replies with status and a JSON body, plus header name/value
-// pairs. It sets Retry-After-Ms: 1, so that a client's retries of a 429
-// or 5xx do not slow the test; a pair in headers overrides it.
-func Error(status int, body string, headers ...string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After-Ms", "1")
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
-}
-
-// JSON replies 200 with a JSON document, as a non-streaming endpoint
-// does.
-func JSON(body string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, body)
-	}
+	rep.ServeHTTP(w, r)
 }

@@ -32,7 +32,7 @@ func BenchmarkTurn(b *testing.B) {
 	_, pgBase := servers(b)
 	fake := httptest.NewServer(fakemodel.Handler())
 	b.Cleanup(fake.Close)
-	m, err := openai.New(fake.URL, "unused", fakemodel.Model)
+	m, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: "unused", Model: fakemodel.Model})
 	require.NoError(b, err)
 	effects := filepath.Join(b.TempDir(), "effects")
 	_, store := newSchema(b, pgBase)

@@ -38,7 +38,7 @@ func newFixture(t *testing.T, store session.Store) *fixture {
 	t.Helper()
 	srv := httptest.NewServer(fakemodel.Handler())
 	t.Cleanup(srv.Close)
-	m, err := openai.New(srv.URL, "unused", fakemodel.Model)
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "unused", Model: fakemodel.Model})
 	require.NoError(t, err)
 	effects := filepath.Join(t.TempDir(), "effects")
 	reg, err := tools.NewRegistry(effect.Tool(effects))

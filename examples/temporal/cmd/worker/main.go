@@ -94,12 +94,18 @@ func run() error {
 		srv := &http.Server{Handler: fakemodel.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		m, err = openai.New("http://"+ln.Addr().String(), "unused", fakemodel.Model)
+		m, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String(), APIKey: "unused", Model: fakemodel.Model})
 		if err != nil {
 			return err
 		}
-	} else if m, err = openai.FromEnv(os.Getenv); err != nil {
-		return fmt.Errorf("%w (or pass -fake-model)", err)
+	} else {
+		cfg, err := openai.FromEnv(os.Getenv)
+		if err != nil {
+			return fmt.Errorf("%w (or pass -fake-model)", err)
+		}
+		if m, err = openai.New(cfg); err != nil {
+			return err
+		}
 	}
 
 	root, err := filepath.Abs(*workspace)

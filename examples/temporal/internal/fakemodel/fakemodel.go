@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai/openaitest"
 )
 
@@ -62,15 +64,15 @@ func Handler() http.Handler {
 			Messages []message `json:"messages"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			openaitest.Error(http.StatusBadRequest, `{"error":{"message":"malformed request"}}`)(w, r)
+			openaitest.Reply{Status: http.StatusBadRequest, Body: `{"error":{"message":"malformed request"}}`}.ServeHTTP(w, r)
 			return
 		}
-		openaitest.SSE(answer(req.Messages)...)(w, r)
+		openaitest.Reply{Chunks: answer(req.Messages)}.ServeHTTP(w, r)
 	})
 }
 
 // answer returns the chunks the model streams for a conversation.
-func answer(msgs []message) []string {
+func answer(msgs []message) []openaitest.Chunk {
 	last := -1
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -78,7 +80,7 @@ func answer(msgs []message) []string {
 		}
 	}
 	if last < 0 {
-		return []string{openaitest.Text("There is no user message."), openaitest.Finish("stop")}
+		return []openaitest.Chunk{{Text: "There is no user message."}, {Finish: "stop"}}
 	}
 	prompt := text(msgs[last].Content)
 	steps, results, unknown := 0, 0, 0
@@ -95,23 +97,25 @@ func answer(msgs []message) []string {
 			}
 		}
 	}
-	usage := openaitest.Usage(100+10*len(msgs), 20, 0, 100+10*len(msgs), 0)
+	prompted := int64(100 + 10*len(msgs))
+	usage := openaitest.Chunk{Usage: &harness.Usage{InputTokens: prompted, OutputTokens: 20, CacheMissTokens: prompted}}
 	p := plan.FindStringSubmatch(prompt)
 	if p == nil {
-		return []string{openaitest.Text("You said: " + prompt), openaitest.Finish("stop"), usage}
+		return []openaitest.Chunk{{Text: "You said: " + prompt}, {Finish: "stop"}, usage}
 	}
 	n, _ := strconv.Atoi(p[1])
 	s, _ := strconv.Atoi(p[2])
 	sleep, _ := strconv.Atoi(p[3])
 	if steps >= s || n == 0 {
-		return []string{openaitest.Text(fmt.Sprintf("done: %d results, %d outcome unknown", results, unknown)), openaitest.Finish("stop"), usage}
+		return []openaitest.Chunk{{Text: fmt.Sprintf("done: %d results, %d outcome unknown", results, unknown)}, {Finish: "stop"}, usage}
 	}
 	sum := sha256.Sum256([]byte(prompt))
 	tag := hex.EncodeToString(sum[:5])
-	var out []string
+	var out []openaitest.Chunk
 	for i := range n {
 		id := fmt.Sprintf("call_%s_%d_%d", tag, steps+1, i)
-		out = append(out, openaitest.ToolCall(i, id, "record_effect", map[string]any{"sleep_ms": sleep}))
+		args := fmt.Sprintf(`{"sleep_ms":%d}`, sleep)
+		out = append(out, openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: i, ID: id, Name: "record_effect", Arguments: args}})
 	}
-	return append(out, openaitest.Finish("tool_calls"), usage)
+	return append(out, openaitest.Chunk{Finish: "tool_calls"}, usage)
 }

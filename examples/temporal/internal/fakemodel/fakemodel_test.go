@@ -2,7 +2,6 @@ package fakemodel
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,19 +18,23 @@ func msgs(t *testing.T, s string) []message {
 func TestAnswer(t *testing.T) {
 	first := answer(msgs(t, `[{"role":"user","content":"effects=2 steps=1 sleep=5 (a)"}]`))
 	require.Len(t, first, 4, "two calls, the finish, the usage")
-	assert.Contains(t, first[0], `"record_effect"`)
-	assert.Contains(t, first[0], `{\"sleep_ms\":5}`)
-	assert.Contains(t, first[2], `"tool_calls"`)
+	require.NotNil(t, first[0].ToolCall)
+	assert.Equal(t, "record_effect", first[0].ToolCall.Name)
+	assert.Equal(t, `{"sleep_ms":5}`, first[0].ToolCall.Arguments)
+	assert.Equal(t, 1, first[1].ToolCall.Index)
+	assert.Equal(t, "tool_calls", first[2].Finish)
+	require.NotNil(t, first[3].Usage)
+	assert.Equal(t, int64(110), first[3].Usage.InputTokens)
 	assert.Equal(t, first, answer(msgs(t, `[{"role":"user","content":"effects=2 steps=1 sleep=5 (a)"}]`)), "the same messages, the same answer")
 	other := answer(msgs(t, `[{"role":"user","content":"effects=2 steps=1 sleep=5 (b)"}]`))
-	assert.NotEqual(t, first[0], other[0], "another prompt, other call ids")
+	assert.NotEqual(t, first[0].ToolCall.ID, other[0].ToolCall.ID, "another prompt, other call ids")
 
 	done := answer(msgs(t, `[{"role":"user","content":[{"type":"text","text":"effects=2 steps=1 sleep=5 (a)"}]},
 		{"role":"assistant","tool_calls":[{},{}]},
 		{"role":"tool","content":"recorded effect x"},
 		{"role":"tool","content":"The outcome of this record_effect call is unknown: ..."}]`))
-	assert.Contains(t, done[0], "done: 2 results, 1 outcome unknown")
+	assert.Equal(t, "done: 2 results, 1 outcome unknown", done[0].Text)
 
 	plain := answer(msgs(t, `[{"role":"user","content":"hello"}]`))
-	assert.True(t, strings.Contains(plain[0], "You said: hello"))
+	assert.Equal(t, "You said: hello", plain[0].Text)
 }
