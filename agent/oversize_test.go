@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/spillwriter/noticetest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
@@ -87,15 +89,16 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	assert.Less(t, len(text), 33_000, "a preview the size the spill policy shows")
 
 	// The whole text is in the output store, under the locator shown.
-	locs := out.Locators(s.Header().ID)
-	require.Len(t, locs, 1)
-	assert.Contains(t, text, locs[0])
-	rc, err := out.Open(ctx, locs[0])
+	loc := noticetest.Parse(t, text).Locator
+	rc, err := out.Open(ctx, loc)
 	require.NoError(t, err)
 	whole, err := io.ReadAll(rc)
 	require.NoError(t, err)
 	require.NoError(t, rc.Close())
 	assert.Equal(t, bigText(600<<10), string(whole))
+	n, err := out.Expire(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the one output saved is the one shown")
 
 	// What is logged is what the host got and what the model saw next.
 	logged := loggedResult(t, store, s.Header().ID)

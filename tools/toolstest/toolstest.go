@@ -32,7 +32,7 @@ type Env struct {
 	// FS is Env.FS: an in-memory file system rooted at Root.
 	FS *fstest.MemFS
 	// Output is Env.Output: an in-memory output store (spill).
-	Output *spill.Memory
+	Output spill.Store
 	// Attachments is Env.Attachments: an in-memory attachment store.
 	Attachments *attachments.Memory
 
