@@ -36,9 +36,9 @@ func ExampleNew_everything() {
 	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
 	spillStore, err1 := spill.NewDir(spillDir)
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		log.Fatal(err)
 	}
@@ -68,9 +68,9 @@ func TestFullWiringIsValid(t *testing.T) {
 	store := session.NewJSONL(sessionsDir)
 	spillStore, err1 := spill.NewDir(t.TempDir())
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	model, err6 := openai.New("https://api.deepseek.com", "sk-test", "deepseek-flash")
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		t.Fatal(err)

@@ -271,9 +271,9 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	spilling, err1 := spill.Middleware()
-	deadlines, err2 := guard.Deadlines()
-	repeats, err3 := guard.RepeatGuard()
-	failures, err4 := guard.FailureGuard()
+	deadlines, err2 := guard.Deadlines(nil)
+	repeats, err3 := guard.RepeatGuard(nil)
+	failures, err4 := guard.FailureGuard(nil)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return 0, err
 	}

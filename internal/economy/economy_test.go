@@ -174,9 +174,9 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	}
 	spillStore, err1 := spill.NewMemory()
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	require.NoError(t, errors.Join(err1, err2, err3, err4, err5))
 	if features {
 		opts = append(opts,
