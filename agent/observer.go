@@ -34,28 +34,6 @@ type TurnInfo struct {
 	Model string
 }
 
-// WithTurnObservers adds observers of every turn; the first added begins
-// first, so its context is the parent of the next one's.
-func WithTurnObservers(obs ...TurnObserver) Option {
-	return func(c *config) {
-		for _, o := range obs {
-			if o != nil {
-				c.turnObservers = append(c.turnObservers, o)
-			}
-		}
-	}
-}
-
-// WithModelMiddleware wraps every model call (the summaries of
-// compaction included) in mws, the first added the outermost: they see
-// each request before it is sent and each answer as it comes, to redact,
-// audit, inject context or trace (see model.Middleware). The wrapping is
-// applied to the session's model at the start of each turn, so
-// Session.SetModel keeps it.
-func WithModelMiddleware(mws ...model.Middleware) Option {
-	return func(c *config) { c.modelMiddleware = append(c.modelMiddleware, mws...) }
-}
-
 // WithPrices sets the price table the loop costs model calls by: the
 // ModelUsage and TurnEnd events carry the cost in the table's currency,
 // and Session.Cost sums it over the session's logged calls (a resumed

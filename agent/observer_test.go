@@ -59,7 +59,7 @@ func TestTurnObserversAndModelMiddleware(t *testing.T) {
 			order, seen = nil, nil
 			rec := &turnRecorder{name: "traced", panics: tc.panics}
 			loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Say("hello"))),
-				agent.WithTurnObservers(rec, nil), agent.WithModelMiddleware(mw("outer"), nil, mw("inner")))
+				agent.WithHooks(agent.Hooks{Turns: []agent.TurnObserver{rec, nil}}), agent.WithHooks(agent.Hooks{Model: []model.Middleware{mw("outer"), nil, mw("inner")}}))
 			require.NoError(t, err)
 			defer loop.Close()
 			sess, err := loop.NewSession(t.Context(), session.Header{})

@@ -80,7 +80,7 @@ func TestPermissionDenyByRule(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("ok"))
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}, Deny: []string{"mark"}})))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 		return permission.Answer{Allow: true, Remember: "mark"}, nil
 	}
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{})), agent.WithApprover(approver))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -178,7 +178,7 @@ func TestPauseHelperProcess(t *testing.T) {
 	}
 	ctx := context.Background()
 	loop, err := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
-		agent.WithSessionStore(session.NewJSONL(filepath.Join(dir, "sessions"))), agent.WithPermissions(policy(t, permission.Rules{})))
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(filepath.Join(dir, "sessions"))}), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{ID: "paused", Cwd: "/proj"})
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	// The model's first answer was given to the first process.
 	m2 := replay.NewScripted(replay.Say("all done"))
 	loop, err := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
-		agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
+		agent.WithStores(agent.Stores{Sessions: store}), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "paused")
@@ -260,7 +260,7 @@ func TestPauseAbandonedByNewMessage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("fine"))
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}), agent.WithPermissions(policy(t, permission.Rules{})))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonAwaitingApproval, end.Reason)
@@ -295,7 +295,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	ctx := context.Background()
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Say("ok"),
 		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Say("ok"))
-	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithPermissions(policy(t, permission.Rules{}))}
+	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithPermissions(policy(t, permission.Rules{}))}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{Cwd: "/proj"})

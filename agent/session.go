@@ -169,8 +169,8 @@ func (s *Session) turnEnded() {
 
 // Close cancels a running turn and waits for it to end, releases the
 // state of the session's tools, and closes its log. It returns within
-// about CallLimits.CloseWait whatever the tools do: a turn whose tools
-// ignore cancellation abandons them (see CallLimits), and Close then
+// about Limits.CloseWait whatever the tools do: a turn whose tools
+// ignore cancellation abandons them (see Limits), and Close then
 // fails with an error matching harness.CodeNotStopped that names those
 // still running; a turn that
 // does not end in time at all makes it fail with an error matching

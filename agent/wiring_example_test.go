@@ -44,13 +44,17 @@ func ExampleNew_everything() {
 	}
 	loop, err := agent.New(
 		agent.WithModel(model),
-		agent.WithFileSystem(workspace),
-		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
-		agent.WithOutputStore(spillStore),
+		agent.WithStores(agent.Stores{
+			Sessions:    store,
+			Files:       workspace,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(sessionsDir, "attachments")),
+		}),
 		agent.WithTools(toolset...),
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			Tools: []tools.Middleware{spilling, deadlines}, // spill outermost: output cut short by a deadline is still saved
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -77,13 +81,17 @@ func TestFullWiringIsValid(t *testing.T) {
 	}
 	loop, err := agent.New(
 		agent.WithModel(model),
-		agent.WithFileSystem(workspace),
-		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
-		agent.WithOutputStore(spillStore),
+		agent.WithStores(agent.Stores{
+			Sessions:    store,
+			Files:       workspace,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(sessionsDir, "attachments")),
+		}),
 		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			Tools: []tools.Middleware{spilling, deadlines}, // spill outermost: output cut short by a deadline is still saved
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -70,10 +70,10 @@ func (ds *deadlines) fail(msg string) {
 // have unknown side effects, so the model checks before retrying.
 //
 // The agent loop keeps a looser backstop of its own beneath this one
-// (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
+// (agent.Limits: 15 minutes for tools that declare no deadline, twice
 // a declared deadline and at least a minute more), which the defaults
 // here always stay inside. A family or tool backstop longer than the
-// loop's is cut short by it: raise CallLimits.Backstop with it.
+// loop's is cut short by it: raise Limits.Backstop with it.
 func Deadlines(opts *DeadlineOptions) (tools.Middleware, error) {
 	ds, err := newDeadlines(opts)
 	if err != nil {

@@ -274,7 +274,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Say("it timed out"))
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(stuck),
-		agent.WithMiddleware(deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})))
+		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), session.Header{})

@@ -51,8 +51,8 @@
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),
-//		agent.WithMiddleware(spilling, deadlines),
-//		agent.WithStepObservers(repeats, failures),
+//		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling, deadlines}}),
+//		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeats, failures}}),
 //		...
 //	)
 //

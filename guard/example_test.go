@@ -39,7 +39,7 @@ func ExampleRepeatGuard() {
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(status),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeats, failures}}),
 	)
 	if err != nil {
 		fmt.Println(err)

@@ -327,8 +327,8 @@ func TestGuardsInTheLoop(t *testing.T) {
 		replay.Say("giving up"),
 	)
 	store := session.NewMemory()
-	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),
-		agent.WithStepObservers(repeatGuard(t, nil), failureGuard(t, nil))}
+	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeatGuard(t, nil), failureGuard(t, nil)}})}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()

@@ -156,9 +156,11 @@ func New(opts ...Option) (*Observer, error) {
 // before the host's own middleware, so that the tool spans cover it.
 func (o *Observer) Options() []agent.Option {
 	return []agent.Option{
-		agent.WithTurnObservers(turnObserver{o}),
-		agent.WithModelMiddleware(o.model),
-		agent.WithMiddleware(o.tool),
+		agent.WithHooks(agent.Hooks{
+			Turns: []agent.TurnObserver{turnObserver{o}},
+			Model: []model.Middleware{o.model},
+			Tools: []tools.Middleware{o.tool},
+		}),
 	}
 }
 

@@ -205,7 +205,7 @@ func TestLoopSpill(t *testing.T) {
 	)
 	store := newDir(t, t.TempDir())
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
-		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
+		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{middleware(t, spill.WithThreshold(8000))}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

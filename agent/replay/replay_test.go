@@ -39,7 +39,7 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
 		replay.Say("turn two done"),
 	)
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithStores(agent.Stores{Sessions: store}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

@@ -300,15 +300,19 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
-		agent.WithFileSystem(fsys),
-		agent.WithSessionStore(a.store),
-		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments"))),
+		agent.WithStores(agent.Stores{
+			Sessions:    a.store,
+			Files:       fsys,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments")),
+		}),
 		agent.WithTools(a.tools(withImages)...),
-		// Spill outermost, so output cut short by a deadline is still
-		// saved whole.
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			// Spill outermost, so output cut short by a deadline is still
+			// saved whole.
+			Tools: []tools.Middleware{spilling, deadlines},
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
 		agent.WithPrices(pricing.DeepSeek()),
@@ -317,7 +321,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
 	if a.o.maxSteps > 0 {
-		opts = append(opts, agent.WithMaxSteps(a.o.maxSteps))
+		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps}))
 	}
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))

@@ -67,8 +67,10 @@ type Files struct {
 //
 //	store := session.NewJSONL(dir)
 //	loop, err := agent.New(
-//		agent.WithSessionStore(store),
-//		agent.WithAttachments(attachments.NewFiles(filepath.Join(dir, "attachments"))),
+//		agent.WithStores(agent.Stores{
+//			Sessions:    store,
+//			Attachments: attachments.NewFiles(filepath.Join(dir, "attachments")),
+//		}),
 //		...
 //	)
 func NewFiles(dir string) *Files { return &Files{dir: dir} }

@@ -74,7 +74,7 @@ type readImageArgs struct {
 //
 //	att := attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))
 //	loop, err := agent.New(
-//		agent.WithAttachments(att),
+//		agent.WithStores(agent.Stores{Attachments: att}),
 //		agent.WithTools(images.ReadImage()),
 //		...
 //	)
