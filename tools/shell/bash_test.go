@@ -21,7 +21,7 @@ import (
 )
 
 func TestBashSpecs(t *testing.T) {
-	for _, ts := range [][]tools.Tool{{Bash()}, BashWithJobs(), Sessions(), Tools()} {
+	for _, ts := range [][]tools.Tool{{Bash()}, bashWithJobs(), sessions(), Tools()} {
 		reg, err := tools.NewRegistry(ts...)
 		require.NoError(t, err)
 		for _, s := range reg.Specs() {
@@ -37,8 +37,8 @@ func TestBashSpecs(t *testing.T) {
 	assert.Contains(t, spec.Description, "directory the command ran in")
 	assert.Greater(t, spec.Deadline, defaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
-	assert.Contains(t, string(BashWithJobs()[0].Spec().InputSchema), "run_in_background")
-	for _, s := range Sessions() {
+	assert.Contains(t, string(bashWithJobs()[0].Spec().InputSchema), "run_in_background")
+	for _, s := range sessions() {
 		d := s.Spec().Description
 		if s.Spec().Name == "shell_open" {
 			assert.Contains(t, d, "fixed when it opens")
@@ -145,7 +145,7 @@ func TestBashWorkdir(t *testing.T) {
 		for _, cwd := range []string{"", "/"} {
 			e := *env
 			e.FS, e.Cwd = nil, cwd
-			for _, tool := range []tools.Tool{Bash(), BashWithJobs()[0]} {
+			for _, tool := range []tools.Tool{Bash(), bashWithJobs()[0]} {
 				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
 				assert.Equal(t, codeBadWorkdir, res.Code)
