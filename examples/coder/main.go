@@ -494,11 +494,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	var sh []shell.Option
-	if a.sandboxed != nil {
-		sh = append(sh, shell.WithSandbox(a.sandboxed))
-	}
-	ts = append(ts, shell.Tools(sh...)...)
+	ts = append(ts, shell.Tools(shell.WithProcess(shell.Process{Sandbox: a.sandboxed}))...) // a nil sandbox: unconfined
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }

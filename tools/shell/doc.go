@@ -88,7 +88,7 @@
 // root file system read-only, a private /tmp, the workspace writable
 // (read-only with ReadOnly), no network unless allowed (a network
 // namespace with only a loopback device of its own), and a PID namespace
-// of its own that dies with its parent. Without a sandbox (WithSandbox)
+// of its own that dies with its parent. Without a sandbox (Process.Sandbox)
 // commands run unconfined, and the log says so. When bwrap is missing or cannot
 // make its namespaces, Bubblewrap fails with harness.CodeSandboxUnavailable
 // and a plain message; the host chooses to refuse commands or to run them
