@@ -89,7 +89,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 		replay.Say("I see it"),
 	).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
-		agent.WithStores(agent.Stores{Attachments: att}), agent.WithStores(agent.Stores{Sessions: store}))
+		agent.WithStores(agent.Stores{Attachments: att, Sessions: store}))
 
 	userImg := harness.Image{Digest: attachments.Digest([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
 	end := runContent(t, s, harness.TextBlock("look"), harness.ImageBlock(userImg))

@@ -74,7 +74,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	out, err := spill.NewMemory()
 	require.NoError(t, err)
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Say("done"))
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store}), agent.WithStores(agent.Stores{Output: out}))
+	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store, Output: out}))
 	evs, end, err := collect(t, s, ctx, "make output")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason, "the turn goes on")

@@ -36,8 +36,9 @@
 // Every constructor takes a pointer to its own options struct
 // ([RepeatOptions], [FailureOptions], [DeadlineOptions]; nil for the
 // defaults) and returns an error (harness.CodeInvalidOption) for an
-// invalid value, which is never clamped or ignored. Wiring them into a loop, with spill outermost so
-// that results cut off by a deadline are still spilled:
+// invalid value, which is never clamped or ignored. Wiring them into a
+// loop, with spill outermost so that results cut off by a deadline are
+// still spilled:
 //
 //	spilling, err := spill.Middleware()
 //	...
@@ -51,8 +52,10 @@
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),
-//		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling, deadlines}}),
-//		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeats, failures}}),
+//		agent.WithHooks(agent.Hooks{
+//			Tools: []tools.Middleware{spilling, deadlines},
+//			Steps: []tools.StepObserver{repeats, failures},
+//		}),
 //		...
 //	)
 //

@@ -168,7 +168,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	llm := &countingModel{script: replay.NewScripted(script()...), info: model.Info{Name: "scripted-128k", ContextWindow: 128_000}}
 	store := session.NewMemory()
 	opts := []agent.Option{
-		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
 		agent.WithTools(append(files.Tools(), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}

@@ -54,9 +54,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop, err := agent.New(
 		agent.WithModel(seeing),
-		agent.WithStores(agent.Stores{Files: local}),
-		agent.WithStores(agent.Stores{Sessions: store}),
-		agent.WithStores(agent.Stores{Attachments: att}),
+		agent.WithStores(agent.Stores{Files: local, Sessions: store, Attachments: att}),
 		agent.WithTools(images.ReadImage()),
 	)
 	require.NoError(t, err)
