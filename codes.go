@@ -14,8 +14,7 @@ package harness
 // ("outside_workspace", "no_workspace") and tools/mcp
 // ("unknown_server", "server_unavailable", "invalid_config"). So is a
 // code only one package reports and nothing outside it compares: agent
-// ("denied", "nothing_pending", "internal") and agent/replay
-// ("replay_drift"). It is still a Code: match it with
+// ("nothing_pending", "internal"). It is still a Code: match it with
 // errors.Is(err, harness.Code("no_shell")).
 
 // Dispatch: what the loop and the tool registry report about a call.
@@ -40,6 +39,9 @@ const (
 	CodeNotRun Code = "not_run"
 	// CodeOutcomeUnknown: the session stopped while the call ran.
 	CodeOutcomeUnknown Code = "outcome_unknown"
+	// CodeDenied: the call was not run because a permission rule, the
+	// permission mode or the user denied it.
+	CodeDenied Code = "denied"
 )
 
 // File system: what a FileSystem operation reports.
@@ -163,6 +165,9 @@ const (
 	// CodeNotStopped: a running turn did not stop within the time Close
 	// waits for it, or processes a tool started survived being stopped.
 	CodeNotStopped Code = "not_stopped"
+	// CodeReplayDrift: a replayed session's live request differs from
+	// the one recorded.
+	CodeReplayDrift Code = "replay_drift"
 	// CodeUnknown: a failure with no code of its own.
 	CodeUnknown Code = "unknown"
 )

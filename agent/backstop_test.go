@@ -66,8 +66,8 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Response{Text: "moving on"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
-		agent.WithSessionStore(store), agent.WithLogger(logger),
-		agent.WithCallLimits(agent.CallLimits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+		agent.WithStores(agent.Stores{Sessions: store}), agent.WithLogger(logger),
+		agent.WithLimits(agent.Limits{Backstop: 30 * time.Millisecond, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
@@ -122,8 +122,8 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Response{Text: "never"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
-		agent.WithSessionStore(store),
-		agent.WithCallLimits(agent.CallLimits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
+		agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithLimits(agent.Limits{MaxParallel: 1, Backstop: time.Hour, CancelWait: 10 * time.Millisecond, CloseWait: 5 * time.Second}))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
@@ -189,8 +189,8 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
 	store := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithSessionStore(store),
-		agent.WithCallLimits(agent.CallLimits{CloseWait: 20 * time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithLimits(agent.Limits{CloseWait: 20 * time.Millisecond}))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), session.Header{})
 	require.NoError(t, err)
@@ -219,7 +219,7 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 }
 
 func TestCallLimitsValidation(t *testing.T) {
-	for name, l := range map[string]agent.CallLimits{
+	for name, l := range map[string]agent.Limits{
 		"negative backstop":    {Backstop: -time.Second},
 		"negative cancel wait": {CancelWait: -1},
 		"negative close wait":  {CloseWait: -time.Minute},
@@ -228,15 +228,15 @@ func TestCallLimitsValidation(t *testing.T) {
 		"NaN margin":           {Margin: math.NaN()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(l))
+			loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithLimits(l))
 			assert.Nil(t, loop, "no loop for an invalid configuration")
 			require.ErrorIs(t, err, harness.CodeInvalidOption)
-			assert.Contains(t, err.Error(), "WithCallLimits: CallLimits.")
+			assert.Contains(t, err.Error(), "WithLimits: Limits.")
 			var he *harness.Error
 			assert.True(t, errors.As(err, &he), "a *harness.Error: %v", err)
 		})
 	}
-	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithCallLimits(agent.CallLimits{Margin: 1, Backstop: time.Second}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithLimits(agent.Limits{Margin: 1, Backstop: time.Second}))
 	require.NoError(t, err)
 	defer loop.Close()
 }

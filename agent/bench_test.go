@@ -73,7 +73,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
 		llm := &instantModel{}
 		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
-			agent.WithSessionStore(session.NewJSONL(b.TempDir())), agent.WithMaxSteps(stepsPerTurn))
+			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir())}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
 		require.NoError(b, err)
 		defer loop.Close()
 		ctx := context.Background()

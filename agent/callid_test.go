@@ -48,7 +48,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	dir := t.TempDir()
 	store := session.NewJSONL(dir)
-	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read it twice")
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	// Resuming rebuilds the same history.
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
-	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "again"})), agent.WithTools(fakeRead()), agent.WithSessionStore(session.NewJSONL(dir)))
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "again"})), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}))
 	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, s.Header().ID)
@@ -93,7 +93,7 @@ func TestCallIDsUniqueInTheSession(t *testing.T) {
 		replay.Response{Text: "two"},
 	)
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}))
 	for _, prompt := range []string{"first", "second"} {
 		_, end, err := collect(t, s, ctx, prompt)
 		require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 
 	llm := summarizer("## Goal\nthe summary", replay.Response{Text: "after compaction"}).
 		WithInfo(model.Info{Name: "small", ContextWindow: 2000})
-	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
 	require.NoError(t, err)
 	defer loop.Close()

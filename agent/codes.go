@@ -6,10 +6,6 @@ import "github.com/go-harness/harness"
 // harness package. Their text is public API like every code's: match
 // one with errors.Is(err, harness.Code("...")) or compare ToolResult.Code.
 const (
-	// codeDenied (denied): the call was not run because a permission
-	// rule, the permission mode or the user denied it. The model reads it
-	// in the call's result.
-	codeDenied harness.Code = "denied"
 	// codeNothingPending (nothing_pending): an answer was given for calls
 	// awaiting approval, but none (or not that one) awaits it.
 	codeNothingPending harness.Code = "nothing_pending"

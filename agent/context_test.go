@@ -74,7 +74,7 @@ func TestPruneSupersededReads(t *testing.T) {
 		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), fakeEdit()), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), fakeEdit()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read things")
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestCompaction(t *testing.T) {
 	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
 		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
 	evs, end, err := collect(t, s, ctx, "read the files")
 	require.NoError(t, err)
@@ -272,7 +272,7 @@ func TestCompactionCostSurvivesResume(t *testing.T) {
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"small": {Input: 1, Output: 10}})
 	require.NoError(t, err)
 	store := session.NewMemory()
-	opts := []agent.Option{agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithSessionStore(store), agent.WithPrices(prices),
+	opts := []agent.Option{agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}), agent.WithPrices(prices),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3})}
 	loop, s := newSession(t, opts...)
 	evs, end, err := collect(t, s, ctx, "read the files")

@@ -73,7 +73,7 @@ type callDone struct {
 
 // runBatch runs calls in parallel (a batch of one runs alone), at most
 // the loop's parallel limit at once, started in order. Every call returns
-// within its backstop plus the cancel wait (see CallLimits), so the batch
+// within its backstop plus the cancel wait (see Limits), so the batch
 // never waits on a tool that ignores its context.
 func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
 	starts := make([]session.Payload, len(calls))

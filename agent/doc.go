@@ -8,7 +8,7 @@
 //	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
-//		agent.WithSessionStore(session.NewJSONL(dir)),
+//		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}),
 //	)
 //	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
@@ -52,7 +52,7 @@
 // cleanly and logs it.
 //
 // No tool can hang a turn or Close: every call runs under a backstop
-// deadline kept by the dispatcher itself ([CallLimits]), and a call that
+// deadline kept by the dispatcher itself ([Limits]), and a call that
 // ignores its cancelled context is abandoned with an error result saying
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
@@ -82,16 +82,18 @@
 // [WithApprover] approver; without one it is denied (a child cannot
 // pause its parent's turn), with a reason that says so.
 //
-// Dispatch is extensible without touching the loop: [WithMiddleware] wraps
-// every tool call (spill, deadlines), and [WithStepObservers] sees each
-// step's calls and results in order and may add advisory reminders.
-// The model call is extensible the same way: [WithModelMiddleware] wraps
-// every model call (a model.Middleware sees each request before it is
-// sent and each answer after: redaction, audit, added context), and
-// [WithTurnObservers] sees each turn begin and each of its events (package
-// observe builds OpenTelemetry tracing on these hooks). [WithPrices]
-// costs every model call by a price table (package pricing): on
-// [ModelUsage], [TurnEnd] and [Session.Cost].
+// Dispatch and the model call are extensible without touching the loop,
+// by [WithHooks]: Hooks.Tools is middleware that wraps every tool call
+// (spill, deadlines), Hooks.Steps see each step's calls and results in
+// order and may add advisory reminders, Hooks.Model wraps every model
+// call (a model.Middleware sees each request before it is sent and each
+// answer after: redaction, audit, added context), and Hooks.Turns see
+// each turn begin and each of its events (package observe builds
+// OpenTelemetry tracing on these hooks). [WithStores] says where the
+// loop keeps logs, files, spilled output and images, and [WithLimits]
+// bounds a turn's steps, its model retries and its tool calls.
+// [WithPrices] costs every model call by a price table (package
+// pricing): on [ModelUsage], [TurnEnd] and [Session.Cost].
 //
 // The loop sits on top of the module's one-way import graph (a package
 // never imports one above it):

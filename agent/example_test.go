@@ -65,7 +65,7 @@ func Example() {
 func ExampleLoop_ResumeSession() {
 	ctx := context.Background()
 	store := sessionStore()
-	first, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Noted: the build uses Go 1.26."})), agent.WithSessionStore(store))
+	first, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Noted: the build uses Go 1.26."})), agent.WithStores(agent.Stores{Sessions: store}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -76,7 +76,7 @@ func ExampleLoop_ResumeSession() {
 	id := sess.Header().ID
 	first.Close()
 
-	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Go 1.26."})), agent.WithSessionStore(store))
+	second, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "Go 1.26."})), agent.WithStores(agent.Stores{Sessions: store}))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -90,7 +90,7 @@ func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
 		replay.Response{Text: "I see it"},
 	).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(seeing), agent.WithTools(snapTool()),
-		agent.WithAttachments(att), agent.WithSessionStore(store))
+		agent.WithStores(agent.Stores{Attachments: att, Sessions: store}))
 
 	userImg := harness.Image{Digest: attdigest.Of([]byte("u")), MediaType: "image/jpeg", Width: 640, Height: 480, Size: 5000, Name: "photo.jpg"}
 	end := runContent(t, s, harness.TextBlock("look"), harness.Block{Type: harness.BlockImage, Image: new(userImg)})
@@ -146,7 +146,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	calls = append(calls, replay.Response{Text: "done"})
 	m := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(snapTool()),
-		agent.WithAttachments(attachments.NewMemory()), agent.WithContextPolicy(agent.ContextPolicy{MaxImages: 3}))
+		agent.WithStores(agent.Stores{Attachments: attachments.NewMemory()}), agent.WithContextPolicy(agent.ContextPolicy{MaxImages: 3}))
 	runContent(t, s, harness.TextBlock("take five"))
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
@@ -158,7 +158,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	// A byte budget: each image is 1000 bytes, so 2500 bytes keep two.
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)
 	_, s2 := newSession(t, agent.WithModel(m2), agent.WithTools(snapTool()),
-		agent.WithAttachments(attachments.NewMemory()), agent.WithContextPolicy(agent.ContextPolicy{MaxImageBytes: 2500}))
+		agent.WithStores(agent.Stores{Attachments: attachments.NewMemory()}), agent.WithContextPolicy(agent.ContextPolicy{MaxImageBytes: 2500}))
 	runContent(t, s2, harness.TextBlock("take five"))
 	last := m2.Requests()[5]
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "placeholder:img2", "img:img3", "img:img4"}, requestImages(last))

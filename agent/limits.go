@@ -34,12 +34,12 @@ const (
 	defaultCloseWait = 5 * time.Second
 )
 
-// CallLimits bound how many tool calls run at once, how long the loop
-// waits for them, and how long Close waits for a running turn, whatever
-// middleware is installed. They
-// are the dispatcher's last resort against a tool that ignores its
-// context; a deadline middleware (the guard package's) should fire well
-// before them and say more.
+// Limits bound a turn, whatever middleware is installed: how many model
+// calls it makes, how a failed model call is retried, how many tool calls
+// run at once, how long the loop waits for them, and how long Close waits
+// for a running turn. The call limits are the dispatcher's last resort
+// against a tool that ignores its context; a deadline middleware (the
+// guard package's) should fire well before them and say more.
 //
 // Every call runs under a backstop: Margin times the tool's declared
 // deadline (Spec.Deadline), and at least that deadline plus
@@ -51,9 +51,17 @@ const (
 // unknown), the turn goes on, and the goroutine running it is left to
 // finish on its own, logged when it does, never waited for.
 //
-// A zero field means its default. A negative field, or a Margin below 1,
-// is a configuration error reported by New.
-type CallLimits struct {
+// A zero field means its default. A negative field, a Margin below 1, or
+// a Retry with a negative field, is a configuration error reported by New.
+type Limits struct {
+	// MaxSteps is how many model calls one turn may make. Zero means 200:
+	// generous, so it only stops runaway turns. When a turn reaches it, it
+	// ends with reason step_limit.
+	MaxSteps int
+	// Retry is how a failed model call is retried. Nil means 4 retries,
+	// starting at 1 s, each delay capped at 60 s; &RetryPolicy{} never
+	// retries.
+	Retry *RetryPolicy
 	// MaxParallel is how many concurrency-safe calls of one step run at
 	// once. Zero means 8.
 	MaxParallel int
@@ -77,29 +85,61 @@ type CallLimits struct {
 	CloseWait time.Duration
 }
 
-// WithCallLimits sets the call limits. See CallLimits.
-func WithCallLimits(l CallLimits) Option { return func(c *config) { c.limits = l } }
+// WithLimits sets the limits of the loop's turns: each non-zero field of
+// l replaces the default, or what an earlier WithLimits set. See Limits.
+func WithLimits(l Limits) Option {
+	return func(c *config) {
+		set := func(dst *time.Duration, v time.Duration) {
+			if v != 0 {
+				*dst = v
+			}
+		}
+		if l.MaxSteps != 0 {
+			c.limits.MaxSteps = l.MaxSteps
+		}
+		if l.Retry != nil {
+			c.limits.Retry = l.Retry
+		}
+		if l.MaxParallel != 0 {
+			c.limits.MaxParallel = l.MaxParallel
+		}
+		if l.Margin != 0 {
+			c.limits.Margin = l.Margin
+		}
+		set(&c.limits.Backstop, l.Backstop)
+		set(&c.limits.CancelWait, l.CancelWait)
+		set(&c.limits.CloseWait, l.CloseWait)
+	}
+}
 
-func (l CallLimits) validate() error {
+func (l Limits) validate() error {
 	var errs []error
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"Backstop", l.Backstop}, {"CancelWait", l.CancelWait}, {"CloseWait", l.CloseWait}} {
 		if f.d < 0 {
-			errs = append(errs, optionError("WithCallLimits: CallLimits.%s is %s; it must not be negative (zero means the default)", f.name, f.d))
+			errs = append(errs, optionError("WithLimits: Limits.%s is %s; it must not be negative (zero means the default)", f.name, f.d))
 		}
 	}
 	if l.MaxParallel < 0 {
-		errs = append(errs, optionError("WithCallLimits: CallLimits.MaxParallel is %d; it must not be negative (zero means the default)", l.MaxParallel))
+		errs = append(errs, optionError("WithLimits: Limits.MaxParallel is %d; it must not be negative (zero means the default)", l.MaxParallel))
 	}
 	if l.Margin != 0 && !(l.Margin >= 1) { // also refuses NaN
-		errs = append(errs, optionError("WithCallLimits: CallLimits.Margin is %v; it must be at least 1 (zero means the default)", l.Margin))
+		errs = append(errs, optionError("WithLimits: Limits.Margin is %v; it must be at least 1 (zero means the default)", l.Margin))
+	}
+	if l.MaxSteps < 0 {
+		errs = append(errs, optionError("WithLimits: Limits.MaxSteps is %d; a turn needs at least 1 step (zero means the default)", l.MaxSteps))
+	}
+	if l.Retry != nil {
+		if err := l.Retry.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func (l CallLimits) withDefaults() CallLimits {
+func (l Limits) withDefaults() Limits {
 	if l.MaxParallel <= 0 {
 		l.MaxParallel = defaultMaxParallelTools
 	}
@@ -115,11 +155,18 @@ func (l CallLimits) withDefaults() CallLimits {
 	if l.CloseWait <= 0 {
 		l.CloseWait = defaultCloseWait
 	}
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = defaultMaxSteps
+	}
+	if l.Retry == nil {
+		r := defaultRetryPolicy()
+		l.Retry = &r
+	}
 	return l
 }
 
 // backstop returns the backstop of calls of a tool.
-func (l CallLimits) backstop(spec tools.Spec) time.Duration {
+func (l Limits) backstop(spec tools.Spec) time.Duration {
 	l = l.withDefaults()
 	if spec.Deadline <= 0 {
 		return l.Backstop
@@ -163,7 +210,7 @@ func errAbandoned(calls []abandonedCall) error {
 }
 
 // errTurnDidNotStop is returned by Close when the running turn did not
-// end within the close wait (CallLimits.CloseWait) after it was
+// end within the close wait (Limits.CloseWait) after it was
 // cancelled: a model stream or a session store that ignores
 // cancellation. It matches harness.CodeNotStopped. The session's log is
 // closed when the turn ends.

@@ -52,7 +52,6 @@ func New(opts ...Option) (*Loop, error) {
 			o(&cfg)
 		}
 	}
-	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
 	errs := cfg.errs
 	if cfg.model == nil {
 		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: no model configured; pass agent.WithModel"})
@@ -63,9 +62,9 @@ func New(opts ...Option) (*Loop, error) {
 	if err := cfg.context.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := cfg.retry.validate(); err != nil {
-		errs = append(errs, err)
-	}
+	lim := cfg.limits.withDefaults()
+	cfg.maxSteps, cfg.retry = lim.MaxSteps, *lim.Retry
+	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
 	ts, err := l.buildTools()
 	if err != nil {
 		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: the tools of WithTools and WithToolSource: " + err.Error(), Err: err})
@@ -293,7 +292,7 @@ func (l *Loop) forget(s *Session) {
 // Close closes every open session, all at once: running turns are
 // cancelled and waited for, tool state (shell sessions, background jobs)
 // is released, and logs are synced. Like Session.Close it returns within
-// about the close wait (CallLimits.CloseWait) whatever the tools do, and
+// about the close wait (Limits.CloseWait) whatever the tools do, and
 // its error names the tool calls it abandoned. Starting a session
 // afterwards fails with an error matching harness.CodeClosed. A host
 // ties a loop to its lifetime with context.AfterFunc(ctx, func()

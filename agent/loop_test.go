@@ -191,7 +191,7 @@ func TestStepLimit(t *testing.T) {
 	for i := range 10 {
 		llm.Push(replay.Call(replay.ToolCall("c"+string(rune('a'+i)), "echo", map[string]any{"text": "again"})))
 	}
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithMaxSteps(3))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithLimits(agent.Limits{MaxSteps: 3}))
 	evs, end, err := collect(t, s, context.Background(), "loop forever")
 	require.NoError(t, err, "the step limit is not an error")
 	assert.Equal(t, session.ReasonStepLimit, end.Reason)
@@ -211,7 +211,7 @@ func TestCancelMidStream(t *testing.T) {
 	leakcheck.Check(t)
 	llm := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
 	store := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -294,7 +294,7 @@ func TestRetry(t *testing.T) {
 			replay.Response{Chunks: []model.Chunk{{Type: model.ChunkText, Text: "no finish"}}}, // truncated
 			replay.Response{Text: "finally"},
 		)
-		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithLimits(agent.Limits{Retry: &fast}))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -310,7 +310,7 @@ func TestRetry(t *testing.T) {
 		for range 10 {
 			llm.Push(replay.Response{Err: rateLimited})
 		}
-		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithLimits(agent.Limits{Retry: &fast}))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
 		assert.Equal(t, harness.CodeRateLimit, harness.CodeOf(err))
@@ -319,7 +319,7 @@ func TestRetry(t *testing.T) {
 	})
 	t.Run("NotRetryable", func(t *testing.T) {
 		llm := replay.NewScripted(replay.Response{Err: model.NewError(harness.CodeAuth, "bad key", &model.ProviderError{Status: 401})}, replay.Response{Text: "x"})
-		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithLimits(agent.Limits{Retry: &fast}))
 		evs, end, err := collect(t, s, context.Background(), "hi")
 		assert.Equal(t, session.ReasonError, end.Reason)
 		var me *harness.Error
@@ -330,7 +330,7 @@ func TestRetry(t *testing.T) {
 	})
 	t.Run("EmptyAnswerRetried", func(t *testing.T) {
 		llm := replay.NewScripted(replay.Response{Reasoning: "hmm"}, replay.Response{Text: "there"})
-		_, s := newSession(t, agent.WithModel(llm), agent.WithRetry(fast))
+		_, s := newSession(t, agent.WithModel(llm), agent.WithLimits(agent.Limits{Retry: &fast}))
 		evs, _, err := collect(t, s, context.Background(), "hi")
 		require.NoError(t, err)
 		retries := ofType[*agent.Retry](evs)
@@ -344,7 +344,7 @@ func TestRemindersFromObservers(t *testing.T) {
 		return []harness.Reminder{{Source: "test", Text: "you called " + st.Calls[0].Name}}
 	})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "echo", map[string]any{"text": "a"})), replay.Response{Text: "ok"})
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithStepObservers(obs))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(echoTool()), agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{obs}}))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	rem := ofType[*agent.ReminderAdded](evs)
@@ -368,14 +368,13 @@ func TestConfigurationErrors(t *testing.T) {
 		{"no model", nil, []string{"agent.WithModel"}},
 		{"two tools with one name", []agent.Option{scripted, agent.WithTools(echoTool(), echoTool())}, []string{`two tools are named "echo"`}},
 		{"a tool name that is not snake_case", []agent.Option{scripted, agent.WithTools(bad)}, []string{"snake_case"}},
-		{"zero steps", []agent.Option{scripted, agent.WithMaxSteps(0)}, []string{"WithMaxSteps(0)"}},
-		{"negative steps", []agent.Option{scripted, agent.WithMaxSteps(-3)}, []string{"WithMaxSteps(-3)"}},
-		{"negative parallel tools", []agent.Option{scripted, agent.WithCallLimits(agent.CallLimits{MaxParallel: -1})}, []string{"CallLimits.MaxParallel is -1"}},
+		{"negative steps", []agent.Option{scripted, agent.WithLimits(agent.Limits{MaxSteps: -3})}, []string{"Limits.MaxSteps is -3"}},
+		{"negative parallel tools", []agent.Option{scripted, agent.WithLimits(agent.Limits{MaxParallel: -1})}, []string{"Limits.MaxParallel is -1"}},
 		{"negative image budget", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{MaxImages: -1})}, []string{"ContextPolicy.MaxImages is -1"}},
-		{"negative retry delay", []agent.Option{scripted, agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: -time.Second})}, []string{"WithRetry(", "BaseDelay:-1s"}},
+		{"negative retry delay", []agent.Option{scripted, agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 2, BaseDelay: -time.Second}})}, []string{"Limits.Retry is", "BaseDelay:-1s"}},
 		{"negative context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{PruneAt: -0.5})}, []string{"ContextPolicy.PruneAt is -0.5"}},
 		{"NaN context share", []agent.Option{scripted, agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: math.NaN()})}, []string{"ContextPolicy.KeepRecent is NaN"}},
-		{"every error at once", []agent.Option{agent.WithMaxSteps(0), agent.WithCallLimits(agent.CallLimits{MaxParallel: -1})}, []string{"agent.WithModel", "WithMaxSteps(0)", "CallLimits.MaxParallel is -1"}},
+		{"every error at once", []agent.Option{agent.WithLimits(agent.Limits{MaxSteps: -1}), agent.WithLimits(agent.Limits{MaxParallel: -1})}, []string{"agent.WithModel", "Limits.MaxSteps is -1", "Limits.MaxParallel is -1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := agent.New(tc.opts...)
@@ -388,7 +387,7 @@ func TestConfigurationErrors(t *testing.T) {
 			}
 		})
 	}
-	l, err := agent.New(scripted, agent.WithMaxSteps(1), agent.WithCallLimits(agent.CallLimits{MaxParallel: 1}), agent.WithContextPolicy(agent.ContextPolicy{}), agent.WithLogger(nil))
+	l, err := agent.New(scripted, agent.WithLimits(agent.Limits{MaxSteps: 1, MaxParallel: 1}), agent.WithContextPolicy(agent.ContextPolicy{}), agent.WithLogger(nil))
 	require.NoError(t, err, "the least valid values and zero defaults are accepted")
 	require.NoError(t, l.Close())
 }
@@ -462,7 +461,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 		})
 	store := session.NewMemory()
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Response{Text: "ok"})
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithStores(agent.Stores{Sessions: store}))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	tr, err := store.Load(context.Background(), s.Header().ID)

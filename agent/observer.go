@@ -12,17 +12,17 @@ import (
 	"github.com/go-harness/harness/session"
 )
 
-// TurnObserver sees every turn of a loop's sessions: BeginTurn when it
-// starts, and then each of its events in order, the TurnEnd last, even
-// when the host stopped iterating. The context BeginTurn returns is the
-// one the turn runs in: the model calls, the tool calls and their
-// middleware see its values, so a tracer can carry the turn's span in it
-// (package observe does). Observers are called on the turn's goroutine
-// and must return promptly; a panic in one is logged and ignored.
-type TurnObserver interface {
-	BeginTurn(ctx context.Context, info TurnInfo) context.Context
-	ObserveEvent(ctx context.Context, ev Event)
-}
+// A TurnObserver sees every turn of a loop's sessions (Hooks.Turns). It
+// is called when a turn starts, with the turn's context so far, and
+// returns the context the turn runs in (nil keeps ctx): the model calls,
+// the tool calls and their middleware see its values, so a tracer can
+// carry the turn's span in it (package observe does). The function it
+// returns, when not nil, then sees each of the turn's events in order,
+// the TurnEnd last, even when the host stopped iterating; what it needs
+// of the turn (a span, say) it keeps from the call that made it, as a
+// closure. Both are called on the turn's goroutine and must return
+// promptly; a panic in either is logged and ignored.
+type TurnObserver func(ctx context.Context, info TurnInfo) (context.Context, func(Event))
 
 // TurnInfo describes a turn as it starts.
 type TurnInfo struct {
@@ -34,28 +34,6 @@ type TurnInfo struct {
 	Model string
 }
 
-// WithTurnObservers adds observers of every turn; the first added begins
-// first, so its context is the parent of the next one's.
-func WithTurnObservers(obs ...TurnObserver) Option {
-	return func(c *config) {
-		for _, o := range obs {
-			if o != nil {
-				c.turnObservers = append(c.turnObservers, o)
-			}
-		}
-	}
-}
-
-// WithModelMiddleware wraps every model call (the summaries of
-// compaction included) in mws, the first added the outermost: they see
-// each request before it is sent and each answer as it comes, to redact,
-// audit, inject context or trace (see model.Middleware). The wrapping is
-// applied to the session's model at the start of each turn, so
-// Session.SetModel keeps it.
-func WithModelMiddleware(mws ...model.Middleware) Option {
-	return func(c *config) { c.modelMiddleware = append(c.modelMiddleware, mws...) }
-}
-
 // WithPrices sets the price table the loop costs model calls by: the
 // ModelUsage and TurnEnd events carry the cost in the table's currency,
 // and Session.Cost sums it over the session's logged calls (a resumed
@@ -63,38 +41,44 @@ func WithModelMiddleware(mws ...model.Middleware) Option {
 // 0. Without it, costs are 0.
 func WithPrices(t *pricing.Table) Option { return func(c *config) { c.prices = t } }
 
-// beginTurn lets the observers begin the turn and returns its context.
-func (s *Session) beginTurn(ctx context.Context, m model.Model) context.Context {
+// beginTurn lets the observers begin the turn and returns its context and
+// the observers of its events.
+func (s *Session) beginTurn(ctx context.Context, m model.Model) (context.Context, []func(Event)) {
 	obs := s.loop.cfg.turnObservers
 	if len(obs) == 0 {
-		return ctx
+		return ctx, nil
 	}
 	info := TurnInfo{SessionID: s.Header().ID, Turn: s.turns() + 1, Model: m.Info().Name}
+	var sinks []func(Event)
 	for _, o := range obs {
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
-					s.logger.Error("turn observer panicked in BeginTurn", "panic", fmt.Sprint(p))
+					s.logger.Error("turn observer panicked as the turn began", "panic", fmt.Sprint(p))
 				}
 			}()
-			if c := o.BeginTurn(ctx, info); c != nil {
+			c, sink := o(ctx, info)
+			if c != nil {
 				ctx = c
+			}
+			if sink != nil {
+				sinks = append(sinks, sink)
 			}
 		}()
 	}
-	return ctx
+	return ctx, sinks
 }
 
-// notify hands ev to the turn observers.
+// notify hands ev to the turn's event observers.
 func (t *turn) notify(ev Event) {
-	for _, o := range t.l.cfg.turnObservers {
+	for _, sink := range t.observers {
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
 					t.s.logger.Error("turn observer panicked", "event", kindOf(ev), "panic", fmt.Sprint(p))
 				}
 			}()
-			o.ObserveEvent(t.ctx, ev)
+			sink(ev)
 		}()
 	}
 }

@@ -25,16 +25,15 @@ type turnRecorder struct {
 	panics bool
 }
 
-func (r *turnRecorder) BeginTurn(ctx context.Context, info agent.TurnInfo) context.Context {
+func (r *turnRecorder) observe(ctx context.Context, info agent.TurnInfo) (context.Context, func(agent.Event)) {
 	r.kinds = append(r.kinds, "begin:"+info.Model)
-	return context.WithValue(ctx, ctxKey{}, r.name)
-}
-
-func (r *turnRecorder) ObserveEvent(ctx context.Context, ev agent.Event) {
-	r.kinds = append(r.kinds, agent.KindOf(ev))
-	r.values = append(r.values, ctx.Value(ctxKey{}))
-	if r.panics {
-		panic("observer broke")
+	ctx = context.WithValue(ctx, ctxKey{}, r.name)
+	return ctx, func(ev agent.Event) {
+		r.kinds = append(r.kinds, agent.KindOf(ev))
+		r.values = append(r.values, ctx.Value(ctxKey{}))
+		if r.panics {
+			panic("observer broke")
+		}
 	}
 }
 
@@ -59,7 +58,7 @@ func TestTurnObserversAndModelMiddleware(t *testing.T) {
 			order, seen = nil, nil
 			rec := &turnRecorder{name: "traced", panics: tc.panics}
 			loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})),
-				agent.WithTurnObservers(rec, nil), agent.WithModelMiddleware(mw("outer"), nil, mw("inner")))
+				agent.WithHooks(agent.Hooks{Turns: []agent.TurnObserver{rec.observe, nil}}), agent.WithHooks(agent.Hooks{Model: []model.Middleware{mw("outer"), nil, mw("inner")}}))
 			require.NoError(t, err)
 			defer loop.Close()
 			sess, err := loop.NewSession(t.Context(), session.Header{})
@@ -74,7 +73,7 @@ func TestTurnObserversAndModelMiddleware(t *testing.T) {
 			assert.Equal(t, "begin:scripted", rec.kinds[0])
 			assert.Equal(t, "turn_end", rec.kinds[len(rec.kinds)-1], "the observer sees the end even when the host stopped")
 			for _, v := range rec.values {
-				assert.Equal(t, "traced", v, "events come with the context BeginTurn returned")
+				assert.Equal(t, "traced", v, "the events are seen by the observer that began the turn")
 			}
 			assert.Equal(t, []string{"outer", "inner"}, order)
 			assert.Equal(t, []any{"traced", "traced"}, seen, "the model call runs in the turn's context")

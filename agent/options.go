@@ -33,7 +33,7 @@ type config struct {
 	output      tools.OutputStore
 	attachments tools.AttachmentStore
 	context     ContextPolicy
-	limits      CallLimits
+	limits      Limits
 
 	turnObservers   []TurnObserver
 	modelMiddleware []model.Middleware
@@ -59,7 +59,7 @@ func optionError(format string, args ...any) error {
 
 // Defaults.
 const (
-	// defaultMaxSteps is the step limit of a turn unless WithMaxSteps
+	// defaultMaxSteps is the step limit of a turn unless Limits.MaxSteps
 	// says otherwise: generous, so it only stops runaway turns.
 	defaultMaxSteps = 200
 	// defaultMaxParallelTools bounds how many concurrency-safe calls of
@@ -97,13 +97,78 @@ func WithToolSource(srcs ...tools.Source) Option {
 // WithSystemPrompt sets the system prompt.
 func WithSystemPrompt(s string) Option { return func(c *config) { c.system = s } }
 
-// WithSessionStore sets where session logs are kept. The default is an
-// in-memory store, which loses sessions when the program exits; use
-// session.NewJSONL for logs that can be resumed later.
-func WithSessionStore(s session.Store) Option { return func(c *config) { c.store = s } }
+// Stores are where a loop keeps what its sessions make, for [WithStores].
+// A nil field keeps its default.
+type Stores struct {
+	// Sessions is where session logs are kept. The default is an
+	// in-memory store, which loses sessions when the program exits; use
+	// session.NewJSONL for logs that can be resumed later.
+	Sessions session.Store
+	// Files is the file system tools work in (Env.FS); none by default.
+	Files fs.FileSystem
+	// Output is the store tools save large outputs to (spill; Env.Output);
+	// none by default.
+	Output tools.OutputStore
+	// Attachments is the store images are kept in (Env.Attachments); none
+	// by default.
+	Attachments tools.AttachmentStore
+}
 
-// WithFileSystem sets the file system tools work in.
-func WithFileSystem(f fs.FileSystem) Option { return func(c *config) { c.fsys = f } }
+// WithStores sets the loop's stores: each non-nil field of s replaces the
+// default, or what an earlier WithStores set.
+func WithStores(s Stores) Option {
+	return func(c *config) {
+		if s.Sessions != nil {
+			c.store = s.Sessions
+		}
+		if s.Files != nil {
+			c.fsys = s.Files
+		}
+		if s.Output != nil {
+			c.output = s.Output
+		}
+		if s.Attachments != nil {
+			c.attachments = s.Attachments
+		}
+	}
+}
+
+// Hooks extend the loop without touching it, for [WithHooks]: each list
+// wraps or observes in order, the first the outermost.
+type Hooks struct {
+	// Tools is dispatch middleware: it wraps every tool call (spill,
+	// deadlines, tracing); the first is the outermost.
+	Tools []tools.Middleware
+	// Steps see each step's calls and results in call order and may add
+	// advisory reminders after the step's results (the guard package's
+	// repeat and failure guards).
+	Steps []tools.StepObserver
+	// Model wraps every model call (the summaries of compaction
+	// included), the first the outermost: each sees the request before it
+	// is sent and the answer as it comes, to redact, audit, inject
+	// context or trace (see model.Middleware). The wrapping is applied to
+	// the session's model at the start of each turn, so Session.SetModel
+	// keeps it.
+	Model []model.Middleware
+	// Turns see every turn of the loop's sessions begin and each of its
+	// events (see TurnObserver); the first begins first, so its context
+	// is the parent of the next one's.
+	Turns []TurnObserver
+}
+
+// WithHooks adds the hooks of h after those an earlier WithHooks added.
+func WithHooks(h Hooks) Option {
+	return func(c *config) {
+		c.middleware = append(c.middleware, h.Tools...)
+		c.observers = append(c.observers, h.Steps...)
+		c.modelMiddleware = append(c.modelMiddleware, h.Model...)
+		for _, o := range h.Turns {
+			if o != nil {
+				c.turnObservers = append(c.turnObservers, o)
+			}
+		}
+	}
+}
 
 // WithLogger sets the logger for diagnostics. The default, also for nil,
 // discards.
@@ -115,43 +180,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMaxSteps sets how many model calls one turn may make (default 200:
-// generous, so it only stops runaway turns). When a turn reaches it, it
-// ends with reason step_limit. It must be positive.
-func WithMaxSteps(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("WithMaxSteps(%d): a turn needs at least 1 step", n)
-			return
-		}
-		c.maxSteps = n
-	}
-}
-
-// WithRetry sets the retry policy for model calls (default: 4 retries,
-// starting at 1 s, each delay capped at 60 s). A negative field is an
-// error of New.
-func WithRetry(p RetryPolicy) Option { return func(c *config) { c.retry = p } }
-
-// WithMiddleware adds dispatch middleware; the first added is the
-// outermost.
-func WithMiddleware(mws ...tools.Middleware) Option {
-	return func(c *config) { c.middleware = append(c.middleware, mws...) }
-}
-
-// WithStepObservers adds observers that see each step's calls and results
-// and may add reminders.
-func WithStepObservers(obs ...tools.StepObserver) Option {
-	return func(c *config) { c.observers = append(c.observers, obs...) }
-}
-
-// WithOutputStore sets the store tools save large outputs to (spill).
-func WithOutputStore(s tools.OutputStore) Option { return func(c *config) { c.output = s } }
-
-// WithAttachments sets the store images are kept in.
-func WithAttachments(s tools.AttachmentStore) Option { return func(c *config) { c.attachments = s } }
-
-// RetryPolicy bounds how a failed model call is retried. Only failures
+// RetryPolicy bounds how a failed model call is retried (Limits.Retry). Only failures
 // whose code (harness.CodeOf) is CodeRateLimit, CodeServer,
 // CodeTransport, CodeEmptyResponse or CodeTruncatedStream are retried.
 type RetryPolicy struct {
@@ -167,7 +196,7 @@ type RetryPolicy struct {
 
 func (p RetryPolicy) validate() error {
 	if p.MaxRetries < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
-		return optionError("WithRetry(%+v): the retries and delays must not be negative", p)
+		return optionError("WithLimits: Limits.Retry is %+v; the retries and delays must not be negative", p)
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func structuredLoop(t *testing.T, d openai.Dialect, replies ...openaitest.Reply)
 	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "key", Model: "test-model", Dialect: d})
 	require.NoError(t, err)
 	store := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	s, err := loop.NewSession(context.Background(), session.Header{Cwd: "/ws"})
@@ -117,7 +117,7 @@ func TestRunOutputEventsAndResume(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
 	llm := replay.NewScripted(replay.Response{Text: `{"n":"x"}`}, replay.Response{Text: `{"n":2}`}, replay.Response{Text: "plain"})
 	store := session.NewMemory()
-	loop, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
+	loop, s := newSession(t, agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 	var reminders []*agent.ReminderAdded
 	var end *agent.TurnEnd
 	for ev, err := range s.RunOutput(context.Background(), "count", model.Output{Name: "count", Schema: schema}) {
@@ -205,7 +205,7 @@ func TestRunOutputPausedThenResolved(t *testing.T) {
 			first := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})))
 			store := session.NewMemory()
 			opts := func(m model.Model) []agent.Option {
-				return []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+				return []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 					agent.WithPermissions(policy(t, permission.Rules{}))}
 			}
 			loop, s := newSession(t, opts(first)...)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/spillwriter/noticetest"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
@@ -72,7 +74,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	out, err := spill.NewMemory()
 	require.NoError(t, err)
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Response{Text: "done"})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithSessionStore(store), agent.WithOutputStore(out))
+	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store, Output: out}))
 	evs, end, err := collect(t, s, ctx, "make output")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason, "the turn goes on")
@@ -87,15 +89,16 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	assert.Less(t, len(text), 33_000, "a preview the size the spill policy shows")
 
 	// The whole text is in the output store, under the locator shown.
-	locs := out.Locators(s.Header().ID)
-	require.Len(t, locs, 1)
-	assert.Contains(t, text, locs[0])
-	rc, err := out.Open(ctx, locs[0])
+	loc := noticetest.Parse(t, text).Locator
+	rc, err := out.Open(ctx, loc)
 	require.NoError(t, err)
 	whole, err := io.ReadAll(rc)
 	require.NoError(t, err)
 	require.NoError(t, rc.Close())
 	assert.Equal(t, bigText(600<<10), string(whole))
+	n, err := out.Expire(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the one output saved is the one shown")
 
 	// What is logged is what the host got and what the model saw next.
 	logged := loggedResult(t, store, s.Header().ID)
@@ -109,7 +112,7 @@ func TestOversizedResultWithoutOutputStore(t *testing.T) {
 	const maxLine = 64 << 10
 	store := session.NewMemory(session.WithMaxLineSize(maxLine))
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 200 << 10, Render: 200 << 10})), replay.Response{Text: "done"})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store}))
 	evs, end, err := collect(t, s, ctx, "make output")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
@@ -138,7 +141,7 @@ func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	ctx := context.Background()
 	store := session.NewMemory(session.WithMaxLineSize(4096))
 	model := replay.NewScripted(replay.Response{Text: "small answer"})
-	_, s := newSession(t, agent.WithModel(model), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(model), agent.WithStores(agent.Stores{Sessions: store}))
 	_, end, err := collect(t, s, ctx, strings.Repeat("too long ", 1000))
 	assert.Equal(t, session.ReasonError, end.Reason)
 	require.ErrorIs(t, err, harness.CodeTooLarge)

@@ -420,7 +420,7 @@ func denialResult(name, reason, by, feedback string) *harness.ToolResult {
 		fmt.Fprintf(&b, " The user said: %q", feedback)
 	}
 	b.WriteString(" Do not retry the same call: take another approach, or ask the user to change the permissions if it is needed.")
-	return &harness.ToolResult{IsError: true, Code: codeDenied, Content: []harness.Block{harness.TextBlock(b.String())}}
+	return &harness.ToolResult{IsError: true, Code: harness.CodeDenied, Content: []harness.Block{harness.TextBlock(b.String())}}
 }
 
 func upperFirst(s string) string {

@@ -80,14 +80,14 @@ func TestPermissionDenyByRule(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}, Deny: []string{"mark"}})))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	assert.Empty(t, marks(t, file), "a denied call never runs")
 	res := toolResults(m.Requests()[1])[0]
-	assert.Equal(t, harness.Code("denied"), res.Code)
+	assert.Equal(t, harness.CodeDenied, res.Code)
 	assert.Contains(t, resultText(res), "denied by the rule mark")
 	assert.Contains(t, resultText(res), "Do not retry the same call")
 	dec := ofType[*agent.PermissionDecision](evs)
@@ -118,7 +118,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 		return permission.Answer{Allow: true, Remember: "mark"}, nil
 	}
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store),
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{})), agent.WithApprover(approver))
 	_, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 	assert.Contains(t, asked[0].Decision.Reason, "no rule allows")
 	res := toolResults(m.Requests()[1])
 	assert.Equal(t, "marked one", resultText(res[0]))
-	assert.Equal(t, harness.Code("denied"), res[1].Code)
+	assert.Equal(t, harness.CodeDenied, res[1].Code)
 	assert.Contains(t, resultText(res[1]), "The user denied it")
 	assert.Contains(t, resultText(res[1]), `"not that one"`)
 
@@ -156,7 +156,7 @@ func TestPermissionPlanMode(t *testing.T) {
 	first := m.Requests()[0].Messages
 	assert.Contains(t, first[len(first)-1].Text(), "Plan mode is on", "the model is told it is planning")
 	res := toolResults(m.Requests()[1])
-	assert.Equal(t, harness.Code("denied"), res[0].Code)
+	assert.Equal(t, harness.CodeDenied, res[0].Code)
 	assert.Contains(t, resultText(res[0]), "plan mode is read-only")
 	assert.Equal(t, "echo: b", resultText(res[1]), "calls without side effects run")
 }
@@ -178,7 +178,7 @@ func TestPauseHelperProcess(t *testing.T) {
 	}
 	ctx := context.Background()
 	loop, err := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
-		agent.WithSessionStore(session.NewJSONL(filepath.Join(dir, "sessions"))), agent.WithPermissions(policy(t, permission.Rules{})))
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(filepath.Join(dir, "sessions"))}), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{ID: "paused", Cwd: "/proj"})
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	// The model's first answer was given to the first process.
 	m2 := replay.NewScripted(replay.Response{Text: "all done"})
 	loop, err := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
-		agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
+		agent.WithStores(agent.Stores{Sessions: store}), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, "paused")
@@ -231,7 +231,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	res := toolResults(m2.Requests()[0])
 	require.Len(t, res, 3)
 	assert.Equal(t, "marked approved", resultText(res[0]))
-	assert.Equal(t, harness.Code("denied"), res[1].Code)
+	assert.Equal(t, harness.CodeDenied, res[1].Code)
 	assert.Contains(t, resultText(res[1]), `"skip that"`)
 	assert.Equal(t, "echo: free", resultText(res[2]))
 	assert.Nil(t, s.Pending())
@@ -260,7 +260,7 @@ func TestPauseAbandonedByNewMessage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "fine"})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(store), agent.WithPermissions(policy(t, permission.Rules{})))
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}), agent.WithPermissions(policy(t, permission.Rules{})))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonAwaitingApproval, end.Reason)
@@ -295,7 +295,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	ctx := context.Background()
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"},
 		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Response{Text: "ok"})
-	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithPermissions(policy(t, permission.Rules{}))}
+	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithPermissions(policy(t, permission.Rules{}))}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{Cwd: "/proj"})

@@ -22,7 +22,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
 		replay.Response{Text: "first answer"},
 	)
-	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	s1, err := loop1.NewSession(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	require.NoError(t, loop1.Close())
 
 	m2 := replay.NewScripted(replay.Response{Text: "second answer"})
-	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithSystemPrompt("sys"))
+	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, id)
@@ -72,7 +72,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	require.NoError(t, log.Close())
 
 	m := replay.NewScripted(replay.Response{Text: "recovered"})
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.ResumeSession(ctx, log.Header().ID)
@@ -142,7 +142,7 @@ func TestStartLoggedBeforeSideEffects(t *testing.T) {
 			return harness.TextResult("ok"), nil
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("p1", "probe", nil)), replay.Response{Text: "done"})
-	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithSessionStore(store))
+	_, s := newSession(t, agent.WithModel(model), agent.WithTools(probe), agent.WithStores(agent.Stores{Sessions: store}))
 	sessionID = s.Header().ID
 	_, _, err := collect(t, s, ctx, "go")
 	require.NoError(t, err)

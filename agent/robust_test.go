@@ -99,7 +99,7 @@ func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 
 	llm := replay.NewScripted(replay.Response{Text: "short summary"}, replay.Response{Text: "done"}).
 		WithInfo(model.Info{Name: "small", ContextWindow: 200})
-	loop, err := agent.New(agent.WithModel(llm), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 0.02, KeepRecent: 0.01}))
 	require.NoError(t, err)
 	defer loop.Close()
@@ -140,7 +140,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	ctx := context.Background()
 	logger, logs := bufferLogger()
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(panickyModel{value: "model boom"}), agent.WithSessionStore(store), agent.WithLogger(logger))
+	_, s := newSession(t, agent.WithModel(panickyModel{value: "model boom"}), agent.WithStores(agent.Stores{Sessions: store}), agent.WithLogger(logger))
 
 	evs, end, err := collect(t, s, ctx, "go")
 	assert.Equal(t, []string{"text_delta", "turn_end"}, kinds(evs))
@@ -254,7 +254,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			mem := session.NewMemory()
 			store := &panickingStore{Store: mem, panicOn: tc.panicOn}
 			llm := replay.NewScripted(replay.Response{Text: "one"}, replay.Response{Text: "two"})
-			_, s := newSession(t, agent.WithModel(llm), agent.WithSessionStore(store))
+			_, s := newSession(t, agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 			evs, end, err := collect(t, s, context.Background(), "go")
 			assert.Equal(t, "turn_end", agent.KindOf(evs[len(evs)-1]))
 			assert.Equal(t, session.ReasonError, end.Reason)
@@ -306,7 +306,7 @@ func (panickyOpenStore) Open(ctx context.Context, id string) (session.Log, *sess
 
 func TestSessionStartPanicsAreErrors(t *testing.T) {
 	leakcheck.Check(t)
-	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(panickyOpenStore{session.NewMemory()}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: panickyOpenStore{session.NewMemory()}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -330,7 +330,7 @@ func (panickyCloser) Close() error { panic("closer boom") }
 
 func TestClosePanicIsAnError(t *testing.T) {
 	mem := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithSessionStore(mem))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: mem}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

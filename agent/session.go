@@ -141,12 +141,13 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.running = true
 		s.done = make(chan struct{})
 		m := chainModel(s.model, s.loop.cfg.modelMiddleware)
-		turnCtx, cancel := context.WithCancel(s.beginTurn(ctx, m))
+		began, observers := s.beginTurn(ctx, m)
+		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
 		s.mu.Unlock()
 		defer s.turnEnded()
-		t := &turn{s: s, l: s.loop, model: m, ctx: turnCtx, cancel: cancel, yield: yield, sub: &subTurn{relay: make(chan Event)}}
+		t := &turn{s: s, l: s.loop, model: m, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
 		body(t)
 	}
 }
@@ -169,8 +170,8 @@ func (s *Session) turnEnded() {
 
 // Close cancels a running turn and waits for it to end, releases the
 // state of the session's tools, and closes its log. It returns within
-// about CallLimits.CloseWait whatever the tools do: a turn whose tools
-// ignore cancellation abandons them (see CallLimits), and Close then
+// about Limits.CloseWait whatever the tools do: a turn whose tools
+// ignore cancellation abandons them (see Limits), and Close then
 // fails with an error matching harness.CodeNotStopped that names those
 // still running; a turn that
 // does not end in time at all makes it fail with an error matching

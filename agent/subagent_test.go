@@ -102,7 +102,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "find A": childA, "find B": childB}}
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"route": {Input: 1, Output: 10}})
 	require.NoError(t, err)
-	loop, s := newSession(t, agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
+	loop, s := newSession(t, agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "Explore the code.", System: "You explore.", Tools: []string{"look"}}}}))
 	spec := specOf(t, loop, "task")
 	assert.True(t, spec.ConcurrencySafe, "an agent type whose tools change nothing is read-only")
@@ -168,7 +168,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	// keeps the children's model calls.
 	id := s.Header().ID
 	require.NoError(t, s.Close())
-	loop2, err := agent.New(agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
+	loop2, err := agent.New(agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(barrierTool(2), echoTool()), agent.WithPrices(prices),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "Explore the code.", System: "You explore.", Tools: []string{"look"}}}}))
 	require.NoError(t, err)
 	defer loop2.Close()
@@ -215,7 +215,7 @@ func TestSubAgentPermissionEscalationRefused(t *testing.T) {
 	assert.Equal(t, []string{"task", "mark"}, asked, "the child's ask went to the parent's approver")
 	cres := lastToolResults(child)
 	require.Len(t, cres, 1)
-	assert.Equal(t, harness.Code("denied"), cres[0].Code)
+	assert.Equal(t, harness.CodeDenied, cres[0].Code)
 	assert.Equal(t, "I could not mark: denied", lastToolResults(parent)[0].Text())
 	var decided bool
 	for _, se := range ofType[*agent.SubAgentEvent](evs) {
@@ -252,7 +252,7 @@ func TestSubAgentWithoutApproverCannotPause(t *testing.T) {
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
 	assert.Empty(t, marks(t, file))
 	cres := lastToolResults(child)
-	assert.Equal(t, harness.Code("denied"), cres[0].Code)
+	assert.Equal(t, harness.CodeDenied, cres[0].Code)
 	// The child's model reads why, and that no user denied it.
 	assert.Contains(t, cres[0].Text(), "a sub-agent cannot pause its parent's turn")
 	assert.Contains(t, cres[0].Text(), "needs approval by the rule mark")
@@ -325,7 +325,7 @@ func TestSubAgentCapsTheAnswer(t *testing.T) {
 	child := replay.NewScripted(replay.Response{Text: long})
 	store := session.NewMemory()
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "talk": child}}
-	_, s := newSession(t, agent.WithModel(m), agent.WithSessionStore(store), agent.WithTools(echoTool()),
+	_, s := newSession(t, agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(echoTool()),
 		agent.WithSubAgents(agent.SubAgents{MaxAnswer: 51, Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"echo"}}}}))
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -362,7 +362,7 @@ func TestSubAgentCancelledWithParentThenResumed(t *testing.T) {
 	wb := replay.NewScripted(replay.Call(replay.ToolCall("w2", "wait", echoIn{})))
 	dir := t.TempDir()
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "wait A": wa, "wait B": wb}}
-	opts := []agent.Option{agent.WithModel(m), agent.WithSessionStore(session.NewJSONL(dir)), agent.WithTools(blockTool(started)),
+	opts := []agent.Option{agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithTools(blockTool(started)),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"wait"}}}})}
 	loop, s := newSession(t, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -405,7 +405,7 @@ func TestSubAgentReplay(t *testing.T) {
 	store := session.NewMemory()
 	sa := agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"echo"}}}})
 	_, s := newSession(t, agent.WithModel(&routeModel{routes: map[string]model.Model{"go": parent, "find A": child}}),
-		agent.WithSessionStore(store), agent.WithTools(echoTool()), sa)
+		agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(echoTool()), sa)
 	evs, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	childID := ofType[*agent.SubAgentEvent](evs)[0].Session

@@ -22,6 +22,8 @@ type turn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	yield  func(Event, error) bool
+	// observers see each event of the turn (TurnObserver).
+	observers []func(Event)
 
 	stopped bool // the host stopped iterating
 	inHost  bool // the host's loop body is running (or panicked)

@@ -36,21 +36,25 @@ func ExampleNew_everything() {
 	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
 	spillStore, err1 := spill.NewDir(spillDir)
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		log.Fatal(err)
 	}
 	loop, err := agent.New(
 		agent.WithModel(model),
-		agent.WithFileSystem(workspace),
-		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
-		agent.WithOutputStore(spillStore),
+		agent.WithStores(agent.Stores{
+			Sessions:    store,
+			Files:       workspace,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(sessionsDir, "attachments")),
+		}),
 		agent.WithTools(toolset...),
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			Tools: []tools.Middleware{spilling, deadlines}, // spill outermost: output cut short by a deadline is still saved
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -68,22 +72,26 @@ func TestFullWiringIsValid(t *testing.T) {
 	store := session.NewJSONL(sessionsDir)
 	spillStore, err1 := spill.NewDir(t.TempDir())
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	model, err6 := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "sk-test", Model: "deepseek-flash"})
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		t.Fatal(err)
 	}
 	loop, err := agent.New(
 		agent.WithModel(model),
-		agent.WithFileSystem(workspace),
-		agent.WithSessionStore(store),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))),
-		agent.WithOutputStore(spillStore),
+		agent.WithStores(agent.Stores{
+			Sessions:    store,
+			Files:       workspace,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(sessionsDir, "attachments")),
+		}),
 		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			Tools: []tools.Middleware{spilling, deadlines}, // spill outermost: output cut short by a deadline is still saved
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 	)
 	if err != nil {
 		t.Fatal(err)

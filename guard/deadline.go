@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,69 +44,14 @@ type deadlines struct {
 	err        error
 }
 
-// WithFamilyDeadline sets the backstop of tools of a family that declare
-// no deadline; zero means no backstop for them. The empty family is tools
-// that declare none. A negative duration is an error.
-func WithFamilyDeadline(f tools.Family, d time.Duration) Option {
-	return deadlineOption("WithFamilyDeadline", func(ds *deadlines) {
-		if d < 0 {
-			ds.fail(fmt.Sprintf("guard: WithFamilyDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", f, d))
-			return
-		}
-		if f == "" {
-			ds.other = d
-		} else {
-			ds.family[f] = d
-		}
-	})
-}
-
-// WithToolDeadline sets the backstop of one tool by name, whatever it
-// declares. Zero means no backstop for it; a negative duration is an
-// error.
-func WithToolDeadline(name string, d time.Duration) Option {
-	return deadlineOption("WithToolDeadline", func(ds *deadlines) {
-		if d < 0 {
-			ds.fail(fmt.Sprintf("guard: WithToolDeadline(%q, %s): the deadline must not be negative (zero means no backstop)", name, d))
-			return
-		}
-		ds.perTool[name] = d
-	})
-}
-
-// WithDeadlineGrace sets the least margin a backstop leaves beyond a
-// tool's declared deadline (30 s unless set). A negative margin
-// is an error.
-func WithDeadlineGrace(d time.Duration) Option {
-	return nonNegative("WithDeadlineGrace", d, "the grace", func(ds *deadlines) *time.Duration { return &ds.grace })
-}
-
-// WithCancelWait sets how long a cancelled call may take to return its own
-// result before it is abandoned (1 s unless set). Zero
-// abandons it at once; a negative wait is an error.
-func WithCancelWait(d time.Duration) Option {
-	return nonNegative("WithCancelWait", d, "the wait", func(ds *deadlines) *time.Duration { return &ds.cancelWait })
-}
-
-// nonNegative returns the Option name(d) that sets the duration field
-// points to, reporting "what must not be negative" when d is.
-func nonNegative(name string, d time.Duration, what string, field func(*deadlines) *time.Duration) Option {
-	return deadlineOption(name, func(ds *deadlines) {
-		if d < 0 {
-			ds.fail(fmt.Sprintf("guard: %s(%s): %s must not be negative", name, d, what))
-			return
-		}
-		*field(ds) = d
-	})
-}
-
 func (ds *deadlines) fail(msg string) {
 	ds.err = errors.Join(ds.err, toolexec.OptionError("%s", msg))
 }
 
 // Deadlines returns dispatch middleware that puts a backstop deadline on
-// every call, with the defaults changed by opts. An invalid option value
-// is an error (harness.CodeInvalidOption) and no middleware.
+// every call, with the defaults changed by opts (nil keeps them all). An
+// invalid option value is an error (harness.CodeInvalidOption) and no
+// middleware.
 //
 // The backstop is deliberately loose: a tool's own timeout (Spec.Deadline
 // declares the longest it expects to run) should fire first, with an error
@@ -123,12 +70,11 @@ func (ds *deadlines) fail(msg string) {
 // have unknown side effects, so the model checks before retrying.
 //
 // The agent loop keeps a looser backstop of its own beneath this one
-// (agent.CallLimits: 15 minutes for tools that declare no deadline, twice
+// (agent.Limits: 15 minutes for tools that declare no deadline, twice
 // a declared deadline and at least a minute more), which the defaults
-// here always stay inside. A WithFamilyDeadline or WithToolDeadline longer
-// than the loop's backstop is cut short by it: raise CallLimits.Backstop
-// with it.
-func Deadlines(opts ...Option) (tools.Middleware, error) {
+// here always stay inside. A family or tool backstop longer than the
+// loop's is cut short by it: raise Limits.Backstop with it.
+func Deadlines(opts *DeadlineOptions) (tools.Middleware, error) {
 	ds, err := newDeadlines(opts)
 	if err != nil {
 		return nil, err
@@ -140,7 +86,7 @@ func Deadlines(opts ...Option) (tools.Middleware, error) {
 	}, nil
 }
 
-func newDeadlines(opts []Option) (*deadlines, error) {
+func newDeadlines(opts *DeadlineOptions) (*deadlines, error) {
 	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
 			tools.FamilyLocal:   defaultLocalDeadline,
@@ -152,8 +98,36 @@ func newDeadlines(opts []Option) (*deadlines, error) {
 		grace:      defaultGrace,
 		cancelWait: defaultCancelWait,
 	}
-	if err := apply(&settings{ctor: "Deadlines", deadlines: ds}, opts); err != nil {
-		ds.err = errors.Join(ds.err, err)
+	if opts == nil {
+		return ds, nil
+	}
+	for _, f := range slices.Sorted(maps.Keys(opts.Families)) {
+		if d := opts.Families[f]; d < 0 {
+			ds.fail(fmt.Sprintf("guard: DeadlineOptions.Families[%q] is %s: the deadline must not be negative (zero means no backstop)", f, d))
+		} else if f == "" {
+			ds.other = d
+		} else {
+			ds.family[f] = d
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Tools)) {
+		if d := opts.Tools[name]; d < 0 {
+			ds.fail(fmt.Sprintf("guard: DeadlineOptions.Tools[%q] is %s: the deadline must not be negative (zero means no backstop)", name, d))
+		} else {
+			ds.perTool[name] = d
+		}
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+		into *time.Duration
+	}{{"Grace", opts.Grace, &ds.grace}, {"CancelWait", opts.CancelWait, &ds.cancelWait}} {
+		switch {
+		case f.d < 0:
+			ds.fail(fmt.Sprintf("guard: DeadlineOptions.%s is %s: it must not be negative (zero means the default)", f.name, f.d))
+		case f.d > 0:
+			*f.into = f.d
+		}
 	}
 	return ds, ds.err
 }

@@ -41,9 +41,9 @@ func (l *logBuffer) String() string {
 
 // deadlines returns the deadline middleware with opts, which must be
 // valid.
-func deadlines(t *testing.T, opts ...guard.Option) tools.Middleware {
+func deadlines(t *testing.T, opts *guard.DeadlineOptions) tools.Middleware {
 	t.Helper()
-	mw, err := guard.Deadlines(opts...)
+	mw, err := guard.Deadlines(opts)
 	require.NoError(t, err)
 	return mw
 }
@@ -65,7 +65,7 @@ func backstop(t *testing.T, mw tools.Middleware, spec tools.Spec) time.Duration 
 }
 
 func TestBackstopDurations(t *testing.T) {
-	ds := deadlines(t)
+	ds := deadlines(t, nil)
 	for _, tc := range []struct {
 		name string
 		spec tools.Spec
@@ -90,13 +90,11 @@ func TestBackstopDurations(t *testing.T) {
 	assert.Greater(t, guard.DefaultNetworkDeadline, guard.DefaultProcessDeadline)
 	assert.Greater(t, guard.DefaultProcessDeadline, guard.DefaultLocalDeadline)
 
-	ds = deadlines(t,
-		guard.WithFamilyDeadline(tools.FamilyNetwork, time.Hour),
-		guard.WithFamilyDeadline("", 2*time.Minute),
-		guard.WithToolDeadline("bash", 3*time.Minute),
-		guard.WithToolDeadline("forever", 0),
-		guard.WithDeadlineGrace(time.Minute),
-	)
+	ds = deadlines(t, &guard.DeadlineOptions{
+		Families: map[tools.Family]time.Duration{tools.FamilyNetwork: time.Hour, "": 2 * time.Minute},
+		Tools:    map[string]time.Duration{"bash": 3 * time.Minute, "forever": 0},
+		Grace:    time.Minute,
+	})
 	assert.Equal(t, time.Hour, backstop(t, ds, tools.Spec{Name: "fetch", Family: tools.FamilyNetwork}))
 	assert.Equal(t, 2*time.Minute, backstop(t, ds, tools.Spec{Name: "x"}))
 	assert.Equal(t, 3*time.Minute, backstop(t, ds, tools.Spec{Name: "bash", Family: tools.FamilyProcess, Deadline: 10 * time.Minute}), "per tool wins")
@@ -107,24 +105,27 @@ func TestBackstopDurations(t *testing.T) {
 func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opt  guard.Option
+		opts guard.DeadlineOptions
 		want string
 	}{
-		{"family", guard.WithFamilyDeadline(tools.FamilyLocal, -time.Second), "WithFamilyDeadline"},
-		{"tool", guard.WithToolDeadline("bash", -1), "WithToolDeadline"},
-		{"grace", guard.WithDeadlineGrace(-time.Second), "WithDeadlineGrace"},
-		{"cancel wait", guard.WithCancelWait(-time.Millisecond), "WithCancelWait"},
+		{"family", guard.DeadlineOptions{Families: map[tools.Family]time.Duration{tools.FamilyLocal: -time.Second}}, `DeadlineOptions.Families["local"] is -1s`},
+		{"tool", guard.DeadlineOptions{Tools: map[string]time.Duration{"bash": -1}}, `DeadlineOptions.Tools["bash"] is -1ns`},
+		{"grace", guard.DeadlineOptions{Grace: -time.Second}, "DeadlineOptions.Grace is -1s"},
+		{"cancel wait", guard.DeadlineOptions{CancelWait: -time.Millisecond}, "DeadlineOptions.CancelWait is -1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mw, err := guard.Deadlines(tc.opt)
+			mw, err := guard.Deadlines(&tc.opts)
 			require.Error(t, err)
 			assert.Nil(t, mw)
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	// Zero is a value, not a mistake: no backstop, or no wait.
-	_, err := guard.Deadlines(guard.WithToolDeadline("free", 0), guard.WithCancelWait(0), guard.WithDeadlineGrace(0))
+	// Zero is a value, not a mistake: no backstop for a tool, the
+	// default grace and wait.
+	_, err := guard.Deadlines(&guard.DeadlineOptions{Tools: map[string]time.Duration{"free": 0}})
+	assert.NoError(t, err)
+	_, err = guard.Deadlines(&guard.DeadlineOptions{})
 	assert.NoError(t, err)
 }
 
@@ -143,7 +144,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before the leak check
-	ds := deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))
+	ds := deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})
 	for _, sideEffects := range []bool{true, false} {
 		var logs logBuffer
 		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *harness.ToolResult {
@@ -168,7 +169,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 
 func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t, guard.WithToolDeadline("slow", time.Millisecond), guard.WithCancelWait(time.Minute))
+	ds := deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"slow": time.Millisecond}, CancelWait: time.Minute})
 	var logs logBuffer
 	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
@@ -188,7 +189,7 @@ func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 
 func TestInnerTimeoutWins(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t, guard.WithDeadlineGrace(time.Hour))
+	ds := deadlines(t, &guard.DeadlineOptions{Grace: time.Hour})
 	spec := tools.Spec{Name: "bash", SideEffects: true, Deadline: time.Millisecond}
 	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *harness.ToolResult {
 		inner, cancel := context.WithTimeout(ctx, spec.Deadline)
@@ -202,7 +203,7 @@ func TestInnerTimeoutWins(t *testing.T) {
 
 func TestFinishesInTime(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t)
+	ds := deadlines(t, nil)
 	var sawDeadline bool
 	for range 200 {
 		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *harness.ToolResult {
@@ -213,7 +214,7 @@ func TestFinishesInTime(t *testing.T) {
 	}
 	assert.True(t, sawDeadline, "the tool's context carries the backstop")
 	// A tool with no backstop gets no deadline.
-	ds = deadlines(t, guard.WithToolDeadline("free", 0))
+	ds = deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"free": 0}})
 	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *harness.ToolResult {
 		_, sawDeadline = ctx.Deadline()
 		return harness.TextResult("")
@@ -225,7 +226,7 @@ func TestTurnCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	ds := deadlines(t, guard.WithCancelWait(time.Millisecond))
+	ds := deadlines(t, &guard.DeadlineOptions{CancelWait: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
@@ -254,7 +255,7 @@ func TestTurnCancelled(t *testing.T) {
 
 func TestPanicInGuardedTool(t *testing.T) {
 	leakcheck.Check(t)
-	res := handle(context.Background(), deadlines(t), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
+	res := handle(context.Background(), deadlines(t, nil), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
 		panic("kaboom")
 	})
 	assert.Equal(t, harness.CodeToolPanic, res.Code)
@@ -273,7 +274,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Response{Text: "it timed out"})
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(stuck),
-		agent.WithMiddleware(deadlines(t, guard.WithToolDeadline("stuck", time.Millisecond), guard.WithCancelWait(time.Millisecond))))
+		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), session.Header{})

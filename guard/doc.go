@@ -14,8 +14,8 @@
 // level, numbers in one form), and reminds the model at
 // 3, 5 and 8 in a row: briefly first, then naming the tool, the count and
 // the arguments. Bookkeeping tools (todo lists, questions to the user) are
-// excluded by default ([WithExclude] sets the list of either guard); their
-// calls neither count nor break a run. The
+// excluded by default (the options' Exclude sets the list of either
+// guard); their calls neither count nor break a run. The
 // failure guard watches each tool's failures in a row and, when one tool
 // has failed 3 times with varying arguments, tells the model to stop and
 // reconsider its approach, with the tool's latest error codes. A new user
@@ -33,23 +33,29 @@
 // the call returns a timeout result at once. Calls of tools with side
 // effects say their side effects are unknown.
 //
-// Every constructor takes WithX options and returns an error
-// (harness.CodeInvalidOption) for an invalid value, which is never
-// clamped or ignored. Wiring them into a loop, with spill outermost so
-// that results cut off by a deadline are still spilled:
+// Every constructor takes a pointer to its own options struct
+// ([RepeatOptions], [FailureOptions], [DeadlineOptions]; nil for the
+// defaults) and returns an error (harness.CodeInvalidOption) for an
+// invalid value, which is never clamped or ignored. Wiring them into a
+// loop, with spill outermost so that results cut off by a deadline are
+// still spilled:
 //
 //	spilling, err := spill.Middleware()
 //	...
-//	deadlines, err := guard.Deadlines(guard.WithToolDeadline("deploy", time.Hour))
+//	deadlines, err := guard.Deadlines(&guard.DeadlineOptions{
+//		Tools: map[string]time.Duration{"deploy": time.Hour},
+//	})
 //	...
-//	repeats, err := guard.RepeatGuard()
+//	repeats, err := guard.RepeatGuard(nil)
 //	...
-//	failures, err := guard.FailureGuard()
+//	failures, err := guard.FailureGuard(nil)
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),
-//		agent.WithMiddleware(spilling, deadlines),
-//		agent.WithStepObservers(repeats, failures),
+//		agent.WithHooks(agent.Hooks{
+//			Tools: []tools.Middleware{spilling, deadlines},
+//			Steps: []tools.StepObserver{repeats, failures},
+//		}),
 //		...
 //	)
 //

@@ -28,18 +28,18 @@ func ExampleRepeatGuard() {
 		replay.Call(replay.ToolCall("c3", "status", `{"verbose":true}`)),
 		replay.Response{Text: "the build is failing"},
 	)
-	repeats, err := guard.RepeatGuard()
+	repeats, err := guard.RepeatGuard(nil)
 	if err != nil {
 		panic(err)
 	}
-	failures, err := guard.FailureGuard()
+	failures, err := guard.FailureGuard(nil)
 	if err != nil {
 		panic(err)
 	}
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(status),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeats, failures}}),
 	)
 	if err != nil {
 		fmt.Println(err)
@@ -59,10 +59,10 @@ func ExampleRepeatGuard() {
 // Backstops by family, per tool, and above a tool's own deadline: the
 // time a call has, as the tool sees it on its context.
 func ExampleDeadlines() {
-	mw, err := guard.Deadlines(
-		guard.WithFamilyDeadline(tools.FamilyNetwork, 20*time.Minute),
-		guard.WithToolDeadline("deploy", time.Hour),
-	)
+	mw, err := guard.Deadlines(&guard.DeadlineOptions{
+		Families: map[tools.Family]time.Duration{tools.FamilyNetwork: 20 * time.Minute},
+		Tools:    map[string]time.Duration{"deploy": time.Hour},
+	})
 	if err != nil {
 		panic(err)
 	}
@@ -79,12 +79,12 @@ func ExampleDeadlines() {
 	} {
 		show(context.Background(), &tools.Call{Name: spec.Name, Spec: spec})
 	}
-	_, err = guard.Deadlines(guard.WithCancelWait(-time.Second))
+	_, err = guard.Deadlines(&guard.DeadlineOptions{CancelWait: -time.Second})
 	fmt.Println(err)
 	// Output:
 	// read 1m0s
 	// fetch 20m0s
 	// bash 15m0s
 	// deploy 1h0m0s
-	// guard: WithCancelWait(-1s): the wait must not be negative
+	// guard: DeadlineOptions.CancelWait is -1s: it must not be negative (zero means the default)
 }

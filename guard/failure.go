@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -23,19 +22,6 @@ const maxCodes = 5
 type failureGuard struct {
 	streak   int
 	excluded map[string]bool
-	err      error
-}
-
-// WithFailureStreak sets how many failures in a row trigger a reminder
-// (3 unless set). Fewer than 2 is an error.
-func WithFailureStreak(k int) Option {
-	return failureOption("WithFailureStreak", func(g *failureGuard) {
-		if k < 2 {
-			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithFailureStreak(%d): a streak is at least 2 failures", k))
-			return
-		}
-		g.streak = k
-	})
 }
 
 // FailureGuard returns a tools.StepObserver that notices one tool failing
@@ -52,16 +38,21 @@ func WithFailureStreak(k int) Option {
 // arguments gets no failure reminder: that is a repeated call, the
 // RepeatGuard's business. Calls that were not run (CodeNotRun) or were
 // cancelled with their turn (CodeAborted) are not the tool's failures and
-// are skipped, as are excluded tools (none by default; see WithExclude).
+// are skipped, as are excluded tools (none by default; see
+// FailureOptions.Exclude).
 // A new user message resets every streak. The reminders' source
 // (harness.Reminder.Source) is "failure_guard".
-func FailureGuard(opts ...Option) (tools.StepObserver, error) {
+func FailureGuard(opts *FailureOptions) (tools.StepObserver, error) {
 	g := &failureGuard{streak: defaultFailureStreak}
-	if err := apply(&settings{ctor: "FailureGuard", failure: g}, opts); err != nil {
-		g.err = errors.Join(g.err, err)
-	}
-	if g.err != nil {
-		return nil, g.err
+	if opts != nil {
+		switch k := opts.Streak; {
+		case k == 0:
+		case k < 2:
+			return nil, toolexec.OptionError("guard: FailureOptions.Streak is %d: a streak is at least 2 failures", k)
+		default:
+			g.streak = k
+		}
+		g.excluded = excludedSet(opts.Exclude)
 	}
 	return g.observe, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -61,7 +60,7 @@ func texts(rs []harness.Reminder) []string {
 }
 
 func TestRepeatThresholdsAcrossSteps(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	fired := map[int]harness.Reminder{}
 	for n := 1; n <= 12; n++ {
@@ -88,7 +87,7 @@ func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 }
 
 func TestRepeatKeyOrderAndNumbers(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "search", args: `{"a":1,"b":{"c":[1,2],"d":"x"}}`}))
 	assert.Empty(t, s.run(g, c{name: "search", args: ` { "b" : { "d":"x", "c":[1.0, 2e0] }, "a" : 1 } `}))
@@ -100,7 +99,7 @@ func TestRepeatKeyOrderAndNumbers(t *testing.T) {
 }
 
 func TestRepeatBrokenByOtherCalls(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"make"}`}
 	s.run(g, same)
@@ -115,7 +114,7 @@ func TestRepeatBrokenByOtherCalls(t *testing.T) {
 }
 
 func TestRepeatWithinAStep(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	same := c{name: "read", args: `{"file_path":"a.go"}`}
 	rs := s.run(g, same, same, same)
@@ -144,7 +143,7 @@ func TestRepeatWithinAStep(t *testing.T) {
 }
 
 func TestRepeatExclusionsAreTransparent(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"go test"}`}
 	todo := c{name: "todo_write", args: `{"todos":[]}`}
@@ -157,16 +156,16 @@ func TestRepeatExclusionsAreTransparent(t *testing.T) {
 	assert.Empty(t, s.run(g, todo, todo, todo, todo, todo), "excluded tools never trigger")
 
 	// A custom list replaces the default one.
-	g = repeatGuard(t, guard.WithExclude("poll"))
+	g = repeatGuard(t, &guard.RepeatOptions{Exclude: []string{"poll"}})
 	s = newSess()
 	assert.Empty(t, s.run(g, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}))
 	assert.Len(t, s.run(g, todo, todo, todo), 1, "todo_write is no longer excluded")
-	g = repeatGuard(t, guard.WithExclude())
+	g = repeatGuard(t, &guard.RepeatOptions{Exclude: []string{}})
 	assert.Len(t, newSess().run(g, todo, todo, todo), 1, "an empty list excludes nothing")
 }
 
 func TestRepeatUserMessageResets(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	s.run(g, same)
@@ -178,7 +177,7 @@ func TestRepeatUserMessageResets(t *testing.T) {
 }
 
 func TestRepeatCustomThresholds(t *testing.T) {
-	g := repeatGuard(t, guard.WithRepeatThresholds(4, 2, 2))
+	g := repeatGuard(t, &guard.RepeatOptions{Thresholds: []int{4, 2, 2}})
 	s := newSess()
 	same := c{name: "x", args: "{}"}
 	var at []int
@@ -196,10 +195,10 @@ func TestGuardOptionsRefuseBadValues(t *testing.T) {
 		err  func() error
 		want string
 	}{
-		{"threshold below 2", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds(4, 1)); return err }, "not 1"},
-		{"threshold zero", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds(0)); return err }, "not 0"},
-		{"no thresholds", func() error { _, err := guard.RepeatGuard(guard.WithRepeatThresholds()); return err }, "at least one"},
-		{"streak below 2", func() error { _, err := guard.FailureGuard(guard.WithFailureStreak(1)); return err }, "WithFailureStreak(1)"},
+		{"threshold below 2", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{4, 1}}); return err }, "not 1"},
+		{"threshold zero", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{0}}); return err }, "not 0"},
+		{"no thresholds", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{}}); return err }, "at least one"},
+		{"streak below 2", func() error { _, err := guard.FailureGuard(&guard.FailureOptions{Streak: 1}); return err }, "FailureOptions.Streak is 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.err()
@@ -210,22 +209,22 @@ func TestGuardOptionsRefuseBadValues(t *testing.T) {
 	}
 }
 
-func repeatGuard(t *testing.T, opts ...guard.Option) tools.StepObserver {
+func repeatGuard(t *testing.T, opts *guard.RepeatOptions) tools.StepObserver {
 	t.Helper()
-	g, err := guard.RepeatGuard(opts...)
+	g, err := guard.RepeatGuard(opts)
 	require.NoError(t, err)
 	return g
 }
 
-func failureGuard(t *testing.T, opts ...guard.Option) tools.StepObserver {
+func failureGuard(t *testing.T, opts *guard.FailureOptions) tools.StepObserver {
 	t.Helper()
-	g, err := guard.FailureGuard(opts...)
+	g, err := guard.FailureGuard(opts)
 	require.NoError(t, err)
 	return g
 }
 
 func TestRepeatPreviewCutAtRunes(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	s := newSess()
 	long := c{name: "write", args: `{"content":"` + strings.Repeat("é𝄞", 600) + `"}`}
 	s.run(g, long, long, long, long)
@@ -241,7 +240,7 @@ func TestRepeatPreviewCutAtRunes(t *testing.T) {
 }
 
 func TestRepeatStatePerSessionAndGuard(t *testing.T) {
-	g := repeatGuard(t)
+	g := repeatGuard(t, nil)
 	a, b := newSess(), newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	a.run(g, same)
@@ -249,12 +248,12 @@ func TestRepeatStatePerSessionAndGuard(t *testing.T) {
 	a.run(g, same)
 	b.run(g, same)
 	assert.Len(t, a.run(g, same), 1, "sessions count apart")
-	other := repeatGuard(t)
+	other := repeatGuard(t, nil)
 	assert.Empty(t, a.run(other, same), "two guards keep apart state")
 }
 
 func TestFailureStreak(t *testing.T) {
-	g := failureGuard(t)
+	g := failureGuard(t, nil)
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "edit", args: `{"old_string":"a"}`, err: "edit_not_found"}))
 	assert.Empty(t, s.run(g, c{name: "read", args: `{"file_path":"x"}`}), "other tools leave the streak alone")
@@ -275,7 +274,7 @@ func TestFailureStreak(t *testing.T) {
 }
 
 func TestFailureStreakResets(t *testing.T) {
-	g := failureGuard(t)
+	g := failureGuard(t, nil)
 	s := newSess()
 	fail := func(arg string) c { return c{name: "bash", args: `{"command":"` + arg + `"}`, err: "tool_failed"} }
 	s.run(g, fail("a"), fail("b"))
@@ -298,34 +297,13 @@ func TestFailureStreakResets(t *testing.T) {
 }
 
 func TestFailureOptions(t *testing.T) {
-	g := failureGuard(t, guard.WithFailureStreak(2), guard.WithExclude("flaky"))
+	g := failureGuard(t, &guard.FailureOptions{Streak: 2, Exclude: []string{"flaky"}})
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "flaky", args: "1", err: "x"}, c{name: "flaky", args: "2", err: "x"}, c{name: "flaky", args: "3", err: "x"}))
 	rs := s.run(g, c{name: "web_fetch", args: `{"url":"a"}`, err: "http_404"}, c{name: "web_fetch", args: `{"url":"b"}`, err: "http_404"})
 	require.Len(t, rs, 1)
 	assert.Contains(t, rs[0].Text, "web_fetch has failed 2 times")
 }
-
-func TestOptionsOfAnotherGuardAreErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"a failure option to RepeatGuard", second(guard.RepeatGuard(guard.WithFailureStreak(4))), "guard: WithFailureStreak is an option of FailureGuard; RepeatGuard does not take it"},
-		{"a repeat option to FailureGuard", second(guard.FailureGuard(guard.WithRepeatThresholds(4))), "guard: WithRepeatThresholds is an option of RepeatGuard; FailureGuard does not take it"},
-		{"an exclusion to Deadlines", second(guard.Deadlines(guard.WithExclude("x"))), "guard: WithExclude is an option of RepeatGuard and FailureGuard; Deadlines does not take it"},
-		{"a deadline option to RepeatGuard", second(guard.RepeatGuard(guard.WithCancelWait(time.Second))), "guard: WithCancelWait is an option of Deadlines; RepeatGuard does not take it"},
-		{"a repeat option to Deadlines", second(guard.Deadlines(guard.WithRepeatThresholds(3))), "guard: WithRepeatThresholds is an option of RepeatGuard; Deadlines does not take it"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.ErrorIs(t, tc.err, harness.CodeInvalidOption)
-			assert.EqualError(t, tc.err, tc.want)
-		})
-	}
-}
-
-func second[T any](_ T, err error) error { return err }
 
 // TestGuardsInTheLoop drives the real loop: the reminder follows the
 // step's results, is logged, and a resumed session rebuilds the same
@@ -349,8 +327,8 @@ func TestGuardsInTheLoop(t *testing.T) {
 		replay.Response{Text: "giving up"},
 	)
 	store := session.NewMemory()
-	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithSessionStore(store),
-		agent.WithStepObservers(repeatGuard(t), failureGuard(t))}
+	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeatGuard(t, nil), failureGuard(t, nil)}})}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()

@@ -1,91 +1,65 @@
 package guard
 
 import (
-	"errors"
+	"time"
 
-	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/tools"
 )
 
-// Option configures one of the guards. Each WithX option belongs to the
-// constructors its documentation names (WithRepeat* to RepeatGuard,
-// WithFailure* to FailureGuard, WithExclude to both, the deadline options
-// to Deadlines); passing it to another is an error
-// (harness.CodeInvalidOption), like an invalid value.
-type Option func(*settings)
+// Each constructor takes its own options struct, nil for every default
+// (as slog.NewJSONHandler takes *slog.HandlerOptions): a knob of one guard
+// cannot be handed to another. A zero field keeps its default; an invalid
+// value is an error of the constructor (harness.CodeInvalidOption), never
+// clamped or ignored.
 
-// settings is what an Option applies to: the one guard being built.
-type settings struct {
-	ctor      string // the constructor the options were passed to
-	repeat    *repeatGuard
-	failure   *failureGuard
-	deadlines *deadlines
-	errs      []error
+// RepeatOptions changes the defaults of [RepeatGuard].
+type RepeatOptions struct {
+	// Thresholds are the run lengths that trigger a reminder, in any
+	// order (3, 5 and 8 when nil). Each is at least 2, and a non-nil
+	// list has at least one: anything else is an error.
+	Thresholds []int
+	// Exclude, when non-nil, replaces the default list of tools the
+	// guard ignores (todo, todo_read, todo_write, ask_user and
+	// ask_user_question): their calls neither count nor break a run. An
+	// empty, non-nil list excludes nothing.
+	Exclude []string
 }
 
-func apply(s *settings, opts []Option) error {
-	for _, o := range opts {
-		if o != nil {
-			o(s)
-		}
-	}
-	return errors.Join(s.errs...)
+// FailureOptions changes the defaults of [FailureGuard].
+type FailureOptions struct {
+	// Streak is how many failures of one tool in a row trigger a
+	// reminder (3 when zero). Fewer than 2 is an error.
+	Streak int
+	// Exclude names tools the guard ignores (none by default): their
+	// calls neither count nor break a streak.
+	Exclude []string
 }
 
-func (s *settings) misplaced(opt, owner string) {
-	s.errs = append(s.errs, toolexec.OptionError("guard: %s is an option of %s; %s does not take it", opt, owner, s.ctor))
+// DeadlineOptions changes the defaults of [Deadlines].
+type DeadlineOptions struct {
+	// Families sets the backstop of the tools of a family that declare
+	// no deadline; the "" key is the tools that declare no family, or one
+	// not listed. A zero duration means no backstop for them; a negative
+	// one is an error.
+	Families map[tools.Family]time.Duration
+	// Tools sets the backstop of single tools by name, whatever they
+	// declare. A zero duration means no backstop for the tool; a
+	// negative one is an error.
+	Tools map[string]time.Duration
+	// Grace is the least margin a backstop leaves beyond a tool's
+	// declared deadline (30 s when zero). A negative margin is an error.
+	Grace time.Duration
+	// CancelWait is how long a cancelled call may take to return its own
+	// result before it is abandoned (1 s when zero). A negative wait is an
+	// error.
+	CancelWait time.Duration
 }
 
-func repeatOption(name string, f func(*repeatGuard)) Option {
-	return func(s *settings) {
-		if s.repeat == nil {
-			s.misplaced(name, "RepeatGuard")
-			return
-		}
-		f(s.repeat)
+// excludedSet returns names as a set.
+func excludedSet(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
 	}
-}
-
-func failureOption(name string, f func(*failureGuard)) Option {
-	return func(s *settings) {
-		if s.failure == nil {
-			s.misplaced(name, "FailureGuard")
-			return
-		}
-		f(s.failure)
-	}
-}
-
-func deadlineOption(name string, f func(*deadlines)) Option {
-	return func(s *settings) {
-		if s.deadlines == nil {
-			s.misplaced(name, "Deadlines")
-			return
-		}
-		f(s.deadlines)
-	}
-}
-
-// WithExclude sets the tools a RepeatGuard or a FailureGuard ignores:
-// their calls neither count nor break a run or a streak. It replaces the
-// guard's default list: a RepeatGuard excludes todo, todo_read,
-// todo_write, ask_user and ask_user_question unless told otherwise, a
-// FailureGuard nothing. WithExclude() with no names excludes nothing.
-func WithExclude(names ...string) Option {
-	excluded := func() map[string]bool {
-		m := make(map[string]bool, len(names))
-		for _, n := range names {
-			m[n] = true
-		}
-		return m
-	}
-	return func(s *settings) {
-		switch {
-		case s.repeat != nil:
-			s.repeat.excluded = excluded()
-		case s.failure != nil:
-			s.failure.excluded = excluded()
-		default:
-			s.misplaced("WithExclude", "RepeatGuard and FailureGuard")
-		}
-	}
+	return m
 }

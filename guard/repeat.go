@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -38,28 +37,6 @@ const previewRunes = 500
 type repeatGuard struct {
 	thresholds []int
 	excluded   map[string]bool
-	err        error
-}
-
-// WithRepeatThresholds sets the run lengths that trigger a reminder, in
-// any order (3, 5 and 8 unless set). Each is at least 2, and there is at
-// least one: anything else is an error.
-func WithRepeatThresholds(n ...int) Option {
-	return repeatOption("WithRepeatThresholds", func(g *repeatGuard) {
-		if len(n) == 0 {
-			g.err = errors.Join(g.err, toolexec.OptionError("guard: WithRepeatThresholds(): give at least one run length"))
-			return
-		}
-		for _, v := range n {
-			if v < 2 {
-				g.err = errors.Join(g.err, toolexec.OptionError("guard: WithRepeatThresholds(%v): a run is at least 2 calls, not %d", n, v))
-				return
-			}
-		}
-		ts := slices.Clone(n)
-		slices.Sort(ts)
-		g.thresholds = slices.Compact(ts)
-	})
 }
 
 // RepeatGuard returns a tools.StepObserver that notices the model calling
@@ -81,23 +58,32 @@ func WithRepeatThresholds(n ...int) Option {
 // changing) starts the count afresh.
 //
 // The reminders' source (harness.Reminder.Source) is "repeat_guard".
-// Options: WithRepeatThresholds, and WithExclude, which replaces the
-// default list of excluded tools (WithExclude() with no names excludes
-// nothing).
+// RepeatOptions changes the thresholds and the list of excluded tools;
+// nil keeps the defaults.
 //
 // The counts live in the session's Env.State, in memory; the reminders
 // themselves are logged by the loop like everything the model sees, so a
 // resumed session shows the same history (and counts from zero).
-func RepeatGuard(opts ...Option) (tools.StepObserver, error) {
-	g := &repeatGuard{thresholds: defaultRepeatThresholds(), excluded: map[string]bool{}}
-	for _, n := range defaultRepeatExcluded() {
-		g.excluded[n] = true
+func RepeatGuard(opts *RepeatOptions) (tools.StepObserver, error) {
+	g := &repeatGuard{thresholds: defaultRepeatThresholds(), excluded: excludedSet(defaultRepeatExcluded())}
+	if opts == nil {
+		return g.observe, nil
 	}
-	if err := apply(&settings{ctor: "RepeatGuard", repeat: g}, opts); err != nil {
-		g.err = errors.Join(g.err, err)
+	if n := opts.Thresholds; n != nil {
+		if len(n) == 0 {
+			return nil, toolexec.OptionError("guard: RepeatOptions.Thresholds is empty: give at least one run length, or nil for the defaults")
+		}
+		for _, v := range n {
+			if v < 2 {
+				return nil, toolexec.OptionError("guard: RepeatOptions.Thresholds is %v: a run is at least 2 calls, not %d", n, v)
+			}
+		}
+		ts := slices.Clone(n)
+		slices.Sort(ts)
+		g.thresholds = slices.Compact(ts)
 	}
-	if g.err != nil {
-		return nil, g.err
+	if opts.Exclude != nil {
+		g.excluded = excludedSet(opts.Exclude)
 	}
 	return g.observe, nil
 }

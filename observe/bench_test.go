@@ -55,7 +55,7 @@ func BenchmarkStep(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			opts := []agent.Option{agent.WithModel(&instant{}), agent.WithTools(testTools()[0]), agent.WithMaxSteps(benchSteps)}
+			opts := []agent.Option{agent.WithModel(&instant{}), agent.WithTools(testTools()[0]), agent.WithLimits(agent.Limits{MaxSteps: benchSteps})}
 			if traced {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 				defer tp.Shutdown(context.Background())

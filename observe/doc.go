@@ -9,8 +9,8 @@
 //	obs, err := observe.New(observe.WithTracerProvider(tp), observe.WithMeterProvider(mp))
 //	loop := agent.New(append(obs.Options(), agent.WithModel(m))...)
 //
-// It plugs in through the loop's own hooks (agent.WithTurnObservers,
-// agent.WithModelMiddleware, agent.WithMiddleware), so a host that does
+// It plugs in through the loop's own hooks (agent.WithHooks: a turn
+// observer, model middleware and tool middleware), so a host that does
 // not trace pays nothing. Message content, tool arguments and results
 // are sensitive and recorded only with WithContent.
 //

@@ -156,30 +156,31 @@ func New(opts ...Option) (*Observer, error) {
 // before the host's own middleware, so that the tool spans cover it.
 func (o *Observer) Options() []agent.Option {
 	return []agent.Option{
-		agent.WithTurnObservers(turnObserver{o}),
-		agent.WithModelMiddleware(o.model),
-		agent.WithMiddleware(o.tool),
+		agent.WithHooks(agent.Hooks{
+			Turns: []agent.TurnObserver{o.beginTurn},
+			Model: []model.Middleware{o.model},
+			Tools: []tools.Middleware{o.tool},
+		}),
 	}
 }
 
-// turnObserver makes the turn spans.
-type turnObserver struct{ o *Observer }
-
-func (t turnObserver) BeginTurn(ctx context.Context, info agent.TurnInfo) context.Context {
-	ctx, _ = t.o.tracer.Start(ctx, "invoke_agent "+t.o.cfg.agent,
+// beginTurn starts the turn span; the events of the turn annotate and end
+// it.
+func (o *Observer) beginTurn(ctx context.Context, info agent.TurnInfo) (context.Context, func(agent.Event)) {
+	ctx, span := o.tracer.Start(ctx, "invoke_agent "+o.cfg.agent,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			semconv.GenAIOperationNameInvokeAgent,
-			semconv.GenAIProviderNameKey.String(t.o.cfg.provider),
-			semconv.GenAIAgentNameKey.String(t.o.cfg.agent),
+			semconv.GenAIProviderNameKey.String(o.cfg.provider),
+			semconv.GenAIAgentNameKey.String(o.cfg.agent),
 			semconv.GenAIRequestModelKey.String(info.Model),
 			semconv.GenAIConversationIDKey.String(info.SessionID),
 		))
-	return ctx
+	return ctx, func(ev agent.Event) { o.turnEvent(span, ev) }
 }
 
-func (t turnObserver) ObserveEvent(ctx context.Context, ev agent.Event) {
-	span := trace.SpanFromContext(ctx)
+// turnEvent adds what ev says to the turn span, and ends it at TurnEnd.
+func (o *Observer) turnEvent(span trace.Span, ev agent.Event) {
 	switch e := ev.(type) {
 	case *agent.Retry:
 		span.AddEvent("harness.retry", trace.WithAttributes(
@@ -187,7 +188,7 @@ func (t turnObserver) ObserveEvent(ctx context.Context, ev agent.Event) {
 			semconv.ErrorTypeKey.String(string(harness.CodeOf(e.Err)))))
 	case *agent.ReminderAdded:
 		attrs := []attribute.KeyValue{attrStep.Int(e.Step), attrSource.String(e.Source)}
-		if t.o.cfg.content {
+		if o.cfg.content {
 			attrs = append(attrs, attrText.String(e.Text))
 		}
 		span.AddEvent("harness.reminder", trace.WithAttributes(attrs...))

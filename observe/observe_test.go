@@ -81,7 +81,7 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	obs, err := observe.New(append([]observe.Option{observe.WithTracerProvider(tp), observe.WithMeterProvider(mp), observe.WithProviderName("deepseek")}, extra...)...)
 	require.NoError(t, err)
 	all := append(obs.Options(), agent.WithModel(m), agent.WithTools(testTools()...), agent.WithSystemPrompt("be brief"),
-		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+		agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))
 	loop, err := agent.New(append(all, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
@@ -262,7 +262,7 @@ func TestCost(t *testing.T) {
 }
 
 func TestRedactingHook(t *testing.T) {
-	r := runTurn(t, nil, agent.WithModelMiddleware(redact("sk-SECRET")))
+	r := runTurn(t, nil, agent.WithHooks(agent.Hooks{Model: []model.Middleware{redact("sk-SECRET")}}))
 	reqs := r.srv.Requests()
 	require.Len(t, reqs, 3)
 	for _, rq := range reqs {
@@ -292,7 +292,7 @@ func TestCostOnResume(t *testing.T) {
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
 	require.NoError(t, err)
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(testTools()...), agent.WithPrices(prices),
-		agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+		agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(t.Context(), session.Header{})

@@ -132,8 +132,8 @@ func killWriterMain(dir, id, seed string) int {
 	n, _ := strconv.ParseUint(seed, 10, 64)
 	rng := rand.New(rand.NewPCG(n, 7))
 	model := replay.NewScripted()
-	store := reportingStore{Store: session.NewTestJSONL(dir), w: report, mu: &sync.Mutex{}}
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	store := reportingStore{Store: session.NewJSONL(dir), w: report, mu: &sync.Mutex{}}
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithSystemPrompt("You are the kill test."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kill helper:", err)
@@ -396,7 +396,7 @@ func resumeAndCheck(t *testing.T, trial int, store session.TestJSONL, tr *sessio
 	}
 
 	model := replay.NewScripted(replay.Response{Text: "resumed"})
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithSessionStore(store),
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithSystemPrompt("You are the kill test."))
 	require.NoError(t, err)
 	defer loop.Close()

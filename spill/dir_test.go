@@ -263,7 +263,7 @@ func mustDir(t testing.TB, dir string, opts ...StoreOption) *dirStore {
 	return d.(*dirStore)
 }
 
-func mustMemory(t testing.TB, opts ...StoreOption) *Memory {
+func mustMemory(t testing.TB, opts ...StoreOption) Store {
 	t.Helper()
 	m, err := NewMemory(opts...)
 	require.NoError(t, err)

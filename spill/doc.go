@@ -40,8 +40,8 @@
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),
-//		agent.WithOutputStore(store),
-//		agent.WithMiddleware(spilling),
+//		agent.WithStores(agent.Stores{Output: store}),
+//		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling}}),
 //		...
 //	)
 //	// From time to time:

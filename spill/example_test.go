@@ -41,8 +41,8 @@ func ExampleMiddleware() {
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(runTests),
-		agent.WithOutputStore(store),
-		agent.WithMiddleware(spilling),
+		agent.WithStores(agent.Stores{Output: store}),
+		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling}}),
 	)
 	if err != nil {
 		fmt.Println(err)

@@ -15,13 +15,14 @@ func SessionBudgetOf(s Store) int64 {
 const DefaultSessionBudget = defaultSessionBudget
 
 // SessionBudget returns the most bytes the store keeps for one session.
-func (m *Memory) SessionBudget() int64 { return m.budget.limit }
+func (m *memory) SessionBudget() int64 { return m.budget.limit }
 
 // Root returns the directory the store keeps outputs in.
 func (d *dirStore) Root() string { return d.root }
 
-// Len returns how many outputs the store holds.
-func (m *Memory) Len() int {
+// LenOf returns how many outputs a store of NewMemory holds.
+func LenOf(s Store) int {
+	m := s.(*memory)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.outputs)

@@ -17,8 +17,8 @@ func newDir(t testing.TB, dir string, opts ...spill.StoreOption) spill.Store {
 	return d
 }
 
-// newMemory returns a Memory store, failing the test on an invalid option.
-func newMemory(t testing.TB, opts ...spill.StoreOption) *spill.Memory {
+// newMemory returns a NewMemory store, failing the test on an invalid option.
+func newMemory(t testing.TB, opts ...spill.StoreOption) spill.Store {
 	t.Helper()
 	m, err := spill.NewMemory(opts...)
 	require.NoError(t, err)

@@ -7,19 +7,14 @@ import (
 	"encoding/hex"
 	"github.com/go-harness/harness/internal/spillname"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-harness/harness/tools"
 )
 
-// Memory is a Store that keeps outputs in memory, for tests and for hosts
-// that do not want files. Its locators have the same shape as [NewDir]'s, and
-// it keeps at most a budget of bytes per session as that store does. It is safe
-// for concurrent use.
-type Memory struct {
+// memory is the Store of NewMemory.
+type memory struct {
 	mu      sync.Mutex
 	outputs map[string]memOutput
 	now     func() time.Time
@@ -32,22 +27,24 @@ type memOutput struct {
 	saved   time.Time
 }
 
-// NewMemory returns an empty in-memory store configured by opts, or an
-// error (harness.CodeInvalidOption) for an invalid option value.
-func NewMemory(opts ...StoreOption) (*Memory, error) {
+// NewMemory returns an empty Store that keeps outputs in memory, for
+// tests and for hosts that do not want files, configured by opts, or an
+// error (harness.CodeInvalidOption) for an invalid option value. Its
+// locators have the same shape as [NewDir]'s, and it keeps at most a
+// budget of bytes per session as that store does. It is safe for
+// concurrent use.
+func NewMemory(opts ...StoreOption) (Store, error) {
 	cfg, err := newStoreConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget)}, nil
+	return &memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget)}, nil
 }
-
-var _ Store = (*Memory)(nil)
 
 // Save implements tools.OutputStore. An output that would take its session past
 // the store's budget fails with harness.CodeSpillBudget (its cause a *BudgetError) and
 // keeps nothing.
-func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+func (m *memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
@@ -69,7 +66,7 @@ func (m *Memory) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tool
 }
 
 // Open implements tools.OutputStore.
-func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+func (m *memory) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -83,7 +80,7 @@ func (m *Memory) Open(ctx context.Context, locator string) (io.ReadCloser, error
 }
 
 // DeleteSession implements Store.
-func (m *Memory) DeleteSession(ctx context.Context, session string) error {
+func (m *memory) DeleteSession(ctx context.Context, session string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -100,7 +97,7 @@ func (m *Memory) DeleteSession(ctx context.Context, session string) error {
 }
 
 // Expire implements Store.
-func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+func (m *memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -115,19 +112,4 @@ func (m *Memory) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// Locators returns the locators of the outputs saved for session, sorted.
-func (m *Memory) Locators(session string) []string {
-	sdir := spillname.SessionDir(session)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for loc, o := range m.outputs {
-		if o.session == sdir && strings.HasPrefix(loc, tools.OutputScheme) {
-			out = append(out, loc)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

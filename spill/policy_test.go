@@ -77,11 +77,11 @@ func TestThresholdEdges(t *testing.T) {
 		got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
 		assert.Equal(t, text, got.Text(), "%d bytes stay whole", size)
 	}
-	assert.Zero(t, store.Len(), "nothing was saved")
+	assert.Zero(t, spill.LenOf(store), "nothing was saved")
 
 	text := strings.Repeat("a", threshold+1)
 	got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
-	require.Equal(t, 1, store.Len(), "one byte over is spilled")
+	require.Equal(t, 1, spill.LenOf(store), "one byte over is spilled")
 	assert.LessOrEqual(t, len(got.Text()), threshold)
 	n := noticetest.Parse(t, got.Text())
 	assert.Equal(t, threshold+1, n.Total)
@@ -120,14 +120,14 @@ func TestNeverSpill(t *testing.T) {
 	text := lines(5000)
 	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, harness.TextResult(text), store, nil)
 	assert.Equal(t, text, got.Text())
-	assert.Zero(t, store.Len())
+	assert.Zero(t, spill.LenOf(store))
 	// Another tool name with the flag is exempt too, and "read" without
 	// it is not: the flag decides, not the name.
 	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, harness.TextResult(text), store, nil)
 	assert.Equal(t, text, got.Text())
 	got = runCall(t, tools.Spec{Name: "read"}, harness.TextResult(text), store, nil)
 	assert.NotEqual(t, text, got.Text())
-	assert.Equal(t, 1, store.Len())
+	assert.Equal(t, 1, spill.LenOf(store))
 }
 
 type failingStore struct{ tools.OutputStore }
@@ -205,7 +205,7 @@ func TestLoopSpill(t *testing.T) {
 	)
 	store := newDir(t, t.TempDir())
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
-		agent.WithOutputStore(store), agent.WithMiddleware(middleware(t, spill.WithThreshold(8000))))
+		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{middleware(t, spill.WithThreshold(8000))}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -248,5 +248,5 @@ func TestMiddlewarePastTheBudget(t *testing.T) {
 	assert.True(t, strings.HasPrefix(got, "00001: "))
 	assert.True(t, strings.HasSuffix(got, "line 2000\n"))
 	assert.Contains(t, logs.String(), "spill budget is used up")
-	assert.Empty(t, store.Locators("sess"))
+	assert.Zero(t, spill.LenOf(store), "nothing is kept")
 }

@@ -48,8 +48,8 @@ func TestStoreOptionErrors(t *testing.T) {
 	_, err := spill.NewDir("")
 	assert.ErrorIs(t, err, harness.CodeInvalidOption, "a Dir needs a directory")
 	assert.Equal(t, spill.DefaultSessionBudget, spill.SessionBudgetOf(newDir(t, t.TempDir())))
-	assert.Equal(t, int64(4<<30), newMemory(t).SessionBudget())
-	assert.Equal(t, int64(1), newMemory(t, spill.WithSessionBudget(1)).SessionBudget())
+	assert.Equal(t, int64(4<<30), spill.SessionBudgetOf(newMemory(t)))
+	assert.Equal(t, int64(1), spill.SessionBudgetOf(newMemory(t, spill.WithSessionBudget(1))))
 }
 
 func TestNotFoundMatchesFS(t *testing.T) {

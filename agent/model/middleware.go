@@ -12,7 +12,7 @@ import (
 // middleware must not modify the request it is given in place (its
 // messages are the session's history): to change it, copy the Request
 // and the slices it replaces. It keeps the contract of Model: one call
-// is one attempt, and a failure is yielded once. agent.WithModelMiddleware
+// is one attempt, and a failure is yielded once. agent.Hooks.Model
 // applies a chain of them, the first given the outermost.
 type Middleware func(next Model) Model
 

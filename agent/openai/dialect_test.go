@@ -332,7 +332,7 @@ func TestDeepSeekToolTurnWithoutReasoningRoundTrips(t *testing.T) {
 			deepSeekRule(t, sse(role(), toolDelta(0, "call_00_a", "ls", "{}"), finish("tool_calls"))),
 			deepSeekRule(t, sse(role(), text("main.go is there."), finish("stop"))),
 		)
-		loop, err := agent.New(agent.WithModel(p.model(openai.Config{Dialect: d, Thinking: new(true)})), agent.WithTools(lsTool), agent.WithMaxSteps(4))
+		loop, err := agent.New(agent.WithModel(p.model(openai.Config{Dialect: d, Thinking: new(true)})), agent.WithTools(lsTool), agent.WithLimits(agent.Limits{MaxSteps: 4}))
 		require.NoError(t, err)
 		t.Cleanup(func() { loop.Close() })
 		s, err := loop.NewSession(context.Background(), session.Header{})

@@ -109,7 +109,7 @@ func TestRateLimitRetriedOnlyByTheLoop(t *testing.T) {
 		errorReply(503, `{"error":{"message":"overloaded"}}`),
 		sse(text("ok"), finish("stop")),
 	)
-	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(p.model()), agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -131,7 +131,7 @@ func TestFatalErrorsAreNotRetried(t *testing.T) {
 	for _, status := range []int{400, 401, 402, 422} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			p := newProvider(t, errorReply(status, `{"error":{"message":"no"}}`), sse(text("x"), finish("stop")))
-			loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}))
+			loop, err := agent.New(agent.WithModel(p.model()), agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}}))
 			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 			s, err := loop.NewSession(context.Background(), session.Header{})

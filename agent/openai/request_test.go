@@ -277,7 +277,7 @@ func TestImageToolThroughTheLoop(t *testing.T) {
 				sse(toolDelta(0, "call_s", "screenshot", `{"path":"ui.png"}`), finish("tool_calls")),
 				sse(text("I see it"), finish("stop")),
 			)
-			loop, err := agent.New(agent.WithModel(p.modelNamed(tc.model)), agent.WithTools(screenshot), agent.WithAttachments(store))
+			loop, err := agent.New(agent.WithModel(p.modelNamed(tc.model)), agent.WithTools(screenshot), agent.WithStores(agent.Stores{Attachments: store}))
 			require.NoError(t, err)
 			t.Cleanup(func() { loop.Close() })
 			_, _, end := runTurn(t, loop, "show me")

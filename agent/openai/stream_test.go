@@ -194,7 +194,7 @@ func TestErrorEventIsRetriedByTheLoop(t *testing.T) {
 		sseRaw(streamBody(text("par"), raw(`{"error":{"message":"overloaded","type":"server_error"}}`))),
 		sse(text("whole answer"), finish("stop")),
 	)
-	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(p.model()), agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	answer, _, end := runTurn(t, loop, "go")
@@ -210,7 +210,7 @@ func TestTruncatedStreamIsRetriedByTheLoop(t *testing.T) {
 		sseRaw(streamBody(text("cut"))),
 		sse(text("again"), finish("stop")),
 	)
-	loop, err := agent.New(agent.WithModel(p.model()), agent.WithRetry(agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}))
+	loop, err := agent.New(agent.WithModel(p.model()), agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
 	_, _, end := runTurn(t, loop, "go")

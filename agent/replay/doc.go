@@ -12,7 +12,7 @@
 // recorded call carries a fingerprint of the request the model received;
 // with [WithStrict], a live request that drifted from the recording (a changed
 // system prompt, tool schema or history) fails with an error matching
-// code "replay_drift" that names the call, its step and the part that
+// [harness.CodeReplayDrift] that names the call, its step and the part that
 // changed — where replay harnesses that match calls by position alone
 // would carry on answering questions that were never asked.
 //

@@ -25,7 +25,7 @@ import (
 // with the answers of a recorded session. Each recorded call carries the
 // fingerprint of the request the model received. In strict mode
 // ([WithStrict]), a live request that differs from the recorded one fails
-// the call with a *harness.Error (codeReplayDrift) naming the
+// the call with a *harness.Error (harness.CodeReplayDrift) naming the
 // call, the turn, the step and the part that drifted (system prompt, tool
 // schemas, or which message of the history), instead of silently
 // replaying answers to questions that were never asked. [Model.Push]
@@ -189,7 +189,7 @@ func (m *Model) compare(i int, rc recordedCall, req *model.Request) error {
 	want := rc.req.Fingerprint
 	got := fingerprint.Request(req)
 	drift := func(part, detail string) error {
-		return &harness.Error{Code: codeReplayDrift, Message: fmt.Sprintf("replay: model call %d (turn %d, step %d) drifted from the recording: the %s differs: %s",
+		return &harness.Error{Code: harness.CodeReplayDrift, Message: fmt.Sprintf("replay: model call %d (turn %d, step %d) drifted from the recording: the %s differs: %s",
 			i+1, rc.turn, rc.req.Step, part, detail)}
 	}
 	switch {

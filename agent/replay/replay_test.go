@@ -39,7 +39,7 @@ func record(t *testing.T) (*session.Transcript, [][]string) {
 		replay.Call(replay.ToolCall("c3", "echo", map[string]any{"text": "c"})),
 		replay.Response{Text: "turn two done"},
 	)
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithSessionStore(store), agent.WithSystemPrompt("sys"))
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(echo("echo: ")), agent.WithStores(agent.Stores{Sessions: store}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -120,7 +120,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
 		require.True(t, errors.As(e, &de))
 	}
-	assert.Equal(t, harness.Code("replay_drift"), de.Code)
+	assert.Equal(t, harness.CodeReplayDrift, de.Code)
 	assert.Contains(t, de.Message, "model call 1 (turn 1, step 1) drifted from the recording: the system prompt differs")
 }
 

@@ -272,9 +272,9 @@ func (a *app) main(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	spilling, err1 := spill.Middleware()
-	deadlines, err2 := guard.Deadlines()
-	repeats, err3 := guard.RepeatGuard()
-	failures, err4 := guard.FailureGuard()
+	deadlines, err2 := guard.Deadlines(nil)
+	repeats, err3 := guard.RepeatGuard(nil)
+	failures, err4 := guard.FailureGuard(nil)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return 0, err
 	}
@@ -301,15 +301,19 @@ func (a *app) main(ctx context.Context) (int, error) {
 		agent.WithApprover(a.approver()),
 		agent.WithToolSource(mcpSet),
 		agent.WithModel(model),
-		agent.WithFileSystem(fsys),
-		agent.WithSessionStore(a.store),
-		agent.WithOutputStore(spillStore),
-		agent.WithAttachments(attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments"))),
+		agent.WithStores(agent.Stores{
+			Sessions:    a.store,
+			Files:       fsys,
+			Output:      spillStore,
+			Attachments: attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments")),
+		}),
 		agent.WithTools(a.tools(withImages)...),
-		// Spill outermost, so output cut short by a deadline is still
-		// saved whole.
-		agent.WithMiddleware(spilling, deadlines),
-		agent.WithStepObservers(repeats, failures),
+		agent.WithHooks(agent.Hooks{
+			// Spill outermost, so output cut short by a deadline is still
+			// saved whole.
+			Tools: []tools.Middleware{spilling, deadlines},
+			Steps: []tools.StepObserver{repeats, failures},
+		}),
 		agent.WithContextPolicy(agent.ContextPolicy{}),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
 		agent.WithPrices(pricing.DeepSeek()),
@@ -318,7 +322,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
 	if a.o.maxSteps > 0 {
-		opts = append(opts, agent.WithMaxSteps(a.o.maxSteps))
+		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps}))
 	}
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
@@ -500,11 +504,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	var sh []shell.Option
-	if a.sandboxed != nil {
-		sh = append(sh, shell.WithSandbox(a.sandboxed))
-	}
-	ts = append(ts, shell.Tools(sh...)...)
+	ts = append(ts, shell.Tools(shell.WithProcess(shell.Process{Sandbox: a.sandboxed}))...) // a nil sandbox: unconfined
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }

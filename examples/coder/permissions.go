@@ -24,6 +24,13 @@ const exitPaused = 3
 // settingsFile is the workspace's settings, relative to its root.
 const settingsFile = ".harness/settings.json"
 
+// The values of -sandbox.
+const (
+	sandboxReadOnly       = "read-only"       // bubblewrap, the workspace read-only too
+	sandboxWorkspaceWrite = "workspace-write" // bubblewrap, the workspace writable
+	sandboxFullAccess     = "full-access"     // no sandbox
+)
+
 // permFlags are the permission and sandbox flags.
 type permFlags struct {
 	mode     string
@@ -58,8 +65,8 @@ func (p *permFlags) check(o *options, set map[string]bool) error {
 	if _, err := permission.ParseMode(p.mode); err != nil {
 		return usagef("-permission-mode %q: use default, accept-edits, plan or bypass", p.mode)
 	}
-	switch shell.SandboxMode(p.sandbox) {
-	case "", shell.SandboxReadOnly, shell.SandboxWorkspaceWrite, shell.SandboxFullAccess:
+	switch p.sandbox {
+	case "", sandboxReadOnly, sandboxWorkspaceWrite, sandboxFullAccess:
 	default:
 		return usagef("-sandbox %q: use read-only, workspace-write or full-access", p.sandbox)
 	}
@@ -108,12 +115,15 @@ func (a *app) policy() (*permission.Policy, error) {
 // a sandbox that cannot run is an error; by default the coder falls back
 // to running commands unconfined, and says so once.
 func (a *app) sandbox() (shell.Sandbox, error) {
-	mode := shell.SandboxMode(a.o.perm.sandbox)
+	mode := a.o.perm.sandbox
 	explicit := mode != ""
-	if !explicit {
-		mode = shell.SandboxWorkspaceWrite
+	switch mode {
+	case sandboxFullAccess:
+		return nil, nil // no sandbox: the tools record that commands run unconfined
+	case "":
+		mode = sandboxWorkspaceWrite
 	}
-	sb, err := shell.Bubblewrap(shell.BubblewrapConfig{Mode: mode, Workspace: a.root})
+	sb, err := shell.Bubblewrap(shell.BubblewrapConfig{ReadOnly: mode == sandboxReadOnly, Workspace: a.root})
 	if err == nil {
 		return sb, nil
 	}

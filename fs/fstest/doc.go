@@ -11,7 +11,7 @@
 //
 //	fsys := fstest.NewMemFS("/project")
 //	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
-//	loop, err := agent.New(agent.WithFileSystem(fsys), ...) // sessions start in /project
+//	loop, err := agent.New(agent.WithStores(agent.Stores{Files: fsys}), ...) // sessions start in /project
 //
 // [TestFileSystem] checks an implementation:
 //

@@ -14,8 +14,8 @@ import (
 // CoreBudget is the most exported identifiers the core packages (those
 // listed as Core in budgets) may declare together. It is a ratchet: lower
 // it whenever a cut lands, and never raise it without saying why in the
-// commit. The goal (issue 20) is CoreGoal.
-const CoreBudget = 572
+// commit. It is below CoreGoal (issue 20) and must stay at or below it.
+const CoreBudget = 449
 
 // CoreGoal is the core budget issue 20 asks for.
 const CoreGoal = 470

@@ -168,21 +168,21 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	llm := &countingModel{script: replay.NewScripted(script()...), info: model.Info{Name: "scripted-128k", ContextWindow: 128_000}}
 	store := session.NewMemory()
 	opts := []agent.Option{
-		agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithSessionStore(store),
+		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
 		agent.WithTools(append(files.Tools(), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}
 	spillStore, err1 := spill.NewMemory()
 	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines()
-	repeats, err4 := guard.RepeatGuard()
-	failures, err5 := guard.FailureGuard()
+	deadlines, err3 := guard.Deadlines(nil)
+	repeats, err4 := guard.RepeatGuard(nil)
+	failures, err5 := guard.FailureGuard(nil)
 	require.NoError(t, errors.Join(err1, err2, err3, err4, err5))
 	if features {
 		opts = append(opts,
-			agent.WithOutputStore(spillStore),
-			agent.WithMiddleware(spilling, deadlines),
-			agent.WithStepObservers(repeats, failures),
+			agent.WithStores(agent.Stores{Output: spillStore}),
+			agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling, deadlines}}),
+			agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeats, failures}}),
 			agent.WithContextPolicy(policy))
 	} else {
 		opts = append(opts, agent.WithContextPolicy(agent.ContextPolicy{Disabled: true}))

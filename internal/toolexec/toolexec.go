@@ -142,7 +142,7 @@ func (c *checked) Execute(context.Context, *tools.Call) (*harness.ToolResult, er
 }
 
 // Chain wraps h in mws so that mws[0] is the outermost: it sees the call
-// first and the result last (the order of agent.WithMiddleware).
+// first and the result last (the order of agent.Hooks.Tools).
 func Chain(h tools.Handler, mws ...tools.Middleware) tools.Handler {
 	for i := len(mws) - 1; i >= 0; i-- {
 		if mws[i] != nil {

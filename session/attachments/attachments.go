@@ -98,8 +98,10 @@ type files struct {
 //
 //	store := session.NewJSONL(dir)
 //	loop, err := agent.New(
-//		agent.WithSessionStore(store),
-//		agent.WithAttachments(attachments.NewFiles(filepath.Join(dir, "attachments"))),
+//		agent.WithStores(agent.Stores{
+//			Sessions:    store,
+//			Attachments: attachments.NewFiles(filepath.Join(dir, "attachments")),
+//		}),
 //		...
 //	)
 func NewFiles(dir string) *Store { return &Store{b: &files{dir: dir}} }

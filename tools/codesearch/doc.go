@@ -4,7 +4,7 @@
 // system, and need no shell.
 //
 //	loop, err := agent.New(
-//		agent.WithFileSystem(fsys),
+//		agent.WithStores(agent.Stores{Files: fsys}),
 //		agent.WithTools(codesearch.Tools()...),
 //		...
 //	)

@@ -75,7 +75,7 @@ func TestThroughTheLoop(t *testing.T) {
 				replay.Call(replay.ToolCall("c3", "read", map[string]any{"file_path": "internal/serve.go", "offset": 4, "limit": 1})),
 				replay.Response{Text: "serve is in internal/serve.go."},
 			)
-			loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
+			loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
 				agent.WithTools(append(codesearch.Tools(), files.Read())...))
 			require.NoError(t, err)
 			defer loop.Close()
@@ -118,7 +118,7 @@ func Example() {
 		replay.Call(replay.ToolCall("1", "grep", map[string]any{"pattern": "greet\\(", "type": "go", "output_mode": "content"})),
 		replay.Response{Text: "greet is defined in greet.go and called from main.go."},
 	)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys), agent.WithTools(codesearch.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(codesearch.Tools()...))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,7 +1,7 @@
 // Package files provides the model-facing file tools: read, write and edit.
 //
 //	loop, err := agent.New(
-//		agent.WithFileSystem(fsys),
+//		agent.WithStores(agent.Stores{Files: fsys}),
 //		agent.WithTools(files.Read(), files.Write(), files.Edit()),
 //		...
 //	)

@@ -28,7 +28,7 @@ type rig struct {
 	t    *testing.T
 	fsys fs.FileSystem
 	env  *tools.Env
-	out  *spill.Memory
+	out  spill.Store
 	reg  *tools.Registry
 	n    int
 }

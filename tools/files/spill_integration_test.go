@@ -71,9 +71,9 @@ func TestSpillHintWorks(t *testing.T) {
 	require.NoError(t, err)
 	spilling, err := spill.Middleware()
 	require.NoError(t, err)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithFileSystem(fsys),
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
 		agent.WithTools(append(files.Tools(), noisy)...),
-		agent.WithOutputStore(store), agent.WithMiddleware(spilling))
+		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(ctx, session.Header{})

@@ -26,7 +26,7 @@
 // first frame is kept.
 //
 // [ReadImage] returns the read_image tool built on it. The host registers
-// it only together with an attachment store (agent.WithAttachments), where
+// it only together with an attachment store (agent.Stores.Attachments), where
 // each image is kept content-addressed so the session log holds a
 // reference, never the bytes. A call is refused before any I/O when the
 // extension is not an image's or when the session's model does not declare

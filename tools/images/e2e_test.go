@@ -55,9 +55,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityImage}})
 	loop, err := agent.New(
 		agent.WithModel(seeing),
-		agent.WithFileSystem(local),
-		agent.WithSessionStore(store),
-		agent.WithAttachments(att),
+		agent.WithStores(agent.Stores{Files: local, Sessions: store, Attachments: att}),
 		agent.WithTools(images.ReadImage()),
 	)
 	require.NoError(t, err)

@@ -57,7 +57,7 @@ type readImageArgs struct {
 //
 //	att := attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))
 //	loop, err := agent.New(
-//		agent.WithAttachments(att),
+//		agent.WithStores(agent.Stores{Attachments: att}),
 //		agent.WithTools(images.ReadImage()),
 //		...
 //	)
@@ -126,7 +126,7 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 	}
 	if env.Attachments == nil {
 		return nil, &harness.Error{Code: codeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
-			"(the program must pass agent.WithAttachments). Do not retry; inspect the file another way."}
+			"(the program must pass agent.Stores.Attachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "read_image has no file system in this session, so it cannot read files."}

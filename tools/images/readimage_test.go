@@ -243,7 +243,7 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 	}{
 		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.Code("image_input_unsupported"), "Switch to an image-capable model"},
 		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.Code("image_input_unsupported"), "does not declare"},
-		{"no attachment store", nil, false, "a.png", harness.Code("no_attachment_store"), "agent.WithAttachments"},
+		{"no attachment store", nil, false, "a.png", harness.Code("no_attachment_store"), "agent.Stores.Attachments"},
 		{"not an image name", nil, true, "a.txt", harness.Code("unsupported_image_type"), "Use read for text files"},
 		{"no extension", nil, true, "Makefile", harness.Code("unsupported_image_type"), "no extension"},
 		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},

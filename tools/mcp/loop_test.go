@@ -50,7 +50,7 @@ func TestThroughTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "mcp__test__zebra", map[string]any{})),
 		replay.Response{Text: "done"},
 	)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithOutputStore(store), agent.WithMiddleware(spilling))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set), agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

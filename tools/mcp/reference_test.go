@@ -116,7 +116,7 @@ func TestReferenceServers(t *testing.T) {
 		replay.Call(replay.ToolCall("c7", "mcp_read_resource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/architecture.md"})),
 		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "seeing", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
-	loop, err := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithAttachments(attachments.NewMemory()))
+	loop, err := agent.New(agent.WithModel(scripted), agent.WithTools(ts...), agent.WithStores(agent.Stores{Attachments: attachments.NewMemory()}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

@@ -299,7 +299,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 	leakcheck.Check(t)
 	store := session.NewJSONL(t.TempDir())
 	ctx := context.Background()
-	loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "noted"})), agent.WithSessionStore(store))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "noted"})), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	first, err := loop.NewSession(ctx, session.Header{Cwd: "/home/u/proj"})
 	require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("s1", "session_search", map[string]any{"query": "xylophone-42"})),
 		replay.Response{Text: "found it"},
 	)
-	loop, err = agent.New(agent.WithModel(model), agent.WithSessionStore(store), agent.WithTools(sessiontools.Tools(store)...))
+	loop, err = agent.New(agent.WithModel(model), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(sessiontools.Tools(store)...))
 	require.NoError(t, err)
 	defer loop.Close()
 	second, err := loop.NewSession(ctx, session.Header{Cwd: "/home/u/proj"})

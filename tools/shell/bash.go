@@ -61,14 +61,14 @@ func Bash(opts ...Option) tools.Tool {
 	}), b.cfg.err)
 }
 
-// BashWithJobs returns the bash tool with a run_in_background argument,
+// bashWithJobs returns the bash tool with a run_in_background argument,
 // and the two tools that go with it: bash_output(job_id, wait_ms?), which
 // returns what a job printed since the last look, and bash_kill(job_id),
 // which stops a job. Background jobs have no timeout; an agent session
 // keeps a bounded number of them, and all are stopped (every process
 // they started) when the session closes. Register these instead of
 // Bash, not beside it: both tools are named bash.
-func BashWithJobs(opts ...Option) []tools.Tool {
+func bashWithJobs(opts ...Option) []tools.Tool {
 	cfg := newConfig(opts)
 	b := &bashTool{cfg: cfg, jobs: &jobsKey{}}
 	bash := tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
@@ -80,12 +80,24 @@ func BashWithJobs(opts ...Option) []tools.Tool {
 	return checkAll(cfg, bash, b.outputTool(), b.killTool())
 }
 
-// Tools returns every shell tool: bash with background jobs, bash_output
-// and bash_kill (see BashWithJobs), and the persistent shell tools
-// shell_open, shell_send, shell_read and shell_close (see Sessions), all
-// configured by opts.
+// Tools returns every shell tool, all configured by opts: bash with a
+// run_in_background argument, with bash_output(job_id, wait_ms?), which
+// returns what a background job printed since the last look, and
+// bash_kill(job_id), which stops a job; and the persistent shell tools
+// shell_open, shell_send, shell_read and shell_close (see the package
+// documentation). Background jobs have no timeout; an agent session keeps
+// a bounded number of them, and all are stopped (every process they
+// started) when the session closes.
+//
+// A host that wants only some of them keeps those by name; without
+// persistent shells, for instance:
+//
+//	slices.DeleteFunc(shell.Tools(), func(t tools.Tool) bool { return strings.HasPrefix(t.Spec().Name, "shell_") })
+//
+// Register Tools' bash instead of [Bash], not beside it: both are named
+// bash.
 func Tools(opts ...Option) []tools.Tool {
-	return append(BashWithJobs(opts...), Sessions(opts...)...)
+	return append(bashWithJobs(opts...), sessions(opts...)...)
 }
 
 // checkAll makes each tool report the configuration's option errors.

@@ -21,7 +21,7 @@ import (
 )
 
 func TestBashSpecs(t *testing.T) {
-	for _, ts := range [][]tools.Tool{{Bash()}, BashWithJobs(), Sessions(), Tools()} {
+	for _, ts := range [][]tools.Tool{{Bash()}, bashWithJobs(), sessions(), Tools()} {
 		reg, err := tools.NewRegistry(ts...)
 		require.NoError(t, err)
 		for _, s := range reg.Specs() {
@@ -37,8 +37,8 @@ func TestBashSpecs(t *testing.T) {
 	assert.Contains(t, spec.Description, "directory the command ran in")
 	assert.Greater(t, spec.Deadline, defaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
-	assert.Contains(t, string(BashWithJobs()[0].Spec().InputSchema), "run_in_background")
-	for _, s := range Sessions() {
+	assert.Contains(t, string(bashWithJobs()[0].Spec().InputSchema), "run_in_background")
+	for _, s := range sessions() {
 		d := s.Spec().Description
 		if s.Spec().Name == "shell_open" {
 			assert.Contains(t, d, "fixed when it opens")
@@ -97,8 +97,10 @@ func TestBashEnvironment(t *testing.T) {
 	rc := filepath.Join(env.Cwd, "rc")
 	require.NoError(t, os.WriteFile(rc, []byte("echo SOURCED\n"), 0o644))
 	tool := Bash(
-		WithBaseEnv([]string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"}),
-		WithEnv("EXTRA=1", "TERM=xterm-override"),
+		WithProcess(Process{
+			BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"},
+			Env:     []string{"EXTRA=1", "TERM=xterm-override"},
+		}),
 	)
 	res := run(t, context.Background(), tool, env, map[string]any{
 		"command": `echo "$PAGER|$GIT_PAGER|$TERM|$NO_COLOR|$GIT_EDITOR|$EDITOR|$GIT_TERMINAL_PROMPT|$KEEP|$EXTRA|${BASH_ENV-unset}"; shopt -q login_shell || echo not-login; [[ $- == *i* ]] || echo not-interactive`,
@@ -145,11 +147,11 @@ func TestBashWorkdir(t *testing.T) {
 		for _, cwd := range []string{"", "/"} {
 			e := *env
 			e.FS, e.Cwd = nil, cwd
-			for _, tool := range []tools.Tool{Bash(), BashWithJobs()[0]} {
+			for _, tool := range []tools.Tool{Bash(), bashWithJobs()[0]} {
 				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
 				assert.Equal(t, codeBadWorkdir, res.Code)
-				assert.Contains(t, res.Text(), "agent.WithFileSystem")
+				assert.Contains(t, res.Text(), "agent.Stores.Files")
 				assert.Contains(t, res.Text(), "session.Header.Cwd")
 			}
 		}
@@ -234,9 +236,8 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 		{WithLimits(Limits{Saved: -1}), "limits must not be negative"},
 		{WithLimits(Limits{Shells: -1}), "limits must not be negative"},
 		{WithLimits(Limits{Jobs: -1}), "limits must not be negative"},
-		{WithShell(""), "WithShell"},
-		{WithEnv("NOEQUALS"), `WithEnv("NOEQUALS")`},
-		{WithEnv("=x"), `WithEnv("=x")`},
+		{WithProcess(Process{Env: []string{"NOEQUALS"}}), `Process.Env entry "NOEQUALS"`},
+		{WithProcess(Process{Env: []string{"=x"}}), `Process.Env entry "=x"`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			for _, tool := range Tools(tc.opt) {
@@ -411,12 +412,12 @@ func maxU(a, b uint64) uint64 {
 func TestBashSandbox(t *testing.T) {
 	env := testEnv(t)
 	sb := &envSandbox{}
-	res := run(t, context.Background(), Bash(WithSandbox(sb)), env, map[string]any{"command": "echo $SANDBOXED"})
+	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo $SANDBOXED"})
 	require.False(t, res.IsError, res.Text())
 	assert.True(t, strings.HasPrefix(res.Text(), "yes\n"), res.Text())
 	assert.Equal(t, env.Cwd, sb.dir)
 
-	res = run(t, context.Background(), Bash(WithSandbox(&envSandbox{deny: true})), env, map[string]any{"command": "echo hi"})
+	res = run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{deny: true}})), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
 	assert.Equal(t, codeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
@@ -440,7 +441,7 @@ func (s *envSandbox) Describe() string { return "env marker" }
 
 func TestBashMissingShell(t *testing.T) {
 	env := testEnv(t)
-	res := run(t, context.Background(), Bash(WithShell("no-such-bash-here")), env, map[string]any{"command": "true"})
+	res := run(t, context.Background(), Bash(WithProcess(Process{Shell: "no-such-bash-here"})), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
 	assert.Equal(t, codeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")

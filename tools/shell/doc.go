@@ -13,10 +13,11 @@
 // arrives, to the session's output store (tools.Env.Output), so a command
 // that prints gigabytes costs little memory and the model gets the tail
 // and a spill:// locator the read tool can page through. A non-zero exit
-// status is an ordinary result. [BashWithJobs] adds run_in_background and
-// the bash_output and bash_kill tools.
+// status is an ordinary result. [Tools] returns every shell tool: bash
+// with run_in_background and the bash_output and bash_kill tools, and
+// the persistent shells below; a host keeps the ones it wants by name.
 //
-// [Sessions] returns shell_open, shell_send, shell_read and shell_close:
+// The persistent shells are shell_open, shell_send, shell_read and shell_close:
 // long-lived bash processes over pipes, without a terminal and without
 // native dependencies, so that the current directory, variables,
 // functions and background processes persist between commands. Each
@@ -84,11 +85,11 @@
 // # Sandbox
 //
 // [Bubblewrap] confines commands on Linux with bubblewrap (bwrap): the
-// root file system read-only, a private /tmp, the workspace writable in
-// workspace-write mode (read-only in read-only mode), no network unless
-// allowed (a network namespace with only a loopback device of its own),
-// and a PID namespace of its own that dies with its parent. Full-access
-// mode confines nothing and says so. When bwrap is missing or cannot
+// root file system read-only, a private /tmp, the workspace writable
+// (read-only with ReadOnly), no network unless allowed (a network
+// namespace with only a loopback device of its own), and a PID namespace
+// of its own that dies with its parent. Without a sandbox (Process.Sandbox)
+// commands run unconfined, and the log says so. When bwrap is missing or cannot
 // make its namespaces, Bubblewrap fails with harness.CodeSandboxUnavailable
 // and a plain message; the host chooses to refuse commands or to run them
 // unconfined. The sandbox in force is recorded in the session log: by

@@ -153,7 +153,7 @@ func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if env.FS == nil && (env.Cwd == "" || env.Cwd == "/") {
 		return "", "", &harness.Error{Code: codeBadWorkdir,
 			Message: "Commands cannot run: the host configured neither a file system nor a working directory, so there is no directory to run them in (they are not run in /). " +
-				"The host must configure one: agent.WithFileSystem(fslocal.New(workspace)), or a session working directory (session.Header.Cwd in agent.Loop.NewSession) for commands without file tools."}
+				"The host must configure one: agent.Stores.Files (an fslocal.New(workspace)), or a session working directory (session.Header.Cwd in agent.Loop.NewSession) for commands without file tools."}
 	}
 	cwd := env.Cwd
 	if cwd == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -41,7 +42,9 @@ func ExampleBash() {
 	// false 3
 }
 
-func ExampleSessions() {
+// The persistent shells, picked out of Tools by name: cwd and variables
+// persist between commands.
+func ExampleTools() {
 	tmp, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(tmp)
 	dir, _ := filepath.EvalSymlinks(tmp)
@@ -50,7 +53,7 @@ func ExampleSessions() {
 	// Closing the session state closes every shell it opened.
 	defer env.State.Close()
 
-	ts := shell.Sessions()
+	ts := slices.DeleteFunc(shell.Tools(), func(t tools.Tool) bool { return !strings.HasPrefix(t.Spec().Name, "shell_") })
 	open, send := ts[0], ts[1]
 	call(open, env, map[string]any{})
 	call(send, env, map[string]any{"session_id": "sh1", "command": "cd project && export STAGE=test"})

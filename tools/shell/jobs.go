@@ -14,7 +14,7 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// jobsKey is the State key of one BashWithJobs tool set's job table.
+// jobsKey is the State key of one bashWithJobs tool set's job table.
 type jobsKey struct{}
 
 // jobTable holds an agent session's background jobs. Closing it stops

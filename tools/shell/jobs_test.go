@@ -23,7 +23,7 @@ type jobKit struct {
 	bash, output, kil tools.Tool
 }
 
-// newJobKit builds the tools as BashWithJobs does, keeping the tool
+// newJobKit builds the tools as bashWithJobs does, keeping the tool
 // value so that tests can look at the job table.
 func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
 	b := &bashTool{cfg: newConfig(opts), jobs: &jobsKey{}}

@@ -135,52 +135,54 @@ func (c *config) fail(format string, args ...any) {
 	c.err = errors.Join(c.err, toolexec.OptionError(format, args...))
 }
 
-// WithShell sets the bash executable: a path, or a name looked up in PATH
-// when a command starts. The default is "bash". The tools rely on bash
-// syntax; another shell will not work. An empty path is an error.
-func WithShell(path string) Option {
-	return func(c *config) {
-		if path == "" {
-			c.fail("shell: WithShell(\"\"): give the bash executable's path or name")
-			return
-		}
-		c.shell = path
-	}
+// Process is how the shell tools start the processes they run, for
+// [WithProcess]. A zero field keeps its default, or what an earlier
+// WithProcess set; an invalid value is an error.
+type Process struct {
+	// Shell is the bash executable: a path, or a name looked up in PATH
+	// when a command starts ("bash"). The tools rely on bash syntax;
+	// another shell will not work.
+	Shell string
+	// BaseEnv, when not nil, replaces the inherited environment (the
+	// program's own). An empty, non-nil slice starts from nothing but the
+	// forced non-interactive settings and Env.
+	BaseEnv []string
+	// Env adds environment variables ("NAME=value") to every process,
+	// after those of an earlier WithProcess. They override inherited
+	// variables and the non-interactive settings the tools force
+	// otherwise (PAGER, TERM, ...). An entry without a name and "=" is an
+	// error.
+	Env []string
+	// Sandbox, when set, confines every command. A persistent shell
+	// applies the sandbox when it opens and keeps what it got until it
+	// closes, even if the sandbox would answer differently later. Without
+	// one, commands run unconfined, and the session log says so.
+	Sandbox Sandbox
 }
 
-// WithEnv adds environment variables ("NAME=value") to every process the
-// tools start. They override inherited variables and the non-interactive
-// settings the tools force otherwise (PAGER, TERM, ...). An entry without
-// a name and "=" is an error.
-func WithEnv(vars ...string) Option {
+// WithProcess sets how the tools start processes: which bash, with which
+// environment, under which sandbox. See Process.
+func WithProcess(p Process) Option {
 	return func(c *config) {
-		for _, v := range vars {
+		for _, v := range p.Env {
 			if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
-				c.fail("shell: WithEnv(%q): an entry has the form NAME=value", v)
+				c.fail("shell: WithProcess: Process.Env entry %q: an entry has the form NAME=value", v)
 				return
 			}
 		}
-		c.env = append(c.env, vars...)
-	}
-}
-
-// WithBaseEnv replaces the inherited environment (the program's own, by
-// default) with env. Pass an empty, non-nil slice to start from nothing
-// but the forced non-interactive settings and WithEnv.
-func WithBaseEnv(env []string) Option {
-	return func(c *config) {
-		c.baseEnv = slices.Clone(env)
-		if c.baseEnv == nil {
-			c.baseEnv = []string{}
+		if p.Shell != "" {
+			c.shell = p.Shell
 		}
-		c.baseEnvSet = true
+		if p.BaseEnv != nil {
+			c.baseEnv = slices.Clone(p.BaseEnv)
+			c.baseEnvSet = true
+		}
+		c.env = append(c.env, p.Env...)
+		if p.Sandbox != nil {
+			c.sandbox = p.Sandbox
+		}
 	}
 }
-
-// WithSandbox runs every command under s. A persistent shell applies the
-// sandbox when it opens and keeps what it got until it closes, even if s
-// would answer differently later.
-func WithSandbox(s Sandbox) Option { return func(c *config) { c.sandbox = s } }
 
 // Timeouts are the time bounds of the shell tools, for [WithTimeouts]. A
 // zero field keeps its default; a negative one is an error.

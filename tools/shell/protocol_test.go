@@ -283,7 +283,7 @@ func (warnSandbox) Describe() string { return "warns" }
 // is shown by shell_open.
 func TestProtocolStartupMessagesShown(t *testing.T) {
 	env := testEnv(t)
-	k := newKit(t, env, WithSandbox(warnSandbox{}))
+	k := newKit(t, env, WithProcess(Process{Sandbox: warnSandbox{}}))
 	res := run(t, context.Background(), k.open, env, map[string]any{})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "sandbox: a warning\nno newline")

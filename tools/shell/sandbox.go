@@ -15,41 +15,15 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// SandboxMode says what sandboxed commands may change. [Bubblewrap]
-// refuses any other value than these three (harness.CodeInvalidOption).
-type SandboxMode string
-
-// Sandbox modes.
-const (
-	// SandboxReadOnly: the whole file system is read-only but a private
-	// temporary directory.
-	SandboxReadOnly SandboxMode = "read-only"
-	// SandboxWorkspaceWrite: the workspace and a private temporary
-	// directory are writable, the rest read-only.
-	SandboxWorkspaceWrite SandboxMode = "workspace-write"
-	// SandboxFullAccess: no sandbox; commands reach what the OS user can.
-	SandboxFullAccess SandboxMode = "full-access"
-)
-
-// checkSandboxMode refuses a mode other than read-only, workspace-write
-// and full-access with an error matching harness.CodeInvalidOption.
-func checkSandboxMode(s string) (SandboxMode, error) {
-	switch m := SandboxMode(s); m {
-	case SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess:
-		return m, nil
-	}
-	return "", &harness.Error{Code: harness.CodeInvalidOption,
-		Message: fmt.Sprintf("shell: unknown sandbox mode %q: use read-only, workspace-write or full-access", s)}
-}
-
 // BubblewrapConfig configures the bubblewrap sandbox.
 type BubblewrapConfig struct {
-	// Mode is what commands may change (SandboxWorkspaceWrite unless
-	// set).
-	Mode SandboxMode
-	// Workspace is the OS directory commands may write in
-	// workspace-write mode (they may read it in every mode). It is
-	// required unless Mode is full-access.
+	// ReadOnly keeps the workspace read-only too, so that commands can
+	// change nothing but a private temporary directory and Writable.
+	// Without it commands may write in the workspace, and the rest is
+	// read-only.
+	ReadOnly bool
+	// Workspace is the OS directory commands may write in (they may read
+	// it in either mode). It is required.
 	Workspace string
 	// Network lets commands use the network; off, they get a network
 	// namespace of their own with nothing but a loopback device.
@@ -64,11 +38,11 @@ type BubblewrapConfig struct {
 
 // Bubblewrap returns a Sandbox that runs every command under bubblewrap
 // (bwrap, Linux): the root file system read-only, /dev and /proc of
-// their own, a private /tmp, the workspace writable in workspace-write
-// mode, no network unless allowed, and a PID namespace of their own that
-// dies with its parent, so nothing a command starts outlives it.
-// Full-access mode returns a Sandbox that confines nothing and says so.
-// A command's directory must be visible inside: the workspace, or a
+// their own, a private /tmp, the workspace writable unless ReadOnly, no
+// network unless allowed, and a PID namespace of their own that dies with
+// its parent, so nothing a command starts outlives it. For full access,
+// configure no sandbox: the tools then run commands unconfined and record
+// that they do. A command's directory must be visible inside: the workspace, or a
 // directory outside the host's /tmp (which the private one hides).
 //
 // It starts bwrap once to check that it works. When it is missing or
@@ -77,15 +51,6 @@ type BubblewrapConfig struct {
 // host chooses then whether to refuse commands or to run them unconfined
 // (and should say which).
 func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
-	if cfg.Mode == "" {
-		cfg.Mode = SandboxWorkspaceWrite
-	}
-	if _, err := checkSandboxMode(string(cfg.Mode)); err != nil {
-		return nil, err
-	}
-	if cfg.Mode == SandboxFullAccess {
-		return unconfined{}, nil
-	}
 	if cfg.Workspace == "" || !filepath.IsAbs(cfg.Workspace) {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption,
 			Message: fmt.Sprintf("shell: Bubblewrap: the workspace %q must be an absolute OS directory", cfg.Workspace)}
@@ -150,7 +115,7 @@ func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
 	}
 	out = append(out, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp")
 	ws := filepath.Clean(b.cfg.Workspace)
-	if b.cfg.Mode == SandboxWorkspaceWrite {
+	if !b.cfg.ReadOnly {
 		out = append(out, "--bind", ws, ws)
 	} else {
 		out = append(out, "--ro-bind", ws, ws) // it may lie below /tmp
@@ -168,8 +133,12 @@ func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
 // Describe implements Sandbox.
 func (b *bubblewrap) Describe() string {
 	var parts []string
-	parts = append(parts, "bubblewrap "+string(b.cfg.Mode)+": root read-only")
-	if b.cfg.Mode == SandboxWorkspaceWrite {
+	mode := "workspace-write"
+	if b.cfg.ReadOnly {
+		mode = "read-only"
+	}
+	parts = append(parts, "bubblewrap "+mode+": root read-only")
+	if !b.cfg.ReadOnly {
 		parts = append(parts, "workspace "+b.cfg.Workspace+" writable")
 	} else {
 		parts = append(parts, "workspace "+b.cfg.Workspace+" read-only")
@@ -186,12 +155,6 @@ func (b *bubblewrap) Describe() string {
 	parts = append(parts, "own pid namespace")
 	return strings.Join(parts, ", ")
 }
-
-// unconfined is full access: it wraps nothing.
-type unconfined struct{}
-
-func (unconfined) Wrap(argv []string, dir string) ([]string, error) { return argv, nil }
-func (unconfined) Describe() string                                 { return "full access: no sandbox" }
 
 // sandboxRecord is what the session log keeps of the sandbox in force.
 type sandboxRecord struct {

@@ -28,9 +28,9 @@ func needBwrap(t testing.TB) {
 	}
 }
 
-func sandboxed(t testing.TB, ws string, mode SandboxMode, network bool) Sandbox {
+func sandboxed(t testing.TB, ws string, readOnly, network bool) Sandbox {
 	t.Helper()
-	sb, err := Bubblewrap(BubblewrapConfig{Mode: mode, Workspace: ws, Network: network})
+	sb, err := Bubblewrap(BubblewrapConfig{ReadOnly: readOnly, Workspace: ws, Network: network})
 	require.NoError(t, err)
 	return sb
 }
@@ -43,11 +43,8 @@ func TestBubblewrapMissing(t *testing.T) {
 
 	_, err = Bubblewrap(BubblewrapConfig{Workspace: "relative"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
-	_, err = Bubblewrap(BubblewrapConfig{Mode: "yolo", Workspace: "/ws"})
-	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
-	sb, err := Bubblewrap(BubblewrapConfig{Mode: SandboxFullAccess})
-	require.NoError(t, err)
-	assert.Equal(t, "full access: no sandbox", sb.Describe())
+	_, err = Bubblewrap(BubblewrapConfig{})
+	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), "the workspace is required")
 }
 
 func TestBubblewrapConfinesBash(t *testing.T) {
@@ -57,9 +54,9 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 	outsideDir := t.TempDir()
 	outside := filepath.Join(outsideDir, "keep.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("original"), 0o644))
-	sb := sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)
+	sb := sandboxed(t, env.Cwd, false, false)
 	assert.Contains(t, sb.Describe(), "network off")
-	tool := Bash(WithSandbox(sb))
+	tool := Bash(WithProcess(Process{Sandbox: sb}))
 	ctx := context.Background()
 
 	cases := []struct {
@@ -104,7 +101,7 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 	assert.Equal(t, "sandbox", rec[0].name)
 	assert.Contains(t, string(rec[0].data), "bubblewrap workspace-write")
 
-	ro := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxReadOnly, false)))
+	ro := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, true, false)}))
 	res := run(t, ctx, ro, env, map[string]any{"command": "echo x > ro.txt"})
 	assert.Contains(t, res.Text(), "Read-only file system")
 	assert.NoFileExists(t, filepath.Join(env.Cwd, "ro.txt"))
@@ -130,12 +127,12 @@ func TestBubblewrapNetwork(t *testing.T) {
 	cmd := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port)
 	ctx := context.Background()
 
-	off := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)))
+	off := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}))
 	res := run(t, ctx, off, env, map[string]any{"command": cmd})
 	assert.NotContains(t, res.Text(), "hello from the host")
 	assert.NotEqual(t, 0, *res.Render.Terminal.ExitCode, res.Text())
 
-	on := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxWorkspaceWrite, true)))
+	on := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, true)}))
 	res = run(t, ctx, on, env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "hello from the host")
 }
@@ -145,7 +142,7 @@ func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	leakcheck.Check(t)
 	env := testEnv(t)
 	tag := sleepTag(t)
-	tool := Bash(WithSandbox(sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)), WithTimeouts(Timeouts{KillGrace: defaultKillGrace / 6}))
+	tool := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}), WithTimeouts(Timeouts{KillGrace: defaultKillGrace / 6}))
 	res := run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & sleep 30", "timeout_ms": 1500})
 	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
 	requireNoTagged(t, tag)
@@ -155,8 +152,8 @@ func TestBubblewrapPersistentShell(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)
 	env := testEnv(t)
-	sb := sandboxed(t, env.Cwd, SandboxWorkspaceWrite, false)
-	k := newKit(t, env, WithSandbox(sb))
+	sb := sandboxed(t, env.Cwd, false, false)
+	k := newKit(t, env, WithProcess(Process{Sandbox: sb}))
 	id, _ := k.openShell(nil)
 	res := k.do(id, "cd sub 2>/dev/null; X=kept; echo w > f.txt; echo $X")
 	require.False(t, res.IsError, res.Text())

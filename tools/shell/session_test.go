@@ -285,7 +285,7 @@ func TestSessionKilledShell(t *testing.T) {
 func TestSessionOpenRecordsSettings(t *testing.T) {
 	env := testEnv(t)
 	rec := recordsOf(t, env)
-	k := newKit(t, env, WithSandbox(&envSandbox{}), WithEnv("EXTRA=1"), WithTimeouts(Timeouts{Idle: time.Hour}))
+	k := newKit(t, env, WithProcess(Process{Sandbox: &envSandbox{}}), WithProcess(Process{Env: []string{"EXTRA=1"}}), WithTimeouts(Timeouts{Idle: time.Hour}))
 	id, pid := k.openShell(nil)
 	res := k.do(id, "echo $SANDBOXED $EXTRA $PAGER")
 	assert.True(t, strings.HasPrefix(res.Text(), "yes 1 cat\n"), res.Text())
@@ -323,11 +323,11 @@ func TestSessionOpenErrors(t *testing.T) {
 	res = run(t, context.Background(), k.open, env, map[string]any{"cwd": "/"})
 	assert.Equal(t, codeBadWorkdir, res.Code, "cwd is confined to the root")
 
-	k2 := newKit(t, env, WithSandbox(&envSandbox{deny: true}))
+	k2 := newKit(t, env, WithProcess(Process{Sandbox: &envSandbox{deny: true}}))
 	res = run(t, context.Background(), k2.open, env, map[string]any{})
 	assert.Equal(t, codeSandboxDenied, res.Code)
 
-	k3 := newKit(t, env, WithShell("false"))
+	k3 := newKit(t, env, WithProcess(Process{Shell: "false"}))
 	res = run(t, context.Background(), k3.open, env, map[string]any{})
 	require.True(t, res.IsError)
 	assert.Equal(t, codeNoShell, res.Code)

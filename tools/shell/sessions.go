@@ -12,7 +12,7 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// sessionsKey is the State key of one Sessions tool set's shell table.
+// sessionsKey is the State key of one sessions tool set's shell table.
 type sessionsKey struct{}
 
 type openArgs struct {
@@ -34,7 +34,7 @@ type closeArgs struct {
 	SessionID string `json:"session_id" jsonschema:"The id of the shell to close."`
 }
 
-// Sessions returns the persistent shell tools: shell_open(cwd?),
+// sessions returns the persistent shell tools: shell_open(cwd?),
 // shell_send(session_id, command, wait_ms?), shell_read(session_id,
 // wait_ms?) and shell_close(session_id).
 //
@@ -58,7 +58,7 @@ type closeArgs struct {
 // the loop closes. Each shell runs in a PID namespace of its own where
 // the system allows it (see the package documentation). The environment and the sandbox are fixed when a shell opens
 // and recorded in the session log as a "shell_open" record.
-func Sessions(opts ...Option) []tools.Tool {
+func sessions(opts ...Option) []tools.Tool {
 	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
 	return checkAll(s.cfg, s.openTool(), s.sendTool(), s.readTool(), s.closeTool())
 }

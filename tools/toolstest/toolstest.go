@@ -34,7 +34,7 @@ type Env struct {
 	// (FS.Root()), the working directory.
 	FS fstest.MemFS
 	// Output is Env.Output: an in-memory output store (spill).
-	Output *spill.Memory
+	Output spill.Store
 	// Attachments is Env.Attachments: an in-memory attachment store.
 	Attachments *attachments.Store
 

@@ -39,7 +39,7 @@ func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
 
 	b.Run("plain_loop", func(b *testing.B) {
-		loop, err := agent.New(agent.WithModel(m), agent.WithTools(effect.Tool(effects)), agent.WithSessionStore(store))
+		loop, err := agent.New(agent.WithModel(m), agent.WithTools(effect.Tool(effects)), agent.WithStores(agent.Stores{Sessions: store}))
 		require.NoError(b, err)
 		defer loop.Close()
 		for b.Loop() {

@@ -274,7 +274,7 @@ func TestWorkflowTurn(t *testing.T) {
 
 	// The log is an ordinary session log: the plain loop resumes it with
 	// nothing to repair and goes on with a third turn.
-	loop, err := agent.New(agent.WithModel(f.acts.Model), agent.WithTools(effect.Tool(f.effects)), agent.WithSessionStore(f.store))
+	loop, err := agent.New(agent.WithModel(f.acts.Model), agent.WithTools(effect.Tool(f.effects)), agent.WithStores(agent.Stores{Sessions: f.store}))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.ResumeSession(context.Background(), "s1")
