@@ -83,8 +83,8 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as the bearer token; it may be empty for endpoints
 	// that need none (DeepSeek's own API needs one). It never appears in
-	// the model's errors or log records; the Config holds it in the
-	// clear, so do not print or log a Config.
+	// the model's errors or log records, and printing or logging the
+	// Config (fmt, slog) shows "[redacted]" in its place.
 	APIKey string
 	// Model is the provider's model id, such as "deepseek-flash".
 	Model string
@@ -499,4 +499,27 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{BaseURL: base, APIKey: key, Model: model, Dialect: dialect}, nil
 	}
 	return Config{}, errNoKey()
+}
+
+// Format prints the Config with its API key replaced by "[redacted]"
+// (or left empty when there is none), for every verb and flag fmt
+// knows, so a Config printed by mistake does not leak its key.
+func (c Config) Format(f fmt.State, verb rune) {
+	type plain Config // the same fields, without this method
+	p := plain(c)
+	if p.APIKey != "" {
+		p.APIKey = "[redacted]"
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), p)
+}
+
+// LogValue logs the Config's endpoint, model and dialect, and whether it
+// has an API key, never the key itself.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("base_url", c.BaseURL),
+		slog.String("model", c.Model),
+		slog.String("dialect", string(c.Dialect)),
+		slog.Bool("api_key_set", c.APIKey != ""),
+	)
 }
