@@ -204,7 +204,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	if err != nil {
 		return nil, err
 	}
-	s.cost = logCost(l.cfg.prices, tr.Events)
+	s.usage, s.cost = logSpend(l.cfg.prices, tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())

@@ -88,7 +88,7 @@ func (t *turn) notify(ev Event) {
 func (t *turn) price(modelName string, u harness.Usage) float64 {
 	c, _ := t.l.cfg.prices.Cost(modelName, u, time.Now())
 	t.cost += c
-	t.s.addCost(c)
+	t.s.spend(u, c)
 	return c
 }
 
@@ -102,24 +102,35 @@ func (s *Session) Cost() float64 {
 	return s.cost
 }
 
-func (s *Session) addCost(c float64) {
+// spend adds the usage and the cost of model calls to the session's.
+func (s *Session) spend(u harness.Usage, c float64) {
 	s.logMu.Lock()
+	s.usage.Add(u)
 	s.cost += c
 	s.logMu.Unlock()
 }
 
-// logCost is the cost of the model calls in a loaded log.
-func logCost(prices *pricing.Table, events []session.Event) float64 {
-	if prices == nil {
-		return 0
+// logSpend is the token usage and the cost of every model call in a
+// loaded log: the session's own, its compactions' summarizing calls and
+// its sub-agents' (recorded in the parent's log as they end). The cost is
+// 0 without a price table.
+func logSpend(prices *pricing.Table, events []session.Event) (harness.Usage, float64) {
+	var (
+		usage harness.Usage
+		cost  float64
+	)
+	count := func(modelName string, u harness.Usage, at time.Time) {
+		usage.Add(u)
+		if prices != nil {
+			c, _ := prices.Cost(modelName, u, at)
+			cost += c
+		}
 	}
-	var sum float64
 	for _, ev := range events {
 		switch p := ev.Data.(type) {
 		case *session.AssistantMessage:
 			if p.Usage != nil {
-				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
-				sum += c
+				count(p.Model, *p.Usage, ev.Time)
 			}
 		case *session.ToolRecord:
 			// A sub-agent's model calls, priced when they were made.
@@ -131,18 +142,16 @@ func logCost(prices *pricing.Table, events []session.Event) float64 {
 				continue
 			}
 			for _, c := range rec.Calls {
-				cost, _ := prices.Cost(c.Model, c.Usage, c.Time)
-				sum += cost
+				count(c.Model, c.Usage, c.Time)
 			}
 		case *session.Compacted:
 			// The summarizing call is a model call too.
 			if p.Usage != nil {
-				c, _ := prices.Cost(p.Model, *p.Usage, ev.Time)
-				sum += c
+				count(p.Model, *p.Usage, ev.Time)
 			}
 		}
 	}
-	return sum
+	return usage, cost
 }
 
 // chainModel wraps m in mws, mws[0] the outermost: it sees the request

@@ -28,7 +28,11 @@ type Session struct {
 	// logMu keeps the history in log order.
 	logMu sync.Mutex
 	hist  *session.History
-	cost  float64 // what the logged model calls cost, by the loop's prices
+	// usage and cost are what the logged model calls used and cost (by
+	// the loop's prices): the session's own, its compactions' and its
+	// sub-agents'.
+	usage harness.Usage
+	cost  float64
 
 	chain chainCache // used by the running turn only
 	est   estimator  // used by the running turn only
@@ -70,11 +74,14 @@ func (s *Session) Messages() []harness.Message {
 	return s.hist.Messages()
 }
 
-// Usage returns the token usage of the session's logged model calls.
+// Usage returns the token usage of the session's logged model calls:
+// its own steps', its compactions' summarizing calls and its sub-agents'
+// (the calls Cost prices). It is derived from the log when resumed and
+// summed as turns run, so it equals the sum of its turns' TurnEnd.Usage.
 func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	return s.hist.Usage()
+	return s.usage
 }
 
 // Model returns the model the session calls.

@@ -120,6 +120,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	wantCost := (float64(100+200+1000+2000+3000+4000)*1 + float64(10+20+1+2+3+4)*10) / 1e6
 	assert.InDelta(t, wantCost, end.Cost, 1e-12, "the children's cost adds to the parent's turn")
 	assert.InDelta(t, wantCost, s.Cost(), 1e-12, "and to the parent's session")
+	assert.Equal(t, end.Usage, s.Usage(), "the parent's session counts its children's tokens, as its cost counts their calls")
 
 	// The host sees the children's events tagged with their session ids.
 	subs := ofType[*agent.SubAgentEvent](evs)
@@ -175,6 +176,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 	r, err := loop2.ResumeSession(context.Background(), id)
 	require.NoError(t, err)
 	assert.InDelta(t, wantCost, r.Cost(), 1e-12, "a resumed parent counts its children's model calls")
+	assert.Equal(t, end.Usage, r.Usage(), "and their tokens")
 	require.NoError(t, r.Close())
 }
 

@@ -218,7 +218,7 @@ func (t *turn) finish(reason string, err error) {
 	// The children's model calls were priced in their own sessions; they
 	// count in the parent's turn and session as well.
 	t.cost += childCost
-	t.s.addCost(childCost)
+	t.s.spend(childUsage, childCost)
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
