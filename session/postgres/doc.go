@@ -2,7 +2,7 @@
 // run sessions on many machines: a session started on one worker resumes
 // on any other that reaches the database.
 //
-// A [Store] is a session.Store that passes the same conformance suite as
+// [New] returns a session.Store that passes the same conformance suite as
 // the JSONL store (session/sessiontest). Each event is one row holding
 // its line exactly as session.Event.MarshalJSON wrote it, so a session
 // reads back the same from either store; a row that does not decode is
@@ -17,13 +17,13 @@
 // sequence numbers stay contiguous. Append returns after the commit: an
 // acknowledged event is never lost.
 //
-// Search (a search.Searcher) runs in SQL: the workspace's sessions that hold a candidate
-// event, found with a trigram index (pg_trgm) on the events' decoded
-// text (for a literal query, the query; for a regular expression, the
-// literals every match contains, when it has some), newest first;
-// search.Lines (session/search) then matches the candidates exactly as
-// the JSONL store matches its files, so both answer the same search the
-// same way.
+// The store is a search.Searcher, so search.Search (session/search) runs
+// in SQL: the workspace's sessions that hold a candidate event, found
+// with a trigram index (pg_trgm) on the events' decoded text (for a
+// literal query, the query; for a regular expression, the literals every
+// match contains, when it has some), newest first; search.Lines then
+// matches the candidates exactly as the JSONL store matches its files,
+// so both answer the same search the same way.
 //
 // Resuming a session reads its events in one query and decodes each row
 // as the JSONL store decodes a line, with the session package's fast

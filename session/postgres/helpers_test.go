@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
 )
 
@@ -73,7 +74,7 @@ func poolFor(t testing.TB, u, schema string) *pgxpool.Pool {
 }
 
 // newStore returns a store in a new, empty schema.
-func newStore(t testing.TB, opts ...postgres.Option) *postgres.Store {
+func newStore(t testing.TB, opts ...postgres.Option) session.Store {
 	t.Helper()
 	pool, _ := newSchema(t)
 	s, err := postgres.New(ctx(), pool, opts...)

@@ -17,7 +17,7 @@ import (
 // log appends to one session over a connection of its own, which holds
 // the session's advisory lock.
 type log struct {
-	s      *Store
+	s      *store
 	mu     sync.Mutex
 	conn   *pgx.Conn
 	header session.Header

@@ -160,7 +160,7 @@ func (w *writer) kill(t *testing.T) int64 {
 
 // openAfterKill opens a session whose writer was just killed: the server
 // releases the lock once it notices the connection closed.
-func openAfterKill(t *testing.T, s *postgres.Store, id string) (session.Log, *session.Transcript) {
+func openAfterKill(t *testing.T, s session.Store, id string) (session.Log, *session.Transcript) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

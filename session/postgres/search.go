@@ -128,12 +128,14 @@ func collect(v any, b *strings.Builder, depth int) {
 	}
 }
 
+var _ search.Searcher = (*store)(nil)
+
 // Search implements search.Searcher in SQL: the sessions of the
 // workspace that hold a candidate event, newest first, and their
 // candidate events, found with the trigram index for a literal query;
 // search.Lines then matches them exactly as the JSONL store
 // matches its files, so both answer a search alike.
-func (s *Store) Search(ctx context.Context, opts search.Options) ([]search.Match, error) {
+func (s *store) Search(ctx context.Context, opts search.Options) ([]search.Match, error) {
 	// An invalid query fails before any SQL is sent.
 	if _, err := search.Lines(ctx, opts, nil, nil); err != nil {
 		return nil, err

@@ -19,42 +19,41 @@ import (
 	"github.com/go-harness/harness/session/internal/storekit"
 )
 
-// Store is a session.Store in a PostgreSQL database. It is safe for
-// concurrent use by any number of goroutines, processes and machines
-// sharing the database.
-type Store struct {
+// store is the session.Store New returns.
+type store struct {
 	pool    *pgxpool.Pool
 	maxLine int
 	now     func() time.Time
 }
 
-// Option configures a Store.
-type Option func(*Store) error
+// Option configures the store New returns.
+type Option func(*store) error
 
 // WithMaxLineSize sets the longest event line, in bytes, the store
 // accepts (16 MiB by default). Append refuses a
-// longer event as the JSONL store does. n must be positive.
+// longer event as the JSONL store does. n must be positive: New reports
+// any other value (harness.CodeInvalidOption).
 func WithMaxLineSize(n int) Option {
-	return func(s *Store) error {
+	return func(s *store) error {
 		if n <= 0 {
-			return fmt.Errorf("postgres: WithMaxLineSize(%d): the maximum line size must be positive", n)
+			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("postgres: WithMaxLineSize(%d): the maximum line size must be positive", n)}
 		}
 		s.maxLine = n
 		return nil
 	}
 }
 
-// New returns a store keeping its sessions in the database pool connects
-// to, after bringing the schema up to date (the migrations are embedded
-// and versioned; processes starting together migrate once). The pool
-// stays the caller's: close it after the store's last use. Each log open
-// for appending holds one connection of its own, taken out of the pool,
-// and closes it on Close.
-func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
-	if pool == nil {
-		return nil, errors.New("postgres: New needs a connection pool (pgxpool.New)")
-	}
-	s := &Store{pool: pool, maxLine: storekit.DefaultMaxLineSize, now: time.Now}
+// New returns a session.Store keeping its sessions in the database pool
+// connects to, after bringing the schema up to date (the migrations are
+// embedded and versioned; processes starting together migrate once). It
+// is safe for concurrent use by any number of goroutines, processes and
+// machines sharing the database, and it is a search.Searcher (package
+// session/search uses it for search.Search). The pool stays the caller's:
+// close it after the store's last use. Each log open for appending holds
+// one connection of its own, taken out of the pool, and closes it on
+// Close.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (session.Store, error) {
+	s := &store{pool: pool, maxLine: storekit.DefaultMaxLineSize, now: time.Now}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -63,14 +62,18 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 			return nil, err
 		}
 	}
+	if pool == nil {
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "postgres: New needs a connection pool (pgxpool.New)"}
+	}
 	if _, err := migrate(ctx, pool); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// MaxLineSize returns the longest event line the store accepts.
-func (s *Store) MaxLineSize() int { return s.maxLine }
+// MaxLineSize returns the longest event line the store accepts
+// (sessiontest checks the bound a store reports this way).
+func (s *store) MaxLineSize() int { return s.maxLine }
 
 // storeErr returns the error the module's stores report for code.
 func storeErr(code harness.Code, format string, args ...any) error {
@@ -109,7 +112,7 @@ func cleanCwd(cwd string) string {
 }
 
 // Create implements session.Store.
-func (s *Store) Create(ctx context.Context, h session.Header) (session.Log, error) {
+func (s *store) Create(ctx context.Context, h session.Header) (session.Log, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -157,7 +160,7 @@ func (s *Store) Create(ctx context.Context, h session.Header) (session.Log, erro
 
 // writer returns a connection of its own for a log: one taken out of the
 // pool, so that the pool's connection hooks have run on it.
-func (s *Store) writer(ctx context.Context) (*pgx.Conn, error) {
+func (s *store) writer(ctx context.Context) (*pgx.Conn, error) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, dbErr("connecting", err)
@@ -175,7 +178,7 @@ func tryLock(ctx context.Context, conn *pgx.Conn, id string) (bool, error) {
 // a connection of the log's own, which it holds until Close: a second
 // writer, in this process or any other, gets harness.CodeLocked, and a
 // writer that dies releases the lock with its connection.
-func (s *Store) Open(ctx context.Context, id string) (session.Log, *session.Transcript, error) {
+func (s *store) Open(ctx context.Context, id string) (session.Log, *session.Transcript, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -223,12 +226,12 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func (s *Store) header(ctx context.Context, q querier, id string) (session.Header, error) {
+func (s *store) header(ctx context.Context, q querier, id string) (session.Header, error) {
 	h, _, err := s.headerNext(ctx, q, id)
 	return h, err
 }
 
-func (s *Store) headerNext(ctx context.Context, q querier, id string) (session.Header, int64, error) {
+func (s *store) headerNext(ctx context.Context, q querier, id string) (session.Header, int64, error) {
 	var hj string
 	var next int64
 	err := q.QueryRow(ctx, `SELECT header, next_seq FROM harness_sessions WHERE id = $1`, id).Scan(&hj, &next)
@@ -250,7 +253,7 @@ func (s *Store) headerNext(ctx context.Context, q querier, id string) (session.H
 }
 
 // Load implements session.Store.
-func (s *Store) Load(ctx context.Context, id string) (*session.Transcript, error) {
+func (s *store) Load(ctx context.Context, id string) (*session.Transcript, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -281,7 +284,7 @@ func (s *Store) Load(ctx context.Context, id string) (*session.Transcript, error
 // and an event of a type this build does not know is kept with one.
 // Lines are numbered as in a JSONL log: the header is line 1.
 // next, the session's next sequence number, sizes the events.
-func (s *Store) load(ctx context.Context, q querier, h session.Header, next int64) (*session.Transcript, error) {
+func (s *store) load(ctx context.Context, q querier, h session.Header, next int64) (*session.Transcript, error) {
 	// The rows are read as the server sends them (seq in binary, the line
 	// as its bytes), one at a time, without scanning into Go values: each
 	// line is decoded straight from the row's buffer.
@@ -345,7 +348,7 @@ func rowSeq(rows pgx.Rows, raw []byte) int64 {
 }
 
 // List implements session.Store.
-func (s *Store) List(ctx context.Context, opts session.ListOptions) ([]session.Info, error) {
+func (s *store) List(ctx context.Context, opts session.ListOptions) ([]session.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -416,7 +419,7 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 
 // Delete implements session.Store. A session open for appending anywhere
 // is not deleted (harness.CodeLocked).
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *store) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

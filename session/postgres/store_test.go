@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
+	"github.com/go-harness/harness/session/search"
 	"github.com/go-harness/harness/session/sessiontest"
 )
 
@@ -29,14 +30,18 @@ func TestConformance(t *testing.T) {
 
 func TestOptionsAndPool(t *testing.T) {
 	_, err := postgres.New(ctx(), nil)
+	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.ErrorContains(t, err, "connection pool")
 	for _, n := range []int{0, -1} {
-		// The option is checked before the database is touched.
+		// The option is checked before the pool and the database.
 		_, err := postgres.New(ctx(), nil, postgres.WithMaxLineSize(n))
-		assert.Error(t, err)
-		err = postgres.WithMaxLineSize(n)(&postgres.Store{})
+		assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		assert.ErrorContains(t, err, "must be positive")
 	}
+	s := newStore(t, postgres.WithMaxLineSize(4096))
+	assert.Equal(t, 4096, s.(interface{ MaxLineSize() int }).MaxLineSize(), "the bound is found by assertion")
+	_, ok := s.(search.Searcher)
+	assert.True(t, ok, "search.Search runs in SQL")
 }
 
 func TestMigrations(t *testing.T) {

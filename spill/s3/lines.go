@@ -79,7 +79,7 @@ func (x *indexer) done() lineIndex {
 // of the whole object. The read tool uses it for its offset and limit
 // when the output store has it. An output saved without an index, and a
 // window past the end, are scanned whole.
-func (s *Store) ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error) {
+func (s *store) ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error) {
 	rc, err := s.Open(ctx, locator)
 	if err != nil {
 		return nil, err
@@ -128,12 +128,12 @@ func (s *Store) ReadWindow(ctx context.Context, locator string, w fs.Window) (*f
 	return t, nil
 }
 
-func (s *Store) indexKey(locator string) string {
+func (s *store) indexKey(locator string) string {
 	return s.prefix + locator[len("spill://"):] + ".lines"
 }
 
 // index loads an output's line index.
-func (s *Store) index(ctx context.Context, locator string) (lineIndex, bool) {
+func (s *store) index(ctx context.Context, locator string) (lineIndex, bool) {
 	obj, err := s.client.GetObject(ctx, s.bucket, s.indexKey(locator), minio.GetObjectOptions{})
 	if err != nil {
 		return lineIndex{}, false
@@ -147,7 +147,7 @@ func (s *Store) index(ctx context.Context, locator string) (lineIndex, bool) {
 }
 
 // saveIndex stores an output's line index beside it.
-func (s *Store) saveIndex(ctx context.Context, key string, idx lineIndex) error {
+func (s *store) saveIndex(ctx context.Context, key string, idx lineIndex) error {
 	b, err := json.Marshal(idx)
 	if err != nil {
 		return err

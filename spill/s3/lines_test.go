@@ -22,6 +22,8 @@ import (
 	"github.com/go-harness/harness/internal/s3test"
 	"github.com/go-harness/harness/spill/s3"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/toolstest"
 )
 
 // TestReadWindowSameAsScan checks that a window read with the line index
@@ -109,8 +111,9 @@ func TestReadWindowFetchesOnlyTheWindow(t *testing.T) {
 		Transport: ct,
 	})
 	require.NoError(t, err)
-	s, err := s3.New(context.Background(), c, bucket)
+	st3, err := s3.New(context.Background(), c, bucket)
 	require.NoError(t, err)
+	s := asWindowed(t, st3)
 	var data bytes.Buffer
 	for i := 1; i <= 200_000; i++ {
 		fmt.Fprintf(&data, "log line %06d: something happened\n", i)
@@ -127,6 +130,40 @@ func TestReadWindowFetchesOnlyTheWindow(t *testing.T) {
 	fetched := ct.n.Load()
 	t.Logf("a window of 100 lines fetched %d bytes of a %d-byte output", fetched, data.Len())
 	assert.Less(t, fetched, int64(200<<10), "the window, its index and the output's first bytes, not the output")
+}
+
+// TestReadToolUsesTheWindow runs the read tool on an output in the store
+// New returns: the tool finds ReadWindow on it by type assertion, so
+// reading 100 lines near the end fetches about the window, not the
+// output.
+func TestReadToolUsesTheWindow(t *testing.T) {
+	base := s3test.Client(t)
+	bucket := s3test.Bucket(t, base)
+	ct := &countingTransport{}
+	c, err := minio.New(base.EndpointURL().Host, &minio.Options{
+		Creds:     credentials.NewStaticV4(envOr("HARNESS_S3_ACCESS_KEY"), envOr("HARNESS_S3_SECRET_KEY"), ""),
+		Transport: ct,
+	})
+	require.NoError(t, err)
+	s, err := s3.New(context.Background(), c, bucket)
+	require.NoError(t, err)
+	var data bytes.Buffer
+	for i := 1; i <= 200_000; i++ {
+		fmt.Fprintf(&data, "log line %06d: something happened\n", i)
+	}
+	st, err := s.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, bytes.NewReader(data.Bytes()))
+	require.NoError(t, err)
+
+	env := toolstest.NewEnv()
+	defer env.Close()
+	env.Env.Output = s
+	ct.n.Store(0)
+	res, err := env.Call(context.Background(), files.Read(), map[string]any{"file_path": st.Locator, "offset": 150_000, "limit": 3})
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "150000: log line 150000: something happened\n150001: log line 150001")
+	assert.Contains(t, res.Text(), "of 200000")
+	assert.Less(t, ct.n.Load(), int64(200<<10), "the read tool fetched the window, not the %d-byte output", data.Len())
 }
 
 func envOr(k string) string { return os.Getenv(k) }

@@ -20,26 +20,25 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Store is a spill.Store in a bucket of an S3-compatible service. It is
-// safe for concurrent use, also by several processes sharing the bucket.
-type Store struct {
+// store is the spill.Store New returns.
+type store struct {
 	client   *minio.Client
 	bucket   string
 	prefix   string
 	partSize uint64
 }
 
-var _ spill.Store = (*Store)(nil)
+var _ spill.Store = (*store)(nil)
 
-// Option configures a Store.
-type Option func(*Store) error
+// Option configures the store New returns.
+type Option func(*store) error
 
 // WithPrefix keeps the store's objects under prefix in the bucket
 // ("spill/" by default): a bucket can then hold other data, or the
 // outputs of several deployments. It must be empty or end in "/", and
 // hold no "//", "." or ".." segment.
 func WithPrefix(prefix string) Option {
-	return func(s *Store) error {
+	return func(s *store) error {
 		if err := s3kit.PrefixError(pkg, prefix); err != nil {
 			return err
 		}
@@ -48,12 +47,20 @@ func WithPrefix(prefix string) Option {
 	}
 }
 
-// New returns a store keeping outputs in bucket, which must exist.
-func New(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (*Store, error) {
+// New returns a spill.Store keeping outputs in bucket, which must exist.
+// It is safe for concurrent use, also by several processes sharing the
+// bucket. Besides Save and Open it reads a window of a saved output's
+// lines with ranged requests, for the read tool (package tools/files),
+// which looks for a store's method
+//
+//	ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error)
+//
+// and uses it when the session's output store has it.
+func New(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (spill.Store, error) {
 	if client == nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "spill/s3: New needs a client (minio.New)"}
 	}
-	s := &Store{client: client, bucket: bucket, prefix: "spill/", partSize: 5 << 20}
+	s := &store{client: client, bucket: bucket, prefix: "spill/", partSize: 5 << 20}
 	if err := s3kit.Apply(s, opts); err != nil {
 		return nil, err
 	}
@@ -93,7 +100,7 @@ func (r *errReader) Read(p []byte) (int, error) {
 }
 
 // Save implements tools.OutputStore: r is streamed to a new object.
-func (s *Store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
+func (s *store) Save(ctx context.Context, owner tools.Owner, r io.Reader) (tools.Stored, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Stored{}, err
 	}
@@ -135,7 +142,7 @@ func notFound(locator string) error {
 // Open implements tools.OutputStore. The reader fetches the object with
 // ranged requests as it is read (it is an io.ReaderAt and io.Seeker too),
 // so closing it early downloads no more.
-func (s *Store) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
+func (s *store) Open(ctx context.Context, locator string) (io.ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -163,13 +170,13 @@ func (s *Store) Open(ctx context.Context, locator string) (io.ReadCloser, error)
 }
 
 // DeleteSession implements spill.Store.
-func (s *Store) DeleteSession(ctx context.Context, session string) error {
+func (s *store) DeleteSession(ctx context.Context, session string) error {
 	return s.remove(ctx, s.prefix+spillname.SessionDir(session)+"/", func(minio.ObjectInfo) bool { return true }, nil)
 }
 
 // Expire implements spill.Store, by the objects' modification times
 // (which S3 keeps to the second).
-func (s *Store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
+func (s *store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
 	err := s.remove(ctx, s.prefix, func(o minio.ObjectInfo) bool { return o.LastModified.Before(cutoff) }, &n)
 	return n, err
@@ -177,7 +184,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 
 // remove deletes the objects under prefix that keep selects, counting
 // them in n when n is not nil.
-func (s *Store) remove(ctx context.Context, prefix string, keep func(minio.ObjectInfo) bool, n *int) error {
+func (s *store) remove(ctx context.Context, prefix string, keep func(minio.ObjectInfo) bool, n *int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/s3test"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/s3"
@@ -20,12 +21,27 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-func newStore(t testing.TB, opts ...s3.Option) *s3.Store {
+// windowed is what the read tool (tools/files) asserts on to read a
+// window of a saved output without fetching the rest.
+type windowed interface {
+	spill.Store
+	ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error)
+}
+
+func newStore(t testing.TB, opts ...s3.Option) windowed {
 	t.Helper()
 	c := s3test.Client(t)
 	s, err := s3.New(context.Background(), c, s3test.Bucket(t, c), opts...)
 	require.NoError(t, err)
-	return s
+	return asWindowed(t, s)
+}
+
+// asWindowed returns s as the read tool finds it.
+func asWindowed(t testing.TB, s spill.Store) windowed {
+	t.Helper()
+	w, ok := s.(windowed)
+	require.True(t, ok, "the store reads windows itself")
+	return w
 }
 
 func TestConformance(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
 )
 
@@ -40,7 +41,7 @@ func randomName(prefix string) string {
 
 // newSchema creates an empty schema, dropped when the test ends, and
 // returns a URL whose connections use it and a store on it.
-func newSchema(t testing.TB, base string) (string, *postgres.Store) {
+func newSchema(t testing.TB, base string) (string, session.Store) {
 	t.Helper()
 	ctx := context.Background()
 	schema := randomName("t_")
