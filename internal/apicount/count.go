@@ -64,8 +64,8 @@ func budgets() map[string]int {
 		"pricing":          9,
 		// Stores kept outside the process (issue 18).
 		"session/attachments/s3": 7,
-		"session/postgres":       11,
-		"spill/s3":               9,
+		"session/postgres":       3,
+		"spill/s3":               3,
 	}
 }
 
