@@ -59,11 +59,11 @@ func BenchmarkStep(b *testing.B) {
 			if traced {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 				defer tp.Shutdown(context.Background())
-				obs, err := observe.New(observe.WithTracerProvider(tp))
+				hooks, err := observe.New(observe.Config{TracerProvider: tp})
 				if err != nil {
 					b.Fatal(err)
 				}
-				opts = append(obs.Options(), opts...)
+				opts = append([]agent.Option{agent.WithHooks(hooks)}, opts...)
 			}
 			loop, err := agent.New(opts...)
 			if err != nil {

@@ -6,13 +6,14 @@
 // gen_ai.client.operation.duration histograms, and tool call counts and
 // durations by tool and outcome.
 //
-//	obs, err := observe.New(observe.WithTracerProvider(tp), observe.WithMeterProvider(mp))
-//	loop := agent.New(append(obs.Options(), agent.WithModel(m))...)
+//	hooks, err := observe.New(observe.Config{TracerProvider: tp, MeterProvider: mp})
+//	loop, err := agent.New(agent.WithHooks(hooks), agent.WithModel(m))
 //
-// It plugs in through the loop's own hooks (agent.WithHooks: a turn
-// observer, model middleware and tool middleware), so a host that does
-// not trace pays nothing. Message content, tool arguments and results
-// are sensitive and recorded only with WithContent.
+// New returns the loop's own hooks (agent.Hooks: a turn observer, model
+// middleware and tool middleware), so a host that does not trace pays
+// nothing, and one with hooks of its own orders them as it likes.
+// Message content, tool arguments and results are sensitive and recorded
+// only with Config.Content.
 //
 // It imports the OpenTelemetry API only (never the SDK), harness,
 // agent, agent/model and tools; nothing in the module imports it.

@@ -19,12 +19,12 @@ func ExampleNew() {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
-	obs, err := observe.New(observe.WithTracerProvider(tp), observe.WithProviderName("deepseek"))
+	hooks, err := observe.New(observe.Config{TracerProvider: tp, ProviderName: "deepseek"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	loop, err := agent.New(append(obs.Options(), agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})))...)
+	loop, err := agent.New(agent.WithHooks(hooks), agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,72 +36,32 @@ const (
 	attrOutcome = attribute.Key("harness.tool.outcome")
 )
 
-// Option configures an Observer.
-type Option func(*config) error
-
-type config struct {
-	tp       trace.TracerProvider
-	mp       metric.MeterProvider
-	provider string
-	agent    string
-	content  bool
+// Config says where an observer's spans and metrics go and how they are
+// named. At least one of TracerProvider and MeterProvider is required;
+// the zero value of every other field is its default.
+type Config struct {
+	// TracerProvider is where spans go; nil records none.
+	TracerProvider trace.TracerProvider
+	// MeterProvider is where metrics go; nil records none.
+	MeterProvider metric.MeterProvider
+	// ProviderName is gen_ai.provider.name ("deepseek", "openai", ...);
+	// empty means "openai".
+	ProviderName string
+	// AgentName is gen_ai.agent.name, which names the turn spans; empty
+	// means "harness".
+	AgentName string
+	// Content records message content on the spans: the system prompt,
+	// the messages sent and received, tool arguments and results,
+	// reminder text. It is off by default: content is sensitive.
+	Content bool
 }
 
-// WithTracerProvider sets where spans go; nil is an error.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) error {
-		if tp == nil {
-			return errors.New("observe: WithTracerProvider(nil): pass a TracerProvider or leave the option out")
-		}
-		c.tp = tp
-		return nil
-	}
-}
-
-// WithMeterProvider sets where metrics go; nil is an error.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *config) error {
-		if mp == nil {
-			return errors.New("observe: WithMeterProvider(nil): pass a MeterProvider or leave the option out")
-		}
-		c.mp = mp
-		return nil
-	}
-}
-
-// WithProviderName sets gen_ai.provider.name ("deepseek", "openai", ...;
-// default "openai").
-func WithProviderName(name string) Option {
-	return func(c *config) error {
-		if name == "" {
-			return errors.New("observe: WithProviderName: empty name")
-		}
-		c.provider = name
-		return nil
-	}
-}
-
-// WithAgentName sets gen_ai.agent.name, which names the turn spans
-// (default "harness").
-func WithAgentName(name string) Option {
-	return func(c *config) error {
-		if name == "" {
-			return errors.New("observe: WithAgentName: empty name")
-		}
-		c.agent = name
-		return nil
-	}
-}
-
-// WithContent records message content on the spans: the system prompt,
-// the messages sent and received, tool arguments and results, reminder
-// text. It is off by default: content is sensitive.
-func WithContent(on bool) Option { return func(c *config) error { c.content = on; return nil } }
-
-// Observer traces and measures the turns of the loops it is plugged
-// into (see Options). It is safe for concurrent use.
-type Observer struct {
-	cfg       config
+// observer traces and measures the turns of the loops its hooks are
+// plugged into. It is safe for concurrent use.
+type observer struct {
+	provider  string
+	agent     string
+	content   bool
 	tracer    trace.Tracer
 	tokens    metric.Int64Histogram
 	duration  metric.Float64Histogram
@@ -109,29 +70,23 @@ type Observer struct {
 	metrics   bool
 }
 
-// New returns an Observer. At least one of a TracerProvider and a
-// MeterProvider is required; an invalid option is an error.
-func New(opts ...Option) (*Observer, error) {
-	cfg := config{provider: "openai", agent: "harness"}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(&cfg); err != nil {
-			return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: err.Error()}
-		}
+// New returns the loop hooks that trace and measure every turn, model
+// call and tool call of the loops they are given to (agent.WithHooks).
+// Pass them before the host's own hooks, so that the tool spans cover the
+// host's tool middleware. A Config with neither a TracerProvider nor a
+// MeterProvider is an error (harness.CodeInvalidOption).
+func New(cfg Config) (agent.Hooks, error) {
+	if cfg.TracerProvider == nil && cfg.MeterProvider == nil {
+		return agent.Hooks{}, &harness.Error{Code: harness.CodeInvalidOption, Message: "observe: the Config has no TracerProvider and no MeterProvider; set at least one"}
 	}
-	if cfg.tp == nil && cfg.mp == nil {
-		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "observe: no TracerProvider and no MeterProvider; pass WithTracerProvider or WithMeterProvider"}
-	}
-	o := &Observer{cfg: cfg}
-	if cfg.tp != nil {
-		o.tracer = cfg.tp.Tracer(scope)
+	o := &observer{provider: cmp.Or(cfg.ProviderName, "openai"), agent: cmp.Or(cfg.AgentName, "harness"), content: cfg.Content}
+	if cfg.TracerProvider != nil {
+		o.tracer = cfg.TracerProvider.Tracer(scope)
 	} else {
 		o.tracer = trace.NewNoopTracerProvider().Tracer(scope)
 	}
-	if cfg.mp != nil {
-		m := cfg.mp.Meter(scope)
+	if cfg.MeterProvider != nil {
+		m := cfg.MeterProvider.Meter(scope)
 		var errs [4]error
 		o.tokens, errs[0] = m.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
 			metric.WithDescription("Number of input and output tokens used."),
@@ -145,34 +100,26 @@ func New(opts ...Option) (*Observer, error) {
 			metric.WithDescription("Tool call duration, by tool and outcome."),
 			metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300))
 		if err := errors.Join(errs[:]...); err != nil {
-			return nil, err
+			return agent.Hooks{}, err
 		}
 		o.metrics = true
 	}
-	return o, nil
-}
-
-// Options returns the loop options that plug the observer in. Put them
-// before the host's own middleware, so that the tool spans cover it.
-func (o *Observer) Options() []agent.Option {
-	return []agent.Option{
-		agent.WithHooks(agent.Hooks{
-			Turns: []agent.TurnObserver{o.beginTurn},
-			Model: []model.Middleware{o.model},
-			Tools: []tools.Middleware{o.tool},
-		}),
-	}
+	return agent.Hooks{
+		Turns: []agent.TurnObserver{o.beginTurn},
+		Model: []model.Middleware{o.model},
+		Tools: []tools.Middleware{o.tool},
+	}, nil
 }
 
 // beginTurn starts the turn span; the events of the turn annotate and end
 // it.
-func (o *Observer) beginTurn(ctx context.Context, info agent.TurnInfo) (context.Context, func(agent.Event)) {
-	ctx, span := o.tracer.Start(ctx, "invoke_agent "+o.cfg.agent,
+func (o *observer) beginTurn(ctx context.Context, info agent.TurnInfo) (context.Context, func(agent.Event)) {
+	ctx, span := o.tracer.Start(ctx, "invoke_agent "+o.agent,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			semconv.GenAIOperationNameInvokeAgent,
-			semconv.GenAIProviderNameKey.String(o.cfg.provider),
-			semconv.GenAIAgentNameKey.String(o.cfg.agent),
+			semconv.GenAIProviderNameKey.String(o.provider),
+			semconv.GenAIAgentNameKey.String(o.agent),
 			semconv.GenAIRequestModelKey.String(info.Model),
 			semconv.GenAIConversationIDKey.String(info.SessionID),
 		))
@@ -180,7 +127,7 @@ func (o *Observer) beginTurn(ctx context.Context, info agent.TurnInfo) (context.
 }
 
 // turnEvent adds what ev says to the turn span, and ends it at TurnEnd.
-func (o *Observer) turnEvent(span trace.Span, ev agent.Event) {
+func (o *observer) turnEvent(span trace.Span, ev agent.Event) {
 	switch e := ev.(type) {
 	case *agent.Retry:
 		span.AddEvent("harness.retry", trace.WithAttributes(
@@ -188,7 +135,7 @@ func (o *Observer) turnEvent(span trace.Span, ev agent.Event) {
 			semconv.ErrorTypeKey.String(string(harness.CodeOf(e.Err)))))
 	case *agent.ReminderAdded:
 		attrs := []attribute.KeyValue{attrStep.Int(e.Step), attrSource.String(e.Source)}
-		if o.cfg.content {
+		if o.content {
 			attrs = append(attrs, attrText.String(e.Text))
 		}
 		span.AddEvent("harness.reminder", trace.WithAttributes(attrs...))
@@ -219,18 +166,18 @@ func errorType(err error) string {
 
 // model is the model middleware: a chat span and the client metrics per
 // call.
-func (o *Observer) model(next model.Model) model.Model {
+func (o *observer) model(next model.Model) model.Model {
 	return model.Wrap(next, func(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 		return func(yield func(model.Chunk, error) bool) {
 			name := next.Info().Name
 			base := []attribute.KeyValue{
 				semconv.GenAIOperationNameChat,
-				semconv.GenAIProviderNameKey.String(o.cfg.provider),
+				semconv.GenAIProviderNameKey.String(o.provider),
 				semconv.GenAIRequestModelKey.String(name),
 			}
 			start := time.Now()
 			ctx, span := o.tracer.Start(ctx, "chat "+name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(base...))
-			if o.cfg.content && span.IsRecording() {
+			if o.content && span.IsRecording() {
 				span.SetAttributes(semconv.GenAISystemInstructionsKey.String(req.System),
 					semconv.GenAIInputMessagesKey.String(jsonText(req.Messages)))
 			}
@@ -241,7 +188,7 @@ func (o *Observer) model(next model.Model) model.Model {
 				failed   error
 				asm      *assemble.Assembler
 			)
-			if o.cfg.content {
+			if o.content {
 				asm = &assemble.Assembler{}
 			}
 			for c, err := range next.Stream(ctx, req) {
@@ -298,7 +245,7 @@ func (o *Observer) model(next model.Model) model.Model {
 
 // tool is the dispatch middleware: an execute_tool span and the tool
 // metrics per call.
-func (o *Observer) tool(next tools.Handler) tools.Handler {
+func (o *observer) tool(next tools.Handler) tools.Handler {
 	return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		start := time.Now()
 		ctx, span := o.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal),
@@ -309,7 +256,7 @@ func (o *Observer) tool(next tools.Handler) tools.Handler {
 				semconv.GenAIToolTypeKey.String("function"),
 				attrStep.Int(call.Step),
 			))
-		if o.cfg.content && span.IsRecording() {
+		if o.content && span.IsRecording() {
 			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
 		}
 		res := next(ctx, call)
@@ -324,7 +271,7 @@ func (o *Observer) tool(next tools.Handler) tools.Handler {
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
 			span.SetStatus(codes.Error, et)
 		}
-		if o.cfg.content && res != nil && span.IsRecording() {
+		if o.content && res != nil && span.IsRecording() {
 			span.SetAttributes(semconv.GenAIToolCallResultKey.String(jsonText(res.Content)))
 		}
 		span.End()

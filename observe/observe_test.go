@@ -20,6 +20,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
+	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/observe"
 	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
@@ -68,7 +69,9 @@ type run struct {
 	sess    *agent.Session
 }
 
-func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
+// runTurn runs one turn of a traced loop; content records message
+// content (Config.Content).
+func runTurn(t *testing.T, content bool, opts ...agent.Option) run {
 	t.Helper()
 	srv := script()
 	t.Cleanup(srv.Close)
@@ -78,9 +81,9 @@ func runTurn(t *testing.T, extra []observe.Option, opts ...agent.Option) run {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	obs, err := observe.New(append([]observe.Option{observe.WithTracerProvider(tp), observe.WithMeterProvider(mp), observe.WithProviderName("deepseek")}, extra...)...)
+	hooks, err := observe.New(observe.Config{TracerProvider: tp, MeterProvider: mp, ProviderName: "deepseek", Content: content})
 	require.NoError(t, err)
-	all := append(obs.Options(), agent.WithModel(m), agent.WithTools(testTools()...), agent.WithSystemPrompt("be brief"),
+	all := append([]agent.Option{agent.WithHooks(hooks)}, agent.WithModel(m), agent.WithTools(testTools()...), agent.WithSystemPrompt("be brief"),
 		agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))
 	loop, err := agent.New(append(all, opts...)...)
 	require.NoError(t, err)
@@ -112,7 +115,7 @@ func attrs(kvs []attribute.KeyValue) map[string]any {
 }
 
 func TestSpanTree(t *testing.T) {
-	r := runTurn(t, nil)
+	r := runTurn(t, false)
 	var names []string
 	byName := map[string][]tracetest.SpanStub{}
 	for _, s := range r.spans {
@@ -182,7 +185,7 @@ func TestSpanTree(t *testing.T) {
 }
 
 func TestContentOptIn(t *testing.T) {
-	r := runTurn(t, []observe.Option{observe.WithContent(true)})
+	r := runTurn(t, true)
 	var in, out, args int
 	for _, s := range r.spans {
 		a := attrs(s.Attributes)
@@ -205,7 +208,7 @@ func TestContentOptIn(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	r := runTurn(t, nil)
+	r := runTurn(t, false)
 	found := map[string]metricdata.Aggregation{}
 	for _, sm := range r.metrics.ScopeMetrics {
 		for _, m := range sm.Metrics {
@@ -245,7 +248,7 @@ func TestCost(t *testing.T) {
 	// the test runs.
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"deepseek-chat": {Input: 0.28, CacheHit: 0.028, Output: 0.42}})
 	require.NoError(t, err)
-	r := runTurn(t, nil, agent.WithPrices(prices))
+	r := runTurn(t, false, agent.WithPrices(prices))
 	// Step 1: 400 uncached, 600 hit, 200 out; step 2: 500, 1500, 100.
 	step1 := (400*0.28 + 600*0.028 + 200*0.42) / 1e6
 	step2 := (500*0.28 + 1500*0.028 + 100*0.42) / 1e6
@@ -262,7 +265,7 @@ func TestCost(t *testing.T) {
 }
 
 func TestRedactingHook(t *testing.T) {
-	r := runTurn(t, nil, agent.WithHooks(agent.Hooks{Model: []model.Middleware{redact("sk-SECRET")}}))
+	r := runTurn(t, false, agent.WithHooks(agent.Hooks{Model: []model.Middleware{redact("sk-SECRET")}}))
 	reqs := r.srv.Requests()
 	require.Len(t, reqs, 3)
 	for _, rq := range reqs {
@@ -274,11 +277,10 @@ func TestRedactingHook(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := observe.New()
+	_, err := observe.New(observe.Config{})
 	assert.ErrorIs(t, err, harness.CodeInvalidOption)
-	_, err = observe.New(observe.WithTracerProvider(nil))
-	assert.ErrorIs(t, err, harness.CodeInvalidOption)
-	_, err = observe.New(observe.WithMeterProvider(nil))
+	assert.ErrorContains(t, err, "no TracerProvider and no MeterProvider")
+	_, err = observe.New(observe.Config{ProviderName: "deepseek", AgentName: "coder", Content: true})
 	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 }
 
@@ -308,4 +310,42 @@ func TestCostOnResume(t *testing.T) {
 	require.NoError(t, err)
 	defer again.Close()
 	assert.InDelta(t, want, again.Cost(), 1e-12)
+}
+
+// AgentName names the turn spans; a Config with only a MeterProvider
+// measures without tracing.
+func TestAgentNameAndMetricsOnly(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	hooks, err := observe.New(observe.Config{TracerProvider: tp, AgentName: "coder"})
+	require.NoError(t, err)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	metricsOnly, err := observe.New(observe.Config{MeterProvider: mp})
+	require.NoError(t, err)
+	loop, err := agent.New(agent.WithHooks(hooks), agent.WithHooks(metricsOnly),
+		agent.WithModel(replay.NewScripted(replay.Response{Text: "hello"})))
+	require.NoError(t, err)
+	defer loop.Close()
+	sess, err := loop.NewSession(t.Context(), session.Header{})
+	require.NoError(t, err)
+	for _, err := range sess.Run(t.Context(), "hi") {
+		require.NoError(t, err)
+	}
+	var names []string
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+		if s.Name == "invoke_agent coder" {
+			assert.Equal(t, "coder", attrs(s.Attributes)["gen_ai.agent.name"])
+		}
+	}
+	assert.ElementsMatch(t, []string{"invoke_agent coder", "chat scripted"}, names)
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(t.Context(), &rm))
+	require.NotEmpty(t, rm.ScopeMetrics)
+	var metrics []string
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		metrics = append(metrics, m.Name)
+	}
+	assert.Contains(t, metrics, "gen_ai.client.operation.duration")
 }

@@ -32,12 +32,12 @@ const workspaceMCP = ".mcp.json"
 // .mcp.json, and returns the set (empty when there are none) with the
 // lines to show at start. A broken -mcp file is a usage error; a broken
 // workspace file is reported and skipped.
-func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (*mcp.Set, []string, error) {
+func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (mcp.Set, []string, error) {
 	path, explicit := a.o.mcp.file, a.o.mcp.file != ""
 	if !explicit {
 		path = filepath.Join(a.root, workspaceMCP)
 	}
-	var cfg *mcp.Config
+	cfg := &mcp.Config{}
 	var notes []string
 	if _, err := os.Stat(path); explicit || err == nil {
 		c, err := mcp.LoadConfig(path)
@@ -52,16 +52,15 @@ func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (*mcp.Set, []
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		notes = append(notes, fmt.Sprintf("! mcp: %v (MCP servers skipped)", err))
 	}
-	if cfg != nil {
-		for i := range cfg.Servers {
-			if cfg.Servers[i].Command != "" && cfg.Servers[i].Dir == "" {
-				// Stdio servers run in the workspace, as the agent's
-				// commands do.
-				cfg.Servers[i].Dir = a.root
-			}
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Command != "" && cfg.Servers[i].Dir == "" {
+			// Stdio servers run in the workspace, as the agent's
+			// commands do.
+			cfg.Servers[i].Dir = a.root
 		}
 	}
-	set, err := mcp.Connect(ctx, cfg, mcp.WithLogger(logger), mcp.WithEvents(a.mcpEvents.event))
+	cfg.Logger, cfg.Events = logger, a.mcpEvents.event
+	set, err := mcp.Connect(ctx, cfg)
 	if set == nil {
 		return nil, nil, err
 	}
@@ -69,7 +68,7 @@ func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (*mcp.Set, []
 }
 
 // mcpStatus is one line per server: its tools, or why it is not there.
-func mcpStatus(set *mcp.Set) []string {
+func mcpStatus(set mcp.Set) []string {
 	var out []string
 	for _, st := range set.Status() {
 		if !st.Connected {

@@ -162,7 +162,7 @@ func TestGrepIgnoreRules(t *testing.T) {
 func TestGrepOptions(t *testing.T) {
 	for _, fx := range fixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			r := newRig(t, fx.fsys, codesearch.WithHidden(), codesearch.WithNoIgnore())
+			r := newRig(t, fx.fsys, codesearch.WithWalk(codesearch.Walk{Hidden: true, NoIgnore: true}))
 			got := listed(r.ok("grep", map[string]any{"pattern": "hello", "case_insensitive": true}))
 			assert.Contains(t, got, ".hidden/secret.go")
 			assert.Contains(t, got, ".env", "case_insensitive finds HELLO")
@@ -443,9 +443,11 @@ func TestSpecs(t *testing.T) {
 	}
 	assert.Equal(t, "glob", codesearch.Tools()[0].Spec().Name)
 	assert.Equal(t, "grep", codesearch.Tools()[1].Spec().Name)
-	_, err := tools.NewRegistry(codesearch.Tools(codesearch.WithWorkers(0))...)
+	_, err := tools.NewRegistry(codesearch.Tools(codesearch.WithWalk(codesearch.Walk{Workers: -1}))...)
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
-	assert.Contains(t, err.Error(), "WithWorkers(0)")
+	assert.Contains(t, err.Error(), "Workers must not be negative")
+	_, err = tools.NewRegistry(codesearch.Tools(codesearch.WithWalk(codesearch.Walk{Workers: 1}))...)
+	require.NoError(t, err)
 }
 
 // TestConcurrentCalls runs both tools from many goroutines at once.

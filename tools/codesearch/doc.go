@@ -27,12 +27,12 @@
 // lead a search out of the root or into a loop), and devices, pipes and
 // sockets are never opened. A file holding a NUL byte is binary and
 // skipped. A path named explicitly (path, or the leading directories of
-// a glob pattern) is searched even when hidden or ignored. The options WithHidden and WithNoIgnore change the defaults
-// for a host.
+// a glob pattern) is searched even when hidden or ignored. A host changes
+// these defaults with WithWalk (Walk.Hidden, Walk.NoIgnore).
 //
 // grep streams each file through a fixed buffer (multiline searches read
 // files of up to 8 MiB whole), so memory stays bounded whatever the
-// tree's size; it searches several files at once (WithWorkers). A literal
+// tree's size; it searches several files at once (Walk.Workers). A literal
 // prefilter (internal/textmatch) finds candidate lines before the regular
 // expression runs. Both tools are concurrency-safe, have no side effects,
 // belong to the local deadline family, honour ctx promptly, and render

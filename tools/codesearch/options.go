@@ -41,24 +41,34 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithHidden makes the tools also search hidden files and directories
-// (names starting with '.'), which they skip by default. A .git
-// directory is skipped even so.
-func WithHidden() Option { return func(c *config) { c.hidden = true } }
+// Walk changes how the tools walk the tree. The zero value walks as
+// ripgrep does by default (see the package documentation).
+type Walk struct {
+	// Hidden also searches hidden files and directories (names starting
+	// with '.'), which are skipped by default. A .git directory is
+	// skipped even so.
+	Hidden bool
+	// NoIgnore disregards .gitignore, .ignore and .git/info/exclude
+	// rules, which are respected by default.
+	NoIgnore bool
+	// Workers is how many directories the walk lists, and how many files
+	// grep reads and searches, at once. Zero means GOMAXPROCS, at most 4.
+	Workers int
+}
 
-// WithNoIgnore makes the tools disregard .gitignore, .ignore and
-// .git/info/exclude rules, which they respect by default.
-func WithNoIgnore() Option { return func(c *config) { c.noIgnore = true } }
-
-// WithWorkers sets how many files grep reads and searches at once: by
-// default GOMAXPROCS, at most 4. It must be positive.
-func WithWorkers(n int) Option {
+// WithWalk sets how the tools walk the tree; see Walk. A negative
+// Workers is an error, which each tool's Validate method reports (so
+// tools.NewRegistry refuses the tools).
+func WithWalk(w Walk) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.err = errors.Join(c.err, toolexec.OptionError("codesearch: WithWorkers(%d): the number must be positive", n))
+		if w.Workers < 0 {
+			c.err = errors.Join(c.err, toolexec.OptionError("codesearch: WithWalk(%+v): Workers must not be negative (zero keeps the default)", w))
 			return
 		}
-		c.workers = n
+		c.hidden, c.noIgnore = w.Hidden, w.NoIgnore
+		if w.Workers > 0 {
+			c.workers = w.Workers
+		}
 	}
 }
 

@@ -5,19 +5,43 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/go-harness/harness"
 )
 
-// Config lists the MCP servers to connect, in name order.
+// Config is what Connect connects: the MCP servers, in name order, and
+// how the set treats them. LoadConfig and ParseConfig fill in Servers;
+// the other fields are the host's, and each zero value is the default.
 type Config struct {
 	Servers []Server
+
+	// ConnectTimeout bounds starting a server, the protocol handshake
+	// and the first tool listing, and each refresh of a changed tool
+	// list. Zero means 30 s; negative is an error.
+	ConnectTimeout time.Duration
+	// TerminateDuration is how long closing a stdio server waits for it
+	// to exit after its input is closed, and again after SIGTERM, before
+	// it is killed. Zero means 1 s; negative is an error.
+	TerminateDuration time.Duration
+	// MaxRestarts bounds how many times a server that stopped is
+	// started again, each on the next call of one of its tools. Zero
+	// means 3; a negative number means never.
+	MaxRestarts int
+	// Logger receives connection diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Events, when set, hears what happens to the servers: connections,
+	// failures, stops, changed tool lists and skipped tools (see Event).
+	// It is called from the servers' goroutines, one event at a time per
+	// server; it must return quickly.
+	Events func(Event)
 }
 
 // Server configures one MCP server: a command run over stdio, a

@@ -8,9 +8,19 @@
 // the in-memory transport). Each has a connect timeout for the start, the
 // handshake and the first tool listing. [ParseConfig] and [LoadConfig]
 // read the format of .mcp.json files ({"mcpServers": {...}}), with
-// ${VAR} expansion and errors that name the bad field.
+// ${VAR} expansion and errors that name the bad field, into the Servers
+// of a Config; its other fields (timeouts, the restart limit, a logger,
+// an event function) are the host's, each zero value meaning the default:
 //
-// [Set.Tools] returns every server tool as a tools.Tool named
+//	cfg, err := mcp.LoadConfig(".mcp.json")
+//	cfg.Logger, cfg.Events = logger, onEvent
+//	set, err := mcp.Connect(ctx, cfg)
+//	loop, err := agent.New(agent.WithToolSource(set), ...)
+//
+// Connect returns a [Set]: the tools.Source of the servers' tools, with
+// their status, their prompts and Close.
+//
+// Tools returns every server tool as a tools.Tool named
 // mcp__<server>__<tool>, which is what permission rules match
 // (mcp__github__*). Names keep the server's spelling where providers
 // accept it (letters, digits, '_' and '-'; anything else becomes '_'); a
@@ -35,29 +45,32 @@
 // metadata never reaches the model.
 //
 // When a connected server offers resources, the set adds
-// mcp_list_resources(server?) and mcp_read_resource(server, uri).
-// [Set.Prompts] lists the servers' prompts for the host; the model is not
-// told about them.
+// mcp_list_resources(server?) and mcp_read_resource(server, uri). Prompts
+// lists a server's prompts (as the SDK's sdk.Prompt) for the host; the
+// model is not told about them.
 //
-// A cancelled call sends the protocol's cancel notification. Progress
-// notifications, crashes, restarts and changed tool lists reach the host
-// as [Event] values ([WithEvents]). A tools/list_changed notification
-// refreshes the server's tools in the background; [Set.Tools] then returns
-// the tools it kept in their places and new ones at the end, and
-// [Set.Generation] changes, so a loop that asks between steps (the set is
-// a tools source for agent.WithToolSource) never changes its tools within
-// a step. A server that stops gives the running call an error result that
+// A cancelled call sends the protocol's cancel notification, and the
+// server's progress notifications become the call's own progress reports
+// (tools.Call.OnProgress). Connections, crashes, changed tool lists and
+// skipped tools reach the host as [Event] values (Config.Events). A
+// tools/list_changed notification refreshes the server's tools in the
+// background; Tools then returns the tools it kept in their places and
+// new ones at the end, and Generation changes, so a loop that asks
+// between steps (agent.WithToolSource) never changes its tools within a
+// step. A server that stops gives the running call an error result that
 // says its outcome is unknown, and is started again on the next call of
-// one of its tools, at most [WithMaxRestarts] times. [Set.Close] stops
-// every server: a stdio server runs in a process group of its own, and one
-// that ignores the end of its input is sent SIGTERM and then killed after
-// the terminate duration ([WithTerminateDuration], one second by default).
+// one of its tools, at most Config.MaxRestarts times (3 by default). Close
+// stops every server: a stdio server runs in a process group of its own,
+// and one that ignores the end of its input is sent SIGTERM and then
+// killed after Config.TerminateDuration (one second by default).
 //
 // Failures are *harness.Error values: "invalid_config" for a bad
-// configuration, "server_unavailable" for a server that could not
-// be started or stopped, "unknown_server" for a resource call that names
-// no server (these two are this package's own codes, with no constant:
-// match them with harness.Code("unknown_server")), harness.CodeToolFailed for a tool's own failure.
+// configuration, harness.CodeInvalidOption for a negative timeout,
+// "server_unavailable" for a server that could not be started or
+// stopped, "unknown_server" for a resource call or Prompts naming no
+// server (the package's own codes have no constant: match them with
+// harness.Code("unknown_server")), harness.CodeToolFailed for a tool's
+// own failure.
 //
 // It imports harness, tools, tools/images (image checks), internal helpers
 // and the MCP SDK; nothing of agent, session or spill.

@@ -66,9 +66,16 @@ func (p *inProcess) server(name string) mcp.Server {
 	}}
 }
 
-func connect(t *testing.T, servers []mcp.Server, opts ...mcp.Option) *mcp.Set {
+// connect connects servers with the settings of with (the defaults when
+// it is not given).
+func connect(t *testing.T, servers []mcp.Server, with ...mcp.Config) mcp.Set {
 	t.Helper()
-	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: servers}, opts...)
+	var cfg mcp.Config
+	if len(with) > 0 {
+		cfg = with[0]
+	}
+	cfg.Servers = servers
+	set, err := mcp.Connect(context.Background(), &cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = set.Close() })
 	return set

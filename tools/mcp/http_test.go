@@ -49,7 +49,7 @@ func TestStreamableHTTP(t *testing.T) {
 			leakcheck.Check(t)
 			url, unauthorized := httpServer(t, c.opts)
 			ev := newEvents()
-			set := connect(t, []mcp.Server{{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer t0k"}}}, mcp.WithEvents(ev.add))
+			set := connect(t, []mcp.Server{{Name: "web", URL: url, Headers: map[string]string{"Authorization": "Bearer t0k"}}}, mcp.Config{Events: ev.add})
 			st := set.Status()[0]
 			assert.True(t, st.Connected)
 			assert.Equal(t, "http", st.Transport)

@@ -217,7 +217,7 @@ func TestToolListChanged(t *testing.T) {
 	leakcheck.Check(t)
 	p := newInProcess(t)
 	ev := newEvents()
-	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add))
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{Events: ev.add})
 	before := names(set.Tools())
 	gen := set.Generation()
 
@@ -241,7 +241,7 @@ func TestCrashedServerRestarts(t *testing.T) {
 	leakcheck.Check(t)
 	p := newInProcess(t)
 	ev := newEvents()
-	set := connect(t, []mcp.Server{p.server("test")}, mcp.WithEvents(ev.add), mcp.WithMaxRestarts(1))
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{Events: ev.add, MaxRestarts: 1})
 	tt := byName(set.Tools())
 	e := env(false)
 
@@ -270,6 +270,27 @@ func TestCrashedServerRestarts(t *testing.T) {
 	assert.Contains(t, res.Text(), "is not restarted again (1 restarts allowed, 1 used). Do not call its tools again")
 }
 
+// A negative MaxRestarts means a server that stopped is never started
+// again.
+func TestNoRestarts(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{Events: ev.add, MaxRestarts: -1})
+	tt := byName(set.Tools())
+	e := env(false)
+	res := call(t, context.Background(), tt["mcp__test__crash"], e, map[string]any{})
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code)
+	ev.wait(t, mcp.EventStopped)
+	res = call(t, context.Background(), tt["mcp__test__echo"], e, map[string]any{"text": "back"})
+	assert.Equal(t, harness.Code("server_unavailable"), res.Code)
+	assert.Contains(t, res.Text(), "is not restarted again (0 restarts allowed, 0 used)")
+	assert.Equal(t, 0, set.Status()[0].Restarts)
+	p.mu.Lock()
+	assert.Equal(t, 1, p.conns)
+	p.mu.Unlock()
+}
+
 func TestResourcesAndPrompts(t *testing.T) {
 	leakcheck.Check(t)
 	p := newInProcess(t)
@@ -293,10 +314,12 @@ func TestResourcesAndPrompts(t *testing.T) {
 	assert.Equal(t, harness.CodeNotFound, missing.Code)
 	assert.Contains(t, missing.Text(), "could not read test://none")
 
-	prompts, err := set.Prompts(ctx)
+	prompts, err := set.Prompts(ctx, "test")
 	require.NoError(t, err)
-	assert.Equal(t, []mcp.Prompt{{Server: "test", Name: "review", Description: "Review code.",
-		Arguments: []mcp.PromptArgument{{Name: "path", Required: true}}}}, prompts)
+	assert.Equal(t, []*sdk.Prompt{{Name: "review", Description: "Review code.",
+		Arguments: []*sdk.PromptArgument{{Name: "path", Required: true}}}}, prompts)
+	_, err = set.Prompts(ctx, "nope")
+	assert.Equal(t, harness.Code("unknown_server"), harness.CodeOf(err))
 }
 
 func TestNameCollisions(t *testing.T) {
@@ -356,10 +379,17 @@ func TestConnectErrors(t *testing.T) {
 		assert.Equal(t, harness.Code("invalid_config"), harness.CodeOf(err))
 		assert.ErrorContains(t, err, c.want)
 	}
-	for _, opt := range []mcp.Option{mcp.WithConnectTimeout(0), mcp.WithTerminateDuration(-1), mcp.WithMaxRestarts(-1)} {
-		s, err := mcp.Connect(context.Background(), &mcp.Config{}, opt)
+	for _, c := range []struct {
+		cfg  mcp.Config
+		want string
+	}{
+		{mcp.Config{ConnectTimeout: -time.Second}, "Config.ConnectTimeout -1s: the connect timeout must not be negative"},
+		{mcp.Config{TerminateDuration: -1}, "Config.TerminateDuration -1ns: the terminate duration must not be negative"},
+	} {
+		s, err := mcp.Connect(context.Background(), &c.cfg)
 		assert.Nil(t, s)
 		assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
+		assert.ErrorContains(t, err, c.want)
 	}
 }
 

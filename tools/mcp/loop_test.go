@@ -19,7 +19,7 @@ import (
 	"github.com/go-harness/harness/tools/mcp"
 )
 
-var _ tools.Source = (*mcp.Set)(nil)
+var _ tools.Source = mcp.Set(nil)
 
 // TestThroughTheLoop: the set as a tool source of a real loop with the
 // spill middleware: a large result is spilled like any tool's, and a tool

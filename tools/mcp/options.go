@@ -1,22 +1,22 @@
 package mcp
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/internal/toolexec"
 )
 
-// Option configures Connect.
-type Option func(*options)
-
+// options are the settings of a set, from its Config with the defaults
+// filled in.
 type options struct {
 	connectTimeout time.Duration
 	terminate      time.Duration
 	maxRestarts    int
 	logger         *slog.Logger
 	events         func(Event)
-	errs           []error
 }
 
 // Defaults.
@@ -26,54 +26,29 @@ const (
 	defaultMaxRestarts    = 3
 )
 
-func defaultOptions() options {
-	return options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts}
-}
-
-// WithConnectTimeout bounds starting a server, the protocol handshake
-// and the first tool listing (default 30 s). It must be positive.
-func WithConnectTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d <= 0 {
-			o.errs = append(o.errs, toolexec.OptionError("mcp: WithConnectTimeout(%v): the connect timeout must be positive", d))
-			return
-		}
-		o.connectTimeout = d
+// optionsOf checks the settings of cfg and fills in the defaults of its
+// zero fields.
+func optionsOf(cfg *Config) (options, error) {
+	o := options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts,
+		logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
+	var errs []error
+	switch {
+	case cfg.ConnectTimeout < 0:
+		errs = append(errs, toolexec.OptionError("mcp: Config.ConnectTimeout %v: the connect timeout must not be negative (zero keeps the default, 30s)", cfg.ConnectTimeout))
+	case cfg.ConnectTimeout > 0:
+		o.connectTimeout = cfg.ConnectTimeout
 	}
-}
-
-// WithTerminateDuration sets how long closing a stdio server waits for it
-// to exit after its input is closed, and again after SIGTERM, before it is
-// killed (default 1 s). It must be positive.
-func WithTerminateDuration(d time.Duration) Option {
-	return func(o *options) {
-		if d <= 0 {
-			o.errs = append(o.errs, toolexec.OptionError("mcp: WithTerminateDuration(%v): the terminate duration must be positive", d))
-			return
-		}
-		o.terminate = d
+	switch {
+	case cfg.TerminateDuration < 0:
+		errs = append(errs, toolexec.OptionError("mcp: Config.TerminateDuration %v: the terminate duration must not be negative (zero keeps the default, 1s)", cfg.TerminateDuration))
+	case cfg.TerminateDuration > 0:
+		o.terminate = cfg.TerminateDuration
 	}
-}
-
-// WithMaxRestarts bounds how many times a server that stopped is started
-// again, each on the next call of one of its tools (default 3). Zero
-// means never.
-func WithMaxRestarts(n int) Option {
-	return func(o *options) {
-		if n < 0 {
-			o.errs = append(o.errs, toolexec.OptionError("mcp: WithMaxRestarts(%d): the restart limit cannot be negative", n))
-			return
-		}
-		o.maxRestarts = n
+	switch {
+	case cfg.MaxRestarts < 0:
+		o.maxRestarts = 0
+	case cfg.MaxRestarts > 0:
+		o.maxRestarts = cfg.MaxRestarts
 	}
+	return o, errors.Join(errs...)
 }
-
-// WithLogger sets the logger for connection diagnostics (silent by
-// default).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
-// WithEvents sets the function that hears what happens to the servers:
-// connections, crashes, restarts, changed tool lists and the progress of
-// running calls. It is called from the servers' goroutines, one event at
-// a time per server; it must return quickly.
-func WithEvents(f func(Event)) Option { return func(o *options) { o.events = f } }

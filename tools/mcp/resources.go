@@ -32,7 +32,7 @@ type readResourceArgs struct {
 }
 
 // resourceTools returns mcp_list_resources and mcp_read_resource.
-func (s *Set) resourceTools() []tools.Tool {
+func (s *serverSet) resourceTools() []tools.Tool {
 	return []tools.Tool{
 		tools.Define(tools.Spec{
 			Name: listResourcesName,
@@ -52,7 +52,7 @@ func (s *Set) resourceTools() []tools.Tool {
 	}
 }
 
-func (s *Set) listResources(ctx context.Context, _ *tools.Call, in listResourcesArgs) (*harness.ToolResult, error) {
+func (s *serverSet) listResources(ctx context.Context, _ *tools.Call, in listResourcesArgs) (*harness.ToolResult, error) {
 	servers := s.servers
 	if in.Server != "" {
 		srv, err := s.server(in.Server)
@@ -163,7 +163,7 @@ func renderTextOf(s string) string {
 	return renderText(&harness.ToolResult{Content: []harness.Block{harness.TextBlock(s)}})
 }
 
-func (s *Set) readResource(ctx context.Context, call *tools.Call, in readResourceArgs) (*harness.ToolResult, error) {
+func (s *serverSet) readResource(ctx context.Context, call *tools.Call, in readResourceArgs) (*harness.ToolResult, error) {
 	if strings.TrimSpace(in.URI) == "" {
 		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "uri is empty: give the URI of the resource to read."}
 	}

@@ -24,7 +24,7 @@ const clientName = "go-harness"
 
 // server is one configured server and its connection, if any.
 type server struct {
-	set *Set
+	set *serverSet
 	cfg Server
 
 	mu       sync.Mutex
@@ -344,25 +344,21 @@ func (s *server) status() Status {
 	return st
 }
 
-func (s *server) prompts(ctx context.Context) ([]Prompt, error) {
+func (s *server) prompts(ctx context.Context) ([]*sdk.Prompt, error) {
 	s.mu.Lock()
 	cs, init := s.cs, s.init
 	s.mu.Unlock()
 	if cs == nil || init == nil || init.Capabilities == nil || init.Capabilities.Prompts == nil {
 		return nil, nil
 	}
-	var out []Prompt
+	var out []*sdk.Prompt
 	for p, err := range cs.Prompts(ctx, nil) {
 		if err != nil {
 			return out, fmt.Errorf("mcp: listing the prompts of %s: %w", s.cfg.Name, err)
 		}
-		pr := Prompt{Server: s.cfg.Name, Name: p.Name, Title: p.Title, Description: p.Description}
-		for _, a := range p.Arguments {
-			if a != nil {
-				pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-			}
+		if p != nil {
+			out = append(out, p)
 		}
-		out = append(out, pr)
 	}
 	return out, nil
 }

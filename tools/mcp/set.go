@@ -4,17 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/tools"
 )
 
-// Set is a group of connected MCP servers and the tools they offer. It is
-// safe for concurrent use. Close it when the loop closes.
-type Set struct {
+// Set is a group of connected MCP servers and the tools they offer: a
+// tools.Source for agent.WithToolSource, which the host closes when the
+// loop closes. It is safe for concurrent use.
+type Set interface {
+	// Tools returns the tools of the connected servers: every server
+	// tool as mcp__<server>__<tool>, in the order they were first listed
+	// (a refreshed list keeps the places of the tools it kept and adds
+	// new tools at the end), then mcp_list_resources and
+	// mcp_read_resource when a connected server offers resources.
+	// Generation changes whenever Tools would return a different list.
+	tools.Source
+
+	// Status describes every configured server, in name order.
+	Status() []Status
+
+	// Prompts lists the prompt templates the named server offers, for
+	// the host to show (the model is not told about prompts): none when
+	// the server is not connected or offers no prompts. A name that is
+	// no configured server's is an error with code "unknown_server".
+	Prompts(ctx context.Context, server string) ([]*sdk.Prompt, error)
+
+	// Close disconnects every server, stopping the stdio ones (a server
+	// that does not exit when its input closes is sent SIGTERM and then
+	// killed after the terminate duration), and waits for the set's
+	// goroutines. Tools of a closed set fail with harness.CodeClosed.
+	// It returns nil.
+	io.Closer
+}
+
+// serverSet implements Set.
+type serverSet struct {
 	opts    options
 	servers []*server
 
@@ -85,32 +115,26 @@ type Status struct {
 }
 
 // Connect starts or reaches every server of cfg at once, each within the
-// connect timeout, and lists their tools.
+// connect timeout, and lists their tools. A nil cfg has no servers.
 //
 // A server that cannot be connected does not stop the others: Connect
 // returns the set of the servers that connected together with an error
-// that joins one *harness.Error (codeServerUnavailable, naming
-// the server) per failure; Status reports each server. Invalid options
-// or configuration (harness.CodeInvalidOption, codeInvalidConfig)
-// return a nil set.
-func Connect(ctx context.Context, cfg *Config, opts ...Option) (*Set, error) {
-	o := defaultOptions()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if len(o.errs) > 0 {
-		return nil, errors.Join(o.errs...)
-	}
-	o.logger = logs.OrDiscard(o.logger)
+// that joins one *harness.Error (code "server_unavailable", naming the
+// server) per failure; Status reports each server. Invalid settings or
+// servers (harness.CodeInvalidOption, "invalid_config") return a nil
+// set.
+func Connect(ctx context.Context, cfg *Config) (Set, error) {
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	o, err := optionsOf(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if err := validateConfig(cfg); err != nil {
 		return nil, err
 	}
-	s := &Set{opts: o, names: newNamer(listResourcesName, readResourceName)}
+	s := &serverSet{opts: o, names: newNamer(listResourcesName, readResourceName)}
 	for _, sc := range cfg.Servers {
 		s.servers = append(s.servers, &server{set: s, cfg: sc})
 	}
@@ -164,7 +188,7 @@ func validateConfig(cfg *Config) error {
 
 // noteLocked gives a newly listed tool its name and its place at the end
 // of the order.
-func (s *Set) noteLocked(server, tool string) string {
+func (s *serverSet) noteLocked(server, tool string) string {
 	k := nameKey{server, tool}
 	if _, ok := s.names.byKey[k]; !ok {
 		s.order = append(s.order, k)
@@ -172,12 +196,8 @@ func (s *Set) noteLocked(server, tool string) string {
 	return s.names.name(server, tool)
 }
 
-// Tools returns the tools of the connected servers: every server tool as
-// mcp__<server>__<tool>, in the order they were first listed (a refreshed
-// list keeps the places of the tools it kept and adds new tools at the
-// end), then mcp_list_resources and mcp_read_resource when a connected
-// server offers resources.
-func (s *Set) Tools() []tools.Tool {
+// Tools implements tools.Source (see Set).
+func (s *serverSet) Tools() []tools.Tool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	current := map[nameKey]*remoteTool{}
@@ -208,14 +228,14 @@ func (s *Set) Tools() []tools.Tool {
 
 // Generation counts the changes of the tool list: it is different after
 // every change Tools would show.
-func (s *Set) Generation() uint64 {
+func (s *serverSet) Generation() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.gen
 }
 
-// Status describes every configured server, in name order.
-func (s *Set) Status() []Status {
+// Status implements Set.
+func (s *serverSet) Status() []Status {
 	out := make([]Status, 0, len(s.servers))
 	for _, srv := range s.servers {
 		out = append(out, srv.status())
@@ -223,44 +243,17 @@ func (s *Set) Status() []Status {
 	return out
 }
 
-// Prompt is a prompt template a server offers, for the host to show (the
-// model is not told about prompts).
-type Prompt struct {
-	Server      string
-	Name        string
-	Title       string
-	Description string
-	Arguments   []PromptArgument
-}
-
-// PromptArgument is an argument of a prompt.
-type PromptArgument struct {
-	Name        string
-	Description string
-	Required    bool
-}
-
-// Prompts lists the prompts of the connected servers that offer them, in
-// server order. A server that fails to list them adds its error to the
-// joined error returned beside the others' prompts.
-func (s *Set) Prompts(ctx context.Context) ([]Prompt, error) {
-	var out []Prompt
-	var errs []error
-	for _, srv := range s.servers {
-		ps, err := srv.prompts(ctx)
-		out = append(out, ps...)
-		if err != nil {
-			errs = append(errs, err)
-		}
+// Prompts implements Set.
+func (s *serverSet) Prompts(ctx context.Context, name string) ([]*sdk.Prompt, error) {
+	srv, err := s.server(name)
+	if err != nil {
+		return nil, err
 	}
-	return out, errors.Join(errs...)
+	return srv.prompts(ctx)
 }
 
-// Close disconnects every server, stopping the stdio ones (a server that
-// does not exit when its input closes is sent SIGTERM and then killed
-// after the terminate duration), and waits for the set's goroutines.
-// Tools of a closed set fail with harness.CodeClosed.
-func (s *Set) Close() error {
+// Close implements Set.
+func (s *serverSet) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -277,7 +270,7 @@ func (s *Set) Close() error {
 }
 
 // changed records a change of the tool list.
-func (s *Set) changed(srv *server) {
+func (s *serverSet) changed(srv *server) {
 	s.mu.Lock()
 	srv.mu.Lock()
 	names := make([]string, 0, len(srv.remote))
@@ -292,14 +285,14 @@ func (s *Set) changed(srv *server) {
 	s.mu.Unlock()
 }
 
-func (s *Set) emit(e Event) {
+func (s *serverSet) emit(e Event) {
 	if s.opts.events != nil {
 		s.opts.events(e)
 	}
 }
 
 // server finds a connected or configured server by name.
-func (s *Set) server(name string) (*server, error) {
+func (s *serverSet) server(name string) (*server, error) {
 	for _, srv := range s.servers {
 		if srv.cfg.Name == name {
 			return srv, nil

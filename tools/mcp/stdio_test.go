@@ -77,7 +77,7 @@ func TestStdioServer(t *testing.T) {
 	ev := newEvents()
 	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: []mcp.Server{
 		{Name: "sub", Command: bin, Env: map[string]string{"MCP_TEST_VALUE": "from the config"}, Dir: t.TempDir()},
-	}}, mcp.WithEvents(ev.add))
+	}, Events: ev.add})
 	require.NoError(t, err)
 	defer set.Close()
 	assert.Equal(t, "stdio", set.Status()[0].Transport)
@@ -104,7 +104,7 @@ func TestCloseStopsStubbornServer(t *testing.T) {
 	leakcheck.Check(t)
 	noLeakedProcesses(t)
 	set := connect(t, []mcp.Server{{Name: "stubborn", Command: bin, Args: []string{"-ignore-eof", "-ignore-term"}}},
-		mcp.WithTerminateDuration(100*time.Millisecond))
+		mcp.Config{TerminateDuration: 100 * time.Millisecond})
 	require.Len(t, set.Tools(), 14)
 	start := time.Now()
 	require.NoError(t, set.Close())
@@ -122,7 +122,7 @@ func TestConnectTimeoutAndMissingCommand(t *testing.T) {
 	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: []mcp.Server{
 		{Name: "mute", Command: sleep, Args: []string{"60"}},
 		{Name: "missing", Command: "no-such-mcp-server-command"},
-	}}, mcp.WithConnectTimeout(300*time.Millisecond), mcp.WithTerminateDuration(100*time.Millisecond))
+	}, ConnectTimeout: 300 * time.Millisecond, TerminateDuration: 100 * time.Millisecond})
 	require.NotNil(t, set)
 	defer set.Close()
 	require.Error(t, err)
