@@ -57,10 +57,10 @@ func budgets() map[string]int {
 		"tools/toolstest":         Core,
 
 		// Capability packages, each on its own budget.
-		"tools/codesearch": 7,
-		"tools/mcp":        27,
+		"tools/codesearch": 6,
+		"tools/mcp":        16,
 		"tools/permission": 24,
-		"observe":          9,
+		"observe":          2,
 		"pricing":          9,
 		// Stores kept outside the process (issue 18).
 		"session/attachments/s3": 7,
