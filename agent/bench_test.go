@@ -16,7 +16,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -45,11 +44,16 @@ func (m *instantModel) Info() model.Info { return model.Info{Name: "instant"} }
 func (m *instantModel) chunks() []model.Chunk {
 	m.n++
 	if m.n%stepsPerTurn == 0 {
-		return replay.Chunks(replay.Response{Text: "done"})
+		return []model.Chunk{{Type: model.ChunkText, Text: "done"}, {Type: model.ChunkFinish, Finish: model.FinishStop}}
 	}
 	id := fmt.Sprintf("c%d", m.n)
-	return replay.Chunks(replay.Response{Text: "calling", ToolCalls: []harness.ToolCall{{ID: id, Name: "noop", Arguments: `{"path":"a.go"}`}},
-		Usage: &harness.Usage{InputTokens: 1000, OutputTokens: 20}})
+	return []model.Chunk{
+		{Type: model.ChunkText, Text: "calling"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{ID: id, Name: "noop", Arguments: `{"path"`}},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Arguments: `:"a.go"}`}},
+		{Type: model.ChunkUsage, Usage: harness.Usage{InputTokens: 1000, OutputTokens: 20}},
+		{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
+	}
 }
 
 func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {

@@ -52,9 +52,9 @@ func marks(t *testing.T, file string) []string {
 	return strings.Fields(string(b))
 }
 
-func policy(t *testing.T, r permission.Rules, opts ...permission.Option) *permission.Policy {
+func policy(t *testing.T, r permission.Rules) *permission.Policy {
 	t.Helper()
-	p, err := permission.New(r, opts...)
+	p, err := permission.New(r)
 	require.NoError(t, err)
 	return p
 }
@@ -149,7 +149,7 @@ func TestPermissionPlanMode(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})), replay.Response{Text: "plan"})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file), echoTool()),
-		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}}, permission.WithMode(permission.ModePlan))))
+		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}, Mode: permission.ModePlan})))
 	_, _, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
 	assert.Empty(t, marks(t, file))

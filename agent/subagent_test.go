@@ -417,9 +417,9 @@ func TestSubAgentReplay(t *testing.T) {
 	require.NoError(t, err)
 	ctr, err := store.Load(context.Background(), childID)
 	require.NoError(t, err)
-	rp, err := replay.New(ptr, replay.WithStrict())
+	rp, err := replay.New(ptr, true)
 	require.NoError(t, err)
-	rc, err := replay.New(ctr, replay.WithStrict())
+	rc, err := replay.New(ctr, true)
 	require.NoError(t, err)
 	_, s2 := newSession(t, agent.WithModel(&routeModel{routes: map[string]model.Model{"go": rp, "find A": rc}}),
 		agent.WithTools(echoTool()), sa)

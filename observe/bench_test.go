@@ -12,7 +12,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/observe"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
@@ -30,11 +29,15 @@ func (m *instant) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 	m.n++
 	var cs []model.Chunk
 	if m.n%benchSteps == 0 {
-		cs = replay.Chunks(replay.Response{Text: "done"})
+		cs = []model.Chunk{{Type: model.ChunkText, Text: "done"}, {Type: model.ChunkFinish, Finish: model.FinishStop}}
 	} else {
-		cs = replay.Chunks(replay.Response{Text: "calling",
-			ToolCalls: []harness.ToolCall{{ID: fmt.Sprintf("c%d", m.n), Name: "echo", Arguments: `{"text":"a"}`}},
-			Usage:     &harness.Usage{InputTokens: 1000, OutputTokens: 20}})
+		cs = []model.Chunk{
+			{Type: model.ChunkText, Text: "calling"},
+			{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{ID: fmt.Sprintf("c%d", m.n), Name: "echo", Arguments: `{"text`}},
+			{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Arguments: `":"a"}`}},
+			{Type: model.ChunkUsage, Usage: harness.Usage{InputTokens: 1000, OutputTokens: 20}},
+			{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
+		}
 	}
 	return func(yield func(model.Chunk, error) bool) {
 		for _, c := range cs {

@@ -26,8 +26,8 @@
 //
 // A log line has a maximum size (16 MiB, or what [WithMaxLineSize] sets): Append refuses a larger event with an error matching
 // harness.CodeTooLarge (an [*EventTooLargeError]) and writes nothing of its
-// batch, and loading streams past a longer line with a warning, never
-// holding it in memory.
+// batch, Create refuses a longer header the same way, and loading streams
+// past a longer line with a warning, never holding it in memory.
 //
 // Call ids name calls in results and prunings. A provider may reuse them
 // across steps; the agent renames such calls as they arrive, and the

@@ -1,5 +1,7 @@
 package session
 
+import "github.com/go-harness/harness/session/internal/storekit"
+
 // TestJSONL is the store NewJSONL returns, as the external tests reach
 // into it: its directory and the file of a session.
 type TestJSONL struct{ *jsonlStore }
@@ -17,3 +19,15 @@ func (s TestJSONL) Path(id string) string { return s.path(id) }
 
 // Interrupted reports whether the last turn began but has not ended.
 func (h *History) Interrupted() bool { return h.open }
+
+// ShortestHeaderLine is the length of the shortest header line the log
+// format allows, and MinLineSize the bound WithMaxLineSize requires.
+func ShortestHeaderLine() int {
+	line, err := marshalHeader(Header{Format: storekit.FormatVersion, ID: "a"})
+	if err != nil {
+		panic(err)
+	}
+	return len(line)
+}
+
+const MinLineSize = minLineSize

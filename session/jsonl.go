@@ -54,7 +54,7 @@ func (s *jsonlStore) MaxLineSize() int { return s.cfg.maxLine }
 // may be; the type only packages of session can name keeps any other store
 // from looking like this one.
 func (s *jsonlStore) LogDir() storekit.LogDir {
-	return storekit.LogDir{Path: s.dir, MaxLine: s.cfg.maxLine}
+	return storekit.LogDir{Path: s.dir, MaxLine: s.cfg.maxLine, Err: s.cfg.err}
 }
 
 // path returns the file that holds session id.
@@ -64,6 +64,9 @@ func (s *jsonlStore) path(id string) string { return filepath.Join(s.dir, id+".j
 // temporary file that is then linked under the session's name, so a
 // crash never leaves a log without its header behind.
 func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
+	if err := s.cfg.err; err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -71,12 +74,15 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("session: creating store directory: %w", err)
-	}
 	line, err := marshalHeader(h)
 	if err != nil {
 		return nil, fmt.Errorf("session: encoding header: %w", err)
+	}
+	if err := headerTooLarge(h, line, s.cfg.maxLine); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session: creating store directory: %w", err)
 	}
 	line = append(line, '\n')
 	var f *os.File
@@ -137,6 +143,9 @@ func (s *jsonlStore) createLinked(id string, header []byte) (*os.File, error) {
 // removeStale removes the temporary files of Creates that a crash
 // interrupted, when they were last changed before the given time.
 func (s *jsonlStore) removeStale(before time.Time) error {
+	if err := s.cfg.err; err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil
@@ -192,6 +201,9 @@ func (s *jsonlStore) createInPlace(id string, header []byte) (*os.File, error) {
 // the file as it is, ended with a newline so new events start on a line of
 // their own; loading skips it with a warning.
 func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, error) {
+	if err := s.cfg.err; err != nil {
+		return nil, nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -226,6 +238,9 @@ func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, err
 
 // Load implements Store.
 func (s *jsonlStore) Load(ctx context.Context, id string) (*Transcript, error) {
+	if err := s.cfg.err; err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -252,6 +267,9 @@ func (s *jsonlStore) Load(ctx context.Context, id string) (*Transcript, error) {
 // top); it never reads whole logs. With a Limit, logs are visited newest
 // first and the visit stops once Limit sessions matched.
 func (s *jsonlStore) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+	if err := s.cfg.err; err != nil {
+		return nil, err
+	}
 	files, err := s.logFiles(nil)
 	if err != nil {
 		return nil, err
@@ -285,6 +303,9 @@ func (s *jsonlStore) List(ctx context.Context, opts ListOptions) ([]Info, error)
 // Stat describes session id as List does, reading only its header and
 // the start of its first user message.
 func (s *jsonlStore) Stat(ctx context.Context, id string) (Info, error) {
+	if err := s.cfg.err; err != nil {
+		return Info{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Info{}, err
 	}
@@ -423,6 +444,9 @@ func titleFromPrefix(line []byte) (string, bool) {
 // Delete implements Store. A log open for appending (here or in another
 // process) is not deleted: Delete fails with harness.CodeLocked.
 func (s *jsonlStore) Delete(ctx context.Context, id string) error {
+	if err := s.cfg.err; err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

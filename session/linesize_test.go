@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,87 @@ func TestMaxLineSizeOption(t *testing.T) {
 	assert.Equal(t, 4096, maxLine(session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))))
 	assert.Equal(t, 4096, maxLine(session.NewMemory(session.WithMaxLineSize(4096))))
 	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
-	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.WithMaxLineSize(-5))))
+}
+
+// TestMinLineSize checks the bound WithMaxLineSize requires against the
+// shortest header line the format allows.
+func TestMinLineSize(t *testing.T) {
+	assert.Equal(t, session.ShortestHeaderLine(), session.MinLineSize)
+}
+
+// TestInvalidMaxLineSize checks that a bound no log fits in is reported
+// by every method of the store, not clamped, and that nothing is written.
+func TestInvalidMaxLineSize(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{-5, -1, 1, session.MinLineSize - 1} {
+		dir := t.TempDir()
+		for name, s := range map[string]session.Store{
+			"jsonl":  session.NewJSONL(dir, session.WithMaxLineSize(n)),
+			"memory": session.NewMemory(session.WithMaxLineSize(n)),
+		} {
+			check := func(what string, err error) {
+				t.Helper()
+				require.Error(t, err, "%s %s(%d)", name, what, n)
+				assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), "%s %s(%d)", name, what, n)
+				assert.ErrorContains(t, err, fmt.Sprintf("WithMaxLineSize(%d): a log line must be allowed at least %d bytes", n, session.MinLineSize))
+			}
+			_, err := s.Create(ctx, session.Header{ID: "s1"})
+			check("Create", err)
+			_, _, err = s.Open(ctx, "s1")
+			check("Open", err)
+			_, err = s.Load(ctx, "s1")
+			check("Load", err)
+			_, err = s.List(ctx, session.ListOptions{})
+			check("List", err)
+			check("Delete", s.Delete(ctx, "s1"))
+			_, err = search.Search(ctx, s, search.Options{Query: "x", AllWorkspaces: true})
+			check("Search", err)
+			_, err = (&session.Retention{Store: s}).Prune(ctx, session.PruneOptions{OlderThan: time.Hour})
+			check("Prune", err)
+		}
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "nothing written with WithMaxLineSize(%d)", n)
+	}
+
+	// The shortest workable bound holds a log with a short header.
+	for _, s := range []session.Store{session.NewJSONL(t.TempDir(), session.WithMaxLineSize(session.MinLineSize)), session.NewMemory(session.WithMaxLineSize(session.MinLineSize))} {
+		log, err := s.Create(ctx, session.Header{ID: "a", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+		require.NoError(t, err)
+		require.NoError(t, log.Close())
+		tr, err := s.Load(ctx, "a")
+		require.NoError(t, err)
+		assert.Equal(t, "a", tr.Header.ID)
+	}
+}
+
+// TestHeaderTooLarge checks that Create refuses a header line longer
+// than the store reads, rather than writing a log it cannot load.
+func TestHeaderTooLarge(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, s := range map[string]session.Store{
+		"jsonl":  session.NewJSONL(dir, session.WithMaxLineSize(1024)),
+		"memory": session.NewMemory(session.WithMaxLineSize(1024)),
+	} {
+		_, err := s.Create(ctx, session.Header{ID: "big", Cwd: "/" + strings.Repeat("w", 1024)})
+		require.Error(t, err, name)
+		assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err), name)
+		assert.ErrorContains(t, err, "session big: the header is", name)
+		assert.ErrorContains(t, err, "more than the log's maximum line size of 1024 bytes; nothing was written", name)
+		_, err = s.Load(ctx, "big")
+		assert.Equal(t, harness.CodeNotFound, harness.CodeOf(err), name)
+
+		log, err := s.Create(ctx, session.Header{ID: "fits", Cwd: "/" + strings.Repeat("w", 800)})
+		require.NoError(t, err, name)
+		require.NoError(t, log.Close())
+		_, err = s.Load(ctx, "fits")
+		require.NoError(t, err, name)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "fits.jsonl", entries[0].Name())
 }
 
 func TestEventTooLargeError(t *testing.T) {

@@ -40,6 +40,9 @@ func (m *memory) MaxLineSize() int { return m.cfg.maxLine }
 
 // Create implements Store.
 func (m *memory) Create(ctx context.Context, h Header) (Log, error) {
+	if err := m.cfg.err; err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -54,6 +57,9 @@ func (m *memory) Create(ctx context.Context, h Header) (Log, error) {
 	}
 	line, err := marshalHeader(h)
 	if err != nil {
+		return nil, err
+	}
+	if err := headerTooLarge(h, line, m.cfg.maxLine); err != nil {
 		return nil, err
 	}
 	m.sessions[h.ID] = &memSession{header: h, updated: m.now().UTC(), size: int64(len(line) + 1), open: true}
@@ -90,6 +96,9 @@ func (m *memory) Load(ctx context.Context, id string) (*Transcript, error) {
 
 // load reads a session's lines as JSONL reads its file.
 func (m *memory) load(ctx context.Context, id string) (loaded, error) {
+	if err := m.cfg.err; err != nil {
+		return loaded{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return loaded{}, err
 	}
@@ -117,6 +126,9 @@ func (m *memory) load(ctx context.Context, id string) (loaded, error) {
 
 // List implements Store.
 func (m *memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
+	if err := m.cfg.err; err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -138,6 +150,9 @@ func (m *memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 
 // Delete implements Store.
 func (m *memory) Delete(ctx context.Context, id string) error {
+	if err := m.cfg.err; err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -166,6 +166,9 @@ type StoreOption func(*storeConfig)
 
 type storeConfig struct {
 	maxLine int
+	// err is a StoreOption's invalid value: every method of the store
+	// returns it, so the first use reports the mistake.
+	err error
 }
 
 func newStoreConfig(opts []StoreOption) storeConfig {
@@ -178,18 +181,43 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 	return c
 }
 
+// minLineSize is the shortest header line the log format allows (a
+// one-letter id, no workspace, the zero time); a log line bound below it
+// could hold no log at all. TestMinLineSize checks it.
+const minLineSize = 80
+
 // WithMaxLineSize sets the longest line, in bytes without its newline, a
-// store writes or reads (16 MiB, the default, when n is 0 or less). Append
-// refuses a longer event with an error matching harness.CodeTooLarge, and
-// loading skips a longer line with a warning, without holding it in
-// memory; the header line is bounded the same way.
+// store writes or reads; 0 means the default, 16 MiB. Append refuses a
+// longer event with an error matching harness.CodeTooLarge, and loading
+// skips a longer line with a warning, without holding it in memory;
+// Create refuses a header line that is longer the same way.
+//
+// A negative n, or one shorter than the shortest header line of the log
+// format (80 bytes), can hold no log: every method of the store then
+// returns an error matching harness.CodeInvalidOption saying so, and
+// touches nothing.
 func WithMaxLineSize(n int) StoreOption {
 	return func(c *storeConfig) {
-		if n <= 0 {
-			n = storekit.DefaultMaxLineSize
+		switch {
+		case n == 0:
+			c.maxLine = storekit.DefaultMaxLineSize
+		case n < minLineSize:
+			c.err = &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
+				"session: WithMaxLineSize(%d): a log line must be allowed at least %d bytes (the shortest header line); pass 0 for the default of %d", n, minLineSize, storekit.DefaultMaxLineSize)}
+		default:
+			c.maxLine = n
 		}
-		c.maxLine = n
 	}
+}
+
+// headerTooLarge refuses a header line longer than maxLine, which
+// loading could not read back.
+func headerTooLarge(h Header, line []byte, maxLine int) error {
+	if len(line) <= maxLine {
+		return nil
+	}
+	return &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(
+		"session %s: the header is %d bytes encoded, more than the log's maximum line size of %d bytes; nothing was written", h.ID, len(line), maxLine)}
 }
 
 // logState is what the logs of the JSONL and memory stores share: the

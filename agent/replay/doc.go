@@ -10,7 +10,7 @@
 //
 // [New] queues the answers of a recorded session log, call by call. Each
 // recorded call carries a fingerprint of the request the model received;
-// with [WithStrict], a live request that drifted from the recording (a changed
+// in strict mode, a live request that drifted from the recording (a changed
 // system prompt, tool schema or history) fails with an error matching
 // [harness.CodeReplayDrift] that names the call, its step and the part that
 // changed — where replay harnesses that match calls by position alone

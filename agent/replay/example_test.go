@@ -38,13 +38,25 @@ func ExampleNewScripted() {
 	// 2 requests
 }
 
-// Chunks shows the stream a response becomes: a tool call comes in two
+// A response streams as a model's answer would: a tool call comes in two
 // pieces (its id and name, then its arguments), and the finish reason
 // comes last.
-func ExampleChunks() {
-	chunks := replay.Chunks(replay.Call(replay.ToolCall("call_1", "bash", `{"command":"go test ./..."}`)))
-	last := chunks[len(chunks)-1]
-	fmt.Println(len(chunks), "chunks, finish:", last.Finish)
+func ExampleResponse() {
+	m := replay.NewScripted(replay.Call(replay.ToolCall("call_1", "bash", `{"command":"go test ./..."}`)))
+	for c, err := range m.Stream(context.Background(), &model.Request{}) {
+		if err != nil {
+			fmt.Println("error:", err)
+			break
+		}
+		switch c.Type {
+		case model.ChunkToolCall:
+			fmt.Printf("tool call id=%q name=%q arguments=%q\n", c.ToolCall.ID, c.ToolCall.Name, c.ToolCall.Arguments)
+		case model.ChunkFinish:
+			fmt.Println("finish:", c.Finish)
+		}
+	}
 	// Output:
-	// 3 chunks, finish: tool_calls
+	// tool call id="call_1" name="bash" arguments="{\"command\":\"g"
+	// tool call id="" name="" arguments="o test ./...\"}"
+	// finish: tool_calls
 }

@@ -23,8 +23,8 @@ import (
 //
 // [NewScripted] fills the queue with canned [Response] values; [New]
 // with the answers of a recorded session. Each recorded call carries the
-// fingerprint of the request the model received. In strict mode
-// ([WithStrict]), a live request that differs from the recorded one fails
+// fingerprint of the request the model received. In strict mode (New's
+// strict argument), a live request that differs from the recorded one fails
 // the call with a *harness.Error (harness.CodeReplayDrift) naming the
 // call, the turn, the step and the part that drifted (system prompt, tool
 // schemas, or which message of the history), instead of silently
@@ -57,19 +57,15 @@ type recordedCall struct {
 	turn     int
 }
 
-// Option configures the replay of a recording.
-type Option func(*Model)
-
-// WithStrict makes the replay fail when a live request drifts from the
-// recording.
-func WithStrict() Option { return func(m *Model) { m.strict = true } }
-
 // New returns a Model replaying the recorded session tr, named after the
-// recorded model (set other info with [Model.WithInfo]). Calls whose
-// answer was cancelled are skipped: a replay cannot reproduce a
+// recorded model (set other info with [Model.WithInfo]). With strict set,
+// a call whose live request drifted from the recorded one fails with an
+// error matching harness.CodeReplayDrift instead of answering; without
+// it, the recorded answers are given in order whatever is asked. Calls
+// whose answer was cancelled are skipped: a replay cannot reproduce a
 // cancellation. A session with no recorded model call is an error.
-func New(tr *session.Transcript, opts ...Option) (*Model, error) {
-	m := &Model{events: tr.Events}
+func New(tr *session.Transcript, strict bool) (*Model, error) {
+	m := &Model{events: tr.Events, strict: strict}
 	var pending *recordedCall
 	turn := 0
 	for i, e := range tr.Events {
@@ -90,9 +86,6 @@ func New(tr *session.Transcript, opts ...Option) (*Model, error) {
 	}
 	m.recorded = len(m.queue)
 	m.info.Name = m.queue[0].rec.req.Model
-	for _, o := range opts {
-		o(m)
-	}
 	return m, nil
 }
 

@@ -19,7 +19,10 @@ type Response struct {
 	// "stop" otherwise.
 	Finish string
 	// Chunks, when set, are yielded as they are instead of the fields
-	// above: for testing how the loop handles odd streams.
+	// above: for testing how the loop handles odd streams. Without them
+	// the answer streams as a model's would: reasoning, text, each tool
+	// call in two pieces (its id and name, then its arguments), usage,
+	// and the finish reason (none when Err or Hang is set).
 	Chunks []model.Chunk
 	// Err is yielded after the chunks, ending the answer with a failure.
 	Err error
@@ -58,7 +61,7 @@ func ToolCall(id, name string, args any) harness.ToolCall {
 func emit(ctx context.Context, r Response, yield func(model.Chunk, error) bool) {
 	chunks := r.Chunks
 	if chunks == nil {
-		chunks = Chunks(r)
+		chunks = chunksOf(r)
 	}
 	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {
@@ -79,10 +82,10 @@ func emit(ctx context.Context, r Response, yield func(model.Chunk, error) bool) 
 	}
 }
 
-// Chunks returns the stream chunks a model would send for r: reasoning,
-// text, each tool call in two pieces, usage, and the finish reason (no
-// finish reason when r.Err is set, as a failed stream has none).
-func Chunks(r Response) []model.Chunk {
+// chunksOf returns the stream chunks a model would send for r:
+// reasoning, text, each tool call in two pieces, usage, and the finish
+// reason (none when r.Err is set, as a failed stream has none).
+func chunksOf(r Response) []model.Chunk {
 	var out []model.Chunk
 	if r.Reasoning != "" {
 		out = append(out, model.Chunk{Type: model.ChunkReasoning, Text: r.Reasoning})

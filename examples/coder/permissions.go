@@ -62,7 +62,7 @@ func (p *permFlags) register(fset *flag.FlagSet) {
 // check validates the flags once they are parsed.
 func (p *permFlags) check(o *options, set map[string]bool) error {
 	p.modeSet = set["permission-mode"]
-	if _, err := permission.ParseMode(p.mode); err != nil {
+	if _, err := permission.New(permission.Rules{Mode: permission.Mode(p.mode)}); err != nil {
 		return usagef("-permission-mode %q: use default, accept-edits, plan or bypass", p.mode)
 	}
 	switch p.sandbox {
@@ -103,12 +103,10 @@ func (a *app) policy() (*permission.Policy, error) {
 	p := &a.o.perm
 	rules.Allow = append(rules.Allow, p.allow...)
 	rules.Deny = append(rules.Deny, p.deny...)
-	var opts []permission.Option
 	if p.modeSet || rules.Mode == "" {
-		m, _ := permission.ParseMode(p.mode)
-		opts = append(opts, permission.WithMode(m))
+		rules.Mode = permission.Mode(p.mode)
 	}
-	return permission.New(rules, opts...)
+	return permission.New(rules)
 }
 
 // sandbox picks the sandbox for bash and shells. Asked for explicitly,

@@ -36,6 +36,9 @@ const scanBufferSize = 128 << 10
 // lines are searched as raw bytes and only lines that may match are
 // decoded.
 func searchJSONL(ctx context.Context, s jsonlStore, m *searcher) ([]Match, error) {
+	if err := s.LogDir().Err; err != nil {
+		return nil, err
+	}
 	m.maxLine = s.LogDir().MaxLine
 	if m.mapMin == 0 {
 		m.mapMin = scanBufferSize // a log that takes more than one read

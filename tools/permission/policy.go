@@ -31,10 +31,10 @@ const (
 	ModeBypass Mode = "bypass"
 )
 
-// ParseMode reads a mode name: default, accept-edits, plan or bypass
-// (Claude Code's acceptEdits and bypassPermissions too). Anything else is
-// an error matching harness.CodeInvalidOption.
-func ParseMode(s string) (Mode, error) {
+// parseMode reads a mode name: default, accept-edits, plan or bypass
+// (Claude Code's acceptEdits and bypassPermissions too), and "" for the
+// default. Anything else is an error matching harness.CodeInvalidOption.
+func parseMode(s string) (Mode, error) {
 	switch s {
 	case "default", "":
 		return ModeDefault, nil
@@ -85,54 +85,25 @@ type Policy struct {
 	home             string
 }
 
-// Option configures a Policy.
-type Option func(*Policy) error
-
-// WithMode sets the mode (ModeDefault unless set). An unknown mode is an
-// error.
-func WithMode(m Mode) Option {
-	return func(p *Policy) error {
-		if _, err := ParseMode(string(m)); err != nil || m == "" {
-			return invalid("WithMode(%q): use default, accept-edits, plan or bypass", m)
-		}
-		p.mode = m
-		return nil
+// New compiles rules into a policy. A rule that does not parse, an
+// unknown Mode and a Home that is not absolute are errors matching
+// harness.CodeInvalidOption that name what is wrong. The zero Mode is
+// ModeDefault; the zero Home is the user's home directory.
+func New(rules Rules) (*Policy, error) {
+	m, err := parseMode(string(rules.Mode))
+	if err != nil {
+		return nil, err
 	}
-}
-
-// WithHome sets the directory ~/ rules are anchored at (the user's home
-// directory unless set). It must be absolute.
-func WithHome(dir string) Option {
-	return func(p *Policy) error {
-		if !path.IsAbs(filepath.ToSlash(dir)) {
-			return invalid("WithHome(%q): the directory must be absolute", dir)
+	p := &Policy{mode: m}
+	switch {
+	case rules.Home != "":
+		if !path.IsAbs(filepath.ToSlash(rules.Home)) {
+			return nil, invalid("home %q: the directory ~/ rules are anchored at must be absolute", rules.Home)
 		}
-		p.home = path.Clean(filepath.ToSlash(dir))
-		return nil
-	}
-}
-
-// New compiles rules into a policy. A rule that does not parse is an
-// error matching harness.CodeInvalidOption naming it. The mode is the
-// one WithMode sets, else the one rules name, else ModeDefault.
-func New(rules Rules, opts ...Option) (*Policy, error) {
-	p := &Policy{mode: ModeDefault}
-	if rules.Mode != "" {
-		m, err := ParseMode(string(rules.Mode))
-		if err != nil {
-			return nil, err
-		}
-		p.mode = m
-	}
-	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
-		p.home = path.Clean(filepath.ToSlash(h))
-	}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(p); err != nil {
-			return nil, err
+		p.home = path.Clean(filepath.ToSlash(rules.Home))
+	default:
+		if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+			p.home = path.Clean(filepath.ToSlash(h))
 		}
 	}
 	for _, l := range []struct {

@@ -140,7 +140,7 @@ func TestDecide(t *testing.T) {
 			if mode == "" {
 				mode = ModeDefault
 			}
-			p, err := New(Rules{Allow: c.allow, Ask: c.ask, Deny: c.deny}, WithMode(mode), WithHome(home))
+			p, err := New(Rules{Allow: c.allow, Ask: c.ask, Deny: c.deny, Mode: mode, Home: home})
 			require.NoError(t, err)
 			d := p.Decide(call(ws, c.tool, c.args))
 			assert.Equal(t, c.want, d.Outcome, "reason: %s", d.Reason)
@@ -159,8 +159,29 @@ func TestParseRules(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), bad)
 	}
-	_, err := New(Rules{}, WithMode("yolo"))
+	_, err := New(Rules{Mode: "yolo"})
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
+	assert.ErrorContains(t, err, `unknown mode "yolo": use default, accept-edits, plan or bypass`)
+	_, err = New(Rules{Home: "relative/home"})
+	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
+	assert.ErrorContains(t, err, `home "relative/home"`)
+}
+
+func TestModeNames(t *testing.T) {
+	for name, want := range map[Mode]Mode{
+		"": ModeDefault, "default": ModeDefault,
+		"accept-edits": ModeAcceptEdits, "acceptEdits": ModeAcceptEdits,
+		"plan":   ModePlan,
+		"bypass": ModeBypass, "bypassPermissions": ModeBypass,
+	} {
+		p, err := New(Rules{Mode: name})
+		require.NoError(t, err, name)
+		assert.Equal(t, want, p.Mode(), name)
+	}
+	for _, bad := range []Mode{"Plan", "yolo", " default"} {
+		_, err := New(Rules{Mode: bad})
+		assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), bad)
+	}
 }
 
 func TestParseSettings(t *testing.T) {

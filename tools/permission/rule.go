@@ -9,8 +9,10 @@ import (
 	"github.com/go-harness/harness"
 )
 
-// Rules are the three lists of a policy, as plain data. Deny beats ask,
-// and ask beats allow. Each entry is a rule in Claude Code's syntax:
+// Rules are what a policy is made of, as plain data: three lists of
+// rules, the mode for what no rule decides, and the directory ~/ rules
+// are anchored at. Deny beats ask, and ask beats allow. Each entry is a
+// rule in Claude Code's syntax:
 //
 //	Read                      every file read
 //	Read(.env)                reading any .env below the workspace
@@ -28,9 +30,14 @@ type Rules struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
-	// Mode is the mode a settings file asks for ("defaultMode"); empty
-	// when it names none.
+	// Mode decides what no rule does; empty means ModeDefault. Claude
+	// Code's names (acceptEdits, bypassPermissions) are accepted. In a
+	// settings file it is "defaultMode".
 	Mode Mode `json:"defaultMode,omitempty"`
+	// Home is the directory ~/ rules are anchored at; it must be
+	// absolute. Empty means the user's home directory. Settings files do
+	// not set it.
+	Home string `json:"-"`
 }
 
 // ParseSettings reads the permissions of a settings file such as
@@ -57,7 +64,7 @@ func ParseSettings(data []byte) (Rules, error) {
 	}
 	r := Rules{Allow: doc.Permissions.Allow, Ask: doc.Permissions.Ask, Deny: doc.Permissions.Deny}
 	if doc.Permissions.Mode != "" {
-		m, err := ParseMode(doc.Permissions.Mode)
+		m, err := parseMode(doc.Permissions.Mode)
 		if err != nil {
 			return Rules{}, err
 		}

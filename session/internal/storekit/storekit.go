@@ -36,11 +36,15 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 
 // LogDir is what the JSONL store of package session tells package search
 // about its files (through a method only packages of session can name the
-// result of): the directory holding <id>.jsonl logs, and the longest line
-// the store writes or reads.
+// result of): the directory holding <id>.jsonl logs, the longest line
+// the store writes or reads, and why the store cannot be used, if it
+// cannot.
 type LogDir struct {
 	Path    string
 	MaxLine int
+	// Err is the store's configuration error, which a search returns
+	// as the store's own methods do.
+	Err error
 }
 
 // NewID returns a new session id: the UTC creation time to the second
