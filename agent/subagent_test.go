@@ -417,9 +417,9 @@ func TestSubAgentReplay(t *testing.T) {
 	require.NoError(t, err)
 	ctr, err := store.Load(context.Background(), childID)
 	require.NoError(t, err)
-	rp, err := replay.New(ptr, true)
+	rp, err := replay.NewStrict(ptr)
 	require.NoError(t, err)
-	rc, err := replay.New(ctr, true)
+	rc, err := replay.NewStrict(ctr)
 	require.NoError(t, err)
 	_, s2 := newSession(t, agent.WithModel(&routeModel{routes: map[string]model.Model{"go": rp, "find A": rc}}),
 		agent.WithTools(echoTool()), sa)

@@ -8,9 +8,9 @@
 // [NewScripted] queues canned [Response] values, for unit tests of
 // tools, hosts and the loop.
 //
-// [New] queues the answers of a recorded session log, call by call. Each
+// [New] and [NewStrict] queue the answers of a recorded session log, call by call. Each
 // recorded call carries a fingerprint of the request the model received;
-// in strict mode, a live request that drifted from the recording (a changed
+// under [NewStrict], a live request that drifted from the recording (a changed
 // system prompt, tool schema or history) fails with an error matching
 // [harness.CodeReplayDrift] that names the call, its step and the part that
 // changed — where replay harnesses that match calls by position alone

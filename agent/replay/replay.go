@@ -21,10 +21,10 @@ import (
 // can drive tools, hosts or the loop without a network or a key. It is
 // safe for concurrent use.
 //
-// [NewScripted] fills the queue with canned [Response] values; [New]
-// with the answers of a recorded session. Each recorded call carries the
-// fingerprint of the request the model received. In strict mode (New's
-// strict argument), a live request that differs from the recorded one fails
+// [NewScripted] fills the queue with canned [Response] values; [New] and
+// [NewStrict] with the answers of a recorded session. Each recorded call carries the
+// fingerprint of the request the model received. In a strict replay
+// ([NewStrict]), a live request that differs from the recorded one fails
 // the call with a *harness.Error (harness.CodeReplayDrift) naming the
 // call, the turn, the step and the part that drifted (system prompt, tool
 // schemas, or which message of the history), instead of silently
@@ -58,13 +58,20 @@ type recordedCall struct {
 }
 
 // New returns a Model replaying the recorded session tr, named after the
-// recorded model (set other info with [Model.WithInfo]). With strict set,
-// a call whose live request drifted from the recorded one fails with an
-// error matching harness.CodeReplayDrift instead of answering; without
-// it, the recorded answers are given in order whatever is asked. Calls
-// whose answer was cancelled are skipped: a replay cannot reproduce a
-// cancellation. A session with no recorded model call is an error.
-func New(tr *session.Transcript, strict bool) (*Model, error) {
+// recorded model (set other info with [Model.WithInfo]): the recorded
+// answers are given in order, whatever is asked. [NewStrict] also checks
+// each live request against the recorded one. Calls whose answer was
+// cancelled are skipped: a replay cannot reproduce a cancellation. A
+// session with no recorded model call is an error.
+func New(tr *session.Transcript) (*Model, error) { return newReplay(tr, false) }
+
+// NewStrict is [New] for a strict replay: a call whose live request
+// drifted from the recorded one (its system prompt, tools or history)
+// fails with an error matching harness.CodeReplayDrift, naming the call,
+// its step and what changed, instead of answering.
+func NewStrict(tr *session.Transcript) (*Model, error) { return newReplay(tr, true) }
+
+func newReplay(tr *session.Transcript, strict bool) (*Model, error) {
 	m := &Model{events: tr.Events, strict: strict}
 	var pending *recordedCall
 	turn := 0

@@ -78,7 +78,7 @@ func run(t *testing.T, s *agent.Session, prompt string) []string {
 
 func replayWith(t *testing.T, tr *session.Transcript, system string, tool tools.Tool) [][]string {
 	t.Helper()
-	m, err := replay.New(tr, true)
+	m, err := replay.NewStrict(tr)
 	require.NoError(t, err)
 	assert.Equal(t, 4, m.Calls())
 	loop, err := agent.New(agent.WithModel(m), agent.WithTools(tool), agent.WithSystemPrompt(system))
@@ -114,7 +114,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 	assert.Contains(t, last, "history differs: message 3 (tool)")
 	assert.Contains(t, last, "ECHO a")
 
-	m, err := replay.New(tr, true)
+	m, err := replay.NewStrict(tr)
 	require.NoError(t, err)
 	var de *harness.Error
 	for _, e := range m.Stream(context.Background(), &model.Request{System: "x"}) {
@@ -126,7 +126,7 @@ func TestStrictReplayNamesDrift(t *testing.T) {
 
 func TestReplayRunsOut(t *testing.T) {
 	tr, _ := record(t)
-	m, err := replay.New(tr, false)
+	m, err := replay.New(tr)
 	require.NoError(t, err)
 	// Not strict: the empty requests, which drift from every recorded
 	// one, are answered with the recording's answers in order.
@@ -152,6 +152,6 @@ func TestReplayRunsOut(t *testing.T) {
 	assert.Equal(t, "one more", text)
 	assert.Equal(t, "test-model", m.WithInfo(model.Info{Name: "test-model"}).Info().Name)
 
-	_, err = replay.New(&session.Transcript{Header: session.Header{ID: "x"}}, false)
+	_, err = replay.New(&session.Transcript{Header: session.Header{ID: "x"}})
 	assert.ErrorContains(t, err, "no recorded model calls")
 }
