@@ -72,6 +72,9 @@ func TestLiveOutputOnTerminal(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the turn did not end")
 	}
+	// The run has written everything, but the reader of the terminal may
+	// not have read it all yet: wait for the card's last line.
+	require.True(t, screen.waitFor("exit 0"), screen.String())
 	raw := screen.String()
 	assert.Regexp(t, regexp.MustCompile(`\x1b\[\d+A\r\x1b\[J`), raw, "the live block is redrawn in place")
 	final := raw[strings.LastIndex(raw, "\x1b[J")+len("\x1b[J"):]
