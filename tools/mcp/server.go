@@ -134,7 +134,7 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 		}
 	}
 	proc := newProcess(cmd, s.set.opts.terminate)
-	return &captureTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: s.set.opts.terminate}, schemas: s.schemas}, proc, nil
+	return &captureTransport{Transport: proc, schemas: s.schemas}, proc, nil
 }
 
 // list fetches every page of the server's tools and builds their specs.

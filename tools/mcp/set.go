@@ -37,8 +37,9 @@ type Set interface {
 
 	// Close disconnects every server, stopping the stdio ones (a server
 	// that does not exit when its input closes is sent SIGTERM and then
-	// killed after the terminate duration), and waits for the set's
-	// goroutines. Tools of a closed set fail with harness.CodeClosed.
+	// killed after the terminate duration; Close returns once each has
+	// exited), and waits for the set's goroutines. Tools of a closed set
+	// fail with harness.CodeClosed.
 	// It returns nil.
 	io.Closer
 }
