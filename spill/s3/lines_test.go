@@ -20,6 +20,7 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/s3test"
+	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/spill/s3"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
@@ -100,43 +101,11 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestReadWindowFetchesOnlyTheWindow reads 100 lines from the end of an
-// output of 200,000 and counts the bytes that came over the wire.
-func TestReadWindowFetchesOnlyTheWindow(t *testing.T) {
-	base := s3test.Client(t)
-	bucket := s3test.Bucket(t, base)
-	ct := &countingTransport{}
-	c, err := minio.New(base.EndpointURL().Host, &minio.Options{
-		Creds:     credentials.NewStaticV4(envOr("HARNESS_S3_ACCESS_KEY"), envOr("HARNESS_S3_SECRET_KEY"), ""),
-		Transport: ct,
-	})
-	require.NoError(t, err)
-	st3, err := s3.New(context.Background(), c, bucket)
-	require.NoError(t, err)
-	s := asWindowed(t, st3)
-	var data bytes.Buffer
-	for i := 1; i <= 200_000; i++ {
-		fmt.Fprintf(&data, "log line %06d: something happened\n", i)
-	}
-	st, err := s.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, bytes.NewReader(data.Bytes()))
-	require.NoError(t, err)
-
-	ct.n.Store(0)
-	text, err := s.ReadWindow(context.Background(), st.Locator, fs.Window{Offset: 150_000, Limit: 100})
-	require.NoError(t, err)
-	require.Len(t, text.Lines, 100)
-	assert.Equal(t, "log line 150000: something happened", text.Lines[0].Text)
-	assert.Equal(t, 200_000, text.TotalLines)
-	fetched := ct.n.Load()
-	t.Logf("a window of 100 lines fetched %d bytes of a %d-byte output", fetched, data.Len())
-	assert.Less(t, fetched, int64(200<<10), "the window, its index and the output's first bytes, not the output")
-}
-
-// TestReadToolUsesTheWindow runs the read tool on an output in the store
-// New returns: the tool finds ReadWindow on it by type assertion, so
-// reading 100 lines near the end fetches about the window, not the
-// output.
-func TestReadToolUsesTheWindow(t *testing.T) {
+// countedStore is a store on a fresh bucket whose client counts the
+// bytes of the responses it reads, and a saved output of 200,000
+// numbered lines.
+func countedStore(t *testing.T) (spill.Store, *countingTransport, tools.Stored, int) {
+	t.Helper()
 	base := s3test.Client(t)
 	bucket := s3test.Bucket(t, base)
 	ct := &countingTransport{}
@@ -153,17 +122,39 @@ func TestReadToolUsesTheWindow(t *testing.T) {
 	}
 	st, err := s.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, bytes.NewReader(data.Bytes()))
 	require.NoError(t, err)
+	ct.n.Store(0)
+	return s, ct, st, data.Len()
+}
 
+// TestReadWindowFetchesOnlyTheWindow reads 100 lines from the end of an
+// output of 200,000 and counts the bytes that came over the wire.
+func TestReadWindowFetchesOnlyTheWindow(t *testing.T) {
+	st3, ct, st, size := countedStore(t)
+	text, err := asWindowed(t, st3).ReadWindow(context.Background(), st.Locator, fs.Window{Offset: 150_000, Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, text.Lines, 100)
+	assert.Equal(t, "log line 150000: something happened", text.Lines[0].Text)
+	assert.Equal(t, 200_000, text.TotalLines)
+	fetched := ct.n.Load()
+	t.Logf("a window of 100 lines fetched %d bytes of a %d-byte output", fetched, size)
+	assert.Less(t, fetched, int64(200<<10), "the window, its index and the output's first bytes, not the output")
+}
+
+// TestReadToolUsesTheWindow runs the read tool on an output in the store
+// New returns: the tool finds ReadWindow on it by type assertion, so
+// reading 100 lines near the end fetches about the window, not the
+// output.
+func TestReadToolUsesTheWindow(t *testing.T) {
+	s, ct, st, size := countedStore(t)
 	env := toolstest.NewEnv()
 	defer env.Close()
 	env.Env.Output = s
-	ct.n.Store(0)
 	res, err := env.Call(context.Background(), files.Read(), map[string]any{"file_path": st.Locator, "offset": 150_000, "limit": 3})
 	require.NoError(t, err)
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "150000: log line 150000: something happened\n150001: log line 150001")
 	assert.Contains(t, res.Text(), "of 200000")
-	assert.Less(t, ct.n.Load(), int64(200<<10), "the read tool fetched the window, not the %d-byte output", data.Len())
+	assert.Less(t, ct.n.Load(), int64(200<<10), "the read tool fetched the window, not the %d-byte output", size)
 }
 
 func envOr(k string) string { return os.Getenv(k) }
