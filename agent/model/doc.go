@@ -15,6 +15,10 @@
 // travels as its cause, a [*ProviderError]. [Retryable] is the one rule
 // for which failures the loop tries again.
 //
+// Package modeltest is the conformance suite an adapter runs on itself
+// (modeltest.TestModel), and replay.NewScripted the double for code that
+// takes a Model.
+//
 // It imports harness only: nothing of the loop, the tools or the session
 // log.
 package model

@@ -15,7 +15,7 @@ import (
 // listed as Core in budgets) may declare together. It is a ratchet: lower
 // it whenever a cut lands, and never raise it without saying why in the
 // commit. It is below CoreGoal (issue 20) and must stay at or below it.
-const CoreBudget = 449
+const CoreBudget = 450
 
 // CoreGoal is the core budget issue 20 asks for.
 const CoreGoal = 470
@@ -36,6 +36,7 @@ func budgets() map[string]int {
 		".":                       Core,
 		"agent":                   Core,
 		"agent/model":             Core,
+		"agent/model/modeltest":   Core,
 		"agent/openai":            Core,
 		"agent/openai/openaitest": Core,
 		"agent/replay":            Core,
