@@ -153,15 +153,22 @@ func (m *summarizingModel) Stream(ctx context.Context, req *model.Request) iter.
 	return m.Model.Stream(ctx, req)
 }
 
-func TestCompaction(t *testing.T) {
-	ctx := context.Background()
+// sixReads is a small model ("small", a 4,000-token window) that reads
+// six 400-line files one call at a time and then finishes, summarizing
+// when asked to compact.
+func sixReads() *summarizingModel {
 	var script []replay.Response
 	for i := range 6 {
 		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
 	}
 	script = append(script, replay.Response{Text: "finished"})
-	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
+	return summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
 		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
+}
+
+func TestCompaction(t *testing.T) {
+	ctx := context.Background()
+	llm := sixReads()
 	store := session.NewMemory()
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
@@ -262,13 +269,7 @@ func TestOverflowTriggersPruneCompactRetry(t *testing.T) {
 // live session did.
 func TestCompactionCostSurvivesResume(t *testing.T) {
 	ctx := context.Background()
-	var script []replay.Response
-	for i := range 6 {
-		script = append(script, replay.Call(rd(fmt.Sprintf("r%d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 1, 400, false)))
-	}
-	script = append(script, replay.Response{Text: "finished"})
-	llm := summarizer("## Goal\nread six files\n## Done\nread f0-f4", script...).
-		WithInfo(model.Info{Name: "small", ContextWindow: 4000})
+	llm := sixReads()
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"small": {Input: 1, Output: 10}})
 	require.NoError(t, err)
 	store := session.NewMemory()
@@ -287,11 +288,7 @@ func TestCompactionCostSurvivesResume(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
 
-	loop2, err := agent.New(opts...)
-	require.NoError(t, err)
-	defer loop2.Close()
-	s2, err := loop2.ResumeSession(ctx, id)
-	require.NoError(t, err)
+	_, s2 := resumeSession(t, id, opts...)
 	assert.InDelta(t, live, s2.Cost(), 1e-12, "a resumed session costs what the live one did, compactions included")
 	assert.Equal(t, liveUsage, s2.Usage())
 }

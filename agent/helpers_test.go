@@ -76,6 +76,19 @@ func newSession(t *testing.T, opts ...agent.Option) (*agent.Loop, *agent.Session
 	return loop, s
 }
 
+// resumeSession resumes session id in a new loop built from opts, as a
+// restarted program would; both are closed when the test ends.
+func resumeSession(t *testing.T, id string, opts ...agent.Option) (*agent.Loop, *agent.Session) {
+	t.Helper()
+	loop, err := agent.New(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { loop.Close() })
+	s, err := loop.ResumeSession(context.Background(), id)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return loop, s
+}
+
 // toolResults returns the tool result blocks of a request, in order.
 func toolResults(req *model.Request) []*harness.ToolResult {
 	var out []*harness.ToolResult

@@ -308,11 +308,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	id := s.Header().ID
 	require.NoError(t, loop.Close())
 
-	loop2, err := agent.New(opts...)
-	require.NoError(t, err)
-	defer loop2.Close()
-	s2, err := loop2.ResumeSession(ctx, id)
-	require.NoError(t, err)
+	_, s2 := resumeSession(t, id, opts...)
 	_, end, err = collect(t, s2, ctx, "more")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason, "the remembered rule survives the resume")
