@@ -51,14 +51,6 @@ func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 	return o(context.Background(), st)
 }
 
-func texts(rs []harness.Reminder) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.Text
-	}
-	return out
-}
-
 func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 	g := repeatGuard(t, nil)
 	s := newSess()

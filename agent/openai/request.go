@@ -327,7 +327,6 @@ type conversation struct {
 	sysJSON   []byte
 	tools     []model.Tool
 	toolsJSON []byte
-	lastSize  int
 }
 
 // arenaChunk is the size of an arena chunk.

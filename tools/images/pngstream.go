@@ -93,7 +93,6 @@ type pngReader struct {
 	data []byte
 	pos  int
 	crc  uint32
-	tmp  [3 * 256]byte
 
 	width, height int
 	depth         int

@@ -711,10 +711,3 @@ func (m *shells) Close() error {
 	m.cancel()
 	return err
 }
-
-// len returns the number of open shells.
-func (m *shells) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.open)
-}
