@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -10,95 +9,6 @@ import (
 	"sort"
 	"strings"
 )
-
-// CoreBudget is the most exported identifiers the core packages (those
-// listed as Core in budgets) may declare together. It is a ratchet: lower
-// it whenever a cut lands, and never raise it without saying why in the
-// commit. It is below CoreGoal (issue 20) and must stay at or below it.
-const CoreBudget = 450
-
-// CoreGoal is the core budget issue 20 asks for.
-const CoreGoal = 470
-
-// Core marks a package of the core in budgets: it shares CoreBudget with
-// the other core packages instead of having a budget of its own.
-const Core = -1
-
-// budgets is the one table of every public package's budget: Core for the
-// core vocabulary and its packages, and for each capability package (one
-// added for one capability: MCP tools, code search, permissions, ...) the
-// most exported identifiers it may declare. A new public package must be
-// listed here: a package without an entry fails the check, so its budget
-// is always a stated decision.
-func budgets() map[string]int {
-	return map[string]int{
-		// The core.
-		".":                       Core,
-		"agent":                   Core,
-		"agent/model":             Core,
-		"agent/model/modeltest":   Core,
-		"agent/openai":            Core,
-		"agent/openai/openaitest": Core,
-		"agent/replay":            Core,
-		"fs":                      Core,
-		"fs/fstest":               Core,
-		"fslocal":                 Core,
-		"guard":                   Core,
-		"session":                 Core,
-		"session/attachments":     Core,
-		"session/search":          Core,
-		"session/sessiontest":     Core,
-		"spill":                   Core,
-		"spill/spilltest":         Core,
-		"tools":                   Core,
-		"tools/files":             Core,
-		"tools/images":            Core,
-		"tools/sessiontools":      Core,
-		"tools/shell":             Core,
-		"tools/toolstest":         Core,
-
-		// Capability packages, each on its own budget.
-		"tools/codesearch": 6,
-		"tools/mcp":        16,
-		"tools/permission": 20,
-		"observe":          2,
-		"pricing":          9,
-		// Stores kept outside the process (issue 18).
-		"session/attachments/s3": 7,
-		"session/postgres":       3,
-		"spill/s3":               3,
-	}
-}
-
-// Check returns what is over budget in counts: the core's total above
-// coreBudget (no check when it is 0 or less), a capability package above
-// its own budget, and any package budgets does not list. It returns the
-// core's total too.
-func Check(counts []PackageCount, coreBudget int) (core int, problems []string) {
-	table := budgets()
-	for _, c := range counts {
-		b, ok := table[c.Package]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("package %s (%d exported identifiers) has no budget: list it in budgets in internal/apicount/count.go, as Core or with a capability budget of its own", c.Package, c.Exported))
-		case b == Core:
-			core += c.Exported
-		case c.Exported > b:
-			problems = append(problems, fmt.Sprintf("package %s: %d exported identifiers, above its budget of %d", c.Package, c.Exported, b))
-		}
-	}
-	if coreBudget > 0 && core > coreBudget {
-		problems = append(problems, fmt.Sprintf("the core: %d exported identifiers, above the core budget of %d (the goal is %d)", core, coreBudget, CoreGoal))
-	}
-	return core, problems
-}
-
-// BudgetOf returns a package's budget: Core, its own, or false when it
-// has none.
-func BudgetOf(pkg string) (int, bool) {
-	b, ok := budgets()[pkg]
-	return b, ok
-}
 
 // PackageCount is the number of exported identifiers of one package
 // directory.
