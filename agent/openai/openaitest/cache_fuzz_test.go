@@ -1,0 +1,80 @@
+package openaitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzStreamUsage rewrites arbitrary streams: every line that is not a
+// data event is kept in order, and the result carries the prompt's
+// counts in at least one usage object, in every one it has.
+func FuzzStreamUsage(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":9}}\n\n: keep-alive\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: {\"cut"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		use := CacheUse{PromptTokens: 100, HitTokens: 64, MissTokens: 36}
+		out := withStreamUsage(stream, use, 4)
+		var kept, want [][]byte
+		for _, l := range bytes.SplitAfter(stream, []byte("\n")) {
+			if len(l) > 0 && !bytes.HasPrefix(l, []byte("data:")) && len(bytes.TrimSpace(l)) > 0 {
+				want = append(want, bytes.TrimRight(l, "\n"))
+			}
+		}
+		usages := 0
+		for _, l := range bytes.SplitAfter(out, []byte("\n")) {
+			payload, ok := bytes.CutPrefix(l, []byte("data:"))
+			if !ok {
+				if len(bytes.TrimSpace(l)) > 0 {
+					kept = append(kept, bytes.TrimRight(l, "\n"))
+				}
+				continue
+			}
+			var ev map[string]any
+			dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(payload)))
+			dec.UseNumber()
+			if dec.Decode(&ev) != nil || dec.More() {
+				continue
+			}
+			u, ok := ev["usage"].(map[string]any)
+			if !ok {
+				continue
+			}
+			usages++
+			require.Equal(t, json.Number("100"), u["prompt_tokens"], "%q", l)
+			require.Equal(t, json.Number("64"), u["prompt_cache_hit_tokens"])
+			require.Equal(t, json.Number("36"), u["prompt_cache_miss_tokens"])
+		}
+		require.Equal(t, want, kept, "lines that are not data events are kept")
+		require.Positive(t, usages, "the stream reports usage: %q", out)
+	})
+}
+
+// FuzzPrefixCache measures arbitrary prompt sequences: hits and misses
+// add up, a hit is never longer than the prompt, and the same prompt
+// twice hits all of it but its last partial token (when it is at least
+// a unit long).
+func FuzzPrefixCache(f *testing.F) {
+	f.Add([]byte("abcdefgh"), []byte("abcdefgX"), uint8(2), uint8(1))
+	f.Add(bytes.Repeat([]byte("x"), 300), bytes.Repeat([]byte("x"), 600), uint8(0), uint8(0))
+	f.Fuzz(func(t *testing.T, a, b []byte, unit, bpt uint8) {
+		c := &PrefixCache{UnitTokens: int(unit % 8), BytesPerToken: int(bpt % 6)}
+		for _, p := range [][]byte{a, b, a, b} {
+			u, err := c.use("m", p)
+			require.NoError(t, err)
+			require.Equal(t, u.PromptTokens, u.HitTokens+u.MissTokens)
+			require.GreaterOrEqual(t, u.MissTokens, int64(0))
+			require.LessOrEqual(t, u.HitTokens*int64(c.bytesPerToken()), int64(len(p)))
+		}
+		u, err := c.use("m", a)
+		require.NoError(t, err)
+		if len(a) >= c.unit()*c.bytesPerToken() {
+			require.Equal(t, int64(len(a)/c.bytesPerToken()), u.HitTokens, "the same prompt again")
+		} else {
+			require.Zero(t, u.HitTokens, "less than a unit is never a hit")
+		}
+	})
+}
