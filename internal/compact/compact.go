@@ -11,11 +11,16 @@ import "github.com/go-harness/harness"
 // from its result: it falls just before a user message or an assistant
 // message. Zero means nothing can be compacted.
 func Split(msgs []harness.Message, keepTokens int64, tokens func(harness.Message) int64) int {
+	return SplitSized(msgs, keepTokens, func(i int) int64 { return tokens(msgs[i]) })
+}
+
+// SplitSized is Split with the size of message i given by tokens(i).
+func SplitSized(msgs []harness.Message, keepTokens int64, tokens func(i int) int64) int {
 	var kept int64
 	i := len(msgs)
 	for i > 1 && kept < keepTokens {
 		i--
-		kept += tokens(msgs[i])
+		kept += tokens(i)
 	}
 	// Keep the whole step: back up to the message that made the calls.
 	for i > 0 && i < len(msgs) && msgs[i].Role == harness.RoleTool {

@@ -2,14 +2,15 @@ package openaitest
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // PrefixCache emulates the prefix cache of DeepSeek's API as DeepSeek
@@ -56,6 +57,7 @@ type PrefixCache struct {
 	Window int
 
 	mu    sync.Mutex
+	seed  maphash.Seed
 	units map[prefixDigest]struct{}
 	// ends holds, per unit-boundary prefix, the tails of whole prompts
 	// stored after it (shorter than a unit).
@@ -83,7 +85,12 @@ type CacheStats struct {
 	PeakTokens int64
 }
 
-type prefixDigest [16]byte
+// prefixDigest names a prefix: its length in units and a hash chained
+// over its units.
+type prefixDigest struct {
+	units int
+	hash  uint64
+}
 
 // WindowError is the error of a prompt longer than the cache's window.
 type WindowError struct {
@@ -123,29 +130,172 @@ func (c *PrefixCache) Stats() CacheStats {
 
 // promptOf returns the model and the prompt of a chat completion request
 // body: its tools followed by its messages, as spelled in the body.
-func promptOf(body []byte) (string, []byte, error) {
-	var req struct {
-		Model    string          `json:"model"`
-		Messages json.RawMessage `json:"messages"`
-		Tools    json.RawMessage `json:"tools"`
+func promptOf(body []byte) (string, promptText, error) {
+	fields, ok := topLevel(body, "model", "messages", "tools")
+	if !ok {
+		return "", promptText{}, fmt.Errorf("openaitest: the request body is not a JSON object")
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return "", nil, fmt.Errorf("openaitest: the request body is not a JSON object: %w", err)
+	var modelName string
+	if fields[0] != nil && json.Unmarshal(fields[0], &modelName) != nil {
+		return "", promptText{}, fmt.Errorf("openaitest: the request's model is not a string")
 	}
-	if len(req.Messages) == 0 || req.Messages[0] != '[' {
-		return "", nil, fmt.Errorf("openaitest: the request has no messages array")
+	msgs, tools := fields[1], fields[2]
+	if len(msgs) < 2 || msgs[0] != '[' {
+		return "", promptText{}, fmt.Errorf("openaitest: the request has no messages array")
 	}
 	// The closing bracket is left out, so that a request's prompt
 	// begins with the whole prompt of the request it extends, as a chat
 	// template's rendering of a longer conversation begins with the
 	// shorter one's.
-	msgs := bytes.TrimRight(req.Messages, " \t\r\n")
 	msgs = msgs[:len(msgs)-1]
-	prompt := make([]byte, 0, len(req.Tools)+len(msgs))
-	if len(req.Tools) > 0 && req.Tools[0] == '[' {
-		prompt = append(prompt, req.Tools...)
+	if len(tools) == 0 || tools[0] != '[' {
+		tools = nil
 	}
-	return req.Model, append(prompt, msgs...), nil
+	return modelName, promptText{tools, msgs}, nil
+}
+
+// promptText is a prompt in two parts, read as one text without copying
+// it: request bodies are megabytes.
+type promptText [2][]byte
+
+func (p promptText) len() int { return len(p[0]) + len(p[1]) }
+
+// slice returns the prompt's bytes i to j, copied into scratch only when
+// they straddle the parts.
+func (p promptText) slice(i, j int, scratch []byte) []byte {
+	n := len(p[0])
+	switch {
+	case j <= n:
+		return p[0][i:j]
+	case i >= n:
+		return p[1][i-n : j-n]
+	}
+	return append(append(scratch[:0], p[0][i:]...), p[1][:j-n]...)
+}
+
+// topLevel returns the raw values of the named members of the JSON
+// object body (nil for a missing one; the last of duplicates), without
+// decoding the rest: request bodies are megabytes of history. It checks
+// the object's structure, not every value's syntax, and reports false
+// when the structure is broken. Names are matched exactly.
+func topLevel(body []byte, names ...string) ([][]byte, bool) {
+	out := make([][]byte, len(names))
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		return out, skipSpace(body, i+1) == len(body)
+	}
+	for {
+		if i >= len(body) || body[i] != '"' {
+			return nil, false
+		}
+		end := skipString(body, i)
+		if end < 0 {
+			return nil, false
+		}
+		var key string
+		if bytes.IndexByte(body[i:end], '\\') >= 0 || !utf8.Valid(body[i:end]) {
+			if json.Unmarshal(body[i:end], &key) != nil {
+				return nil, false
+			}
+		} else {
+			key = string(body[i+1 : end-1])
+		}
+		i = skipSpace(body, end)
+		if i >= len(body) || body[i] != ':' {
+			return nil, false
+		}
+		start := skipSpace(body, i+1)
+		end = skipValue(body, start)
+		if end < 0 {
+			return nil, false
+		}
+		for k, n := range names {
+			if n == key {
+				out[k] = body[start:end]
+			}
+		}
+		i = skipSpace(body, end)
+		if i >= len(body) {
+			return nil, false
+		}
+		switch body[i] {
+		case ',':
+			i = skipSpace(body, i+1)
+		case '}':
+			return out, skipSpace(body, i+1) == len(body)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at i, or
+// -1 when it does not end.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the value starting at i, or -1
+// when there is none: strings and nesting are followed, literals are
+// taken as they stand.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		var stack []byte
+		for j := i; j < len(b); j++ {
+			switch c := b[j]; c {
+			case '"':
+				k := skipString(b, j)
+				if k < 0 {
+					return -1
+				}
+				j = k - 1
+			case '{', '[':
+				stack = append(stack, c)
+			case '}', ']':
+				if len(stack) == 0 || (c == '}') != (stack[len(stack)-1] == '{') {
+					return -1
+				}
+				stack = stack[:len(stack)-1]
+				if len(stack) == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && bytes.IndexByte([]byte(",}] \t\r\n"), b[j]) < 0 {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // Use measures the prompt of a chat completion request body, as the
@@ -160,8 +310,9 @@ func (c *PrefixCache) Use(body []byte) (CacheUse, error) {
 	return c.use(modelName, prompt)
 }
 
-func (c *PrefixCache) use(modelName string, prompt []byte) (CacheUse, error) {
-	tokens := c.Tokens(len(prompt))
+func (c *PrefixCache) use(modelName string, prompt promptText) (CacheUse, error) {
+	size := prompt.len()
+	tokens := c.Tokens(size)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stats.PeakTokens = max(c.stats.PeakTokens, tokens)
@@ -170,18 +321,20 @@ func (c *PrefixCache) use(modelName string, prompt []byte) (CacheUse, error) {
 		return CacheUse{}, &WindowError{Window: int64(c.Window), Tokens: tokens}
 	}
 	if c.units == nil {
+		c.seed = maphash.MakeSeed()
 		c.units = map[prefixDigest]struct{}{}
 		c.ends = map[prefixDigest][]string{}
 	}
 	bpt := c.bytesPerToken()
 	unitBytes := c.unit() * bpt
-	d := digestOf(prefixDigest{}, []byte(modelName))
+	d := prefixDigest{hash: maphash.String(c.seed, modelName)}
 	matching := true
 	hitUnits := 0
 	var hitDigest prefixDigest
 	n := 0
-	for ; (n+1)*unitBytes <= len(prompt); n++ {
-		d = digestOf(d, prompt[n*unitBytes:(n+1)*unitBytes])
+	scratch := make([]byte, 0, unitBytes)
+	for ; (n+1)*unitBytes <= size; n++ {
+		d = c.next(d, prompt.slice(n*unitBytes, (n+1)*unitBytes, scratch))
 		if matching {
 			if _, ok := c.units[d]; ok {
 				hitUnits, hitDigest = n+1, d
@@ -195,15 +348,15 @@ func (c *PrefixCache) use(modelName string, prompt []byte) (CacheUse, error) {
 	if hitUnits > 0 {
 		best := 0
 		for _, tail := range c.ends[hitDigest] {
-			if len(tail) > best && bytes.HasPrefix(prompt[hit:], []byte(tail)) {
+			if len(tail) > best && hit+len(tail) <= size && string(prompt.slice(hit, hit+len(tail), scratch)) == tail {
 				best = len(tail)
 			}
 		}
 		hit += best
 	}
 	// The whole prompt, to its last whole token, is stored too.
-	if tail := (len(prompt) - n*unitBytes) / bpt * bpt; n > 0 && tail > 0 {
-		t := string(prompt[n*unitBytes : n*unitBytes+tail])
+	if tail := (size - n*unitBytes) / bpt * bpt; n > 0 && tail > 0 {
+		t := string(prompt.slice(n*unitBytes, n*unitBytes+tail, scratch))
 		found := false
 		for _, e := range c.ends[d] {
 			if e == t {
@@ -224,14 +377,17 @@ func (c *PrefixCache) use(modelName string, prompt []byte) (CacheUse, error) {
 	return u, nil
 }
 
-// digestOf chains a unit onto the digest of the prefix before it.
-func digestOf(prev prefixDigest, unit []byte) prefixDigest {
-	h := sha256.New()
-	h.Write(prev[:])
+// next chains a unit onto the digest of the prefix before it.
+func (c *PrefixCache) next(prev prefixDigest, unit []byte) prefixDigest {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(prev.hash >> (8 * i))
+	}
+	h.Write(b[:])
 	h.Write(unit)
-	var d prefixDigest
-	copy(d[:], h.Sum(nil))
-	return d
+	return prefixDigest{units: prev.units + 1, hash: h.Sum64()}
 }
 
 // Handler returns next with the cache in front: a POST to
@@ -248,7 +404,7 @@ func (c *PrefixCache) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
+		body, _ := readBody(r)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		use, err := c.Use(body)
 		if we, ok := err.(*WindowError); ok {
@@ -280,6 +436,17 @@ func (c *PrefixCache) Handler(next http.Handler) http.Handler {
 		w.WriteHeader(res.StatusCode)
 		w.Write(out)
 	})
+}
+
+// readBody reads a request's body whole, in one allocation when its
+// length is known.
+func readBody(r *http.Request) ([]byte, error) {
+	var b bytes.Buffer
+	if r.ContentLength > 0 {
+		b.Grow(int(r.ContentLength) + 1)
+	}
+	_, err := b.ReadFrom(r.Body)
+	return b.Bytes(), err
 }
 
 // Server starts a Server, as NewServer does, with the cache in front of

@@ -62,19 +62,58 @@ func FuzzPrefixCache(f *testing.F) {
 	f.Add(bytes.Repeat([]byte("x"), 300), bytes.Repeat([]byte("x"), 600), uint8(0), uint8(0))
 	f.Fuzz(func(t *testing.T, a, b []byte, unit, bpt uint8) {
 		c := &PrefixCache{UnitTokens: int(unit % 8), BytesPerToken: int(bpt % 6)}
+		split := func(p []byte) promptText { // any split reads the same
+			k := int(unit) % (len(p) + 1)
+			return promptText{p[:k], p[k:]}
+		}
 		for _, p := range [][]byte{a, b, a, b} {
-			u, err := c.use("m", p)
+			u, err := c.use("m", split(p))
 			require.NoError(t, err)
 			require.Equal(t, u.PromptTokens, u.HitTokens+u.MissTokens)
 			require.GreaterOrEqual(t, u.MissTokens, int64(0))
 			require.LessOrEqual(t, u.HitTokens*int64(c.bytesPerToken()), int64(len(p)))
 		}
-		u, err := c.use("m", a)
+		u, err := c.use("m", promptText{nil, a})
 		require.NoError(t, err)
 		if len(a) >= c.unit()*c.bytesPerToken() {
 			require.Equal(t, int64(len(a)/c.bytesPerToken()), u.HitTokens, "the same prompt again")
 		} else {
 			require.Zero(t, u.HitTokens, "less than a unit is never a hit")
+		}
+	})
+}
+
+// FuzzTopLevel checks the request body scanner against encoding/json:
+// on every valid JSON object it finds each member's raw value, the last
+// of duplicates, as a map of raw messages holds it.
+func FuzzTopLevel(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"a \"quoted\" ]}"}],"tools":[],"stream":true}`))
+	f.Add([]byte(` { "messages" : [ ] , "messages" : [1,{"a":[2]}] } `))
+	f.Add([]byte(`{"mess\u0061ges":"x","n":-1.5e3,"t":true,"z":null}`))
+	f.Add([]byte(`{"a":[}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fields, ok := topLevel(body, "model", "messages", "tools")
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) != nil || m == nil {
+			return // not a valid object: anything but a panic will do
+		}
+		require.True(t, ok, "a valid object is scanned: %q", body)
+		for k, name := range []string{"model", "messages", "tools"} {
+			want, present := m[name]
+			if !present {
+				require.Nil(t, fields[k], name)
+				continue
+			}
+			require.Equal(t, string(want), string(fields[k]), name)
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		all, ok := topLevel(body, keys...)
+		require.True(t, ok)
+		for i, k := range keys {
+			require.Equal(t, string(m[k]), string(all[i]), k)
 		}
 	})
 }
