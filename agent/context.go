@@ -53,8 +53,8 @@ type ContextPolicy struct {
 	PruneAt float64
 	// CompactAt is the share above which the history is compacted after
 	// pruning. Under ContextThresholds zero means the default, 0.8. Under
-	// ContextCost it is where a cut is forced, zero meaning 0.9; the cost
-	// rule may compact earlier.
+	// ContextCost it is where a cut is forced, zero meaning 0.95; the
+	// cost rule may compact earlier.
 	CompactAt float64
 	// KeepRecent is the share of the context window that compaction keeps
 	// verbatim. Zero means the default: 0.25 under ContextThresholds; under
@@ -102,7 +102,7 @@ const (
 	// growth per step.
 	//
 	// Otherwise it waits until the window forces a cut: when the request
-	// is above CompactAt (0.9 of the window by default), it compacts,
+	// is above CompactAt (0.95 of the window by default), it compacts,
 	// keeping KeepRecent verbatim and pruning what is superseded in that
 	// kept part at the same time (which costs nothing more: the kept part
 	// is sent uncached anyway), unless pruning alone makes more room for

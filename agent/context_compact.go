@@ -16,7 +16,7 @@ import (
 
 // summaryReserve is the room, in tokens, a summarizing request that
 // repeats the conversation needs beyond it: the instruction and the
-// answer, reasoning included.
+// answer, reasoning included (an eighth of a smaller window).
 const summaryReserve = 8000
 
 // compactAndPrune compacts req's history keeping about keep tokens
@@ -63,7 +63,7 @@ func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
 		err     error
 	)
 	prefix := t.s.est.tokens(int64(len(req.System)) + t.s.chain.toolBytes)
-	inPlace := window > 0 && prefix+source+summaryReserve <= window
+	inPlace := window > 0 && prefix+source+min(summaryReserve, window/8) <= window
 	if inPlace {
 		summary, usage, err = t.summarize(step, summaryRequest(req, split))
 		if err != nil || summary == "" {

@@ -90,7 +90,10 @@ type compactOption struct {
 
 // cutState is what a decision knows of the request about to be sent.
 type cutState struct {
-	est     int64   // the request's size
+	est int64 // the request's size
+	// cached is how much of it the provider's cache holds: the size of
+	// the previous request, which it extends.
+	cached  int64
 	forceAt int64   // the size above which a cut is forced
 	horizon float64 // requests still to come
 	growth  float64 // tokens the request grows by per step; 0 unknown
@@ -108,11 +111,12 @@ type cutPlan struct {
 	forced  bool
 }
 
-// breakCost is what the next request pays extra when x tokens at pos of
-// an est-token request are cut: everything after the cut misses the
-// cache once.
-func (p cutPrices) breakCost(est, pos, x int64) float64 {
-	return (p.miss - p.hit) * float64(max(est-pos-x, 0))
+// breakCost is what the next request pays extra when x tokens at pos are
+// cut from a request whose first cached tokens the provider's cache
+// holds: the cached tokens after the cut miss the cache once. (Tokens
+// the previous request did not have miss it anyway.)
+func (p cutPrices) breakCost(cached, pos, x int64) float64 {
+	return (p.miss - p.hit) * float64(max(cached-pos-x, 0))
 }
 
 // restock is the size at which compacting again and again costs least
@@ -141,7 +145,7 @@ func planCut(s cutState, p cutPrices) cutPlan {
 		// A cut is forced: make the most room for the money.
 		plan := cutPlan{prune: len(s.prunes), forced: true}
 		pruneRoom := float64(s.forceAt - (s.est - pruneAll))
-		pruneCost := p.breakCost(s.est, first, pruneAll)
+		pruneCost := p.breakCost(s.cached, first, pruneAll)
 		if c := s.compaction; c != nil && c.after < s.est {
 			compactRoom := float64(s.forceAt - c.after)
 			if pruneRoom <= 0 || pruneCost/pruneRoom >= c.cost/max(compactRoom, 1) {
@@ -174,7 +178,7 @@ func planCut(s cutState, p cutPrices) cutPlan {
 	var x int64
 	for i := len(s.prunes) - 1; i >= 0; i-- {
 		x += s.prunes[i].saved
-		net := p.hit*float64(x)*h - p.breakCost(s.est, s.prunes[i].pos, x)
+		net := p.hit*float64(x)*h - p.breakCost(s.cached, s.prunes[i].pos, x)
 		if net > bestNet {
 			best, bestNet = cutPlan{prune: i}, net
 		}
@@ -202,8 +206,13 @@ func (t *turn) relieveByCost(step int, req *model.Request, p ContextPolicy, pric
 	if p.KeepRecent > 0 {
 		keep = int64(p.KeepRecent * float64(window))
 	}
+	cached := est
+	if track.last > 0 {
+		cached = min(track.last, est)
+	}
 	s := cutState{
 		est:     est,
+		cached:  cached,
 		forceAt: int64(forceAt * float64(window)),
 		horizon: horizon(track.steps + 1),
 		growth:  track.growth(),
@@ -214,7 +223,7 @@ func (t *turn) relieveByCost(step int, req *model.Request, p ContextPolicy, pric
 	}
 	sizes, prefix := t.messageTokens(req)
 	s.prunes = t.pruneOptions(req, sizes, prefix)
-	s.compaction = t.compactOption(req, sizes, prefix, s.prunes, keep, prices)
+	s.compaction = t.compactOption(req, sizes, prefix, cached, s.prunes, keep, prices)
 	plan := planCut(s, prices)
 	switch {
 	case plan.compact:
@@ -288,7 +297,7 @@ func (t *turn) pruneOptions(req *model.Request, sizes []int64, prefix int64) []p
 
 // compactOption returns what compacting req now would leave and cost,
 // or nil when nothing can be compacted.
-func (t *turn) compactOption(req *model.Request, sizes []int64, prefix int64, prunes []pruneOption, keep int64, p cutPrices) *compactOption {
+func (t *turn) compactOption(req *model.Request, sizes []int64, prefix, cached int64, prunes []pruneOption, keep int64, p cutPrices) *compactOption {
 	if len(sizes) != len(req.Messages) {
 		return nil
 	}
@@ -318,9 +327,11 @@ func (t *turn) compactOption(req *model.Request, sizes []int64, prefix int64, pr
 	}
 	// The summarizing request is the older part, read from the cache.
 	call := p.hit*float64(keptStart) + p.miss*instructionTokens + p.out*float64(out)
+	// The summary is new text; the kept part that the cache held misses
+	// it once.
 	return &compactOption{
 		keep:  keep,
 		after: prefix + summary + max(kept, 0),
-		cost:  (p.miss-p.hit)*float64(summary+max(kept, 0)) + call,
+		cost:  p.miss*float64(summary) + p.breakCost(cached, keptStart, 0) + call,
 	}
 }

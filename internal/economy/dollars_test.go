@@ -51,12 +51,18 @@ var summaryText = "## Goal\nThe session tests fail after a resume; find the caus
 // summaryReasoning is what the model thinks before it writes a summary.
 var summaryReasoning = strings.Repeat("I list what was asked, what was done and what is open, keeping the exact paths. ", 12)
 
-// endpoint answers chat completions from a scriptedSession, in order, and answers
-// compaction requests (wherever they come) with a summary. The prefix
-// cache in front of it fills in the usage.
+// endpoint answers chat completions from a script, in order, and answers
+// compaction requests (wherever they come) with a summary. Every answer
+// carries the usage the prefix cache measured for its request, in
+// DeepSeek's fields; a request over the cache's window is refused as
+// DeepSeek refuses it.
 type endpoint struct {
+	cache *openaitest.PrefixCache
+	// serve holds one request at a time; buf is its body, reused.
+	serve     sync.Mutex
+	buf       bytes.Buffer
 	mu        sync.Mutex
-	replies   []openaitest.Reply
+	steps     []turnStep
 	next      int
 	summaries int
 }
@@ -83,27 +89,38 @@ func compactionRequest(body []byte) bool {
 const compactionMarker = "<compaction request>"
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var buf bytes.Buffer
-	buf.Grow(int(max(r.ContentLength, 0)) + 1)
-	buf.ReadFrom(r.Body)
-	body := buf.Bytes()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	e.serve.Lock()
+	defer e.serve.Unlock()
+	e.buf.Reset()
+	e.buf.ReadFrom(r.Body)
+	body := e.buf.Bytes()
+	use, err := e.cache.Use(body)
+	var we *openaitest.WindowError
+	if errors.As(err, &we) {
+		openaitest.Reply{Status: http.StatusBadRequest, Body: jsonText(map[string]any{"error": map[string]any{
+			"message": we.Error(), "type": "invalid_request_error", "code": "invalid_request_error"}})}.ServeHTTP(w, r)
+		return
+	}
+	if err != nil {
+		openaitest.Reply{Status: http.StatusBadRequest, Body: jsonText(map[string]any{"error": map[string]any{"message": err.Error()}})}.ServeHTTP(w, r)
+		return
+	}
 	e.mu.Lock()
-	if compactionRequest(body) {
+	var step turnStep
+	switch {
+	case compactionRequest(body):
 		e.summaries++
+		step = turnStep{reasoning: summaryReasoning, text: summaryText}
+	case e.next < len(e.steps):
+		step = e.steps[e.next]
+		e.next++
+	default:
 		e.mu.Unlock()
-		openaitest.Reply{Chunks: []openaitest.Chunk{{Reasoning: summaryReasoning}, {Text: summaryText}, {Finish: "stop"}}}.ServeHTTP(w, r)
+		openaitest.Reply{Status: http.StatusBadRequest, Body: `{"error":{"message":"the script has no more steps"}}`}.ServeHTTP(w, r)
 		return
 	}
-	if e.next >= len(e.replies) {
-		e.mu.Unlock()
-		openaitest.Reply{Status: http.StatusBadRequest, Body: `{"error":{"message":"the scriptedSession has no more steps"}}`}.ServeHTTP(w, r)
-		return
-	}
-	rep := e.replies[e.next]
-	e.next++
 	e.mu.Unlock()
-	rep.ServeHTTP(w, r)
+	step.reply(use).ServeHTTP(w, r)
 }
 
 // inProcess is an http.RoundTripper that serves requests with a handler.
@@ -118,6 +135,19 @@ func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	res := rec.Result()
 	res.Request = r
 	return res, nil
+}
+
+// corpusSet is the corpus and a workspace holding it, which each run's
+// workspace links to.
+type corpusSet struct {
+	files  []corpusFile
+	master string
+}
+
+func newCorpusSet(t testing.TB) *corpusSet {
+	c := &corpusSet{files: corpus(t), master: filepath.Join(t.TempDir(), "corpus")}
+	writeWorkspace(t, c.master, c.files)
+	return c
 }
 
 // configuration is one way of running a session.
@@ -144,6 +174,7 @@ var (
 type dollarOutcome struct {
 	requests    int
 	usage       harness.Usage // the turn's, sub-agents and summaries included
+	child       harness.Usage // the sub-agents' part of it
 	peak        int64         // largest prompt, in tokens
 	refused     int           // requests over the window the endpoint refused
 	dollars     float64
@@ -176,11 +207,11 @@ const systemPrompt = "You are coder, a careful coding agent working for the user
 // every spilled output is whole in its spill file, every pruned result's
 // original is in the log, and the log rebuilds the history the model
 // was last sent.
-func runDollars(t testing.TB, corpusFiles []corpusFile, sc scriptedSession, modelName string, window int, cfg configuration) dollarOutcome {
+func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string, window int, cfg configuration) dollarOutcome {
 	t.Helper()
 	ctx := context.Background()
 	workspace := filepath.Join(t.TempDir(), "w")
-	writeWorkspace(t, workspace, corpusFiles)
+	linkWorkspace(t, workspace, c.master, c.files)
 	fsys, err := fslocal.New(workspace)
 	require.NoError(t, err)
 	defer fsys.Close()
@@ -189,13 +220,10 @@ func runDollars(t testing.TB, corpusFiles []corpusFile, sc scriptedSession, mode
 	if cfg.fitWindow {
 		cache.Window = window
 	}
-	ep := &endpoint{}
-	for _, s := range sc.steps {
-		ep.replies = append(ep.replies, s.reply())
-	}
+	ep := &endpoint{cache: cache, steps: sc.steps}
 	// The endpoint answers in process: the adapter's HTTP client hands
 	// each request to the handler, without a socket.
-	client := &http.Client{Transport: inProcess{cache.Handler(ep)}}
+	client := &http.Client{Transport: inProcess{ep}}
 	llm, err := openai.New(openai.Config{BaseURL: "http://deepseek.test", APIKey: "test-key", Model: modelName, ContextWindow: window,
 		Dialect: openai.DialectDeepSeek, HTTPClient: client})
 	require.NoError(t, err)
@@ -237,29 +265,33 @@ func runDollars(t testing.TB, corpusFiles []corpusFile, sc scriptedSession, mode
 	require.NoError(t, err)
 	var end *agent.TurnEnd
 	var children []string
+	var childUsage harness.Usage
 	for ev, err := range s.Run(ctx, sc.prompt) {
 		require.NoError(t, err)
 		switch e := ev.(type) {
 		case *agent.TurnEnd:
 			end = e
 		case *agent.SubAgentEvent:
-			if _, ok := e.Event.(*agent.TurnEnd); ok {
+			switch ce := e.Event.(type) {
+			case *agent.TurnEnd:
 				children = append(children, e.Session)
+			case *agent.ModelUsage:
+				childUsage.Add(ce.Usage)
 			}
 		}
 	}
 	require.NotNil(t, end)
 	require.Equal(t, session.ReasonCompleted, end.Reason, "%s, %s: %v", sc.name, cfg.name, end.Err)
-	require.Equal(t, sc.parentSteps, end.Steps, "%s, %s: the parent ran its scriptedSession", sc.name, cfg.name)
+	require.Equal(t, sc.parentSteps, end.Steps, "%s, %s: the parent ran its script", sc.name, cfg.name)
 	assert.Equal(t, len(sc.steps), ep.next, "every scripted step was asked for")
 
 	st := cache.Stats()
-	o := dollarOutcome{requests: st.Requests, usage: end.Usage, peak: st.PeakTokens, refused: st.Refused, summaries: ep.summaries}
+	o := dollarOutcome{requests: st.Requests, usage: end.Usage, child: childUsage, peak: st.PeakTokens, refused: st.Refused, summaries: ep.summaries}
 	assert.Equal(t, st.PromptTokens, end.Usage.InputTokens, "the turn's usage counts every prompt the endpoint measured")
 	assert.Equal(t, st.HitTokens, end.Usage.CacheHitTokens)
-	c, ok := pricing.DeepSeek().Cost(modelName, end.Usage, peakHour)
+	dollars, ok := pricing.DeepSeek().Cost(modelName, end.Usage, peakHour)
 	require.True(t, ok)
-	o.dollars = c
+	o.dollars = dollars
 
 	// Nothing is lost.
 	sessions := append([]string{s.Header().ID}, children...)
@@ -352,7 +384,8 @@ func TestDollars(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the dollar table runs long scripted sessions")
 	}
-	files := corpus(t)
+	c := newCorpusSet(t)
+	files := c.files
 	sessions := []scriptedSession{bugFix(files, 150), explorationSession(files, 80, false), explorationSession(files, 80, true)}
 	models := longtest.Pick([]string{"deepseek-flash"}, []string{"deepseek-flash", "deepseek-v4-pro"})
 	windows := []int{128_000, 1_000_000}
@@ -365,12 +398,12 @@ func TestDollars(t *testing.T) {
 		for _, sc := range sessions {
 			// Without pruning and compaction the window changes nothing:
 			// those two run once and are compared at both windows.
-			offRun := runDollars(t, files, sc, m, windows[len(windows)-1], off)
-			naiveRun := runDollars(t, files, sc, m, windows[len(windows)-1], naive)
+			offRun := runDollars(t, c, sc, m, windows[len(windows)-1], off)
+			naiveRun := runDollars(t, c, sc, m, windows[len(windows)-1], naive)
 			for _, w := range windows {
 				for _, r := range []row{
-					{sc.name, m, w, costAware, runDollars(t, files, sc, m, w, costAware)},
-					{sc.name, m, w, thresholds, runDollars(t, files, sc, m, w, thresholds)},
+					{sc.name, m, w, costAware, runDollars(t, c, sc, m, w, costAware)},
+					{sc.name, m, w, thresholds, runDollars(t, c, sc, m, w, thresholds)},
 					{sc.name, m, w, off, offRun},
 					{sc.name, m, w, naive, naiveRun},
 				} {
@@ -417,3 +450,4 @@ func TestDollars(t *testing.T) {
 		}
 	}
 }
+

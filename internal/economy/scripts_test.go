@@ -34,9 +34,9 @@ type corpusFile struct {
 	text string
 }
 
-// corpus returns this module's non-test Go files of 2 to 48 KiB below the
-// library's packages, sorted by path: real code, read the way an agent
-// reads it.
+// corpus returns this module's non-test Go files of 2 to 48 KiB below
+// some of the library's packages, sorted by path: real code, read the
+// way an agent reads it.
 func corpus(t testing.TB) []corpusFile {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -44,7 +44,7 @@ func corpus(t testing.TB) []corpusFile {
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err, "the benchmark runs in the module's internal/economy directory")
 	var out []corpusFile
-	for _, dir := range []string{"agent", "fs", "fslocal", "guard", "internal", "session", "spill", "tools"} {
+	for _, dir := range []string{"agent", "guard", "session", "spill", "tools"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -91,6 +91,19 @@ func writeWorkspace(t testing.TB, dir string, files []corpusFile) {
 	}
 }
 
+// linkWorkspace fills dir with hard links to the files of master, a
+// workspace writeWorkspace wrote: the file tools replace a file they
+// change (a new file renamed over the old), so the links are never
+// written through.
+func linkWorkspace(t testing.TB, dir, master string, files []corpusFile) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.path))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.Link(filepath.Join(master, filepath.FromSlash(f.path)), p))
+	}
+}
+
 // turnStep is one scripted model answer.
 type turnStep struct {
 	reasoning string
@@ -113,9 +126,15 @@ type scriptedSession struct {
 	testRuns int
 }
 
-// reply turns a step into the chunks DeepSeek streams.
-func (s turnStep) reply() openaitest.Reply {
+// reply turns a step into the chunks DeepSeek streams, ending with the
+// usage: the prompt's as the cache measured it, and the answer's tokens
+// at four bytes a token (the cache's estimate), reasoning included.
+func (s turnStep) reply(use openaitest.CacheUse) openaitest.Reply {
 	var chunks []openaitest.Chunk
+	out, reasoning := len(s.text), len(s.reasoning)
+	for _, c := range s.calls {
+		out += len(c.Name) + len(c.Arguments)
+	}
 	if s.reasoning != "" {
 		chunks = append(chunks, openaitest.Chunk{Reasoning: s.reasoning})
 	}
@@ -129,7 +148,11 @@ func (s turnStep) reply() openaitest.Reply {
 	if len(s.calls) > 0 {
 		finish = "tool_calls"
 	}
-	return openaitest.Reply{Chunks: append(chunks, openaitest.Chunk{Finish: finish})}
+	tokens := func(n int) int64 { return int64((n + 3) / 4) }
+	return openaitest.Reply{Chunks: append(chunks, openaitest.Chunk{Finish: finish}, openaitest.Chunk{Usage: &harness.Usage{
+		InputTokens: use.PromptTokens, CacheHitTokens: use.HitTokens, CacheMissTokens: use.MissTokens,
+		OutputTokens: tokens(out + reasoning), ReasoningTokens: tokens(reasoning),
+	}})}
 }
 
 // builder writes a scriptedSession, tracking the workspace's files as the
