@@ -450,4 +450,3 @@ func TestDollars(t *testing.T) {
 		}
 	}
 }
-
