@@ -69,7 +69,9 @@ type ContextPolicy struct {
 	// (stored sizes, before any transport encoding). Older images beyond
 	// the budget reach the model as short placeholders naming the
 	// attachment, the newest kept first; the log keeps every image
-	// reference. Zero means the default, 20 images and 20 MiB, which stays
+	// reference. Past MaxImages the oldest leave in steps of a quarter of
+	// it, so that a new image changes the early history, which a prefix
+	// cache then misses, once every few images rather than every time. Zero means the default, 20 images and 20 MiB, which stays
 	// well inside common request-body limits once base64-encoded.
 	// Disabled does not lift this bound.
 	MaxImages     int
