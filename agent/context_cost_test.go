@@ -15,6 +15,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
 )
 
 // cheapHits prices the test models as DeepSeek prices flash: a cache hit
@@ -90,9 +91,18 @@ func TestCostPolicyKeepsTheCachedPrefix(t *testing.T) {
 	}
 }
 
-// bigRead returns a file access record with a result of about n tokens.
-func bigRead(id, path string, n int) harness.ToolCall {
-	return replay.ToolCall(id, "read", fakeReadIn{Path: path, Version: "v1", Start: 1, End: n, Complete: true})
+type sizedReadIn struct {
+	Path  string `json:"path"`
+	Lines int    `json:"lines"`
+}
+
+// sizedRead reads a whole file of the given number of lines.
+func sizedRead() tools.Tool {
+	return tools.Define(tools.Spec{Name: "sized_read", Description: "read", ConcurrencySafe: true, NeverSpill: true},
+		func(ctx context.Context, call *tools.Call, in sizedReadIn) (*harness.ToolResult, error) {
+			return &harness.ToolResult{Content: []harness.Block{harness.TextBlock(strings.Repeat("code line\n", in.Lines))},
+				Files: []harness.FileAccess{{Op: harness.FileRead, Path: in.Path, Version: "v1", Complete: true}}}, nil
+		})
 }
 
 // When the window forces a cut, the default compacts: it asks for the
@@ -102,20 +112,35 @@ func bigRead(id, path string, n int) harness.ToolCall {
 // rebuilds the history the model saw next.
 func TestCostPolicyCompactsWhenForced(t *testing.T) {
 	ctx := context.Background()
+	// Twelve files, the last two again, then a long one that takes the
+	// request past the window: the first reads of those two are in the
+	// part a compaction keeps.
 	var script []replay.Response
-	for i := range 18 {
-		script = append(script, replay.Call(rd(fmt.Sprintf("r%02d", i), fmt.Sprintf("/w/f%d.go", i%16), "v1", 0, 0, true)))
+	for i := range 12 {
+		script = append(script, replay.Call(rd(fmt.Sprintf("r%02d", i), fmt.Sprintf("/w/f%d.go", i), "v1", 0, 0, true)))
 	}
-	script = append(script, replay.Response{Text: "done"})
-	llm := summarizer("## Goal\nread everything\n## Done\nread f0-f15", script...).WithInfo(model.Info{Name: "priced", ContextWindow: 20_000})
+	script = append(script,
+		replay.Call(rd("r12", "/w/f10.go", "v1", 0, 0, true)),
+		replay.Call(rd("r13", "/w/f11.go", "v1", 0, 0, true)),
+		replay.Call(replay.ToolCall("long", "sized_read", sizedReadIn{Path: "/w/long.go", Lines: 1400})),
+		replay.Response{Text: "done"})
+	llm := summarizer("## Goal\nread everything\n## Done\nread f0-f11", script...).WithInfo(model.Info{Name: "priced", ContextWindow: 20_000})
 	store := session.NewMemory()
-	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
-		agent.WithPrices(cheapHits(t, "priced")), agent.WithSystemPrompt("You read files."))
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), sizedRead()), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithPrices(cheapHits(t, "priced")), agent.WithSystemPrompt("You read files."),
+		agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: 0.5}))
 	evs, end, err := collect(t, s, ctx, "read")
 	require.NoError(t, err)
 	assert.Equal(t, session.ReasonCompleted, end.Reason)
-	require.Len(t, ofType[*agent.ContextCompacted](evs), 1)
+	compacted := ofType[*agent.ContextCompacted](evs)
+	require.Len(t, compacted, 1)
 	require.Len(t, llm.summaries, 1)
+	// The kept part's superseded reads are pruned in the same step: one
+	// cut of the history, not two.
+	pruned := ofType[*agent.ContextPruned](evs)
+	require.Len(t, pruned, 1)
+	assert.Equal(t, compacted[0].Step, pruned[0].Step)
+	assert.ElementsMatch(t, []string{"r10", "r11"}, pruned[0].Calls)
 
 	sum, prev := llm.summaries[0], llm.before[0]
 	assert.Equal(t, "You read files.", sum.System)
@@ -139,7 +164,8 @@ func TestCostPolicyCompactsWhenForced(t *testing.T) {
 		}
 		assert.Less(t, float64(size)*0.28, 0.95*20_000+1500, "every request stays inside the window")
 	}
-	// The kept part lost its superseded reads: f0 and f1 were read again.
+	assert.Contains(t, resultByCall(after.Messages, "r10"), "[pruned:")
+	assert.Contains(t, resultByCall(after.Messages, "r12"), "code line")
 	tr, err := store.Load(ctx, s.Header().ID)
 	require.NoError(t, err)
 	rebuilt := new(session.History).Add(tr.Events...).Messages()
