@@ -100,8 +100,17 @@ const (
 	//
 	// N is estimated from the steps the session has made so far, s: a
 	// session seen at step s is at the median halfway through, so N = s,
-	// at least 4 and at most 64. The growth d is the session's average
-	// growth per step.
+	// at least 4 and at most 64; a sub-agent's session, which ends with
+	// its one turn, no more than the steps its limit leaves. The growth d
+	// is the session's average growth per step. Only what the previous
+	// request held counts as cached: tokens new since then miss anyway,
+	// so a read the last step superseded is pruned at once, for free.
+	//
+	// At DeepSeek's prices and a few thousand tokens of growth a step,
+	// the restocking size is near 100,000 tokens whatever the window: on
+	// a 1M window the default compacts long before the window fills. A
+	// host that would rather keep more history verbatim sets
+	// ContextThresholds.
 	//
 	// Otherwise it waits until the window forces a cut: when the request
 	// is above CompactAt (0.95 of the window by default), it compacts,

@@ -580,7 +580,7 @@ func withBodyUsage(body []byte, use CacheUse) []byte {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if dec.Decode(&doc) != nil {
+	if dec.Decode(&doc) != nil || doc == nil {
 		return body
 	}
 	u, ok := doc["usage"].(map[string]any)

@@ -117,3 +117,31 @@ func FuzzTopLevel(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBodyUsage rewrites arbitrary completion bodies: a JSON object gets
+// the prompt's counts in its usage, anything else is kept as it is.
+func FuzzBodyUsage(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`))
+	f.Add([]byte(`{"choices":[]}`))
+	f.Add([]byte(`[1,2]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		use := CacheUse{PromptTokens: 10, HitTokens: 4, MissTokens: 6}
+		out := withBodyUsage(body, use)
+		var doc map[string]any
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if dec.Decode(&doc) != nil || doc == nil {
+			require.Equal(t, body, out, "not an object: kept")
+			return
+		}
+		var got map[string]any
+		dec = json.NewDecoder(bytes.NewReader(out))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&got))
+		u, ok := got["usage"].(map[string]any)
+		require.True(t, ok)
+		require.Equal(t, json.Number("10"), u["prompt_tokens"])
+		require.Equal(t, json.Number("4"), u["prompt_cache_hit_tokens"])
+		require.Equal(t, json.Number("6"), u["prompt_cache_miss_tokens"])
+	})
+}
