@@ -31,6 +31,8 @@ import (
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/sessiontools"
+	"github.com/go-harness/harness/tools/toolstest"
 )
 
 func jsonText(v any) string {
@@ -293,9 +295,15 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 	require.True(t, ok)
 	o.dollars = dollars
 
-	// Nothing is lost.
+	// Nothing is lost: every spilled output is whole in its spill file,
+	// and every pruned result's original is in the log, where the model
+	// can read it again with session_read.
+	reader := toolstest.NewEnv()
+	defer reader.Close()
+	reader.Env.Cwd = workspace
+	sessionRead := sessiontools.Tools(store)[1]
 	sessions := append([]string{s.Header().ID}, children...)
-	spilled := 0
+	runs := 0
 	for _, id := range sessions {
 		tr, err := store.Load(ctx, id)
 		require.NoError(t, err)
@@ -304,37 +312,46 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 			switch p := e.Data.(type) {
 			case *session.ToolFinished:
 				results[e.Seq] = p
-				if p.Name == "run_tests" && !cfg.naive {
-					text := p.Result.Text()
-					i := strings.Index(text, tools.OutputScheme)
-					if i < 0 {
-						continue // short enough to stay inline
-					}
-					loc := text[i:]
-					loc = loc[:strings.IndexAny(loc, " \"\n")]
-					loc = strings.TrimSuffix(loc, ".")
-					rc, err := spillStore.Open(ctx, loc)
-					require.NoError(t, err, loc)
-					whole, err := io.ReadAll(rc)
-					rc.Close()
-					require.NoError(t, err)
-					require.True(t, strings.HasPrefix(string(whole), "=== RUN"), "the spill file %s holds the whole output", loc)
-					require.Contains(t, text, string(whole[len(whole)-40:]), "the preview ends where the output ends")
-					spilled++
+				if p.Name != "run_tests" {
+					continue
 				}
+				runs++
+				want := testOutput(runs, runs == sc.testRuns)
+				text := p.Result.Text()
+				i := strings.Index(text, tools.OutputScheme)
+				if cfg.naive || i < 0 {
+					require.Equal(t, want, text, "an output short enough, or never spilled, is whole in the history")
+					continue
+				}
+				loc := text[i:]
+				loc = loc[:strings.IndexAny(loc, " \"\n")]
+				loc = strings.TrimSuffix(loc, ".")
+				rc, err := spillStore.Open(ctx, loc)
+				require.NoError(t, err, loc)
+				whole, err := io.ReadAll(rc)
+				rc.Close()
+				require.NoError(t, err)
+				require.Equal(t, want, string(whole), "the spill file %s holds the whole output", loc)
 			case *session.Pruned:
 				for _, c := range p.Calls {
 					o.prunings++
 					orig, ok := results[c.Seq]
 					require.True(t, ok, "the pruned result %s (seq %d) is in the log", c.CallID, c.Seq)
-					require.NotContains(t, orig.Result.Text(), "[pruned:", "the log keeps the original of %s", c.CallID)
+					text := orig.Result.Text()
+					require.NotContains(t, text, "[pruned:", "the log keeps the original of %s", c.CallID)
+					lines := strings.Split(strings.TrimSpace(text), "\n")
+					back, err := reader.Call(ctx, sessionRead, map[string]any{"session_id": id, "seq": c.Seq, "before": 0, "after": 0})
+					require.NoError(t, err)
+					require.False(t, back.IsError, back.Text())
+					for _, l := range []string{lines[0], lines[len(lines)/2], lines[len(lines)-1]} {
+						require.Contains(t, back.Text(), strings.TrimSpace(l), "session_read gives back the pruned %s", c.CallID)
+					}
 				}
 			case *session.Compacted:
 				o.compactions++
 			}
 		}
 	}
-	_ = spilled
 	return o
 }
 
@@ -441,8 +458,9 @@ func TestDollars(t *testing.T) {
 			for _, cfg := range []configuration{costAware, thresholds, off} {
 				alone := byKey[key(sessions[1].name, m, w, cfg.name)]
 				sub := byKey[key(sessions[2].name, m, w, cfg.name)]
-				t.Logf("%s at %s, %s: the exploration costs $%.4f in the parent and $%.4f through the sub-agent (%.0f%%)", m, mtok(int64(w)), cfg.name,
-					alone.o.dollars, sub.o.dollars, 100*sub.o.dollars/alone.o.dollars)
+				child, _ := pricing.DeepSeek().Cost(m, sub.o.child, peakHour)
+				t.Logf("%s at %s, %s: the exploration costs $%.4f in the parent and $%.4f through the sub-agent (%.0f%%; the sub-agent's own calls $%.4f)", m, mtok(int64(w)), cfg.name,
+					alone.o.dollars, sub.o.dollars, 100*sub.o.dollars/alone.o.dollars, child)
 				if cfg.name == costAware.name {
 					assert.Less(t, sub.o.dollars, alone.o.dollars, "%s at %d: the sub-agent exploration costs less than the same exploration in the parent", m, w)
 				}
