@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,24 +44,20 @@ func (t *turn) compactAndPrune(step int, req *model.Request, keep, window int64)
 // It reports whether it logged a compaction.
 func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
 	msgs := req.Messages
-	size := func(m harness.Message) int64 {
-		b, _ := json.Marshal(m)
-		return t.s.est.tokens(int64(len(b)))
-	}
-	split := compact.Split(msgs, keep, size)
+	sizes, prefix := t.messageTokens(req)
+	split := compact.Split(msgs, keep, func(i int) int64 { return sizes[i] })
 	if split == 0 {
 		return false
 	}
 	var source int64
-	for _, m := range msgs[:split] {
-		source += size(m)
+	for _, n := range sizes[:split] {
+		source += n
 	}
 	var (
 		summary string
 		usage   *harness.Usage
 		err     error
 	)
-	prefix := t.s.est.tokens(int64(len(req.System)) + t.s.chain.toolBytes)
 	inPlace := window > 0 && prefix+source+min(summaryReserve, window/8) <= window
 	if inPlace {
 		summary, usage, err = t.summarize(step, summaryRequest(req, split))

@@ -301,7 +301,7 @@ func (t *turn) compactOption(req *model.Request, sizes []int64, prefix, cached i
 	if len(sizes) != len(req.Messages) {
 		return nil
 	}
-	split := compact.SplitSized(req.Messages, keep, func(i int) int64 { return sizes[i] })
+	split := compact.Split(req.Messages, keep, func(i int) int64 { return sizes[i] })
 	if split == 0 {
 		return nil
 	}
