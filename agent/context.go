@@ -98,10 +98,12 @@ const (
 	// it neither breaks the cache for a small saving nor compacts again
 	// and again for a little each time.
 	//
-	// N is estimated from the steps the session has made so far, s: a
-	// session seen at step s is at the median halfway through, so N = s,
-	// at least 4 and at most 64; a sub-agent's session, which ends with
-	// its one turn, no more than the steps its limit leaves. The growth d
+	// N is estimated from the steps the session has made so far, s. A
+	// session seen at step s runs, at the median, s more (the Lindy
+	// rule: P(more than r) = s/(s+r)); the policy counts on s/2, which
+	// it gets two times in three, at least 4 and at most 64 requests; a
+	// sub-agent's session, which ends with its one turn, no more than
+	// the steps its limit leaves. The growth d
 	// is the session's average growth per step. Only what the previous
 	// request held counts as cached: tokens new since then miss anyway,
 	// so a read the last step superseded is pruned at once, for free.

@@ -65,10 +65,11 @@ func (t *turn) cutPrices(p ContextPolicy) (cutPrices, bool) {
 }
 
 // horizon estimates the requests still to come after a session has
-// made steps model calls: at the median as many as it has made, within
-// [horizonMin, horizonMax].
+// made steps model calls: at the median as many again (P(more than r)
+// = steps/(steps+r)); half of that, which comes two times in three,
+// within [horizonMin, horizonMax].
 func horizon(steps int) float64 {
-	return float64(min(max(steps, horizonMin), horizonMax))
+	return float64(min(max(steps/2, horizonMin), horizonMax))
 }
 
 // pruneOption is a result pruning may replace: where its message starts
@@ -238,7 +239,7 @@ func (t *turn) relieveByCost(step int, req *model.Request, p ContextPolicy, pric
 			}
 		}
 	case plan.prune < len(s.prunes):
-		t.s.logger.Info("pruning", "step", step, "estimated_tokens", est, "forced", plan.forced, "calls", len(s.prunes)-plan.prune)
+		t.s.logger.Info("pruning", "step", step, "estimated_tokens", est, "forced", plan.forced, "calls", len(s.prunes)-plan.prune, "horizon", s.horizon)
 		if r, ok := t.prune(step, calls(s.prunes[plan.prune:]), est); ok {
 			return r
 		}

@@ -110,8 +110,8 @@ func TestRestock(t *testing.T) {
 
 func TestHorizon(t *testing.T) {
 	assert.Equal(t, 4.0, horizon(0))
-	assert.Equal(t, 4.0, horizon(3))
-	assert.Equal(t, 17.0, horizon(17))
+	assert.Equal(t, 4.0, horizon(7))
+	assert.Equal(t, 17.0, horizon(34))
 	assert.Equal(t, 64.0, horizon(150))
 }
 

@@ -139,6 +139,16 @@ func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
+// fixedLength returns a directory below dir whose path is 96 bytes long
+// (or 8 more than dir's, when that is longer): the model sees absolute
+// paths (in placeholders, in tool output), and temporary directories'
+// names vary in length from run to run, which would change the token
+// counts.
+func fixedLength(dir string) string {
+	pad := max(96-len(dir)-2, 7)
+	return filepath.Join(dir, "w"+strings.Repeat("x", pad))
+}
+
 // corpusSet is the corpus and a workspace holding it, which each run's
 // workspace links to.
 type corpusSet struct {
@@ -212,7 +222,7 @@ const systemPrompt = "You are coder, a careful coding agent working for the user
 func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string, window int, cfg configuration) dollarOutcome {
 	t.Helper()
 	ctx := context.Background()
-	workspace := filepath.Join(t.TempDir(), "w")
+	workspace := fixedLength(t.TempDir())
 	linkWorkspace(t, workspace, c.master, c.files)
 	fsys, err := fslocal.New(workspace)
 	require.NoError(t, err)
