@@ -71,9 +71,10 @@ type ContextPolicy struct {
 	// attachment, the newest kept first; the log keeps every image
 	// reference. Past MaxImages the oldest leave in steps of a quarter of
 	// it, so that a new image changes the early history, which a prefix
-	// cache then misses, once every few images rather than every time. Zero means the default, 20 images and 20 MiB, which stays
-	// well inside common request-body limits once base64-encoded.
-	// Disabled does not lift this bound.
+	// cache then misses, once every few images rather than every time.
+	// Zero means the default, 20 images and 20 MiB, which stays well
+	// inside common request-body limits once base64-encoded. Disabled
+	// does not lift this bound.
 	MaxImages     int
 	MaxImageBytes int64
 }
@@ -84,35 +85,29 @@ type ContextStrategy int
 const (
 	// ContextCost, the default, decides in money. With per-token prices
 	// m for a cache miss, h for a hit and o for output, pruning X tokens
-	// at position p of an L-token request costs (m − h)(L − p − X) once
-	// (the rest of the next request misses the cache) and saves hX on
-	// each request to come; it is done when hX·N is larger, N being the
-	// requests still to come, but never for longer than until the next
-	// compaction, which would remove those tokens anyway. Compaction is
-	// weighed the same way: it costs the kept part and the summary sent
-	// uncached plus the summarizing call. Done early, it is done only
-	// once the history has also grown to the size at which compacting
-	// again and again costs least per step: √(2Cd/h) tokens above what a
-	// compaction leaves, for a compaction costing C and a history that
-	// grows by d tokens a step (the square-root rule of restocking). So
-	// it neither breaks the cache for a small saving nor compacts again
-	// and again for a little each time.
+	// at position p of a request whose first L tokens the provider's
+	// cache holds (the previous request's) costs (m − h)(L − p − X) once,
+	// as those cached tokens after the cut miss the cache on the next
+	// request, and saves hX on each request to come. It is done when hX·N
+	// is larger, N being the requests still to come, counted no further
+	// than the next compaction, which would remove those tokens anyway. A
+	// read the last step superseded is so pruned at once, for free: only
+	// new tokens follow it. Compaction is weighed the same way, its cost
+	// being the kept part and the summary sent uncached, and the
+	// summarizing call. Done early, it is done only once the history has
+	// also grown to the size at which compacting again and again costs
+	// least per step: √(2Cd/h) tokens above what a compaction leaves, for
+	// a compaction costing C and a history growing by d tokens a step (the
+	// square-root rule of restocking). So it neither breaks the cache for
+	// a small saving nor compacts again and again for a little each time.
 	//
 	// N is estimated from the steps the session has made so far, s. A
-	// session seen at step s runs, at the median, s more (the Lindy
-	// rule: P(more than r) = s/(s+r)); the policy counts on s/2, which
-	// it gets two times in three, at least 4 and at most 64 requests; a
-	// sub-agent's session, which ends with its one turn, no more than
-	// the steps its limit leaves. The growth d
-	// is the session's average growth per step. Only what the previous
-	// request held counts as cached: tokens new since then miss anyway,
-	// so a read the last step superseded is pruned at once, for free.
-	//
-	// At DeepSeek's prices and a few thousand tokens of growth a step,
-	// the restocking size is near 100,000 tokens whatever the window: on
-	// a 1M window the default compacts long before the window fills. A
-	// host that would rather keep more history verbatim sets
-	// ContextThresholds.
+	// session seen at step s runs, at the median, s more (the Lindy rule:
+	// more than r with probability s/(s+r)); the policy counts on s/2,
+	// which comes two times in three, at least 4 and at most 64 requests,
+	// and for a sub-agent, whose session ends with its one turn, no more
+	// than the steps its limit leaves. d is the session's average growth
+	// per step.
 	//
 	// Otherwise it waits until the window forces a cut: when the request
 	// is above CompactAt (0.95 of the window by default), it compacts,
@@ -121,6 +116,12 @@ const (
 	// is sent uncached anyway), unless pruning alone makes more room for
 	// its price. A compaction leaves the window mostly empty, so the next
 	// forced cut is far away.
+	//
+	// At DeepSeek's prices and a few thousand tokens of growth a step,
+	// the restocking size is near 100,000 tokens whatever the window: on
+	// a 1M window the default compacts long before the window fills. A
+	// host that would rather keep more history verbatim sets
+	// ContextThresholds.
 	//
 	// Without a price for the model, or where a cache hit costs at least
 	// half a miss, it decides as ContextThresholds. PruneAt, CompactAt

@@ -40,7 +40,9 @@ import (
 // whole prompt (to its last whole token). A later request hits the
 // longest stored prefix that its own prompt begins with, provided that
 // prefix is at least one whole unit; every token after it is a miss.
-// Prefixes are kept per model (a request's "model" field) and never
+// Prefixes are kept per model (a request's "model" field), as 64-bit
+// hashes chained unit by unit (a collision, vanishingly unlikely in a
+// test's few thousand requests, would count a miss as a hit), and never
 // expire. The model's answer is not stored: the next request's copy of it
 // is a miss, where DeepSeek may have cached the output too.
 //
