@@ -30,10 +30,9 @@ import (
 // template puts the tool definitions at the start of the prompt too),
 // without the messages array's closing bracket: so the prompt of a
 // request that extends an earlier conversation begins with the earlier
-// request's whole prompt, as a rendered chat does.
-// Its length in tokens is a documented, deterministic estimate, not a
-// tokenizer: one token per BytesPerToken bytes, a partial last token
-// counting as one.
+// request's whole prompt, as a rendered chat does. Its length in tokens
+// is a documented, deterministic estimate, not a tokenizer: one token
+// per BytesPerToken bytes, a partial last token counting as one.
 //
 // The cache stores prompts in units of UnitTokens tokens. After each
 // request it holds the prompt's prefix at every unit boundary and the
