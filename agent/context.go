@@ -1,41 +1,67 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
-	"strings"
+	"math"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/compact"
-	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 )
 
-// ContextPolicy says when a turn makes room in the model's context window,
-// and how many images one request carries.
+// ContextPolicy says when a turn makes room in the model's context
+// window, and how many images one request carries.
+//
 // Before each model call the loop estimates the request's size in tokens
 // (a byte count scaled by the ratio the provider's last reported usage
-// showed). Above PruneAt of the window it first prunes, without a model
-// call: earlier file reads that a later read of the same lines at the same
-// version covers, or that a later change made stale, are replaced by
-// one-line placeholders. If the estimate is still above CompactAt, the
-// older part of the history is summarized by the model and the most recent
-// KeepRecent of the window is kept verbatim. Both are logged; the log keeps
-// the originals. A provider's context-window-exceeded error triggers both,
-// regardless of the thresholds, and one more attempt.
+// showed). Room is made in two ways. Pruning, without a model call,
+// replaces earlier file reads that a later read of the same lines at the
+// same version covers, or that a later change made stale, by one-line
+// placeholders. Compaction has the model summarize the older part of the
+// history and keeps the most recent part verbatim. Both are logged; the
+// log keeps the originals. A provider's context-window-exceeded error
+// triggers both, whatever the strategy but ContextOff, and one more
+// attempt.
+//
+// Either way the early bytes of the history change, and a provider's
+// prefix cache misses from the change on: the next request pays the
+// uncached price for everything after the cut (on DeepSeek, fifty times
+// the cached price). Strategy says how the loop weighs that; the default,
+// [ContextCost], decides in money with the model's prices. See
+// [ContextStrategy].
+//
+// The summarizing request is the older part of the conversation, as the
+// model saw it, followed by the instruction to summarize it: a prefix of
+// requests already sent, so its prompt is read from the provider's
+// cache. When even that does not fit the window, the older part is sent
+// as a transcript under a summarizer's system prompt instead.
 type ContextPolicy struct {
+	// Strategy is how the loop decides to make room; the zero value is
+	// ContextCost.
+	Strategy ContextStrategy
+	// Price is what ContextCost decides with: the model's prices per
+	// million tokens (cache misses, cache hits, output). Nil means the
+	// price the loop's table (WithPrices) has for the model; without
+	// either, ContextCost decides as ContextThresholds.
+	Price *pricing.Price
+
 	// PruneAt is the share of the context window above which superseded
-	// reads are pruned. Zero means the default, 0.5.
+	// reads are pruned. Under ContextThresholds zero means the default,
+	// 0.5. Under ContextCost zero means no such threshold: pruning is
+	// done when it pays; a share set here prunes every superseded read
+	// above it as well.
 	PruneAt float64
 	// CompactAt is the share above which the history is compacted after
-	// pruning. Zero means the default, 0.8.
+	// pruning. Under ContextThresholds zero means the default, 0.8. Under
+	// ContextCost it is where a cut is forced, zero meaning 0.95; the
+	// cost rule may compact earlier.
 	CompactAt float64
 	// KeepRecent is the share of the context window that compaction keeps
-	// verbatim. Zero means the default, 0.25.
+	// verbatim. Zero means the default: 0.25 under ContextThresholds; under
+	// ContextCost 0.1 of the window, and at most 16,000 tokens.
 	KeepRecent float64
-	// Disabled turns pruning and compaction off, also on overflow.
+	// Disabled turns pruning and compaction off, also on overflow, as
+	// Strategy ContextOff does.
 	Disabled bool
 
 	// MaxImages and MaxImageBytes bound the images one request carries:
@@ -43,17 +69,92 @@ type ContextPolicy struct {
 	// (stored sizes, before any transport encoding). Older images beyond
 	// the budget reach the model as short placeholders naming the
 	// attachment, the newest kept first; the log keeps every image
-	// reference. Zero means the default, 20 images and 20 MiB, which stays
-	// well inside common request-body limits once base64-encoded.
-	// Disabled does not lift this bound.
+	// reference. Past MaxImages the oldest leave in steps of a quarter of
+	// it, so that a new image changes the early history, which a prefix
+	// cache then misses, once every few images rather than every time.
+	// Zero means the default, 20 images and 20 MiB, which stays well
+	// inside common request-body limits once base64-encoded. Disabled
+	// does not lift this bound.
 	MaxImages     int
 	MaxImageBytes int64
 }
 
+// ContextStrategy is how a ContextPolicy decides to prune and compact.
+type ContextStrategy int
+
+const (
+	// ContextCost, the default, decides in money. With per-token prices
+	// m for a cache miss, h for a hit and o for output, pruning X tokens
+	// at position p of a request whose first L tokens the provider's
+	// cache holds (the previous request's) costs (m − h)(L − p − X) once,
+	// as those cached tokens after the cut miss the cache on the next
+	// request, and saves hX on each request to come. It is done when hX·N
+	// is larger, N being the requests still to come, counted no further
+	// than the next compaction, which would remove those tokens anyway. A
+	// read the last step superseded is so pruned at once, for free: only
+	// new tokens follow it. Compaction is weighed the same way, its cost
+	// being the kept part and the summary sent uncached, and the
+	// summarizing call. Done early, it is done only once the history has
+	// also grown to the size at which compacting again and again costs
+	// least per step: √(2Cd/h) tokens above what a compaction leaves, for
+	// a compaction costing C and a history growing by d tokens a step (the
+	// square-root rule of restocking). So it neither breaks the cache for
+	// a small saving nor compacts again and again for a little each time.
+	//
+	// N is estimated from the steps the session has made so far, s. A
+	// session seen at step s runs, at the median, s more (the Lindy rule:
+	// more than r with probability s/(s+r)); the policy counts on s/2,
+	// which comes two times in three, at least 4 and at most 64 requests,
+	// and for a sub-agent, whose session ends with its one turn, no more
+	// than the steps its limit leaves. d is the session's average growth
+	// per step.
+	//
+	// Otherwise it waits until the window forces a cut: when the request
+	// is above CompactAt (0.95 of the window by default), it compacts,
+	// keeping KeepRecent verbatim and pruning what is superseded in that
+	// kept part at the same time (which costs nothing more: the kept part
+	// is sent uncached anyway), unless pruning alone makes more room for
+	// its price. A compaction leaves the window mostly empty, so the next
+	// forced cut is far away.
+	//
+	// At DeepSeek's prices and a few thousand tokens of growth a step,
+	// the restocking size is near 100,000 tokens whatever the window: on
+	// a 1M window the default compacts long before the window fills. A
+	// host that would rather keep more history verbatim sets
+	// ContextThresholds.
+	//
+	// Without a price for the model, or where a cache hit costs at least
+	// half a miss, it decides as ContextThresholds. PruneAt, CompactAt
+	// and KeepRecent, when set, mean what they say (see their fields);
+	// the cost rule may still cut below them.
+	ContextCost ContextStrategy = iota
+	// ContextThresholds prunes whenever the request is above PruneAt of
+	// the window and something is superseded, and compacts above
+	// CompactAt, whatever the cache it breaks costs.
+	ContextThresholds
+	// ContextOff never prunes or compacts, also on overflow (as
+	// Disabled).
+	ContextOff
+)
+
+// String returns the strategy's name: cost, thresholds or off.
+func (s ContextStrategy) String() string {
+	switch s {
+	case ContextCost:
+		return "cost"
+	case ContextThresholds:
+		return "thresholds"
+	case ContextOff:
+		return "off"
+	}
+	return fmt.Sprintf("ContextStrategy(%d)", int(s))
+}
+
 // WithContextPolicy sets the context policy. Models that report no
 // context window are never pruned or compacted ahead of time, only after
-// the provider reports an overflow. A negative or NaN share, or a
-// negative image budget, is an error of New.
+// the provider reports an overflow. A negative or NaN share, an unknown
+// strategy, a negative or non-finite price, or a negative image budget,
+// is an error of New.
 func WithContextPolicy(p ContextPolicy) Option { return func(c *config) { c.context = p } }
 
 func (p ContextPolicy) validate() error {
@@ -61,8 +162,16 @@ func (p ContextPolicy) validate() error {
 		name string
 		v    float64
 	}{{"PruneAt", p.PruneAt}, {"CompactAt", p.CompactAt}, {"KeepRecent", p.KeepRecent}} {
-		if !(f.v >= 0) { // also refuses NaN
-			return optionError("WithContextPolicy: ContextPolicy.%s is %v; a share must not be negative (zero means the default)", f.name, f.v)
+		if !(f.v >= 0) || math.IsInf(f.v, 0) { // also refuses NaN
+			return optionError("WithContextPolicy: ContextPolicy.%s is %v; a share must be a finite number, not negative (zero means the default)", f.name, f.v)
+		}
+	}
+	if p.Strategy < ContextCost || p.Strategy > ContextOff {
+		return optionError("WithContextPolicy: ContextPolicy.Strategy is %d; use ContextCost, ContextThresholds or ContextOff", int(p.Strategy))
+	}
+	if p.Price != nil {
+		if _, err := pricing.NewTable("USD", map[string]pricing.Price{"model": *p.Price}); err != nil {
+			return optionError("WithContextPolicy: ContextPolicy.Price: %v", err)
 		}
 	}
 	if p.MaxImages < 0 || p.MaxImageBytes < 0 {
@@ -71,6 +180,10 @@ func (p ContextPolicy) validate() error {
 	return nil
 }
 
+// off reports whether the policy never prunes or compacts.
+func (p ContextPolicy) off() bool { return p.Disabled || p.Strategy == ContextOff }
+
+// withDefaults fills in ContextThresholds' defaults.
 func (p ContextPolicy) withDefaults() ContextPolicy {
 	if p.PruneAt <= 0 {
 		p.PruneAt = 0.5
@@ -142,34 +255,86 @@ func (t *turn) requestBytes(req *model.Request) int64 {
 
 func (t *turn) estimate(req *model.Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
 
-// relieve prunes and compacts the history when the request is too large
-// for the context window (or always, when force is set), and returns the
-// request to send.
+// contextTrack is what the cost-aware policy remembers of a session
+// between steps. It is used by the running turn only.
+type contextTrack struct {
+	// steps counts the session's model answers, earlier turns' included
+	// (a resumed session counts its log's).
+	steps int
+	// last is the estimate of the request the previous step sent, 0
+	// before the first; grown and samples sum the growth seen between
+	// steps that made no cut.
+	last    int64
+	grown   int64
+	samples int
+	// summary and summaryOut are the last compaction's summary size and
+	// output tokens, once one was made: the next compaction's expected
+	// cost.
+	summary, summaryOut int64
+}
+
+// observe counts the growth from the previous step's request to est.
+func (c *contextTrack) observe(est int64) {
+	if c.last > 0 && est >= c.last {
+		c.grown += est - c.last
+		c.samples++
+	}
+}
+
+// growth is the average growth per step, 0 before two samples.
+func (c *contextTrack) growth() float64 {
+	if c.samples < 2 {
+		return 0
+	}
+	return float64(c.grown) / float64(c.samples)
+}
+
+// countSteps counts the model answers of a loaded log, for a resumed
+// session's horizon.
+func countSteps(events []session.Event) int {
+	n := 0
+	for _, e := range events {
+		if _, ok := e.Data.(*session.AssistantMessage); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// relieve prunes and compacts the history when the policy says so (or
+// always, when force is set after an overflow), and returns the request
+// to send.
 func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request {
-	p := t.l.cfg.context.withDefaults()
-	if p.Disabled {
+	p := t.l.cfg.context
+	if p.off() {
 		return req
 	}
 	window := int64(t.model.Info().ContextWindow)
 	if window <= 0 && !force {
 		return req
 	}
+	prices, costAware := t.cutPrices(p)
+	if force || !costAware {
+		req = t.relieveByThresholds(step, req, force, p.withDefaults(), window)
+	} else {
+		req = t.relieveByCost(step, req, p, prices, window)
+	}
+	t.s.track.last = t.estimate(req)
+	return req
+}
+
+// relieveByThresholds prunes above PruneAt of the window and compacts
+// above CompactAt (both, when forced).
+func (t *turn) relieveByThresholds(step int, req *model.Request, force bool, p ContextPolicy, window int64) *model.Request {
 	est := t.estimate(req)
+	t.s.track.observe(est)
 	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
 	if force || float64(est) > p.PruneAt*float64(window) {
 		if calls := t.s.superseded(); len(calls) > 0 {
-			if err := t.s.append(t.ctx, &session.Pruned{Calls: calls, EstimatedTokens: est}); err != nil {
-				t.s.logger.Error("logging a pruning failed", "error", err)
-				return req
+			if r, ok := t.prune(step, calls, est); ok {
+				req = r
+				est = t.estimate(req)
 			}
-			ids := make([]string, len(calls))
-			for i, c := range calls {
-				ids[i] = c.CallID
-			}
-			t.s.logger.Info("pruned superseded tool results", "step", step, "calls", len(calls), "estimated_tokens", est)
-			req = t.request()
-			t.emit(&ContextPruned{Step: step, Calls: ids, EstimatedTokens: est})
-			est = t.estimate(req)
 		}
 	}
 	if force || float64(est) > p.CompactAt*float64(window) {
@@ -177,8 +342,8 @@ func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request 
 		if window <= 0 {
 			keep = est / 4
 		}
-		if t.compact(step, req, keep) {
-			req = t.request()
+		if r, ok := t.compactAndPrune(step, req, keep, window); ok {
+			req = r
 		}
 	}
 	return req
@@ -191,133 +356,22 @@ func (s *Session) superseded() []session.PrunedCall {
 	return s.hist.Superseded()
 }
 
-// compact summarizes the older part of req's history, keeping about keep
-// tokens of recent history verbatim. It reports whether it logged a
-// compaction.
-func (t *turn) compact(step int, req *model.Request, keep int64) bool {
-	msgs := req.Messages
-	size := func(m harness.Message) int64 {
-		b, _ := json.Marshal(m)
-		return t.s.est.tokens(int64(len(b)))
+// prune logs a pruning of calls and returns the request rebuilt from the
+// pruned history.
+func (t *turn) prune(step int, calls []session.PrunedCall, est int64) (*model.Request, bool) {
+	if len(calls) == 0 {
+		return nil, false
 	}
-	split := compact.Split(msgs, keep, size)
-	if split == 0 {
-		return false
+	if err := t.s.append(t.ctx, &session.Pruned{Calls: calls, EstimatedTokens: est}); err != nil {
+		t.s.logger.Error("logging a pruning failed", "error", err)
+		return nil, false
 	}
-	var source int64
-	for _, m := range msgs[:split] {
-		source += size(m)
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.CallID
 	}
-	summary, usage, err := t.summarize(step, msgs[:split])
-	if err != nil {
-		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
-		return false
-	}
-	sumTokens := t.s.est.tokens(int64(len(compact.SummaryText(summary))))
-	if summary == "" || sumTokens >= source {
-		t.s.logger.Warn("compaction refused: the summary is not smaller than what it replaces",
-			"step", step, "source_tokens", source, "summary_tokens", sumTokens)
-		return false
-	}
-	c := &session.Compacted{Messages: split, Summary: summary, Model: t.model.Info().Name, SourceTokens: source, SummaryTokens: sumTokens, Usage: usage}
-	if err := t.s.append(t.ctx, c); err != nil {
-		t.s.logger.Error("logging a compaction failed", "error", err)
-		return false
-	}
-	t.emit(&ContextCompacted{Step: step, Messages: split, SourceTokens: source, SummaryTokens: sumTokens})
-	return true
-}
-
-const compactionSystem = `You compress the history of a coding agent's session so the agent can continue from your summary alone. Write only the summary, in these sections:
-## Goal — what the user asked for, with their constraints.
-## Done — what has been done and verified, with file paths.
-## State — files changed and how; commands that matter and their outcomes; errors still open.
-## Decisions — choices made and why.
-## Next — the next concrete steps.
-Keep exact names, paths, identifiers and error messages. Be brief: a few hundred words at most.`
-
-// summarize asks the model for a summary of msgs. It returns the call's
-// usage too, when the model reported one, for the log.
-func (t *turn) summarize(step int, msgs []harness.Message) (string, *harness.Usage, error) {
-	req := &model.Request{
-		System:   compactionSystem,
-		Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(renderTranscript(msgs))}}},
-	}
-	asm := &assemble.Assembler{}
-	for c, err := range t.model.Stream(t.ctx, req) {
-		if err != nil {
-			return "", nil, err
-		}
-		asm.Add(c)
-	}
-	if err := t.ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	var usage *harness.Usage
-	if u, ok := asm.Usage(); ok {
-		t.usage.Add(u)
-		usage = &u
-		name := t.model.Info().Name
-		t.emit(&ModelUsage{Step: step, Model: name, Usage: u, Cost: t.price(name, u)})
-	}
-	return strings.TrimSpace(asm.Message().Text()), usage, nil
-}
-
-// renderTranscript writes messages as plain text for summarization, with
-// long tool results cut to their head and tail. A block without its
-// payload (a damaged or hand-edited log) is named, never dereferenced.
-func renderTranscript(msgs []harness.Message) string {
-	const resultHead, resultTail = 3000, 1000
-	var b strings.Builder
-	b.WriteString("Summarize this conversation between a user and a coding agent:\n\n")
-	for _, m := range msgs {
-		role := strings.ToUpper(string(m.Role))
-		for _, blk := range m.Content {
-			switch blk.Type {
-			case harness.BlockText:
-				fmt.Fprintf(&b, "%s: %s\n\n", role, blk.Text)
-			case harness.BlockToolCall:
-				if blk.ToolCall == nil {
-					fmt.Fprintf(&b, "%s called a tool (the call is missing from the log)\n\n", role)
-					continue
-				}
-				fmt.Fprintf(&b, "ASSISTANT called %s %s\n\n", blk.ToolCall.Name, textcut.Prefix(blk.ToolCall.Arguments, 2000))
-			case harness.BlockToolResult:
-				r := blk.ToolResult
-				if r == nil {
-					b.WriteString("RESULT of a tool call (the result is missing from the log)\n\n")
-					continue
-				}
-				var text strings.Builder
-				for _, c := range r.Content {
-					if c.Type == harness.BlockImage {
-						text.WriteString(imageName(c.Image))
-						continue
-					}
-					text.WriteString(c.Text)
-				}
-				s := text.String()
-				if len(s) > resultHead+resultTail {
-					s = textcut.HeadLines(s, resultHead) + fmt.Sprintf("\n[... %d bytes omitted ...]\n", len(s)-resultHead-resultTail) + textcut.TailLines(s, resultTail)
-				}
-				status := ""
-				if r.IsError {
-					status = " (error " + string(r.Code) + ")"
-				}
-				fmt.Fprintf(&b, "RESULT of %s%s:\n%s\n\n", r.Name, status, s)
-			case harness.BlockImage:
-				fmt.Fprintf(&b, "%s: %s\n\n", role, imageName(blk.Image))
-			}
-		}
-	}
-	return b.String()
-}
-
-// imageName names an image in a transcript; nil is an image whose
-// reference is missing from the log.
-func imageName(img *harness.Image) string {
-	if img == nil {
-		return "[image missing from the log]"
-	}
-	return "[image " + img.Name + "]"
+	t.s.logger.Info("pruned superseded tool results", "step", step, "calls", len(calls), "estimated_tokens", est)
+	req := t.request()
+	t.emit(&ContextPruned{Step: step, Calls: ids, EstimatedTokens: est})
+	return req, true
 }

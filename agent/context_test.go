@@ -134,6 +134,12 @@ type summarizingModel struct {
 	*replay.Model
 	summary   string
 	summaries []*model.Request
+	// before holds, for each summary request, the last other request
+	// sent before it (nil for none).
+	before []*model.Request
+	// toolCallFirst answers the first summary request that repeats the
+	// conversation with a tool call instead of a summary.
+	toolCallFirst bool
 }
 
 func summarizer(summary string, script ...replay.Response) *summarizingModel {
@@ -146,11 +152,31 @@ func (m *summarizingModel) WithInfo(info model.Info) *summarizingModel {
 }
 
 func (m *summarizingModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	if strings.HasPrefix(req.System, "You compress") {
+	if isSummaryRequest(req) {
+		var prev *model.Request
+		if reqs := m.Requests(); len(reqs) > 0 {
+			prev = reqs[len(reqs)-1]
+		}
 		m.summaries = append(m.summaries, req)
+		m.before = append(m.before, prev)
+		if m.toolCallFirst && !strings.HasPrefix(req.System, "You compress") {
+			m.toolCallFirst = false
+			return replay.NewScripted(replay.Response{ToolCalls: []harness.ToolCall{rd("x1", "/w/a.go", "v1", 1, 2, false)}, Usage: &harness.Usage{InputTokens: 800, OutputTokens: 20}}).Stream(ctx, req)
+		}
 		return replay.NewScripted(replay.Response{Text: m.summary, Usage: &harness.Usage{InputTokens: 900, OutputTokens: 40}}).Stream(ctx, req)
 	}
 	return m.Model.Stream(ctx, req)
+}
+
+// isSummaryRequest reports whether req asks for a compaction's summary,
+// in either form: a transcript under the summarizer's system prompt, or
+// the conversation followed by the summary instruction.
+func isSummaryRequest(req *model.Request) bool {
+	if strings.HasPrefix(req.System, "You compress") {
+		return true
+	}
+	n := len(req.Messages)
+	return n > 0 && req.Messages[n-1].Role == harness.RoleUser && strings.HasPrefix(req.Messages[n-1].Text(), "<compaction request>")
 }
 
 // sixReads is a small model ("small", a 4,000-token window) that reads
@@ -180,9 +206,18 @@ func TestCompaction(t *testing.T) {
 	assert.Less(t, comp[0].SummaryTokens, comp[0].SourceTokens)
 
 	require.NotEmpty(t, llm.summaries)
-	for _, r := range llm.summaries {
-		assert.Empty(t, r.Tools, "the summary request offers no tools")
-		assert.Contains(t, r.Messages[0].Text(), "RESULT of read")
+	for i, r := range llm.summaries {
+		// The summary is asked for after the older part of the
+		// conversation itself, a prefix of what was sent before, so the
+		// provider's prefix cache holds its prompt.
+		prev := llm.before[i]
+		require.NotNil(t, prev)
+		assert.Equal(t, prev.System, r.System)
+		assert.Equal(t, js(prev.Tools), js(r.Tools), "the same tools, so the prefix is the same")
+		n := len(r.Messages) - 1
+		require.LessOrEqual(t, n, len(prev.Messages))
+		assert.Equal(t, js(prev.Messages[:n]), js(r.Messages[:n]), "the older part, as it was sent")
+		assert.True(t, strings.HasPrefix(r.Messages[n].Text(), "<compaction request>\nPause the task here and do not call any tool."))
 	}
 	var after *model.Request
 	for _, r := range llm.Requests() {
@@ -215,6 +250,40 @@ func TestCompaction(t *testing.T) {
 	rebuilt := new(session.History).Add(tr.Events...).Messages()
 	last := llm.Requests()[len(llm.Requests())-1]
 	assert.Equal(t, js(last.Messages), js(rebuilt[:len(last.Messages)]), "resume rebuilds the compacted history")
+}
+
+// A summary request that repeats the conversation may be answered with
+// a tool call instead of a summary; the older part is then sent as a
+// transcript, and both calls count in the compaction's usage.
+func TestCompactionFallsBackToTranscript(t *testing.T) {
+	ctx := context.Background()
+	llm := sixReads()
+	llm.toolCallFirst = true
+	store := session.NewMemory()
+	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
+		agent.WithContextPolicy(agent.ContextPolicy{Strategy: agent.ContextThresholds, PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
+	evs, end, err := collect(t, s, ctx, "read the files")
+	require.NoError(t, err)
+	assert.Equal(t, session.ReasonCompleted, end.Reason)
+	require.NotEmpty(t, ofType[*agent.ContextCompacted](evs))
+	require.GreaterOrEqual(t, len(llm.summaries), 2)
+	assert.Equal(t, "", llm.summaries[0].System, "first the conversation itself")
+	assert.NotEmpty(t, llm.summaries[0].Tools)
+	transcript := llm.summaries[1]
+	assert.True(t, strings.HasPrefix(transcript.System, "You compress"), "then a transcript")
+	assert.Empty(t, transcript.Tools, "the transcript request offers no tools")
+	assert.Contains(t, transcript.Messages[0].Text(), "RESULT of read")
+
+	tr, err := store.Load(ctx, s.Header().ID)
+	require.NoError(t, err)
+	for _, e := range tr.Events {
+		if c, ok := e.Data.(*session.Compacted); ok {
+			require.NotNil(t, c.Usage)
+			assert.Equal(t, int64(800+900), c.Usage.InputTokens, "the failed attempt's usage counts too")
+			assert.Equal(t, "## Goal\nread six files\n## Done\nread f0-f4", c.Summary)
+			break
+		}
+	}
 }
 
 func TestCompactionRefusesLargerSummary(t *testing.T) {

@@ -45,6 +45,30 @@
 //   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
 //
+// # Context economy
+//
+// A long session outgrows the model's context window, and every token
+// of history is paid for again on every request. Before each model call
+// the loop may make room ([WithContextPolicy]): pruning replaces earlier
+// file reads that a later read covers or a later change made stale by
+// one-line placeholders, and compaction has the model summarize the
+// older history and keeps the recent part verbatim; the log keeps the
+// originals. Both change the early history, and a provider's prefix
+// cache (DeepSeek bills a hit at 1/50 of a miss) then misses everything
+// after the change once. The default policy, [ContextCost], optimizes
+// dollars with the model's prices ([WithPrices], or ContextPolicy.Price):
+// it cuts only when the saving over the requests to come beats the cache
+// the cut breaks, or when the window forces a cut, and then compacts deep
+// enough that the next forced cut is far away. The prefix stays stable by
+// construction: the system prompt and tool schemas come first and change
+// only when the host changes them, reminders are appended after the
+// step's results,
+// a compaction's summary is asked for after the very prefix the cache
+// holds, and images past the budget leave in steps. A host that prefers
+// fixed shares sets Strategy to [ContextThresholds] (and PruneAt,
+// CompactAt, KeepRecent); [ContextOff] turns both off. Without prices the
+// default decides by thresholds.
+//
 // Retryable model failures (by their code: rate limit, server,
 // transport, empty or truncated answer) are retried with exponential
 // backoff, jitter and the provider's Retry-After hint, a bounded number of

@@ -14,8 +14,9 @@ import (
 // imageBudget bounds the images one request carries
 // (ContextPolicy.MaxImages and MaxImageBytes). When the history holds
 // more, the oldest reach the model as short text placeholders naming the
-// attachment, newest kept first; the session log keeps every image
-// reference. A zero field means its default.
+// attachment, newest kept first, in steps past Count (see omitted); the
+// session log keeps every image reference. A zero field means its
+// default.
 type imageBudget struct {
 	// Count is the most images one request carries.
 	Count int
@@ -55,9 +56,35 @@ func omitReason(why int, budget imageBudget) string {
 	case omitNoStore:
 		return "no attachment store is configured to load it"
 	case omitBudget:
-		return fmt.Sprintf("older than the %d most recent images (at most %d bytes) a request carries", budget.Count, budget.Bytes)
+		return fmt.Sprintf("one of the oldest images past what a request carries (%d images, at most %d bytes)", budget.Count, budget.Bytes)
 	}
 	return ""
+}
+
+// omitted returns how many of the oldest images go over the budget: at
+// least as many as take the newest past Count images or Bytes bytes,
+// and, past Count, a whole number of steps of a quarter of Count. Each
+// change of the number changes an early part of the history, which a
+// provider's prefix cache then misses from there on; in steps, a new
+// image past the budget moves that point once every few images instead
+// of every time. The number never falls as images are added.
+func omitted(refs []imageRef, budget imageBudget) int {
+	n := len(refs)
+	byCount := 0
+	if over := n - budget.Count; over > 0 {
+		step := max(budget.Count/4, 1)
+		byCount = min((over+step-1)/step*step, n)
+	}
+	byBytes := 0
+	var size int64
+	for i := n - 1; i >= 0; i-- {
+		size += max(refs[i].img.Size, 0)
+		if size > budget.Bytes {
+			byBytes = i + 1
+			break
+		}
+	}
+	return max(byCount, byBytes)
 }
 
 // imageRef locates one image in a message list.
@@ -104,17 +131,8 @@ func projectImages(msgs []harness.Message, acceptsImages, haveStore bool, budget
 			omit[i] = omitNoStore
 		}
 	default:
-		n, size := 0, int64(0)
-		over := false
-		for i := len(refs) - 1; i >= 0; i-- {
-			if !over {
-				n++
-				size += max(refs[i].img.Size, 0)
-				over = n > budget.Count || size > budget.Bytes
-			}
-			if over {
-				omit[i] = omitBudget
-			}
+		for i := range omitted(refs, budget) {
+			omit[i] = omitBudget
 		}
 	}
 

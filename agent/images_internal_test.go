@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,5 +71,48 @@ func TestProjectImagesCacheKeepsSlices(t *testing.T) {
 	d := projectImages(msgs, true, true, imageBudget{Count: 1}, cache)
 	assert.Equal(t, harness.BlockText, d[0].Content[1].Type, "the older image is over the budget")
 	assert.Equal(t, harness.BlockImage, d[2].Content[0].ToolResult.Content[1].Type, "the newest is kept")
-	assert.Contains(t, d[0].Content[1].Text, "older than the 1 most recent images")
+	assert.Contains(t, d[0].Content[1].Text, "one of the oldest images past what a request carries (1 images")
+}
+
+// Past the image budget the oldest images leave in steps of a quarter of
+// the budget, so that a new image moves the changed point of the history
+// (where the provider's prefix cache stops hitting) once every few
+// images; a byte budget still holds exactly.
+func TestImagesLeaveInSteps(t *testing.T) {
+	refs := func(n int, size int64) []imageRef {
+		out := make([]imageRef, n)
+		for i := range out {
+			out[i] = imageRef{img: &harness.Image{Size: size}}
+		}
+		return out
+	}
+	b := imageBudget{}.withDefaults() // 20 images, 20 MiB
+	for _, tt := range []struct{ n, want int }{{19, 0}, {20, 0}, {21, 5}, {25, 5}, {26, 10}, {30, 10}, {31, 15}} {
+		assert.Equal(t, tt.want, omitted(refs(tt.n, 1000), b), "%d images", tt.n)
+	}
+	small := imageBudget{Count: 3}.withDefaults()
+	assert.Equal(t, 2, omitted(refs(5, 1000), small), "a budget under 4 images leaves one at a time")
+	bytes := imageBudget{Bytes: 2500}.withDefaults()
+	assert.Equal(t, 3, omitted(refs(5, 1000), bytes), "the byte budget is exact")
+
+	// Over 40 images, the earliest changed message moves 5 times, not 20.
+	var msgs []harness.Message
+	moves, prevOmitted := 0, 0
+	for i := range 40 {
+		msgs = append(msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{{Type: harness.BlockImage,
+			Image: &harness.Image{Name: fmt.Sprint(i), Size: 1000, MediaType: "image/png"}}}})
+		out := projectImages(msgs, true, true, imageBudget{}, nil)
+		n := 0
+		for _, m := range out {
+			if m.Content[0].Type == harness.BlockText {
+				n++
+			}
+		}
+		if n != prevOmitted {
+			moves++
+			prevOmitted = n
+		}
+	}
+	assert.Equal(t, 4, moves)
+	assert.Equal(t, 20, prevOmitted)
 }

@@ -153,7 +153,7 @@ func TestImageBudgetDropsOldestFirst(t *testing.T) {
 	assert.Equal(t, []string{"img:img0", "img:img1", "img:img2"}, requestImages(reqs[3]))
 	assert.Equal(t, []string{"placeholder:img0", "img:img1", "img:img2", "img:img3"}, requestImages(reqs[4]))
 	assert.Equal(t, []string{"placeholder:img0", "placeholder:img1", "img:img2", "img:img3", "img:img4"}, requestImages(reqs[5]))
-	assert.Contains(t, mustJSON(reqs[5].Messages), "older than the 3 most recent images")
+	assert.Contains(t, mustJSON(reqs[5].Messages), "one of the oldest images past what a request carries (3 images")
 
 	// A byte budget: each image is 1000 bytes, so 2500 bytes keep two.
 	m2 := replay.NewScripted(calls...).WithInfo(imageInput)

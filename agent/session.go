@@ -34,8 +34,9 @@ type Session struct {
 	usage harness.Usage
 	cost  float64
 
-	chain chainCache // used by the running turn only
-	est   estimator  // used by the running turn only
+	chain chainCache   // used by the running turn only
+	est   estimator    // used by the running turn only
+	track contextTrack // used by the running turn only
 
 	mu      sync.Mutex
 	model   model.Model

@@ -300,7 +300,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 				return harness.Message{}, "", t.ctx.Err()
 			}
 			code := harness.CodeOf(err)
-			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.Disabled {
+			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.off() {
 				// Make room and try once more.
 				overflowRetried, relieve, forced = true, true, true
 				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
@@ -337,6 +337,7 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		if err := t.s.append(t.ctx, am); err != nil {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
+		t.s.track.steps++
 		if am.Usage != nil {
 			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage, Cost: t.price(info.Name, *am.Usage)})
 		}

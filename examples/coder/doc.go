@@ -20,8 +20,16 @@
 // bash (with background jobs) and persistent shells, session_search and
 // session_read over the earlier sessions of the workspace, with oversized
 // output spilled to disk, reminders when the model repeats a call or
-// keeps failing, per-tool deadlines and pruning of superseded file reads
-// as the context fills.
+// keeps failing, and per-tool deadlines.
+//
+// As the context fills, superseded file reads are pruned and older
+// history is compacted into a summary. -context says when: cost (the
+// default) minimizes dollars at the model's prices (DeepSeek's are
+// built in; a cache hit costs 1/50 of a miss, so a cut that breaks the
+// cached prefix must save more than it re-sends), cutting only when that
+// pays or when the window forces it; thresholds prunes above half the
+// window and compacts above 0.8 of it, whatever the cache; off never
+// cuts. A model without known prices is handled by thresholds.
 //
 // MCP servers: the servers of the workspace's .mcp.json (or of -mcp FILE,
 // in the same format: {"mcpServers": {"name": {"command": ..., "args":

@@ -77,6 +77,7 @@ type options struct {
 	model     string
 	image     bool
 	window    int
+	context   string
 	reasoning bool
 	verbose   bool
 	perm      permFlags
@@ -124,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.StringVar(&o.model, "model", "", "model `id` (overrides HARNESS_MODEL)")
 	fset.BoolVar(&o.image, "image", false, "the model accepts image input (for models the catalog does not know)")
 	fset.IntVar(&o.window, "context-window", 0, "the model's context window in `tokens` (for models the catalog does not know; pruning and compaction need it)")
+	fset.StringVar(&o.context, "context", "cost", contextFlagUsage)
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning (dimmed; without colour each line starts with "+reasoningMark+")")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
 	o.perm.register(fset)
@@ -161,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.window < 0 {
 		return nil, usagef("-context-window must be positive, not %d", o.window)
+	}
+	if _, err := contextPolicy(o.context); err != nil {
+		return nil, err
 	}
 	if err := o.perm.check(o, set); err != nil {
 		return nil, err
@@ -314,7 +319,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 			Tools: []tools.Middleware{spilling, deadlines},
 			Steps: []tools.StepObserver{repeats, failures},
 		}),
-		agent.WithContextPolicy(agent.ContextPolicy{}),
+		agent.WithContextPolicy(policyOf(a.o.context)),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
 		agent.WithPrices(pricing.DeepSeek()),
 	}

@@ -7,15 +7,15 @@ import "github.com/go-harness/harness"
 
 // Split returns how many leading messages can be replaced by a
 // summary so that about keepTokens of the most recent history stays
-// verbatim, as estimated by tokens. The split never separates a tool call
-// from its result: it falls just before a user message or an assistant
-// message. Zero means nothing can be compacted.
-func Split(msgs []harness.Message, keepTokens int64, tokens func(harness.Message) int64) int {
+// verbatim, the size of message i being tokens(i). The split never
+// separates a tool call from its result: it falls just before a user
+// message or an assistant message. Zero means nothing can be compacted.
+func Split(msgs []harness.Message, keepTokens int64, tokens func(i int) int64) int {
 	var kept int64
 	i := len(msgs)
 	for i > 1 && kept < keepTokens {
 		i--
-		kept += tokens(msgs[i])
+		kept += tokens(i)
 	}
 	// Keep the whole step: back up to the message that made the calls.
 	for i > 0 && i < len(msgs) && msgs[i].Role == harness.RoleTool {

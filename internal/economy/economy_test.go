@@ -56,7 +56,7 @@ func (m *countingModel) Stream(ctx context.Context, req *model.Request) iter.Seq
 	m.bytes += n
 	m.peak = max(m.peak, n)
 	usage := &harness.Usage{InputTokens: int64(float64(n) / bytesPerToken), OutputTokens: 50}
-	if strings.HasPrefix(req.System, "You compress") {
+	if isSummaryRequest(req) {
 		return replay.NewScripted(replay.Response{Text: "## Goal\nTidy the markers in a.go-e.go and keep the tests green.\n## Done\nRead every file; edited markers 1-8; tests ran (long logs are in spill files).\n## Next\nContinue with the remaining markers.", Usage: usage}).Stream(ctx, req)
 	}
 	return func(yield func(model.Chunk, error) bool) {
@@ -71,6 +71,17 @@ func (m *countingModel) Stream(ctx context.Context, req *model.Request) iter.Seq
 			}
 		}
 	}
+}
+
+// isSummaryRequest reports whether req asks for a compaction's summary,
+// in either form: a transcript under the summarizer's system prompt, or
+// the conversation followed by the summary instruction.
+func isSummaryRequest(req *model.Request) bool {
+	if strings.HasPrefix(req.System, "You compress") {
+		return true
+	}
+	n := len(req.Messages)
+	return n > 0 && req.Messages[n-1].Role == harness.RoleUser && strings.HasPrefix(req.Messages[n-1].Text(), compactionMarker)
 }
 
 // testLog is what a test runner prints: long, and the failure at the end.

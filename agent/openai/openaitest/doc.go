@@ -19,6 +19,13 @@
 //	}})
 //	defer srv.Close()
 //
+// A [PrefixCache] in front of a server emulates DeepSeek's prefix cache
+// as DeepSeek documents it (64-token units, the longest stored prefix of
+// any earlier request, a token estimated as four bytes): every answer's
+// usage reports the prompt's cache hits and misses in DeepSeek's fields,
+// so the real adapter and a price table turn a scripted session into
+// dollars.
+//
 // It imports harness and agent/model (for the usage and tool-call
 // pieces) and the standard library: hosts can use it with any client,
 // and the adapter's own tests use it.
