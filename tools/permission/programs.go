@@ -198,15 +198,15 @@ type wrapSpec struct {
 var wrapperSpecs = map[string]*wrapSpec{
 	"timeout": {opts: optSpec{flags: "fpv", args: "ks", long: longs("foreground kill-after:r preserve-status signal:r verbose help version")},
 		skip: 1, transparent: true, noRun: []string{"help", "version"}},
-	"nice": {opts: optSpec{args: "n", long: longs("adjustment:r help version"), numeric: true}, transparent: true, noRun: []string{"help", "version"}},
-	"nohup": {opts: optSpec{long: longs("help version")}, transparent: true, noRun: []string{"help", "version"}},
+	"nice":   {opts: optSpec{args: "n", long: longs("adjustment:r help version"), numeric: true}, transparent: true, noRun: []string{"help", "version"}},
+	"nohup":  {opts: optSpec{long: longs("help version")}, transparent: true, noRun: []string{"help", "version"}},
 	"stdbuf": {opts: optSpec{args: "ioe", long: longs("input:r output:r error:r help version")}, transparent: true, noRun: []string{"help", "version"}},
 	"setsid": {opts: optSpec{flags: "cfw", long: longs("ctty fork wait help version")}, transparent: true, noRun: []string{"help", "version"}},
 	"ionice": {opts: optSpec{flags: "t", args: "cnpPu", long: longs("class:r classdata:r pid:r pgid:r ignore uid:r help version")},
 		transparent: true, noRun: []string{"p", "P", "u", "pid", "pgid", "uid", "help", "version"}},
 	"chrt": {opts: optSpec{flags: "abdefimopRrv", args: "TPD", long: longs("all-tasks batch deadline ext fifo idle max other pid rr reset-on-fork sched-runtime:r sched-period:r sched-deadline:r verbose help version")},
 		skip: 1, transparent: true, noRun: []string{"m", "p", "max", "pid", "help", "version"}},
-	"taskset": {opts: optSpec{flags: "acp", long: longs("all-tasks cpu-list pid help version")}, skip: 1, transparent: true, noRun: []string{"p", "pid", "help", "version"}},
+	"taskset":  {opts: optSpec{flags: "acp", long: longs("all-tasks cpu-list pid help version")}, skip: 1, transparent: true, noRun: []string{"p", "pid", "help", "version"}},
 	"unbuffer": {opts: optSpec{flags: "p"}, transparent: true},
 	"command":  {opts: optSpec{flags: "pvV"}, transparent: true, noRun: []string{"v", "V"}},
 	"builtin":  {transparent: true},
@@ -217,7 +217,7 @@ var wrapperSpecs = map[string]*wrapSpec{
 		long: longs("askpass background bell close-from:r chdir:r preserve-env:o edit group:r set-home help host:r login remove-timestamp reset-timestamp list non-interactive preserve-groups prompt:r chroot:r role:r stdin shell type:r command-timeout:r other-user:r user:r version validate")},
 		noRun: []string{"e", "edit", "l", "list", "v", "validate", "V", "version", "h", "help", "K", "remove-timestamp"},
 		dir:   []string{"D", "chdir"}, chroot: []string{"R", "chroot"}},
-	"doas": {opts: optSpec{flags: "Lns", args: "Cu"}, noRun: []string{"L", "C"}},
+	"doas":    {opts: optSpec{flags: "Lns", args: "Cu"}, noRun: []string{"L", "C"}},
 	"busybox": {transparent: true},
 	"toybox":  {transparent: true},
 }
@@ -1444,10 +1444,10 @@ func (w *walker) writer(cv *cmdView, prog string) {
 // listed, or its value is taken for an operand (which errs toward a
 // write, but would shift cp's destination: see unknownOpt).
 var writerSpecs = map[string]*optSpec{
-	"cp": {flags: "abdfHilLnPprRsTuvxZ", args: "St", long: longs("archive attributes-only backup:o copy-contents debug force interactive link dereference no-clobber no-dereference preserve:o no-preserve:r parents recursive reflink:o remove-destination sparse:r strip-trailing-slashes symbolic-link suffix:r target-directory:r no-target-directory update:o verbose one-file-system context:o keep-directory-symlink help version")},
-	"mv": {flags: "bfinTuvZ", args: "St", long: longs("backup:o debug exchange force interactive no-clobber no-copy strip-trailing-slashes suffix:r target-directory:r no-target-directory update:o verbose context help version")},
-	"install": {flags: "bcCdDpsTvZ", args: "gmoSt", long: longs("backup:o compare directory group:r mode:r owner:r preserve-timestamps strip strip-program:r suffix:r target-directory:r no-target-directory verbose preserve-context context:o debug help version")},
-	"ln": {flags: "bdfFinLPrsTv", args: "St", long: longs("backup:o directory force interactive logical no-dereference physical relative symbolic suffix:r target-directory:r no-target-directory verbose help version")},
+	"cp":       {flags: "abdfHilLnPprRsTuvxZ", args: "St", long: longs("archive attributes-only backup:o copy-contents debug force interactive link dereference no-clobber no-dereference preserve:o no-preserve:r parents recursive reflink:o remove-destination sparse:r strip-trailing-slashes symbolic-link suffix:r target-directory:r no-target-directory update:o verbose one-file-system context:o keep-directory-symlink help version")},
+	"mv":       {flags: "bfinTuvZ", args: "St", long: longs("backup:o debug exchange force interactive no-clobber no-copy strip-trailing-slashes suffix:r target-directory:r no-target-directory update:o verbose context help version")},
+	"install":  {flags: "bcCdDpsTvZ", args: "gmoSt", long: longs("backup:o compare directory group:r mode:r owner:r preserve-timestamps strip strip-program:r suffix:r target-directory:r no-target-directory verbose preserve-context context:o debug help version")},
+	"ln":       {flags: "bdfFinLPrsTv", args: "St", long: longs("backup:o directory force interactive logical no-dereference physical relative symbolic suffix:r target-directory:r no-target-directory verbose help version")},
 	"truncate": {flags: "co", args: "rs", long: longs("no-create io-blocks reference:r size:r help version")},
 	"touch":    {flags: "acfhm", args: "drt", long: longs("date:r reference:r time:r no-dereference no-create help version")},
 	"rm":       {flags: "dfiIrRv", long: longs("force interactive:o one-file-system no-preserve-root preserve-root:o recursive dir verbose help version")},
