@@ -88,6 +88,9 @@ type cmdView struct {
 	writesArgs bool
 	// via says how it runs, for messages ("inside bash -c").
 	via string
+	// outDir is where the shell is after the command (a cd run by
+	// builtin or command).
+	outDir dirSet
 }
 
 // pathArg is a word that may name a file, with the directory it
@@ -200,6 +203,8 @@ type walker struct {
 	calls int
 	// via is how the line runs, for messages.
 	via string
+	// shared: the line runs in its caller's shell (eval).
+	shared bool
 }
 
 // shellState is what the walk tracks of one shell.
@@ -218,6 +223,10 @@ type shellState struct {
 	cdpath bool
 	// funcCd: a function that changes directory was defined.
 	funcCd bool
+	// dirFixed: nothing in the line can change the shell's directory
+	// (no cd, pushd, popd, source, eval, alias, trap, no command known
+	// only when it runs), so a function body runs where it is defined.
+	dirFixed bool
 }
 
 var parsers = sync.Pool{New: func() any {
@@ -269,13 +278,47 @@ func (w *walker) line(src string, dir dirSet) dirSet {
 	if note != "" {
 		w.unmodel(note)
 	}
+	n, changers := scanFile(f, fsrc)
+	if w.depth == 0 || !w.shared {
+		w.sh.dirFixed = !changers
+	}
 	sub := *w
 	sub.src, sub.calls = fsrc, 0
 	out := sub.stmts(f.Stmts, dir)
-	if n := countCalls(f); n != sub.calls {
+	if n != sub.calls {
 		w.unparsed("a construct the rules do not model")
 	}
 	return out
+}
+
+// dirChangers are the commands that may change the shell's directory
+// (or run code that does, later).
+var dirChangers = map[string]bool{"cd": true, "pushd": true, "popd": true, "source": true, ".": true, "eval": true,
+	"alias": true, "trap": true, "chdir": true}
+
+// scanFile counts a tree's simple commands, for the check that the walk
+// visited them all, and reports whether any may change the shell's
+// directory.
+func scanFile(f *syntax.File, src string) (int, bool) {
+	n, changers := 0, false
+	syntax.Walk(f, func(node syntax.Node) bool {
+		c, ok := node.(*syntax.CallExpr)
+		if !ok {
+			return true
+		}
+		n++
+		for i, a := range c.Args {
+			v := wordValue(a, wordContext{}, src)
+			if i == 0 && !v.static {
+				changers = true
+			}
+			if v.static && dirChangers[v.text] {
+				changers = true
+			}
+		}
+		return true
+	})
+	return n, changers
 }
 
 // unparsed records code the rules cannot see.
@@ -469,7 +512,11 @@ func (w *walker) command(cmd syntax.Command, dir dirSet, s *syntax.Stmt) dirSet 
 		// shell is then.
 		before := w.sh.funcCd
 		w.sh.funcCd = false
-		w.stmt(c.Body, unknownDir)
+		body := unknownDir
+		if w.sh.dirFixed {
+			body = dir
+		}
+		w.stmt(c.Body, body)
 		changed := w.sh.funcCd
 		w.sh.funcCd = before || changed
 		if changed {
@@ -587,7 +634,7 @@ func (w *walker) subLine(src string, dir dirSet, via string, shared bool) dirSet
 		w.unparsed("command lines nested too deep to check")
 		return unknownDir
 	}
-	sub := &walker{v: w.v, env: w.env, sh: w.sh, budget: w.budget, depth: w.depth + 1, via: via}
+	sub := &walker{v: w.v, env: w.env, sh: w.sh, budget: w.budget, depth: w.depth + 1, via: via, shared: shared}
 	if !shared {
 		sub.sh = &shellState{cdpath: w.sh.cdpath}
 		defer sub.finish()

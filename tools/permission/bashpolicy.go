@@ -387,11 +387,12 @@ type place struct {
 	// abs are the absolute paths the word names, one per directory the
 	// command may run in.
 	abs []string
-	// segs are the places it may name, when a glob or a directory the
-	// rules do not know is in the way; guess marks those that come from
-	// an unknown directory (an ask, not a deny).
-	segs  [][]segPat
-	guess bool
+	// segs are the places it may name, as patterns: a glob, or a
+	// directory named before an expansion.
+	segs [][]segPat
+	// guessSegs are the places it may name below a directory the rules
+	// do not know: a rule that may match one asks, it does not deny.
+	guessSegs [][]segPat
 	// dynamic: where it points is known only when it runs.
 	dynamic bool
 	// special: a device that is no file (/dev/null, /dev/fd/N).
@@ -455,7 +456,11 @@ func (c *bashCheck) where(w wordv, value string, dir dirSet) place {
 		return place{segs: [][]segPat{cleanSegs(segs)}, dynamic: !w.glob}
 	}
 	if dir.unknown || w.tilde != tildeNone {
-		return place{segs: [][]segPat{append([]segPat{{deep: true}}, segs...)}, guess: true, dynamic: !w.glob}
+		pl := place{guessSegs: [][]segPat{append([]segPat{{deep: true}}, segs...)}, dynamic: !w.glob}
+		if c.sub.dir != "" && !c.sub.info.unknownCwd && w.tilde == tildeNone {
+			pl.segs = [][]segPat{cleanSegs(append(splitSegs(c.sub.dir), segs...))}
+		}
+		return pl
 	}
 	pl := place{dynamic: !w.glob}
 	for _, d := range dir.dirs {
@@ -465,7 +470,9 @@ func (c *bashCheck) where(w wordv, value string, dir dirSet) place {
 }
 
 // unknownPlace is a relative path below a directory the rules do not
-// know.
+// know. The directory may still be the one the command line started in:
+// the path resolved from there is one of the places it may be, checked
+// as precisely as a known one.
 func (c *bashCheck) unknownPlace(rel string) place {
 	segs := []segPat{{deep: true}}
 	for _, s := range strings.Split(rel, "/") {
@@ -477,7 +484,11 @@ func (c *bashCheck) unknownPlace(rel string) place {
 			segs = append(segs, litSeg(s))
 		}
 	}
-	return place{segs: [][]segPat{segs}, guess: true}
+	pl := place{guessSegs: [][]segPat{segs}}
+	if c.sub.dir != "" && !c.sub.info.unknownCwd {
+		pl.abs = []string{path.Join(c.sub.dir, rel)}
+	}
+	return pl
 }
 
 func isSpecialFile(p string) bool {
@@ -624,9 +635,6 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 	if cv.writesArgs && p.hasEditRules {
 		for _, a := range cv.reads {
 			for _, pl := range c.argPlaces(a) {
-				if pl.guess {
-					continue
-				}
 				for _, rules := range [][]*rule{p.deny, p.ask} {
 					if r := c.pathRule(rules, kindEdit, pl, false); r != nil {
 						out = worse(out, verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` may write `%s`", cmdText(cv), a.w.raw)})
@@ -657,7 +665,7 @@ func (c *bashCheck) argPlaces(a pathArg) []place {
 
 // readPlace checks a place a command reads against the Read rules.
 func (c *bashCheck) readPlace(pl place, w wordv) verdict {
-	if pl.special || (pl.dynamic && len(pl.segs) == 0) {
+	if pl.special || (pl.dynamic && len(pl.segs) == 0 && len(pl.guessSegs) == 0) {
 		return verdict{list: "allow"}
 	}
 	for _, l := range []struct {
@@ -665,13 +673,26 @@ func (c *bashCheck) readPlace(pl place, w wordv) verdict {
 		rules []*rule
 	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
 		if r := c.pathRule(l.rules, kindRead, pl, false); r != nil {
-			if pl.guess {
-				return verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` is relative to a directory known only when it runs, and may be a file the rule covers", w.raw)}
-			}
 			return verdict{list: l.name, rule: r, why: fmt.Sprintf("reading `%s`", w.raw)}
 		}
 	}
+	if g := pl.guesses(); g != nil {
+		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
+			if r := c.pathRule(rules, kindRead, *g, false); r != nil {
+				return verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` is relative to a directory known only when it runs, and may be a file the rule covers", w.raw)}
+			}
+		}
+	}
 	return verdict{list: "allow"}
+}
+
+// guesses is the part of a place below an unknown directory, as a
+// place of its own, or nil.
+func (pl place) guesses() *place {
+	if len(pl.guessSegs) == 0 {
+		return nil
+	}
+	return &place{segs: pl.guessSegs}
 }
 
 // writePlace checks a place a command writes: Edit deny and ask rules,
@@ -680,7 +701,7 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 	if pl.special {
 		return verdict{list: "allow"}
 	}
-	if pl.dynamic && len(pl.segs) == 0 {
+	if pl.dynamic && len(pl.segs) == 0 && len(pl.guessSegs) == 0 {
 		return verdict{why: fmt.Sprintf("`%s` writes to `%s`, a place known only when it runs", what, w.raw)}
 	}
 	for _, l := range []struct {
@@ -688,13 +709,15 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 		rules []*rule
 	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
 		if r := c.pathRule(l.rules, kindEdit, pl, false); r != nil {
-			if pl.guess {
-				return verdict{list: "ask", rule: r, why: fmt.Sprintf("writing `%s`, relative to a directory known only when it runs", w.raw)}
-			}
 			return verdict{list: l.name, rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
 		}
 	}
-	if pl.guess {
+	if g := pl.guesses(); g != nil {
+		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
+			if r := c.pathRule(rules, kindEdit, *g, false); r != nil {
+				return verdict{list: "ask", rule: r, why: fmt.Sprintf("writing `%s`, relative to a directory known only when it runs", w.raw)}
+			}
+		}
 		return verdict{why: fmt.Sprintf("`%s` writes `%s`, relative to a directory known only when it runs", what, w.raw)}
 	}
 	if r := c.pathRule(c.p.allow, kindEdit, pl, true); r != nil {

@@ -269,10 +269,21 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 	prog := progName(cv.words[0])
 	if prog == "" {
 		w.args(cv, 1, -1)
+		for name := range dirChangers {
+			if !cv.words[0].vanish && intersects(cv.words[0].pat, pattern(nil).lit(name)) || cv.words[0].vanish {
+				// The name may be cd: the shell may be anywhere after.
+				return unknownDir
+			}
+		}
 		return dir
 	}
 	if spec, ok := wrapperSpecs[prog]; ok {
-		w.wrapper(cv, s, spec, prog, level)
+		in := w.wrapper(cv, s, spec, prog, level)
+		if in != nil && (prog == "command" || prog == "builtin") {
+			// A builtin run by command or builtin runs in this shell: cd
+			// moves it.
+			return in.outDir
+		}
 		return dir
 	}
 	switch {
@@ -298,10 +309,10 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 		return unknownDir
 	case "trap":
 		w.trap(cv)
-		return dir
+		return w.laterDir(dir)
 	case "alias":
 		w.alias(cv)
-		return dir
+		return w.laterDir(dir)
 	case "env":
 		w.env_(cv, s, level)
 		return dir
@@ -348,6 +359,23 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 	return dir
 }
 
+// laterDir is the directory after a command that defines code run
+// later (a trap, an alias): it stays unless that code may change it.
+func (w *walker) laterDir(dir dirSet) dirSet {
+	if w.sh.dirFixed {
+		return dir
+	}
+	return unknownDir
+}
+
+// laterStart is the directory code run later starts in.
+func (w *walker) laterStart(dir dirSet) dirSet {
+	if w.sh.dirFixed {
+		return dir
+	}
+	return unknownDir
+}
+
 // args records the words of a command from index from on (up to to,
 // or the end) as paths it may read.
 func (w *walker) args(cv *cmdView, from, to int) {
@@ -371,16 +399,18 @@ func (w *walker) inner(cv *cmdView, s *syntax.Stmt, at int, dir dirSet, assigns 
 	}
 	cv.inners = append(cv.inners, in)
 	w.add(in)
-	w.classify(in, s, level+1)
+	in.outDir = w.classify(in, s, level+1)
 	return in
 }
 
-func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog string, level int) {
+// wrapper models a program of wrapperSpecs; it returns the command it
+// runs, if any.
+func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog string, level int) *cmdView {
 	i, hits, problem := scanOpts(cv.words, 1, &spec.opts)
 	if problem != "" {
 		cv.unmodelled = prog + ": " + problem
 		w.args(cv, 1, -1)
-		return
+		return nil
 	}
 	if _, ok := hasOpt(hits, spec.noRun...); ok {
 		if prog == "sudo" {
@@ -391,7 +421,7 @@ func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog strin
 			}
 		}
 		w.args(cv, 1, -1)
-		return
+		return nil
 	}
 	if prog == "time" {
 		if h, ok := hasOpt(hits, "o", "output"); ok {
@@ -402,7 +432,7 @@ func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog strin
 	i += spec.skip
 	if i > len(cv.words) {
 		w.args(cv, 1, -1)
-		return
+		return nil
 	}
 	if i == len(cv.words) {
 		w.args(cv, 1, -1)
@@ -411,7 +441,7 @@ func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog strin
 				w.stdinShell(cv, s)
 			}
 		}
-		return
+		return nil
 	}
 	dir := cv.dir
 	for _, h := range hits {
@@ -427,7 +457,7 @@ func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog strin
 		}
 	}
 	w.args(cv, 1, i)
-	w.inner(cv, s, i, dir, nil, level, "run by "+prog)
+	return w.inner(cv, s, i, dir, nil, level, "run by "+prog)
 }
 
 // optDir is the directory an option's value names, resolved from dir.
@@ -636,7 +666,7 @@ func (w *walker) trap(cv *cmdView) {
 	if a.text == "-" || a.text == "" {
 		return
 	}
-	w.subLine(a.text, unknownDir, "in a trap", false)
+	w.subLine(a.text, w.laterStart(cv.dir), "in a trap", false)
 }
 
 // alias: each value is a command line run where the alias is used.
@@ -647,7 +677,7 @@ func (w *walker) alias(cv *cmdView) {
 			continue
 		}
 		if _, val, ok := strings.Cut(a.text, "="); ok {
-			w.subLine(val, unknownDir, "in an alias", false)
+			w.subLine(val, w.laterStart(cv.dir), "in an alias", false)
 		}
 	}
 }
