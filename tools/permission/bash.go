@@ -101,6 +101,9 @@ type pathArg struct {
 	// value, when not empty, is the path the word names after an = or
 	// an option's letter (--file=x, if=x, -fx).
 	value string
+	// link: the word is what a link points to (ln, cp -s): only Edit
+	// deny and ask rules apply to it, not the workspace's bounds.
+	link bool
 }
 
 // redirView is a file a redirection reads or writes.
@@ -233,9 +236,16 @@ var parsers = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
 }}
 
-// parseBash reads a command line and returns its view.
-func parseBash(src string, env shellEnv) *bashView {
-	v := &bashView{}
+// parseBash reads a command line and returns its view. A panic in the
+// parser or the walk gives a view of code the rules cannot see.
+func parseBash(src string, env shellEnv) (v *bashView) {
+	defer func() {
+		if p := recover(); p != nil {
+			why := fmt.Sprintf("a line the parser failed on (%v)", p)
+			v = &bashView{anyCode: why, unmodelled: []string{why}, homeUnknown: true, pwdUnknown: true}
+		}
+	}()
+	v = &bashView{}
 	budget := maxNodes
 	sh := &shellState{cdpath: strings.Contains(src, "CDPATH") || env.persistent}
 	v.homeUnknown = env.home == "" || env.persistent || strings.Contains(src, "HOME")
@@ -265,11 +275,12 @@ func (w *walker) line(src string, dir dirSet) dirSet {
 		sub := *w
 		sub.src, sub.calls = src, 0
 		p := parsers.Get().(*syntax.Parser)
+		// The sequence is drained, not left early: the parser yields its
+		// error after the statements even when told to stop.
 		for st, serr := range p.StmtsSeq(strings.NewReader(src)) {
-			if serr != nil || st == nil {
-				break
+			if serr == nil && st != nil {
+				dir = sub.stmt(st, dir)
 			}
-			dir = sub.stmt(st, dir)
 		}
 		parsers.Put(p)
 		w.unparsed(fmt.Sprintf("bash syntax the rules cannot read (%v)", err))
@@ -308,6 +319,12 @@ func scanFile(f *syntax.File, src string) (int, bool) {
 		}
 		n++
 		for i, a := range c.Args {
+			if len(a.Parts) == 1 {
+				if l, ok := a.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[{~") {
+					changers = changers || dirChangers[l.Value]
+					continue
+				}
+			}
 			v := wordValue(a, wordContext{}, src)
 			if i == 0 && !v.static {
 				changers = true

@@ -31,7 +31,7 @@ import (
 
 // bashVerdict checks a command line: every simple command, the files
 // they name and the files redirected to or from.
-func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
+func (p *Policy) bashVerdict(call *tools.Call, sub subject) (verdict, *bashView) {
 	// Rules on the tool as a whole (Bash, Bash(*), a name rule).
 	whole := func(r *rule) bool {
 		if r.name != "" {
@@ -45,7 +45,7 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
 	}{{"deny", p.deny}, {"ask", p.ask}} {
 		for _, r := range l.rules {
 			if whole(r) {
-				return verdict{list: l.name, rule: r}
+				return verdict{list: l.name, rule: r}, nil
 			}
 		}
 	}
@@ -57,7 +57,7 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
 		}
 	}
 	c.v = parseBash(sub.command, shellEnv{dir: sub.dir, ws: sub.ws, home: p.home, persistent: sub.info.unknownCwd})
-	return c.verdict()
+	return c.verdict(), c.v
 }
 
 // bashCheck is one command line under check.
@@ -68,6 +68,36 @@ type bashCheck struct {
 	// allowedWhole: a rule allows every command (Bash, Bash(*)).
 	allowedWhole bool
 	wholeRule    *rule
+	// forms caches the forms of the paths checked (links resolved once
+	// per path, not once per rule).
+	forms map[string]*subject
+}
+
+// subjectFor returns the forms of an absolute path, as a file tool's
+// subject. cheap: the path is taken as written, its links not resolved
+// (for the words of a command, which name files; the files written and
+// redirected to have their links resolved, and the sandbox holds what
+// a command reaches through a link).
+func (c *bashCheck) subjectFor(abs string, cheap bool) *subject {
+	key := abs
+	if cheap {
+		key = "\x00" + abs
+	}
+	if f, ok := c.forms[key]; ok {
+		return f
+	}
+	if c.forms == nil {
+		c.forms = map[string]*subject{}
+	}
+	f := &subject{info: toolInfo{kind: kindEdit}, dir: c.sub.ws, ws: c.sub.ws}
+	if cheap {
+		f.paths = []string{abs}
+		f.forms = []pathForm{newForm(abs, c.sub.ws, c.p.home)}
+	} else {
+		c.p.setPaths(f, abs, nil)
+	}
+	c.forms[key] = f
+	return f
 }
 
 func (c *bashCheck) verdict() verdict {
@@ -285,6 +315,12 @@ func (bp bashPattern) matchFast(words []wordv, tail bool) (match, decided bool) 
 		return false, true
 	}
 	k := len(bp.words)
+	if w0 := words[0]; w0.static && !w0.vanish {
+		// The program decides most rules at once.
+		if prog := w0.text; prog != bp.words[0] && (!strings.Contains(prog, "/") || path.Base(prog) != bp.words[0]) {
+			return false, true
+		}
+	}
 	need := k
 	if !bp.prefix {
 		need = len(words) // every word counts
@@ -293,10 +329,6 @@ func (bp bashPattern) matchFast(words []wordv, tail bool) (match, decided bool) 
 		if !words[i].static || words[i].vanish {
 			return false, false
 		}
-	}
-	prog := words[0].text
-	if prog != bp.words[0] && (!strings.Contains(prog, "/") || path.Base(prog) != bp.words[0]) {
-		return false, true
 	}
 	for i := 1; i < k; i++ {
 		if i >= len(words) {
@@ -397,6 +429,11 @@ type place struct {
 	dynamic bool
 	// special: a device that is no file (/dev/null, /dev/fd/N).
 	special bool
+	// cheap: a command's word, whose links outside the workspace are
+	// not resolved.
+	cheap bool
+	// subs are the forms of abs, resolved once.
+	subs []*subject
 }
 
 // where works out the place a word names, resolved from dir. value,
@@ -581,7 +618,12 @@ func cleanSegs(segs []segPat) []segPat {
 
 // pathRules are the rules of one kind (Read or Edit) with a path
 // pattern on a list.
-func (c *bashCheck) pathRule(rules []*rule, k kind, pl place, all bool) *rule {
+func (c *bashCheck) pathRule(rules []*rule, k kind, pl *place, all bool) *rule {
+	if pl.subs == nil && len(pl.abs) > 0 {
+		for _, abs := range pl.abs {
+			pl.subs = append(pl.subs, c.subjectFor(abs, pl.cheap))
+		}
+	}
 	for _, r := range rules {
 		if r.name != "" || r.kind != k || r.anySpec {
 			continue
@@ -595,13 +637,11 @@ func (c *bashCheck) pathRule(rules []*rule, k kind, pl place, all bool) *rule {
 
 // matchPlace reports whether a path rule matches a place: for a deny
 // or ask rule, any path it may be; for an allow rule (all), every one.
-func (c *bashCheck) matchPlace(r *rule, pl place, all bool) bool {
+func (c *bashCheck) matchPlace(r *rule, pl *place, all bool) bool {
 	n, total := 0, 0
-	for _, abs := range pl.abs {
+	for _, sub := range pl.subs {
 		total++
-		f := subject{info: toolInfo{kind: r.kind}, dir: c.sub.ws, ws: c.sub.ws}
-		c.p.setPaths(&f, abs, nil)
-		if c.p.matchPaths(r.path, f, all) {
+		if c.p.matchPaths(r.path, *sub, all) {
 			n++
 		}
 	}
@@ -630,13 +670,17 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 		}
 	}
 	for _, a := range cv.writes {
-		out = worse(out, c.writePlace(c.where(a.w, a.value, a.dir), a.w, cmdText(cv)))
+		v := c.writePlace(c.where(a.w, a.value, a.dir), a.w, cmdText(cv))
+		if a.link && v.list == "" {
+			continue // a link may point anywhere; only deny and ask rules apply
+		}
+		out = worse(out, v)
 	}
 	if cv.writesArgs && p.hasEditRules {
 		for _, a := range cv.reads {
 			for _, pl := range c.argPlaces(a) {
 				for _, rules := range [][]*rule{p.deny, p.ask} {
-					if r := c.pathRule(rules, kindEdit, pl, false); r != nil {
+					if r := c.pathRule(rules, kindEdit, &pl, false); r != nil {
 						out = worse(out, verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` may write `%s`", cmdText(cv), a.w.raw)})
 					}
 				}
@@ -646,19 +690,28 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 	return out
 }
 
-// argPlaces are the places an argument may name: the word itself, what
-// follows its =, and what follows a short option's letter.
+// argPlaces are the places an argument may name: the word itself (but
+// for an option), what follows its =, and what follows a short option's
+// letter.
 func (c *bashCheck) argPlaces(a pathArg) []place {
-	out := []place{c.where(a.w, a.value, a.dir)}
+	var out []place
+	add := func(pl place) {
+		pl.cheap = true
+		out = append(out, pl)
+	}
 	if !a.w.static || a.value != "" {
+		add(c.where(a.w, a.value, a.dir))
 		return out
 	}
 	t := a.w.text
-	if i := strings.IndexByte(t, '='); i > 0 && i+1 < len(t) {
-		out = append(out, c.where(a.w, t[i+1:], a.dir))
+	if !strings.HasPrefix(t, "-") || t == "-" {
+		add(c.where(a.w, a.value, a.dir))
 	}
-	if len(t) > 2 && t[0] == '-' && t[1] != '-' {
-		out = append(out, c.where(a.w, t[2:], a.dir))
+	if i := strings.IndexByte(t, '='); i > 0 && i+1 < len(t) {
+		add(c.where(a.w, t[i+1:], a.dir))
+	}
+	if len(t) > 2 && t[0] == '-' && t[1] != '-' && !strings.Contains(t, "=") {
+		add(c.where(a.w, t[2:], a.dir))
 	}
 	return out
 }
@@ -672,13 +725,13 @@ func (c *bashCheck) readPlace(pl place, w wordv) verdict {
 		name  string
 		rules []*rule
 	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
-		if r := c.pathRule(l.rules, kindRead, pl, false); r != nil {
+		if r := c.pathRule(l.rules, kindRead, &pl, false); r != nil {
 			return verdict{list: l.name, rule: r, why: fmt.Sprintf("reading `%s`", w.raw)}
 		}
 	}
 	if g := pl.guesses(); g != nil {
 		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
-			if r := c.pathRule(rules, kindRead, *g, false); r != nil {
+			if r := c.pathRule(rules, kindRead, g, false); r != nil {
 				return verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` is relative to a directory known only when it runs, and may be a file the rule covers", w.raw)}
 			}
 		}
@@ -708,19 +761,19 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 		name  string
 		rules []*rule
 	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
-		if r := c.pathRule(l.rules, kindEdit, pl, false); r != nil {
+		if r := c.pathRule(l.rules, kindEdit, &pl, false); r != nil {
 			return verdict{list: l.name, rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
 		}
 	}
 	if g := pl.guesses(); g != nil {
 		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
-			if r := c.pathRule(rules, kindEdit, *g, false); r != nil {
+			if r := c.pathRule(rules, kindEdit, g, false); r != nil {
 				return verdict{list: "ask", rule: r, why: fmt.Sprintf("writing `%s`, relative to a directory known only when it runs", w.raw)}
 			}
 		}
 		return verdict{why: fmt.Sprintf("`%s` writes `%s`, relative to a directory known only when it runs", what, w.raw)}
 	}
-	if r := c.pathRule(c.p.allow, kindEdit, pl, true); r != nil {
+	if r := c.pathRule(c.p.allow, kindEdit, &pl, true); r != nil {
 		return verdict{list: "allow", rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
 	}
 	if pl.dynamic {
@@ -736,9 +789,7 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 // workspace (links resolved).
 func (c *bashCheck) insidePlace(pl place) bool {
 	for _, abs := range pl.abs {
-		f := subject{info: toolInfo{kind: kindEdit}, dir: c.sub.ws, ws: c.sub.ws}
-		c.p.setPaths(&f, abs, nil)
-		if !f.inside {
+		if !c.subjectFor(abs, false).inside {
 			return false
 		}
 	}
@@ -763,9 +814,7 @@ func (c *bashCheck) insidePlace(pl place) bool {
 			}
 			prefix = append(prefix, s.lit)
 		}
-		f := subject{info: toolInfo{kind: kindEdit}, dir: c.sub.ws, ws: c.sub.ws}
-		c.p.setPaths(&f, "/"+strings.Join(prefix, "/"), nil)
-		if !f.inside {
+		if !c.subjectFor("/"+strings.Join(prefix, "/"), false).inside {
 			return false
 		}
 	}
@@ -785,9 +834,8 @@ func (c *bashCheck) redirect(rd redirView) verdict {
 }
 
 // suggestBash proposes a rule for a command line of one plain command.
-func suggestBash(command string, env shellEnv) string {
-	v := parseBash(command, env)
-	if len(v.unmodelled) > 0 || v.anyCode != "" || len(v.cmds) != 1 {
+func suggestBash(v *bashView) string {
+	if v == nil || len(v.unmodelled) > 0 || v.anyCode != "" || len(v.cmds) != 1 {
 		return ""
 	}
 	cv := v.cmds[0]

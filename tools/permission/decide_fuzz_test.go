@@ -28,6 +28,9 @@ func FuzzDecide(f *testing.F) {
 	}
 	pb, _ := New(Rules{Allow: issueRules.Allow, Deny: issueRules.Deny, Home: "/nonexistent/home", Mode: ModeBypass})
 	f.Fuzz(func(t *testing.T, line string) {
+		// The command reaches the policy (and the shell) as JSON, which
+		// holds valid UTF-8 only.
+		line = strings.ToValidUTF8(line, "\uFFFD")
 		dd := pd.Decide(call(ws, "bash", map[string]any{"command": line}))
 		db := pb.Decide(call(ws, "bash", map[string]any{"command": line}))
 		if dd.Reason == "" || db.Reason == "" {

@@ -244,16 +244,21 @@ func (p *Policy) Decide(call *tools.Call) Decision {
 	}
 	sub := p.subject(call, info)
 	var v verdict
+	var view *bashView
 	switch info.kind {
 	case kindBash:
-		v = p.bashVerdict(call, sub)
+		v, view = p.bashVerdict(call, sub)
 	default:
 		v = p.callVerdict(call.Name, sub)
 	}
 	d := p.apply(call, sub, v)
 	d.Preview = preview(call, sub)
 	if d.Outcome == Ask {
-		d.Suggest = p.suggest(call.Name, sub)
+		if info.kind == kindBash {
+			d.Suggest = suggestBash(view)
+		} else {
+			d.Suggest = p.suggest(call.Name, sub)
+		}
 	}
 	return d
 }
@@ -531,8 +536,6 @@ func describe(name string, sub subject) string {
 // suggest proposes a rule that would allow calls like this one.
 func (p *Policy) suggest(name string, sub subject) string {
 	switch sub.info.kind {
-	case kindBash:
-		return suggestBash(sub.command, shellEnv{dir: sub.dir, ws: sub.ws, home: p.home, persistent: sub.info.unknownCwd})
 	case kindEdit:
 		if len(sub.paths) == 0 {
 			return ""

@@ -504,8 +504,11 @@ scan:
 			break scan
 		case strings.HasPrefix(t, "--"):
 			switch t {
+			case "--help", "--version":
+				w.args(cv, 1, -1)
+				return
 			case "--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--noediting", "--debugger",
-				"--dump-strings", "--dump-po-strings", "--help", "--version", "--pretty-print":
+				"--dump-strings", "--dump-po-strings", "--pretty-print":
 				i++
 			case "--rcfile", "--init-file":
 				i += 2
@@ -1387,7 +1390,8 @@ func (w *walker) writer(cv *cmdView, prog string) {
 		add(dest)
 		for _, s := range srcs {
 			if links {
-				add(s) // a link to a file is a way to write it
+				// A link to a file is a way to write it.
+				cv.writes = append(cv.writes, pathArg{w: s, dir: cv.dir, link: prog != "mv"})
 			}
 			if dest.static && s.static {
 				addPath(dest, path.Join(dest.text, path.Base(s.text)))
