@@ -554,8 +554,16 @@ func (w *walker) command(cmd syntax.Command, dir dirSet, s *syntax.Stmt) dirSet 
 			w.arith(e, dir)
 			if wd, ok := e.(*syntax.Word); ok {
 				cv.words = append(cv.words, wordValue(wd, wordContext{}, w.src))
+				continue
+			}
+			raw := "…"
+			if start, end := e.Pos().Offset(), e.End().Offset(); start <= end && int(end) <= len(w.src) {
+				raw = w.src[start:end]
+			}
+			if strings.ContainsAny(raw, "$`'\"\\") {
+				cv.words = append(cv.words, wordv{pat: pattern(nil).any(), raw: raw})
 			} else {
-				cv.words = append(cv.words, wordv{pat: pattern(nil).any(), raw: "…"})
+				cv.words = append(cv.words, plainWord(raw))
 			}
 		}
 		w.add(cv)
@@ -573,17 +581,21 @@ func (w *walker) command(cmd syntax.Command, dir dirSet, s *syntax.Stmt) dirSet 
 	return unknownDir
 }
 
-// loop walks a loop body until the directories it may start in settle.
+// loop walks a loop body until the directories it may start in settle
+// (a cd in the body moves the next round). A round whose start moved is
+// walked again, and what the previous round added is dropped.
 func (w *walker) loop(dir dirSet, body func(dirSet) dirSet) dirSet {
 	in := dir
 	for range 3 {
-		out := body(in)
-		next := in.union(out)
+		nc, nr, calls := len(w.v.cmds), len(w.v.redirs), w.calls
+		next := in.union(body(in))
 		if next.equal(in) {
 			return next
 		}
+		w.v.cmds, w.v.redirs, w.calls = w.v.cmds[:nc], w.v.redirs[:nr], calls
 		in = next
 	}
+	body(unknownDir)
 	return unknownDir
 }
 

@@ -182,9 +182,11 @@ func (c *bashCheck) commandRules(cv *cmdView) verdict {
 			}
 			if cv.unmodelled != "" {
 				// What the command runs is not modelled: any of its
-				// trailing words may start it.
-				for i := 1; i < len(cv.words); i++ {
-					if r.bash.couldMatch(cv.words[i:], true) {
+				// trailing words may start it, and a word may be split
+				// into several (env -S).
+				loose := splitWords(cv.words[1:])
+				for i := range loose {
+					if r.bash.couldMatch(loose[i:], true) {
 						return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`, whose %s", cmdText(cv), cv.unmodelled)}
 					}
 				}
@@ -192,6 +194,22 @@ func (c *bashCheck) commandRules(cv *cmdView) verdict {
 		}
 	}
 	return verdict{list: "allow"}
+}
+
+// splitWords splits static words at blanks, as a program that splits a
+// string into a command would.
+func splitWords(words []wordv) []wordv {
+	var out []wordv
+	for _, w := range words {
+		if !w.static {
+			out = append(out, w)
+			continue
+		}
+		for _, f := range strings.Fields(w.text) {
+			out = append(out, plainWord(f))
+		}
+	}
+	return out
 }
 
 func viaText(cv *cmdView) string {
@@ -344,9 +362,8 @@ func (bp bashPattern) matchFast(words []wordv, tail bool) (match, decided bool) 
 	return true, true
 }
 
-// commandPattern is what a command's words joined by spaces may be,
-// with a space before each word; a word that may vanish takes its space
-// with it.
+// commandPattern is what a command's words may be, each after a word
+// break; a word that may vanish takes its break with it.
 func commandPattern(words []wordv, tail bool) pattern {
 	var p pattern
 	for _, w := range words {
@@ -354,7 +371,7 @@ func commandPattern(words []wordv, tail bool) pattern {
 			p = p.any()
 			continue
 		}
-		p = p.lit(" ").append(w.pat)
+		p = append(p, ptok{kind: tokLit, b: wordBreak}).append(w.pat)
 	}
 	if tail {
 		p = p.any()

@@ -20,12 +20,16 @@ type tokKind uint8
 
 const (
 	tokLit   tokKind = iota // one given byte
-	tokAny                  // any string, spaces included (an expansion)
-	tokWord                 // any string without a space (a rule's * inside a word)
+	tokAny                  // any string, word breaks included (an unquoted expansion)
+	tokWord                 // any string within one word (a quoted expansion)
 	tokOne                  // any one byte (?)
 	tokClass                // one byte of a bracket expression ([a-z])
 	tokGlob                 // a glob's *: any string within a path element
 )
+
+// wordBreak stands between the words of a command in its pattern: a
+// byte no word of bash holds (bash arguments are C strings).
+const wordBreak = 0
 
 func (t ptok) star() bool { return t.kind == tokAny || t.kind == tokWord || t.kind == tokGlob }
 
@@ -38,9 +42,9 @@ func (t ptok) accepts(c byte) bool {
 	case tokAny, tokOne:
 		return true
 	case tokWord:
-		return c != ' '
+		return c != wordBreak
 	case tokGlob:
-		return c != '/'
+		return c != '/' && c != wordBreak
 	case tokClass:
 		return classAccepts(t.class, c)
 	}
@@ -88,6 +92,14 @@ func (p pattern) any() pattern {
 		return p // two stars in a row match what one does
 	}
 	return append(p, ptok{kind: tokAny})
+}
+
+// field appends a wildcard that stays within the word.
+func (p pattern) field() pattern {
+	if n := len(p); n > 0 && (p[n-1].kind == tokWord || p[n-1].kind == tokAny) {
+		return p
+	}
+	return append(p, ptok{kind: tokWord})
 }
 
 // isLiteral reports whether p has no wildcard, and returns its text.

@@ -393,11 +393,20 @@ func (w *walker) args(cv *cmdView, from, to int) {
 // inner adds the command a wrapper runs: words[at:], with extra
 // assignments, in dir.
 func (w *walker) inner(cv *cmdView, s *syntax.Stmt, at int, dir dirSet, assigns []wordv, level int, via string) *cmdView {
+	return w.innerWith(cv, s, at, dir, assigns, level, via, nil)
+}
+
+// innerWith is inner; prepare, when set, changes the command before it
+// is classified (xargs -I's placeholder).
+func (w *walker) innerWith(cv *cmdView, s *syntax.Stmt, at int, dir dirSet, assigns []wordv, level int, via string, prepare func(*cmdView)) *cmdView {
 	in := &cmdView{words: append([]wordv(nil), cv.words[at:]...), assigns: assigns, dir: dir, parent: cv, via: via}
 	if len(cv.inners) == 0 {
 		cv.innerAt = at
 	}
 	cv.inners = append(cv.inners, in)
+	if prepare != nil {
+		prepare(in)
+	}
 	w.add(in)
 	in.outDir = w.classify(in, s, level+1)
 	return in
@@ -490,8 +499,8 @@ scan:
 	for i < len(words) {
 		wd := words[i]
 		if !wd.static {
-			if !wd.vanish && len(wd.pat) > 0 && wd.pat[0].kind == tokLit && wd.pat[0].b != '-' && wd.pat[0].b != '+' {
-				break
+			if cmode || !wd.vanish && len(wd.pat) > 0 && wd.pat[0].kind == tokLit && wd.pat[0].b != '-' && wd.pat[0].b != '+' {
+				break // an operand, or, after -c, the command line or an option: code either way
 			}
 			cv.unmodelled = fmt.Sprintf("%s: the word `%s` may be an option", prog, wd.raw)
 			w.args(cv, 1, -1)
@@ -847,11 +856,12 @@ func (w *walker) xargs(cv *cmdView, s *syntax.Stmt, level int) {
 	if i >= len(cv.words) {
 		return // echo
 	}
-	in := w.inner(cv, s, i, cv.dir, nil, level, "run by xargs")
-	in.tail = true
-	if replace != "" {
-		markDynamic(in, replace)
-	}
+	w.innerWith(cv, s, i, cv.dir, nil, level, "run by xargs", func(in *cmdView) {
+		in.tail = true
+		if replace != "" {
+			markDynamic(in, replace)
+		}
+	})
 }
 
 // markDynamic makes the words of a command holding a placeholder (xargs

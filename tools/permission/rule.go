@@ -200,11 +200,11 @@ func compileBash(spec string) bashPattern {
 			if i > 0 {
 				g = g.any()
 			}
-			g = g.lit(part)
+			g = g.lit(strings.ReplaceAll(part, " ", breakStr))
 		}
 		bp.could = []pattern{
-			pattern(nil).lit(" ").append(g),
-			append(pattern(nil).lit(" "), ptok{kind: tokWord}).lit("/").append(g),
+			pattern(nil).lit(breakStr).append(g),
+			append(pattern(nil).lit(breakStr), ptok{kind: tokWord}).lit("/").append(g),
 		}
 		return bp
 	}
@@ -212,15 +212,18 @@ func compileBash(spec string) bashPattern {
 	if len(bp.words) == 0 {
 		bp.words = []string{""}
 	}
-	body := strings.Join(bp.words, " ")
-	exact := pattern(nil).lit(" " + body)
-	base := append(pattern(nil).lit(" "), ptok{kind: tokWord}).lit("/" + body)
+	body := strings.Join(bp.words, breakStr)
+	exact := pattern(nil).lit(breakStr + body)
+	base := append(pattern(nil).lit(breakStr), ptok{kind: tokWord}).lit("/" + body)
 	bp.could = []pattern{exact, base}
 	if bp.prefix {
-		bp.could = append(bp.could, pattern(nil).append(exact).lit(" ").any(), pattern(nil).append(base).lit(" ").any())
+		bp.could = append(bp.could, pattern(nil).append(exact).lit(breakStr).any(), pattern(nil).append(base).lit(breakStr).any())
 	}
 	return bp
 }
+
+// breakStr is wordBreak as a string.
+const breakStr = "\x00"
 
 // matchName matches a tool name against a name rule: * is a wildcard,
 // and mcp__server alone names every tool of that server.

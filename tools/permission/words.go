@@ -132,7 +132,7 @@ func wordValue(wd *syntax.Word, ctx wordContext, src string) wordv {
 				dec, ok := decodeANSIC(val)
 				if !ok {
 					v.static, dyn = false, true
-					v.pat = v.pat.any()
+					v.pat = v.pat.field()
 					continue
 				}
 				val = dec
@@ -154,14 +154,19 @@ func wordValue(wd *syntax.Word, ctx wordContext, src string) wordv {
 					text.WriteString(s)
 					v.pat = v.pat.lit(s)
 				default:
+					// A quoted expansion stays one word ("$@" aside).
 					v.static, v.plain, dyn = false, false, true
-					v.pat = v.pat.any()
+					if isMultiField(q) {
+						v.pat = v.pat.any()
+					} else {
+						v.pat = v.pat.field()
+					}
 				}
 			}
 		case *syntax.ProcSubst:
 			hasGuaranteed = true
 			v.static, v.plain, v.procSubst, dyn = false, false, true, true
-			v.pat = v.pat.lit("/dev/fd/").any()
+			v.pat = v.pat.lit("/dev/fd/").field()
 		default:
 			// $x, ${...}, $(...), $((...)), an extended glob, a brace
 			// expansion.
