@@ -96,8 +96,7 @@ type cmdView struct {
 // pathArg is a word that may name a file, with the directory it
 // resolves against.
 type pathArg struct {
-	w   wordv
-	dir dirSet
+	w *wordv
 	// value, when not empty, is the path the word names after an = or
 	// an option's letter (--file=x, if=x, -fx).
 	value string
@@ -178,6 +177,9 @@ type shellEnv struct {
 	// persistent: the shell keeps its state between calls (shell_send):
 	// its variables, functions and directory come from earlier calls.
 	persistent bool
+	// paths: record the words that may name files (the policy has Read
+	// or Edit rules to check them against).
+	paths bool
 }
 
 // Limits of the walk.

@@ -56,7 +56,8 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) (verdict, *bashView)
 			break
 		}
 	}
-	c.v = parseBash(sub.command, shellEnv{dir: sub.dir, ws: sub.ws, home: p.home, persistent: sub.info.unknownCwd})
+	c.v = parseBash(sub.command, shellEnv{dir: sub.dir, ws: sub.ws, home: p.home, persistent: sub.info.unknownCwd,
+		paths: p.hasReadRules || p.hasEditRules})
 	return c.verdict(), c.v
 }
 
@@ -73,16 +74,25 @@ type bashCheck struct {
 	forms map[string]*subject
 }
 
+// How far the links of a path are resolved.
+type linkMode uint8
+
+const (
+	// linksAll: every link (a redirection, as the write tool's path).
+	linksAll linkMode = iota
+	// linksInside: the links below the workspace (a file a writer
+	// changes: outside the workspace it needs an Edit allow rule as
+	// written).
+	linksInside
+	// linksNone: the path as written (a command's word, which names a
+	// file; the sandbox holds what a command reaches through a link).
+	linksNone
+)
+
 // subjectFor returns the forms of an absolute path, as a file tool's
-// subject. cheap: the path is taken as written, its links not resolved
-// (for the words of a command, which name files; the files written and
-// redirected to have their links resolved, and the sandbox holds what
-// a command reaches through a link).
-func (c *bashCheck) subjectFor(abs string, cheap bool) *subject {
-	key := abs
-	if cheap {
-		key = "\x00" + abs
-	}
+// subject, with its links resolved as mode says.
+func (c *bashCheck) subjectFor(abs string, mode linkMode) *subject {
+	key := string(rune('0'+mode)) + abs
 	if f, ok := c.forms[key]; ok {
 		return f
 	}
@@ -90,10 +100,13 @@ func (c *bashCheck) subjectFor(abs string, cheap bool) *subject {
 		c.forms = map[string]*subject{}
 	}
 	f := &subject{info: toolInfo{kind: kindEdit}, dir: c.sub.ws, ws: c.sub.ws}
-	if cheap {
+	_, inside := relUnder(abs, c.sub.ws)
+	switch {
+	case mode == linksNone, mode == linksInside && !inside:
 		f.paths = []string{abs}
 		f.forms = []pathForm{newForm(abs, c.sub.ws, c.p.home)}
-	} else {
+		f.inside = inside
+	default:
 		c.p.setPaths(f, abs, nil)
 	}
 	c.forms[key] = f
@@ -371,7 +384,7 @@ func commandPattern(words []wordv, tail bool) pattern {
 			p = p.any()
 			continue
 		}
-		p = append(p, ptok{kind: tokLit, b: wordBreak}).append(w.pat)
+		p = append(p, ptok{kind: tokLit, b: wordBreak}).append(w.pattern())
 	}
 	if tail {
 		p = p.any()
@@ -446,9 +459,8 @@ type place struct {
 	dynamic bool
 	// special: a device that is no file (/dev/null, /dev/fd/N).
 	special bool
-	// cheap: a command's word, whose links outside the workspace are
-	// not resolved.
-	cheap bool
+	// links says how far the place's links are resolved.
+	links linkMode
 	// subs are the forms of abs, resolved once.
 	subs []*subject
 }
@@ -633,19 +645,34 @@ func cleanSegs(segs []segPat) []segPat {
 	return out
 }
 
-// pathRules are the rules of one kind (Read or Edit) with a path
-// pattern on a list.
-func (c *bashCheck) pathRule(rules []*rule, k kind, pl *place, all bool) *rule {
+// pathRule returns the first rule of a list, of kind k (Read or Edit),
+// that matches a place: for a deny or ask rule, any path it may be; for
+// an allow rule (all), every one.
+func (c *bashCheck) pathRule(l list, k kind, pl *place, all bool) *rule {
+	ix := c.p.pathIx[l][kindSlot(k)]
+	if ix == nil || len(ix.rules) == 0 {
+		return nil
+	}
 	if pl.subs == nil && len(pl.abs) > 0 {
 		for _, abs := range pl.abs {
-			pl.subs = append(pl.subs, c.subjectFor(abs, pl.cheap))
+			pl.subs = append(pl.subs, c.subjectFor(abs, pl.links))
 		}
 	}
-	for _, r := range rules {
-		if r.name != "" || r.kind != k || r.anySpec {
-			continue
+	if all || len(pl.segs) > 0 {
+		for _, r := range ix.rules {
+			if c.matchPlace(r, pl, all) {
+				return r
+			}
 		}
-		if c.matchPlace(r, pl, all) {
+		return nil
+	}
+	var forms []pathForm
+	for _, s := range pl.subs {
+		forms = append(forms, s.forms...)
+	}
+	var buf [16]int
+	for _, pos := range ix.candidates(forms, buf[:0]) {
+		if r := ix.rules[pos]; c.matchPlace(r, pl, false) {
 			return r
 		}
 	}
@@ -681,13 +708,15 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 	p := c.p
 	if p.hasReadRules {
 		for _, a := range cv.reads {
-			for _, pl := range c.argPlaces(a) {
-				out = worse(out, c.readPlace(pl, a.w))
+			for _, pl := range c.argPlaces(a, cv.dir) {
+				out = worse(out, c.readPlace(pl, *a.w))
 			}
 		}
 	}
 	for _, a := range cv.writes {
-		v := c.writePlace(c.where(a.w, a.value, a.dir), a.w, cmdText(cv))
+		pl := c.where(*a.w, a.value, cv.dir)
+		pl.links = linksInside
+		v := c.writePlace(pl, *a.w, cmdText(cv))
 		if a.link && v.list == "" {
 			continue // a link may point anywhere; only deny and ask rules apply
 		}
@@ -695,9 +724,9 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 	}
 	if cv.writesArgs && p.hasEditRules {
 		for _, a := range cv.reads {
-			for _, pl := range c.argPlaces(a) {
-				for _, rules := range [][]*rule{p.deny, p.ask} {
-					if r := c.pathRule(rules, kindEdit, &pl, false); r != nil {
+			for _, pl := range c.argPlaces(a, cv.dir) {
+				for _, l := range []list{listDeny, listAsk} {
+					if r := c.pathRule(l, kindEdit, &pl, false); r != nil {
 						out = worse(out, verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` may write `%s`", cmdText(cv), a.w.raw)})
 					}
 				}
@@ -710,25 +739,25 @@ func (c *bashCheck) paths(cv *cmdView) verdict {
 // argPlaces are the places an argument may name: the word itself (but
 // for an option), what follows its =, and what follows a short option's
 // letter.
-func (c *bashCheck) argPlaces(a pathArg) []place {
+func (c *bashCheck) argPlaces(a pathArg, dir dirSet) []place {
 	var out []place
 	add := func(pl place) {
-		pl.cheap = true
+		pl.links = linksNone
 		out = append(out, pl)
 	}
 	if !a.w.static || a.value != "" {
-		add(c.where(a.w, a.value, a.dir))
+		add(c.where(*a.w, a.value, dir))
 		return out
 	}
 	t := a.w.text
 	if !strings.HasPrefix(t, "-") || t == "-" {
-		add(c.where(a.w, a.value, a.dir))
+		add(c.where(*a.w, a.value, dir))
 	}
 	if i := strings.IndexByte(t, '='); i > 0 && i+1 < len(t) {
-		add(c.where(a.w, t[i+1:], a.dir))
+		add(c.where(*a.w, t[i+1:], dir))
 	}
 	if len(t) > 2 && t[0] == '-' && t[1] != '-' && !strings.Contains(t, "=") {
-		add(c.where(a.w, t[2:], a.dir))
+		add(c.where(*a.w, t[2:], dir))
 	}
 	return out
 }
@@ -738,17 +767,14 @@ func (c *bashCheck) readPlace(pl place, w wordv) verdict {
 	if pl.special || (pl.dynamic && len(pl.segs) == 0 && len(pl.guessSegs) == 0) {
 		return verdict{list: "allow"}
 	}
-	for _, l := range []struct {
-		name  string
-		rules []*rule
-	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
-		if r := c.pathRule(l.rules, kindRead, &pl, false); r != nil {
-			return verdict{list: l.name, rule: r, why: fmt.Sprintf("reading `%s`", w.raw)}
+	for _, l := range []list{listDeny, listAsk} {
+		if r := c.pathRule(l, kindRead, &pl, false); r != nil {
+			return verdict{list: l.String(), rule: r, why: fmt.Sprintf("reading `%s`", w.raw)}
 		}
 	}
 	if g := pl.guesses(); g != nil {
-		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
-			if r := c.pathRule(rules, kindRead, g, false); r != nil {
+		for _, l := range []list{listDeny, listAsk} {
+			if r := c.pathRule(l, kindRead, g, false); r != nil {
 				return verdict{list: "ask", rule: r, why: fmt.Sprintf("`%s` is relative to a directory known only when it runs, and may be a file the rule covers", w.raw)}
 			}
 		}
@@ -774,30 +800,27 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 	if pl.dynamic && len(pl.segs) == 0 && len(pl.guessSegs) == 0 {
 		return verdict{why: fmt.Sprintf("`%s` writes to `%s`, a place known only when it runs", what, w.raw)}
 	}
-	for _, l := range []struct {
-		name  string
-		rules []*rule
-	}{{"deny", c.p.deny}, {"ask", c.p.ask}} {
-		if r := c.pathRule(l.rules, kindEdit, &pl, false); r != nil {
-			return verdict{list: l.name, rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
+	for _, l := range []list{listDeny, listAsk} {
+		if r := c.pathRule(l, kindEdit, &pl, false); r != nil {
+			return verdict{list: l.String(), rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
 		}
 	}
 	if g := pl.guesses(); g != nil {
-		for _, rules := range [][]*rule{c.p.deny, c.p.ask} {
-			if r := c.pathRule(rules, kindEdit, g, false); r != nil {
+		for _, l := range []list{listDeny, listAsk} {
+			if r := c.pathRule(l, kindEdit, g, false); r != nil {
 				return verdict{list: "ask", rule: r, why: fmt.Sprintf("writing `%s`, relative to a directory known only when it runs", w.raw)}
 			}
 		}
 		return verdict{why: fmt.Sprintf("`%s` writes `%s`, relative to a directory known only when it runs", what, w.raw)}
 	}
-	if r := c.pathRule(c.p.allow, kindEdit, &pl, true); r != nil {
+	if !pl.dynamic && c.insidePlace(pl) {
+		return verdict{list: "allow"} // an Edit allow rule would change nothing
+	}
+	if r := c.pathRule(listAllow, kindEdit, &pl, true); r != nil {
 		return verdict{list: "allow", rule: r, why: fmt.Sprintf("writing `%s`", w.raw)}
 	}
 	if pl.dynamic {
 		return verdict{why: fmt.Sprintf("`%s` writes to `%s`, a place known only when it runs", what, w.raw)}
-	}
-	if c.insidePlace(pl) {
-		return verdict{list: "allow"}
 	}
 	return verdict{why: fmt.Sprintf("`%s` writes `%s`, outside the workspace", what, w.raw)}
 }
@@ -806,7 +829,7 @@ func (c *bashCheck) writePlace(pl place, w wordv, what string) verdict {
 // workspace (links resolved).
 func (c *bashCheck) insidePlace(pl place) bool {
 	for _, abs := range pl.abs {
-		if !c.subjectFor(abs, false).inside {
+		if !c.subjectFor(abs, pl.links).inside {
 			return false
 		}
 	}
@@ -831,7 +854,7 @@ func (c *bashCheck) insidePlace(pl place) bool {
 			}
 			prefix = append(prefix, s.lit)
 		}
-		if !c.subjectFor("/"+strings.Join(prefix, "/"), false).inside {
+		if !c.subjectFor("/"+strings.Join(prefix, "/"), pl.links).inside {
 			return false
 		}
 	}

@@ -245,7 +245,7 @@ func TestDifferentialBash(t *testing.T) {
 	if out, err := exec.Command(bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "true").CombinedOutput(); err != nil {
 		t.Skipf("bubblewrap cannot start a sandbox here: %v %s", err, out)
 	}
-	n := longtest.Pick(100, 3000)
+	n := longtest.Pick(50, 3000)
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	must(t, os.MkdirAll(bin, 0o755))

@@ -87,6 +87,8 @@ type Policy struct {
 	// path on the deny or ask lists: a command's words are checked
 	// against them.
 	hasReadRules, hasEditRules bool
+	// pathIx indexes the path rules by list and kind (Read, Edit).
+	pathIx [3][2]*pathIndex
 }
 
 // New compiles rules into a policy. A rule that does not parse, an
@@ -123,6 +125,7 @@ func New(rules Rules) (*Policy, error) {
 		}
 	}
 	p.index()
+	p.buildIndexes()
 	return p, nil
 }
 
@@ -158,6 +161,7 @@ func (p *Policy) WithAllow(rules ...string) (*Policy, error) {
 		}
 		q.allow = append(q.allow, r)
 	}
+	q.buildIndexes()
 	return &q, nil
 }
 

@@ -385,8 +385,14 @@ func (w *walker) args(cv *cmdView, from, to int) {
 	if from == 1 && len(cv.words) > 0 && cv.words[0].static && strings.Contains(cv.words[0].text, "/") {
 		from = 0 // running a file reads it
 	}
+	if !w.env.paths {
+		return
+	}
+	if cv.reads == nil {
+		cv.reads = make([]pathArg, 0, to-from)
+	}
 	for i := from; i < to; i++ {
-		cv.reads = append(cv.reads, pathArg{w: cv.words[i], dir: cv.dir})
+		cv.reads = append(cv.reads, pathArg{w: &cv.words[i]})
 	}
 }
 
@@ -425,7 +431,7 @@ func (w *walker) wrapper(cv *cmdView, s *syntax.Stmt, spec *wrapSpec, prog strin
 		if prog == "sudo" {
 			if _, edit := hasOpt(hits, "e", "edit"); edit {
 				for j := i; j < len(cv.words); j++ {
-					cv.writes = append(cv.writes, pathArg{w: cv.words[j], dir: cv.dir})
+					cv.writes = append(cv.writes, pathArg{w: ref(cv.words[j])})
 				}
 			}
 		}
@@ -480,12 +486,15 @@ func optDir(cv *cmdView, h optHit, dir dirSet) dirSet {
 	return joinDir(dir, h.val)
 }
 
+// ref is a word's copy to point to.
+func ref(w wordv) *wordv { return &w }
+
 // optTarget is the file an option's value names.
 func optTarget(cv *cmdView, h optHit) pathArg {
 	if h.valIdx >= 0 {
-		return pathArg{w: cv.words[h.valIdx], dir: cv.dir}
+		return pathArg{w: ref(cv.words[h.valIdx])}
 	}
-	return pathArg{w: plainWord(h.val), dir: cv.dir}
+	return pathArg{w: ref(plainWord(h.val))}
 }
 
 // shell models bash, sh and the like: -c runs its operand as a command
@@ -977,18 +986,18 @@ func (w *walker) find(cv *cmdView, s *syntax.Stmt, level int) {
 			i++
 		case "-fprint", "-fprint0", "-fls":
 			if i+1 < len(words) {
-				cv.writes = append(cv.writes, pathArg{w: words[i+1], dir: cv.dir})
+				cv.writes = append(cv.writes, pathArg{w: ref(words[i+1])})
 			}
 			i += 2
 		case "-fprintf":
 			if i+1 < len(words) {
-				cv.writes = append(cv.writes, pathArg{w: words[i+1], dir: cv.dir})
+				cv.writes = append(cv.writes, pathArg{w: ref(words[i+1])})
 			}
 			i += 3
 		default:
 			if findArgPrimaries[t] || strings.HasPrefix(t, "-newer") {
 				if i+1 < len(words) {
-					cv.reads = append(cv.reads, pathArg{w: words[i+1], dir: cv.dir})
+					cv.reads = append(cv.reads, pathArg{w: ref(words[i+1])})
 				}
 				i += 2
 				continue
@@ -998,10 +1007,10 @@ func (w *walker) find(cv *cmdView, s *syntax.Stmt, level int) {
 	}
 	if deleteAll {
 		if len(starts) == 0 {
-			cv.writes = append(cv.writes, pathArg{w: plainWord("."), dir: cv.dir})
+			cv.writes = append(cv.writes, pathArg{w: ref(plainWord("."))})
 		}
 		for _, st := range starts {
-			cv.writes = append(cv.writes, pathArg{w: st, dir: cv.dir})
+			cv.writes = append(cv.writes, pathArg{w: ref(st)})
 		}
 	}
 }
@@ -1278,9 +1287,9 @@ func (w *walker) script(cv *cmdView) {
 		}
 	}
 	if i < len(cv.words) {
-		cv.writes = append(cv.writes, pathArg{w: cv.words[i], dir: cv.dir})
+		cv.writes = append(cv.writes, pathArg{w: ref(cv.words[i])})
 	} else {
-		cv.writes = append(cv.writes, pathArg{w: plainWord("typescript"), dir: cv.dir})
+		cv.writes = append(cv.writes, pathArg{w: ref(plainWord("typescript"))})
 	}
 }
 
@@ -1337,9 +1346,9 @@ var readers = map[string]bool{
 func (w *walker) writer(cv *cmdView, prog string) {
 	w.args(cv, 1, -1)
 	words := cv.words
-	add := func(wd wordv) { cv.writes = append(cv.writes, pathArg{w: wd, dir: cv.dir}) }
+	add := func(wd wordv) { cv.writes = append(cv.writes, pathArg{w: ref(wd)}) }
 	addPath := func(wd wordv, value string) {
-		cv.writes = append(cv.writes, pathArg{w: wd, dir: cv.dir, value: value})
+		cv.writes = append(cv.writes, pathArg{w: ref(wd), value: value})
 	}
 	operands := func(spec *optSpec) ([]wordv, []optHit) { return permuted(words, spec) }
 	switch prog {
@@ -1391,7 +1400,7 @@ func (w *walker) writer(cv *cmdView, prog string) {
 		var dest wordv
 		srcs := ops
 		if h, ok := hasOpt(hits, "t", "target-directory"); ok {
-			dest = optTarget(cv, h).w
+			dest = *optTarget(cv, h).w
 		} else if len(ops) > 0 {
 			dest, srcs = ops[len(ops)-1], ops[:len(ops)-1]
 		} else {
@@ -1401,7 +1410,7 @@ func (w *walker) writer(cv *cmdView, prog string) {
 		for _, s := range srcs {
 			if links {
 				// A link to a file is a way to write it.
-				cv.writes = append(cv.writes, pathArg{w: s, dir: cv.dir, link: prog != "mv"})
+				cv.writes = append(cv.writes, pathArg{w: ref(s), link: prog != "mv"})
 			}
 			if dest.static && s.static {
 				addPath(dest, path.Join(dest.text, path.Base(s.text)))
@@ -1632,13 +1641,13 @@ func (w *walker) tar(cv *cmdView) {
 		}
 	}
 	if create && file != nil {
-		cv.writes = append(cv.writes, pathArg{w: *file, dir: cv.dir})
+		cv.writes = append(cv.writes, pathArg{w: ref(*file)})
 	}
 	if extract {
 		if dirw != nil {
-			cv.writes = append(cv.writes, pathArg{w: *dirw, dir: cv.dir})
+			cv.writes = append(cv.writes, pathArg{w: ref(*dirw)})
 		} else {
-			cv.writes = append(cv.writes, pathArg{w: plainWord("."), dir: cv.dir})
+			cv.writes = append(cv.writes, pathArg{w: ref(plainWord("."))})
 		}
 	}
 }

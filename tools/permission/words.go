@@ -22,7 +22,8 @@ type wordv struct {
 	// glob: the word is known but for its unquoted glob characters (it
 	// names the files its pattern matches).
 	glob bool
-	// pat is what the word may become; for a static word, its text.
+	// pat is what the word may become when it is not static (see
+	// pattern).
 	pat pattern
 	// vanish: the word may expand to no word at all (an unquoted
 	// expansion that is empty, a glob under nullglob).
@@ -78,6 +79,29 @@ func wordValue(wd *syntax.Word, ctx wordContext, src string) wordv {
 		return v
 	}
 	v.raw = wordRaw(wd, src)
+	if len(wd.Parts) == 1 {
+		// The common words: plain text, in quotes or not. Their pattern
+		// is their text, made when a rule needs it (see pattern).
+		switch x := wd.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(x.Value, "\\*?[]{}~") {
+				v.text = x.Value
+				return v
+			}
+		case *syntax.SglQuoted:
+			if !x.Dollar {
+				v.text = x.Value
+				return v
+			}
+		case *syntax.DblQuoted:
+			if len(x.Parts) == 1 && !x.Dollar {
+				if l, ok := x.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, "\\") {
+					v.text = l.Value
+					return v
+				}
+			}
+		}
+	}
 	var text strings.Builder
 	hasGuaranteed := false // a part that keeps the word from vanishing
 	wildAny, dyn := false, false
@@ -180,8 +204,17 @@ func wordValue(wd *syntax.Word, ctx wordContext, src string) wordv {
 	}
 	if v.static {
 		v.text = text.String()
+		v.pat = nil // made from the text when needed
 	}
 	return v
+}
+
+// pattern is what the word may become.
+func (w wordv) pattern() pattern {
+	if w.static {
+		return pattern(nil).lit(w.text)
+	}
+	return w.pat
 }
 
 func isMultiField(p syntax.WordPart) bool {
@@ -430,7 +463,9 @@ func assignWord(a *syntax.Assign, src string) wordv {
 	v.raw = raw
 	v.tilde, v.tildeRest = tildeNone, ""
 	v.text = a.Name.Value + op + v.text
-	v.pat = pattern(nil).lit(a.Name.Value + op).append(v.pat)
+	if !v.static {
+		v.pat = pattern(nil).lit(a.Name.Value + op).append(v.pat)
+	}
 	v.vanish = false
 	return v
 }
