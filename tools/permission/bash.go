@@ -1057,7 +1057,14 @@ func (w *walker) decl(c *syntax.DeclClause, dir dirSet) dirSet {
 			nameref = nameref || strings.Contains(av.text, "n")
 		}
 		if a.Name == nil && !av.static {
-			w.sh.unknownVars = true // a name known only when it runs
+			// A name known only when it runs, which may hold a subscript.
+			w.unparsed(fmt.Sprintf("%s of `%s`, a name known only when it runs", c.Variant.Value, av.raw))
+		}
+		if a.Name == nil && av.static && !strings.HasPrefix(av.text, "-") {
+			if i := strings.IndexByte(av.text, '['); i >= 0 {
+				name, _, _ := strings.Cut(av.text[i+1:], "]")
+				w.arithText(name)
+			}
 		}
 	}
 	if nameref || integer {

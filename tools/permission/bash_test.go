@@ -163,6 +163,18 @@ func TestViewFlags(t *testing.T) {
 		{line: "git -c user.name=x log"},
 		{line: "xargs -I{} sh -c 'rm {}'", unmodelled: true, code: true},
 		{line: "export BASH_ENV=x", unmodelled: true},
+		{line: `unset "a[$(id)]"`, unmodelled: true, code: true},
+		{line: `read "b[$(id)]"`, unmodelled: true, code: true},
+		{line: `printf -v "c[$(id)]" x`, unmodelled: true, code: true},
+		{line: `test -v "d[$(id)]"`, unmodelled: true, code: true},
+		{line: `declare "e[$(id)]=1"`, unmodelled: true, code: true},
+		{line: `unset "$v"`, unmodelled: true, code: true},
+		{line: `mapfile -C 'id' -c 1 arr < f`},
+		{line: `mapfile -C "$cb" arr < f`, unmodelled: true, code: true},
+		{line: `printf '%s' "$x"`},
+		{line: `read -r -p "name: " x`},
+		{line: "unset 'a[1]' x"},
+		{line: "alias ll='ls -l'", unmodelled: true, code: true},
 	}
 	for _, c := range cases {
 		v := viewOf(c.line)

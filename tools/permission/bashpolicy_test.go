@@ -80,6 +80,7 @@ func TestBashRuleKinds(t *testing.T) {
 		{name: "deny not an argument", deny: rm, cmd: "echo rm", want: Ask},
 		{name: "deny not in single quotes", deny: rm, cmd: `echo '$(rm x)'`, want: Ask},
 		{name: "deny exact through xargs", deny: []string{"Bash(rm x)"}, cmd: "echo x | xargs rm", want: Deny},
+		{name: "deny exact after a program that may be eval", deny: []string{"Bash(rm -rf /)"}, cmd: "$X 'rm -rf /'", want: Deny},
 		{name: "deny a name that cannot be it", deny: rm, cmd: `"$HOME/bin/tool" x`, want: Ask},
 		{name: "deny sees assignments through", deny: rm, cmd: "FOO=1 rm x", want: Deny},
 		// Ask rules.
@@ -117,6 +118,7 @@ func TestBashWrappers(t *testing.T) {
 		"zsh -c 'rm x'", "eval rm x", "eval 'rm x'", "bash <<EOF\nrm x\nEOF", "sh <<< 'rm x'", "su -c 'rm x'",
 		"runuser -u u -- rm x", "script -c 'rm x' /dev/null", "trap 'rm x' EXIT", "alias x='rm x'",
 		"timeout 5 nice -n 1 env A=1 rm x", "sudo timeout 5 bash -c 'eval rm x'", "parallel rm ::: a b",
+		"source /dev/stdin <<< 'rm x'", ". <(echo rm x)",
 	} {
 		cases = append(cases, bashCase{name: "deny " + cmd, allow: []string{"Bash"}, deny: rm, cmd: cmd, want: Deny, rule: "Bash(rm:*)"},
 			bashCase{name: "bypass " + cmd, mode: ModeBypass, deny: rm, cmd: cmd, want: Deny})

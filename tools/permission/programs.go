@@ -268,6 +268,10 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 	}
 	prog := progName(cv.words[0])
 	if prog == "" {
+		// The program is known only when it runs: it may be eval or a
+		// shell running its arguments, so a deny rule matching any of
+		// them matches it.
+		cv.unmodelled = fmt.Sprintf("program `%s` is known only when it runs", cv.words[0].raw)
 		w.args(cv, 1, -1)
 		for name := range dirChangers {
 			if !cv.words[0].vanish && intersects(cv.words[0].pat, pattern(nil).lit(name)) || cv.words[0].vanish {
@@ -306,6 +310,7 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 		// variable and leave it anywhere.
 		w.sh.unknownVars = true
 		w.args(cv, 1, -1)
+		w.source(cv, s)
 		return unknownDir
 	case "trap":
 		w.trap(cv)
@@ -340,8 +345,9 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 	case "script":
 		w.script(cv)
 		return dir
-	case "read", "mapfile", "readarray", "getopts", "printf", "wait", "let":
+	case "read", "mapfile", "readarray", "getopts", "printf", "wait", "let", "unset", "test", "[":
 		w.assignsVars(cv, prog)
+		w.nameArgs(cv, prog)
 	case "hash", "enable":
 		for _, a := range cv.words[1:] {
 			if !a.static || a.text == "-p" || a.text == "-f" || strings.HasPrefix(a.text, "-") && strings.ContainsAny(a.text, "pf") {
@@ -666,6 +672,23 @@ func (w *walker) eval(cv *cmdView) dirSet {
 	return w.subLine(strings.Join(parts, " "), cv.dir, "inside eval", true)
 }
 
+// source runs a file's commands in this shell. Its input (source
+// /dev/stdin) is modelled as a shell's input is; a process substitution
+// or a name known only when it runs is code the rules cannot see; a file
+// is read like an interpreter's program.
+func (w *walker) source(cv *cmdView, s *syntax.Stmt) {
+	if len(cv.words) < 2 {
+		return
+	}
+	f := cv.words[1]
+	switch {
+	case f.procSubst || !f.static && !f.glob:
+		w.unparsed(fmt.Sprintf("%s runs `%s`, commands known only when it runs", cv.words[0].raw, f.raw))
+	case f.static && (f.text == "/dev/stdin" || f.text == "/dev/fd/0" || f.text == "/proc/self/fd/0"):
+		w.stdinShell(cv, s)
+	}
+}
+
 // trap: its action is a command line run when the signal comes.
 func (w *walker) trap(cv *cmdView) {
 	ops := cv.words[1:]
@@ -690,7 +713,10 @@ func (w *walker) trap(cv *cmdView) {
 	w.subLine(a.text, w.laterStart(cv.dir), "in a trap", false)
 }
 
-// alias: each value is a command line run where the alias is used.
+// alias: each value is a command line run where the alias is used, with
+// the words that follow the alias there: its commands are walked, and
+// the words after it, in lines the rules see apart (a persistent
+// shell's later calls), may be code.
 func (w *walker) alias(cv *cmdView) {
 	for _, a := range cv.words[1:] {
 		if !a.static {
@@ -699,6 +725,7 @@ func (w *walker) alias(cv *cmdView) {
 		}
 		if _, val, ok := strings.Cut(a.text, "="); ok {
 			w.subLine(val, w.laterStart(cv.dir), "in an alias", false)
+			w.unparsed("an alias, which makes a name run other code, with the words after it, where it is used")
 		}
 	}
 }
@@ -1313,6 +1340,77 @@ func (w *walker) assignsVars(cv *cmdView, prog string) {
 		w.assign("MAPFILE", false)
 	case "getopts":
 		w.assign("OPTARG", false)
+	}
+}
+
+// nameArgs checks the words builtins take as variable names (unset x,
+// read x, printf -v x, test -v x, mapfile x, getopts o x, wait -p x): a
+// subscript in a name is evaluated as arithmetic, and a substitution in
+// it runs; a name known only when it runs may be such a subscript.
+func (w *walker) nameArgs(cv *cmdView, prog string) {
+	var names []wordv
+	words := cv.words[1:]
+	optNames := map[string]string{"read": "a", "printf": "v", "wait": "p", "test": "vR", "[": "vR"}[prog]
+	optVals := map[string]string{"read": "dinNpt" + "u", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}[prog]
+	operandsAreNames := prog == "unset" || prog == "read" || prog == "mapfile" || prog == "readarray"
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		if a.static && len(a.text) > 1 && a.text[0] == '-' && (prog != "test" && prog != "[" || len(a.text) == 2) {
+			if a.text == "--" {
+				continue
+			}
+			flag := a.text[len(a.text)-1]
+			if strings.IndexByte(optNames, flag) >= 0 && i+1 < len(words) {
+				names = append(names, words[i+1])
+				i++
+				continue
+			}
+			if strings.IndexByte(optVals, flag) >= 0 && i+1 < len(words) {
+				if (prog == "mapfile" || prog == "readarray") && flag == 'C' {
+					w.callback(words[i+1])
+				}
+				if (prog == "mapfile" || prog == "readarray") && flag == 'O' {
+					w.arithWordValue(words[i+1])
+				}
+				i++
+			}
+			continue
+		}
+		switch {
+		case operandsAreNames:
+			names = append(names, a)
+		case prog == "getopts" && i == 1:
+			names = append(names, a)
+		}
+	}
+	for _, n := range names {
+		if !n.static {
+			w.unparsed(fmt.Sprintf("%s takes `%s`, a variable name known only when it runs (a subscript in it runs its substitutions)", prog, n.raw))
+			continue
+		}
+		if i := strings.IndexByte(n.text, '['); i >= 0 {
+			w.arithText(strings.TrimSuffix(n.text[i+1:], "]"))
+		}
+	}
+}
+
+// callback checks mapfile -C's callback, a command line it runs.
+func (w *walker) callback(cb wordv) {
+	if !cb.static {
+		w.unparsed("mapfile -C runs a callback known only when it runs")
+		return
+	}
+	w.subLine(cb.text, unknownDir, "in a mapfile callback", false)
+}
+
+// arithWordValue checks a word bash evaluates as arithmetic.
+func (w *walker) arithWordValue(a wordv) {
+	if !a.static {
+		w.sh.arith = append(w.sh.arith, "")
+		return
+	}
+	if !numericText(a.text) {
+		w.arithText(a.text)
 	}
 }
 
