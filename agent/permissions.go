@@ -351,7 +351,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			rec.By = byRule
 		}
 		if d.Outcome == permission.Ask {
-			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render}
+			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render, Digest: callDigest(calls[i])}
 			switch {
 			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
 				// A sub-agent cannot pause its parent's turn: the policy's
@@ -360,9 +360,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 				t.s.logger.Warn("a sub-agent's call needs approval and the loop has no approver; it is denied (set agent.WithApprover, or an allow rule, to let sub-agents make such calls)",
 					"tool", call.Name, "call", call.ID, "suggest", d.Suggest)
 			case t.l.cfg.approver == nil:
-				digest := callDigest(calls[i])
-				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest, Digest: digest})
-				req.Digest = digest
+				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest, Digest: req.Digest})
 				requests = append(requests, req)
 				continue
 			default:

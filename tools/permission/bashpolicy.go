@@ -127,7 +127,7 @@ func (c *bashCheck) verdict() verdict {
 		}
 	}
 	if len(v.unmodelled) > 0 && !c.allowedWhole {
-		overall = worse(overall, verdict{why: "the command uses " + v.unmodelled[0] + ", which no prefix rule allows"})
+		overall = worse(overall, verdict{why: "the rules cannot model this line, so no prefix rule allows it: " + v.unmodelled[0]})
 	}
 	for _, cv := range v.cmds {
 		overall = worse(overall, c.commandRules(cv))
@@ -145,7 +145,11 @@ func (c *bashCheck) verdict() verdict {
 			}
 			ok, r := c.allowed(cv)
 			if !ok {
-				overall = worse(overall, verdict{why: fmt.Sprintf("no rule allows the part `%s`", cmdText(cv))})
+				why := fmt.Sprintf("no rule allows the part `%s`", cmdText(cv))
+				if u := unmodelledIn(cv); u != "" {
+					why = fmt.Sprintf("the part `%s` is not modelled, so no prefix rule allows it: %s", cmdText(cv), u)
+				}
+				overall = worse(overall, verdict{why: why})
 				continue
 			}
 			if overall.rule == nil && r != nil {
@@ -167,6 +171,19 @@ func (c *bashCheck) verdict() verdict {
 		}
 	}
 	return overall
+}
+
+// unmodelledIn returns why a command, or one it runs, is not modelled.
+func unmodelledIn(cv *cmdView) string {
+	if cv.unmodelled != "" {
+		return cv.unmodelled
+	}
+	for _, in := range cv.inners {
+		if u := unmodelledIn(in); u != "" {
+			return u
+		}
+	}
+	return ""
 }
 
 // firstCommandRule returns the first rule of a list with a Bash
@@ -191,7 +208,11 @@ func (c *bashCheck) commandRules(cv *cmdView) verdict {
 				continue
 			}
 			if r.bash.couldMatch(cv.words, cv.tail) {
-				return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`%s", cmdText(cv), viaText(cv))}
+				why := fmt.Sprintf("the part `%s`%s", cmdText(cv), viaText(cv))
+				if cv.unmodelled != "" {
+					why += ", whose " + cv.unmodelled
+				}
+				return verdict{list: l.name, rule: r, why: why}
 			}
 			if cv.unmodelled != "" {
 				// What the command runs is not modelled: any of its
@@ -200,7 +221,7 @@ func (c *bashCheck) commandRules(cv *cmdView) verdict {
 				loose := splitWords(cv.words[1:])
 				for i := range loose {
 					if r.bash.couldMatch(loose[i:], true) {
-						return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`, whose %s", cmdText(cv), cv.unmodelled)}
+						return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`, which may run what its words say: %s", cmdText(cv), cv.unmodelled)}
 					}
 				}
 			}

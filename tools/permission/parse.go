@@ -59,7 +59,7 @@ func parseFile(src string) (*syntax.File, string, string, error) {
 			if !delimsConsumed(f, delims) {
 				break
 			}
-			return f, cur, "the line is read after a rewrite: " + strings.Join(dedupe(notes), "; "), nil
+			return f, cur, "text the parser reads only once rewritten as bash reads it (" + strings.Join(dedupe(notes), "; ") + ")", nil
 		}
 	}
 	return nil, src, "", orig

@@ -271,7 +271,7 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 		// The program is known only when it runs: it may be eval or a
 		// shell running its arguments, so a deny rule matching any of
 		// them matches it.
-		cv.unmodelled = fmt.Sprintf("program `%s` is known only when it runs", cv.words[0].raw)
+		cv.unmodelled = fmt.Sprintf("the program `%s` is known only when it runs", cv.words[0].raw)
 		w.args(cv, 1, -1)
 		for name := range dirChangers {
 			if !cv.words[0].vanish && intersects(cv.words[0].pat, pattern(nil).lit(name)) || cv.words[0].vanish {
@@ -295,7 +295,7 @@ func (w *walker) classify(cv *cmdView, s *syntax.Stmt, level int) dirSet {
 		w.shell(cv, s, prog)
 		return dir
 	case runsUnmodelled[prog]:
-		cv.unmodelled = prog + " runs a command with options the rules do not model"
+		cv.unmodelled = prog + " runs a command after options the rules do not model"
 		w.args(cv, 1, -1)
 		return dir
 	}
