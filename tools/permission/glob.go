@@ -25,13 +25,16 @@ const (
 	tokOne                  // any one byte (?)
 	tokClass                // one byte of a bracket expression ([a-z])
 	tokGlob                 // a glob's *: any string within a path element
+	tokCont                 // UTF-8 continuation bytes, after ? or a class (they match a character)
 )
 
 // wordBreak stands between the words of a command in its pattern: a
 // byte no word of bash holds (bash arguments are C strings).
 const wordBreak = 0
 
-func (t ptok) star() bool { return t.kind == tokAny || t.kind == tokWord || t.kind == tokGlob }
+func (t ptok) star() bool {
+	return t.kind == tokAny || t.kind == tokWord || t.kind == tokGlob || t.kind == tokCont
+}
 
 // accepts reports whether t, a token that matches one byte at a time,
 // accepts c.
@@ -45,6 +48,8 @@ func (t ptok) accepts(c byte) bool {
 		return c != wordBreak
 	case tokGlob:
 		return c != '/' && c != wordBreak
+	case tokCont:
+		return c >= 0x80 && c < 0xc0
 	case tokClass:
 		return classAccepts(t.class, c)
 	}
@@ -263,10 +268,10 @@ func globPattern(p pattern, s string) (pattern, bool) {
 			}
 			wild = true
 		case '?':
-			p, wild = append(p, ptok{kind: tokOne}), true
+			p, wild = append(p, ptok{kind: tokOne}, ptok{kind: tokCont}), true
 		case '[':
 			if end := classEnd(s, i); end > 0 {
-				p, wild = append(p, ptok{kind: tokClass, class: s[i+1 : end]}), true
+				p, wild = append(p, ptok{kind: tokClass, class: s[i+1 : end]}, ptok{kind: tokCont}), true
 				i = end
 				continue
 			}

@@ -333,6 +333,9 @@ func dquoteUnescape(s string) string {
 // decode exactly.
 func decodeANSIC(s string) (string, bool) {
 	if !strings.Contains(s, "\\") {
+		if k := strings.IndexByte(s, 0); k >= 0 {
+			s = s[:k]
+		}
 		return s, true
 	}
 	var b strings.Builder
