@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
@@ -115,11 +117,42 @@ func (s *Session) Pending() []permission.Request {
 	calls := s.pendingCalls()
 	out := make([]permission.Request, 0, len(pz.asked))
 	for _, a := range pz.asked {
-		out = append(out, permission.Request{Call: calls[a.CallID], Decision: permission.Decision{
+		out = append(out, permission.Request{Call: calls[a.CallID], Digest: a.Digest, Decision: permission.Decision{
 			Outcome: permission.Ask, Rule: a.Rule, Reason: a.Reason, Suggest: a.Suggest, Preview: a.Preview,
 		}})
 	}
 	return out
+}
+
+// callDigest identifies a call by its name and arguments as logged.
+func callDigest(c harness.ToolCall) string {
+	h := sha256.New()
+	h.Write([]byte(c.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(c.Arguments))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// checkBinding reports an answer given for a call that is no longer the
+// one asked about: the logged call lost its digest (its name or
+// arguments changed), or the answer carries the digest of another call.
+func checkBinding(pz *pause, pending map[string]harness.ToolCall, answers map[string]permission.Answer) error {
+	for _, a := range pz.asked {
+		call, ok := pending[a.CallID]
+		if !ok {
+			return &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf(
+				"agent: the call %s asked about no longer waits in the session's log; nothing was run: read Pending again", a.CallID)}
+		}
+		if a.Digest != "" && callDigest(call) != a.Digest {
+			return &harness.Error{Code: codeCallChanged, Message: fmt.Sprintf(
+				"agent: the logged %s call %s is not the call that was asked about (its name or arguments changed since the question); no answer was applied and nothing ran", call.Name, a.CallID)}
+		}
+		if ans := answers[a.CallID]; ans.Digest != "" && ans.Digest != a.Digest {
+			return &harness.Error{Code: codeCallChanged, Message: fmt.Sprintf(
+				"agent: the answer for %s was given for another version of the call (its digest is not the question's); no answer was applied and nothing ran: answer the current question from Pending", a.CallID)}
+		}
+	}
+	return nil
 }
 
 // pendingCalls returns the calls of the last step without a result, by
@@ -143,6 +176,16 @@ func (s *Session) pendingCalls() map[string]harness.ToolCall {
 // is paused, or an id does not wait, or one is missing, the only event is
 // a TurnEnd with an error matching codeNothingPending or
 // harness.CodeInvalidArguments, and nothing is logged.
+//
+// Answers bind to the calls asked about: each question keeps a digest
+// of its call's name and arguments, and when the call in the log no
+// longer has it, or an answer carries the digest (Request.Digest) of
+// another call, the only event is a TurnEnd with an error matching
+// harness.Code("call_changed"), and nothing is logged or run. Two
+// processes resolving the same session at once cannot both run its
+// calls: the store lets one open it for appending (the other's
+// ResumeSession fails with harness.CodeLocked), and once the first has
+// answered, nothing waits (harness.Code("nothing_pending")).
 func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
 	return s.runTurn(ctx, func(t *turn) { t.resumeSafely(answers) })
 }
@@ -200,6 +243,10 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 		return
 	}
 	pending := t.s.pendingCalls()
+	if err := checkBinding(pz, pending, answers); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
 	var logs []session.Payload
 	for _, a := range pz.asked {
 		ans := answers[a.CallID]
@@ -304,7 +351,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			rec.By = byRule
 		}
 		if d.Outcome == permission.Ask {
-			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render}
+			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render, Digest: callDigest(calls[i])}
 			switch {
 			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
 				// A sub-agent cannot pause its parent's turn: the policy's
@@ -313,7 +360,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 				t.s.logger.Warn("a sub-agent's call needs approval and the loop has no approver; it is denied (set agent.WithApprover, or an allow rule, to let sub-agents make such calls)",
 					"tool", call.Name, "call", call.ID, "suggest", d.Suggest)
 			case t.l.cfg.approver == nil:
-				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest})
+				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest, Digest: req.Digest})
 				requests = append(requests, req)
 				continue
 			default:

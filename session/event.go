@@ -165,6 +165,11 @@ type PendingCall struct {
 	Reason string `json:"reason"`
 	// Suggest is a rule that would allow calls like this one.
 	Suggest string `json:"suggest,omitempty"`
+	// Digest binds the question to the call it asks about: "sha256:" and
+	// the hex digest of the call's name, a NUL byte and its arguments as
+	// logged. An answer is refused when the logged call no longer has
+	// it. Empty in logs written before it was recorded.
+	Digest string `json:"digest,omitempty"`
 }
 
 // PermissionDecided records the decision on one call before it runs (or

@@ -66,9 +66,13 @@ func (m *memory) Create(ctx context.Context, h Header) (Log, error) {
 	return &memLog{logState: logState{header: h, next: 1, maxLine: m.cfg.maxLine}, m: m}, nil
 }
 
-// Open implements Store.
+// Open implements Store. The session is marked open in the same
+// critical section that copies its lines, so that a second Open waits
+// for nothing and sees no transcript older than the first writer's
+// appends: it fails with harness.CodeLocked while the first is open,
+// and after the first closes it loads what the first appended.
 func (m *memory) Open(ctx context.Context, id string) (Log, *Transcript, error) {
-	ld, err := m.load(ctx, id)
+	ld, err := m.loadWith(ctx, id, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,12 +80,8 @@ func (m *memory) Open(ctx context.Context, id string) (Log, *Transcript, error) 
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
+		return nil, nil, fmt.Errorf("%w: %s (deleted while opening)", storeErr(harness.CodeNotFound), id)
 	}
-	if s.open {
-		return nil, nil, fmt.Errorf("session %s: %w", id, storeErr(harness.CodeLocked))
-	}
-	s.open = true
 	return &memLog{logState: logState{header: s.header, next: ld.next, maxLine: m.cfg.maxLine}, m: m}, ld.t, nil
 }
 
@@ -96,6 +96,14 @@ func (m *memory) Load(ctx context.Context, id string) (*Transcript, error) {
 
 // load reads a session's lines as JSONL reads its file.
 func (m *memory) load(ctx context.Context, id string) (loaded, error) {
+	return m.loadWith(ctx, id, false)
+}
+
+// loadWith is load; open also marks the session open for appending, in
+// the critical section that copies its lines (an open session is
+// refused with harness.CodeLocked). A load that then fails leaves the
+// session closed.
+func (m *memory) loadWith(ctx context.Context, id string, open bool) (ld loaded, err error) {
 	if err := m.cfg.err; err != nil {
 		return loaded{}, err
 	}
@@ -107,6 +115,20 @@ func (m *memory) load(ctx context.Context, id string) (loaded, error) {
 	}
 	m.mu.Lock()
 	s, ok := m.sessions[id]
+	if ok && open {
+		if s.open {
+			m.mu.Unlock()
+			return loaded{}, fmt.Errorf("session %s: %w", id, storeErr(harness.CodeLocked))
+		}
+		s.open = true
+		defer func() {
+			if err != nil {
+				m.mu.Lock()
+				s.open = false
+				m.mu.Unlock()
+			}
+		}()
+	}
 	var buf bytes.Buffer
 	if ok {
 		line, _ := marshalHeader(s.header)

@@ -17,6 +17,10 @@ type Request struct {
 	// Render is the intent of the tool's card, so a host can show the
 	// call as it will show its result.
 	Render harness.RenderKind `json:"render,omitempty"`
+	// Digest identifies the call asked about (its name and arguments),
+	// for a host that answers later: an Answer carrying it is refused if
+	// the call it answers is no longer that one.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Answer is an approver's reply.
@@ -30,6 +34,9 @@ type Answer struct {
 	// answer, such as Decision.Suggest; it is logged, so a resumed
 	// session keeps it.
 	Remember string `json:"remember,omitempty"`
+	// Digest, when set, is the Request.Digest of the question this
+	// answers: the answer then holds only for that exact call.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Approver answers a question synchronously, for hosts that can ask a

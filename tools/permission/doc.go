@@ -7,17 +7,9 @@
 // Edit(//etc/**) for an absolute path, Edit(~/.ssh/**) below the home
 // directory); bash commands by prefix (Bash(npm run test:*)), exactly, or
 // with * wildcards; any tool by its name, with wildcards
-// (session_search, mcp__github__*, mcp__github). A compound command
-// (&&, ||, ;, |, &, newlines, subshells, $( ), backticks, process
-// substitution, the substitutions of here-documents) is split into its
-// simple commands, and it is allowed only when every one of them is; a
-// deny or ask rule matching any one of them decides the whole call. A
-// redirection writing outside the workspace needs an Edit rule. What the
-// splitter cannot read with certainty (a loop header, a function
-// definition, an unterminated quote) is never allowed by a prefix rule.
-// Path rules see a path as written (with ".." resolved) and with its
-// symbolic links resolved: an allow rule must match both, a deny or ask
-// rule either.
+// (session_search, mcp__github__*, mcp__github). Path rules see a path
+// as written (with ".." resolved) and with its symbolic links resolved:
+// an allow rule must match both, a deny or ask rule either.
 //
 // A [Mode] decides what no rule does: [ModeDefault] asks for every call
 // with side effects, [ModeAcceptEdits] also allows file changes inside the
@@ -25,10 +17,84 @@
 // allow rules say, and [ModeBypass] allows everything that no deny rule
 // denies.
 //
-// [Policy.Decide] is pure and fast (a few microseconds with hundreds of
-// rules). The loop (package agent) calls it for every call at dispatch,
-// asks an [Approver] when one is configured, and otherwise pauses the
-// turn durably so that any process can answer later.
+// [Policy.Decide] is pure and fast (tens of microseconds with hundreds
+// of rules). The loop (package agent) calls it for every call at
+// dispatch, asks an [Approver] when one is configured, and otherwise
+// pauses the turn durably so that any process can answer later.
 //
-// It imports harness, fs and tools; nothing of agent or session.
+// # Bash commands
+//
+// A command line is read by a bash parser (mvdan.cc/sh), and the rules
+// are checked on what its syntax tree runs: every simple command of its
+// lists, pipelines and compound commands (if, while, for, case, { },
+// subshells, functions, coprocesses, [[ ]]), of its command and process
+// substitutions wherever they are (arguments, assignments, redirection
+// targets, here-documents, parameter expansions, arithmetic), and of
+// the command lines its commands run from their arguments: bash -c and
+// sh -c, eval, a shell reading a here-document, trap and alias actions,
+// prompt variables, watch, flock -c, su -c, and the commands of
+// wrappers read with their option syntax (timeout, nice, env, xargs,
+// time, stdbuf, nohup, command, builtin, exec, sudo, doas, ionice, chrt,
+// setsid, taskset, unbuffer, busybox, find -exec and -execdir, git's
+// global options). A line is allowed only when every command it runs
+// is; a deny or ask rule matching any one of them decides the whole
+// line.
+//
+// Words are taken after quote removal. A deny or ask rule matches a
+// command when it could: a word known only when the line runs (an
+// expansion, a substitution, a glob, a brace expansion) may be
+// whatever the rule names, so `$(echo rm) x`, `/usr/bin/r[m] x`,
+// `{rm,-f,x}` and `$'rm' x` all match Bash(rm:*). An allow rule matches
+// only what it certainly names: the words it covers written plainly.
+// A wrapper that changes how, not what, runs (timeout, nice, env,
+// bash -c) needs no rule of its own; the others (sudo, xargs, find,
+// watch) need one for themselves and one for the command they run,
+// unless a rule names both (Bash(sudo apt install:*)).
+//
+// Every word of every command may name a file: a word naming a path
+// that a Read deny rule matches denies the command, whatever the
+// program (cat, grep -r, base64, cp, tar -C ...); a glob is matched as
+// the pattern it is. The files known writers change (tee, cp, mv,
+// install, ln, rm, touch, truncate, mkdir, chmod, sed -i, dd of=, tar
+// c -f, curl -o, find -delete ...) and those redirected to are checked
+// as the write tool's path is: an Edit deny rule denies, an Edit ask
+// rule asks, and a write outside the workspace needs an Edit allow
+// rule. Paths resolve where the shell is when the command runs: cd and
+// pushd are followed as far as their targets are known, and ~, ~/x and
+// ~+ are expanded as bash does. After a cd to a place known only when
+// it runs (and for ~- and ~user), a relative path is resolved from
+// where the line started too, where a deny rule denies; that it may be
+// elsewhere makes the line ask.
+//
+// What the rules cannot model is never allowed by a prefix rule: a
+// line the parser refuses, a construct the walk does not know, an
+// option of a wrapper it does not know, a redirection to a place known
+// only when it runs. Code whose text exists only when the line runs
+// (eval of an expansion, bash -c of one, a shell reading its input
+// from a pipe, arithmetic on a variable whose value may hold an array
+// subscript, ${x@P}, a git -c setting that names a command) is denied
+// when any command deny rule exists, since it could be what the rule
+// names, and asks otherwise.
+//
+// # Threat model
+//
+// Prefix rules decide when to ask; they are not a boundary. An allowed
+// program can run any other from what it reads: interpreters (python
+// -c, node -e, perl -e, awk, sed's e and w commands, a script file),
+// build and test tools (make, npm test running a script the agent
+// wrote, go test -exec, git with an alias or a hook from the
+// repository's configuration), and programs whose option syntax the
+// rules do not model are taken as written, and what they run is not
+// seen. Read and Edit rules on a command's words catch the paths it
+// names, not the paths it reaches: grep -r pat . reads a denied file
+// through recursion, a variable may hold a denied path, and a link or
+// .. may lead into one (links are resolved for redirections and
+// written files, not for every word). The boundary is the sandbox the
+// shell tools run commands in (package tools/shell): it enforces the
+// same Read and Edit rules on every file a command touches. A host
+// that runs commands without that sandbox relies on these rules alone,
+// and should treat bypass mode and broad allow rules accordingly.
+//
+// It imports harness, fs, tools and mvdan.cc/sh/v3/syntax; nothing of
+// agent or session.
 package permission

@@ -83,6 +83,12 @@ type Policy struct {
 	mode             Mode
 	allow, ask, deny []*rule
 	home             string
+	// hasReadRules and hasEditRules report Read and Edit rules with a
+	// path on the deny or ask lists: a command's words are checked
+	// against them.
+	hasReadRules, hasEditRules bool
+	// pathIx indexes the path rules by list and kind (Read, Edit).
+	pathIx [3][2]*pathIndex
 }
 
 // New compiles rules into a policy. A rule that does not parse, an
@@ -118,7 +124,26 @@ func New(rules Rules) (*Policy, error) {
 			*l.out = append(*l.out, r)
 		}
 	}
+	p.index()
+	p.buildIndexes()
 	return p, nil
+}
+
+// index notes which kinds of path rules the policy has.
+func (p *Policy) index() {
+	for _, rules := range [][]*rule{p.deny, p.ask} {
+		for _, r := range rules {
+			if r.name != "" || r.anySpec {
+				continue
+			}
+			switch r.kind {
+			case kindRead:
+				p.hasReadRules = true
+			case kindEdit:
+				p.hasEditRules = true
+			}
+		}
+	}
 }
 
 // Mode returns the policy's mode.
@@ -136,6 +161,7 @@ func (p *Policy) WithAllow(rules ...string) (*Policy, error) {
 		}
 		q.allow = append(q.allow, r)
 	}
+	q.buildIndexes()
 	return &q, nil
 }
 
@@ -207,7 +233,11 @@ type subject struct {
 	inside bool
 	// command is the bash command line.
 	command string
-	dir     string
+	// dir is the directory the call starts in (a bash command's workdir);
+	// ws is the workspace the rules are anchored at (the session's
+	// working directory).
+	dir string
+	ws  string
 }
 
 // Decide returns the decision for a checked call (its Spec and Env set).
@@ -218,16 +248,21 @@ func (p *Policy) Decide(call *tools.Call) Decision {
 	}
 	sub := p.subject(call, info)
 	var v verdict
+	var view *bashView
 	switch info.kind {
 	case kindBash:
-		v = p.bashVerdict(call, sub)
+		v, view = p.bashVerdict(call, sub)
 	default:
 		v = p.callVerdict(call.Name, sub)
 	}
 	d := p.apply(call, sub, v)
 	d.Preview = preview(call, sub)
 	if d.Outcome == Ask {
-		d.Suggest = suggest(call.Name, sub, p.home)
+		if info.kind == kindBash {
+			d.Suggest = suggestBash(view)
+		} else {
+			d.Suggest = p.suggest(call.Name, sub)
+		}
 	}
 	return d
 }
@@ -284,214 +319,12 @@ func (p *Policy) matchPaths(pp pathPattern, sub subject, all bool) bool {
 
 // setPaths fills the path forms of a subject.
 func (p *Policy) setPaths(sub *subject, abs string, fsys fs.FileSystem) {
-	sub.paths = p.forms(abs, sub.dir, fsys)
+	sub.paths = p.forms(abs, sub.ws, fsys)
 	sub.forms = sub.forms[:0]
 	for _, a := range sub.paths {
-		sub.forms = append(sub.forms, newForm(a, sub.dir, p.home))
+		sub.forms = append(sub.forms, newForm(a, sub.ws, p.home))
 	}
-	sub.inside = p.insideAll(sub.paths, sub.dir)
-}
-
-// bashVerdict checks every simple command of a command line, and every
-// file it redirects to or from.
-func (p *Policy) bashVerdict(call *tools.Call, sub subject) verdict {
-	// Rules on the tool as a whole (Bash, Bash(*), a name rule).
-	whole := func(r *rule) bool {
-		if r.name != "" {
-			return r.matchName(call.Name)
-		}
-		return r.kind == kindBash && r.anySpec
-	}
-	for _, l := range []struct {
-		name  string
-		rules []*rule
-	}{{"deny", p.deny}, {"ask", p.ask}} {
-		for _, r := range l.rules {
-			if whole(r) {
-				return verdict{list: l.name, rule: r}
-			}
-		}
-	}
-	ln := splitLine(sub.command)
-	overall := verdict{list: "allow"}
-	allowedWhole := false
-	for _, r := range p.allow {
-		if whole(r) {
-			overall.rule, allowedWhole = r, true
-			break
-		}
-	}
-	if ln.complex && !allowedWhole {
-		overall = worse(overall, verdict{why: "the command uses constructs the rules cannot check part by part"})
-	}
-	if len(ln.commands) == 0 && !allowedWhole {
-		overall = worse(overall, verdict{})
-	}
-	for _, c := range ln.commands {
-		cv := p.commandVerdict(c, allowedWhole)
-		if cv.list == "allow" && overall.rule == nil {
-			overall.rule = cv.rule
-		}
-		overall = worse(overall, cv)
-		for _, rd := range c.redirects {
-			rv := p.redirectVerdict(rd, sub, ln.cwdChanged || sub.info.unknownCwd)
-			if rv.list == "" && allowedWhole {
-				continue // every command is allowed, wherever it writes
-			}
-			overall = worse(overall, rv)
-		}
-	}
-	return overall
-}
-
-func (p *Policy) commandVerdict(c command, allowedWhole bool) verdict {
-	text := commandText(c)
-	// A line run by a shell inside the command (bash -c '...', eval
-	// '...') is checked against the deny and ask rules too.
-	if inner, ok := innerLine(c); ok {
-		for _, ic := range inner.commands {
-			if v := p.commandVerdict(ic, true); v.list == "deny" || v.list == "ask" {
-				return v
-			}
-		}
-	}
-	for _, l := range []struct {
-		name  string
-		rules []*rule
-	}{{"deny", p.deny}, {"ask", p.ask}} {
-		for _, r := range l.rules {
-			if r.kind == kindBash && !r.anySpec && r.bash.matchCommandLoose(c) {
-				return verdict{list: l.name, rule: r, why: fmt.Sprintf("the part `%s`", text)}
-			}
-		}
-	}
-	if allowedWhole {
-		return verdict{list: "allow"}
-	}
-	for _, r := range p.allow {
-		if r.kind == kindBash && !r.anySpec && r.bash.matchCommand(c) {
-			return verdict{list: "allow", rule: r}
-		}
-	}
-	return verdict{why: fmt.Sprintf("no rule allows the part `%s`", text)}
-}
-
-// matchCommandLoose is matchCommand for deny and ask rules: a complex
-// command is matched on its words too, so constructs cannot hide a
-// denied program.
-func (bp bashPattern) matchCommandLoose(c command) bool {
-	c.complex = false
-	if bp.matchCommand(c) {
-		return true
-	}
-	// /bin/rm is rm.
-	if len(c.words) > 0 && strings.Contains(c.words[0], "/") {
-		d := c
-		d.words = append([]string{path.Base(c.words[0])}, c.words[1:]...)
-		if bp.matchCommand(d) {
-			return true
-		}
-	}
-	// A leading assignment or wrapper must not hide the program:
-	// `FOO=1 rm -rf x`, `env rm`, `command rm`, `sudo rm`, `nohup rm`,
-	// `exec rm`, `time rm`, `xargs rm`.
-	for len(c.words) > 1 && (isAssignment(c.words[0]) || wrappers[c.words[0]]) {
-		c.words = c.words[1:]
-		for len(c.words) > 1 && strings.HasPrefix(c.words[0], "-") {
-			c.words = c.words[1:]
-		}
-		if bp.matchCommand(c) {
-			return true
-		}
-	}
-	return false
-}
-
-// innerLine returns the command line a shell or eval inside c runs.
-func innerLine(c command) (line, bool) {
-	if len(c.words) < 2 {
-		return line{}, false
-	}
-	switch path.Base(c.words[0]) {
-	case "eval":
-		return splitLine(strings.Join(c.words[1:], " ")), true
-	case "bash", "sh", "zsh", "dash", "ksh":
-		for i := 1; i+1 < len(c.words); i++ {
-			if c.words[i] == "-c" || (strings.HasPrefix(c.words[i], "-") && strings.HasSuffix(c.words[i], "c") && !strings.HasPrefix(c.words[i], "--")) {
-				return splitLine(c.words[i+1]), true
-			}
-		}
-	}
-	return line{}, false
-}
-
-var wrappers = map[string]bool{"env": true, "command": true, "builtin": true, "sudo": true, "nohup": true, "exec": true, "time": true, "xargs": true, "nice": true, "timeout": true, "doas": true, "stdbuf": true}
-
-func isAssignment(w string) bool {
-	i := strings.IndexByte(w, '=')
-	if i <= 0 {
-		return false
-	}
-	for j := 0; j < i; j++ {
-		if !isNameByte(w[j]) {
-			return false
-		}
-	}
-	return isNameStart(w[0])
-}
-
-// redirectVerdict checks a file a command reads or writes. A write
-// inside the workspace is part of the command (its verdict decides);
-// one outside needs an Edit rule.
-func (p *Policy) redirectVerdict(rd redirect, sub subject, cwdUnknown bool) verdict {
-	t := strings.ReplaceAll(rd.target, dynamicMark, "$")
-	if rd.dynamic {
-		if !rd.write {
-			return verdict{list: "allow"}
-		}
-		return verdict{why: fmt.Sprintf("the redirection to `%s` goes to a place known only when it runs", t)}
-	}
-	if t == "/dev/null" || t == "/dev/stdout" || t == "/dev/stderr" || strings.HasPrefix(t, "/dev/fd/") {
-		return verdict{list: "allow"}
-	}
-	if strings.HasPrefix(t, "~/") && p.home != "" {
-		t = p.home + t[1:]
-	}
-	if !path.IsAbs(t) && cwdUnknown {
-		if rd.write {
-			return verdict{why: fmt.Sprintf("the redirection to `%s` is relative to a directory the command changes", t)}
-		}
-		return verdict{list: "allow"}
-	}
-	abs := path.Join(sub.dir, t)
-	if path.IsAbs(t) {
-		abs = path.Clean(t)
-	}
-	fsub := subject{info: toolInfo{kind: kindEdit}, dir: sub.dir}
-	p.setPaths(&fsub, abs, nil)
-	if !rd.write {
-		fsub.info.kind = kindRead
-		for _, r := range p.deny {
-			if p.matches(r, "", fsub, false) && r.name == "" {
-				return verdict{list: "deny", rule: r, why: fmt.Sprintf("reading `%s`", t)}
-			}
-		}
-		return verdict{list: "allow"}
-	}
-	for _, l := range []struct {
-		name  string
-		rules []*rule
-	}{{"deny", p.deny}, {"ask", p.ask}, {"allow", p.allow}} {
-		for _, r := range l.rules {
-			if r.name == "" && r.kind == kindEdit && p.matches(r, "", fsub, l.name == "allow") {
-				return verdict{list: l.name, rule: r, why: fmt.Sprintf("writing `%s`", t)}
-			}
-		}
-	}
-	if fsub.inside {
-		return verdict{list: "allow"}
-	}
-	return verdict{why: fmt.Sprintf("the redirection writes `%s`, outside the workspace", t)}
+	sub.inside = p.insideAll(sub.paths, sub.ws)
 }
 
 // apply turns the lists' verdict into a decision under the mode.
@@ -559,6 +392,7 @@ func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
 	if env == nil || env.Cwd == "" {
 		sub.dir = "/"
 	}
+	sub.ws = sub.dir
 	if info.field == "" {
 		return sub
 	}
@@ -683,15 +517,6 @@ func (p *Policy) insideAll(paths []string, ws string) bool {
 	return true
 }
 
-// commandText is a simple command as the user would write it.
-func commandText(c command) string {
-	words := make([]string, len(c.words))
-	for i, w := range c.words {
-		words[i] = strings.ReplaceAll(w, dynamicMark, "$…")
-	}
-	return strings.Join(words, " ")
-}
-
 // describe names a call in a sentence.
 func describe(name string, sub subject) string {
 	switch sub.info.kind {
@@ -713,29 +538,13 @@ func describe(name string, sub subject) string {
 }
 
 // suggest proposes a rule that would allow calls like this one.
-func suggest(name string, sub subject, home string) string {
+func (p *Policy) suggest(name string, sub subject) string {
 	switch sub.info.kind {
-	case kindBash:
-		ln := splitLine(sub.command)
-		if ln.complex || len(ln.commands) != 1 || ln.commands[0].complex {
-			return ""
-		}
-		w := ln.commands[0].words
-		n := min(len(w), 2)
-		if n > 1 && strings.HasPrefix(w[1], "-") {
-			n = 1
-		}
-		for _, x := range w[:n] {
-			if strings.Contains(x, dynamicMark) || strings.ContainsAny(x, "()*") {
-				return ""
-			}
-		}
-		return "Bash(" + strings.Join(w[:n], " ") + ":*)"
 	case kindEdit:
 		if len(sub.paths) == 0 {
 			return ""
 		}
-		if rel, ok := relUnder(path.Dir(sub.paths[0]), sub.dir); ok {
+		if rel, ok := relUnder(path.Dir(sub.paths[0]), sub.ws); ok {
 			if rel == "" {
 				return "Edit(/*)"
 			}

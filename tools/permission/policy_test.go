@@ -73,7 +73,9 @@ func TestDecide(t *testing.T) {
 		{name: "env assignment prefix is not stripped", allow: npm, tool: "bash", args: b("LD_PRELOAD=x.so npm run test"), want: Ask},
 		{name: "dynamic program", allow: []string{"Bash(*)"}, tool: "bash", args: b("$CMD x"), want: Allow},
 		{name: "dynamic program without a whole rule", allow: npm, tool: "bash", args: b("$CMD run test"), want: Ask},
-		{name: "loop header is complex", allow: []string{"Bash(echo:*)"}, tool: "bash", args: b("for f in a b; do echo $f; done"), want: Ask},
+		{name: "loop body is checked", allow: []string{"Bash(echo:*)"}, tool: "bash", args: b("for f in a b; do echo $f; done"), want: Allow},
+		{name: "loop body not allowed", allow: []string{"Bash(echo:*)"}, tool: "bash", args: b("for f in a b; do echo $f; rm $f; done"), want: Ask},
+		{name: "loop variable as program", allow: []string{"Bash(echo:*)"}, tool: "bash", args: b("for f in echo; do $f x; done"), want: Ask},
 		{name: "if is unwrapped", allow: []string{"Bash(test:*)", "Bash(echo:*)"}, tool: "bash", args: b("if test -f x; then echo y; fi"), want: Allow},
 		{name: "unterminated quote", allow: []string{"Bash(echo:*)"}, tool: "bash", args: b(`echo "abc`), want: Ask},
 		// Redirections.

@@ -124,6 +124,11 @@ type bashPattern struct {
 	// the wildcards.
 	glob      string
 	globParts []string
+	// could are the patterns a command's words, joined by spaces with a
+	// space before each, may match for the rule to match (see
+	// couldMatch): the rule's words, then more words for a prefix, and
+	// the same after a directory (/bin/rm is rm).
+	could []pattern
 }
 
 func parseRule(s string) (*rule, error) {
@@ -190,31 +195,35 @@ func compileBash(spec string) bashPattern {
 	case strings.Contains(spec, "*"):
 		bp.glob = strings.Join(strings.Fields(spec), " ")
 		bp.globParts = strings.Split(bp.glob, "*")
+		var g pattern
+		for i, part := range bp.globParts {
+			if i > 0 {
+				g = g.any()
+			}
+			g = g.lit(strings.ReplaceAll(part, " ", breakStr))
+		}
+		bp.could = []pattern{
+			pattern(nil).lit(breakStr).append(g),
+			append(pattern(nil).lit(breakStr), ptok{kind: tokWord}).lit("/").append(g),
+		}
 		return bp
 	}
 	bp.words = strings.Fields(spec)
+	if len(bp.words) == 0 {
+		bp.words = []string{""}
+	}
+	body := strings.Join(bp.words, breakStr)
+	exact := pattern(nil).lit(breakStr + body)
+	base := append(pattern(nil).lit(breakStr), ptok{kind: tokWord}).lit("/" + body)
+	bp.could = []pattern{exact, base}
+	if bp.prefix {
+		bp.could = append(bp.could, pattern(nil).append(exact).lit(breakStr).any(), pattern(nil).append(base).lit(breakStr).any())
+	}
 	return bp
 }
 
-// matchCommand reports whether a simple command matches the pattern. A
-// complex command matches only a pattern that matches every command.
-func (bp bashPattern) matchCommand(c command) bool {
-	if c.complex {
-		return false
-	}
-	if bp.glob != "" {
-		return wildcard(bp.globParts, strings.Join(c.words, " "))
-	}
-	if len(c.words) < len(bp.words) || (!bp.prefix && len(c.words) != len(bp.words)) {
-		return false
-	}
-	for i, w := range bp.words {
-		if c.words[i] != w {
-			return false
-		}
-	}
-	return true
-}
+// breakStr is wordBreak as a string.
+const breakStr = "\x00"
 
 // matchName matches a tool name against a name rule: * is a wildcard,
 // and mcp__server alone names every tool of that server.

@@ -24,10 +24,14 @@ func FuzzRule(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the rule %q parsed, but its text %q does not", raw, r.raw)
 		}
-		ln := splitLine(cmd)
-		for _, c := range ln.commands {
-			if r.bash.matchCommand(c) != again.bash.matchCommand(c) || r.bash.matchCommandLoose(c) != again.bash.matchCommandLoose(c) {
+		v := parseBash(cmd, shellEnv{dir: "/ws", ws: "/ws", home: "/home/u"})
+		for _, c := range v.cmds {
+			if r.bash.certainlyMatches(c.words, c.tail) != again.bash.certainlyMatches(c.words, c.tail) ||
+				r.bash.couldMatch(c.words, c.tail) != again.bash.couldMatch(c.words, c.tail) {
 				t.Fatalf("the rule %q matches %q differently when parsed again", raw, cmd)
+			}
+			if r.kind == kindBash && !r.anySpec && r.bash.certainlyMatches(c.words, c.tail) && !r.bash.couldMatch(c.words, c.tail) {
+				t.Fatalf("the rule %q certainly matches %q but could not", raw, cmd)
 			}
 		}
 		if strings.HasPrefix(p, "/") && r.kind != kindBash && r.name == "" && !r.anySpec {
