@@ -38,6 +38,11 @@ type FileID struct {
 	// Links is the file's number of hard links: a file with more than
 	// one can be reached under another name too.
 	Links uint64
+	// Changed is the file's status change time in Unix nanoseconds (0
+	// when unknown): making or renaming a link of the file moves it, so
+	// a policy that found the file's names at a later time need not look
+	// again.
+	Changed int64
 }
 
 // PathPolicy decides which paths of a file system's namespace may be read

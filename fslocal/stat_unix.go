@@ -23,7 +23,7 @@ func statMeta(fi os.FileInfo) meta {
 // fileID returns the identity hard links share.
 func fileID(fi os.FileInfo) fs.FileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fs.FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Links: uint64(st.Nlink)}
+		return fs.FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Links: uint64(st.Nlink), Changed: ctime(st)}
 	}
 	return fs.FileID{}
 }

@@ -52,6 +52,14 @@ type Paths struct {
 
 	mu   sync.Mutex
 	dirs map[string]*dirState // the walk cache, by OS directory
+	// links holds, per list of rules, the identities of the files they
+	// deny, and when they were found.
+	links map[string]*linkSet
+}
+
+type linkSet struct {
+	at  int64 // Unix nanoseconds, taken before the walk
+	ids map[[2]uint64]*rule
 }
 
 // Paths returns the path policy of p's Read and Edit rules for the
@@ -60,7 +68,7 @@ type Paths struct {
 // It holds a cache; keep one per session, not one per call.
 func (p *Policy) Paths(workspace string) *Paths {
 	ws := path.Clean("/" + strings.TrimPrefix(filepath.ToSlash(workspace), "/"))
-	pp := &Paths{ws: ws, home: p.home, dirs: map[string]*dirState{}}
+	pp := &Paths{ws: ws, home: p.home, dirs: map[string]*dirState{}, links: map[string]*linkSet{}}
 	for _, l := range []struct {
 		rules      []*rule
 		read, edit *[]*rule
@@ -198,7 +206,9 @@ func (pp *Paths) ListDenied(ctx context.Context, a fs.Access) ([]string, error) 
 }
 
 // linked returns the rule that denies another name of the file id, or
-// nil.
+// nil. The names the rules deny are found by a walk, which is reused for
+// a file whose status has not changed since (a new link or a rename of
+// the file changes it).
 func (pp *Paths) linked(ctx context.Context, id fs.FileID, rules []*rule) *rule {
 	if len(rules) == 0 {
 		return nil
@@ -208,13 +218,34 @@ func (pp *Paths) linked(ctx context.Context, id fs.FileID, rules []*rule) *rule 
 			return r
 		}
 	}
-	var found *rule
-	_ = pp.walk(ctx, rules, true, func(p string, e *entryState) {
-		if found == nil && e != nil && e.dev == id.Dev && e.ino == id.Ino {
-			found = firstMatch(rules, newForm(p, pp.ws, pp.home))
+	var key strings.Builder
+	for _, r := range rules {
+		key.WriteString(r.raw)
+		key.WriteByte(0)
+	}
+	k := [2]uint64{id.Dev, id.Ino}
+	pp.mu.Lock()
+	set := pp.links[key.String()]
+	pp.mu.Unlock()
+	if set != nil && id.Changed != 0 && id.Changed < set.at-int64(racy) {
+		return set.ids[k]
+	}
+	set = &linkSet{at: time.Now().UnixNano(), ids: map[[2]uint64]*rule{}}
+	err := pp.walk(ctx, rules, true, func(p string, e *entryState) {
+		if e != nil && e.idOK {
+			if _, seen := set.ids[[2]uint64{e.dev, e.ino}]; !seen {
+				set.ids[[2]uint64{e.dev, e.ino}] = firstMatch(rules, newForm(p, pp.ws, pp.home))
+			}
 		}
 	})
-	return found
+	if err != nil {
+		// Fail closed: a walk that did not finish proves nothing.
+		return rules[0]
+	}
+	pp.mu.Lock()
+	pp.links[key.String()] = set
+	pp.mu.Unlock()
+	return set.ids[k]
 }
 
 // A walk root: the directory a pattern's literal part names.
@@ -287,13 +318,6 @@ func (pp *Paths) walk(ctx context.Context, rules []*rule, all bool, visit func(p
 		}
 		if err := pp.walkDir(ctx, rules, all, root, matched, now, touched, visit); err != nil {
 			return err
-		}
-	}
-	// Forget directories no walk reached (removed, or no longer below
-	// a root), so the cache does not grow without bound.
-	for d := range pp.dirs {
-		if !touched[d] {
-			delete(pp.dirs, d)
 		}
 	}
 	return nil
