@@ -269,12 +269,23 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 		b.planned()
 	}
 	var out []string
-	rootNS := cont != nil && cont.kind == containNS && !cont.userNS
-	if b.root && rootNS && b.pidMax && b.sh != "" && b.lim.Processes > 0 {
-		// As root RLIMIT_NPROC does not bind: bound the processes by the
-		// pid_max of the command's own PID namespace, set from inside it,
-		// and only when /proc is that namespace's.
-		out = append(out, b.sh, "-c", pidMaxScript, "harness-limits", strconv.Itoa(max(b.lim.Processes, minPIDMax)))
+	// In a PID namespace the tools made (as root, or inside a user
+	// namespace of their own), a small shell sets the limits before bwrap
+	// starts: there they bind only this command. Elsewhere prlimit sets
+	// them inside the sandbox.
+	outer := cont != nil && cont.kind == containNS && b.sh != ""
+	if outer {
+		pidMax, nproc := 0, 0
+		if b.root && !cont.userNS && b.pidMax && b.lim.Processes > 0 {
+			// As root RLIMIT_NPROC does not bind: the pid_max of the
+			// command's own PID namespace does.
+			pidMax = max(b.lim.Processes, minPIDMax)
+		}
+		if !b.root && b.lim.Processes > 0 {
+			nproc = b.lim.Processes
+		}
+		out = append(out, b.sh, "-c", limitScript, "harness-limits",
+			strconv.Itoa(pidMax), strconv.Itoa(nproc), strconv.FormatInt(max(b.lim.Memory, 0), 10), strconv.FormatInt(max(b.lim.FileSize, 0), 10))
 	}
 	out = append(out, b.path, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
@@ -321,21 +332,29 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 		out = append(out, "--chdir", dir)
 	}
 	out = append(out, "--")
-	if lim := b.limitArgs(); len(lim) > 0 {
-		out = append(out, lim...)
+	if !outer {
+		out = append(out, b.limitArgs()...)
 	}
 	return append(out, argv...), nil
 }
 
-// pidMaxScript sets the pid_max of the PID namespace it runs in, when
-// /proc is that namespace's own (its pid 1 is in the same namespace),
-// then runs the rest.
-const pidMaxScript = `n=$1; shift
-[ /proc/1/ns/pid -ef /proc/self/ns/pid ] && echo "$n" >/proc/sys/kernel/pid_max 2>/dev/null
+// limitScript sets the limits of a command from inside the PID namespace
+// the tools made for it, then runs the rest (bwrap): pid_max (when not 0)
+// only when /proc is that namespace's own (its pid 1 is in the same
+// namespace), RLIMIT_NPROC (when not 0; this namespace is inside a user
+// namespace of its own, where only the command's processes count), and
+// the address space and file size in bytes (when not 0), converted to the
+// units of bash or dash.
+const limitScript = `p=$1 n=$2 v=$3 f=$4; shift 4
+if [ "$p" != 0 ] && [ /proc/1/ns/pid -ef /proc/self/ns/pid ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
+if [ "$n" != 0 ]; then ulimit -u "$n" 2>/dev/null || ulimit -p "$n" 2>/dev/null; fi
+if [ "$v" != 0 ]; then ulimit -v $((v / 1024)); fi
+if [ "$f" != 0 ]; then if [ -n "$BASH_VERSION" ]; then ulimit -f $((f / 1024)); else ulimit -f $((f / 512)); fi; fi
 exec "$@"`
 
 // limitArgs returns the command that sets the resource limits inside the
-// sandbox, in front of the command.
+// sandbox, in front of the command, where no shell could set them before
+// bwrap started.
 func (b *bubblewrap) limitArgs() []string {
 	if b.prlimit == "" {
 		return nil
@@ -361,14 +380,12 @@ func (b *bubblewrap) processBound() string {
 	switch {
 	case b.lim.Processes <= 0:
 		return "no process limit"
-	case !b.root && b.prlimit != "":
-		return fmt.Sprintf("at most %d processes", b.lim.Processes)
-	case b.root && b.pidMax && b.sh != "":
-		return fmt.Sprintf("at most %d processes where the tools make the PID namespace (pid_max), none otherwise: as root RLIMIT_NPROC does not bind", max(b.lim.Processes, minPIDMax))
-	case b.root:
-		return "no process limit: as root RLIMIT_NPROC does not bind, and pid_max is not per namespace before Linux 6.14"
+	case !b.root:
+		return fmt.Sprintf("at most %d processes (RLIMIT_NPROC in a user namespace of the command's own)", b.lim.Processes)
+	case b.pidMax && b.sh != "":
+		return fmt.Sprintf("at most %d processes where the tools make the command's PID namespace as root (its pid_max; RLIMIT_NPROC does not bind root), none where they cannot", max(b.lim.Processes, minPIDMax))
 	}
-	return "no process limit: prlimit is missing"
+	return "no process limit: RLIMIT_NPROC does not bind root, and pid_max is not per PID namespace before Linux 6.14"
 }
 
 // Describe implements Sandbox.
@@ -454,4 +471,18 @@ func (c *config) recordSandbox(ctx context.Context, call *tools.Call) {
 // command (the bubblewrap sandbox, for its process limit).
 type contained interface {
 	wrapIn(argv []string, dir string, cont *containment) ([]string, error)
+}
+
+// reachText tells the model, in the tool descriptions, what commands can
+// reach: the sandbox in force (or that there is none) and the
+// environment they get.
+func (c *config) reachText() string {
+	if c.sandbox == nil {
+		return "Commands run without a sandbox, with " + c.envText() + ". "
+	}
+	s := "Commands run in a sandbox (" + c.sandbox.Describe() + "), with " + c.envText() + ". "
+	if _, ok := c.sandbox.(*bubblewrap); ok {
+		s += "Files the permission rules hide read as empty there, and files they protect are read-only. "
+	}
+	return s
 }

@@ -172,7 +172,9 @@ var attacks = []attack{
 			return ok
 		}},
 	{name: "remount the root read-write", command: `mount -o remount,rw / && echo REMOUNTED; mount -o remount,rw "$WS/.git" && echo REMOUNTED; touch /usr/harness-attack`,
-		held: func(t *testing.T, a *arena, out string) bool { return not(out, "REMOUNTED") && missing("/usr/harness-attack") }},
+		held: func(t *testing.T, a *arena, out string) bool {
+			return not(out, "REMOUNTED") && missing("/usr/harness-attack")
+		}},
 	{name: "mount --bind over a mask", command: `mount --bind "$WS/public.txt" "$WS/secrets/key.txt" && echo BOUND; umount "$WS/secrets" && echo UNMOUNTED; cat "$WS/secrets/key.txt"`,
 		held: func(t *testing.T, a *arena, out string) bool { return not(out, "BOUND", "UNMOUNTED", attackSecret) }},
 	{name: "unshare and chroot", command: `unshare -r true && echo UNSHARED; unshare -rm sh -c 'umount -l $WS/secrets; cat $WS/secrets/key.txt' && echo UNSHARED; chroot / true && echo CHROOTED`,
@@ -212,10 +214,14 @@ var attacks = []attack{
 			return ok && !strings.Contains(string(b), "pwn")
 		}},
 	{name: "symlink swapped for a masked path", command: `ln -s public.txt l; (while :; do ln -sfn public.txt l; ln -sfn secrets/key.txt l; done) & end=$((SECONDS+2)); while [ $SECONDS -lt $end ]; do read -r x 2>/dev/null < l && echo "$x"; done | grep -c TOPSECRET; kill %1`,
-		held: func(t *testing.T, a *arena, out string) bool { return not(out, attackSecret) && strings.HasPrefix(out, "0\n") }},
+		held: func(t *testing.T, a *arena, out string) bool {
+			return not(out, attackSecret) && strings.HasPrefix(out, "0\n")
+		}},
 	{name: "host unix sockets", need: "python3", command: `for s in "$WS/app.sock" "$OUT/host.sock" /run/*.sock /var/run/docker.sock; do python3 -c 'import socket,sys
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("CONNECTED", s.recv(100))' "$s" 2>&1 | tail -1; done`,
-		held: func(t *testing.T, a *arena, out string) bool { return not(out, "CONNECTED", "hello from the host") && a.accepts.Load() == 0 }},
+		held: func(t *testing.T, a *arena, out string) bool {
+			return not(out, "CONNECTED", "hello from the host") && a.accepts.Load() == 0
+		}},
 	{name: "survivors after the command", command: `setsid sleep 1000.424242 & nohup sleep 1000.424243 >/dev/null 2>&1 & (sleep 1000.424244 &) ; disown -a; echo started`,
 		held: func(t *testing.T, a *arena, out string) bool {
 			time.Sleep(200 * time.Millisecond)
