@@ -99,6 +99,12 @@ func TestPathsCheck(t *testing.T) {
 	assert.False(t, pp.Empty())
 	assert.True(t, mustPaths(t, Rules{Allow: []string{"Read"}, Deny: []string{"Bash(rm:*)", "read"}}, ws).Empty(), "only Read and Edit rules make paths")
 
+	// A pattern of only "." and "/" elements is the base itself (it made
+	// matching panic once).
+	dot := mustPaths(t, Rules{Deny: []string{"Read(.//.)"}}, ws)
+	assert.Error(t, dot.CheckPath(ctx, "/w/any/file", rd, fs.FileID{}))
+	assert.NoError(t, dot.CheckPath(ctx, "/elsewhere", rd, fs.FileID{}))
+
 	// A rule without a path covers every path.
 	all := mustPaths(t, Rules{Deny: []string{"Edit"}}, ws)
 	assert.Error(t, all.CheckPath(ctx, "/anything", wr, fs.FileID{}))

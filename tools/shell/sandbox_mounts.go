@@ -197,8 +197,17 @@ func listeningSockets() []string {
 		return nil
 	}
 	defer f.Close()
+	return parseUnixSockets(io.LimitReader(f, 64<<20))
+}
+
+// parseUnixSockets reads the table of /proc/net/unix (a header line, then
+// "Num RefCount Protocol Flags Type St Inode Path" per socket) and
+// returns the distinct absolute paths, cleaned. Abstract sockets (@name)
+// and unnamed ones have none.
+func parseUnixSockets(r io.Reader) []string {
 	var out []string
-	sc := bufio.NewScanner(io.LimitReader(f, 64<<20))
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	first := true
 	for sc.Scan() {
@@ -206,14 +215,17 @@ func listeningSockets() []string {
 			first = false
 			continue
 		}
-		// Num RefCount Protocol Flags Type St Inode Path
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 8 {
 			continue
 		}
 		p := strings.Join(fields[7:], " ")
-		if strings.HasPrefix(p, "/") && !slices.Contains(out, p) {
-			out = append(out, filepath.Clean(p))
+		if !strings.HasPrefix(p, "/") {
+			continue
+		}
+		if p = filepath.Clean(p); !seen[p] {
+			seen[p] = true
+			out = append(out, p)
 		}
 	}
 	return out

@@ -1,0 +1,108 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/tools/permission"
+)
+
+// TestEnvironmentWithoutSandbox: an unconfined command does not get the
+// host's credentials, unless the host passes them by name, and the log
+// names (never shows) what was withheld.
+func TestEnvironmentWithoutSandbox(t *testing.T) {
+	t.Setenv("DEEPSEEK_API_KEY", "sk-hostsecret")
+	t.Setenv("MY_SERVICE_TOKEN", "tok-hostsecret")
+	t.Setenv("DB_PASSWORD", "pw-hostsecret")
+	t.Setenv("HARNESS_PLAIN", "plain-value")
+	env := testEnv(t)
+	cmd := `echo "[$DEEPSEEK_API_KEY][$MY_SERVICE_TOKEN][$DB_PASSWORD][$HARNESS_PLAIN]"; env | grep -c hostsecret`
+	res := run(t, context.Background(), Bash(), env, map[string]any{"command": cmd})
+	assert.Contains(t, res.Text(), "[][][][plain-value]\n0\n")
+	rec := recordsOf(t, env).all()
+	require.NotEmpty(t, rec)
+	data := string(rec[0].data)
+	assert.Contains(t, data, "DEEPSEEK_API_KEY")
+	assert.NotContains(t, data, "hostsecret", "names only")
+	assert.Contains(t, Bash().Spec().Description, "without variables that look like credentials")
+
+	env = testEnv(t)
+	res = run(t, context.Background(), Bash(WithProcess(Process{PassEnv: []string{"DEEPSEEK_API_KEY", "MY_*"}})), env, map[string]any{"command": cmd})
+	assert.Contains(t, res.Text(), "[sk-hostsecret][tok-hostsecret][][plain-value]\n2\n", "the host passes what it names")
+
+	tool := Bash(WithProcess(Process{PassEnv: []string{"BAD NAME"}}))
+	res = run(t, context.Background(), tool, env, map[string]any{"command": "true"})
+	assert.True(t, res.IsError, "an invalid PassEnv entry is refused")
+}
+
+func TestEnvironmentUnderSandbox(t *testing.T) {
+	t.Setenv("DEEPSEEK_API_KEY", "sk-hostsecret")
+	t.Setenv("HARNESS_PLAIN", "plain-value")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	env := testEnv(t)
+	cmd := `echo "[$DEEPSEEK_API_KEY][$HARNESS_PLAIN][$GOFLAGS][${PATH:+path}][$HOME]"`
+	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{}})), env, map[string]any{"command": cmd})
+	assert.Contains(t, res.Text(), "[][][][path][", "under any sandbox only the allow-list reaches commands")
+	res = run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{}, PassEnv: []string{"GO*"}, Env: []string{"SET=by-host"}})), env,
+		map[string]any{"command": `echo "[$GOFLAGS][$SET][$DEEPSEEK_API_KEY]"`})
+	assert.Contains(t, res.Text(), "[-mod=mod][by-host][]")
+}
+
+func TestWildMatch(t *testing.T) {
+	for _, c := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*_API_KEY", "DEEPSEEK_API_KEY", true},
+		{"*_API_KEY", "deepseek_api_key", true},
+		{"*_API_KEY", "API_KEY", false},
+		{"*TOKEN*", "GITHUB_TOKEN", true},
+		{"*TOKEN*", "TOKENIZERS_PARALLELISM", true},
+		{"AWS_*", "AWS_SECRET_ACCESS_KEY", true},
+		{"AWS_*", "XAWS_", false},
+		{"LC_*", "LC_ALL", true},
+		{"PATH", "PATH", true},
+		{"PATH", "PATHX", false},
+		{"PG*PASS*", "PGPASSWORD", true},
+		{"*", "", true},
+		{"a*b*c", "abc", true},
+		{"a*b*c", "acb", false},
+	} {
+		assert.Equal(t, c.want, wildMatch(c.pattern, c.name), "%s %s", c.pattern, c.name)
+	}
+}
+
+// TestSandboxMasksAtEachCommand: a one-shot command gets masks made when
+// it starts, so a file that comes to match a rule is masked from the next
+// command; a persistent shell keeps the masks it got when it opened.
+func TestSandboxMasksAtEachCommand(t *testing.T) {
+	needBwrap(t)
+	env := testEnv(t)
+	ws := env.Cwd
+	pol, err := permission.New(permission.Rules{Deny: []string{"Read(.env)", "Read(./secrets/**)"}})
+	require.NoError(t, err)
+	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
+	require.NoError(t, err)
+	tool := Bash(WithProcess(Process{Sandbox: sb}))
+	k := newKit(t, env, WithProcess(Process{Sandbox: sb}))
+	id, _ := k.openShell(nil)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "app/secrets"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "app/.env"), []byte("TOKEN=later\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "secrets/k"), []byte("LATER-SECRET\n"), 0o644))
+	res := run(t, context.Background(), tool, env, map[string]any{"command": "cat app/.env secrets/k; echo end"})
+	assert.NotContains(t, res.Text(), "later")
+	assert.NotContains(t, res.Text(), "LATER-SECRET")
+	assert.Contains(t, res.Text(), "end")
+
+	res = k.do(id, "cat app/.env secrets/k")
+	assert.Contains(t, res.Text(), "TOKEN=later", "a shell keeps the masks it opened with; files made later are not masked in it")
+	assert.True(t, strings.Contains(sb.Describe(), "paths the permission rules deny"))
+}
