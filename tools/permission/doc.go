@@ -30,5 +30,13 @@
 // asks an [Approver] when one is configured, and otherwise pauses the
 // turn durably so that any process can answer later.
 //
+// The Read and Edit rules also hold below the calls: [Policy.Paths] is the
+// path policy they make for a workspace (see [Paths]), which fs.Restrict
+// puts below every file tool (the loop does so for its sessions) and a
+// sandbox enforces on commands (tools/shell's Bubblewrap). Deny rules
+// decide there wherever they match; ask rules deny where nobody can be
+// asked (listings, walks, other names of a hard-linked file, sandbox
+// mounts).
+//
 // It imports harness, fs and tools; nothing of agent or session.
 package permission
