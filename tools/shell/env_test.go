@@ -106,3 +106,18 @@ func TestSandboxMasksAtEachCommand(t *testing.T) {
 	assert.Contains(t, res.Text(), "TOKEN=later", "a shell keeps the masks it opened with; files made later are not masked in it")
 	assert.True(t, strings.Contains(sb.Describe(), "paths the permission rules deny"))
 }
+
+// TestSandboxWorkspaceIsHidden: a workspace that is itself a directory
+// the sandbox hides by default (a home directory) stays visible and
+// writable.
+func TestSandboxWorkspaceIsHidden(t *testing.T) {
+	needBwrap(t)
+	env := testEnv(t)
+	sb, err := Bubblewrap(BubblewrapConfig{Workspace: env.Cwd})
+	require.NoError(t, err)
+	bw := sb.(*bubblewrap)
+	bw.hidden = append(bw.hidden, env.Cwd, filepath.Join(env.Cwd, "inner"))
+	require.NoError(t, os.Mkdir(filepath.Join(env.Cwd, "inner"), 0o755))
+	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
+	assert.Contains(t, res.Text(), "ok\n", res.Text())
+}

@@ -297,7 +297,8 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 		"--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
 		"--size", size, "--tmpfs", "/tmp", "--dir", privateHome,
 		"--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", privateHome)
-	for _, h := range b.hidden {
+	hidden := b.hiddenNow()
+	for _, h := range hidden {
 		out = append(out, "--size", strconv.Itoa(hiddenSize), "--tmpfs", h)
 	}
 	ws := filepath.Clean(b.cfg.Workspace)
@@ -325,7 +326,7 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 		out = append(out, "--ro-bind", b.empty, p)
 	}
 	out = append(out, "--remount-ro", "/dev")
-	for _, h := range b.hidden {
+	for _, h := range hidden {
 		out = append(out, "--remount-ro", h)
 	}
 	if dir != "" {
@@ -336,6 +337,27 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 		out = append(out, b.limitArgs()...)
 	}
 	return append(out, argv...), nil
+}
+
+// hiddenNow returns the hidden directories but those the configuration
+// binds in whole (a workspace that is a home directory, say), or lies
+// below: hiding them would hide, or remount read-only, what was bound.
+func (b *bubblewrap) hiddenNow() []string {
+	bound := append(append([]string{b.cfg.Workspace}, b.cfg.Writable...), b.cfg.Readable...)
+	var out []string
+	for _, h := range b.hidden {
+		keep := true
+		for _, v := range bound {
+			v = filepath.Clean(v)
+			if v == h || strings.HasPrefix(h, v+string(filepath.Separator)) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // limitScript sets the limits of a command from inside the PID namespace
