@@ -214,7 +214,7 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 				fi.Size = st.Size()
 			}
 		}
-		if !f.allowedEntry(ctx, dir, e.Name(), st) {
+		if !f.allowedEntry(ctx, dir, e.Name(), st) || (dir != clean && !f.allowedEntry(ctx, clean, e.Name(), st)) {
 			continue
 		}
 		out = append(out, fi)
@@ -252,23 +252,8 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 		}
 		return nil, mapErr("opendir", clean, err)
 	}
+	// Under a path policy the view needs no check of its own: every file
+	// and directory it opens is checked by the kernel's path then.
 	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}
-	if f.pol != nil {
-		// The directory the view is rooted at must be the one checked.
-		d, err := r.Open(".")
-		if err != nil {
-			r.Close()
-			return nil, mapErr("opendir", clean, err)
-		}
-		st, err := d.Stat()
-		if err == nil {
-			err = f.guardOpened(ctx, "opendir", clean, rel, d, st)
-		}
-		d.Close()
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
 	return v, nil
 }

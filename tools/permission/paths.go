@@ -122,7 +122,7 @@ func (pp *Paths) CheckPath(ctx context.Context, p string, a fs.Access, id fs.Fil
 	p = path.Clean("/" + strings.TrimPrefix(p, "/"))
 	read, edit := pp.rulesFor(a, false)
 	if len(read)+len(edit) > 0 {
-		f := newForm(p, pp.ws, pp.home)
+		f := pp.form(p, read, edit)
 		if r := firstMatch(read, f); r != nil {
 			return pathDenied(r, "reading")
 		}
@@ -141,6 +141,34 @@ func (pp *Paths) CheckPath(ctx context.Context, p string, a fs.Access, id fs.Fil
 		}
 	}
 	return nil
+}
+
+// form splits p for the bases the rules use only, sparing the
+// allocations of the others on the hot path (one check per directory
+// entry of a walk).
+func (pp *Paths) form(p string, lists ...[]*rule) pathForm {
+	f := pathForm{abs: p}
+	bases := [3]string{baseWorkspace: pp.ws, baseRoot: "/", baseHome: pp.home}
+	var need [3]bool
+	for _, l := range lists {
+		for _, r := range l {
+			if !r.anySpec {
+				need[r.path.base] = true
+			}
+		}
+	}
+	for b, base := range bases {
+		if !need[b] || base == "" {
+			continue
+		}
+		if rel, ok := relUnder(p, base); ok {
+			f.under[b] = true
+			if rel != "" {
+				f.parts[b] = strings.Split(rel, "/")
+			}
+		}
+	}
+	return f
 }
 
 func firstMatch(rules []*rule, f pathForm) *rule {

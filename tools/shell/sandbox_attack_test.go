@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
 )
@@ -263,6 +264,7 @@ func TestSandboxAttacks(t *testing.T) {
 	if os.Getenv(attackEnv) != "" {
 		require.NotZero(t, os.Geteuid(), "the helper runs unprivileged")
 	}
+	leakcheck.Check(t)
 	a := newArena(t, nil)
 	for _, at := range attacks {
 		t.Run(at.name, func(t *testing.T) {
