@@ -121,3 +121,25 @@ func TestSandboxWorkspaceIsHidden(t *testing.T) {
 	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
 	assert.Contains(t, res.Text(), "ok\n", res.Text())
 }
+
+// TestSandboxPlantedDeniedLink: a link with a denied name that points at
+// the root or above the workspace does not mask them (which would hide
+// everything); one that points at a file masks the file.
+func TestSandboxPlantedDeniedLink(t *testing.T) {
+	needBwrap(t)
+	env := testEnv(t)
+	ws := env.Cwd
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "real.txt"), []byte("REAL\n"), 0o644))
+	require.NoError(t, os.Symlink("/", filepath.Join(ws, "a", ".env")))
+	require.NoError(t, os.Symlink(filepath.Dir(ws), filepath.Join(ws, "a", "b", ".env")))
+	require.NoError(t, os.Symlink("../real.txt", filepath.Join(ws, "a", "c.pem")))
+	pol, err := permission.New(permission.Rules{Deny: []string{"Read(.env)", "Read(*.pem)"}})
+	require.NoError(t, err)
+	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
+	require.NoError(t, err)
+	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "ls / >/dev/null && echo root-ok; cat real.txt; echo end"})
+	assert.Contains(t, res.Text(), "root-ok\n", res.Text())
+	assert.NotContains(t, res.Text(), "REAL", "the target of a denied link is masked")
+	assert.Contains(t, res.Text(), "end")
+}

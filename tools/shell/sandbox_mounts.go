@@ -86,9 +86,11 @@ func (b *bubblewrap) plan(ctx context.Context) (*mountPlan, error) {
 	return p, nil
 }
 
-// addMask masks t when it exists and commands can see it.
+// addMask masks t when it exists and commands can see it. The root and
+// the directories above a bound one (the workspace, say) are never masked:
+// a denied link planted to point there would hide everything.
 func (b *bubblewrap) addMask(p *mountPlan, seen map[string]bool, t string) {
-	if seen["mask:"+t] || b.hiddenPath(t) {
+	if seen["mask:"+t] || b.hiddenPath(t) || b.aboveBound(t) {
 		return
 	}
 	st, err := os.Lstat(t)
@@ -141,6 +143,21 @@ func (b *bubblewrap) writableRoot(t string) string {
 }
 
 func (b *bubblewrap) writable(t string) bool { return b.writableRoot(t) != "" }
+
+// aboveBound reports whether t is the root or a directory above (or
+// equal to) one the configuration binds in.
+func (b *bubblewrap) aboveBound(t string) bool {
+	if t == "/" {
+		return true
+	}
+	for _, v := range append(append([]string{b.cfg.Workspace}, b.cfg.Writable...), b.cfg.Readable...) {
+		v = filepath.Clean(v)
+		if v == t || strings.HasPrefix(v, t+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
 
 // hiddenPath reports whether commands cannot see t anyway: it lies below
 // a hidden directory (or the host's /tmp) and outside every directory
