@@ -313,21 +313,6 @@ func TestSandboxAttacksUnprivileged(t *testing.T) {
 	}
 }
 
-// legacyBwrap is the bubblewrap sandbox as it was before issue 27 (the
-// flags it ran commands with), for the report's "before" column.
-type legacyBwrap struct{ ws string }
-
-func (l legacyBwrap) Wrap(argv []string, dir string) ([]string, error) {
-	out := []string{"bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", l.ws, l.ws}
-	if dir != "" {
-		out = append(out, "--chdir", dir)
-	}
-	return append(append(out, "--"), argv...), nil
-}
-
-func (legacyBwrap) Describe() string { return "bubblewrap as before issue 27" }
-
 // boundedBomb stands for the fork bomb where the sandbox may not bound
 // processes: 600 sleeps, counted, which a bounded sandbox refuses past its
 // limit and an unbounded one runs (a real fork bomb would take the machine).

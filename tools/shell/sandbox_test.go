@@ -178,8 +178,9 @@ func TestBubblewrapPersistentShell(t *testing.T) {
 // `bash -c true` under os/exec, and reports the ratio. Beside them, in the
 // same loop, it times where the difference goes: the same tool without a
 // sandbox (the tools' own PID namespace), bwrap's command line run
-// directly under os/exec, and the planning of the mounts (the walk of what
-// the path rules deny and of the host's sockets).
+// directly under os/exec, the planning of the mounts (the walk of what
+// the path rules deny and of the host's sockets), and the command line of
+// the sandbox before issue 27 run directly (the old baseline).
 func BenchmarkSandboxStart(b *testing.B) {
 	needBwrap(b)
 	env := testEnv(b)
@@ -197,10 +198,12 @@ func BenchmarkSandboxStart(b *testing.B) {
 	bareCall := benchCall(b, bare, env, map[string]any{"command": "true"})
 	argv, err := sb.Wrap([]string{bash, "-c", "true"}, ws)
 	require.NoError(b, err)
+	old, err := legacyBwrap{ws: ws}.Wrap([]string{bash, "-c", "true"}, ws)
+	require.NoError(b, err)
 	bw := sb.(*bubblewrap)
 	// Wall time, and the CPU time of the processes each part started (a
 	// busy machine stretches the first much more than the second).
-	var wall, cpu [5]time.Duration
+	var wall, cpu [6]time.Duration
 	part := func(i int, f func()) {
 		c0, t0 := childCPU(), time.Now()
 		f()
@@ -216,16 +219,18 @@ func BenchmarkSandboxStart(b *testing.B) {
 			_, err := bw.plan(context.Background())
 			require.NoError(b, err)
 		})
+		part(5, func() { require.NoError(b, exec.Command(old[0], old[1:]...).Run()) })
 	}
 	n := float64(b.N)
-	for i, name := range []string{"sandboxed-tool", "bare-bash", "unsandboxed-tool", "bwrap-direct", "mount-plan"} {
+	for i, name := range []string{"sandboxed-tool", "bare-bash", "unsandboxed-tool", "bwrap-direct", "mount-plan", "old-bwrap-direct"} {
 		b.ReportMetric(float64(wall[i].Nanoseconds())/n, name+"-ns/op")
-		if i < 4 {
+		if i != 4 {
 			b.ReportMetric(float64(cpu[i].Nanoseconds())/n, name+"-cpu-ns/op")
 		}
 	}
 	b.ReportMetric(float64(wall[0])/float64(wall[1]), "sandboxed/bare")
 	b.ReportMetric(float64(wall[3])/float64(wall[1]), "bwrap-direct/bare")
+	b.ReportMetric(float64(wall[5])/float64(wall[1]), "old-bwrap-direct/bare")
 	b.ReportMetric(float64(cpu[3])/float64(cpu[1]), "bwrap-direct/bare-cpu")
 }
 
@@ -237,6 +242,21 @@ func childCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// legacyBwrap is the bubblewrap sandbox as it was before issue 27 (the
+// flags it ran commands with), for the report's "before" column.
+type legacyBwrap struct{ ws string }
+
+func (l legacyBwrap) Wrap(argv []string, dir string) ([]string, error) {
+	out := []string{"bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", l.ws, l.ws}
+	if dir != "" {
+		out = append(out, "--chdir", dir)
+	}
+	return append(append(out, "--"), argv...), nil
+}
+
+func (legacyBwrap) Describe() string { return "bubblewrap as before issue 27" }
 
 // writeTree gives a workspace the shape of a small project: a few hundred
 // files in nested directories, a denied directory and a .git.
