@@ -92,7 +92,12 @@
 // the questions are in the log, and [Session.Resolve] (in this process,
 // or in another after ResumeSession) answers them and continues the same
 // turn. A new user message instead answers them as not run. Every
-// decision, and every rule an answer remembers, is logged.
+// decision, and every rule an answer remembers, is logged. The same
+// rules hold below the calls: with a file system, the tools of a session
+// work through it restricted (fs.Restrict) by the policy's Read and Edit
+// rules anchored at the session's working directory
+// (permission.Policy.Paths), so a file a rule denies is invisible to every
+// tool however it is reached (a link, a listing, a search).
 //
 // [WithSubAgents] gives the model a task tool: it starts a declared
 // [AgentType] as a child session of the same store (its header names the

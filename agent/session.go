@@ -277,7 +277,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 	return &tools.Env{
 		SessionID:   s.Header().ID,
 		Cwd:         s.log.Header().Cwd,
-		FS:          cfg.fsys,
+		FS:          s.files(),
 		ModelInput:  model.Info().Input,
 		Turn:        s.turns(),
 		State:       s.state,

@@ -26,6 +26,23 @@
 // lines of an ambiguous edit, the size limit) from its [*PathError]
 // cause with errors.As.
 //
+// # Path policy
+//
+// A [PathPolicy] decides which paths may be read or changed; package
+// tools/permission derives one from its Read and Edit rules. [Restrict]
+// puts it below every tool: the file system it returns answers "not found"
+// for a path the policy denies for reading (word for word as for an
+// absent path, and ReadDir, views and io/fs walks leave such paths out),
+// and refuses changes of a path denied for changing or for reading with
+// harness.CodeDenied, naming what denies it. [PolicyOf] tells tools that
+// reach files another way (session logs, saved outputs) which policy to
+// obey. A file system with links implements [PolicyEnforcer] (fslocal
+// does) so that the policy is checked on the path the operating system
+// resolved, symbolic links followed and hard links found ([FileID]), at the
+// moment each file is opened: a link swapped in after a check is caught.
+// A policy that can list what it denies ([DenyLister]) lets a sandbox mask
+// the same paths from commands.
+//
 // A version (FileInfo.Version) identifies a file's content: a read, write or
 // edit returns one, and handing it back in a Precondition makes a later change
 // fail with harness.CodeStale if the file changed in between, even within the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/fs/fstest"
 )
 
 func ExampleScanText() {
@@ -47,4 +48,30 @@ func ExampleLedger() {
 	// {Absent:true Version:}
 	// not_observed
 	// {Absent:false Version:v1}
+}
+
+// Restrict puts a path policy below every tool: here fstest.DenyPaths
+// stands for permission.Policy.Paths, which a loop with permission rules
+// applies to its sessions itself.
+func ExampleRestrict() {
+	ctx := context.Background()
+	mem := fstest.NewMemFS("/ws")
+	mem.SetFile("/ws/main.go", []byte("package main\n"), 0o644)
+	mem.SetFile("/ws/secrets/key.txt", []byte("hunter2\n"), 0o644)
+	mem.SetFile("/ws/.git/config", []byte("[core]\n"), 0o644)
+	fsys := fs.Restrict(mem, fstest.DenyPaths{Read: []string{"/ws/secrets"}, Write: []string{"/ws/.git"}})
+
+	list, _ := fsys.ReadDir(ctx, "/ws")
+	for _, fi := range list {
+		fmt.Println(fi.Path)
+	}
+	_, err := fsys.ReadText(ctx, "/ws/secrets/key.txt", fs.Window{})
+	fmt.Println(harness.CodeOf(err))
+	_, err = fsys.Write(ctx, "/ws/.git/config", []byte("[core]\n\tbare = true\n"), fs.WriteOptions{})
+	fmt.Println(harness.CodeOf(err))
+	// Output:
+	// /ws/.git
+	// /ws/main.go
+	// not_found
+	// denied
 }

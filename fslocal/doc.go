@@ -18,6 +18,16 @@
 // stay inside the root, absolute ones included, are followed. Hard links
 // and bind mounts that already reach outside the root are not detected.
 //
+// Path policy: WithPathPolicy (fs.PolicyEnforcer, which fs.Restrict uses)
+// returns a view that checks each access against a policy on the path as
+// given and as resolved before anything is opened, on the path the kernel
+// reports for the opened descriptor (/proc/self/fd on Linux) with the
+// file's device, inode and link count before anything is read, and on the
+// directory of the temporary file before a change is renamed into place.
+// So a symbolic link swapped in between a check and an open, or a hard
+// link to a denied file, reads nothing. A change through a directory
+// swapped for a link may leave empty directories created on the way.
+//
 // Writes are atomic: a temporary file in the same directory (mode 0600),
 // written and synced, then given the replaced file's mode (and owner, where
 // the process may set it), renamed over the target, and the directory

@@ -55,6 +55,11 @@ type localFS struct {
 	now func() time.Time
 	// hook, when set by tests, runs at named points of an operation.
 	hook func(stage, rel string)
+
+	// pol, when set, is checked at every access (WithPathPolicy).
+	pol fs.PathPolicy
+	// shared: r belongs to another FS value, so Close leaves it open.
+	shared bool
 }
 
 // New returns the file system confined to the directory root. A relative
@@ -91,15 +96,23 @@ func New(root string) (FS, error) {
 }
 
 // Close implements io.Closer.
-func (f *localFS) Close() error { return f.r.Close() }
+func (f *localFS) Close() error {
+	if f.shared {
+		return nil
+	}
+	return f.r.Close()
+}
 
 // Root implements fs.Rooter.
 func (f *localFS) Root() string { return f.root }
 
 // LocalPath implements fs.LocalPather.
 func (f *localFS) LocalPath(p string) (string, error) {
-	_, res, err := f.locate("locate", p)
+	clean, res, err := f.locate("locate", p)
 	if err != nil {
+		return "", err
+	}
+	if err := f.guard(context.Background(), "locate", clean, res); err != nil {
 		return "", err
 	}
 	return filepath.FromSlash(f.ns(res)), nil
@@ -132,13 +145,16 @@ func (f *localFS) rel(op, p string) (string, string, error) {
 }
 
 // begin is locate for an operation that starts: it also fails when ctx
-// is done.
+// is done, and when the path policy (if any) denies the path.
 func (f *localFS) begin(ctx context.Context, op, p string) (string, string, error) {
 	clean, rel, err := f.locate(op, p)
 	if err != nil {
 		return "", "", err
 	}
 	if err := fsimpl.Aborted(ctx, op, clean); err != nil {
+		return "", "", err
+	}
+	if err := f.guard(ctx, op, clean, rel); err != nil {
 		return "", "", err
 	}
 	return clean, rel, nil

@@ -37,6 +37,10 @@ func TestConformance(t *testing.T) {
 	fstest.TestFileSystem(t, newFS(t, t.TempDir()))
 }
 
+func TestConformanceRestricted(t *testing.T) {
+	fstest.TestRestricted(t, newFS(t, t.TempDir()))
+}
+
 func TestNew(t *testing.T) {
 	_, err := fslocal.New(filepath.Join(t.TempDir(), "missing"))
 	require.ErrorIs(t, err, harness.CodeNotFound)

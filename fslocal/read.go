@@ -15,7 +15,8 @@ import (
 
 // openFile opens the regular file at the resolved rel for reading and
 // returns it with its metadata and description (without version).
-func (f *localFS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, error) {
+func (f *localFS) openFile(ctx context.Context, op, clean, rel string) (*os.File, meta, fs.FileInfo, error) {
+	f.at("open", rel)
 	file, err := f.r.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
 		return nil, meta{}, fs.FileInfo{}, mapErr(op, clean, err)
@@ -24,6 +25,10 @@ func (f *localFS) openFile(op, clean, rel string) (*os.File, meta, fs.FileInfo, 
 	if err != nil {
 		file.Close()
 		return nil, meta{}, fs.FileInfo{}, mapErr(op, clean, err)
+	}
+	if err := f.guardOpened(ctx, op, clean, rel, file, st); err != nil {
+		file.Close()
+		return nil, meta{}, fs.FileInfo{}, err
 	}
 	if !st.Mode().IsRegular() {
 		file.Close()
@@ -59,7 +64,7 @@ func (f *localFS) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	if !st.Mode().IsRegular() {
 		return info, nil
 	}
-	file, m, info, err := f.openFile("stat", clean, rel)
+	file, m, info, err := f.openFile(ctx, "stat", clean, rel)
 	if err != nil {
 		return fs.FileInfo{}, err
 	}
@@ -84,7 +89,7 @@ func (f *localFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text
 	if err != nil {
 		return nil, err
 	}
-	file, m, info, err := f.openFile("read", clean, rel)
+	file, m, info, err := f.openFile(ctx, "read", clean, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +118,7 @@ func (f *localFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]by
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	file, m, info, err := f.openFile("read", clean, rel)
+	file, m, info, err := f.openFile(ctx, "read", clean, rel)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
@@ -156,7 +161,7 @@ func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInf
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
-	file, m, info, err := f.openFile("open", clean, rel)
+	file, m, info, err := f.openFile(ctx, "open", clean, rel)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
 	}
@@ -172,6 +177,7 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	if err != nil {
 		return nil, err
 	}
+	f.at("open", rel)
 	d, err := f.r.Open(rel)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
@@ -184,6 +190,16 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	if !st.IsDir() {
 		return nil, fs.NewError(harness.CodeNotDir, &fs.PathError{Op: "readdir", Path: clean, Detail: "is a file"})
 	}
+	if err := f.guardOpened(ctx, "readdir", clean, rel, d, st); err != nil {
+		return nil, err
+	}
+	// Entries are checked by the directory's real path.
+	dir := f.ns(rel)
+	if f.pol != nil {
+		if real, ok := fdPath(d); ok {
+			dir = f.kernelForms(real)[0]
+		}
+	}
 	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
@@ -191,11 +207,15 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	out := make([]fs.FileInfo, 0, len(entries))
 	for _, e := range entries {
 		fi := fs.FileInfo{Path: joinNS(clean, e.Name()), Mode: e.Type()}
-		if st, err := e.Info(); err == nil {
+		st, err := e.Info()
+		if err == nil {
 			fi.Mode, fi.ModTime = st.Mode(), st.ModTime()
 			if st.Mode().IsRegular() {
 				fi.Size = st.Size()
 			}
+		}
+		if !f.allowedEntry(ctx, dir, e.Name(), st) || (dir != clean && !f.allowedEntry(ctx, clean, e.Name(), st)) {
+			continue
 		}
 		out = append(out, fi)
 	}
@@ -223,7 +243,7 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 		if err != nil {
 			return nil, mapErr("opendir", clean, err)
 		}
-		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}, nil
 	}
 	r, err := f.r.OpenRoot(rel)
 	if err != nil {
@@ -232,5 +252,8 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 		}
 		return nil, mapErr("opendir", clean, err)
 	}
-	return &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook}, nil
+	// Under a path policy the view needs no check of its own: every file
+	// and directory it opens is checked by the kernel's path then.
+	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}
+	return v, nil
 }

@@ -36,7 +36,7 @@ func (f *localFS) Write(ctx context.Context, p string, data []byte, opts fs.Writ
 	defer unlock()
 	f.at("write:locked", rel)
 
-	file, m, info, err := f.openFile("write", clean, rel)
+	file, m, info, err := f.openFile(ctx, "write", clean, rel)
 	if errors.Is(err, harness.CodeNotFound) {
 		if opts.Pre.Version != "" {
 			return nil, fs.NewError(harness.CodeStale, &fs.PathError{Op: "write", Path: clean, Detail: "the file no longer exists", Err: iofs.ErrNotExist})
@@ -117,7 +117,7 @@ func (f *localFS) Edit(ctx context.Context, p string, e fs.Edit, pre fs.Precondi
 	}
 	defer unlock()
 	f.at("edit:locked", rel)
-	file, m, info, err := f.openFile("edit", clean, rel)
+	file, m, info, err := f.openFile(ctx, "edit", clean, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +173,9 @@ func (f *localFS) commit(ctx context.Context, clean, rel string, data []byte, pe
 			f.r.Remove(tmp)
 		}
 	}()
+	if err := f.guardTemp(ctx, clean, path.Base(rel), tf); err != nil {
+		return meta{}, err
+	}
 	if _, err := tf.Write(data); err != nil {
 		return meta{}, mapErr("write", clean, err)
 	}

@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -226,6 +227,25 @@ func (d *dirStore) Open(ctx context.Context, locator string) (io.ReadCloser, err
 		return nil, d.openErr(locator, err)
 	}
 	return f, nil
+}
+
+// LocalPath returns the OS path of the file that holds a saved output, so
+// that the read tool can hold spilled output to the session's path policy
+// (fs.PolicyOf) like any other file: a spill directory a rule denies is
+// not read back.
+func (d *dirStore) LocalPath(locator string) (string, error) {
+	sdir, name, ok := parseLocator(locator)
+	if !ok {
+		return "", locatorError(locator, errNotFound())
+	}
+	root, err := filepath.Abs(d.root)
+	if err != nil {
+		return "", locatorError(locator, err)
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	return filepath.Join(root, sdir, name), nil
 }
 
 func (d *dirStore) openErr(locator string, err error) error {

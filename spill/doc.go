@@ -9,7 +9,9 @@
 // DeleteSession when a session is deleted, Expire for outputs older than a
 // retention period. [NewDir] keeps each output in a private file (session
 // directories 0700, files 0600 created exclusively, names that no id can steer
-// out of the root); [NewMemory] keeps them in memory for tests. Both keep at most
+// out of the root, and says where an output's file is, so that the read
+// tool holds spilled output to the session's path policy like any file);
+// [NewMemory] keeps them in memory for tests. Both keep at most
 // a byte budget per session (4 GiB by default, [WithSessionBudget]): past it
 // Save fails with an error matching harness.CodeSpillBudget and keeps nothing,
 // and the preview the model gets says the output was not saved and why. The

@@ -298,7 +298,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if a.sandboxed, err = a.sandbox(); err != nil {
+	if a.sandboxed, err = a.sandbox(pol); err != nil {
 		return 0, err
 	}
 	opts := []agent.Option{
@@ -509,7 +509,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	ts = append(ts, shell.Tools(shell.WithProcess(shell.Process{Sandbox: a.sandboxed}))...) // a nil sandbox: unconfined
+	ts = append(ts, shell.Tools(shell.WithProcess(shell.Process{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv}))...) // a nil sandbox: unconfined
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }

@@ -111,8 +111,12 @@ func (a *app) policy() (*permission.Policy, error) {
 
 // sandbox picks the sandbox for bash and shells. Asked for explicitly,
 // a sandbox that cannot run is an error; by default the coder falls back
-// to running commands unconfined, and says so once.
-func (a *app) sandbox() (shell.Sandbox, error) {
+// to running commands unconfined, and says so once. The sandbox masks
+// what the permission rules deny, as the file tools hide it (the loop
+// restricts their file system by the same rules), and lets commands read
+// Go's module cache and write its build cache, which live under the home
+// directory it otherwise hides.
+func (a *app) sandbox(pol *permission.Policy) (shell.Sandbox, error) {
 	mode := a.o.perm.sandbox
 	explicit := mode != ""
 	switch mode {
@@ -121,7 +125,12 @@ func (a *app) sandbox() (shell.Sandbox, error) {
 	case "":
 		mode = sandboxWorkspaceWrite
 	}
-	sb, err := shell.Bubblewrap(shell.BubblewrapConfig{ReadOnly: mode == sandboxReadOnly, Workspace: a.root})
+	cfg := shell.BubblewrapConfig{ReadOnly: mode == sandboxReadOnly, Workspace: a.root}
+	if paths := pol.Paths(a.root); !paths.Empty() {
+		cfg.Paths = paths
+	}
+	cfg.Readable, cfg.Writable = goCaches(a.env)
+	sb, err := shell.Bubblewrap(cfg)
 	if err == nil {
 		return sb, nil
 	}
@@ -303,4 +312,51 @@ func (a *app) showDecision(d *agent.PermissionDecision) {
 		who = "by the rule " + d.Rule
 	}
 	a.view.notice(noticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
+}
+
+// goCaches returns Go's module cache (read-only in the sandbox) and build
+// cache (writable), where they exist: GOMODCACHE and GOCACHE when the
+// environment names them, else their defaults below the home directory.
+func goCaches(env func(string) string) (readable, writable []string) {
+	home, _ := os.UserHomeDir()
+	mod, build := env("GOMODCACHE"), env("GOCACHE")
+	if mod == "" && home != "" {
+		gopath := env("GOPATH")
+		if gopath == "" {
+			gopath = filepath.Join(home, "go")
+		}
+		mod = filepath.Join(strings.Split(gopath, string(filepath.ListSeparator))[0], "pkg", "mod")
+	}
+	if build == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			build = filepath.Join(d, "go-build")
+		}
+	}
+	for _, d := range []struct {
+		path string
+		list *[]string
+	}{{mod, &readable}, {build, &writable}} {
+		if st, err := os.Stat(d.path); err == nil && st.IsDir() && filepath.IsAbs(d.path) {
+			*d.list = append(*d.list, d.path)
+		}
+	}
+	return readable, writable
+}
+
+// goPassEnv are the Go settings commands keep under the sandbox's
+// allow-listed environment.
+var goPassEnv = []string{"GOPATH", "GOROOT", "GOFLAGS", "GOPROXY", "GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN", "CGO_ENABLED"}
+
+// goCacheEnv names Go's caches for commands, so that go finds them under
+// a sandbox's private HOME too.
+func goCacheEnv(env func(string) string) []string {
+	readable, writable := goCaches(env)
+	var out []string
+	if len(readable) > 0 {
+		out = append(out, "GOMODCACHE="+readable[0])
+	}
+	if len(writable) > 0 {
+		out = append(out, "GOCACHE="+writable[0])
+	}
+	return out
 }

@@ -16,6 +16,17 @@ func TestMemFS(t *testing.T) {
 	fstest.TestFileSystem(t, fstest.NewMemFS(""))
 }
 
+func TestMemFSRestricted(t *testing.T) {
+	fstest.TestRestricted(t, fstest.NewMemFS("/home/dev/project"))
+}
+
+// noViews hides the optional capabilities of a file system.
+type noViews struct{ fs.FileSystem }
+
+func TestRestrictedWithoutViews(t *testing.T) {
+	fstest.TestRestricted(t, noViews{fstest.NewMemFS("")})
+}
+
 func TestMemFSWithRoot(t *testing.T) {
 	fstest.TestFileSystem(t, fstest.NewMemFS("/home/dev/project"))
 }

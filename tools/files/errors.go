@@ -79,6 +79,12 @@ func message(ctx context.Context, call *tools.Call, op, p, given string, code ha
 		return fmt.Sprintf("%s is too large to %s (%s; the limit is %s). Make the change another way, for example with a script.", p, verb, units.Bytes(fe.Total), units.Bytes(fe.Limit))
 	case harness.CodePermission:
 		return fmt.Sprintf("Permission denied: %s cannot be %s. Choose another path, or ask the user to change the permissions.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op])
+	case harness.CodeDenied:
+		why := "the permission rules deny it"
+		if fe.Err != nil {
+			why = fe.Err.Error()
+		}
+		return fmt.Sprintf("%s cannot be %s: %s. The permission rules protect this path; choose another path, or ask the user to change the rules.", p, map[string]string{"read": "read", "write": "written", "edit": "edited"}[op], why)
 	case harness.CodeOutsideRoot:
 		root := "/"
 		if env != nil && env.FS != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -117,6 +118,9 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 		return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound),
 			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
 	}
+	if savedHidden(ctx, call.Env, locator) {
+		return nil, openSavedErr(ctx, locator, fs.NewError(harness.CodeNotFound, &fs.PathError{Op: "read", Path: locator, Err: iofs.ErrNotExist}))
+	}
 	var text *fs.Text
 	if wr, ok := call.Env.Output.(windowReader); ok {
 		t, err := wr.ReadWindow(ctx, locator, w)
@@ -147,6 +151,31 @@ func (c config) readSaved(ctx context.Context, call *tools.Call, locator string,
 		Render: &harness.Render{Kind: harness.RenderLocations, Title: readTitle(locator, text),
 			Locations: []harness.Location{{Path: locator, StartLine: start, EndLine: end}}},
 	}, nil
+}
+
+// localLocator is an output store that keeps outputs in OS files (the
+// spill package's directory store).
+type localLocator interface {
+	LocalPath(locator string) (string, error)
+}
+
+// savedHidden reports whether the session's path policy (fs.PolicyOf its
+// file system) hides the file a saved output is kept in, which then reads
+// as absent.
+func savedHidden(ctx context.Context, env *tools.Env, locator string) bool {
+	if env.FS == nil {
+		return false
+	}
+	pol := fs.PolicyOf(env.FS)
+	ll, ok := env.Output.(localLocator)
+	if pol == nil || !ok {
+		return false
+	}
+	p, err := ll.LocalPath(locator)
+	if err != nil {
+		return false // not a file of the store: Open refuses it
+	}
+	return pol.CheckPath(ctx, filepath.ToSlash(p), fs.AccessRead, fs.FileID{}) != nil
 }
 
 // openSavedErr explains a saved output that could not be opened.

@@ -95,6 +95,16 @@
 // that runs commands without that sandbox relies on these rules alone,
 // and should treat bypass mode and broad allow rules accordingly.
 //
+// # Paths
+//
+// The Read and Edit rules also hold below the calls: [Policy.Paths] is the
+// path policy they make for a workspace (see [Paths]), which fs.Restrict
+// puts below every file tool (the loop does so for its sessions) and a
+// sandbox enforces on commands (tools/shell's Bubblewrap). Deny rules
+// decide there wherever they match; ask rules deny where nobody can be
+// asked (listings, walks, other names of a hard-linked file, sandbox
+// mounts).
+//
 // It imports harness, fs, tools and mvdan.cc/sh/v3/syntax; nothing of
 // agent or session.
 package permission

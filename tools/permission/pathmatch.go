@@ -71,6 +71,10 @@ func compilePath(p string) (pathPattern, error) {
 		pp.segs = append(pp.segs, s)
 		pp.lit = append(pp.lit, !strings.ContainsAny(s, "*?[\\"))
 	}
+	if len(pp.segs) == 0 {
+		// Only "." and "/" elements ("./.", "//."): the base itself.
+		pp.segs, pp.lit, pp.anchored = []string{"**"}, []bool{false}, true
+	}
 	return pp, nil
 }
 

@@ -23,6 +23,15 @@
 // any session.Store, and use the store's own search (search.Searcher)
 // when it has one, as the JSONL and Memory stores do.
 //
-// It imports harness, session (the logs it reads), tools and internal
-// helpers; nothing of agent.
+// Under a path policy (fs.PolicyOf the session's file system, which the
+// loop restricts by its permission rules), earlier sessions obey it too:
+// a session whose working directory the policy hides is not there for
+// either tool, and an event that shows a hidden path (a tool result whose
+// file accesses, locations or diff name one, and the call that asked for
+// it) is left out of searches and withheld from session_read. What a shell
+// command printed is not tied to a path and is not withheld; the sandbox
+// keeps hidden files from commands in the first place.
+//
+// It imports harness, fs (the path policy), session (the logs it reads),
+// tools and internal helpers; nothing of agent.
 package sessiontools

@@ -162,6 +162,9 @@ func searchTool(store session.Store, opts ...Option) tools.Tool {
 		if err != nil {
 			return nil, err
 		}
+		if pol := policyOf(call); pol != nil {
+			ms = filterMatches(ctx, store, pol, ms)
+		}
 		more := len(ms) > limit
 		ms = ms[:min(len(ms), limit)]
 		text := renderMatches(in, ws, ms, more, c.perSession)
@@ -301,12 +304,17 @@ func readTool(store session.Store, opts ...Option) tools.Tool {
 		case err != nil:
 			return nil, err
 		}
+		pol := policyOf(call)
+		if hiddenSession(ctx, pol, tr.Header) {
+			return nil, &harness.Error{Code: harness.CodeNotFound,
+				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
+		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
 			return nil, &harness.Error{Code: codeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}
-		text, err := renderSession(tr, in)
+		text, err := renderSession(tr, in, withheldEvents(ctx, pol, tr))
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +335,7 @@ func visible(e session.Event) bool {
 	return true
 }
 
-func renderSession(tr *session.Transcript, in readInput) (string, error) {
+func renderSession(tr *session.Transcript, in readInput, withheld map[int64]bool) (string, error) {
 	var evs []session.Event
 	for _, e := range tr.Events {
 		if visible(e) {
@@ -380,6 +388,10 @@ func renderSession(tr *session.Transcript, in readInput) (string, error) {
 		fmt.Fprintf(&b, "… %d earlier events (from seq %d)\n", from, evs[0].Seq)
 	}
 	for i := from; i < to; i++ {
+		if withheld[evs[i].Seq] {
+			fmt.Fprintf(&b, "\nseq %d %s\n", evs[i].Seq, withheldText)
+			continue
+		}
 		renderEvent(&b, evs[i], i == focus)
 	}
 	if to < len(evs) {

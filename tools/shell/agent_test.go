@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,10 @@ func TestThroughAgentLoop(t *testing.T) {
 	}
 	require.Len(t, sandboxes, 1, "bash records the sandbox in force once")
 	assert.Equal(t, "bash", sandboxes[0].Tool)
-	assert.JSONEq(t, `{"sandbox":"none: commands run unconfined"}`, string(sandboxes[0].Data))
+	var rec sandboxRecord
+	require.NoError(t, json.Unmarshal(sandboxes[0].Data, &rec))
+	assert.Equal(t, "none: commands run unconfined", rec.Sandbox)
+	assert.Contains(t, rec.Environment, "without variables that look like credentials", "the log says what commands get of the environment")
 	require.Len(t, recs, 1)
 	assert.Equal(t, "shell_open", recs[0].Name)
 	assert.Equal(t, "c1", recs[0].CallID)

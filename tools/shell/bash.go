@@ -122,6 +122,7 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 	d.WriteString("Stdin is closed and the environment is set for non-interactive use (PAGER=cat, GIT_PAGER=cat, TERM=dumb, NO_COLOR=1, editors set to false, prompts off): ")
 	d.WriteString("pass flags such as -y, --no-pager or -m \"message\" instead of waiting for input. ")
 	d.WriteString("Full-screen terminal programs (vim, top, less, htop) are not supported; use non-interactive equivalents (sed or a file edit, ps, cat).\n\n")
+	d.WriteString(c.reachText() + "\n\n")
 	fmt.Fprintf(&d, "The command is stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, then SIGKILL %s later. ",
 		c.timeout.Milliseconds(), c.maxTimeout.Milliseconds(), durText(c.grace))
 	d.WriteString("Where the system allows it, each command runs in a PID namespace of its own: it cannot signal processes of other commands, and pids inside it are its own. ")

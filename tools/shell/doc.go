@@ -80,20 +80,90 @@
 // containment of each shell.
 //
 // Nothing machine-wide is changed: no cgroup, no sysctl, no mount outside
-// the namespaces the tools create.
+// the namespaces the tools create (the sandbox's pid_max is the command's
+// own namespace's).
 //
 // # Sandbox
 //
-// [Bubblewrap] confines commands on Linux with bubblewrap (bwrap): the
-// root file system read-only, a private /tmp, the workspace writable
-// (read-only with ReadOnly), no network unless allowed (a network
-// namespace with only a loopback device of its own), and a PID namespace
-// of its own that dies with its parent. Without a sandbox (Process.Sandbox)
-// commands run unconfined, and the log says so. When bwrap is missing or cannot
-// make its namespaces, Bubblewrap fails with harness.CodeSandboxUnavailable
-// and a plain message; the host chooses to refuse commands or to run them
-// unconfined. The sandbox in force is recorded in the session log: by
-// bash once per session, and by each shell when it opens.
+// Permission rules decide when to ask; they are not a boundary (an
+// interpreter, make or go test -exec runs anything). The sandbox is the
+// boundary, and it enforces the same rules as the file tools.
+//
+// [Bubblewrap] confines commands on Linux with bubblewrap (bwrap). The root
+// file system is read-only; /dev, /dev/shm, /proc and /tmp are the
+// sandbox's own (/tmp and /dev/shm of BubblewrapConfig.TmpSize bytes, 2 GiB
+// by default, so a disk filler stops there; HOME is a private directory on
+// /tmp); the workspace is writable unless ReadOnly. Host /home, /root, the
+// host's HOME, /run (and /var/run), /var/tmp, /media and /mnt are hidden,
+// and every unix socket listening in the host's network namespace that a
+// command could otherwise see (in the workspace, say) gets an empty file
+// over it, since a read-only mount does not stop connect(2); Readable and
+// Writable bring back what the host names (a module cache, a socket).
+// Abstract unix sockets belong to a network namespace: with the network
+// off (the default) the command has its own, with the network on it shares
+// the host's.
+//
+// BubblewrapConfig.Paths carries the path policy of the permission rules
+// (permission.Policy.Paths), the one the file tools obey below every call
+// (fs.Restrict): a path it denies for reading is masked (an empty
+// read-only file over a file, an empty read-only directory over a
+// directory; the target of a denied symbolic link is masked), a path it
+// denies for changing is bound read-only, and ask rules count as deny,
+// since no one can be asked inside a command. The directories between the
+// workspace and each masked or protected path become mount points, which
+// cannot be renamed: otherwise `mv secrets-parent elsewhere` would carry a
+// secret to a name the rules do not cover, for the next command and for
+// the file tools. Patterns are matched against what exists when a command
+// starts: every one-shot command and background job gets masks made then
+// (the walk covers only the trees the rules name, plus the whole workspace
+// for a pattern without a slash such as .env), and a persistent shell keeps
+// those it got when it opened: a file that comes to match a rule later is
+// not masked in a shell already open.
+//
+// As root too, a command runs in a user namespace of its own with every
+// capability dropped and further user namespaces disabled, so mount,
+// remount, chroot, unshare, raw sockets and ptrace fail, and in a PID
+// namespace of its own, so no host process can be seen or signalled.
+// Limits (BubblewrapConfig.Limits) bound each command: its address space
+// and file size (RLIMIT_AS, RLIMIT_FSIZE: 8 GiB each), and its processes (a
+// fork bomb): for a user other than root, RLIMIT_NPROC inside a user
+// namespace of the command's own, where no other process of the user
+// counts; as root, whom RLIMIT_NPROC does not bind, the pid_max of the PID
+// namespace the tools made for the command (Linux 6.14 and later keep
+// pid_max per namespace). As root on an older kernel, or where the tools
+// could make no PID namespace, nothing bounds the processes, and the
+// sandbox's description (in the tool text and the log) says so. The
+// defaults fit a parallel go build and go test -race. A command run by
+// root is still root to the files it can see, without capabilities:
+// root-only files of the read-only root file system (/etc/shadow, host
+// keys) stay readable unless a Read rule denies them (Read(//etc/shadow)).
+//
+// Landlock and a seccomp filter were considered and are not used: Landlock
+// applies to the process that asks for it, so it would need a helper
+// program started before each command, and it grants access by
+// allow-list, which cannot express "this workspace except these paths"
+// without listing every sibling of every denied path; bwrap's mounts do the
+// same job in the kernel already, for every process of the command. A
+// seccomp filter could refuse unix sockets wholesale, which breaks
+// programs that use them between their own processes, and cannot look at
+// the path a connect names; masking the listening sockets is exact.
+//
+// The environment of a command under any sandbox is built from an
+// allow-list (PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOSTNAME,
+// SHELL, TERM, plus Process.PassEnv and Process.Env), never the host's
+// credentials. Without a sandbox, commands get the host's environment
+// without the variables that look like credentials (*_API_KEY, *_KEY,
+// *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*, AWS_*, DATABASE_URL,
+// SSH_AUTH_SOCK, ...), unless Process.PassEnv names them. The tool
+// descriptions say which applies, and the session log records the names
+// withheld (never their values).
+//
+// Without a sandbox (Process.Sandbox) commands run unconfined, and the log
+// says so. When bwrap is missing or cannot make its namespaces, Bubblewrap
+// fails with harness.CodeSandboxUnavailable and a plain message; the host
+// chooses to refuse commands or to run them unconfined. The sandbox in
+// force is recorded in the session log: by bash once per session, and by
+// each shell when it opens.
 //
 // The working directory of a command is the session's (tools.Env.Cwd) or
 // the one the call names, relative to it. When the file system maps its

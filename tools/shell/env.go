@@ -38,14 +38,110 @@ var forcedEnv = []string{
 // unlike a fresh non-interactive shell.
 var droppedEnv = []string{"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "BASH_XTRACEFD", "SHELLOPTS", "BASHOPTS"}
 
-// environ builds the environment of a started process: the base
-// environment without droppedEnv, then forcedEnv, then the configured
-// extras. Later settings win.
-func (c *config) environ() []string {
-	base := c.baseEnv
-	if !c.baseEnvSet {
-		base = os.Environ()
+// sandboxEnv are the variables a sandboxed command gets from the host
+// environment, beside those the host passes by name (Process.PassEnv):
+// what programs need to find their tools and speak the user's language,
+// and nothing that can hold a credential. A name ending in * is a prefix.
+var sandboxEnv = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "USER", "LOGNAME", "HOSTNAME", "SHELL", "TERM"}
+
+// secretEnv are the names (a * matches any run of characters, case is
+// ignored) of variables that look like credentials: an unsandboxed
+// command does not get them unless the host passes them by name.
+var secretEnv = []string{
+	"*_API_KEY", "*APIKEY*", "*_KEY", "*_KEYS", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*",
+	"*CREDENTIAL*", "*_PAT", "*_AUTH", "*COOKIE*", "*SESSION_ID*", "AWS_*", "AZURE_*", "GCP_*", "GOOGLE_APPLICATION_CREDENTIALS",
+	"DATABASE_URL", "*_DATABASE_URL", "*_DSN", "PG*PASS*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
+}
+
+// wildMatch matches name against a pattern whose * match any run of
+// characters, ignoring case.
+func wildMatch(pattern, name string) bool {
+	pattern, name = strings.ToUpper(pattern), strings.ToUpper(name)
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
 	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, parts[len(parts)-1])
+}
+
+func matchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if wildMatch(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// inherits reports whether a variable of the base environment reaches
+// commands: under a sandbox only the allow-list and what the host passes;
+// without one everything but what looks like a credential, unless the host
+// passes it.
+func (c *config) inherits(name string) bool {
+	if slices.Contains(droppedEnv, name) {
+		return false
+	}
+	if matchesAny(c.passEnv, name) {
+		return true
+	}
+	if c.sandbox != nil {
+		return matchesAny(sandboxEnv, name)
+	}
+	return !matchesAny(secretEnv, name)
+}
+
+// withheldEnv returns the names of the base environment's variables that
+// commands do not get, sorted, for the session log (names only).
+func (c *config) withheldEnv() []string {
+	var out []string
+	for _, kv := range c.base() {
+		if name, _, _ := strings.Cut(kv, "="); name != "" && !c.inherits(name) && !slices.Contains(droppedEnv, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// envText describes the environment policy for the tool text and the log.
+func (c *config) envText() string {
+	if c.sandbox != nil {
+		s := "environment from an allow-list (" + strings.Join(sandboxEnv, ", ")
+		if len(c.passEnv) > 0 {
+			s += ", and " + strings.Join(c.passEnv, ", ") + " passed by the host"
+		}
+		return s + "), never the host's credentials"
+	}
+	s := "the host's environment without variables that look like credentials"
+	if w := c.withheldEnv(); len(w) > 0 {
+		s += " (withheld: " + strings.Join(w, ", ") + ")"
+	}
+	return s
+}
+
+func (c *config) base() []string {
+	if c.baseEnvSet {
+		return c.baseEnv
+	}
+	return os.Environ()
+}
+
+// environ builds the environment of a started process: the base
+// environment, filtered (see inherits), then forcedEnv, then the
+// configured extras. Later settings win.
+func (c *config) environ() []string {
+	base := c.base()
 	idx := map[string]int{}
 	var out []string
 	set := func(kv string) {
@@ -61,7 +157,7 @@ func (c *config) environ() []string {
 		out = append(out, kv)
 	}
 	for _, kv := range base {
-		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(droppedEnv, name) {
+		if name, _, _ := strings.Cut(kv, "="); c.inherits(name) {
 			set(kv)
 		}
 	}
@@ -109,7 +205,13 @@ func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
 	if c.sandbox == nil {
 		return argv, nil
 	}
-	w, err := c.sandbox.Wrap(argv, dir)
+	var w []string
+	var err error
+	if cs, ok := c.sandbox.(contained); ok {
+		w, err = cs.wrapIn(argv, dir, c.containment())
+	} else {
+		w, err = c.sandbox.Wrap(argv, dir)
+	}
 	if err != nil {
 		return nil, &harness.Error{Code: codeSandboxDenied, Err: err,
 			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}

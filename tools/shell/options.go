@@ -56,6 +56,7 @@ type Option func(*config)
 type config struct {
 	shell       string
 	env         []string
+	passEnv     []string
 	baseEnv     []string
 	baseEnvSet  bool
 	sandbox     Sandbox
@@ -145,8 +146,19 @@ type Process struct {
 	Shell string
 	// BaseEnv, when not nil, replaces the inherited environment (the
 	// program's own). An empty, non-nil slice starts from nothing but the
-	// forced non-interactive settings and Env.
+	// forced non-interactive settings and Env. It is filtered as the
+	// inherited one is (see PassEnv).
 	BaseEnv []string
+	// PassEnv names variables of the inherited environment (or BaseEnv)
+	// that commands get whatever the filter says; a name ending in * is
+	// a prefix ("GO*"). The filter: under a sandbox, commands get only an
+	// allow-list (PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOSTNAME,
+	// SHELL, TERM) and these; without one, every variable but those that
+	// look like credentials (*_API_KEY, *_KEY, *TOKEN*, *SECRET*,
+	// *PASSWORD*, *CREDENTIAL*, AWS_*, DATABASE_URL, SSH_AUTH_SOCK, ...),
+	// which only these bring back. The names withheld are recorded in the
+	// session log (never their values).
+	PassEnv []string
 	// Env adds environment variables ("NAME=value") to every process,
 	// after those of an earlier WithProcess. They override inherited
 	// variables and the non-interactive settings the tools force
@@ -178,6 +190,13 @@ func WithProcess(p Process) Option {
 			c.baseEnvSet = true
 		}
 		c.env = append(c.env, p.Env...)
+		for _, n := range p.PassEnv {
+			if n == "" || strings.ContainsAny(n, "= ") || strings.Contains(strings.TrimSuffix(n, "*"), "*") {
+				c.fail("shell: WithProcess: Process.PassEnv entry %q: give a variable name, or a prefix ending in *", n)
+				return
+			}
+		}
+		c.passEnv = append(c.passEnv, p.PassEnv...)
 		if p.Sandbox != nil {
 			c.sandbox = p.Sandbox
 		}

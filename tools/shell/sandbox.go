@@ -5,17 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
-// BubblewrapConfig configures the bubblewrap sandbox.
+// BubblewrapConfig configures the bubblewrap sandbox. The zero value of
+// every field but Workspace is a safe default.
 type BubblewrapConfig struct {
 	// ReadOnly keeps the workspace read-only too, so that commands can
 	// change nothing but a private temporary directory and Writable.
@@ -26,40 +32,149 @@ type BubblewrapConfig struct {
 	// it in either mode). It is required.
 	Workspace string
 	// Network lets commands use the network; off, they get a network
-	// namespace of their own with nothing but a loopback device.
+	// namespace of their own with nothing but a loopback device (and no
+	// abstract unix sockets of the host, which live per network
+	// namespace).
 	Network bool
 	// Writable lists more OS directories commands may write in, such as
 	// a build cache.
 	Writable []string
+	// Readable lists OS paths commands may read although the sandbox
+	// hides them by default (home directories, /run, /var/tmp; a module
+	// cache under the home directory, say). A unix socket named here
+	// exactly (or in Writable) stays connectable.
+	Readable []string
+	// Paths is the path policy the session's file tools obey
+	// (permission.Policy.Paths, which fs.Restrict applies below them),
+	// for the sandbox to enforce on commands too: what it denies for
+	// reading is masked (an empty read-only file over a file, an empty
+	// read-only directory over a directory), what it denies for changing
+	// is read-only. It must also list what it denies (fs.DenyLister).
+	// Patterns are matched against what exists when a command starts: a
+	// one-shot command or a background job gets masks made at its start,
+	// a persistent shell keeps those it got when it opened, and a file
+	// that comes to match a rule later is not masked from commands
+	// already running.
+	Paths fs.PathPolicy
+	// TmpSize is the size in bytes of the private /tmp (which holds the
+	// private home directory too) and of the private /dev/shm: 2 GiB
+	// unless set.
+	TmpSize int64
+	// Limits bound each command's processes; a zero field keeps its
+	// default.
+	Limits ResourceLimits
 	// Path is the bwrap executable: a path, or a name looked up in PATH
 	// ("bwrap" unless set).
 	Path string
 }
 
+// ResourceLimits bound what one sandboxed command may use. A zero field
+// keeps its default; a negative one means no limit.
+type ResourceLimits struct {
+	// Processes bounds the processes (and threads) of one command: 256 per
+	// CPU, at least 1024, which a parallel go build or go test fits. For a
+	// non-root user it is RLIMIT_NPROC inside the sandbox's user namespace,
+	// where only the command's own processes count. RLIMIT_NPROC does not
+	// bind root, so as root it is the pid_max of the command's own PID
+	// namespace (Linux 6.14 and later, where pid_max is per namespace, and
+	// only where the shell tools made that namespace); elsewhere as root
+	// there is no bound, and Describe says so.
+	Processes int
+	// Memory bounds each process's address space (RLIMIT_AS), in bytes:
+	// 8 GiB, which go test -race fits.
+	Memory int64
+	// FileSize bounds each file a process writes (RLIMIT_FSIZE), in
+	// bytes: 8 GiB.
+	FileSize int64
+}
+
+// Defaults of the sandbox.
+const (
+	defaultTmpSize  = 2 << 30
+	defaultMemory   = 8 << 30
+	defaultFileSize = 8 << 30
+	// hiddenSize is the size of the read-only tmpfs that hides a host
+	// directory: only room for the mount points of what is bound into it.
+	hiddenSize = 1 << 20
+	// minPIDMax is the smallest pid_max the kernel accepts.
+	minPIDMax = 301
+)
+
+func defaultProcesses() int { return max(1024, 256*runtime.NumCPU()) }
+
+// privateHome is HOME inside the sandbox: on the private /tmp.
+const privateHome = "/tmp/home"
+
 // Bubblewrap returns a Sandbox that runs every command under bubblewrap
-// (bwrap, Linux): the root file system read-only, /dev and /proc of
-// their own, a private /tmp, the workspace writable unless ReadOnly, no
-// network unless allowed, and a PID namespace of their own that dies with
-// its parent, so nothing a command starts outlives it. For full access,
-// configure no sandbox: the tools then run commands unconfined and record
-// that they do. A command's directory must be visible inside: the workspace, or a
-// directory outside the host's /tmp (which the private one hides).
+// (bwrap, Linux):
+//
+//   - the root file system read-only, /dev, /dev/shm and /proc of their
+//     own, a private /tmp of TmpSize bytes, the workspace writable unless
+//     ReadOnly;
+//   - no host /run, /var/run, /var/tmp or home directories (the host's
+//     HOME included; HOME is a private directory on /tmp), and no host
+//     unix socket: every socket listening in the host's network namespace
+//     that would be visible (in the workspace, say) gets an empty file
+//     over it, unless Readable or Writable names it;
+//   - what the path policy (Paths) denies masked or read-only, and the
+//     directories between a writable root and a masked path made mount
+//     points, so that no rename inside the sandbox can carry a masked file
+//     to a name the policy does not deny;
+//   - a user namespace of its own with every capability dropped, as root
+//     too, and no further user namespaces (so mount, remount, chroot,
+//     unshare, raw sockets and ptrace fail), a PID namespace of its own
+//     that dies with its parent (no host process can be seen or
+//     signalled), no network unless allowed;
+//   - limits on processes, memory and file size (Limits).
+//
+// The environment is built from an allow-list (see Process.PassEnv) by the
+// tools. For full access, configure no sandbox: the tools then run commands
+// unconfined and record that they do. A command's directory must be
+// visible inside: the workspace, or a directory outside what the sandbox
+// hides.
 //
 // It starts bwrap once to check that it works. When it is missing or
 // cannot make its namespaces, the error matches
 // harness.CodeSandboxUnavailable and says so plainly, with what to do; the
 // host chooses then whether to refuse commands or to run them unconfined
-// (and should say which).
+// (and should say which). An invalid configuration matches
+// harness.CodeInvalidOption.
 func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 	if cfg.Workspace == "" || !filepath.IsAbs(cfg.Workspace) {
-		return nil, &harness.Error{Code: harness.CodeInvalidOption,
-			Message: fmt.Sprintf("shell: Bubblewrap: the workspace %q must be an absolute OS directory", cfg.Workspace)}
+		return nil, invalidSandbox("the workspace %q must be an absolute OS directory", cfg.Workspace)
 	}
-	for _, w := range cfg.Writable {
-		if !filepath.IsAbs(w) {
-			return nil, &harness.Error{Code: harness.CodeInvalidOption,
-				Message: fmt.Sprintf("shell: Bubblewrap: the writable directory %q must be absolute", w)}
+	for _, l := range []struct {
+		what string
+		list []string
+	}{{"writable directory", cfg.Writable}, {"readable path", cfg.Readable}} {
+		for _, w := range l.list {
+			if !filepath.IsAbs(w) {
+				return nil, invalidSandbox("the %s %q must be absolute", l.what, w)
+			}
 		}
+	}
+	if cfg.TmpSize < 0 {
+		return nil, invalidSandbox("TmpSize is %d; it must not be negative (zero keeps the default)", cfg.TmpSize)
+	}
+	b := &bubblewrap{cfg: cfg, lim: cfg.Limits, tmpSize: cfg.TmpSize, root: os.Geteuid() == 0}
+	if cfg.Paths != nil {
+		dl, ok := cfg.Paths.(fs.DenyLister)
+		if !ok {
+			return nil, invalidSandbox("the path policy (%T) cannot list what it denies (fs.DenyLister), so the sandbox could not mask it", cfg.Paths)
+		}
+		b.deny = dl
+	}
+	if b.tmpSize == 0 {
+		b.tmpSize = defaultTmpSize
+	}
+	if b.lim.Processes == 0 {
+		b.lim.Processes = defaultProcesses()
+	}
+	if b.lim.Memory == 0 {
+		b.lim.Memory = defaultMemory
+	}
+	if b.lim.FileSize == 0 {
+		b.lim.FileSize = defaultFileSize
 	}
 	name := cfg.Path
 	if name == "" {
@@ -70,23 +185,53 @@ func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 		return nil, &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"bubblewrap (%s) is not installed, so commands cannot be sandboxed: install the bubblewrap package, or choose full access to run them unconfined", name)}
 	}
-	b := &bubblewrap{cfg: cfg, path: path}
+	b.path = path
+	b.prlimit, _ = exec.LookPath("prlimit")
+	b.sh, _ = exec.LookPath("sh")
+	b.pidMax = perNamespacePIDMax()
+	b.hidden = hiddenDirs()
+	if b.empty, b.emptyDir, err = maskSources(); err != nil {
+		return nil, &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
+			"the sandbox cannot make the empty file it masks paths with (%v), so commands cannot be sandboxed", err)}
+	}
 	if err := b.probe(); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
+func invalidSandbox(format string, args ...any) error {
+	return &harness.Error{Code: harness.CodeInvalidOption, Message: "shell: Bubblewrap: " + fmt.Sprintf(format, args...)}
+}
+
 type bubblewrap struct {
-	cfg  BubblewrapConfig
-	path string
+	cfg     BubblewrapConfig
+	path    string
+	deny    fs.DenyLister // nil without a path policy
+	lim     ResourceLimits
+	tmpSize int64
+	// root: the tools run as root, where RLIMIT_NPROC does not bind.
+	root bool
+	// prlimit and sh are the helpers that set the limits ("" when
+	// missing); pidMax says that pid_max is per PID namespace here.
+	prlimit, sh string
+	pidMax      bool
+	// hidden are the host directories hidden by default.
+	hidden []string
+	// empty and emptyDir are what masks are bound from.
+	empty, emptyDir string
+
+	// planned, when set by tests, runs after a command's mounts are
+	// planned and before the command starts.
+	planned func()
 }
 
 // probe runs `true` in the sandbox.
 func (b *bubblewrap) probe() error {
 	argv, err := b.Wrap([]string{"true"}, "/")
 	if err != nil {
-		return err
+		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
+			"the sandbox cannot be set up (%v), so commands cannot be sandboxed", err)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -106,14 +251,56 @@ func (b *bubblewrap) probe() error {
 
 // Wrap implements Sandbox.
 func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
+	return b.wrapIn(argv, dir, nil)
+}
+
+// wrapIn is Wrap knowing how the tools contain the command: in a PID
+// namespace of their own made as root (whose /proc the init mounted),
+// the command's pid_max can bound its processes.
+func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("nothing to run")
 	}
-	out := []string{b.path, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"}
+	plan, err := b.plan(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if b.planned != nil {
+		b.planned()
+	}
+	var out []string
+	// In a PID namespace the tools made (as root, or inside a user
+	// namespace of their own), a small shell sets the limits before bwrap
+	// starts: there they bind only this command. Elsewhere prlimit sets
+	// them inside the sandbox.
+	outer := cont != nil && cont.kind == containNS && b.sh != ""
+	if outer {
+		pidMax, nproc := 0, 0
+		if b.root && !cont.userNS && b.pidMax && b.lim.Processes > 0 {
+			// As root RLIMIT_NPROC does not bind: the pid_max of the
+			// command's own PID namespace does.
+			pidMax = max(b.lim.Processes, minPIDMax)
+		}
+		if !b.root && b.lim.Processes > 0 {
+			nproc = b.lim.Processes
+		}
+		out = append(out, b.sh, "-c", limitScript, "harness-limits",
+			strconv.Itoa(pidMax), strconv.Itoa(nproc), strconv.FormatInt(max(b.lim.Memory, 0), 10), strconv.FormatInt(max(b.lim.FileSize, 0), 10))
+	}
+	out = append(out, b.path, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 	if !b.cfg.Network {
 		out = append(out, "--unshare-net")
 	}
-	out = append(out, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp")
+	size := strconv.FormatInt(b.tmpSize, 10)
+	out = append(out, "--ro-bind", "/", "/", "--proc", "/proc",
+		"--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
+		"--size", size, "--tmpfs", "/tmp", "--dir", privateHome,
+		"--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", privateHome)
+	hidden := b.hiddenNow()
+	for _, h := range hidden {
+		out = append(out, "--size", strconv.Itoa(hiddenSize), "--tmpfs", h)
+	}
 	ws := filepath.Clean(b.cfg.Workspace)
 	if !b.cfg.ReadOnly {
 		out = append(out, "--bind", ws, ws)
@@ -123,11 +310,104 @@ func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
 	for _, w := range b.cfg.Writable {
 		out = append(out, "--bind", filepath.Clean(w), filepath.Clean(w))
 	}
+	for _, r := range b.cfg.Readable {
+		out = append(out, "--ro-bind-try", filepath.Clean(r), filepath.Clean(r))
+	}
+	for _, p := range plan.pins {
+		out = append(out, "--bind", p, p)
+	}
+	for _, p := range plan.readOnly {
+		out = append(out, "--ro-bind", p, p)
+	}
+	for _, p := range plan.maskDirs {
+		out = append(out, "--ro-bind", b.emptyDir, p)
+	}
+	for _, p := range plan.maskFiles {
+		out = append(out, "--ro-bind", b.empty, p)
+	}
+	out = append(out, "--remount-ro", "/dev")
+	for _, h := range hidden {
+		out = append(out, "--remount-ro", h)
+	}
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
 	out = append(out, "--")
+	if !outer {
+		out = append(out, b.limitArgs()...)
+	}
 	return append(out, argv...), nil
+}
+
+// hiddenNow returns the hidden directories but those the configuration
+// binds in whole (a workspace that is a home directory, say), or lies
+// below: hiding them would hide, or remount read-only, what was bound.
+func (b *bubblewrap) hiddenNow() []string {
+	bound := append(append([]string{b.cfg.Workspace}, b.cfg.Writable...), b.cfg.Readable...)
+	var out []string
+	for _, h := range b.hidden {
+		keep := true
+		for _, v := range bound {
+			v = filepath.Clean(v)
+			if v == h || strings.HasPrefix(h, v+string(filepath.Separator)) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// limitScript sets the limits of a command from inside the PID namespace
+// the tools made for it, then runs the rest (bwrap): pid_max (when not 0)
+// only when /proc is that namespace's own (its pid 1 is in the same
+// namespace), RLIMIT_NPROC (when not 0; this namespace is inside a user
+// namespace of its own, where only the command's processes count), and
+// the address space and file size in bytes (when not 0), converted to the
+// units of bash or dash.
+const limitScript = `p=$1 n=$2 v=$3 f=$4; shift 4
+if [ "$p" != 0 ] && [ /proc/1/ns/pid -ef /proc/self/ns/pid ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
+if [ "$n" != 0 ]; then ulimit -u "$n" 2>/dev/null || ulimit -p "$n" 2>/dev/null; fi
+if [ "$v" != 0 ]; then ulimit -v $((v / 1024)); fi
+if [ "$f" != 0 ]; then if [ -n "$BASH_VERSION" ]; then ulimit -f $((f / 1024)); else ulimit -f $((f / 512)); fi; fi
+exec "$@"`
+
+// limitArgs returns the command that sets the resource limits inside the
+// sandbox, in front of the command, where no shell could set them before
+// bwrap started.
+func (b *bubblewrap) limitArgs() []string {
+	if b.prlimit == "" {
+		return nil
+	}
+	out := []string{b.prlimit}
+	if b.lim.Processes > 0 && !b.root {
+		out = append(out, "--nproc="+strconv.Itoa(b.lim.Processes))
+	}
+	if b.lim.Memory > 0 {
+		out = append(out, "--as="+strconv.FormatInt(b.lim.Memory, 10))
+	}
+	if b.lim.FileSize > 0 {
+		out = append(out, "--fsize="+strconv.FormatInt(b.lim.FileSize, 10))
+	}
+	if len(out) == 1 {
+		return nil
+	}
+	return append(out, "--")
+}
+
+// processBound describes how the processes of a command are bounded.
+func (b *bubblewrap) processBound() string {
+	switch {
+	case b.lim.Processes <= 0:
+		return "no process limit"
+	case !b.root:
+		return fmt.Sprintf("at most %d processes (RLIMIT_NPROC in a user namespace of the command's own)", b.lim.Processes)
+	case b.pidMax && b.sh != "":
+		return fmt.Sprintf("at most %d processes where the tools make the command's PID namespace as root (its pid_max; RLIMIT_NPROC does not bind root), none where they cannot", max(b.lim.Processes, minPIDMax))
+	}
+	return "no process limit: RLIMIT_NPROC does not bind root, and pid_max is not per PID namespace before Linux 6.14"
 }
 
 // Describe implements Sandbox.
@@ -146,22 +426,49 @@ func (b *bubblewrap) Describe() string {
 	for _, w := range b.cfg.Writable {
 		parts = append(parts, w+" writable")
 	}
-	parts = append(parts, "private /tmp")
+	for _, r := range b.cfg.Readable {
+		parts = append(parts, r+" readable")
+	}
+	parts = append(parts, "private /tmp of "+units.Bytes(b.tmpSize)+" (HOME "+privateHome+")")
+	if len(b.hidden) > 0 {
+		parts = append(parts, "hidden: "+strings.Join(b.hidden, " "))
+	}
+	parts = append(parts, "host unix sockets masked")
+	if b.deny != nil {
+		parts = append(parts, "paths the permission rules deny masked or read-only")
+	}
 	if b.cfg.Network {
 		parts = append(parts, "network on")
 	} else {
 		parts = append(parts, "network off")
 	}
-	parts = append(parts, "own pid namespace")
+	parts = append(parts, "own user namespace with no capabilities", "own pid namespace", b.processBound())
+	if b.prlimit != "" {
+		parts = append(parts, "address space "+units.Bytes(b.lim.Memory)+" and files "+units.Bytes(b.lim.FileSize)+" per process")
+	} else {
+		parts = append(parts, "no memory or file size limit (prlimit is missing)")
+	}
 	return strings.Join(parts, ", ")
 }
 
 // sandboxRecord is what the session log keeps of the sandbox in force.
 type sandboxRecord struct {
 	Sandbox string `json:"sandbox"`
+	// Environment says what commands get of the host's environment: the
+	// names withheld, never values.
+	Environment string `json:"environment,omitempty"`
 }
 
 type sandboxRecordedKey struct{}
+
+// sandboxText describes the sandbox in force and the environment, for
+// the session log.
+func (c *config) sandboxText() string {
+	if c.sandbox == nil {
+		return "none: commands run unconfined"
+	}
+	return c.sandbox.Describe()
+}
 
 // recordSandbox writes the sandbox in force to the session log, once
 // per session (shells record theirs when they open).
@@ -175,12 +482,29 @@ func (c *config) recordSandbox(ctx context.Context, call *tools.Call) {
 		return
 	}
 	once.Do(func() {
-		desc := "none: commands run unconfined"
-		if c.sandbox != nil {
-			desc = c.sandbox.Describe()
-		}
-		if err := env.Record(ctx, call, "sandbox", sandboxRecord{Sandbox: desc}); err != nil && env.Logger != nil {
+		rec := sandboxRecord{Sandbox: c.sandboxText(), Environment: c.envText()}
+		if err := env.Record(ctx, call, "sandbox", rec); err != nil && env.Logger != nil {
 			env.Logger.Warn("recording the sandbox failed", "error", err)
 		}
 	})
+}
+
+// contained is a sandbox that wants to know how the tools contain a
+// command (the bubblewrap sandbox, for its process limit).
+type contained interface {
+	wrapIn(argv []string, dir string, cont *containment) ([]string, error)
+}
+
+// reachText tells the model, in the tool descriptions, what commands can
+// reach: the sandbox in force (or that there is none) and the
+// environment they get.
+func (c *config) reachText() string {
+	if c.sandbox == nil {
+		return "Commands run without a sandbox, with " + c.envText() + ". "
+	}
+	s := "Commands run in a sandbox (" + c.sandbox.Describe() + "), with " + c.envText() + ". "
+	if _, ok := c.sandbox.(*bubblewrap); ok {
+		s += "Files the permission rules hide read as empty there, and files they protect are read-only. "
+	}
+	return s
 }

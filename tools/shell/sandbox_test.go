@@ -9,13 +9,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // needBwrap skips the test, with one line, when bubblewrap is missing or
@@ -169,25 +172,104 @@ func TestBubblewrapPersistentShell(t *testing.T) {
 	require.False(t, res.IsError, res.Text())
 }
 
-// BenchmarkSandboxStart runs `true` under bubblewrap beside a fresh,
-// unsandboxed `bash -c true`; the ratio is the sandbox's start-up cost.
+// BenchmarkSandboxStart runs `true` under the bubblewrap sandbox through
+// the bash tool's code path (arguments decoded, mounts planned, the tools'
+// PID namespace, bwrap, limits, output collected) interleaved with a bare
+// `bash -c true` under os/exec, and reports the ratio. Beside them, in the
+// same loop, it times where the difference goes: the same tool without a
+// sandbox (the tools' own PID namespace), bwrap's command line run
+// directly under os/exec, the planning of the mounts (the walk of what
+// the path rules deny and of the host's sockets), and the command line of
+// the sandbox before issue 27 run directly (the old baseline).
 func BenchmarkSandboxStart(b *testing.B) {
 	needBwrap(b)
-	ws := b.TempDir()
-	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws})
+	env := testEnv(b)
+	ws := env.Cwd
+	writeTree(b, ws)
+	pol, err := permission.New(permission.Rules{Deny: []string{"Read(./secrets/**)", "Edit(./.git/**)", "Read(.env)"}})
+	require.NoError(b, err)
+	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
 	require.NoError(b, err)
 	bash, err := exec.LookPath("bash")
 	require.NoError(b, err)
-	b.Run("bash_c_true", func(b *testing.B) {
-		for b.Loop() {
-			require.NoError(b, exec.Command(bash, "-c", "true").Run())
+	boxed := Bash(WithProcess(Process{Sandbox: sb}))
+	bare := Bash()
+	boxedCall := benchCall(b, boxed, env, map[string]any{"command": "true"})
+	bareCall := benchCall(b, bare, env, map[string]any{"command": "true"})
+	argv, err := sb.Wrap([]string{bash, "-c", "true"}, ws)
+	require.NoError(b, err)
+	old, err := legacyBwrap{ws: ws}.Wrap([]string{bash, "-c", "true"}, ws)
+	require.NoError(b, err)
+	bw := sb.(*bubblewrap)
+	// Wall time, and the CPU time of the processes each part started (a
+	// busy machine stretches the first much more than the second).
+	var wall, cpu [6]time.Duration
+	part := func(i int, f func()) {
+		c0, t0 := childCPU(), time.Now()
+		f()
+		wall[i] += time.Since(t0)
+		cpu[i] += childCPU() - c0
+	}
+	for b.Loop() {
+		part(0, func() { mustRun(b, boxed, boxedCall, "[exit code 0") })
+		part(1, func() { require.NoError(b, exec.Command(bash, "-c", "true").Run()) })
+		part(2, func() { mustRun(b, bare, bareCall, "[exit code 0") })
+		part(3, func() { require.NoError(b, exec.Command(argv[0], argv[1:]...).Run()) })
+		part(4, func() {
+			_, err := bw.plan(context.Background())
+			require.NoError(b, err)
+		})
+		part(5, func() { require.NoError(b, exec.Command(old[0], old[1:]...).Run()) })
+	}
+	n := float64(b.N)
+	for i, name := range []string{"sandboxed-tool", "bare-bash", "unsandboxed-tool", "bwrap-direct", "mount-plan", "old-bwrap-direct"} {
+		b.ReportMetric(float64(wall[i].Nanoseconds())/n, name+"-ns/op")
+		if i != 4 {
+			b.ReportMetric(float64(cpu[i].Nanoseconds())/n, name+"-cpu-ns/op")
 		}
-	})
-	b.Run("bwrap_bash_c_true", func(b *testing.B) {
-		argv, err := sb.Wrap([]string{bash, "-c", "true"}, ws)
-		require.NoError(b, err)
-		for b.Loop() {
-			require.NoError(b, exec.Command(argv[0], argv[1:]...).Run())
+	}
+	b.ReportMetric(float64(wall[0])/float64(wall[1]), "sandboxed/bare")
+	b.ReportMetric(float64(wall[3])/float64(wall[1]), "bwrap-direct/bare")
+	b.ReportMetric(float64(wall[5])/float64(wall[1]), "old-bwrap-direct/bare")
+	b.ReportMetric(float64(cpu[3])/float64(cpu[1]), "bwrap-direct/bare-cpu")
+}
+
+// childCPU is the CPU time of the process's children that have ended.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// legacyBwrap is the bubblewrap sandbox as it was before issue 27 (the
+// flags it ran commands with), for the report's "before" column.
+type legacyBwrap struct{ ws string }
+
+func (l legacyBwrap) Wrap(argv []string, dir string) ([]string, error) {
+	out := []string{"bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", l.ws, l.ws}
+	if dir != "" {
+		out = append(out, "--chdir", dir)
+	}
+	return append(append(out, "--"), argv...), nil
+}
+
+func (legacyBwrap) Describe() string { return "bubblewrap as before issue 27" }
+
+// writeTree gives a workspace the shape of a small project: a few hundred
+// files in nested directories, a denied directory and a .git.
+func writeTree(b *testing.B, ws string) {
+	for d := range 40 {
+		dir := filepath.Join(ws, "pkg", strconv.Itoa(d), "sub")
+		require.NoError(b, os.MkdirAll(dir, 0o755))
+		for f := range 8 {
+			require.NoError(b, os.WriteFile(filepath.Join(dir, strconv.Itoa(f)+".go"), []byte("package x\n"), 0o644))
 		}
-	})
+	}
+	for _, p := range []string{"secrets/key.txt", ".git/config", "sub/.env"} {
+		require.NoError(b, os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(ws, p), []byte("x\n"), 0o644))
+	}
 }

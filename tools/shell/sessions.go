@@ -90,7 +90,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		"the current directory, exported and unexported variables, functions and background processes. " +
 		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
 		"It starts in cwd (default: the session's working directory). " +
-		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " +
+		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " + c.reachText() +
 		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
@@ -147,7 +147,10 @@ type openRecord struct {
 	// came from: "process" (the program's environment) or "configured".
 	Env     []string `json:"env"`
 	Inherit string   `json:"inherit"`
-	Sandbox string   `json:"sandbox,omitempty"`
+	// Environment says what the shell got of the host's environment (the
+	// names withheld, never values).
+	Environment string `json:"environment,omitempty"`
+	Sandbox     string `json:"sandbox,omitempty"`
 	// PID is the shell's process id as the host sees it.
 	PID int `json:"pid"`
 	// Containment says how the shell's processes are held together:
@@ -164,7 +167,7 @@ func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, 
 	if s.cfg.baseEnvSet {
 		inherit = "configured"
 	}
-	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit,
+	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit, Environment: s.cfg.envText(),
 		PID: pid, Containment: how, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
 	if sh.dir != sh.ns {
 		rec.OSDir = sh.dir

@@ -1,0 +1,503 @@
+package permission
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/fs"
+)
+
+// Paths is the path policy a [Policy]'s Read and Edit rules make for one
+// workspace: an fs.PathPolicy for fs.Restrict, which puts it below every
+// tool that touches files, and an fs.DenyLister for a sandbox, which
+// masks what it denies from the commands it runs (package tools/shell).
+//
+// # What it decides
+//
+// A deny rule decides wherever it matches. Read denies make a path
+// invisible (fs.Restrict answers "not found"); Edit (Write) denies refuse
+// changes, and so do Read denies, since a change shows the content it
+// replaces. An ask rule cannot ask below the dispatcher: a path named in a
+// call was already asked about there (the policy's Decide sees a path as
+// written and with its links resolved), so an ask rule denies only where
+// nobody was asked: entries of a listing or a tree walk (glob and grep
+// never enter an ask area), other names of a hard-linked file, and what a
+// sandbox must decide on before a command starts. A rule without a path
+// (Read, Edit) covers every path.
+//
+// Hard links: a file with more than one link is denied when any of its
+// names is. The names are found by walking only the trees the rules can
+// match (the literal part of each pattern: ./secrets/** walks
+// <workspace>/secrets, a pattern without a slash such as .env walks the
+// whole workspace), without following symbolic links. The walk is cached
+// per directory and a directory is listed again when its modification time
+// changes (or is too recent to trust), so a repeated check costs one lstat
+// per directory of those trees; files with one link cost nothing.
+//
+// Paths are namespace paths treated as OS paths when a walk or a link
+// lookup needs the disk, as with an fslocal file system, whose namespace
+// is the OS's.
+type Paths struct {
+	ws, home string
+	// rules by list and kind; each list keeps the rules' order.
+	readDeny, readAsk, editDeny, editAsk []*rule
+
+	mu   sync.Mutex
+	dirs map[string]*dirState // the walk cache, by OS directory
+	// links holds, per list of rules, the identities of the files they
+	// deny, and when they were found.
+	links map[string]*linkSet
+}
+
+type linkSet struct {
+	at  int64 // Unix nanoseconds, taken before the walk
+	ids map[[2]uint64]*rule
+}
+
+// Paths returns the path policy of p's Read and Edit rules for the
+// workspace (the session's working directory, a clean absolute namespace
+// path), which ./ and unanchored patterns are relative to, as in Decide.
+// It holds a cache; keep one per session, not one per call.
+func (p *Policy) Paths(workspace string) *Paths {
+	ws := path.Clean("/" + strings.TrimPrefix(filepath.ToSlash(workspace), "/"))
+	pp := &Paths{ws: ws, home: p.home, dirs: map[string]*dirState{}, links: map[string]*linkSet{}}
+	for _, l := range []struct {
+		rules      []*rule
+		read, edit *[]*rule
+	}{{p.deny, &pp.readDeny, &pp.editDeny}, {p.ask, &pp.readAsk, &pp.editAsk}} {
+		for _, r := range l.rules {
+			switch {
+			case r.name != "":
+			case r.kind == kindRead:
+				*l.read = append(*l.read, r)
+			case r.kind == kindEdit:
+				*l.edit = append(*l.edit, r)
+			}
+		}
+	}
+	return pp
+}
+
+// Workspace returns the workspace the policy is anchored at.
+func (pp *Paths) Workspace() string { return pp.ws }
+
+// Empty reports that no rule of the policy touches paths, so it allows
+// everything.
+func (pp *Paths) Empty() bool {
+	return len(pp.readDeny)+len(pp.readAsk)+len(pp.editDeny)+len(pp.editAsk) == 0
+}
+
+// rulesFor returns the rules that can deny access a: the deny lists, and
+// the ask lists when nobody can be asked (fs.AccessListed) or asks is set.
+func (pp *Paths) rulesFor(a fs.Access, asks bool) (read, edit []*rule) {
+	asks = asks || a&fs.AccessListed != 0
+	if a&fs.AccessRead != 0 {
+		read = pp.readDeny
+		if asks {
+			read = append(slices.Clip(read), pp.readAsk...)
+		}
+	}
+	if a&fs.AccessWrite != 0 {
+		edit = pp.editDeny
+		if asks {
+			edit = append(slices.Clip(edit), pp.editAsk...)
+		}
+	}
+	return read, edit
+}
+
+// CheckPath implements fs.PathPolicy.
+func (pp *Paths) CheckPath(ctx context.Context, p string, a fs.Access, id fs.FileID) error {
+	if pp.Empty() {
+		return nil
+	}
+	p = path.Clean("/" + strings.TrimPrefix(p, "/"))
+	read, edit := pp.rulesFor(a, false)
+	if len(read)+len(edit) > 0 {
+		f := pp.form(p, read, edit)
+		if r := firstMatch(read, f); r != nil {
+			return pathDenied(r, "reading")
+		}
+		if r := firstMatch(edit, f); r != nil {
+			return pathDenied(r, "changing")
+		}
+	}
+	if id.Links > 1 && id != (fs.FileID{}) {
+		// Another name of the file was never asked about: asks deny.
+		read, edit = pp.rulesFor(a, true)
+		if r := pp.linked(ctx, id, read); r != nil {
+			return linkDenied(r, "reading")
+		}
+		if r := pp.linked(ctx, id, edit); r != nil {
+			return linkDenied(r, "changing")
+		}
+	}
+	return nil
+}
+
+// form splits p for the bases the rules use only, sparing the
+// allocations of the others on the hot path (one check per directory
+// entry of a walk).
+func (pp *Paths) form(p string, lists ...[]*rule) pathForm {
+	f := pathForm{abs: p}
+	bases := [3]string{baseWorkspace: pp.ws, baseRoot: "/", baseHome: pp.home}
+	var need [3]bool
+	for _, l := range lists {
+		for _, r := range l {
+			if !r.anySpec {
+				need[r.path.base] = true
+			}
+		}
+	}
+	for b, base := range bases {
+		if !need[b] || base == "" {
+			continue
+		}
+		if rel, ok := relUnder(p, base); ok {
+			f.under[b] = true
+			if rel != "" {
+				f.parts[b] = strings.Split(rel, "/")
+			}
+		}
+	}
+	return f
+}
+
+func firstMatch(rules []*rule, f pathForm) *rule {
+	for _, r := range rules {
+		if r.anySpec || r.path.matchForm(f) {
+			return r
+		}
+	}
+	return nil
+}
+
+func pathDenied(r *rule, what string) error {
+	return &harness.Error{Code: harness.CodeDenied, Message: fmt.Sprintf("the rule %s denies %s it", r.raw, what)}
+}
+
+func linkDenied(r *rule, what string) error {
+	return &harness.Error{Code: harness.CodeDenied, Message: fmt.Sprintf("it is a hard link to a file the rule %s denies %s", r.raw, what)}
+}
+
+// ListDenied implements fs.DenyLister: the existing paths (links not
+// followed) that the rules deny for access a when nobody can be asked
+// (ask rules count as deny), outermost only (a denied directory stands
+// for everything in it), sorted. A rule without a path lists the
+// workspace.
+func (pp *Paths) ListDenied(ctx context.Context, a fs.Access) ([]string, error) {
+	read, edit := pp.rulesFor(a|fs.AccessListed, true)
+	rules := append(slices.Clip(read), edit...)
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rules {
+		if r.anySpec {
+			if !seen[pp.ws] {
+				seen[pp.ws] = true
+				out = append(out, pp.ws)
+			}
+			continue
+		}
+	}
+	err := pp.walk(ctx, rules, false, func(p string, _ *entryState) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	// Outermost only.
+	kept := out[:0]
+	for _, p := range out {
+		if len(kept) > 0 {
+			if _, below := relUnder(p, kept[len(kept)-1]); below {
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	return kept, nil
+}
+
+// linked returns the rule that denies another name of the file id, or
+// nil. The names the rules deny are found by a walk, which is reused for
+// a file whose status has not changed since (a new link or a rename of
+// the file changes it).
+func (pp *Paths) linked(ctx context.Context, id fs.FileID, rules []*rule) *rule {
+	if len(rules) == 0 {
+		return nil
+	}
+	for _, r := range rules {
+		if r.anySpec {
+			return r
+		}
+	}
+	var key strings.Builder
+	for _, r := range rules {
+		key.WriteString(r.raw)
+		key.WriteByte(0)
+	}
+	k := [2]uint64{id.Dev, id.Ino}
+	pp.mu.Lock()
+	set := pp.links[key.String()]
+	pp.mu.Unlock()
+	if set != nil && id.Changed != 0 && id.Changed < set.at-int64(racy) {
+		return set.ids[k]
+	}
+	set = &linkSet{at: time.Now().UnixNano(), ids: map[[2]uint64]*rule{}}
+	err := pp.walk(ctx, rules, true, func(p string, e *entryState) {
+		if e != nil && e.idOK {
+			if _, seen := set.ids[[2]uint64{e.dev, e.ino}]; !seen {
+				set.ids[[2]uint64{e.dev, e.ino}] = firstMatch(rules, newForm(p, pp.ws, pp.home))
+			}
+		}
+	})
+	if err != nil {
+		// Fail closed: a walk that did not finish proves nothing.
+		return rules[0]
+	}
+	pp.mu.Lock()
+	pp.links[key.String()] = set
+	pp.mu.Unlock()
+	return set.ids[k]
+}
+
+// A walk root: the directory a pattern's literal part names.
+func (pp *Paths) root(r *rule) string {
+	pt := r.path
+	base := pp.ws
+	switch pt.base {
+	case baseRoot:
+		base = "/"
+	case baseHome:
+		if pp.home == "" {
+			return ""
+		}
+		base = pp.home
+	}
+	if !pt.anchored {
+		return base
+	}
+	dir := base
+	for i, s := range pt.segs {
+		if !pt.lit[i] || i == len(pt.segs)-1 {
+			break
+		}
+		dir = path.Join(dir, s)
+	}
+	return dir
+}
+
+// walk visits the existing paths the rules match, below their roots,
+// without following links. With all, it visits every regular file at or
+// below a match (with its identity); otherwise only the outermost
+// matches (files, directories, links and the rest), with a nil entry.
+func (pp *Paths) walk(ctx context.Context, rules []*rule, all bool, visit func(p string, e *entryState)) error {
+	roots := map[string]bool{}
+	var order []string
+	for _, r := range rules {
+		if r.anySpec {
+			continue
+		}
+		if root := pp.root(r); root != "" && !roots[root] {
+			roots[root] = true
+			order = append(order, root)
+		}
+	}
+	slices.Sort(order)
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	now := time.Now()
+	touched := map[string]bool{}
+	for _, root := range order {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The root itself may match (./secrets/** matches secrets).
+		st, err := os.Lstat(filepath.FromSlash(root))
+		if err != nil {
+			continue
+		}
+		matched := firstMatch(rules, newForm(root, pp.ws, pp.home)) != nil
+		if matched && !all {
+			visit(root, nil)
+			continue
+		}
+		if matched && st.Mode().IsRegular() {
+			visit(root, entryOf(path.Base(root), st))
+			continue
+		}
+		if !st.IsDir() {
+			continue
+		}
+		if err := pp.walkDir(ctx, rules, all, root, matched, now, touched, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (pp *Paths) walkDir(ctx context.Context, rules []*rule, all bool, dir string, inMatch bool, now time.Time, touched map[string]bool, visit func(string, *entryState)) error {
+	if touched[dir] {
+		return nil
+	}
+	touched[dir] = true
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ents := pp.list(dir, now)
+	for i := range ents {
+		e := &ents[i]
+		p := joinPath(dir, e.name)
+		matched := inMatch
+		if !matched && firstMatch(rules, newForm(p, pp.ws, pp.home)) != nil {
+			matched = true
+			if !all {
+				visit(p, nil)
+				continue
+			}
+		}
+		switch {
+		case e.mode.IsRegular():
+			if matched {
+				if !e.idOK {
+					if st, err := os.Lstat(filepath.FromSlash(p)); err == nil {
+						*e = *entryOf(e.name, st)
+					}
+				}
+				visit(p, e)
+			}
+		case e.mode.IsDir():
+			if matched || mayMatchBelow(rules, p, pp.ws, pp.home) {
+				if err := pp.walkDir(ctx, rules, all, p, matched, now, touched, visit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dirState is a cached listing.
+type dirState struct {
+	mtime   int64
+	entries []entryState
+}
+
+type entryState struct {
+	name string
+	mode os.FileMode // the type bits
+	// dev and ino identify a regular file, once idOK; they are filled
+	// when first needed.
+	dev, ino uint64
+	idOK     bool
+}
+
+func entryOf(name string, st os.FileInfo) *entryState {
+	e := &entryState{name: name, mode: st.Mode().Type()}
+	e.dev, e.ino, e.idOK = statID(st)
+	return e
+}
+
+// racy is how recent a directory's modification time may be before its
+// cached listing is not trusted: a change within the same timestamp tick
+// would not show.
+const racy = 2 * time.Second
+
+// list returns dir's entries, from the cache when the directory's
+// modification time proves it unchanged. The caller holds pp.mu.
+func (pp *Paths) list(dir string, now time.Time) []entryState {
+	st, err := os.Lstat(filepath.FromSlash(dir))
+	if err != nil || !st.IsDir() {
+		delete(pp.dirs, dir)
+		return nil
+	}
+	mt := st.ModTime().UnixNano()
+	if c := pp.dirs[dir]; c != nil && c.mtime == mt {
+		return c.entries
+	}
+	f, err := os.Open(filepath.FromSlash(dir))
+	if err != nil {
+		return nil
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	ents := make([]entryState, 0, len(des))
+	for _, de := range des {
+		ents = append(ents, entryState{name: de.Name(), mode: de.Type()})
+	}
+	if now.Sub(st.ModTime()) > racy {
+		pp.dirs[dir] = &dirState{mtime: mt, entries: ents}
+	} else {
+		delete(pp.dirs, dir)
+	}
+	return ents
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// mayMatchBelow reports whether any rule's pattern can match a path
+// below the directory p.
+func mayMatchBelow(rules []*rule, p, ws, home string) bool {
+	f := newForm(p, ws, home)
+	for _, r := range rules {
+		if r.anySpec {
+			return true
+		}
+		pt := r.path
+		if !f.under[pt.base] {
+			continue
+		}
+		if !pt.anchored {
+			return true
+		}
+		if prefixFeasible(pt.segs, pt.lit, f.parts[pt.base]) {
+			return true
+		}
+	}
+	return false
+}
+
+// prefixFeasible reports whether the pattern elements can match a path
+// that starts with parts and goes on below them.
+func prefixFeasible(segs []string, lit []bool, parts []string) bool {
+	for i, part := range parts {
+		if i >= len(segs) {
+			return false
+		}
+		if segs[i] == "**" {
+			return true
+		}
+		if !matchSeg(segs[i], lit[i], part) {
+			return false
+		}
+	}
+	return len(segs) > len(parts)
+}
+
+var (
+	_ fs.PathPolicy = (*Paths)(nil)
+	_ fs.DenyLister = (*Paths)(nil)
+)

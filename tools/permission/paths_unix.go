@@ -1,0 +1,16 @@
+//go:build unix
+
+package permission
+
+import (
+	"os"
+	"syscall"
+)
+
+// statID returns the device and inode of a file.
+func statID(st os.FileInfo) (dev, ino uint64, ok bool) {
+	if sys, isStat := st.Sys().(*syscall.Stat_t); isStat {
+		return uint64(sys.Dev), uint64(sys.Ino), true
+	}
+	return 0, 0, false
+}
