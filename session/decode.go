@@ -1010,6 +1010,8 @@ func (d *decoder) usage() (u harness.Usage) {
 			u.CacheMissTokens = d.int()
 		case "reasoning_tokens":
 			u.ReasoningTokens = d.int()
+		case "cache_write_tokens":
+			u.CacheWriteTokens = d.int()
 		default:
 			return false
 		}
@@ -1037,6 +1039,10 @@ func (d *decoder) block() (b harness.Block) {
 			b.Type = harness.BlockType(d.str())
 		case "text":
 			b.Text = d.str()
+		case "signature":
+			b.Signature = d.str()
+		case "redacted":
+			b.Redacted = d.bool()
 		case "image":
 			if !d.null() {
 				b.Image = d.image()
