@@ -114,6 +114,9 @@ type answer struct {
 	finish  string
 	usage   *harness.Usage
 	stopped bool
+	// progress counts the pieces of the answer read so far (chunks
+	// handed on, usage, finish reasons), for the call's watch.
+	progress int
 	// calls maps the provider's tool-call index to ours; see callIndex.
 	calls    map[int64]*callSlot
 	nextCall int
@@ -147,6 +150,7 @@ func (a *answer) emit(emit func(model.Chunk) bool, c model.Chunk) bool {
 	if a.stopped {
 		return false
 	}
+	a.progress++
 	if !emit(c) {
 		a.stopped = true
 	}
@@ -215,6 +219,7 @@ func (a *answer) chunk(data []byte, whole bool, emit func(model.Chunk) bool) err
 		}
 		if ch.FinishReason != nil && (whole || *ch.FinishReason != "") {
 			a.finish = *ch.FinishReason
+			a.progress++
 		}
 	}
 	return nil
@@ -250,6 +255,7 @@ func (a *answer) readUsage(c *wireChunk) {
 	}
 	out := usageOf(&u)
 	a.usage = &out
+	a.progress++
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/streamwatch"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
@@ -46,17 +47,17 @@ func (f *failure) toError() *harness.Error {
 }
 
 // classify turns the failure of a call into a model error. parent is
-// the caller's context, callCtx the call's own (cancelled by the watchdog
-// with the idle timeout).
+// the caller's context, callCtx the call's own (cancelled by the call's
+// watch when a time bound passes).
 func (m *chatModel) classify(parent, callCtx context.Context, x *exchange, err error) *harness.Error {
 	var f *failure
 	var done *harness.Error
+	timeout, timedOut := streamwatch.Timeout(context.Cause(callCtx))
 	switch {
 	case parent.Err() != nil:
 		f = &failure{code: harness.CodeAborted, message: "the model call was cancelled", err: parent.Err()}
-	case isIdleTimeout(context.Cause(callCtx)):
-		f = &failure{code: harness.CodeTransport, err: context.Cause(callCtx),
-			message: fmt.Sprintf("no data from the model for %s; the stalled response was dropped", m.idle)}
+	case timedOut:
+		f = &failure{code: harness.CodeTransport, err: timeout, message: timeout.Message}
 	case x != nil && x.status >= 400:
 		// The SDK's error is left out: its request holds the
 		// Authorization header, and everything it says is here.

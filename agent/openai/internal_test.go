@@ -18,7 +18,7 @@ import (
 )
 
 // Keep-alive bytes count as signs of life: every read that brings data,
-// comment lines and blank lines included, re-arms the watchdog.
+// comment lines and blank lines included, re-arms the idle bound.
 func TestWatchedBodyTouchesOnEveryRead(t *testing.T) {
 	touches := 0
 	body := &watchedBody{ReadCloser: io.NopCloser(strings.NewReader(": keep-alive\n\n\n\ndata: {}\n\n")), touch: func() { touches++ }}
@@ -33,24 +33,6 @@ func TestWatchedBodyTouchesOnEveryRead(t *testing.T) {
 	}
 	assert.Equal(t, ": keep-alive\n\n\n\ndata: {}\n\n", got.String())
 	assert.Equal(t, 7, touches, "one touch per read that returned bytes, none at EOF")
-}
-
-func TestWatchdogStopsAndReArms(t *testing.T) {
-	fired := make(chan error, 1)
-	w := &watchdog{idle: time.Hour, cancel: func(err error) { fired <- err }}
-	w.touch() // not armed yet: nothing happens
-	w.start()
-	w.touch()
-	w.stop()
-	select {
-	case err := <-fired:
-		t.Fatalf("a stopped watchdog fired: %v", err)
-	default:
-	}
-	var nilDog *watchdog
-	nilDog.start()
-	nilDog.touch()
-	nilDog.stop()
 }
 
 func TestRetryAfter(t *testing.T) {

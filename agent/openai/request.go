@@ -39,6 +39,18 @@ var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, 
 // is a list of segments, most of them kept from earlier requests, that
 // are copied only when written to the wire.
 func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
+	if req.Output != nil && !m.rules.jsonSchema {
+		// The endpoint takes only "json_object": the schema and an
+		// example of it go to the model in a user message at the end
+		// of the request, where it changes nothing of the cached prefix.
+		msg, err := outputMessage(req.Output.Schema)
+		if err != nil {
+			return nil, 0, model.NewError(harness.CodeInvalidRequest, "the structured answer's schema is not valid JSON: "+err.Error(), nil)
+		}
+		r := *req
+		r.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], msg)
+		req = &r
+	}
 	conv := m.history.conversation(m.rules.dialect, req.Messages)
 	if conv != nil {
 		conv.mu.Lock()
@@ -191,7 +203,7 @@ func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 	out = appendStringField(out, "name", name)
 	out = appendKey(out, "schema")
 	out = append(out, schema.Bytes()...)
-	out = appendBoolField(out, "strict", checkStrict(schema.Bytes()) == nil)
+	out = appendBoolField(out, "strict", checkStrict(schema.Bytes(), m.rules.strict) == nil)
 	return append(out, "}}"...), nil
 }
 
@@ -202,6 +214,9 @@ func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte, error) {
 	if conv != nil && sameTools(conv.tools, tools) {
 		return conv.toolsJSON, nil
+	}
+	if n := m.rules.maxTools; n > 0 && len(tools) > n {
+		return nil, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("the request declares %d tools, and the %s API takes at most %d functions: register fewer tools", len(tools), m.rules.dialect, n), nil)
 	}
 	out := []byte{'['}
 	var schema bytes.Buffer
@@ -257,7 +272,7 @@ func (m *chatModel) checkStrictTool(name string, schema []byte) error {
 	if _, ok := m.strictOK.Load(string(schema)); ok {
 		return nil
 	}
-	if err := checkStrict(schema); err != nil {
+	if err := checkStrict(schema, m.rules.strict); err != nil {
 		return model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q cannot be used in strict mode: %v; close the schema or turn strict tools off", name, err), nil)
 	}
 	m.strictOK.Store(string(schema), true)
