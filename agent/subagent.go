@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -444,7 +445,11 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	cfg.maxSteps = steps
 	cfg.model = ty.Model
 	if cfg.model == nil {
+		// The parent's model, and the rest of its fallback chain.
 		cfg.model = t.model
+		if i := slices.Index(t.chain, t.model); i >= 0 && i < len(t.chain)-1 {
+			cfg.model = model.Fallback(t.chain[i], t.chain[i+1:]...)
+		}
 	}
 	cfg.policy = t.s.policy()
 	cfg.depth = l.cfg.depth + 1

@@ -119,6 +119,8 @@ func vocabulary(b []byte) (string, bool) {
 		return typeRecord, true
 	case typeRetry:
 		return typeRetry, true
+	case typeFallback:
+		return typeFallback, true
 	case typePrune:
 		return typePrune, true
 	case typeCompaction:
@@ -888,6 +890,26 @@ func (d *decoder) payload(typ string) Payload {
 				p.Message = d.str()
 			case "delay_ms":
 				p.DelayMS = d.int()
+			default:
+				return false
+			}
+			return true
+		})
+		return p
+	case typeFallback:
+		p := &ModelFallback{}
+		d.object(func(k []byte) bool {
+			switch string(k) {
+			case "step":
+				p.Step = d.intField()
+			case "from":
+				p.From = d.str()
+			case "to":
+				p.To = d.str()
+			case "code":
+				p.Code = harness.Code(d.str())
+			case "message":
+				p.Message = d.str()
 			default:
 				return false
 			}
