@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/sse"
 )
 
 // The answer's wire shapes, read tolerantly: every provider of the
@@ -170,9 +171,9 @@ func decode(data []byte, v any) error {
 }
 
 // event handles one stream event.
-func (a *answer) event(ev sseEvent, emit func(model.Chunk) bool) error {
-	data := bytes.TrimSpace(ev.data)
-	if ev.name == "error" {
+func (a *answer) event(ev sse.Event, emit func(model.Chunk) bool) error {
+	data := bytes.TrimSpace(ev.Data)
+	if ev.Name == "error" {
 		return classifyEvent(data).toError()
 	}
 	if len(data) == 0 {

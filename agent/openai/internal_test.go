@@ -3,11 +3,10 @@ package openai
 import (
 	"encoding/json"
 	"github.com/go-harness/harness/internal/assemble"
+	"github.com/go-harness/harness/internal/sse"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -33,25 +32,6 @@ func TestWatchedBodyTouchesOnEveryRead(t *testing.T) {
 	}
 	assert.Equal(t, ": keep-alive\n\n\n\ndata: {}\n\n", got.String())
 	assert.Equal(t, 7, touches, "one touch per read that returned bytes, none at EOF")
-}
-
-func TestRetryAfter(t *testing.T) {
-	h := func(kv ...string) http.Header {
-		out := http.Header{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			out.Set(kv[i], kv[i+1])
-		}
-		return out
-	}
-	assert.Equal(t, 250*time.Millisecond, retryAfter(h("Retry-After-Ms", "250", "Retry-After", "9")))
-	assert.Equal(t, 1500*time.Millisecond, retryAfter(h("Retry-After", "1.5")))
-	assert.Equal(t, time.Duration(0), retryAfter(h("Retry-After", "-3")))
-	assert.Equal(t, time.Duration(0), retryAfter(h("Retry-After", "soon")))
-	assert.Equal(t, time.Duration(0), retryAfter(nil))
-	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
-	d := retryAfter(h("Retry-After", future))
-	assert.Greater(t, d, 50*time.Minute)
-	assert.LessOrEqual(t, d, time.Hour)
 }
 
 func TestParseProviderError(t *testing.T) {
@@ -106,7 +86,7 @@ func FuzzParseProviderError(f *testing.F) {
 // well-formed chunks; a failure is a model error with a code.
 func FuzzStreamDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
-		events := newSSEReader(strings.NewReader(string(body)))
+		events := sse.NewReader(strings.NewReader(string(body)))
 		var a answer
 		var asm assemble.Assembler
 		emit := func(c model.Chunk) bool {
@@ -123,12 +103,12 @@ func FuzzStreamDecoder(f *testing.F) {
 			return true
 		}
 		for range len(body) + 2 {
-			ev, err := events.next()
+			ev, err := events.Next()
 			if err != nil {
 				require.ErrorIs(t, err, io.EOF)
 				break
 			}
-			if ev.done {
+			if ev.Done {
 				break
 			}
 			if err := a.event(ev, emit); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/imagetext"
+	"github.com/go-harness/harness/internal/schemaprompt"
 )
 
 // imageBudget bounds the image bytes one request carries. Base64 makes
@@ -43,7 +44,7 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		// The endpoint takes only "json_object": the schema and an
 		// example of it go to the model in a user message at the end
 		// of the request, where it changes nothing of the cached prefix.
-		msg, err := outputMessage(req.Output.Schema)
+		msg, err := schemaprompt.Message(req.Output.Schema)
 		if err != nil {
 			return nil, 0, model.NewError(harness.CodeInvalidRequest, "the structured answer's schema is not valid JSON: "+err.Error(), nil)
 		}

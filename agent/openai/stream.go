@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/sse"
 	"github.com/go-harness/harness/internal/streamwatch"
 )
 
@@ -119,16 +120,16 @@ func (m *chatModel) call(ctx context.Context, req *model.Request, emit func(mode
 		return m.finish(&st, emit)
 	}
 
-	events := newSSEReader(raw.Body)
+	events := sse.NewReader(raw.Body)
 	for {
-		ev, err := events.next()
+		ev, err := events.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return m.fail(ctx, callCtx, x, err)
 		}
-		if ev.done {
+		if ev.Done {
 			break
 		}
 		before := st.progress

@@ -1,4 +1,4 @@
-package openai
+package schemaprompt
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSchemaExample(t *testing.T) {
+func TestExample(t *testing.T) {
 	for name, tc := range map[string]struct{ schema, want string }{
 		"object in order":  {`{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer","minimum":3},"b":{"type":"boolean"}}}`, `{"z":"string","a":3,"b":false}`},
 		"examples first":   {`{"type":"string","examples":["x1"],"default":"d","enum":["e"]}`, `"x1"`},
@@ -29,34 +29,34 @@ func TestSchemaExample(t *testing.T) {
 		"empty properties": {`{"type":"object","properties":{}}`, `{}`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := schemaExample([]byte(tc.schema))
+			got, err := Example([]byte(tc.schema))
 			require.NoError(t, err)
 			require.True(t, json.Valid(got), "%s", got)
 			if tc.want != "" {
 				assert.Equal(t, tc.want, string(got))
 			} else {
-				assert.LessOrEqual(t, len(got), maxExampleBytes)
+				assert.LessOrEqual(t, len(got), maxBytes)
 			}
 		})
 	}
 	for _, bad := range []string{``, `{`, `{"a":1} x`, `[1,]`} {
-		_, err := schemaExample([]byte(bad))
+		_, err := Example([]byte(bad))
 		assert.Error(t, err, bad)
 	}
 	// A schema whose example would be huge gets none, and the
 	// instruction still carries the schema.
 	wide := `{"type":"object","properties":{` + strings.Repeat(`"a":{"type":"string","default":"`+strings.Repeat("x", 1000)+`"},`, 20) + `"z":{"type":"string"}}}`
-	_, err := schemaExample([]byte(wide))
+	_, err := Example([]byte(wide))
 	assert.Error(t, err)
-	instr, err := outputInstruction([]byte(wide))
+	instr, err := Instruction([]byte(wide))
 	require.NoError(t, err)
 	assert.NotContains(t, instr, "An example")
 	assert.Contains(t, instr, `"z":{"type":"string"}`)
 }
 
-// FuzzSchemaExample: any input gives an error or a valid JSON value of
+// FuzzExample: any input gives an error or a valid JSON value of
 // bounded size, and the instruction built from a valid schema names it.
-func FuzzSchemaExample(f *testing.F) {
+func FuzzExample(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"object","properties":{"verdict":{"type":"string","enum":["pass","fail"]},"score":{"type":"integer"}}}`,
 		`{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}`,
@@ -69,17 +69,17 @@ func FuzzSchemaExample(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, schema []byte) {
-		got, err := schemaExample(schema)
+		got, err := Example(schema)
 		if err != nil {
 			return
 		}
 		if !json.Valid(got) {
 			t.Fatalf("example %q of %q is not JSON", got, schema)
 		}
-		if len(got) > maxExampleBytes {
+		if len(got) > maxBytes {
 			t.Fatalf("example of %d bytes", len(got))
 		}
-		instr, err := outputInstruction(schema)
+		instr, err := Instruction(schema)
 		if err != nil {
 			t.Fatalf("outputInstruction failed on a schema schemaExample read: %v", err)
 		}

@@ -1,4 +1,11 @@
-package openai
+// Package schemaprompt writes the prompt text that asks a model for a
+// structured answer where the endpoint cannot be given the schema itself
+// (a "json_object" response format, or none): the schema as given, and
+// an example of the shape derived from it, as DeepSeek's JSON output
+// guide asks for.
+//
+// It imports harness only.
+package schemaprompt
 
 import (
 	"bytes"
@@ -13,15 +20,15 @@ import (
 
 // Bounds of an example derived from a schema.
 const (
-	maxExampleDepth = 16
-	maxExampleBytes = 16 << 10
+	maxDepth = 16
+	maxBytes = 16 << 10
 )
 
-// outputInstruction is the text that asks for a structured answer where
-// the endpoint takes only "json_object": DeepSeek's guide asks for the
-// word "json" in the prompt and an example of the shape. It carries the
-// schema as given (compacted) and an example derived from it.
-func outputInstruction(schema []byte) (string, error) {
+// Instruction is the text that asks for a structured answer: it says
+// "JSON", carries the schema as given (compacted; an empty schema is any
+// object) and an example derived from it when one can be ([Example]). A
+// schema that is not JSON is an error.
+func Instruction(schema []byte) (string, error) {
 	var compact bytes.Buffer
 	if len(bytes.TrimSpace(schema)) == 0 {
 		compact.WriteString(`{"type":"object"}`)
@@ -31,14 +38,14 @@ func outputInstruction(schema []byte) (string, error) {
 	var b strings.Builder
 	b.WriteString("Answer with one JSON object and nothing else (no prose, no code fence). It must be valid against this JSON Schema:\n")
 	b.Write(compact.Bytes())
-	if ex, err := schemaExample(compact.Bytes()); err == nil {
+	if ex, err := Example(compact.Bytes()); err == nil {
 		b.WriteString("\nAn example of the shape, with placeholder values:\n")
 		b.Write(ex)
 	}
 	return b.String(), nil
 }
 
-// schemaExample returns a JSON value of the shape schema describes: its
+// Example returns a JSON value of the shape schema describes: its
 // own examples, defaults, constants or first enum values where it gives
 // them (in that order of preference), else a placeholder for each type (a string that fits a known
 // format, 0 or the minimum for numbers, false, the properties of an
@@ -46,7 +53,7 @@ func outputInstruction(schema []byte) (string, error) {
 // ("#/$defs/...", "#/definitions/...") are followed to a bounded depth.
 // The example is compact JSON of at most 16 KiB; a schema that is not
 // JSON is an error.
-func schemaExample(schema []byte) ([]byte, error) {
+func Example(schema []byte) ([]byte, error) {
 	root, err := parseOrdered(schema)
 	if err != nil {
 		return nil, err
@@ -158,7 +165,7 @@ var placeholders = map[string]string{
 }
 
 func (e *exampler) raw(s string) {
-	if len(e.out)+len(s) > maxExampleBytes {
+	if len(e.out)+len(s) > maxBytes {
 		e.over = true
 		return
 	}
@@ -207,7 +214,7 @@ func (e *exampler) str(s string) {
 // value writes an example of schema node s.
 func (e *exampler) value(node any, depth int) {
 	s, ok := node.(orderedObject)
-	if !ok || depth > maxExampleDepth || e.over {
+	if !ok || depth > maxDepth || e.over {
 		e.raw("null")
 		return
 	}
@@ -354,10 +361,9 @@ func (e *exampler) resolve(ref any) (any, bool) {
 	return cur, true
 }
 
-// outputMessage returns the user message that carries the instruction
-// for a structured answer.
-func outputMessage(schema []byte) (harness.Message, error) {
-	text, err := outputInstruction(schema)
+// Message returns the user message that carries the instruction.
+func Message(schema []byte) (harness.Message, error) {
+	text, err := Instruction(schema)
 	if err != nil {
 		return harness.Message{}, err
 	}
