@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/internal/sse"
 	"io"
@@ -15,24 +14,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 )
-
-// Keep-alive bytes count as signs of life: every read that brings data,
-// comment lines and blank lines included, re-arms the idle bound.
-func TestWatchedBodyTouchesOnEveryRead(t *testing.T) {
-	touches := 0
-	body := &watchedBody{ReadCloser: io.NopCloser(strings.NewReader(": keep-alive\n\n\n\ndata: {}\n\n")), touch: func() { touches++ }}
-	buf := make([]byte, 4)
-	var got strings.Builder
-	for {
-		n, err := body.Read(buf)
-		got.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	assert.Equal(t, ": keep-alive\n\n\n\ndata: {}\n\n", got.String())
-	assert.Equal(t, 7, touches, "one touch per read that returned bytes, none at EOF")
-}
 
 func TestParseProviderError(t *testing.T) {
 	for _, tc := range []struct {
@@ -125,20 +106,3 @@ func FuzzStreamDecoder(f *testing.F) {
 	})
 }
 
-// FuzzAppendString checks the hand-written JSON string encoder against
-// encoding/json: the output is valid JSON that decodes to the input (with
-// invalid UTF-8 replaced, as encoding/json does).
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote \" backslash \\ tab \t nl \n", "\x00\x1f\x7f", "\u2028\u2029 <html> &", "bad \xff utf8", "日本語"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		enc := appendString(nil, s)
-		var back string
-		require.NoError(t, json.Unmarshal(enc, &back), "%q", enc)
-		want, _ := json.Marshal(s)
-		var wantBack string
-		require.NoError(t, json.Unmarshal(want, &wantBack))
-		require.Equal(t, wantBack, back)
-	})
-}

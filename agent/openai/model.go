@@ -403,7 +403,7 @@ func New(cfg Config) (model.Model, error) {
 		send:       send,
 	}
 	if m.httpClient == nil {
-		m.httpClient = defaultHTTPClient()
+		m.httpClient = streamwatch.HTTPClient()
 	}
 	ropts := []option.RequestOption{
 		option.WithBaseURL(baseURL),

@@ -4,25 +4,11 @@ import (
 	"bytes"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/go-harness/harness/internal/streamwatch"
-)
-
-// Transport timeouts of the default HTTP client. There is no overall
-// timeout: an answer may stream for many minutes, and a timeout on the
-// whole exchange would cut it off. A silent or stalled stream is caught
-// by the call's watch instead (see Config.IdleTimeout and
-// Config.StallTimeout).
-const (
-	dialTimeout           = 30 * time.Second
-	tlsHandshakeTimeout   = 30 * time.Second
-	responseHeaderTimeout = 10 * time.Minute
-	idleConnTimeout       = 90 * time.Second
 )
 
 // Bounds on bodies read whole.
@@ -30,34 +16,6 @@ const (
 	maxErrorBody = 64 << 10
 	maxJSONBody  = 64 << 20
 )
-
-func defaultHTTPClient() *http.Client {
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       idleConnTimeout,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ResponseHeaderTimeout: responseHeaderTimeout,
-		ExpectContinueTimeout: time.Second,
-	}}
-}
-
-// watchedBody tells the watch about every read that brought data.
-type watchedBody struct {
-	io.ReadCloser
-	touch func()
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.touch()
-	}
-	return n, err
-}
 
 // exchange records what the HTTP layer saw of one call: the status and
 // headers, the body of an error reply (read here because not every
@@ -90,7 +48,7 @@ func (x *exchange) middleware(wd *streamwatch.Watch, streaming bool) option.Midd
 		x.status, x.header = resp.StatusCode, resp.Header.Clone()
 		if wd != nil {
 			wd.Start()
-			resp.Body = &watchedBody{ReadCloser: resp.Body, touch: wd.Bytes}
+			resp.Body = wd.Body(resp.Body)
 		}
 		switch {
 		case resp.StatusCode >= 400:

@@ -6,6 +6,9 @@
 // content). Keep-alives prove that the connection lives, not that the
 // answer progresses, so they reset only the first bound.
 //
+// [HTTPClient] is the adapters' default HTTP client, whose timeouts
+// leave the answer itself to the watch.
+//
 // It imports harness only.
 package streamwatch
 
@@ -13,6 +16,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -120,4 +126,53 @@ func Timeout(cause error) (*harness.Error, bool) {
 		return he, true
 	}
 	return nil, false
+}
+
+// Body returns rc that tells the watch of every read that brings data
+// ([Watch.Bytes]); a nil watch returns rc.
+func (w *Watch) Body(rc io.ReadCloser) io.ReadCloser {
+	if w == nil {
+		return rc
+	}
+	return &watchedBody{ReadCloser: rc, touch: w.Bytes}
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	touch func()
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.touch()
+	}
+	return n, err
+}
+
+// Transport timeouts of [HTTPClient]. There is no overall timeout: an
+// answer may stream for many minutes, and a timeout on the whole
+// exchange would cut it off. A silent or stalled stream is the watch's.
+const (
+	dialTimeout           = 30 * time.Second
+	tlsHandshakeTimeout   = 30 * time.Second
+	responseHeaderTimeout = 10 * time.Minute
+	idleConnTimeout       = 90 * time.Second
+)
+
+// HTTPClient returns a new HTTP client for model calls: dial, TLS
+// handshake and response-header timeouts, proxies from the environment,
+// and no overall timeout.
+func HTTPClient() *http.Client {
+	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       idleConnTimeout,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: responseHeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+	}}
 }
