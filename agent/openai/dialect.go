@@ -28,7 +28,10 @@ const (
 	// thinking model's reasoning back, as Moonshot's Kimi thinking models
 	// do: every assistant message that made tool calls carries
 	// "reasoning_content" ("" when it had none), and an assistant
-	// message with reasoning carries it too.
+	// message with reasoning carries it too. It also holds DeepSeek's
+	// documented request rules: a forced tool only with thinking off,
+	// its seven reasoning efforts, its strict-mode schema rules, at most
+	// 128 tools, and the schema of a structured answer in the prompt.
 	DialectDeepSeek Dialect = "deepseek"
 	// DialectOpenAI is OpenAI's own API (and Azure's): no
 	// "reasoning_content", "max_completion_tokens" instead of

@@ -105,4 +105,3 @@ func FuzzStreamDecoder(f *testing.F) {
 		}
 	})
 }
-
