@@ -139,6 +139,20 @@ func TestFallbackAfterRetriesForEachFailureClass(t *testing.T) {
 	}
 }
 
+// A context overflow is the request's: the loop makes room and tries
+// the same model once more, and never falls back.
+func TestNoFallbackOnContextOverflow(t *testing.T) {
+	overflow := providerFailure(harness.CodeContextWindowExceeded, 400, "prompt is too long")
+	primary := replay.NewScripted(failures(overflow, 3)...).WithInfo(model.Info{Name: "primary", ContextWindow: 100_000})
+	backup := replay.NewScripted(replay.Response{Text: "x"}).WithInfo(model.Info{Name: "backup"})
+	_, s := newSession(t, agent.WithModel(model.Fallback(primary, backup)), fastRetries)
+	evs, _, err := collect(t, s, context.Background(), "go")
+	assert.ErrorIs(t, err, harness.CodeContextWindowExceeded)
+	assert.Len(t, primary.Requests(), 2, "made room and tried once more")
+	assert.Empty(t, backup.Requests())
+	assert.Empty(t, ofType[*agent.ModelFallback](evs))
+}
+
 // The turn keeps the backup for its later steps; the next turn starts
 // with the primary again. When the backup fails too, the last failure
 // ends the turn.

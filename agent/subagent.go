@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -447,8 +446,8 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	if cfg.model == nil {
 		// The parent's model, and the rest of its fallback chain.
 		cfg.model = t.model
-		if i := slices.Index(t.chain, t.model); i >= 0 && i < len(t.chain)-1 {
-			cfg.model = model.Fallback(t.chain[i], t.chain[i+1:]...)
+		if t.cur < len(t.chain)-1 {
+			cfg.model = model.Fallback(t.chain[t.cur], t.chain[t.cur+1:]...)
 		}
 	}
 	cfg.policy = t.s.policy()

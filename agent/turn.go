@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-harness/harness/internal/assemble"
@@ -20,10 +19,11 @@ import (
 type turn struct {
 	s *Session
 	l *Loop
-	// model is the model the turn calls: chain[0] until a failure makes
-	// the turn fall back to the next model of the chain (see fallBack).
+	// model is the model the turn calls: chain[cur], the first until a
+	// failure makes the turn fall back to the next (see fallBack).
 	model  model.Model
 	chain  []model.Model
+	cur    int
 	ctx    context.Context
 	cancel context.CancelFunc
 	yield  func(Event, error) bool
@@ -370,8 +370,8 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 // switch; the turn keeps the new model for its remaining steps. It
 // reports whether it fell back, and an error when logging failed.
 func (t *turn) fallBack(step int, from string, err error) (bool, error) {
-	next := slices.Index(t.chain, t.model) + 1
-	if next <= 0 || next >= len(t.chain) || !model.FallsBack(err) {
+	next := t.cur + 1
+	if next >= len(t.chain) || !model.FallsBack(err) {
 		return false, nil
 	}
 	to := t.chain[next].Info().Name
@@ -380,7 +380,7 @@ func (t *turn) fallBack(step int, from string, err error) (bool, error) {
 	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
 		return false, lerr
 	}
-	t.model = t.chain[next]
+	t.cur, t.model = next, t.chain[next]
 	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
 	return true, nil
 }
