@@ -226,6 +226,7 @@ func TestStrictReplayReproducesAFallback(t *testing.T) {
 			{Type: model.ChunkReasoning, Text: "signed thought", Signature: "sig-1"},
 			{Type: model.ChunkReasoning, Redacted: true, Signature: "encrypted"},
 			{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{ID: "c1", Name: "echo", Arguments: `{"text":"x"}`}},
+			{Type: model.ChunkReasoning, Text: "thought between calls", Signature: "sig-2"},
 			{Type: model.ChunkUsage, Usage: *usage},
 			{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
 		}},
@@ -264,6 +265,8 @@ func TestStrictReplayReproducesAFallback(t *testing.T) {
 	want, got := answers(recorded), answers(replayed)
 	require.Len(t, got, len(want))
 	assert.Equal(t, []string{"primary", "backup", "backup"}, []string{want[0].Model, want[1].Model, want[2].Model})
+	require.Len(t, want[1].Content, 4)
+	assert.Equal(t, "sig-2", want[1].Content[3].Signature, "interleaved thinking is logged after its call")
 	for i := range want {
 		assert.Equal(t, want[i].Model, got[i].Model, "answer %d", i)
 		assert.Equal(t, want[i].Content, got[i].Content, "answer %d, signatures included", i)

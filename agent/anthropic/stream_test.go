@@ -337,3 +337,26 @@ func TestChunkSDKTypesAgree(t *testing.T) {
 	assert.Equal(t, "signature_delta", ev.Delta.Type)
 	assert.Equal(t, "s", ev.Delta.Signature)
 }
+
+// Thinking interleaved with tool use goes back in the order it came,
+// each block with its signature.
+func TestInterleavedThinkingGoesBackInOrder(t *testing.T) {
+	f := newFake(t, reply{Message: &message{Blocks: []block{
+		{Thinking: "first", Signature: "s1"}, toolUse("toolu_a", "ls", `{"path":"a"}`),
+		{Thinking: "second", Signature: "s2"}, toolUse("toolu_b", "ls", `{"path":"b"}`),
+	}}}, ok(text("done")))
+	m := f.model()
+	chunks, err := drain(t, m, context.Background(), simple())
+	require.NoError(t, err)
+	answer := join(chunks).Message()
+	req := &model.Request{Messages: []harness.Message{userText("hi"), answer,
+		result("toolu_a", "ls", false, harness.TextBlock("x")), result("toolu_b", "ls", false, harness.TextBlock("y"))}}
+	_, err = drain(t, m, context.Background(), req)
+	require.NoError(t, err)
+	var order []string
+	for _, b := range blocksOf(t, f.body(1), 1) {
+		order = append(order, b["type"].(string))
+	}
+	assert.Equal(t, []string{"thinking", "tool_use", "thinking", "tool_use"}, order)
+	assert.Equal(t, "s2", blocksOf(t, f.body(1), 1)[2]["signature"])
+}

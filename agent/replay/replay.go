@@ -130,15 +130,33 @@ func recordedResponse(a *session.AssistantMessage) Response {
 		}
 	}
 	if signed {
-		// Each reasoning block streams apart, ended by its signature.
-		var reasoning []model.Chunk
+		// The blocks stream in their logged order, each reasoning block
+		// apart, ended by its signature, so they assemble as logged.
+		var chunks []model.Chunk
+		calls := 0
 		for _, b := range a.Content {
-			if b.Type == harness.BlockReasoning {
-				reasoning = append(reasoning, model.Chunk{Type: model.ChunkReasoning, Text: b.Text, Signature: b.Signature, Redacted: b.Redacted})
+			switch {
+			case b.Type == harness.BlockReasoning:
+				chunks = append(chunks, model.Chunk{Type: model.ChunkReasoning, Text: b.Text, Signature: b.Signature, Redacted: b.Redacted})
+			case b.Type == harness.BlockText && b.Text != "":
+				chunks = append(chunks, model.Chunk{Type: model.ChunkText, Text: b.Text})
+			case b.Type == harness.BlockToolCall && b.ToolCall != nil:
+				tc := b.ToolCall
+				chunks = append(chunks, model.Chunk{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: calls, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+				calls++
 			}
 		}
-		r.Reasoning = ""
-		r.Chunks = append(reasoning, chunksOf(r)...)
+		if a.Usage != nil {
+			chunks = append(chunks, model.Chunk{Type: model.ChunkUsage, Usage: *a.Usage})
+		}
+		finish := a.Finish
+		if finish == "" {
+			finish = model.FinishStop
+			if calls > 0 {
+				finish = model.FinishToolCalls
+			}
+		}
+		r.Chunks = append(chunks, model.Chunk{Type: model.ChunkFinish, Finish: finish})
 	}
 	return r
 }

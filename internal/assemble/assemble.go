@@ -12,14 +12,19 @@ import (
 // message: reasoning, then text, then tool calls ordered by index, each
 // call's argument pieces joined. Reasoning is one block, or several where
 // the provider signs its blocks: a reasoning chunk with a signature ends
-// the block it belongs to, and a redacted one is a block of its own.
+// the block it belongs to, and a redacted one is a block of its own. A
+// signed block that arrived after tool calls began (thinking interleaved
+// with tool use) keeps its place after those calls, since the provider
+// checks the order of the blocks it signed.
 // Assembly is linear in the size of the answer however finely it is cut:
 // a call's arguments grow in a buffer, never by re-copying what arrived
 // before. The zero value is ready to use.
 type Assembler struct {
-	// done are the reasoning blocks ended by a signature; reasoning is
-	// the text of the one still open.
+	// done are the reasoning blocks ended by a signature, with the
+	// number of tool calls begun before each; reasoning is the text of
+	// the one still open.
 	done      []harness.Block
+	doneAfter []int
 	reasoning strings.Builder
 	text      strings.Builder
 	calls     map[int]*callParts
@@ -46,6 +51,7 @@ func (a *Assembler) Add(c model.Chunk) {
 		case c.Redacted:
 			a.closeReasoning("")
 			a.done = append(a.done, harness.Block{Type: harness.BlockReasoning, Signature: c.Signature, Redacted: true})
+			a.doneAfter = append(a.doneAfter, len(a.calls))
 		case c.Signature != "":
 			a.reasoning.WriteString(c.Text)
 			a.closeReasoning(c.Signature)
@@ -85,14 +91,26 @@ func (a *Assembler) closeReasoning(signature string) {
 		return
 	}
 	a.done = append(a.done, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String(), Signature: signature})
+	a.doneAfter = append(a.doneAfter, len(a.calls))
 	a.reasoning.Reset()
+}
+
+// reasoningAfter appends the closed reasoning blocks that came after
+// exactly n tool calls had begun.
+func (a *Assembler) reasoningAfter(content []harness.Block, n int) []harness.Block {
+	for i, b := range a.done {
+		if a.doneAfter[i] == n {
+			content = append(content, b)
+		}
+	}
+	return content
 }
 
 // Message returns the assembled assistant message. Calls with no
 // arguments get "{}".
 func (a *Assembler) Message() harness.Message {
 	m := harness.Message{Role: harness.RoleAssistant}
-	m.Content = append(m.Content, a.done...)
+	m.Content = a.reasoningAfter(m.Content, 0)
 	if a.reasoning.Len() > 0 {
 		m.Content = append(m.Content, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String()})
 	}
@@ -104,13 +122,14 @@ func (a *Assembler) Message() harness.Message {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	for _, i := range idx {
+	for n, i := range idx {
 		p := a.calls[i]
 		tc := &harness.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
 		if strings.TrimSpace(tc.Arguments) == "" {
 			tc.Arguments = "{}"
 		}
 		m.Content = append(m.Content, harness.Block{Type: harness.BlockToolCall, ToolCall: tc})
+		m.Content = a.reasoningAfter(m.Content, n+1)
 	}
 	return m
 }

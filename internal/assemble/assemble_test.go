@@ -139,3 +139,29 @@ func TestAssemblerKeepsSignedReasoningBlocks(t *testing.T) {
 	var plain assemble.Assembler
 	assert.Empty(t, plain.Model())
 }
+
+// Thinking interleaved with tool use keeps its place after the calls
+// that preceded it.
+func TestAssemblerKeepsInterleavedThinkingInPlace(t *testing.T) {
+	var a assemble.Assembler
+	for _, c := range []model.Chunk{
+		{Type: model.ChunkReasoning, Text: "first", Signature: "s1"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, ID: "a", Name: "ls", Arguments: "{}"}},
+		{Type: model.ChunkReasoning, Text: "between", Signature: "s2"},
+		{Type: model.ChunkReasoning, Redacted: true, Signature: "enc"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 1, ID: "b", Name: "ls", Arguments: "{}"}},
+		{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
+	} {
+		a.Add(c)
+	}
+	var order []string
+	for _, b := range a.Message().Content {
+		switch b.Type {
+		case harness.BlockReasoning:
+			order = append(order, "reasoning "+b.Signature)
+		case harness.BlockToolCall:
+			order = append(order, "call "+b.ToolCall.ID)
+		}
+	}
+	assert.Equal(t, []string{"reasoning s1", "call a", "reasoning s2", "reasoning enc", "call b"}, order)
+}
