@@ -60,7 +60,14 @@ const (
 type Block struct {
 	Type BlockType `json:"type"`
 	// Text holds the text of text and reasoning blocks.
-	Text       string      `json:"text,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Signature is what the provider returned with a reasoning block to
+	// authenticate it (Anthropic's thinking signature); it goes back
+	// with the block unchanged. A Redacted reasoning block has no Text:
+	// Signature holds the reasoning the provider encrypted, as opaque
+	// data to send back.
+	Signature  string      `json:"signature,omitempty"`
+	Redacted   bool        `json:"redacted,omitempty"`
 	Image      *Image      `json:"image,omitempty"`
 	ToolCall   *ToolCall   `json:"tool_call,omitempty"`
 	ToolResult *ToolResult `json:"tool_result,omitempty"`

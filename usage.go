@@ -10,6 +10,10 @@ type Usage struct {
 	// provider reports prefix-cache use.
 	CacheHitTokens  int64 `json:"cache_hit_tokens,omitempty"`
 	CacheMissTokens int64 `json:"cache_miss_tokens,omitempty"`
+	// CacheWriteTokens is the part of CacheMissTokens the provider wrote
+	// to its prompt cache, where it bills writing apart (Anthropic's
+	// cache creation tokens).
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 	// ReasoningTokens is the part of OutputTokens spent on reasoning.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 }
@@ -20,6 +24,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.CacheHitTokens += o.CacheHitTokens
 	u.CacheMissTokens += o.CacheMissTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
 	u.ReasoningTokens += o.ReasoningTokens
 }
 

@@ -36,6 +36,7 @@
 //   - [ToolCallEnd]: a call's result, render data included, and how long it took.
 //   - [ModelUsage]: the token usage of one model call.
 //   - [Retry]: a model call failed and is tried again; the step's text starts over.
+//   - [ModelFallback]: a model failed for good; the next model of its fallback chain answers.
 //   - [ReminderAdded]: advisory text added for the model after a step's results.
 //   - [ContextPruned]: earlier tool results were replaced by placeholders.
 //   - [ContextCompacted]: older history was replaced by a summary.
@@ -123,6 +124,18 @@
 // bounds a turn's steps, its model retries and its tool calls.
 // [WithPrices] costs every model call by a price table (package
 // pricing): on [ModelUsage], [TurnEnd] and [Session.Cost].
+//
+// A model made with model.Fallback is a chain the loop drives: a call
+// that fails with a failure of the model (rate limit, overload, server
+// failure, timeout, broken connection) is retried on the same model as
+// the retry policy says, and once those retries are spent the next
+// model of the chain answers the same request, with retries of its own.
+// The switch is logged (session.ModelFallback) and shown to the host
+// ([ModelFallback]); the turn's later steps call the new model too, and
+// the next turn starts again with the first. Each answer is logged with
+// the model that gave it, and priced as that model's, so a replay and a
+// resumed session's costs agree. Failures of the request (invalid,
+// refused key, context window exceeded) never fall back.
 //
 // The loop sits on top of the module's one-way import graph (a package
 // never imports one above it):

@@ -99,6 +99,21 @@ type Retry struct {
 	Err     error         `json:"-"`
 }
 
+// ModelFallback says the model call of a step failed for good (its
+// retries spent) in a way another model may not, and the next model of
+// the fallback chain (model.Fallback) answers the same request: the
+// turn's remaining steps call it too, and its answers are logged and
+// priced as its own. Text and reasoning already streamed in this step
+// are void.
+type ModelFallback struct {
+	Step int `json:"step"`
+	// From is the model that failed, To the one that answers next.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Err is the failure that made the turn fall back.
+	Err error `json:"-"`
+}
+
 // ReminderAdded says the harness added advisory text for the model after
 // a step's tool results.
 type ReminderAdded struct {
@@ -141,6 +156,7 @@ func (*ToolCallEnd) kind() string      { return "tool_call_end" }
 func (*ToolCallProgress) kind() string { return "tool_call_progress" }
 func (*ModelUsage) kind() string       { return "usage" }
 func (*Retry) kind() string            { return "retry" }
+func (*ModelFallback) kind() string    { return "fallback" }
 func (*ReminderAdded) kind() string    { return "reminder" }
 func (*StepEnd) kind() string          { return "step_end" }
 func (*TurnEnd) kind() string          { return "turn_end" }
@@ -181,6 +197,8 @@ func MarshalEvent(ev Event) ([]byte, error) {
 	case *TurnEnd:
 		evErr = e.Err
 	case *Retry:
+		evErr = e.Err
+	case *ModelFallback:
 		evErr = e.Err
 	}
 	if evErr != nil {

@@ -154,6 +154,21 @@ func logSpend(prices *pricing.Table, events []session.Event) (harness.Usage, flo
 	return usage, cost
 }
 
+// turnModels returns the models a turn calls: m wrapped in mws, or, when
+// m is a fallback chain (model.Chain), each of its models wrapped in
+// mws, the primary first. A chain of no models is m itself.
+func turnModels(m model.Model, mws []model.Middleware) []model.Model {
+	if c, ok := m.(model.Chain); ok {
+		if ms := c.Models(); len(ms) > 0 {
+			for i := range ms {
+				ms[i] = chainModel(ms[i], mws)
+			}
+			return ms
+		}
+	}
+	return []model.Model{chainModel(m, mws)}
+}
+
 // chainModel wraps m in mws, mws[0] the outermost: it sees the request
 // first and the answer last. Nil middlewares are skipped.
 func chainModel(m model.Model, mws []model.Middleware) model.Model {

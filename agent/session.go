@@ -148,14 +148,15 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		}
 		s.running = true
 		s.done = make(chan struct{})
-		m := chainModel(s.model, s.loop.cfg.modelMiddleware)
+		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
+		m := models[0]
 		began, observers := s.beginTurn(ctx, m)
 		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
 		s.mu.Unlock()
 		defer s.turnEnded()
-		t := &turn{s: s, l: s.loop, model: m, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
+		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
 		body(t)
 	}
 }

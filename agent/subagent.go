@@ -444,7 +444,11 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	cfg.maxSteps = steps
 	cfg.model = ty.Model
 	if cfg.model == nil {
+		// The parent's model, and the rest of its fallback chain.
 		cfg.model = t.model
+		if t.cur < len(t.chain)-1 {
+			cfg.model = model.Fallback(t.chain[t.cur], t.chain[t.cur+1:]...)
+		}
 	}
 	cfg.policy = t.s.policy()
 	cfg.depth = l.cfg.depth + 1

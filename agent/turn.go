@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
 	"time"
+
+	"github.com/go-harness/harness/internal/assemble"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -16,9 +17,13 @@ import (
 
 // turn is the state of one running turn.
 type turn struct {
-	s      *Session
-	l      *Loop
+	s *Session
+	l *Loop
+	// model is the model the turn calls: chain[cur], the first until a
+	// failure makes the turn fall back to the next (see fallBack).
 	model  model.Model
+	chain  []model.Model
+	cur    int
 	ctx    context.Context
 	cancel context.CancelFunc
 	yield  func(Event, error) bool
@@ -277,10 +282,10 @@ func (t *turn) request() *model.Request {
 // callModel makes one model call, retrying retryable failures, and logs
 // the answer.
 func (t *turn) callModel(step int) (harness.Message, string, error) {
-	info := t.model.Info()
 	policy := t.l.cfg.retry
 	relieve, forced, overflowRetried := true, false, false
 	for attempt := 0; ; {
+		info := t.model.Info()
 		req := t.request()
 		if relieve {
 			req = t.relieve(step, req, forced)
@@ -311,7 +316,15 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 				continue
 			}
 			if !model.Retryable(err) || attempt >= policy.MaxRetries {
-				return harness.Message{}, "", err
+				fell, lerr := t.fallBack(step, info.Name, err)
+				if lerr != nil {
+					return harness.Message{}, "", errors.Join(err, lerr)
+				}
+				if !fell {
+					return harness.Message{}, "", err
+				}
+				attempt, relieve = 0, true
+				continue
 			}
 			attempt++
 			d := policy.delay(attempt, retryAfter(err))
@@ -328,7 +341,14 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		msg := asm.Message()
 		t.fixCallIDs(step, msg)
 		finish, _ := asm.Finish()
-		am := &session.AssistantMessage{Step: step, Model: info.Name, Content: msg.Content, Finish: finish}
+		// The model that answered: the one called, unless it named
+		// another (a fallback wrapper used as a plain model, a replay of
+		// a fallen-back answer).
+		answered := info.Name
+		if name := asm.Model(); name != "" {
+			answered = name
+		}
+		am := &session.AssistantMessage{Step: step, Model: answered, Content: msg.Content, Finish: finish}
 		if u, ok := asm.Usage(); ok {
 			am.Usage = &u
 			t.usage.Add(u)
@@ -339,10 +359,31 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		}
 		t.s.track.steps++
 		if am.Usage != nil {
-			t.emit(&ModelUsage{Step: step, Model: info.Name, Usage: *am.Usage, Cost: t.price(info.Name, *am.Usage)})
+			t.emit(&ModelUsage{Step: step, Model: answered, Usage: *am.Usage, Cost: t.price(answered, *am.Usage)})
 		}
 		return msg, finish, nil
 	}
+}
+
+// fallBack moves the turn to the next model of its chain after the
+// current one, from, failed for good with err, when err is a failure
+// another model may not have (model.FallsBack). It logs and emits the
+// switch; the turn keeps the new model for its remaining steps. It
+// reports whether it fell back, and an error when logging failed.
+func (t *turn) fallBack(step int, from string, err error) (bool, error) {
+	next := t.cur + 1
+	if next >= len(t.chain) || !model.FallsBack(err) {
+		return false, nil
+	}
+	to := t.chain[next].Info().Name
+	code := harness.CodeOf(err)
+	t.s.logger.Warn("model call failed for good; falling back to the next model", "step", step, "from", from, "to", to, "code", code, "error", err)
+	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
+		return false, lerr
+	}
+	t.cur, t.model = next, t.chain[next]
+	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
+	return true, nil
 }
 
 // stream runs one model call, yielding text and reasoning as they come.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/catalog"
 )
 
 // Price is what one model's tokens cost, per million tokens, in the
@@ -18,12 +19,30 @@ type Price struct {
 	Input float64 `json:"input"`
 	// CacheHit is the price of input tokens served from the cache.
 	CacheHit float64 `json:"cache_hit"`
+	// CacheWrite is the price of input tokens written to the cache
+	// (harness.Usage.CacheWriteTokens), where the provider bills
+	// writing apart, as Anthropic does; 0 prices them as Input.
+	CacheWrite float64 `json:"cache_write,omitempty"`
 	// Output is the price of output tokens, reasoning included.
 	Output float64 `json:"output"`
+	// LongPrompt, when set, prices every token of a call whose prompt
+	// (harness.Usage.InputTokens) is longer than LongPrompt.Above tokens
+	// instead of the prices above, as some providers bill long prompts.
+	LongPrompt *LongPrompt `json:"long_prompt,omitempty"`
 	// Discounts are time-of-day reductions (off-peak hours), as the
 	// provider publishes them; the first that applies at a call's time
 	// is used.
 	Discounts []Discount `json:"discounts,omitempty"`
+}
+
+// LongPrompt is the price band of long prompts: the prices of a call
+// whose prompt is longer than Above tokens.
+type LongPrompt struct {
+	Above      int64   `json:"above"`
+	Input      float64 `json:"input"`
+	CacheHit   float64 `json:"cache_hit"`
+	CacheWrite float64 `json:"cache_write,omitempty"`
+	Output     float64 `json:"output"`
 }
 
 // Discount is a reduction during a daily window of UTC time, valid
@@ -94,7 +113,14 @@ func (p Price) validate(name string) error {
 	if name == "" {
 		return bad("the model id is empty")
 	}
-	for _, v := range []float64{p.Input, p.CacheHit, p.Output} {
+	prices := []float64{p.Input, p.CacheHit, p.CacheWrite, p.Output}
+	if lp := p.LongPrompt; lp != nil {
+		if lp.Above <= 0 {
+			return bad(fmt.Sprintf("the long-prompt band starts above %d tokens, not a positive number", lp.Above))
+		}
+		prices = append(prices, lp.Input, lp.CacheHit, lp.CacheWrite, lp.Output)
+	}
+	for _, v := range prices {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(fmt.Sprintf("price %v is not a finite amount of at least 0", v))
 		}
@@ -133,15 +159,25 @@ func (t *Table) With(prices map[string]Price) (*Table, error) {
 
 // Cost returns what a model call with usage u cost at time at, and
 // whether the table knows the model. Input tokens the provider reports
-// as cache hits are priced as such; the rest of the input as uncached.
+// as cache hits are priced as such, those it reports written to the
+// cache at the cache-write price, the rest of the input as uncached.
 func (t *Table) Cost(model string, u harness.Usage, at time.Time) (float64, bool) {
 	p, ok := t.Price(model)
 	if !ok {
 		return 0, false
 	}
-	hit := min(max(u.CacheHitTokens, 0), max(u.InputTokens, 0))
-	miss := max(u.InputTokens, 0) - hit
-	c := (float64(miss)*p.Input + float64(hit)*p.CacheHit + float64(max(u.OutputTokens, 0))*p.Output) / 1e6
+	in := max(u.InputTokens, 0)
+	input, hitPrice, writePrice, output := p.Input, p.CacheHit, p.CacheWrite, p.Output
+	if lp := p.LongPrompt; lp != nil && in > lp.Above {
+		input, hitPrice, writePrice, output = lp.Input, lp.CacheHit, lp.CacheWrite, lp.Output
+	}
+	if writePrice == 0 {
+		writePrice = input
+	}
+	hit := min(max(u.CacheHitTokens, 0), in)
+	write := min(max(u.CacheWriteTokens, 0), in-hit)
+	miss := in - hit - write
+	c := (float64(miss)*input + float64(hit)*hitPrice + float64(write)*writePrice + float64(max(u.OutputTokens, 0))*output) / 1e6
 	for _, d := range p.Discounts {
 		if d.applies(at) {
 			c *= 1 - d.Off
@@ -152,15 +188,17 @@ func (t *Table) Cost(model string, u harness.Usage, at time.Time) (float64, bool
 }
 
 // DeepSeek returns DeepSeek's published API prices in US dollars per
-// million tokens, for deepseek-flash (V4.1 Flash: $0.30 uncached input,
-// $0.006 cache hits, $1.20 output) and deepseek-v4-pro ($1.32, $0.044,
-// $3.96). Those are the peak prices; off-peak is half price, as data:
-// peak hours are 01:00-04:00 and 06:00-10:00 UTC (09:00-12:00 and
-// 14:00-18:00 in Beijing) on weekdays, every other hour and weekends are
-// off-peak. Chinese public holidays, which DeepSeek also bills off-peak,
-// are not in the table: a call on one is priced at the weekday rate.
-// Hosts with other prices, or prices that changed, add their own with
-// [Table.With].
+// million tokens, for every id its API serves: deepseek-flash (V4.1
+// Flash: $0.30 uncached input, $0.006 cache hits, $1.20 output),
+// deepseek-v4-pro ($1.32, $0.044, $3.96), and the legacy ids
+// deepseek-v4-flash and deepseek-v4-flash-vision-exp, which V4.1 Flash
+// answers at the Flash price. Those are the peak prices; off-peak is
+// half price, as data: peak hours are 01:00-04:00 and 06:00-10:00 UTC
+// (09:00-12:00 and 14:00-18:00 in Beijing) on weekdays, every other hour
+// and weekends are off-peak. Chinese public holidays, which DeepSeek
+// also bills off-peak, are not in the table: a call on one is priced at
+// the weekday rate. Hosts with other prices, or prices that changed, add
+// their own with [Table.With].
 func DeepSeek() *Table {
 	weekdays := []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
 	weekend := []time.Weekday{time.Saturday, time.Sunday}
@@ -170,8 +208,45 @@ func DeepSeek() *Table {
 		{Start: 10 * time.Hour, End: 24 * time.Hour, Off: 0.5, Days: weekdays},
 		{Start: 0, End: 24 * time.Hour, Off: 0.5, Days: weekend},
 	}
-	return &Table{currency: "USD", prices: map[string]Price{
-		"deepseek-flash":  {Input: 0.30, CacheHit: 0.006, Output: 1.20, Discounts: offPeak},
-		"deepseek-v4-pro": {Input: 1.32, CacheHit: 0.044, Output: 3.96, Discounts: offPeak},
-	}}
+	t := &Table{currency: "USD", prices: map[string]Price{}}
+	for _, m := range catalog.DeepSeekModels() {
+		p := priceOf(m)
+		p.Discounts = offPeak
+		t.prices[m.ID] = p
+	}
+	return t
+}
+
+// Anthropic returns Anthropic's published API prices for its Claude
+// models in US dollars per million tokens: uncached input, cache reads,
+// 5-minute cache writes (1.25 times the input price) and output, such as
+// claude-sonnet-5-5 at $2, $0.10, $2.50 and $10, claude-opus-5-5 at $4,
+// $0.20, $5 and $20, and claude-haiku-5-5 at $0.10, $0.01, $0.125 and
+// $0.50 (five times that for a prompt over 100,000 tokens). Writes with
+// the one-hour lifetime cost twice the input price; a host that asks
+// for them (anthropic.Config.CacheTTL) prices them with [Table.With].
+func Anthropic() *Table {
+	t := &Table{currency: "USD", prices: map[string]Price{}}
+	for _, m := range catalog.AnthropicModels() {
+		t.prices[m.ID] = priceOf(m)
+	}
+	return t
+}
+
+// Builtin returns every built-in price table in one: DeepSeek's and
+// Anthropic's, for a host whose models come from either (a fallback
+// from one provider to the other, say).
+func Builtin() *Table {
+	t := DeepSeek()
+	maps.Copy(t.prices, Anthropic().prices)
+	return t
+}
+
+// priceOf is the Price of a catalog entry.
+func priceOf(m catalog.Model) Price {
+	p := Price{Input: m.Input, CacheHit: m.CacheHit, CacheWrite: m.CacheWrite, Output: m.Output}
+	if lp := m.LongPrompt; lp != nil {
+		p.LongPrompt = &LongPrompt{Above: lp.Above, Input: lp.Input, CacheHit: lp.CacheHit, CacheWrite: lp.CacheWrite, Output: lp.Output}
+	}
+	return p
 }

@@ -119,6 +119,8 @@ func vocabulary(b []byte) (string, bool) {
 		return typeRecord, true
 	case typeRetry:
 		return typeRetry, true
+	case typeFallback:
+		return typeFallback, true
 	case typePrune:
 		return typePrune, true
 	case typeCompaction:
@@ -894,6 +896,26 @@ func (d *decoder) payload(typ string) Payload {
 			return true
 		})
 		return p
+	case typeFallback:
+		p := &ModelFallback{}
+		d.object(func(k []byte) bool {
+			switch string(k) {
+			case "step":
+				p.Step = d.intField()
+			case "from":
+				p.From = d.str()
+			case "to":
+				p.To = d.str()
+			case "code":
+				p.Code = harness.Code(d.str())
+			case "message":
+				p.Message = d.str()
+			default:
+				return false
+			}
+			return true
+		})
+		return p
 	case typePrune:
 		p := &Pruned{}
 		d.object(func(k []byte) bool {
@@ -1010,6 +1032,8 @@ func (d *decoder) usage() (u harness.Usage) {
 			u.CacheMissTokens = d.int()
 		case "reasoning_tokens":
 			u.ReasoningTokens = d.int()
+		case "cache_write_tokens":
+			u.CacheWriteTokens = d.int()
 		default:
 			return false
 		}
@@ -1037,6 +1061,10 @@ func (d *decoder) block() (b harness.Block) {
 			b.Type = harness.BlockType(d.str())
 		case "text":
 			b.Text = d.str()
+		case "signature":
+			b.Signature = d.str()
+		case "redacted":
+			b.Redacted = d.bool()
 		case "image":
 			if !d.null() {
 				b.Image = d.image()

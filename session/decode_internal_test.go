@@ -106,6 +106,7 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"type":"x","data":[1,{"a":"\/"},-1.5E+3]}`))
 	f.Add([]byte(`{"seq":1,"type":"tool_result","data":{"result":{"content":[null],"files":[{"op":"read","complete":false}]}}}`))
 	f.Add([]byte(`{"seq":1,"type":"user","data":{"content":[{"type":"text","Text":"case"}]}}`))
+	f.Add([]byte(`{"seq":2,"type":"assistant","data":{"step":1,"model":"m","content":[{"type":"reasoning","text":"t","signature":"c2ln"},{"type":"reasoning","signature":"ZW5j","redacted":true}],"usage":{"input_tokens":9,"output_tokens":1,"cache_hit_tokens":4,"cache_miss_tokens":5,"cache_write_tokens":3}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		// Event.UnmarshalJSON (the fast decoder first, on one line alone)
 		// and encoding/json alone agree on every line.

@@ -34,7 +34,8 @@ func (e Event) Type() string {
 // Payload is the typed content of an event: one of this package's
 // event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
 // ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
-// ModelRetry, Pruned, Compacted, ApprovalRequested, PermissionDecided)
+// ModelRetry, ModelFallback, Pruned, Compacted, ApprovalRequested,
+// PermissionDecided)
 // or Unknown. The set is closed: the log
 // format has one owner, this package, and an event of a type it does not
 // know is kept as Unknown.
@@ -59,6 +60,7 @@ const (
 	typeTurnEnd      = "turn_end"      // TurnEnded
 	typeRecord       = "record"        // ToolRecord
 	typeRetry        = "retry"         // ModelRetry
+	typeFallback     = "fallback"      // ModelFallback
 	typePrune        = "prune"         // Pruned
 	typeCompaction   = "compaction"    // Compacted
 	typeApproval     = "approval"      // ApprovalRequested
@@ -227,6 +229,20 @@ type ModelRetry struct {
 	DelayMS int64        `json:"delay_ms"`
 }
 
+// ModelFallback is logged when a model call failed for good (its
+// retries spent) with a failure another model may not have, and the next
+// model of a fallback chain answers the same request instead. The
+// following ModelRequest and AssistantMessage name the model that took
+// over.
+type ModelFallback struct {
+	Step int `json:"step"`
+	// From is the model that failed, To the one that answers next.
+	From    string       `json:"from"`
+	To      string       `json:"to"`
+	Code    harness.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
 // Unknown holds an event of a type this build does not know. It is kept
 // so nothing is lost, and skipped when history is derived.
 type Unknown struct {
@@ -244,6 +260,7 @@ func (*TurnEnded) eventType() string         { return typeTurnEnd }
 func (*SystemPrompt) eventType() string      { return TypeSystem }
 func (*ToolRecord) eventType() string        { return typeRecord }
 func (*ModelRetry) eventType() string        { return typeRetry }
+func (*ModelFallback) eventType() string     { return typeFallback }
 func (*ApprovalRequested) eventType() string { return typeApproval }
 func (*PermissionDecided) eventType() string { return typePermission }
 func (u *Unknown) eventType() string         { return u.Type }
@@ -271,6 +288,8 @@ func newPayload(typ string) (Payload, bool) {
 		return &ToolRecord{}, true
 	case typeRetry:
 		return &ModelRetry{}, true
+	case typeFallback:
+		return &ModelFallback{}, true
 	case typePrune:
 		return &Pruned{}, true
 	case typeCompaction:

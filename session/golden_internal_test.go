@@ -30,7 +30,7 @@ func goldenBatches() [][]Payload {
 	exit := 0
 	old := "old line\n"
 	img := harness.Image{Digest: "sha256:ab12" + strings.Repeat("0", 60), MediaType: "image/png", Width: 2, Height: 3, Size: 9, Name: "shot.png"}
-	usage := &harness.Usage{InputTokens: 120, OutputTokens: 30, CacheHitTokens: 100, CacheMissTokens: 20, ReasoningTokens: 8}
+	usage := &harness.Usage{InputTokens: 120, OutputTokens: 30, CacheHitTokens: 100, CacheMissTokens: 20, CacheWriteTokens: 15, ReasoningTokens: 8}
 	return [][]Payload{
 		{&SystemPrompt{Text: "You are terse. <b>&</b> stay \"literal\"."}},
 		{&UserMessage{Content: []harness.Block{
@@ -39,8 +39,10 @@ func goldenBatches() [][]Payload {
 		}}},
 		{&ModelRequest{Step: 1, Model: "m1", Fingerprint: Fingerprint{System: "aa", Tools: "bb", History: "cc", Messages: 2}}},
 		{&ModelRetry{Step: 1, Attempt: 1, Code: harness.CodeRateLimit, Message: "429 slow down", DelayMS: 1500}},
+		{&ModelFallback{Step: 1, From: "m0", To: "m1", Code: harness.CodeServer, Message: "model: server (HTTP 529): Overloaded"}},
 		{&AssistantMessage{Step: 1, Model: "m1", Content: []harness.Block{
-			{Type: harness.BlockReasoning, Text: "read first, then edit"},
+			{Type: harness.BlockReasoning, Text: "read first, then edit", Signature: "c2lnbmVk"},
+			{Type: harness.BlockReasoning, Signature: "ZW5jcnlwdGVk", Redacted: true},
 			harness.TextBlock("Reading."),
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c1", Name: "read_file", Arguments: `{"path":"a.go"}`}},
 			{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"go test ./... && echo ok"}`}},
@@ -163,7 +165,7 @@ func TestGoldenLog(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{TypeUser, TypeAssistant, typeToolStart, TypeToolResult, typeModelRequest, TypeReminder,
-		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typePrune, typeCompaction, typeApproval, typePermission, "future_event"} {
+		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typeFallback, typePrune, typeCompaction, typeApproval, typePermission, "future_event"} {
 		assert.True(t, types[typ], "the golden log has a %s event", typ)
 	}
 	for _, k := range []harness.BlockType{harness.BlockText, harness.BlockReasoning, harness.BlockImage, harness.BlockToolCall, harness.BlockToolResult} {

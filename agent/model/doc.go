@@ -15,6 +15,19 @@
 // travels as its cause, a [*ProviderError]. [Retryable] is the one rule
 // for which failures the loop tries again.
 //
+// A reasoning chunk may carry the signature that ends its block (and a
+// redacted block is one chunk of encrypted data): providers that sign
+// their reasoning, as Anthropic does, need it back unchanged. A
+// [ChunkModel] chunk names the model that answered when it is not the
+// one called.
+//
+// [Fallback] makes one Model of several: when a call fails with a
+// failure of the model rather than of the request ([FallsBack]: rate
+// limits, overload, server failures, timeouts, broken connections), the
+// next model answers the same request. It is a [Chain], which the agent
+// loop drives itself, so that each model is retried before the next
+// takes over and the model that answered is logged and priced.
+//
 // Package modeltest is the conformance suite an adapter runs on itself
 // (modeltest.TestModel), and replay.NewScripted the double for code that
 // takes a Model.

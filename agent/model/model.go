@@ -94,15 +94,28 @@ const (
 	// ChunkFinish carries the finish reason in Finish; it is the last
 	// chunk of a complete answer.
 	ChunkFinish
+	// ChunkModel names in Text the model that answers, when it is not
+	// the one Info names: a wrapper that fell back to another model, a
+	// router, a replay of such an answer. It comes before the answer's
+	// other chunks; the loop logs and prices the call as that model's.
+	// Adapters of one model never send it.
+	ChunkModel
 )
 
 // Chunk is one piece of a streamed answer.
 type Chunk struct {
-	Type     ChunkType
-	Text     string
-	ToolCall ToolCallDelta
-	Usage    harness.Usage
-	Finish   string
+	Type ChunkType
+	Text string
+	// Signature, on a reasoning chunk, ends the reasoning block it
+	// belongs to and is the block's signature, to be sent back with it
+	// unchanged (harness.Block.Signature). With Redacted set, the chunk
+	// is a whole reasoning block the provider encrypted: no Text, and
+	// Signature holds the encrypted data.
+	Signature string
+	Redacted  bool
+	ToolCall  ToolCallDelta
+	Usage     harness.Usage
+	Finish    string
 }
 
 // ToolCallDelta is a piece of a tool call. Pieces with the same Index

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/sse"
 )
 
 // The answer's wire shapes, read tolerantly: every provider of the
@@ -114,6 +115,9 @@ type answer struct {
 	finish  string
 	usage   *harness.Usage
 	stopped bool
+	// progress counts the pieces of the answer read so far (chunks
+	// handed on, usage, finish reasons), for the call's watch.
+	progress int
 	// calls maps the provider's tool-call index to ours; see callIndex.
 	calls    map[int64]*callSlot
 	nextCall int
@@ -147,6 +151,7 @@ func (a *answer) emit(emit func(model.Chunk) bool, c model.Chunk) bool {
 	if a.stopped {
 		return false
 	}
+	a.progress++
 	if !emit(c) {
 		a.stopped = true
 	}
@@ -166,9 +171,9 @@ func decode(data []byte, v any) error {
 }
 
 // event handles one stream event.
-func (a *answer) event(ev sseEvent, emit func(model.Chunk) bool) error {
-	data := bytes.TrimSpace(ev.data)
-	if ev.name == "error" {
+func (a *answer) event(ev sse.Event, emit func(model.Chunk) bool) error {
+	data := bytes.TrimSpace(ev.Data)
+	if ev.Name == "error" {
 		return classifyEvent(data).toError()
 	}
 	if len(data) == 0 {
@@ -215,6 +220,7 @@ func (a *answer) chunk(data []byte, whole bool, emit func(model.Chunk) bool) err
 		}
 		if ch.FinishReason != nil && (whole || *ch.FinishReason != "") {
 			a.finish = *ch.FinishReason
+			a.progress++
 		}
 	}
 	return nil
@@ -250,6 +256,7 @@ func (a *answer) readUsage(c *wireChunk) {
 	}
 	out := usageOf(&u)
 	a.usage = &out
+	a.progress++
 }
 
 func isObject(raw json.RawMessage) bool {

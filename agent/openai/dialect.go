@@ -28,7 +28,10 @@ const (
 	// thinking model's reasoning back, as Moonshot's Kimi thinking models
 	// do: every assistant message that made tool calls carries
 	// "reasoning_content" ("" when it had none), and an assistant
-	// message with reasoning carries it too.
+	// message with reasoning carries it too. It also holds DeepSeek's
+	// documented request rules: a forced tool only with thinking off,
+	// its seven reasoning efforts, its strict-mode schema rules, at most
+	// 128 tools, and the schema of a structured answer in the prompt.
 	DialectDeepSeek Dialect = "deepseek"
 	// DialectOpenAI is OpenAI's own API (and Azure's): no
 	// "reasoning_content", "max_completion_tokens" instead of
@@ -64,18 +67,35 @@ type rules struct {
 	// seed sends "seed" (DeepSeek takes none).
 	seed bool
 	// jsonSchema sends a structured answer's schema as the
-	// "json_schema" response format; without it, "json_object".
+	// "json_schema" response format; without it, "json_object", and the
+	// schema goes in the prompt.
 	jsonSchema bool
+	// strict is what strict mode takes.
+	strict strictRules
+	// maxTools bounds the functions of one request; 0 is no bound.
+	maxTools int
+	// forcedToolNeedsThinkingOff refuses a forced tool choice unless
+	// thinking is switched off: DeepSeek answers 400 to one in thinking
+	// mode, its default.
+	forcedToolNeedsThinkingOff bool
+	// efforts are the reasoning efforts the endpoint takes; nil passes
+	// any word on.
+	efforts []string
 }
+
+// deepSeekEfforts are the reasoning efforts DeepSeek's API takes (it
+// maps minimal, xhigh and ultra onto its own levels).
+var deepSeekEfforts = []string{"minimal", "low", "medium", "high", "xhigh", "max", "ultra"}
 
 func rulesFor(d Dialect) rules {
 	switch d {
 	case DialectDeepSeek:
-		return rules{dialect: d, reasoningField: "reasoning_content", echoOnToolCalls: true, thinkingObject: true}
+		return rules{dialect: d, reasoningField: "reasoning_content", echoOnToolCalls: true, thinkingObject: true,
+			strict: deepSeekStrict, maxTools: 128, forcedToolNeedsThinkingOff: true, efforts: deepSeekEfforts}
 	case DialectOpenAI:
-		return rules{dialect: d, maxCompletionTokens: true, seed: true, jsonSchema: true}
+		return rules{dialect: d, maxCompletionTokens: true, seed: true, jsonSchema: true, strict: openAIStrict}
 	}
-	return rules{dialect: DialectGeneric, thinkingObject: true, seed: true, jsonSchema: true}
+	return rules{dialect: DialectGeneric, thinkingObject: true, seed: true, jsonSchema: true, strict: openAIStrict}
 }
 
 // dialectForHost picks the dialect of a base URL's host.

@@ -74,7 +74,7 @@ func TestRequestGolden(t *testing.T) {
 		name string
 		cfg  openai.Config
 	}{
-		{"deepseek", all(openai.Config{Dialect: openai.DialectDeepSeek, Thinking: new(true)})},
+		{"deepseek", all(openai.Config{Dialect: openai.DialectDeepSeek, Thinking: new(false)})},
 		{"deepseek-plain", openai.Config{Dialect: openai.DialectDeepSeek}},
 		{"openai", all(openai.Config{Dialect: openai.DialectOpenAI})},
 		{"generic", all(openai.Config{Thinking: new(false), JSONOutput: true})},
@@ -222,7 +222,7 @@ func TestInvalidOptionsAreErrors(t *testing.T) {
 		"effort":          {openai.Config{ReasoningEffort: "very high"}, "reasoning effort"},
 		"dialect":         {openai.Config{Dialect: "claude"}, "unknown dialect"},
 		"openai thinking": {openai.Config{Dialect: openai.DialectOpenAI, Thinking: new(true)}, "no thinking switch"},
-		"deepseek effort": {openai.Config{Dialect: openai.DialectDeepSeek, ReasoningEffort: "extreme"}, "low, medium, high or max"},
+		"deepseek effort": {openai.Config{Dialect: openai.DialectDeepSeek, ReasoningEffort: "extreme"}, "minimal, low, medium, high, xhigh, max or ultra"},
 		"negative window": {openai.Config{ContextWindow: -5}, "ContextWindow -5"},
 		"header name":     {openai.Config{Header: http.Header{"X Bad": {"v"}}}, `Header "X Bad"`},
 		"empty header":    {openai.Config{Header: http.Header{"": {"v"}}}, `Header ""`},

@@ -20,9 +20,12 @@
 //	...
 //	loop, err := agent.New(agent.WithModel(model), agent.WithTools(...))
 //
-// A small built-in catalog knows the context window and input
-// modalities of DeepSeek's models; Config.ContextWindow and Config.Input
-// declare them for any other. A model that declares
+// A built-in catalog knows the context window and input modalities of
+// every id DeepSeek serves (deepseek-flash, deepseek-v4-pro, and the
+// legacy deepseek-v4-flash and deepseek-v4-flash-vision-exp, which V4.1
+// Flash answers), from the same list the price table pricing.DeepSeek is
+// read from; Config.ContextWindow and Config.Input declare them for any
+// other model. A model that declares
 // no image input is sent a short text placeholder naming each image
 // (name, type, size) instead of the image.
 //
@@ -69,19 +72,45 @@
 // TopP, Seed, ToolChoice, ParallelToolCalls, StrictTools (strict function
 // calling; DeepSeek's beta endpoint; every schema checked to be closed
 // before anything is sent), JSONOutput; and model.Request.Output asks for
-// a structured final answer ("json_schema" where the dialect takes it,
-// "json_object" elsewhere). A field left nil or zero sends nothing.
-// Invalid values are errors from [New], every one of them reported.
+// a structured final answer: "json_schema" where the dialect takes it;
+// elsewhere (DeepSeek) "json_object", with the schema and an example
+// derived from it in a user message at the end of the request, since
+// DeepSeek's guide asks for the word "json" and an example of the shape
+// in the prompt (the loop validates the answer either way). A field left
+// nil or zero sends nothing. Invalid values are errors from [New], every
+// one of them reported, and so are combinations the dialect's endpoint
+// would refuse on every request: under [DialectDeepSeek] a forced tool
+// (ToolChoice "required" or a tool name) needs Thinking set to false,
+// since DeepSeek refuses to force a tool in thinking mode, its default;
+// its reasoning efforts are minimal, low, medium, high, xhigh, max and
+// ultra; strict mode checks DeepSeek's own rules, and a request declares
+// at most 128 tools.
+//
+// # Limits
+//
+// DeepSeek limits the requests an account runs at once, per model, and
+// answers a request past the limit with 429, which the loop retries with
+// backoff (honouring Retry-After when given). A request that waits in
+// DeepSeek's queue receives keep-alives meanwhile, and DeepSeek closes
+// one it has not started after 10 minutes. Sessions that run many turns
+// or sub-agents at once share the account's limit: bound them on the
+// host's side (a semaphore around Session.Run) rather than let every
+// call wait out its retries.
 //
 // # Hygiene
 //
 // One Stream call is one HTTP request: the SDK's retries are off. There
 // is no timeout on a whole request, which would cut long answers off.
 // The default HTTP client bounds dialing, the TLS handshake and the wait
-// for response headers; an idle watchdog (Config.IdleTimeout) drops a
-// response that sends nothing at all for too long. Any byte counts as
-// life, SSE keep-alive comments and blank lines included, because
-// providers send them while a request waits in their queue. Requests to
+// for response headers. Three bounds then watch a streamed answer, each
+// dropping the call as a transport failure the loop retries (with
+// harness.CodeTimeout in its chain): Config.IdleTimeout (2 minutes)
+// drops a response that sends nothing at all; Config.QueueTimeout (15
+// minutes) one whose answer does not begin, keep-alives and all, since
+// providers send them while a request waits in their queue; and
+// Config.StallTimeout (3 minutes) one whose answer has begun and then
+// sends nothing but keep-alives, which prove that the connection lives,
+// not that the answer progresses. Requests to
 // hosts other than OpenAI's read nothing from the SDK's OPENAI_*
 // environment variables and never carry OpenAI-Organization or
 // OpenAI-Project headers. The API key never appears in an error message

@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/retryafter"
+	"github.com/go-harness/harness/internal/streamwatch"
 	"github.com/go-harness/harness/internal/textcut"
 )
 
@@ -46,17 +48,17 @@ func (f *failure) toError() *harness.Error {
 }
 
 // classify turns the failure of a call into a model error. parent is
-// the caller's context, callCtx the call's own (cancelled by the watchdog
-// with the idle timeout).
+// the caller's context, callCtx the call's own (cancelled by the call's
+// watch when a time bound passes).
 func (m *chatModel) classify(parent, callCtx context.Context, x *exchange, err error) *harness.Error {
 	var f *failure
 	var done *harness.Error
+	timeout, timedOut := streamwatch.Timeout(context.Cause(callCtx))
 	switch {
 	case parent.Err() != nil:
 		f = &failure{code: harness.CodeAborted, message: "the model call was cancelled", err: parent.Err()}
-	case isIdleTimeout(context.Cause(callCtx)):
-		f = &failure{code: harness.CodeTransport, err: context.Cause(callCtx),
-			message: fmt.Sprintf("no data from the model for %s; the stalled response was dropped", m.idle)}
+	case timedOut:
+		f = &failure{code: harness.CodeTransport, err: timeout, message: timeout.Message}
 	case x != nil && x.status >= 400:
 		// The SDK's error is left out: its request holds the
 		// Authorization header, and everything it says is here.
@@ -126,7 +128,7 @@ func classifyHTTP(status int, h http.Header, body []byte) *failure {
 			msg = "the provider gave no reason"
 		}
 	}
-	f := &failure{status: status, retryAfter: retryAfter(h)}
+	f := &failure{status: status, retryAfter: retryafter.Parse(h)}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		f.code = harness.CodeAuth
@@ -282,35 +284,6 @@ func contextOverflow(pe providerError) bool {
 		}
 	}
 	return false
-}
-
-// retryAfter reads the provider's hint: Retry-After-Ms (milliseconds),
-// else Retry-After (seconds or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // openRouterRaw returns the upstream provider's message from OpenRouter's

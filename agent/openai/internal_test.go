@@ -1,13 +1,11 @@
 package openai
 
 import (
-	"encoding/json"
 	"github.com/go-harness/harness/internal/assemble"
+	"github.com/go-harness/harness/internal/sse"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -16,61 +14,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 )
-
-// Keep-alive bytes count as signs of life: every read that brings data,
-// comment lines and blank lines included, re-arms the watchdog.
-func TestWatchedBodyTouchesOnEveryRead(t *testing.T) {
-	touches := 0
-	body := &watchedBody{ReadCloser: io.NopCloser(strings.NewReader(": keep-alive\n\n\n\ndata: {}\n\n")), touch: func() { touches++ }}
-	buf := make([]byte, 4)
-	var got strings.Builder
-	for {
-		n, err := body.Read(buf)
-		got.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	assert.Equal(t, ": keep-alive\n\n\n\ndata: {}\n\n", got.String())
-	assert.Equal(t, 7, touches, "one touch per read that returned bytes, none at EOF")
-}
-
-func TestWatchdogStopsAndReArms(t *testing.T) {
-	fired := make(chan error, 1)
-	w := &watchdog{idle: time.Hour, cancel: func(err error) { fired <- err }}
-	w.touch() // not armed yet: nothing happens
-	w.start()
-	w.touch()
-	w.stop()
-	select {
-	case err := <-fired:
-		t.Fatalf("a stopped watchdog fired: %v", err)
-	default:
-	}
-	var nilDog *watchdog
-	nilDog.start()
-	nilDog.touch()
-	nilDog.stop()
-}
-
-func TestRetryAfter(t *testing.T) {
-	h := func(kv ...string) http.Header {
-		out := http.Header{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			out.Set(kv[i], kv[i+1])
-		}
-		return out
-	}
-	assert.Equal(t, 250*time.Millisecond, retryAfter(h("Retry-After-Ms", "250", "Retry-After", "9")))
-	assert.Equal(t, 1500*time.Millisecond, retryAfter(h("Retry-After", "1.5")))
-	assert.Equal(t, time.Duration(0), retryAfter(h("Retry-After", "-3")))
-	assert.Equal(t, time.Duration(0), retryAfter(h("Retry-After", "soon")))
-	assert.Equal(t, time.Duration(0), retryAfter(nil))
-	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
-	d := retryAfter(h("Retry-After", future))
-	assert.Greater(t, d, 50*time.Minute)
-	assert.LessOrEqual(t, d, time.Hour)
-}
 
 func TestParseProviderError(t *testing.T) {
 	for _, tc := range []struct {
@@ -124,7 +67,7 @@ func FuzzParseProviderError(f *testing.F) {
 // well-formed chunks; a failure is a model error with a code.
 func FuzzStreamDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
-		events := newSSEReader(strings.NewReader(string(body)))
+		events := sse.NewReader(strings.NewReader(string(body)))
 		var a answer
 		var asm assemble.Assembler
 		emit := func(c model.Chunk) bool {
@@ -141,12 +84,12 @@ func FuzzStreamDecoder(f *testing.F) {
 			return true
 		}
 		for range len(body) + 2 {
-			ev, err := events.next()
+			ev, err := events.Next()
 			if err != nil {
 				require.ErrorIs(t, err, io.EOF)
 				break
 			}
-			if ev.done {
+			if ev.Done {
 				break
 			}
 			if err := a.event(ev, emit); err != nil {
@@ -160,23 +103,5 @@ func FuzzStreamDecoder(f *testing.F) {
 		if a.usage != nil {
 			require.GreaterOrEqual(t, a.usage.OutputTokens, a.usage.ReasoningTokens)
 		}
-	})
-}
-
-// FuzzAppendString checks the hand-written JSON string encoder against
-// encoding/json: the output is valid JSON that decodes to the input (with
-// invalid UTF-8 replaced, as encoding/json does).
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote \" backslash \\ tab \t nl \n", "\x00\x1f\x7f", "\u2028\u2029 <html> &", "bad \xff utf8", "日本語"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		enc := appendString(nil, s)
-		var back string
-		require.NoError(t, json.Unmarshal(enc, &back), "%q", enc)
-		want, _ := json.Marshal(s)
-		var wantBack string
-		require.NoError(t, json.Unmarshal(want, &wantBack))
-		require.Equal(t, wantBack, back)
 	})
 }

@@ -17,7 +17,9 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/catalog"
 	"github.com/go-harness/harness/internal/logs"
+	"github.com/go-harness/harness/internal/streamwatch"
 )
 
 // DeepSeek endpoint and default model.
@@ -29,9 +31,21 @@ const (
 	deepSeekDefaultModel = "deepseek-flash"
 )
 
-// defaultIdleTimeout is how long a response may stay silent (no byte
-// received, keep-alives included) before the call is dropped as stalled.
-const defaultIdleTimeout = 2 * time.Minute
+// The default time bounds of a streamed answer (see Config.IdleTimeout,
+// Config.QueueTimeout and Config.StallTimeout).
+const (
+	// defaultIdleTimeout is how long a response may stay silent (no
+	// byte received, keep-alives included).
+	defaultIdleTimeout = 2 * time.Minute
+	// defaultQueueTimeout is how long a response may wait for its answer
+	// to begin, keep-alives and all: DeepSeek closes a request it has not
+	// started after 10 minutes.
+	defaultQueueTimeout = 15 * time.Minute
+	// defaultStallTimeout is how long an answer that has begun may go
+	// without content. Thinking models stream their reasoning, so
+	// minutes of nothing but keep-alives mean the answer stalled.
+	defaultStallTimeout = 3 * time.Minute
+)
 
 // chatModel is the model.Model [New] returns: the Chat Completions API
 // of OpenAI or of any OpenAI-compatible provider. It is safe for
@@ -43,7 +57,7 @@ type chatModel struct {
 	chat       oai.ChatCompletionService
 	httpClient *http.Client
 	logger     *slog.Logger
-	idle       time.Duration
+	bounds     streamwatch.Config
 	streaming  bool
 	openAIHost bool
 	rules      rules
@@ -119,15 +133,29 @@ type Config struct {
 	Header http.Header
 	// IdleTimeout is how long a response may stay silent before the call
 	// is dropped with a transport error the loop retries (with an error
-	// matching harness.CodeTimeout in its chain). The watchdog starts
-	// when the response headers arrive (the wait before them is the
+	// matching harness.CodeTimeout in its chain). The bound starts when
+	// the response headers arrive (the wait before them is the
 	// transport's response-header timeout) and restarts with every read
 	// that brings data. Any byte from the server counts as a sign of
-	// life, SSE keep-alive comments and blank lines included: a provider
-	// that sends keep-alives while a request waits in its queue is
-	// alive, and dropping the call would only lose its place. Zero is 2
-	// minutes; a negative duration disables the watchdog.
+	// life here, SSE keep-alive comments and blank lines included. Zero
+	// is 2 minutes; a negative duration disables the bound.
 	IdleTimeout time.Duration
+	// QueueTimeout bounds the wait for the answer to begin, from the
+	// response headers to its first piece (reasoning, text, a tool
+	// call): a provider under load keeps a request in its queue and
+	// sends keep-alives meanwhile, which count as life but not as an
+	// answer. DeepSeek closes a request it has not started after 10
+	// minutes. A call past the bound is dropped as IdleTimeout says.
+	// Zero is 15 minutes; a negative duration disables the bound.
+	QueueTimeout time.Duration
+	// StallTimeout bounds the time between pieces of an answer that has
+	// begun: keep-alives prove the connection lives, not that the answer
+	// progresses, and a stream that sends nothing but keep-alives after
+	// its content would otherwise hold the turn for as long as the
+	// server keeps it open. A call past the bound is dropped as
+	// IdleTimeout says. Zero is 3 minutes; a negative duration disables
+	// the bound. Neither bound applies with DisableStreaming.
+	StallTimeout time.Duration
 	// DisableStreaming sends one non-streamed request per call, whose
 	// whole answer is then yielded as chunks, for endpoints that cannot
 	// stream.
@@ -143,10 +171,12 @@ type Config struct {
 	// setting it there is an error (set ReasoningEffort). Nil sends
 	// nothing and the provider's default applies (on, for DeepSeek).
 	Thinking *bool
-	// ReasoningEffort is sent as "reasoning_effort". DeepSeek takes
-	// "low", "medium", "high" and "max"; other endpoints whatever they
-	// accept ("minimal", "low", "medium", "high" for OpenAI), which is
-	// passed on as given. It must be a plain word.
+	// ReasoningEffort is sent as "reasoning_effort". Under
+	// [DialectDeepSeek] it is one of "minimal", "low", "medium", "high",
+	// "xhigh", "max" and "ultra" (DeepSeek maps them onto its own
+	// levels); other endpoints take whatever they accept ("minimal",
+	// "low", "medium", "high" for OpenAI), which is passed on as given.
+	// It must be a plain word.
 	ReasoningEffort string
 	// MaxOutputTokens bounds the answer's length in tokens. It is sent as
 	// "max_completion_tokens" under [DialectOpenAI] and as "max_tokens"
@@ -162,7 +192,11 @@ type Config struct {
 	Seed *int64
 	// ToolChoice is sent as "tool_choice": "auto" (the provider's
 	// default), "none" (answer in text), "required" (call some tool), or
-	// the name of one tool to call.
+	// the name of one tool to call. DeepSeek refuses to force a tool
+	// ("required" or a name) in thinking mode, which is on unless turned
+	// off: under [DialectDeepSeek], New refuses a forced choice unless
+	// Thinking is false, and the requests then say "thinking":
+	// {"type": "disabled"}.
 	ToolChoice string
 	// ParallelToolCalls allows or forbids several tool calls in one
 	// answer ("parallel_tool_calls").
@@ -171,14 +205,18 @@ type Config struct {
 	// with "strict": true, and on DeepSeek's own host the requests go to
 	// its beta endpoint, which strict mode needs. Strict mode takes only
 	// closed schemas: every object lists all its properties as required
-	// and has "additionalProperties": false, and strings use only the
-	// formats it knows. A tool whose schema breaks the rules fails the
-	// call with harness.CodeInvalidRequest, naming the tool and the
-	// field, before any request is sent.
+	// and has "additionalProperties": false, strings use only the
+	// formats the dialect's strict mode knows and no length bounds
+	// (OpenAI's: date, date-time, duration, email, hostname, ipv4, ipv6,
+	// time, uuid; DeepSeek's: email, hostname, ipv4, ipv6, uuid, and no
+	// minItems or maxItems either). A tool whose schema breaks the rules
+	// fails the call with harness.CodeInvalidRequest, naming the tool
+	// and the field, before any request is sent.
 	StrictTools bool
 	// JSONOutput asks for answers that are one JSON object
 	// ("response_format": {"type": "json_object"}). The provider expects
-	// the prompt to ask for JSON too.
+	// the prompt to ask for JSON too. (A structured answer,
+	// model.Request.Output, needs no JSONOutput: see [New].)
 	JSONOutput bool
 }
 
@@ -259,20 +297,22 @@ func validHeaderName(s string) bool {
 	return s != ""
 }
 
-// lookupModel returns what the built-in catalog knows of a model id:
-//
-//	deepseek-flash   1,000,000 tokens, text and image input
-//	deepseek-v4-pro  1,000,000 tokens, text input
-//
-// Unknown ids report false.
+// lookupModel returns what the module's catalog knows of a model id:
+// every id DeepSeek serves (deepseek-flash, its legacy ids
+// deepseek-v4-flash and deepseek-v4-flash-vision-exp, all 1,000,000
+// tokens with text and image input, and deepseek-v4-pro, 1,000,000
+// tokens of text), and Anthropic's Claude models for endpoints that
+// serve them in this format. Unknown ids report false.
 func lookupModel(id string) (model.Info, bool) {
-	switch id {
-	case "deepseek-flash":
-		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}}, true
-	case "deepseek-v4-pro":
-		return model.Info{Name: id, ContextWindow: 1_000_000, Input: []harness.Modality{harness.ModalityText}}, true
+	c, ok := catalog.Lookup(id)
+	if !ok {
+		return model.Info{Name: id}, false
 	}
-	return model.Info{Name: id}, false
+	info := model.Info{Name: id, ContextWindow: c.ContextWindow, Input: []harness.Modality{harness.ModalityText}}
+	if c.Images {
+		info.Input = append(info.Input, harness.ModalityImage)
+	}
+	return info, true
 }
 
 // New returns a model on the OpenAI-compatible Chat Completions endpoint
@@ -320,12 +360,13 @@ func New(cfg Config) (model.Model, error) {
 	if send.thinking != nil && !r.thinkingObject {
 		fail("the %s dialect has no thinking switch: leave Thinking nil and set ReasoningEffort", r.dialect)
 	}
-	if r.dialect == DialectDeepSeek && send.effort != "" {
-		switch send.effort {
-		case "low", "medium", "high", "max":
-		default:
-			fail("DeepSeek takes reasoning effort low, medium, high or max, not %q", send.effort)
-		}
+	if r.efforts != nil && send.effort != "" && !slices.Contains(r.efforts, send.effort) {
+		fail("the %s dialect takes reasoning effort %s or %s, not %q", r.dialect,
+			strings.Join(r.efforts[:len(r.efforts)-1], ", "), r.efforts[len(r.efforts)-1], send.effort)
+	}
+	if forced := send.toolChoice != "" && send.toolChoice != "auto" && send.toolChoice != "none"; forced &&
+		r.forcedToolNeedsThinkingOff && (send.thinking == nil || *send.thinking) {
+		fail("tool choice %q forces a tool, which the %s API refuses in thinking mode (on unless turned off): set Thinking to false to force a tool, or set ToolChoice to \"auto\"", send.toolChoice, r.dialect)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -344,12 +385,10 @@ func New(cfg Config) (model.Model, error) {
 	if len(info.Input) == 0 {
 		info.Input = []harness.Modality{harness.ModalityText}
 	}
-	idle := cfg.IdleTimeout
-	switch {
-	case idle == 0:
-		idle = defaultIdleTimeout
-	case idle < 0:
-		idle = 0
+	bounds := streamwatch.Config{
+		Idle:  orDefault(cfg.IdleTimeout, defaultIdleTimeout),
+		Queue: orDefault(cfg.QueueTimeout, defaultQueueTimeout),
+		Stall: orDefault(cfg.StallTimeout, defaultStallTimeout),
 	}
 	m := &chatModel{
 		info:       info,
@@ -357,14 +396,14 @@ func New(cfg Config) (model.Model, error) {
 		apiKey:     cfg.APIKey,
 		httpClient: cfg.HTTPClient,
 		logger:     logs.OrDiscard(cfg.Logger),
-		idle:       idle,
+		bounds:     bounds,
 		streaming:  !cfg.DisableStreaming,
 		openAIHost: isOpenAIHost(u.Hostname()),
 		rules:      r,
 		send:       send,
 	}
 	if m.httpClient == nil {
-		m.httpClient = defaultHTTPClient()
+		m.httpClient = streamwatch.HTTPClient()
 	}
 	ropts := []option.RequestOption{
 		option.WithBaseURL(baseURL),
@@ -394,6 +433,18 @@ func New(cfg Config) (model.Model, error) {
 		m.chat = oai.NewChatCompletionService(ropts...)
 	}
 	return m, nil
+}
+
+// orDefault returns d, def when d is zero, and 0 (no bound) when d is
+// negative.
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // isDeepSeekHost reports whether host belongs to DeepSeek's API, which

@@ -14,6 +14,8 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/imagetext"
+	"github.com/go-harness/harness/internal/jsonenc"
+	"github.com/go-harness/harness/internal/schemaprompt"
 )
 
 // imageBudget bounds the image bytes one request carries. Base64 makes
@@ -39,6 +41,18 @@ var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, 
 // is a list of segments, most of them kept from earlier requests, that
 // are copied only when written to the wire.
 func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
+	if req.Output != nil && !m.rules.jsonSchema {
+		// The endpoint takes only "json_object": the schema and an
+		// example of it go to the model in a user message at the end
+		// of the request, where it changes nothing of the cached prefix.
+		msg, err := schemaprompt.Message(req.Output.Schema)
+		if err != nil {
+			return nil, 0, model.NewError(harness.CodeInvalidRequest, "the structured answer's schema is not valid JSON: "+err.Error(), nil)
+		}
+		r := *req
+		r.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], msg)
+		req = &r
+	}
 	conv := m.history.conversation(m.rules.dialect, req.Messages)
 	if conv != nil {
 		conv.mu.Lock()
@@ -46,8 +60,8 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 	}
 	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024)}
 	b.out = append(b.out, '{')
-	b.out = appendStringField(b.out, "model", m.info.Name)
-	b.out = appendKey(b.out, "messages")
+	b.out = jsonenc.StringField(b.out, "model", m.info.Name)
+	b.out = jsonenc.Key(b.out, "messages")
 	b.out = append(b.out, '[')
 	if err := b.build(req); err != nil {
 		return nil, 0, err
@@ -58,27 +72,27 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		if err != nil {
 			return nil, 0, err
 		}
-		b.out = appendKey(b.out, "tools")
+		b.out = jsonenc.Key(b.out, "tools")
 		b.insert(tools)
 	}
 	out := b.out
 	s := &m.send
 	if s.toolChoice != "" && len(req.Tools) > 0 {
-		out = appendKey(out, "tool_choice")
+		out = jsonenc.Key(out, "tool_choice")
 		switch s.toolChoice {
 		case "auto", "none", "required":
-			out = appendString(out, s.toolChoice)
+			out = jsonenc.String(out, s.toolChoice)
 		default:
 			out = append(out, `{"type":"function","function":{"name":`...)
-			out = appendString(out, s.toolChoice)
+			out = jsonenc.String(out, s.toolChoice)
 			out = append(out, "}}"...)
 		}
 	}
 	if s.parallel != nil && len(req.Tools) > 0 {
-		out = appendBoolField(out, "parallel_tool_calls", *s.parallel)
+		out = jsonenc.BoolField(out, "parallel_tool_calls", *s.parallel)
 	}
 	if m.streaming {
-		out = appendBoolField(out, "stream", true)
+		out = jsonenc.BoolField(out, "stream", true)
 		out = append(out, `,"stream_options":{"include_usage":true}`...)
 	}
 	if s.maxTokens > 0 {
@@ -86,28 +100,28 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		if m.rules.maxCompletionTokens {
 			key = "max_completion_tokens"
 		}
-		out = appendIntField(out, key, s.maxTokens)
+		out = jsonenc.IntField(out, key, s.maxTokens)
 	}
 	if s.temperature != nil {
-		out = appendFloatField(out, "temperature", *s.temperature)
+		out = jsonenc.FloatField(out, "temperature", *s.temperature)
 	}
 	if s.topP != nil {
-		out = appendFloatField(out, "top_p", *s.topP)
+		out = jsonenc.FloatField(out, "top_p", *s.topP)
 	}
 	if s.seed != nil && m.rules.seed {
-		out = appendIntField(out, "seed", *s.seed)
+		out = jsonenc.IntField(out, "seed", *s.seed)
 	}
 	if s.effort != "" {
-		out = appendStringField(out, "reasoning_effort", s.effort)
+		out = jsonenc.StringField(out, "reasoning_effort", s.effort)
 	}
 	if s.thinking != nil && m.rules.thinkingObject {
 		typ := "disabled"
 		if *s.thinking {
 			typ = "enabled"
 		}
-		out = appendKey(out, "thinking")
+		out = jsonenc.Key(out, "thinking")
 		out = append(out, `{"type":`...)
-		out = appendString(out, typ)
+		out = jsonenc.String(out, typ)
 		out = append(out, '}')
 	}
 	rf, err := m.responseFormat(req.Output)
@@ -115,7 +129,7 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		return nil, 0, err
 	}
 	if rf != nil {
-		out = appendKey(out, "response_format")
+		out = jsonenc.Key(out, "response_format")
 		out = append(out, rf...)
 	}
 	b.out = append(out, '}')
@@ -188,10 +202,10 @@ func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 		name = "answer"
 	}
 	out := []byte(`{"type":"json_schema","json_schema":{`)
-	out = appendStringField(out, "name", name)
-	out = appendKey(out, "schema")
+	out = jsonenc.StringField(out, "name", name)
+	out = jsonenc.Key(out, "schema")
 	out = append(out, schema.Bytes()...)
-	out = appendBoolField(out, "strict", checkStrict(schema.Bytes()) == nil)
+	out = jsonenc.BoolField(out, "strict", checkStrict(schema.Bytes(), m.rules.strict) == nil)
 	return append(out, "}}"...), nil
 }
 
@@ -202,6 +216,9 @@ func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte, error) {
 	if conv != nil && sameTools(conv.tools, tools) {
 		return conv.toolsJSON, nil
+	}
+	if n := m.rules.maxTools; n > 0 && len(tools) > n {
+		return nil, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("the request declares %d tools, and the %s API takes at most %d functions: register fewer tools", len(tools), m.rules.dialect, n), nil)
 	}
 	out := []byte{'['}
 	var schema bytes.Buffer
@@ -221,14 +238,14 @@ func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte,
 			}
 		}
 		out = append(out, `{"type":"function","function":{`...)
-		out = appendStringField(out, "name", spec.Name)
+		out = jsonenc.StringField(out, "name", spec.Name)
 		if spec.Description != "" {
-			out = appendStringField(out, "description", spec.Description)
+			out = jsonenc.StringField(out, "description", spec.Description)
 		}
-		out = appendKey(out, "parameters")
+		out = jsonenc.Key(out, "parameters")
 		out = append(out, schema.Bytes()...)
 		if m.send.strict {
-			out = appendBoolField(out, "strict", true)
+			out = jsonenc.BoolField(out, "strict", true)
 		}
 		out = append(out, "}}"...)
 	}
@@ -257,7 +274,7 @@ func (m *chatModel) checkStrictTool(name string, schema []byte) error {
 	if _, ok := m.strictOK.Load(string(schema)); ok {
 		return nil
 	}
-	if err := checkStrict(schema); err != nil {
+	if err := checkStrict(schema, m.rules.strict); err != nil {
 		return model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("tool %q cannot be used in strict mode: %v; close the schema or turn strict tools off", name, err), nil)
 	}
 	m.strictOK.Store(string(schema), true)
@@ -543,7 +560,7 @@ func (b *messageBuilder) build(req *model.Request) error {
 	if req.System != "" {
 		b.comma()
 		if c == nil || c.sysJSON == nil || c.system != req.System {
-			enc := appendString([]byte(`{"role":"system","content":`), req.System)
+			enc := jsonenc.String([]byte(`{"role":"system","content":`), req.System)
 			enc = append(enc, '}')
 			if c == nil {
 				b.out = append(b.out, enc...)
@@ -738,11 +755,11 @@ func (b *messageBuilder) flush() {
 			}
 			if p.image != "" {
 				b.out = append(b.out, `{"type":"image_url","image_url":{"url":`...)
-				b.out = appendString(b.out, p.image)
+				b.out = jsonenc.String(b.out, p.image)
 				b.out = append(b.out, "}}"...)
 			} else {
 				b.out = append(b.out, `{"type":"text","text":`...)
-				b.out = appendString(b.out, p.text)
+				b.out = jsonenc.String(b.out, p.text)
 				b.out = append(b.out, '}')
 			}
 		}
@@ -752,7 +769,7 @@ func (b *messageBuilder) flush() {
 		for i, p := range b.parts {
 			texts[i] = p.text
 		}
-		b.out = appendString(b.out, strings.Join(texts, "\n\n"))
+		b.out = jsonenc.String(b.out, strings.Join(texts, "\n\n"))
 	}
 	b.out = append(b.out, '}')
 	b.count++
@@ -814,12 +831,12 @@ func (b *messageBuilder) assistant(msg harness.Message) {
 	r := &b.m.rules
 	b.comma()
 	b.out = append(b.out, `{"role":"assistant","content":`...)
-	b.out = appendString(b.out, text.String())
+	b.out = jsonenc.String(b.out, text.String())
 	if r.reasoningField != "" && (reasoning.Len() > 0 || calls > 0 && r.echoOnToolCalls) {
-		b.out = appendStringField(b.out, r.reasoningField, reasoning.String())
+		b.out = jsonenc.StringField(b.out, r.reasoningField, reasoning.String())
 	}
 	if calls > 0 {
-		b.out = appendKey(b.out, "tool_calls")
+		b.out = jsonenc.Key(b.out, "tool_calls")
 		b.out = append(b.out, '[')
 		n := 0
 		for _, blk := range msg.Content {
@@ -837,10 +854,10 @@ func (b *messageBuilder) assistant(msg harness.Message) {
 				args = "{}"
 			}
 			b.out = append(b.out, '{')
-			b.out = appendStringField(b.out, "id", tc.ID)
+			b.out = jsonenc.StringField(b.out, "id", tc.ID)
 			b.out = append(b.out, `,"type":"function","function":{`...)
-			b.out = appendStringField(b.out, "name", tc.Name)
-			b.out = appendStringField(b.out, "arguments", args)
+			b.out = jsonenc.StringField(b.out, "name", tc.Name)
+			b.out = jsonenc.StringField(b.out, "arguments", args)
 			b.out = append(b.out, "}}"...)
 		}
 		b.out = append(b.out, ']')
@@ -887,8 +904,8 @@ func (b *messageBuilder) tool(msg harness.Message) error {
 		}
 		b.comma()
 		b.out = append(b.out, `{"role":"tool","tool_call_id":`...)
-		b.out = appendString(b.out, r.CallID)
-		b.out = appendStringField(b.out, "content", content)
+		b.out = jsonenc.String(b.out, r.CallID)
+		b.out = jsonenc.StringField(b.out, "content", content)
 		b.out = append(b.out, '}')
 		b.count++
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/sse"
+	"github.com/go-harness/harness/internal/streamwatch"
 )
 
 // Finish reasons that are failures.
@@ -33,7 +35,9 @@ const (
 // says so), CodeRateLimit (429, RetryAfter from Retry-After-Ms or
 // Retry-After), CodeServer (5xx, an error event mid-stream, finish reason
 // insufficient_system_resource), CodeTransport (connection failures, a
-// response silent past the idle timeout), CodeTruncatedStream (the stream
+// response silent past the idle timeout, an answer that does not begin
+// within the queue timeout or stalls past the stall timeout, each with
+// harness.CodeTimeout in its chain), CodeTruncatedStream (the stream
 // ended without a finish reason), CodeContentFilter (finish reason
 // content_filter) and CodeAborted (ctx cancelled). The sequence ends
 // promptly when ctx is cancelled or the consumer stops; the response body
@@ -68,11 +72,13 @@ func (m *chatModel) call(ctx context.Context, req *model.Request, emit func(mode
 	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var wd *watchdog
-	if m.idle > 0 {
-		wd = &watchdog{idle: m.idle, cancel: cancel}
-		defer wd.stop()
+	bounds := m.bounds
+	if !m.streaming {
+		// A whole answer arrives at once: only silence is bounded.
+		bounds.Queue, bounds.Stall = 0, 0
 	}
+	wd := streamwatch.New(bounds, cancel)
+	defer wd.Stop()
 	x := &exchange{body: body}
 	var raw *http.Response
 	opts := []option.RequestOption{
@@ -114,20 +120,24 @@ func (m *chatModel) call(ctx context.Context, req *model.Request, emit func(mode
 		return m.finish(&st, emit)
 	}
 
-	events := newSSEReader(raw.Body)
+	events := sse.NewReader(raw.Body)
 	for {
-		ev, err := events.next()
+		ev, err := events.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return m.fail(ctx, callCtx, x, err)
 		}
-		if ev.done {
+		if ev.Done {
 			break
 		}
+		before := st.progress
 		if err := st.event(ev, emit); err != nil {
 			return m.fail(ctx, callCtx, x, err)
+		}
+		if st.progress != before {
+			wd.Content()
 		}
 		if st.stopped {
 			return nil

@@ -8,16 +8,30 @@ import (
 	"strings"
 )
 
-// strictFormats are the string formats strict function calling and
-// strict structured answers accept.
-var strictFormats = []string{"date", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "time", "uuid"}
+// strictRules are what one dialect's strict mode (strict function
+// calling, strict structured answers) takes.
+type strictRules struct {
+	// formats are the string formats it takes.
+	formats []string
+	// noItems refuses "minItems" and "maxItems"; strings never take
+	// "minLength" or "maxLength".
+	noItems bool
+}
+
+// openAIStrict is OpenAI's strict mode, which other endpoints copy.
+var openAIStrict = strictRules{formats: []string{"date", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "time", "uuid"}}
+
+// deepSeekStrict is DeepSeek's: fewer formats, and no bounds on the
+// length of strings or arrays.
+var deepSeekStrict = strictRules{formats: []string{"email", "hostname", "ipv4", "ipv6", "uuid"}, noItems: true}
 
 // checkStrict reports the first place where schema breaks the rules of
 // strict mode: the top level is an object; every object has
 // "additionalProperties": false and lists all its properties in
-// "required"; strings use only the formats in strictFormats and no
-// length bounds. The error names the field, as a dotted path.
-func checkStrict(schema []byte) error {
+// "required"; strings use only the formats the rules name and no length
+// bounds; arrays no item-count bounds where the rules say so. The error
+// names the field, as a dotted path.
+func checkStrict(schema []byte, r strictRules) error {
 	var root any
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return fmt.Errorf("the schema is not valid JSON: %v", err)
@@ -26,10 +40,10 @@ func checkStrict(schema []byte) error {
 	if !ok || !isType(obj, "object") {
 		return fmt.Errorf("the top level must be an object schema")
 	}
-	return checkStrictNode(obj, "")
+	return r.checkNode(obj, "")
 }
 
-func checkStrictNode(s map[string]any, path string) error {
+func (r strictRules) checkNode(s map[string]any, path string) error {
 	where := "the top level"
 	if path != "" {
 		where = fmt.Sprintf("field %q", path)
@@ -59,24 +73,26 @@ func checkStrictNode(s map[string]any, path string) error {
 		}
 		for _, name := range names {
 			if sub, ok := props[name].(map[string]any); ok {
-				if err := checkStrictNode(sub, join(path, name)); err != nil {
+				if err := r.checkNode(sub, join(path, name)); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if isType(s, "string") {
-		if f, ok := s["format"].(string); ok && !slices.Contains(strictFormats, f) {
-			return fmt.Errorf("%s uses the string format %q, which strict mode does not take (it takes %s)", where, f, strings.Join(strictFormats, ", "))
-		}
-		for _, k := range []string{"minLength", "maxLength"} {
-			if _, ok := s[k]; ok {
-				return fmt.Errorf("%s sets %q, which strict mode does not take", where, k)
-			}
+	if f, ok := s["format"].(string); ok && !slices.Contains(r.formats, f) {
+		return fmt.Errorf("%s uses the string format %q, which strict mode does not take (it takes %s)", where, f, strings.Join(r.formats, ", "))
+	}
+	bounds := []string{"minLength", "maxLength"}
+	if r.noItems {
+		bounds = append(bounds, "minItems", "maxItems")
+	}
+	for _, k := range bounds {
+		if _, ok := s[k]; ok {
+			return fmt.Errorf("%s sets %q, which strict mode does not take", where, k)
 		}
 	}
 	if items, ok := s["items"].(map[string]any); ok {
-		if err := checkStrictNode(items, path+"[]"); err != nil {
+		if err := r.checkNode(items, path+"[]"); err != nil {
 			return err
 		}
 	}
@@ -84,7 +100,7 @@ func checkStrictNode(s map[string]any, path string) error {
 		list, _ := s[k].([]any)
 		for i, alt := range list {
 			if sub, ok := alt.(map[string]any); ok {
-				if err := checkStrictNode(sub, fmt.Sprintf("%s(%s %d)", path, k, i)); err != nil {
+				if err := r.checkNode(sub, fmt.Sprintf("%s(%s %d)", path, k, i)); err != nil {
 					return err
 				}
 			}
@@ -99,7 +115,7 @@ func checkStrictNode(s map[string]any, path string) error {
 		sort.Strings(names)
 		for _, name := range names {
 			if sub, ok := defs[name].(map[string]any); ok {
-				if err := checkStrictNode(sub, "#/"+k+"/"+name); err != nil {
+				if err := r.checkNode(sub, "#/"+k+"/"+name); err != nil {
 					return err
 				}
 			}

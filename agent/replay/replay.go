@@ -47,6 +47,8 @@ type Model struct {
 type queued struct {
 	resp Response
 	rec  *recordedCall
+	// answer is the recorded answer resp streams again.
+	answer *session.AssistantMessage
 	// call is the recorded call's index among the recording's calls.
 	call int
 }
@@ -59,7 +61,12 @@ type recordedCall struct {
 
 // New returns a Model replaying the recorded session tr, named after the
 // recorded model (set other info with [Model.WithInfo]): the recorded
-// answers are given in order, whatever is asked. [NewStrict] also checks
+// answers are given in order, whatever is asked, each as it was logged
+// (reasoning with its signatures included). An answer a fallback model
+// gave in the recording (session.ModelFallback) begins with a
+// model.ChunkModel chunk naming that model, so the replayed log records
+// and prices it as the recording did; the failures before it are not
+// replayed. [NewStrict] also checks
 // each live request against the recorded one. Calls whose answer was
 // cancelled are skipped: a replay cannot reproduce a cancellation. A
 // session with no recorded model call is an error.
@@ -83,7 +90,7 @@ func newReplay(tr *session.Transcript, strict bool) (*Model, error) {
 			pending = &recordedCall{reqIndex: i, req: p, turn: turn}
 		case *session.AssistantMessage:
 			if pending != nil && p.Finish != model.FinishAborted {
-				m.queue = append(m.queue, queued{resp: recordedResponse(p), rec: pending, call: len(m.queue)})
+				m.queue = append(m.queue, queued{resp: recordedResponse(p), rec: pending, answer: p, call: len(m.queue)})
 			}
 			pending = nil
 		}
@@ -93,16 +100,27 @@ func newReplay(tr *session.Transcript, strict bool) (*Model, error) {
 	}
 	m.recorded = len(m.queue)
 	m.info.Name = m.queue[0].rec.req.Model
+	for i := range m.queue {
+		// An answer another model gave (a fallback) names it, so the
+		// replayed log and prices name it too.
+		if am := m.queue[i].answer; am != nil && am.Model != "" && am.Model != m.info.Name {
+			m.queue[i].resp.Model = am.Model
+		}
+	}
 	return m, nil
 }
 
-// recordedResponse is the response that streams a recorded answer again.
+// recordedResponse is the response that streams a recorded answer again:
+// its reasoning blocks with their signatures, its text, its tool calls,
+// usage and finish reason.
 func recordedResponse(a *session.AssistantMessage) Response {
 	r := Response{Usage: a.Usage, Finish: a.Finish}
+	signed := false
 	for _, b := range a.Content {
 		switch b.Type {
 		case harness.BlockReasoning:
 			r.Reasoning += b.Text
+			signed = signed || b.Signature != "" || b.Redacted
 		case harness.BlockText:
 			r.Text += b.Text
 		case harness.BlockToolCall:
@@ -110,6 +128,35 @@ func recordedResponse(a *session.AssistantMessage) Response {
 				r.ToolCalls = append(r.ToolCalls, *b.ToolCall)
 			}
 		}
+	}
+	if signed {
+		// The blocks stream in their logged order, each reasoning block
+		// apart, ended by its signature, so they assemble as logged.
+		var chunks []model.Chunk
+		calls := 0
+		for _, b := range a.Content {
+			switch {
+			case b.Type == harness.BlockReasoning:
+				chunks = append(chunks, model.Chunk{Type: model.ChunkReasoning, Text: b.Text, Signature: b.Signature, Redacted: b.Redacted})
+			case b.Type == harness.BlockText && b.Text != "":
+				chunks = append(chunks, model.Chunk{Type: model.ChunkText, Text: b.Text})
+			case b.Type == harness.BlockToolCall && b.ToolCall != nil:
+				tc := b.ToolCall
+				chunks = append(chunks, model.Chunk{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: calls, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}})
+				calls++
+			}
+		}
+		if a.Usage != nil {
+			chunks = append(chunks, model.Chunk{Type: model.ChunkUsage, Usage: *a.Usage})
+		}
+		finish := a.Finish
+		if finish == "" {
+			finish = model.FinishStop
+			if calls > 0 {
+				finish = model.FinishToolCalls
+			}
+		}
+		r.Chunks = append(chunks, model.Chunk{Type: model.ChunkFinish, Finish: finish})
 	}
 	return r
 }

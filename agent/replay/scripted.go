@@ -18,6 +18,10 @@ type Response struct {
 	// Finish defaults to "tool_calls" when there are tool calls and
 	// "stop" otherwise.
 	Finish string
+	// Model, when set, names the model that answers, as a fallback
+	// wrapper does when a fallback model answers: the answer begins with
+	// a model.ChunkModel chunk (also before Chunks).
+	Model string
 	// Chunks, when set, are yielded as they are instead of the fields
 	// above: for testing how the loop handles odd streams. Without them
 	// the answer streams as a model's would: reasoning, text, each tool
@@ -62,6 +66,9 @@ func emit(ctx context.Context, r Response, yield func(model.Chunk, error) bool) 
 	chunks := r.Chunks
 	if chunks == nil {
 		chunks = chunksOf(r)
+	}
+	if r.Model != "" {
+		chunks = append([]model.Chunk{{Type: model.ChunkModel, Text: r.Model}}, chunks...)
 	}
 	for _, c := range chunks {
 		if err := ctx.Err(); err != nil {

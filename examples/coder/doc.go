@@ -6,9 +6,14 @@
 //	go run ./examples/coder -continue             # the latest session of this directory
 //	go run ./examples/coder -json -p "…" | jq .   # every event as a JSON line
 //
-// The model comes from the environment: HARNESS_BASE_URL, HARNESS_API_KEY
-// and HARNESS_MODEL for any OpenAI-compatible endpoint, otherwise
-// DEEPSEEK_API_KEY for DeepSeek. -model overrides the model id; -image
+// The model comes from the environment: ANTHROPIC_API_KEY for Claude
+// over Anthropic's Messages API (ANTHROPIC_BASE_URL for another endpoint
+// of that API), else HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL
+// for any OpenAI-compatible endpoint, otherwise DEEPSEEK_API_KEY for
+// DeepSeek; HARNESS_PROVIDER (anthropic, openai or deepseek) picks one
+// explicitly. -fallback-model names a model (an id of the same provider,
+// or provider:id) that answers when the first fails for good with an
+// overload, a rate limit or an outage. -model overrides the model id; -image
 // and -context-window declare image input and the context window of a
 // model the built-in catalog does not know (without a window, history is
 // pruned and compacted only when the provider reports an overflow).

@@ -25,8 +25,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/pricing"
@@ -82,6 +80,7 @@ type options struct {
 	verbose   bool
 	perm      permFlags
 	mcp       mcpFlags
+	prov      providerFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -93,7 +92,7 @@ The model: DEEPSEEK_API_KEY for DeepSeek, or HARNESS_BASE_URL,
 HARNESS_API_KEY and HARNESS_MODEL for any OpenAI-compatible endpoint.
 DEEPSEEK_BASE_URL points DeepSeek at another host; HARNESS_DIALECT
 (deepseek, openai or generic) overrides the dialect guessed from the URL.
-
+` + providerUsage + `
 flags:
 `
 
@@ -130,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
 	o.perm.register(fset)
 	o.mcp.register(fset)
+	o.prov.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
@@ -321,7 +321,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 		}),
 		agent.WithContextPolicy(policyOf(a.o.context)),
 		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
-		agent.WithPrices(pricing.DeepSeek()),
+		agent.WithPrices(pricing.Builtin()),
 	}
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
@@ -394,48 +394,6 @@ func (a *app) main(ctx context.Context) (int, error) {
 	}
 	a.view.notice(noticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", h.ID, h.ID, a.root))
 	return code, nil
-}
-
-// model picks the model from the environment and the flags, and returns
-// it with the endpoint's base URL.
-func (a *app) model(logger *slog.Logger) (model.Model, string, error) {
-	getenv := a.env
-	if a.o.model != "" {
-		getenv = func(k string) string {
-			if k == "HARNESS_MODEL" {
-				return a.o.model
-			}
-			return a.env(k)
-		}
-	}
-	cfg, err := openai.FromEnv(getenv)
-	if errors.Is(err, harness.CodeAuth) {
-		return nil, "", usagef(`no model configured. Set an API key in the environment, either
-  for DeepSeek:
-    export DEEPSEEK_API_KEY=sk-...
-  or for any OpenAI-compatible endpoint:
-    export HARNESS_BASE_URL=https://api.example.com/v1 HARNESS_API_KEY=... HARNESS_MODEL=model-id
-and run coder again.`)
-	}
-	if err != nil {
-		return nil, "", usagef("%v", err)
-	}
-	if a.o.image {
-		cfg.Input = []harness.Modality{harness.ModalityImage}
-	}
-	if a.o.window > 0 {
-		cfg.ContextWindow = a.o.window
-	}
-	cfg.Logger = logger
-	m, err := openai.New(cfg)
-	if err != nil {
-		return nil, "", usagef("%v", err)
-	}
-	shown := cfg.BaseURL
-	if len(cfg.APIKey) >= 8 { // the banner never shows a key a URL carries
-		shown = strings.ReplaceAll(shown, cfg.APIKey, "[redacted]")
-	}
-	return m, shown, nil
 }
 
 // pickSession sets the workspace root and returns the id of the session

@@ -10,16 +10,29 @@ import (
 
 // Assembler collects the chunks of one streamed answer into an assistant
 // message: reasoning, then text, then tool calls ordered by index, each
-// call's argument pieces joined. Assembly is linear in the size of the
-// answer however finely it is cut: a call's arguments grow in a buffer,
-// never by re-copying what arrived before. The zero value is ready to use.
+// call's argument pieces joined. Reasoning is one block, or several where
+// the provider signs its blocks: a reasoning chunk with a signature ends
+// the block it belongs to, and a redacted one is a block of its own. A
+// signed block that arrived after tool calls began (thinking interleaved
+// with tool use) keeps its place after those calls, since the provider
+// checks the order of the blocks it signed.
+// Assembly is linear in the size of the answer however finely it is cut:
+// a call's arguments grow in a buffer, never by re-copying what arrived
+// before. The zero value is ready to use.
 type Assembler struct {
+	// done are the reasoning blocks ended by a signature, with the
+	// number of tool calls begun before each; reasoning is the text of
+	// the one still open.
+	done      []harness.Block
+	doneAfter []int
 	reasoning strings.Builder
 	text      strings.Builder
 	calls     map[int]*callParts
 	usage     *harness.Usage
 	finish    string
 	finished  bool
+	// model is the model a ChunkModel named.
+	model string
 }
 
 // callParts is one tool call being assembled.
@@ -34,7 +47,19 @@ func (a *Assembler) Add(c model.Chunk) {
 	case model.ChunkText:
 		a.text.WriteString(c.Text)
 	case model.ChunkReasoning:
-		a.reasoning.WriteString(c.Text)
+		switch {
+		case c.Redacted:
+			a.closeReasoning("")
+			a.done = append(a.done, harness.Block{Type: harness.BlockReasoning, Signature: c.Signature, Redacted: true})
+			a.doneAfter = append(a.doneAfter, len(a.calls))
+		case c.Signature != "":
+			a.reasoning.WriteString(c.Text)
+			a.closeReasoning(c.Signature)
+		default:
+			a.reasoning.WriteString(c.Text)
+		}
+	case model.ChunkModel:
+		a.model = c.Text
 	case model.ChunkToolCall:
 		if a.calls == nil {
 			a.calls = map[int]*callParts{}
@@ -59,10 +84,33 @@ func (a *Assembler) Add(c model.Chunk) {
 	}
 }
 
+// closeReasoning ends the open reasoning block with signature, if it
+// has text or a signature.
+func (a *Assembler) closeReasoning(signature string) {
+	if a.reasoning.Len() == 0 && signature == "" {
+		return
+	}
+	a.done = append(a.done, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String(), Signature: signature})
+	a.doneAfter = append(a.doneAfter, len(a.calls))
+	a.reasoning.Reset()
+}
+
+// reasoningAfter appends the closed reasoning blocks that came after
+// exactly n tool calls had begun.
+func (a *Assembler) reasoningAfter(content []harness.Block, n int) []harness.Block {
+	for i, b := range a.done {
+		if a.doneAfter[i] == n {
+			content = append(content, b)
+		}
+	}
+	return content
+}
+
 // Message returns the assembled assistant message. Calls with no
 // arguments get "{}".
 func (a *Assembler) Message() harness.Message {
 	m := harness.Message{Role: harness.RoleAssistant}
+	m.Content = a.reasoningAfter(m.Content, 0)
 	if a.reasoning.Len() > 0 {
 		m.Content = append(m.Content, harness.Block{Type: harness.BlockReasoning, Text: a.reasoning.String()})
 	}
@@ -74,16 +122,21 @@ func (a *Assembler) Message() harness.Message {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	for _, i := range idx {
+	for n, i := range idx {
 		p := a.calls[i]
 		tc := &harness.ToolCall{ID: p.id, Name: p.name, Arguments: p.args.String()}
 		if strings.TrimSpace(tc.Arguments) == "" {
 			tc.Arguments = "{}"
 		}
 		m.Content = append(m.Content, harness.Block{Type: harness.BlockToolCall, ToolCall: tc})
+		m.Content = a.reasoningAfter(m.Content, n+1)
 	}
 	return m
 }
+
+// Model returns the model a ChunkModel named, or "" when none did: the
+// answer is the called model's.
+func (a *Assembler) Model() string { return a.model }
 
 // Usage returns the last usage reported, if any.
 func (a *Assembler) Usage() (harness.Usage, bool) {

@@ -109,3 +109,59 @@ func TestAssemblerErr(t *testing.T) {
 		})
 	}
 }
+
+// Signed reasoning blocks stay apart, each with its signature; a
+// redacted block is a block of its own; a ChunkModel names the model
+// that answered.
+func TestAssemblerKeepsSignedReasoningBlocks(t *testing.T) {
+	var a assemble.Assembler
+	for _, c := range []model.Chunk{
+		{Type: model.ChunkModel, Text: "fallback-model"},
+		{Type: model.ChunkReasoning, Text: "first "},
+		{Type: model.ChunkReasoning, Text: "thought"},
+		{Type: model.ChunkReasoning, Signature: "sig-1"},
+		{Type: model.ChunkReasoning, Redacted: true, Signature: "opaque"},
+		{Type: model.ChunkReasoning, Text: "second", Signature: "sig-2"},
+		{Type: model.ChunkText, Text: "answer"},
+		{Type: model.ChunkReasoning, Text: "unsigned tail"},
+		{Type: model.ChunkFinish, Finish: model.FinishStop},
+	} {
+		a.Add(c)
+	}
+	assert.Equal(t, []harness.Block{
+		{Type: harness.BlockReasoning, Text: "first thought", Signature: "sig-1"},
+		{Type: harness.BlockReasoning, Signature: "opaque", Redacted: true},
+		{Type: harness.BlockReasoning, Text: "second", Signature: "sig-2"},
+		{Type: harness.BlockReasoning, Text: "unsigned tail"},
+		harness.TextBlock("answer"),
+	}, a.Message().Content)
+	assert.Equal(t, "fallback-model", a.Model())
+	var plain assemble.Assembler
+	assert.Empty(t, plain.Model())
+}
+
+// Thinking interleaved with tool use keeps its place after the calls
+// that preceded it.
+func TestAssemblerKeepsInterleavedThinkingInPlace(t *testing.T) {
+	var a assemble.Assembler
+	for _, c := range []model.Chunk{
+		{Type: model.ChunkReasoning, Text: "first", Signature: "s1"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, ID: "a", Name: "ls", Arguments: "{}"}},
+		{Type: model.ChunkReasoning, Text: "between", Signature: "s2"},
+		{Type: model.ChunkReasoning, Redacted: true, Signature: "enc"},
+		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 1, ID: "b", Name: "ls", Arguments: "{}"}},
+		{Type: model.ChunkFinish, Finish: model.FinishToolCalls},
+	} {
+		a.Add(c)
+	}
+	var order []string
+	for _, b := range a.Message().Content {
+		switch b.Type {
+		case harness.BlockReasoning:
+			order = append(order, "reasoning "+b.Signature)
+		case harness.BlockToolCall:
+			order = append(order, "call "+b.ToolCall.ID)
+		}
+	}
+	assert.Equal(t, []string{"reasoning s1", "call a", "reasoning s2", "reasoning enc", "call b"}, order)
+}

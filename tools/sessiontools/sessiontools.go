@@ -329,7 +329,7 @@ func readTool(store session.Store, opts ...Option) tools.Tool {
 // and the ends of turns, not the bookkeeping around them.
 func visible(e session.Event) bool {
 	switch e.Data.(type) {
-	case *session.ModelRequest, *session.ToolStarted, *session.ModelRetry, *session.ToolRecord, *session.PermissionDecided, *session.ApprovalRequested:
+	case *session.ModelRequest, *session.ToolStarted, *session.ModelRetry, *session.ModelFallback, *session.ToolRecord, *session.PermissionDecided, *session.ApprovalRequested:
 		return false
 	}
 	return true

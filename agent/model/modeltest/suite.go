@@ -120,6 +120,9 @@ func wellFormed(got []item) error {
 			continue
 		}
 		c := it.chunk
+		if c.Type == model.ChunkModel && i > 0 && got[i-1].chunk.Type != model.ChunkModel {
+			errs = append(errs, fmt.Errorf("chunk %d of %d names the answering model after other chunks: a model chunk comes first", i+1, len(got)))
+		}
 		if c.Type == model.ChunkFinish && !last {
 			errs = append(errs, fmt.Errorf("chunk %d of %d is the finish chunk but the sequence went on: it must be last", i+1, len(got)))
 		}
@@ -133,10 +136,20 @@ func wellFormed(got []item) error {
 // chunkShape checks that a chunk has a known type and only its field set.
 func chunkShape(c model.Chunk) error {
 	text, call, usage, finish := c.Text != "", c.ToolCall != model.ToolCallDelta{}, c.Usage != harness.Usage{}, c.Finish != ""
+	if c.Type != model.ChunkReasoning && (c.Signature != "" || c.Redacted) {
+		return fmt.Errorf("a chunk of type %d carries a signature or the redacted mark, which only reasoning chunks have: %+v", c.Type, c)
+	}
 	switch c.Type {
 	case model.ChunkText, model.ChunkReasoning:
 		if call || usage || finish {
 			return fmt.Errorf("a text or reasoning chunk sets other fields: %+v", c)
+		}
+		if c.Redacted && (text || c.Signature == "") {
+			return fmt.Errorf("a redacted reasoning chunk carries text or no data: its encrypted reasoning goes in Signature, and Text stays empty: %+v", c)
+		}
+	case model.ChunkModel:
+		if !text || call || usage || finish {
+			return fmt.Errorf("a model chunk names no model in Text, or sets other fields: %+v", c)
 		}
 	case model.ChunkToolCall:
 		if text || usage || finish {

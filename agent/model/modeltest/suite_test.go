@@ -88,6 +88,18 @@ func TestChecksCatchBrokenModels(t *testing.T) {
 		{"two fields", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
 			return []item{{chunk: model.Chunk{Type: model.ChunkText, Text: "hi", Finish: "stop"}}, finish(model.FinishStop)}
 		}}, "sets other fields"},
+		{"signature on text", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
+			return []item{{chunk: model.Chunk{Type: model.ChunkText, Text: "hi", Signature: "s"}}, finish(model.FinishStop)}
+		}}, "only reasoning chunks have"},
+		{"redacted with text", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
+			return []item{{chunk: model.Chunk{Type: model.ChunkReasoning, Text: "x", Redacted: true, Signature: "d"}}, text("hi"), finish(model.FinishStop)}
+		}}, "redacted reasoning chunk"},
+		{"late model chunk", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
+			return []item{text("hi"), {chunk: model.Chunk{Type: model.ChunkModel, Text: "other"}}, finish(model.FinishStop)}
+		}}, "a model chunk comes first"},
+		{"empty model chunk", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
+			return []item{{chunk: model.Chunk{Type: model.ChunkModel}}, text("hi"), finish(model.FinishStop)}
+		}}, "names no model"},
 		{"unknown type", "answer", &fake{info: model.Info{Name: "m"}, answer: func(context.Context, *model.Request) []item {
 			return []item{{chunk: model.Chunk{Type: 42}}, finish(model.FinishStop)}
 		}}, "unknown chunk type 42"},

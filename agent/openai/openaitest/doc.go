@@ -26,6 +26,12 @@
 // so the real adapter and a price table turn a scripted session into
 // dollars.
 //
+// [DeepSeek] wraps a reply in the request rules DeepSeek's API
+// documents (the models it serves, thinking mode and forced tools,
+// reasoning efforts, reasoning sent back, strict schemas, JSON output),
+// answering 400 as DeepSeek does when one is broken, so a test can check
+// that what an adapter sends would be accepted.
+//
 // It imports harness and agent/model (for the usage and tool-call
 // pieces) and the standard library: hosts can use it with any client,
 // and the adapter's own tests use it.

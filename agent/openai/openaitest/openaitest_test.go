@@ -171,3 +171,45 @@ func TestChunks(t *testing.T) {
 		"completion_tokens_details": map[string]any{"reasoning_tokens": 2.0},
 	}, u["usage"])
 }
+
+// DeepSeek answers 400 with DeepSeek's message for each broken rule,
+// and passes a request that keeps them all on to its reply.
+func TestDeepSeekRules(t *testing.T) {
+	strictTool := func(prop string) string {
+		return `{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object","properties":{"v":` + prop + `},"required":["v"],"additionalProperties":false}}}`
+	}
+	for name, tc := range map[string]struct{ path, body, want string }{
+		"ok":                    {"/chat/completions", `{"model":"deepseek-flash","messages":[{"role":"user","content":"hi"}]}`, ""},
+		"legacy id":             {"/chat/completions", `{"model":"deepseek-v4-flash-vision-exp","messages":[]}`, ""},
+		"retired id":            {"/chat/completions", `{"model":"deepseek-chat","messages":[]}`, "Model Not Exist"},
+		"forced tool":           {"/chat/completions", `{"model":"deepseek-flash","messages":[],"tool_choice":"required"}`, "Thinking mode does not support this tool_choice"},
+		"named tool":            {"/chat/completions", `{"model":"deepseek-flash","messages":[],"tool_choice":{"type":"function","function":{"name":"f"}},"thinking":{"type":"enabled"}}`, "Thinking mode does not support"},
+		"forced, thinking off":  {"/chat/completions", `{"model":"deepseek-flash","messages":[],"tool_choice":"required","thinking":{"type":"disabled"}}`, ""},
+		"effort":                {"/chat/completions", `{"model":"deepseek-flash","messages":[],"reasoning_effort":"extreme"}`, "Invalid reasoning_effort"},
+		"effort ultra":          {"/chat/completions", `{"model":"deepseek-flash","messages":[],"reasoning_effort":"ultra"}`, ""},
+		"no reasoning back":     {"/chat/completions", `{"model":"deepseek-flash","messages":[{"role":"assistant","content":"","tool_calls":[{"id":"c"}]}]}`, "reasoning_content"},
+		"strict off beta":       {"/chat/completions", `{"model":"deepseek-flash","messages":[],"tools":[` + strictTool(`{"type":"string"}`) + `]}`, "beta endpoint"},
+		"strict format":         {"/beta/chat/completions", `{"model":"deepseek-flash","messages":[],"tools":[` + strictTool(`{"type":"string","format":"date"}`) + `]}`, "format 'date'"},
+		"strict items":          {"/beta/chat/completions", `{"model":"deepseek-flash","messages":[],"tools":[` + strictTool(`{"type":"array","items":{"type":"string"},"minItems":1}`) + `]}`, "'minItems'"},
+		"strict open":           {"/beta/chat/completions", `{"model":"deepseek-flash","messages":[],"tools":[{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object","properties":{}}}}]}`, "'additionalProperties' must be false"},
+		"strict ok":             {"/beta/chat/completions", `{"model":"deepseek-flash","messages":[],"tools":[` + strictTool(`{"type":"string","format":"uuid"}`) + `]}`, ""},
+		"json without the word": {"/chat/completions", `{"model":"deepseek-flash","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, "must contain the word 'json'"},
+		"json said":             {"/chat/completions", `{"model":"deepseek-flash","messages":[{"role":"user","content":"Answer in JSON"}],"response_format":{"type":"json_object"}}`, ""},
+		"json schema":           {"/chat/completions", `{"model":"deepseek-flash","messages":[],"response_format":{"type":"json_schema"}}`, "unavailable"},
+		"not json":              {"/chat/completions", `{`, "deserialize"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := openaitest.NewServer(openaitest.DeepSeek(openaitest.Reply{Body: `{"passed":true}`}))
+			defer srv.Close()
+			resp, body := post(t, srv.URL+tc.path, tc.body)
+			if tc.want == "" {
+				assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+				assert.Equal(t, `{"passed":true}`, body)
+				return
+			}
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			assert.Contains(t, body, tc.want)
+			assert.Contains(t, body, `"type":"invalid_request_error"`)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 )
 
@@ -40,7 +41,8 @@ func (r Request) Messages() []map[string]any {
 }
 
 // Server is a fake OpenAI-compatible endpoint. It answers requests to
-// /chat/completions with its scripted replies, in order, and records
+// /chat/completions (under any prefix, such as DeepSeek's /beta) with its
+// scripted replies, in order, and records
 // every request. When the script runs out it answers 400 with a JSON
 // error, so a test that makes one call too many fails clearly instead of
 // retrying; any other path is a 404 and takes no reply.
@@ -86,7 +88,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Path: r.URL.Path, Body: body})
-	if r.URL.Path != "/chat/completions" {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		s.mu.Unlock()
 		Reply{Status: http.StatusNotFound, Body: `{"error":{"message":"no such path"}}`}.ServeHTTP(w, r)
 		return

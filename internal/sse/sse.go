@@ -1,4 +1,8 @@
-package openai
+// Package sse splits a server-sent event stream into events, as model
+// providers send them, for the provider adapters.
+//
+// It imports nothing of the module.
+package sse
 
 import (
 	"bufio"
@@ -7,22 +11,25 @@ import (
 	"io"
 )
 
-// sseEvent is one server-sent event of an answer stream.
-type sseEvent struct {
-	// name is the event field ("" for the default message event).
-	name string
-	data []byte
-	// done marks the "[DONE]" sentinel that ends a stream.
-	done bool
+// Event is one server-sent event.
+type Event struct {
+	// Name is the event field ("" for the default message event).
+	Name string
+	// Data is the event's data, its lines joined by "\n". It is valid
+	// until the next call of [Reader.Next].
+	Data []byte
+	// Done marks the "[DONE]" sentinel that ends an OpenAI-format
+	// stream.
+	Done bool
 }
 
-// sseReader splits an event stream into events. It follows the SSE
-// format as providers use it and tolerates what some of them send: CRLF
-// line ends, "data:" with or without the space, comments and blank
-// keep-alive lines, a last event without its blank line, lines of any
-// length (a whole tool call's arguments may come in one), and bare JSON
-// lines without a "data:" field, each taken as one event.
-type sseReader struct {
+// Reader reads events. It follows the SSE format as providers use it and
+// tolerates what some of them send: CRLF line ends, "data:" with or
+// without the space, comments and blank keep-alive lines, a last event
+// without its blank line, lines of any length (a whole tool call's
+// arguments may come in one), and bare JSON lines without a "data:"
+// field, each taken as one event.
+type Reader struct {
 	r    *bufio.Reader
 	line []byte
 	data []byte
@@ -30,13 +37,14 @@ type sseReader struct {
 	has  bool
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 8<<10)}
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 8<<10)}
 }
 
 // readLine returns the next line without its end, or io.EOF after the
 // last one. The slice is valid until the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	line, err := s.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		s.line = append(s.line[:0], line...)
@@ -54,17 +62,17 @@ func (s *sseReader) readLine() ([]byte, error) {
 	return line, nil
 }
 
-// next returns the next event, or io.EOF when the stream ends without
-// another (a stream without "[DONE]" ends so; the answer's finish reason
-// tells whether it was complete).
-func (s *sseReader) next() (sseEvent, error) {
+// Next returns the next event, or io.EOF when the stream ends without
+// another (whether the stream was complete is for the caller to tell),
+// or the error reading failed with.
+func (s *Reader) Next() (Event, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && s.has {
 				return s.dispatch(), nil
 			}
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if s.has {
@@ -99,11 +107,11 @@ func (s *sseReader) next() (sseEvent, error) {
 	}
 }
 
-func (s *sseReader) dispatch() sseEvent {
-	ev := sseEvent{name: s.name, data: s.data}
+func (s *Reader) dispatch() Event {
+	ev := Event{Name: s.name, Data: s.data}
 	s.data, s.name, s.has = s.data[:0], "", false
-	if string(bytes.TrimSpace(ev.data)) == "[DONE]" {
-		ev.done = true
+	if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
+		ev.Done = true
 	}
 	return ev
 }

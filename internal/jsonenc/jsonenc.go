@@ -1,22 +1,24 @@
-package openai
+// Package jsonenc appends JSON to byte slices, for request bodies the
+// provider adapters write by hand: each part of a body has one fixed
+// spelling (the bytes a provider's prefix cache sees are the same on
+// every request), and a part encoded once can be copied into later
+// requests.
+//
+// It imports nothing of the module.
+package jsonenc
 
 import (
 	"strconv"
 	"unicode/utf8"
 )
 
-// The request body is written by hand, so that each part of it has one
-// fixed spelling (the bytes a provider's prefix cache sees are the same
-// on every request) and so that a history message encoded once can be
-// copied into every later request.
-
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Quotes, backslashes and
+// String appends s to b as a JSON string. Quotes, backslashes and
 // control characters are escaped, as are U+2028 and U+2029 (which some
 // JavaScript-based servers choke on); invalid UTF-8 becomes U+FFFD. HTML
 // characters are left as they are.
-func appendString(b []byte, s string) []byte {
+func String(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -64,10 +66,10 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendKey appends ,"key": (or "key": first in an object, when b ends
+// Key appends ,"key": (or "key": first in an object, when b ends
 // with '{'). An empty b continues a body whose last part was a segment
 // kept from before, so it takes the comma.
-func appendKey(b []byte, key string) []byte {
+func Key(b []byte, key string) []byte {
 	if len(b) == 0 || b[len(b)-1] != '{' && b[len(b)-1] != '[' {
 		b = append(b, ',')
 	}
@@ -76,18 +78,22 @@ func appendKey(b []byte, key string) []byte {
 	return append(b, '"', ':')
 }
 
-func appendStringField(b []byte, key, value string) []byte {
-	return appendString(appendKey(b, key), value)
+// StringField appends a key and a string value.
+func StringField(b []byte, key, value string) []byte {
+	return String(Key(b, key), value)
 }
 
-func appendBoolField(b []byte, key string, v bool) []byte {
-	return strconv.AppendBool(appendKey(b, key), v)
+// BoolField appends a key and a boolean.
+func BoolField(b []byte, key string, v bool) []byte {
+	return strconv.AppendBool(Key(b, key), v)
 }
 
-func appendIntField(b []byte, key string, v int64) []byte {
-	return strconv.AppendInt(appendKey(b, key), v, 10)
+// IntField appends a key and an integer.
+func IntField(b []byte, key string, v int64) []byte {
+	return strconv.AppendInt(Key(b, key), v, 10)
 }
 
-func appendFloatField(b []byte, key string, v float64) []byte {
-	return strconv.AppendFloat(appendKey(b, key), v, 'g', -1, 64)
+// FloatField appends a key and a number.
+func FloatField(b []byte, key string, v float64) []byte {
+	return strconv.AppendFloat(Key(b, key), v, 'g', -1, 64)
 }
