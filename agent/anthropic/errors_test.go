@@ -115,7 +115,7 @@ func TestNothingFromTheEnvironment(t *testing.T) {
 	require.NoError(t, err, "the base URL of the Config, not the environment's")
 	h := f.Requests()[0].Header
 	assert.Equal(t, "Bearer "+testKey, h.Get("Authorization"), "the Config's key, as the SDK sends a key")
-	assert.Empty(t, h.Get("X-Api-Key"))
+	assert.Equal(t, testKey, h.Get("X-Api-Key"), "and as compatible endpoints document it")
 	assert.Empty(t, h.Get("X-Leak"))
 	assert.Empty(t, h.Get("Traceparent"))
 	assert.NotEmpty(t, h.Get("Anthropic-Version"))

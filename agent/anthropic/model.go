@@ -356,7 +356,10 @@ func New(cfg Config) (model.Model, error) {
 		option.WithOpenTelemetryPropagation(false),
 	}
 	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		// The SDK sends the key as a bearer token; Anthropic-compatible
+		// endpoints of other hosts document the x-api-key header, so the
+		// key goes in both (one value, never another credential).
+		opts = append(opts, option.WithAPIKey(cfg.APIKey), option.WithHeader("X-Api-Key", cfg.APIKey))
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Header)) {
 		for i, v := range cfg.Header[k] {
