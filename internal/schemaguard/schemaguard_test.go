@@ -74,7 +74,7 @@ func TestRecursionThatConsumesTheValue(t *testing.T) {
 		`{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`,
 		`{"type":"object","additionalProperties":{"$ref":"#"}}`,
 		`{"type":"object","propertyNames":{"$ref":"#"}}`,
-		`{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}`, // never applied
+		`{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}`,                                                                                        // never applied
 		`{"$schema":"http://json-schema.org/draft-07/schema#","$ref":"#/definitions/o","allOf":[{"$ref":"#"}],"definitions":{"o":{"type":"object"}}}`, // draft-07 ignores allOf beside $ref
 		`{"$dynamicAnchor":"node","type":"object","properties":{"kids":{"items":{"$dynamicRef":"#node"}}}}`,
 	} {
