@@ -15,6 +15,7 @@ type options struct {
 	connectTimeout time.Duration
 	terminate      time.Duration
 	maxRestarts    int
+	maxSchema      int
 	logger         *slog.Logger
 	events         func(Event)
 }
@@ -24,13 +25,14 @@ const (
 	defaultConnectTimeout = 30 * time.Second
 	defaultTerminate      = time.Second
 	defaultMaxRestarts    = 3
+	defaultMaxSchema      = 32 << 10
 )
 
 // optionsOf checks the settings of cfg and fills in the defaults of its
 // zero fields.
 func optionsOf(cfg *Config) (options, error) {
 	o := options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts,
-		logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
+		maxSchema: defaultMaxSchema, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
 	var errs []error
 	switch {
 	case cfg.ConnectTimeout < 0:
@@ -43,6 +45,12 @@ func optionsOf(cfg *Config) (options, error) {
 		errs = append(errs, toolexec.OptionError("mcp: Config.TerminateDuration %v: the terminate duration must not be negative (zero keeps the default, 1s)", cfg.TerminateDuration))
 	case cfg.TerminateDuration > 0:
 		o.terminate = cfg.TerminateDuration
+	}
+	switch {
+	case cfg.MaxSchemaBytes < 0:
+		errs = append(errs, toolexec.OptionError("mcp: Config.MaxSchemaBytes %d: the bound must not be negative (zero keeps the default, 32 KiB)", cfg.MaxSchemaBytes))
+	case cfg.MaxSchemaBytes > 0:
+		o.maxSchema = cfg.MaxSchemaBytes
 	}
 	switch {
 	case cfg.MaxRestarts < 0:

@@ -16,6 +16,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -167,7 +169,10 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 		}
 		raw = b
 	}
-	if err := checkSchema(raw); err != nil {
+	if max := s.set.opts.maxSchema; len(raw) > max {
+		return nil, fmt.Errorf("its input schema is %s, more than the %s a tool may have (Config.MaxSchemaBytes): it would be sent with every request to the model", units.Bytes(int64(len(raw))), units.Bytes(int64(max)))
+	}
+	if err := checkSchema(t.Name, raw); err != nil {
 		return nil, err
 	}
 	title := t.Title
@@ -180,6 +185,11 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 	}
 	if strings.TrimSpace(desc) == "" {
 		desc = fmt.Sprintf("The %s tool of the MCP server %s.", t.Name, s.cfg.Name)
+	}
+	if len(desc) > maxDescription {
+		// Sent with every request too; the start says what the tool is.
+		s.set.opts.logger.Warn("mcp: tool description cut", "server", s.cfg.Name, "tool", t.Name, "bytes", len(desc))
+		desc = textcut.Prefix(desc, maxDescription) + fmt.Sprintf(" … [description cut: %s in all]", units.Bytes(int64(len(desc))))
 	}
 	spec := tools.Spec{Description: desc, InputSchema: raw, Render: harness.RenderGeneric, Family: tools.FamilyProcess}
 	a := t.Annotations
@@ -196,11 +206,23 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 	return &toolDef{remote: t.Name, title: title, spec: spec}, nil
 }
 
+// maxDescription bounds the description of a tool offered to the model;
+// a longer one is cut.
+const maxDescription = 16 << 10
+
 // checkSchema refuses a schema the registry would: one that is not a
-// JSON Schema of an object.
-func checkSchema(raw json.RawMessage) error {
+// JSON Schema of an object, or that cannot be checked safely (a
+// reference cycle, say). The error is the registry's *tools.SchemaError,
+// naming the server's tool.
+func checkSchema(tool string, raw json.RawMessage) error {
 	probe := &probeTool{spec: tools.Spec{Name: "probe", Description: "probe", InputSchema: raw}}
-	if _, err := tools.NewRegistry(probe); err != nil {
+	_, err := tools.NewRegistry(probe)
+	var se *tools.SchemaError
+	if errors.As(err, &se) {
+		se.Tool = tool
+		return se
+	}
+	if err != nil {
 		return fmt.Errorf("its input schema is not usable: %v", strings.TrimPrefix(err.Error(), "tools: probe: "))
 	}
 	return nil

@@ -165,6 +165,7 @@ func Connect(ctx context.Context, cfg *Config) (Set, error) {
 
 func validateConfig(cfg *Config) error {
 	seen := map[string]bool{}
+	forms := map[string]string{} // tool-name form -> server name
 	for i, sc := range cfg.Servers {
 		field := fmt.Sprintf("Servers[%d]", i)
 		switch {
@@ -174,6 +175,13 @@ func validateConfig(cfg *Config) error {
 			return configError("%s: two servers are named %q", field, sc.Name)
 		}
 		seen[sc.Name] = true
+		if err := checkServerName(sc.Name); err != nil {
+			return configError("%s: %v", field, err)
+		}
+		if other, dup := forms[sanitize(sc.Name)]; dup {
+			return configError("%s: the servers %q and %q have the same name in tool names (mcp__%s__...), so a permission rule could not tell them apart; rename one", field, other, sc.Name, sanitize(sc.Name))
+		}
+		forms[sanitize(sc.Name)] = sc.Name
 		n := 0
 		for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Transport != nil} {
 			if set {
