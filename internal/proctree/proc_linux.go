@@ -1,4 +1,4 @@
-package shell
+package proctree
 
 import (
 	"bufio"
@@ -62,6 +62,10 @@ import (
 // command when no PID namespace contains them.
 const markerVar = "HARNESS_SHELL_SCOPE"
 
+// startWait bounds how long a namespace's init and holder may take to
+// start the command.
+const startWait = 30 * time.Second
+
 // nsInit is the script of a PID namespace's init, run as
 // `bash --noprofile --norc -p -c nsInit harness-init SLEEP MOUNT ARGV...`
 // with descriptor 4 open for its report and 5 for the go-ahead. It
@@ -84,19 +88,19 @@ while :; do wait; (exec -a harness-init-wait "$s" 2147483647); done`
 
 // probeContainment finds out which containment works here, by starting
 // a trivial command in a PID namespace each way that may work.
-func probeContainment(c *config) *containment {
-	if c.noNamespace != nil {
-		return &containment{kind: containTree, reason: c.noNamespace.Error()}
+func probe(o Options) *Containment {
+	if o.NoNamespace != nil {
+		return &Containment{kind: containTree, reason: o.NoNamespace.Error()}
 	}
-	ns := &containment{kind: containNS}
+	ns := &Containment{kind: containNS}
 	var err error
 	if ns.bash, err = exec.LookPath("bash"); err != nil {
-		if ns.bash, err = exec.LookPath(c.shell); err != nil {
-			return &containment{kind: containTree, reason: "no bash for the namespace's init"}
+		if ns.bash, err = exec.LookPath(o.Shell); err != nil {
+			return &Containment{kind: containTree, reason: "no bash for the namespace's init"}
 		}
 	}
 	if ns.sleep, err = exec.LookPath("sleep"); err != nil {
-		return &containment{kind: containTree, reason: "no sleep for the namespace's init"}
+		return &Containment{kind: containTree, reason: "no sleep for the namespace's init"}
 	}
 	ns.mount, _ = exec.LookPath("mount")
 	var first error
@@ -116,12 +120,12 @@ func probeContainment(c *config) *containment {
 	if first == nil {
 		first = err
 	}
-	return &containment{kind: containTree, reason: reasonText(first)}
+	return &Containment{kind: containTree, reason: reasonText(first)}
 }
 
 // tryNamespace runs `sleep 0` contained in c and checks that it reports
 // a clean exit.
-func tryNamespace(c *containment) error {
+func tryNamespace(c *Containment) error {
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -132,8 +136,8 @@ func tryNamespace(c *containment) error {
 		return err
 	}
 	<-p.mainDone
-	p.stop(killWait)
-	code, sig := p.exitInfo()
+	p.Stop(killWait)
+	code, sig := p.ExitInfo()
 	if code == nil || *code != 0 {
 		return fmt.Errorf("the test command ended with %v %q", code, sig)
 	}
@@ -153,14 +157,14 @@ func reasonText(err error) string {
 }
 
 // startContained starts argv as c says.
-func startContained(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startContained(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
 	if c.kind == containNS {
 		return startNS(c, argv, dir, env, stdout, stderr, extra)
 	}
 	return startTree(c, argv, dir, env, stdout, stderr, extra)
 }
 
-func nsAttr(c *containment) *syscall.SysProcAttr {
+func nsAttr(c *Containment) *syscall.SysProcAttr {
 	if !c.userNS {
 		// The new mount namespace lets the init mount a /proc of the PID
 		// namespace without touching the host's; os/exec makes its
@@ -178,15 +182,20 @@ func nsAttr(c *containment) *syscall.SysProcAttr {
 }
 
 // startNS starts argv under an init in a new PID namespace.
-func startNS(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startNS(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
 	if len(extra) > 1 { // descriptors 4 and 5 belong to the init
-		return nil, errors.New("shell: at most one extra descriptor")
+		return nil, errors.New("proctree: at most one extra descriptor in a PID namespace")
 	}
-	rs, ws, err := pipes(2)
+	repR, repW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	repR, goR, repW, goW := rs[0], rs[1], ws[0], ws[1]
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
 	defer goW.Close()
 	files := []*os.File{nil, repW, goR}
 	if len(extra) == 1 {
@@ -201,19 +210,19 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 		repR.Close()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, cont: c, init: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
+	p := &Proc{cmd: cmd, cont: c, init: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
 	p.pidNS = nsOf(p.init)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.gone)
 	}()
-	fail := func(err error) (*proc, error) {
+	fail := func(err error) (*Proc, error) {
 		_ = signalPID(p.init, syscall.SIGKILL)
 		<-p.gone
 		close(p.mainDone)
 		return nil, err
 	}
-	_ = repR.SetReadDeadline(time.Now().Add(startupWait))
+	_ = repR.SetReadDeadline(time.Now().Add(startWait))
 	line, err := bufio.NewReader(repR).ReadString('\n')
 	repR.Close()
 	if err != nil {
@@ -243,20 +252,20 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 
 // awaitHolder waits until the holder runs sleep (its comm is name), so
 // that it cannot reap the command any more.
-func (p *proc) awaitHolder(name string) error {
+func (p *Proc) awaitHolder(name string) error {
 	if len(name) > 15 {
 		name = name[:15] // the kernel keeps 15 bytes of a command name
 	}
-	deadline := time.Now().Add(startupWait)
+	deadline := time.Now().Add(startWait)
 	for {
 		st, ok := readStat(p.holder)
 		switch {
 		case !ok || !st.live():
-			return errors.New("shell: the namespace's holder ended")
+			return errors.New("proctree: the namespace's holder ended")
 		case st.comm == name:
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("shell: the namespace's holder did not start %s", name)
+			return fmt.Errorf("proctree: the namespace's holder did not start %s", name)
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
@@ -272,12 +281,12 @@ func parseReport(line string) (nsPID int, ownProc bool, err error) {
 			return n, f[1] == "own", nil
 		}
 	}
-	return 0, false, fmt.Errorf("shell: the namespace's init reported %q", line)
+	return 0, false, fmt.Errorf("proctree: the namespace's init reported %q", line)
 }
 
 // findMain finds the host pids of the holder (a child of the init) and
 // of the command (the holder's child, nsPID inside the namespace).
-func (p *proc) findMain(nsPID int) error {
+func (p *Proc) findMain(nsPID int) error {
 	kids, err := children(p.init)
 	if err != nil {
 		return err
@@ -291,12 +300,12 @@ func (p *proc) findMain(nsPID int) error {
 			}
 		}
 	}
-	return fmt.Errorf("shell: the command (pid %d in its namespace) was not found", nsPID)
+	return fmt.Errorf("proctree: the command (pid %d in its namespace) was not found", nsPID)
 }
 
 // watchMain waits for the command's process to end and reads its exit
 // status from the zombie the holder keeps.
-func (p *proc) watchMain(start uint64) {
+func (p *Proc) watchMain(start uint64) {
 	defer close(p.mainDone)
 	ended := func() bool {
 		st, ok := readStat(p.main)
@@ -363,7 +372,7 @@ func pidfdOpen(pid int) (int, error) {
 
 // startTree starts argv as the leader of a new session, with a marker in
 // its environment, and follows its descendants.
-func startTree(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startTree(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
 	var nonce [12]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
@@ -374,7 +383,7 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, marker: marker,
+	p := &Proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, marker: marker,
 		mainDone: make(chan struct{}), gone: make(chan struct{}), known: map[int]uint64{}}
 	if st, ok := readStat(p.main); ok {
 		p.known[p.main] = st.start
@@ -383,7 +392,7 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 	return p, nil
 }
 
-// members returns the live processes of the command, the tools' init
+// Members returns the live processes of the command, the tools' init
 // and holder left out. full also searches all of /proc for the marker
 // (the process tree only; it costs a read of every process's
 // environment).
@@ -391,14 +400,14 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 // In a PID namespace the cheap look walks the init's descendants; the
 // full one also scans /proc for every process of the namespace, which
 // the walk can miss while an orphan moves to the init.
-func (p *proc) members(full bool) []member {
+func (p *Proc) Members(full bool) []Member {
 	if p.cont.kind == containNS {
 		return p.nsMembers(full)
 	}
 	return p.treeMembers(full)
 }
 
-func (p *proc) nsMembers(full bool) []member {
+func (p *Proc) nsMembers(full bool) []Member {
 	pids := descendants([]int{p.init})
 	if full && p.pidNS != "" {
 		if all, err := allPIDs(); err == nil {
@@ -409,7 +418,7 @@ func (p *proc) nsMembers(full bool) []member {
 			}
 		}
 	}
-	var out []member
+	var out []Member
 	seen := map[int]bool{}
 	for _, pid := range pids {
 		if pid == p.holder || seen[pid] {
@@ -417,7 +426,7 @@ func (p *proc) nsMembers(full bool) []member {
 		}
 		seen[pid] = true
 		if st, ok := readStat(pid); ok && st.live() {
-			out = append(out, member{pid: pid, start: st.start, name: st.comm})
+			out = append(out, Member{PID: pid, Start: st.start, Name: st.comm})
 		}
 	}
 	return out
@@ -432,7 +441,7 @@ func nsOf(pid int) string {
 	return s
 }
 
-func (p *proc) treeMembers(full bool) []member {
+func (p *Proc) treeMembers(full bool) []Member {
 	p.knownM.Lock()
 	defer p.knownM.Unlock()
 	var roots []int
@@ -446,7 +455,7 @@ func (p *proc) treeMembers(full bool) []member {
 	if full {
 		roots = append(roots, markedProcesses(p.marker)...)
 	}
-	var out []member
+	var out []Member
 	seen := map[int]bool{}
 	for _, pid := range append(roots, descendants(roots)...) {
 		if seen[pid] {
@@ -461,18 +470,18 @@ func (p *proc) treeMembers(full bool) []member {
 			continue
 		}
 		p.known[pid] = st.start
-		out = append(out, member{pid: pid, start: st.start, name: st.comm})
+		out = append(out, Member{PID: pid, Start: st.start, Name: st.comm})
 	}
 	return out
 }
 
 // terminate sends SIGTERM to each member still running as it was found.
-func (p *proc) terminate(ms []member) { signalMembers(ms, syscall.SIGTERM) }
+func (p *Proc) terminate(ms []Member) { signalMembers(ms, syscall.SIGTERM) }
 
-func signalMembers(ms []member, sig syscall.Signal) {
+func signalMembers(ms []Member, sig syscall.Signal) {
 	for _, m := range ms {
-		if st, ok := readStat(m.pid); ok && st.start == m.start {
-			_ = signalPID(m.pid, sig)
+		if st, ok := readStat(m.PID); ok && st.start == m.Start {
+			_ = signalPID(m.PID, sig)
 		}
 	}
 }
@@ -481,7 +490,7 @@ func signalMembers(ms []member, sig syscall.Signal) {
 // a PID namespace, SIGKILL to the init; in a process tree, SIGKILL to
 // every member until none is found. It returns what still runs after
 // killWait.
-func (p *proc) finish() []member {
+func (p *Proc) finish() []Member {
 	deadline := time.NewTimer(killWait)
 	defer deadline.Stop()
 	if p.cont.kind == containNS {

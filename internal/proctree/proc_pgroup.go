@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package shell
+package proctree
 
 import (
 	"os"
@@ -14,42 +14,42 @@ import (
 // own is not found, and the result text says which containment was in
 // force.
 
-func probeContainment(c *config) *containment {
+func probe(o Options) *Containment {
 	reason := "this system has none"
-	if c.noNamespace != nil {
-		reason = c.noNamespace.Error()
+	if o.NoNamespace != nil {
+		reason = o.NoNamespace.Error()
 	}
-	return &containment{kind: containGroup, reason: reason}
+	return &Containment{kind: containGroup, reason: reason}
 }
 
-func startContained(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startContained(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr,
 		ExtraFiles: extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
+	p := &Proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
 	go p.waitMain()
 	return p, nil
 }
 
 // members stands for the process group as a whole while any process of
 // it runs: without /proc its processes cannot be listed.
-func (p *proc) members(full bool) []member {
+func (p *Proc) Members(full bool) []Member {
 	if err := syscall.Kill(-p.main, 0); err != nil && err != syscall.EPERM {
 		return nil
 	}
-	return []member{{pid: p.main, name: "process group"}}
+	return []Member{{PID: p.main, Name: "process group"}}
 }
 
-func (p *proc) terminate(ms []member) { _ = signalGroup(p.main, syscall.SIGTERM) }
+func (p *Proc) terminate(ms []Member) { _ = signalGroup(p.main, syscall.SIGTERM) }
 
-func (p *proc) finish() []member {
+func (p *Proc) finish() []Member {
 	deadline := time.Now().Add(killWait)
-	for len(p.members(true)) > 0 {
+	for len(p.Members(true)) > 0 {
 		_ = signalGroup(p.main, syscall.SIGKILL)
 		if time.Now().After(deadline) {
-			return p.members(true)
+			return p.Members(true)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
