@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"strconv"
 	"testing"
@@ -47,7 +48,7 @@ func TestStopReachesSetsidGrandchild(t *testing.T) {
 			// The tag reaches the grandchild's command line through the
 			// environment, so that only the grandchild's holds it.
 			script := `setsid bash -c 'trap "" TERM; exec -a "$TAG" sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`
-			p, err := Start(c, []string{"bash", "-c", script}, "/", []string{"PATH=" + os.Getenv("PATH"), "TAG=" + tag}, null, null)
+			p, err := Start(c, Command{Argv: []string{"bash", "-c", script}, Dir: "/", Env: []string{"PATH=" + os.Getenv("PATH"), "TAG=" + tag}, Stdout: null, Stderr: null})
 			require.NoError(t, err)
 			t.Cleanup(func() { p.Stop(0) })
 			deadline := time.Now().Add(10 * time.Second)
@@ -64,6 +65,36 @@ func TestStopReachesSetsidGrandchild(t *testing.T) {
 			assert.True(t, !ok || !st.live(), "pid %d has ended (its parent may not have reaped it yet)", escapees[0])
 			assert.Equal(t, !c.Namespace(), p.Partial())
 			assert.Equal(t, c.String(), p.How()[:len(c.String())])
+		})
+	}
+}
+
+// TestStdin: the command reads the standard input it is given, in a PID
+// namespace as in the process tree, and sees its end.
+func TestStdin(t *testing.T) {
+	for _, c := range []*Containment{Probe(Options{}), Probe(Options{NoNamespace: errors.New("forced")})} {
+		t.Run(c.String(), func(t *testing.T) {
+			leakcheck.Check(t)
+			inR, inW, err := os.Pipe()
+			require.NoError(t, err)
+			outR, outW, err := os.Pipe()
+			require.NoError(t, err)
+			p, err := Start(c, Command{Argv: []string{"cat"}, Dir: "/", Env: []string{"PATH=" + os.Getenv("PATH")}, Stdin: inR, Stdout: outW})
+			inR.Close()
+			outW.Close()
+			require.NoError(t, err)
+			_, err = inW.WriteString("through the pipe\n")
+			require.NoError(t, err)
+			inW.Close()
+			got, err := io.ReadAll(outR)
+			require.NoError(t, err)
+			outR.Close()
+			assert.Equal(t, "through the pipe\n", string(got))
+			<-p.MainDone()
+			code, _ := p.ExitInfo()
+			require.NotNil(t, code)
+			assert.Equal(t, 0, *code)
+			p.Stop(time.Second)
 		})
 	}
 }

@@ -77,12 +77,15 @@ const startWait = 30 * time.Second
 // SLEEP (named harness-exit-holder in ps), which never reaps the
 // command. The command waits for the
 // go-ahead, which the tools give once the holder is SLEEP: a bash holder
-// would reap a command that ended at once. The init closes what it does
-// not need and waits forever, reaping orphans. -p keeps functions and
-// options in the environment from changing the script.
+// would reap a command that ended at once. The command keeps the init's
+// standard input (0<&0 on both background lists, which bash would
+// otherwise point at /dev/null); the init and the holder let go of it.
+// The init closes what it does not need and waits forever, reaping
+// orphans. -p keeps functions and options in the environment from
+// changing the script.
 const nsInit = `s=$1 m=$2 p=host; shift 2
 [ -n "$m" ] && "$m" -t proc -o nosuid,nodev,noexec proc /proc >/dev/null 2>&1 && p=own
-( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- & printf '%s %s\n' "$!" "$p" >&4; exec -a harness-exit-holder "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) &
+( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- 0<&0 & printf '%s %s\n' "$!" "$p" >&4; exec -a harness-exit-holder "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) 0<&0 &
 exec </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&-
 while :; do wait; (exec -a harness-init-wait "$s" 2147483647); done`
 
@@ -131,7 +134,7 @@ func tryNamespace(c *Containment) error {
 		return err
 	}
 	defer null.Close()
-	p, err := startNS(c, []string{c.sleep, "0"}, "/", []string{"PATH=/usr/bin:/bin"}, null, null, nil)
+	p, err := startNS(c, Command{Argv: []string{c.sleep, "0"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null})
 	if err != nil {
 		return err
 	}
@@ -157,11 +160,11 @@ func reasonText(err error) string {
 }
 
 // startContained starts argv as c says.
-func startContained(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
+func startContained(c *Containment, x Command) (*Proc, error) {
 	if c.kind == containNS {
-		return startNS(c, argv, dir, env, stdout, stderr, extra)
+		return startNS(c, x)
 	}
-	return startTree(c, argv, dir, env, stdout, stderr, extra)
+	return startTree(c, x)
 }
 
 func nsAttr(c *Containment) *syscall.SysProcAttr {
@@ -182,8 +185,8 @@ func nsAttr(c *Containment) *syscall.SysProcAttr {
 }
 
 // startNS starts argv under an init in a new PID namespace.
-func startNS(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
-	if len(extra) > 1 { // descriptors 4 and 5 belong to the init
+func startNS(c *Containment, x Command) (*Proc, error) {
+	if len(x.Extra) > 1 { // descriptors 4 and 5 belong to the init
 		return nil, errors.New("proctree: at most one extra descriptor in a PID namespace")
 	}
 	repR, repW, err := os.Pipe()
@@ -198,11 +201,13 @@ func startNS(c *Containment, argv []string, dir string, env []string, stdout, st
 	}
 	defer goW.Close()
 	files := []*os.File{nil, repW, goR}
-	if len(extra) == 1 {
-		files[0] = extra[0]
+	if len(x.Extra) == 1 {
+		files[0] = x.Extra[0]
 	}
-	args := append([]string{"harness-init", "--noprofile", "--norc", "-p", "-c", nsInit, "harness-init", c.sleep, c.mount}, argv...)
-	cmd := &exec.Cmd{Path: c.bash, Args: args, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr, ExtraFiles: files, SysProcAttr: nsAttr(c)}
+	// The command inherits the init's standard input; the init and the
+	// holder let go of theirs.
+	args := append([]string{"harness-init", "--noprofile", "--norc", "-p", "-c", nsInit, "harness-init", c.sleep, c.mount}, x.Argv...)
+	cmd := &exec.Cmd{Path: c.bash, Args: args, Dir: x.Dir, Env: x.Env, Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: files, SysProcAttr: nsAttr(c)}
 	err = cmd.Start()
 	repW.Close()
 	goR.Close()
@@ -372,14 +377,14 @@ func pidfdOpen(pid int) (int, error) {
 
 // startTree starts argv as the leader of a new session, with a marker in
 // its environment, and follows its descendants.
-func startTree(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
+func startTree(c *Containment, x Command) (*Proc, error) {
 	var nonce [12]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
 	}
 	marker := markerVar + "=" + hex.EncodeToString(nonce[:])
-	cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: dir, Env: append(env[:len(env):len(env)], marker),
-		Stdout: stdout, Stderr: stderr, ExtraFiles: extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	cmd := &exec.Cmd{Path: x.Argv[0], Args: x.Argv, Dir: x.Dir, Env: append(x.Env[:len(x.Env):len(x.Env)], marker),
+		Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: x.Extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

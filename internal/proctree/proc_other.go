@@ -2,15 +2,13 @@
 
 package proctree
 
-import "os"
-
 const supported = false
 
 func probe(o Options) *Containment {
 	return &Containment{kind: containGroup, reason: "this system has none"}
 }
 
-func startContained(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
+func startContained(c *Containment, x Command) (*Proc, error) {
 	return nil, ErrPlatform
 }
 

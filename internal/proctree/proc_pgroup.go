@@ -3,7 +3,6 @@
 package proctree
 
 import (
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -22,9 +21,9 @@ func probe(o Options) *Containment {
 	return &Containment{kind: containGroup, reason: reason}
 }
 
-func startContained(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*Proc, error) {
-	cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr,
-		ExtraFiles: extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+func startContained(c *Containment, x Command) (*Proc, error) {
+	cmd := &exec.Cmd{Path: x.Argv[0], Args: x.Argv, Dir: x.Dir, Env: x.Env, Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr),
+		ExtraFiles: x.Extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package proctree
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -180,21 +181,54 @@ type Proc struct {
 	final *Outcome // set once nothing of the command is left
 }
 
-// Start starts argv (argv[0] is looked up in PATH) in dir with the
-// environment env, stdin from /dev/null, stdout and stderr on the given
-// files and extra as descriptors 3 and up (in a PID namespace, at most
-// one), contained as c says. The caller must end what it starts with
-// Stop or ReapLeftovers.
-func Start(c *Containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra ...*os.File) (*Proc, error) {
+// Command is what Start starts.
+type Command struct {
+	// Argv is the program and its arguments; Argv[0] is looked up in
+	// PATH.
+	Argv []string
+	// Dir is the working directory; Env the whole environment.
+	Dir string
+	Env []string
+	// Stdin is the command's standard input; nil means /dev/null.
+	Stdin *os.File
+	// Stdout and Stderr receive its output; nil means /dev/null.
+	Stdout, Stderr *os.File
+	// Extra are descriptors 3 and up (in a PID namespace, at most one).
+	Extra []*os.File
+}
+
+// stdinOf returns the standard input to give x, as exec.Cmd takes it
+// (a nil *os.File in an io.Reader would not be nil).
+func stdinOf(x Command) io.Reader {
+	if x.Stdin == nil {
+		return nil
+	}
+	return x.Stdin
+}
+
+// writer is f as exec.Cmd takes an output: nil for none.
+func writer(f *os.File) io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f
+}
+
+// Start starts x contained as c says. The caller must end what it
+// starts with Stop or ReapLeftovers.
+func Start(c *Containment, x Command) (*Proc, error) {
 	if !supported {
 		return nil, ErrPlatform
 	}
-	path, err := exec.LookPath(argv[0])
+	if len(x.Argv) == 0 {
+		return nil, errors.New("proctree: no program to start")
+	}
+	path, err := exec.LookPath(x.Argv[0])
 	if err != nil {
 		return nil, err
 	}
-	argv = append([]string{path}, argv[1:]...)
-	return startContained(c, argv, dir, env, stdout, stderr, extra)
+	x.Argv = append([]string{path}, x.Argv[1:]...)
+	return startContained(c, x)
 }
 
 // How describes the containment in force for this command, for a

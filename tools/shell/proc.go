@@ -30,7 +30,7 @@ func withoutNamespace(reason string) Option {
 // stderr on the given files and extra as descriptors 3 and up, contained
 // as the configuration's probe found possible.
 func startProc(c *config, argv []string, dir string, env []string, stdout, stderr *os.File, extra ...*os.File) (*proctree.Proc, error) {
-	return proctree.Start(c.containment(), argv, dir, env, stdout, stderr, extra...)
+	return proctree.Start(c.containment(), proctree.Command{Argv: argv, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr, Extra: extra})
 }
 
 // startError turns a failure to start bash into an error for the model.
