@@ -38,6 +38,15 @@ type Config struct {
 	// so) and the server's other tools still are. Zero means 32 KiB;
 	// negative is an error.
 	MaxSchemaBytes int
+	// MaxResultBytes bounds the answer to a tool call read from a stdio
+	// server. An answer over 16 MiB (the most a message is decoded in
+	// memory) is written to a temporary file as it arrives and its text
+	// read from there in pieces, and saved whole to the session's
+	// output store, so the model gets a preview and where the rest is;
+	// past MaxResultBytes the answer is cut, and the result says so.
+	// Zero means 256 MiB; negative is an error; less than 16 MiB counts
+	// as 16 MiB.
+	MaxResultBytes int64
 	// MaxRestarts bounds how many times a server that stopped is
 	// started again, each on the next call of one of its tools. Zero
 	// means 3; a negative number means never.

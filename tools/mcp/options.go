@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness/internal/logs"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/toolexec"
 )
 
@@ -16,8 +17,12 @@ type options struct {
 	terminate      time.Duration
 	maxRestarts    int
 	maxSchema      int
+	maxResult      int64
 	logger         *slog.Logger
 	events         func(Event)
+	// containment is what the probe of stdio servers' containment is
+	// given; tests force the process tree with it.
+	containment proctree.Options
 }
 
 // Defaults.
@@ -26,13 +31,14 @@ const (
 	defaultTerminate      = time.Second
 	defaultMaxRestarts    = 3
 	defaultMaxSchema      = 32 << 10
+	defaultMaxResult      = 256 << 20
 )
 
 // optionsOf checks the settings of cfg and fills in the defaults of its
 // zero fields.
 func optionsOf(cfg *Config) (options, error) {
 	o := options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts,
-		maxSchema: defaultMaxSchema, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
+		maxSchema: defaultMaxSchema, maxResult: defaultMaxResult, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
 	var errs []error
 	switch {
 	case cfg.ConnectTimeout < 0:
@@ -51,6 +57,12 @@ func optionsOf(cfg *Config) (options, error) {
 		errs = append(errs, toolexec.OptionError("mcp: Config.MaxSchemaBytes %d: the bound must not be negative (zero keeps the default, 32 KiB)", cfg.MaxSchemaBytes))
 	case cfg.MaxSchemaBytes > 0:
 		o.maxSchema = cfg.MaxSchemaBytes
+	}
+	switch {
+	case cfg.MaxResultBytes < 0:
+		errs = append(errs, toolexec.OptionError("mcp: Config.MaxResultBytes %d: the bound must not be negative (zero keeps the default, 256 MiB)", cfg.MaxResultBytes))
+	case cfg.MaxResultBytes > 0:
+		o.maxResult = max(cfg.MaxResultBytes, maxFrame)
 	}
 	switch {
 	case cfg.MaxRestarts < 0:
