@@ -18,7 +18,8 @@ import (
 type surveyed struct {
 	id     json.RawMessage // nil when absent or not small
 	method bool            // a request or a notification, not an answer
-	// texts counts the text blocks of the result's content.
+	// texts counts the texts of the result's content: text blocks and
+	// the texts of embedded resources.
 	texts int
 }
 
@@ -61,10 +62,26 @@ func surveyResult(j *jsonStream, sv *surveyed) error {
 	}
 	return j.object(func(key string) error {
 		if key == "content" {
+			countText := func() error {
+				if c, err := j.peek(); err == nil && c == '"' {
+					sv.texts++
+				}
+				_, err := j.skip()
+				return err
+			}
 			return contentItems(j, func(item string) error {
-				if item == "text" {
-					if c, err := j.peek(); err == nil && c == '"' {
-						sv.texts++
+				switch item {
+				case "text":
+					return countText()
+				case "resource":
+					if c, err := j.peek(); err == nil && c == '{' {
+						return j.object(func(k string) error {
+							if k == "text" {
+								return countText()
+							}
+							_, err := j.skip()
+							return err
+						})
 					}
 				}
 				_, err := j.skip()
