@@ -28,7 +28,7 @@ func TestHostileConfigFiles(t *testing.T) {
 		"cut short":         func(p string) error { return os.WriteFile(p, []byte(`{"permissions": {"allow": ["Read"]`), 0o644) },
 	}
 	want := map[string]string{
-		"link to /dev/zero": "(a symbolic link to /dev/zero) is a character device: a configuration file must be a regular file",
+		"link to /dev/zero": "(a symbolic link to /dev/zero) is a character device, not a regular file",
 		"fifo":              "is a named pipe (FIFO)",
 		"directory":         "is a directory",
 		"cut short":         "incomplete JSON at byte 34",

@@ -57,6 +57,12 @@ func ReadLimit(path string, max int64) ([]byte, error) {
 // caller that reads it in its own way (it must bound what it reads: the
 // file may grow).
 func Open(path string) (*os.File, error) {
+	return OpenFile(path, os.O_RDONLY)
+}
+
+// OpenFile is Open with the flags of os.OpenFile (never O_CREATE: the
+// file must exist, and be a regular file).
+func OpenFile(path string, flag int) (*os.File, error) {
 	before, err := os.Stat(path)
 	if err != nil {
 		return nil, ioError(path, err)
@@ -64,7 +70,7 @@ func Open(path string) (*os.File, error) {
 	if !before.Mode().IsRegular() {
 		return nil, notRegular(path, before.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	f, err := os.OpenFile(path, flag&^os.O_CREATE|nonBlock, 0)
 	if err != nil {
 		return nil, ioError(path, err)
 	}
@@ -90,7 +96,7 @@ func ioError(path string, err error) error {
 
 func tooLarge(path string, size, max int64) error {
 	return &harness.Error{Code: harness.CodeTooLarge,
-		Message: fmt.Sprintf("%s is larger than a configuration file may be (more than %d bytes; at most %d)", path, min(size, max+1)-1, max)}
+		Message: fmt.Sprintf("%s is larger than the %d bytes that are read of it (a configuration file has far fewer; is it the right file?)", path, max)}
 }
 
 func notRegular(path string, m fs.FileMode) error {
@@ -114,7 +120,7 @@ func notRegular(path string, m fs.FileMode) error {
 		}
 	}
 	return &harness.Error{Code: harness.CodeNotRegular,
-		Message: fmt.Sprintf("%s%s is %s: a configuration file must be a regular file", path, via, what)}
+		Message: fmt.Sprintf("%s%s is %s, not a regular file", path, via, what)}
 }
 
 // CheckJSON reports whether data is exactly one JSON value, and

@@ -36,7 +36,7 @@ func TestRead(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, make([]byte, configfile.MaxBytes+1), 0o644))
 	_, err = configfile.Read(big)
 	assert.ErrorIs(t, err, harness.CodeTooLarge)
-	assert.ErrorContains(t, err, big+" is larger than a configuration file may be")
+	assert.ErrorContains(t, err, big+" is larger than the 1048576 bytes that are read of it")
 	data, err = configfile.ReadLimit(good, 7)
 	require.NoError(t, err)
 	assert.Len(t, data, 7)
@@ -59,7 +59,7 @@ func TestNotRegular(t *testing.T) {
 		t.Skipf("no FIFOs here: %v", err)
 	}
 	for _, tc := range []struct{ path, want string }{
-		{dir, dir + " is a directory: a configuration file must be a regular file"},
+		{dir, dir + " is a directory, not a regular file"},
 		{zero, zero + " (a symbolic link to /dev/zero) is a character device"},
 		{fifo, fifo + " is a named pipe (FIFO)"},
 	} {

@@ -34,10 +34,10 @@ func TestLoadConfigHostileFiles(t *testing.T) {
 		code harness.Code
 		want string
 	}{
-		{zero, harness.CodeNotRegular, zero + " (a symbolic link to /dev/zero) is a character device: a configuration file must be a regular file"},
+		{zero, harness.CodeNotRegular, zero + " (a symbolic link to /dev/zero) is a character device, not a regular file"},
 		{fifo, harness.CodeNotRegular, fifo + " is a named pipe (FIFO)"},
 		{dir, harness.CodeNotRegular, dir + " is a directory"},
-		{huge, harness.CodeTooLarge, huge + " is larger than a configuration file may be"},
+		{huge, harness.CodeTooLarge, huge + " is larger than the 1048576 bytes that are read of it"},
 		{cut, codeInvalidConfig, "mcp: " + cut + ": the configuration is not valid JSON: incomplete JSON at byte 37"},
 	} {
 		done := make(chan error, 1)
