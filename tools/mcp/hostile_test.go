@@ -163,27 +163,14 @@ func TestHostileServer(t *testing.T) {
 	assert.Equal(t, size, len(whole))
 	assert.True(t, string(whole) == lines(size), "the store holds the result exactly")
 
-	// With structured content repeating the text: that is left out.
-	res = call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 9 << 20, "structured": true})
-	require.False(t, res.IsError, "%.300s", res.Text())
-	assert.Contains(t, res.Text(), "[structuredContent, which servers repeat as text left out (9.3 MiB): the result was too large to keep anything but its text]")
-
-	// A large image: the text is kept, the image left out, and said.
-	res = call(t, ctx, tt["mcp__hostile__big_image"], e, map[string]any{})
-	require.False(t, res.IsError, "%.300s", res.Text())
-	assert.True(t, strings.HasPrefix(res.Text(), "a picture:\n"), "%.300q", res.Text())
-	assert.Contains(t, res.Text(), "[an image or audio block left out (16.7 MiB): the result was too large to keep anything but its text]")
+	if !raceEnabled {
+		hostileLargeAnswers(t, ctx, tt, e)
+	}
 
 	// Lines that are not JSON-RPC are skipped.
 	res = call(t, ctx, tt["mcp__hostile__garbage"], e, map[string]any{})
 	assert.Equal(t, "after the garbage", res.Text())
 	assert.Contains(t, logs.String(), "is not a JSON-RPC message; skipped")
-
-	// A 17 MiB answer to something other than a tool call is an error,
-	// not a restart.
-	res = call(t, ctx, tt["mcp_read_resource"], e, map[string]any{"server": "hostile", "uri": "hostile://big"})
-	assert.True(t, res.IsError)
-	assert.Contains(t, res.Text(), "more than the 16 MiB this client reads for anything but a tool result")
 	assert.Equal(t, 0, set.Status()[0].Restarts, "nothing so far restarted the server")
 	assert.True(t, set.Status()[0].Connected)
 	ev.mu.Lock()
@@ -200,6 +187,28 @@ func TestHostileServer(t *testing.T) {
 	res = call(t, ctx, tt["mcp__hostile__echo"], e, map[string]any{"text": "back"})
 	assert.Equal(t, "back", res.Text())
 	assert.Equal(t, 1, set.Status()[0].Restarts)
+}
+
+// hostileLargeAnswers checks the other answers over 16 MiB: structured
+// content repeating the text, a large image, and an answer to a
+// resource read.
+func hostileLargeAnswers(t *testing.T, ctx context.Context, tt map[string]tools.Tool, e *tools.Env) {
+	// With structured content repeating the text: that is left out.
+	res := call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 9 << 20, "structured": true})
+	require.False(t, res.IsError, "%.300s", res.Text())
+	assert.Contains(t, res.Text(), "[structuredContent, which servers repeat as text left out (9.3 MiB): the result was too large to keep anything but its text]")
+
+	// A large image: the text is kept, the image left out, and said.
+	res = call(t, ctx, tt["mcp__hostile__big_image"], e, map[string]any{})
+	require.False(t, res.IsError, "%.300s", res.Text())
+	assert.True(t, strings.HasPrefix(res.Text(), "a picture:\n"), "%.300q", res.Text())
+	assert.Contains(t, res.Text(), "[an image or audio block left out (16.7 MiB): the result was too large to keep anything but its text]")
+
+	// A 17 MiB answer to something other than a tool call is an error,
+	// not a restart.
+	res = call(t, ctx, tt["mcp_read_resource"], e, map[string]any{"server": "hostile", "uri": "hostile://big"})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Text(), "more than the 16 MiB this client reads for anything but a tool result")
 }
 
 // TestHostileServerContainment: Close ends a grandchild of a stdio server
@@ -260,6 +269,9 @@ func TestHostileServerContainment(t *testing.T) {
 // TestHostileResultCut: past Config.MaxResultBytes an answer is cut and
 // the result says so; the server is not restarted.
 func TestHostileResultCut(t *testing.T) {
+	if raceEnabled {
+		t.Skip("moves 18 MiB, too slow under the race detector; the spooling it shares with TestHostileServer is checked there")
+	}
 	bin := hostileBinary(t)
 	leakcheck.Check(t)
 	noLeakedProcesses(t)
