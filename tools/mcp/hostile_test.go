@@ -32,6 +32,11 @@ import (
 	"github.com/go-harness/harness/tools/mcp"
 )
 
+// hostileConnect bounds the connection to the hostile server, whose
+// tool list (with its 5 MB schema) takes long to decode under the race
+// detector on a busy machine.
+const hostileConnect = 3 * time.Minute
+
 // lines is the text the hostile server's big tool returns (the same
 // function as its own).
 func lines(n int) string {
@@ -114,7 +119,7 @@ func TestHostileServer(t *testing.T) {
 	noLeakedProcesses(t)
 	ev := newEvents()
 	var logs logBuffer
-	set := connect(t, []mcp.Server{{Name: "hostile", Command: bin}}, mcp.Config{Events: ev.add, TerminateDuration: 200 * time.Millisecond,
+	set := connect(t, []mcp.Server{{Name: "hostile", Command: bin}}, mcp.Config{Events: ev.add, TerminateDuration: 200 * time.Millisecond, ConnectTimeout: hostileConnect,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 
 	// The schemas: the cyclic and the huge tools are skipped, the others
@@ -231,7 +236,7 @@ func TestHostileServerContainment(t *testing.T) {
 			ev := newEvents()
 			var logs logBuffer
 			set, err := mode.connect(context.Background(), &mcp.Config{
-				Servers: []mcp.Server{{Name: "hostile", Command: bin}}, Events: ev.add, TerminateDuration: 200 * time.Millisecond,
+				Servers: []mcp.Server{{Name: "hostile", Command: bin}}, Events: ev.add, TerminateDuration: 200 * time.Millisecond, ConnectTimeout: hostileConnect,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			})
 			require.NoError(t, err)
@@ -275,7 +280,7 @@ func TestHostileResultCut(t *testing.T) {
 	bin := hostileBinary(t)
 	leakcheck.Check(t)
 	noLeakedProcesses(t)
-	set := connect(t, []mcp.Server{{Name: "hostile", Command: bin}}, mcp.Config{MaxResultBytes: 17 << 20})
+	set := connect(t, []mcp.Server{{Name: "hostile", Command: bin}}, mcp.Config{MaxResultBytes: 17 << 20, ConnectTimeout: hostileConnect})
 	store, err := spill.NewMemory()
 	require.NoError(t, err)
 	e := env(false)
@@ -313,7 +318,7 @@ func TestHostileServerThroughTheLoop(t *testing.T) {
 func hostileLoop(t *testing.T) {
 	leakcheck.Check(t)
 	noLeakedProcesses(t)
-	set := connect(t, []mcp.Server{{Name: "hostile", Command: os.Getenv("HARNESS_TEST_HOSTILE_BIN")}}, mcp.Config{TerminateDuration: 200 * time.Millisecond})
+	set := connect(t, []mcp.Server{{Name: "hostile", Command: os.Getenv("HARNESS_TEST_HOSTILE_BIN")}}, mcp.Config{TerminateDuration: 200 * time.Millisecond, ConnectTimeout: hostileConnect})
 	store, err := spill.NewMemory()
 	require.NoError(t, err)
 	spilling, err := spill.Middleware()

@@ -381,6 +381,8 @@ func TestConnectErrors(t *testing.T) {
 	}{
 		{mcp.Config{ConnectTimeout: -time.Second}, "Config.ConnectTimeout -1s: the connect timeout must not be negative"},
 		{mcp.Config{TerminateDuration: -1}, "Config.TerminateDuration -1ns: the terminate duration must not be negative"},
+		{mcp.Config{MaxSchemaBytes: -1}, "Config.MaxSchemaBytes -1: the bound must not be negative (zero keeps the default, 32 KiB)"},
+		{mcp.Config{MaxResultBytes: -1}, "Config.MaxResultBytes -1: the bound must not be negative (zero keeps the default, 256 MiB)"},
 	} {
 		s, err := mcp.Connect(context.Background(), &c.cfg)
 		assert.Nil(t, s)
@@ -398,4 +400,19 @@ func TestClosedSet(t *testing.T) {
 	require.NoError(t, set.Close(), "Close is idempotent")
 	res := call(t, context.Background(), echo, env(false), map[string]any{"text": "x"})
 	assert.Equal(t, harness.CodeClosed, res.Code)
+}
+
+// TestMaxSchemaBytes: a tool whose schema is over the configured bound
+// is skipped with an event; the server's other tools are offered.
+func TestMaxSchemaBytes(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{MaxSchemaBytes: len(testserver.EchoSchema) - 1, Events: ev.add})
+	tt := byName(set.Tools())
+	assert.NotContains(t, tt, "mcp__test__echo")
+	assert.Contains(t, tt, "mcp__test__image", "a small schema is offered")
+	skipped := ev.wait(t, mcp.EventToolSkipped)
+	assert.Equal(t, "echo", skipped.Tool)
+	assert.Contains(t, skipped.Message, "its input schema is 166 bytes, more than the 165 bytes a tool may have (Config.MaxSchemaBytes)")
 }
