@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -272,7 +273,8 @@ func TestHostileServerContainment(t *testing.T) {
 }
 
 // TestHostileResultCut: past Config.MaxResultBytes an answer is cut and
-// the result says so; the server is not restarted.
+// the result says so; an answer that cannot be kept says that; the
+// server is not restarted for either.
 func TestHostileResultCut(t *testing.T) {
 	if raceEnabled {
 		t.Skip("moves 18 MiB, too slow under the race detector; the spooling it shares with TestHostileServer is checked there")
@@ -289,6 +291,16 @@ func TestHostileResultCut(t *testing.T) {
 	assert.False(t, res.IsError)
 	assert.Contains(t, res.Text(), "[the answer was cut at 17.0 MiB (Config.MaxResultBytes)")
 	assert.Contains(t, res.Text(), "line 000000000 of a large result")
+	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__echo"], e, map[string]any{"text": "still here"})
+	assert.Equal(t, "still here", res.Text())
+
+	// When the answer cannot be kept at all (no temporary directory),
+	// the result says so, and the server goes on.
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__big"], e, map[string]any{"n": 17 << 20})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Text(), "The tool ran, but its result (more than 17.0 MiB) could not be kept for reading: open ")
+	assert.Contains(t, res.Text(), "Check what the tool did before running it again.")
 	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__echo"], e, map[string]any{"text": "still here"})
 	assert.Equal(t, "still here", res.Text())
 	assert.Equal(t, 0, set.Status()[0].Restarts)
