@@ -261,8 +261,8 @@ func (t *remoteTool) spooledResult(ctx context.Context, call *tools.Call, sp *sp
 	if x.isError {
 		r.IsError, r.Code = true, harness.CodeToolFailed
 	}
-	lines := []string{fmt.Sprintf("[the server's answer was %s, over the 16 MiB a message is read in memory: its text (%s) was read from a temporary file%s]",
-		units.Bytes(sp.size), units.Bytes(out.Size), savedWhere(out, store))}
+	lines := []string{fmt.Sprintf("[the server's answer was %s, over the %s a message is read in memory: its text (%s) was read from a temporary file%s]",
+		units.Bytes(sp.size), units.Bytes(int64(sp.frame)), units.Bytes(out.Size), savedWhere(out, store))}
 	if sp.cut {
 		lines = append(lines, fmt.Sprintf("[the answer was cut at %s (Config.MaxResultBytes): the text ends where the cut fell; what the server sent after it was not read]", units.Bytes(sp.size)))
 	} else if err != nil {

@@ -112,8 +112,7 @@ func readAll(t *testing.T, store tools.OutputStore, locator string) []byte {
 // tools: the tools with a cyclic or a 5 MB schema are not offered (and
 // the events say why) while the others are; a 20 MiB result reaches the
 // output store whole without a restart; lines that are not JSON-RPC are
-// skipped; a 17 MiB answer to a resource read is an error, not a
-// restart; a crash in a call restarts the server.
+// skipped; a crash in a call restarts the server.
 func TestHostileServer(t *testing.T) {
 	bin := hostileBinary(t)
 	leakcheck.Check(t)
@@ -162,16 +161,12 @@ func TestHostileServer(t *testing.T) {
 	text := res.Text()
 	assert.Less(t, len(text), 20_000, "the model sees a preview")
 	assert.True(t, strings.HasPrefix(text, "line 000000000 of a large result\n"), "the head: %.100q", text)
-	assert.Contains(t, text, "[the server's answer was 20.6 MiB, over the 16 MiB a message is read in memory: its text (20.0 MiB) was read from a temporary file, and saved whole to spill://")
+	assert.Contains(t, text, "[the server's answer was 20.6 MiB, over the 16.0 MiB a message is read in memory: its text (20.0 MiB) was read from a temporary file, and saved whole to spill://")
 	locator := regexp.MustCompile(`spill://[^ \]\n"]+\.txt`).FindString(text)
 	require.NotEmpty(t, locator, "%.300q", text)
 	whole := readAll(t, store, locator)
 	assert.Equal(t, size, len(whole))
 	assert.True(t, string(whole) == lines(size), "the store holds the result exactly")
-
-	if !raceEnabled {
-		hostileLargeAnswers(t, ctx, tt, e)
-	}
 
 	// Lines that are not JSON-RPC are skipped.
 	res = call(t, ctx, tt["mcp__hostile__garbage"], e, map[string]any{})
@@ -195,26 +190,68 @@ func TestHostileServer(t *testing.T) {
 	assert.Equal(t, 1, set.Status()[0].Restarts)
 }
 
-// hostileLargeAnswers checks the other answers over 16 MiB: structured
-// content repeating the text, a large image, and an answer to a
-// resource read.
-func hostileLargeAnswers(t *testing.T, ctx context.Context, tt map[string]tools.Tool, e *tools.Env) {
-	// With structured content repeating the text: that is left out.
-	res := call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 9 << 20, "structured": true})
+// TestHostileLargeAnswers checks the other answers too large for memory,
+// with the frame limit lowered to 1 MiB so that the data stays small:
+// structured content repeating the text, a large image, an answer to a
+// resource read, an answer past MaxResultBytes, and one that cannot be
+// kept at all.
+func TestHostileLargeAnswers(t *testing.T) {
+	bin := hostileBinary(t)
+	leakcheck.Check(t)
+	noLeakedProcesses(t)
+	const frame = 1 << 20
+	set, err := mcp.ConnectWithFrameLimit(context.Background(), &mcp.Config{Servers: []mcp.Server{{Name: "hostile", Command: bin, Args: []string{"-resource-bytes", "2000000", "-no-huge-schema"}}},
+		MaxResultBytes: 3 << 20, ConnectTimeout: hostileConnect}, frame)
+	require.NoError(t, err)
+	defer set.Close()
+	store, err := spill.NewMemory()
+	require.NoError(t, err)
+	e := env(false)
+	e.Output = store
+	ctx := context.Background()
+	tt := byName(set.Tools())
+
+	// A result over the frame limit, spooled and saved whole.
+	res := call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 2 << 20})
 	require.False(t, res.IsError, "%.300s", res.Text())
-	assert.Contains(t, res.Text(), "[structuredContent, which servers repeat as text left out (9.3 MiB): the result was too large to keep anything but its text]")
+	assert.Contains(t, res.Text(), "[the server's answer was 2.1 MiB, over the 1.0 MiB a message is read in memory: its text (2.0 MiB) was read from a temporary file, and saved whole to spill://")
+	locator := regexp.MustCompile(`spill://[^ \]\n"]+\.txt`).FindString(res.Text())
+	require.NotEmpty(t, locator)
+	assert.True(t, string(readAll(t, store, locator)) == lines(2<<20), "the store holds the result exactly")
+
+	// With structured content repeating the text: that is left out.
+	res = call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 1 << 20, "structured": true})
+	require.False(t, res.IsError, "%.300s", res.Text())
+	assert.Contains(t, res.Text(), "[structuredContent, which servers repeat as text left out (1.0 MiB): the result was too large to keep anything but its text]")
 
 	// A large image: the text is kept, the image left out, and said.
-	res = call(t, ctx, tt["mcp__hostile__big_image"], e, map[string]any{})
+	res = call(t, ctx, tt["mcp__hostile__big_image"], e, map[string]any{"n": 1 << 20})
 	require.False(t, res.IsError, "%.300s", res.Text())
 	assert.True(t, strings.HasPrefix(res.Text(), "a picture:\n"), "%.300q", res.Text())
-	assert.Contains(t, res.Text(), "[an image or audio block left out (16.7 MiB): the result was too large to keep anything but its text]")
+	assert.Contains(t, res.Text(), "[an image or audio block left out (1.3 MiB): the result was too large to keep anything but its text]")
 
-	// A 17 MiB answer to something other than a tool call is an error,
-	// not a restart.
+	// An answer over the frame limit to something other than a tool
+	// call is an error, not a restart.
 	res = call(t, ctx, tt["mcp_read_resource"], e, map[string]any{"server": "hostile", "uri": "hostile://big"})
 	assert.True(t, res.IsError)
-	assert.Contains(t, res.Text(), "more than the 16 MiB this client reads for anything but a tool result")
+	assert.Contains(t, res.Text(), "more than the 1.0 MiB this client reads for anything but a tool result")
+
+	// Past MaxResultBytes the answer is cut, and the result says so.
+	res = call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 4 << 20})
+	assert.False(t, res.IsError)
+	assert.Contains(t, res.Text(), "[the answer was cut at 3.0 MiB (Config.MaxResultBytes)")
+	assert.Contains(t, res.Text(), "line 000000000 of a large result")
+
+	// When the answer cannot be kept at all (no temporary directory),
+	// the result says so, and the server goes on.
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	res = call(t, ctx, tt["mcp__hostile__big"], e, map[string]any{"n": 2 << 20})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Text(), "The tool ran, but its result (2.1 MiB) could not be kept for reading: open ")
+	assert.Contains(t, res.Text(), "Check what the tool did before running it again.")
+	res = call(t, ctx, tt["mcp__hostile__echo"], e, map[string]any{"text": "still here"})
+	assert.Equal(t, "still here", res.Text())
+	assert.Equal(t, 0, set.Status()[0].Restarts, "nothing restarted the server")
 }
 
 // TestHostileServerContainment: Close ends a grandchild of a stdio server
@@ -270,40 +307,6 @@ func TestHostileServerContainment(t *testing.T) {
 			assert.Empty(t, tagged(tag), "the grandchild (pid %d) is gone", escapee[0])
 		})
 	}
-}
-
-// TestHostileResultCut: past Config.MaxResultBytes an answer is cut and
-// the result says so; an answer that cannot be kept says that; the
-// server is not restarted for either.
-func TestHostileResultCut(t *testing.T) {
-	if raceEnabled {
-		t.Skip("moves 18 MiB, too slow under the race detector; the spooling it shares with TestHostileServer is checked there")
-	}
-	bin := hostileBinary(t)
-	leakcheck.Check(t)
-	noLeakedProcesses(t)
-	set := connect(t, []mcp.Server{{Name: "hostile", Command: bin}}, mcp.Config{MaxResultBytes: 17 << 20, ConnectTimeout: hostileConnect})
-	store, err := spill.NewMemory()
-	require.NoError(t, err)
-	e := env(false)
-	e.Output = store
-	res := call(t, context.Background(), byName(set.Tools())["mcp__hostile__big"], e, map[string]any{"n": 18 << 20})
-	assert.False(t, res.IsError)
-	assert.Contains(t, res.Text(), "[the answer was cut at 17.0 MiB (Config.MaxResultBytes)")
-	assert.Contains(t, res.Text(), "line 000000000 of a large result")
-	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__echo"], e, map[string]any{"text": "still here"})
-	assert.Equal(t, "still here", res.Text())
-
-	// When the answer cannot be kept at all (no temporary directory),
-	// the result says so, and the server goes on.
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__big"], e, map[string]any{"n": 17 << 20})
-	assert.True(t, res.IsError)
-	assert.Contains(t, res.Text(), "The tool ran, but its result (more than 17.0 MiB) could not be kept for reading: open ")
-	assert.Contains(t, res.Text(), "Check what the tool did before running it again.")
-	res = call(t, context.Background(), byName(set.Tools())["mcp__hostile__echo"], e, map[string]any{"text": "still here"})
-	assert.Equal(t, "still here", res.Text())
-	assert.Equal(t, 0, set.Status()[0].Restarts)
 }
 
 // TestHostileServerThroughTheLoop runs the hostile server as the tool

@@ -18,8 +18,11 @@ type options struct {
 	maxRestarts    int
 	maxSchema      int
 	maxResult      int64
-	logger         *slog.Logger
-	events         func(Event)
+	// frame is the largest message of a stdio server read in memory:
+	// maxFrame, which tests lower.
+	frame  int
+	logger *slog.Logger
+	events func(Event)
 	// containment is what the probe of stdio servers' containment is
 	// given; tests force the process tree with it.
 	containment proctree.Options
@@ -38,7 +41,7 @@ const (
 // zero fields.
 func optionsOf(cfg *Config) (options, error) {
 	o := options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts,
-		maxSchema: defaultMaxSchema, maxResult: defaultMaxResult, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
+		maxSchema: defaultMaxSchema, maxResult: defaultMaxResult, frame: maxFrame, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
 	var errs []error
 	switch {
 	case cfg.ConnectTimeout < 0:

@@ -35,6 +35,7 @@ type process struct {
 	// For the connection: where large results wait for their tools,
 	// how large they may be, and where to say what was skipped.
 	spools    *spools
+	frame     int
 	maxResult int64
 	logger    *slog.Logger
 	server    string
@@ -61,7 +62,7 @@ type running interface {
 func newProcess(cmd proctree.Command, cont *proctree.Containment, srv *server) *process {
 	o := srv.set.opts
 	return &process{cmd: cmd, cont: cont, stderr: &tail{max: stderrKeep}, terminate: o.terminate, copied: make(chan struct{}),
-		spools: &srv.spools, maxResult: o.maxResult, logger: o.logger, server: srv.cfg.Name}
+		spools: &srv.spools, frame: o.frame, maxResult: o.maxResult, logger: o.logger, server: srv.cfg.Name}
 }
 
 // stderrKeep is how much of a server's standard error is kept.
@@ -100,7 +101,7 @@ func (p *process) Connect(ctx context.Context) (sdk.Connection, error) {
 		defer close(p.copied)
 		_, _ = io.Copy(p.stderr, errR)
 	}()
-	return newStdioConn(outR, processInput{p}, p.spools, p.maxResult, p.logger, p.server), nil
+	return newStdioConn(outR, processInput{p}, p.spools, p.frame, p.maxResult, p.logger, p.server), nil
 }
 
 // how describes the containment in force, or "" before the start.

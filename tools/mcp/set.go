@@ -144,11 +144,12 @@ type Status struct {
 // servers (harness.CodeInvalidOption, "invalid_config") return a nil
 // set.
 func Connect(ctx context.Context, cfg *Config) (Set, error) {
-	return connect(ctx, cfg, proctree.Options{})
+	return connect(ctx, cfg, func(*options) {})
 }
 
-// connect is Connect with the options of the containment probe.
-func connect(ctx context.Context, cfg *Config, contain proctree.Options) (Set, error) {
+// connect is Connect with settings tests change (the containment probe,
+// the frame limit).
+func connect(ctx context.Context, cfg *Config, adjust func(*options)) (Set, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -156,7 +157,7 @@ func connect(ctx context.Context, cfg *Config, contain proctree.Options) (Set, e
 	if err != nil {
 		return nil, err
 	}
-	o.containment = contain
+	adjust(&o)
 	if err := validateConfig(cfg); err != nil {
 		return nil, err
 	}

@@ -19,8 +19,9 @@ import (
 	"github.com/go-harness/harness/internal/units"
 )
 
-// maxFrame is the largest message from a stdio server decoded in memory,
-// the SDK's own limit. A tool result that is larger is spooled to a
+// maxFrame is the largest message from a stdio server decoded in memory
+// (the frame limit of a connection, which tests lower), the SDK's own
+// limit. A tool result that is larger is spooled to a
 // temporary file as it arrives and read from there in pieces; anything
 // else that is larger is answered with an error (a response) or dropped
 // (a request or notification), and the connection goes on.
@@ -43,6 +44,7 @@ type stdioConn struct {
 	w         io.WriteCloser
 	writeMu   sync.Mutex
 	spools    *spools
+	maxFrame  int
 	maxResult int64
 	logger    *slog.Logger
 	server    string
@@ -61,8 +63,8 @@ type frameOrErr struct {
 	err  error
 }
 
-func newStdioConn(r io.Reader, w io.WriteCloser, sp *spools, maxResult int64, logger *slog.Logger, server string) *stdioConn {
-	c := &stdioConn{w: w, spools: sp, maxResult: maxResult, logger: logger, server: server,
+func newStdioConn(r io.Reader, w io.WriteCloser, sp *spools, frame int, maxResult int64, logger *slog.Logger, server string) *stdioConn {
+	c := &stdioConn{w: w, spools: sp, maxFrame: frame, maxResult: maxResult, logger: logger, server: server,
 		calls: map[string]bool{}, incoming: make(chan frameOrErr), closed: make(chan struct{})}
 	go c.readLoop(r)
 	return c
@@ -275,7 +277,7 @@ func (c *stdioConn) readFrame(br *bufio.Reader) ([]byte, *bigFrame, error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxFrame {
+		if len(buf)+len(chunk) > c.maxFrame {
 			return nil, c.spoolFrame(br, append(buf, chunk...), err), nil
 		}
 		buf = append(buf, chunk...)
@@ -354,14 +356,14 @@ func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
 	}
 	if !haveID || sv.method {
 		drop()
-		c.logger.Warn("mcp: a message from the server larger than 16 MiB was dropped", "server", c.server, "bytes", f.size, "request", sv.method)
+		c.logger.Warn("mcp: a message from the server too large to read in memory was dropped", "server", c.server, "bytes", f.size, "request", sv.method)
 		return nil
 	}
 	if !c.answered(key) {
 		drop()
-		c.logger.Warn("mcp: an answer from the server larger than 16 MiB was refused", "server", c.server, "bytes", f.size)
+		c.logger.Warn("mcp: an answer from the server too large to read in memory was refused", "server", c.server, "bytes", f.size)
 		return stand(key, fmt.Sprintf(`{"error":{"code":-32603,"message":%q}}`,
-			fmt.Sprintf("the server's answer was %s, more than the 16 MiB this client reads for anything but a tool result", size)))
+			fmt.Sprintf("the server's answer was %s, more than the %s this client reads for anything but a tool result", size, units.Bytes(int64(c.maxFrame)))))
 	}
 	var problem string
 	switch {
@@ -376,7 +378,7 @@ func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
 		c.logger.Warn("mcp: a large tool result could not be read", "server", c.server, "bytes", f.size, "problem", problem)
 		return stand(key, fmt.Sprintf(`{"result":{"isError":true,"content":[{"type":"text","text":%q}]}}`, problem))
 	}
-	name := c.spools.put(c, &spooled{path: f.file.Name(), size: f.size, cut: f.cut, survey: sv})
+	name := c.spools.put(c, &spooled{path: f.file.Name(), size: f.size, cut: f.cut, survey: sv, frame: c.maxFrame})
 	f.file.Close()
 	return stand(key, fmt.Sprintf(`{"result":{"content":[],"_meta":{%q:%q}}}`, spoolKey, name))
 }
@@ -396,6 +398,7 @@ func stand(key, body string) []jsonrpc.Message {
 type spooled struct {
 	path   string
 	size   int64
+	frame  int // the connection's frame limit, which it was over
 	cut    bool
 	survey surveyed
 	owner  *stdioConn

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -57,6 +58,9 @@ func hugeSchema() json.RawMessage {
 }
 
 func main() {
+	resourceBytes := flag.Int("resource-bytes", 17<<20, "the size of the text of hostile://big")
+	noHugeSchema := flag.Bool("no-huge-schema", false, "leave out the tool with the 5 MB schema")
+	flag.Parse()
 	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1.0.0"}, &sdk.ServerOptions{})
 	s.AddTool(&sdk.Tool{Name: "echo", Description: "Say the text back.", InputSchema: schema(`"text":{"type":"string"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -68,8 +72,10 @@ func main() {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("cyclic ran"), nil
 		})
-	s.AddTool(&sdk.Tool{Name: "huge_schema", Description: "A tool with a 5 MB schema.", InputSchema: hugeSchema()},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("huge ran"), nil })
+	if !*noHugeSchema {
+		s.AddTool(&sdk.Tool{Name: "huge_schema", Description: "A tool with a 5 MB schema.", InputSchema: hugeSchema()},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("huge ran"), nil })
+	}
 	s.AddTool(&sdk.Tool{Name: "big", Description: "Return n bytes of numbered lines.", InputSchema: schema(`"n":{"type":"integer"},"structured":{"type":"boolean"}`)},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var in struct {
@@ -83,9 +89,11 @@ func main() {
 			}
 			return r, nil
 		})
-	s.AddTool(&sdk.Tool{Name: "big_image", Description: "Return a short text and 12.5 MiB of image data.", InputSchema: schema("")},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			data := make([]byte, 25<<19) // 16.7 MiB as base64
+	s.AddTool(&sdk.Tool{Name: "big_image", Description: "Return a short text and n bytes of image data.", InputSchema: schema(`"n":{"type":"integer"}`)},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in struct{ N int }
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			data := make([]byte, in.N)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a picture:"}, &sdk.ImageContent{Data: data, MIMEType: "image/png"}}}, nil
 		})
 	s.AddTool(&sdk.Tool{Name: "garbage", Description: "Write lines that are not JSON-RPC, then answer.", InputSchema: schema("")},
@@ -113,7 +121,7 @@ func main() {
 		})
 	s.AddResource(&sdk.Resource{URI: "hostile://big", Name: "big", MIMEType: "text/plain"},
 		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: Lines(17 << 20)}}}, nil
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: Lines(*resourceBytes)}}}, nil
 		})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{MaxLineLength: -1}); err != nil {
 		log.Print(err)
