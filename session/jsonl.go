@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/configfile"
 	"github.com/go-harness/harness/internal/durable"
 	"github.com/go-harness/harness/session/internal/jsonstr"
 	"github.com/go-harness/harness/session/internal/storekit"
@@ -210,7 +211,7 @@ func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, err
 	if !validID(id) {
 		return nil, nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.OpenFile(s.path(id), os.O_RDWR|os.O_APPEND, 0)
+	f, err := configfile.OpenFile(s.path(id), os.O_RDWR|os.O_APPEND)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -247,7 +248,7 @@ func (s *jsonlStore) Load(ctx context.Context, id string) (*Transcript, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.Open(s.path(id))
+	f, err := configfile.Open(s.path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}
@@ -342,7 +343,7 @@ const (
 // describe reads the header and title of one log; nil when the workspace
 // filter excludes it.
 func (s *jsonlStore) describe(lf storekit.LogFile, workspace string) (*Info, error) {
-	f, err := os.Open(s.path(lf.ID))
+	f, err := configfile.Open(s.path(lf.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +454,7 @@ func (s *jsonlStore) Delete(ctx context.Context, id string) error {
 	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	f, err := os.Open(s.path(id))
+	f, err := configfile.Open(s.path(id))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", storeErr(harness.CodeNotFound), id)
 	}

@@ -19,7 +19,17 @@
 //
 // A [Registry] holds a set of tools and checks a [Call] before it runs:
 // unknown names, malformed JSON and schema violations become error results
-// whose text tells the model what was wrong. Execution goes through a
+// whose text tells the model what was wrong. A tool's input schema may
+// come from a program the host does not control (an MCP server), so
+// [NewRegistry] resolves and checks it first, and refuses with a
+// [*SchemaError] (code "invalid_schema", naming the tool) a schema whose
+// checking could take the process down: a $ref cycle (schemas applying
+// each other to the same value, which would recurse forever; the error
+// names the cycle), text nested more than 64 levels, a regular
+// expression too large to match quickly, or more than 1,000 schemas
+// applied to one value. Each check of arguments is bounded too, in depth
+// and in work: arguments too deeply nested or too large to check are
+// refused with invalid_arguments before the validator runs. Execution goes through a
 // [Handler], a function; [Middleware] wraps handlers the way net/http middleware wraps
 // http.Handler, which is how spill, guards and deadlines plug into dispatch.
 //

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/editdist"
+	"github.com/go-harness/harness/internal/schemaguard"
+	"github.com/go-harness/harness/internal/textcut"
 )
 
 // Registry is a set of tools with compiled argument schemas. It is
@@ -23,7 +26,7 @@ type Registry struct {
 type entry struct {
 	tool    Tool
 	spec    Spec
-	schema  *jsonschema.Resolved
+	schema  *schemaguard.Schema
 	summary string
 }
 
@@ -48,19 +51,13 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if _, dup := r.byName[spec.Name]; dup {
 			return nil, fmt.Errorf("tools: two tools are named %q", spec.Name)
 		}
-		var s jsonschema.Schema
-		if err := json.Unmarshal(spec.InputSchema, &s); err != nil {
-			return nil, fmt.Errorf("tools: %s: input schema is not valid JSON Schema: %w", spec.Name, err)
-		}
-		if s.Type != "object" {
-			return nil, fmt.Errorf("tools: %s: input schema must describe an object, not %q", spec.Name, s.Type)
-		}
-		resolved, err := s.Resolve(nil)
+		checked, err := compileSchema(spec.Name, spec.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("tools: %s: input schema does not resolve: %w", spec.Name, err)
+			return nil, err
 		}
+		s := *checked.Source()
 		s.PropertyOrder = propertyOrder(spec.InputSchema)
-		r.byName[spec.Name] = &entry{tool: t, spec: spec, schema: resolved, summary: summarize(&s)}
+		r.byName[spec.Name] = &entry{tool: t, spec: spec, schema: checked, summary: summarize(&s)}
 		r.order = append(r.order, spec.Name)
 	}
 	return r, nil
@@ -104,7 +101,15 @@ func (r *Registry) Check(call *Call) *harness.ToolResult {
 	var plain any
 	_ = json.Unmarshal(raw, &plain)
 	if err := e.schema.Validate(plain); err != nil {
+		if le := (*schemaguard.LimitError)(nil); errors.As(err, &le) {
+			return harness.ErrorResult(harness.CodeInvalidArguments,
+				"The arguments of this %s call could not be checked: %v. Send smaller, less deeply nested arguments. %s", call.Name, le, e.summary)
+		}
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
+		if len(msg) > maxSchemaMessage {
+			// anyOf and oneOf report every branch; a deep value makes that long.
+			msg = fmt.Sprintf("%s … (%d more bytes of the validator's report)", textcut.Prefix(msg, maxSchemaMessage), len(msg)-len(textcut.Prefix(msg, maxSchemaMessage)))
+		}
 		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call do not match its schema: %s. %s", call.Name, msg, e.summary)
 	}
@@ -112,6 +117,9 @@ func (r *Registry) Check(call *Call) *harness.ToolResult {
 	call.tool = e.tool
 	return nil
 }
+
+// maxSchemaMessage bounds the validator's report quoted to the model.
+const maxSchemaMessage = 2000
 
 func (r *Registry) unknown(name string) *harness.ToolResult {
 	names := append([]string(nil), r.order...)

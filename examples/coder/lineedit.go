@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-harness/harness/internal/configfile"
 )
 
 // The prompt loop on a terminal edits one line at a time: the cursor
@@ -336,7 +338,7 @@ func historyPath(sessionsDir, workspace string) string {
 // and unreadable lines are skipped.
 func loadHistory(path string) (*history, error) {
 	h := &history{path: path}
-	f, err := os.Open(path)
+	f, err := configfile.Open(path) // a regular file, never a pipe or a device
 	if errors.Is(err, os.ErrNotExist) {
 		return h, nil
 	}
@@ -418,7 +420,7 @@ func (h *history) rewrite() error {
 }
 
 func countLines(path string) (int, error) {
-	f, err := os.Open(path)
+	f, err := configfile.Open(path)
 	if err != nil {
 		return 0, err
 	}

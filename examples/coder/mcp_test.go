@@ -78,7 +78,7 @@ func testMCPFlag(t *testing.T, bin string) {
 	p.add(say("still works"))
 	r = runCLI(t, p.env(), "", "-C", broken, "-sessions", t.TempDir(), "hi")
 	assert.Equal(t, exitOK, r.code, "a broken workspace file does not stop the coder")
-	assert.Contains(t, r.stdout, "is not a JSON object")
+	assert.Contains(t, r.stdout, "the configuration is not valid JSON: incomplete JSON at byte 15")
 	assert.Contains(t, r.stdout, "(MCP servers skipped)")
 }
 
@@ -96,6 +96,6 @@ func testMCPEvents(t *testing.T, bin string) {
 	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-permission-mode", "bypass", "crash it")
 	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "mcp local (stdio): 12 tools", "the start-up line")
-	assert.Equal(t, 1, strings.Count(r.stdout, "mcp local: connected (12 tools)\n"), "the reconnection, once; not the first connection:\n%s", r.stdout)
+	assert.Equal(t, 1, strings.Count(r.stdout, "mcp local: connected (12 tools; containment: "), "the reconnection, once, with its containment; not the first connection:\n%s", r.stdout)
 	assert.Contains(t, r.stdout, "back again")
 }

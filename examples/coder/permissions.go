@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/internal/configfile"
 	"github.com/go-harness/harness/tools/permission"
 	"github.com/go-harness/harness/tools/shell"
 )
@@ -93,7 +94,10 @@ func (p *permFlags) check(o *options, set map[string]bool) error {
 func (a *app) policy() (*permission.Policy, error) {
 	var rules permission.Rules
 	path := filepath.Join(a.root, filepath.FromSlash(settingsFile))
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := configfile.Read(path); err == nil {
+		if err := configfile.CheckJSON(b); err != nil {
+			return nil, usagef("%s: %v", path, err)
+		}
 		if rules, err = permission.ParseSettings(b); err != nil {
 			return nil, usagef("%s: %v", path, strings.TrimPrefix(err.Error(), "permission: "))
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/attdigest"
+	"github.com/go-harness/harness/internal/configfile"
 	"github.com/go-harness/harness/internal/durable"
 )
 
@@ -144,7 +145,10 @@ func (d *files) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(p)
+	// Only a regular file, and no more than an attachment may hold: a
+	// link to /dev/zero or a pipe planted in the directory must not hang
+	// the reader or fill its memory.
+	data, err := configfile.ReadLimit(p, maxFileSize)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, notFound(digest)
 	}
@@ -156,6 +160,10 @@ func (d *files) Get(ctx context.Context, digest string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// maxFileSize bounds a stored attachment read back, as the S3 store's
+// default bound does (attachments are downscaled images, far smaller).
+const maxFileSize = 64 << 20
 
 // writeAtomic replaces path with data: a private temporary file in dir,
 // synced, renamed over path, then dir synced.

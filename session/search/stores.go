@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
 
+	"github.com/go-harness/harness/internal/configfile"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/internal/storekit"
 )
@@ -111,7 +111,7 @@ const sampleSize = 256 << 10
 func sample(s jsonlStore, files []storekit.LogFile) []byte {
 	buf := make([]byte, 0, sampleSize)
 	for _, lf := range files {
-		f, err := os.Open(logPath(s, lf.ID))
+		f, err := configfile.Open(logPath(s, lf.ID))
 		if err != nil {
 			continue
 		}
@@ -128,7 +128,7 @@ func sample(s jsonlStore, files []storekit.LogFile) []byte {
 // scanFile searches one log. It returns the log's header; a log outside
 // the search's workspace is not read past it.
 func scanFile(ctx context.Context, s jsonlStore, id string, m *searcher, bp *[]byte, ms *matchSink) (session.Header, error) {
-	f, err := os.Open(logPath(s, id))
+	f, err := configfile.Open(logPath(s, id))
 	if err != nil {
 		return session.Header{}, err
 	}

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"sync"
 
@@ -116,17 +118,56 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || !listing || resp.StatusCode != http.StatusOK {
+	if err != nil {
 		return resp, err
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxListBody))
-	resp.Body.Close()
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// The SDK reads a JSON answer whole, without a bound: a server
+		// must not make it read without end. (An event stream's events
+		// are bounded by the SDK itself.)
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxFrame}
+	}
+	if !listing || resp.StatusCode != http.StatusOK {
+		return resp, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxListBody+1))
 	if err != nil {
+		resp.Body.Close()
 		return nil, err
 	}
+	if len(data) > maxListBody {
+		// Too long to hold for a look at the schemas: the SDK gets the
+		// body as it is, and the schemas are encoded from what it decodes.
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+		return resp, nil
+	}
+	resp.Body.Close()
 	t.observe(data)
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	return resp, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// cappedBody fails a read past left bytes.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("mcp: the server's HTTP answer is larger than the %d bytes read of one answer", maxFrame)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // observe finds JSON-RPC responses in a body that is either one JSON

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/configfile"
 )
 
 // Config is what Connect connects: the MCP servers, in name order, and
@@ -31,6 +32,21 @@ type Config struct {
 	// to exit after its input is closed, and again after SIGTERM, before
 	// it is killed. Zero means 1 s; negative is an error.
 	TerminateDuration time.Duration
+	// MaxSchemaBytes bounds the input schema of one server tool, as
+	// compact JSON: the schema is sent with every model request, so a
+	// tool with a larger one is not offered (an EventToolSkipped says
+	// so) and the server's other tools still are. Zero means 32 KiB;
+	// negative is an error.
+	MaxSchemaBytes int
+	// MaxResultBytes bounds the answer to a tool call read from a stdio
+	// server. An answer over 16 MiB (the most a message is decoded in
+	// memory) is written to a temporary file as it arrives and its text
+	// read from there in pieces, and saved whole to the session's
+	// output store, so the model gets a preview and where the rest is;
+	// past MaxResultBytes the answer is cut, and the result says so.
+	// Zero means 256 MiB; negative is an error; less than 16 MiB counts
+	// as 16 MiB.
+	MaxResultBytes int64
 	// MaxRestarts bounds how many times a server that stopped is
 	// started again, each on the next call of one of its tools. Zero
 	// means 3; a negative number means never.
@@ -84,12 +100,15 @@ func (s Server) kind() string {
 }
 
 // LoadConfig reads and parses a configuration file in the .mcp.json
-// format (see ParseConfig).
+// format (see ParseConfig). The path must name a regular file (a
+// symbolic link to one is fine) of at most 1 MiB: a directory, a named
+// pipe or a device is an error with code harness.CodeNotRegular, a
+// larger file one with harness.CodeTooLarge, and neither is read.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := configfile.Read(path)
 	if err != nil {
 		return nil, &harness.Error{Code: harness.CodeOf(err), Err: err,
-			Message: fmt.Sprintf("mcp: reading the MCP configuration %s: %v", path, err)}
+			Message: fmt.Sprintf("mcp: reading the MCP configuration: %v", err)}
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {
@@ -138,9 +157,12 @@ func configError(format string, args ...any) error {
 }
 
 func parseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	if err := configfile.CheckJSON(data); err != nil {
+		return nil, configError("the configuration is not valid JSON: %v", err)
+	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, configError("the configuration is not a JSON object (%v); write {\"mcpServers\": {\"name\": {\"command\": ...}}}", jsonProblem(data, err))
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return nil, configError("the configuration is %s, not a JSON object; write {\"mcpServers\": {\"name\": {\"command\": ...}}}", kindOf(data))
 	}
 	rawServers, ok := top["mcpServers"]
 	if !ok {
@@ -168,6 +190,10 @@ func parseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 		if rs.Disabled != nil && *rs.Disabled {
 			continue
 		}
+		if err := checkServerName(name); err != nil {
+			return nil, configError("%s: %v", field, err)
+		}
+
 		s, err := rs.server(name, field, lookup)
 		if err != nil {
 			return nil, err
@@ -362,13 +388,4 @@ func kindOf(raw json.RawMessage) string {
 		return "an array"
 	}
 	return "an object"
-}
-
-// jsonProblem describes a JSON syntax error with its line.
-func jsonProblem(data []byte, err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Sprintf("line %d: %v", line, se)
-	}
-	return err.Error()
 }

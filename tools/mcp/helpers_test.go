@@ -151,6 +151,33 @@ func serverBinary(t *testing.T) string {
 	return buildPath
 }
 
+var (
+	hostileOnce sync.Once
+	hostilePath string
+	hostileErr  error
+)
+
+// hostileBinary builds testdata/hostile once per test binary.
+func hostileBinary(t testing.TB) string {
+	t.Helper()
+	hostileOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-hostile-")
+		if err != nil {
+			hostileErr = err
+			return
+		}
+		hostilePath = filepath.Join(dir, "hostile")
+		out, err := exec.Command("go", "build", "-o", hostilePath, "./testdata/hostile").CombinedOutput()
+		if err != nil {
+			hostileErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if hostileErr != nil {
+		t.Fatalf("building the hostile server: %v", hostileErr)
+	}
+	return hostilePath
+}
+
 type buildError struct {
 	out string
 	err error
@@ -160,8 +187,10 @@ func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildPath != "" {
-		_ = os.RemoveAll(filepath.Dir(buildPath))
+	for _, p := range []string{buildPath, hostilePath} {
+		if p != "" {
+			_ = os.RemoveAll(filepath.Dir(p))
+		}
 	}
 	os.Exit(code)
 }

@@ -82,3 +82,34 @@ func TestStreamableHTTPWithoutHeader(t *testing.T) {
 	assert.ErrorContains(t, err, `mcp: server "web" did not complete the MCP handshake`)
 	assert.Positive(t, unauthorized.Load())
 }
+
+// TestHTTPEndlessAnswer: a server whose JSON answer never ends fails the
+// connection once 16 MiB have been read, instead of growing the host's
+// memory without end.
+func TestHTTPEndlessAnswer(t *testing.T) {
+	leakcheck.Check(t)
+	var sent atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"padding":"`))
+		chunk := make([]byte, 1<<20)
+		for i := range chunk {
+			chunk[i] = 'a'
+		}
+		for r.Context().Err() == nil && sent.Load() < 1<<30 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	set, err := mcp.Connect(context.Background(), &mcp.Config{Servers: []mcp.Server{{Name: "endless", URL: hs.URL}}})
+	require.NotNil(t, set)
+	defer set.Close()
+	require.Error(t, err)
+	assert.Equal(t, harness.Code("server_unavailable"), harness.CodeOf(err))
+	assert.ErrorContains(t, err, "larger than the 16777216 bytes read of one answer")
+	assert.Less(t, sent.Load(), int64(256<<20), "the client stopped reading")
+}

@@ -325,26 +325,22 @@ func TestResourcesAndPrompts(t *testing.T) {
 func TestNameCollisions(t *testing.T) {
 	leakcheck.Check(t)
 	p := newInProcess(t)
-	long := strings.Repeat("s", 70)
-	set := connect(t, []mcp.Server{p.server("a.b"), p.server("a_b"), p.server(long)})
+	long := strings.Repeat("s", 40)
+	set := connect(t, []mcp.Server{p.server("a.b"), p.server(long)})
 	ts := set.Tools()
 	_, err := tools.NewRegistry(ts...)
 	require.NoError(t, err, "no two tools share a name, and every name is valid")
 	got := names(ts)
-	assert.Contains(t, got, "mcp__a_b__echo", "the first server in name order keeps the plain name")
-	var hashed, cut int
+	assert.Contains(t, got, "mcp__a_b__echo", "a name keeps the server's spelling where providers accept it")
+	long40 := 0
 	for _, n := range got {
 		assert.LessOrEqual(t, len(n), 64)
-		if strings.HasPrefix(n, "mcp__a_b__echo_") {
-			hashed++
-		}
 		if strings.HasPrefix(n, "mcp__sss") {
-			cut++
-			assert.Len(t, n, 64)
+			long40++
+			assert.True(t, strings.HasPrefix(n, "mcp__"+long+"__"), "the server's part of %s stays whole", n)
 		}
 	}
-	assert.Equal(t, 1, hashed, "the colliding one gets a hash suffix")
-	assert.Equal(t, 12, cut)
+	assert.Equal(t, 12, long40)
 }
 
 func TestConnectErrors(t *testing.T) {
@@ -385,6 +381,8 @@ func TestConnectErrors(t *testing.T) {
 	}{
 		{mcp.Config{ConnectTimeout: -time.Second}, "Config.ConnectTimeout -1s: the connect timeout must not be negative"},
 		{mcp.Config{TerminateDuration: -1}, "Config.TerminateDuration -1ns: the terminate duration must not be negative"},
+		{mcp.Config{MaxSchemaBytes: -1}, "Config.MaxSchemaBytes -1: the bound must not be negative (zero keeps the default, 32 KiB)"},
+		{mcp.Config{MaxResultBytes: -1}, "Config.MaxResultBytes -1: the bound must not be negative (zero keeps the default, 256 MiB)"},
 	} {
 		s, err := mcp.Connect(context.Background(), &c.cfg)
 		assert.Nil(t, s)
@@ -402,4 +400,19 @@ func TestClosedSet(t *testing.T) {
 	require.NoError(t, set.Close(), "Close is idempotent")
 	res := call(t, context.Background(), echo, env(false), map[string]any{"text": "x"})
 	assert.Equal(t, harness.CodeClosed, res.Code)
+}
+
+// TestMaxSchemaBytes: a tool whose schema is over the configured bound
+// is skipped with an event; the server's other tools are offered.
+func TestMaxSchemaBytes(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{MaxSchemaBytes: len(testserver.EchoSchema) - 1, Events: ev.add})
+	tt := byName(set.Tools())
+	assert.NotContains(t, tt, "mcp__test__echo")
+	assert.Contains(t, tt, "mcp__test__image", "a small schema is offered")
+	skipped := ev.wait(t, mcp.EventToolSkipped)
+	assert.Equal(t, "echo", skipped.Tool)
+	assert.Contains(t, skipped.Message, "its input schema is 166 bytes, more than the 165 bytes a tool may have (Config.MaxSchemaBytes)")
 }

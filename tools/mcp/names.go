@@ -3,6 +3,7 @@ package mcp
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,7 +20,40 @@ const (
 	// hashLen is the length of the hex suffix that keeps shortened or
 	// colliding names apart.
 	hashLen = 8
+	// maxServerName is the longest server name, in its tool-name form:
+	// mcp__<server>__ then stays whole when a long name is shortened
+	// (cut to maxNameLen-hashLen-1 characters), so a permission rule
+	// for the server matches every tool of it.
+	maxServerName = 40
 )
+
+// checkServerName refuses a server name that would make tool names
+// ambiguous. Permission rules name a server's tools by the prefix
+// mcp__<server>__ (mcp__github__*, mcp__github), so the server part of
+// every tool name must end at the first "__" after "mcp__": a name that
+// holds "__" (server "a__b", tool "c" would read as server "a", tool
+// "b__c"), or ends with '_' (server "a_", tool "b" is mcp__a___b, which
+// mcp__a__* matches), once characters outside [A-Za-z0-9_-] become '_',
+// would let a rule for one server match another's tools. A name longer
+// than maxServerName would be cut out of its tools' names.
+func checkServerName(name string) error {
+	form := sanitize(name)
+	var why string
+	switch {
+	case strings.Contains(form, nameSep):
+		why = `it contains "__"`
+	case strings.HasSuffix(form, "_"):
+		why = `it ends with "_"`
+	case len(form) > maxServerName:
+		return fmt.Errorf("the server name %q is longer than %d characters, so its tools' names (mcp__<server>__<tool>, at most %d characters) could not hold it whole; use a shorter name", name, maxServerName, maxNameLen)
+	default:
+		return nil
+	}
+	if form != name {
+		why += fmt.Sprintf(" once written as in tool names (%q: characters other than letters, digits, '_' and '-' become '_')", form)
+	}
+	return fmt.Errorf("the server name %q cannot be used: %s, and \"__\" separates the server from the tool in mcp__<server>__<tool>, so a permission rule for one server (mcp__a__*, mcp__a) could match another server's tools; rename it with single '_' or '-' between words", name, why)
+}
 
 // sanitize replaces every character outside [A-Za-z0-9_-] with '_' (one
 // for each character, not for each byte).

@@ -2,86 +2,114 @@ package mcp
 
 import (
 	"context"
+
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/go-harness/harness/internal/proctree"
 )
 
-// process is a stdio server's process: its standard error is kept (the
-// end of it, for error messages) and, on Unix, it runs in a process group
-// of its own so that stopping it stops what it started too.
+// process is a stdio server's process and everything it starts,
+// contained as the shell tools contain commands (internal/proctree): in
+// a PID namespace of its own where the kernel allows it, otherwise
+// followed as a process tree, so that stopping the server stops every
+// descendant, also one that started a session of its own and ignores
+// SIGTERM. The end of its standard error is kept for error messages.
 //
 // It is also the connection's transport, because the shutdown must own
-// the wait for the process: the process is reaped as soon as it exits,
-// and nothing that stops it returns before that, so a closed server never
-// lingers as a child of the host (the SDK's command transport gives up
-// waiting after a fixed time and reaps it later).
+// the wait for the process: nothing that stops it returns before every
+// process of it has ended and been reaped, so a closed server never
+// lingers as a child of the host.
 type process struct {
-	cmd       *exec.Cmd
+	cmd       proctree.Command
+	cont      *proctree.Containment // nil where there is none (not Unix)
 	stderr    *tail
 	terminate time.Duration
-	// done is closed once cmd.Wait has returned: the process has exited
-	// and been reaped.
-	done chan struct{}
-	// stdin and stdout are the harness's ends of the server's standard
-	// input and output, set by Connect.
-	stdin, stdout *os.File
-	shutdownOnce  sync.Once
-	releaseOnce   sync.Once
+	// For the connection: where large results wait for their tools,
+	// how large they may be, and where to say what was skipped.
+	spools    *spools
+	frame     int
+	maxResult int64
+	logger    *slog.Logger
+	server    string
+
+	run running // set by Connect
+	// stdin, stdout and errOut are the harness's ends of the server's
+	// standard input, output and error, set by Connect.
+	stdin, stdout, errOut *os.File
+	copied                chan struct{} // closed when standard error is drained
+
+	shutdownOnce, releaseOnce sync.Once
+	mu                        sync.Mutex
+	outcome                   *proctree.Outcome // how the stop went, once it has
 }
 
-func newProcess(cmd *exec.Cmd, terminate time.Duration) *process {
-	p := &process{cmd: cmd, stderr: &tail{max: stderrKeep}, terminate: terminate, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	// A grandchild that keeps standard error open must not hold Close.
-	cmd.WaitDelay = terminate
-	ownGroup(cmd)
-	return p
+// running is a started server: a *proctree.Proc, or on systems without
+// containment a plain process.
+type running interface {
+	MainDone() <-chan struct{}
+	Stop(grace time.Duration) proctree.Outcome
+	How() string
+}
+
+func newProcess(cmd proctree.Command, cont *proctree.Containment, srv *server) *process {
+	o := srv.set.opts
+	return &process{cmd: cmd, cont: cont, stderr: &tail{max: stderrKeep}, terminate: o.terminate, copied: make(chan struct{}),
+		spools: &srv.spools, frame: o.frame, maxResult: o.maxResult, logger: o.logger, server: srv.cfg.Name}
 }
 
 // stderrKeep is how much of a server's standard error is kept.
 const stderrKeep = 4 << 10
 
 // Connect starts the server and speaks newline-delimited JSON with it
-// over its standard input and output (sdk.Transport). The pipes are the
-// harness's own, not exec's StdinPipe and StdoutPipe, which Wait closes:
-// the process is waited for from the start, and what it wrote before it
-// exited must still be read.
+// over its standard input and output (sdk.Transport).
 func (p *process) Connect(ctx context.Context) (sdk.Connection, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var files [6]*os.File // in, out, err: read and write ends
+	for i := 0; i < 6; i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range files[:i] {
+				f.Close()
+			}
+			return nil, err
+		}
+		files[i], files[i+1] = r, w
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	p.cmd.Stdin, p.cmd.Stdout = inR, outW
-	err = p.cmd.Start()
+	inR, inW, outR, outW, errR, errW := files[0], files[1], files[2], files[3], files[4], files[5]
+	x := p.cmd
+	x.Stdin, x.Stdout, x.Stderr = inR, outW, errW
+	run, err := start(p.cont, x)
 	// The server's ends are its own now (or of no one, if it did not start).
 	inR.Close()
 	outW.Close()
+	errW.Close()
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		errR.Close()
 		return nil, err
 	}
-	p.stdin, p.stdout = inW, outR
+	p.run, p.stdin, p.stdout, p.errOut = run, inW, outR, errR
 	go func() {
-		_ = p.cmd.Wait()
-		close(p.done)
+		defer close(p.copied)
+		_, _ = io.Copy(p.stderr, errR)
 	}()
-	tr := &sdk.IOTransport{Reader: io.NopCloser(outR), Writer: processInput{p}}
-	return tr.Connect(ctx)
+	return newStdioConn(outR, processInput{p}, p.spools, p.frame, p.maxResult, p.logger, p.server), nil
+}
+
+// how describes the containment in force, or "" before the start.
+func (p *process) how() string {
+	if p == nil || p.run == nil {
+		return ""
+	}
+	return p.run.How()
 }
 
 // processInput is the server's standard input as the connection writes
@@ -96,54 +124,77 @@ func (w processInput) Close() error {
 }
 
 // shutdown ends the server as the MCP specification asks of a stdio
-// client: it closes the server's input and waits for it to exit, sends
-// SIGTERM if it has not within the terminate duration, and kills its
-// process group if it has not after another one. It returns once the
-// process has been reaped.
+// client: it closes the server's input and waits for it to exit, and
+// then (or after the terminate duration) stops whatever of it is left:
+// SIGTERM to every process, SIGKILL after another terminate duration.
+// It returns once every process of the server has ended.
 func (p *process) shutdown() {
 	p.shutdownOnce.Do(func() {
 		_ = p.stdin.Close()
-		if !p.exited(p.terminate) {
-			if p.cmd.Process.Signal(syscall.SIGTERM) != nil || !p.exited(p.terminate) {
-				killGroup(p.cmd)
-				<-p.done
-			}
+		t := time.NewTimer(p.terminate)
+		select {
+		case <-p.run.MainDone():
+		case <-t.C:
 		}
-		p.release()
+		t.Stop()
+		p.end(p.terminate)
 	})
 }
 
-// exited reports whether the process exits (and is reaped) within d.
-func (p *process) exited(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.done:
-		return true
-	case <-t.C:
-		return false
+// stop ends every process of the server at once (SIGTERM, then SIGKILL
+// to what is left), when the connection failed or was closed, and
+// returns once they have ended.
+func (p *process) stop() {
+	if p == nil || p.run == nil {
+		return
 	}
+	p.end(0)
 }
 
-// release closes the harness's ends of the pipes, which also ends a read
-// of the server's output that a grandchild holding it open would block.
+// end stops what is left of the server with the given grace period,
+// records how it went, and lets go of the pipes.
+func (p *process) end(grace time.Duration) {
+	out := p.run.Stop(grace)
+	p.mu.Lock()
+	if p.outcome == nil {
+		p.outcome = &out
+	}
+	p.mu.Unlock()
+	p.release()
+}
+
+// survivors reports the processes of the server that outlived its stop
+// (stuck in the kernel, or, in a process tree, not found), as an error
+// matching harness.CodeNotStopped; nil when none did.
+func (p *process) survivors(server string) error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.outcome == nil {
+		return nil
+	}
+	return p.outcome.SurvivorsError(fmt.Sprintf("the MCP server %s", server))
+}
+
+// release closes the harness's ends of the pipes, which also ends reads
+// that a process holding them open would block, and waits (briefly) for
+// standard error to be drained.
 func (p *process) release() {
 	p.releaseOnce.Do(func() {
 		_ = p.stdin.Close()
 		_ = p.stdout.Close()
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-p.copied:
+		case <-t.C:
+			_ = p.errOut.Close() // a process left outside holds it
+			<-p.copied
+		}
+		t.Stop()
+		_ = p.errOut.Close()
 	})
-}
-
-// stop kills whatever is left of the process group once the SDK has
-// closed the connection (which ends the server itself), or at once when
-// the connection failed, and returns once the server has been reaped.
-func (p *process) stop() {
-	if p == nil || p.cmd.Process == nil {
-		return
-	}
-	killGroup(p.cmd)
-	<-p.done
-	p.release()
 }
 
 // stderrTail is the end of the server's standard error, to append to a

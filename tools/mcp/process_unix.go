@@ -2,18 +2,9 @@
 
 package mcp
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "github.com/go-harness/harness/internal/proctree"
 
-func ownGroup(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-}
-
-func killGroup(cmd *exec.Cmd) {
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+// start starts a server contained in c.
+func start(c *proctree.Containment, x proctree.Command) (running, error) {
+	return proctree.Start(c, x)
 }

@@ -16,6 +16,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/proctree"
+	"github.com/go-harness/harness/internal/textcut"
+	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -36,6 +39,14 @@ type server struct {
 	err      error // why the server is not connected
 	restarts int
 	closed   bool
+	// containment describes how the stdio server's processes are
+	// contained, once one has started.
+	containment string
+	// stopErr reports processes of a stopped server that outlived it.
+	stopErr error
+	// spools are the results too large for memory that wait for their
+	// tools (stdio servers).
+	spools spools
 
 	bgMu     sync.Mutex
 	bgClosed bool
@@ -82,19 +93,28 @@ func (s *server) connectLocked(ctx context.Context) (err error) {
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		proc.stop()
+		s.noteStopLocked(proc)
 		return s.unavailable("mcp: server %q did not complete the MCP handshake%s: %v%s", s.cfg.Name, within(ctx), err, proc.stderrTail())
 	}
 	defs, err := s.list(ctx, cs)
 	if err != nil {
 		_ = cs.Close()
 		proc.stop()
+		s.noteStopLocked(proc)
 		return s.unavailable("mcp: server %q connected but listing its tools failed%s: %v%s", s.cfg.Name, within(ctx), err, proc.stderrTail())
 	}
 	s.cs, s.proc, s.init, s.err = cs, proc, cs.InitializeResult(), nil
 	s.remote = defs
 	s.background(func() { s.watch(cs) })
-	o.logger.Info("mcp: connected", "server", s.cfg.Name, "tools", len(defs))
-	s.set.emit(Event{Kind: EventConnected, Server: s.cfg.Name, Message: fmt.Sprintf("%d tools", len(defs))})
+	msg := fmt.Sprintf("%d tools", len(defs))
+	if how := proc.how(); how != "" {
+		s.containment = how
+		msg += "; containment: " + how
+		o.logger.Info("mcp: connected", "server", s.cfg.Name, "tools", len(defs), "containment", how)
+	} else {
+		o.logger.Info("mcp: connected", "server", s.cfg.Name, "tools", len(defs))
+	}
+	s.set.emit(Event{Kind: EventConnected, Server: s.cfg.Name, Message: msg})
 	return nil
 }
 
@@ -122,18 +142,16 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 		hc := &http.Client{Transport: &httpTransport{base: base, headers: s.cfg.Headers, schemas: s.schemas}}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, nil, nil
 	}
-	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-	if cmd.Err != nil {
-		return nil, nil, cmd.Err
+	path, err := exec.LookPath(s.cfg.Command)
+	if err != nil {
+		return nil, nil, err
 	}
-	cmd.Dir = s.cfg.Dir
-	if len(s.cfg.Env) > 0 {
-		cmd.Env = os.Environ()
-		for _, k := range sortedKeys(s.cfg.Env) {
-			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
-		}
+	env := os.Environ()
+	for _, k := range sortedKeys(s.cfg.Env) {
+		env = append(env, k+"="+s.cfg.Env[k])
 	}
-	proc := newProcess(cmd, s.set.opts.terminate)
+	x := proctree.Command{Argv: append([]string{path}, s.cfg.Args...), Dir: s.cfg.Dir, Env: env}
+	proc := newProcess(x, s.set.containment(), s)
 	return &captureTransport{Transport: proc, schemas: s.schemas}, proc, nil
 }
 
@@ -167,7 +185,10 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 		}
 		raw = b
 	}
-	if err := checkSchema(raw); err != nil {
+	if max := s.set.opts.maxSchema; len(raw) > max {
+		return nil, fmt.Errorf("its input schema is %s, more than the %s a tool may have (Config.MaxSchemaBytes): it would be sent with every request to the model", units.Bytes(int64(len(raw))), units.Bytes(int64(max)))
+	}
+	if err := checkSchema(t.Name, raw); err != nil {
 		return nil, err
 	}
 	title := t.Title
@@ -180,6 +201,11 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 	}
 	if strings.TrimSpace(desc) == "" {
 		desc = fmt.Sprintf("The %s tool of the MCP server %s.", t.Name, s.cfg.Name)
+	}
+	if len(desc) > maxDescription {
+		// Sent with every request too; the start says what the tool is.
+		s.set.opts.logger.Warn("mcp: tool description cut", "server", s.cfg.Name, "tool", t.Name, "bytes", len(desc))
+		desc = textcut.Prefix(desc, maxDescription) + fmt.Sprintf(" … [description cut: %s in all]", units.Bytes(int64(len(desc))))
 	}
 	spec := tools.Spec{Description: desc, InputSchema: raw, Render: harness.RenderGeneric, Family: tools.FamilyProcess}
 	a := t.Annotations
@@ -196,11 +222,23 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 	return &toolDef{remote: t.Name, title: title, spec: spec}, nil
 }
 
+// maxDescription bounds the description of a tool offered to the model;
+// a longer one is cut.
+const maxDescription = 16 << 10
+
 // checkSchema refuses a schema the registry would: one that is not a
-// JSON Schema of an object.
-func checkSchema(raw json.RawMessage) error {
+// JSON Schema of an object, or that cannot be checked safely (a
+// reference cycle, say). The error is the registry's *tools.SchemaError,
+// naming the server's tool.
+func checkSchema(tool string, raw json.RawMessage) error {
 	probe := &probeTool{spec: tools.Spec{Name: "probe", Description: "probe", InputSchema: raw}}
-	if _, err := tools.NewRegistry(probe); err != nil {
+	_, err := tools.NewRegistry(probe)
+	var se *tools.SchemaError
+	if errors.As(err, &se) {
+		se.Tool = tool
+		return se
+	}
+	if err != nil {
 		return fmt.Errorf("its input schema is not usable: %v", strings.TrimPrefix(err.Error(), "tools: probe: "))
 	}
 	return nil
@@ -238,6 +276,9 @@ func (s *server) lost(cs *sdk.ClientSession, cause error) {
 	s.mu.Unlock()
 	_ = cs.Close()
 	proc.stop()
+	s.mu.Lock()
+	s.noteStopLocked(proc)
+	s.mu.Unlock()
 	s.set.opts.logger.Warn("mcp: server stopped", "server", s.cfg.Name, "error", err)
 	s.set.emit(Event{Kind: EventStopped, Server: s.cfg.Name, Err: err, Message: err.Error()})
 }
@@ -334,7 +375,7 @@ func (s *server) status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Name: s.cfg.Name, Transport: s.cfg.kind(), Connected: s.cs != nil, Tools: len(s.remote),
-		Resources: s.resourcesLocked(), Restarts: s.restarts, Err: s.err}
+		Resources: s.resourcesLocked(), Restarts: s.restarts, Err: s.err, Containment: s.containment}
 	if s.init != nil {
 		st.Instructions = s.init.Instructions
 		if s.init.ServerInfo != nil {
@@ -363,7 +404,10 @@ func (s *server) prompts(ctx context.Context) ([]*sdk.Prompt, error) {
 	return out, nil
 }
 
-func (s *server) close() {
+// close disconnects the server, stops its processes and waits for its
+// goroutines. It reports processes of the server that outlived any of
+// its stops.
+func (s *server) close() error {
 	s.mu.Lock()
 	s.closed = true
 	cs, proc := s.cs, s.proc
@@ -377,6 +421,20 @@ func (s *server) close() {
 	s.bgClosed = true
 	s.bgMu.Unlock()
 	s.wg.Wait()
+	s.spools.dropOf(nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noteStopLocked(proc)
+	return s.stopErr
+}
+
+// noteStopLocked records processes of a stopped server that outlived
+// the stop, and logs them.
+func (s *server) noteStopLocked(proc *process) {
+	if err := proc.survivors(s.cfg.Name); err != nil {
+		s.set.opts.logger.Error("mcp: processes of a stopped server still run", "server", s.cfg.Name, "containment", proc.how(), "error", err)
+		s.stopErr = errors.Join(s.stopErr, err)
+	}
 }
 
 // isWireError reports whether err is the server's answer (a JSON-RPC

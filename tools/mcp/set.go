@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -35,12 +36,14 @@ type Set interface {
 	// no configured server's is an error with code "unknown_server".
 	Prompts(ctx context.Context, server string) ([]*sdk.Prompt, error)
 
-	// Close disconnects every server, stopping the stdio ones (a server
-	// that does not exit when its input closes is sent SIGTERM and then
-	// killed after the terminate duration; Close returns once each has
-	// exited), and waits for the set's goroutines. Tools of a closed set
-	// fail with harness.CodeClosed.
-	// It returns nil.
+	// Close disconnects every server, stopping the stdio ones with
+	// every process they started (a server that does not exit when its
+	// input closes, and whatever it left running, is sent SIGTERM and
+	// then SIGKILL after the terminate duration; Close returns once all
+	// have ended), and waits for the set's goroutines. Tools of a closed
+	// set fail with harness.CodeClosed. It returns an error matching
+	// harness.CodeNotStopped, naming them, if processes of a server
+	// outlived it (or an earlier stop of the server); otherwise nil.
 	io.Closer
 }
 
@@ -56,6 +59,17 @@ type serverSet struct {
 	closed bool
 	// resTools are the resource tools, made once.
 	resTools []tools.Tool
+
+	// probe finds, once, how stdio servers' processes are contained.
+	probe sync.Once
+	cont  *proctree.Containment
+}
+
+// containment returns how stdio servers' processes are contained,
+// probing the first time (a few milliseconds).
+func (s *serverSet) containment() *proctree.Containment {
+	s.probe.Do(func() { s.cont = proctree.Probe(s.opts.containment) })
+	return s.cont
 }
 
 // EventKind says what an Event reports.
@@ -111,6 +125,11 @@ type Status struct {
 	Instructions string
 	// Restarts counts how often the server was started again.
 	Restarts int
+	// Containment says how a stdio server's processes are held
+	// together so that a stop reaches all of them ("pid namespace", or
+	// "process tree (no pid namespace: ...)"); empty for other servers
+	// and before the first start.
+	Containment string
 	// Err is the last connection failure, when not connected.
 	Err error
 }
@@ -125,6 +144,12 @@ type Status struct {
 // servers (harness.CodeInvalidOption, "invalid_config") return a nil
 // set.
 func Connect(ctx context.Context, cfg *Config) (Set, error) {
+	return connect(ctx, cfg, func(*options) {})
+}
+
+// connect is Connect with settings tests change (the containment probe,
+// the frame limit).
+func connect(ctx context.Context, cfg *Config, adjust func(*options)) (Set, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -132,6 +157,7 @@ func Connect(ctx context.Context, cfg *Config) (Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	adjust(&o)
 	if err := validateConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -165,6 +191,7 @@ func Connect(ctx context.Context, cfg *Config) (Set, error) {
 
 func validateConfig(cfg *Config) error {
 	seen := map[string]bool{}
+	forms := map[string]string{} // tool-name form -> server name
 	for i, sc := range cfg.Servers {
 		field := fmt.Sprintf("Servers[%d]", i)
 		switch {
@@ -174,6 +201,13 @@ func validateConfig(cfg *Config) error {
 			return configError("%s: two servers are named %q", field, sc.Name)
 		}
 		seen[sc.Name] = true
+		if err := checkServerName(sc.Name); err != nil {
+			return configError("%s: %v", field, err)
+		}
+		if other, dup := forms[sanitize(sc.Name)]; dup {
+			return configError("%s: the servers %q and %q have the same name in tool names (mcp__%s__...), so a permission rule could not tell them apart; rename one", field, other, sc.Name, sanitize(sc.Name))
+		}
+		forms[sanitize(sc.Name)] = sc.Name
 		n := 0
 		for _, set := range []bool{sc.Command != "", sc.URL != "", sc.Transport != nil} {
 			if set {
@@ -262,12 +296,13 @@ func (s *serverSet) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
-	for _, srv := range s.servers {
-		wg.Go(srv.close)
+	for i, srv := range s.servers {
+		wg.Go(func() { errs[i] = srv.close() })
 	}
 	wg.Wait()
-	return nil
+	return errors.Join(errs...)
 }
 
 // changed records a change of the tool list.

@@ -63,6 +63,13 @@ func (t *remoteTool) Execute(ctx context.Context, call *tools.Call) (*harness.To
 			"The MCP server %s stopped while running %s, so the outcome is unknown: check before repeating anything it may have done. "+
 				"The server is started again on the next call of one of its tools.", srv.cfg.Name, t.def.remote)}
 	}
+	if name, ok := res.Meta[spoolKey].(string); ok {
+		if sp := srv.spools.take(name); sp != nil {
+			r := t.spooledResult(ctx, call, sp)
+			r.Render = &harness.Render{Kind: harness.RenderGeneric, Title: t.title(), Text: renderText(r)}
+			return r, nil
+		}
+	}
 	out := convert(ctx, call.Env, srv.cfg.Name, res.Content)
 	if res.StructuredContent != nil {
 		out = appendStructured(out, res.StructuredContent)
@@ -76,12 +83,16 @@ func (t *remoteTool) Execute(ctx context.Context, call *tools.Call) (*harness.To
 	} else if len(r.Content) == 0 {
 		r.Content = []harness.Block{harness.TextBlock("The tool returned no content.")}
 	}
-	title := srv.cfg.Name + " " + t.def.remote
-	if t.def.title != "" {
-		title = srv.cfg.Name + ": " + t.def.title
-	}
-	r.Render = &harness.Render{Kind: harness.RenderGeneric, Title: title, Text: renderText(r)}
+	r.Render = &harness.Render{Kind: harness.RenderGeneric, Title: t.title(), Text: renderText(r)}
 	return r, nil
+}
+
+// title is the title of the tool's render cards.
+func (t *remoteTool) title() string {
+	if t.def.title != "" {
+		return t.srv.cfg.Name + ": " + t.def.title
+	}
+	return t.srv.cfg.Name + " " + t.def.remote
 }
 
 // renderCard bounds the text of a generic card.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
@@ -216,19 +217,19 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	r := runOutcome{status: statusExited, how: p.how, partial: p.cont.kind != containNS}
+	r := runOutcome{status: statusExited, how: p.How(), partial: p.Partial()}
 	select {
-	case <-p.mainDone:
-		r.leftovers, r.stop = p.reapLeftovers(b.cfg.grace)
+	case <-p.MainDone():
+		r.leftovers, r.stop = p.ReapLeftovers(b.cfg.grace)
 	case <-timer.C:
 		r.status = statusTimeout
-		r.stop = p.stop(b.cfg.grace)
+		r.stop = p.Stop(b.cfg.grace)
 	case <-ctx.Done():
 		r.status = statusCancelled
-		r.stop = p.stop(b.cfg.grace)
+		r.stop = p.Stop(b.cfg.grace)
 	}
 	r.elapsed = time.Since(start)
-	r.code, r.signal = p.exitInfo()
+	r.code, r.signal = p.ExitInfo()
 	if r.status == statusExited && r.code == nil && r.signal != "" {
 		r.status = statusKilled
 	}
@@ -307,7 +308,7 @@ type runOutcome struct {
 	status    string
 	code      *int
 	signal    string
-	stop      stopOutcome
+	stop      proctree.Outcome
 	elapsed   time.Duration
 	leftovers bool
 	how       string // the containment in force
@@ -318,7 +319,7 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 	var b strings.Builder
 	stopped := func() {
 		b.WriteString("its processes ")
-		b.WriteString(r.stop.ended(r.partial))
+		b.WriteString(r.stop.Ended(r.partial))
 	}
 	switch r.status {
 	case statusTimeout:
@@ -344,12 +345,12 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 			fmt.Fprintf(&b, "[ended · %s; its exit status is unknown]\n", durText(r.elapsed))
 		}
 		if r.leftovers {
-			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", r.stop.ended(r.partial))
+			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", r.stop.Ended(r.partial))
 		}
 	}
 	// Without a PID namespace every result names the containment: what
 	// a command leaves behind may be out of sight.
-	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.survivors) > 0 || r.partial {
+	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.Survivors) > 0 || r.partial {
 		fmt.Fprintf(&b, "[containment: %s]\n", r.how)
 	}
 	return b.String()

@@ -189,6 +189,7 @@
 //
 // It imports harness, fs, tools and internal helpers (every output stream
 // is written through internal/spillwriter's Writer, the one the spill
-// policy uses, which saves it as it arrives); nothing of spill, session
-// or agent.
+// policy uses, which saves it as it arrives; the containment above is
+// internal/proctree's, which tools/mcp uses for its stdio servers too);
+// nothing of spill, session or agent.
 package shell

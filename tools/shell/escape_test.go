@@ -197,7 +197,7 @@ type testContainment struct {
 // with HARNESS_LONG_TESTS=1.
 func testContainments(t *testing.T) []testContainment {
 	def := newConfig(nil).containment()
-	if def.kind != containNS {
+	if !def.Namespace() {
 		t.Logf("no PID namespace here (%s): the default containment is the process tree", def)
 	}
 	tree := testContainment{name: "tree", want: "process tree (no pid namespace: forced for a test)",

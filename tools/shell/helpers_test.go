@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fslocal"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
 )
@@ -239,7 +240,7 @@ func (k *sessionKit) pending(id string) int64 {
 var shellIDRE = regexp.MustCompile(`Opened shell (sh\d+)`)
 
 // shellProc returns the running process of shell id.
-func (k *sessionKit) shellProc(id string) *proc {
+func (k *sessionKit) shellProc(id string) *proctree.Proc {
 	k.t.Helper()
 	m, err := tools.LoadState(k.env.State, k.st.key, func() *shells { return nil })
 	require.NoError(k.t, err)
@@ -263,7 +264,7 @@ func (k *sessionKit) openShell(args map[string]any) (string, int) {
 	require.Contains(k.t, res.Text(), "[containment: ")
 	id := shellIDRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, id, res.Text())
-	pid := k.shellProc(id[1]).main
+	pid := k.shellProc(id[1]).Main()
 	remember(pid)
 	return id[1], pid
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -36,7 +37,7 @@ type job struct {
 	command string
 	ns      string
 	started time.Time
-	p       *proc
+	p       *proctree.Proc
 	out     *os.File
 
 	// finished is closed when the process group is gone and its output
@@ -45,9 +46,9 @@ type job struct {
 
 	mu        sync.Mutex
 	window    *capture
-	stoppedBy string      // the signal bash_kill needed, "" if none
-	stopped   stopOutcome // how the job's processes were stopped
-	leftovers bool        // it ended leaving processes, which were stopped
+	stoppedBy string           // the signal bash_kill needed, "" if none
+	stopped   proctree.Outcome // how the job's processes were stopped
+	leftovers bool             // it ended leaving processes, which were stopped
 	ended     time.Time
 	delivered bool // everything up to the end was shown
 	owner     tools.Owner
@@ -126,7 +127,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		}
 	}()
 	go func() {
-		left, out := p.reapLeftovers(t.cfg.grace)
+		left, out := p.ReapLeftovers(t.cfg.grace)
 		j.mu.Lock()
 		j.leftovers, j.stopped = left, out
 		j.mu.Unlock()
@@ -145,7 +146,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 
 	text := fmt.Sprintf("Started background job %s in %s.\n"+
 		"Read what it prints with bash_output (job_id %q); stop it with bash_kill. "+
-		"It runs until it exits, you stop it, or the session ends.\n[containment: %s]\n[cwd %s]", j.id, ns, j.id, p.how, ns)
+		"It runs until it exits, you stop it, or the session ends.\n[containment: %s]\n[cwd %s]", j.id, ns, j.id, p.How(), ns)
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(text)},
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title(in.Description, in.Command),
@@ -246,13 +247,13 @@ func (t *jobTable) Close() error {
 	jobs := inOrder(t.order, t.jobs)
 	t.mu.Unlock()
 	err := stopAll(jobs, func(j *job) error {
-		out := j.p.stop(t.cfg.grace)
+		out := j.p.Stop(t.cfg.grace)
 		<-j.finished
 		j.mu.Lock()
 		w := j.window
 		j.mu.Unlock()
 		w.finish(false)
-		return out.survivorsError("job " + j.id)
+		return out.SurvivorsError("job " + j.id)
 	})
 	t.cancel()
 	return err
@@ -309,10 +310,10 @@ func (b *bashTool) killTool() tools.Tool {
 		}
 		note := ""
 		if !j.isFinished() {
-			out := j.p.stop(c.grace)
+			out := j.p.Stop(c.grace)
 			<-j.finished
 			j.mu.Lock()
-			j.stoppedBy, j.stopped = out.signal, out
+			j.stoppedBy, j.stopped = out.Signal, out
 			j.mu.Unlock()
 		} else {
 			note = "The job had already finished.\n"
@@ -337,13 +338,13 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 	j.mu.Unlock()
 	if j.isFinished() {
 		var signal string
-		code, signal = j.p.exitInfo()
+		code, signal = j.p.ExitInfo()
 		el := durText(ended.Sub(j.started))
-		partial := j.p.cont.kind != containNS
+		partial := j.p.Partial()
 		switch {
 		case stoppedBy != "":
 			status = statusKilled
-			fmt.Fprintf(&b, "[job %s stopped after %s: its processes %s]\n", j.id, el, stopped.ended(partial))
+			fmt.Fprintf(&b, "[job %s stopped after %s: its processes %s]\n", j.id, el, stopped.Ended(partial))
 		case code != nil:
 			status = statusExited
 			fmt.Fprintf(&b, "[job %s exited with code %d after %s]\n", j.id, *code, el)
@@ -355,10 +356,10 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 			fmt.Fprintf(&b, "[job %s ended after %s; its exit status is unknown]\n", j.id, el)
 		}
 		if stoppedBy == "" && leftovers {
-			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", stopped.ended(partial))
+			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", stopped.Ended(partial))
 		}
-		if stoppedBy != "" || leftovers || len(stopped.survivors) > 0 {
-			fmt.Fprintf(&b, "[containment: %s]\n", j.p.how)
+		if stoppedBy != "" || leftovers || len(stopped.Survivors) > 0 {
+			fmt.Fprintf(&b, "[containment: %s]\n", j.p.How())
 		}
 	} else {
 		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, durText(time.Since(j.started)))

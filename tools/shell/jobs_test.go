@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -39,7 +40,7 @@ func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
 }
 
 // start starts a background job and returns its id and its process.
-func (k *jobKit) start(command string) (string, *proc) {
+func (k *jobKit) start(command string) (string, *proctree.Proc) {
 	k.t.Helper()
 	res := run(k.t, context.Background(), k.bash, k.env, map[string]any{"command": command, "run_in_background": true})
 	require.False(k.t, res.IsError, res.Text())
@@ -51,7 +52,7 @@ func (k *jobKit) start(command string) (string, *proc) {
 	require.NoError(k.t, err)
 	j, err := tab.get(m[1])
 	require.NoError(k.t, err)
-	remember(j.p.main)
+	remember(j.p.Main())
 	return m[1], j.p
 }
 
@@ -85,7 +86,7 @@ func TestJobRunsInBackground(t *testing.T) {
 	assert.Contains(t, res.Text(), "[job job1 exited with code 4 after ")
 	require.NotNil(t, res.Render.Terminal.ExitCode)
 	assert.Equal(t, 4, *res.Render.Terminal.ExitCode)
-	assert.Empty(t, p.members(true), "nothing of the job runs")
+	assert.Empty(t, p.Members(true), "nothing of the job runs")
 
 	res = k.out(id, 0)
 	assert.True(t, strings.HasPrefix(res.Text(), "(no new output)\n[job job1 exited with code 4"), res.Text())
@@ -104,7 +105,7 @@ func TestJobKill(t *testing.T) {
 	assert.Contains(t, res.Text(), "[job job1 stopped after ")
 	assert.Contains(t, res.Text(), ": its processes were sent SIGTERM and ended]\n[containment: ")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
-	requireGone(t, p.main)
+	requireGone(t, p.Main())
 	requireNoTagged(t, tag)
 
 	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
@@ -126,7 +127,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 		// Let job3 ("true") finish, so it no longer counts as running.
 		k.out("job3", 60000)
 	}
-	eventually(t, func() bool { return pB.exited() }, "job b to end")
+	eventually(t, func() bool { return pB.Exited() }, "job b to end")
 	k.out(b, 60000) // everything of b shown: b goes first
 	c, _ := k.start("sleep 300")
 	assert.NotEqual(t, a, c)
@@ -144,7 +145,7 @@ func TestJobsStoppedWhenStateCloses(t *testing.T) {
 	var pids []int
 	for _, c := range []string{"sleep " + tag, "trap '' TERM; sleep " + tag, "yes > /dev/null"} {
 		_, p := k.start(c)
-		pids = append(pids, p.main)
+		pids = append(pids, p.Main())
 	}
 	requireTagged(t, tag)
 	require.NoError(t, env.State.Close())

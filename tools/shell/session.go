@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
 )
@@ -39,7 +40,7 @@ type shell struct {
 
 	mu       sync.Mutex
 	gen      int // process generation; output of older ones is ignored
-	p        *proc
+	p        *proctree.Proc
 	script   *os.File
 	outW     *os.File      // the harness's end of the output pipe, for sync records
 	watched  chan struct{} // closed when the current process is fully gone
@@ -63,8 +64,8 @@ type shell struct {
 	changed  chan struct{}
 	lastUse  time.Time
 	idle     *time.Timer
-	done     chan struct{} // closed when close has finished
-	stopped  stopOutcome   // how close stopped its processes, set before done closes
+	done     chan struct{}    // closed when close has finished
+	stopped  proctree.Outcome // how close stopped its processes, set before done closes
 }
 
 // finished is the outcome of a command.
@@ -144,10 +145,10 @@ func (sh *shell) startLocked() (string, error) {
 		case why != "":
 		case sh.broken != "":
 			why = sh.broken
-			_ = p.killMain() // the watcher stops what it left
+			_ = p.KillMain() // the watcher stops what it left
 		default:
 			why = fmt.Sprintf("it did not answer within %s", durText(wait))
-			_ = p.killMain() // the watcher notes the death
+			_ = p.KillMain() // the watcher notes the death
 		}
 		return out, fmt.Errorf("the shell did not start: %s", why)
 	}
@@ -242,7 +243,7 @@ func (sh *shell) finishLocked() {
 }
 
 // markLoop reads the status channel until it closes.
-func (sh *shell) markLoop(gen int, p *proc, r *os.File) {
+func (sh *shell) markLoop(gen int, p *proctree.Proc, r *os.File) {
 	buf := make([]byte, 4096)
 	for {
 		n, err := r.Read(buf)
@@ -262,7 +263,7 @@ func (sh *shell) markLoop(gen int, p *proc, r *os.File) {
 	t := time.NewTimer(drainDelay)
 	defer t.Stop()
 	select {
-	case <-p.mainDone:
+	case <-p.MainDone():
 		return
 	case <-t.C:
 	}
@@ -364,9 +365,9 @@ func (sh *shell) breakLocked(why string) {
 
 // watch waits for the process to end, stops what it left running, and
 // marks the shell as not running.
-func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watched chan struct{}) {
+func (sh *shell) watch(gen int, p *proctree.Proc, out, outW, marks *os.File, read, watched chan struct{}) {
 	defer close(watched)
-	_, stopped := p.reapLeftovers(sh.m.cfg.grace)
+	_, stopped := p.ReapLeftovers(sh.m.cfg.grace)
 	outW.Close() // the harness's own writer: now the pipe can reach its end
 	select {
 	case <-read:
@@ -386,7 +387,7 @@ func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watche
 	if sh.scan != nil {
 		_, _ = sh.window.Write(sh.scan.flush())
 	}
-	code, signal := p.exitInfo()
+	code, signal := p.ExitInfo()
 	how := "exited"
 	switch {
 	case code != nil:
@@ -399,8 +400,8 @@ func (sh *shell) watch(gen int, p *proc, out, outW, marks *os.File, read, watche
 	} else {
 		sh.death = fmt.Sprintf("The shell %s", how)
 	}
-	if len(stopped.survivors) > 0 {
-		sh.death += fmt.Sprintf(" (these processes it started still run: %s)", survivorList(stopped.survivors))
+	if len(stopped.Survivors) > 0 {
+		sh.death += fmt.Sprintf(" (these processes it started still run: %s)", proctree.SurvivorList(stopped.Survivors))
 	}
 	sh.scan, sh.run = nil, nil
 	sh.p = nil
@@ -477,7 +478,7 @@ func (sh *shell) interruptLocked() {
 	if sh.p == nil || sh.scan == nil {
 		return
 	}
-	_ = sh.p.interrupt()
+	_ = sh.p.Interrupt()
 	sh.waitLocked(context.Background(), sh.m.cfg.grace)
 }
 
@@ -634,7 +635,7 @@ func (m *shells) forget(sh *shell, why string) {
 // closeShell stops every process of the shell and waits for them, and
 // reports how that went. It is safe to call more than once and from
 // several goroutines.
-func (m *shells) closeShell(sh *shell, why string) stopOutcome {
+func (m *shells) closeShell(sh *shell, why string) proctree.Outcome {
 	m.forget(sh, why)
 	sh.mu.Lock()
 	if sh.closed {
@@ -648,15 +649,15 @@ func (m *shells) closeShell(sh *shell, why string) stopOutcome {
 	}
 	p, watched := sh.p, sh.watched
 	sh.mu.Unlock()
-	var out stopOutcome
+	var out proctree.Outcome
 	if p != nil {
-		out = p.stop(m.cfg.grace)
+		out = p.Stop(m.cfg.grace)
 	}
 	if watched != nil {
 		<-watched
 	}
-	if len(out.survivors) > 0 {
-		m.noteGone(sh, fmt.Sprintf("%s; these processes it started still run: %s", why, survivorList(out.survivors)))
+	if len(out.Survivors) > 0 {
+		m.noteGone(sh, fmt.Sprintf("%s; these processes it started still run: %s", why, proctree.SurvivorList(out.Survivors)))
 	}
 	sh.stopped = out
 	close(sh.done)
@@ -706,7 +707,7 @@ func (m *shells) Close() error {
 		w := sh.window
 		sh.mu.Unlock()
 		w.finish(false)
-		return out.survivorsError("shell " + sh.id)
+		return out.SurvivorsError("shell " + sh.id)
 	})
 	m.cancel()
 	return err

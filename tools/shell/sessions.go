@@ -251,7 +251,7 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 	var pid int
 	var how string
 	if sh.p != nil {
-		pid, how = sh.p.main, sh.p.how
+		pid, how = sh.p.Main(), sh.p.How()
 	}
 	sh.mu.Unlock()
 	if err != nil {
@@ -322,7 +322,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
 		pid, how := 0, ""
 		if sh.p != nil {
-			pid, how = sh.p.main, sh.p.how
+			pid, how = sh.p.Main(), sh.p.How()
 		}
 		s.record(ctx, call, sh, pid, how, true)
 		sh.touchLocked(call)
@@ -380,7 +380,7 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	running, command := sh.scan != nil, sh.command
 	how, partial := "", false
 	if sh.p != nil {
-		how, partial = sh.p.how, sh.p.cont.kind != containNS
+		how, partial = sh.p.How(), sh.p.Partial()
 	}
 	sh.mu.Unlock()
 	stopped := m.closeShell(sh, "closed with shell_close")
@@ -392,9 +392,9 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	b.WriteString(out)
 	ensureNewline(&b)
 	if running {
-		fmt.Fprintf(&b, "[closed shell %s; %s was still running; its processes %s]\n", sh.id, quoteCommand(command), stopped.ended(partial))
+		fmt.Fprintf(&b, "[closed shell %s; %s was still running; its processes %s]\n", sh.id, quoteCommand(command), stopped.Ended(partial))
 	} else {
-		fmt.Fprintf(&b, "[closed shell %s; its processes %s]\n", sh.id, stopped.ended(partial))
+		fmt.Fprintf(&b, "[closed shell %s; its processes %s]\n", sh.id, stopped.Ended(partial))
 	}
 	if how != "" {
 		fmt.Fprintf(&b, "[containment: %s]\n", how)

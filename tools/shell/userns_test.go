@@ -73,11 +73,11 @@ func TestUnprivilegedHelper(t *testing.T) {
 	}
 	require.NotZero(t, os.Geteuid(), "the helper must not run as root")
 	c := newConfig(nil).containment()
-	if c.kind != containNS {
+	if !c.Namespace() {
 		t.Logf("NO USER NAMESPACE: %s", c)
 		return
 	}
-	require.True(t, c.userNS, "an unprivileged PID namespace comes with a user namespace")
+	require.True(t, c.UserNamespace(), "an unprivileged PID namespace comes with a user namespace")
 	cont := testContainment{name: "userns", want: "pid namespace; /proc shows the host's pids"}
 	interp := interpreters(t)
 	var escs []escape

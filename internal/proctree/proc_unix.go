@@ -1,6 +1,6 @@
 //go:build unix
 
-package shell
+package proctree
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ const supported = true
 // error.
 func signalPID(pid int, sig syscall.Signal) error {
 	if pid <= 1 {
-		return errors.New("shell: refusing to signal pid <= 1")
+		return errors.New("proctree: refusing to signal pid <= 1")
 	}
 	err := syscall.Kill(pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
@@ -27,7 +27,7 @@ func signalPID(pid int, sig syscall.Signal) error {
 // error.
 func signalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
-		return errors.New("shell: refusing to signal process group <= 1")
+		return errors.New("proctree: refusing to signal process group <= 1")
 	}
 	err := syscall.Kill(-pgid, sig)
 	if errors.Is(err, syscall.ESRCH) {
@@ -36,16 +36,16 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return err
 }
 
-// interrupt sends SIGINT to the main process's process group: for a
+// Interrupt sends SIGINT to the main process's process group: for a
 // persistent shell, the shell (which traps it) and its foreground
 // command.
-func (p *proc) interrupt() error { return signalGroup(p.main, syscall.SIGINT) }
+func (p *Proc) Interrupt() error { return signalGroup(p.main, syscall.SIGINT) }
 
-// killMain sends SIGKILL to the main process alone.
-func (p *proc) killMain() error { return signalPID(p.main, syscall.SIGKILL) }
+// KillMain sends SIGKILL to the main process alone.
+func (p *Proc) KillMain() error { return signalPID(p.main, syscall.SIGKILL) }
 
 // setExit records the main process's wait status.
-func (p *proc) setExit(ws syscall.WaitStatus) {
+func (p *Proc) setExit(ws syscall.WaitStatus) {
 	switch {
 	case ws.Exited():
 		c := ws.ExitStatus()
@@ -58,7 +58,7 @@ func (p *proc) setExit(ws syscall.WaitStatus) {
 // waitMain waits for the main process, records how it ended, and closes
 // mainDone and gone: without a namespace's init, the command is gone
 // when its main process is (what it leaves running is reaped apart).
-func (p *proc) waitMain() {
+func (p *Proc) waitMain() {
 	p.waitErr = p.cmd.Wait()
 	if ws, ok := waitStatus(p); ok {
 		p.setExit(ws)
@@ -69,7 +69,7 @@ func (p *proc) waitMain() {
 
 // waitStatus returns the wait status of a process that exec.Cmd waited
 // for.
-func waitStatus(p *proc) (syscall.WaitStatus, bool) {
+func waitStatus(p *Proc) (syscall.WaitStatus, bool) {
 	if p.cmd.ProcessState == nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package shell
+package proctree
 
 import (
 	"bufio"
@@ -62,6 +62,10 @@ import (
 // command when no PID namespace contains them.
 const markerVar = "HARNESS_SHELL_SCOPE"
 
+// startWait bounds how long a namespace's init and holder may take to
+// start the command.
+const startWait = 30 * time.Second
+
 // nsInit is the script of a PID namespace's init, run as
 // `bash --noprofile --norc -p -c nsInit harness-init SLEEP MOUNT ARGV...`
 // with descriptor 4 open for its report and 5 for the go-ahead. It
@@ -73,30 +77,33 @@ const markerVar = "HARNESS_SHELL_SCOPE"
 // SLEEP (named harness-exit-holder in ps), which never reaps the
 // command. The command waits for the
 // go-ahead, which the tools give once the holder is SLEEP: a bash holder
-// would reap a command that ended at once. The init closes what it does
-// not need and waits forever, reaping orphans. -p keeps functions and
-// options in the environment from changing the script.
+// would reap a command that ended at once. The command keeps the init's
+// standard input (0<&0 on both background lists, which bash would
+// otherwise point at /dev/null); the init and the holder let go of it.
+// The init closes what it does not need and waits forever, reaping
+// orphans. -p keeps functions and options in the environment from
+// changing the script.
 const nsInit = `s=$1 m=$2 p=host; shift 2
 [ -n "$m" ] && "$m" -t proc -o nosuid,nodev,noexec proc /proc >/dev/null 2>&1 && p=own
-( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- & printf '%s %s\n' "$!" "$p" >&4; exec -a harness-exit-holder "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) &
+( set -m; { read -r _ <&5; exec 5<&- "$@"; } 4>&- 0<&0 & printf '%s %s\n' "$!" "$p" >&4; exec -a harness-exit-holder "$s" 2147483647 </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&- ) 0<&0 &
 exec </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&-
 while :; do wait; (exec -a harness-init-wait "$s" 2147483647); done`
 
 // probeContainment finds out which containment works here, by starting
 // a trivial command in a PID namespace each way that may work.
-func probeContainment(c *config) *containment {
-	if c.noNamespace != nil {
-		return &containment{kind: containTree, reason: c.noNamespace.Error()}
+func probe(o Options) *Containment {
+	if o.NoNamespace != nil {
+		return &Containment{kind: containTree, reason: o.NoNamespace.Error()}
 	}
-	ns := &containment{kind: containNS}
+	ns := &Containment{kind: containNS}
 	var err error
 	if ns.bash, err = exec.LookPath("bash"); err != nil {
-		if ns.bash, err = exec.LookPath(c.shell); err != nil {
-			return &containment{kind: containTree, reason: "no bash for the namespace's init"}
+		if ns.bash, err = exec.LookPath(o.Shell); err != nil {
+			return &Containment{kind: containTree, reason: "no bash for the namespace's init"}
 		}
 	}
 	if ns.sleep, err = exec.LookPath("sleep"); err != nil {
-		return &containment{kind: containTree, reason: "no sleep for the namespace's init"}
+		return &Containment{kind: containTree, reason: "no sleep for the namespace's init"}
 	}
 	ns.mount, _ = exec.LookPath("mount")
 	var first error
@@ -116,24 +123,24 @@ func probeContainment(c *config) *containment {
 	if first == nil {
 		first = err
 	}
-	return &containment{kind: containTree, reason: reasonText(first)}
+	return &Containment{kind: containTree, reason: reasonText(first)}
 }
 
 // tryNamespace runs `sleep 0` contained in c and checks that it reports
 // a clean exit.
-func tryNamespace(c *containment) error {
+func tryNamespace(c *Containment) error {
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer null.Close()
-	p, err := startNS(c, []string{c.sleep, "0"}, "/", []string{"PATH=/usr/bin:/bin"}, null, null, nil)
+	p, err := startNS(c, Command{Argv: []string{c.sleep, "0"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, Stdout: null, Stderr: null})
 	if err != nil {
 		return err
 	}
 	<-p.mainDone
-	p.stop(killWait)
-	code, sig := p.exitInfo()
+	p.Stop(killWait)
+	code, sig := p.ExitInfo()
 	if code == nil || *code != 0 {
 		return fmt.Errorf("the test command ended with %v %q", code, sig)
 	}
@@ -153,14 +160,14 @@ func reasonText(err error) string {
 }
 
 // startContained starts argv as c says.
-func startContained(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startContained(c *Containment, x Command) (*Proc, error) {
 	if c.kind == containNS {
-		return startNS(c, argv, dir, env, stdout, stderr, extra)
+		return startNS(c, x)
 	}
-	return startTree(c, argv, dir, env, stdout, stderr, extra)
+	return startTree(c, x)
 }
 
-func nsAttr(c *containment) *syscall.SysProcAttr {
+func nsAttr(c *Containment) *syscall.SysProcAttr {
 	if !c.userNS {
 		// The new mount namespace lets the init mount a /proc of the PID
 		// namespace without touching the host's; os/exec makes its
@@ -178,22 +185,29 @@ func nsAttr(c *containment) *syscall.SysProcAttr {
 }
 
 // startNS starts argv under an init in a new PID namespace.
-func startNS(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
-	if len(extra) > 1 { // descriptors 4 and 5 belong to the init
-		return nil, errors.New("shell: at most one extra descriptor")
+func startNS(c *Containment, x Command) (*Proc, error) {
+	if len(x.Extra) > 1 { // descriptors 4 and 5 belong to the init
+		return nil, errors.New("proctree: at most one extra descriptor in a PID namespace")
 	}
-	rs, ws, err := pipes(2)
+	repR, repW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	repR, goR, repW, goW := rs[0], rs[1], ws[0], ws[1]
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		repR.Close()
+		repW.Close()
+		return nil, err
+	}
 	defer goW.Close()
 	files := []*os.File{nil, repW, goR}
-	if len(extra) == 1 {
-		files[0] = extra[0]
+	if len(x.Extra) == 1 {
+		files[0] = x.Extra[0]
 	}
-	args := append([]string{"harness-init", "--noprofile", "--norc", "-p", "-c", nsInit, "harness-init", c.sleep, c.mount}, argv...)
-	cmd := &exec.Cmd{Path: c.bash, Args: args, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr, ExtraFiles: files, SysProcAttr: nsAttr(c)}
+	// The command inherits the init's standard input; the init and the
+	// holder let go of theirs.
+	args := append([]string{"harness-init", "--noprofile", "--norc", "-p", "-c", nsInit, "harness-init", c.sleep, c.mount}, x.Argv...)
+	cmd := &exec.Cmd{Path: c.bash, Args: args, Dir: x.Dir, Env: x.Env, Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: files, SysProcAttr: nsAttr(c)}
 	err = cmd.Start()
 	repW.Close()
 	goR.Close()
@@ -201,19 +215,19 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 		repR.Close()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, cont: c, init: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
+	p := &Proc{cmd: cmd, cont: c, init: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
 	p.pidNS = nsOf(p.init)
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.gone)
 	}()
-	fail := func(err error) (*proc, error) {
+	fail := func(err error) (*Proc, error) {
 		_ = signalPID(p.init, syscall.SIGKILL)
 		<-p.gone
 		close(p.mainDone)
 		return nil, err
 	}
-	_ = repR.SetReadDeadline(time.Now().Add(startupWait))
+	_ = repR.SetReadDeadline(time.Now().Add(startWait))
 	line, err := bufio.NewReader(repR).ReadString('\n')
 	repR.Close()
 	if err != nil {
@@ -243,20 +257,20 @@ func startNS(c *containment, argv []string, dir string, env []string, stdout, st
 
 // awaitHolder waits until the holder runs sleep (its comm is name), so
 // that it cannot reap the command any more.
-func (p *proc) awaitHolder(name string) error {
+func (p *Proc) awaitHolder(name string) error {
 	if len(name) > 15 {
 		name = name[:15] // the kernel keeps 15 bytes of a command name
 	}
-	deadline := time.Now().Add(startupWait)
+	deadline := time.Now().Add(startWait)
 	for {
 		st, ok := readStat(p.holder)
 		switch {
 		case !ok || !st.live():
-			return errors.New("shell: the namespace's holder ended")
+			return errors.New("proctree: the namespace's holder ended")
 		case st.comm == name:
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("shell: the namespace's holder did not start %s", name)
+			return fmt.Errorf("proctree: the namespace's holder did not start %s", name)
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
@@ -272,12 +286,12 @@ func parseReport(line string) (nsPID int, ownProc bool, err error) {
 			return n, f[1] == "own", nil
 		}
 	}
-	return 0, false, fmt.Errorf("shell: the namespace's init reported %q", line)
+	return 0, false, fmt.Errorf("proctree: the namespace's init reported %q", line)
 }
 
 // findMain finds the host pids of the holder (a child of the init) and
 // of the command (the holder's child, nsPID inside the namespace).
-func (p *proc) findMain(nsPID int) error {
+func (p *Proc) findMain(nsPID int) error {
 	kids, err := children(p.init)
 	if err != nil {
 		return err
@@ -291,12 +305,12 @@ func (p *proc) findMain(nsPID int) error {
 			}
 		}
 	}
-	return fmt.Errorf("shell: the command (pid %d in its namespace) was not found", nsPID)
+	return fmt.Errorf("proctree: the command (pid %d in its namespace) was not found", nsPID)
 }
 
 // watchMain waits for the command's process to end and reads its exit
 // status from the zombie the holder keeps.
-func (p *proc) watchMain(start uint64) {
+func (p *Proc) watchMain(start uint64) {
 	defer close(p.mainDone)
 	ended := func() bool {
 		st, ok := readStat(p.main)
@@ -363,18 +377,18 @@ func pidfdOpen(pid int) (int, error) {
 
 // startTree starts argv as the leader of a new session, with a marker in
 // its environment, and follows its descendants.
-func startTree(c *containment, argv []string, dir string, env []string, stdout, stderr *os.File, extra []*os.File) (*proc, error) {
+func startTree(c *Containment, x Command) (*Proc, error) {
 	var nonce [12]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
 	}
 	marker := markerVar + "=" + hex.EncodeToString(nonce[:])
-	cmd := &exec.Cmd{Path: argv[0], Args: argv, Dir: dir, Env: append(env[:len(env):len(env)], marker),
-		Stdout: stdout, Stderr: stderr, ExtraFiles: extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	cmd := &exec.Cmd{Path: x.Argv[0], Args: x.Argv, Dir: x.Dir, Env: append(x.Env[:len(x.Env):len(x.Env)], marker),
+		Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: x.Extra, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, marker: marker,
+	p := &Proc{cmd: cmd, cont: c, how: c.String(), main: cmd.Process.Pid, marker: marker,
 		mainDone: make(chan struct{}), gone: make(chan struct{}), known: map[int]uint64{}}
 	if st, ok := readStat(p.main); ok {
 		p.known[p.main] = st.start
@@ -383,7 +397,7 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 	return p, nil
 }
 
-// members returns the live processes of the command, the tools' init
+// Members returns the live processes of the command, the tools' init
 // and holder left out. full also searches all of /proc for the marker
 // (the process tree only; it costs a read of every process's
 // environment).
@@ -391,14 +405,14 @@ func startTree(c *containment, argv []string, dir string, env []string, stdout, 
 // In a PID namespace the cheap look walks the init's descendants; the
 // full one also scans /proc for every process of the namespace, which
 // the walk can miss while an orphan moves to the init.
-func (p *proc) members(full bool) []member {
+func (p *Proc) Members(full bool) []Member {
 	if p.cont.kind == containNS {
 		return p.nsMembers(full)
 	}
 	return p.treeMembers(full)
 }
 
-func (p *proc) nsMembers(full bool) []member {
+func (p *Proc) nsMembers(full bool) []Member {
 	pids := descendants([]int{p.init})
 	if full && p.pidNS != "" {
 		if all, err := allPIDs(); err == nil {
@@ -409,7 +423,7 @@ func (p *proc) nsMembers(full bool) []member {
 			}
 		}
 	}
-	var out []member
+	var out []Member
 	seen := map[int]bool{}
 	for _, pid := range pids {
 		if pid == p.holder || seen[pid] {
@@ -417,7 +431,7 @@ func (p *proc) nsMembers(full bool) []member {
 		}
 		seen[pid] = true
 		if st, ok := readStat(pid); ok && st.live() {
-			out = append(out, member{pid: pid, start: st.start, name: st.comm})
+			out = append(out, Member{PID: pid, Start: st.start, Name: st.comm})
 		}
 	}
 	return out
@@ -432,7 +446,7 @@ func nsOf(pid int) string {
 	return s
 }
 
-func (p *proc) treeMembers(full bool) []member {
+func (p *Proc) treeMembers(full bool) []Member {
 	p.knownM.Lock()
 	defer p.knownM.Unlock()
 	var roots []int
@@ -446,7 +460,7 @@ func (p *proc) treeMembers(full bool) []member {
 	if full {
 		roots = append(roots, markedProcesses(p.marker)...)
 	}
-	var out []member
+	var out []Member
 	seen := map[int]bool{}
 	for _, pid := range append(roots, descendants(roots)...) {
 		if seen[pid] {
@@ -461,18 +475,18 @@ func (p *proc) treeMembers(full bool) []member {
 			continue
 		}
 		p.known[pid] = st.start
-		out = append(out, member{pid: pid, start: st.start, name: st.comm})
+		out = append(out, Member{PID: pid, Start: st.start, Name: st.comm})
 	}
 	return out
 }
 
 // terminate sends SIGTERM to each member still running as it was found.
-func (p *proc) terminate(ms []member) { signalMembers(ms, syscall.SIGTERM) }
+func (p *Proc) terminate(ms []Member) { signalMembers(ms, syscall.SIGTERM) }
 
-func signalMembers(ms []member, sig syscall.Signal) {
+func signalMembers(ms []Member, sig syscall.Signal) {
 	for _, m := range ms {
-		if st, ok := readStat(m.pid); ok && st.start == m.start {
-			_ = signalPID(m.pid, sig)
+		if st, ok := readStat(m.PID); ok && st.start == m.Start {
+			_ = signalPID(m.PID, sig)
 		}
 	}
 }
@@ -481,7 +495,7 @@ func signalMembers(ms []member, sig syscall.Signal) {
 // a PID namespace, SIGKILL to the init; in a process tree, SIGKILL to
 // every member until none is found. It returns what still runs after
 // killWait.
-func (p *proc) finish() []member {
+func (p *Proc) finish() []Member {
 	deadline := time.NewTimer(killWait)
 	defer deadline.Stop()
 	if p.cont.kind == containNS {

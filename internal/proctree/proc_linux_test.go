@@ -1,7 +1,7 @@
-package shell
+package proctree
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -176,57 +176,50 @@ func FuzzParseReport(f *testing.F) {
 }
 
 // TestContainmentProbe checks what the probe finds on this machine and
-// that the knob forces the process tree.
+// that the option forces the process tree.
 func TestContainmentProbe(t *testing.T) {
-	c := newConfig(nil).containment()
+	c := Probe(Options{})
 	t.Logf("containment here: %s", c)
-	if os.Geteuid() == 0 && c.kind == containNS {
-		assert.False(t, c.userNS, "root needs no user namespace")
+	if os.Geteuid() == 0 && c.Namespace() {
+		assert.False(t, c.UserNamespace(), "root needs no user namespace")
 		assert.NotEmpty(t, c.mount)
 	}
-	if os.Geteuid() != 0 && c.kind == containNS {
-		assert.True(t, c.userNS, "without root, a PID namespace needs a user namespace")
+	if os.Geteuid() != 0 && c.Namespace() {
+		assert.True(t, c.UserNamespace(), "without root, a PID namespace needs a user namespace")
 	}
-	forced := newConfig([]Option{withoutNamespace("forced")}).containment()
+	forced := Probe(Options{NoNamespace: errors.New("forced")})
 	assert.Equal(t, "process tree (no pid namespace: forced)", forced.String())
-	env := testEnv(t)
-	res := run(t, context.Background(), Bash(withoutNamespace("forced")), env, map[string]any{"command": "true"})
-	assert.Contains(t, res.Text(), "[exit code 0 · ")
-	assert.Contains(t, res.Text(), "\n[containment: process tree (no pid namespace: forced)]\n", "without a namespace every result names the containment")
-	res = run(t, context.Background(), Bash(), env, map[string]any{"command": "true"})
-	if c.kind == containNS {
-		assert.NotContains(t, res.Text(), "containment", "a plain exit in a namespace needs no word on it")
-	}
+	assert.False(t, forced.Namespace())
 	assert.Equal(t, "the limit of namespaces is reached or zero", reasonText(fmt.Errorf("fork/exec: %w", syscall.ENOSPC)))
 	assert.Equal(t, "operation not permitted", reasonText(&os.PathError{Op: "fork/exec", Path: "/bin/bash", Err: syscall.EPERM}))
 }
 
 func TestStopOutcomeWording(t *testing.T) {
-	ms := []member{{pid: 12, name: "sleep"}, {pid: 40, name: "python3"}}
+	ms := []Member{{PID: 12, Name: "sleep"}, {PID: 40, Name: "python3"}}
 	tests := []struct {
 		name    string
-		out     stopOutcome
+		out     Outcome
 		partial bool
 		want    string
 	}{
-		{"term", stopOutcome{signal: "SIGTERM"}, false, "were sent SIGTERM and ended"},
-		{"kill", stopOutcome{signal: "SIGKILL"}, false, "were sent SIGTERM, did not all end in time and were killed with SIGKILL"},
-		{"nothing left", stopOutcome{}, false, "had ended"},
-		{"tree", stopOutcome{signal: "SIGTERM"}, true, "were sent SIGTERM and ended (all that could be found)"},
-		{"survivors", stopOutcome{signal: "SIGKILL", survivors: ms}, false,
+		{"term", Outcome{Signal: "SIGTERM"}, false, "were sent SIGTERM and ended"},
+		{"kill", Outcome{Signal: "SIGKILL"}, false, "were sent SIGTERM, did not all end in time and were killed with SIGKILL"},
+		{"nothing left", Outcome{}, false, "had ended"},
+		{"tree", Outcome{Signal: "SIGTERM"}, true, "were sent SIGTERM and ended (all that could be found)"},
+		{"survivors", Outcome{Signal: "SIGKILL", Survivors: ms}, false,
 			"were sent SIGTERM, did not all end in time and were killed with SIGKILL, but these still run: pid 12 (sleep), pid 40 (python3)"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, tt.out.ended(tt.partial), tt.name)
+		assert.Equal(t, tt.want, tt.out.Ended(tt.partial), tt.name)
 	}
-	assert.NoError(t, stopOutcome{signal: "SIGTERM"}.survivorsError("job job1"))
-	err := stopOutcome{signal: "SIGKILL", survivors: ms}.survivorsError("job job1")
+	assert.NoError(t, Outcome{Signal: "SIGTERM"}.SurvivorsError("job job1"))
+	err := Outcome{Signal: "SIGKILL", Survivors: ms}.SurvivorsError("job job1")
 	require.ErrorIs(t, err, harness.CodeNotStopped)
-	assert.Equal(t, "shell: processes survived the stop: job job1 left running: pid 12 (sleep), pid 40 (python3)", err.Error())
+	assert.Equal(t, "processes survived the stop: job job1 left running: pid 12 (sleep), pid 40 (python3)", err.Error())
 
-	var many []member
+	var many []Member
 	for i := range 10 {
-		many = append(many, member{pid: 100 + i, name: "x"})
+		many = append(many, Member{PID: 100 + i, Name: "x"})
 	}
-	assert.Equal(t, "pid 100 (x), pid 101 (x), pid 102 (x), pid 103 (x), pid 104 (x), pid 105 (x), pid 106 (x), pid 107 (x), and 2 more", survivorList(many))
+	assert.Equal(t, "pid 100 (x), pid 101 (x), pid 102 (x), pid 103 (x), pid 104 (x), pid 105 (x), pid 106 (x), pid 107 (x), and 2 more", SurvivorList(many))
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package configfile
+
+const nonBlock = 0

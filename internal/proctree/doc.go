@@ -1,0 +1,39 @@
+// Package proctree starts a command so that every process it starts can
+// be stopped with it, whatever those processes do to get away: new
+// sessions (setsid), new process groups (setpgid, set -m, GNU timeout),
+// double forks, SIGTERM ignored. The shell tools (tools/shell) run their
+// commands, jobs and persistent shells through it, and the MCP package
+// (tools/mcp) its stdio servers.
+//
+// [Probe] finds, once, the containment the system allows, and [Start]
+// starts a command in it. On Linux each command runs in a PID namespace
+// of its own when the kernel allows it (as root, or inside a user
+// namespace that maps only the current user): no process can leave a
+// PID namespace, and when its first process ends the kernel kills all
+// the others. That first process is a small init written in bash
+// (harness-init in ps), which reaps orphans as PID 1 must; beside it a
+// `sleep` named harness-exit-holder keeps the command's exit status
+// until it has been read. Where no PID namespace can be made (no
+// privilege, user namespaces disabled, seccomp), the command's processes
+// are followed as a tree: its descendants, through /proc, and every
+// process whose environment carries the command's marker
+// (HARNESS_SHELL_SCOPE), which finds processes that double-forked away.
+// A process that leaves the tree and clears its environment cannot be
+// found then, and [Proc.Partial] says so. On other Unix-like systems
+// only the process group is followed.
+//
+// [Proc.Stop] sends SIGTERM to every process of the command, SIGKILL to
+// what is left after the grace period (in a PID namespace, to its init,
+// which ends the rest), waits for them to go and returns an [Outcome]
+// that names any survivor. [Proc.How] describes the containment in force,
+// as "pid namespace" or "process tree (no pid namespace: operation not
+// permitted)", for results and logs.
+//
+// Nothing machine-wide is changed: no cgroup, no sysctl, no mount
+// outside the namespaces it creates, and the host process is not made a
+// child subreaper (the setting is process-wide and would hand it the
+// orphans of programs it did not start).
+//
+// It imports the root package (for error codes) and the standard
+// library.
+package proctree

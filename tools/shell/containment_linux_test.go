@@ -1,0 +1,26 @@
+package shell
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestContainmentInResults: the tools probe the containment once, the
+// option forces the process tree, and results name the containment when
+// it may have missed processes.
+func TestContainmentInResults(t *testing.T) {
+	c := newConfig(nil).containment()
+	t.Logf("containment here: %s", c)
+	forced := newConfig([]Option{withoutNamespace("forced")}).containment()
+	assert.Equal(t, "process tree (no pid namespace: forced)", forced.String())
+	env := testEnv(t)
+	res := run(t, context.Background(), Bash(withoutNamespace("forced")), env, map[string]any{"command": "true"})
+	assert.Contains(t, res.Text(), "[exit code 0 · ")
+	assert.Contains(t, res.Text(), "\n[containment: process tree (no pid namespace: forced)]\n", "without a namespace every result names the containment")
+	res = run(t, context.Background(), Bash(), env, map[string]any{"command": "true"})
+	if c.Namespace() {
+		assert.NotContains(t, res.Text(), "containment", "a plain exit in a namespace needs no word on it")
+	}
+}
