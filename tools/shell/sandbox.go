@@ -273,10 +273,10 @@ func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]str
 	// namespace of their own), a small shell sets the limits before bwrap
 	// starts: there they bind only this command. Elsewhere prlimit sets
 	// them inside the sandbox.
-	outer := cont != nil && cont.kind == containNS && b.sh != ""
+	outer := cont != nil && cont.Namespace() && b.sh != ""
 	if outer {
 		pidMax, nproc := 0, 0
-		if b.root && !cont.userNS && b.pidMax && b.lim.Processes > 0 {
+		if b.root && !cont.UserNamespace() && b.pidMax && b.lim.Processes > 0 {
 			// As root RLIMIT_NPROC does not bind: the pid_max of the
 			// command's own PID namespace does.
 			pidMax = max(b.lim.Processes, minPIDMax)

@@ -292,7 +292,7 @@ func unbounded(a *arena) string {
 		return "not the bubblewrap sandbox"
 	}
 	c := newConfig(nil).containment()
-	ns := c.kind == containNS && bw.sh != ""
+	ns := c.Namespace() && bw.sh != ""
 	switch {
 	case !bw.root && (ns || bw.prlimit != ""):
 		return "" // RLIMIT_NPROC in a user namespace of the command's own
@@ -300,7 +300,7 @@ func unbounded(a *arena) string {
 		return "neither sh in the tools' namespace nor prlimit to set RLIMIT_NPROC"
 	case !bw.pidMax:
 		return "root, and pid_max is not per PID namespace before Linux 6.14"
-	case !ns || c.userNS:
+	case !ns || c.UserNamespace():
 		return "root, and the tools make no PID namespace of their own as root: " + c.String()
 	}
 	return ""
