@@ -62,6 +62,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		i = j
 	}
 	t.observe(step, env, prepared, results)
+	t.announce(step, results)
 	return nil
 }
 

@@ -40,6 +40,7 @@
 //   - [ReminderAdded]: advisory text added for the model after a step's results.
 //   - [ContextPruned]: earlier tool results were replaced by placeholders.
 //   - [ContextCompacted]: older history was replaced by a summary.
+//   - [ContextLoaded]: the project context changed (a new set at a turn's start, or nested files announced).
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [StepEnd]: one model call and its tool calls are done.

@@ -41,6 +41,9 @@ type config struct {
 
 	policy   *permission.Policy
 	approver permission.Approver
+
+	contextSources []ContextSource // WithContext
+	lifecycle      []Lifecycle     // WithLifecycle
 	sub      *SubAgents // the task tool's agent types; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New

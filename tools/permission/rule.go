@@ -95,6 +95,9 @@ const (
 	// kindShellControl is a shell tool that runs no new command
 	// (shell_open, shell_read, shell_close, bash_output, bash_kill).
 	kindShellControl
+	// kindSkill is the skill tool: Skill(name) rules match the skill it
+	// loads.
+	kindSkill
 )
 
 // rule is one compiled rule.
@@ -108,6 +111,11 @@ type rule struct {
 	nameParts []string
 	// server is set for mcp__server, which names every tool of a server.
 	server string
+	// aliases are the names of this module's tools a Claude Code tool
+	// name stands for (Grep is grep), beside the name itself.
+	aliases []string
+	// skill is the specifier of a Skill rule split at its wildcards.
+	skill []string
 	// anySpec: no specifier, or one that matches everything.
 	anySpec bool
 	path    pathPattern
@@ -152,14 +160,26 @@ func parseRule(s string) (*rule, error) {
 		r.kind = kindEdit
 	case "Bash":
 		r.kind = kindBash
+	case "Skill":
+		r.kind = kindSkill
+		if hasSpec && spec != "" && spec != "*" {
+			if strings.ContainsAny(spec, " \t()") {
+				return nil, invalid("the rule %q: a Skill rule names a skill, such as Skill(pdf) or Skill(pdf-*)", raw)
+			}
+			r.skill = strings.Split(spec, "*")
+			return r, nil
+		}
+		r.anySpec = true
+		return r, nil
 	default:
 		if hasSpec {
-			return nil, invalid("the rule %q: only Read, Edit, Write and Bash take a specifier in parentheses", raw)
+			return nil, invalid("the rule %q: only Read, Edit, Write, Bash and Skill take a specifier in parentheses", raw)
 		}
 		if name == "" || strings.ContainsAny(name, " \t()") {
 			return nil, invalid("the rule %q is not a tool name", raw)
 		}
 		r.name = name
+		r.aliases = claudeTools[name]
 		if strings.Contains(name, "*") {
 			r.nameParts = strings.Split(name, "*")
 		}
@@ -230,6 +250,11 @@ const breakStr = "\x00"
 func (r *rule) matchName(name string) bool {
 	if r.name == name || (r.nameParts != nil && wildcard(r.nameParts, name)) {
 		return true
+	}
+	for _, a := range r.aliases {
+		if a == name {
+			return true
+		}
 	}
 	return r.server != "" && strings.HasPrefix(name, r.server)
 }
