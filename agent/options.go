@@ -44,9 +44,10 @@ type config struct {
 
 	contextSources []ContextSource // WithContext
 	lifecycle      []Lifecycle     // WithLifecycle
-	sub            *SubAgents      // the task tool's agent types; nil without
-	depth          int             // 0 for a top loop, 1 for a child's
-	errs           []error         // invalid option values, reported by New
+
+	sub      *SubAgents // the task tool's agent types; nil without
+	depth    int        // 0 for a top loop, 1 for a child's
+	errs     []error    // invalid option values, reported by New
 }
 
 // fail records an invalid option value for New to report: a
