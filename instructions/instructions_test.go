@@ -244,8 +244,8 @@ func TestNested(t *testing.T) {
 
 func TestPathPolicyHidesFiles(t *testing.T) {
 	ws := workspace(t, map[string]string{
-		"/ws/AGENTS.md":        "visible @private/notes.md",
-		"/ws/private/notes.md": "HIDDEN",
+		"/ws/AGENTS.md":         "visible @private/notes.md",
+		"/ws/private/notes.md":  "HIDDEN",
 		"/ws/private/AGENTS.md": "HIDDEN TOO",
 	})
 	pol, err := permission.New(permission.Rules{Deny: []string{"Read(private/**)"}, Home: "/home/u"})
