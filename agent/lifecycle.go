@@ -57,10 +57,12 @@ type Verdict struct {
 type SessionInfo struct {
 	SessionID string
 	Cwd       string
-	// Parent is the parent session's id for a sub-agent's session;
-	// Depth is 0 for a top session, 1 for a child.
-	Parent string
-	Depth  int
+	// Parent and ParentCall are the parent session's id and the task
+	// call that started a sub-agent's session; Depth is 0 for a top
+	// session, 1 for a child.
+	Parent     string
+	ParentCall string
+	Depth      int
 	// Resumed reports a session whose log already held turns.
 	Resumed bool
 	// Model is the name of the model the session calls.
@@ -124,7 +126,7 @@ func (s *Session) info() SessionInfo {
 	s.logMu.Lock()
 	resumed := s.hist.Turns() > 0
 	s.logMu.Unlock()
-	return SessionInfo{SessionID: h.ID, Cwd: h.Cwd, Parent: h.Parent, Depth: s.loop.cfg.depth, Resumed: resumed, Model: s.Model().Info().Name}
+	return SessionInfo{SessionID: h.ID, Cwd: h.Cwd, Parent: h.Parent, ParentCall: h.ParentCall, Depth: s.loop.cfg.depth, Resumed: resumed, Model: s.Model().Info().Name}
 }
 
 // promptHooks runs SessionStart and Prompt for a turn's first payloads
@@ -257,7 +259,7 @@ func sessionOf(ctx context.Context) *Session {
 
 // LogHookRun appends the record of a hook's run to the log of the
 // session ctx belongs to: ctx must be one the loop gave a tool
-// middleware or a Lifecycle call. Outside those it fails with an error
+// middleware, a Lifecycle call, a TurnObserver or an approver. Outside those it fails with an error
 // matching harness.CodeInvalidArguments and logs nothing.
 func LogHookRun(ctx context.Context, run *session.HookRun) error {
 	s := sessionOf(ctx)

@@ -160,3 +160,42 @@ func Recheck(ctx context.Context, call *tools.Call) *harness.ToolResult {
 	}
 	return denialResult(call.Name, strings.TrimSpace(rec.Reason), rec.By, rec.Feedback)
 }
+
+// Confirm asks the loop's approver whether a call may run although the
+// policy allowed it, because a tool middleware wants an answer (a hook
+// said "ask"; reason says why). It returns nil when the approver allows
+// it, or the denial to return instead. The answer is logged. Without an
+// approver, or outside a tool call of the loop, the call is denied: a
+// running call cannot pause the turn to wait for an answer.
+func Confirm(ctx context.Context, call *tools.Call, reason string) *harness.ToolResult {
+	t, _ := ctx.Value(turnKey{}).(*turn)
+	if t == nil || call == nil {
+		return harness.ErrorResult(harness.CodeDenied, "This call needed the user's approval (%s), and no one could be asked, so it was not run. Nothing was changed by it.", reason)
+	}
+	rec := &session.PermissionDecided{Step: call.Step, CallID: call.ID, Name: call.Name, Outcome: string(permission.Deny), By: byApprover, Reason: reason}
+	if t.l.cfg.approver == nil {
+		rec.By = byMode
+		rec.Reason += "; it needs the user's approval, and this session has no approver to ask while a call runs (the host configures one with agent.WithApprover)"
+	} else {
+		tc := harness.ToolCall{ID: call.ID, Name: call.Name, Arguments: string(call.Arguments)}
+		d := permission.Decision{Outcome: permission.Ask, Reason: reason}
+		t.s.approveMu.Lock()
+		ans, err := t.approve(permission.Request{Call: tc, Decision: d, Render: call.Spec.Render, Digest: callDigest(tc)})
+		t.s.approveMu.Unlock()
+		switch {
+		case err != nil:
+			rec.Feedback = "the approver failed: " + err.Error()
+		case ans.Allow:
+			rec.Outcome, rec.By = string(permission.Allow), byUser
+		default:
+			rec.By, rec.Feedback = byUser, ans.Feedback
+		}
+	}
+	if err := t.s.append(ctx, rec); err != nil {
+		return harness.ErrorResult(harness.CodeDenied, "This %s call was not run: the answer about it could not be logged (%v). Nothing was changed by it.", call.Name, err)
+	}
+	if rec.Outcome == string(permission.Allow) {
+		return nil
+	}
+	return denialResult(call.Name, rec.Reason, rec.By, rec.Feedback)
+}

@@ -157,7 +157,7 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.done = make(chan struct{})
 		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
 		m := models[0]
-		began, observers := s.beginTurn(ctx, m)
+		began, observers := s.beginTurn(context.WithValue(ctx, sessionKey{}, s), m)
 		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
