@@ -248,11 +248,13 @@ func (s *Session) callVerdict(point string, f func() Verdict) (v Verdict) {
 // sessionOf returns the session a context belongs to: the turn's (tool
 // middleware) or the one a Lifecycle call was given.
 func sessionOf(ctx context.Context) *Session {
+	// The session is set on every turn's context, and a sub-agent's turn
+	// sets its own over its parent's.
+	if s, ok := ctx.Value(sessionKey{}).(*Session); ok && s != nil {
+		return s
+	}
 	if t, ok := ctx.Value(turnKey{}).(*turn); ok && t != nil {
 		return t.s
-	}
-	if s, ok := ctx.Value(sessionKey{}).(*Session); ok {
-		return s
 	}
 	return nil
 }
