@@ -22,11 +22,11 @@ type Lifecycle struct {
 	// reaches the model before the user's message.
 	SessionStart func(ctx context.Context, info SessionInfo) Verdict
 	// Prompt is called with the user's message before anything of the
-	// turn is logged. Block refuses the message: it is not logged or
-	// sent, a paused turn stays paused, and the turn ends with reason
-	// "blocked" and an error matching harness.Code("prompt_blocked")
-	// whose text holds Reason. Context reaches the model after the
-	// message.
+	// turn is logged. Block refuses the message: nothing of the turn is
+	// logged or sent, a paused turn stays paused, and the turn's
+	// TurnEnd has reason "blocked" and an error matching
+	// harness.Code("prompt_blocked") whose text holds Reason. Context
+	// reaches the model after the message.
 	Prompt func(ctx context.Context, info PromptInfo) Verdict
 	// Stop is called when the model answers without calling a tool,
 	// before the turn ends. Block keeps the turn going: Reason reaches
@@ -160,7 +160,10 @@ func (t *turn) promptHooks(first []session.Payload, content []harness.Block) []s
 		if v.Block {
 			err := &harness.Error{Code: codePromptBlocked, Message: "agent: the prompt was refused by a hook and not sent: " + v.Reason}
 			t.s.logger.Info("a prompt hook refused the user's message", "reason", v.Reason)
-			t.finish(ReasonBlocked, err)
+			// Nothing of the turn is logged (a turn end would close the
+			// calls of a pause): the hook's own records say what
+			// happened.
+			t.end(&TurnEnd{Reason: ReasonBlocked, Err: err})
 			return nil
 		}
 		if v.Context != "" {
