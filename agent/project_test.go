@@ -181,7 +181,9 @@ func TestABlockedPromptKeepsThePause(t *testing.T) {
 	pol, err := permission.New(permission.Rules{Home: "/home/u"})
 	require.NoError(t, err)
 	side := tools.Define(tools.Spec{Name: "touch", Description: "touch", SideEffects: true},
-		func(ctx context.Context, call *tools.Call, _ struct{}) (*harness.ToolResult, error) { return harness.TextResult("ok"), nil })
+		func(ctx context.Context, call *tools.Call, _ struct{}) (*harness.ToolResult, error) {
+			return harness.TextResult("ok"), nil
+		})
 	m := replay.NewScripted(replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "touch", map[string]any{})}}, replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(side), agent.WithPermissions(pol),
 		agent.WithLifecycle(agent.Lifecycle{Prompt: func(ctx context.Context, info agent.PromptInfo) agent.Verdict {
