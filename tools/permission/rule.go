@@ -26,6 +26,8 @@ import (
 //	session_search            a tool by name
 //	mcp__github__*            tools by name, with wildcards
 //	mcp__github               every tool of an MCP server
+//	Skill(pdf)                loading the skill pdf with the skill tool
+//	Grep, Glob, Task          Claude Code's names of grep, glob and task
 type Rules struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
