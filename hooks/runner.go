@@ -400,12 +400,9 @@ func (r *Runner) Middleware() tools.Middleware {
 					r.agentsMu.Unlock()
 				}
 			}
-			var extra []string
-			run := call
-			if res, c, add := r.preToolUse(ctx, call, claude, in, sessionID, dir, project); res != nil {
-				return res
-			} else {
-				run, extra = c, add
+			blocked, run, extra := r.preToolUse(ctx, call, claude, in, sessionID, dir, project)
+			if blocked != nil {
+				return blocked
 			}
 			res := next(ctx, run)
 			if res == nil {
@@ -467,6 +464,9 @@ func (r *Runner) preToolUse(ctx context.Context, call *tools.Call, claude string
 		}
 		if w := f.nonBlocking(); w != "" && f.decided == "" {
 			r.progress(call, PreToolUse, w)
+		}
+		if f.out != nil && f.out.SystemMessage != "" {
+			r.progress(call, PreToolUse, f.out.SystemMessage)
 		}
 	}
 	defer func() {
@@ -540,6 +540,9 @@ func (r *Runner) postToolUse(ctx context.Context, call *tools.Call, claude strin
 		}
 		if w := f.nonBlocking(); w != "" && f.decided == "" {
 			r.progress(call, ev, w)
+		}
+		if f.out != nil && f.out.SystemMessage != "" {
+			r.progress(call, ev, f.out.SystemMessage)
 		}
 		r.record(ctx, ev, f, call.Name, call.ID)
 	}
