@@ -334,6 +334,9 @@ func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *u
 		if p.main {
 			kind = "HTML, converted to Markdown (the main content; navigation and other parts left out)"
 		}
+		if p.plain != "" {
+			kind = "HTML, reduced to its text (" + p.plain + ")"
+		}
 		if p.pruned > 0 {
 			header = append(header, fmt.Sprintf("Note: %d elements nested more than %d deep were left out.", p.pruned, maxDepth))
 		}

@@ -17,7 +17,8 @@ import (
 )
 
 // Searcher is a web search provider: one query in, ranked results out.
-// Implementations must honour ctx and return at most q.Count results;
+// Implementations must honour ctx and return at most q.Count results,
+// each with an absolute http or https URL;
 // an error should be a *harness.Error whose code says what failed
 // (harness.CodeAuth for a refused key, harness.CodeRateLimit,
 // harness.CodeTransport, harness.CodeServer) and whose message the model
@@ -326,6 +327,9 @@ func (b *brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	for _, x := range r.Web.Results {
 		if len(out) == n {
 			break
+		}
+		if u, err := url.Parse(x.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			continue
 		}
 		out = append(out, Result{Title: x.Title, URL: x.URL, Snippet: x.Description, Age: x.Age})
 	}
