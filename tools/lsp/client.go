@@ -115,7 +115,7 @@ func start(ctx context.Context, o *options, cont *proctree.Containment, srv *Ser
 			}
 		}
 	}()
-	c.conn = newConn(outR, inW, o.maxFrame, handlers{request: c.onRequest, notify: c.onNotify})
+	c.conn = newConn(outR, deadlineWriter{inW, o.wait}, o.maxFrame, handlers{request: c.onRequest, notify: c.onNotify})
 	if err := c.initialize(ctx); err != nil {
 		c.kill()
 		return nil, fmt.Errorf("%s did not initialize: %w%s", srv.Name, err, c.stderrNote())
@@ -451,6 +451,13 @@ func (c *client) pushedFor(ctx context.Context, path string, version int, seq ui
 	}
 }
 
+// current returns what the server last published for path.
+func (c *client) current(path string) []Diagnostic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.published[path].diags
+}
+
 // snapshot returns the pushed diagnostics of every file but skip, and
 // the current sequence number.
 func (c *client) snapshot(skip string) (map[string][]Diagnostic, uint64) {
@@ -540,6 +547,18 @@ func (c *client) stderrNote() string {
 		lines = lines[len(lines)-3:]
 	}
 	return fmt.Sprintf(" (its standard error ends: %q)", strings.Join(lines, "\n"))
+}
+
+// deadlineWriter bounds each write to a server's input: a server that
+// stops reading it must not block a call once the pipe is full.
+type deadlineWriter struct {
+	f *os.File
+	d time.Duration
+}
+
+func (w deadlineWriter) Write(p []byte) (int, error) {
+	_ = w.f.SetWriteDeadline(time.Now().Add(w.d))
+	return w.f.Write(p)
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -17,6 +17,7 @@ import (
 //	hang       initializes (with pull diagnostics), then answers nothing
 //	env        initializes, writes its environment to the file named by
 //	           HARNESS_LSP_FAKE_OUT, and reports no diagnostics
+//	deaf       initializes, then stops reading its input
 //	echo       pushes, for every opened or changed document, one error
 //	           per line that contains "ERROR", at that line
 func TestMain(m *testing.M) {
@@ -55,6 +56,9 @@ func fakeServer(mode string) {
 				caps["diagnosticProvider"] = map[string]any{"interFileDependencies": false, "workspaceDiagnostics": false}
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"capabilities": caps}})
+			if mode == "deaf" {
+				time.Sleep(time.Hour)
+			}
 		case m.Method == "shutdown":
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": nil})
 		case m.Method == "exit":

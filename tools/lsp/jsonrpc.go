@@ -210,7 +210,12 @@ func (c *conn) send(v any) error {
 		return c.closedErr()
 	default:
 	}
-	return writeMessage(c.w, body)
+	if err := writeMessage(c.w, body); err != nil {
+		// A message written in part leaves the stream unusable.
+		c.close(fmt.Errorf("writing to the server failed: %w", err))
+		return err
+	}
+	return nil
 }
 
 // notify sends a notification.

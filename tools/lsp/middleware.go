@@ -105,7 +105,6 @@ func (m *Manager) Middleware() tools.Middleware {
 
 // around runs a call between the two checks. The entry's lock is held.
 func (m *Manager) around(ctx context.Context, call *tools.Call, e *entry, t *target, next tools.Handler) *harness.ToolResult {
-	start := time.Now()
 	c, err := m.clientLocked(ctx, e)
 	if err != nil {
 		res := next(ctx, call)
@@ -115,15 +114,20 @@ func (m *Manager) around(ctx context.Context, call *tools.Call, e *entry, t *tar
 		}
 		return res
 	}
-	fresh := !c.loaded()
-	budget := m.o.wait
-	if fresh {
-		budget += m.o.startWait
+	if !c.loaded() {
+		// A server that has not settled since it started is loading its
+		// workspace: that may take up to StartWait, on top of Wait.
+		sctx, cancel := context.WithTimeout(ctx, m.o.startWait)
+		if c.settle(sctx, m.o.quiet, 500*time.Millisecond) {
+			c.markLoaded()
+		}
+		cancel()
 	}
-	cctx, cancel := context.WithDeadline(ctx, start.Add(budget))
+	budget := m.o.wait
+	cctx, cancel := context.WithDeadline(ctx, time.Now().Add(budget))
 	defer cancel()
 
-	before, berr := m.check(cctx, c, t, fresh, nil)
+	before, berr := m.check(cctx, c, t, nil)
 	res := next(ctx, call)
 	if res == nil || res.IsError || !changed(res, t.ns) {
 		return res
@@ -132,7 +136,7 @@ func (m *Manager) around(ctx context.Context, call *tools.Call, e *entry, t *tar
 		appendNote(res, m.failure(t, cctx, berr, budget))
 		return res
 	}
-	after, aerr := m.check(cctx, c, t, false, before)
+	after, aerr := m.check(cctx, c, t, before)
 	if aerr != nil {
 		appendNote(res, m.failure(t, cctx, aerr, budget))
 		return res
@@ -167,31 +171,30 @@ type state struct {
 // check brings the server up to date with the file and returns its
 // diagnostics. prev is the state before the change (nil for the check
 // before it).
-func (m *Manager) check(ctx context.Context, c *client, t *target, fresh bool, prev *state) (*state, error) {
+func (m *Manager) check(ctx context.Context, c *client, t *target, prev *state) (*state, error) {
 	text, exists, err := readDoc(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	_, seq0 := c.snapshot(t.os)
-	version := 0
+	version, sent := 0, false
 	if exists {
-		if version, _, err = c.sync(t.os, t.lang, text); err != nil {
+		if version, sent, err = c.sync(t.os, t.lang, text); err != nil {
 			return nil, err
 		}
 	}
 	st := &state{utf8: c.utf8}
-	minWait := time.Duration(0)
-	if fresh {
-		minWait = 500 * time.Millisecond // let a new server begin its workspace load
-	}
 	if prev == nil {
 		// Before the change: the server's view of the workspace must be
 		// settled, or diagnostics it publishes later for other files
 		// would count as introduced by the change.
-		st.settled = c.settle(ctx, m.o.quiet, minWait)
-		if st.settled {
-			c.markLoaded()
+		st.settled = c.settle(ctx, m.o.quiet, 0)
+	}
+	pushed := func() ([]Diagnostic, bool) {
+		if !sent {
+			return c.current(t.os), true // nothing new to wait for
 		}
+		return c.pushedFor(ctx, t.os, version, seq0)
 	}
 	if exists {
 		switch {
@@ -200,11 +203,11 @@ func (m *Manager) check(ctx context.Context, c *client, t *target, fresh bool, p
 			if err != nil && ctx.Err() == nil {
 				// The server may refuse a file it does not place in a
 				// package; what it pushes is the answer then.
-				st.file, st.settled = c.pushedFor(ctx, t.os, version, seq0)
+				st.file, st.settled = pushed()
 				err = nil
 			}
 		default:
-			st.file, st.settled = c.pushedFor(ctx, t.os, version, seq0)
+			st.file, st.settled = pushed()
 		}
 		if err != nil {
 			return nil, err
