@@ -34,9 +34,11 @@ type Server struct {
 // PATH.
 //
 // gopls is asked for diagnostics without delay (its diagnosticsDelay is
-// set to 0s, so that one pass reports type errors and analyses alike)
-// and for pull diagnostics (textDocument/diagnostic), which let a change
-// to a file be checked on request.
+// set to 0s, so that one pass reports type errors and analyses alike),
+// for pull diagnostics (textDocument/diagnostic), which let a change to
+// a file be checked on request, and to report its work on each change
+// as progress (verboseWorkDoneProgress), which tells when the
+// diagnostics it publishes for other packages are all out.
 func DefaultServers() []Server {
 	return []Server{
 		{
@@ -44,8 +46,9 @@ func DefaultServers() []Server {
 			Command:   []string{"gopls"},
 			Languages: map[string]string{".go": "go"},
 			InitializationOptions: map[string]any{
-				"diagnosticsDelay": "0s",
-				"pullDiagnostics":  true,
+				"diagnosticsDelay":        "0s",
+				"pullDiagnostics":         true,
+				"verboseWorkDoneProgress": true,
 			},
 		},
 		{

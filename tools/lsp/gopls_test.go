@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,10 @@ import (
 
 	"github.com/go-harness/harness/internal/leakcheck"
 )
+
+// goplsConfig gives gopls time to spare on a loaded machine: the tests
+// assert what it reports, not how fast.
+var goplsConfig = Config{Wait: 60 * time.Second, StartWait: 60 * time.Second}
 
 // goModule is a small Go module with one pre-existing error, in a file
 // the tests never touch.
@@ -39,7 +44,7 @@ func TestGoplsDiagnostics(t *testing.T) {
 	requireGopls(t)
 	leakcheck.Check(t)
 	w := newWorkspace(t, goModule)
-	m := newManager(t, Config{})
+	m := newManager(t, goplsConfig)
 	w.use(m.Middleware())
 
 	res := w.read("main.go")
@@ -79,7 +84,7 @@ func TestGoplsDiagnostics(t *testing.T) {
 func TestGoplsCrashRestart(t *testing.T) {
 	requireGopls(t)
 	w := newWorkspace(t, goModule)
-	m := newManager(t, Config{})
+	m := newManager(t, goplsConfig)
 	w.use(m.Middleware())
 	w.read("main.go")
 	res := w.edit("main.go", `greet("x")`, `greet(1)`)
@@ -99,7 +104,7 @@ func TestGoplsClosedStopsServer(t *testing.T) {
 	requireGopls(t)
 	leakcheck.Check(t)
 	w := newWorkspace(t, goModule)
-	m, err := New(Config{})
+	m, err := New(goplsConfig)
 	require.NoError(t, err)
 	w.use(m.Middleware())
 	w.read("main.go")
@@ -118,14 +123,18 @@ func TestGoplsClosedStopsServer(t *testing.T) {
 func TestGoplsWarmOnRead(t *testing.T) {
 	requireGopls(t)
 	w := newWorkspace(t, goModule)
-	m := newManager(t, Config{})
+	m := newManager(t, goplsConfig)
 	w.use(m.Middleware())
 	w.read("main.go")
-	deadline := time.Now().Add(30 * time.Second)
-	for serverPIDOrZero(m, "gopls") == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	assert.NotZero(t, serverPIDOrZero(m, "gopls"), "the read started gopls")
+	m.wg.Wait() // the warm-up in the background
+	e := m.entries[entryKey{"gopls", w.dir}]
+	require.NotNil(t, e)
+	require.NoError(t, e.failed)
+	require.NotNil(t, e.c, "the read started gopls")
+	e.c.mu.Lock()
+	_, open := e.c.docs[filepath.Join(w.dir, "main.go")]
+	e.c.mu.Unlock()
+	assert.True(t, open, "and opened the file it showed")
 }
 
 func serverPIDOrZero(m *Manager, name string) int {
@@ -176,3 +185,21 @@ func waitDead(t *testing.T, m *Manager, name string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestGoplsOtherPackage: a change that breaks a package importing the
+// changed one is reported from what gopls publishes for it.
+func TestGoplsOtherPackage(t *testing.T) {
+	requireGopls(t)
+	w := newWorkspace(t, map[string]string{
+		"go.mod":     "module example.com/m\n\ngo 1.22\n",
+		"lib/lib.go": "package lib\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n",
+		"main.go":    "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/m/lib\"\n)\n\nfunc main() { fmt.Println(lib.Hello()) }\n",
+	})
+	m := newManager(t, goplsConfig)
+	w.use(m.Middleware())
+	w.read("lib/lib.go")
+	res := w.edit("lib/lib.go", "func Hello()", "func Greet()")
+	require.False(t, res.IsError, res.Text())
+	assert.Equal(t, "Diagnostics (gopls): 1 new problem after this change:\n"+
+		"main.go:9:31: error: undefined: lib.Hello (compiler UndeclaredImportedName)", Note(res))
+}
