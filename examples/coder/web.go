@@ -66,9 +66,18 @@ func webPrompt(search bool) string {
 
 // diagnostics returns the language-server diagnostics for write and
 // edit. Its middleware goes between spill and deadlines in the loop's
-// dispatch chain; close it when the loop is closed.
-func diagnostics(logger *slog.Logger) (*lsp.Manager, error) {
-	return lsp.New(lsp.Config{Logger: logger})
+// dispatch chain; close it when the loop is closed. With a sandbox for
+// commands, servers that run programs of the workspace (outside the
+// sandbox) are left out.
+func diagnostics(logger *slog.Logger, sandboxed bool) (*lsp.Manager, error) {
+	var servers []lsp.Server
+	for _, s := range lsp.DefaultServers() {
+		if sandboxed && s.RunsWorkspaceCode {
+			continue
+		}
+		servers = append(servers, s)
+	}
+	return lsp.New(lsp.Config{Servers: servers, Logger: logger})
 }
 
 // diagnosticsNote is what the card of a write or edit shows under its

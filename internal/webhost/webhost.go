@@ -70,10 +70,11 @@ func Parse(host string) (Host, error) {
 	return Host{Name: name}, nil
 }
 
-// FromURL parses raw and returns its host. It does not judge the
-// scheme or anything else of the URL.
+// FromURL parses raw (spaces around it ignored, as web_fetch ignores
+// them) and returns its host. It does not judge the scheme or anything
+// else of the URL.
 func FromURL(raw string) (Host, error) {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return Host{}, err
 	}

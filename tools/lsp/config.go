@@ -26,12 +26,28 @@ type Server struct {
 	// Settings answer the server's workspace/configuration requests, by
 	// section ("gopls"); a section not listed is answered with null.
 	Settings map[string]any
+	// RunsWorkspaceCode marks a server that loads or runs programs from
+	// the workspace as it works (a TypeScript server from node_modules,
+	// the project's Python interpreter), outside any sandbox the shell
+	// tools run commands in. A host that sandboxes commands should leave
+	// such servers out, or trust the workspace.
+	RunsWorkspaceCode bool
 }
 
 // DefaultServers are the servers used when Config.Servers is nil: gopls
 // for Go, pyright for Python, typescript-language-server for TypeScript
 // and JavaScript, rust-analyzer for Rust. Each runs only when found on
 // PATH.
+//
+// gopls runs no program of the workspace's (the go command it calls
+// reads the module; cgo runs with the compiler flags it allows).
+// rust-analyzer is started with build scripts, procedural macros and
+// check-on-save turned off, all of which would compile and run the
+// workspace's code. typescript-language-server loads the TypeScript it
+// finds in the workspace's node_modules, and pyright may run the
+// workspace's Python interpreter to find its search paths: both are
+// marked RunsWorkspaceCode (and automatic type acquisition, which runs
+// npm, is turned off).
 //
 // gopls is asked for diagnostics without delay (its diagnosticsDelay is
 // set to 0s, so that one pass reports type errors and analyses alike),
@@ -52,20 +68,28 @@ func DefaultServers() []Server {
 			},
 		},
 		{
-			Name:      "pyright",
-			Command:   []string{"pyright-langserver", "--stdio"},
-			Languages: map[string]string{".py": "python", ".pyi": "python"},
+			Name:              "pyright",
+			Command:           []string{"pyright-langserver", "--stdio"},
+			Languages:         map[string]string{".py": "python", ".pyi": "python"},
+			RunsWorkspaceCode: true,
 		},
 		{
 			Name:    "typescript-language-server",
 			Command: []string{"typescript-language-server", "--stdio"},
 			Languages: map[string]string{".ts": "typescript", ".tsx": "typescriptreact", ".mts": "typescript", ".cts": "typescript",
 				".js": "javascript", ".jsx": "javascriptreact", ".mjs": "javascript", ".cjs": "javascript"},
+			InitializationOptions: map[string]any{"disableAutomaticTypingAcquisition": true},
+			RunsWorkspaceCode:     true,
 		},
 		{
 			Name:      "rust-analyzer",
 			Command:   []string{"rust-analyzer"},
 			Languages: map[string]string{".rs": "rust"},
+			InitializationOptions: map[string]any{
+				"cargo":       map[string]any{"buildScripts": map[string]any{"enable": false}},
+				"procMacro":   map[string]any{"enable": false},
+				"checkOnSave": false,
+			},
 		},
 	}
 }

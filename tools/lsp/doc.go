@@ -76,7 +76,20 @@
 // this process's environment minus the variables that look like
 // credentials (*_API_KEY, *TOKEN*, AWS_*, DATABASE_URL, ...) unless
 // Config.PassEnv names them. It is not sandboxed otherwise: it reads the
-// workspace and its dependencies as this process can.
+// workspace and its dependencies as this process can, and a server that
+// runs programs of the workspace runs them outside the shell's sandbox,
+// with no permission asked. DefaultServers turns that off where a
+// setting can (rust-analyzer's build scripts, procedural macros and
+// check-on-save) and marks the servers where it cannot
+// (Server.RunsWorkspaceCode: typescript-language-server, pyright), which
+// a host that sandboxes commands should leave out:
+//
+//	var servers []lsp.Server
+//	for _, s := range lsp.DefaultServers() {
+//		if !s.RunsWorkspaceCode {
+//			servers = append(servers, s)
+//		}
+//	}
 //
 // It imports harness, fs, tools and internal helpers; nothing of agent,
 // session or spill.

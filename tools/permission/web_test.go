@@ -44,6 +44,7 @@ func TestWebFetchRules(t *testing.T) {
 		{name: "credentials do not hide the host", deny: []string{"WebFetch(domain:evil.com)"}, url: "http://good.com@evil.com/", want: Deny},
 		{name: "IDN host", allow: []string{"WebFetch(domain:xn--bcher-kva.example)"}, url: "https://bücher.example/", want: Allow},
 		{name: "IDN rule", allow: []string{"WebFetch(domain:bücher.example)"}, url: "https://xn--bcher-kva.example/", want: Allow},
+		{name: "spaces around the URL, as web_fetch trims them", allow: []string{"WebFetch(domain:example.com)"}, url: "  https://example.com/ \n", want: Allow},
 		{name: "unreadable URL is never allowed by a domain rule", allow: []string{"WebFetch(domain:example.com)"}, url: "http://exa mple.com/", want: Ask},
 		{name: "unreadable URL matches deny rules", deny: []string{"WebFetch(domain:example.com)"}, url: "http://%zz/", want: Deny},
 		{name: "unreadable URL denied in bypass when domains are denied", mode: ModeBypass, deny: []string{"WebFetch(domain:example.com)"}, url: "::::", want: Deny},
