@@ -67,6 +67,9 @@ type doc struct {
 	used    time.Time
 }
 
+// maxPublished bounds the files whose published diagnostics are kept.
+const maxPublished = 20_000
+
 // maxOpenDocs bounds the documents kept open in one server; the least
 // recently used are closed beyond it.
 const maxOpenDocs = 200
@@ -216,6 +219,10 @@ func (c *client) onNotify(method string, params json.RawMessage) {
 		}
 		ds := c.convert(path, p.Diagnostics)
 		c.mu.Lock()
+		if _, known := c.published[path]; !known && len(c.published) >= maxPublished {
+			c.mu.Unlock()
+			return // a server flooding files: the rest is not kept
+		}
 		c.seq++
 		v := 0
 		if p.Version != nil {

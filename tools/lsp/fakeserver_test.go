@@ -102,6 +102,8 @@ func TestPushedDiagnostics(t *testing.T) {
 	assert.Equal(t, "Diagnostics (fake): no new problems after this change. (2 earlier problems are gone.)", Note(res))
 	res = w.edit("a.txt", "ok", "ok too")
 	assert.Equal(t, "Diagnostics (fake): no new problems after this change.", Note(res), "no publish for an unchanged file is an answer")
+	res = w.edit("a.txt", "ok too", "ERROR \x1b[2J\x07 bell")
+	assert.Equal(t, "Diagnostics (fake): 1 new problem after this change:\na.txt:1:1: error: found ERROR [2J bell (fake)", Note(res), "control characters do not reach the terminal")
 }
 
 // TestServerEnvironment: a server does not get variables that look like

@@ -454,7 +454,7 @@ func (m *Manager) report(t *target, before, after *state) string {
 			fmt.Fprintf(&b, "\n… and %d more.", len(added)-i)
 			break
 		}
-		fmt.Fprintf(&b, "\n%s:%d:%d: %s: %s", m.display(t, d.Path), d.Line, d.Column, d.Severity, oneLine(d.Message, m.o.maxMessage))
+		fmt.Fprintf(&b, "\n%s:%d:%d: %s: %s", oneLine(m.display(t, d.Path), 1024), d.Line, d.Column, d.Severity, oneLine(d.Message, m.o.maxMessage))
 		var tags []string
 		if d.Source != "" {
 			tags = append(tags, oneLine(d.Source, 60))
@@ -523,8 +523,15 @@ func (m *Manager) display(t *target, osPath string) string {
 	return ns
 }
 
-// oneLine collapses whitespace and cuts s to n bytes at a rune boundary.
+// oneLine collapses whitespace, drops control characters (a server's
+// text reaches terminals) and cuts s to n bytes at a rune boundary.
 func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {
 		return s

@@ -301,7 +301,7 @@ func short(raw string) string {
 }
 
 // render builds the result of a fetched page.
-func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *url.URL, resp *http.Response, body []byte, cut bool, took time.Duration) (*harness.ToolResult, error) {
+func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *url.URL, resp *http.Response, body []byte, truncated bool, took time.Duration) (*harness.ToolResult, error) {
 	ct := resp.Header.Get("Content-Type")
 	head := body[:min(len(body), 8<<10)]
 	j, err := judge(ct, head)
@@ -311,7 +311,7 @@ func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *u
 		}
 		return nil, &harness.Error{Code: harness.CodeUnsupportedFormat, Message: "web_fetch did not return " + raw + ": " + err.Error(), Err: err}
 	}
-	d := decode(body, ct, j.form, cut)
+	d := decode(body, ct, j.form, truncated)
 
 	var header []string
 	header = append(header, "URL: "+final.String())
@@ -348,6 +348,7 @@ func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *u
 			kind = "text"
 		}
 	}
+	title = cut(oneLine(title), 300)
 	if title != "" {
 		header = append(header, "Title: "+title)
 	}
@@ -359,7 +360,7 @@ func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *u
 	if resp.StatusCode >= 300 {
 		header = append(header, "Status: "+resp.Status)
 	}
-	if cut {
+	if truncated {
 		header = append(header, fmt.Sprintf("Note: the page is larger than %s; only its first %s were read.", units.Bytes(f.maxBytes), units.Bytes(f.maxBytes)))
 	}
 	if d.replaced > 0 {
@@ -407,6 +408,18 @@ func (f *fetcher) render(ctx context.Context, in fetchArgs, raw string, final *u
 		res.Content[0] = harness.TextBlock(fmt.Sprintf("%s answered %s. What it sent:\n\n%s", raw, resp.Status, truncate(out, 4<<10)))
 	}
 	return res, nil
+}
+
+// oneLine makes a page's text one line of printable text, for headers
+// and cards: control characters (a page's title reaches terminals)
+// become spaces and whitespace runs one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
 }
 
 // truncate cuts s to at most n bytes, at a line end where one is near.

@@ -538,6 +538,16 @@ func TestFetchInvalidUTF8(t *testing.T) {
 	assert.Contains(t, res.Text(), "naïve")
 }
 
+// TestFetchTitleIsOneLine: a page's title reaches cards and terminals:
+// control characters and line breaks do not survive.
+func TestFetchTitleIsOneLine(t *testing.T) {
+	srv := serve(t, htmlPage("<html><head><title>Evil\x1b[2J\nsecond line\u0085</title></head><body><p>x</p></body></html>"))
+	res := fetchURL(t, fetchTool(t, FetchConfig{PrivateNets: loopback}), srv.URL)
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "Title: Evil [2J second line\n")
+	assert.NotContains(t, res.Render.Text, "\x1b")
+}
+
 func TestFetchHTTPErrorStatus(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
