@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,4 +183,29 @@ func TestURIs(t *testing.T) {
 	}
 	assert.Equal(t, "file:///ws/with%20space/a.go", fileURI("/ws/with space/a.go"))
 	assert.Equal(t, "", uriPath("untitled:1"))
+}
+
+// FuzzOneLine checks that a server's text comes out as one line of
+// printable, valid UTF-8 within the bound.
+func FuzzOneLine(f *testing.F) {
+	f.Add("undefined: x\n\tmore", 20)
+	f.Add("\x1b[31mred\x07\u0085é", 5)
+	f.Add("\xff\xfe broken", 3)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 1000 {
+			return
+		}
+		out := oneLine(s, n)
+		if !utf8.ValidString(out) {
+			t.Fatalf("oneLine(%q) is not valid UTF-8", s)
+		}
+		if len(out) > n+len("…") {
+			t.Fatalf("oneLine(%q, %d) is %d bytes", s, n, len(out))
+		}
+		for _, r := range out {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				t.Fatalf("oneLine(%q) kept %q", s, r)
+			}
+		}
+	})
 }
