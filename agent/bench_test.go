@@ -142,7 +142,7 @@ func BenchmarkLoopStep(b *testing.B) {
 				}
 				for _, c := range calls {
 					start := time.Now()
-					res, err := tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)})
+					res, err := tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -23,7 +23,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	prepared := make([]*tools.Call, len(calls))
 	results := make([]*harness.ToolResult, len(calls))
 	for i, c := range calls {
-		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Step: step, Index: i, Env: env}
+		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Step: step, Index: i, Env: env}
 		prepared[i] = call
 		results[i] = t.stepTools().reg.Check(call)
 	}

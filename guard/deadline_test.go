@@ -135,7 +135,7 @@ func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *log
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: "{}", Spec: spec, Env: env}
 	h := ds(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
 	return h(ctx, call)
 }

@@ -94,7 +94,7 @@ func (g *failureGuard) observe(ctx context.Context, step *tools.Step) []harness.
 		if res.Code == harness.CodeNotRun || res.Code == harness.CodeAborted {
 			continue
 		}
-		args := canonicalJSON(call.Arguments)
+		args := canonicalArgs(call)
 		s := st.streaks[call.Name]
 		if s == nil {
 			s = &streak{first: args}

@@ -2,7 +2,6 @@ package guard_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -41,7 +40,7 @@ func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 	s.step++
 	st := &tools.Step{Env: s.env, Number: s.step}
 	for i, x := range calls {
-		st.Calls = append(st.Calls, &tools.Call{ID: fmt.Sprintf("c%d_%d", s.step, i), Name: x.name, Arguments: json.RawMessage(x.args), Step: s.step, Index: i, Env: s.env})
+		st.Calls = append(st.Calls, &tools.Call{ID: fmt.Sprintf("c%d_%d", s.step, i), Name: x.name, Arguments: x.args, Step: s.step, Index: i, Env: s.env})
 		res := harness.TextResult("ok")
 		if x.err != "" {
 			res = harness.ErrorResult(x.err, "failed: %s", x.err)
@@ -355,4 +354,28 @@ func TestGuardsInTheLoop(t *testing.T) {
 	resumed, err := loop.ResumeSession(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, before, resumed.Messages(), "the reminders are in the log")
+}
+
+// TestRepeatReadsTheCheckedArguments: the guard compares the arguments
+// the registry decoded when it checked each call; it does not parse
+// their text again.
+func TestRepeatReadsTheCheckedArguments(t *testing.T) {
+	type in struct {
+		Pattern string `json:"pattern"`
+	}
+	grep := tools.Define(tools.Spec{Name: "grep", Description: "Search."},
+		func(context.Context, *tools.Call, in) (*harness.ToolResult, error) { return nil, nil })
+	reg, err := tools.NewRegistry(grep)
+	require.NoError(t, err)
+	g := repeatGuard(t, nil)
+	s := newSess()
+	var reminders []harness.Reminder
+	for i := range 3 {
+		call := &tools.Call{ID: fmt.Sprint("c", i), Name: "grep", Arguments: fmt.Sprintf(`{"pattern":%q}`, "TODO"), Env: s.env}
+		require.Nil(t, reg.Check(call))
+		call.Arguments = fmt.Sprintf(`{"pattern":"changed after the check %d"}`, i)
+		s.step++
+		reminders = g(context.Background(), &tools.Step{Env: s.env, Number: s.step, Calls: []*tools.Call{call}, Results: []*harness.ToolResult{harness.TextResult("ok")}})
+	}
+	require.Len(t, reminders, 1, "three identical calls, as decoded")
 }

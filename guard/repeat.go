@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-harness/harness"
@@ -116,7 +117,7 @@ func (g *repeatGuard) observe(ctx context.Context, step *tools.Step) []harness.R
 		if call == nil || g.excluded[call.Name] {
 			continue
 		}
-		args := canonicalJSON(call.Arguments)
+		args := canonicalArgs(call)
 		key := call.Name + "\x00" + args
 		if key == st.key {
 			st.count++
@@ -177,4 +178,19 @@ func envTurn(step *tools.Step) int {
 		return 0
 	}
 	return step.Env.Turn
+}
+
+// canonicalArgs returns the canonical text of a call's arguments (see
+// canonicalJSON), written from the value the registry decoded when it
+// checked the call, so the text is not parsed again. Arguments it could
+// not decode, and those padded with white space JSON does not know
+// (which the registry tolerates), are read from their text.
+func canonicalArgs(call *tools.Call) string {
+	args := call.Args()
+	if args == nil || len(strings.TrimSpace(call.Arguments)) != len(strings.Trim(call.Arguments, jsonSpace)) {
+		return canonicalJSON([]byte(call.Arguments))
+	}
+	var b strings.Builder
+	writeCanonical(&b, args)
+	return b.String()
 }

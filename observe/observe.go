@@ -257,7 +257,7 @@ func (o *observer) tool(next tools.Handler) tools.Handler {
 				attrStep.Int(call.Step),
 			))
 		if o.content && span.IsRecording() {
-			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
+			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(call.Arguments))
 		}
 		res := next(ctx, call)
 		outcome := "ok"

@@ -54,7 +54,7 @@ func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools
 	if logs != nil {
 		env.Logger = logs.logger()
 	}
-	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: `{}`, Spec: spec, Env: env}
 	h := middleware(t, opts...)(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
 	return h(context.Background(), call)
 }

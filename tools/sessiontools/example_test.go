@@ -24,7 +24,7 @@ func Example() {
 	search := sessiontools.Tools(store)[0]
 	res, err := search.Execute(ctx, &tools.Call{
 		Name:      "session_search",
-		Arguments: []byte(`{"query":"deploy key"}`),
+		Arguments: `{"query":"deploy key"}`,
 		Env:       &tools.Env{SessionID: "current", Cwd: "/home/u/app"},
 	})
 	if err != nil {

@@ -66,7 +66,7 @@ func run(t *testing.T, tool tools.Tool, env *tools.Env, args any) (string, error
 	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	res, err := tool.Execute(context.Background(), &tools.Call{ID: "x", Name: tool.Spec().Name, Arguments: raw, Env: env})
+	res, err := tool.Execute(context.Background(), &tools.Call{ID: "x", Name: tool.Spec().Name, Arguments: string(raw), Env: env})
 	if err != nil {
 		return "", err
 	}

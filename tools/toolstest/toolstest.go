@@ -109,7 +109,7 @@ func (e *Env) Call(ctx context.Context, tool tools.Tool, args any) (*harness.Too
 	call := &tools.Call{
 		ID:        fmt.Sprintf("call_%d", n),
 		Name:      tool.Spec().Name,
-		Arguments: raw,
+		Arguments: string(raw),
 		Step:      1,
 		Env:       e.Env,
 	}

@@ -404,7 +404,7 @@ func unknownResult(h *session.History, call harness.ToolCall) harness.ToolResult
 func (a *Activities) run(ctx context.Context, o *opened, in CallInput) (res *harness.ToolResult) {
 	h := o.log.Header()
 	call := &tools.Call{
-		ID: in.Call.ID, Name: in.Call.Name, Arguments: []byte(in.Call.Arguments), Step: in.Step, Index: in.Index,
+		ID: in.Call.ID, Name: in.Call.Name, Arguments: in.Call.Arguments, Step: in.Step, Index: in.Index,
 		Env: &tools.Env{
 			SessionID: h.ID, Cwd: h.Cwd, FS: a.FS, ModelInput: a.Model.Info().Input, Turn: in.Turn,
 			State: &tools.State{}, Logger: a.logger(),
