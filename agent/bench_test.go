@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/stretchr/testify/require"
 	"iter"
 	"os"
@@ -128,7 +127,7 @@ func BenchmarkLoopStep(b *testing.B) {
 			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
-				var asm assemble.Assembler
+				var asm model.Assembler
 				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/internal/compact"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/session"
@@ -149,7 +148,7 @@ var errNoSummary = errors.New("the model answered the summary request without a 
 // summarize asks the model for a summary with req. It returns the call's
 // usage too, when the model reported one, for the log.
 func (t *turn) summarize(step int, req *model.Request) (string, *harness.Usage, error) {
-	asm := &assemble.Assembler{}
+	asm := &model.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return "", nil, err

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-harness/harness/internal/assemble"
-
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/callid"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools/permission"
 )
@@ -387,8 +384,8 @@ func (t *turn) fallBack(step int, from string, err error) (bool, error) {
 }
 
 // stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error) {
-	asm := &assemble.Assembler{}
+func (t *turn) stream(step int, req *model.Request) (*model.Assembler, error) {
+	asm := &model.Assembler{}
 	for c, err := range t.model.Stream(t.ctx, req) {
 		if err != nil {
 			return asm, err
@@ -416,7 +413,7 @@ func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error)
 
 // logPartial logs what a cancelled answer had said, without its
 // unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
+func (t *turn) logPartial(step int, modelName string, asm *model.Assembler) {
 	if asm == nil {
 		return
 	}
@@ -437,11 +434,11 @@ func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
 }
 
 // fixCallIDs gives every call of msg an id new to the session
-// (callid.Fix: what is logged is the fixed id).
+// (model.FixCallIDs: what is logged is the fixed id).
 func (t *turn) fixCallIDs(step int, msg harness.Message) {
 	t.s.logMu.Lock()
 	defer t.s.logMu.Unlock()
-	callid.Fix(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
+	model.FixCallIDs(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
 }
 
 // toolDuration is how long a call took, for events and the log.

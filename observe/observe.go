@@ -17,7 +17,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -186,10 +185,10 @@ func (o *observer) model(next model.Model) model.Model {
 				hasUsage bool
 				finish   string
 				failed   error
-				asm      *assemble.Assembler
+				asm      *model.Assembler
 			)
 			if o.content {
-				asm = &assemble.Assembler{}
+				asm = &model.Assembler{}
 			}
 			for c, err := range next.Stream(ctx, req) {
 				if err != nil {
