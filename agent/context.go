@@ -197,24 +197,6 @@ func (p ContextPolicy) withDefaults() ContextPolicy {
 	return p
 }
 
-// ContextPruned says earlier tool results were replaced by placeholders.
-type ContextPruned struct {
-	Step            int      `json:"step"`
-	Calls           []string `json:"calls"`
-	EstimatedTokens int64    `json:"estimated_tokens"`
-}
-
-// ContextCompacted says older history was replaced by a summary.
-type ContextCompacted struct {
-	Step          int   `json:"step"`
-	Messages      int   `json:"messages"`
-	SourceTokens  int64 `json:"source_tokens"`
-	SummaryTokens int64 `json:"summary_tokens"`
-}
-
-func (*ContextPruned) kind() string    { return "context_pruned" }
-func (*ContextCompacted) kind() string { return "context_compacted" }
-
 // estimator turns request bytes into tokens, calibrated on the provider's
 // reported usage.
 type estimator struct {
@@ -289,18 +271,6 @@ func (c *contextTrack) growth() float64 {
 	return float64(c.grown) / float64(c.samples)
 }
 
-// countSteps counts the model answers of a loaded log, for a resumed
-// session's horizon.
-func countSteps(events []session.Event) int {
-	n := 0
-	for _, e := range events {
-		if _, ok := e.Data.(*session.AssistantMessage); ok {
-			n++
-		}
-	}
-	return n
-}
-
 // relieve prunes and compacts the history when the policy says so (or
 // always, when force is set after an overflow), and returns the request
 // to send.
@@ -347,13 +317,6 @@ func (t *turn) relieveByThresholds(step int, req *model.Request, force bool, p C
 		}
 	}
 	return req
-}
-
-// superseded returns the tool results pruning may replace.
-func (s *Session) superseded() []session.PrunedCall {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	return s.hist.Superseded()
 }
 
 // prune logs a pruning of calls and returns the request rebuilt from the

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/spillwriter"
 	"io"
+
+	"github.com/go-harness/harness/internal/spillwriter"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"

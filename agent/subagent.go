@@ -127,20 +127,6 @@ func snakeCase(s string) bool {
 	return true
 }
 
-// SubAgentEvent is an event of a child session, passed on to the host of
-// the parent's turn while the task call that started the child runs.
-type SubAgentEvent struct {
-	// Session is the child's session id; Call the parent's task call id.
-	Session string `json:"session"`
-	Call    string `json:"call"`
-	Agent   string `json:"agent"`
-	// Depth is 1 for a child of the top session, 2 for a grandchild.
-	Depth int   `json:"depth"`
-	Event Event `json:"event"`
-}
-
-func (*SubAgentEvent) kind() string { return "sub_agent" }
-
 // subTurn is what one parent turn keeps of its children: the steps and
 // usage they spent, and the channel their events reach the host by.
 type subTurn struct {

@@ -46,93 +46,6 @@ type turn struct {
 	sub *subTurn
 }
 
-// send hands one event to the host's loop body. inHost stays set when
-// the body panics, so that the turn passes the panic on instead of
-// recovering it.
-func (t *turn) send(ev Event, err error) bool {
-	t.inHost = true
-	ok := t.yield(ev, err)
-	t.inHost = false
-	return ok
-}
-
-// emit yields an event; when the host stops iterating, the turn is
-// cancelled and nothing more is yielded.
-func (t *turn) emit(ev Event) {
-	if t.endSent {
-		return
-	}
-	t.notify(ev)
-	if t.stopped {
-		return
-	}
-	if !t.send(ev, nil) {
-		t.stopped = true
-		t.cancel()
-	}
-}
-
-// runSafely runs the turn and turns a panic of the harness (or of the
-// model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *harness.Error, logged like any other end so
-// the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []harness.Block) { t.safely(func() { t.run(content) }) }
-
-// resumeSafely is runSafely for the continuation of a paused turn.
-func (t *turn) resumeSafely(answers map[string]permission.Answer) {
-	t.safely(func() { t.resume(answers) })
-}
-
-// safely runs body, the turn's run or resumption, as runSafely says.
-func (t *turn) safely(body func()) {
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
-		}
-		if t.inHost {
-			panic(p)
-		}
-		t.endAfterPanic(internalError(t.s.logger, "turn", p))
-	}()
-	body()
-}
-
-// endAfterPanic ends a turn that panicked: it logs the end and yields
-// the TurnEnd. When logging the end panics too (a broken store), or the
-// panic came from logging it, the TurnEnd is yielded without it.
-func (t *turn) endAfterPanic(ie *harness.Error) {
-	if t.endSent {
-		return
-	}
-	var err error = ie
-	if !t.ended {
-		perr := t.finishSafely(ie)
-		if perr == nil {
-			return
-		}
-		err = errors.Join(ie, perr)
-	}
-	if !t.endSent {
-		t.end(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
-	}
-}
-
-// finishSafely is finish with a panic recovered; it returns the error for
-// the TurnEnd it could not yield, if it panicked.
-func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if t.inHost {
-				panic(p)
-			}
-			perr = internalError(t.s.logger, "logging the end of a turn", p)
-		}
-	}()
-	t.finish(session.ReasonError, err)
-	return nil
-}
-
 func (t *turn) run(content []harness.Block) {
 	var first []session.Payload
 	if sys := t.l.cfg.system; sys != t.systemLogged() {
@@ -151,6 +64,16 @@ func (t *turn) run(content []harness.Block) {
 		return
 	}
 	t.loop()
+}
+
+// planReminder tells the model it is planning.
+const planReminder = "Plan mode is on: this session is read-only. Calls that change files, run commands or have other side effects are denied. " +
+	"Read and search what you need, then present your plan to the user and wait for approval before making changes."
+
+func (t *turn) systemLogged() string {
+	t.s.logMu.Lock()
+	defer t.s.logMu.Unlock()
+	return t.s.hist.SystemPrompt()
 }
 
 // loop runs steps until the turn ends.
@@ -206,12 +129,6 @@ func (t *turn) loop() {
 	}
 }
 
-func (t *turn) systemLogged() string {
-	t.s.logMu.Lock()
-	defer t.s.logMu.Unlock()
-	return t.s.hist.SystemPrompt()
-}
-
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
@@ -249,6 +166,46 @@ func (t *turn) end(te *TurnEnd) {
 	if !t.stopped {
 		t.endSent = true
 		t.send(te, te.Err)
+	}
+}
+
+// emit yields an event; when the host stops iterating, the turn is
+// cancelled and nothing more is yielded.
+func (t *turn) emit(ev Event) {
+	if t.endSent {
+		return
+	}
+	t.notify(ev)
+	if t.stopped {
+		return
+	}
+	if !t.send(ev, nil) {
+		t.stopped = true
+		t.cancel()
+	}
+}
+
+// send hands one event to the host's loop body. inHost stays set when
+// the body panics, so that the turn passes the panic on instead of
+// recovering it.
+func (t *turn) send(ev Event, err error) bool {
+	t.inHost = true
+	ok := t.yield(ev, err)
+	t.inHost = false
+	return ok
+}
+
+// notify hands ev to the turn's event observers.
+func (t *turn) notify(ev Event) {
+	for _, sink := range t.observers {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.s.logger.Error("turn observer panicked", "event", kindOf(ev), "panic", fmt.Sprint(p))
+				}
+			}()
+			sink(ev)
+		}()
 	}
 }
 
@@ -362,27 +319,6 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 	}
 }
 
-// fallBack moves the turn to the next model of its chain after the
-// current one, from, failed for good with err, when err is a failure
-// another model may not have (model.FallsBack). It logs and emits the
-// switch; the turn keeps the new model for its remaining steps. It
-// reports whether it fell back, and an error when logging failed.
-func (t *turn) fallBack(step int, from string, err error) (bool, error) {
-	next := t.cur + 1
-	if next >= len(t.chain) || !model.FallsBack(err) {
-		return false, nil
-	}
-	to := t.chain[next].Info().Name
-	code := harness.CodeOf(err)
-	t.s.logger.Warn("model call failed for good; falling back to the next model", "step", step, "from", from, "to", to, "code", code, "error", err)
-	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
-		return false, lerr
-	}
-	t.cur, t.model = next, t.chain[next]
-	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
-	return true, nil
-}
-
 // stream runs one model call, yielding text and reasoning as they come.
 func (t *turn) stream(step int, req *model.Request) (*model.Assembler, error) {
 	asm := &model.Assembler{}
@@ -439,6 +375,132 @@ func (t *turn) fixCallIDs(step int, msg harness.Message) {
 	t.s.logMu.Lock()
 	defer t.s.logMu.Unlock()
 	model.FixCallIDs(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
+}
+
+// fallBack moves the turn to the next model of its chain after the
+// current one, from, failed for good with err, when err is a failure
+// another model may not have (model.FallsBack). It logs and emits the
+// switch; the turn keeps the new model for its remaining steps. It
+// reports whether it fell back, and an error when logging failed.
+func (t *turn) fallBack(step int, from string, err error) (bool, error) {
+	next := t.cur + 1
+	if next >= len(t.chain) || !model.FallsBack(err) {
+		return false, nil
+	}
+	to := t.chain[next].Info().Name
+	code := harness.CodeOf(err)
+	t.s.logger.Warn("model call failed for good; falling back to the next model", "step", step, "from", from, "to", to, "code", code, "error", err)
+	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
+		return false, lerr
+	}
+	t.cur, t.model = next, t.chain[next]
+	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
+	return true, nil
+}
+
+// price returns the cost of a call of modelName with usage u made now,
+// and adds it to the turn's and the session's.
+func (t *turn) price(modelName string, u harness.Usage) float64 {
+	c, _ := t.l.cfg.prices.Cost(modelName, u, time.Now())
+	t.cost += c
+	t.s.spend(u, c)
+	return c
+}
+
+// retryAfter returns the provider's hint for when to try again after
+// err (a model.ProviderError in its chain), or 0.
+func retryAfter(err error) time.Duration {
+	var pe *model.ProviderError
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
+}
+
+// failureText is what the log says about a failed model call: the text
+// of the model error in err's chain, or err's own.
+func failureText(err error) string {
+	var he *harness.Error
+	if errors.As(err, &he) {
+		return he.Error()
+	}
+	return err.Error()
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// runSafely runs the turn and turns a panic of the harness (or of the
+// model, store or observers it calls) into the end of the turn: a TurnEnd
+// with reason error and an *harness.Error, logged like any other end so
+// the session stays usable. A panic in the host's loop body is passed on.
+func (t *turn) runSafely(content []harness.Block) { t.safely(func() { t.run(content) }) }
+
+// resumeSafely is runSafely for the continuation of a paused turn.
+func (t *turn) resumeSafely(answers map[string]permission.Answer) {
+	t.safely(func() { t.resume(answers) })
+}
+
+// safely runs body, the turn's run or resumption, as runSafely says.
+func (t *turn) safely(body func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if t.inHost {
+			panic(p)
+		}
+		t.endAfterPanic(internalError(t.s.logger, "turn", p))
+	}()
+	body()
+}
+
+// endAfterPanic ends a turn that panicked: it logs the end and yields
+// the TurnEnd. When logging the end panics too (a broken store), or the
+// panic came from logging it, the TurnEnd is yielded without it.
+func (t *turn) endAfterPanic(ie *harness.Error) {
+	if t.endSent {
+		return
+	}
+	var err error = ie
+	if !t.ended {
+		perr := t.finishSafely(ie)
+		if perr == nil {
+			return
+		}
+		err = errors.Join(ie, perr)
+	}
+	if !t.endSent {
+		t.end(&TurnEnd{Reason: session.ReasonError, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err})
+	}
+}
+
+// finishSafely is finish with a panic recovered; it returns the error for
+// the TurnEnd it could not yield, if it panicked.
+func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if t.inHost {
+				panic(p)
+			}
+			perr = internalError(t.s.logger, "logging the end of a turn", p)
+		}
+	}()
+	t.finish(session.ReasonError, err)
+	return nil
 }
 
 // toolDuration is how long a call took, for events and the log.
