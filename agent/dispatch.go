@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -112,7 +114,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 				requests = append(requests, req)
 				continue
 			default:
-				ans, err := t.approve(req)
+				ans, err := askApprover(t.ctx, t.l.cfg.approver, req)
 				if t.ctx.Err() != nil {
 					return t.ctx.Err()
 				}
@@ -140,7 +142,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 		}
 		made[call.ID] = rec
 		if rec.By != byMode || rec.Outcome != string(permission.Allow) {
-			t.emitDecision(rec, calls[i])
+			t.emit(decisionEvent(rec, calls[i]))
 		}
 		if rec.Outcome != string(permission.Allow) {
 			results[i] = denialResult(call.Name, rec.Reason, rec.By, rec.Feedback)
@@ -149,21 +151,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 	if len(asked) == 0 {
 		return nil
 	}
-	ar := &session.ApprovalRequested{Step: step, Calls: asked}
-	if o := t.output; o != nil {
-		ar.OutputName, ar.OutputSchema, ar.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
-	}
-	if err := t.s.append(t.ctx, ar); err != nil {
-		return fmt.Errorf("agent: logging the approval request: %w", err)
-	}
-	// The decisions made so far in this step, and the answer the turn
-	// asks for, are kept for the resolution.
-	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
-	t.s.mu.Lock()
-	t.s.paused = pz
-	t.s.mu.Unlock()
-	t.emit(&ApprovalRequest{Step: step, Requests: requests})
-	return errPaused
+	return t.pauseStep(step, asked, requests, made)
 }
 
 // Who decided a call.
@@ -174,19 +162,20 @@ const (
 	byApprover = "approver"
 )
 
-// approve asks the approver, recovering a panic as an error.
-func (t *turn) approve(req permission.Request) (ans permission.Answer, err error) {
+// askApprover asks a, recovering a panic as an error.
+func askApprover(ctx context.Context, a permission.Approver, req permission.Request) (ans permission.Answer, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the approver panicked: %v", p)
 		}
 	}()
-	return t.l.cfg.approver(t.ctx, req)
+	return a(ctx, req)
 }
 
-func (t *turn) emitDecision(d *session.PermissionDecided, call harness.ToolCall) {
-	t.emit(&PermissionDecision{Step: d.Step, Call: call, Outcome: permission.Outcome(d.Outcome), By: d.By, Rule: d.Rule,
-		Reason: d.Reason, Feedback: d.Feedback, Remember: d.Remember})
+// decisionEvent is the event of a logged decision on call.
+func decisionEvent(d *session.PermissionDecided, call harness.ToolCall) *PermissionDecision {
+	return &PermissionDecision{Step: d.Step, Call: call, Outcome: permission.Outcome(d.Outcome), By: d.By, Rule: d.Rule,
+		Reason: d.Reason, Feedback: d.Feedback, Remember: d.Remember}
 }
 
 // denialResult is what the model reads for a denied call.
@@ -441,15 +430,36 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 }
 
 // finishCall logs a result and yields ToolCallEnd. A result too large
-// for one event of the session log is logged, shown to the model and
-// yielded as a preview instead (see logOversized).
+// for one event of the session log is cut to fit (see cutToFit): the
+// form logged is what the model sees and the host is shown.
 func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult, dur time.Duration) error {
 	ev := &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}
-	if err := t.s.append(t.ctx, ev); err != nil {
-		res, err = t.logOversized(ev, res, err)
-		if err != nil {
-			return fmt.Errorf("agent: logging a tool result: %w", err)
+	err := t.s.append(t.ctx, ev)
+	var tooLarge *session.EventTooLargeError
+	if errors.As(err, &tooLarge) {
+		// The save outlives a cancelled turn: the result is logged either way.
+		owner := tools.Owner{Session: t.s.Header().ID, Tool: c.Name, Call: c.ID}
+		cut, cerr := cutToFit(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, ev.Result, tooLarge.Max)
+		if cerr != nil {
+			return fmt.Errorf("agent: logging a tool result: %w", errors.Join(err, cerr))
 		}
+		for _, r := range cut.tries {
+			logged := *ev
+			logged.Result = r
+			if err = t.s.append(t.ctx, &logged); err == nil {
+				t.s.logger.Warn("a tool result too large for the session log was logged as a preview",
+					"tool", c.Name, "call_id", c.ID, "event_bytes", tooLarge.Size, "max_line_size", tooLarge.Max,
+					"locator", cut.stored.Locator, "save_error", cut.saveErr)
+				res = &r
+				break
+			}
+			if !errors.Is(err, harness.CodeTooLarge) {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("agent: logging a tool result: %w", err)
 	}
 	t.emit(&ToolCallEnd{Step: step, Call: c, Result: res, Duration: dur})
 	return nil
@@ -462,7 +472,7 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 	}
 	st := &tools.Step{Env: env, Number: step, Calls: calls, Results: results}
 	for _, o := range t.l.cfg.observers {
-		for _, r := range t.safeObserve(o, st) {
+		for _, r := range observeSafely(context.WithoutCancel(t.ctx), t.s.logger, o, st) {
 			if r.Text == "" {
 				continue
 			}
@@ -475,12 +485,13 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 	}
 }
 
-func (t *turn) safeObserve(o tools.StepObserver, st *tools.Step) (out []harness.Reminder) {
+// observeSafely runs a step observer, a panic in it logged and ignored.
+func observeSafely(ctx context.Context, logger *slog.Logger, o tools.StepObserver, st *tools.Step) (out []harness.Reminder) {
 	defer func() {
 		if p := recover(); p != nil {
-			t.s.logger.Error("step observer panicked", "panic", fmt.Sprint(p))
+			logger.Error("step observer panicked", "panic", fmt.Sprint(p))
 			out = nil
 		}
 	}()
-	return o(context.WithoutCancel(t.ctx), st)
+	return o(ctx, st)
 }

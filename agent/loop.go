@@ -198,7 +198,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		return nil, err
 	}
 	s.usage, s.cost = logSpend(l.cfg.prices, tr.Events)
-	s.track.steps = countSteps(tr.Events)
+	s.context.track.steps = countSteps(tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())

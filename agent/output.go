@@ -93,27 +93,22 @@ func snakeName(name string) string {
 	return b.String()
 }
 
-// checkOutput validates the final answer of a structured turn. It
-// returns again when it logged a repair request and the turn must take
-// another step, or the error that ends the turn.
-func (t *turn) checkOutput(step int, msg harness.Message) (again bool, err error) {
-	o := t.output
-	v, problem := o.validate(msg.Text())
+// check validates the final answer of a structured turn, text. It
+// keeps a valid answer's value; for an invalid one it returns the
+// reminder that asks the model to repair it, once, and then the error
+// that ends the turn.
+func (o *outputSpec) check(text string) (repair *harness.Reminder, err error) {
+	v, problem := o.validate(text)
 	if problem == "" {
 		o.value = v
-		return false, nil
+		return nil, nil
 	}
 	if o.repaired {
-		return false, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the final answer is not valid against the " + o.out.Name + " schema after one repair: " + problem}
+		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the final answer is not valid against the " + o.out.Name + " schema after one repair: " + problem}
 	}
 	o.repaired = true
-	r := harness.Reminder{Source: outputSource, Text: "Your final answer is not valid against the " + o.out.Name + " schema: " + problem +
-		". Answer again with only one JSON value that matches the schema, no prose and no code fence."}
-	if err := t.s.append(t.ctx, &session.Reminded{Reminder: r}); err != nil {
-		return false, fmt.Errorf("agent: logging the repair request: %w", err)
-	}
-	t.emit(&ReminderAdded{Step: step, Reminder: r})
-	return true, nil
+	return &harness.Reminder{Source: outputSource, Text: "Your final answer is not valid against the " + o.out.Name + " schema: " + problem +
+		". Answer again with only one JSON value that matches the schema, no prose and no code fence."}, nil
 }
 
 // validate parses text as one JSON value (a surrounding code fence is

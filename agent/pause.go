@@ -30,6 +30,26 @@ type pause struct {
 // errPaused ends dispatch when the step's calls wait for answers.
 var errPaused = errors.New("agent: the step waits for approval")
 
+// pauseStep ends a step whose calls wait for answers (asked, the
+// questions to requests): it logs the questions, keeps the decisions
+// made so far in the step and the answer the turn asks for, for the
+// resolution, yields the ApprovalRequest and returns errPaused.
+func (t *turn) pauseStep(step int, asked []session.PendingCall, requests []permission.Request, made map[string]*session.PermissionDecided) error {
+	ar := &session.ApprovalRequested{Step: step, Calls: asked}
+	if o := t.output; o != nil {
+		ar.OutputName, ar.OutputSchema, ar.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
+	}
+	if err := t.s.append(t.ctx, ar); err != nil {
+		return fmt.Errorf("agent: logging the approval request: %w", err)
+	}
+	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
+	t.s.mu.Lock()
+	t.s.paused = pz
+	t.s.mu.Unlock()
+	t.emit(&ApprovalRequest{Step: step, Requests: requests})
+	return errPaused
+}
+
 // Pending returns the questions of a paused turn, or nil when no call
 // waits for approval.
 func (s *Session) Pending() []permission.Request {
@@ -69,7 +89,7 @@ func (s *Session) Pending() []permission.Request {
 // ResumeSession fails with harness.CodeLocked), and once the first has
 // answered, nothing waits (harness.Code("nothing_pending")).
 func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
-	return s.runTurn(ctx, func(t *turn) { t.resumeSafely(answers) })
+	return s.runTurn(ctx, func(t *turn) { t.resume(answers) })
 }
 
 // resume continues a paused turn with answers.
@@ -114,7 +134,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 		return
 	}
 	for _, d := range logs {
-		t.emitDecision(d.(*session.PermissionDecided), pending[d.(*session.PermissionDecided).CallID])
+		t.emit(decisionEvent(d.(*session.PermissionDecided), pending[d.(*session.PermissionDecided).CallID]))
 	}
 	t.s.mu.Lock()
 	t.s.paused = nil

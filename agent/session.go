@@ -39,9 +39,9 @@ type Session struct {
 	usage harness.Usage
 	cost  float64
 
-	chain chainCache   // used by the running turn only
-	est   estimator    // used by the running turn only
-	track contextTrack // used by the running turn only
+	// context is what the context policy keeps between requests; the
+	// running turn alone uses it.
+	context contextState
 
 	mu      sync.Mutex
 	model   model.Model
@@ -142,7 +142,7 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // session store reaches the loop over the events; a panic in the loop's own
 // body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
-	return s.runTurn(ctx, func(t *turn) { t.runSafely(content) })
+	return s.runTurn(ctx, func(t *turn) { t.run(content) })
 }
 
 // RunOutput runs one turn like Run, asking for a final answer that is one
@@ -168,7 +168,7 @@ func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output
 	content := []harness.Block{harness.TextBlock(prompt)}
 	return s.runTurn(ctx, func(t *turn) {
 		t.output = spec
-		t.runSafely(content)
+		t.run(content)
 	})
 }
 
@@ -199,7 +199,8 @@ func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEn
 	return v, end, err
 }
 
-// runTurn runs body as the session's one running turn.
+// runTurn runs body as the session's one running turn, a panic in it
+// ending the turn (see turn.safely).
 func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s.mu.Lock()
@@ -226,7 +227,7 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
-		body(t)
+		t.safely(func() { body(t) })
 	}
 }
 

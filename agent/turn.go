@@ -4,15 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
 )
 
 // turn is the state of one running turn.
+//
+// A turn logs the user's message (run) and takes steps (loop): each step
+// calls the model (callModel, after the context policy made room: see
+// relieve) and dispatches the calls of its answer (dispatch.go), until
+// the model answers without calls, the step limit is reached, the turn is
+// cancelled, or a call waits for approval (pause.go). finish logs the end
+// and yields the TurnEnd. Every event goes to the host through emit.
 type turn struct {
 	s *Session
 	l *Loop
@@ -46,9 +55,14 @@ type turn struct {
 	sub *subTurn
 }
 
+// run starts a turn on the user's content: it logs the content (and the
+// system prompt, when it changed) and takes the turn's steps.
 func (t *turn) run(content []harness.Block) {
+	t.s.logMu.Lock()
+	logged := t.s.hist.SystemPrompt()
+	t.s.logMu.Unlock()
 	var first []session.Payload
-	if sys := t.l.cfg.system; sys != t.systemLogged() {
+	if sys := t.l.cfg.system; sys != logged {
 		first = append(first, &session.SystemPrompt{Text: sys})
 	}
 	first = append(first, &session.UserMessage{Content: content})
@@ -69,12 +83,6 @@ func (t *turn) run(content []harness.Block) {
 // planReminder tells the model it is planning.
 const planReminder = "Plan mode is on: this session is read-only. Calls that change files, run commands or have other side effects are denied. " +
 	"Read and search what you need, then present your plan to the user and wait for approval before making changes."
-
-func (t *turn) systemLogged() string {
-	t.s.logMu.Lock()
-	defer t.s.logMu.Unlock()
-	return t.s.hist.SystemPrompt()
-}
 
 // loop runs steps until the turn ends.
 func (t *turn) loop() {
@@ -103,11 +111,19 @@ func (t *turn) loop() {
 		if len(calls) == 0 {
 			t.emit(&StepEnd{Step: step, Finish: finish})
 			if t.output != nil {
-				if again, err := t.checkOutput(step, msg); again {
-					continue
-				} else if err != nil {
+				repair, err := t.output.check(msg.Text())
+				if err != nil {
 					t.finish(session.ReasonError, err)
 					return
+				}
+				if repair != nil {
+					// One more step, to repair the structured answer.
+					if err := t.s.append(t.ctx, &session.Reminded{Reminder: *repair}); err != nil {
+						t.finish(session.ReasonError, fmt.Errorf("agent: logging the repair request: %w", err))
+						return
+					}
+					t.emit(&ReminderAdded{Step: step, Reminder: *repair})
+					continue
 				}
 			}
 			t.finish(session.ReasonCompleted, nil)
@@ -230,7 +246,15 @@ func (t *turn) request() *model.Request {
 		out := t.output.out
 		req.Output = &out
 	}
-	return t.projectImages(req)
+	// The images the model can take, and no more than the budget.
+	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
+	if err != nil {
+		cache = nil
+	}
+	policy := t.l.cfg.context
+	req.Messages = projectImages(req.Messages, slices.Contains(t.model.Info().Input, harness.ModalityImage),
+		req.Images != nil, imageBudget{Count: policy.MaxImages, Bytes: policy.MaxImageBytes}, cache)
+	return req
 }
 
 // callModel makes one model call, retrying retryable failures, and logs
@@ -245,8 +269,8 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			req = t.relieve(step, req, forced)
 			relieve, forced = false, false
 		}
-		reqBytes := t.requestBytes(req)
-		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
+		reqBytes := t.s.context.requestBytes(req)
+		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.context.chain.fingerprint(req)}); err != nil {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
 		asm, err := t.stream(step, req)
@@ -255,7 +279,12 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		}
 		if err != nil {
 			if t.ctx.Err() != nil {
-				t.logPartial(step, info.Name, asm)
+				// The log shows what the user saw.
+				if am := partialAnswer(step, info.Name, asm); am != nil {
+					if err := t.s.append(t.ctx, am); err != nil {
+						t.s.logger.Error("logging a cancelled answer failed", "error", err)
+					}
+				}
 				return harness.Message{}, "", t.ctx.Err()
 			}
 			code := harness.CodeOf(err)
@@ -293,7 +322,10 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			continue
 		}
 		msg := asm.Message()
-		t.fixCallIDs(step, msg)
+		// What is logged is the fixed id.
+		t.s.logMu.Lock()
+		model.FixCallIDs(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
+		t.s.logMu.Unlock()
 		finish, _ := asm.Finish()
 		// The model that answered: the one called, unless it named
 		// another (a fallback wrapper used as a plain model, a replay of
@@ -306,12 +338,12 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 		if u, ok := asm.Usage(); ok {
 			am.Usage = &u
 			t.usage.Add(u)
-			t.s.est.calibrate(u.InputTokens, reqBytes)
+			t.s.context.est.calibrate(u.InputTokens, reqBytes)
 		}
 		if err := t.s.append(t.ctx, am); err != nil {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
-		t.s.track.steps++
+		t.s.context.track.steps++
 		if am.Usage != nil {
 			t.emit(&ModelUsage{Step: step, Model: answered, Usage: *am.Usage, Cost: t.price(answered, *am.Usage)})
 		}
@@ -347,34 +379,23 @@ func (t *turn) stream(step int, req *model.Request) (*model.Assembler, error) {
 	return asm, nil
 }
 
-// logPartial logs what a cancelled answer had said, without its
-// unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *model.Assembler) {
+// partialAnswer is what a cancelled answer had said, without its
+// unfinished tool calls, as an assistant message to log; nil when it
+// said nothing.
+func partialAnswer(step int, modelName string, asm *model.Assembler) *session.AssistantMessage {
 	if asm == nil {
-		return
+		return nil
 	}
-	msg := asm.Message()
 	var keep []harness.Block
-	for _, b := range msg.Content {
+	for _, b := range asm.Message().Content {
 		if b.Type != harness.BlockToolCall {
 			keep = append(keep, b)
 		}
 	}
 	if len(keep) == 0 {
-		return
+		return nil
 	}
-	am := &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
-	if err := t.s.append(t.ctx, am); err != nil {
-		t.s.logger.Error("logging a cancelled answer failed", "error", err)
-	}
-}
-
-// fixCallIDs gives every call of msg an id new to the session
-// (model.FixCallIDs: what is logged is the fixed id).
-func (t *turn) fixCallIDs(step int, msg harness.Message) {
-	t.s.logMu.Lock()
-	defer t.s.logMu.Unlock()
-	model.FixCallIDs(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
+	return &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
 }
 
 // fallBack moves the turn to the next model of its chain after the
@@ -442,18 +463,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runSafely runs the turn and turns a panic of the harness (or of the
-// model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *harness.Error, logged like any other end so
-// the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []harness.Block) { t.safely(func() { t.run(content) }) }
-
-// resumeSafely is runSafely for the continuation of a paused turn.
-func (t *turn) resumeSafely(answers map[string]permission.Answer) {
-	t.safely(func() { t.resume(answers) })
-}
-
-// safely runs body, the turn's run or resumption, as runSafely says.
+// safely runs body, the turn's run or resumption, and turns a panic of
+// the harness (or of the model, store or observers it calls) into the
+// end of the turn: a TurnEnd with reason error and an *harness.Error,
+// logged like any other end so the session stays usable. A panic in the
+// host's loop body is passed on.
 func (t *turn) safely(body func()) {
 	defer func() {
 		p := recover()
