@@ -108,7 +108,7 @@ func TestResolveRefusesChangedCall(t *testing.T) {
 	require.Len(t, s.Pending(), 1)
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
 	require.Error(t, err)
-	assert.ErrorIs(t, err, harness.Code("call_changed"))
+	assert.ErrorIs(t, err, agent.CodeCallChanged)
 	assert.Contains(t, err.Error(), "is not the call that was asked about")
 	assert.Empty(t, marks(t, marksFile), "the changed call did not run")
 	require.NoError(t, s.Close())
@@ -130,7 +130,7 @@ func TestResolveRefusesAnswerForAnotherCall(t *testing.T) {
 	p := s.Pending()
 	require.Len(t, p, 1)
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true, Digest: "sha256:" + strings.Repeat("0", 64)}}))
-	assert.ErrorIs(t, err, harness.Code("call_changed"))
+	assert.ErrorIs(t, err, agent.CodeCallChanged)
 	assert.Contains(t, err.Error(), "another version of the call")
 	assert.Empty(t, marks(t, marksFile))
 	require.Len(t, s.Pending(), 1, "the question still waits")
@@ -179,7 +179,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 						continue
 					}
 					code := harness.CodeOf(err)
-					assert.True(t, code == harness.CodeLocked || code == harness.Code("nothing_pending"), "the loser gets locked or nothing_pending, not %v", err)
+					assert.True(t, code == harness.CodeLocked || code == agent.CodeNothingPending, "the loser gets locked or nothing_pending, not %v", err)
 				}
 				assert.Equal(t, 1, wins, "exactly one resolution wins: %v", errs)
 				assert.Equal(t, []string{"approved"}, marks(t, marksFile), "the call ran exactly once")

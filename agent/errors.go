@@ -10,20 +10,20 @@ import (
 )
 
 // The codes only this package reports, besides the shared ones of the
-// harness package. Their text is public API like every code's: match
-// one with errors.Is(err, harness.Code("...")) or compare ToolResult.Code.
+// harness package. Match one with errors.Is(err, agent.CodeNothingPending)
+// or compare harness.CodeOf(err).
 const (
-	// codeNothingPending (nothing_pending): an answer was given for calls
+	// CodeNothingPending (nothing_pending): an answer was given for calls
 	// awaiting approval, but none (or not that one) awaits it.
-	codeNothingPending harness.Code = "nothing_pending"
-	// codeCallChanged (call_changed): an answer was given for a call
+	CodeNothingPending harness.Code = "nothing_pending"
+	// CodeCallChanged (call_changed): an answer was given for a call
 	// that is no longer the one asked about (its logged name or
 	// arguments changed since the question, or the answer names another
 	// version of it).
-	codeCallChanged harness.Code = "call_changed"
-	// codeInternal (internal): the harness recovered from a panic: a bug,
+	CodeCallChanged harness.Code = "call_changed"
+	// CodeInternal (internal): the harness recovered from a panic: a bug,
 	// not a problem with the model, the request or the conversation.
-	codeInternal harness.Code = "internal"
+	CodeInternal harness.Code = "internal"
 )
 
 // errBusy is the error of a turn started while one runs: it matches
@@ -63,7 +63,7 @@ func errTurnDidNotStop() error {
 }
 
 // internalError builds the error for a recovered panic and logs it with
-// its stack: a *harness.Error with codeInternal whose message
+// its stack: a *harness.Error with CodeInternal whose message
 // names what was running (op: "turn", "new_session", "resume_session",
 // "close", "tool_dispatch", ...) and the panic value, and whose cause is
 // the panic value when that is an error. A turn it ends ends with reason
@@ -71,7 +71,7 @@ func errTurnDidNotStop() error {
 func internalError(logger *slog.Logger, op string, p any) *harness.Error {
 	stack := debug.Stack()
 	logger.Error("recovered from a panic; this is a bug", "op", op, "panic", fmt.Sprint(p), "stack", string(stack))
-	e := &harness.Error{Code: codeInternal, Message: fmt.Sprintf("agent: internal error during %s: panic: %v (this is a bug in the harness or in code it called, not in the conversation; the stack is in the log)", op, p)}
+	e := &harness.Error{Code: CodeInternal, Message: fmt.Sprintf("agent: internal error during %s: panic: %v (this is a bug in the harness or in code it called, not in the conversation; the stack is in the log)", op, p)}
 	if err, ok := p.(error); ok {
 		e.Err = err
 	}

@@ -76,18 +76,18 @@ func (s *Session) Pending() []permission.Request {
 // (see Pending) to answers and must answer every waiting call; an answer
 // with Remember adds that rule to the session's allow list. When no turn
 // is paused, or an id does not wait, or one is missing, the only event is
-// a TurnEnd with an error matching codeNothingPending or
+// a TurnEnd with an error matching CodeNothingPending or
 // harness.CodeInvalidArguments, and nothing is logged.
 //
 // Answers bind to the calls asked about: each question keeps a digest
 // of its call's name and arguments, and when the call in the log no
 // longer has it, or an answer carries the digest (Request.Digest) of
 // another call, the only event is a TurnEnd with an error matching
-// harness.Code("call_changed"), and nothing is logged or run. Two
+// CodeCallChanged, and nothing is logged or run. Two
 // processes resolving the same session at once cannot both run its
 // calls: the store lets one open it for appending (the other's
 // ResumeSession fails with harness.CodeLocked), and once the first has
-// answered, nothing waits (harness.Code("nothing_pending")).
+// answered, nothing waits (CodeNothingPending).
 func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
 	return s.runTurn(ctx, func(t *turn) { t.resume(answers) })
 }
@@ -98,7 +98,7 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	pz := t.s.paused
 	t.s.mu.Unlock()
 	if pz == nil {
-		err := &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
+		err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
@@ -182,7 +182,7 @@ func checkAnswers(pz *pause, answers map[string]permission.Answer) error {
 	sort.Strings(missing)
 	switch {
 	case len(unknown) > 0:
-		return &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf(
+		return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
 			"agent: no call with id %s waits for approval; the waiting calls are %s", strings.Join(unknown, ", "), ids(pz.asked))}
 	case len(missing) > 0:
 		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf(
@@ -206,15 +206,15 @@ func checkBinding(pz *pause, pending map[string]harness.ToolCall, answers map[st
 	for _, a := range pz.asked {
 		call, ok := pending[a.CallID]
 		if !ok {
-			return &harness.Error{Code: codeNothingPending, Message: fmt.Sprintf(
+			return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
 				"agent: the call %s asked about no longer waits in the session's log; nothing was run: read Pending again", a.CallID)}
 		}
 		if a.Digest != "" && callDigest(call) != a.Digest {
-			return &harness.Error{Code: codeCallChanged, Message: fmt.Sprintf(
+			return &harness.Error{Code: CodeCallChanged, Message: fmt.Sprintf(
 				"agent: the logged %s call %s is not the call that was asked about (its name or arguments changed since the question); no answer was applied and nothing ran", call.Name, a.CallID)}
 		}
 		if ans := answers[a.CallID]; ans.Digest != "" && ans.Digest != a.Digest {
-			return &harness.Error{Code: codeCallChanged, Message: fmt.Sprintf(
+			return &harness.Error{Code: CodeCallChanged, Message: fmt.Sprintf(
 				"agent: the answer for %s was given for another version of the call (its digest is not the question's); no answer was applied and nothing ran: answer the current question from Pending", a.CallID)}
 		}
 	}

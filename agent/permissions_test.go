@@ -220,7 +220,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
 	assert.Equal(t, harness.CodeInvalidArguments, harness.CodeOf(err))
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {}, "zz": {}}))
-	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeNothingPending, harness.CodeOf(err))
 
 	evs, err := runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {Feedback: "skip that"}}))
 	require.NoError(t, err)
@@ -253,7 +253,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 
 	// Resolving again finds nothing.
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
-	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeNothingPending, harness.CodeOf(err))
 }
 
 func TestPauseAbandonedByNewMessage(t *testing.T) {

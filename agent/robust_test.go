@@ -147,9 +147,9 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	assert.Equal(t, session.ReasonError, end.Reason)
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, ie.Message, "during turn: panic: model boom")
-	assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "bug")
 	assert.Contains(t, err.Error(), "model boom")
 	assert.Contains(t, logs.String(), "stack=", "the stack is logged")
@@ -158,7 +158,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	te := lastTurnEnded(t, store, s.Header().ID)
 	assert.Equal(t, session.ReasonError, te.Reason)
 	require.NotNil(t, te.Error)
-	assert.Equal(t, harness.Code("internal"), te.Error.Code)
+	assert.Equal(t, agent.CodeInternal, te.Error.Code)
 
 	// The session is usable again.
 	require.NoError(t, s.SetModel(replay.NewScripted(replay.Response{Text: "fine now"})))
@@ -174,7 +174,7 @@ func TestModelPanicWithErrorValue(t *testing.T) {
 	_, end, err := collect(t, s, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
 	assert.ErrorIs(t, err, boom, "a panic with an error value unwraps to it")
-	assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 }
 
 type panicIn struct{}
@@ -258,12 +258,12 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 			evs, end, err := collect(t, s, context.Background(), "go")
 			assert.Equal(t, "turn_end", agent.KindOf(evs[len(evs)-1]))
 			assert.Equal(t, session.ReasonError, end.Reason)
-			assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+			assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), "store boom")
 			if tc.endLogged {
 				te := lastTurnEnded(t, mem, s.Header().ID)
 				require.NotNil(t, te.Error)
-				assert.Equal(t, harness.Code("internal"), te.Error.Code)
+				assert.Equal(t, agent.CodeInternal, te.Error.Code)
 				// And the session goes on.
 				_, end, err = collect(t, s, context.Background(), "again")
 				require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestSessionStartPanicsAreErrors(t *testing.T) {
 	assert.Nil(t, s)
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, ie.Message, "during new_session")
 	assert.Contains(t, err.Error(), "create boom")
 
@@ -340,7 +340,7 @@ func TestClosePanicIsAnError(t *testing.T) {
 	err = s.Close()
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, err.Error(), "closer boom")
 	// The log was closed anyway: the session can be deleted.
 	require.NoError(t, mem.Delete(context.Background(), s.Header().ID))

@@ -250,7 +250,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	}
 	t, _ := ctx.Value(turnKey{}).(*turn)
 	if t == nil {
-		return nil, &harness.Error{Code: codeInternal, Message: "the task tool runs only inside a turn of its loop"}
+		return nil, &harness.Error{Code: CodeInternal, Message: "the task tool runs only inside a turn of its loop"}
 	}
 	steps := ty.MaxSteps
 	if steps == 0 {

@@ -70,8 +70,8 @@ func TestSchemaErrors(t *testing.T) {
 	assert.Equal(t, "cyclic", se.Tool)
 	assert.Equal(t, "cycle", se.Reason)
 	assert.Equal(t, []string{"#/$defs/a", "#/$defs/b", "#/$defs/a"}, se.Cycle)
-	assert.ErrorIs(t, err, harness.Code("invalid_schema"))
-	assert.Equal(t, harness.Code("invalid_schema"), harness.CodeOf(err))
+	assert.ErrorIs(t, err, tools.CodeInvalidSchema)
+	assert.Equal(t, tools.CodeInvalidSchema, harness.CodeOf(err))
 
 	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"object","properties":{"a":`, 200) + `{}` + strings.Repeat(`}}`, 200) + `}}`
 	_, err = tools.NewRegistry(rawTool{"deep", deep})
