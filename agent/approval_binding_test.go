@@ -69,7 +69,7 @@ func resumeAndAllow(ctx context.Context, loop *agent.Loop, id string) error {
 
 func TestPendingCarriesDigest(t *testing.T) {
 	dir := t.TempDir()
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	pauseOne(t, store, "paused", filepath.Join(dir, "marks"))
 	logged := logEvents(t, store, "paused")
 	asked := ofPayload[*session.ApprovalRequested](logged)
@@ -91,7 +91,7 @@ func TestPendingCarriesDigest(t *testing.T) {
 func TestResolveRefusesChangedCall(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	pauseOne(t, store, "paused", marksFile)
 	before := len(logEvents(t, store, "paused"))
 
@@ -120,7 +120,7 @@ func TestResolveRefusesChangedCall(t *testing.T) {
 func TestResolveRefusesAnswerForAnotherCall(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	pauseOne(t, store, "paused", marksFile)
 	ctx := context.Background()
 	loop := resolver(t, store, marksFile)
@@ -148,7 +148,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 	trials := longtest.Pick(10, 100)
 	for _, kind := range []string{"jsonl", "memory"} {
 		t.Run(kind, func(t *testing.T) {
-			mem := session.NewMemory()
+			mem := session.NewMemory(session.StoreConfig{})
 			for trial := range trials {
 				dir := t.TempDir()
 				marksFile := filepath.Join(dir, "marks")
@@ -156,7 +156,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 					if kind == "memory" {
 						return mem
 					}
-					return session.NewJSONL(filepath.Join(dir, "sessions"))
+					return session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 				}
 				id := fmt.Sprintf("race%d", trial)
 				pauseOne(t, newStore(), id, marksFile)
@@ -197,7 +197,7 @@ func TestResolveHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestResolveRaceTwoProcesses")
 	}
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	loop := resolver(t, store, filepath.Join(dir, "marks"))
 	err := resumeAndAllow(context.Background(), loop, "paused")
 	loop.Close()
@@ -215,7 +215,7 @@ func TestResolveHelperProcess(t *testing.T) {
 func TestResolveRaceTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	pauseOne(t, session.NewJSONL(filepath.Join(dir, "sessions")), "paused", marksFile)
+	pauseOne(t, session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{}), "paused", marksFile)
 	var cmds []*exec.Cmd
 	outs := make([]*strings.Builder, 2)
 	for i := range 2 {

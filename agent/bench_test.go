@@ -77,7 +77,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
 		llm := &instantModel{}
 		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
-			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir())}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
+			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir(), session.StoreConfig{})}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
 		require.NoError(b, err)
 		defer loop.Close()
 		ctx := context.Background()

@@ -8,7 +8,7 @@
 //	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
-//		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}),
+//		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}),
 //	)
 //	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()

@@ -92,7 +92,7 @@ const (
 
 func defaultConfig() config {
 	return config{
-		store:    session.NewMemory(),
+		store:    session.NewMemory(session.StoreConfig{}),
 		logger:   logs.OrDiscard(nil),
 		maxSteps: defaultMaxSteps,
 		retry:    defaultRetryPolicy(),

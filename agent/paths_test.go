@@ -139,7 +139,7 @@ func assertHidden(t *testing.T, r *harness.ToolResult, what string) {
 // link, a listing, a search), and each must come back empty.
 func TestPathPolicyFileTools(t *testing.T) {
 	ws := pathsWorkspace(t)
-	res := pathsLoop(t, ws, session.NewMemory(), nil,
+	res := pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), nil,
 		call("read-hardlink", "read", map[string]any{"file_path": "src/notes.txt"}),
 		call("read-dir", "read", map[string]any{"file_path": "."}),
 		call("read-typo", "read", map[string]any{"file_path": "secret"}),
@@ -209,7 +209,7 @@ func TestPathPolicyFileTools(t *testing.T) {
 // the rules do not show it.
 func TestPathPolicySessionTools(t *testing.T) {
 	ws := pathsWorkspace(t)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	// The earlier session: no rules.
 	fsys, err := fslocal.New(ws)
 	require.NoError(t, err)
@@ -275,13 +275,13 @@ func TestPathPolicySpillReads(t *testing.T) {
 		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{mw}}),
 	}
 	// The first session learns the locator of its spilled output.
-	res := pathsLoop(t, ws, session.NewMemory(), extra, call("big", "repeat", map[string]any{"text": "hello"}))
+	res := pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), extra, call("big", "repeat", map[string]any{"text": "hello"}))
 	text := resultText(res["big"])
 	i := strings.Index(text, tools.OutputScheme)
 	require.GreaterOrEqual(t, i, 0, text)
 	loc := strings.Fields(text[i:])[0]
 	loc = strings.TrimRight(loc, ".,;:)\"'`")
-	res = pathsLoop(t, ws, session.NewMemory(), extra, call("read-spill", "read", map[string]any{"file_path": loc}))
+	res = pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), extra, call("read-spill", "read", map[string]any{"file_path": loc}))
 	r := res["read-spill"]
 	assert.True(t, r.IsError, resultText(r))
 	assert.Equal(t, harness.CodeNotFound, r.Code)

@@ -80,7 +80,7 @@ func lastTurnEnded(t *testing.T, store session.Store, id string) *session.TurnEn
 // names them instead of dereferencing nil.
 func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	ctx := context.Background()
-	mem := session.NewMemory()
+	mem := session.NewMemory(session.StoreConfig{})
 	log, err := mem.Create(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
 	id := log.Header().ID
@@ -139,7 +139,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	leakcheck.Check(t)
 	ctx := context.Background()
 	logger, logs := bufferLogger()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(panickyModel{value: "model boom"}), agent.WithStores(agent.Stores{Sessions: store}), agent.WithLogger(logger))
 
 	evs, end, err := collect(t, s, ctx, "go")
@@ -251,7 +251,7 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			leakcheck.Check(t)
-			mem := session.NewMemory()
+			mem := session.NewMemory(session.StoreConfig{})
 			store := &panickingStore{Store: mem, panicOn: tc.panicOn}
 			llm := replay.NewScripted(replay.Response{Text: "one"}, replay.Response{Text: "two"})
 			_, s := newSession(t, agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
@@ -306,7 +306,7 @@ func (panickyOpenStore) Open(ctx context.Context, id string) (session.Log, *sess
 
 func TestSessionStartPanicsAreErrors(t *testing.T) {
 	leakcheck.Check(t)
-	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: panickyOpenStore{session.NewMemory()}}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: panickyOpenStore{session.NewMemory(session.StoreConfig{})}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -329,7 +329,7 @@ type panickyCloser struct{}
 func (panickyCloser) Close() error { panic("closer boom") }
 
 func TestClosePanicIsAnError(t *testing.T) {
-	mem := session.NewMemory()
+	mem := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: mem}))
 	require.NoError(t, err)
 	defer loop.Close()

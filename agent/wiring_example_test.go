@@ -32,7 +32,7 @@ func ExampleNew_everything() {
 	}
 
 	workspace, _ := fslocal.New(dir)
-	store := session.NewJSONL(sessionsDir)
+	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
 	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
 	spillStore, err1 := spill.NewDir(spillDir)
 	spilling, err2 := spill.Middleware()
@@ -69,7 +69,7 @@ func TestFullWiringIsValid(t *testing.T) {
 	}
 	defer workspace.Close()
 	sessionsDir := t.TempDir()
-	store := session.NewJSONL(sessionsDir)
+	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
 	spillStore, err1 := spill.NewDir(t.TempDir())
 	spilling, err2 := spill.Middleware()
 	deadlines, err3 := guard.Deadlines(nil)

@@ -317,7 +317,7 @@ func TestGuardsInTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c5", "lookup", `{"key":"bad2"}`), replay.ToolCall("c6", "lookup", `{"key":"bad3"}`)),
 		replay.Response{Text: "giving up"},
 	)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeatGuard(t, nil), failureGuard(t, nil)}})}
 	loop, err := agent.New(opts...)

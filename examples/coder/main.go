@@ -258,7 +258,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if sessionsDir, err = filepath.Abs(sessionsDir); err != nil {
 		return 0, err
 	}
-	a.store = session.NewJSONL(sessionsDir)
+	a.store = session.NewJSONL(sessionsDir, session.StoreConfig{})
 	a.sessionsDir = sessionsDir
 
 	resumeID, err := a.pickSession(ctx)

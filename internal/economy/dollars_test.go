@@ -240,7 +240,7 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 		Dialect: openai.DialectDeepSeek, HTTPClient: client})
 	require.NoError(t, err)
 
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	spillStore, err := spill.NewMemory()
 	require.NoError(t, err)
 	toolset := append(files.Tools(), codesearch.Tools()...)

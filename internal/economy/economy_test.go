@@ -177,7 +177,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	defer fsys.Close()
 
 	llm := &countingModel{script: replay.NewScripted(script()...), info: model.Info{Name: "scripted-128k", ContextWindow: 128_000}}
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{
 		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
 		agent.WithTools(append(files.Tools(), runTests())...),

@@ -13,7 +13,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	log, _ := store.Create(ctx, session.Header{ID: "earlier", Cwd: "/home/u/app"})
 	log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("the deploy key lives in vault/deploy")}})
 	log.Close()

@@ -119,7 +119,7 @@ func nextTurn(ctx context.Context, url, id string) (int, error) {
 		return 0, err
 	}
 	defer pool.Close()
-	store, err := postgres.New(ctx, pool)
+	store, err := postgres.New(ctx, pool, postgres.Config{})
 	if err != nil {
 		return 0, err
 	}
