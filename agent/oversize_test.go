@@ -71,7 +71,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	ctx := context.Background()
 	const maxLine = 256 << 10
 	store := session.NewMemory(session.StoreConfig{MaxLineSize: maxLine})
-	out, err := spill.NewMemory()
+	out, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store, Output: out}))

@@ -266,9 +266,9 @@ func TestPathPolicySessionTools(t *testing.T) {
 // deny are not read back through spill:// either.
 func TestPathPolicySpillReads(t *testing.T) {
 	ws := pathsWorkspace(t)
-	store, err := spill.NewDir(filepath.Join(ws, ".harness", "spill"))
+	store, err := spill.NewDir(filepath.Join(ws, ".harness", "spill"), spill.StoreConfig{})
 	require.NoError(t, err)
-	mw, err := spill.Middleware()
+	mw, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	extra := []agent.Option{
 		agent.WithStores(agent.Stores{Output: store}),

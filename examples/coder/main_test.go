@@ -644,7 +644,7 @@ func TestSpillRetention(t *testing.T) {
 	leakcheck.Check(t)
 	sessions := t.TempDir()
 	dir := filepath.Join(sessions, "spill")
-	store, err := spill.NewDir(dir)
+	store, err := spill.NewDir(dir, spill.StoreConfig{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	var paths []string

@@ -47,7 +47,7 @@ type Env struct {
 // such as shells.
 func NewEnv() *Env {
 	// A store without options cannot fail to build.
-	out, _ := spill.NewMemory()
+	out, _ := spill.NewMemory(spill.StoreConfig{})
 	logs := &logBuffer{}
 	e := &Env{
 		FS:          fstest.NewMemFS(root),
