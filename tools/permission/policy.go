@@ -1,7 +1,6 @@
 package permission
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -411,8 +410,8 @@ func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
 	if info.field == "" {
 		return sub
 	}
-	var args map[string]any
-	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+	args := call.Args() // decoded once, by the registry that checked the call
+	if args == nil {
 		return sub
 	}
 	val, _ := args[info.field].(string)
@@ -603,7 +602,7 @@ func preview(call *tools.Call, sub subject) string {
 			s = call.Name + " " + string(call.Arguments)
 		}
 	default:
-		s = call.Name + " " + string(call.Arguments)
+		s = call.Name + " " + call.Arguments
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 160 {

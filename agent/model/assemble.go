@@ -1,21 +1,24 @@
-package assemble
+package model
 
 import (
 	"sort"
 	"strings"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent/model"
 )
 
-// Assembler collects the chunks of one streamed answer into an assistant
-// message: reasoning, then text, then tool calls ordered by index, each
-// call's argument pieces joined. Reasoning is one block, or several where
-// the provider signs its blocks: a reasoning chunk with a signature ends
-// the block it belongs to, and a redacted one is a block of its own. A
-// signed block that arrived after tool calls began (thinking interleaved
-// with tool use) keeps its place after those calls, since the provider
-// checks the order of the blocks it signed.
+// Assembler joins the chunks of one streamed answer into an assistant
+// message. The agent loop assembles every answer with it; a host that
+// runs model calls itself (a durable workflow, say) does the same.
+//
+// The message holds reasoning, then text, then the tool calls ordered by
+// index, each call's argument pieces joined. Reasoning is one block, or
+// several where the provider signs its blocks: a reasoning chunk with a
+// signature ends the block it belongs to, and a redacted one is a block
+// of its own. A signed block that arrived after tool calls began
+// (thinking interleaved with tool use) keeps its place after those
+// calls, since the provider checks the order of the blocks it signed.
+//
 // Assembly is linear in the size of the answer however finely it is cut:
 // a call's arguments grow in a buffer, never by re-copying what arrived
 // before. The zero value is ready to use.
@@ -42,11 +45,11 @@ type callParts struct {
 }
 
 // Add applies one chunk.
-func (a *Assembler) Add(c model.Chunk) {
+func (a *Assembler) Add(c Chunk) {
 	switch c.Type {
-	case model.ChunkText:
+	case ChunkText:
 		a.text.WriteString(c.Text)
-	case model.ChunkReasoning:
+	case ChunkReasoning:
 		switch {
 		case c.Redacted:
 			a.closeReasoning("")
@@ -58,9 +61,9 @@ func (a *Assembler) Add(c model.Chunk) {
 		default:
 			a.reasoning.WriteString(c.Text)
 		}
-	case model.ChunkModel:
+	case ChunkModel:
 		a.model = c.Text
-	case model.ChunkToolCall:
+	case ChunkToolCall:
 		if a.calls == nil {
 			a.calls = map[int]*callParts{}
 		}
@@ -76,10 +79,10 @@ func (a *Assembler) Add(c model.Chunk) {
 			tc.name = c.ToolCall.Name
 		}
 		tc.args.WriteString(c.ToolCall.Arguments)
-	case model.ChunkUsage:
+	case ChunkUsage:
 		u := c.Usage
 		a.usage = &u
-	case model.ChunkFinish:
+	case ChunkFinish:
 		a.finish, a.finished = c.Finish, true
 	}
 }
@@ -158,13 +161,13 @@ func (a *Assembler) Empty() bool { return a.text.Len() == 0 && len(a.calls) == 0
 // without an error: one with no finish reason (harness.CodeTruncatedStream)
 // and one with neither text nor tool calls that was not cut off by the
 // output limit (harness.CodeEmptyResponse). Both codes are retryable
-// (model.Retryable). It returns nil for a usable answer.
+// (Retryable). It returns nil for a usable answer.
 func (a *Assembler) Err() error {
 	if !a.finished {
-		return model.NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
+		return NewError(harness.CodeTruncatedStream, "the answer stream ended without a finish reason", nil)
 	}
-	if a.Empty() && a.finish != model.FinishLength {
-		return model.NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
+	if a.Empty() && a.finish != FinishLength {
+		return NewError(harness.CodeEmptyResponse, "the model answered with no text and no tool calls", nil)
 	}
 	return nil
 }

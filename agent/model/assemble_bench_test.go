@@ -1,4 +1,4 @@
-package assemble_test
+package model_test
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 )
 
 // writeArgs returns the arguments of a write call whose content is about
@@ -34,7 +33,7 @@ func BenchmarkAssembleArguments(b *testing.B) {
 				b.SetBytes(int64(len(args)))
 				b.ReportAllocs()
 				for b.Loop() {
-					var a assemble.Assembler
+					var a model.Assembler
 					for _, c := range chunks {
 						a.Add(c)
 					}

@@ -1,4 +1,4 @@
-package assemble_test
+package model_test
 
 import (
 	"runtime"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 )
 
 // allocatedPerByte assembles a write call of about size bytes streamed in
@@ -20,7 +19,7 @@ func allocatedPerByte(t *testing.T, size int) float64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var a assemble.Assembler
+	var a model.Assembler
 	for _, c := range chunks {
 		a.Add(c)
 	}
@@ -46,7 +45,7 @@ func TestAssemblerArgumentsLinear(t *testing.T) {
 }
 
 func TestAssemblerJoinsCallsByIndex(t *testing.T) {
-	var a assemble.Assembler
+	var a model.Assembler
 	for _, c := range []model.Chunk{
 		{Type: model.ChunkReasoning, Text: "think "},
 		{Type: model.ChunkReasoning, Text: "more"},
@@ -95,7 +94,7 @@ func TestAssemblerErr(t *testing.T) {
 		"empty, cut by output limit": {[]model.Chunk{{Type: model.ChunkFinish, Finish: model.FinishLength}}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var a assemble.Assembler
+			var a model.Assembler
 			for _, c := range tc.chunks {
 				a.Add(c)
 			}
@@ -114,7 +113,7 @@ func TestAssemblerErr(t *testing.T) {
 // redacted block is a block of its own; a ChunkModel names the model
 // that answered.
 func TestAssemblerKeepsSignedReasoningBlocks(t *testing.T) {
-	var a assemble.Assembler
+	var a model.Assembler
 	for _, c := range []model.Chunk{
 		{Type: model.ChunkModel, Text: "fallback-model"},
 		{Type: model.ChunkReasoning, Text: "first "},
@@ -136,14 +135,14 @@ func TestAssemblerKeepsSignedReasoningBlocks(t *testing.T) {
 		harness.TextBlock("answer"),
 	}, a.Message().Content)
 	assert.Equal(t, "fallback-model", a.Model())
-	var plain assemble.Assembler
+	var plain model.Assembler
 	assert.Empty(t, plain.Model())
 }
 
 // Thinking interleaved with tool use keeps its place after the calls
 // that preceded it.
 func TestAssemblerKeepsInterleavedThinkingInPlace(t *testing.T) {
-	var a assemble.Assembler
+	var a model.Assembler
 	for _, c := range []model.Chunk{
 		{Type: model.ChunkReasoning, Text: "first", Signature: "s1"},
 		{Type: model.ChunkToolCall, ToolCall: model.ToolCallDelta{Index: 0, ID: "a", Name: "ls", Arguments: "{}"}},

@@ -1,4 +1,4 @@
-package callid
+package model_test
 
 import (
 	"testing"
@@ -6,9 +6,10 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
 )
 
-func TestFix(t *testing.T) {
+func TestFixCallIDs(t *testing.T) {
 	call := func(id string) harness.Block {
 		return harness.Block{Type: harness.BlockToolCall, ToolCall: &harness.ToolCall{ID: id, Name: "read"}}
 	}
@@ -16,7 +17,7 @@ func TestFix(t *testing.T) {
 		harness.TextBlock("looking"), call("call_0"), call(""), call("call_0"), call("fresh"), call("call_t2_s3_4"),
 	}}
 	used := map[string]bool{"call_0": true, "call_t2_s3_0": true}
-	Fix(msg, 2, 3, func(id string) bool { return used[id] })
+	model.FixCallIDs(msg, 2, 3, func(id string) bool { return used[id] })
 	var ids []string
 	for _, b := range msg.Content[1:] {
 		ids = append(ids, b.ToolCall.ID)
