@@ -68,7 +68,7 @@ func (w *workspace) call(name string, args map[string]any) *harness.ToolResult {
 	raw, err := json.Marshal(args)
 	require.NoError(w.t, err)
 	w.n++
-	c := &tools.Call{ID: "c" + string(rune('a'+w.n%26)), Name: name, Arguments: raw, Step: 1, Env: w.env}
+	c := &tools.Call{ID: "c" + string(rune('a'+w.n%26)), Name: name, Arguments: string(raw), Step: 1, Env: w.env}
 	if res := w.reg.Check(c); res != nil {
 		return res
 	}

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -312,13 +311,11 @@ func (m *Manager) targetOf(call *tools.Call) *target {
 	if call.Env == nil || call.Env.FS == nil {
 		return nil
 	}
-	var args struct {
-		FilePath string `json:"file_path"`
-	}
-	if json.Unmarshal(call.Arguments, &args) != nil || args.FilePath == "" || strings.HasPrefix(args.FilePath, tools.OutputScheme) {
+	filePath, _ := call.Args()["file_path"].(string)
+	if filePath == "" || strings.HasPrefix(filePath, tools.OutputScheme) {
 		return nil
 	}
-	return m.targetFor(call.Env, call.Env.Resolve(args.FilePath))
+	return m.targetFor(call.Env, call.Env.Resolve(filePath))
 }
 
 func (m *Manager) targetFor(env *tools.Env, ns string) *target {

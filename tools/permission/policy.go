@@ -593,13 +593,9 @@ func preview(call *tools.Call, sub subject) string {
 	case len(sub.paths) > 0:
 		s = sub.paths[0]
 	case sub.info.kind == kindWeb:
-		var args struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal(call.Arguments, &args)
-		s = args.URL
+		s, _ = call.Args()["url"].(string)
 		if s == "" {
-			s = call.Name + " " + string(call.Arguments)
+			s = call.Name + " " + call.Arguments
 		}
 	default:
 		s = call.Name + " " + call.Arguments

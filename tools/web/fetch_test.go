@@ -586,11 +586,11 @@ func TestFetchSpills(t *testing.T) {
 	b.WriteString("<h2>Unicorns</h2><p>The unicorn section is what we want.</p></article></body></html>")
 	srv := serve(t, htmlPage(b.String()))
 	tool := fetchTool(t, FetchConfig{PrivateNets: loopback})
-	mw, err := spill.Middleware()
+	mw, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	env := toolstest.NewEnv()
 	defer env.Close()
-	c := &tools.Call{ID: "c1", Name: "web_fetch", Arguments: []byte(fmt.Sprintf(`{"url":%q,"prompt":"unicorns"}`, srv.URL)), Spec: tool.Spec(), Env: env.Env}
+	c := &tools.Call{ID: "c1", Name: "web_fetch", Arguments: fmt.Sprintf(`{"url":%q,"prompt":"unicorns"}`, srv.URL), Spec: tool.Spec(), Env: env.Env}
 	res := mw(func(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		r, err := tool.Execute(ctx, call)
 		require.NoError(t, err)
