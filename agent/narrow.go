@@ -137,9 +137,9 @@ func Recheck(ctx context.Context, call *tools.Call) *harness.ToolResult {
 		case t.l.cfg.approver == nil:
 			rec.Reason += "; it needs approval, and a call whose input changed as it was about to run cannot wait for an answer (allow it with a rule, or have the host configure an approver)"
 		default:
-			tc := harness.ToolCall{ID: call.ID, Name: call.Name, Arguments: string(call.Arguments)}
+			tc := harness.ToolCall{ID: call.ID, Name: call.Name, Arguments: call.Arguments}
 			t.s.approveMu.Lock()
-			ans, err := t.approve(permission.Request{Call: tc, Decision: d, Render: call.Spec.Render, Digest: callDigest(tc)})
+			ans, err := askApprover(t.ctx, t.l.cfg.approver, permission.Request{Call: tc, Decision: d, Render: call.Spec.Render, Digest: callDigest(tc)})
 			t.s.approveMu.Unlock()
 			rec.By = byApprover
 			switch {
@@ -177,10 +177,10 @@ func Confirm(ctx context.Context, call *tools.Call, reason string) *harness.Tool
 		rec.By = byMode
 		rec.Reason += "; it needs the user's approval, and this session has no approver to ask while a call runs (the host configures one with agent.WithApprover)"
 	} else {
-		tc := harness.ToolCall{ID: call.ID, Name: call.Name, Arguments: string(call.Arguments)}
+		tc := harness.ToolCall{ID: call.ID, Name: call.Name, Arguments: call.Arguments}
 		d := permission.Decision{Outcome: permission.Ask, Reason: reason}
 		t.s.approveMu.Lock()
-		ans, err := t.approve(permission.Request{Call: tc, Decision: d, Render: call.Spec.Render, Digest: callDigest(tc)})
+		ans, err := askApprover(t.ctx, t.l.cfg.approver, permission.Request{Call: tc, Decision: d, Render: call.Spec.Render, Digest: callDigest(tc)})
 		t.s.approveMu.Unlock()
 		switch {
 		case err != nil:

@@ -56,7 +56,7 @@ func TestAFailingContextSourceKeepsTheLoggedContext(t *testing.T) {
 		}
 		return []session.ContextFile{part("a", "rules A2")}, nil
 	})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	m := replay.NewScripted(replay.Response{Text: "1"}, replay.Response{Text: "2"}, replay.Response{Text: "3"}, replay.Response{Text: "4"})
 	_, s := newSession(t, agent.WithModel(m), agent.WithSystemPrompt("sys"), agent.WithStores(agent.Stores{Sessions: store}), agent.WithContext(src))
 	for i := range 4 {
@@ -124,7 +124,7 @@ func TestLifecycle(t *testing.T) {
 		SessionEnd: func(ctx context.Context, info agent.SessionInfo) { calls = append(calls, "end") },
 	}
 	panicky := agent.Lifecycle{Prompt: func(context.Context, agent.PromptInfo) agent.Verdict { panic("boom") }}
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	m := replay.NewScripted(replay.Response{Text: "first"}, replay.Response{Text: "checked"}, replay.Response{Text: "again"}, replay.Response{Text: "checked again"})
 	loop, s := newSession(t, agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}), agent.WithLifecycle(h), agent.WithLifecycle(panicky))
 
@@ -205,7 +205,7 @@ func TestABlockedPromptKeepsThePause(t *testing.T) {
 }
 
 func TestRecheckAndConfirmOutsideTheLoopRefuse(t *testing.T) {
-	call := &tools.Call{ID: "c1", Name: "bash", Arguments: []byte(`{"command":"ls"}`)}
+	call := &tools.Call{ID: "c1", Name: "bash", Arguments: `{"command":"ls"}`}
 	res := agent.Recheck(context.Background(), call)
 	require.NotNil(t, res)
 	assert.Equal(t, harness.CodeDenied, res.Code)

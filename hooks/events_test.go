@@ -73,7 +73,7 @@ func TestEveryEventFires(t *testing.T) {
 		replay.Response{Text: "found it"}, // the child's answer
 		replay.Response{Text: "all done"},
 	)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	loop, s := newLoop(t, m, r, store, ws, agent.WithTools(bash.tool()),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "scout", Description: "looks", Tools: []string{"bash"}}}}))
 	_, end := run(t, s, "look")
@@ -139,7 +139,7 @@ func TestNotificationAndPermissionRequest(t *testing.T) {
 		}},
 		replay.Response{Text: "ok"},
 	)
-	_, s := newLoop(t, m, r, session.NewMemory(), ws, agent.WithTools(bash.tool()), agent.WithPermissions(pol),
+	_, s := newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws, agent.WithTools(bash.tool()), agent.WithPermissions(pol),
 		agent.WithApprover(r.Approver(approve(&asked, true))))
 	evs, end := run(t, s, "go")
 	require.NoError(t, end.Err)
@@ -155,7 +155,7 @@ func TestNotificationAndPermissionRequest(t *testing.T) {
 	// Without an approver the turn pauses, and Notification hooks run.
 	assert.Nil(t, r.Approver(nil))
 	m = replay.NewScripted(replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "bash", map[string]any{"command": "make"})}})
-	_, s = newLoop(t, m, r, session.NewMemory(), ws, agent.WithTools(bash.tool()), agent.WithPermissions(pol))
+	_, s = newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws, agent.WithTools(bash.tool()), agent.WithPermissions(pol))
 	_, end = run(t, s, "go")
 	assert.Equal(t, session.ReasonAwaitingApproval, end.Reason)
 	require.Eventually(t, func() bool { return len(read()) == 2 }, 10*time.Second, 20*time.Millisecond)

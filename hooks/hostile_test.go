@@ -38,7 +38,7 @@ func hostileTurn(t *testing.T, event, command string, timeout int) (*harness.Too
 	ws := t.TempDir()
 	r := settings(t, ws, hookDoc(event, command, timeout), hooks.Config{MaxOutput: 4096})
 	bash := &bashTool{}
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "bash", map[string]any{"command": "make"})}},
 		replay.Response{Text: "done"},
@@ -147,7 +147,7 @@ func TestHooksGetNoHostSecrets(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "env.txt")
 	r := settings(t, ws, hookDoc("UserPromptSubmit", "env > "+out, 0), hooks.Config{PassEnv: []string{"HARNESS_PASSED"}, Env: []string{"EXTRA=1"}})
 	m := replay.NewScripted(replay.Response{Text: "hi"})
-	_, s := newLoop(t, m, r, session.NewMemory(), ws)
+	_, s := newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws)
 	_, end := run(t, s, "hello")
 	require.NoError(t, end.Err)
 	data, err := os.ReadFile(out)
@@ -191,7 +191,7 @@ func TestProtocol(t *testing.T) {
 		replay.Response{Text: "done"},
 		replay.Response{Text: "second turn"},
 	)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	_, s := newLoop(t, m, r, store, ws, agent.WithTools(writeTool(), bash.tool(), gh, fail))
 	evs, end := run(t, s, "write a.txt")
 	require.NoError(t, end.Err)
@@ -273,7 +273,7 @@ func TestAskGoesToTheApprover(t *testing.T) {
 			replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "bash", map[string]any{"command": "deploy"})}},
 			replay.Response{Text: "ok"},
 		)
-		_, s := newLoop(t, m, r, session.NewMemory(), ws, agent.WithTools(bash.tool()), agent.WithApprover(approve(&asked, allow)))
+		_, s := newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws, agent.WithTools(bash.tool()), agent.WithApprover(approve(&asked, allow)))
 		evs, end := run(t, s, "deploy")
 		require.NoError(t, end.Err)
 		assert.Equal(t, []string{"a PreToolUse hook asks: this touches production"}, asked)
@@ -289,7 +289,7 @@ func TestAskGoesToTheApprover(t *testing.T) {
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "bash", map[string]any{"command": "deploy"})}},
 		replay.Response{Text: "ok"},
 	)
-	_, s := newLoop(t, m, r, session.NewMemory(), ws, agent.WithTools(bash.tool()))
+	_, s := newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws, agent.WithTools(bash.tool()))
 	evs, _ := run(t, s, "deploy")
 	assert.Empty(t, bash.commands())
 	assert.Contains(t, resultOf(evs, "c1").Text(), "no approver to ask while a call runs")

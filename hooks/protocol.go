@@ -71,7 +71,7 @@ var aliases = map[string][][2]string{
 // here.
 func toolInput(call *tools.Call) map[string]any {
 	in := map[string]any{}
-	_ = json.Unmarshal(call.Arguments, &in)
+	_ = json.Unmarshal([]byte(call.Arguments), &in)
 	if p, ok := in["file_path"].(string); ok && p != "" && !strings.Contains(p, "://") && call.Env != nil {
 		in["file_path"] = call.Env.Resolve(p)
 	}

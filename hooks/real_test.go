@@ -146,7 +146,7 @@ func TestRealHookBlocksACommand(t *testing.T) {
 	ws := t.TempDir()
 	r := settings(t, ws, `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "`+script(t, "imbue-ai-mng/claude_prevent_commit_rewrite.sh")+`"}]}]}}`, hooks.Config{})
 	bash := &bashTool{}
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{
 			replay.ToolCall("c1", "bash", map[string]any{"command": "git rebase -i HEAD~3"}),
@@ -221,7 +221,7 @@ func TestRealHookRewritesInput(t *testing.T) {
 			pol, err := permission.New(tc.rules)
 			require.NoError(t, err)
 			bash := &bashTool{}
-			store := session.NewJSONL(t.TempDir())
+			store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 			m := replay.NewScripted(
 				replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "bash", map[string]any{"command": "git status", "timeout_ms": 5000})}},
 				replay.Response{Text: "ok"},
@@ -265,7 +265,7 @@ func TestRealHookRewritesInput(t *testing.T) {
 func TestRealHookAddsContextAfterThePrompt(t *testing.T) {
 	ws := t.TempDir()
 	r := settings(t, ws, `{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "bash `+script(t, "mraza007-echovault/echovault-prompt-context.sh")+`"}]}]}}`, hooks.Config{})
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(replay.Response{Text: "hello"})
 	_, s := newLoop(t, m, r, store, ws)
 	_, end := run(t, s, "what did we decide yesterday?")
@@ -307,7 +307,7 @@ func TestRealStopHookKeepsTheTurnGoing(t *testing.T) {
 			gitRun("commit", "-q", "-m", "notes")
 			return harness.TextResult("committed"), nil
 		})
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{Text: "I wrote the notes."},
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "commit", map[string]any{})}},

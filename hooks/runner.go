@@ -483,9 +483,9 @@ func (r *Runner) preToolUse(ctx context.Context, call *tools.Call, claude string
 		if err != nil {
 			return harness.ErrorResult(harness.CodeDenied, "A PreToolUse hook changed this %s call's input to something that is not a JSON object; the call was not run.", call.Name), nil, nil
 		}
-		if !sameJSON(args, call.Arguments) {
+		if !sameJSON(args, []byte(call.Arguments)) {
 			c := *call
-			c.Arguments = args
+			c.Arguments = string(args) // Recheck decodes it again
 			if res := agent.Recheck(ctx, &c); res != nil {
 				return res, nil, nil
 			}

@@ -28,7 +28,7 @@ func TestHooksRunUnderTheSandbox(t *testing.T) {
 	out := filepath.Join(ws, "seen.txt")
 	r := settings(t, ws, hookDoc("UserPromptSubmit", "{ cat "+secret+"; echo HOME=$HOME; echo PROJECT=$CLAUDE_PROJECT_DIR; } > "+out+" 2>&1; echo sandboxed", 0), hooks.Config{Sandbox: sb})
 	m := replay.NewScripted(replay.Response{Text: "hi"})
-	_, s := newLoop(t, m, r, session.NewMemory(), ws)
+	_, s := newLoop(t, m, r, session.NewMemory(session.StoreConfig{}), ws)
 	_, end := run(t, s, "hello")
 	require.NoError(t, end.Err)
 	data, err := os.ReadFile(out)

@@ -61,7 +61,7 @@ func TestTheLoopLogsTheContextAndNoticesAChange(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "AGENTS.md"), "Run the tests with make test.")
 	ws, err := fslocal.New(dir)
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(replay.Response{Text: "one"}, replay.Response{Text: "two"}, replay.Response{Text: "three"})
 	loop, err := agent.New(agent.WithModel(m), agent.WithSystemPrompt("You are careful."),
 		agent.WithStores(agent.Stores{Sessions: store, Files: ws}), agent.WithContext(instructions.New(instructions.Config{})))
@@ -107,7 +107,7 @@ func TestNestedFilesAreAnnouncedOnce(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "pkg", "b.go"), "package pkg\n")
 	ws, err := fslocal.New(dir)
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "read", map[string]any{"file_path": "pkg/a.go"})}},
 		replay.Response{Text: "read a"},
@@ -192,7 +192,7 @@ func TestAResumedPauseSendsTheLoggedContextNotTheDisk(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "AGENTS.md"), "version one")
 	ws, err := fslocal.New(dir)
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	pol, err := permission.New(permission.Rules{Home: "/home/u"})
 	require.NoError(t, err)
 	opts := func(m *replay.Model) []agent.Option {
@@ -239,7 +239,7 @@ func TestStrictReplaySendsTheRecordedContext(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "pkg", "a.go"), "package pkg\n")
 	ws, err := fslocal.New(dir)
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	rec := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "read", map[string]any{"file_path": "pkg/a.go"})}},
 		replay.Response{Text: "read it"},

@@ -14,7 +14,7 @@ import (
 
 func TestContextAndHookEventsRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	log, err := store.Create(ctx, session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	exit := 2

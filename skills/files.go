@@ -216,7 +216,7 @@ func (c *Catalog) Middleware() tools.Middleware {
 				return next(ctx, call)
 			}
 			var args map[string]json.RawMessage
-			if json.Unmarshal(call.Arguments, &args) != nil {
+			if json.Unmarshal([]byte(call.Arguments), &args) != nil {
 				return next(ctx, call)
 			}
 			var locator string
@@ -244,18 +244,43 @@ func (c *Catalog) Middleware() tools.Middleware {
 			if err != nil {
 				return harness.ErrorResult(harness.CodeInvalidArguments, "The arguments of this read call could not be encoded again: %v.", err)
 			}
-			inner := *call
-			inner.Arguments = raw
 			env := tools.Env{}
 			if call.Env != nil {
 				env = *call.Env
 			}
 			env.FS, env.Cwd, env.State = &view{f: sk.files}, "/", nil
-			inner.Env = &env
-			res := next(ctx, &inner)
+			inner, res := recheck(call, string(raw), &env)
+			if res != nil {
+				return res
+			}
+			res = next(ctx, inner)
 			return relocate(res, "/"+rel, Scheme+name+"/"+rel)
 		}
 	}
+}
+
+// recheck returns a copy of call with new arguments and environment.
+// The registry decoded the old arguments once and every later reader
+// (the read tool's adapter, guards) takes that value (tools.Call.Args),
+// so a checked call is checked again, by a registry of its own tool,
+// for the copy to carry the new arguments decoded; a result means the
+// new arguments do not fit the tool.
+func recheck(call *tools.Call, args string, env *tools.Env) (*tools.Call, *harness.ToolResult) {
+	t := call.Tool()
+	if t == nil {
+		inner := *call // not checked: nothing decoded to go stale
+		inner.Arguments, inner.Env = args, env
+		return &inner, nil
+	}
+	inner := &tools.Call{ID: call.ID, Name: call.Name, Arguments: args, Step: call.Step, Index: call.Index, Env: env, OnProgress: call.OnProgress}
+	reg, err := tools.NewRegistry(t)
+	if err != nil {
+		return nil, harness.ErrorResult(harness.CodeInvalidArguments, "The read call on a skill's file could not be checked again: %v.", err)
+	}
+	if res := reg.Check(inner); res != nil {
+		return nil, res
+	}
+	return inner, nil
 }
 
 // relocate rewrites a read result's path to the locator the model gave.

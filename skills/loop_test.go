@@ -64,7 +64,9 @@ func TestProgressiveDisclosure(t *testing.T) {
 
 	m := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "skill", map[string]any{"name": "mcp-builder"})}},
-		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c2", "read", map[string]any{"file_path": "skill://mcp-builder/reference/mcp_best_practices.md", "limit": 5})}},
+		// 5.0, not 5: the read tool's adapter then rewrites the arguments
+		// from their decoded value, which must be the rewritten path's.
+		replay.Response{ToolCalls: []harness.ToolCall{{ID: "c2", Name: "read", Arguments: `{"file_path":"skill://mcp-builder/reference/mcp_best_practices.md","limit":5.0}`}}},
 		replay.Response{Text: "I know how to build it."},
 	)
 	ws := memfs.NewMemFS("/ws")
@@ -152,7 +154,7 @@ func TestAllowedToolsNarrowTheTurn(t *testing.T) {
 	bash := &bashTool{}
 	pol, err := permission.New(permission.Rules{Mode: permission.ModeBypass, Home: "/home/u"})
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "skill", map[string]any{"name": "wait-for-agent"})}},
 		replay.Response{ToolCalls: []harness.ToolCall{
@@ -199,7 +201,7 @@ func TestANarrowingSurvivesAResumedPause(t *testing.T) {
 	require.NoError(t, err)
 	pol, err := permission.New(permission.Rules{Home: "/home/u"}) // default mode: bash asks
 	require.NoError(t, err)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	bash1 := &bashTool{}
 	m1 := replay.NewScripted(
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "skill", map[string]any{"name": "wait-for-agent"})}},

@@ -3,18 +3,17 @@ package permission
 // claudeTools maps the names of Claude Code's tools to the tools of this
 // module that do the same work, so that a rule, a hook matcher or a
 // skill's allowed-tools written for Claude Code names the same calls
-// here. Read, Edit, Write, MultiEdit and Bash are rule kinds of their
-// own (they take a path or a command); the names below are matched as
-// names, with these aliases. A tool that does not exist here (the web
-// tools, say, until a host adds them under these names) matches nothing.
+// here. Read, Edit, Write, MultiEdit, Bash and WebFetch are rule kinds
+// of their own (they take a path, a command or a domain), and WebSearch
+// is the name rule for web_search; the names below are matched as
+// names, with these aliases. A tool a host did not add (todo_write, say)
+// matches nothing.
 var claudeTools = map[string][]string{
 	"Grep":       {"grep"},
 	"Glob":       {"glob"},
 	"LS":         {"glob"},
 	"Task":       {"task"},
 	"Agent":      {"task"},
-	"WebFetch":   {"web_fetch"},
-	"WebSearch":  {"web_search"},
 	"TodoWrite":  {"todo_write"},
 	"Skill":      {"skill"},
 	"BashOutput": {"bash_output"},

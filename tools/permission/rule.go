@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/webhost"
 )
 
 // Rules are what a policy is made of, as plain data: three lists of
@@ -28,6 +29,15 @@ import (
 //	mcp__github               every tool of an MCP server
 //	Skill(pdf)                loading the skill pdf with the skill tool
 //	Grep, Glob, Task          Claude Code's names of grep, glob and task
+//	WebFetch                  every web_fetch call
+//	WebFetch(domain:example.com)    fetching from example.com
+//	WebFetch(domain:*.example.com)  fetching from any host below example.com
+//	WebSearch                 the web_search tool (a name rule for web_search)
+//
+// A WebFetch allow rule that names a host exactly (no wildcard) also
+// lets the web_fetch tool reach that host when it is, or resolves to, a
+// loopback or private address: WebFetch(domain:127.0.0.1) or
+// WebFetch(domain:intranet.example.com). See [Policy.WebHost].
 type Rules struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
@@ -100,6 +110,8 @@ const (
 	// kindSkill is the skill tool: Skill(name) rules match the skill it
 	// loads.
 	kindSkill
+	// kindWeb is a web fetch (web_fetch), matched by the host of its URL.
+	kindWeb
 )
 
 // rule is one compiled rule.
@@ -122,6 +134,8 @@ type rule struct {
 	anySpec bool
 	path    pathPattern
 	bash    bashPattern
+	// web is the host pattern of a WebFetch(domain:...) rule.
+	web webhost.Pattern
 }
 
 // bashPattern is the specifier of a Bash rule.
@@ -173,9 +187,18 @@ func parseRule(s string) (*rule, error) {
 		}
 		r.anySpec = true
 		return r, nil
+	case "WebFetch":
+		r.kind = kindWeb
+	case "WebSearch":
+		// Claude Code's name for the search tool: a name rule.
+		if hasSpec {
+			return nil, invalid("the rule %q: WebSearch takes no specifier", raw)
+		}
+		name = "web_search"
+		fallthrough
 	default:
 		if hasSpec {
-			return nil, invalid("the rule %q: only Read, Edit, Write, Bash and Skill take a specifier in parentheses", raw)
+			return nil, invalid("the rule %q: only Read, Edit, Write, Bash, WebFetch and Skill take a specifier in parentheses", raw)
 		}
 		if name == "" || strings.ContainsAny(name, " \t()") {
 			return nil, invalid("the rule %q is not a tool name", raw)
@@ -197,6 +220,21 @@ func parseRule(s string) (*rule, error) {
 	}
 	if r.kind == kindBash {
 		r.bash = compileBash(spec)
+		return r, nil
+	}
+	if r.kind == kindWeb {
+		host, ok := strings.CutPrefix(strings.TrimSpace(spec), "domain:")
+		if !ok {
+			return nil, invalid("the rule %q: WebFetch takes domain:host, as in WebFetch(domain:example.com) or WebFetch(domain:*.example.com)", raw)
+		}
+		pat, err := webhost.ParsePattern(host)
+		if err != nil {
+			return nil, invalid("the rule %q: %v", raw, err)
+		}
+		if pat.Any {
+			r.anySpec = true
+		}
+		r.web = pat
 		return r, nil
 	}
 	pp, err := compilePath(spec)
