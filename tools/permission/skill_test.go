@@ -3,6 +3,7 @@ package permission
 import (
 	"testing"
 
+	"github.com/go-harness/harness/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,12 +62,18 @@ func TestClaudeToolNames(t *testing.T) {
 		{"Task", "task", map[string]any{"agent": "explore", "prompt": "p"}},
 		{"Agent", "task", map[string]any{"agent": "explore", "prompt": "p"}},
 		{"WebFetch", "web_fetch", map[string]any{"url": "https://example.com"}},
+		{"WebSearch", "web_search", map[string]any{"query": "go"}},
 	} {
 		p, err := New(Rules{Deny: []string{tc.rule}, Home: ws})
 		require.NoError(t, err)
 		d := p.Decide(call(ws, tc.tool, tc.args))
 		assert.Equal(t, Deny, d.Outcome, "%s names %s", tc.rule, tc.tool)
 		assert.Equal(t, tc.rule, d.Rule)
+		// A hook matcher written for Claude Code names the tool so
+		// (Task, not its other name Agent).
+		if tc.rule != "Agent" {
+			assert.Equal(t, tc.rule, ClaudeName(tc.tool))
+		}
 		// The alias matches that tool only.
 		assert.NotEqual(t, Deny, p.Decide(call(ws, "echo", nil)).Outcome)
 	}
@@ -106,6 +113,14 @@ func TestNarrowing(t *testing.T) {
 	ok, why := bad.Permits(call(ws, "read", map[string]any{"file_path": "a"}))
 	assert.False(t, ok, "rules that do not parse permit nothing")
 	assert.Contains(t, why, "do not parse")
+	// allowed-tools written for Claude Code name the web tools so.
+	web := Narrowing{By: "the skill research", Allow: []string{"WebFetch", "WebSearch"}}
+	for _, c := range []*tools.Call{call(ws, "web_fetch", map[string]any{"url": "https://example.com/a"}), call(ws, "web_search", map[string]any{"query": "go"})} {
+		ok, why := web.Permits(c)
+		assert.True(t, ok, "%s: %s", c.Name, why)
+	}
+	ok, _ = web.Permits(call(ws, "bash", map[string]any{"command": "curl example.com"}))
+	assert.False(t, ok)
 	ok, _ = Narrowing{}.Permits(call(ws, "read", map[string]any{"file_path": "a"}))
 	assert.False(t, ok, "an empty narrowing permits nothing")
 }
