@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // liveSink collects a call's progress reports.
@@ -38,7 +40,7 @@ func (s *liveSink) String() string {
 // arrive; the result is what it always was.
 func TestLiveOutputReported(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	runLive := func(tool tools.Tool, args map[string]any) (string, string) {
 		raw, err := json.Marshal(args)
 		require.NoError(t, err)
@@ -53,10 +55,10 @@ func TestLiveOutputReported(t *testing.T) {
 	assert.Less(t, strings.Index(live, "one"), strings.Index(live, "three"), "each stream in its order")
 	assert.Contains(t, text, "three")
 
-	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	live, text = runLive(k.send, map[string]any{"session_id": id, "command": "for i in 1 2 3; do echo s$i; done"})
+	k := shelltest.NewShells(t, env, Tools())
+	id, _ := k.OpenShell(nil)
+	live, text = runLive(k.Send, map[string]any{"session_id": id, "command": "for i in 1 2 3; do echo s$i; done"})
 	assert.Equal(t, "s1\ns2\ns3\n", live, "a persistent shell's command reports its output, not the harness's records")
 	assert.Contains(t, text, "s3")
-	run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+	shelltest.Run(t, context.Background(), k.Close, env, map[string]any{"session_id": id})
 }

@@ -2,110 +2,27 @@ package shell
 
 import (
 	"errors"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-harness/harness/internal/spillwriter"
-	"github.com/go-harness/harness/internal/toolexec"
-)
-
-// Defaults of the shell tools; each can be changed with an Option, whose
-// documentation states it.
-const (
-	// defaultTimeout is how long a one-shot bash command may run when the
-	// call names no timeout.
-	defaultTimeout = 120 * time.Second
-	// defaultMaxTimeout is the longest timeout a call may ask for; longer
-	// requests are clamped to it.
-	defaultMaxTimeout = 600 * time.Second
-	// defaultKillGrace is how long a process group has to exit after
-	// SIGTERM before it gets SIGKILL.
-	defaultKillGrace = 3 * time.Second
-	// defaultOutputLimit is how many bytes of command output one result
-	// shows the model. The rest is saved whole in the output store.
-	defaultOutputLimit = 20000
-	// defaultMaxSpill caps how many bytes of one stream are saved to the
-	// output store; the rest is counted but not kept.
-	defaultMaxSpill = 2 << 30
-	// defaultMaxSessions is how many persistent shells one agent session
-	// may have open at once.
-	defaultMaxSessions = 8
-	// defaultIdleTimeout is how long a persistent shell may go without a
-	// call before it is closed.
-	defaultIdleTimeout = 30 * time.Minute
-	// defaultSendWait is how long shell_send waits for its command to
-	// finish before it returns the output so far.
-	defaultSendWait = 30 * time.Second
-	// defaultReadWait is how long shell_read and bash_output wait for a
-	// running command to finish.
-	defaultReadWait = 10 * time.Second
-	// defaultMaxWait is the longest wait_ms a call may ask for.
-	defaultMaxWait = 600 * time.Second
-	// defaultMaxJobs is how many background jobs one agent session keeps
-	// (running, or finished and not yet read).
-	defaultMaxJobs = 8
-	// maxCommandBytes is the size limit of one command.
-	maxCommandBytes = 1 << 20
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
 
 // Option configures the shell tools.
-type Option func(*config)
+type Option func(*options)
 
-type config struct {
-	shell       string
-	env         []string
-	passEnv     []string
-	baseEnv     []string
-	baseEnvSet  bool
-	sandbox     Sandbox
-	timeout     time.Duration
-	maxTimeout  time.Duration
-	grace       time.Duration
-	outputLimit int
-	maxSpill    int64
-	maxSessions int
-	idle        time.Duration
-	sendWait    time.Duration
-	readWait    time.Duration
-	maxWait     time.Duration
-	maxJobs     int
+// options is the configuration the options build, with what the checks
+// after them need to know.
+type options struct {
+	*shellkit.Config
 	// timeoutSet, sendWaitSet and readWaitSet report defaults set by an
 	// option, which must not exceed their maximum.
 	timeoutSet, sendWaitSet, readWaitSet bool
-	// err collects invalid option values; every tool's Validate reports
-	// it.
-	err error
-	// startHint is how long a missing start record may last before a
-	// result warns that the shell seems not to read its input.
-	startHint time.Duration
-
-	// noNamespace, when set, keeps commands out of PID namespaces (the
-	// process tree is followed instead) and is the reason given; tests
-	// set it to cover that path.
-	noNamespace error
-	// probe finds, once, which containment works; cont is its answer.
-	probe sync.Once
-	cont  *containment
 }
 
-func newConfig(opts []Option) *config {
-	c := &config{
-		shell:       "bash",
-		timeout:     defaultTimeout,
-		maxTimeout:  defaultMaxTimeout,
-		grace:       defaultKillGrace,
-		outputLimit: defaultOutputLimit,
-		maxSpill:    defaultMaxSpill,
-		maxSessions: defaultMaxSessions,
-		idle:        defaultIdleTimeout,
-		sendWait:    defaultSendWait,
-		readWait:    defaultReadWait,
-		maxWait:     defaultMaxWait,
-		maxJobs:     defaultMaxJobs,
-		startHint:   notStartedHint,
-	}
+func newConfig(opts []Option) *shellkit.Config {
+	c := &options{Config: shellkit.Defaults()}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
@@ -113,27 +30,21 @@ func newConfig(opts []Option) *config {
 	}
 	// A default the caller did not set follows a lower maximum the caller
 	// did set; a default the caller set above the maximum is a mistake.
-	c.timeout = c.defaultUnder("WithTimeouts", "Command timeout", c.timeout, c.timeoutSet, c.maxTimeout)
-	c.sendWait = c.defaultUnder("WithTimeouts", "Send wait", c.sendWait, c.sendWaitSet, c.maxWait)
-	c.readWait = c.defaultUnder("WithTimeouts", "Read wait", c.readWait, c.readWaitSet, c.maxWait)
-	return c
+	c.Timeout = c.defaultUnder("WithTimeouts", "Command timeout", c.Timeout, c.timeoutSet, c.MaxTimeout)
+	c.SendWait = c.defaultUnder("WithTimeouts", "Send wait", c.SendWait, c.sendWaitSet, c.MaxWait)
+	c.ReadWait = c.defaultUnder("WithTimeouts", "Read wait", c.ReadWait, c.readWaitSet, c.MaxWait)
+	return c.Config
 }
 
 // defaultUnder returns the default d, kept at or below max.
-func (c *config) defaultUnder(opt, what string, d time.Duration, set bool, max time.Duration) time.Duration {
+func (c *options) defaultUnder(opt, what string, d time.Duration, set bool, max time.Duration) time.Duration {
 	if d <= max {
 		return d
 	}
 	if set {
-		c.fail("shell: %s: the %s (%s) is above the maximum (%s)", opt, what, d, max)
+		c.Fail("shell: %s: the %s (%s) is above the maximum (%s)", opt, what, d, max)
 	}
 	return max
-}
-
-// fail records an invalid option value; the tools report it through
-// Validate.
-func (c *config) fail(format string, args ...any) {
-	c.err = errors.Join(c.err, toolexec.OptionError(format, args...))
 }
 
 // Process is how the shell tools start the processes they run, for
@@ -175,30 +86,29 @@ type Process struct {
 // WithProcess sets how the tools start processes: which bash, with which
 // environment, under which sandbox. See Process.
 func WithProcess(p Process) Option {
-	return func(c *config) {
+	return func(c *options) {
 		for _, v := range p.Env {
 			if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
-				c.fail("shell: WithProcess: Process.Env entry %q: an entry has the form NAME=value", v)
+				c.Fail("shell: WithProcess: Process.Env entry %q: an entry has the form NAME=value", v)
 				return
 			}
 		}
 		if p.Shell != "" {
-			c.shell = p.Shell
+			c.Shell = p.Shell
 		}
 		if p.BaseEnv != nil {
-			c.baseEnv = slices.Clone(p.BaseEnv)
-			c.baseEnvSet = true
+			c.BaseEnv = append(make([]string, 0, len(p.BaseEnv)), p.BaseEnv...)
 		}
-		c.env = append(c.env, p.Env...)
+		c.Env = append(c.Env, p.Env...)
 		for _, n := range p.PassEnv {
 			if n == "" || strings.ContainsAny(n, "= ") || strings.Contains(strings.TrimSuffix(n, "*"), "*") {
-				c.fail("shell: WithProcess: Process.PassEnv entry %q: give a variable name, or a prefix ending in *", n)
+				c.Fail("shell: WithProcess: Process.PassEnv entry %q: give a variable name, or a prefix ending in *", n)
 				return
 			}
 		}
-		c.passEnv = append(c.passEnv, p.PassEnv...)
+		c.PassEnv = append(c.PassEnv, p.PassEnv...)
 		if p.Sandbox != nil {
-			c.sandbox = p.Sandbox
+			c.Sandbox = p.Sandbox
 		}
 	}
 }
@@ -231,34 +141,34 @@ type Timeouts struct {
 // t replace the defaults (or what an earlier WithTimeouts set). A
 // negative field is an error.
 func WithTimeouts(t Timeouts) Option {
-	return func(c *config) {
+	return func(c *options) {
 		if t.Command < 0 || t.MaxCommand < 0 || t.KillGrace < 0 || t.Idle < 0 || t.Send < 0 || t.Read < 0 || t.MaxWait < 0 {
-			c.fail("shell: WithTimeouts(%+v): timeouts must not be negative (zero keeps a default)", t)
+			c.Fail("shell: WithTimeouts(%+v): timeouts must not be negative (zero keeps a default)", t)
 			return
 		}
 		if t.Command > 0 {
-			c.timeout, c.timeoutSet = t.Command, true
+			c.Timeout, c.timeoutSet = t.Command, true
 			if t.MaxCommand == 0 {
-				c.maxTimeout = maxDur(c.maxTimeout, t.Command)
+				c.MaxTimeout = max(c.MaxTimeout, t.Command)
 			}
 		}
 		if t.MaxCommand > 0 {
-			c.maxTimeout = t.MaxCommand
+			c.MaxTimeout = t.MaxCommand
 		}
 		if t.KillGrace > 0 {
-			c.grace = t.KillGrace
+			c.Grace = t.KillGrace
 		}
 		if t.Idle > 0 {
-			c.idle = t.Idle
+			c.Idle = t.Idle
 		}
 		if t.Send > 0 {
-			c.sendWait, c.sendWaitSet = t.Send, true
+			c.SendWait, c.sendWaitSet = t.Send, true
 		}
 		if t.Read > 0 {
-			c.readWait, c.readWaitSet = t.Read, true
+			c.ReadWait, c.readWaitSet = t.Read, true
 		}
 		if t.MaxWait > 0 {
-			c.maxWait = t.MaxWait
+			c.MaxWait = t.MaxWait
 		}
 	}
 }
@@ -287,31 +197,24 @@ type Limits struct {
 // the defaults (or what an earlier WithLimits set). A negative field, or
 // an Output below 1024, is an error.
 func WithLimits(l Limits) Option {
-	return func(c *config) {
+	return func(c *options) {
 		if l.Output < 0 || l.Output > 0 && l.Output < spillwriter.MinThreshold || l.Saved < 0 || l.Shells < 0 || l.Jobs < 0 {
-			c.fail("shell: WithLimits(%+v): limits must not be negative and Output is at least %d bytes (zero keeps a default)", l, spillwriter.MinThreshold)
+			c.Fail("shell: WithLimits(%+v): limits must not be negative and Output is at least %d bytes (zero keeps a default)", l, spillwriter.MinThreshold)
 			return
 		}
 		if l.Output > 0 {
-			c.outputLimit = l.Output
+			c.OutputLimit = l.Output
 		}
 		if l.Saved > 0 {
-			c.maxSpill = l.Saved
+			c.MaxSpill = l.Saved
 		}
 		if l.Shells > 0 {
-			c.maxSessions = l.Shells
+			c.MaxShells = l.Shells
 		}
 		if l.Jobs > 0 {
-			c.maxJobs = l.Jobs
+			c.MaxJobs = l.Jobs
 		}
 	}
-}
-
-func maxDur(a, b time.Duration) time.Duration {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // Sandbox confines the processes the shell tools start, for instance by
@@ -325,4 +228,10 @@ type Sandbox interface {
 	// Describe summarizes the policy for the session log, such as
 	// "bwrap: workspace read-write, network off".
 	Describe() string
+}
+
+// withoutNamespace keeps commands out of PID namespaces, giving reason
+// as the cause; for tests of the other containment.
+func withoutNamespace(reason string) Option {
+	return func(c *options) { c.NoNamespace = errors.New(reason) }
 }

@@ -1,21 +1,15 @@
-package shell
+package persistent
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	osexec "os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/go-harness/harness/tools"
 )
 
 const testNonce = "0123456789abcdef0123456789abcdef"
@@ -325,160 +319,6 @@ func TestCommandLineIsOneLine(t *testing.T) {
 	}
 	assert.Contains(t, commandLine(":", c, 3), `(\\builtin exit 3)\n`)
 	assert.NotContains(t, commandLine(":", c, 0), "(exit")
-}
-
-func TestClean(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"plain", "plain\n", "plain\n"},
-		{"CRLF", "crlf\r\nline\r\n", "crlf\nline\n"},
-		{"progress bar", "10%\r50%\r100%\ndone\n", "100%\ndone\n"},
-		{"SGR and erase", "\x1b[1;31mred\x1b[0m \x1b[2K", "red "},
-		{"invalid UTF-8", "bad \xff utf8", "bad \uFFFD utf8"},
-		{"trailing CR", "progress\r", "progress"},
-		{"tabs and a charset", "keep\ttabs and \x1b(B charset", "keep\ttabs and  charset"},
-		{"private CSI", "\x1b[?25l\x1b[?1049hhidden cursor\x1b[>4;2m", "hidden cursor"},
-		{"CSI with intermediates", "a\x1b[1 qb\x1b[0\"pc", "abc"},
-		{"nested CSI", "\x1b[0\x1b[000A0A", "0A"},
-		{"CSI in C1 form", "a\u009b31mb\u009b2Kc", "abc"},
-		{"window title, BEL", "\x1b]0;title\x07text", "text"},
-		{"window title, ST", "\x1b]2;title\x1b\\text", "text"},
-		{"hyperlink", "\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ after", "link after"},
-		{"OSC 52 clipboard", "x\x1b]52;c;ZWNobyBoaQ==\x07y", "xy"},
-		{"OSC in C1 form, C1 ST", "x\u009d0;t\u009cy", "xy"},
-		{"OSC ended by another sequence", "x\x1b]0;t\x1b[31my", "xy"},
-		{"unterminated OSC", "x\x1b]0;title and the rest\nof it", "x"},
-		{"DCS", "a\x1bP1$r0m\x1b\\b", "ab"},
-		{"DCS with BEL inside", "a\x1bPq\x07#0\x1b\\b", "ab"},
-		{"SOS, PM, APC", "a\x1bXsos\x1b\\b\x1b^pm\x1b\\c\x1b_apc\x1b\\d", "abcd"},
-		{"C1 string forms", "a\u0090dcs\u009cb\u0098sos\u009cc\u009epm\u009cd\u009fapc\u009ce", "abcde"},
-		{"two-byte sequences", "\x1b7a\x1b8b\x1b=c\x1b>d\x1bMe\x1bcf\x1bDg", "abcdefg"},
-		{"other C1 controls", "a\u0085b\u0084c\u0080d\u009ce", "abcde"},
-		{"lone ESC", "a\x1b", "a"},
-		{"ESC before a newline", "a\x1b\nb", "a\nb"},
-		{"ESC ESC", "a\x1b\x1b[31mb", "ab"},
-		{"newline inside a CSI", "a\x1b[3\n1mb", "a\nb"},
-		{"CAN cancels", "a\x1b[31\x18b", "ab"},
-		{"C0 controls kept", "bell\x07 nul\x00 bs\x08", "bell\x07 nul\x00 bs\x08"},
-		{"non-ASCII ends a CSI", "\x1b[3é", "é"},
-		{"UTF-8 kept", "é ✓ 世界 \u00a0", "é ✓ 世界 \u00a0"},
-		{"CR inside a sequence", "ab\x1b[\r1mc", "c"},
-	}
-	for _, tc := range tests {
-		got := clean(tc.in)
-		assert.Equal(t, tc.want, got, "%s: %q", tc.name, tc.in)
-		assert.Equal(t, got, clean(got), "%s: cleaning again changes nothing", tc.name)
-	}
-}
-
-// hasC1 reports whether s holds a C1 control.
-func hasC1(s string) bool {
-	for _, r := range s {
-		if r >= 0x80 && r <= 0x9f {
-			return true
-		}
-	}
-	return false
-}
-
-func FuzzClean(f *testing.F) {
-	for _, s := range []string{"a\r\nb", "10%\r20%\r", "\x1b[31mx\x1b[0m", "\xff\xfe", "plain",
-		"\x1b[0\x1b[000A0A", "\x1b]0;t\x07x", "\x1bP\x1b\\", "\u009b1m\u009d\u009c", "\x1b(B\x1b7"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		c := clean(s)
-		require.True(t, utf8.ValidString(c))
-		require.LessOrEqual(t, strings.Count(c, "\n"), strings.Count(s, "\n"))
-		require.NotContains(t, c, "\r")
-		require.NotContains(t, c, "\x1b")
-		require.False(t, hasC1(c), "no C1 control is left: %q", c)
-		require.Equal(t, c, clean(c), "cleaning is idempotent")
-		if utf8.ValidString(s) && !strings.ContainsAny(s, "\r\x1b") && !hasC1(s) {
-			require.Equal(t, s, c)
-		}
-	})
-}
-
-func TestCaptureViewAndSpill(t *testing.T) {
-	store := newDirStore(t)
-	c := newCapture(context.Background(), 1024, store, tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, 1<<20)
-	var all strings.Builder
-	for i := range 500 {
-		line := fmt.Sprintf("line %d\n", i)
-		all.WriteString(line)
-		_, _ = c.Write([]byte(line))
-	}
-	s, info := c.take(1024)
-	assert.Equal(t, int64(all.Len()), s.Total)
-	assert.Equal(t, int64(500), s.Lines)
-	assert.True(t, strings.HasPrefix(s.Head, "line 0\nline 1\n"))
-	assert.True(t, strings.HasSuffix(s.Head, "\n"), "the head ends at a line end")
-	assert.True(t, strings.HasPrefix(s.Tail, "line "), "the tail starts at a line start")
-	assert.True(t, strings.HasSuffix(s.Tail, "line 499\n"))
-	assert.Equal(t, s.Total, int64(len(s.Head)+len(s.Tail))+s.Omitted)
-	assert.LessOrEqual(t, len(s.Head)+len(s.Tail), 1024)
-	require.NotNil(t, info.Stored)
-	assert.Equal(t, all.String(), store.read(t, info.Stored.Locator))
-	assert.Equal(t, "c1", store.owners[0].Call)
-	_, _ = c.Write([]byte("ignored"))
-	assert.Equal(t, info, c.finish(true), "finish is idempotent")
-	assert.Equal(t, int64(all.Len()), c.Total(), "writes after the end are dropped")
-
-	small := newCapture(context.Background(), 1024, store, tools.Owner{}, 1<<20)
-	_, _ = small.Write([]byte("short"))
-	s, info = small.take(1024)
-	assert.Equal(t, shown{Head: "short", Total: 5}, s)
-	assert.Nil(t, info.Stored, "nothing is saved when nothing is cut")
-	assert.Len(t, store.owners, 1)
-
-	// A stream that fits its limit but not the view's budget is saved
-	// whole, so all of it can be read.
-	mid := newCapture(context.Background(), 4096, store, tools.Owner{Call: "c2"}, 1<<20)
-	_, _ = mid.Write([]byte(all.String()[:3000]))
-	s, info = mid.take(1500)
-	assert.Positive(t, s.Omitted)
-	require.NotNil(t, info.Stored)
-	assert.Equal(t, all.String()[:3000], store.read(t, info.Stored.Locator))
-}
-
-func TestCaptureStoreFailure(t *testing.T) {
-	c := newCapture(context.Background(), 1024, failingStore{}, tools.Owner{}, 1<<20)
-	_, _ = c.Write(bytes.Repeat([]byte("x\n"), 1000))
-	s, info := c.take(1024)
-	require.Error(t, info.Err)
-	assert.Nil(t, info.Stored)
-	var b strings.Builder
-	writeStream(&b, s, info, "stdout")
-	assert.Contains(t, b.String(), "could not be saved (disk full)")
-	assert.Contains(t, b.String(), "redirected to a file")
-}
-
-type failingStore struct{}
-
-func (failingStore) Save(ctx context.Context, o tools.Owner, r io.Reader) (tools.Stored, error) {
-	_, _ = r.Read(make([]byte, 10))
-	return tools.Stored{}, errors.New("disk full")
-}
-
-func (failingStore) Open(ctx context.Context, loc string) (io.ReadCloser, error) {
-	return nil, errors.New("nothing")
-}
-
-func TestSplit(t *testing.T) {
-	for _, tc := range []struct {
-		budget int
-		a, b   int64
-		x, y   int
-	}{
-		{100, 10, 10, 10, 10},
-		{100, 500, 10, 90, 10},
-		{100, 10, 500, 10, 90},
-		{100, 500, 500, 50, 50},
-		{100, 0, 0, 0, 0},
-	} {
-		x, y := split(tc.budget, tc.a, tc.b)
-		assert.Equal(t, []int{tc.x, tc.y}, []int{x, y}, "%+v", tc)
-	}
 }
 
 // renderEnd writes the body of an end record as the shell does.

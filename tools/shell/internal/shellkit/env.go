@@ -1,4 +1,4 @@
-package shell
+package shellkit
 
 import (
 	"errors"
@@ -39,7 +39,7 @@ var forcedEnv = []string{
 var droppedEnv = []string{"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "BASH_XTRACEFD", "SHELLOPTS", "BASHOPTS"}
 
 // sandboxEnv are the variables a sandboxed command gets from the host
-// environment, beside those the host passes by name (Process.PassEnv):
+// environment, beside those the host passes by name (Config.PassEnv):
 // what programs need to find their tools and speak the user's language,
 // and nothing that can hold a credential. A name ending in * is a prefix.
 var sandboxEnv = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "USER", "LOGNAME", "HOSTNAME", "SHELL", "TERM"}
@@ -53,9 +53,9 @@ var secretEnv = []string{
 	"DATABASE_URL", "*_DATABASE_URL", "*_DSN", "PG*PASS*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
 }
 
-// wildMatch matches name against a pattern whose * match any run of
+// WildMatch matches name against a pattern whose * match any run of
 // characters, ignoring case.
-func wildMatch(pattern, name string) bool {
+func WildMatch(pattern, name string) bool {
 	pattern, name = strings.ToUpper(pattern), strings.ToUpper(name)
 	parts := strings.Split(pattern, "*")
 	if len(parts) == 1 {
@@ -77,7 +77,7 @@ func wildMatch(pattern, name string) bool {
 
 func matchesAny(patterns []string, name string) bool {
 	for _, p := range patterns {
-		if wildMatch(p, name) {
+		if WildMatch(p, name) {
 			return true
 		}
 	}
@@ -88,22 +88,22 @@ func matchesAny(patterns []string, name string) bool {
 // commands: under a sandbox only the allow-list and what the host passes;
 // without one everything but what looks like a credential, unless the host
 // passes it.
-func (c *config) inherits(name string) bool {
+func (c *Config) inherits(name string) bool {
 	if slices.Contains(droppedEnv, name) {
 		return false
 	}
-	if matchesAny(c.passEnv, name) {
+	if matchesAny(c.PassEnv, name) {
 		return true
 	}
-	if c.sandbox != nil {
+	if c.Sandbox != nil {
 		return matchesAny(sandboxEnv, name)
 	}
 	return !matchesAny(secretEnv, name)
 }
 
-// withheldEnv returns the names of the base environment's variables that
+// WithheldEnv returns the names of the base environment's variables that
 // commands do not get, sorted, for the session log (names only).
-func (c *config) withheldEnv() []string {
+func (c *Config) WithheldEnv() []string {
 	var out []string
 	for _, kv := range c.base() {
 		if name, _, _ := strings.Cut(kv, "="); name != "" && !c.inherits(name) && !slices.Contains(droppedEnv, name) {
@@ -114,33 +114,33 @@ func (c *config) withheldEnv() []string {
 	return slices.Compact(out)
 }
 
-// envText describes the environment policy for the tool text and the log.
-func (c *config) envText() string {
-	if c.sandbox != nil {
+// EnvText describes the environment policy for the tool text and the log.
+func (c *Config) EnvText() string {
+	if c.Sandbox != nil {
 		s := "environment from an allow-list (" + strings.Join(sandboxEnv, ", ")
-		if len(c.passEnv) > 0 {
-			s += ", and " + strings.Join(c.passEnv, ", ") + " passed by the host"
+		if len(c.PassEnv) > 0 {
+			s += ", and " + strings.Join(c.PassEnv, ", ") + " passed by the host"
 		}
 		return s + "), never the host's credentials"
 	}
 	s := "the host's environment without variables that look like credentials"
-	if w := c.withheldEnv(); len(w) > 0 {
+	if w := c.WithheldEnv(); len(w) > 0 {
 		s += " (withheld: " + strings.Join(w, ", ") + ")"
 	}
 	return s
 }
 
-func (c *config) base() []string {
-	if c.baseEnvSet {
-		return c.baseEnv
+func (c *Config) base() []string {
+	if c.BaseEnv != nil {
+		return c.BaseEnv
 	}
 	return os.Environ()
 }
 
-// environ builds the environment of a started process: the base
+// Environ builds the environment of a started process: the base
 // environment, filtered (see inherits), then forcedEnv, then the
 // configured extras. Later settings win.
-func (c *config) environ() []string {
+func (c *Config) Environ() []string {
 	base := c.base()
 	idx := map[string]int{}
 	var out []string
@@ -164,19 +164,19 @@ func (c *config) environ() []string {
 	for _, kv := range forcedEnv {
 		set(kv)
 	}
-	for _, kv := range c.env {
+	for _, kv := range c.Env {
 		set(kv)
 	}
 	return out
 }
 
-// settings lists the variables the tools set themselves (forced and
+// Settings lists the variables the tools set themselves (forced and
 // configured), for the session log. Inherited variables are left out:
 // they may hold secrets.
-func (c *config) settings() []string {
+func (c *Config) Settings() []string {
 	idx := map[string]int{}
 	var out []string
-	for _, kv := range append(slices.Clone(forcedEnv), c.env...) {
+	for _, kv := range append(slices.Clone(forcedEnv), c.Env...) {
 		name, _, _ := strings.Cut(kv, "=")
 		if i, ok := idx[name]; ok {
 			out[i] = kv
@@ -189,43 +189,43 @@ func (c *config) settings() []string {
 }
 
 // resolveBash finds the bash executable.
-func (c *config) resolveBash() (string, error) {
-	p, err := exec.LookPath(c.shell)
+func (c *Config) resolveBash() (string, error) {
+	p, err := exec.LookPath(c.Shell)
 	if err != nil {
-		return "", &harness.Error{Code: codeNoShell, Err: err,
-			Message: fmt.Sprintf("The shell %q could not be found on this machine (%v); shell commands cannot run here.", c.shell, err)}
+		return "", &harness.Error{Code: CodeNoShell, Err: err,
+			Message: fmt.Sprintf("The shell %q could not be found on this machine (%v); shell commands cannot run here.", c.Shell, err)}
 	}
 	return p, nil
 }
 
 // argv returns the command line that runs bash with args, wrapped by the
 // sandbox if there is one.
-func (c *config) argv(bash, dir string, args ...string) ([]string, error) {
+func (c *Config) argv(bash, dir string, args ...string) ([]string, error) {
 	argv := append([]string{bash, "--noprofile", "--norc"}, args...)
-	if c.sandbox == nil {
+	if c.Sandbox == nil {
 		return argv, nil
 	}
 	var w []string
 	var err error
-	if cs, ok := c.sandbox.(contained); ok {
-		w, err = cs.wrapIn(argv, dir, c.containment())
+	if ps, ok := c.Sandbox.(PolicySandbox); ok {
+		w, err = ps.WrapContained(argv, dir, c.Containment())
 	} else {
-		w, err = c.sandbox.Wrap(argv, dir)
+		w, err = c.Sandbox.Wrap(argv, dir)
 	}
 	if err != nil {
-		return nil, &harness.Error{Code: codeSandboxDenied, Err: err,
+		return nil, &harness.Error{Code: CodeSandboxDenied, Err: err,
 			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
 	}
 	if len(w) == 0 {
-		return nil, &harness.Error{Code: codeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
+		return nil, &harness.Error{Code: CodeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
 	}
 	return w, nil
 }
 
-// command resolves the directory a call asks to run in (see workdir) and
+// Command resolves the directory a call asks to run in (see workdir) and
 // the bash executable, and returns the command line that runs bash with
 // args there (see argv), with the directory's namespace and OS paths.
-func (c *config) command(env *tools.Env, dir string, args ...string) (ns, osDir string, argv []string, err error) {
+func (c *Config) Command(env *tools.Env, dir string, args ...string) (ns, osDir string, argv []string, err error) {
 	ns, osDir, err = workdir(env, dir)
 	if err != nil {
 		return "", "", nil, err
@@ -253,7 +253,7 @@ func (c *config) command(env *tools.Env, dir string, args ...string) (ns, osDir 
 // names what to configure.
 func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if env.FS == nil && (env.Cwd == "" || env.Cwd == "/") {
-		return "", "", &harness.Error{Code: codeBadWorkdir,
+		return "", "", &harness.Error{Code: CodeBadWorkdir,
 			Message: "Commands cannot run: the host configured neither a file system nor a working directory, so there is no directory to run them in (they are not run in /). " +
 				"The host must configure one: agent.Stores.Files (an fslocal.New(workspace)), or a session working directory (session.Header.Cwd in agent.Loop.NewSession) for commands without file tools."}
 	}
@@ -273,20 +273,20 @@ func workdir(env *tools.Env, dir string) (ns, osPath string, err error) {
 	if lp, ok := env.FS.(fs.LocalPather); ok {
 		osPath, err = lp.LocalPath(ns)
 		if err != nil {
-			return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
+			return "", "", &harness.Error{Code: CodeBadWorkdir, Err: err,
 				Message: fmt.Sprintf("The directory %s cannot be used: %v. Use a directory inside the workspace (the session's directory is %s).", ns, err, cwd)}
 		}
 	}
 	st, err := os.Stat(osPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: CodeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s does not exist. Create it first or use an existing directory (the session's directory is %s).", ns, cwd)}
 	case err != nil:
-		return "", "", &harness.Error{Code: codeBadWorkdir, Err: err,
+		return "", "", &harness.Error{Code: CodeBadWorkdir, Err: err,
 			Message: fmt.Sprintf("The directory %s cannot be used: %v.", ns, err)}
 	case !st.IsDir():
-		return "", "", &harness.Error{Code: codeBadWorkdir,
+		return "", "", &harness.Error{Code: CodeBadWorkdir,
 			Message: fmt.Sprintf("%s is not a directory. Pass a directory as the working directory.", ns)}
 	}
 	return ns, osPath, nil

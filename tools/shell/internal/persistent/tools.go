@@ -1,4 +1,4 @@
-package shell
+package persistent
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
 
 // sessionsKey is the State key of one sessions tool set's shell table.
@@ -34,7 +35,7 @@ type closeArgs struct {
 	SessionID string `json:"session_id" jsonschema:"The id of the shell to close."`
 }
 
-// sessions returns the persistent shell tools: shell_open(cwd?),
+// Tools returns the persistent shell tools: shell_open(cwd?),
 // shell_send(session_id, command, wait_ms?), shell_read(session_id,
 // wait_ms?) and shell_close(session_id).
 //
@@ -58,18 +59,18 @@ type closeArgs struct {
 // the loop closes. Each shell runs in a PID namespace of its own where
 // the system allows it (see the package documentation). The environment and the sandbox are fixed when a shell opens
 // and recorded in the session log as a "shell_open" record.
-func sessions(opts ...Option) []tools.Tool {
-	s := &sessionTools{cfg: newConfig(opts), key: &sessionsKey{}}
-	return checkAll(s.cfg, s.openTool(), s.sendTool(), s.readTool(), s.closeTool())
+func Tools(cfg *shellkit.Config) []tools.Tool {
+	s := &sessionTools{cfg: cfg, key: &sessionsKey{}}
+	return cfg.Checked(s.openTool(), s.sendTool(), s.readTool(), s.closeTool())
 }
 
 type sessionTools struct {
-	cfg *config
+	cfg *shellkit.Config
 	key *sessionsKey
 }
 
 func (s *sessionTools) table(call *tools.Call) (*shells, error) {
-	st := callEnv(call).State
+	st := shellkit.CallEnv(call).State
 	if st == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "Persistent shells need session state, which this call does not have."}
 	}
@@ -90,13 +91,13 @@ func (s *sessionTools) openTool() tools.Tool {
 		"the current directory, exported and unexported variables, functions and background processes. " +
 		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
 		"It starts in cwd (default: the session's working directory). " +
-		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " + c.reachText() +
+		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " + c.ReachText() +
 		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
 		s.common() +
-		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
+		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.MaxShells, shellkit.Dur(c.Idle)) +
 		"Every result ends with the shell's current directory."
 	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: startupWait + c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: startupWait + c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.open)
 }
 
@@ -104,7 +105,7 @@ func (s *sessionTools) sendTool() tools.Tool {
 	c := s.cfg
 	desc := "Run a command in a persistent shell opened with shell_open. The command may span several lines; it runs in the shell itself, " +
 		"so cd, export, variable assignments and function definitions last for later commands. " +
-		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d) for the command to finish. ", c.sendWait.Milliseconds(), c.maxWait.Milliseconds()) +
+		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d) for the command to finish. ", c.SendWait.Milliseconds(), c.MaxWait.Milliseconds()) +
 		"If it is still running then, the result shows the output so far and says it is still running: call shell_read to get what comes next. " +
 		"A shell runs one command at a time; sending while one runs is refused. " +
 		s.common() +
@@ -112,28 +113,28 @@ func (s *sessionTools) sendTool() tools.Tool {
 		"Every result ends with the exit code and the shell's current directory. " +
 		"Avoid exit and set -e, which end the shell itself: if it ends anyway, the result says so and the next shell_send starts a fresh shell."
 	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + startupWait + c.grace + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: c.MaxWait + startupWait + c.Grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.send)
 }
 
 func (s *sessionTools) readTool() tools.Tool {
 	c := s.cfg
 	desc := "Read what a persistent shell printed since the last call: the rest of a command that was still running when shell_send returned, or output of background processes. " +
-		fmt.Sprintf("When a command is running, waits up to wait_ms (default %d, at most %d) for it to finish; ", c.readWait.Milliseconds(), c.maxWait.Milliseconds()) +
+		fmt.Sprintf("When a command is running, waits up to wait_ms (default %d, at most %d) for it to finish; ", c.ReadWait.Milliseconds(), c.MaxWait.Milliseconds()) +
 		"when none is running, returns at once, or after wait_ms when given (to collect output of background processes). " +
 		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool. " +
 		"Every result ends with the command's status and the shell's current directory."
 	spec := tools.Spec{Name: "shell_read", Description: desc, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + c.grace + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: c.MaxWait + c.Grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.read)
 }
 
 func (s *sessionTools) closeTool() tools.Tool {
 	c := s.cfg
-	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", durText(c.grace)) +
+	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", shellkit.Dur(c.Grace)) +
 		"Its state (directory, variables, background processes) is lost."
 	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.close)
 }
 
@@ -164,18 +165,18 @@ type openRecord struct {
 
 func (s *sessionTools) record(ctx context.Context, call *tools.Call, sh *shell, pid int, how string, restart bool) {
 	inherit := "process"
-	if s.cfg.baseEnvSet {
+	if s.cfg.BaseEnv != nil {
 		inherit = "configured"
 	}
-	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.settings(), Inherit: inherit, Environment: s.cfg.envText(),
-		PID: pid, Containment: how, IdleTimeoutMS: s.cfg.idle.Milliseconds(), Restart: restart}
+	rec := openRecord{SessionID: sh.id, Argv: sh.argv, Dir: sh.ns, Env: s.cfg.Settings(), Inherit: inherit, Environment: s.cfg.EnvText(),
+		PID: pid, Containment: how, IdleTimeoutMS: s.cfg.Idle.Milliseconds(), Restart: restart}
 	if sh.dir != sh.ns {
 		rec.OSDir = sh.dir
 	}
-	if s.cfg.sandbox != nil {
-		rec.Sandbox = s.cfg.sandbox.Describe()
+	if s.cfg.Sandbox != nil {
+		rec.Sandbox = s.cfg.Sandbox.Describe()
 	}
-	env := callEnv(call)
+	env := shellkit.CallEnv(call)
 	if env == nil || env.Record == nil {
 		return
 	}
@@ -214,9 +215,9 @@ func (s *sessionTools) lockOpen(call *tools.Call, id string) (*shell, error) {
 }
 
 func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) (*harness.ToolResult, error) {
-	env := callEnv(call)
+	env := shellkit.CallEnv(call)
 	// bash reads its script (the command lines) from descriptor 3.
-	ns, dir, argv, err := s.cfg.command(env, in.Cwd, scriptPath)
+	ns, dir, argv, err := s.cfg.Command(env, in.Cwd, scriptPath)
 	if err != nil {
 		return nil, err
 	}
@@ -229,19 +230,19 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		m.mu.Unlock()
 		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no shell was opened."}
 	}
-	if len(m.open) >= s.cfg.maxSessions {
+	if len(m.open) >= s.cfg.MaxShells {
 		open := strings.Join(m.order, ", ")
 		m.mu.Unlock()
-		return nil, &harness.Error{Code: codeTooManyShells, Message: fmt.Sprintf(
-			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.maxSessions, open)}
+		return nil, &harness.Error{Code: shellkit.CodeTooManyShells, Message: fmt.Sprintf(
+			"%d shells are open already (%s), the most allowed. Reuse one with shell_send, or close one with shell_close first.", s.cfg.MaxShells, open)}
 	}
 	m.next++
 	sh := &shell{
 		id: fmt.Sprintf("sh%d", m.next), m: m,
-		argv: argv, env: s.cfg.environ(), dir: dir, ns: ns, store: env.Output, session: env.SessionID,
+		argv: argv, env: s.cfg.Environ(), dir: dir, ns: ns, store: env.Output, session: env.SessionID,
 		changed: make(chan struct{}), done: make(chan struct{}), lastUse: time.Now(),
 	}
-	sh.window = newCapture(m.ctx, s.cfg.outputLimit, sh.store, owner(call), s.cfg.maxSpill)
+	sh.window = shellkit.NewCapture(m.ctx, s.cfg.OutputLimit, sh.store, shellkit.Owner(call), s.cfg.MaxSpill)
 	m.open[sh.id] = sh
 	m.order = append(m.order, sh.id)
 	m.mu.Unlock()
@@ -260,10 +261,10 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		if out != "" {
 			msg += "\nIts output:\n" + out
 		}
-		return nil, &harness.Error{Code: codeNoShell, Err: err, Message: msg}
+		return nil, &harness.Error{Code: shellkit.CodeNoShell, Err: err, Message: msg}
 	}
 	sh.mu.Lock()
-	sh.idle = time.AfterFunc(s.cfg.idle, func() { m.reapIdle(sh) })
+	sh.idle = time.AfterFunc(s.cfg.Idle, func() { m.reapIdle(sh) })
 	sh.mu.Unlock()
 	s.record(ctx, call, sh, pid, how, false)
 
@@ -272,20 +273,20 @@ func (s *sessionTools) open(ctx context.Context, call *tools.Call, in openArgs) 
 		"its directory, variables, functions and background processes persist between commands until shell_close. "+
 		"Its environment and sandbox settings are now fixed for its lifetime.\n", sh.id, ns, sh.id)
 	b.WriteString(out)
-	ensureNewline(&b)
+	shellkit.EnsureNewline(&b)
 	fmt.Fprintf(&b, "[containment: %s]\n[cwd %s]", how, ns)
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(b.String())},
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "shell " + sh.id,
-			Terminal: &harness.Terminal{Cwd: ns, Output: out, Status: statusRunning}},
+			Terminal: &harness.Terminal{Cwd: ns, Output: out, Status: shellkit.StatusRunning}},
 	}, nil
 }
 
 func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) (*harness.ToolResult, error) {
-	if err := checkCommand(in.Command); err != nil {
+	if err := shellkit.CheckCommand(in.Command); err != nil {
 		return nil, err
 	}
-	wait, err := waitArg(in.WaitMS, s.cfg.sendWait, s.cfg.maxWait)
+	wait, err := shellkit.WaitArg(in.WaitMS, s.cfg.SendWait, s.cfg.MaxWait)
 	if err != nil {
 		return nil, err
 	}
@@ -299,25 +300,25 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 			"Shell %s is still running %s (for %s), so the command was not sent. "+
 				"Call shell_read (session_id %q) to wait for it and see its output, shell_close to stop it (the shell's state is lost), "+
 				"or run independent commands with bash or in another shell.",
-			sh.id, quoteCommand(sh.command), durText(time.Since(sh.cmdStart)), sh.id)}
+			sh.id, quoteCommand(sh.command), shellkit.Dur(time.Since(sh.cmdStart)), sh.id)}
 	}
 	if sh.broken != "" && sh.death == "" {
-		return nil, &harness.Error{Code: codeShellBroken, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: shellkit.CodeShellBroken, Message: fmt.Sprintf(
 			"Shell %s is broken, so the command was not sent: %s. Close it with shell_close and open a new one with shell_open; "+
 				"its variables, functions and background processes are lost. Call shell_read (session_id %q) to see what it printed.",
 			sh.id, sh.broken, sh.id)}
 	}
 	sh.touchLocked(call)
 	var pre strings.Builder
-	if earlier := sh.takeLocked(s.cfg.outputLimit / 4); earlier != "" {
+	if earlier := sh.takeLocked(s.cfg.OutputLimit / 4); earlier != "" {
 		pre.WriteString("[output printed since the last call, before this command:]\n")
 		pre.WriteString(earlier)
-		ensureNewline(&pre)
+		shellkit.EnsureNewline(&pre)
 	}
 	if sh.death != "" {
 		death := sh.death
 		if _, err := sh.startLocked(); err != nil {
-			return nil, &harness.Error{Code: codeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
+			return nil, &harness.Error{Code: shellkit.CodeNoShell, Err: err, Message: fmt.Sprintf("%s, and a fresh shell could not be started: %v. Close it with shell_close.", death, err)}
 		}
 		fmt.Fprintf(&pre, "[%s. This command runs in a fresh shell started in %s: variables, functions and background processes from before are gone.]\n", death, sh.ns)
 		pid, how := 0, ""
@@ -334,7 +335,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	script := sh.script
 	// Reported from before the write: output that arrives while the lock
 	// is released for it is the command's too.
-	sh.live = liveReport(call)
+	sh.live = shellkit.LiveReport(call)
 	// The shell reads one line at a time and is idle, so the write
 	// completes as the shell parses it.
 	sh.mu.Unlock()
@@ -342,7 +343,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	sh.mu.Lock()
 	if werr != nil && sh.death == "" && sh.scan != nil {
 		// The shell is going away; the watcher will say how.
-		sh.waitLocked(context.Background(), drainDelay+s.cfg.grace)
+		sh.waitLocked(context.Background(), shellkit.DrainDelay+s.cfg.Grace)
 	}
 	sh.waitLocked(ctx, wait)
 	sh.live = nil
@@ -350,7 +351,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 }
 
 func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) (*harness.ToolResult, error) {
-	wait, err := waitArg(in.WaitMS, s.cfg.readWait, s.cfg.maxWait)
+	wait, err := shellkit.WaitArg(in.WaitMS, s.cfg.ReadWait, s.cfg.MaxWait)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ func (s *sessionTools) read(ctx context.Context, call *tools.Call, in readArgs) 
 	sh.touchLocked(call)
 	switch {
 	case sh.scan != nil:
-		sh.live = liveReport(call)
+		sh.live = shellkit.LiveReport(call)
 		sh.waitLocked(ctx, wait)
 		sh.live = nil
 	case in.WaitMS != nil && sh.death == "":
@@ -386,11 +387,11 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	stopped := m.closeShell(sh, "closed with shell_close")
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	out := sh.takeLocked(s.cfg.outputLimit)
-	sh.window.finish(false)
+	out := sh.takeLocked(s.cfg.OutputLimit)
+	sh.window.Finish(false)
 	var b strings.Builder
 	b.WriteString(out)
-	ensureNewline(&b)
+	shellkit.EnsureNewline(&b)
 	if running {
 		fmt.Fprintf(&b, "[closed shell %s; %s was still running; its processes %s]\n", sh.id, quoteCommand(command), stopped.Ended(partial))
 	} else {
@@ -403,7 +404,7 @@ func (s *sessionTools) close(ctx context.Context, call *tools.Call, in closeArgs
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(b.String())},
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: "close shell " + sh.id,
-			Terminal: &harness.Terminal{Cwd: sh.cwd, Output: out, Status: statusKilled}},
+			Terminal: &harness.Terminal{Cwd: sh.cwd, Output: out, Status: shellkit.StatusKilled}},
 	}, nil
 }
 
@@ -417,7 +418,7 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 		sh.interruptLocked()
 		interrupted = true
 	}
-	out := sh.takeLocked(s.cfg.outputLimit - len(pre))
+	out := sh.takeLocked(s.cfg.OutputLimit - len(pre))
 	var b strings.Builder
 	b.WriteString(pre)
 	b.WriteString(out)
@@ -425,7 +426,7 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 		b.WriteString("(no output)\n")
 	}
 	if cancelled {
-		ensureNewline(&b)
+		shellkit.EnsureNewline(&b)
 		switch {
 		case interrupted && sh.scan == nil:
 			b.WriteString("[the call was cancelled: the command was interrupted with SIGINT]\n")
@@ -438,23 +439,13 @@ func (s *sessionTools) resultLocked(ctx context.Context, sh *shell, command, pre
 	status, code := sh.statusLocked(&b)
 	res := &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(b.String())},
-		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title("", command),
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: shellkit.Title("", command),
 			Terminal: &harness.Terminal{Command: command, Cwd: sh.cwd, Output: out, ExitCode: code, Status: status}},
 	}
 	if cancelled {
 		res.IsError = true
 		res.Code = harness.CodeOf(ctx.Err())
-		res.Render.Terminal.Status = statusCancelled
+		res.Render.Terminal.Status = shellkit.StatusCancelled
 	}
 	return res
-}
-
-// liveReport returns what reports a command's output as the call's
-// progress, or nil when nobody listens.
-func liveReport(call *tools.Call) func([]byte) {
-	if call.OnProgress == nil {
-		return nil
-	}
-	report := call.OnProgress
-	return func(p []byte) { report(tools.Progress{Output: string(p)}) }
 }

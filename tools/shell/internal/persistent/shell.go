@@ -1,4 +1,4 @@
-package shell
+package persistent
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
 
 // startupWait bounds how long a new shell may take to answer its first
@@ -48,7 +49,7 @@ type shell struct {
 	run      *running      // set with scan: the command's records
 	command  string
 	cmdStart time.Time
-	window   *capture
+	window   *shellkit.Capture
 	live     func([]byte) // set while a call waits on the running command: its progress report
 	cwd      string
 	last     *finished // the last command that finished, until reported
@@ -86,11 +87,6 @@ type running struct {
 	end     *mark    // the end record, once it came
 }
 
-// notStartedHint is how long after a command was sent a missing start
-// record is worth a warning: an idle shell reads a line within
-// milliseconds.
-const notStartedHint = 2 * time.Second
-
 // start starts a bash process for the shell and waits for it to answer.
 // It returns the bootstrap output (a sandbox's warnings, say). Called
 // with sh.mu held.
@@ -98,7 +94,7 @@ func (sh *shell) startLocked() (string, error) {
 	if sh.closed {
 		return "", errors.New("the shell was closed")
 	}
-	rs, ws, err := pipes(3)
+	rs, ws, err := shellkit.Pipes(3)
 	if err != nil {
 		return "", err
 	}
@@ -107,7 +103,7 @@ func (sh *shell) startLocked() (string, error) {
 	// bash starts with the status channel as its stderr; bootLine moves
 	// it to its own descriptor. The harness keeps outW to write sync
 	// records.
-	p, err := startProc(sh.m.cfg, sh.argv, sh.dir, sh.env, outW, markW, scriptR)
+	p, err := sh.m.cfg.Start(sh.argv, sh.dir, sh.env, outW, markW, scriptR)
 	scriptR.Close()
 	markW.Close()
 	if err != nil {
@@ -134,10 +130,10 @@ func (sh *shell) startLocked() (string, error) {
 	wait := startupWait
 	if _, err := io.WriteString(scriptW, line); err != nil {
 		// The shell is gone already; wait for the watcher to say how.
-		wait = drainDelay + sh.m.cfg.grace
+		wait = shellkit.DrainDelay + sh.m.cfg.Grace
 	}
 	sh.waitLocked(context.Background(), wait)
-	out := sh.takeLocked(sh.m.cfg.outputLimit)
+	out := sh.takeLocked(sh.m.cfg.OutputLimit)
 	if sh.scan != nil || sh.death != "" || sh.broken != "" || (sh.last != nil && sh.last.notRun) {
 		sh.scan, sh.run = nil, nil
 		why := sh.death
@@ -147,7 +143,7 @@ func (sh *shell) startLocked() (string, error) {
 			why = sh.broken
 			_ = p.KillMain() // the watcher stops what it left
 		default:
-			why = fmt.Sprintf("it did not answer within %s", durText(wait))
+			why = fmt.Sprintf("it did not answer within %s", shellkit.Dur(wait))
 			_ = p.KillMain() // the watcher notes the death
 		}
 		return out, fmt.Errorf("the shell did not start: %s", why)
@@ -260,7 +256,7 @@ func (sh *shell) markLoop(gen int, p *proctree.Proc, r *os.File) {
 	}
 	// The channel is closed. When the shell exits, the watcher says so;
 	// when it runs on, a command closed the channel.
-	t := time.NewTimer(drainDelay)
+	t := time.NewTimer(shellkit.DrainDelay)
 	defer t.Stop()
 	select {
 	case <-p.MainDone():
@@ -367,11 +363,11 @@ func (sh *shell) breakLocked(why string) {
 // marks the shell as not running.
 func (sh *shell) watch(gen int, p *proctree.Proc, out, outW, marks *os.File, read, watched chan struct{}) {
 	defer close(watched)
-	_, stopped := p.ReapLeftovers(sh.m.cfg.grace)
+	_, stopped := p.ReapLeftovers(sh.m.cfg.Grace)
 	outW.Close() // the harness's own writer: now the pipe can reach its end
 	select {
 	case <-read:
-	case <-time.After(drainDelay):
+	case <-time.After(shellkit.DrainDelay):
 		out.Close()
 		<-read
 	}
@@ -412,13 +408,13 @@ func (sh *shell) watch(gen int, p *proctree.Proc, out, outW, marks *os.File, rea
 // bytes, and starts a new window.
 func (sh *shell) takeLocked(budget int) string {
 	w := sh.window
-	sh.window = newCapture(sh.m.ctx, sh.m.cfg.outputLimit, sh.store, w.owner, sh.m.cfg.maxSpill)
-	s, info := w.take(max(budget, 1000))
+	sh.window = shellkit.NewCapture(sh.m.ctx, sh.m.cfg.OutputLimit, sh.store, w.Owner(), sh.m.cfg.MaxSpill)
+	s, info := w.Take(max(budget, 1000))
 	if s.Total == 0 {
 		return ""
 	}
 	var b strings.Builder
-	writeStream(&b, s, info, "output")
+	shellkit.WriteStream(&b, s, info, "output")
 	return b.String()
 }
 
@@ -426,9 +422,9 @@ func (sh *shell) takeLocked(budget int) string {
 func (sh *shell) touchLocked(call *tools.Call) {
 	sh.lastUse = time.Now()
 	if sh.idle != nil {
-		sh.idle.Reset(sh.m.cfg.idle)
+		sh.idle.Reset(sh.m.cfg.Idle)
 	}
-	sh.window.setOwner(owner(call))
+	sh.window.SetOwner(shellkit.Owner(call))
 }
 
 // waitLocked waits until the running command ends, d passes or ctx ends.
@@ -479,16 +475,16 @@ func (sh *shell) interruptLocked() {
 		return
 	}
 	_ = sh.p.Interrupt()
-	sh.waitLocked(context.Background(), sh.m.cfg.grace)
+	sh.waitLocked(context.Background(), sh.m.cfg.Grace)
 }
 
 // statusLocked renders the lines that end every result: how the last
 // command ended or that it still runs, and the current directory.
 func (sh *shell) statusLocked(b *strings.Builder) (status string, code *int) {
-	ensureNewline(b)
+	shellkit.EnsureNewline(b)
 	switch {
 	case sh.death != "":
-		status = statusKilled
+		status = shellkit.StatusKilled
 		fmt.Fprintf(b, "[%s. Its variables, functions and background processes are gone. The next shell_send starts a fresh shell in %s.]\n", sh.death, sh.ns)
 		if sh.last != nil {
 			c := sh.last.code
@@ -496,36 +492,36 @@ func (sh *shell) statusLocked(b *strings.Builder) (status string, code *int) {
 			sh.last = nil
 		}
 	case sh.scan != nil:
-		status = statusRunning
+		status = shellkit.StatusRunning
 		elapsed := time.Since(sh.cmdStart)
-		if sh.run != nil && !sh.run.started && elapsed >= sh.m.cfg.startHint {
+		if sh.run != nil && !sh.run.started && elapsed >= sh.m.cfg.StartHint {
 			// An idle shell starts a command within milliseconds.
 			fmt.Fprintf(b, "[the shell has not started the command, %s after it was sent: it seems not to read its input. "+
 				"It may be stopped, or a process started by an earlier command may be taking its input. "+
 				"Call shell_read (session_id %q) to check again; if this stays so, close the shell with shell_close and open a new one with shell_open]\n",
-				durText(elapsed), sh.id)
+				shellkit.Dur(elapsed), sh.id)
 			break
 		}
 		fmt.Fprintf(b, "[still running after %s: call shell_read (session_id %q) to wait for more output, or shell_close to stop it]\n",
-			durText(elapsed), sh.id)
+			shellkit.Dur(elapsed), sh.id)
 	case sh.last != nil && sh.last.notRun:
-		status = statusExited
+		status = shellkit.StatusExited
 		b.WriteString("[the command did not run]\n")
 		sh.last = nil
 	case sh.last != nil:
-		status = statusExited
+		status = shellkit.StatusExited
 		c := sh.last.code
 		code = &c
-		fmt.Fprintf(b, "[exit code %d · %s]\n", c, durText(sh.last.elapsed))
+		fmt.Fprintf(b, "[exit code %d · %s]\n", c, shellkit.Dur(sh.last.elapsed))
 		if sh.last.exposed {
 			b.WriteString("[set -v or set -o history was on when the shell read this command, so the command could read its own command line and could have faked the exit code and directory reported here. Turn them off with set +v +o history.]\n")
 		}
 		sh.last = nil
 	case sh.broken != "":
-		status = statusExited
+		status = shellkit.StatusExited
 		b.WriteString("[exit code unknown]\n")
 	default:
-		status = statusExited
+		status = shellkit.StatusExited
 		b.WriteString("[no command running]\n")
 	}
 	if sh.death == "" {
@@ -581,7 +577,7 @@ func quoteCommand(c string) string {
 // (when the session closes) closes every shell and stops every process
 // it started.
 type shells struct {
-	cfg    *config
+	cfg    *shellkit.Config
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -596,7 +592,7 @@ type shells struct {
 // maxGone bounds how many closed ids are remembered.
 const maxGone = 64
 
-func newShells(cfg *config) *shells {
+func newShells(cfg *shellkit.Config) *shells {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &shells{cfg: cfg, ctx: ctx, cancel: cancel, open: map[string]*shell{}, gone: map[string]string{}}
 }
@@ -651,7 +647,7 @@ func (m *shells) closeShell(sh *shell, why string) proctree.Outcome {
 	sh.mu.Unlock()
 	var out proctree.Outcome
 	if p != nil {
-		out = p.Stop(m.cfg.grace)
+		out = p.Stop(m.cfg.Grace)
 	}
 	if watched != nil {
 		<-watched
@@ -680,13 +676,13 @@ func (m *shells) reapIdle(sh *shell) {
 		sh.mu.Unlock()
 		return
 	}
-	if left := m.cfg.idle - time.Since(sh.lastUse); left > 0 {
+	if left := m.cfg.Idle - time.Since(sh.lastUse); left > 0 {
 		sh.idle.Reset(left)
 		sh.mu.Unlock()
 		return
 	}
 	sh.mu.Unlock()
-	m.closeShell(sh, fmt.Sprintf("closed after %s without use", durText(m.cfg.idle)))
+	m.closeShell(sh, fmt.Sprintf("closed after %s without use", shellkit.Dur(m.cfg.Idle)))
 }
 
 // Close closes every shell and waits for their processes to end. It
@@ -699,14 +695,14 @@ func (m *shells) Close() error {
 		return nil
 	}
 	m.closed = true
-	open := inOrder(m.order, m.open)
+	open := shellkit.InOrder(m.order, m.open)
 	m.mu.Unlock()
-	err := stopAll(open, func(sh *shell) error {
+	err := shellkit.StopAll(open, func(sh *shell) error {
 		out := m.closeShell(sh, "the agent session closed")
 		sh.mu.Lock()
 		w := sh.window
 		sh.mu.Unlock()
-		w.finish(false)
+		w.Finish(false)
 		return out.SurvivorsError("shell " + sh.id)
 	})
 	m.cancel()

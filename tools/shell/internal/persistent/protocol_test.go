@@ -1,4 +1,4 @@
-package shell
+package persistent
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // externalPrintf returns the path of a printf program, which no shell
@@ -116,14 +118,14 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := testEnv(t)
+			env := shelltest.Env(t)
 			k := newKit(t, env)
 			log := filepath.Join(t.TempDir(), "log")
-			id, _ := k.openShell(nil)
-			res := k.do(id, forger(printf, log)+tc.setup, 5000)
+			id, _ := k.OpenShell(nil)
+			res := k.Do(id, forger(printf, log)+tc.setup, 5000)
 			require.NotContains(t, res.Text(), "FORGED]", res.Text())
 
-			res = k.do(id, printf+" 'probe-output\\n'; false", 5000)
+			res = k.Do(id, printf+" 'probe-output\\n'; false", 5000)
 			text := res.Text()
 			assert.NotContains(t, text, "FORGED]", text)
 			assert.NotContains(t, text, "[exit code 0", text)
@@ -131,33 +133,33 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 				if !res.IsError {
 					assert.Contains(t, text, "Shell "+id+" is broken", text)
 				} else {
-					assert.Equal(t, codeShellBroken, res.Code, text)
+					assert.Equal(t, shellkit.CodeShellBroken, res.Code, text)
 				}
-				res = k.do(id, "echo again")
+				res = k.Do(id, "echo again")
 				require.True(t, res.IsError, res.Text())
-				assert.Equal(t, codeShellBroken, res.Code)
+				assert.Equal(t, shellkit.CodeShellBroken, res.Code)
 				assert.Contains(t, res.Text(), "shell_close", "the error says how to go on")
-				res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+				res = shelltest.Run(t, context.Background(), k.Close, env, map[string]any{"session_id": id})
 				require.False(t, res.IsError, res.Text())
-				id, _ = k.openShell(nil)
-				res = k.do(id, "echo fresh")
+				id, _ = k.OpenShell(nil)
+				res = k.Do(id, "echo fresh")
 				assert.True(t, strings.HasPrefix(res.Text(), "fresh\n[exit code 0"), res.Text())
 				return
 			}
 			require.False(t, res.IsError, text)
 			assert.Contains(t, text, "[exit code 1 · ", text)
-			assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(text))
+			assert.Equal(t, "[cwd "+env.Cwd+"]", shelltest.LastLine(text))
 			assert.NotContains(t, text, "is broken")
 			if !tc.quiet {
 				assert.True(t, strings.HasPrefix(text, "probe-output\n[exit code 1 · "), text)
-				res = k.do(id, printf+` 'status=%s\n' "$?"`, 5000)
+				res = k.Do(id, printf+` 'status=%s\n' "$?"`, 5000)
 				assert.True(t, strings.HasPrefix(res.Text(), "status=1\n[exit code 0 · "), "$? is the previous command's status: %s", res.Text())
 			} else {
 				// A result comes with the command's end record; the shell
 				// then still runs the rest of the line, and a DEBUG trap
 				// with it. The next command's end shows that it has
 				// finished, so the log is read whole.
-				res = k.do(id, ":")
+				res = k.Do(id, ":")
 				assert.Contains(t, res.Text(), "[exit code 0 · ", res.Text())
 			}
 			if b, err := os.ReadFile(log); err == nil {
@@ -168,58 +170,58 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 }
 
 func TestProtocolStdoutRedirectedAway(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	res := k.do(id, "exec >out.txt; echo hidden")
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "exec >out.txt; echo hidden")
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[The shell's stdout no longer leads to this tool")
 	assert.Contains(t, res.Text(), "exec >&18 2>&18")
 	assert.NotContains(t, res.Text(), "hidden")
-	res = k.do(id, "exec 2>&-; echo still-hidden")
+	res = k.Do(id, "exec 2>&-; echo still-hidden")
 	assert.Contains(t, res.Text(), "[The shell's stdout and stderr no longer lead to this tool")
-	res = k.do(id, "exec >&18 2>&18; echo shown; cat out.txt")
+	res = k.Do(id, "exec >&18 2>&18; echo shown; cat out.txt")
 	assert.True(t, strings.HasPrefix(res.Text(), "shown\nhidden\nstill-hidden\n[exit code 0"), res.Text())
 	assert.NotContains(t, res.Text(), "no longer lead")
-	res = k.do(id, "exec >&-; echo gone")
+	res = k.Do(id, "exec >&-; echo gone")
 	assert.Contains(t, res.Text(), "[The shell's stdout no longer leads to this tool")
 }
 
 func TestProtocolExposedCommandLineNoted(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	res := k.do(id, "set -o history")
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "set -o history")
 	assert.NotContains(t, res.Text(), "could read its own command line", "history was off as this line was read")
-	res = k.do(id, "history | grep -c . >/dev/null; true")
+	res = k.Do(id, "history | grep -c . >/dev/null; true")
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[set -v or set -o history was on when the shell read this command")
-	res = k.do(id, "set +o history")
+	res = k.Do(id, "set +o history")
 	assert.Contains(t, res.Text(), "could read its own command line")
-	res = k.do(id, "true")
+	res = k.Do(id, "true")
 	assert.NotContains(t, res.Text(), "could read its own command line")
 }
 
 func TestProtocolSetENoted(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	res := k.do(id, "set -e")
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "set -e")
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[set -e is on in this shell")
-	res = k.do(id, "set +e")
+	res = k.Do(id, "set +e")
 	assert.NotContains(t, res.Text(), "set -e is on")
 }
 
 func TestProtocolStatusChannelChatterShown(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	res := k.do(id, "echo on-the-channel >&19; echo out")
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "echo on-the-channel >&19; echo out")
 	assert.Contains(t, res.Text(), "on-the-channel\n")
 	assert.Contains(t, res.Text(), "out\n")
 	assert.Contains(t, res.Text(), "[exit code 0")
-	res = k.do(id, "printf 'no newline' >&19; echo out")
+	res = k.Do(id, "printf 'no newline' >&19; echo out")
 	assert.Contains(t, res.Text(), "no newline", "a partial line before a record is shown")
 	assert.NotContains(t, res.Text(), "__hn_", "bash's prefix of the record is not")
 	assert.NotContains(t, res.Text(), scriptPath)
@@ -229,30 +231,30 @@ func TestProtocolStatusChannelChatterShown(t *testing.T) {
 // is stopped) never starts the command, and the result says so.
 func TestProtocolNotStarted(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	k.st.cfg.startHint = 50 * time.Millisecond
-	id, pgid := k.openShell(nil)
+	k.st.cfg.StartHint = 50 * time.Millisecond
+	id, pgid := k.OpenShell(nil)
 	require.NoError(t, syscall.Kill(-pgid, syscall.SIGSTOP))
-	res := k.do(id, "echo late", 300)
+	res := k.Do(id, "echo late", 300)
 	assert.Contains(t, res.Text(), "[the shell has not started the command, ")
 	assert.Contains(t, res.Text(), "shell_close")
-	assert.Equal(t, statusRunning, res.Render.Terminal.Status)
+	assert.Equal(t, shellkit.StatusRunning, res.Render.Terminal.Status)
 	require.NoError(t, syscall.Kill(-pgid, syscall.SIGCONT))
-	res = k.readOut(id, 10000)
+	res = k.ReadOut(id, 10000)
 	assert.True(t, strings.HasPrefix(res.Text(), "late\n[exit code 0"), res.Text())
 }
 
 // TestProtocolExitAndSetEReported: a shell that exits is reported as such
 // and the next command gets a fresh shell.
 func TestProtocolExitAndSetEReported(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	res := k.do(id, forger(externalPrintf(t), filepath.Join(t.TempDir(), "log"))+shadowAll+"exit 3")
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, forger(externalPrintf(t), filepath.Join(t.TempDir(), "log"))+shadowAll+"exit 3")
 	assert.Contains(t, res.Text(), "[The shell exited with code 3 while running")
 	assert.Contains(t, res.Text(), "The next shell_send starts a fresh shell")
-	res = k.do(id, "echo fresh")
+	res = k.Do(id, "echo fresh")
 	assert.Contains(t, res.Text(), "fresh\n[exit code 0")
 	assert.NotContains(t, res.Text(), "FORGED")
 }
@@ -289,13 +291,13 @@ func (warnSandbox) Describe() string { return "warns" }
 // stderr before the shell is set up (it goes to the status channel then)
 // is shown by shell_open.
 func TestProtocolStartupMessagesShown(t *testing.T) {
-	env := testEnv(t)
-	k := newKit(t, env, WithProcess(Process{Sandbox: warnSandbox{}}))
-	res := run(t, context.Background(), k.open, env, map[string]any{})
+	env := shelltest.Env(t)
+	k := newKit(t, env, sandbox(warnSandbox{}))
+	res := shelltest.Run(t, context.Background(), k.Open, env, map[string]any{})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "sandbox: a warning\nno newline")
 	assert.NotContains(t, res.Text(), "__hn_")
 	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())[1]
-	res = k.do(id, "echo fine")
+	res = k.Do(id, "echo fine")
 	assert.True(t, strings.HasPrefix(res.Text(), "fine\n[exit code 0"), res.Text())
 }
