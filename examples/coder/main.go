@@ -467,7 +467,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}
-	ts = append(ts, shell.Tools(shell.WithProcess(shell.Process{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv}))...) // a nil sandbox: unconfined
+	ts = append(ts, shell.Tools(shell.Config{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv})...) // a nil sandbox: unconfined
 	ts = append(ts, sessiontools.Tools(a.store)...)
 	return ts
 }

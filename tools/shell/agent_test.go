@@ -37,7 +37,7 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Response{Text: "done"},
 	)
 	store := session.NewMemory()
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithStores(agent.Stores{Sessions: store}))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools(Config{})...), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})

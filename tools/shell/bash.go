@@ -46,10 +46,10 @@ type bashJobArgs struct {
 // the command prints. A non-zero exit is a normal result that states the
 // exit code.
 //
-// An invalid option value is reported by the tool's Validate method
+// An invalid Config is reported by the tool's Validate method
 // (harness.CodeInvalidOption), which tools.NewRegistry calls, so the
 // agent loop refuses the tool; so it is for every constructor here.
-func Bash(opts ...Option) tools.Tool { return bashOnly(newConfig(opts)) }
+func Bash(cfg Config) tools.Tool { return bashOnly(cfg.resolve()) }
 
 // bashOnly returns the bash tool without background jobs.
 func bashOnly(c *shellkit.Config) tools.Tool { return (&bashTool{cfg: c}).tools()[0] }
@@ -65,7 +65,7 @@ func bashWithJobs(c *shellkit.Config) []tools.Tool {
 	return (&bashTool{cfg: c, jobs: &jobsKey{}}).tools()
 }
 
-// Tools returns every shell tool, all configured by opts: bash with a
+// Tools returns every shell tool, all configured by cfg: bash with a
 // run_in_background argument, with bash_output(job_id, wait_ms?), which
 // returns what a background job printed since the last look, and
 // bash_kill(job_id), which stops a job; and the persistent shell tools
@@ -77,12 +77,12 @@ func bashWithJobs(c *shellkit.Config) []tools.Tool {
 // A host that wants only some of them keeps those by name; without
 // persistent shells, for instance:
 //
-//	slices.DeleteFunc(shell.Tools(), func(t tools.Tool) bool { return strings.HasPrefix(t.Spec().Name, "shell_") })
+//	slices.DeleteFunc(shell.Tools(shell.Config{}), func(t tools.Tool) bool { return strings.HasPrefix(t.Spec().Name, "shell_") })
 //
 // Register Tools' bash instead of [Bash], not beside it: both are named
 // bash.
-func Tools(opts ...Option) []tools.Tool {
-	c := newConfig(opts)
+func Tools(cfg Config) []tools.Tool {
+	c := cfg.resolve()
 	return append(bashWithJobs(c), persistent.Tools(c)...)
 }
 

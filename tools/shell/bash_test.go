@@ -23,7 +23,7 @@ import (
 )
 
 func TestBashSpecs(t *testing.T) {
-	for _, ts := range [][]tools.Tool{{Bash()}, bashWithJobs(newConfig(nil)), persistent.Tools(newConfig(nil)), Tools()} {
+	for _, ts := range [][]tools.Tool{{Bash(Config{})}, bashWithJobs(Config{}.resolve()), persistent.Tools(Config{}.resolve()), Tools(Config{})} {
 		reg, err := tools.NewRegistry(ts...)
 		require.NoError(t, err)
 		for _, s := range reg.Specs() {
@@ -32,15 +32,15 @@ func TestBashSpecs(t *testing.T) {
 			assert.Greater(t, s.Deadline, time.Duration(0), s.Name)
 		}
 	}
-	spec := Bash().Spec()
+	spec := Bash(Config{}).Spec()
 	assert.Contains(t, spec.Description, "vim")
 	assert.Contains(t, spec.Description, "not supported")
 	assert.Contains(t, spec.Description, "spill://")
 	assert.Contains(t, spec.Description, "directory the command ran in")
 	assert.Greater(t, spec.Deadline, shellkit.DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
-	assert.Contains(t, string(bashWithJobs(newConfig(nil))[0].Spec().InputSchema), "run_in_background")
-	for _, s := range persistent.Tools(newConfig(nil)) {
+	assert.Contains(t, string(bashWithJobs(Config{}.resolve())[0].Spec().InputSchema), "run_in_background")
+	for _, s := range persistent.Tools(Config{}.resolve()) {
 		d := s.Spec().Description
 		if s.Spec().Name == "shell_open" {
 			assert.Contains(t, d, "fixed when it opens")
@@ -74,7 +74,7 @@ func TestBashOutputAndExitCode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": tc.command, "description": tc.name})
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": tc.command, "description": tc.name})
 			require.False(t, res.IsError, res.Text())
 			for _, w := range tc.want {
 				assert.Contains(t, res.Text(), w)
@@ -98,12 +98,10 @@ func TestBashEnvironment(t *testing.T) {
 	env := shelltest.Env(t)
 	rc := filepath.Join(env.Cwd, "rc")
 	require.NoError(t, os.WriteFile(rc, []byte("echo SOURCED\n"), 0o644))
-	tool := Bash(
-		WithProcess(Process{
-			BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"},
-			Env:     []string{"EXTRA=1", "TERM=xterm-override"},
-		}),
-	)
+	tool := Bash(Config{
+		BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"},
+		Env:     []string{"EXTRA=1", "TERM=xterm-override"},
+	})
 	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		"command": `echo "$PAGER|$GIT_PAGER|$TERM|$NO_COLOR|$GIT_EDITOR|$EDITOR|$GIT_TERMINAL_PROMPT|$KEEP|$EXTRA|${BASH_ENV-unset}"; shopt -q login_shell || echo not-login; [[ $- == *i* ]] || echo not-interactive`,
 	})
@@ -118,18 +116,18 @@ func TestBashWorkdir(t *testing.T) {
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(env.Cwd, "file"), nil, 0o644))
 	t.Run("relative", func(t *testing.T) {
-		res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": "sub"})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "pwd", "workdir": "sub"})
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
 		assert.Equal(t, "[cwd "+sub+"]", shelltest.LastLine(res.Text()))
 	})
 	t.Run("absolute", func(t *testing.T) {
-		res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": sub})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "pwd", "workdir": sub})
 		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
 	})
 	for name, dir := range map[string]string{"outside the root": "..", "absolute outside": "/", "missing": "nope", "a file": "file"} {
 		t.Run(name, func(t *testing.T) {
-			res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
 			assert.Equal(t, shellkit.CodeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
@@ -141,7 +139,7 @@ func TestBashWorkdir(t *testing.T) {
 	t.Run("without a local file system", func(t *testing.T) {
 		e := *env
 		e.FS = nil
-		res := shelltest.Run(t, context.Background(), Bash(), &e, map[string]any{"command": "pwd", "workdir": "/"})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), &e, map[string]any{"command": "pwd", "workdir": "/"})
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), "/\n"), res.Text())
 	})
@@ -149,7 +147,7 @@ func TestBashWorkdir(t *testing.T) {
 		for _, cwd := range []string{"", "/"} {
 			e := *env
 			e.FS, e.Cwd = nil, cwd
-			for _, tool := range []tools.Tool{Bash(), bashWithJobs(newConfig(nil))[0]} {
+			for _, tool := range []tools.Tool{Bash(Config{}), bashWithJobs(Config{}.resolve())[0]} {
 				res := shelltest.Run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
 				assert.Equal(t, shellkit.CodeBadWorkdir, res.Code)
@@ -169,7 +167,7 @@ func TestBashInvalidArguments(t *testing.T) {
 		"unknown field":    {"command": "true", "shell": "zsh"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := shelltest.Run(t, context.Background(), Bash(), env, args)
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, args)
 			require.True(t, res.IsError)
 			assert.Equal(t, harness.CodeInvalidArguments, res.Code, res.Text())
 		})
@@ -179,7 +177,7 @@ func TestBashInvalidArguments(t *testing.T) {
 func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
-	tool := Bash(WithTimeouts(Timeouts{KillGrace: time.Second}))
+	tool := Bash(Config{Timeouts: Timeouts{KillGrace: time.Second}})
 	a, b := shelltest.SleepTag(t), shelltest.SleepTag(t)
 	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		"command":    "sleep " + a + " & (sleep " + b + "; echo never) & echo started; wait",
@@ -200,7 +198,7 @@ func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 
 func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 	env := shelltest.Env(t)
-	tool := Bash(WithTimeouts(Timeouts{KillGrace: 200 * time.Millisecond}))
+	tool := Bash(Config{Timeouts: Timeouts{KillGrace: 200 * time.Millisecond}})
 	tag := shelltest.SleepTag(t)
 	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		// An ignored signal stays ignored in children: nothing here
@@ -215,47 +213,49 @@ func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 
 func TestBashTimeoutClamped(t *testing.T) {
 	env := shelltest.Env(t)
-	tool := Bash(WithTimeouts(Timeouts{MaxCommand: 300 * time.Millisecond}))
+	tool := Bash(Config{Timeouts: Timeouts{MaxCommand: 300 * time.Millisecond}})
 	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Text(), "timed out after 300 ms")
 }
 
-func TestOptionsRefuseBadValues(t *testing.T) {
+func TestConfigRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct {
-		opt  Option
+		cfg  Config
 		want string
 	}{
-		{WithTimeouts(Timeouts{Command: time.Minute, MaxCommand: 300 * time.Millisecond}), "the Command timeout (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{Command: -time.Second}), "WithTimeouts({Command:-1s "},
-		{WithTimeouts(Timeouts{Send: time.Minute, MaxWait: time.Second}), "the Send wait (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{Read: time.Minute, MaxWait: time.Second}), "the Read wait (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{MaxWait: -1}), "timeouts must not be negative"},
-		{WithTimeouts(Timeouts{KillGrace: -1}), "timeouts must not be negative"},
-		{WithTimeouts(Timeouts{Idle: -1}), "timeouts must not be negative"},
-		{WithLimits(Limits{Output: 1000}), "WithLimits({Output:1000 "},
-		{WithLimits(Limits{Output: -1}), "Output is at least 1024 bytes"},
-		{WithLimits(Limits{Saved: -1}), "limits must not be negative"},
-		{WithLimits(Limits{Shells: -1}), "limits must not be negative"},
-		{WithLimits(Limits{Jobs: -1}), "limits must not be negative"},
-		{WithProcess(Process{Env: []string{"NOEQUALS"}}), `Process.Env entry "NOEQUALS"`},
-		{WithProcess(Process{Env: []string{"=x"}}), `Process.Env entry "=x"`},
+		{Config{Timeouts: Timeouts{Command: time.Minute, MaxCommand: 300 * time.Millisecond}}, "the Command timeout (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{Command: -time.Second}}, "Config.Timeouts {Command:-1s "},
+		{Config{Timeouts: Timeouts{Send: time.Minute, MaxWait: time.Second}}, "the Send wait (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{Read: time.Minute, MaxWait: time.Second}}, "the Read wait (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{MaxWait: -1}}, "timeouts must not be negative"},
+		{Config{Timeouts: Timeouts{KillGrace: -1}}, "timeouts must not be negative"},
+		{Config{Timeouts: Timeouts{Idle: -1}}, "timeouts must not be negative"},
+		{Config{Limits: Limits{Output: 1000}}, "Config.Limits {Output:1000 "},
+		{Config{Limits: Limits{Output: -1}}, "Output is at least 1024 bytes"},
+		{Config{Limits: Limits{Saved: -1}}, "limits must not be negative"},
+		{Config{Limits: Limits{Shells: -1}}, "limits must not be negative"},
+		{Config{Limits: Limits{Jobs: -1}}, "limits must not be negative"},
+		{Config{Env: []string{"NOEQUALS"}}, `Config.Env entry "NOEQUALS"`},
+		{Config{Env: []string{"=x"}}, `Config.Env entry "=x"`},
+		{Config{PassEnv: []string{"BAD NAME"}}, `Config.PassEnv entry "BAD NAME"`},
+		{Config{PassEnv: []string{"A*B"}}, `Config.PassEnv entry "A*B"`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			for _, tool := range Tools(tc.opt) {
+			for _, tool := range Tools(tc.cfg) {
 				_, err := tools.NewRegistry(tool)
 				require.Error(t, err, tool.Spec().Name)
 				assert.ErrorIs(t, err, harness.CodeInvalidOption)
 				assert.Contains(t, err.Error(), tc.want)
 			}
-			_, err := tools.NewRegistry(Bash(tc.opt))
+			_, err := tools.NewRegistry(Bash(tc.cfg))
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		})
 	}
 	// Good values, and a maximum below a default the caller did not set.
-	_, err := tools.NewRegistry(Tools(WithTimeouts(Timeouts{MaxCommand: time.Second, MaxWait: time.Second}), WithLimits(Limits{Output: 1024}))...)
+	_, err := tools.NewRegistry(Tools(Config{Timeouts: Timeouts{MaxCommand: time.Second, MaxWait: time.Second}, Limits: Limits{Output: 1024}})...)
 	assert.NoError(t, err)
-	_, err = tools.NewRegistry(Bash(WithTimeouts(Timeouts{Command: time.Hour})))
+	_, err = tools.NewRegistry(Bash(Config{Timeouts: Timeouts{Command: time.Hour}}))
 	assert.NoError(t, err, "a default above the default maximum raises the maximum")
 }
 
@@ -266,7 +266,7 @@ func TestBashCancel(t *testing.T) {
 	done := make(chan *harness.ToolResult, 1)
 	tag := shelltest.SleepTag(t)
 	go func() {
-		done <- shelltest.Run(t, ctx, Bash(), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
+		done <- shelltest.Run(t, ctx, Bash(Config{}), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
 	}()
 	shelltest.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
 	cancel()
@@ -282,7 +282,7 @@ func TestBashCancel(t *testing.T) {
 func TestBashStopsLeftoverBackgroundProcesses(t *testing.T) {
 	env := shelltest.Env(t)
 	tag := shelltest.SleepTag(t)
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "sleep " + tag + " &"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "sleep " + tag + " &"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[processes it left running in the background were sent SIGTERM and ended]")
@@ -291,7 +291,7 @@ func TestBashStopsLeftoverBackgroundProcesses(t *testing.T) {
 
 func TestBashKilledBySignal(t *testing.T) {
 	env := shelltest.Env(t)
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": `echo before; kill -SEGV $$`})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": `echo before; kill -SEGV $$`})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "before\n[killed by SIGSEGV")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
@@ -300,7 +300,7 @@ func TestBashKilledBySignal(t *testing.T) {
 func TestBashLongOutputIsSpilled(t *testing.T) {
 	env := shelltest.Env(t)
 	store := env.Output.(*shelltest.DirStore)
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
 	require.False(t, res.IsError, res.Text())
 	text := res.Text()
 	assert.Less(t, len(text), shellkit.DefaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
@@ -325,7 +325,7 @@ func TestBashBothStreamsSpilled(t *testing.T) {
 	store := env.Output.(*shelltest.DirStore)
 	// Each stream alone would fit; together they do not, so both are cut
 	// and both saved.
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "The whole stdout (14.6 KiB")
 	assert.Contains(t, res.Text(), "The whole stderr (14.6 KiB")
@@ -336,7 +336,7 @@ func TestBashBothStreamsSpilled(t *testing.T) {
 func TestBashLongOutputWithoutStore(t *testing.T) {
 	env := shelltest.Env(t)
 	env.Output = nil
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[The whole stdout (575.1 KiB) was not saved. To see all of it, run the command again with its output redirected to a file")
 	assert.Contains(t, res.Text(), "\n100000\n")
@@ -345,7 +345,7 @@ func TestBashLongOutputWithoutStore(t *testing.T) {
 func TestBashSpillCap(t *testing.T) {
 	env := shelltest.Env(t)
 	store := env.Output.(*shelltest.DirStore)
-	res := shelltest.Run(t, context.Background(), Bash(WithLimits(Limits{Saved: 50000})), env, map[string]any{"command": "seq 1 100000"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Limits: Limits{Saved: 50000}}), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "only its first 48.8 KiB were saved, as spill://out1")
 	assert.Len(t, store.Read(t, "spill://out1"), 50000)
@@ -362,7 +362,7 @@ func TestBashGigabyteBoundedMemory(t *testing.T) {
 	store := &shelltest.CountStore{}
 	env.Output = store
 	peak := shelltest.HeapPeak(t)
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": fmt.Sprintf("yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c %d; echo; echo end >&2", size)})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": fmt.Sprintf("yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c %d; echo; echo end >&2", size)})
 	max := peak()
 	require.False(t, res.IsError, res.Text())
 	// 37-byte lines, the last one cut and ended by echo.
@@ -379,12 +379,12 @@ func TestBashGigabyteBoundedMemory(t *testing.T) {
 func TestBashSandbox(t *testing.T) {
 	env := shelltest.Env(t)
 	sb := &shelltest.EnvSandbox{}
-	res := shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo $SANDBOXED"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "echo $SANDBOXED"})
 	require.False(t, res.IsError, res.Text())
 	assert.True(t, strings.HasPrefix(res.Text(), "yes\n"), res.Text())
 	assert.Equal(t, env.Cwd, sb.Dir)
 
-	res = shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &shelltest.EnvSandbox{Deny: true}})), env, map[string]any{"command": "echo hi"})
+	res = shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{Deny: true}}), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
 	assert.Equal(t, shellkit.CodeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
@@ -392,7 +392,7 @@ func TestBashSandbox(t *testing.T) {
 
 func TestBashMissingShell(t *testing.T) {
 	env := shelltest.Env(t)
-	res := shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Shell: "no-such-bash-here"})), env, map[string]any{"command": "true"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Shell: "no-such-bash-here"}), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
 	assert.Equal(t, shellkit.CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
@@ -402,7 +402,7 @@ func TestBashCancelledBeforeStart(t *testing.T) {
 	env := shelltest.Env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := shelltest.Run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
+	res := shelltest.Run(t, ctx, Bash(Config{}), env, map[string]any{"command": "touch ran"})
 	require.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Equal(t, "The call was cancelled before the command started; nothing was run.", res.Text())

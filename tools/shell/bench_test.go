@@ -18,7 +18,7 @@ import (
 func BenchmarkOneShot(b *testing.B) {
 	bash := shelltest.BashPath(b)
 	env := shelltest.Env(b)
-	tool := Bash()
+	tool := Bash(Config{})
 	const command = "echo hello; echo world >&2"
 	c := shelltest.NewCall(b, tool, env, map[string]any{"command": command})
 	osExec := func() {
@@ -69,7 +69,7 @@ func BenchmarkLargeOutput(b *testing.B) {
 	command := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' 'x'", size)
 	env := shelltest.Env(b)
 	env.Output = discardStore{}
-	tool := Bash()
+	tool := Bash(Config{})
 	c := shelltest.NewCall(b, tool, env, map[string]any{"command": command})
 	b.Run("tool", func(b *testing.B) {
 		b.SetBytes(size)
@@ -112,12 +112,12 @@ func (discardStore) Open(ctx context.Context, loc string) (io.ReadCloser, error)
 func BenchmarkContainment(b *testing.B) {
 	bash := shelltest.BashPath(b)
 	env := shelltest.Env(b)
-	def, tree := Bash(), Bash(withoutNamespace("benchmark"))
+	def, tree := Bash(Config{}), bashOnly(withoutNamespace("benchmark"))
 	cDef := shelltest.NewCall(b, def, env, map[string]any{"command": "true"})
 	cTree := shelltest.NewCall(b, tree, env, map[string]any{"command": "true"})
 	shelltest.MustRun(b, def, cDef, "[exit code 0") // the probes run outside the loop
 	shelltest.MustRun(b, tree, cTree, "[exit code 0")
-	b.Logf("default containment: %s", newConfig(nil).Containment())
+	b.Logf("default containment: %s", Config{}.resolve().Containment())
 	var tDef, tTree, tExec time.Duration
 	for b.Loop() {
 		t0 := time.Now()

@@ -150,15 +150,15 @@
 //
 // The environment of a command under any sandbox is built from an
 // allow-list (PATH, LANG, LANGUAGE, LC_*, TZ, USER, LOGNAME, HOSTNAME,
-// SHELL, TERM, plus Process.PassEnv and Process.Env), never the host's
+// SHELL, TERM, plus Config.PassEnv and Config.Env), never the host's
 // credentials. Without a sandbox, commands get the host's environment
 // without the variables that look like credentials (*_API_KEY, *_KEY,
 // *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*, AWS_*, DATABASE_URL,
-// SSH_AUTH_SOCK, ...), unless Process.PassEnv names them. The tool
+// SSH_AUTH_SOCK, ...), unless Config.PassEnv names them. The tool
 // descriptions say which applies, and the session log records the names
 // withheld (never their values).
 //
-// Without a sandbox (Process.Sandbox) commands run unconfined, and the log
+// Without a sandbox (Config.Sandbox) commands run unconfined, and the log
 // says so. When bwrap is missing or cannot make its namespaces, Bubblewrap
 // fails with harness.CodeSandboxUnavailable and a plain message; the host
 // chooses to refuse commands or to run them unconfined. The sandbox in

@@ -24,20 +24,20 @@ func TestEnvironmentWithoutSandbox(t *testing.T) {
 	t.Setenv("HARNESS_PLAIN", "plain-value")
 	env := shelltest.Env(t)
 	cmd := `echo "[$DEEPSEEK_API_KEY][$MY_SERVICE_TOKEN][$DB_PASSWORD][$HARNESS_PLAIN]"; env | grep -c hostsecret`
-	res := shelltest.Run(t, context.Background(), Bash(), env, map[string]any{"command": cmd})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[][][][plain-value]\n0\n")
 	rec := shelltest.RecordsOf(t, env).All()
 	require.NotEmpty(t, rec)
 	data := string(rec[0].Data)
 	assert.Contains(t, data, "DEEPSEEK_API_KEY")
 	assert.NotContains(t, data, "hostsecret", "names only")
-	assert.Contains(t, Bash().Spec().Description, "without variables that look like credentials")
+	assert.Contains(t, Bash(Config{}).Spec().Description, "without variables that look like credentials")
 
 	env = shelltest.Env(t)
-	res = shelltest.Run(t, context.Background(), Bash(WithProcess(Process{PassEnv: []string{"DEEPSEEK_API_KEY", "MY_*"}})), env, map[string]any{"command": cmd})
+	res = shelltest.Run(t, context.Background(), Bash(Config{PassEnv: []string{"DEEPSEEK_API_KEY", "MY_*"}}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[sk-hostsecret][tok-hostsecret][][plain-value]\n2\n", "the host passes what it names")
 
-	tool := Bash(WithProcess(Process{PassEnv: []string{"BAD NAME"}}))
+	tool := Bash(Config{PassEnv: []string{"BAD NAME"}})
 	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "true"})
 	assert.True(t, res.IsError, "an invalid PassEnv entry is refused")
 }
@@ -48,9 +48,9 @@ func TestEnvironmentUnderSandbox(t *testing.T) {
 	t.Setenv("GOFLAGS", "-mod=mod")
 	env := shelltest.Env(t)
 	cmd := `echo "[$DEEPSEEK_API_KEY][$HARNESS_PLAIN][$GOFLAGS][${PATH:+path}][$HOME]"`
-	res := shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &shelltest.EnvSandbox{}})), env, map[string]any{"command": cmd})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{}}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[][][][path][", "under any sandbox only the allow-list reaches commands")
-	res = shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &shelltest.EnvSandbox{}, PassEnv: []string{"GO*"}, Env: []string{"SET=by-host"}})), env,
+	res = shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{}, PassEnv: []string{"GO*"}, Env: []string{"SET=by-host"}}), env,
 		map[string]any{"command": `echo "[$GOFLAGS][$SET][$DEEPSEEK_API_KEY]"`})
 	assert.Contains(t, res.Text(), "[-mod=mod][by-host][]")
 }
@@ -66,8 +66,8 @@ func TestSandboxMasksAtEachCommand(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
 	require.NoError(t, err)
-	tool := Bash(WithProcess(Process{Sandbox: sb}))
-	k := shelltest.NewShells(t, env, Tools(WithProcess(Process{Sandbox: sb})))
+	tool := Bash(Config{Sandbox: sb})
+	k := shelltest.NewShells(t, env, Tools(Config{Sandbox: sb}))
 	id, _ := k.OpenShell(nil)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "app/secrets"), 0o755))
@@ -95,7 +95,7 @@ func TestSandboxWorkspaceIsHidden(t *testing.T) {
 	bw := sb.(*bubblewrap)
 	bw.hidden = append(bw.hidden, env.Cwd, filepath.Join(env.Cwd, "inner"))
 	require.NoError(t, os.Mkdir(filepath.Join(env.Cwd, "inner"), 0o755))
-	res := shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
 	assert.Contains(t, res.Text(), "ok\n", res.Text())
 }
 
@@ -115,7 +115,7 @@ func TestSandboxPlantedDeniedLink(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
 	require.NoError(t, err)
-	res := shelltest.Run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "ls / >/dev/null && echo root-ok; cat real.txt; echo end"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "ls / >/dev/null && echo root-ok; cat real.txt; echo end"})
 	assert.Contains(t, res.Text(), "root-ok\n", res.Text())
 	assert.NotContains(t, res.Text(), "REAL", "the target of a denied link is masked")
 	assert.Contains(t, res.Text(), "end")

@@ -28,8 +28,8 @@ type jobKit struct {
 
 // newJobKit builds the tools as bashWithJobs does, keeping the tool
 // value so that tests can look at the job table.
-func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
-	return jobKitWith(t, env, newConfig(opts))
+func newJobKit(t *testing.T, env *tools.Env, cfg Config) *jobKit {
+	return jobKitWith(t, env, cfg.resolve())
 }
 
 func jobKitWith(t *testing.T, env *tools.Env, c *shellkit.Config) *jobKit {
@@ -65,7 +65,7 @@ func (k *jobKit) out(id string, waitMS int) *harness.ToolResult {
 func TestJobRunsInBackground(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
-	k := newJobKit(t, env)
+	k := newJobKit(t, env, Config{})
 	gate := filepath.Join(env.Cwd, "gate")
 	id, p := k.start(`echo started; echo err >&2; while [ ! -e gate ]; do sleep 0.02; done; echo finishing; exit 4`)
 	assert.Equal(t, "job1", id)
@@ -96,7 +96,7 @@ func TestJobRunsInBackground(t *testing.T) {
 func TestJobKill(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
-	k := newJobKit(t, env)
+	k := newJobKit(t, env, Config{})
 	tag := shelltest.SleepTag(t)
 	id, p := k.start("sleep " + tag + " & echo up; wait")
 	var seen string
@@ -118,7 +118,7 @@ func TestJobKill(t *testing.T) {
 
 func TestJobLimitAndEviction(t *testing.T) {
 	env := shelltest.Env(t)
-	k := newJobKit(t, env, WithLimits(Limits{Jobs: 2}))
+	k := newJobKit(t, env, Config{Limits: Limits{Jobs: 2}})
 	a, _ := k.start("sleep 300")
 	b, pB := k.start("echo done-b")
 	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
@@ -141,7 +141,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 func TestJobsStoppedWhenStateCloses(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
-	k := newJobKit(t, env, WithTimeouts(Timeouts{KillGrace: 300 * time.Millisecond}))
+	k := newJobKit(t, env, Config{Timeouts: Timeouts{KillGrace: 300 * time.Millisecond}})
 	tag := shelltest.SleepTag(t)
 	var pids []int
 	for _, c := range []string{"sleep " + tag, "trap '' TERM; sleep " + tag, "yes > /dev/null"} {
@@ -159,7 +159,7 @@ func TestJobsStoppedWhenStateCloses(t *testing.T) {
 func TestJobLongOutputSpilled(t *testing.T) {
 	env := shelltest.Env(t)
 	store := env.Output.(*shelltest.DirStore)
-	k := newJobKit(t, env)
+	k := newJobKit(t, env, Config{})
 	id, _ := k.start("seq 1 100000")
 	res := k.out(id, 60000)
 	assert.Contains(t, res.Text(), "[The whole output (575.1 KiB, 100000 lines) is saved as spill://out1")
@@ -169,7 +169,7 @@ func TestJobLongOutputSpilled(t *testing.T) {
 
 func TestJobForegroundStillWorks(t *testing.T) {
 	env := shelltest.Env(t)
-	k := newJobKit(t, env)
+	k := newJobKit(t, env, Config{})
 	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
 	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "or use run_in_background")

@@ -49,13 +49,13 @@ func TestLiveOutputReported(t *testing.T) {
 		res, err := tool.Execute(context.Background(), call)
 		return sink.String(), toolexec.Normalize(call, res, err).Text()
 	}
-	live, text := runLive(Bash(), map[string]any{"command": "echo one; echo two >&2; echo three"})
+	live, text := runLive(Bash(Config{}), map[string]any{"command": "echo one; echo two >&2; echo three"})
 	// Two pipes: the order between stdout and stderr is the reader's.
 	assert.ElementsMatch(t, []string{"one", "two", "three", ""}, strings.Split(live, "\n"), "stdout and stderr both")
 	assert.Less(t, strings.Index(live, "one"), strings.Index(live, "three"), "each stream in its order")
 	assert.Contains(t, text, "three")
 
-	k := shelltest.NewShells(t, env, Tools())
+	k := shelltest.NewShells(t, env, Tools(Config{}))
 	id, _ := k.OpenShell(nil)
 	live, text = runLive(k.Send, map[string]any{"session_id": id, "command": "for i in 1 2 3; do echo s$i; done"})
 	assert.Equal(t, "s1\ns2\ns3\n", live, "a persistent shell's command reports its output, not the harness's records")

@@ -126,7 +126,7 @@ const privateHome = "/tmp/home"
 //     signalled), no network unless allowed;
 //   - limits on processes, memory and file size (Limits).
 //
-// The environment is built from an allow-list (see Process.PassEnv) by the
+// The environment is built from an allow-list (see Config.PassEnv) by the
 // tools. For full access, configure no sandbox: the tools then run commands
 // unconfined and record that they do. A command's directory must be
 // visible inside: the workspace, or a directory outside what the sandbox

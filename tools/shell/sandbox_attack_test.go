@@ -117,7 +117,7 @@ func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) San
 		require.NoError(t, err)
 		a.sb = sb
 	}
-	a.tool = Bash(WithProcess(Process{Sandbox: a.sb}), WithTimeouts(Timeouts{KillGrace: time.Second}))
+	a.tool = Bash(Config{Sandbox: a.sb, Timeouts: Timeouts{KillGrace: time.Second}})
 	return a
 }
 
@@ -292,7 +292,7 @@ func unbounded(a *arena) string {
 	if !ok {
 		return "not the bubblewrap sandbox"
 	}
-	c := newConfig(nil).Containment()
+	c := Config{}.resolve().Containment()
 	ns := c.Namespace() && bw.sh != ""
 	switch {
 	case !bw.root && (ns || bw.prlimit != ""):
@@ -374,7 +374,7 @@ func TestSandboxAttackReport(t *testing.T) {
 			var a *arena
 			if legacy {
 				a = newArena(t, func(ws string, _ *permission.Paths) Sandbox { return legacyBwrap{ws: ws} })
-				a.tool = Bash(WithProcess(Process{Sandbox: a.sb, PassEnv: []string{"*"}}), WithTimeouts(Timeouts{KillGrace: time.Second}))
+				a.tool = Bash(Config{Sandbox: a.sb, PassEnv: []string{"*"}, Timeouts: Timeouts{KillGrace: time.Second}})
 			} else {
 				a = newArena(t, nil)
 			}

@@ -61,7 +61,7 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte("original"), 0o644))
 	sb := sandboxed(t, env.Cwd, false, false)
 	assert.Contains(t, sb.Describe(), "network off")
-	tool := Bash(WithProcess(Process{Sandbox: sb}))
+	tool := Bash(Config{Sandbox: sb})
 	ctx := context.Background()
 
 	cases := []struct {
@@ -106,7 +106,7 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 	assert.Equal(t, "sandbox", rec[0].Name)
 	assert.Contains(t, string(rec[0].Data), "bubblewrap workspace-write")
 
-	ro := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, true, false)}))
+	ro := Bash(Config{Sandbox: sandboxed(t, env.Cwd, true, false)})
 	res := shelltest.Run(t, ctx, ro, env, map[string]any{"command": "echo x > ro.txt"})
 	assert.Contains(t, res.Text(), "Read-only file system")
 	assert.NoFileExists(t, filepath.Join(env.Cwd, "ro.txt"))
@@ -132,12 +132,12 @@ func TestBubblewrapNetwork(t *testing.T) {
 	cmd := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port)
 	ctx := context.Background()
 
-	off := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}))
+	off := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false)})
 	res := shelltest.Run(t, ctx, off, env, map[string]any{"command": cmd})
 	assert.NotContains(t, res.Text(), "hello from the host")
 	assert.NotEqual(t, 0, *res.Render.Terminal.ExitCode, res.Text())
 
-	on := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, true)}))
+	on := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, true)})
 	res = shelltest.Run(t, ctx, on, env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "hello from the host")
 }
@@ -147,7 +147,7 @@ func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
 	tag := shelltest.SleepTag(t)
-	tool := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}), WithTimeouts(Timeouts{KillGrace: shellkit.DefaultKillGrace / 6}))
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false), Timeouts: Timeouts{KillGrace: shellkit.DefaultKillGrace / 6}})
 	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & sleep 30", "timeout_ms": 1500})
 	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
 	shelltest.RequireNoTagged(t, tag)
@@ -158,7 +158,7 @@ func TestBubblewrapPersistentShell(t *testing.T) {
 	leakcheck.Check(t)
 	env := shelltest.Env(t)
 	sb := sandboxed(t, env.Cwd, false, false)
-	k := shelltest.NewShells(t, env, Tools(WithProcess(Process{Sandbox: sb})))
+	k := shelltest.NewShells(t, env, Tools(Config{Sandbox: sb}))
 	id, _ := k.OpenShell(nil)
 	res := k.Do(id, "cd sub 2>/dev/null; X=kept; echo w > f.txt; echo $X")
 	require.False(t, res.IsError, res.Text())
@@ -194,8 +194,8 @@ func BenchmarkSandboxStart(b *testing.B) {
 	require.NoError(b, err)
 	bash, err := exec.LookPath("bash")
 	require.NoError(b, err)
-	boxed := Bash(WithProcess(Process{Sandbox: sb}))
-	bare := Bash()
+	boxed := Bash(Config{Sandbox: sb})
+	bare := Bash(Config{})
 	boxedCall := shelltest.NewCall(b, boxed, env, map[string]any{"command": "true"})
 	bareCall := shelltest.NewCall(b, bare, env, map[string]any{"command": "true"})
 	argv, err := sb.Wrap([]string{bash, "-c", "true"}, ws)

@@ -1,0 +1,16 @@
+package shell
+
+import (
+	"errors"
+
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
+)
+
+// withoutNamespace returns the default configuration with commands kept
+// out of PID namespaces, giving reason as the cause; for tests of the
+// other containment.
+func withoutNamespace(reason string) *shellkit.Config {
+	c := Config{}.resolve()
+	c.NoNamespace = errors.New(reason)
+	return c
+}
