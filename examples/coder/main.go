@@ -462,7 +462,7 @@ func (a *app) defaultRoot() error {
 // model that declares image input: any other would see it refuse every
 // call.
 func (a *app) tools(withImages bool) []tools.Tool {
-	ts := files.Tools()
+	ts := files.Tools(files.Config{})
 	ts = append(ts, codesearch.Tools()...)
 	if withImages {
 		ts = append(ts, images.ReadImage())

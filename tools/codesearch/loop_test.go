@@ -76,7 +76,7 @@ func TestThroughTheLoop(t *testing.T) {
 				replay.Response{Text: "serve is in internal/serve.go."},
 			)
 			loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
-				agent.WithTools(append(codesearch.Tools(), files.Read())...))
+				agent.WithTools(append(codesearch.Tools(), files.Read(files.Config{}))...))
 			require.NoError(t, err)
 			defer loop.Close()
 			sess, err := loop.NewSession(context.Background(), session.Header{})

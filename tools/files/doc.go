@@ -2,7 +2,7 @@
 //
 //	loop, err := agent.New(
 //		agent.WithStores(agent.Stores{Files: fsys}),
-//		agent.WithTools(files.Read(), files.Write(), files.Edit()),
+//		agent.WithTools(files.Read(files.Config{}), files.Write(files.Config{}), files.Edit(files.Config{})),
 //		...
 //	)
 //

@@ -30,8 +30,8 @@ type readArgs struct {
 //
 // Results carry a locations render and a FileAccess of op read with the
 // line window; the tool is concurrency-safe and never spilled.
-func Read(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Read(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name:            "read",
 		Description:     readDescription(c),
