@@ -463,7 +463,7 @@ func (a *app) defaultRoot() error {
 // call.
 func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools(files.Config{})
-	ts = append(ts, codesearch.Tools()...)
+	ts = append(ts, codesearch.Tools(codesearch.Config{})...)
 	if withImages {
 		ts = append(ts, images.ReadImage())
 	}

@@ -243,7 +243,7 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 	store := session.NewMemory()
 	spillStore, err := spill.NewMemory()
 	require.NoError(t, err)
-	toolset := append(files.Tools(files.Config{}), codesearch.Tools()...)
+	toolset := append(files.Tools(files.Config{}), codesearch.Tools(codesearch.Config{})...)
 	toolset = append(toolset, runTestsTool(sc.testRuns))
 	opts := []agent.Option{
 		agent.WithModel(llm),

@@ -5,7 +5,7 @@
 //
 //	loop, err := agent.New(
 //		agent.WithStores(agent.Stores{Files: fsys}),
-//		agent.WithTools(codesearch.Tools()...),
+//		agent.WithTools(codesearch.Tools(codesearch.Config{})...),
 //		...
 //	)
 //
@@ -28,7 +28,7 @@
 // sockets are never opened. A file holding a NUL byte is binary and
 // skipped. A path named explicitly (path, or the leading directories of
 // a glob pattern) is searched even when hidden or ignored. A host changes
-// these defaults with WithWalk (Walk.Hidden, Walk.NoIgnore).
+// these defaults with Config (Config.Hidden, Config.NoIgnore).
 //
 // grep streams each file through a fixed buffer (multiline searches read
 // files of up to 8 MiB whole), so memory stays bounded whatever the
