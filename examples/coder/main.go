@@ -465,7 +465,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools(files.Config{})
 	ts = append(ts, codesearch.Tools(codesearch.Config{})...)
 	if withImages {
-		ts = append(ts, images.ReadImage())
+		ts = append(ts, images.ReadImage(images.Config{}))
 	}
 	ts = append(ts, shell.Tools(shell.Config{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv})...) // a nil sandbox: unconfined
 	ts = append(ts, sessiontools.Tools(a.store)...)

@@ -34,7 +34,7 @@
 // are read through fs.FileSystem.ReadBytes with the size cap, normalized,
 // stored, and returned as a short text line plus the image. The read
 // counts as observing the file in the session's ledger. At most two calls
-// of one tool value read and decode at once (Limits.ConcurrentDecodes), so
+// of one tool value read and decode at once (Config.ConcurrentDecodes), so
 // concurrent calls on huge images stay within a few hundred megabytes.
 //
 // Every refusal is a *harness.Error with a stable code

@@ -56,7 +56,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithStores(agent.Stores{Files: local, Sessions: store, Attachments: att}),
-		agent.WithTools(images.ReadImage()),
+		agent.WithTools(images.ReadImage(images.Config{})),
 	)
 	require.NoError(t, err)
 	defer loop.Close()

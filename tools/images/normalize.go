@@ -49,18 +49,15 @@ const (
 	// limit; a progressive JPEG, a 4:4:4 or CMYK one, or a lossless WebP
 	// fits up to roughly 8 to 20 Mpx.
 	defaultMaxDecodeBytes = 128 << 20
-	// defaultConcurrentDecodes is how many read_image calls decode at
-	// once by default.
-	defaultConcurrentDecodes = 2
 )
 
 // jpegQuality is the quality re-encoded JPEGs are written with.
 const jpegQuality = 90
 
-// Limits bound the images Normalize accepts and the size it sends on,
-// and how many the read_image tool decodes at once. A zero field means
-// its default: 20 MiB, 64,000,000 pixels, 8192 px per side, a 2048 px
-// long edge, 128 MiB to decode, two decodes at once.
+// Limits bound the images Normalize and the read_image tool accept and
+// the size they send on. A zero field means its default: 20 MiB,
+// 64,000,000 pixels, 8192 px per side, a 2048 px long edge, 128 MiB to
+// decode.
 type Limits struct {
 	// MaxBytes is the largest file accepted, in bytes.
 	MaxBytes int64
@@ -82,19 +79,12 @@ type Limits struct {
 	// 4:4:4 or CMYK one, or a lossless WebP fits up to roughly 8 to 20
 	// Mpx.
 	MaxDecodeBytes int64
-	// ConcurrentDecodes is how many read_image calls of one tool value
-	// may read, decode and store an image at once (2 by default, whatever
-	// the machine). Each may hold up to MaxDecodeBytes plus the file's
-	// bytes, so together they bound the tool's memory; further calls wait
-	// their turn, or give up when their context ends. Normalize, which is
-	// one decode, does not read it.
-	ConcurrentDecodes int
 }
 
 // defaultLimits returns the default limits.
 func defaultLimits() Limits {
 	return Limits{MaxBytes: defaultMaxBytes, MaxPixels: defaultMaxPixels, MaxSide: defaultMaxSide, LongEdge: defaultLongEdge,
-		MaxDecodeBytes: defaultMaxDecodeBytes, ConcurrentDecodes: defaultConcurrentDecodes}
+		MaxDecodeBytes: defaultMaxDecodeBytes}
 }
 
 // withDefaults returns l with its zero fields set to the defaults.
@@ -114,9 +104,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDecodeBytes <= 0 {
 		l.MaxDecodeBytes = d.MaxDecodeBytes
-	}
-	if l.ConcurrentDecodes <= 0 {
-		l.ConcurrentDecodes = d.ConcurrentDecodes
 	}
 	return l
 }
@@ -226,7 +213,7 @@ func (n *Normalized) Scale() float64 {
 // drops metadata.
 //
 // Normalize does not limit how many calls run at once; the read_image
-// tool does (Limits.ConcurrentDecodes).
+// tool does (Config.ConcurrentDecodes).
 //
 // Errors are *harness.Error values with a stable code, or ctx's error.
 func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {

@@ -397,7 +397,7 @@ func TestMediaTypeOf(t *testing.T) {
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20, ConcurrentDecodes: 2}, Limits{}.withDefaults())
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.withDefaults())
 	assert.Equal(t, 100, Limits{LongEdge: 100}.withDefaults().LongEdge)
 }
 
