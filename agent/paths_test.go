@@ -80,7 +80,7 @@ func pathsLoop(t *testing.T, ws string, store session.Store, extra []agent.Optio
 	script = append(script, replay.Response{Text: "done"})
 	m := replay.NewScripted(script...).WithInfo(model.Info{Name: "scripted", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
 	ts := append(files.Tools(files.Config{}), images.ReadImage(images.Config{}), codesearch.Glob(codesearch.Config{}), codesearch.Grep(codesearch.Config{}))
-	ts = append(ts, sessiontools.Tools(store)...)
+	ts = append(ts, sessiontools.Tools(store, sessiontools.Config{})...)
 	ts = append(ts, bigTool())
 	opts := append([]agent.Option{
 		agent.WithModel(m),

@@ -468,7 +468,7 @@ func (a *app) tools(withImages bool) []tools.Tool {
 		ts = append(ts, images.ReadImage(images.Config{}))
 	}
 	ts = append(ts, shell.Tools(shell.Config{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv})...) // a nil sandbox: unconfined
-	ts = append(ts, sessiontools.Tools(a.store)...)
+	ts = append(ts, sessiontools.Tools(a.store, sessiontools.Config{})...)
 	return ts
 }
 

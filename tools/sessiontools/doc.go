@@ -6,8 +6,8 @@
 // Both are confined to the calling session's workspace: sessions whose
 // working directory is the caller's (tools.Env.Cwd) or a directory below
 // it. Sessions of other workspaces can hold other projects' code and
-// credentials, so a host reaches them only by passing WithAllWorkspaces to
-// Tools; session_read refuses a session of another workspace with
+// credentials, so a host reaches them only by setting
+// Config.AllWorkspaces; session_read refuses a session of another workspace with
 // an error result (code outside_workspace) that says so. session_search
 // leaves out the calling session, which is already in the model's
 // context.
