@@ -71,7 +71,7 @@ func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.F
 		return "", nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
 	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
-		return "", nil, &harness.Error{Code: harness.Code(harness.CodePermission),
+		return "", nil, &harness.Error{Code: harness.CodePermission,
 			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
 	case env == nil || env.FS == nil:
 		return "", nil, &harness.Error{Code: harness.CodeToolFailed,

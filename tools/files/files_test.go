@@ -197,9 +197,9 @@ func TestReadFooters(t *testing.T) {
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "limit is -5")
 }
 
@@ -251,9 +251,9 @@ func TestReadErrors(t *testing.T) {
 	assert.Contains(t, msg, "/secret cannot be accessed")
 	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, harness.CodeInvalidPath)
 	assert.Contains(t, msg, "contains a NUL byte")
-	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": ""}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "file_path is empty")
-	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "bogus")
 }
 
@@ -426,9 +426,9 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
 	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "old_string is empty")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
@@ -508,7 +508,7 @@ func TestLedgerPerSession(t *testing.T) {
 func TestNoFileSystem(t *testing.T) {
 	r := memRig(t)
 	r.env.FS = nil
-	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(harness.CodeToolFailed))
+	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.CodeToolFailed)
 	assert.Contains(t, msg, "no file system")
 }
 
@@ -538,7 +538,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case res.Code != harness.Code(harness.CodeStale):
+				case res.Code != harness.CodeStale:
 					t.Errorf("edit: %s", res.Text())
 					return
 				}

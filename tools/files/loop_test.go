@@ -87,8 +87,8 @@ func TestThroughTheLoop(t *testing.T) {
 	assert.Equal(t, "package main\n\nfunc main() {\n\tprintln(\"hello!\")\n}\n", string(got))
 
 	require.Len(t, ends, 5)
-	assert.Equal(t, harness.Code("not_observed"), ends[0].Result.Code)
-	assert.Equal(t, harness.Code("stale_version"), ends[2].Result.Code)
+	assert.Equal(t, harness.CodeNotObserved, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeStale, ends[2].Result.Code)
 	last := ends[4].Result
 	require.Equal(t, harness.RenderDiff, last.Render.Kind)
 	assert.Equal(t, []string{" package main", " ", " func main() {", "-\tprintln(\"helo!\")", "+\tprintln(\"hello!\")", " }"}, last.Render.Diff.Hunks[0].Lines)

@@ -40,11 +40,10 @@
 // Every refusal is a *harness.Error with a stable code
 // (harness.CodeTooLarge for the file, the declared pixels and the decode
 // memory, harness.CodeToolFailed when scaling or re-encoding a valid image
-// fails, and the codes only read_image reports, which have no constant of
-// their own: "unsupported_image_type", "image_type_mismatch",
-// "corrupt_image", "image_input_unsupported" (the model takes no images)
-// and "no_attachment_store"; match one with harness.Code("corrupt_image")) and a
-// message written for the model that says what to do next.
+// fails, and the codes only read_image reports: CodeUnsupportedImageType,
+// CodeImageTypeMismatch, CodeCorruptImage, CodeImageInputUnsupported (the
+// model takes no images) and CodeNoAttachmentStore) and a message written
+// for the model that says what to do next.
 //
 // The package reads PNG itself (with compress/zlib) and decodes the other
 // formats with the standard library's image/jpeg and image/gif and

@@ -268,7 +268,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 	}
 	if actual != declared {
 		base := strings.TrimSuffix(name, path.Ext(name))
-		return checked{}, &harness.Error{Code: codeImageTypeMismatch, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
 			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
 	}
@@ -280,7 +280,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 		return checked{}, err
 	}
 	if actual == typeWebP && webpAnimated(data) {
-		return checked{}, &harness.Error{Code: codeUnsupportedImageType, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: CodeUnsupportedImageType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
 	need, what := memoryNeed(actual, data, cfg.Width, cfg.Height, lim)
@@ -412,7 +412,7 @@ func unsupportedExt(name string) error {
 	if ext != "" {
 		what = fmt.Sprintf("has the extension %q", ext)
 	}
-	return &harness.Error{Code: codeUnsupportedImageType, Message: fmt.Sprintf(
+	return &harness.Error{Code: CodeUnsupportedImageType, Message: fmt.Sprintf(
 		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
 		name, what, strings.Join(extensions(), ", "))}
 }
@@ -421,7 +421,7 @@ func unsupportedExt(name string) error {
 // what the content is instead.
 func sniff(name, declared string, data []byte) (string, error) {
 	if len(data) == 0 {
-		return "", &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
+		return "", &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
 	}
 	m := mimetype.Detect(data)
 	for p := m; p != nil; p = p.Parent() {
@@ -432,11 +432,11 @@ func sniff(name, declared string, data []byte) (string, error) {
 		}
 	}
 	if strings.HasPrefix(m.String(), "image/") {
-		return "", &harness.Error{Code: codeImageTypeMismatch, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s, which read_image does not read. Convert it to PNG and read the converted file.",
 			name, formatName(declared), m.String())}
 	}
-	return "", &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf(
+	return "", &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf(
 		"%s is not a valid %s image: its content looks like %s. Check the path, or produce the image again.",
 		name, formatName(declared), m.String())}
 }
@@ -446,7 +446,7 @@ func corrupt(name, mediaType string, data []byte, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || truncated(mediaType, data) {
 		what = "truncated"
 	}
-	return &harness.Error{Code: codeCorruptImage, Err: err, Message: fmt.Sprintf(
+	return &harness.Error{Code: CodeCorruptImage, Err: err, Message: fmt.Sprintf(
 		"%s is not a whole %s image: it is %s (%v). Produce or download the image again, then read it.",
 		name, formatName(mediaType), what, err)}
 }
@@ -469,7 +469,7 @@ func truncated(mediaType string, data []byte) bool {
 
 func checkDimensions(name string, w, h int, lim Limits) error {
 	if w <= 0 || h <= 0 {
-		return &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
+		return &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
 	}
 	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
 		return &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(

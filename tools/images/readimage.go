@@ -67,12 +67,12 @@ type readImageArgs struct {
 //
 // A deployment without an attachment store should not offer the tool at
 // all: the model would see a schema it can never use. If it is offered
-// anyway, every call is refused with codeNoAttachmentStore.
+// anyway, every call is refused with CodeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
 // current model declares image input (ModalityImage in Env.ModelInput; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
-// with codeImageInputUnsupported, telling the model to switch to
+// with CodeImageInputUnsupported, telling the model to switch to
 // an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
 // limit, so a file over it (by its size, or because it grew while read)
 // is refused as too_large, never truncated. They are then validated and
@@ -122,12 +122,12 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 	}
 	env := call.Env
 	if !slices.Contains(env.ModelInput, harness.ModalityImage) {
-		return nil, &harness.Error{Code: codeImageInputUnsupported, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: CodeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
 	}
 	if env.Attachments == nil {
-		return nil, &harness.Error{Code: codeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
+		return nil, &harness.Error{Code: CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
 			"(the program must pass agent.Stores.Attachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {

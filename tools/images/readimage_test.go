@@ -241,11 +241,11 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 		code  harness.Code
 		msg   string
 	}{
-		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.Code("image_input_unsupported"), "Switch to an image-capable model"},
-		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.Code("image_input_unsupported"), "does not declare"},
-		{"no attachment store", nil, false, "a.png", harness.Code("no_attachment_store"), "agent.Stores.Attachments"},
-		{"not an image name", nil, true, "a.txt", harness.Code("unsupported_image_type"), "Use read for text files"},
-		{"no extension", nil, true, "Makefile", harness.Code("unsupported_image_type"), "no extension"},
+		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", images.CodeImageInputUnsupported, "Switch to an image-capable model"},
+		{"unknown capabilities", []harness.Modality{}, true, "a.png", images.CodeImageInputUnsupported, "does not declare"},
+		{"no attachment store", nil, false, "a.png", images.CodeNoAttachmentStore, "agent.Stores.Attachments"},
+		{"not an image name", nil, true, "a.txt", images.CodeUnsupportedImageType, "Use read for text files"},
+		{"no extension", nil, true, "Makefile", images.CodeUnsupportedImageType, "no extension"},
 		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},
 	}
 	for _, c := range cases {
@@ -277,7 +277,7 @@ func TestReadImageTooLarge(t *testing.T) {
 	tool := images.ReadImage(images.Config{Limits: images.Limits{MaxBytes: 1000}})
 	_, err := f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, harness.Code(harness.CodeTooLarge), harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "at most 1000 bytes")
 	assert.Equal(t, int64(1000), f.fsys.maxBytes.Load())
@@ -308,11 +308,11 @@ func TestReadImageValidationErrors(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"shot.jpg", harness.Code("image_type_mismatch"), "Rename it to " + f.env.Cwd + "/shot.png"},
-		{"cut.png", harness.Code("corrupt_image"), "truncated"},
-		{"missing.png", harness.Code(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
-		{"dir.png", harness.Code(harness.CodeNotRegular), "not a regular file"},
-		{"../outside.png", harness.Code(harness.CodeOutsideRoot), "outside the workspace"},
+		{"shot.jpg", images.CodeImageTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
+		{"cut.png", images.CodeCorruptImage, "truncated"},
+		{"missing.png", harness.CodeNotFound, "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
+		{"dir.png", harness.CodeNotRegular, "not a regular file"},
+		{"../outside.png", harness.CodeOutsideRoot, "outside the workspace"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			_, err := f.call(t, images.ReadImage(images.Config{}), c.path)

@@ -91,7 +91,7 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 		return "", nil
 	}
 	if call.Env == nil || call.Env.Cwd == "" {
-		return "", &harness.Error{Code: codeNoWorkspace, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: CodeNoWorkspace, Message: fmt.Sprintf(
 			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
 	}
 	return call.Env.Cwd, nil
@@ -301,7 +301,7 @@ func readTool(store session.Store, c config) tools.Tool {
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
-			return nil, &harness.Error{Code: codeOutsideWorkspace, Message: fmt.Sprintf(
+			return nil, &harness.Error{Code: CodeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}

@@ -179,7 +179,7 @@ func TestSearchErrors(t *testing.T) {
 		{curEnv, map[string]any{"query": "x*", "regex": true}, harness.CodeInvalidArguments, "matches empty text"},
 		{curEnv, map[string]any{"query": "x", "limit": -1}, harness.CodeInvalidArguments, "limit"},
 		{curEnv, map[string]any{"query": "x", "workspace": "/"}, harness.CodeInvalidArguments, "unknown field"},
-		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, harness.Code("no_workspace"), "no working directory"},
+		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, sessiontools.CodeNoWorkspace, "no working directory"},
 	} {
 		_, err := run(t, search, tc.env, tc.args)
 		require.Error(t, err, "%v", tc.args)
@@ -237,12 +237,12 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 	for _, id := range []string{"sib", "else"} {
 		_, err := run(t, read, curEnv, map[string]any{"session_id": id})
 		require.Error(t, err)
-		assert.Equal(t, harness.Code("outside_workspace"), harness.CodeOf(err))
+		assert.Equal(t, sessiontools.CodeOutsideWorkspace, harness.CodeOf(err))
 		assert.Contains(t, err.Error(), "Session "+id+" belongs to another workspace; session_read reads only sessions of this workspace (/home/u/proj and the directories below it).")
 	}
 	// From a subdirectory, the parent's sessions are another workspace.
 	_, err := run(t, read, &tools.Env{Cwd: "/home/u/proj/sub"}, map[string]any{"session_id": "old"})
-	assert.Equal(t, harness.Code("outside_workspace"), harness.CodeOf(err))
+	assert.Equal(t, sessiontools.CodeOutsideWorkspace, harness.CodeOf(err))
 
 	out, err := run(t, sessiontools.Read(store, sessiontools.Config{AllWorkspaces: true}), curEnv, map[string]any{"session_id": "sib"})
 	require.NoError(t, err, "allowed when the host enables it")

@@ -36,7 +36,7 @@ func TestBackslashWorkspaceReachesNoOtherWorkspace(t *testing.T) {
 			_, err = sessiontools.Read(store, sessiontools.Config{}).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: raw, Env: env})
 			var te *harness.Error
 			require.ErrorAs(t, err, &te)
-			assert.Equal(t, harness.Code("outside_workspace"), te.Code)
+			assert.Equal(t, sessiontools.CodeOutsideWorkspace, te.Code)
 		})
 	}
 }

@@ -129,7 +129,7 @@ func TestBashWorkdir(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
-			assert.Equal(t, shellkit.CodeBadWorkdir, res.Code)
+			assert.Equal(t, CodeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
 		})
 	}
@@ -150,7 +150,7 @@ func TestBashWorkdir(t *testing.T) {
 			for _, tool := range []tools.Tool{Bash(Config{}), bashWithJobs(Config{}.resolve())[0]} {
 				res := shelltest.Run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
-				assert.Equal(t, shellkit.CodeBadWorkdir, res.Code)
+				assert.Equal(t, CodeBadWorkdir, res.Code)
 				assert.Contains(t, res.Text(), "agent.Stores.Files")
 				assert.Contains(t, res.Text(), "session.Header.Cwd")
 			}
@@ -386,7 +386,7 @@ func TestBashSandbox(t *testing.T) {
 
 	res = shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{Deny: true}}), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
-	assert.Equal(t, shellkit.CodeSandboxDenied, res.Code)
+	assert.Equal(t, CodeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
 }
 
@@ -394,7 +394,7 @@ func TestBashMissingShell(t *testing.T) {
 	env := shelltest.Env(t)
 	res := shelltest.Run(t, context.Background(), Bash(Config{Shell: "no-such-bash-here"}), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
-	assert.Equal(t, shellkit.CodeNoShell, res.Code)
+	assert.Equal(t, CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
 

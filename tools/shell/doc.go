@@ -177,15 +177,10 @@
 // Failures carry harness codes: beside the dispatcher's (invalid_arguments,
 // timeout, aborted), harness.CodeBusy (the persistent shell still runs a
 // command), harness.CodeNotFound (no such shell or job),
-// harness.CodeSandboxUnavailable, and the codes only this package reports,
-// which have no constant of their own: "bad_workdir" (the working
-// directory is missing, not a directory or outside the root), "no_shell"
-// (bash cannot be found or started), "sandbox_denied" (the sandbox
-// refused to wrap the command), "shell_broken" (a persistent shell's
-// protocol stopped working), "too_many_shells", "too_many_jobs" (the
-// session is at its limit) and "unsupported" (the platform cannot run the
-// tool). Match one with errors.Is(err, harness.Code("no_shell")) or by
-// comparing a result's Code.
+// harness.CodeSandboxUnavailable, and the codes only this package reports
+// (CodeBadWorkdir, CodeNoShell, CodeSandboxDenied, CodeShellBroken,
+// CodeTooManyShells, CodeTooManyJobs, CodeUnsupported). Match one with
+// errors.Is(err, shell.CodeNoShell) or by comparing a result's Code.
 //
 // It imports harness, fs, tools and internal helpers (every output stream
 // is written through internal/spillwriter's Writer, the one the spill

@@ -134,7 +134,7 @@ func TestJobLimitAndEviction(t *testing.T) {
 	assert.NotEqual(t, a, c)
 	res = shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "run_in_background": true})
 	require.True(t, res.IsError)
-	assert.Equal(t, shellkit.CodeTooManyJobs, res.Code)
+	assert.Equal(t, CodeTooManyJobs, res.Code)
 	assert.Contains(t, res.Text(), "bash_kill")
 }
 

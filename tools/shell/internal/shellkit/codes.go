@@ -3,7 +3,8 @@ package shellkit
 import "github.com/go-harness/harness"
 
 // The codes the shell tools report beside the shared ones of the harness
-// package; the shell package exports and documents them.
+// package. The shell package exports them (shell.CodeNoShell, ...) and
+// documents each.
 const (
 	CodeBadWorkdir    harness.Code = "bad_workdir"
 	CodeNoShell       harness.Code = "no_shell"
