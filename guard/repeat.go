@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -177,4 +179,19 @@ func envTurn(step *tools.Step) int {
 		return 0
 	}
 	return step.Env.Turn
+}
+
+// cutRunes returns s cut to at most n characters (runes), with "…" added
+// when something was cut. Invalid UTF-8 becomes U+FFFD.
+func cutRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + "…"
 }
