@@ -1,46 +1,58 @@
-package diff
+package files
+
+// Line diffs, for the diff render of write and edit results: this file
+// computes line diffs and groups them into unified-diff hunks.
+//
+// [diffLines] is Myers' O(ND) algorithm, searching from both ends in linear
+// space, with common prefixes and suffixes trimmed first and a bound on the
+// edit cost ([maxDiffCost]) past which a region is reported as delete-then-
+// insert: correct, not minimal, and never slow. [regionScript] builds the
+// script of a change whose changed byte ranges are already known (an edit's
+// replacements), eliding the unchanged lines between them, so that the diff
+// of one edit in a large file costs about as much as the edit itself.
+// [groupHunks] groups a script into hunks with context lines.
 
 import (
 	"bytes"
 	"strings"
 )
 
-// Op is the kind of an edit line.
-type Op byte
+// editOp is the kind of an edit line.
+type editOp byte
 
 // Edit operations, as unified diffs write them.
 const (
-	Equal  Op = ' '
-	Delete Op = '-'
-	Insert Op = '+'
+	opEqual  editOp = ' '
+	opDelete editOp = '-'
+	opInsert editOp = '+'
 )
 
-// Edit is one line of an edit script. Text is the line with its
-// terminator, if it had one. An Equal edit with Skip > 0 stands for Skip
+// lineEdit is one line of an edit script. Text is the line with its
+// terminator, if it had one. An opEqual edit with Skip > 0 stands for Skip
 // unchanged lines that were not materialized; its Text is empty.
-type Edit struct {
-	Op   Op
+type lineEdit struct {
+	Op   editOp
 	Text string
 	Skip int
 }
 
-// Hunk is one region of a unified diff. Lines start with ' ', '-' or '+'
+// diffHunk is one region of a unified diff. Lines start with ' ', '-' or '+'
 // and carry no line terminator.
-type Hunk struct {
+type diffHunk struct {
 	OldStart, OldLines int
 	NewStart, NewLines int
 	Lines              []string
 }
 
-// MaxCost bounds the edit distance Lines searches for in one subproblem.
+// maxDiffCost bounds the edit distance diffLines searches for in one subproblem.
 // Past it the subproblem is reported as a plain delete-then-insert, which
 // is correct but not minimal; this keeps the running time bounded on
 // unrelated texts.
-const MaxCost = 4096
+const maxDiffCost = 4096
 
-// SplitLines splits s after each line feed. The last line has no
+// splitLines splits s after each line feed. The last line has no
 // terminator unless s ends with one; an empty s has no lines.
-func SplitLines(s []byte) []string {
+func splitLines(s []byte) []string {
 	if len(s) == 0 {
 		return nil
 	}
@@ -58,11 +70,11 @@ func SplitLines(s []byte) []string {
 	return out
 }
 
-// Lines returns an edit script that turns a into b: every line of a
-// appears once as Equal or Delete, every line of b once as Equal or
-// Insert, in order. Within a changed region deletions come before
+// diffLines returns an edit script that turns a into b: every line of a
+// appears once as opEqual or opDelete, every line of b once as opEqual or
+// opInsert, in order. Within a changed region deletions come before
 // insertions.
-func Lines(a, b []string) []Edit {
+func diffLines(a, b []string) []lineEdit {
 	ids := map[string]int{}
 	id := func(s string) int {
 		if v, ok := ids[s]; ok {
@@ -79,10 +91,10 @@ func Lines(a, b []string) []Edit {
 	for i, s := range b {
 		bi[i] = id(s)
 	}
-	m := &myers{a: ai, b: bi, out: make([]Edit, 0, max(len(a), len(b)))}
+	m := &myers{a: ai, b: bi, out: make([]lineEdit, 0, max(len(a), len(b)))}
 	m.diff(0, len(a), 0, len(b))
 	for i := range m.out {
-		if m.out[i].Op == Insert {
+		if m.out[i].Op == opInsert {
 			m.out[i].Text = b[m.out[i].Skip]
 		} else {
 			m.out[i].Text = a[m.out[i].Skip]
@@ -92,17 +104,17 @@ func Lines(a, b []string) []Edit {
 	return m.out
 }
 
-// myers computes the script on line ids. While it runs, Edit.Skip holds
-// the index of the line in a (Equal, Delete) or b (Insert).
+// myers computes the script on line ids. While it runs, lineEdit.Skip holds
+// the index of the line in a (opEqual, opDelete) or b (opInsert).
 type myers struct {
 	a, b []int
-	out  []Edit
+	out  []lineEdit
 	v    []int
 }
 
 func (m *myers) diff(a0, a1, b0, b1 int) {
 	for a0 < a1 && b0 < b1 && m.a[a0] == m.b[b0] {
-		m.out = append(m.out, Edit{Op: Equal, Skip: a0})
+		m.out = append(m.out, lineEdit{Op: opEqual, Skip: a0})
 		a0++
 		b0++
 	}
@@ -128,25 +140,25 @@ func (m *myers) diff(a0, a1, b0, b1 int) {
 		}
 	}
 	for i := range tail {
-		m.out = append(m.out, Edit{Op: Equal, Skip: a1 + i})
+		m.out = append(m.out, lineEdit{Op: opEqual, Skip: a1 + i})
 	}
 }
 
 func (m *myers) deletes(a0, a1 int) {
 	for i := a0; i < a1; i++ {
-		m.out = append(m.out, Edit{Op: Delete, Skip: i})
+		m.out = append(m.out, lineEdit{Op: opDelete, Skip: i})
 	}
 }
 
 func (m *myers) inserts(b0, b1 int) {
 	for i := b0; i < b1; i++ {
-		m.out = append(m.out, Edit{Op: Insert, Skip: i})
+		m.out = append(m.out, lineEdit{Op: opInsert, Skip: i})
 	}
 }
 
 // bisect finds a point (x, y) on an optimal path through the edit graph
 // of a[a0:a1] and b[b0:b1], searching from both ends at once (Myers 1986,
-// section 4b). It reports false when the cost exceeds MaxCost.
+// section 4b). It reports false when the cost exceeds maxDiffCost.
 func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	n, mm := a1-a0, b1-b0
 	maxD := (n + mm + 1) / 2
@@ -163,7 +175,7 @@ func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	delta := n - mm
 	front := delta%2 != 0
 	var k1start, k1end, k2start, k2end int
-	for d := 0; d < maxD && d <= MaxCost; d++ {
+	for d := 0; d < maxD && d <= maxDiffCost; d++ {
 		for k1 := -d + k1start; k1 <= d-k1end; k1 += 2 {
 			i := off + k1
 			var x int
@@ -224,11 +236,11 @@ func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	return 0, 0, false
 }
 
-// Hunks groups an edit script into unified-diff hunks with up to context
+// groupHunks groups an edit script into unified-diff hunks with up to context
 // unchanged lines around each change. Changes separated by at most
-// 2*context unchanged lines share a hunk; an elided run (Edit.Skip)
+// 2*context unchanged lines share a hunk; an elided run (lineEdit.Skip)
 // always separates hunks.
-func Hunks(script []Edit, context int) []Hunk {
+func groupHunks(script []lineEdit, context int) []diffHunk {
 	context = max(context, 0)
 	n := len(script)
 	oldAt := make([]int, n+1) // 1-based line number of item i in the old text
@@ -237,22 +249,22 @@ func Hunks(script []Edit, context int) []Hunk {
 	for i, e := range script {
 		oldAt[i+1], newAt[i+1] = oldAt[i], newAt[i]
 		switch {
-		case e.Op == Equal && e.Skip > 0:
+		case e.Op == opEqual && e.Skip > 0:
 			oldAt[i+1] += e.Skip
 			newAt[i+1] += e.Skip
-		case e.Op == Equal:
+		case e.Op == opEqual:
 			oldAt[i+1]++
 			newAt[i+1]++
-		case e.Op == Delete:
+		case e.Op == opDelete:
 			oldAt[i+1]++
 		default:
 			newAt[i+1]++
 		}
 	}
-	plainEqual := func(i int) bool { return script[i].Op == Equal && script[i].Skip == 0 }
-	var hunks []Hunk
+	plainEqual := func(i int) bool { return script[i].Op == opEqual && script[i].Skip == 0 }
+	var hunks []diffHunk
 	for i := 0; i < n; {
-		if script[i].Op == Equal {
+		if script[i].Op == opEqual {
 			i++
 			continue
 		}
@@ -262,11 +274,11 @@ func Hunks(script []Edit, context int) []Hunk {
 		}
 		e := i
 		for {
-			for e < n && script[e].Op != Equal {
+			for e < n && script[e].Op != opEqual {
 				e++
 			}
 			r, skip := e, false
-			for r < n && script[r].Op == Equal {
+			for r < n && script[r].Op == opEqual {
 				skip = skip || script[r].Skip > 0
 				r++
 			}
@@ -279,13 +291,13 @@ func Hunks(script []Edit, context int) []Hunk {
 			}
 			break
 		}
-		h := Hunk{OldStart: oldAt[s], NewStart: newAt[s], Lines: make([]string, 0, e-s)}
+		h := diffHunk{OldStart: oldAt[s], NewStart: newAt[s], Lines: make([]string, 0, e-s)}
 		for _, ed := range script[s:e] {
 			h.Lines = append(h.Lines, string(ed.Op)+trimEOL(ed.Text))
-			if ed.Op != Insert {
+			if ed.Op != opInsert {
 				h.OldLines++
 			}
-			if ed.Op != Delete {
+			if ed.Op != opDelete {
 				h.NewLines++
 			}
 		}
@@ -301,20 +313,20 @@ func Hunks(script []Edit, context int) []Hunk {
 	return hunks
 }
 
-// Region is a changed byte range: a[OldStart:OldEnd] became
+// editRegion is a changed byte range: a[OldStart:OldEnd] became
 // b[NewStart:NewEnd].
-type Region struct {
+type editRegion struct {
 	OldStart, OldEnd int
 	NewStart, NewEnd int
 }
 
-// RegionScript returns an edit script that turns a into b when b differs
+// regionScript returns an edit script that turns a into b when b differs
 // from a only in regions, which must be in order and must not overlap;
-// bytes outside them are equal. Unchanged runs are elided (Edit.Skip)
+// bytes outside them are equal. Unchanged runs are elided (lineEdit.Skip)
 // except for up to context lines next to a change, so the work is
 // proportional to the changed text, not to the size of a and b: an edit
 // of a large file costs little more than the edit itself.
-func RegionScript(a, b []byte, regions []Region, context int) []Edit {
+func regionScript(a, b []byte, regions []editRegion, context int) []lineEdit {
 	context = max(context, 0)
 	type span struct{ os, oe, ns, ne int }
 	var spans []span
@@ -342,7 +354,7 @@ func RegionScript(a, b []byte, regions []Region, context int) []Edit {
 		}
 		spans = append(spans, cur)
 	}
-	var out []Edit
+	var out []lineEdit
 	gap := func(g []byte, head, tail bool) {
 		if len(g) == 0 {
 			return
@@ -364,7 +376,7 @@ func RegionScript(a, b []byte, regions []Region, context int) []Edit {
 			if k < 0 {
 				k = len(rest) - 1
 			}
-			out = append(out, Edit{Op: Equal, Text: string(rest[:k+1])})
+			out = append(out, lineEdit{Op: opEqual, Text: string(rest[:k+1])})
 			rest = rest[k+1:]
 		}
 		tailLines := make([]string, t)
@@ -375,16 +387,16 @@ func RegionScript(a, b []byte, regions []Region, context int) []Edit {
 			end = start
 		}
 		if skip := total - h - t; skip > 0 {
-			out = append(out, Edit{Op: Equal, Skip: skip})
+			out = append(out, lineEdit{Op: opEqual, Skip: skip})
 		}
 		for _, l := range tailLines {
-			out = append(out, Edit{Op: Equal, Text: l})
+			out = append(out, lineEdit{Op: opEqual, Text: l})
 		}
 	}
 	po := 0
 	for i, s := range spans {
 		gap(a[po:s.os], i > 0, true)
-		out = append(out, Lines(SplitLines(a[s.os:s.oe]), SplitLines(b[s.ns:s.ne]))...)
+		out = append(out, diffLines(splitLines(a[s.os:s.oe]), splitLines(b[s.ns:s.ne]))...)
 		po = s.oe
 	}
 	gap(a[po:], len(spans) > 0, false)
