@@ -3,14 +3,14 @@ package files
 // Line diffs, for the diff render of write and edit results: this file
 // computes line diffs and groups them into unified-diff hunks.
 //
-// [diffLines] is Myers' O(ND) algorithm, searching from both ends in linear
+// diffLines is Myers' O(ND) algorithm, searching from both ends in linear
 // space, with common prefixes and suffixes trimmed first and a bound on the
-// edit cost ([maxDiffCost]) past which a region is reported as delete-then-
-// insert: correct, not minimal, and never slow. [regionScript] builds the
+// edit cost (maxDiffCost) past which a region is reported as delete-then-
+// insert: correct, not minimal, and never slow. regionScript builds the
 // script of a change whose changed byte ranges are already known (an edit's
 // replacements), eliding the unchanged lines between them, so that the diff
 // of one edit in a large file costs about as much as the edit itself.
-// [groupHunks] groups a script into hunks with context lines.
+// groupHunks groups a script into hunks with context lines.
 
 import (
 	"bytes"

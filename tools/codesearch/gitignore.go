@@ -1,21 +1,21 @@
-package pathmatch
+package codesearch
 
 import (
 	"bytes"
 	"strings"
 )
 
-// Decision is what a rule set says about a path.
-type Decision int8
+// ignoreDecision is what a rule set says about a path.
+type ignoreDecision int8
 
 // Decisions.
 const (
-	// None: no rule matches the path.
-	None Decision = iota
-	// Ignored: the last matching rule excludes the path.
-	Ignored
-	// Included: the last matching rule is a negation ("!pattern").
-	Included
+	// ruleNone: no rule matches the path.
+	ruleNone ignoreDecision = iota
+	// ruleIgnored: the last matching rule excludes the path.
+	ruleIgnored
+	// ruleIncluded: the last matching rule is a negation ("!pattern").
+	ruleIncluded
 )
 
 type rule struct {
@@ -26,14 +26,14 @@ type rule struct {
 	dirOnly bool
 }
 
-// Rules are the patterns of one gitignore-style file, matched against
+// ignoreRules are the patterns of one gitignore-style file, matched against
 // paths relative to the directory the file applies to. The zero value
-// has no rules. Rules are immutable and safe for concurrent use.
-type Rules struct {
+// has no rules. ignoreRules are immutable and safe for concurrent use.
+type ignoreRules struct {
 	rules []rule
 }
 
-// ParseRules parses the content of a .gitignore (or .ignore, or
+// parseRules parses the content of a .gitignore (or .ignore, or
 // .git/info/exclude) file with git's rules: blank lines and lines starting
 // with '#' are skipped; trailing spaces are dropped unless escaped with a
 // backslash; a leading '!' negates; "\#" and "\!" start a literal; a
@@ -43,8 +43,8 @@ type Rules struct {
 // A line whose pattern is malformed (an unclosed class, a trailing lone
 // backslash) matches nothing, as in git. A trailing carriage return is
 // dropped.
-func ParseRules(data []byte) *Rules {
-	rs := &Rules{}
+func parseRules(data []byte) *ignoreRules {
+	rs := &ignoreRules{}
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -60,7 +60,7 @@ func ParseRules(data []byte) *Rules {
 }
 
 // Len returns the number of rules.
-func (rs *Rules) Len() int {
+func (rs *ignoreRules) Len() int {
 	if rs == nil {
 		return 0
 	}
@@ -120,9 +120,9 @@ func trimTrailingSpaces(s string) string {
 // Match returns the decision of the last rule matching rel, a clean
 // slash-separated path relative to the rules' directory; isDir says
 // whether it names a directory.
-func (rs *Rules) Match(rel string, isDir bool) Decision {
+func (rs *ignoreRules) Match(rel string, isDir bool) ignoreDecision {
 	if rs == nil || len(rs.rules) == 0 || rel == "" {
-		return None
+		return ruleNone
 	}
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	var names []string
@@ -142,22 +142,22 @@ func (rs *Rules) Match(rel string, isDir bool) Decision {
 		}
 		if ok {
 			if r.negate {
-				return Included
+				return ruleIncluded
 			}
-			return Ignored
+			return ruleIgnored
 		}
 	}
-	return None
+	return ruleNone
 }
 
-// Stack is the ignore rules in force in one directory of a walk: its
-// own files' rules, then its parent's stack. A Stack is immutable, so
+// ignoreStack is the ignore rules in force in one directory of a walk: its
+// own files' rules, then its parent's stack. A ignoreStack is immutable, so
 // the directories of a parallel walk share their parents' safely. The
-// nil Stack has no rules.
-type Stack struct {
-	parent *Stack
+// nil ignoreStack has no rules.
+type ignoreStack struct {
+	parent *ignoreStack
 	dir    string // the directory the rules apply to, clean and absolute
-	files  []*Rules
+	files  []*ignoreRules
 }
 
 // Push returns the stack of directory dir (an absolute, clean path below
@@ -165,8 +165,8 @@ type Stack struct {
 // highest precedence first (for ripgrep's order: .ignore, then
 // .gitignore). Files without rules are dropped; with none left, s itself
 // is returned.
-func (s *Stack) Push(dir string, files ...*Rules) *Stack {
-	var keep []*Rules
+func (s *ignoreStack) Push(dir string, files ...*ignoreRules) *ignoreStack {
+	var keep []*ignoreRules
 	for _, f := range files {
 		if f.Len() > 0 {
 			keep = append(keep, f)
@@ -175,15 +175,15 @@ func (s *Stack) Push(dir string, files ...*Rules) *Stack {
 	if len(keep) == 0 {
 		return s
 	}
-	return &Stack{parent: s, dir: dir, files: keep}
+	return &ignoreStack{parent: s, dir: dir, files: keep}
 }
 
-// Ignored reports whether the path p (absolute and clean, below every
+// ruleIgnored reports whether the path p (absolute and clean, below every
 // directory on the stack) is excluded: the closest directory with a
 // matching rule decides, and within a directory the first file with a
 // matching rule, by its last matching rule. It does not look at p's
 // parent directories: a walk never enters an ignored directory.
-func (s *Stack) Ignored(p string, isDir bool) bool {
+func (s *ignoreStack) Ignored(p string, isDir bool) bool {
 	for st := s; st != nil; st = st.parent {
 		rel, ok := relTo(st.dir, p)
 		if !ok {
@@ -191,9 +191,9 @@ func (s *Stack) Ignored(p string, isDir bool) bool {
 		}
 		for _, f := range st.files {
 			switch f.Match(rel, isDir) {
-			case Ignored:
+			case ruleIgnored:
 				return true
-			case Included:
+			case ruleIncluded:
 				return false
 			}
 		}
