@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"testing"
@@ -18,10 +18,10 @@ func TestFooterCost(t *testing.T) {
 		want string
 	}{{0.001234, "· $0.0012"}, {0, ""}} {
 		var out lockedBuffer
-		h := newHuman(&out, humanOptions{Root: "/ws"})
-		h.beginTurn("go", true)
-		h.event(&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 1, Usage: harness.Usage{InputTokens: 10, OutputTokens: 2}, Cost: tc.cost})
-		h.close()
+		h := newHuman(&out, HumanOptions{Root: "/ws"})
+		h.BeginTurn("go", true)
+		h.Event(&agent.TurnEnd{Reason: session.ReasonCompleted, Steps: 1, Usage: harness.Usage{InputTokens: 10, OutputTokens: 2}, Cost: tc.cost})
+		h.Close()
 		if tc.want == "" {
 			assert.NotContains(t, out.String(), "$")
 		} else {

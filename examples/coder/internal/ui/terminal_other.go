@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || dragonfly || freebsd || netbsd || openbsd)
 
-package main
+package ui
 
 import (
 	"errors"
@@ -13,5 +13,5 @@ func keyMode(int) (func(), error) {
 	return nil, errors.New("line editing is not supported on this system")
 }
 
-// notifyResize does nothing: the width is read at start only.
-func notifyResize(chan<- os.Signal) {}
+// NotifyResize does nothing: the width is read at start only.
+func NotifyResize(chan<- os.Signal) {}

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"os"
@@ -92,8 +92,8 @@ func TestLineEditorRenderFitsWidth(t *testing.T) {
 
 func TestHistoryPersisted(t *testing.T) {
 	dir := t.TempDir()
-	p := historyPath(dir, "/some/workspace")
-	assert.NotEqual(t, p, historyPath(dir, "/other/workspace"), "one history per workspace")
+	p := HistoryPath(dir, "/some/workspace")
+	assert.NotEqual(t, p, HistoryPath(dir, "/other/workspace"), "one history per workspace")
 	h, err := loadHistory(p)
 	require.NoError(t, err)
 	require.NoError(t, h.add("first"))
@@ -124,25 +124,25 @@ func TestHistoryPersisted(t *testing.T) {
 // them.
 func TestReasoningMarkedWithoutColour(t *testing.T) {
 	var out lockedBuffer
-	h := newHuman(&out, humanOptions{Reasoning: true})
-	h.beginTurn("q", false)
-	h.event(&agent.ReasoningDelta{Step: 1, Text: "first thought\nsec"})
-	h.event(&agent.ReasoningDelta{Step: 1, Text: "ond thought\n"})
-	h.event(&agent.TextDelta{Step: 1, Text: "The answer."})
-	h.close()
-	assert.Contains(t, out.String(), reasoningMark+"first thought\n"+reasoningMark+"second thought\n")
+	h := newHuman(&out, HumanOptions{Reasoning: true})
+	h.BeginTurn("q", false)
+	h.Event(&agent.ReasoningDelta{Step: 1, Text: "first thought\nsec"})
+	h.Event(&agent.ReasoningDelta{Step: 1, Text: "ond thought\n"})
+	h.Event(&agent.TextDelta{Step: 1, Text: "The answer."})
+	h.Close()
+	assert.Contains(t, out.String(), ReasoningMark+"first thought\n"+ReasoningMark+"second thought\n")
 	assert.Contains(t, out.String(), "\nThe answer.")
-	assert.NotContains(t, out.String(), reasoningMark+"The answer")
+	assert.NotContains(t, out.String(), ReasoningMark+"The answer")
 }
 
 // At 80 columns the banner and the footer keep to one line.
 func TestBannerAndFooterFitWidth(t *testing.T) {
 	var out lockedBuffer
-	h := newHuman(&out, humanOptions{Width: 80})
-	h.banner(bannerInfo{Model: "deepseek-reasoner", BaseURL: "https://api.deepseek.com/v1", Workspace: "/home/someone/src/a/rather/long/path/to/the/project/workspace", SessionID: "20261201-abcdef"})
-	h.beginTurn("q", false)
-	h.event(&agent.TurnEnd{Reason: "completed", Steps: 12, Usage: harness.Usage{InputTokens: 123456789, CacheHitTokens: 120000000, OutputTokens: 98765432, ReasoningTokens: 5432100}})
-	h.close()
+	h := newHuman(&out, HumanOptions{Width: 80})
+	h.Banner(BannerInfo{Model: "deepseek-reasoner", BaseURL: "https://api.deepseek.com/v1", Workspace: "/home/someone/src/a/rather/long/path/to/the/project/workspace", SessionID: "20261201-abcdef"})
+	h.BeginTurn("q", false)
+	h.Event(&agent.TurnEnd{Reason: "completed", Steps: 12, Usage: harness.Usage{InputTokens: 123456789, CacheHitTokens: 120000000, OutputTokens: 98765432, ReasoningTokens: 5432100}})
+	h.Close()
 	for _, l := range strings.Split(out.String(), "\n") {
 		assert.LessOrEqual(t, len([]rune(l)), 79, "%q", l)
 	}

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"errors"
@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/tools/mcp"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens under testdata/golden")
@@ -70,17 +71,17 @@ func TestGoldenScreens(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				var out lockedBuffer
-				h := newHuman(&out, humanOptions{Reasoning: true, Root: "/ws", Width: width})
+				h := newHuman(&out, HumanOptions{Reasoning: true, Root: "/ws", Width: width})
 				h.spin = tty // the redraws, without the ticking goroutine
 				at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 				h.now = func() time.Time { at = at.Add(time.Second); return at }
-				h.banner(bannerInfo{Model: "deepseek-chat", BaseURL: "https://api.example.com/v1", Workspace: "/ws", SessionID: "20260102-030405-abcdef", Cwd: "/ws"})
-				h.beginTurn("fix the add test", true)
+				h.Banner(BannerInfo{Model: "deepseek-chat", BaseURL: "https://api.example.com/v1", Workspace: "/ws", SessionID: "20260102-030405-abcdef", Cwd: "/ws"})
+				h.BeginTurn("fix the add test", true)
 				for _, ev := range goldenTurn() {
-					h.event(ev)
+					h.Event(ev)
 				}
 				h.spin = false // no goroutine to stop
-				h.close()
+				h.Close()
 				got := out.String()
 				path := filepath.Join("testdata", "golden", name+".txt")
 				if *update {
@@ -108,16 +109,16 @@ func TestGoldenMCPEvents(t *testing.T) {
 	}
 	for _, color := range []bool{false, true} {
 		var out lockedBuffer
-		h := newHuman(&out, humanOptions{Color: color, Root: "/ws", Width: 80})
-		var m mcpEvents
-		m.event(mcp.Event{Kind: mcp.EventConnected, Server: "early", Message: "1 tools"})
-		m.attach(h)
+		h := newHuman(&out, HumanOptions{Color: color, Root: "/ws", Width: 80})
+		var m MCPEvents
+		m.Event(mcp.Event{Kind: mcp.EventConnected, Server: "early", Message: "1 tools"})
+		m.Attach(h)
 		for _, e := range evs {
-			m.event(e)
+			m.Event(e)
 		}
-		m.attach(nil)
-		m.event(mcp.Event{Kind: mcp.EventStopped, Server: "late", Err: errors.New("closed")})
-		h.close()
+		m.Attach(nil)
+		m.Event(mcp.Event{Kind: mcp.EventStopped, Server: "late", Err: errors.New("closed")})
+		h.Close()
 		got := out.String()
 		assert.NotContains(t, got, "mcp early")
 		assert.NotContains(t, got, "mcp late")

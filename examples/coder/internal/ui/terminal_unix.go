@@ -1,6 +1,6 @@
 //go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
-package main
+package ui
 
 import (
 	"os"
@@ -30,6 +30,6 @@ func keyMode(fd int) (restore func(), err error) {
 	return func() { _ = unix.IoctlSetTermios(fd, ioctlSetTermios, old) }, nil
 }
 
-// notifyResize delivers SIGWINCH, which a terminal sends when its size
+// NotifyResize delivers SIGWINCH, which a terminal sends when its size
 // changes.
-func notifyResize(c chan<- os.Signal) { signal.Notify(c, syscall.SIGWINCH) }
+func NotifyResize(c chan<- os.Signal) { signal.Notify(c, syscall.SIGWINCH) }

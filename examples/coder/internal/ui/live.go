@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/internal/units"
 )
 
 // liveLines is how many of a running command's last lines a terminal
@@ -53,7 +52,7 @@ func (h *human) progress(e *agent.ToolCallProgress) {
 	if e.Dropped > 0 {
 		lc.dropped += e.Dropped
 		lc.partial = ""
-		done = append(done, fmt.Sprintf("… %s skipped", units.Bytes(e.Dropped)))
+		done = append(done, fmt.Sprintf("… %s skipped", byteSize(e.Dropped)))
 	}
 	text := strings.ReplaceAll(lc.partial+e.Output, "\r\n", "\n")
 	parts := strings.Split(text, "\n")
