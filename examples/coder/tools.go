@@ -26,14 +26,14 @@ const spillRetention = 30 * 24 * time.Hour
 // removed) and the hooks around every tool call: spill and per-tool
 // deadlines, repeated-call and failure reminders.
 func (a *app) toolHooks(ctx context.Context, logger *slog.Logger) (spill.Store, agent.Hooks, error) {
-	spillStore, err := spill.NewDir(filepath.Join(a.sessionsDir, "spill"))
+	spillStore, err := spill.NewDir(filepath.Join(a.sessionsDir, "spill"), spill.StoreConfig{})
 	if err != nil {
 		return nil, agent.Hooks{}, err
 	}
-	spilling, err1 := spill.Middleware()
-	deadlines, err2 := guard.Deadlines(nil)
-	repeats, err3 := guard.RepeatGuard(nil)
-	failures, err4 := guard.FailureGuard(nil)
+	spilling, err1 := spill.Middleware(spill.Config{})
+	deadlines, err2 := guard.Deadlines(guard.DeadlineConfig{})
+	repeats, err3 := guard.RepeatGuard(guard.RepeatConfig{})
+	failures, err4 := guard.FailureGuard(guard.FailureConfig{})
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, agent.Hooks{}, err
 	}

@@ -40,7 +40,7 @@ func (a *app) openStore(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.sessionsDir, a.store = dir, session.NewJSONL(dir)
+	a.sessionsDir, a.store = dir, session.NewJSONL(dir, session.StoreConfig{})
 	return a.pickSession(ctx)
 }
 
