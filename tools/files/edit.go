@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
-	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -31,8 +30,8 @@ type editArgs struct {
 // The reply shows the changed lines, numbered as read numbers them.
 // Results carry a diff render and a FileAccess of op write with the new
 // version.
-func Edit(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Edit(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "edit",
 		Description: "Replace exact text in a file you have read (or written) in this session. old_string must occur in the file exactly once, character for character, " +
@@ -86,11 +85,11 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	}
 	ledger.Observe(p, res.Info.Version)
 
-	regions := make([]diff.Region, len(res.Spans))
+	regions := make([]editRegion, len(res.Spans))
 	for i, s := range res.Spans {
-		regions[i] = diff.Region{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
+		regions[i] = editRegion{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
 	}
-	script := diff.RegionScript(res.Old, res.New, regions, contextLines)
+	script := regionScript(res.Old, res.New, regions, contextLines)
 	render := c.diffRender("Edit "+titlePath(fsys, p), p, res.Old, res.New, false, script)
 
 	msg := fmt.Sprintf("Edited %s: replaced %s (+%d -%d lines).", p,

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
-	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -25,8 +24,8 @@ type writeArgs struct {
 // version (see fs.Ledger), atomically, keeping the replaced file's line
 // endings and byte order mark. Results carry a diff render and a
 // FileAccess of op write with the new version.
-func Write(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Write(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "write",
 		Description: "Create a file, or replace the whole content of a file, with UTF-8 text. Missing parent directories are created. " +
@@ -86,13 +85,13 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 	case res.Created && len(written) > maxDiffInput:
 		render = &harness.Render{Kind: harness.RenderDiff, Title: "Create " + titlePath(fsys, p), Diff: &harness.Diff{Path: p, Added: lines, Truncated: true}}
 	case res.Created:
-		render = c.diffRender("Create "+titlePath(fsys, p), p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
+		render = c.diffRender("Create "+titlePath(fsys, p), p, nil, written, true, diffLines(nil, splitLines(written)))
 	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
 		// Too large to diff (or the replaced file was too large to
 		// keep): no hunks.
 		render = &harness.Render{Kind: harness.RenderDiff, Title: title, Diff: &harness.Diff{Path: p, Truncated: true}}
 	default:
-		script := diff.Lines(diff.SplitLines(res.Previous), diff.SplitLines(written))
+		script := diffLines(splitLines(res.Previous), splitLines(written))
 		render = c.diffRender(title, p, res.Previous, written, false, script)
 		if !res.Unchanged {
 			msg = fmt.Sprintf("Replaced the content of %s: +%d -%d lines (now %s, %s).", p, render.Diff.Added, render.Diff.Removed,
