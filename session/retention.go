@@ -174,6 +174,10 @@ func attachmentDigests(events []Event) []string {
 			}
 		case *ToolFinished:
 			addContent(p.Result.Content)
+		case *Checkpoint:
+			if p.Manifest != "" {
+				out = append(out, p.Manifest)
+			}
 		}
 	}
 	slices.Sort(out)
