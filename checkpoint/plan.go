@@ -295,9 +295,9 @@ type thenIgnored struct {
 	ctx     context.Context
 	target  *Tree
 	current *Tree
-	same    *bool                      // the .gitignore files are the same now as then
+	same    *bool                       // the .gitignore files are the same now as then
 	rules   map[string]*pathmatch.Rules // by directory, from the target
-	failed  bool                       // a rule file of the target is not available
+	failed  bool                        // a rule file of the target is not available
 }
 
 // ignored reports whether p (isDir: a directory) or a directory above it
