@@ -564,3 +564,17 @@ func TestComparePaths(t *testing.T) {
 	sort.Slice(ps, func(i, j int) bool { return checkpoint.ComparePaths(ps[i], ps[j]) < 0 })
 	assert.Equal(t, []string{"a", "a/b", "a/b/c", "a/c", "a-b", "a.txt", "ab", "b"}, ps)
 }
+
+func TestReferenced(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "a\n", "big.txt": strings.Repeat("x", 300)})
+	w, cs := open(t, dir, checkpoint.Config{MaxFileBytes: 100})
+	snap, err := w.Take(ctx())
+	require.NoError(t, err)
+	got, err := checkpoint.Referenced(cs)(ctx(), []string{snap.Manifest, "sha256:" + strings.Repeat("0", 64)})
+	require.NoError(t, err)
+	a := snap.Tree.Lookup("a.txt").Digest
+	assert.Contains(t, got, a, "kept content")
+	assert.NotContains(t, got, snap.Tree.Lookup("big.txt").Digest, "content not kept is not referenced")
+	assert.Len(t, got, 2, "the one chunk and the one kept file")
+}
