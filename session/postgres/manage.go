@@ -136,4 +136,3 @@ func (s *store) Tag(ctx context.Context, id string, add, remove []string) ([]str
 	meta, err := s.changeMeta(ctx, id, session.MetaChange{Add: add, Remove: remove})
 	return meta.Tags, err
 }
-
