@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/checkpoint"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/pricing"
@@ -38,6 +39,8 @@ type config struct {
 	turnObservers   []TurnObserver
 	modelMiddleware []model.Middleware
 	prices          *pricing.Table
+
+	checkpoints *checkpoint.Config // WithCheckpoints; nil when off
 
 	policy   *permission.Policy
 	approver permission.Approver

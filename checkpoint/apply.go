@@ -33,10 +33,8 @@ import (
 func (w *Workspace) Apply(ctx context.Context, plan *Plan, force bool) (*Plan, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !force {
-		if cs := plan.Conflicts(); len(cs) > 0 {
-			return nil, conflictErr(len(cs), cs[0].Path)
-		}
+	if err := plan.Check(force); err != nil {
+		return nil, err
 	}
 	done := &Plan{Changes: slices.Clone(plan.Changes)}
 	r, err := os.OpenRoot(w.dir)

@@ -441,7 +441,7 @@ func point(seq int64, kind string, w *checkpoint.Workspace, s *checkpoint.Snapsh
 	return checkpoint.Point{Seq: seq, Checkpoint: &session.Checkpoint{Kind: kind, Dir: w.Dir(), Manifest: s.Manifest, Scanned: s.Scanned}}
 }
 
-func TestOutsideChangesAndConflicts(t *testing.T) {
+func TestAttributionAndConflicts(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"agent.go": "a\n", "user.go": "u\n", "later.go": "l\n", "both.go": "b\n"})
 	w, _ := open(t, dir, checkpoint.Config{})
@@ -450,7 +450,7 @@ func TestOutsideChangesAndConflicts(t *testing.T) {
 	writeTree(t, dir, map[string]string{"agent.go": "agent's edit\n", "both.go": "agent\n"})
 	end, err := w.Take(ctx()) // turn 1 ends
 	require.NoError(t, err)
-	writeTree(t, dir, map[string]string{"user.go": "the user's edit between turns\n"})
+	writeTree(t, dir, map[string]string{"user.go": "the user's edit between turns\n", "both.go": "the user's edit of the agent's file\n"})
 	start2, err := w.Take(ctx()) // turn 2 starts
 	require.NoError(t, err)
 	writeTree(t, dir, map[string]string{"both.go": "agent again\n"})
@@ -465,50 +465,71 @@ func TestOutsideChangesAndConflicts(t *testing.T) {
 	}
 	now, err := w.Scan(ctx())
 	require.NoError(t, err)
-	outside, err := w.OutsideChanges(ctx(), points, now.Tree)
+	who, err := w.Attribute(ctx(), points, now.Tree)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"user.go": true, "later.go": true}, outside)
+	assert.Equal(t, map[string]bool{"agent.go": true, "both.go": true}, who.Agent)
+	assert.Equal(t, map[string]bool{"user.go": true, "both.go": true, "later.go": true}, who.Outside)
 
-	// Back to before turn 1: user.go and later.go are the user's work.
-	plan, err := w.Plan(ctx(), start.Tree, now, checkpoint.PlanOptions{Outside: outside})
+	// Back to before turn 1: the agent's agent.go is restored, the
+	// user's own files are left alone, and both.go, which both changed,
+	// conflicts.
+	plan, err := w.Plan(ctx(), start.Tree, now, checkpoint.PlanOptions{Changes: who})
 	require.NoError(t, err)
-	var conflicts []string
-	for _, c := range plan.Conflicts() {
-		conflicts = append(conflicts, c.Path)
+	got := map[string]string{}
+	for _, c := range plan.Changes {
+		got[c.Path] = c.Skip
+		if c.Conflict {
+			got[c.Path] = "conflict"
+		}
 	}
-	assert.Equal(t, []string{"later.go", "user.go"}, conflicts)
+	assert.Equal(t, map[string]string{"agent.go": "", "both.go": "conflict",
+		"user.go":  "changed outside the agent only (not by its turns); it is left as it is",
+		"later.go": "changed outside the agent only (not by its turns); it is left as it is"}, got)
 	_, err = w.Apply(ctx(), plan, false)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, harness.CodeConflict)
-	assert.Contains(t, err.Error(), "later.go")
+	assert.Contains(t, err.Error(), "both.go")
 	data, _ := os.ReadFile(filepath.Join(dir, "agent.go"))
 	assert.Equal(t, "agent's edit\n", string(data), "a refused rewind changes nothing")
 
-	// Back to before turn 2: only later.go conflicts; user.go was already
-	// there.
-	outside2, err := w.OutsideChanges(ctx(), points[2:], now.Tree)
+	// Everything: the user's files conflict too.
+	all, err := w.Plan(ctx(), start.Tree, now, checkpoint.PlanOptions{Changes: who, Everything: true})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"later.go": true}, outside2)
+	var conflicts []string
+	for _, c := range all.Conflicts() {
+		conflicts = append(conflicts, c.Path)
+	}
+	assert.Equal(t, []string{"both.go", "later.go", "user.go"}, conflicts)
 
-	// Forced, once the current state is kept: everything goes back.
+	// Back to before turn 2: only the agent's change of both.go goes,
+	// back to the user's version; later.go is the user's.
+	who2, err := w.Attribute(ctx(), points[2:], now.Tree)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"both.go": true}, who2.Agent)
+	assert.Equal(t, map[string]bool{"later.go": true}, who2.Outside)
+
+	// Forced, once the current state is kept: both.go goes back too.
 	kept, err := w.Take(ctx())
 	require.NoError(t, err)
-	plan, err = w.Plan(ctx(), start.Tree, kept, checkpoint.PlanOptions{Outside: outside, Force: true})
+	plan, err = w.Plan(ctx(), start.Tree, kept, checkpoint.PlanOptions{Changes: who, Force: true})
 	require.NoError(t, err)
 	done, err := w.Apply(ctx(), plan, true)
 	require.NoError(t, err)
-	assert.Len(t, done.Restored(), 4)
+	assert.Equal(t, []string{"agent.go", "both.go"}, done.Restored())
+	data, _ = os.ReadFile(filepath.Join(dir, "both.go"))
+	assert.Equal(t, "b\n", string(data))
 	data, _ = os.ReadFile(filepath.Join(dir, "user.go"))
-	assert.Equal(t, "u\n", string(data))
-	// And the user's work is in the store, by the checkpoint taken first.
-	e := kept.Tree.Lookup("later.go")
+	assert.Equal(t, "the user's edit between turns\n", string(data), "left alone")
+	// What was overwritten is in the store, by the checkpoint taken
+	// first: a rewind to it brings it back.
 	back, err := w.Plan(ctx(), kept.Tree, mustScan(t, w), checkpoint.PlanOptions{})
 	require.NoError(t, err)
 	_, err = w.Apply(ctx(), back, false)
 	require.NoError(t, err)
-	data, _ = os.ReadFile(filepath.Join(dir, "later.go"))
-	assert.Equal(t, "the user's edit after the last turn\n", string(data))
-	assert.NotNil(t, e)
+	data, _ = os.ReadFile(filepath.Join(dir, "both.go"))
+	assert.Equal(t, "agent again\n", string(data))
+	data, _ = os.ReadFile(filepath.Join(dir, "agent.go"))
+	assert.Equal(t, "agent's edit\n", string(data))
 }
 
 func mustScan(t *testing.T, w *checkpoint.Workspace) *checkpoint.Snapshot {
@@ -527,9 +548,8 @@ func TestForcedConflictWithoutACopyIsLeftAlone(t *testing.T) {
 	writeTree(t, dir, map[string]string{"data.bin": strings.Repeat("too large to keep\n", 20)})
 	now, err := w.Take(ctx())
 	require.NoError(t, err)
-	outside, err := w.OutsideChanges(ctx(), []checkpoint.Point{point(1, session.CheckpointTurnStart, w, start)}, now.Tree)
-	require.NoError(t, err)
-	plan, err := w.Plan(ctx(), start.Tree, now, checkpoint.PlanOptions{Outside: outside, Force: true})
+	plan, err := w.Plan(ctx(), start.Tree, now, checkpoint.PlanOptions{Changes: &checkpoint.Attribution{
+		Agent: map[string]bool{"data.bin": true}, Outside: map[string]bool{"data.bin": true}}, Force: true})
 	require.NoError(t, err)
 	require.Len(t, plan.Changes, 1)
 	assert.True(t, plan.Changes[0].Conflict)

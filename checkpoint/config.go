@@ -46,6 +46,11 @@ type Config struct {
 	// files. Matching paths are not recorded and never touched by a
 	// rewind.
 	Ignore []string
+	// Exclude, when set, leaves out the paths (slash-separated, relative
+	// to the workspace directory) it returns true for, as if ignored:
+	// they are never read, stored or touched by a rewind. The agent sets
+	// it to keep what its permission rules deny reading out of the store.
+	Exclude func(path string, isDir bool) bool
 }
 
 // Defaults.
@@ -55,6 +60,13 @@ const (
 	DefaultMaxCheckpointBytes = 256 << 20
 	DefaultMaxEntries         = 200_000
 )
+
+// Validate reports the error Open would report for c: a missing store
+// or a negative limit (harness.CodeInvalidOption).
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
 
 // withDefaults returns c with its zero fields set, or an error naming a
 // field out of range.

@@ -50,9 +50,9 @@ type Change struct {
 	// Binary reports a file whose lines are not counted: binary content,
 	// more than 1 MiB, or content that is not available.
 	Binary bool `json:"binary,omitempty"`
-	// Conflict reports a path changed outside the agent since the
-	// checkpoint (see OutsideChanges): a rewind that is not forced
-	// refuses to run while the plan has one.
+	// Conflict reports a path the rewind would restore that was changed
+	// outside the agent since the checkpoint (see Attribute): a rewind
+	// that is not forced refuses to run while the plan has one.
 	Conflict bool `json:"conflict,omitempty"`
 	// Skip, when not empty, says why the rewind leaves the path as it
 	// is.
@@ -64,6 +64,16 @@ type Change struct {
 // Plan is what a rewind does, path by path, in tree order.
 type Plan struct {
 	Changes []Change `json:"changes"`
+}
+
+// Check returns the error Apply refuses the plan with: an error
+// matching harness.CodeConflict when it has conflicts and force is not
+// set, nil otherwise.
+func (p *Plan) Check(force bool) error {
+	if cs := p.Conflicts(); len(cs) > 0 && !force {
+		return conflictErr(len(cs), cs[0].Path)
+	}
+	return nil
 }
 
 // Conflicts returns the changes that conflict.
@@ -90,9 +100,15 @@ func (p *Plan) Restored() []string {
 
 // PlanOptions configure Plan.
 type PlanOptions struct {
-	// Outside holds the paths changed outside the agent since the
-	// checkpoint (OutsideChanges); their changes are conflicts.
-	Outside map[string]bool
+	// Changes, when set, says who changed what since the checkpoint
+	// (Attribute). A path changed by the agent is restored; one changed
+	// outside the agent only is left alone (unless Everything is set);
+	// one changed by both is a conflict. Without it every path that
+	// differs is restored, and none conflicts.
+	Changes *Attribution
+	// Everything restores the paths changed outside the agent only too;
+	// each is then a conflict.
+	Everything bool
 	// Force plans to overwrite conflicting paths too, when their current
 	// content is kept by the current snapshot (so nothing is lost: a
 	// rewind to that snapshot brings it back); a conflicting file whose
@@ -114,6 +130,7 @@ const (
 	skipHoldsOthers = "the directory holds files that checkpoints ignore, so it is left in place"
 	skipNoCopy      = "changed outside the agent, and its current content is too large to keep a copy of; it is left as it is"
 	skipRaced       = "changed while the rewind ran; it is left as it is"
+	skipOutside     = "changed outside the agent only (not by its turns); it is left as it is"
 )
 
 // Plan compares the workspace now (current, a Take or a Scan) with a
@@ -140,8 +157,16 @@ func (w *Workspace) Plan(ctx context.Context, target *Tree, current *Snapshot, o
 		default:
 			c.Op, c.Kind = OpModified, pr.a.Kind
 		}
-		c.Conflict = opts.Outside[c.Path]
+		outsideOnly := false
+		if a := opts.Changes; a != nil {
+			agent, outside := a.Agent[c.Path], a.Outside[c.Path] || !a.Agent[c.Path]
+			outsideOnly = !agent && !opts.Everything
+			c.Conflict = outside && !outsideOnly
+		}
 		w.judge(ctx, &c, ig, opts)
+		if outsideOnly {
+			c.Skip = skipOutside
+		}
 		p.Changes = append(p.Changes, c)
 		return true
 	})
@@ -326,6 +351,9 @@ func (t *thenIgnored) ignored(p string, isDir bool) bool {
 		}
 		last := i == len(names)-1
 		childDir := !last || isDir
+		if t.w.cfg.Exclude != nil && t.w.cfg.Exclude(rel, childDir) {
+			return true
+		}
 		switch t.w.extra.Match(rel, childDir) {
 		case pathmatch.Ignored:
 			return true

@@ -318,9 +318,13 @@ func kindOf(m iofs.FileMode) Kind {
 	return 0
 }
 
-// ignored reports whether the walk leaves p out: Config.Ignore decides
-// when one of its patterns matches, the ignore files otherwise.
+// ignored reports whether the walk leaves p out: Config.Exclude first,
+// then Config.Ignore when one of its patterns matches, the ignore files
+// otherwise.
 func (s *scanner) ignored(p, abs string, isDir bool, rules *pathmatch.Stack) bool {
+	if s.cfg.Exclude != nil && s.cfg.Exclude(p, isDir) {
+		return true
+	}
 	switch s.extra.Match(p, isDir) {
 	case pathmatch.Ignored:
 		return true

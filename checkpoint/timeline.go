@@ -36,22 +36,33 @@ func outsideEnds(kind string) bool {
 	return true // turn and rewind starts, and kinds this build does not know
 }
 
-// OutsideChanges returns the paths changed outside the agent since a
-// checkpoint. points are the session's checkpoints from that one to the
-// latest, in log order; now is the workspace as it is.
+// Attribution says who changed which paths since a checkpoint.
+type Attribution struct {
+	// Agent holds the paths changed within the agent's turns and
+	// rewinds.
+	Agent map[string]bool
+	// Outside holds the paths changed outside them: while no turn ran,
+	// by the user, another program or another session.
+	Outside map[string]bool
+}
+
+// Attribute says who changed which paths since a checkpoint. points are
+// the session's checkpoints from that one to the latest, in log order;
+// now is the workspace as it is.
 //
-// A path changed outside the agent when its content (kind, permissions,
-// bytes or link target) differs between two consecutive checkpoints of
-// which the later starts a turn or a rewind (the change happened while no
-// turn ran: the user's work, another program's, another session's), or
-// between the latest checkpoint and now (a rewind runs between turns).
-// A change between checkpoints within one turn is the agent's, even when
-// someone else made it while the turn ran; a turn cut short by a crash
-// has no end checkpoint, so its last changes count as outside, which
-// errs on the side of asking. Checkpoints of another directory are left
-// out.
-func (w *Workspace) OutsideChanges(ctx context.Context, points []Point, now *Tree) (map[string]bool, error) {
-	out := map[string]bool{}
+// A change of a path's content (kind, permissions, bytes or link
+// target) between two consecutive checkpoints is the agent's when the
+// later one was taken within a turn or a rewind (before a call, at a
+// turn's end, at a rewind's end), and outside the agent when the later
+// one starts a turn or a rewind: it happened while no turn ran. A change
+// since the latest checkpoint is outside the agent too (a rewind runs
+// between turns). A change someone else made while a turn ran counts as
+// the agent's; a turn cut short by a crash has no end checkpoint, so its
+// last changes count as outside, which leaves them alone rather than
+// undo what may be someone's work. Checkpoints of another directory are
+// left out.
+func (w *Workspace) Attribute(ctx context.Context, points []Point, now *Tree) (*Attribution, error) {
+	a := &Attribution{Agent: map[string]bool{}, Outside: map[string]bool{}}
 	var prev *Tree
 	prevDigest := ""
 	for _, p := range points {
@@ -65,17 +76,21 @@ func (w *Workspace) OutsideChanges(ctx context.Context, points []Point, now *Tre
 		if err != nil {
 			return nil, err
 		}
-		if prev != nil && outsideEnds(p.Checkpoint.Kind) {
+		if prev != nil {
+			to := a.Agent
+			if outsideEnds(p.Checkpoint.Kind) {
+				to = a.Outside
+			}
 			for _, path := range Changed(prev, t) {
-				out[path] = true
+				to[path] = true
 			}
 		}
 		prev, prevDigest = t, p.Checkpoint.Manifest
 	}
 	if prev != nil {
 		for _, path := range Changed(prev, now) {
-			out[path] = true
+			a.Outside[path] = true
 		}
 	}
-	return out, nil
+	return a, nil
 }
