@@ -125,6 +125,17 @@
 // [WithPrices] costs every model call by a price table (package
 // pricing): on [ModelUsage], [TurnEnd] and [Session.Cost].
 //
+// [WithCheckpoints] records the workspace files before each turn and
+// each batch of calls with side effects (package checkpoint: manifests
+// and contents in the attachment store, a session.Checkpoint event in
+// the log), and [Session.Rewind] takes them back, the conversation with
+// them: an undo of any turn, bash and MCP changes included, without a
+// model call. The files the agent's turns changed are restored, those
+// changed only outside the agent are left alone, and one changed by both
+// is a conflict the rewind refuses unless forced. The conversation is
+// never rewritten: it goes on in a fork of the session (Store.Fork), the
+// original staying as a branch. A dry run returns what the rewind does.
+//
 // A model made with model.Fallback is a chain the loop drives: a call
 // that fails with a failure of the model (rate limit, overload, server
 // failure, timeout, broken connection) is retried on the same model as
@@ -146,6 +157,7 @@
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	checkpoint                            workspace checkpoints and rewinds
 //	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
@@ -154,7 +166,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, pricing, session, tools,
-// tools/permission and internal helpers; nothing imports it but programs,
+// It imports harness, agent/model, checkpoint, fs, pricing, session,
+// tools, tools/permission and internal helpers; nothing imports it but programs,
 // observe (and tests).
 package agent
