@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/attdigest"
 )
 
@@ -155,12 +154,9 @@ func (a *applier) restore(c *Change) error {
 		}
 		return a.r.Symlink(to.Target, name)
 	case KindFile:
-		data, err := a.w.cfg.Store.Get(a.ctx, to.Digest)
+		data, err := a.w.objs.content(a.ctx, to)
 		if err != nil {
 			return err
-		}
-		if attdigest.Of(data) != to.Digest {
-			return &harness.Error{Code: harness.CodeCorruptAttachment, Message: "the stored content does not match its digest"}
 		}
 		return a.write(name, data, to.Mode)
 	}

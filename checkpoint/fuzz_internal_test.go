@@ -26,6 +26,7 @@ func sampleEntries() []Entry {
 		{Path: "a/b c.txt", Kind: KindFile, Mode: 0o644, Size: 1, Digest: d, Kept: true, Stat: Stat{MtimeNS: 1700000000123456789, CtimeNS: 1700000000123456790, Ino: 42, Dev: 2049}},
 		{Path: "a/link", Kind: KindSymlink, Mode: 0o777, Size: 9, Target: "../ü\n\"x\"", Stat: Stat{MtimeNS: 5}},
 		{Path: "a\xff\"quote\"", Kind: KindFile, Mode: 0o600, Size: 1 << 40, Digest: d},
+		{Path: "y", Kind: KindFile, Mode: 0o644, Size: 1, Digest: d, Kept: true, Pack: attdigest.Of([]byte("pack")), Offset: 12345},
 		{Path: "z", Kind: KindFile, Mode: 0o644},
 	}
 }
@@ -59,6 +60,9 @@ func TestManifestRefusesDamage(t *testing.T) {
 		"dir with digest": chunkMagic + "d 755 0 " + strings.Repeat("a", 64) + " - 0 0 0 0 \"a\"\n",
 		"trailing":        chunkMagic + "f 644 1 - - 0 0 0 0 \"a\" x\n",
 		"empty":           chunkMagic,
+		"pack no digest":  chunkMagic + "f 644 1 - p:" + strings.Repeat("a", 64) + ":0 0 0 0 0 \"a\"\n",
+		"pack bad offset": chunkMagic + "f 644 1 " + strings.Repeat("a", 64) + " p:" + strings.Repeat("a", 64) + ":-1 0 0 0 0 \"a\"\n",
+		"pack bad digest": chunkMagic + "f 644 1 " + strings.Repeat("a", 64) + " p:abc:0 0 0 0 0 \"a\"\n",
 	} {
 		_, err := parseChunk([]byte(data), "")
 		assert.Error(t, err, name)

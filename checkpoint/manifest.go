@@ -27,11 +27,13 @@ import (
 //	sha256:<hex> <entries>              one line per chunk
 //
 //	harness-checkpoint-chunk 1
-//	<kind> <mode> <size> <hex|-> <k|-> <mtime> <ctime> <ino> <dev> <path> [<target>]
+//	<kind> <mode> <size> <hex|-> <kept> <mtime> <ctime> <ino> <dev> <path> [<target>]
 //
 // kind is f, d or l; mode is octal; hex is the content's SHA-256 (- for
-// none); k marks content kept in the store; path and target are Go
-// quoted strings.
+// none); kept is k for content kept in the store under its digest,
+// p:<hex>:<offset> for content kept at that offset of a pack (the
+// contents of small files, concatenated, stored as one object), or -;
+// path and target are Go quoted strings.
 const (
 	rootMagic  = "harness-checkpoint 1\n"
 	chunkMagic = "harness-checkpoint-chunk 1\n"
@@ -80,9 +82,16 @@ func appendEntry(b []byte, e *Entry) []byte {
 	} else {
 		b = append(b, '-')
 	}
-	if e.Kept {
+	switch {
+	case e.Kept && e.Pack != "":
+		b = append(b, " p:"...)
+		b = append(b, strings.TrimPrefix(e.Pack, attdigest.Prefix)...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, e.Offset, 10)
+		b = append(b, ' ')
+	case e.Kept:
 		b = append(b, " k "...)
-	} else {
+	default:
 		b = append(b, " - "...)
 	}
 	b = strconv.AppendInt(b, e.Stat.MtimeNS, 10)
@@ -237,13 +246,22 @@ func parseEntry(line string) (Entry, error) {
 	default:
 		return bad("bad digest")
 	}
-	switch f[4] {
-	case "k":
+	switch k := f[4]; {
+	case k == "k":
 		if e.Digest == "" {
 			return bad("content kept without a digest")
 		}
 		e.Kept = true
-	case "-":
+	case strings.HasPrefix(k, "p:"):
+		pack, off, ok := strings.Cut(k[2:], ":")
+		if !ok || e.Digest == "" || !attdigest.Valid(attdigest.Prefix+pack) {
+			return bad("bad pack")
+		}
+		if e.Offset, err = parseInt(off); err != nil || e.Offset < 0 {
+			return bad("bad pack offset")
+		}
+		e.Kept, e.Pack = true, attdigest.Prefix+pack
+	case k == "-":
 	default:
 		return bad("bad kept flag")
 	}
@@ -339,10 +357,55 @@ type objects struct {
 	store Store
 	mu    sync.Mutex
 	cache map[string][]Entry
+	packs map[string][]byte // recently read packs, by digest
 }
 
 // maxCachedChunks bounds the chunk cache; past it the cache starts over.
 const maxCachedChunks = 4096
+
+// maxCachedPacks bounds the packs kept in memory while contents are read.
+const maxCachedPacks = 4
+
+// content returns the kept content of a file entry, verified against its
+// digest.
+func (o *objects) content(ctx context.Context, e *Entry) ([]byte, error) {
+	if !e.Kept {
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: "checkpoint: the content of " + e.Path + " was not kept"}
+	}
+	var data []byte
+	if e.Pack == "" {
+		d, err := o.store.Get(ctx, e.Digest)
+		if err != nil {
+			return nil, err
+		}
+		data = d
+	} else {
+		o.mu.Lock()
+		pack, ok := o.packs[e.Pack]
+		o.mu.Unlock()
+		if !ok {
+			p, err := o.store.Get(ctx, e.Pack)
+			if err != nil {
+				return nil, err
+			}
+			pack = p
+			o.mu.Lock()
+			if o.packs == nil || len(o.packs) >= maxCachedPacks {
+				o.packs = map[string][]byte{}
+			}
+			o.packs[e.Pack] = pack
+			o.mu.Unlock()
+		}
+		if e.Offset > int64(len(pack)) || e.Size > int64(len(pack))-e.Offset {
+			return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf("checkpoint: the pack %s is too short for %s", e.Pack, e.Path)}
+		}
+		data = pack[e.Offset : e.Offset+e.Size : e.Offset+e.Size]
+	}
+	if int64(len(data)) != e.Size || attdigest.Of(data) != e.Digest {
+		return nil, &harness.Error{Code: harness.CodeCorruptAttachment, Message: fmt.Sprintf("checkpoint: the stored content of %s does not match its digest", e.Path)}
+	}
+	return data, nil
+}
 
 func (o *objects) chunk(ctx context.Context, ref chunkRef, after string) ([]Entry, error) {
 	o.mu.Lock()

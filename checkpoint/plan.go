@@ -222,17 +222,21 @@ func (w *Workspace) judge(ctx context.Context, c *Change, ig *thenIgnored, opts 
 // blob returns the content of a file entry from the store, when it is
 // kept and small enough to count.
 func (w *Workspace) blob(ctx context.Context, e *Entry) ([]byte, bool) {
-	if !e.Kept {
-		return nil, false
+	if !e.Kept || e.Size > maxLineCount {
+		return nil, e.Kept && w.available(ctx, e)
 	}
-	data, err := w.cfg.Store.Get(ctx, e.Digest)
-	if err != nil || int64(len(data)) != e.Size {
-		return nil, false
-	}
-	if len(data) > maxLineCount {
+	data, err := w.objs.content(ctx, e)
+	if err != nil {
 		return nil, false
 	}
 	return data, true
+}
+
+// available reports whether the store still holds a large kept
+// content (too large to read just to count its lines).
+func (w *Workspace) available(ctx context.Context, e *Entry) bool {
+	_, err := w.objs.content(ctx, e)
+	return err == nil
 }
 
 // current reads the file at p as it is now, when it is small enough to
@@ -381,8 +385,8 @@ func (t *thenIgnored) rulesOf(dir string) *pathmatch.Rules {
 	}
 	var r *pathmatch.Rules
 	if e := t.target.Lookup(p); e != nil && e.Kind == KindFile {
-		data, err := t.w.cfg.Store.Get(t.ctx, e.Digest)
-		if err != nil || !e.Kept {
+		data, err := t.w.objs.content(t.ctx, e)
+		if err != nil {
 			t.failed = true
 		} else {
 			r = pathmatch.ParseRules(data)

@@ -10,8 +10,8 @@ import (
 
 // Referenced returns a function for session.Retention.ExpandCheckpoints:
 // given the manifests of a deleted session's checkpoints, it returns
-// every digest they refer to in store (their chunks and the file
-// contents they kept), sorted, each once, so that an attachment store
+// every digest they refer to in store (their chunks, the packs of small
+// files' contents and the larger contents they kept), sorted, each once, so that an attachment store
 // that counts references can release them. A manifest the store no
 // longer holds refers to nothing.
 func Referenced(store Store) func(ctx context.Context, manifests []string) ([]string, error) {
@@ -38,7 +38,10 @@ func Referenced(store Store) func(ctx context.Context, manifests []string) ([]st
 				return out, err
 			}
 			for _, e := range t.entries {
-				if e.Kept {
+				switch {
+				case e.Kept && e.Pack != "":
+					out = append(out, e.Pack)
+				case e.Kept:
 					out = append(out, e.Digest)
 				}
 			}

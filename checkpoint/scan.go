@@ -55,7 +55,28 @@ type scanner struct {
 	changed  bool  // the tree differs from prev in anything, stat data included
 	newBytes int64 // content stored by this scan
 	buf      []byte
+
+	// Small files are stored in packs: pack is the one being filled,
+	// packed the indexes in out of the entries it holds.
+	pack   []byte
+	packed []int
+	// first maps a content digest stored by this scan to the entry that
+	// holds it; followers are entries whose content another holds.
+	first     map[string]int
+	followers [][2]int // {entry, the entry holding its content}
+	// known maps the digests of the previous scan's kept contents to an
+	// entry that holds them; built on first need.
+	known map[string]*Entry
 }
+
+// Packing.
+const (
+	// maxPackedFile is the largest file stored in a pack rather than
+	// alone.
+	maxPackedFile = 64 << 10
+	// packTarget is how much a pack holds before it is stored.
+	packTarget = 8 << 20
+)
 
 // prevFor returns the previous scan's entry at p (which the walk visits
 // in tree order), or nil.
@@ -187,7 +208,7 @@ func (s *scanner) dir(h dirHandle, rel, abs string, rules *pathmatch.Stack) erro
 		case KindFile:
 			e.Stat, e.Size = fi.stat, fi.size
 			if prev != nil && s.fresh(prev, &e) && (prev.Kept || !s.store || prev.omit || !s.keepable(prev.Size, false)) {
-				e.Digest, e.Kept, e.omit = prev.Digest, prev.Kept, prev.omit
+				e.Digest, e.Kept, e.omit, e.Pack, e.Offset = prev.Digest, prev.Kept, prev.omit, prev.Pack, prev.Offset
 			} else {
 				s.changed = true
 				if err := s.hash(h, name, &e); err != nil {
@@ -282,8 +303,48 @@ func (s *scanner) hash(h dirHandle, name string, e *Entry) error {
 		e.Kept = true // would be kept
 		return nil
 	}
+	return s.keep(e, data)
+}
+
+// keep stores the content of e, data, unless it is stored already: in
+// the pack being filled for a small file, alone otherwise.
+func (s *scanner) keep(e *Entry, data []byte) error {
+	if s.known == nil {
+		s.known = map[string]*Entry{}
+		for i := range s.prev {
+			if p := &s.prev[i]; p.Kept && p.Kind == KindFile {
+				s.known[p.Digest] = p
+			}
+		}
+	}
+	if k, ok := s.known[e.Digest]; ok {
+		e.Kept, e.Pack, e.Offset = true, k.Pack, k.Offset
+		return nil
+	}
+	if i, ok := s.first[e.Digest]; ok {
+		e.Kept = true
+		s.followers = append(s.followers, [2]int{len(s.out), i})
+		return nil
+	}
 	if s.newBytes+e.Size > s.cfg.MaxCheckpointBytes {
 		e.Kept = false
+		return nil
+	}
+	if s.first == nil {
+		s.first = map[string]int{}
+	}
+	s.first[e.Digest] = len(s.out) // the index e gets
+	if e.Size <= maxPackedFile {
+		if len(s.pack)+len(data) > packTarget {
+			if err := s.flushPack(); err != nil {
+				return err
+			}
+		}
+		e.Offset = int64(len(s.pack))
+		s.pack = append(s.pack, data...)
+		s.packed = append(s.packed, len(s.out))
+		s.newBytes += e.Size
+		e.Kept = true
 		return nil
 	}
 	got, err := s.objs.store.Put(s.ctx, data)
@@ -295,6 +356,34 @@ func (s *scanner) hash(h dirHandle, name string, e *Entry) error {
 	}
 	s.newBytes += e.Size
 	e.Kept = true
+	return nil
+}
+
+// flushPack stores the pack being filled and names it in its entries.
+func (s *scanner) flushPack() error {
+	if len(s.packed) == 0 {
+		return nil
+	}
+	d, err := s.objs.store.Put(s.ctx, s.pack)
+	if err != nil {
+		return fmt.Errorf("checkpoint: storing the contents of %d small files: %w", len(s.packed), err)
+	}
+	for _, i := range s.packed {
+		s.out[i].Pack = d
+	}
+	s.pack, s.packed = s.pack[:0], s.packed[:0]
+	return nil
+}
+
+// finish stores what is left to store and points the entries whose
+// content another entry holds at it.
+func (s *scanner) finish() error {
+	if err := s.flushPack(); err != nil {
+		return err
+	}
+	for _, f := range s.followers {
+		s.out[f[0]].Pack, s.out[f[0]].Offset = s.out[f[1]].Pack, s.out[f[1]].Offset
+	}
 	return nil
 }
 

@@ -48,6 +48,11 @@ type Entry struct {
 	// can bring it back. Files past the size limits are recorded by
 	// digest and size only.
 	Kept bool
+	// Pack, for kept content stored with other small files, is the
+	// digest of the pack that holds it, at Offset; empty when the
+	// content is stored alone, under Digest.
+	Pack   string
+	Offset int64
 	// Stat is what the stat cache compares to skip hashing an unchanged
 	// file.
 	Stat Stat

@@ -144,6 +144,11 @@ func (w *Workspace) scan(ctx context.Context, store bool) (*scanner, error) {
 	if s.cur < len(s.prev) {
 		s.changed = true // entries gone at the end
 	}
+	if store {
+		if err := s.finish(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -163,6 +168,14 @@ func (w *Workspace) Prime(ctx context.Context, manifest string, scanned time.Tim
 	}
 	w.prev, w.prevScanned, w.prevDigest = t, scanned, manifest
 	return nil
+}
+
+// Content returns the content a checkpoint kept of a file entry,
+// verified against its digest: an error matching harness.CodeNotFound
+// when it was not kept (or the store lost it), harness.CodeCorruptAttachment
+// when the stored bytes do not match.
+func (w *Workspace) Content(ctx context.Context, e *Entry) ([]byte, error) {
+	return w.objs.content(ctx, e)
 }
 
 // Load reads the tree of a stored checkpoint.
