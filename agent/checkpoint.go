@@ -79,6 +79,8 @@ type recorder struct {
 	// dirty says calls that may change files ran since the last
 	// checkpoint: the turn's end takes one.
 	dirty bool
+	// err is why the workspace could not be opened: reported once.
+	err error
 }
 
 type recorderKey struct{}
@@ -103,6 +105,20 @@ func (s *Session) workspace(ctx context.Context, r *recorder) (*checkpoint.Works
 	if r.ws != nil {
 		return r.ws, nil
 	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	ws, err := s.openWorkspace(ctx, r)
+	if err != nil {
+		r.err = err
+		s.logger.Warn("agent: the session's workspace cannot be checkpointed; no checkpoint is taken in this session", "error", err)
+	}
+	return ws, err
+}
+
+// openWorkspace opens the session's checkpoint workspace. r.mu must be
+// held.
+func (s *Session) openWorkspace(ctx context.Context, r *recorder) (*checkpoint.Workspace, error) {
 	cfg := *s.loop.checkpointConfig()
 	ns := path.Clean(s.log.Header().Cwd)
 	dir := filepath.FromSlash(ns)
@@ -230,7 +246,7 @@ func (t *turn) record(r *recorder, cp *session.Checkpoint) {
 	if err := t.ctx.Err(); err != nil && cp.Kind != session.CheckpointTurnEnd {
 		return
 	}
-	if _, _, err := t.s.takeCheckpoint(context.WithoutCancel(t.ctx), r, cp); err != nil {
+	if _, _, err := t.s.takeCheckpoint(context.WithoutCancel(t.ctx), r, cp); err != nil && r.err == nil {
 		t.s.logger.Warn("agent: a workspace checkpoint failed; a rewind to this point will not be possible", "kind", cp.Kind, "error", err)
 	}
 }

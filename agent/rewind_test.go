@@ -447,6 +447,27 @@ func TestRewindErrors(t *testing.T) {
 	_, err = agent.New(agent.WithModel(m), agent.WithCheckpoints(checkpoint.Config{}))
 	assert.ErrorIs(t, err, harness.CodeInvalidOption, "no store for the contents")
 	assert.ErrorContains(t, err, "Stores.Attachments")
+	_, err = agent.New(agent.WithModel(m), agent.WithCheckpoints(checkpoint.Config{Store: attachments.NewMemory(), MaxEntries: -1}))
+	assert.ErrorIs(t, err, harness.CodeInvalidOption, "a limit out of range")
+
+	// A session whose working directory is the file system's root takes
+	// no checkpoint (it would walk the whole system), and its turns run.
+	store := session.NewMemory()
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "a"})),
+		agent.WithStores(agent.Stores{Sessions: store, Attachments: attachments.NewMemory()}), agent.WithCheckpoints(checkpoint.Config{}))
+	require.NoError(t, err)
+	defer loop2.Close()
+	rooted, err := loop2.NewSession(context.Background(), session.Header{Cwd: "/"})
+	require.NoError(t, err)
+	defer rooted.Close()
+	_, end, err := collect(t, rooted, context.Background(), "hi")
+	require.NoError(t, err)
+	assert.Equal(t, session.ReasonCompleted, end.Reason)
+	tr, err := store.Load(context.Background(), rooted.Header().ID)
+	require.NoError(t, err)
+	for _, ev := range tr.Events {
+		assert.NotEqual(t, "checkpoint", ev.Type())
+	}
 }
 
 // rewindHelperEnv makes the test binary act as the first process of the

@@ -29,7 +29,8 @@ type Workspace struct {
 	prevDigest  string    // its manifest
 }
 
-// Open returns a Workspace for the directory dir, which must exist.
+// Open returns a Workspace for the directory dir, which must exist and
+// must not be the root of the file system.
 func Open(dir string, cfg Config) (*Workspace, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -45,6 +46,9 @@ func Open(dir string, cfg Config) (*Workspace, error) {
 	}
 	if !fi.IsDir() {
 		return nil, &harness.Error{Code: harness.CodeNotDir, Message: "checkpoint: " + abs + " is not a directory"}
+	}
+	if filepath.Dir(abs) == abs {
+		return nil, &harness.Error{Code: harness.CodeInvalidPath, Message: "checkpoint: " + abs + " is the root of the file system, not a workspace; give the session a project directory as its working directory"}
 	}
 	return &Workspace{dir: abs, cfg: cfg, objs: &objects{store: cfg.Store}, extra: extraRules(cfg.Ignore)}, nil
 }
