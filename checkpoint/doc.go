@@ -12,7 +12,11 @@
 // stores of session/attachments, on disk or S3), together with the
 // files' contents. So checkpoints travel with sessions kept in
 // PostgreSQL and on S3, and contents shared by many checkpoints are
-// stored once.
+// stored once. The contents of small files (up to 64 KiB) are stored
+// together, in packs of up to 8 MiB, so the first checkpoint of a tree
+// of many small files writes a few objects rather than one per file; a
+// content the previous checkpoint kept (a moved file, a revert) is not
+// stored again.
 //
 // # Cost
 //
