@@ -85,7 +85,7 @@ func contents(t *testing.T, dir string) map[string]string {
 		default:
 			data, err := os.ReadFile(p)
 			require.NoError(t, err)
-			out[rel] = string(data)
+			out[rel] = fi.Mode().Perm().String() + " " + string(data)
 		}
 		return nil
 	}))
