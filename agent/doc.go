@@ -8,7 +8,7 @@
 //	loop, err := agent.New(
 //		agent.WithModel(model),
 //		agent.WithTools(tools...),
-//		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}),
+//		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}),
 //	)
 //	if err != nil { ... } // no model, an invalid option value, refused tools
 //	defer loop.Close()
@@ -82,7 +82,7 @@
 // it may still be running; Close returns within a bounded time and names
 // the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
 // model adapter or the session store ends the turn with reason error and
-// a *harness.Error with code "internal" instead of reaching the host.
+// a *harness.Error with [CodeInternal] instead of reaching the host.
 //
 // Every call can be decided before it runs ([WithPermissions], rules and
 // modes of package tools/permission): allowed calls run, denied ones get

@@ -33,7 +33,7 @@ func ExampleSession_Rewind() {
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithTools(shell.Bash()),
-		agent.WithStores(agent.Stores{Sessions: session.NewMemory(), Files: workspace, Attachments: attachments.NewMemory()}),
+		agent.WithStores(agent.Stores{Sessions: session.NewMemory(session.StoreConfig{}), Files: workspace, Attachments: attachments.NewMemory()}),
 		agent.WithCheckpoints(checkpoint.Config{}),
 	)
 	if err != nil {

@@ -50,7 +50,7 @@ func newRewindEnv(t *testing.T, files map[string]string, extra ...tools.Tool) *r
 func newRewindEnvIn(t *testing.T, dir string, files map[string]string, extra ...tools.Tool) *rewindEnv {
 	t.Helper()
 	writeFiles(t, dir, files)
-	e := &rewindEnv{dir: dir, store: session.NewJSONL(t.TempDir()), atts: attachments.NewFiles(t.TempDir()), model: replay.NewScripted()}
+	e := &rewindEnv{dir: dir, store: session.NewJSONL(t.TempDir(), session.StoreConfig{}), atts: attachments.NewFiles(t.TempDir()), model: replay.NewScripted()}
 	e.loop = e.newLoop(t, e.model, extra...)
 	return e
 }
@@ -452,7 +452,7 @@ func TestRewindErrors(t *testing.T) {
 
 	// A session whose working directory is the file system's root takes
 	// no checkpoint (it would walk the whole system), and its turns run.
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "a"})),
 		agent.WithStores(agent.Stores{Sessions: store, Attachments: attachments.NewMemory()}), agent.WithCheckpoints(checkpoint.Config{}))
 	require.NoError(t, err)
@@ -480,7 +480,7 @@ func TestRewindHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestRewindAcrossProcesses")
 	}
-	e := &rewindEnv{dir: filepath.Join(dir, "ws"), store: session.NewJSONL(filepath.Join(dir, "sessions")),
+	e := &rewindEnv{dir: filepath.Join(dir, "ws"), store: session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{}),
 		atts: attachments.NewFiles(filepath.Join(dir, "attachments")), model: replay.NewScripted()}
 	e.loop = e.newLoop(t, e.model)
 	s, err := e.loop.NewSession(context.Background(), session.Header{ID: "across", Cwd: e.dir})
@@ -506,7 +506,7 @@ func TestRewindAcrossProcesses(t *testing.T) {
 	require.Equal(t, 3, exit.ExitCode(), "the first process ran its turn: %s", out)
 	require.NotEqual(t, before, tree(t, ws))
 
-	e := &rewindEnv{dir: ws, store: session.NewJSONL(filepath.Join(dir, "sessions")),
+	e := &rewindEnv{dir: ws, store: session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{}),
 		atts: attachments.NewFiles(filepath.Join(dir, "attachments")), model: replay.NewScripted()}
 	e.loop = e.newLoop(t, e.model)
 	s, err := e.loop.ResumeSession(context.Background(), "across")

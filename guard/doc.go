@@ -33,22 +33,22 @@
 // the call returns a timeout result at once. Calls of tools with side
 // effects say their side effects are unknown.
 //
-// Every constructor takes a pointer to its own options struct
-// ([RepeatOptions], [FailureOptions], [DeadlineOptions]; nil for the
-// defaults) and returns an error (harness.CodeInvalidOption) for an
-// invalid value, which is never clamped or ignored. Wiring them into a
+// Every constructor takes its own Config struct ([RepeatConfig],
+// [FailureConfig], [DeadlineConfig]), whose zero value is the default,
+// and returns an error (harness.CodeInvalidOption) for an invalid value,
+// which is never clamped or ignored. Wiring them into a
 // loop, with spill outermost so that results cut off by a deadline are
 // still spilled:
 //
-//	spilling, err := spill.Middleware()
+//	spilling, err := spill.Middleware(spill.Config{})
 //	...
-//	deadlines, err := guard.Deadlines(&guard.DeadlineOptions{
+//	deadlines, err := guard.Deadlines(guard.DeadlineConfig{
 //		Tools: map[string]time.Duration{"deploy": time.Hour},
 //	})
 //	...
-//	repeats, err := guard.RepeatGuard(nil)
+//	repeats, err := guard.RepeatGuard(guard.RepeatConfig{})
 //	...
-//	failures, err := guard.FailureGuard(nil)
+//	failures, err := guard.FailureGuard(guard.FailureConfig{})
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),

@@ -24,7 +24,7 @@
 // continues after the highest. A header from a newer format version is
 // refused with an error matching harness.CodeUnsupportedFormat.
 //
-// A log line has a maximum size (16 MiB, or what [WithMaxLineSize] sets): Append refuses a larger event with an error matching
+// A log line has a maximum size (16 MiB, or what [StoreConfig] sets): Append refuses a larger event with an error matching
 // harness.CodeTooLarge (an [*EventTooLargeError]) and writes nothing of its
 // batch, Create refuses a longer header the same way, and loading streams
 // past a longer line with a warning, never holding it in memory.

@@ -98,7 +98,7 @@ func TestGoldenLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	clock := time.Date(2026, 12, 1, 9, 0, 0, 123456789, time.UTC)
-	s := newJSONL(dir)
+	s := newJSONL(dir, StoreConfig{})
 	s.now = func() time.Time {
 		clock = clock.Add(time.Second)
 		return clock

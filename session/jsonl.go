@@ -39,12 +39,12 @@ type jsonlStore struct {
 // file lock on Unix); Load works at any time, also while another process
 // appends. Package session/search scans the files of this store itself
 // rather than loading each session.
-func NewJSONL(dir string, opts ...StoreOption) Store {
-	return newJSONL(dir, opts...)
+func NewJSONL(dir string, cfg StoreConfig) Store {
+	return newJSONL(dir, cfg)
 }
 
-func newJSONL(dir string, opts ...StoreOption) *jsonlStore {
-	return &jsonlStore{dir: dir, now: time.Now, cfg: newStoreConfig(opts)}
+func newJSONL(dir string, cfg StoreConfig) *jsonlStore {
+	return &jsonlStore{dir: dir, now: time.Now, cfg: newStoreConfig(cfg)}
 }
 
 // MaxLineSize returns the longest log line the store writes or reads

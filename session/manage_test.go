@@ -21,7 +21,7 @@ import (
 func TestJSONLForkOfADamagedLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewJSONL(dir, session.WithMaxLineSize(1024))
+	store := session.NewJSONL(dir, session.StoreConfig{MaxLineSize: 1024})
 	log, err := store.Create(ctx, session.Header{ID: "damaged", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}})
@@ -65,7 +65,7 @@ func TestJSONLForkOfADamagedLog(t *testing.T) {
 func TestJSONLMetaFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	log, err := store.Create(ctx, session.Header{ID: "s1", Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())

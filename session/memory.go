@@ -32,8 +32,8 @@ type memSession struct {
 // as the JSONL store encodes them, so a test that passes on it exercises
 // the same serialization. It is the default store of a Loop that is given
 // none. Searching it loads each session.
-func NewMemory(opts ...StoreOption) Store {
-	return &memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(opts)}
+func NewMemory(cfg StoreConfig) Store {
+	return &memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(cfg)}
 }
 
 // MaxLineSize returns the longest log line the store writes or reads.

@@ -192,24 +192,28 @@ func (e *EventTooLargeError) Error() string {
 		e.Session, e.Type, e.Seq, e.Size, e.Max)
 }
 
-// StoreOption configures the JSONL and Memory stores.
-type StoreOption func(*storeConfig)
-
-type storeConfig struct {
-	maxLine int
-	// err is a StoreOption's invalid value: every method of the store
-	// returns it, so the first use reports the mistake.
-	err error
+// StoreConfig configures the JSONL and memory stores ([NewJSONL],
+// [NewMemory]). The zero value is the default.
+type StoreConfig struct {
+	// MaxLineSize is the longest line, in bytes without its newline, a
+	// store writes or reads; 0 means the default, 16 MiB. Append refuses
+	// a longer event with an error matching harness.CodeTooLarge, and
+	// loading skips a longer line with a warning, without holding it in
+	// memory; Create refuses a header line that is longer the same way.
+	//
+	// A negative size, or one shorter than the shortest header line of
+	// the log format (80 bytes), can hold no log: every method of the
+	// store then returns an error matching harness.CodeInvalidOption
+	// saying so, and touches nothing.
+	MaxLineSize int
 }
 
-func newStoreConfig(opts []StoreOption) storeConfig {
-	c := storeConfig{maxLine: storekit.DefaultMaxLineSize}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
+// storeConfig is a StoreConfig with its defaults filled in.
+type storeConfig struct {
+	maxLine int
+	// err is the StoreConfig's invalid value: every method of the store
+	// returns it, so the first use reports the mistake.
+	err error
 }
 
 // minLineSize is the shortest header line the log format allows (a
@@ -217,27 +221,15 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 // could hold no log at all. TestMinLineSize checks it.
 const minLineSize = 80
 
-// WithMaxLineSize sets the longest line, in bytes without its newline, a
-// store writes or reads; 0 means the default, 16 MiB. Append refuses a
-// longer event with an error matching harness.CodeTooLarge, and loading
-// skips a longer line with a warning, without holding it in memory;
-// Create refuses a header line that is longer the same way.
-//
-// A negative n, or one shorter than the shortest header line of the log
-// format (80 bytes), can hold no log: every method of the store then
-// returns an error matching harness.CodeInvalidOption saying so, and
-// touches nothing.
-func WithMaxLineSize(n int) StoreOption {
-	return func(c *storeConfig) {
-		switch {
-		case n == 0:
-			c.maxLine = storekit.DefaultMaxLineSize
-		case n < minLineSize:
-			c.err = &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
-				"session: WithMaxLineSize(%d): a log line must be allowed at least %d bytes (the shortest header line); pass 0 for the default of %d", n, minLineSize, storekit.DefaultMaxLineSize)}
-		default:
-			c.maxLine = n
-		}
+func newStoreConfig(cfg StoreConfig) storeConfig {
+	switch n := cfg.MaxLineSize; {
+	case n == 0:
+		return storeConfig{maxLine: storekit.DefaultMaxLineSize}
+	case n < minLineSize:
+		return storeConfig{maxLine: storekit.DefaultMaxLineSize, err: &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
+			"session: StoreConfig.MaxLineSize is %d: a log line must be allowed at least %d bytes (the shortest header line); use 0 for the default of %d", n, minLineSize, storekit.DefaultMaxLineSize)}}
+	default:
+		return storeConfig{maxLine: n}
 	}
 }
 

@@ -12,7 +12,7 @@
 // out of the root, and says where an output's file is, so that the read
 // tool holds spilled output to the session's path policy like any file);
 // [NewMemory] keeps them in memory for tests. Both keep at most
-// a byte budget per session (4 GiB by default, [WithSessionBudget]): past it
+// a byte budget per session (4 GiB by default, [StoreConfig]): past it
 // Save fails with an error matching harness.CodeSpillBudget and keeps nothing,
 // and the preview the model gets says the output was not saved and why. The
 // spilltest package checks any Store against the contract.
@@ -32,13 +32,13 @@
 // store as it arrives, in bounded memory, and show the same kind of
 // preview (their streaming writer is internal to the module).
 //
-// Constructors take WithX options and return an error
-// (harness.CodeInvalidOption) for an invalid value, which is never
-// clamped or ignored. Wiring it into a loop:
+// Constructors take a Config struct whose zero value is the default, and
+// return an error (harness.CodeInvalidOption) for an invalid value, which
+// is never clamped or ignored. Wiring it into a loop:
 //
-//	store, err := spill.NewDir(filepath.Join(dataDir, "spill"))
+//	store, err := spill.NewDir(filepath.Join(dataDir, "spill"), spill.StoreConfig{})
 //	...
-//	spilling, err := spill.Middleware()
+//	spilling, err := spill.Middleware(spill.Config{})
 //	...
 //	loop, err := agent.New(
 //		agent.WithModel(model),

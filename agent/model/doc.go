@@ -28,6 +28,12 @@
 // loop drives itself, so that each model is retried before the next
 // takes over and the model that answered is logged and priced.
 //
+// A host that runs model calls itself, outside the agent loop (the
+// Temporal example runs each as an activity), uses the loop's own
+// pieces: an [Assembler] joins the chunks of an answer into a
+// harness.Message, and [FixCallIDs] gives its tool calls ids new to the
+// session.
+//
 // Package modeltest is the conformance suite an adapter runs on itself
 // (modeltest.TestModel), and replay.NewScripted the double for code that
 // takes a Model.

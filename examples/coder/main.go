@@ -258,7 +258,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if sessionsDir, err = filepath.Abs(sessionsDir); err != nil {
 		return 0, err
 	}
-	a.store = session.NewJSONL(sessionsDir)
+	a.store = session.NewJSONL(sessionsDir, session.StoreConfig{})
 	a.sessionsDir = sessionsDir
 
 	resumeID, err := a.pickSession(ctx)
@@ -272,14 +272,14 @@ func (a *app) main(ctx context.Context) (int, error) {
 	defer fsys.Close()
 	a.root = fsys.Root()
 
-	spillStore, err := spill.NewDir(filepath.Join(sessionsDir, "spill"))
+	spillStore, err := spill.NewDir(filepath.Join(sessionsDir, "spill"), spill.StoreConfig{})
 	if err != nil {
 		return 0, err
 	}
-	spilling, err1 := spill.Middleware()
-	deadlines, err2 := guard.Deadlines(nil)
-	repeats, err3 := guard.RepeatGuard(nil)
-	failures, err4 := guard.FailureGuard(nil)
+	spilling, err1 := spill.Middleware(spill.Config{})
+	deadlines, err2 := guard.Deadlines(guard.DeadlineConfig{})
+	repeats, err3 := guard.RepeatGuard(guard.RepeatConfig{})
+	failures, err4 := guard.FailureGuard(guard.FailureConfig{})
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return 0, err
 	}

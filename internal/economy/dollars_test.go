@@ -240,8 +240,8 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 		Dialect: openai.DialectDeepSeek, HTTPClient: client})
 	require.NoError(t, err)
 
-	store := session.NewMemory()
-	spillStore, err := spill.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
+	spillStore, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
 	toolset := append(files.Tools(), codesearch.Tools()...)
 	toolset = append(toolset, runTestsTool(sc.testRuns))
@@ -255,10 +255,10 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 		agent.WithLimits(agent.Limits{MaxSteps: 400}),
 	}
 	if !cfg.naive {
-		spilling, err1 := spill.Middleware()
-		deadlines, err2 := guard.Deadlines(nil)
-		repeats, err3 := guard.RepeatGuard(nil)
-		failures, err4 := guard.FailureGuard(nil)
+		spilling, err1 := spill.Middleware(spill.Config{})
+		deadlines, err2 := guard.Deadlines(guard.DeadlineConfig{})
+		repeats, err3 := guard.RepeatGuard(guard.RepeatConfig{})
+		failures, err4 := guard.FailureGuard(guard.FailureConfig{})
 		require.NoError(t, errors.Join(err1, err2, err3, err4))
 		opts = append(opts,
 			agent.WithStores(agent.Stores{Output: spillStore}),

@@ -26,21 +26,14 @@ type store struct {
 	now     func() time.Time
 }
 
-// Option configures the store New returns.
-type Option func(*store) error
-
-// WithMaxLineSize sets the longest event line, in bytes, the store
-// accepts (16 MiB by default). Append refuses a
-// longer event as the JSONL store does. n must be positive: New reports
-// any other value (harness.CodeInvalidOption).
-func WithMaxLineSize(n int) Option {
-	return func(s *store) error {
-		if n <= 0 {
-			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("postgres: WithMaxLineSize(%d): the maximum line size must be positive", n)}
-		}
-		s.maxLine = n
-		return nil
-	}
+// Config configures the store New returns. The zero value is the
+// default.
+type Config struct {
+	// MaxLineSize is the longest event line, in bytes, the store accepts;
+	// 0 means 16 MiB. Append refuses a longer event as the JSONL store
+	// does. A negative size is an error of New
+	// (harness.CodeInvalidOption).
+	MaxLineSize int
 }
 
 // New returns a session.Store keeping its sessions in the database pool
@@ -52,15 +45,13 @@ func WithMaxLineSize(n int) Option {
 // close it after the store's last use. Each log open for appending holds
 // one connection of its own, taken out of the pool, and closes it on
 // Close.
-func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (session.Store, error) {
+func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (session.Store, error) {
 	s := &store{pool: pool, maxLine: storekit.DefaultMaxLineSize, now: time.Now}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			return nil, err
-		}
+	switch {
+	case cfg.MaxLineSize < 0:
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("postgres: Config.MaxLineSize is %d: the maximum line size must be positive (0 means the default)", cfg.MaxLineSize)}
+	case cfg.MaxLineSize > 0:
+		s.maxLine = cfg.MaxLineSize
 	}
 	if pool == nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "postgres: New needs a connection pool (pgxpool.New)"}

@@ -28,7 +28,7 @@ func benchCall(b *testing.B, t tools.Tool, env *tools.Env, args any) *tools.Call
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &tools.Call{ID: "bench", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
+	return &tools.Call{ID: "bench", Name: t.Spec().Name, Arguments: string(raw), Spec: t.Spec(), Env: env}
 }
 
 func mustRun(b *testing.B, t tools.Tool, c *tools.Call, want string) {

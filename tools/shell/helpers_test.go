@@ -191,7 +191,7 @@ func run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, arg
 	callSeq.n++
 	id := fmt.Sprintf("call%d", callSeq.n)
 	callSeq.mu.Unlock()
-	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: raw, Spec: tool.Spec(), Env: env}
+	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: string(raw), Spec: tool.Spec(), Env: env}
 	res, err := tool.Execute(ctx, call)
 	return toolexec.Normalize(call, res, err)
 }
