@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -9,7 +10,7 @@ import (
 
 // command runs the prompt loop's own commands: handled is true when line
 // was one (or empty), leave when it asks to exit.
-func (a *app) command(line string) (handled, leave bool) {
+func (a *app) command(ctx context.Context, line string) (handled, leave bool) {
 	switch strings.TrimSpace(line) {
 	case "":
 		return true, false
@@ -17,6 +18,9 @@ func (a *app) command(line string) (handled, leave bool) {
 		return true, true
 	case "/help":
 		a.view.Notice(ui.NoticeInfo, "Type a prompt and press Enter; end a line with \\ to continue it. Up and Down recall earlier prompts. /usage shows the session's tokens, /exit (or Ctrl-D) leaves. Ctrl-C cancels a running turn.")
+		return true, false
+	case "/context":
+		a.showContext(ctx)
 		return true, false
 	case "/usage":
 		u := a.sess.Usage()
