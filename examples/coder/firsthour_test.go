@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,4 +78,56 @@ func TestPauseCommandsKeepSessions(t *testing.T) {
 	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", other, "-continue", "-approve", "all")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "no earlier session of "+ws+" in "+other)
+}
+
+// Issue 35, item 5: the prompt loop's commands run here and never reach
+// the model: /cost, /model (show and switch), /compact (a summary now),
+// /clear (a new session), /help; any other /word is answered with
+// "unknown command", while a path is a prompt.
+func TestSlashCommands(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t,
+		say("first answer"),
+		say("second answer"),
+		say("Summary: the user said hello and got a first answer."),
+		say("third answer"),
+		say("fourth answer"))
+	ws := workspace(t, nil)
+	stdin := strings.Join([]string{
+		"/cost", "/model", "hello there " + strings.Repeat("and some more words ", 300), "a second prompt", "/compact", "/model other-model", "/bogus now", "/usr/bin/env is where?",
+		"/cost", "/clear", "fresh start", "/help",
+	}, "\n") + "\n"
+	r := runCLI(t, p.env(), stdin, "-C", ws, "-sessions", t.TempDir())
+	require.Equal(t, exitOK, r.code, r.stderr)
+	out := r.stdout
+
+	assert.Contains(t, out, "spent so far: 0 in (0 cached), 0 out · no price known for test-model")
+	assert.Contains(t, out, "model: test-model · switch with /model NAME")
+	assert.Contains(t, out, "model: other-model (http")
+	assert.Contains(t, out, "unknown command /bogus, /help lists the commands")
+	assert.Contains(t, out, "spent so far: 400 in (0 cached), 40 out")
+	assert.Contains(t, out, "⌁ context: 1 earlier message summarized")
+	assert.Regexp(t, `new session (\S+) · the previous one is resumable with -resume \S+\n(?s:.*)session (\S+) · resume with -resume`, out)
+	m := regexp.MustCompile(`new session (\S+) ·`).FindStringSubmatch(out)
+	require.NotNil(t, m)
+	assert.Contains(t, out, "session "+m[1]+" · resume with -resume "+m[1], "the last line names the session in use")
+	assert.Contains(t, out, "/compact        summarize the older part")
+
+	reqs := p.Requests()
+	require.Equal(t, 5, len(reqs), "four prompts and one summary; no command reached the model:\n%s", out)
+	for _, q := range reqs {
+		assert.NotContains(t, q.Text(t), "/bogus")
+		assert.NotContains(t, q.Text(t), "/cost")
+	}
+	assert.Equal(t, "test-model", reqs[0].JSON(t)["model"])
+	assert.Contains(t, reqs[2].Text(t), "hello there", "the summary request carries the conversation")
+	third := reqs[3].Text(t)
+	assert.NotContains(t, third, "and some more words")
+	assert.Equal(t, "other-model", reqs[3].JSON(t)["model"], "/model switched the session's model")
+	assert.Contains(t, third, "the user said hello and got a first answer", "the history was compacted")
+	assert.Contains(t, third, "/usr/bin/env is where?")
+	fresh := reqs[4].Text(t)
+	assert.Contains(t, fresh, "fresh start")
+	assert.NotContains(t, fresh, "hello there", "/clear started a new session")
+	assert.Equal(t, "other-model", reqs[4].JSON(t)["model"], "the switch carries over /clear")
 }

@@ -84,7 +84,9 @@ type app struct {
 	sessionsDir string
 	root        string
 	store       session.Store
+	loop        *agent.Loop
 	sess        *agent.Session
+	logger      *slog.Logger
 	view        ui.View
 	console     *ui.Console
 	sandboxed   shell.Sandbox
@@ -139,6 +141,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	stop := context.AfterFunc(ctx, func() { loop.Close() })
 	defer stop()
 
+	a.loop, a.logger = loop, logger
 	if a.sess, err = a.openSession(ctx, loop, resumeID); err != nil {
 		return 0, err
 	}
@@ -171,7 +174,8 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else {
 		code = a.promptLoop(ctx)
 	}
-	a.view.Notice(ui.NoticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", h.ID, h.ID, a.root))
+	id := a.sess.Header().ID // a new one after /clear
+	a.view.Notice(ui.NoticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", id, id, a.root))
 	return code, nil
 }
 
