@@ -213,7 +213,7 @@ func TestContinuePicksLatestOfWorkspace(t *testing.T) {
 
 	r = runCLI(t, p.env(), "", "-C", workspace(t, nil), "-sessions", sessions, "-continue", "go on")
 	assert.Equal(t, exitUsage, r.code)
-	assert.Contains(t, r.stderr, "no earlier session in")
+	assert.Contains(t, r.stderr, "no earlier session of")
 }
 
 // A key the provider refuses ends the turn with the auth code, the

@@ -263,7 +263,11 @@ func (a *app) showPending() {
 	for _, r := range pending {
 		fmt.Fprintf(&b, "  %s  %s  %s\n", r.Call.ID, r.Call.Name, r.Decision.Preview)
 	}
-	fmt.Fprintf(&b, "Approve with: coder -C %s -continue -approve all (or -approve ID,ID)\nReject with:  coder -C %s -continue -reject all [-feedback \"why\"]", a.root, a.root)
+	again := "coder -C " + shellQuote(a.root)
+	if a.o.sessions != "" {
+		again += " -sessions " + shellQuote(a.sessionsDir)
+	}
+	fmt.Fprintf(&b, "Approve with: %s -continue -approve all (or -approve ID,ID)\nReject with:  %s -continue -reject all [-feedback \"why\"]", again, again)
 	if a.o.json {
 		fmt.Fprintln(a.stderr, b.String())
 		return
@@ -329,4 +333,15 @@ func goCacheEnv(env func(string) string) []string {
 		out = append(out, "GOCACHE="+writable[0])
 	}
 	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so a printed
+// command can be pasted back.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

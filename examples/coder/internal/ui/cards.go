@@ -23,6 +23,7 @@ const (
 	cardGenericLines  = 4
 	cardErrorLines    = 3
 	cardLocations     = 5
+	cardNoteLines     = 12
 )
 
 // card shows a finished call, by its render intent: never by tool name.
@@ -74,6 +75,11 @@ func (h *human) card(e *agent.ToolCallEnd) {
 	switch {
 	case rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		h.diffCard(rd.Diff)
+		if h.diffNote != nil {
+			if note := h.diffNote(r); note != "" {
+				h.body(h.relText(note), cardNoteLines, sgrYellow)
+			}
+		}
 	case term != nil:
 		h.terminalCard(term)
 	case rd.Kind == harness.RenderLocations && len(rd.Locations) > 0:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/go-harness/harness"
 	"io"
 	"os"
 	"strconv"
@@ -60,6 +61,9 @@ type Config struct {
 	Root      string
 	// Verbose reports failures to read or save the prompt history.
 	Verbose bool
+	// DiffNote, when set, returns the note a change's card shows under
+	// its diff (the diagnostics the change introduced), or "".
+	DiffNote func(*harness.ToolResult) string
 }
 
 // Open returns the view c asks for, the one for people (NewHuman, with
@@ -73,7 +77,7 @@ func Open(c Config) (View, *Console) {
 	} else {
 		tty := IsTerminal(c.Out)
 		v = NewHuman(c.Out, HumanOptions{Color: ColorEnabled(tty, c.Getenv), Spinner: tty, Reasoning: c.Reasoning,
-			Root: c.Root, Width: Width(c.Out, c.Getenv)})
+			Root: c.Root, Width: Width(c.Out, c.Getenv), DiffNote: c.DiffNote})
 	}
 	return v, &Console{in: c.In, out: c.Out, errOut: c.ErrOut, interrupts: c.Interrupts, resize: c.Resize,
 		getenv: c.Getenv, view: v, verbose: c.Verbose, stop: make(chan struct{})}

@@ -33,6 +33,7 @@ type human struct {
 	reasoning bool // show reasoning, dimmed
 	root      string
 	width     int
+	diffNote  func(*harness.ToolResult) string
 	now       func() time.Time
 
 	col0     bool   // the cursor is at the start of a line
@@ -63,6 +64,8 @@ type HumanOptions struct {
 	Reasoning bool   // show the model's reasoning
 	Root      string // the workspace, whose paths are shown relative
 	Width     int    // columns; 100 when zero
+	// DiffNote returns the note shown under a change's diff, or "".
+	DiffNote func(*harness.ToolResult) string
 }
 
 // NewHuman returns the view for people: streamed text, dimmed reasoning,
@@ -72,7 +75,7 @@ func NewHuman(w io.Writer, o HumanOptions) View { return newHuman(w, o) }
 
 func newHuman(w io.Writer, o HumanOptions) *human {
 	h := &human{w: w, st: style(o.Color), spin: o.Spinner, reasoning: o.Reasoning,
-		root: strings.TrimSuffix(o.Root, "/"), width: o.Width, now: time.Now, col0: true}
+		root: strings.TrimSuffix(o.Root, "/"), width: o.Width, diffNote: o.DiffNote, now: time.Now, col0: true}
 	if h.width <= 0 {
 		h.width = 100
 	}

@@ -125,3 +125,9 @@ func byteSize(n int64) string {
 	}
 	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + suffixes[i]
 }
+
+// Plural formats a count with its noun ("1 skill", "3 skills").
+func Plural(n int, one, many string) string { return plural(n, one, many) }
+
+// ByteSize formats a byte count as the cards do ("512 bytes", "4.2 KiB").
+func ByteSize(n int64) string { return byteSize(n) }
