@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
@@ -51,33 +53,40 @@ func (a *app) undo(ctx context.Context) {
 // without a target it lists the turns and asks which; it shows the dry
 // run and asks before it changes anything.
 func (a *app) rewindCommand(ctx context.Context, arg string) {
+	target, pick, scope, err := parseRewindArgs(arg)
+	if err != nil {
+		a.view.Notice(ui.NoticeWarn, err.Error())
+		return
+	}
+	if pick {
+		var ok bool
+		if target, ok = a.pickTurn(ctx); !ok {
+			return
+		}
+	}
+	a.interactiveRewind(ctx, target, scope, true)
+}
+
+// parseRewindArgs reads the arguments of /rewind: an optional target
+// (pick is true without one: the user picks a turn) and an optional
+// scope after it.
+func parseRewindArgs(arg string) (target agent.RewindTarget, pick bool, scope agent.RewindScope, err error) {
 	words := strings.Fields(arg)
-	scope := agent.RewindAll
 	if len(words) > 0 {
 		if s, ok := scopeOf(words[len(words)-1]); ok {
 			scope, words = s, words[:len(words)-1]
 		}
 	}
-	if len(words) > 1 {
-		a.view.Notice(ui.NoticeWarn, "usage: /rewind [N|last|@SEQ] [all|files|conversation]")
-		return
-	}
-	var target agent.RewindTarget
-	if len(words) == 1 {
-		t, err := agent.ParseRewindTarget(words[0])
-		if err != nil {
-			a.view.Notice(ui.NoticeWarn, "/rewind "+words[0]+": give a turn number, last, or @SEQ")
-			return
+	switch len(words) {
+	case 0:
+		return target, true, scope, nil
+	case 1:
+		if target, err = agent.ParseRewindTarget(words[0]); err != nil {
+			return target, false, scope, fmt.Errorf("/rewind %s: give a turn number, last, or @SEQ", words[0])
 		}
-		target = t
-	} else {
-		t, ok := a.pickTurn(ctx)
-		if !ok {
-			return
-		}
-		target = t
+		return target, false, scope, nil
 	}
-	a.interactiveRewind(ctx, target, scope, true)
+	return target, false, scope, errors.New("usage: /rewind [N|last|@SEQ] [all|files|conversation]")
 }
 
 // pickTurn lists the session's turns and asks which one to go back to.
@@ -178,7 +187,8 @@ func (a *app) rewind(ctx context.Context, target agent.RewindTarget, opts agent.
 		msg = fmt.Sprintf("rewound to checkpoint @%d", res.Seq)
 	}
 	if res.Files != nil {
-		msg += fmt.Sprintf(": %d paths restored", len(res.Files.Restored()))
+		n := len(res.Files.Restored())
+		msg += fmt.Sprintf(": %d %s taken back", n, plural(n, "path", "paths"))
 	}
 	if res.Fork != nil {
 		old := a.sess
@@ -249,7 +259,7 @@ func changeLine(c checkpoint.Change) string {
 	if do == "" {
 		do = string(c.Op)
 	}
-	s := do + "  " + c.Path
+	s := do + "  " + shownPath(c.Path)
 	switch {
 	case c.Binary:
 		s += "  (binary or large)"
@@ -260,7 +270,7 @@ func changeLine(c checkpoint.Change) string {
 		s += "  ! changed outside the agent"
 	}
 	if c.Skip != "" {
-		s += "  (left alone: " + c.Skip + ")"
+		s += "  (left alone: " + oneLine(c.Skip, 200) + ")"
 	}
 	return s
 }
@@ -277,7 +287,7 @@ func conflictsOf(res *agent.RewindResult) []checkpoint.Change {
 func conflictText(cs []checkpoint.Change) string {
 	paths := make([]string, 0, len(cs))
 	for _, c := range cs {
-		paths = append(paths, c.Path)
+		paths = append(paths, shownPath(c.Path))
 	}
 	what := "a file was"
 	if len(cs) != 1 {
@@ -296,4 +306,20 @@ func (a *app) rewindFailed(err error) {
 	default:
 		a.view.Notice(ui.NoticeError, "rewind: "+ui.ErrorText(err))
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shownPath is a path as a line shows it: quoted when it holds
+// characters that are not printable (a newline, a terminal's escape).
+func shownPath(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || !utf8.ValidString(p) {
+		return strconv.Quote(p)
+	}
+	return p
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
@@ -190,8 +192,16 @@ func listLine(in session.Info, root string) string {
 	return fmt.Sprintf("%s  %s  %s", in.Header.ID, t.Local().Format(time.DateTime), title)
 }
 
-// oneLine is s on one line, cut to at most n runes.
+// oneLine is s on one line, cut to at most n runes: runs of white space
+// and control characters (a terminal's escapes among them) become one
+// space.
 func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
