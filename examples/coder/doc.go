@@ -74,6 +74,23 @@
 // Oversized tool output is kept under the same directory, in spill/, for
 // 30 days; images in attachments/.
 //
+// Undo: the workspace files are recorded at every turn and before every
+// call that may change them (-checkpoints=false turns this off); the
+// contents go to attachments/, and .gitignore'd paths and .git are left
+// out. /undo takes the last turn back: the files it changed, whatever
+// tool changed them, and the conversation, which goes on in a fork of
+// the session (the original stays, resumable). /rewind lists the turns
+// and goes back to before the one picked (/rewind N, /rewind last,
+// /rewind @SEQ for a checkpoint within a turn; a last word files or
+// conversation takes back only those), after showing what it would do
+// and asking. A file changed outside the agent since then (by you,
+// between turns) is a conflict: coder asks before overwriting it, and
+// keeps its content in a checkpoint first. Headless, -rewind N|last|@SEQ
+// with -continue or -resume ID does the same (-rewind-scope, -force),
+// and -dry-run only prints what it would do. -fork ID[@SEQ] goes on in
+// a copy of a session, -list lists the sessions of the workspace (id,
+// time, title), and -continue recaps the last exchange.
+//
 // With -json, stdout carries JSON lines only: first {"type":"session",
 // "session_id":..., "cwd":..., "model":..., "resumed":...}, then every
 // event of every turn as agent.MarshalEvent encodes it (a turn_end line
