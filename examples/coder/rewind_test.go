@@ -285,3 +285,21 @@ func FuzzOneLine(f *testing.F) {
 		require.False(t, strings.ContainsFunc(line, unicode.IsControl), "%q", line)
 	})
 }
+
+// What bash changed is taken back too: a sed -i and an rm in one turn,
+// undone by -rewind last in another process.
+func TestRewindBashChanges(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, call(toolCall(0, "c1", "bash", map[string]any{"command": "sed -i s/wrold/world/ main.go && rm notes.txt"})), say("done"))
+	ws := workspace(t, map[string]string{"main.go": buggy, "notes.txt": "keep me\n"})
+	sessions := t.TempDir()
+	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "fix it with sed")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.NoFileExists(t, filepath.Join(ws, "notes.txt"))
+
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-continue", "-rewind", "last")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "  restore   main.go  +1 -1\n  recreate  notes.txt  +0 -1\n")
+	assert.Equal(t, buggy, readFile(t, filepath.Join(ws, "main.go")))
+	assert.Equal(t, "keep me\n", readFile(t, filepath.Join(ws, "notes.txt")))
+}
