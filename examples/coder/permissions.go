@@ -275,19 +275,6 @@ func (a *app) showPending() {
 	a.view.Notice(ui.NoticeWarn, b.String())
 }
 
-// showDecision tells a person about a denial (the JSON view has the
-// event itself).
-func (a *app) showDecision(d *agent.PermissionDecision) {
-	if a.o.json || d.Outcome != permission.Deny {
-		return
-	}
-	who := "by " + d.By
-	if d.Rule != "" {
-		who = "by the rule " + d.Rule
-	}
-	a.view.Notice(ui.NoticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
-}
-
 // goCaches returns Go's module cache (read-only in the sandbox) and build
 // cache (writable), where they exist: GOMODCACHE and GOCACHE when the
 // environment names them, else their defaults below the home directory.
