@@ -440,6 +440,17 @@ func Width(out io.Writer, getenv func(string) string) int {
 	return 100
 }
 
+// Height is the height in rows of out: asked of the terminal when out
+// is one, else 24.
+func Height(out io.Writer) int {
+	if f, ok := out.(*os.File); ok && IsTerminal(f) {
+		if _, h, err := term.GetSize(int(f.Fd())); err == nil && h > 0 {
+			return h
+		}
+	}
+	return 24
+}
+
 // readLines sends r's lines until end of input or stop.
 func readLines(r io.Reader, out chan<- string, stop <-chan struct{}) {
 	defer close(out)
