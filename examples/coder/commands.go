@@ -19,6 +19,8 @@ const helpText = `Type a prompt and press Enter; end a line with \ to continue i
 /context        list the instruction files, skills and hooks in use
 /cost           what the session has spent so far, in tokens and dollars
 /model [NAME]   show the model, or switch to NAME (or provider:NAME)
+/undo           take back the last turn: its file changes and the conversation
+/rewind [N]     list the turns, or go back to before turn N (asks first)
 /usage          the session's tokens
 /help           this text`
 
@@ -57,6 +59,10 @@ func (a *app) command(ctx context.Context, line string) (handled, leave bool) {
 		a.runTurn(ctx, "", false, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.Compact(c) })
 	case "/model":
 		a.switchModel(arg)
+	case "/undo":
+		a.undo(ctx)
+	case "/rewind":
+		a.rewind(ctx, arg)
 	default:
 		a.view.Notice(ui.NoticeWarn, "unknown command "+name+", /help lists the commands")
 	}

@@ -86,6 +86,16 @@
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
 //
+// The prompt loop has its own commands, which never reach the model:
+// /clear (a new session), /compact (summarize the older history now),
+// /context, /cost, /model [NAME] (show or switch the model), /undo (take
+// back the last turn: its file changes, bash's included, and the
+// conversation, which goes on in a fork), /rewind [N] (list the turns, or
+// go back to before turn N after showing what changes), /usage, /help
+// and /exit; any other /word is answered "unknown command". Workspace
+// checkpoints for /undo and /rewind are kept with the attachments;
+// -no-checkpoints turns them off.
+//
 // On a terminal the prompt line is edited in place (arrow keys, Home and
 // End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
 // workspace under the sessions directory, in history/. Keys typed while a
@@ -115,8 +125,8 @@
 // main.go is the embedding: the flags, the wiring of agent.New (model,
 // stores, tools, hooks, permissions, MCP servers) and the loop that runs
 // a turn and shows its events. The files beside it build one part each
-// (flags.go, wire.go, tools.go, web.go, project.go, workspace.go,
-// permissions.go, mcp.go, providers.go). The terminal user interface, which a host with its own
+// (flags.go, wire.go, tools.go, web.go, project.go, commands.go, undo.go,
+// approval.go, workspace.go, permissions.go, mcp.go, providers.go). The terminal user interface, which a host with its own
 // front end would replace, is in internal/ui.
 //
 // Exit status: 0 when the turn completed, 1 when the model or the loop

@@ -32,6 +32,7 @@ type options struct {
 	prov      providerFlags
 	web       webFlags
 	proj      projectFlags
+	undo      undoFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -83,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.prov.register(fset)
 	o.web.register(fset)
 	o.proj.register(fset)
+	o.undo.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
