@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +38,9 @@ type Loop struct {
 // New returns a Loop configured by opts, or the configuration's errors:
 // no model, an option value out of range, or tools the registry refuses
 // (two tools with one name, a schema that does not compile, a tool whose
-// Validate fails). Each is a *harness.Error with
+// Validate fails), or tools that work in a file system
+// (tools.Spec.NeedsFS: the file tools, glob, grep, read_image) when
+// the loop has none (Stores.Files). Each is a *harness.Error with
 // harness.CodeInvalidOption whose message names the option and the
 // value; several are joined.
 func New(opts ...Option) (*Loop, error) {
@@ -106,11 +111,34 @@ func (l *Loop) buildTools() (*toolset, error) {
 	if err != nil {
 		return &toolset{gens: gens}, err
 	}
+	if err := l.checkNeeds(reg.Specs()); err != nil {
+		return &toolset{gens: gens}, err
+	}
 	ts := &toolset{reg: reg, gens: gens}
 	for _, spec := range reg.Specs() {
 		ts.model = append(ts.model, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
 	}
 	return ts, nil
+}
+
+// checkNeeds refuses tools the loop cannot give what they need: a file
+// system for the tools that work in one (tools.Spec.NeedsFS).
+func (l *Loop) checkNeeds(specs []tools.Spec) error {
+	if l.cfg.fsys != nil {
+		return nil
+	}
+	var names []string
+	for _, sp := range specs {
+		if sp.NeedsFS {
+			names = append(names, sp.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s work in a file system and the loop has none, so every call would fail: "+
+		"pass agent.WithStores(agent.Stores{Files: fsys}) with fsys from fslocal.New(workspace) (the workspace on disk, confined to it) "+
+		"or fstest.NewMemFS (in memory, for tests), or leave these tools out", strings.Join(names, ", "))
 }
 
 // currentTools returns the toolset for the next step: the same one while
@@ -144,8 +172,9 @@ func (l *Loop) currentTools() *toolset {
 
 // NewSession starts a new session and logs h as its header, filled in as
 // Store.Create fills it (an empty ID gets a new one, a zero Created the
-// current time). An empty Cwd means the file system's root (fs.Rooter),
-// or "/"; Parent and ParentCall name the
+// current time). Cwd must be absolute (a relative one is an error with
+// harness.CodeInvalidPath); an empty Cwd means the file system's root
+// (fs.Rooter), or "/". Parent and ParentCall name the
 // session this one continues and, for a sub-agent's session, the
 // parent's tool call that started it. A panic in the session store is
 // returned as an *harness.Error.
@@ -153,6 +182,10 @@ func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, er
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
+	}
+	if h.Cwd != "" && !path.IsAbs(h.Cwd) && !filepath.IsAbs(h.Cwd) {
+		return nil, &harness.Error{Code: harness.CodeInvalidPath,
+			Message: fmt.Sprintf("agent: NewSession: the working directory %q (session.Header.Cwd) is relative; give an absolute path, or leave it empty for the file system's root", h.Cwd)}
 	}
 	if h.Cwd == "" && l.cfg.fsys != nil {
 		h.Cwd = fsimpl.RootOf(l.cfg.fsys)

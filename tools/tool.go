@@ -60,6 +60,11 @@ type Spec struct {
 	// NeverSpill marks a tool whose results must never be replaced by a
 	// spill preview, such as the tool that reads spilled output back.
 	NeverSpill bool `json:"never_spill,omitempty"`
+	// NeedsFS reports that the tool works in Env.FS and cannot work
+	// without one (read, write, edit, glob, grep, read_image do):
+	// agent.New refuses the tool when the loop has no file system
+	// (agent.Stores.Files), instead of the model learning it call by call.
+	NeedsFS bool `json:"needs_fs,omitempty"`
 }
 
 // Family groups tools whose calls take similar time, so a dispatcher can

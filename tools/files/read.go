@@ -37,6 +37,7 @@ func Read(opts ...Option) tools.Tool {
 		Description:     readDescription(c),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderLocations,
 		NeverSpill:      true,
 	}

@@ -97,6 +97,7 @@ func ReadImage(opts ...Option) tools.Tool {
 		Description:     c.description(),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderGeneric,
 	}, c.run), c.err)
 }
