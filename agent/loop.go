@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/pricing"
@@ -40,7 +41,9 @@ type Loop struct {
 // (two tools with one name, a schema that does not compile, a tool whose
 // Validate fails), or tools that work in a file system
 // (tools.Spec.NeedsFS: the file tools, glob, grep, read_image) when
-// the loop has none (Stores.Files). Each is a *harness.Error with
+// the loop has none (Stores.Files), or tools that run programs in a
+// directory on disk (tools.Spec.NeedsOSDir: bash, shell_open) over a
+// file system that is not on disk (not an fs.LocalPather). Each is a *harness.Error with
 // harness.CodeInvalidOption whose message names the option and the
 // value; several are joined.
 func New(opts ...Option) (*Loop, error) {
@@ -122,20 +125,28 @@ func (l *Loop) buildTools() (*toolset, error) {
 }
 
 // checkNeeds refuses tools the loop cannot give what they need: a file
-// system for the tools that work in one (tools.Spec.NeedsFS).
+// system for the tools that work in one (tools.Spec.NeedsFS), a
+// directory of the OS for those that run programs (tools.Spec.NeedsOSDir).
 func (l *Loop) checkNeeds(specs []tools.Spec) error {
-	if l.cfg.fsys != nil {
-		return nil
-	}
-	var names []string
+	var needFS, needDir []string
 	for _, sp := range specs {
 		if sp.NeedsFS {
-			names = append(names, sp.Name)
+			needFS = append(needFS, sp.Name)
+		}
+		if sp.NeedsOSDir {
+			needDir = append(needDir, sp.Name)
 		}
 	}
-	if len(names) == 0 {
+	_, local := l.cfg.fsys.(fs.LocalPather)
+	switch {
+	case l.cfg.fsys != nil && !local && len(needDir) > 0:
+		return fmt.Errorf("%s run programs in a directory on disk, and the loop's file system (%T) is not on disk, so every call would fail: "+
+			"give the loop an OS-backed file system (agent.Stores{Files: fsys} with fsys from fslocal.New(workspace)), or leave these tools out; "+
+			"an in-memory file system suits the file tools only", strings.Join(needDir, ", "), l.cfg.fsys)
+	case l.cfg.fsys != nil || len(needFS) == 0:
 		return nil
 	}
+	names := needFS
 	return fmt.Errorf("%s work in a file system and the loop has none, so every call would fail: "+
 		"pass agent.WithStores(agent.Stores{Files: fsys}) with fsys from fslocal.New(workspace) (the workspace on disk, confined to it) "+
 		"or fstest.NewMemFS (in memory, for tests), or leave these tools out", strings.Join(names, ", "))

@@ -11,10 +11,12 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/fs/fstest"
+	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/codesearch"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/shell"
 )
 
 // File tools without a file system are a configuration error of New,
@@ -78,4 +80,30 @@ func TestNewSessionRefusesRelativeCwd(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "/work", s.Header().Cwd)
 	s.Close()
+}
+
+// bash runs programs in a directory on disk: beside an in-memory file
+// system it could never run, and New says so to the host instead of the
+// model reading "the directory does not exist" on every call.
+func TestNewRefusesBashOverAnInMemoryFileSystem(t *testing.T) {
+	m := replay.NewScripted(replay.Response{Text: "done"})
+	mem := agent.WithStores(agent.Stores{Files: fstest.NewMemFS("/project")})
+	for _, ts := range [][]tools.Tool{{shell.Bash()}, shell.Tools()} {
+		_, err := agent.New(agent.WithModel(m), mem, agent.WithTools(ts...))
+		require.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
+		require.Contains(t, err.Error(), "run programs in a directory on disk, and the loop's file system")
+		require.Contains(t, err.Error(), "fslocal.New(workspace)")
+	}
+	_, err := agent.New(agent.WithModel(m), mem, agent.WithTools(shell.Tools()...))
+	require.Contains(t, err.Error(), "bash, shell_open run programs")
+
+	// On disk, or without a file system (the session's Cwd), bash is accepted.
+	disk, err := fslocal.New(t.TempDir())
+	require.NoError(t, err)
+	defer disk.Close()
+	for _, opt := range []agent.Option{agent.WithStores(agent.Stores{Files: disk}), nil} {
+		loop, err := agent.New(agent.WithModel(m), opt, agent.WithTools(shell.Bash()))
+		require.NoError(t, err)
+		loop.Close()
+	}
 }

@@ -140,6 +140,7 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 		Description: d.String(),
 		SideEffects: true,
 		Family:      tools.FamilyProcess,
+		NeedsOSDir:  true,
 		Deadline:    c.maxTimeout + c.grace + drainDelay + 30*time.Second,
 		Render:      harness.RenderTerminal,
 	}

@@ -95,7 +95,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.maxSessions, durText(c.idle)) +
 		"Every result ends with the shell's current directory."
-	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess, NeedsOSDir: true,
 		Deadline: startupWait + c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.open)
 }
