@@ -893,27 +893,3 @@ func (c *bashCheck) redirect(rd redirView) verdict {
 	}
 	return c.writePlace(pl, rd.w, "the redirection")
 }
-
-// suggestBash proposes a rule for a command line of one plain command.
-func suggestBash(v *bashView) string {
-	if v == nil || len(v.unmodelled) > 0 || v.anyCode != "" || len(v.cmds) != 1 {
-		return ""
-	}
-	cv := v.cmds[0]
-	if len(cv.assigns) > 0 {
-		return ""
-	}
-	w := cv.words
-	n := min(len(w), 2)
-	if n > 1 && (!w[1].static || strings.HasPrefix(w[1].text, "-")) {
-		n = 1
-	}
-	var parts []string
-	for _, x := range w[:n] {
-		if !x.plain || strings.ContainsAny(x.text, "()*: \t\n") || x.text == "" {
-			return ""
-		}
-		parts = append(parts, x.text)
-	}
-	return "Bash(" + strings.Join(parts, " ") + ":*)"
-}

@@ -287,7 +287,7 @@ func TestBashSuggest(t *testing.T) {
 	p, err := New(Rules{})
 	require.NoError(t, err)
 	for cmd, want := range map[string]string{
-		"npm run build --prod": "Bash(npm run:*)",
+		"npm run build --prod": "Bash(npm run build:*)",
 		"ls -la":               "Bash(ls:*)",
 		"go test ./...":        "Bash(go test:*)",
 		"ls && rm x":           "",

@@ -76,6 +76,18 @@
 // when any command deny rule exists, since it could be what the rule
 // names, and asks otherwise.
 //
+// # Suggestions
+//
+// An asked call's Decision.Suggest is the rule an approver may offer to
+// remember ("always"): the narrowest that covers the call and reads
+// clearly (Bash(go test:*), Bash(npm run build:*), Edit(src/**),
+// Edit(./main.go)), and only one the policy with it would allow the
+// call by. None is offered for interpreters and shells (python3 -c,
+// node -e, bash -c, sh), programs that run their arguments (env,
+// xargs, find, timeout, sudo, npx), destructive families and
+// subcommands (rm, dd, kill, git reset, docker rm), network transfers,
+// a line of several commands, or a repository's .git files.
+//
 // # Threat model
 //
 // Prefix rules decide when to ask; they are not a boundary. An allowed

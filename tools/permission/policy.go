@@ -89,6 +89,9 @@ type Policy struct {
 	hasReadRules, hasEditRules bool
 	// pathIx indexes the path rules by list and kind (Read, Edit).
 	pathIx [3][2]*pathIndex
+	// checking: the policy is a suggestion's trial (suggestFor), which
+	// suggests nothing itself.
+	checking bool
 }
 
 // New compiles rules into a policy. A rule that does not parse, an
@@ -262,12 +265,8 @@ func (p *Policy) Decide(call *tools.Call) Decision {
 	}
 	d := p.apply(call, sub, v)
 	d.Preview = preview(call, sub)
-	if d.Outcome == Ask {
-		if info.kind == kindBash {
-			d.Suggest = suggestBash(view)
-		} else {
-			d.Suggest = p.suggest(call.Name, sub)
-		}
+	if d.Outcome == Ask && !p.checking {
+		d.Suggest = p.suggestFor(call, info, sub, view)
 	}
 	return d
 }
@@ -558,30 +557,6 @@ func describe(name string, sub subject) string {
 		return fmt.Sprintf("the %s call (its URL names no host that can be read)", name)
 	}
 	return fmt.Sprintf("the %s call", name)
-}
-
-// suggest proposes a rule that would allow calls like this one.
-func (p *Policy) suggest(name string, sub subject) string {
-	switch sub.info.kind {
-	case kindEdit:
-		if len(sub.paths) == 0 {
-			return ""
-		}
-		if rel, ok := relUnder(path.Dir(sub.paths[0]), sub.ws); ok {
-			if rel == "" {
-				return "Edit(/*)"
-			}
-			return "Edit(/" + rel + "/**)"
-		}
-		return "Edit(/" + path.Dir(sub.paths[0]) + "/**)"
-	}
-	if sub.info.kind == kindWeb && sub.host != "" {
-		return "WebFetch(domain:" + sub.host + ")"
-	}
-	if sub.info.kind == kindOther {
-		return name
-	}
-	return ""
 }
 
 // preview is a call in one line.
