@@ -12,7 +12,8 @@
 // an allow rule must match both, a deny or ask rule either.
 //
 // A [Mode] decides what no rule does: [ModeDefault] asks for every call
-// with side effects, [ModeAcceptEdits] also allows file changes inside the
+// with side effects (a line of read-only commands has none; see below),
+// [ModeAcceptEdits] also allows file changes inside the
 // workspace, [ModePlan] denies every call with side effects whatever the
 // allow rules say, and [ModeBypass] allows everything that no deny rule
 // denies.
@@ -75,6 +76,31 @@
 // subscript, ${x@P}, a git -c setting that names a command) is denied
 // when any command deny rule exists, since it could be what the rule
 // names, and asks otherwise.
+//
+// # Read-only commands
+//
+// A bash line whose every command only reads runs without asking in
+// default and accept-edits mode: ls, cat, head, tail, wc, pwd, echo,
+// printf, grep, egrep, fgrep, stat, du, df, which, basename, dirname,
+// realpath, readlink, diff, cmp, md5sum, sha1sum, sha256sum, sha512sum,
+// cut, nl, tac, rev, whoami, id, uname, printenv, true, false, test, [,
+// cd; rg without --pre, --pre-glob, --hostname-bin or -z; find without
+// -exec, -execdir, -ok, -okdir, -delete, -fprint, -fprint0, -fprintf or
+// -fls; git status, diff, log and show without global options,
+// --output or --ext-diff; tree without -o; file without -C. For rg,
+// find, git, tree and file every argument must be written plainly (a
+// glob or an expansion could become a refused one). The line may pipe
+// them together, join them with ; && || and redirect their input, and
+// their errors to /dev/null; an output redirection to a file, a command
+// substitution or a pipe into anything else, an assignment, a wrapper
+// (env, timeout, xargs) or a line the parser cannot model makes it an
+// ordinary line, which asks. Everything else still applies: Read deny
+// and ask rules on every word, command deny and ask rules, the sandbox.
+// Plan mode denies them as every command, and a persistent shell
+// (shell_send) asks for them, since an earlier command may have
+// redefined a name or PATH. A repository's configuration can make git
+// run programs (core.fsmonitor, diff.external): the sandbox, not this
+// list, is the boundary for those.
 //
 // # Suggestions
 //

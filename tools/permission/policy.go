@@ -203,6 +203,9 @@ type verdict struct {
 	rule *rule
 	// why says, for a compound command, which part decided.
 	why string
+	// readOnly: the call is a bash line of read-only commands
+	// (readOnlyLine), which has no side effects that need approval.
+	readOnly bool
 }
 
 func (v verdict) rank() int {
@@ -343,7 +346,7 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 	if v.rule != nil {
 		d.Rule, d.List = v.rule.raw, v.list
 	}
-	effects := call.Spec.SideEffects || sub.info.kind == kindEdit || sub.info.kind == kindBash
+	effects := (call.Spec.SideEffects || sub.info.kind == kindEdit || sub.info.kind == kindBash) && !v.readOnly
 	what := describe(call.Name, sub)
 	switch {
 	case v.list == "deny":
@@ -369,9 +372,12 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 		return d
 	case v.list == "allow":
 		d.Outcome = Allow
-		if v.rule != nil {
+		switch {
+		case v.rule != nil:
 			d.Reason = fmt.Sprintf("%s is allowed by the rule %s", what, v.rule.raw)
-		} else {
+		case v.readOnly:
+			d.Reason = fmt.Sprintf("%s only reads: read-only commands run without asking", what)
+		default:
 			d.Reason = fmt.Sprintf("%s is allowed", what)
 		}
 		return d
@@ -383,6 +389,14 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 	case sub.info.kind == kindWeb:
 		d.Outcome = Ask
 		d.Reason = fmt.Sprintf("no rule allows %s: fetching from a host needs approval", what)
+	case v.readOnly:
+		// Read-only, but a part of it could not be settled (a place
+		// known only when it runs): it asks, and says why.
+		d.Outcome = Ask
+		d.Reason = fmt.Sprintf("%s reads only, but needs approval", what)
+		if v.why != "" {
+			d.Reason += ": " + v.why
+		}
 	case sub.info.kind == kindShellControl || !effects:
 		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s has no side effects that need approval", what)
 	default:
