@@ -66,6 +66,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		i = j
 	}
 	t.observe(step, env, prepared, results)
+	t.announce(step, results)
 	return nil
 }
 
@@ -74,7 +75,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 // when some call needs an answer that no approver gives, the questions
 // are logged and errPaused is returned: nothing of the step runs.
 func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
-	if t.s.policy() == nil && t.preset == nil {
+	if t.s.policy() == nil && t.preset == nil && !t.s.narrowed() {
 		return nil
 	}
 	var asked []session.PendingCall
@@ -90,11 +91,10 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			}
 			continue
 		}
-		pol := t.s.policy()
-		if pol == nil {
+		d, ok := t.s.decideCall(call) // the policy, and the turn's narrowings
+		if !ok {
 			continue // a pause logged by a loop with permissions, resolved by one without
 		}
-		d := pol.Decide(call)
 		rec := &session.PermissionDecided{Step: step, CallID: call.ID, Name: call.Name, Outcome: string(d.Outcome),
 			Rule: d.Rule, Mode: string(d.Mode), Reason: d.Reason, By: byMode}
 		if d.Rule != "" {

@@ -40,6 +40,7 @@
 //   - [ReminderAdded]: advisory text added for the model after a step's results.
 //   - [ContextPruned]: earlier tool results were replaced by placeholders.
 //   - [ContextCompacted]: older history was replaced by a summary.
+//   - [ContextLoaded]: the project context changed (a new set at a turn's start, or nested files announced).
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [StepEnd]: one model call and its tool calls are done.
@@ -124,6 +125,22 @@
 // bounds a turn's steps, its model retries and its tool calls.
 // [WithPrices] costs every model call by a price table (package
 // pricing): on [ModelUsage], [TurnEnd] and [Session.Cost].
+//
+// [WithContext] gives the turns project context (AGENTS.md files, the
+// list of skills: packages instructions and skills): text the model
+// reads after the system prompt, in the stable prefix, logged whole
+// with its digests when it changes between turns, so that resumed and
+// replayed sessions send what they logged; files found later below the
+// working directory are announced once after a step's results.
+// [WithLifecycle] is called at a session's start and end, before a
+// user's message is logged (it may refuse it or add context), when the
+// model is about to end the turn (it may keep the turn going) and
+// before a compaction; package hooks runs Claude Code's command hooks
+// on it and on tool middleware, where [Recheck] checks a call whose
+// input a middleware changed and [Confirm] asks the approver about it.
+// A tool may narrow the rest of its turn (permission.Narrowing, which
+// the skill tool records for a skill's allowed-tools); the narrowing is
+// applied on top of the permission policy and rebuilt on resume.
 //
 // A model made with model.Fallback is a chain the loop drives: a call
 // that fails with a failure of the model (rate limit, overload, server

@@ -71,6 +71,9 @@ type config struct {
 	sub      *SubAgents // the task tool's agent types; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New
+
+	contextSources []ContextSource // WithContext
+	lifecycle      []Lifecycle     // WithLifecycle
 }
 
 // fail records an invalid option value for New to report: a

@@ -58,6 +58,13 @@ type Session struct {
 	// ended in, if any. Both are guarded by mu.
 	pol    *permission.Policy
 	paused *pause
+	// narrow is what tools narrowed the running turn to (narrow.go);
+	// life is the Lifecycle calls' state (lifecycle.go), used by the
+	// running turn only; approveMu serializes approvals asked from
+	// running calls (Recheck).
+	narrow    narrowState
+	life      lifeState
+	approveMu sync.Mutex
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
@@ -220,7 +227,7 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.done = make(chan struct{})
 		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
 		m := models[0]
-		began, observers := s.beginTurn(ctx, m)
+		began, observers := s.beginTurn(context.WithValue(ctx, sessionKey{}, s), m)
 		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
@@ -351,6 +358,7 @@ func (s *Session) Close() (err error) {
 		}
 		s.mu.Unlock()
 	}
+	s.endHooks()
 	errs = append(errs, s.guarded("close", s.state.Close))
 	if stuck {
 		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
@@ -409,7 +417,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Record:      s.record,
+		Record:      s.recordTool,
 	}
 }
 

@@ -65,7 +65,11 @@ func (t *turn) run(content []harness.Block) {
 	if sys := t.l.cfg.system; sys != logged {
 		first = append(first, &session.SystemPrompt{Text: sys})
 	}
+	first = append(first, t.projectContext()...)
 	first = append(first, &session.UserMessage{Content: content})
+	if first = t.promptHooks(first, content); first == nil {
+		return // a hook refused the prompt; the turn has ended
+	}
 	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
 		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
 	}
@@ -125,6 +129,9 @@ func (t *turn) loop() {
 					t.emit(&ReminderAdded{Step: step, Reminder: *repair})
 					continue
 				}
+			}
+			if t.stopHooks(step, msg) {
+				continue // a stop hook keeps the turn going
 			}
 			t.finish(session.ReasonCompleted, nil)
 			return
@@ -237,7 +244,7 @@ func (t *turn) stepTools() *toolset {
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
 	req := &model.Request{
-		System:   t.l.cfg.system,
+		System:   t.systemPrompt(),
 		Messages: t.s.Messages(),
 		Tools:    t.stepTools().model,
 		Images:   t.l.cfg.attachments,

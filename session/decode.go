@@ -955,7 +955,7 @@ func (d *decoder) payload(typ string) Payload {
 			return true
 		})
 		return p
-	case typeApproval, typePermission:
+	case typeApproval, typePermission, typeContext, typeHook:
 		// Rare events (one per decision): the plain decoder.
 		raw := d.raw()
 		p, _ := newPayload(typ)

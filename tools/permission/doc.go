@@ -11,6 +11,12 @@
 // as written (with ".." resolved) and with its symbolic links resolved:
 // an allow rule must match both, a deny or ask rule either.
 //
+// Claude Code's names of tools this module names otherwise (Grep, Glob,
+// Task, WebFetch, ...) name the same tools here ([ClaudeName] gives the
+// reverse), and Skill(name) rules, with * wildcards, decide the loading
+// of a skill by the skill tool. A [Narrowing] a tool records limits the
+// rest of a turn to what its rules allow (a skill's allowed-tools).
+//
 // A [Mode] decides what no rule does: [ModeDefault] asks for every call
 // with side effects (a line of read-only commands has none; see below),
 // [ModeAcceptEdits] also allows file changes inside the

@@ -25,6 +25,10 @@ func (p *Policy) suggestFor(call *tools.Call, info toolInfo, sub subject, view *
 		}
 	case kindOther:
 		r = call.Name
+	case kindSkill:
+		if sub.skill != "" {
+			r = "Skill(" + sub.skill + ")"
+		}
 	}
 	if r == "" {
 		return ""
