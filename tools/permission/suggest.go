@@ -11,7 +11,8 @@ import (
 // suggestFor proposes the rule an approver may offer to remember for an
 // asked call (Decision.Suggest): the narrowest that covers the call and
 // reads clearly, or "" when no rule is safe to offer. A candidate is
-// kept only when the policy with it allows the very call.
+// kept only when the policy with it (and without its ask rules) allows
+// the very call.
 func (p *Policy) suggestFor(call *tools.Call, info toolInfo, sub subject, view *bashView) string {
 	var r string
 	switch info.kind {
@@ -33,7 +34,12 @@ func (p *Policy) suggestFor(call *tools.Call, info toolInfo, sub subject, view *
 	if r == "" {
 		return ""
 	}
-	q, err := p.WithAllow(r)
+	// The trial drops the ask rules: one that matches asks whatever is
+	// allowed, by the user's choice, and the rule is still the one that
+	// covers the call.
+	base := *p
+	base.ask = nil
+	q, err := base.WithAllow(r)
 	if err != nil {
 		return ""
 	}
