@@ -24,7 +24,7 @@ import (
 // on every call.
 func TestNewRefusesFileToolsWithoutFileSystem(t *testing.T) {
 	m := replay.NewScripted(replay.Response{Text: "done"})
-	_, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools()...), agent.WithTools(codesearch.Tools()...))
+	_, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools(files.Config{})...), agent.WithTools(codesearch.Tools(codesearch.Config{})...))
 	require.Error(t, err)
 	var he *harness.Error
 	require.True(t, errors.As(err, &he))
@@ -34,7 +34,7 @@ func TestNewRefusesFileToolsWithoutFileSystem(t *testing.T) {
 	require.Contains(t, err.Error(), "fslocal.New(workspace)")
 
 	// With a file system the same tools are accepted.
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools()...),
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools(files.Config{})...),
 		agent.WithStores(agent.Stores{Files: fstest.NewMemFS("/work")}))
 	require.NoError(t, err)
 	loop.Close()
@@ -53,7 +53,7 @@ func (s staticSource) Generation() uint64  { return 1 }
 
 func TestNewRefusesFileToolsOfASourceWithoutFileSystem(t *testing.T) {
 	m := replay.NewScripted(replay.Response{Text: "done"})
-	_, err := agent.New(agent.WithModel(m), agent.WithToolSource(staticSource{files.Read()}))
+	_, err := agent.New(agent.WithModel(m), agent.WithToolSource(staticSource{files.Read(files.Config{})}))
 	require.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
 	require.Contains(t, err.Error(), "read work in a file system")
 }
@@ -88,13 +88,13 @@ func TestNewSessionRefusesRelativeCwd(t *testing.T) {
 func TestNewRefusesBashOverAnInMemoryFileSystem(t *testing.T) {
 	m := replay.NewScripted(replay.Response{Text: "done"})
 	mem := agent.WithStores(agent.Stores{Files: fstest.NewMemFS("/project")})
-	for _, ts := range [][]tools.Tool{{shell.Bash()}, shell.Tools()} {
+	for _, ts := range [][]tools.Tool{{shell.Bash(shell.Config{})}, shell.Tools(shell.Config{})} {
 		_, err := agent.New(agent.WithModel(m), mem, agent.WithTools(ts...))
 		require.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err))
 		require.Contains(t, err.Error(), "run programs in a directory on disk, and the loop's file system")
 		require.Contains(t, err.Error(), "fslocal.New(workspace)")
 	}
-	_, err := agent.New(agent.WithModel(m), mem, agent.WithTools(shell.Tools()...))
+	_, err := agent.New(agent.WithModel(m), mem, agent.WithTools(shell.Tools(shell.Config{})...))
 	require.Contains(t, err.Error(), "bash, shell_open run programs")
 
 	// On disk, or without a file system (the session's Cwd), bash is accepted.
@@ -102,7 +102,7 @@ func TestNewRefusesBashOverAnInMemoryFileSystem(t *testing.T) {
 	require.NoError(t, err)
 	defer disk.Close()
 	for _, opt := range []agent.Option{agent.WithStores(agent.Stores{Files: disk}), nil} {
-		loop, err := agent.New(agent.WithModel(m), opt, agent.WithTools(shell.Bash()))
+		loop, err := agent.New(agent.WithModel(m), opt, agent.WithTools(shell.Bash(shell.Config{})))
 		require.NoError(t, err)
 		loop.Close()
 	}

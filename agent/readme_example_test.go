@@ -41,7 +41,7 @@ func embed(ctx context.Context, model model.Model, approve permission.Approver, 
 	}
 	loop, err := agent.New(
 		agent.WithModel(model), // any model.Model: the OpenAI-compatible adapter, or replay.NewScripted in tests
-		agent.WithTools(slices.Concat(files.Tools(), []tools.Tool{shell.Bash()})...),
+		agent.WithTools(slices.Concat(files.Tools(files.Config{}), []tools.Tool{shell.Bash(shell.Config{})})...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 		agent.WithStores(agent.Stores{
 			Sessions: session.NewJSONL(sessionsDir, session.StoreConfig{}),

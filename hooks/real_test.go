@@ -159,7 +159,7 @@ func TestRealHookBlocksACommand(t *testing.T) {
 		replay.Response{Text: "could not amend"},
 		replay.Response{Text: "done"},
 	)
-	_, s := newLoop(t, m, r, store, ws, agent.WithTools(append(files.Tools(), bash.tool())...),
+	_, s := newLoop(t, m, r, store, ws, agent.WithTools(append(files.Tools(files.Config{}), bash.tool())...),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "helper", Description: "helps", Tools: []string{"bash"}}}}))
 	evs, end := run(t, s, "tidy the history")
 	require.NoError(t, end.Err)

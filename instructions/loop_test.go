@@ -114,7 +114,7 @@ func TestNestedFilesAreAnnouncedOnce(t *testing.T) {
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c2", "read", map[string]any{"file_path": "pkg/b.go"})}},
 		replay.Response{Text: "read b"},
 	)
-	loop, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools()...),
+	loop, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools(files.Config{})...),
 		agent.WithStores(agent.Stores{Sessions: store, Files: ws}), agent.WithContext(instructions.New(instructions.Config{})))
 	require.NoError(t, err)
 	defer loop.Close()
@@ -153,7 +153,7 @@ func TestNestedFilesAreAnnouncedOnce(t *testing.T) {
 	// A resumed session knows what was announced.
 	require.NoError(t, loop.Close())
 	m2 := replay.NewScripted(replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("c3", "read", map[string]any{"file_path": "pkg/a.go"})}}, replay.Response{Text: "again"})
-	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(files.Tools()...),
+	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(files.Tools(files.Config{})...),
 		agent.WithStores(agent.Stores{Sessions: store, Files: ws}), agent.WithContext(instructions.New(instructions.Config{})))
 	require.NoError(t, err)
 	defer loop2.Close()
@@ -245,7 +245,7 @@ func TestStrictReplaySendsTheRecordedContext(t *testing.T) {
 		replay.Response{Text: "read it"},
 		replay.Response{Text: "second turn"},
 	)
-	loop, err := agent.New(agent.WithModel(rec), agent.WithTools(files.Tools()...), agent.WithSystemPrompt("sys"),
+	loop, err := agent.New(agent.WithModel(rec), agent.WithTools(files.Tools(files.Config{})...), agent.WithSystemPrompt("sys"),
 		agent.WithStores(agent.Stores{Sessions: store, Files: ws}), agent.WithContext(instructions.New(instructions.Config{})))
 	require.NoError(t, err)
 	s, err := loop.NewSession(context.Background(), session.Header{Cwd: dir})
@@ -265,7 +265,7 @@ func TestStrictReplaySendsTheRecordedContext(t *testing.T) {
 	replayWith := func(src agent.ContextSource) error {
 		m, err := replay.NewStrict(tr)
 		require.NoError(t, err)
-		l, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools()...), agent.WithSystemPrompt("sys"),
+		l, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools(files.Config{})...), agent.WithSystemPrompt("sys"),
 			agent.WithStores(agent.Stores{Files: ws}), agent.WithContext(src))
 		require.NoError(t, err)
 		defer l.Close()

@@ -41,7 +41,7 @@
 //	catalog, err := skills.New(skills.Config{Home: home})
 //	loop, err := agent.New(
 //		agent.WithModel(m),
-//		agent.WithTools(append(files.Tools(), catalog.Tool())...),
+//		agent.WithTools(append(files.Tools(files.Config{}), catalog.Tool())...),
 //		agent.WithContext(catalog),
 //		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{catalog.Middleware()}}),
 //	)

@@ -71,7 +71,7 @@ func TestProgressiveDisclosure(t *testing.T) {
 	)
 	ws := memfs.NewMemFS("/ws")
 	loop, err := agent.New(agent.WithModel(m), agent.WithSystemPrompt("sys"),
-		agent.WithTools(append(files.Tools(), c.Tool())...),
+		agent.WithTools(append(files.Tools(files.Config{}), c.Tool())...),
 		agent.WithStores(agent.Stores{Files: ws}),
 		agent.WithContext(c),
 		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{c.Middleware()}}))

@@ -30,8 +30,8 @@ type globArgs struct {
 // (nested ones too), skips hidden entries unless the pattern names them,
 // never follows symbolic links, and honours ctx between directories. The
 // results render as locations.
-func Glob(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Glob(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "glob",
 		Description: "Find files by name with a glob pattern, fast. Prefer it over find or ls in a shell. " +

@@ -42,8 +42,8 @@ type grepArgs struct {
 // file types; a glob filter). It respects ignore files and skips hidden
 // entries, binary files and symbolic links as the walk of Glob does. The
 // results render as locations.
-func Grep(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Grep(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "grep",
 		Description: "Search the contents of files for a regular expression, fast (like ripgrep). Prefer it over running grep or rg in a shell. " +
