@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/pathmatch"
 	"github.com/go-harness/harness/internal/textmatch"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -53,6 +54,7 @@ func Grep(cfg Config) tools.Tool {
 			"name a file or hidden directory in path to search it anyway. Results are capped by head_limit (default 100) and the totals are reported.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderLocations,
 	}
 	return toolexec.Checked(tools.Define(spec, c.grep), c.err)
@@ -69,8 +71,8 @@ type grepPlan struct {
 	limit         int
 	before, after int
 	m             *textmatch.Matcher
-	glob          *globMatcher
-	typ           *globMatcher
+	glob          *pathmatch.Glob
+	typ           *pathmatch.Glob
 }
 
 func plan(in grepArgs) (*grepPlan, error) {
@@ -115,9 +117,9 @@ func plan(in grepArgs) (*grepPlan, error) {
 	}
 	p.m = m
 	if g := strings.TrimSpace(in.Glob); g != "" {
-		p.glob, err = compileGlob(g, globOptions{Basename: true, Negatable: true})
+		p.glob, err = pathmatch.CompileGlob(g, pathmatch.GlobOptions{Basename: true, Negatable: true})
 		if err != nil {
-			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), errPattern.Error()+"\n"))
+			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), pathmatch.ErrPattern.Error()+"\n"))
 		}
 	}
 	if t := strings.TrimSpace(in.Type); t != "" {
