@@ -19,8 +19,8 @@ const helpText = `Type a prompt and press Enter; end a line with \ to continue i
 /context        list the instruction files, skills and hooks in use
 /cost           what the session has spent so far, in tokens and dollars
 /model [NAME]   show the model, or switch to NAME (or provider:NAME)
-/undo           take the last turn back: the files it changed and the conversation
-/rewind [N]     go back to before turn N (or pick one), files and conversation
+/undo           take back the last turn: its file changes and the conversation
+/rewind [N]     list the turns and pick one, or go back to before turn N (asks first)
 /usage          the session's tokens
 /help           this text`
 

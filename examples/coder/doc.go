@@ -75,7 +75,7 @@
 // 30 days; images in attachments/.
 //
 // Undo: the workspace files are recorded at every turn and before every
-// call that may change them (-checkpoints=false turns this off); the
+// call that may change them (-no-checkpoints turns this off); the
 // contents go to attachments/, and .gitignore'd paths and .git are left
 // out. /undo takes the last turn back: the files it changed, whatever
 // tool changed them, and the conversation, which goes on in a fork of
@@ -102,6 +102,14 @@
 // a line with \ to continue it on the next), until end of input, /exit or
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
+//
+// The prompt loop has its own commands, which never reach the model:
+// /clear (a new session), /compact (summarize the older history now),
+// /context, /cost, /model [NAME] (show or switch the model), /undo (take
+// back the last turn: its file changes, bash's included, and the
+// conversation, which goes on in a fork), /rewind [N] (pick a turn, or
+// go back to before turn N after showing what changes; see Undo above),
+// /usage, /help and /exit; any other /word is answered "unknown command".
 //
 // On a terminal the prompt line is edited in place (arrow keys, Home and
 // End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
@@ -132,9 +140,10 @@
 // main.go is the embedding: the flags, the wiring of agent.New (model,
 // stores, tools, hooks, permissions, MCP servers) and the loop that runs
 // a turn and shows its events. The files beside it build one part each
-// (flags.go, wire.go, tools.go, web.go, project.go, workspace.go,
-// permissions.go, mcp.go, providers.go). The terminal user interface, which a host with its own
-// front end would replace, is in internal/ui.
+// (flags.go, wire.go, tools.go, web.go, project.go, commands.go,
+// rewind.go, sessions.go, approval.go, workspace.go, permissions.go,
+// mcp.go, providers.go). The terminal user interface, which a host with
+// its own front end would replace, is in internal/ui.
 //
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the

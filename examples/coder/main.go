@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/go-harness/harness"
@@ -134,7 +135,6 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	opts = append(opts, a.checkpointOptions()...)
 	loop, err := agent.New(opts...)
 	if err != nil {
 		return 0, err
@@ -151,7 +151,7 @@ func (a *app) main(ctx context.Context) (int, error) {
 	}
 
 	a.view, a.console = ui.Open(ui.Config{In: a.stdin, Out: a.stdout, ErrOut: a.stderr, Interrupts: a.sig.interrupts, Resize: a.sig.resize,
-		Getenv: a.env, JSON: a.o.json, Reasoning: a.o.reasoning, Root: a.root, Verbose: a.o.verbose, DiffNote: diagnosticsNote})
+		Getenv: a.env, JSON: a.o.json, Reasoning: a.o.reasoning, Root: a.root, Verbose: a.o.verbose, DiffNote: diagnosticsNote, SpillDir: filepath.Join(a.sessionsDir, "spill")})
 	defer a.view.Close()
 	info, h := model.Info(), a.sess.Header()
 	a.view.Banner(ui.BannerInfo{
@@ -212,8 +212,6 @@ func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(
 		for ev, err := range start(turnCtx) {
 			a.view.Event(ev)
 			switch e := ev.(type) {
-			case *agent.PermissionDecision:
-				a.showDecision(e)
 			case *agent.ContextLoaded:
 				a.showContextLoaded(e)
 			}

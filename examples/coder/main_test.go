@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"fmt"
+	"encoding/hex"
 	"image"
 	"image/color"
 	pngenc "image/png"
@@ -603,9 +603,9 @@ func TestReadImageWithImageFlag(t *testing.T) {
 	assert.Contains(t, r.stdout, "● read_image shot.png\n")
 	assert.Contains(t, r.stdout, "  shot.png: image/png, 4x3 px")
 
-	// (The checkpoints' contents go to the same store.)
-	assert.FileExists(t, filepath.Join(sessions, "attachments", "sha256", fmt.Sprintf("%x", sha256.Sum256(png.Bytes()))),
-		"the image is kept content-addressed beside the logs")
+	// The attachments also hold the workspace checkpoints' contents.
+	sum := sha256.Sum256(png.Bytes())
+	assert.FileExists(t, filepath.Join(sessions, "attachments", "sha256", hex.EncodeToString(sum[:])), "the image is kept content-addressed beside the logs")
 }
 
 // With a context window declared (-context-window, for a model the

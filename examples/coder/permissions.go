@@ -151,7 +151,13 @@ func (a *app) approver() permission.Approver {
 	}
 	return func(ctx context.Context, req permission.Request) (permission.Answer, error) {
 		d := req.Decision
-		a.view.Notice(ui.NoticeWarn, fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason))
+		q := fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason)
+		// What is approved, within the terminal's height: the question,
+		// its reason and the answer line stay on the screen.
+		for _, l := range cutTo(approvalDetail(req.Call, ui.Height(a.stdout)-6), a.console.Width()-5) {
+			q += "\n    " + l
+		}
+		a.view.Notice(ui.NoticeWarn, q)
 		choices := "[y]es  [n]o"
 		if d.Suggest != "" {
 			choices += "  [a]lways " + d.Suggest
@@ -273,19 +279,6 @@ func (a *app) showPending() {
 		return
 	}
 	a.view.Notice(ui.NoticeWarn, b.String())
-}
-
-// showDecision tells a person about a denial (the JSON view has the
-// event itself).
-func (a *app) showDecision(d *agent.PermissionDecision) {
-	if a.o.json || d.Outcome != permission.Deny {
-		return
-	}
-	who := "by " + d.By
-	if d.Rule != "" {
-		who = "by the rule " + d.Rule
-	}
-	a.view.Notice(ui.NoticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
 }
 
 // goCaches returns Go's module cache (read-only in the sandbox) and build

@@ -22,18 +22,18 @@ import (
 // histFlags are the flags about earlier sessions: checkpoints, rewinding,
 // forking and listing.
 type histFlags struct {
-	checkpoints bool
-	rewind      string
-	target      agent.RewindTarget
-	scope       string
-	dryRun      bool
-	force       bool
-	fork        string
-	list        bool
+	noCheckpoints bool
+	rewind        string
+	target        agent.RewindTarget
+	scope         string
+	dryRun        bool
+	force         bool
+	fork          string
+	list          bool
 }
 
 func (h *histFlags) register(fset *flag.FlagSet) {
-	fset.BoolVar(&h.checkpoints, "checkpoints", true, "record the workspace files at every turn, for /undo, /rewind and -rewind")
+	fset.BoolVar(&h.noCheckpoints, "no-checkpoints", false, "record no workspace checkpoints (then /undo, /rewind and -rewind cannot bring files back)")
 	fset.StringVar(&h.rewind, "rewind", "", "with -continue or -resume: take the workspace and the conversation back to before turn `n` (last: the last turn; @SEQ: a checkpoint); the conversation goes on in a fork")
 	fset.StringVar(&h.scope, "rewind-scope", "all", "what -rewind takes back: all, files or conversation")
 	fset.BoolVar(&h.dryRun, "dry-run", false, "with -rewind: print what it would do and change nothing")
@@ -91,11 +91,11 @@ func scopeOf(s string) (agent.RewindScope, bool) {
 }
 
 // checkpointOptions turns on the workspace checkpoints behind /undo,
-// /rewind and -rewind, unless -checkpoints=false. Their contents go to
+// /rewind and -rewind, unless -no-checkpoints. Their contents go to
 // the attachment store beside the session logs. A sessions directory
 // inside the workspace is left out: a rewind must never touch the logs.
 func (a *app) checkpointOptions() []agent.Option {
-	if !a.o.hist.checkpoints {
+	if a.o.hist.noCheckpoints {
 		return nil
 	}
 	var cfg checkpoint.Config

@@ -81,6 +81,7 @@ func (a *app) wire(ctx context.Context, logger *slog.Logger, m model.Model, fsys
 		agent.WithPrices(pricing.Builtin()),
 	}
 	opts = append(opts, proj.options(a.approver(), &guards)...)
+	opts = append(opts, a.checkpointOptions()...)
 	opts = append(opts, agent.WithTools(ts...), agent.WithHooks(guards))
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
