@@ -303,3 +303,30 @@ func TestRewindBashChanges(t *testing.T) {
 	assert.Equal(t, buggy, readFile(t, filepath.Join(ws, "main.go")))
 	assert.Equal(t, "keep me\n", readFile(t, filepath.Join(ws, "notes.txt")))
 }
+
+// A sessions directory inside the workspace is never recorded, so a
+// rewind leaves the logs and the checkpoints' own contents alone.
+func TestRewindLeavesSessionsInWorkspace(t *testing.T) {
+	leakcheck.Check(t)
+	p := newProvider(t, append(fixScript(), say("still here"))...)
+	ws := workspace(t, map[string]string{"main.go": buggy})
+	sessions := filepath.Join(ws, "state", "sessions")
+
+	r := runCLI(t, p.env(), "fix the typo\n/undo\nhello\n", "-C", ws, "-sessions", sessions)
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Equal(t, buggy, readFile(t, filepath.Join(ws, "main.go")))
+	assert.NotContains(t, r.stdout, "state/sessions")
+
+	infos := sessionsOf(t, sessions)
+	require.Len(t, infos, 2)
+	for _, in := range infos {
+		tr, err := session.NewJSONL(sessions, session.StoreConfig{}).Load(context.Background(), in.Header.ID)
+		require.NoError(t, err)
+		if in.Header.Parent == "" {
+			assert.Contains(t, new(session.History).Add(tr.Events...).Messages()[0].Text(), "fix the typo", "the original log is whole")
+		}
+	}
+	// The undo can itself be undone: its checkpoint's contents are there.
+	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-continue", "-rewind", "last", "-dry-run")
+	require.Equal(t, exitOK, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+}
