@@ -58,6 +58,7 @@ type shell struct {
 	death    string    // why the shell is not running, until a send restarts it
 	broken   string    // why the shell's protocol no longer works, if it does not
 	junk     []byte    // a partial line of the status channel that is no record
+	skipLine bool      // the rest of bash's message line after a record is dropped
 	noStdout bool      // the last end record: the shell's stdout no longer leads here
 	noStderr bool      // the same for its stderr
 	errexit  bool      // the last end record: set -e is on
@@ -117,7 +118,7 @@ func (sh *shell) startLocked() (string, error) {
 	gen := sh.gen
 	sh.p, sh.script, sh.outW = p, scriptW, outW
 	sh.watched = make(chan struct{})
-	sh.death, sh.broken, sh.junk = "", "", nil
+	sh.death, sh.broken, sh.junk, sh.skipLine = "", "", nil, false
 	sh.prev, sh.prevRan, sh.noStdout, sh.noStderr, sh.errexit = 0, "x", false, false, false
 	sh.cwd = sh.dir
 	read := make(chan struct{})
@@ -156,7 +157,7 @@ func (sh *shell) startLocked() (string, error) {
 // runs it.
 func (sh *shell) beginLocked(text string) string {
 	c := newCommand()
-	sh.run = &running{cmd: c, marks: newScanner(c.nonce)}
+	sh.run = &running{cmd: c, marks: newRecordScanner(c.nonce)}
 	sh.scan = newScanner(c.sync)
 	sh.command = text
 	sh.cmdStart = time.Now()
@@ -284,6 +285,14 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 	var w *os.File
 	var sync []byte
 	for len(p) > 0 {
+		if sh.skipLine {
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				break
+			}
+			sh.skipLine, p = false, p[i+1:]
+			continue
+		}
 		r := sh.run
 		if r == nil {
 			sh.junkLocked(p)
@@ -297,13 +306,18 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		if !ok {
 			break
 		}
-		// bash writes "script: line N: trigger: " before the record; what
-		// came before that on the line is shown.
-		if bytes.HasSuffix(sh.junk, []byte(r.cmd.trigger()+": ")) {
+		// bash writes "script: line N: /dev/null/" before the record and
+		// ": Not a directory" after it; what came before that on the line
+		// is shown.
+		if bytes.HasSuffix(sh.junk, []byte(": "+noFile)) {
 			i := bytes.LastIndex(sh.junk, []byte(scriptPath+": "))
-			sh.junk = sh.junk[:max(i, 0)]
+			if i < 0 {
+				i = len(sh.junk) - len(noFile)
+			}
+			sh.junk = sh.junk[:i]
 		}
 		sh.flushJunkLocked()
+		sh.skipLine = true
 		p = rest
 		if exposed, ok := parseStart(body); ok {
 			r.started, r.exposed = true, exposed
