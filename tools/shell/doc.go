@@ -56,9 +56,13 @@
 // others. That first process is a small init written in bash
 // (harness-init in ps), which reaps orphans as PID 1 must; beside it a
 // `sleep` named harness-exit-holder keeps the command's exit status until
-// the tools have read it. A stop sends SIGTERM to every other process of
-// the namespace, waits up to the grace period, and then sends SIGKILL to
-// the init, which ends the rest. Inside a namespace, pids are the
+// the tools have read it. Under [Bubblewrap], whose bwrap makes a PID
+// namespace and an init of its own that end every process of the sandbox
+// when the command ends, the sandbox's command line is itself the first
+// process of the tools' namespace (setting the limits, then running bwrap),
+// without that init and holder. A stop sends SIGTERM to every other
+// process of the namespace, waits up to the grace period, and then sends
+// SIGKILL to the init, which ends the rest. Inside a namespace, pids are the
 // namespace's own and a command cannot signal the processes of another
 // command or job; the tool descriptions tell the model to stop jobs with
 // bash_kill.
