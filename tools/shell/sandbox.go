@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -132,7 +133,8 @@ const privateHome = "/tmp/home"
 // visible inside: the workspace, or a directory outside what the sandbox
 // hides.
 //
-// It starts bwrap once to check that it works. When it is missing or
+// It starts bwrap to check that it works, once per process for a given
+// configuration. When it is missing or
 // cannot make its namespaces, the error matches
 // harness.CodeSandboxUnavailable and says so plainly, with what to do; the
 // host chooses then whether to refuse commands or to run them unconfined
@@ -225,12 +227,23 @@ type bubblewrap struct {
 	planned func()
 }
 
-// probe runs `true` in the sandbox.
+// probedOK holds the command lines whose probe succeeded in this process
+// (NUL-joined), so that a host making the same sandbox again (one per
+// session, say) starts bwrap to check it once, not each time. Only
+// successes are kept: a failure is checked again next time.
+var probedOK sync.Map
+
+// probe runs `true` in the sandbox, once per process for a given command
+// line.
 func (b *bubblewrap) probe() error {
 	argv, err := b.Wrap([]string{"true"}, "/")
 	if err != nil {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot be set up (%v), so commands cannot be sandboxed", err)}
+	}
+	key := strings.Join(argv, "\x00")
+	if _, ok := probedOK.Load(key); ok {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -245,6 +258,7 @@ func (b *bubblewrap) probe() error {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"bubblewrap cannot create its sandbox here (%s), so commands cannot be sandboxed: allow unprivileged user namespaces (or run bwrap setuid), or choose full access to run them unconfined", why)}
 	}
+	probedOK.Store(key, struct{}{})
 	return nil
 }
 
