@@ -54,11 +54,13 @@ import (
 //     lead to the harness (descriptor 18 keeps a copy of the output pipe to
 //     compare with) and carries $SHELLOPTS, so a redirected stdout and set
 //     -e are pointed out.
-//   - When the end record arrives, the harness writes a sync record with a
-//     token it never gave the shell into the output pipe; everything the
-//     command printed is in the pipe before it, so the output up to the
-//     sync record is exactly the command's, whether or not it ends in a
-//     newline.
+//   - Everything the command printed is in the output pipe before the end
+//     record is written. When the end record arrives and the pipe is
+//     empty (the harness reads the pipe and handles what it read under
+//     one lock, so nothing is in between), the command's output is
+//     complete. Otherwise the harness writes a sync record with a token it
+//     never gave the shell into the output pipe, and the output up to it
+//     is exactly the command's, whether or not it ends in a newline.
 //
 // What the protocol cannot stop is code that reads the shell's own
 // input: verbose mode (set -v) whose echo of the input is read back from

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -44,6 +45,7 @@ type shell struct {
 	p        *proctree.Proc
 	script   *os.File
 	outW     *os.File      // the harness's end of the output pipe, for sync records
+	outR     *os.File      // the read end of the output pipe, which readLoop reads
 	watched  chan struct{} // closed when the current process is fully gone
 	scan     *scanner      // set while a command runs: finds its sync record in the output
 	run      *running      // set with scan: the command's records
@@ -116,7 +118,7 @@ func (sh *shell) startLocked() (string, error) {
 	}
 	sh.gen++
 	gen := sh.gen
-	sh.p, sh.script, sh.outW = p, scriptW, outW
+	sh.p, sh.script, sh.outW, sh.outR = p, scriptW, outW, outR
 	sh.watched = make(chan struct{})
 	sh.death, sh.broken, sh.junk, sh.skipLine = "", "", nil, false
 	sh.prev, sh.prevRan, sh.noStdout, sh.noStderr, sh.errexit = 0, "x", false, false, false
@@ -165,14 +167,50 @@ func (sh *shell) beginLocked(text string) string {
 	return commandLine(text, c, sh.prev)
 }
 
-// readLoop reads the shell's output until the pipe closes.
+// readLoop reads the shell's output until the pipe closes. Each read
+// and the handling of what it returned happen under sh.mu, so that when
+// the lock is held no output is in flight between the pipe and the
+// window: the end record can then finish a command at once when the pipe
+// is empty (outputDrainedLocked).
 func (sh *shell) readLoop(gen int, out *os.File, done chan struct{}) {
 	defer close(done)
+	rc, err := out.SyscallConn()
+	if err != nil || !rawPipes {
+		sh.readLoopPlain(gen, out)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		var ended bool
+		err := rc.Read(func(fd uintptr) bool {
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			n, err := readFD(fd, buf)
+			switch {
+			case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+				return false // wait until the pipe is readable
+			case n > 0:
+				sh.onOutputLocked(gen, buf[:n])
+			default: // the end of the pipe, or an error
+				ended = true
+			}
+			return true
+		})
+		if err != nil || ended {
+			return
+		}
+	}
+}
+
+// readLoopPlain is readLoop for a file without raw access.
+func (sh *shell) readLoopPlain(gen int, out *os.File) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := out.Read(buf)
 		if n > 0 {
-			sh.onOutput(gen, buf[:n])
+			sh.mu.Lock()
+			sh.onOutputLocked(gen, buf[:n])
+			sh.mu.Unlock()
 		}
 		if err != nil {
 			return
@@ -180,14 +218,31 @@ func (sh *shell) readLoop(gen int, out *os.File, done chan struct{}) {
 	}
 }
 
+// outputDrainedLocked reports that everything the shell wrote into the
+// output pipe has been handled: the pipe holds nothing, and readLoop,
+// which reads under sh.mu, holds nothing either. It is false when that
+// cannot be told.
+func (sh *shell) outputDrainedLocked() bool {
+	if sh.outR == nil || !rawPipes {
+		return false
+	}
+	rc, err := sh.outR.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n, ok := 0, false
+	if rc.Control(func(fd uintptr) { n, ok = pipeBytes(fd) }) != nil {
+		return false
+	}
+	return ok && n == 0
+}
+
 func (sh *shell) notifyLocked() {
 	close(sh.changed)
 	sh.changed = make(chan struct{})
 }
 
-func (sh *shell) onOutput(gen int, p []byte) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+func (sh *shell) onOutputLocked(gen int, p []byte) {
 	if gen != sh.gen {
 		return
 	}
@@ -330,6 +385,18 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		}
 		if r.end == nil {
 			r.end = m
+			if sh.outputDrainedLocked() {
+				// All the command printed has been handled: no sync
+				// record is needed to find its end in the output.
+				if held := sh.scan.flush(); len(held) > 0 {
+					_, _ = sh.window.Write(held)
+					if sh.live != nil {
+						sh.live(held)
+					}
+				}
+				sh.finishLocked()
+				continue
+			}
 			w, sync = sh.outW, syncRecord(r.cmd.sync)
 		}
 	}
