@@ -267,13 +267,14 @@ func (sh *shell) onOutputLocked(gen int, p []byte) {
 	}
 }
 
-// finishLocked ends the running command when its sync record came: all
-// its output is in the window now.
+// finishLocked ends the running command when its sync record came, or
+// when its end record came with the output pipe drained: all its output
+// is in the window now.
 func (sh *shell) finishLocked() {
 	r := sh.run
 	sh.scan, sh.run = nil, nil
 	if r == nil || r.end == nil {
-		return // the harness writes the sync record only after the end record
+		return // the end record comes first, then the sync record if any
 	}
 	m := r.end
 	if m.Dir != "" {
