@@ -7,15 +7,13 @@ package harness
 //
 // Every code a host, a tool author or an implementer of a contract (a
 // FileSystem, a Model adapter, a store) reports or acts on has a constant
-// here. A code that only one built-in tool reports, and that only the
-// model reads, is listed in that tool package's documentation instead,
-// as its text: tools/shell ("no_shell", "sandbox_denied", ...),
-// tools/images ("corrupt_image", ...), tools/sessiontools
-// ("outside_workspace", "no_workspace") and tools/mcp
-// ("unknown_server", "server_unavailable", "invalid_config"). So is a
-// code only one package reports and nothing outside it compares: agent
-// ("nothing_pending", "internal"). It is still a Code: match it with
-// errors.Is(err, harness.Code("no_shell")).
+// here. A code that only one package reports has its constant in that
+// package, documented there: agent (CodeNothingPending, CodeCallChanged,
+// CodeInternal), tools (CodeInvalidSchema), and the built-in tools'
+// packages for the codes only one tool reports (tools/shell,
+// tools/images, tools/sessiontools, tools/mcp). No caller spells a code
+// by hand: match one with errors.Is(err, agent.CodeNothingPending) or
+// compare it with CodeOf(err).
 
 // Dispatch: what the loop and the tool registry report about a call.
 const (
@@ -168,6 +166,9 @@ const (
 	// CodeReplayDrift: a replayed session's live request differs from
 	// the one recorded.
 	CodeReplayDrift Code = "replay_drift"
+	// CodeConflict: a rewind would overwrite work done outside the agent
+	// since its checkpoint (a file the user changed), so it was refused.
+	CodeConflict Code = "conflict"
 	// CodeUnknown: a failure with no code of its own.
 	CodeUnknown Code = "unknown"
 )

@@ -69,7 +69,7 @@ func resumeAndAllow(ctx context.Context, loop *agent.Loop, id string) error {
 
 func TestPendingCarriesDigest(t *testing.T) {
 	dir := t.TempDir()
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	pauseOne(t, store, "paused", filepath.Join(dir, "marks"))
 	logged := logEvents(t, store, "paused")
 	asked := ofPayload[*session.ApprovalRequested](logged)
@@ -91,7 +91,7 @@ func TestPendingCarriesDigest(t *testing.T) {
 func TestResolveRefusesChangedCall(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	pauseOne(t, store, "paused", marksFile)
 	before := len(logEvents(t, store, "paused"))
 
@@ -108,7 +108,7 @@ func TestResolveRefusesChangedCall(t *testing.T) {
 	require.Len(t, s.Pending(), 1)
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
 	require.Error(t, err)
-	assert.ErrorIs(t, err, harness.Code("call_changed"))
+	assert.ErrorIs(t, err, agent.CodeCallChanged)
 	assert.Contains(t, err.Error(), "is not the call that was asked about")
 	assert.Empty(t, marks(t, marksFile), "the changed call did not run")
 	require.NoError(t, s.Close())
@@ -120,7 +120,7 @@ func TestResolveRefusesChangedCall(t *testing.T) {
 func TestResolveRefusesAnswerForAnotherCall(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	pauseOne(t, store, "paused", marksFile)
 	ctx := context.Background()
 	loop := resolver(t, store, marksFile)
@@ -130,7 +130,7 @@ func TestResolveRefusesAnswerForAnotherCall(t *testing.T) {
 	p := s.Pending()
 	require.Len(t, p, 1)
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true, Digest: "sha256:" + strings.Repeat("0", 64)}}))
-	assert.ErrorIs(t, err, harness.Code("call_changed"))
+	assert.ErrorIs(t, err, agent.CodeCallChanged)
 	assert.Contains(t, err.Error(), "another version of the call")
 	assert.Empty(t, marks(t, marksFile))
 	require.Len(t, s.Pending(), 1, "the question still waits")
@@ -148,7 +148,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 	trials := longtest.Pick(10, 100)
 	for _, kind := range []string{"jsonl", "memory"} {
 		t.Run(kind, func(t *testing.T) {
-			mem := session.NewMemory()
+			mem := session.NewMemory(session.StoreConfig{})
 			for trial := range trials {
 				dir := t.TempDir()
 				marksFile := filepath.Join(dir, "marks")
@@ -156,7 +156,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 					if kind == "memory" {
 						return mem
 					}
-					return session.NewJSONL(filepath.Join(dir, "sessions"))
+					return session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 				}
 				id := fmt.Sprintf("race%d", trial)
 				pauseOne(t, newStore(), id, marksFile)
@@ -179,7 +179,7 @@ func TestResolveRaceTwoLoops(t *testing.T) {
 						continue
 					}
 					code := harness.CodeOf(err)
-					assert.True(t, code == harness.CodeLocked || code == harness.Code("nothing_pending"), "the loser gets locked or nothing_pending, not %v", err)
+					assert.True(t, code == harness.CodeLocked || code == agent.CodeNothingPending, "the loser gets locked or nothing_pending, not %v", err)
 				}
 				assert.Equal(t, 1, wins, "exactly one resolution wins: %v", errs)
 				assert.Equal(t, []string{"approved"}, marks(t, marksFile), "the call ran exactly once")
@@ -197,7 +197,7 @@ func TestResolveHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestResolveRaceTwoProcesses")
 	}
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	loop := resolver(t, store, filepath.Join(dir, "marks"))
 	err := resumeAndAllow(context.Background(), loop, "paused")
 	loop.Close()
@@ -215,7 +215,7 @@ func TestResolveHelperProcess(t *testing.T) {
 func TestResolveRaceTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
 	marksFile := filepath.Join(dir, "marks")
-	pauseOne(t, session.NewJSONL(filepath.Join(dir, "sessions")), "paused", marksFile)
+	pauseOne(t, session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{}), "paused", marksFile)
 	var cmds []*exec.Cmd
 	outs := make([]*strings.Builder, 2)
 	for i := range 2 {

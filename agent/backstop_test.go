@@ -63,7 +63,7 @@ func TestBackstopAbandonsAToolThatIgnoresItsContext(t *testing.T) {
 		}
 	}()
 	logger, logs := bufferLogger()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil), replay.ToolCall("c2", "echo", map[string]string{"text": "hi"})), replay.Response{Text: "moving on"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", true, nil, release), echoTool()),
 		agent.WithStores(agent.Stores{Sessions: store}), agent.WithLogger(logger),
@@ -119,7 +119,7 @@ func TestCloseDoesNotWaitForAToolThatIgnoresCancellation(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan string, 2)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("a", "stuck", nil), replay.ToolCall("b", "stuck", nil)), replay.Response{Text: "never"})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(stuckTool("stuck", false, started, release)),
 		agent.WithStores(agent.Stores{Sessions: store}),
@@ -188,7 +188,7 @@ func TestCloseGivesUpOnATurnThatDoesNotStop(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(hangingModel{started: started, release: release}), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithLimits(agent.Limits{CloseWait: 20 * time.Millisecond}))
 	require.NoError(t, err)

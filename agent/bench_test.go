@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/go-harness/harness/internal/assemble"
-	"github.com/stretchr/testify/require"
 	"iter"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
@@ -77,7 +77,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	b.Run("harness", func(b *testing.B) {
 		llm := &instantModel{}
 		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
-			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir())}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
+			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir(), session.StoreConfig{})}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
 		require.NoError(b, err)
 		defer loop.Close()
 		ctx := context.Background()
@@ -128,7 +128,7 @@ func BenchmarkLoopStep(b *testing.B) {
 			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
 			logLine(msgs[0])
 			for {
-				var asm assemble.Assembler
+				var asm model.Assembler
 				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
 					asm.Add(c)
 				}
@@ -142,7 +142,7 @@ func BenchmarkLoopStep(b *testing.B) {
 				}
 				for _, c := range calls {
 					start := time.Now()
-					res, err := tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)})
+					res, err := tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -47,7 +47,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	loop, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read it twice")
@@ -72,7 +72,7 @@ func TestReusedCallIDAcrossSteps(t *testing.T) {
 	// Resuming rebuilds the same history.
 	require.NoError(t, s.Close())
 	require.NoError(t, loop.Close())
-	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "again"})), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}))
+	loop2, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "again"})), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}))
 	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, s.Header().ID)
@@ -92,7 +92,7 @@ func TestCallIDsUniqueInTheSession(t *testing.T) {
 		replay.Call(rd("call_0", "/w/a.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/c.go", "v1", 1, 2, false), rd("call_t2_s1_0", "/w/d.go", "v1", 1, 2, false)),
 		replay.Response{Text: "two"},
 	)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}))
 	for _, prompt := range []string{"first", "second"} {
 		_, end, err := collect(t, s, ctx, prompt)
@@ -117,7 +117,7 @@ func TestCallIDsUniqueInTheSession(t *testing.T) {
 func TestResumeAndCompactWithInvalidBlocks(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	require.NoError(t, os.MkdirAll(dir, 0o700))
 	lines := []string{
 		`{"type":"session","format":1,"id":"broken","cwd":"/w","created":"2026-01-01T00:00:00Z"}`,

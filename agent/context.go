@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/compact"
 	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 )
@@ -197,23 +199,252 @@ func (p ContextPolicy) withDefaults() ContextPolicy {
 	return p
 }
 
-// ContextPruned says earlier tool results were replaced by placeholders.
-type ContextPruned struct {
-	Step            int      `json:"step"`
-	Calls           []string `json:"calls"`
-	EstimatedTokens int64    `json:"estimated_tokens"`
+// relieve prunes and compacts the history when the policy says so (or
+// always, when force is set after an overflow), and returns the request
+// to send.
+func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request {
+	p := t.l.cfg.context
+	if p.off() {
+		return req
+	}
+	window := int64(t.model.Info().ContextWindow)
+	if window <= 0 && !force {
+		return req
+	}
+	prices, costAware := priceCuts(p, t.l.cfg.prices, t.model.Info().Name)
+	if force || !costAware {
+		req = t.relieveByThresholds(step, req, force, p.withDefaults(), window)
+	} else {
+		req = t.relieveByCost(step, req, p, prices, window)
+	}
+	t.s.context.track.last = t.s.context.estimate(req)
+	return req
 }
 
-// ContextCompacted says older history was replaced by a summary.
-type ContextCompacted struct {
-	Step          int   `json:"step"`
-	Messages      int   `json:"messages"`
-	SourceTokens  int64 `json:"source_tokens"`
-	SummaryTokens int64 `json:"summary_tokens"`
+// relieveByThresholds prunes above PruneAt of the window and compacts
+// above CompactAt (both, when forced).
+func (t *turn) relieveByThresholds(step int, req *model.Request, force bool, p ContextPolicy, window int64) *model.Request {
+	est := t.s.context.estimate(req)
+	t.s.context.track.observe(est)
+	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
+	if force || float64(est) > p.PruneAt*float64(window) {
+		if calls := t.s.superseded(); len(calls) > 0 {
+			if r, ok := t.prune(step, calls, est); ok {
+				req = r
+				est = t.s.context.estimate(req)
+			}
+		}
+	}
+	if force || float64(est) > p.CompactAt*float64(window) {
+		keep := int64(p.KeepRecent * float64(window))
+		if window <= 0 {
+			keep = est / 4
+		}
+		if r, ok := t.compactAndPrune(step, req, keep, window); ok {
+			req = r
+		}
+	}
+	return req
 }
 
-func (*ContextPruned) kind() string    { return "context_pruned" }
-func (*ContextCompacted) kind() string { return "context_compacted" }
+// relieveByCost is the cost-aware policy's decision before a request.
+func (t *turn) relieveByCost(step int, req *model.Request, p ContextPolicy, prices cutPrices, window int64) *model.Request {
+	est := t.s.context.estimate(req)
+	track := &t.s.context.track
+	track.observe(est)
+	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
+	if p.PruneAt > 0 && float64(est) > p.PruneAt*float64(window) {
+		// The host's own threshold.
+		if r, ok := t.prune(step, t.s.superseded(), est); ok {
+			req, est = r, t.s.context.estimate(r)
+		}
+	}
+	forceAt := costForceAt
+	if p.CompactAt > 0 {
+		forceAt = p.CompactAt
+	}
+	keep := min(int64(costKeepShare*float64(window)), costKeepMax)
+	if p.KeepRecent > 0 {
+		keep = int64(p.KeepRecent * float64(window))
+	}
+	cached := est
+	if track.last > 0 {
+		cached = min(track.last, est)
+	}
+	s := cutState{
+		est:     est,
+		cached:  cached,
+		forceAt: int64(forceAt * float64(window)),
+		horizon: horizon(track.steps + 1),
+		growth:  track.growth(),
+	}
+	if t.l.cfg.depth > 0 {
+		// A sub-agent's session is one turn: it ends at its step limit.
+		s.horizon = min(s.horizon, float64(max(t.l.cfg.maxSteps-step+1, 1)))
+	}
+	sizes, prefix := t.s.context.messageTokens(req)
+	s.prunes = pruneOptions(req, sizes, prefix, t.s.superseded(), &t.s.context.est)
+	s.compaction = newCompactOption(req, sizes, prefix, cached, s.prunes, keep, prices, track)
+	plan := planCut(s, prices)
+	switch {
+	case plan.compact:
+		t.s.logger.Info("compacting", "step", step, "estimated_tokens", est, "forced", plan.forced, "horizon", s.horizon, "growth", s.growth)
+		if r, ok := t.compactAndPrune(step, req, keep, window); ok {
+			return r
+		}
+		if plan.forced && len(s.prunes) > 0 {
+			// The compaction failed: pruning is what is left.
+			if r, ok := t.prune(step, calls(s.prunes), est); ok {
+				return r
+			}
+		}
+	case plan.prune < len(s.prunes):
+		t.s.logger.Info("pruning", "step", step, "estimated_tokens", est, "forced", plan.forced, "calls", len(s.prunes)-plan.prune, "horizon", s.horizon)
+		if r, ok := t.prune(step, calls(s.prunes[plan.prune:]), est); ok {
+			return r
+		}
+	}
+	return req
+}
+
+// prune logs a pruning of calls and returns the request rebuilt from the
+// pruned history.
+func (t *turn) prune(step int, calls []session.PrunedCall, est int64) (*model.Request, bool) {
+	if len(calls) == 0 {
+		return nil, false
+	}
+	if err := t.s.append(t.ctx, &session.Pruned{Calls: calls, EstimatedTokens: est}); err != nil {
+		t.s.logger.Error("logging a pruning failed", "error", err)
+		return nil, false
+	}
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.CallID
+	}
+	t.s.logger.Info("pruned superseded tool results", "step", step, "calls", len(calls), "estimated_tokens", est)
+	req := t.request()
+	t.emit(&ContextPruned{Step: step, Calls: ids, EstimatedTokens: est})
+	return req, true
+}
+
+// compactAndPrune compacts req's history keeping about keep tokens
+// verbatim, then prunes what is superseded in the kept part: that part
+// is sent uncached after a compaction anyway, so pruning it costs
+// nothing more. It returns the request rebuilt from the history and
+// whether anything was cut. window is the model's context window (0
+// unknown).
+func (t *turn) compactAndPrune(step int, req *model.Request, keep, window int64) (*model.Request, bool) {
+	if !t.compact(step, req, keep, window) {
+		return req, false
+	}
+	if calls := t.s.superseded(); len(calls) > 0 {
+		if r, ok := t.prune(step, calls, t.s.context.estimate(t.request())); ok {
+			return r, true
+		}
+	}
+	return t.request(), true
+}
+
+// compact summarizes the older part of req's history, keeping about keep
+// tokens of recent history verbatim. The summary is asked for right
+// after the older part itself, under the same system prompt and tools,
+// so the provider's cache holds the request's prompt; when that does
+// not fit the window (or fails), the older part is sent as a transcript.
+// It reports whether it logged a compaction.
+func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
+	msgs := req.Messages
+	sizes, prefix := t.s.context.messageTokens(req)
+	split := compact.Split(msgs, keep, func(i int) int64 { return sizes[i] })
+	if split == 0 {
+		return false
+	}
+	t.compactHooks(step)
+	var source int64
+	for _, n := range sizes[:split] {
+		source += n
+	}
+	var (
+		summary string
+		usage   *harness.Usage
+		err     error
+	)
+	// ask makes one summarizing call, counted and priced with the turn's.
+	ask := func(r *model.Request) (string, *harness.Usage, error) {
+		text, u, err := summarize(t.ctx, t.model, r)
+		if u != nil {
+			t.usage.Add(*u)
+			name := t.model.Info().Name
+			t.emit(&ModelUsage{Step: step, Model: name, Usage: *u, Cost: t.price(name, *u)})
+		}
+		return text, u, err
+	}
+	inPlace := window > 0 && prefix+source+min(summaryReserve, window/8) <= window
+	if inPlace {
+		summary, usage, err = ask(summaryRequest(req, split))
+		if err != nil || summary == "" {
+			t.s.logger.Info("summarizing at the end of the conversation failed; summarizing a transcript instead", "step", step, "error", err)
+		}
+	}
+	if !inPlace || err != nil || summary == "" {
+		var u2 *harness.Usage
+		summary, u2, err = ask(transcriptRequest(msgs[:split]))
+		usage = addUsage(usage, u2)
+	}
+	if err != nil {
+		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
+		return false
+	}
+	sumTokens := t.s.context.est.tokens(int64(len(compact.SummaryText(summary))))
+	if summary == "" || sumTokens >= source {
+		t.s.logger.Warn("compaction refused: the summary is not smaller than what it replaces",
+			"step", step, "source_tokens", source, "summary_tokens", sumTokens)
+		return false
+	}
+	c := &session.Compacted{Messages: split, Summary: summary, Model: t.model.Info().Name, SourceTokens: source, SummaryTokens: sumTokens, Usage: usage}
+	if err := t.s.append(t.ctx, c); err != nil {
+		t.s.logger.Error("logging a compaction failed", "error", err)
+		return false
+	}
+	t.s.context.track.summary = sumTokens
+	if usage != nil {
+		t.s.context.track.summaryOut = usage.OutputTokens
+	}
+	t.emit(&ContextCompacted{Step: step, Messages: split, SourceTokens: source, SummaryTokens: sumTokens})
+	return true
+}
+
+// contextState is what the context policy keeps of a session between
+// requests: the fingerprints of the last request's messages (and their
+// sizes), the ratio of tokens to bytes, and what the cost rule tracks.
+// The running turn alone uses it.
+type contextState struct {
+	chain chainCache
+	est   estimator
+	track contextTrack
+}
+
+// requestBytes is the size of req as the estimator counts it.
+func (c *contextState) requestBytes(req *model.Request) int64 {
+	c.chain.fingerprint(req)
+	return int64(len(req.System)) + c.chain.toolBytes + c.chain.historyBytes()
+}
+
+// estimate is the size of req in tokens.
+func (c *contextState) estimate(req *model.Request) int64 { return c.est.tokens(c.requestBytes(req)) }
+
+// messageTokens returns the estimated size of each message of req and
+// of the prefix before them (system prompt and tools), in tokens, as
+// estimate counts them.
+func (c *contextState) messageTokens(req *model.Request) ([]int64, int64) {
+	c.chain.fingerprint(req)
+	sizes := make([]int64, len(c.chain.links))
+	var prev int64
+	for i, l := range c.chain.links {
+		sizes[i] = c.est.tokens(l.bytes - prev)
+		prev = l.bytes
+	}
+	return sizes, c.est.tokens(int64(len(req.System)) + c.chain.toolBytes)
+}
 
 // estimator turns request bytes into tokens, calibrated on the provider's
 // reported usage.
@@ -245,15 +476,6 @@ func (e *estimator) calibrate(inputTokens, reqBytes int64) {
 	}
 	e.perByte = r
 }
-
-// requestBytes is the size of req as the estimator counts it.
-func (t *turn) requestBytes(req *model.Request) int64 {
-	c := &t.s.chain
-	c.fingerprint(req)
-	return int64(len(req.System)) + c.toolBytes + c.historyBytes()
-}
-
-func (t *turn) estimate(req *model.Request) int64 { return t.s.est.tokens(t.requestBytes(req)) }
 
 // contextTrack is what the cost-aware policy remembers of a session
 // between steps. It is used by the running turn only.
@@ -287,91 +509,4 @@ func (c *contextTrack) growth() float64 {
 		return 0
 	}
 	return float64(c.grown) / float64(c.samples)
-}
-
-// countSteps counts the model answers of a loaded log, for a resumed
-// session's horizon.
-func countSteps(events []session.Event) int {
-	n := 0
-	for _, e := range events {
-		if _, ok := e.Data.(*session.AssistantMessage); ok {
-			n++
-		}
-	}
-	return n
-}
-
-// relieve prunes and compacts the history when the policy says so (or
-// always, when force is set after an overflow), and returns the request
-// to send.
-func (t *turn) relieve(step int, req *model.Request, force bool) *model.Request {
-	p := t.l.cfg.context
-	if p.off() {
-		return req
-	}
-	window := int64(t.model.Info().ContextWindow)
-	if window <= 0 && !force {
-		return req
-	}
-	prices, costAware := t.cutPrices(p)
-	if force || !costAware {
-		req = t.relieveByThresholds(step, req, force, p.withDefaults(), window)
-	} else {
-		req = t.relieveByCost(step, req, p, prices, window)
-	}
-	t.s.track.last = t.estimate(req)
-	return req
-}
-
-// relieveByThresholds prunes above PruneAt of the window and compacts
-// above CompactAt (both, when forced).
-func (t *turn) relieveByThresholds(step int, req *model.Request, force bool, p ContextPolicy, window int64) *model.Request {
-	est := t.estimate(req)
-	t.s.track.observe(est)
-	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
-	if force || float64(est) > p.PruneAt*float64(window) {
-		if calls := t.s.superseded(); len(calls) > 0 {
-			if r, ok := t.prune(step, calls, est); ok {
-				req = r
-				est = t.estimate(req)
-			}
-		}
-	}
-	if force || float64(est) > p.CompactAt*float64(window) {
-		keep := int64(p.KeepRecent * float64(window))
-		if window <= 0 {
-			keep = est / 4
-		}
-		if r, ok := t.compactAndPrune(step, req, keep, window); ok {
-			req = r
-		}
-	}
-	return req
-}
-
-// superseded returns the tool results pruning may replace.
-func (s *Session) superseded() []session.PrunedCall {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	return s.hist.Superseded()
-}
-
-// prune logs a pruning of calls and returns the request rebuilt from the
-// pruned history.
-func (t *turn) prune(step int, calls []session.PrunedCall, est int64) (*model.Request, bool) {
-	if len(calls) == 0 {
-		return nil, false
-	}
-	if err := t.s.append(t.ctx, &session.Pruned{Calls: calls, EstimatedTokens: est}); err != nil {
-		t.s.logger.Error("logging a pruning failed", "error", err)
-		return nil, false
-	}
-	ids := make([]string, len(calls))
-	for i, c := range calls {
-		ids[i] = c.CallID
-	}
-	t.s.logger.Info("pruned superseded tool results", "step", step, "calls", len(calls), "estimated_tokens", est)
-	req := t.request()
-	t.emit(&ContextPruned{Step: step, Calls: ids, EstimatedTokens: est})
-	return req, true
 }

@@ -1,97 +1,20 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
-	"github.com/go-harness/harness/internal/compact"
 	"github.com/go-harness/harness/internal/textcut"
-	"github.com/go-harness/harness/session"
 )
 
 // summaryReserve is the room, in tokens, a summarizing request that
 // repeats the conversation needs beyond it: the instruction and the
 // answer, reasoning included (an eighth of a smaller window).
 const summaryReserve = 8000
-
-// compactAndPrune compacts req's history keeping about keep tokens
-// verbatim, then prunes what is superseded in the kept part: that part
-// is sent uncached after a compaction anyway, so pruning it costs
-// nothing more. It returns the request rebuilt from the history and
-// whether anything was cut. window is the model's context window (0
-// unknown).
-func (t *turn) compactAndPrune(step int, req *model.Request, keep, window int64) (*model.Request, bool) {
-	if !t.compact(step, req, keep, window) {
-		return req, false
-	}
-	if calls := t.s.superseded(); len(calls) > 0 {
-		if r, ok := t.prune(step, calls, t.estimate(t.request())); ok {
-			return r, true
-		}
-	}
-	return t.request(), true
-}
-
-// compact summarizes the older part of req's history, keeping about keep
-// tokens of recent history verbatim. The summary is asked for right
-// after the older part itself, under the same system prompt and tools,
-// so the provider's cache holds the request's prompt; when that does
-// not fit the window (or fails), the older part is sent as a transcript.
-// It reports whether it logged a compaction.
-func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
-	msgs := req.Messages
-	sizes, prefix := t.messageTokens(req)
-	split := compact.Split(msgs, keep, func(i int) int64 { return sizes[i] })
-	if split == 0 {
-		return false
-	}
-	var source int64
-	for _, n := range sizes[:split] {
-		source += n
-	}
-	var (
-		summary string
-		usage   *harness.Usage
-		err     error
-	)
-	inPlace := window > 0 && prefix+source+min(summaryReserve, window/8) <= window
-	if inPlace {
-		summary, usage, err = t.summarize(step, summaryRequest(req, split))
-		if err != nil || summary == "" {
-			t.s.logger.Info("summarizing at the end of the conversation failed; summarizing a transcript instead", "step", step, "error", err)
-		}
-	}
-	if !inPlace || err != nil || summary == "" {
-		var u2 *harness.Usage
-		summary, u2, err = t.summarize(step, transcriptRequest(msgs[:split]))
-		usage = addUsage(usage, u2)
-	}
-	if err != nil {
-		t.s.logger.Warn("compaction failed; the history is kept as it is", "step", step, "error", err)
-		return false
-	}
-	sumTokens := t.s.est.tokens(int64(len(compact.SummaryText(summary))))
-	if summary == "" || sumTokens >= source {
-		t.s.logger.Warn("compaction refused: the summary is not smaller than what it replaces",
-			"step", step, "source_tokens", source, "summary_tokens", sumTokens)
-		return false
-	}
-	c := &session.Compacted{Messages: split, Summary: summary, Model: t.model.Info().Name, SourceTokens: source, SummaryTokens: sumTokens, Usage: usage}
-	if err := t.s.append(t.ctx, c); err != nil {
-		t.s.logger.Error("logging a compaction failed", "error", err)
-		return false
-	}
-	t.s.track.summary = sumTokens
-	if usage != nil {
-		t.s.track.summaryOut = usage.OutputTokens
-	}
-	t.emit(&ContextCompacted{Step: step, Messages: split, SourceTokens: source, SummaryTokens: sumTokens})
-	return true
-}
 
 // addUsage sums two optional usages.
 func addUsage(a, b *harness.Usage) *harness.Usage {
@@ -146,25 +69,22 @@ func transcriptRequest(msgs []harness.Message) *model.Request {
 // errNoSummary is a summarizing answer without text (tool calls only).
 var errNoSummary = errors.New("the model answered the summary request without a summary")
 
-// summarize asks the model for a summary with req. It returns the call's
-// usage too, when the model reported one, for the log.
-func (t *turn) summarize(step int, req *model.Request) (string, *harness.Usage, error) {
-	asm := &assemble.Assembler{}
-	for c, err := range t.model.Stream(t.ctx, req) {
+// summarize asks m for a summary with req. It returns the call's usage
+// too, when the model reported one, for the log.
+func summarize(ctx context.Context, m model.Model, req *model.Request) (string, *harness.Usage, error) {
+	asm := &model.Assembler{}
+	for c, err := range m.Stream(ctx, req) {
 		if err != nil {
 			return "", nil, err
 		}
 		asm.Add(c)
 	}
-	if err := t.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return "", nil, err
 	}
 	var usage *harness.Usage
 	if u, ok := asm.Usage(); ok {
-		t.usage.Add(u)
 		usage = &u
-		name := t.model.Info().Name
-		t.emit(&ModelUsage{Step: step, Model: name, Usage: u, Cost: t.price(name, u)})
 	}
 	text := strings.TrimSpace(asm.Message().Text())
 	if text == "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/compact"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 )
 
@@ -42,16 +43,17 @@ type cutPrices struct {
 	miss, hit, out float64
 }
 
-// cutPrices returns the prices the cost-aware policy decides with, and
-// whether it applies: a price for the model is known (the policy's, or
-// the loop's table's) and a cache hit is much cheaper than a miss.
-func (t *turn) cutPrices(p ContextPolicy) (cutPrices, bool) {
+// priceCuts returns the prices the cost-aware policy decides with for
+// the model named modelName, and whether it applies: a price for the
+// model is known (the policy's, or the loop's table's) and a cache hit is
+// much cheaper than a miss.
+func priceCuts(p ContextPolicy, table *pricing.Table, modelName string) (cutPrices, bool) {
 	if p.Strategy != ContextCost {
 		return cutPrices{}, false
 	}
 	price := p.Price
 	if price == nil {
-		pr, ok := t.l.cfg.prices.Price(t.model.Info().Name)
+		pr, ok := table.Price(modelName)
 		if !ok {
 			return cutPrices{}, false
 		}
@@ -187,66 +189,6 @@ func planCut(s cutState, p cutPrices) cutPlan {
 	return best
 }
 
-// relieveByCost is the cost-aware policy's decision before a request.
-func (t *turn) relieveByCost(step int, req *model.Request, p ContextPolicy, prices cutPrices, window int64) *model.Request {
-	est := t.estimate(req)
-	track := &t.s.track
-	track.observe(est)
-	t.s.logger.Debug("context estimate", "step", step, "tokens", est, "window", window, "messages", len(req.Messages))
-	if p.PruneAt > 0 && float64(est) > p.PruneAt*float64(window) {
-		// The host's own threshold.
-		if r, ok := t.prune(step, t.s.superseded(), est); ok {
-			req, est = r, t.estimate(r)
-		}
-	}
-	forceAt := costForceAt
-	if p.CompactAt > 0 {
-		forceAt = p.CompactAt
-	}
-	keep := min(int64(costKeepShare*float64(window)), costKeepMax)
-	if p.KeepRecent > 0 {
-		keep = int64(p.KeepRecent * float64(window))
-	}
-	cached := est
-	if track.last > 0 {
-		cached = min(track.last, est)
-	}
-	s := cutState{
-		est:     est,
-		cached:  cached,
-		forceAt: int64(forceAt * float64(window)),
-		horizon: horizon(track.steps + 1),
-		growth:  track.growth(),
-	}
-	if t.l.cfg.depth > 0 {
-		// A sub-agent's session is one turn: it ends at its step limit.
-		s.horizon = min(s.horizon, float64(max(t.l.cfg.maxSteps-step+1, 1)))
-	}
-	sizes, prefix := t.messageTokens(req)
-	s.prunes = t.pruneOptions(req, sizes, prefix)
-	s.compaction = t.compactOption(req, sizes, prefix, cached, s.prunes, keep, prices)
-	plan := planCut(s, prices)
-	switch {
-	case plan.compact:
-		t.s.logger.Info("compacting", "step", step, "estimated_tokens", est, "forced", plan.forced, "horizon", s.horizon, "growth", s.growth)
-		if r, ok := t.compactAndPrune(step, req, keep, window); ok {
-			return r
-		}
-		if plan.forced && len(s.prunes) > 0 {
-			// The compaction failed: pruning is what is left.
-			if r, ok := t.prune(step, calls(s.prunes), est); ok {
-				return r
-			}
-		}
-	case plan.prune < len(s.prunes):
-		t.s.logger.Info("pruning", "step", step, "estimated_tokens", est, "forced", plan.forced, "calls", len(s.prunes)-plan.prune, "horizon", s.horizon)
-		if r, ok := t.prune(step, calls(s.prunes[plan.prune:]), est); ok {
-			return r
-		}
-	}
-	return req
-}
-
 func calls(opts []pruneOption) []session.PrunedCall {
 	out := make([]session.PrunedCall, len(opts))
 	for i, o := range opts {
@@ -255,25 +197,10 @@ func calls(opts []pruneOption) []session.PrunedCall {
 	return out
 }
 
-// messageTokens returns the estimated size of each message of req and
-// of the prefix before them (system prompt and tools), in tokens, as
-// the request estimate counts them.
-func (t *turn) messageTokens(req *model.Request) ([]int64, int64) {
-	c := &t.s.chain
-	c.fingerprint(req)
-	sizes := make([]int64, len(c.links))
-	var prev int64
-	for i, l := range c.links {
-		sizes[i] = t.s.est.tokens(l.bytes - prev)
-		prev = l.bytes
-	}
-	return sizes, t.s.est.tokens(int64(len(req.System)) + c.toolBytes)
-}
-
-// pruneOptions returns the results pruning may replace, in request
-// order, with their positions and what replacing each frees.
-func (t *turn) pruneOptions(req *model.Request, sizes []int64, prefix int64) []pruneOption {
-	cands := t.s.superseded()
+// pruneOptions returns the results pruning may replace (cands, the
+// superseded ones) in request order, with their positions and what
+// replacing each frees.
+func pruneOptions(req *model.Request, sizes []int64, prefix int64, cands []session.PrunedCall, est *estimator) []pruneOption {
 	if len(cands) == 0 {
 		return nil
 	}
@@ -287,7 +214,7 @@ func (t *turn) pruneOptions(req *model.Request, sizes []int64, prefix int64) []p
 		if m.Role == harness.RoleTool && len(m.Content) == 1 && m.Content[0].ToolResult != nil {
 			if c, ok := byID[m.Content[0].ToolResult.CallID]; ok {
 				ph, _ := json.Marshal(c.Placeholder)
-				out = append(out, pruneOption{call: c, pos: pos, saved: max(sizes[i]-t.s.est.tokens(int64(len(ph))), 0)})
+				out = append(out, pruneOption{call: c, pos: pos, saved: max(sizes[i]-est.tokens(int64(len(ph))), 0)})
 				delete(byID, c.CallID)
 			}
 		}
@@ -296,9 +223,10 @@ func (t *turn) pruneOptions(req *model.Request, sizes []int64, prefix int64) []p
 	return out
 }
 
-// compactOption returns what compacting req now would leave and cost,
-// or nil when nothing can be compacted.
-func (t *turn) compactOption(req *model.Request, sizes []int64, prefix, cached int64, prunes []pruneOption, keep int64, p cutPrices) *compactOption {
+// newCompactOption returns what compacting req now would leave and
+// cost, with what track knows of earlier compactions, or nil when
+// nothing can be compacted.
+func newCompactOption(req *model.Request, sizes []int64, prefix, cached int64, prunes []pruneOption, keep int64, p cutPrices, track *contextTrack) *compactOption {
 	if len(sizes) != len(req.Messages) {
 		return nil
 	}
@@ -319,7 +247,7 @@ func (t *turn) compactOption(req *model.Request, sizes []int64, prefix, cached i
 			kept -= c.saved
 		}
 	}
-	summary, out := t.s.track.summary, t.s.track.summaryOut
+	summary, out := track.summary, track.summaryOut
 	if summary <= 0 {
 		summary = expectedSummary
 	}

@@ -125,7 +125,7 @@ func TestCostPolicyCompactsWhenForced(t *testing.T) {
 		replay.Call(replay.ToolCall("long", "sized_read", sizedReadIn{Path: "/w/long.go", Lines: 1400})),
 		replay.Response{Text: "done"})
 	llm := summarizer("## Goal\nread everything\n## Done\nread f0-f11", script...).WithInfo(model.Info{Name: "priced", ContextWindow: 20_000})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), sizedRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPrices(cheapHits(t, "priced")), agent.WithSystemPrompt("You read files."),
 		agent.WithContextPolicy(agent.ContextPolicy{KeepRecent: 0.5}))

@@ -73,7 +73,7 @@ func TestPruneSupersededReads(t *testing.T) {
 		replay.Call(rd("r6", "/w/c.go", "v2", 1, 10, false)), // other version: r5 is not provably superseded
 		replay.Response{Text: "done"},
 	).WithInfo(model.Info{Name: "small", ContextWindow: 2000})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead(), fakeEdit()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.01, CompactAt: 100}))
 	evs, end, err := collect(t, s, ctx, "read things")
@@ -195,7 +195,7 @@ func sixReads() *summarizingModel {
 func TestCompaction(t *testing.T) {
 	ctx := context.Background()
 	llm := sixReads()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
 	evs, end, err := collect(t, s, ctx, "read the files")
@@ -259,7 +259,7 @@ func TestCompactionFallsBackToTranscript(t *testing.T) {
 	ctx := context.Background()
 	llm := sixReads()
 	llm.toolCallFirst = true
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithContextPolicy(agent.ContextPolicy{Strategy: agent.ContextThresholds, PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3}))
 	evs, end, err := collect(t, s, ctx, "read the files")
@@ -341,7 +341,7 @@ func TestCompactionCostSurvivesResume(t *testing.T) {
 	llm := sixReads()
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"small": {Input: 1, Output: 10}})
 	require.NoError(t, err)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{agent.WithModel(llm), agent.WithTools(fakeRead()), agent.WithStores(agent.Stores{Sessions: store}), agent.WithPrices(prices),
 		agent.WithContextPolicy(agent.ContextPolicy{PruneAt: 0.5, CompactAt: 0.6, KeepRecent: 0.3})}
 	loop, s := newSession(t, opts...)

@@ -2,14 +2,18 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // dispatch runs one step's tool calls. Consecutive concurrency-safe calls
@@ -23,7 +27,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	prepared := make([]*tools.Call, len(calls))
 	results := make([]*harness.ToolResult, len(calls))
 	for i, c := range calls {
-		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: []byte(c.Arguments), Step: step, Index: i, Env: env}
+		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Step: step, Index: i, Env: env}
 		prepared[i] = call
 		results[i] = t.stepTools().reg.Check(call)
 	}
@@ -62,7 +66,160 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		i = j
 	}
 	t.observe(step, env, prepared, results)
+	t.announce(step, results)
 	return nil
+}
+
+// decide makes the decision for each call the registry accepted, before
+// anything of the step runs. Denied calls get their result in results;
+// when some call needs an answer that no approver gives, the questions
+// are logged and errPaused is returned: nothing of the step runs.
+func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
+	if t.s.policy() == nil && t.preset == nil && !t.s.narrowed() {
+		return nil
+	}
+	var asked []session.PendingCall
+	var requests []permission.Request
+	made := map[string]*session.PermissionDecided{}
+	for i, call := range prepared {
+		if results[i] != nil {
+			continue
+		}
+		if d, ok := t.preset[call.ID]; ok {
+			if d.Outcome != string(permission.Allow) {
+				results[i] = denialResult(call.Name, d.Reason, d.By, d.Feedback)
+			}
+			continue
+		}
+		d, ok := t.s.decideCall(call) // the policy, and the turn's narrowings
+		if !ok {
+			continue // a pause logged by a loop with permissions, resolved by one without
+		}
+		rec := &session.PermissionDecided{Step: step, CallID: call.ID, Name: call.Name, Outcome: string(d.Outcome),
+			Rule: d.Rule, Mode: string(d.Mode), Reason: d.Reason, By: byMode}
+		if d.Rule != "" {
+			rec.By = byRule
+		}
+		if d.Outcome == permission.Ask {
+			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render, Digest: callDigest(calls[i])}
+			switch {
+			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
+				// A sub-agent cannot pause its parent's turn: the policy's
+				// ask becomes its denial, saying what would allow it.
+				rec.Outcome, rec.Reason = string(permission.Deny), subAgentAskReason(d)
+				t.s.logger.Warn("a sub-agent's call needs approval and the loop has no approver; it is denied (set agent.WithApprover, or an allow rule, to let sub-agents make such calls)",
+					"tool", call.Name, "call", call.ID, "suggest", d.Suggest)
+			case t.l.cfg.approver == nil:
+				asked = append(asked, session.PendingCall{CallID: call.ID, Name: call.Name, Preview: d.Preview, Rule: d.Rule, Reason: d.Reason, Suggest: d.Suggest, Digest: req.Digest})
+				requests = append(requests, req)
+				continue
+			default:
+				ans, err := askApprover(t.ctx, t.l.cfg.approver, req)
+				if t.ctx.Err() != nil {
+					return t.ctx.Err()
+				}
+				rec.By, rec.Outcome = byApprover, string(permission.Deny)
+				switch {
+				case err != nil:
+					rec.Feedback = "the approver failed: " + err.Error()
+				case ans.Allow:
+					rec.Outcome = string(permission.Allow)
+					rec.By = byUser
+				default:
+					rec.By, rec.Feedback = byUser, ans.Feedback
+				}
+				if err == nil && ans.Remember != "" {
+					if rerr := t.s.remember(ans.Remember); rerr != nil {
+						t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", rerr)
+					} else {
+						rec.Remember = ans.Remember
+					}
+				}
+			}
+		}
+		if err := t.s.append(t.ctx, rec); err != nil {
+			return fmt.Errorf("agent: logging a permission decision: %w", err)
+		}
+		made[call.ID] = rec
+		if rec.By != byMode || rec.Outcome != string(permission.Allow) {
+			t.emit(decisionEvent(rec, calls[i]))
+		}
+		if rec.Outcome != string(permission.Allow) {
+			results[i] = denialResult(call.Name, rec.Reason, rec.By, rec.Feedback)
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	return t.pauseStep(step, asked, requests, made)
+}
+
+// Who decided a call.
+const (
+	byRule     = "rule"
+	byMode     = "mode"
+	byUser     = "user"
+	byApprover = "approver"
+)
+
+// askApprover asks a, recovering a panic as an error.
+func askApprover(ctx context.Context, a permission.Approver, req permission.Request) (ans permission.Answer, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the approver panicked: %v", p)
+		}
+	}()
+	return a(ctx, req)
+}
+
+// decisionEvent is the event of a logged decision on call.
+func decisionEvent(d *session.PermissionDecided, call harness.ToolCall) *PermissionDecision {
+	return &PermissionDecision{Step: d.Step, Call: call, Outcome: permission.Outcome(d.Outcome), By: d.By, Rule: d.Rule,
+		Reason: d.Reason, Feedback: d.Feedback, Remember: d.Remember}
+}
+
+// denialResult is what the model reads for a denied call.
+func denialResult(name, reason, by, feedback string) *harness.ToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Permission denied: this %s call was not run, and nothing was changed by it. ", name)
+	if by == byUser || by == byApprover {
+		b.WriteString("The user denied it")
+		if reason != "" {
+			fmt.Fprintf(&b, " (it needed approval: %s)", reason)
+		}
+		b.WriteString(".")
+	} else if reason != "" {
+		b.WriteString(upperFirst(reason) + ".")
+	}
+	if feedback != "" {
+		fmt.Fprintf(&b, " The user said: %q", feedback)
+	}
+	b.WriteString(" Do not retry the same call: take another approach, or ask the user to change the permissions if it is needed.")
+	return &harness.ToolResult{IsError: true, Code: harness.CodeDenied, Content: []harness.Block{harness.TextBlock(b.String())}}
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// subAgentAskReason is the denial reason of a sub-agent's call the policy
+// wanted an answer for, with no approver to give it.
+func subAgentAskReason(d permission.Decision) string {
+	var b strings.Builder
+	if d.Reason != "" {
+		b.WriteString(d.Reason)
+	} else {
+		b.WriteString("it needs approval")
+	}
+	b.WriteString("; a sub-agent cannot pause its parent's turn to wait for an answer: the loop has no approver (the host configures one with agent.WithApprover, or allows calls like this with a permission rule")
+	if d.Suggest != "" {
+		fmt.Fprintf(&b, " such as %s", d.Suggest)
+	}
+	b.WriteString("). Do without it, or say in your answer that the parent should make this call")
+	return b.String()
 }
 
 type callDone struct {
@@ -76,6 +233,7 @@ type callDone struct {
 // within its backstop plus the cancel wait (see Limits), so the batch
 // never waits on a tool that ignores its context.
 func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
+	t.checkpointCalls(step, prepared)
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
 		starts[i] = &session.ToolStarted{Step: step, CallID: c.ID, Name: c.Name}
@@ -187,6 +345,57 @@ func (t *turn) runCall(call *tools.Call) (res *harness.ToolResult) {
 	return abandonedResult(call, limit, cancelled)
 }
 
+// runningCall is one call's execution, which the dispatcher may abandon.
+type runningCall struct {
+	tool, id string
+	step     int
+	done     chan *harness.ToolResult // buffered: the worker never blocks
+
+	mu        sync.Mutex
+	finished  bool
+	abandoned bool
+	since     time.Time
+}
+
+// finish hands the worker's result over, or, when the call was abandoned
+// meanwhile, lets the session forget it.
+func (r *runningCall) finish(s *Session, res *harness.ToolResult) {
+	r.mu.Lock()
+	r.finished = true
+	abandoned := r.abandoned
+	r.mu.Unlock()
+	if !abandoned {
+		r.done <- res
+		return
+	}
+	s.forgetAbandoned(r)
+	s.logger.Info("an abandoned tool call finished", "tool", r.tool, "call_id", r.id,
+		"after_abandoning", time.Since(r.since).Round(time.Millisecond))
+}
+
+// abandon marks the call abandoned and registers it with the session. It
+// reports false when the call finished meanwhile; its result is then on
+// done.
+func (r *runningCall) abandon(s *Session) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return false
+	}
+	r.abandoned, r.since = true, time.Now()
+	s.rememberAbandoned(r)
+	return true
+}
+
+// abandonedCall is a tool call the loop stopped waiting for: it ignored
+// the cancellation of its context and may still be running.
+type abandonedCall struct {
+	Tool   string
+	CallID string
+	Step   int
+	Since  time.Time // when it was abandoned
+}
+
 // abandonedResult is the result of a call the dispatcher stopped waiting
 // for.
 func abandonedResult(call *tools.Call, limit time.Duration, cancelled bool) *harness.ToolResult {
@@ -222,15 +431,36 @@ func (t *turn) execute(ctx context.Context, call *tools.Call) (res *harness.Tool
 }
 
 // finishCall logs a result and yields ToolCallEnd. A result too large
-// for one event of the session log is logged, shown to the model and
-// yielded as a preview instead (see logOversized).
+// for one event of the session log is cut to fit (see cutToFit): the
+// form logged is what the model sees and the host is shown.
 func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult, dur time.Duration) error {
 	ev := &session.ToolFinished{Step: step, CallID: c.ID, Name: c.Name, Result: *res, DurationMS: dur.Milliseconds()}
-	if err := t.s.append(t.ctx, ev); err != nil {
-		res, err = t.logOversized(ev, res, err)
-		if err != nil {
-			return fmt.Errorf("agent: logging a tool result: %w", err)
+	err := t.s.append(t.ctx, ev)
+	var tooLarge *session.EventTooLargeError
+	if errors.As(err, &tooLarge) {
+		// The save outlives a cancelled turn: the result is logged either way.
+		owner := tools.Owner{Session: t.s.Header().ID, Tool: c.Name, Call: c.ID}
+		cut, cerr := cutToFit(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, ev.Result, tooLarge.Max)
+		if cerr != nil {
+			return fmt.Errorf("agent: logging a tool result: %w", errors.Join(err, cerr))
 		}
+		for _, r := range cut.tries {
+			logged := *ev
+			logged.Result = r
+			if err = t.s.append(t.ctx, &logged); err == nil {
+				t.s.logger.Warn("a tool result too large for the session log was logged as a preview",
+					"tool", c.Name, "call_id", c.ID, "event_bytes", tooLarge.Size, "max_line_size", tooLarge.Max,
+					"locator", cut.stored.Locator, "save_error", cut.saveErr)
+				res = &r
+				break
+			}
+			if !errors.Is(err, harness.CodeTooLarge) {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("agent: logging a tool result: %w", err)
 	}
 	t.emit(&ToolCallEnd{Step: step, Call: c, Result: res, Duration: dur})
 	return nil
@@ -243,7 +473,7 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 	}
 	st := &tools.Step{Env: env, Number: step, Calls: calls, Results: results}
 	for _, o := range t.l.cfg.observers {
-		for _, r := range t.safeObserve(o, st) {
+		for _, r := range observeSafely(context.WithoutCancel(t.ctx), t.s.logger, o, st) {
 			if r.Text == "" {
 				continue
 			}
@@ -256,12 +486,13 @@ func (t *turn) observe(step int, env *tools.Env, calls []*tools.Call, results []
 	}
 }
 
-func (t *turn) safeObserve(o tools.StepObserver, st *tools.Step) (out []harness.Reminder) {
+// observeSafely runs a step observer, a panic in it logged and ignored.
+func observeSafely(ctx context.Context, logger *slog.Logger, o tools.StepObserver, st *tools.Step) (out []harness.Reminder) {
 	defer func() {
 		if p := recover(); p != nil {
-			t.s.logger.Error("step observer panicked", "panic", fmt.Sprint(p))
+			logger.Error("step observer panicked", "panic", fmt.Sprint(p))
 			out = nil
 		}
 	}()
-	return o(context.WithoutCancel(t.ctx), st)
+	return o(ctx, st)
 }

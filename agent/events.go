@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // Event is something a host can show while a turn runs. The concrete
@@ -121,6 +122,49 @@ type ReminderAdded struct {
 	harness.Reminder
 }
 
+// ContextPruned says earlier tool results were replaced by placeholders.
+type ContextPruned struct {
+	Step            int      `json:"step"`
+	Calls           []string `json:"calls"`
+	EstimatedTokens int64    `json:"estimated_tokens"`
+}
+
+// ContextCompacted says older history was replaced by a summary.
+type ContextCompacted struct {
+	Step          int   `json:"step"`
+	Messages      int   `json:"messages"`
+	SourceTokens  int64 `json:"source_tokens"`
+	SummaryTokens int64 `json:"summary_tokens"`
+}
+
+// PermissionDecision reports the decision on a call, before it runs or
+// instead of running it: every denial, every answer, and every call an
+// allow rule let through. Calls the mode lets run without a question
+// (calls without side effects, everything in bypass mode) are logged but
+// yield no event.
+type PermissionDecision struct {
+	Step int              `json:"step"`
+	Call harness.ToolCall `json:"call"`
+	// Outcome is allow or deny.
+	Outcome permission.Outcome `json:"outcome"`
+	// By is who decided: rule, mode, user or approver.
+	By       string `json:"by"`
+	Rule     string `json:"rule,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+	// Remember is the rule the answer added to the session's allow list.
+	Remember string `json:"remember,omitempty"`
+}
+
+// ApprovalRequest says the turn is pausing: the calls of the step wait
+// for answers that Session.Resolve gives, in this process or in another
+// one after ResumeSession. The TurnEnd that follows has reason
+// awaiting_approval.
+type ApprovalRequest struct {
+	Step     int                  `json:"step"`
+	Requests []permission.Request `json:"requests"`
+}
+
 // StepEnd closes a step: one model call and the tool calls it asked for.
 type StepEnd struct {
 	Step int `json:"step"`
@@ -128,6 +172,18 @@ type StepEnd struct {
 	Finish string `json:"finish"`
 	// ToolCalls is how many tool calls the step ran.
 	ToolCalls int `json:"tool_calls"`
+}
+
+// SubAgentEvent is an event of a child session, passed on to the host of
+// the parent's turn while the task call that started the child runs.
+type SubAgentEvent struct {
+	// Session is the child's session id; Call the parent's task call id.
+	Session string `json:"session"`
+	Call    string `json:"call"`
+	Agent   string `json:"agent"`
+	// Depth is 1 for a child of the top session, 2 for a grandchild.
+	Depth int   `json:"depth"`
+	Event Event `json:"event"`
 }
 
 // TurnEnd is always the last event of a turn.
@@ -149,17 +205,22 @@ type TurnEnd struct {
 	Err error `json:"-"`
 }
 
-func (*TextDelta) kind() string        { return "text_delta" }
-func (*ReasoningDelta) kind() string   { return "reasoning_delta" }
-func (*ToolCallStart) kind() string    { return "tool_call_start" }
-func (*ToolCallEnd) kind() string      { return "tool_call_end" }
-func (*ToolCallProgress) kind() string { return "tool_call_progress" }
-func (*ModelUsage) kind() string       { return "usage" }
-func (*Retry) kind() string            { return "retry" }
-func (*ModelFallback) kind() string    { return "fallback" }
-func (*ReminderAdded) kind() string    { return "reminder" }
-func (*StepEnd) kind() string          { return "step_end" }
-func (*TurnEnd) kind() string          { return "turn_end" }
+func (*TextDelta) kind() string          { return "text_delta" }
+func (*ReasoningDelta) kind() string     { return "reasoning_delta" }
+func (*ToolCallStart) kind() string      { return "tool_call_start" }
+func (*ToolCallProgress) kind() string   { return "tool_call_progress" }
+func (*ToolCallEnd) kind() string        { return "tool_call_end" }
+func (*ModelUsage) kind() string         { return "usage" }
+func (*Retry) kind() string              { return "retry" }
+func (*ModelFallback) kind() string      { return "fallback" }
+func (*ReminderAdded) kind() string      { return "reminder" }
+func (*ContextPruned) kind() string      { return "context_pruned" }
+func (*ContextCompacted) kind() string   { return "context_compacted" }
+func (*PermissionDecision) kind() string { return "permission_decision" }
+func (*ApprovalRequest) kind() string    { return "approval_request" }
+func (*StepEnd) kind() string            { return "step_end" }
+func (*SubAgentEvent) kind() string      { return "sub_agent" }
+func (*TurnEnd) kind() string            { return "turn_end" }
 
 // kindOf names the type of ev as MarshalEvent writes it; "" for nil.
 func kindOf(ev Event) string {

@@ -76,7 +76,7 @@ func TestFallbackAfterRetriesForEachFailureClass(t *testing.T) {
 			usage := &harness.Usage{InputTokens: 1_000_000}
 			primary := replay.NewScripted(failures(tc.err, 3)...).WithInfo(model.Info{Name: "primary"})
 			backup := replay.NewScripted(replay.Response{Text: "answered", Usage: usage}).WithInfo(model.Info{Name: "backup"})
-			store := session.NewMemory()
+			store := session.NewMemory(session.StoreConfig{})
 			_, s := newSession(t, agent.WithModel(model.Fallback(primary, backup)), agent.WithStores(agent.Stores{Sessions: store}),
 				fastRetries, fallbackPrices(t))
 			evs, end, err := collect(t, s, context.Background(), "go")
@@ -232,7 +232,7 @@ func TestStrictReplayReproducesAFallback(t *testing.T) {
 		}},
 		replay.Response{Text: "second turn by the backup", Usage: usage},
 	).WithInfo(model.Info{Name: "backup"})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(model.Fallback(primary, backup)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithTools(echoTool()), fastRetries, fallbackPrices(t))
 	for _, prompt := range []string{"one", "two"} {
@@ -244,7 +244,7 @@ func TestStrictReplayReproducesAFallback(t *testing.T) {
 
 	rep, err := replay.NewStrict(recorded)
 	require.NoError(t, err)
-	replayStore := session.NewMemory()
+	replayStore := session.NewMemory(session.StoreConfig{})
 	_, rs := newSession(t, agent.WithModel(rep), agent.WithStores(agent.Stores{Sessions: replayStore}),
 		agent.WithTools(echoTool()), fastRetries, fallbackPrices(t))
 	for _, prompt := range []string{"one", "two"} {

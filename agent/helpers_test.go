@@ -146,4 +146,4 @@ func (r *recorder) index(s string) int {
 	return -1
 }
 
-func sessionStore() session.Store { return session.NewMemory() }
+func sessionStore() session.Store { return session.NewMemory(session.StoreConfig{}) }

@@ -2,13 +2,10 @@ package agent
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/go-harness/harness"
-	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/imagetext"
-	"github.com/go-harness/harness/tools"
 )
 
 // imageBudget bounds the images one request carries
@@ -226,15 +223,3 @@ func (c *imageCache) replace(m map[cacheKey][]harness.Block) {
 }
 
 type imageCacheKey struct{}
-
-// projectImages applies the image projection to a request about to be
-// sent by the turn.
-func (t *turn) projectImages(req *model.Request) *model.Request {
-	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
-	if err != nil {
-		cache = nil
-	}
-	req.Messages = projectImages(req.Messages, slices.Contains(t.model.Info().Input, harness.ModalityImage),
-		req.Images != nil, imageBudget{Count: t.l.cfg.context.MaxImages, Bytes: t.l.cfg.context.MaxImageBytes}, cache)
-	return req
-}

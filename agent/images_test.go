@@ -83,7 +83,7 @@ func runContent(t *testing.T, s *agent.Session, content ...harness.Block) *agent
 }
 
 func TestImagesBecomePlaceholdersAfterModelSwitch(t *testing.T) {
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	att := attachments.NewMemory()
 	seeing := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "snap", map[string]string{"name": "shot.png"})),

@@ -2,14 +2,10 @@ package agent
 
 import (
 	"errors"
-	"fmt"
 	"math"
-	"slices"
-	"strings"
-	"sync"
+	"math/rand/v2"
 	"time"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -183,112 +179,51 @@ func (l Limits) backstop(spec tools.Spec) time.Duration {
 	return max(scaled, floor)
 }
 
-// abandonedCall is a tool call the loop stopped waiting for: it ignored
-// the cancellation of its context and may still be running.
-type abandonedCall struct {
-	Tool   string
-	CallID string
-	Step   int
-	Since  time.Time // when it was abandoned
+// RetryPolicy bounds how a failed model call is retried (Limits.Retry). Only failures
+// whose code (harness.CodeOf) is CodeRateLimit, CodeServer,
+// CodeTransport, CodeEmptyResponse or CodeTruncatedStream are retried.
+type RetryPolicy struct {
+	// MaxRetries is how many times one model call is retried; 0 means
+	// never.
+	MaxRetries int
+	// BaseDelay is the delay before the first retry; each further retry
+	// doubles it, with jitter.
+	BaseDelay time.Duration
+	// MaxDelay caps one delay, a provider's Retry-After hint included.
+	MaxDelay time.Duration
 }
 
-// errAbandoned is returned by Close when tool calls the loop abandoned
-// are still running: they ignored their cancelled context, so whatever
-// they hold (processes, files, connections) may outlive the session. It
-// matches harness.CodeNotStopped and names the calls.
-func errAbandoned(calls []abandonedCall) error {
-	names := make([]string, len(calls))
-	for i, c := range calls {
-		names[i] = fmt.Sprintf("%s (call %s)", c.Tool, c.CallID)
+// defaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.
+func defaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 4, BaseDelay: time.Second, MaxDelay: time.Minute}
+}
+
+func (p RetryPolicy) validate() error {
+	if p.MaxRetries < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
+		return optionError("WithLimits: Limits.Retry is %+v; the retries and delays must not be negative", p)
 	}
-	n := "call"
-	if len(calls) != 1 {
-		n = "calls"
+	return nil
+}
+
+// delay returns how long to wait before retry number attempt (1-based):
+// exponential from BaseDelay with jitter in [d/2, d], at least the
+// provider's Retry-After hint (hint), never more than MaxDelay.
+func (p RetryPolicy) delay(attempt int, hint time.Duration) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
 	}
-	return &harness.Error{Code: harness.CodeNotStopped, Message: fmt.Sprintf("agent: closed with %d abandoned tool %s still running, which did not stop when cancelled: %s",
-		len(calls), n, strings.Join(names, ", "))}
-}
-
-// errTurnDidNotStop is returned by Close when the running turn did not
-// end within the close wait (Limits.CloseWait) after it was
-// cancelled: a model stream or a session store that ignores
-// cancellation. It matches harness.CodeNotStopped. The session's log is
-// closed when the turn ends.
-func errTurnDidNotStop() error {
-	return &harness.Error{Code: harness.CodeNotStopped, Message: "agent: the running turn did not stop within the close wait; the session log is closed when it ends"}
-}
-
-// runningCall is one call's execution, which the dispatcher may abandon.
-type runningCall struct {
-	tool, id string
-	step     int
-	done     chan *harness.ToolResult // buffered: the worker never blocks
-
-	mu        sync.Mutex
-	finished  bool
-	abandoned bool
-	since     time.Time
-}
-
-// finish hands the worker's result over, or, when the call was abandoned
-// meanwhile, lets the session forget it.
-func (r *runningCall) finish(s *Session, res *harness.ToolResult) {
-	r.mu.Lock()
-	r.finished = true
-	abandoned := r.abandoned
-	r.mu.Unlock()
-	if !abandoned {
-		r.done <- res
-		return
+	if p.MaxDelay > 0 && d > p.MaxDelay {
+		d = p.MaxDelay
 	}
-	s.forgetAbandoned(r)
-	s.logger.Info("an abandoned tool call finished", "tool", r.tool, "call_id", r.id,
-		"after_abandoning", time.Since(r.since).Round(time.Millisecond))
-}
-
-// abandon marks the call abandoned and registers it with the session. It
-// reports false when the call finished meanwhile; its result is then on
-// done.
-func (r *runningCall) abandon(s *Session) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished {
-		return false
+	if d > 0 {
+		d = d/2 + rand.N(d/2+1)
 	}
-	r.abandoned, r.since = true, time.Now()
-	s.rememberAbandoned(r)
-	return true
-}
-
-func (s *Session) rememberAbandoned(r *runningCall) {
-	s.abMu.Lock()
-	defer s.abMu.Unlock()
-	if s.abandoned == nil {
-		s.abandoned = map[*runningCall]struct{}{}
+	if hint > d {
+		d = hint
 	}
-	s.abandoned[r] = struct{}{}
-}
-
-func (s *Session) forgetAbandoned(r *runningCall) {
-	s.abMu.Lock()
-	defer s.abMu.Unlock()
-	delete(s.abandoned, r)
-}
-
-// abandonedCalls returns the tool calls the loop abandoned that are still
-// running, oldest first; Close reports them (errAbandoned).
-func (s *Session) abandonedCalls() []abandonedCall {
-	s.abMu.Lock()
-	out := make([]abandonedCall, 0, len(s.abandoned))
-	for r := range s.abandoned {
-		out = append(out, abandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
+	if p.MaxDelay > 0 && d > p.MaxDelay {
+		d = p.MaxDelay
 	}
-	s.abMu.Unlock()
-	slices.SortFunc(out, func(a, b abandonedCall) int {
-		if c := a.Since.Compare(b.Since); c != 0 {
-			return c
-		}
-		return strings.Compare(a.CallID, b.CallID)
-	})
-	return out
+	return d
 }

@@ -2,27 +2,20 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
+	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
-
-// errBusy is the error of a turn started while one runs: it matches
-// harness.CodeBusy.
-func errBusy() error {
-	return &harness.Error{Code: harness.CodeBusy, Message: "agent: a turn is already running in this session; wait for its TurnEnd"}
-}
-
-// errClosed is the error of using a closed session or loop: it matches
-// harness.CodeClosed.
-func errClosed() error { return &harness.Error{Code: harness.CodeClosed, Message: "agent: closed"} }
 
 // Loop runs agent sessions: it calls the model, dispatches the tools it
 // asks for, and logs everything the model sees. Build one with New; it is
@@ -60,6 +53,9 @@ func New(opts ...Option) (*Loop, error) {
 		errs = append(errs, err)
 	}
 	if err := cfg.context.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.validateCheckpoints(); err != nil {
 		errs = append(errs, err)
 	}
 	lim := cfg.limits.withDefaults()
@@ -205,8 +201,9 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		return nil, err
 	}
 	s.usage, s.cost = logSpend(l.cfg.prices, tr.Events)
-	s.track.steps = countSteps(tr.Events)
+	s.context.track.steps = countSteps(tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
+	s.restoreNarrowing(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
@@ -225,6 +222,62 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		s.warnings = append(s.warnings, repaired...)
 	}
 	return s, nil
+}
+
+// logSpend is the token usage and the cost of every model call in a
+// loaded log: the session's own, its compactions' summarizing calls and
+// its sub-agents' (recorded in the parent's log as they end). The cost is
+// 0 without a price table.
+func logSpend(prices *pricing.Table, events []session.Event) (harness.Usage, float64) {
+	var (
+		usage harness.Usage
+		cost  float64
+	)
+	count := func(modelName string, u harness.Usage, at time.Time) {
+		usage.Add(u)
+		if prices != nil {
+			c, _ := prices.Cost(modelName, u, at)
+			cost += c
+		}
+	}
+	for _, ev := range events {
+		switch p := ev.Data.(type) {
+		case *session.AssistantMessage:
+			if p.Usage != nil {
+				count(p.Model, *p.Usage, ev.Time)
+			}
+		case *session.ToolRecord:
+			// A sub-agent's model calls, priced when they were made.
+			if p.Tool != taskToolName || p.Name != subAgentUsageRecord {
+				continue
+			}
+			var rec subAgentUsage
+			if json.Unmarshal(p.Data, &rec) != nil {
+				continue
+			}
+			for _, c := range rec.Calls {
+				count(c.Model, c.Usage, c.Time)
+			}
+		case *session.Compacted:
+			// The summarizing call is a model call too.
+			if p.Usage != nil {
+				count(p.Model, *p.Usage, ev.Time)
+			}
+		}
+	}
+	return usage, cost
+}
+
+// countSteps counts the model answers of a loaded log, for a resumed
+// session's horizon.
+func countSteps(events []session.Event) int {
+	n := 0
+	for _, e := range events {
+		if _, ok := e.Data.(*session.AssistantMessage); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // buildHistory derives a history, recovering a panic on events no check

@@ -210,7 +210,7 @@ func TestStepLimit(t *testing.T) {
 func TestCancelMidStream(t *testing.T) {
 	leakcheck.Check(t)
 	llm := replay.NewScripted(replay.Response{Text: "partial answ", Hang: true})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()
@@ -459,7 +459,7 @@ func TestToolRecordIsLogged(t *testing.T) {
 		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
 			return harness.TextResult("ok"), call.Env.Record(ctx, call, "opened", map[string]string{"TERM": "dumb"})
 		})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	llm := replay.NewScripted(replay.Call(replay.ToolCall("1", "rec", nil)), replay.Response{Text: "ok"})
 	_, s := newSession(t, agent.WithModel(llm), agent.WithTools(rec), agent.WithStores(agent.Stores{Sessions: store}))
 	_, _, err := collect(t, s, context.Background(), "go")

@@ -1,12 +1,11 @@
 package agent
 
 import (
-	"fmt"
+	"context"
 	"log/slog"
-	"time"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/checkpoint"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/pricing"
@@ -14,6 +13,35 @@ import (
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
 )
+
+// A TurnObserver sees every turn of a loop's sessions (Hooks.Turns). It
+// is called when a turn starts, with the turn's context so far, and
+// returns the context the turn runs in (nil keeps ctx): the model calls,
+// the tool calls and their middleware see its values, so a tracer can
+// carry the turn's span in it (package observe does). The function it
+// returns, when not nil, then sees each of the turn's events in order,
+// the TurnEnd last, even when the host stopped iterating; what it needs
+// of the turn (a span, say) it keeps from the call that made it, as a
+// closure. Both are called on the turn's goroutine and must return
+// promptly; a panic in either is logged and ignored.
+type TurnObserver func(ctx context.Context, info TurnInfo) (context.Context, func(Event))
+
+// TurnInfo describes a turn as it starts.
+type TurnInfo struct {
+	// SessionID is the id of the turn's session.
+	SessionID string
+	// Turn numbers the session's turns from 1.
+	Turn int
+	// Model is the name of the model the turn calls.
+	Model string
+}
+
+// WithPrices sets the price table the loop costs model calls by: the
+// ModelUsage and TurnEnd events carry the cost in the table's currency,
+// and Session.Cost sums it over the session's logged calls (a resumed
+// session included). A call to a model the table does not price costs
+// 0. Without it, costs are 0.
+func WithPrices(t *pricing.Table) Option { return func(c *config) { c.prices = t } }
 
 // Option configures a Loop.
 type Option func(*config)
@@ -39,11 +67,16 @@ type config struct {
 	modelMiddleware []model.Middleware
 	prices          *pricing.Table
 
+	checkpoints *checkpoint.Config // WithCheckpoints; nil when off
+
 	policy   *permission.Policy
 	approver permission.Approver
 	sub      *SubAgents // the task tool's agent types; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New
+
+	contextSources []ContextSource // WithContext
+	lifecycle      []Lifecycle     // WithLifecycle
 }
 
 // fail records an invalid option value for New to report: a
@@ -51,10 +84,6 @@ type config struct {
 // option and the value.
 func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, optionError(format, args...))
-}
-
-func optionError(format string, args ...any) error {
-	return &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: " + fmt.Sprintf(format, args...)}
 }
 
 // Defaults.
@@ -69,7 +98,7 @@ const (
 
 func defaultConfig() config {
 	return config{
-		store:    session.NewMemory(),
+		store:    session.NewMemory(session.StoreConfig{}),
 		logger:   logs.OrDiscard(nil),
 		maxSteps: defaultMaxSteps,
 		retry:    defaultRetryPolicy(),
@@ -180,28 +209,13 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// RetryPolicy bounds how a failed model call is retried (Limits.Retry). Only failures
-// whose code (harness.CodeOf) is CodeRateLimit, CodeServer,
-// CodeTransport, CodeEmptyResponse or CodeTruncatedStream are retried.
-type RetryPolicy struct {
-	// MaxRetries is how many times one model call is retried; 0 means
-	// never.
-	MaxRetries int
-	// BaseDelay is the delay before the first retry; each further retry
-	// doubles it, with jitter.
-	BaseDelay time.Duration
-	// MaxDelay caps one delay, a provider's Retry-After hint included.
-	MaxDelay time.Duration
-}
+// WithPermissions decides every tool call before it runs by p: allowed
+// calls run, denied ones get a result saying what was denied and why,
+// and calls that need an answer go to the approver (WithApprover) or,
+// without one, pause the turn (see Session.Resolve). Every decision is
+// logged. Without this option every call runs.
+func WithPermissions(p *permission.Policy) Option { return func(c *config) { c.policy = p } }
 
-func (p RetryPolicy) validate() error {
-	if p.MaxRetries < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
-		return optionError("WithLimits: Limits.Retry is %+v; the retries and delays must not be negative", p)
-	}
-	return nil
-}
-
-// defaultRetryPolicy retries 4 times, starting at 1 s, capped at 60 s.
-func defaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxRetries: 4, BaseDelay: time.Second, MaxDelay: time.Minute}
-}
+// WithApprover sets the synchronous approver asked about calls the
+// policy wants an answer for. Without one, such calls pause the turn.
+func WithApprover(a permission.Approver) Option { return func(c *config) { c.approver = a } }

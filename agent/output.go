@@ -1,10 +1,8 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"reflect"
 	"strings"
 	"unicode"
@@ -41,60 +39,6 @@ func newOutputSpec(out model.Output) (*outputSpec, error) {
 		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema does not resolve: " + err.Error(), Err: err}
 	}
 	return &outputSpec{out: out, schema: r}, nil
-}
-
-// RunOutput runs one turn like Run, asking for a final answer that is one
-// JSON value valid against out.Schema: the request carries out (sent as a
-// "json_schema" response format where the endpoint takes one, as
-// "json_object" elsewhere), and the final answer is validated here
-// whatever the endpoint enforced. An answer that does not validate gets
-// one repair round trip: a logged reminder, yielded as ReminderAdded,
-// tells the model what failed and the turn goes on. A second invalid
-// answer ends the turn with reason error and an *harness.Error with code
-// CodeInvalidOutput. On success TurnEnd.Output holds the value; the
-// answer's text stays in the log as the assistant message it was. A turn
-// that pauses for approval logs the schema with its question: resolving
-// it (Session.Resolve, after ResumeSession too) goes on asking for the
-// same answer, and the TurnEnd the resolution yields holds it.
-func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output) iter.Seq2[Event, error] {
-	spec, err := newOutputSpec(out)
-	if err != nil {
-		return func(yield func(Event, error) bool) {
-			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
-		}
-	}
-	content := []harness.Block{harness.TextBlock(prompt)}
-	return s.runTurn(ctx, func(t *turn) {
-		t.output = spec
-		t.runSafely(content)
-	})
-}
-
-// RunTyped runs one turn on prompt asking for a final answer of type T
-// (its JSON Schema inferred from T as tool arguments are), waits for the
-// end, and returns the decoded answer with the TurnEnd. The error is the
-// turn's (an *harness.Error with CodeInvalidOutput when the answer did
-// not validate after one repair), or the schema inference's. When the
-// turn pauses for approval the error matches CodeInvalidOutput and says
-// so; the TurnEnd of Session.Resolve then holds the answer in Output.
-func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEnd, error) {
-	var zero T
-	out, err := outputFor[T]()
-	if err != nil {
-		return zero, nil, err
-	}
-	var end *TurnEnd
-	var endErr error
-	for ev, err := range s.RunOutput(ctx, prompt, out) {
-		if te, ok := ev.(*TurnEnd); ok {
-			end, endErr = te, err
-		}
-	}
-	if endErr != nil {
-		return zero, end, endErr
-	}
-	v, err := outputAs[T](end)
-	return v, end, err
 }
 
 // outputAs decodes the structured answer a TurnEnd carries into a T.
@@ -149,27 +93,22 @@ func snakeName(name string) string {
 	return b.String()
 }
 
-// checkOutput validates the final answer of a structured turn. It
-// returns again when it logged a repair request and the turn must take
-// another step, or the error that ends the turn.
-func (t *turn) checkOutput(step int, msg harness.Message) (again bool, err error) {
-	o := t.output
-	v, problem := o.validate(msg.Text())
+// check validates the final answer of a structured turn, text. It
+// keeps a valid answer's value; for an invalid one it returns the
+// reminder that asks the model to repair it, once, and then the error
+// that ends the turn.
+func (o *outputSpec) check(text string) (repair *harness.Reminder, err error) {
+	v, problem := o.validate(text)
 	if problem == "" {
 		o.value = v
-		return false, nil
+		return nil, nil
 	}
 	if o.repaired {
-		return false, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the final answer is not valid against the " + o.out.Name + " schema after one repair: " + problem}
+		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the final answer is not valid against the " + o.out.Name + " schema after one repair: " + problem}
 	}
 	o.repaired = true
-	r := harness.Reminder{Source: outputSource, Text: "Your final answer is not valid against the " + o.out.Name + " schema: " + problem +
-		". Answer again with only one JSON value that matches the schema, no prose and no code fence."}
-	if err := t.s.append(t.ctx, &session.Reminded{Reminder: r}); err != nil {
-		return false, fmt.Errorf("agent: logging the repair request: %w", err)
-	}
-	t.emit(&ReminderAdded{Step: step, Reminder: r})
-	return true, nil
+	return &harness.Reminder{Source: outputSource, Text: "Your final answer is not valid against the " + o.out.Name + " schema: " + problem +
+		". Answer again with only one JSON value that matches the schema, no prose and no code fence."}, nil
 }
 
 // validate parses text as one JSON value (a surrounding code fence is

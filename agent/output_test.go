@@ -40,7 +40,7 @@ func structuredLoop(t *testing.T, d openai.Dialect, replies ...openaitest.Reply)
 	t.Cleanup(srv.Close)
 	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "key", Model: "test-model", Dialect: d})
 	require.NoError(t, err)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	t.Cleanup(func() { loop.Close() })
@@ -116,7 +116,7 @@ func TestRunOutputEventsAndResume(t *testing.T) {
 	leakcheck.Check(t)
 	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
 	llm := replay.NewScripted(replay.Response{Text: `{"n":"x"}`}, replay.Response{Text: `{"n":2}`}, replay.Response{Text: "plain"})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, s := newSession(t, agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 	var reminders []*agent.ReminderAdded
 	var end *agent.TurnEnd
@@ -203,7 +203,7 @@ func TestRunOutputPausedThenResolved(t *testing.T) {
 			ctx := context.Background()
 			file := filepath.Join(t.TempDir(), "marks")
 			first := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})))
-			store := session.NewMemory()
+			store := session.NewMemory(session.StoreConfig{})
 			opts := func(m model.Model) []agent.Option {
 				return []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 					agent.WithPermissions(policy(t, permission.Rules{}))}

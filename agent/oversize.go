@@ -2,72 +2,60 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/spillwriter"
 	"io"
+
+	"github.com/go-harness/harness/internal/spillwriter"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/textcut"
-	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
 
-// logOversized handles a result whose event the session log refused as
-// too large (err matches harness.CodeTooLarge; any other err is
-// returned as it is). The result's text is saved whole through the
-// session's output store and replaced by a head and tail preview that
-// names the saved output, the preview the spill policy shows; with no
-// output store, or when saving fails, the preview says the middle is
-// lost. The render data is slimmed, and dropped with the file records if
-// even that does not fit. It returns the result as logged, which is what
-// the model sees and the host is shown.
-func (t *turn) logOversized(ev *session.ToolFinished, res *harness.ToolResult, err error) (*harness.ToolResult, error) {
-	var tooLarge *session.EventTooLargeError
-	if !errors.As(err, &tooLarge) {
-		return nil, err
-	}
-	limit := previewLimit(tooLarge.Max)
-	r := ev.Result
-	var stored tools.Stored
-	var saveErr error
+// oversized is a tool result too large for one event of the session
+// log, cut down to fit: the model sees, and the host is shown, the form
+// that was logged.
+type oversized struct {
+	// tries are the forms to log, in order, until one fits. Each has the
+	// result's text saved whole through the output store and replaced by
+	// a head and tail preview that names the saved output (the preview
+	// the spill policy shows); with no output store, or when saving
+	// failed, the preview says the middle is lost. The first keeps the
+	// render data, the second slims it, the last drops it with the file
+	// records.
+	tries []harness.ToolResult
+	// stored is where the whole text was saved; saveErr why it was not.
+	stored  tools.Stored
+	saveErr error
+}
+
+// cutToFit cuts res, whose event the log refused as larger than its
+// maxEvent bytes, down to forms that fit (see oversized). The text is
+// saved through out, named by owner; ctx bounds the save.
+func cutToFit(ctx context.Context, out tools.OutputStore, owner tools.Owner, res harness.ToolResult, maxEvent int) (*oversized, error) {
+	limit := previewLimit(maxEvent)
+	cut := &oversized{}
+	r := res
 	if text := res.Text(); len(text) > limit {
-		owner := tools.Owner{Session: t.s.Header().ID, Tool: ev.Name, Call: ev.CallID}
-		// The save outlives a cancelled turn: the result is logged either way.
-		// previewLimit is never below spillwriter.MinThreshold, so NewWriter
-		// cannot refuse it.
-		w, werr := spillwriter.NewWriter(context.WithoutCancel(t.ctx), t.l.cfg.output, owner, limit)
-		if werr != nil {
-			return nil, errors.Join(err, werr)
-		}
-		_, _ = io.WriteString(w, text) // a Writer fails writes only after Close
-		saveErr = w.Close()
-		out := w.Output()
-		stored = out.Stored
-		r.Content = withText(r.Content, out.Text+fmt.Sprintf(
-			"\n[This result is a preview: the whole result is more than the %d bytes the session log holds in one event.]", tooLarge.Max))
-	}
-	shrinks := []func(*harness.ToolResult){
-		func(*harness.ToolResult) {},
-		func(r *harness.ToolResult) { r.Render = slimRender(r.Render, limit) },
-		func(r *harness.ToolResult) { r.Render, r.Files = nil, nil },
-	}
-	for _, shrink := range shrinks {
-		shrink(&r)
-		logged := *ev
-		logged.Result = r
-		err = t.s.append(t.ctx, &logged)
-		if err == nil {
-			t.s.logger.Warn("a tool result too large for the session log was logged as a preview",
-				"tool", ev.Name, "call_id", ev.CallID, "event_bytes", tooLarge.Size, "max_line_size", tooLarge.Max,
-				"locator", stored.Locator, "save_error", saveErr)
-			return &r, nil
-		}
-		if !errors.Is(err, harness.CodeTooLarge) {
+		// previewLimit is never below spillwriter.MinThreshold, so
+		// NewWriter cannot refuse it.
+		w, err := spillwriter.NewWriter(ctx, out, owner, limit)
+		if err != nil {
 			return nil, err
 		}
+		_, _ = io.WriteString(w, text) // a Writer fails writes only after Close
+		cut.saveErr = w.Close()
+		saved := w.Output()
+		cut.stored = saved.Stored
+		r.Content = withText(r.Content, saved.Text+fmt.Sprintf(
+			"\n[This result is a preview: the whole result is more than the %d bytes the session log holds in one event.]", maxEvent))
 	}
-	return nil, err
+	cut.tries = append(cut.tries, r)
+	r.Render = slimRender(r.Render, limit)
+	cut.tries = append(cut.tries, r)
+	r.Render, r.Files = nil, nil
+	cut.tries = append(cut.tries, r)
+	return cut, nil
 }
 
 // previewLimit is the size of the preview of a result too large for a

@@ -70,8 +70,8 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 	leakcheck.Check(t) // the save runs in a goroutine of its own
 	ctx := context.Background()
 	const maxLine = 256 << 10
-	store := session.NewMemory(session.WithMaxLineSize(maxLine))
-	out, err := spill.NewMemory()
+	store := session.NewMemory(session.StoreConfig{MaxLineSize: maxLine})
+	out, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 600 << 10})), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store, Output: out}))
@@ -110,7 +110,7 @@ func TestOversizedResultSavedWhole(t *testing.T) {
 func TestOversizedResultWithoutOutputStore(t *testing.T) {
 	ctx := context.Background()
 	const maxLine = 64 << 10
-	store := session.NewMemory(session.WithMaxLineSize(maxLine))
+	store := session.NewMemory(session.StoreConfig{MaxLineSize: maxLine})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "big", bigIn{Bytes: 200 << 10, Render: 200 << 10})), replay.Response{Text: "done"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithTools(bigOutput()), agent.WithStores(agent.Stores{Sessions: store}))
 	evs, end, err := collect(t, s, ctx, "make output")
@@ -139,7 +139,7 @@ func TestOversizedResultWithoutOutputStore(t *testing.T) {
 
 func TestOversizedUserMessageFailsTheTurn(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewMemory(session.WithMaxLineSize(4096))
+	store := session.NewMemory(session.StoreConfig{MaxLineSize: 4096})
 	model := replay.NewScripted(replay.Response{Text: "small answer"})
 	_, s := newSession(t, agent.WithModel(model), agent.WithStores(agent.Stores{Sessions: store}))
 	_, end, err := collect(t, s, ctx, strings.Repeat("too long ", 1000))

@@ -139,7 +139,7 @@ func assertHidden(t *testing.T, r *harness.ToolResult, what string) {
 // link, a listing, a search), and each must come back empty.
 func TestPathPolicyFileTools(t *testing.T) {
 	ws := pathsWorkspace(t)
-	res := pathsLoop(t, ws, session.NewMemory(), nil,
+	res := pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), nil,
 		call("read-hardlink", "read", map[string]any{"file_path": "src/notes.txt"}),
 		call("read-dir", "read", map[string]any{"file_path": "."}),
 		call("read-typo", "read", map[string]any{"file_path": "secret"}),
@@ -209,7 +209,7 @@ func TestPathPolicyFileTools(t *testing.T) {
 // the rules do not show it.
 func TestPathPolicySessionTools(t *testing.T) {
 	ws := pathsWorkspace(t)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	// The earlier session: no rules.
 	fsys, err := fslocal.New(ws)
 	require.NoError(t, err)
@@ -266,22 +266,22 @@ func TestPathPolicySessionTools(t *testing.T) {
 // deny are not read back through spill:// either.
 func TestPathPolicySpillReads(t *testing.T) {
 	ws := pathsWorkspace(t)
-	store, err := spill.NewDir(filepath.Join(ws, ".harness", "spill"))
+	store, err := spill.NewDir(filepath.Join(ws, ".harness", "spill"), spill.StoreConfig{})
 	require.NoError(t, err)
-	mw, err := spill.Middleware()
+	mw, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	extra := []agent.Option{
 		agent.WithStores(agent.Stores{Output: store}),
 		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{mw}}),
 	}
 	// The first session learns the locator of its spilled output.
-	res := pathsLoop(t, ws, session.NewMemory(), extra, call("big", "repeat", map[string]any{"text": "hello"}))
+	res := pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), extra, call("big", "repeat", map[string]any{"text": "hello"}))
 	text := resultText(res["big"])
 	i := strings.Index(text, tools.OutputScheme)
 	require.GreaterOrEqual(t, i, 0, text)
 	loc := strings.Fields(text[i:])[0]
 	loc = strings.TrimRight(loc, ".,;:)\"'`")
-	res = pathsLoop(t, ws, session.NewMemory(), extra, call("read-spill", "read", map[string]any{"file_path": loc}))
+	res = pathsLoop(t, ws, session.NewMemory(session.StoreConfig{}), extra, call("read-spill", "read", map[string]any{"file_path": loc}))
 	r := res["read-spill"]
 	assert.True(t, r.IsError, resultText(r))
 	assert.Equal(t, harness.CodeNotFound, r.Code)

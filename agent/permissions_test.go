@@ -79,7 +79,7 @@ func ofPayload[T session.Payload](evs []session.Event) []T {
 func TestPermissionDenyByRule(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{Allow: []string{"mark"}, Deny: []string{"mark"}})))
 	evs, end, err := collect(t, s, context.Background(), "go")
@@ -117,7 +117,7 @@ func TestPermissionSynchronousApprover(t *testing.T) {
 		}
 		return permission.Answer{Allow: true, Remember: "mark"}, nil
 	}
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPermissions(policy(t, permission.Rules{})), agent.WithApprover(approver))
 	_, end, err := collect(t, s, context.Background(), "go")
@@ -178,7 +178,7 @@ func TestPauseHelperProcess(t *testing.T) {
 	}
 	ctx := context.Background()
 	loop, err := agent.New(agent.WithModel(pauseScript()), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
-		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(filepath.Join(dir, "sessions"))}), agent.WithPermissions(policy(t, permission.Rules{})))
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})}), agent.WithPermissions(policy(t, permission.Rules{})))
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{ID: "paused", Cwd: "/proj"})
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 
 	// A new process (this one) resumes the session from its JSONL log.
 	ctx := context.Background()
-	store := session.NewJSONL(filepath.Join(dir, "sessions"))
+	store := session.NewJSONL(filepath.Join(dir, "sessions"), session.StoreConfig{})
 	// The model's first answer was given to the first process.
 	m2 := replay.NewScripted(replay.Response{Text: "all done"})
 	loop, err := agent.New(agent.WithModel(m2), agent.WithTools(markTool(filepath.Join(dir, "marks")), echoTool()),
@@ -220,7 +220,7 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
 	assert.Equal(t, harness.CodeInvalidArguments, harness.CodeOf(err))
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {}, "zz": {}}))
-	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeNothingPending, harness.CodeOf(err))
 
 	evs, err := runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}, "c2": {Feedback: "skip that"}}))
 	require.NoError(t, err)
@@ -253,13 +253,13 @@ func TestDurablePauseAcrossProcesses(t *testing.T) {
 
 	// Resolving again finds nothing.
 	_, err = runAll(s.Resolve(ctx, map[string]permission.Answer{"c1": {Allow: true}}))
-	assert.Equal(t, harness.Code("nothing_pending"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeNothingPending, harness.CodeOf(err))
 }
 
 func TestPauseAbandonedByNewMessage(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "marks")
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "fine"})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: store}), agent.WithPermissions(policy(t, permission.Rules{})))
 	evs, end, err := collect(t, s, context.Background(), "go")
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestPauseRemembersRulesAcrossResume(t *testing.T) {
 	ctx := context.Background()
 	m := replay.NewScripted(replay.Call(replay.ToolCall("c1", "mark", map[string]any{"text": "a"})), replay.Response{Text: "ok"},
 		replay.Call(replay.ToolCall("c2", "mark", map[string]any{"text": "b"})), replay.Response{Text: "ok"})
-	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithPermissions(policy(t, permission.Rules{}))}
+	opts := []agent.Option{agent.WithModel(m), agent.WithTools(markTool(file)), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}), agent.WithPermissions(policy(t, permission.Rules{}))}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	s, err := loop.NewSession(ctx, session.Header{Cwd: "/proj"})

@@ -20,7 +20,7 @@ func embed(ctx context.Context, model model.Model, myTools []tools.Tool, session
 		agent.WithModel(model), // any model.Model: the OpenAI-compatible adapter, or replay.NewScripted in tests
 		agent.WithTools(myTools...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
-		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(sessionsDir)}),
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(sessionsDir, session.StoreConfig{})}),
 	)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 		replay.Response{Reasoning: "think", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "x \"quoted\"\n<tag> ü"})}},
 		replay.Response{Text: "first answer"},
 	)
-	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithSystemPrompt("sys"))
+	loop1, err := agent.New(agent.WithModel(m1), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	s1, err := loop1.NewSession(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 	require.NoError(t, loop1.Close())
 
 	m2 := replay.NewScripted(replay.Response{Text: "second answer"})
-	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithSystemPrompt("sys"))
+	loop2, err := agent.New(agent.WithModel(m2), agent.WithTools(echoTool()), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}), agent.WithSystemPrompt("sys"))
 	require.NoError(t, err)
 	defer loop2.Close()
 	s2, err := loop2.ResumeSession(ctx, id)
@@ -55,7 +55,7 @@ func TestResumeRebuildsWhatTheModelSaw(t *testing.T) {
 func TestResumeAfterCrash(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	// A session that died while a call ran.
 	log, err := store.Create(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func js(v any) string {
 // a crash during the call leaves a log that says the call started.
 func TestStartLoggedBeforeSideEffects(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	var seenOnDisk []string
 	var sessionID string
 	probe := tools.Define(tools.Spec{Name: "probe", Description: "looks at the log", SideEffects: true},

@@ -80,7 +80,7 @@ func lastTurnEnded(t *testing.T, store session.Store, id string) *session.TurnEn
 // names them instead of dereferencing nil.
 func TestResumeDamagedBlocksThenCompact(t *testing.T) {
 	ctx := context.Background()
-	mem := session.NewMemory()
+	mem := session.NewMemory(session.StoreConfig{})
 	log, err := mem.Create(ctx, session.Header{Cwd: "/proj"})
 	require.NoError(t, err)
 	id := log.Header().ID
@@ -139,7 +139,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	leakcheck.Check(t)
 	ctx := context.Background()
 	logger, logs := bufferLogger()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	_, s := newSession(t, agent.WithModel(panickyModel{value: "model boom"}), agent.WithStores(agent.Stores{Sessions: store}), agent.WithLogger(logger))
 
 	evs, end, err := collect(t, s, ctx, "go")
@@ -147,9 +147,9 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	assert.Equal(t, session.ReasonError, end.Reason)
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, ie.Message, "during turn: panic: model boom")
-	assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "bug")
 	assert.Contains(t, err.Error(), "model boom")
 	assert.Contains(t, logs.String(), "stack=", "the stack is logged")
@@ -158,7 +158,7 @@ func TestModelPanicEndsTheTurn(t *testing.T) {
 	te := lastTurnEnded(t, store, s.Header().ID)
 	assert.Equal(t, session.ReasonError, te.Reason)
 	require.NotNil(t, te.Error)
-	assert.Equal(t, harness.Code("internal"), te.Error.Code)
+	assert.Equal(t, agent.CodeInternal, te.Error.Code)
 
 	// The session is usable again.
 	require.NoError(t, s.SetModel(replay.NewScripted(replay.Response{Text: "fine now"})))
@@ -174,7 +174,7 @@ func TestModelPanicWithErrorValue(t *testing.T) {
 	_, end, err := collect(t, s, context.Background(), "go")
 	assert.Equal(t, session.ReasonError, end.Reason)
 	assert.ErrorIs(t, err, boom, "a panic with an error value unwraps to it")
-	assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+	assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 }
 
 type panicIn struct{}
@@ -251,19 +251,19 @@ func TestStorePanicEndsTheTurn(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			leakcheck.Check(t)
-			mem := session.NewMemory()
+			mem := session.NewMemory(session.StoreConfig{})
 			store := &panickingStore{Store: mem, panicOn: tc.panicOn}
 			llm := replay.NewScripted(replay.Response{Text: "one"}, replay.Response{Text: "two"})
 			_, s := newSession(t, agent.WithModel(llm), agent.WithStores(agent.Stores{Sessions: store}))
 			evs, end, err := collect(t, s, context.Background(), "go")
 			assert.Equal(t, "turn_end", agent.KindOf(evs[len(evs)-1]))
 			assert.Equal(t, session.ReasonError, end.Reason)
-			assert.Equal(t, harness.Code("internal"), harness.CodeOf(err))
+			assert.Equal(t, agent.CodeInternal, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), "store boom")
 			if tc.endLogged {
 				te := lastTurnEnded(t, mem, s.Header().ID)
 				require.NotNil(t, te.Error)
-				assert.Equal(t, harness.Code("internal"), te.Error.Code)
+				assert.Equal(t, agent.CodeInternal, te.Error.Code)
 				// And the session goes on.
 				_, end, err = collect(t, s, context.Background(), "again")
 				require.NoError(t, err)
@@ -306,14 +306,14 @@ func (panickyOpenStore) Open(ctx context.Context, id string) (session.Log, *sess
 
 func TestSessionStartPanicsAreErrors(t *testing.T) {
 	leakcheck.Check(t)
-	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: panickyOpenStore{session.NewMemory()}}))
+	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: panickyOpenStore{session.NewMemory(session.StoreConfig{})}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
 	assert.Nil(t, s)
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, ie.Message, "during new_session")
 	assert.Contains(t, err.Error(), "create boom")
 
@@ -329,7 +329,7 @@ type panickyCloser struct{}
 func (panickyCloser) Close() error { panic("closer boom") }
 
 func TestClosePanicIsAnError(t *testing.T) {
-	mem := session.NewMemory()
+	mem := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(replay.NewScripted()), agent.WithStores(agent.Stores{Sessions: mem}))
 	require.NoError(t, err)
 	defer loop.Close()
@@ -340,7 +340,7 @@ func TestClosePanicIsAnError(t *testing.T) {
 	err = s.Close()
 	var ie *harness.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, harness.Code("internal"), ie.Code)
+	assert.Equal(t, agent.CodeInternal, ie.Code)
 	assert.Contains(t, err.Error(), "closer boom")
 	// The log was closed anyway: the session can be deleted.
 	require.NoError(t, mem.Delete(context.Background(), s.Header().ID))

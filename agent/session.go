@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
@@ -34,9 +39,9 @@ type Session struct {
 	usage harness.Usage
 	cost  float64
 
-	chain chainCache   // used by the running turn only
-	est   estimator    // used by the running turn only
-	track contextTrack // used by the running turn only
+	// context is what the context policy keeps between requests; the
+	// running turn alone uses it.
+	context contextState
 
 	mu      sync.Mutex
 	model   model.Model
@@ -53,6 +58,13 @@ type Session struct {
 	// ended in, if any. Both are guarded by mu.
 	pol    *permission.Policy
 	paused *pause
+	// narrow is what tools narrowed the running turn to (narrow.go);
+	// life is the Lifecycle calls' state (lifecycle.go), used by the
+	// running turn only; approveMu serializes approvals asked from
+	// running calls (Recheck).
+	narrow    narrowState
+	life      lifeState
+	approveMu sync.Mutex
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
@@ -83,6 +95,16 @@ func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.usage
+}
+
+// Cost returns what the session's logged model calls cost by the loop's
+// price table (WithPrices), in its currency: derived from the log when
+// resumed, and summed as turns run. Compactions' summarizing calls and
+// the calls of the session's sub-agents count (the log records both).
+func (s *Session) Cost() float64 {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.cost
 }
 
 // Model returns the model the session calls.
@@ -127,10 +149,65 @@ func (s *Session) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // session store reaches the loop over the events; a panic in the loop's own
 // body is passed on unchanged.
 func (s *Session) RunContent(ctx context.Context, content []harness.Block) iter.Seq2[Event, error] {
-	return s.runTurn(ctx, func(t *turn) { t.runSafely(content) })
+	return s.runTurn(ctx, func(t *turn) { t.run(content) })
 }
 
-// runTurn runs body as the session's one running turn.
+// RunOutput runs one turn like Run, asking for a final answer that is one
+// JSON value valid against out.Schema: the request carries out (sent as a
+// "json_schema" response format where the endpoint takes one, as
+// "json_object" elsewhere), and the final answer is validated here
+// whatever the endpoint enforced. An answer that does not validate gets
+// one repair round trip: a logged reminder, yielded as ReminderAdded,
+// tells the model what failed and the turn goes on. A second invalid
+// answer ends the turn with reason error and an *harness.Error with code
+// CodeInvalidOutput. On success TurnEnd.Output holds the value; the
+// answer's text stays in the log as the assistant message it was. A turn
+// that pauses for approval logs the schema with its question: resolving
+// it (Session.Resolve, after ResumeSession too) goes on asking for the
+// same answer, and the TurnEnd the resolution yields holds it.
+func (s *Session) RunOutput(ctx context.Context, prompt string, out model.Output) iter.Seq2[Event, error] {
+	spec, err := newOutputSpec(out)
+	if err != nil {
+		return func(yield func(Event, error) bool) {
+			yield(&TurnEnd{Reason: session.ReasonError, Err: err}, err)
+		}
+	}
+	content := []harness.Block{harness.TextBlock(prompt)}
+	return s.runTurn(ctx, func(t *turn) {
+		t.output = spec
+		t.run(content)
+	})
+}
+
+// RunTyped runs one turn on prompt asking for a final answer of type T
+// (its JSON Schema inferred from T as tool arguments are), waits for the
+// end, and returns the decoded answer with the TurnEnd. The error is the
+// turn's (an *harness.Error with CodeInvalidOutput when the answer did
+// not validate after one repair), or the schema inference's. When the
+// turn pauses for approval the error matches CodeInvalidOutput and says
+// so; the TurnEnd of Session.Resolve then holds the answer in Output.
+func RunTyped[T any](ctx context.Context, s *Session, prompt string) (T, *TurnEnd, error) {
+	var zero T
+	out, err := outputFor[T]()
+	if err != nil {
+		return zero, nil, err
+	}
+	var end *TurnEnd
+	var endErr error
+	for ev, err := range s.RunOutput(ctx, prompt, out) {
+		if te, ok := ev.(*TurnEnd); ok {
+			end, endErr = te, err
+		}
+	}
+	if endErr != nil {
+		return zero, end, endErr
+	}
+	v, err := outputAs[T](end)
+	return v, end, err
+}
+
+// runTurn runs body as the session's one running turn, a panic in it
+// ending the turn (see turn.safely).
 func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s.mu.Lock()
@@ -150,15 +227,72 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.done = make(chan struct{})
 		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
 		m := models[0]
-		began, observers := s.beginTurn(ctx, m)
+		began, observers := s.beginTurn(context.WithValue(ctx, sessionKey{}, s), m)
 		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
-		body(t)
+		t.safely(func() {
+			t.checkpoint(session.CheckpointTurnStart)
+			body(t)
+		})
 	}
+}
+
+// turnModels returns the models a turn calls: m wrapped in mws, or, when
+// m is a fallback chain (model.Chain), each of its models wrapped in
+// mws, the primary first. A chain of no models is m itself.
+func turnModels(m model.Model, mws []model.Middleware) []model.Model {
+	if c, ok := m.(model.Chain); ok {
+		if ms := c.Models(); len(ms) > 0 {
+			for i := range ms {
+				ms[i] = chainModel(ms[i], mws)
+			}
+			return ms
+		}
+	}
+	return []model.Model{chainModel(m, mws)}
+}
+
+// chainModel wraps m in mws, mws[0] the outermost: it sees the request
+// first and the answer last. Nil middlewares are skipped.
+func chainModel(m model.Model, mws []model.Middleware) model.Model {
+	for i := len(mws) - 1; i >= 0; i-- {
+		if mws[i] != nil {
+			m = mws[i](m)
+		}
+	}
+	return m
+}
+
+// beginTurn lets the observers begin the turn and returns its context and
+// the observers of its events.
+func (s *Session) beginTurn(ctx context.Context, m model.Model) (context.Context, []func(Event)) {
+	obs := s.loop.cfg.turnObservers
+	if len(obs) == 0 {
+		return ctx, nil
+	}
+	info := TurnInfo{SessionID: s.Header().ID, Turn: s.turns() + 1, Model: m.Info().Name}
+	var sinks []func(Event)
+	for _, o := range obs {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.logger.Error("turn observer panicked as the turn began", "panic", fmt.Sprint(p))
+				}
+			}()
+			c, sink := o(ctx, info)
+			if c != nil {
+				ctx = c
+			}
+			if sink != nil {
+				sinks = append(sinks, sink)
+			}
+		}()
+	}
+	return ctx, sinks
 }
 
 // turnEnded marks the session idle, and closes the log when Close gave up
@@ -227,6 +361,7 @@ func (s *Session) Close() (err error) {
 		}
 		s.mu.Unlock()
 	}
+	s.endHooks()
 	errs = append(errs, s.guarded("close", s.state.Close))
 	if stuck {
 		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
@@ -285,12 +420,114 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Record:      s.record,
+		Record:      s.recordTool,
 	}
+}
+
+type filesKey struct{}
+
+// files returns the file system the session's tools work in: the loop's,
+// restricted (fs.Restrict) by the path policy of its permission rules,
+// anchored at the session's working directory, when the loop has both.
+// So every tool, and every host tool that uses Env.FS, obeys the Read and
+// Edit rules wherever it touches files.
+func (s *Session) files() fs.FileSystem {
+	cfg := &s.loop.cfg
+	if cfg.fsys == nil || cfg.policy == nil {
+		return cfg.fsys
+	}
+	restrict := func() fs.FileSystem {
+		cwd := s.log.Header().Cwd
+		if cwd == "" {
+			cwd = fsimpl.RootOf(cfg.fsys)
+		}
+		paths := cfg.policy.Paths(cwd)
+		if paths.Empty() {
+			return cfg.fsys
+		}
+		return fs.Restrict(cfg.fsys, paths)
+	}
+	fsys, err := tools.LoadState(s.state, filesKey{}, restrict)
+	if err != nil {
+		return restrict() // the session is closing: still restricted
+	}
+	return fsys
 }
 
 func (s *Session) turns() int {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return s.hist.Turns()
+}
+
+// spend adds the usage and the cost of model calls to the session's.
+func (s *Session) spend(u harness.Usage, c float64) {
+	s.logMu.Lock()
+	s.usage.Add(u)
+	s.cost += c
+	s.logMu.Unlock()
+}
+
+// superseded returns the tool results pruning may replace.
+func (s *Session) superseded() []session.PrunedCall {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.hist.Superseded()
+}
+
+// policy returns the session's policy: the loop's, with the rules the
+// session's answers remembered.
+func (s *Session) policy() *permission.Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pol == nil {
+		s.pol = s.loop.cfg.policy
+	}
+	return s.pol
+}
+
+// remember adds a remembered rule to the session's policy.
+func (s *Session) remember(rule string) error {
+	p := s.policy()
+	q, err := p.WithAllow(rule)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pol = q
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) rememberAbandoned(r *runningCall) {
+	s.abMu.Lock()
+	defer s.abMu.Unlock()
+	if s.abandoned == nil {
+		s.abandoned = map[*runningCall]struct{}{}
+	}
+	s.abandoned[r] = struct{}{}
+}
+
+func (s *Session) forgetAbandoned(r *runningCall) {
+	s.abMu.Lock()
+	defer s.abMu.Unlock()
+	delete(s.abandoned, r)
+}
+
+// abandonedCalls returns the tool calls the loop abandoned that are still
+// running, oldest first; Close reports them (errAbandoned).
+func (s *Session) abandonedCalls() []abandonedCall {
+	s.abMu.Lock()
+	out := make([]abandonedCall, 0, len(s.abandoned))
+	for r := range s.abandoned {
+		out = append(out, abandonedCall{Tool: r.tool, CallID: r.id, Step: r.step, Since: r.since})
+	}
+	s.abMu.Unlock()
+	slices.SortFunc(out, func(a, b abandonedCall) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.CallID, b.CallID)
+	})
+	return out
 }

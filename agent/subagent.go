@@ -127,20 +127,6 @@ func snakeCase(s string) bool {
 	return true
 }
 
-// SubAgentEvent is an event of a child session, passed on to the host of
-// the parent's turn while the task call that started the child runs.
-type SubAgentEvent struct {
-	// Session is the child's session id; Call the parent's task call id.
-	Session string `json:"session"`
-	Call    string `json:"call"`
-	Agent   string `json:"agent"`
-	// Depth is 1 for a child of the top session, 2 for a grandchild.
-	Depth int   `json:"depth"`
-	Event Event `json:"event"`
-}
-
-func (*SubAgentEvent) kind() string { return "sub_agent" }
-
 // subTurn is what one parent turn keeps of its children: the steps and
 // usage they spent, and the channel their events reach the host by.
 type subTurn struct {
@@ -264,7 +250,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	}
 	t, _ := ctx.Value(turnKey{}).(*turn)
 	if t == nil {
-		return nil, &harness.Error{Code: codeInternal, Message: "the task tool runs only inside a turn of its loop"}
+		return nil, &harness.Error{Code: CodeInternal, Message: "the task tool runs only inside a turn of its loop"}
 	}
 	steps := ty.MaxSteps
 	if steps == 0 {

@@ -98,7 +98,7 @@ func TestSubAgentsRunInParallelAndRollUp(t *testing.T) {
 		replay.Response{ToolCalls: []harness.ToolCall{replay.ToolCall("b1", "look", echoIn{Text: "b"})}, Usage: usage(3000, 3)},
 		replay.Response{Text: "B is in b.go:9", Usage: usage(4000, 4)},
 	)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "find A": childA, "find B": childB}}
 	prices, err := pricing.NewTable("USD", map[string]pricing.Price{"route": {Input: 1, Output: 10}})
 	require.NoError(t, err)
@@ -325,7 +325,7 @@ func TestSubAgentCapsTheAnswer(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	parent := replay.NewScripted(replay.Call(task("t1", "explore", "talk")), replay.Response{Text: "ok"})
 	child := replay.NewScripted(replay.Response{Text: long})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "talk": child}}
 	_, s := newSession(t, agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(echoTool()),
 		agent.WithSubAgents(agent.SubAgents{MaxAnswer: 51, Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"echo"}}}}))
@@ -364,7 +364,7 @@ func TestSubAgentCancelledWithParentThenResumed(t *testing.T) {
 	wb := replay.NewScripted(replay.Call(replay.ToolCall("w2", "wait", echoIn{})))
 	dir := t.TempDir()
 	m := &routeModel{routes: map[string]model.Model{"go": parent, "wait A": wa, "wait B": wb}}
-	opts := []agent.Option{agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir)}), agent.WithTools(blockTool(started)),
+	opts := []agent.Option{agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}), agent.WithTools(blockTool(started)),
 		agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"wait"}}}})}
 	loop, s := newSession(t, opts...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -404,7 +404,7 @@ func TestSubAgentCancelledWithParentThenResumed(t *testing.T) {
 func TestSubAgentReplay(t *testing.T) {
 	parent := replay.NewScripted(replay.Call(task("t1", "explore", "find A")), replay.Response{Text: "A found"})
 	child := replay.NewScripted(replay.Call(replay.ToolCall("e1", "echo", echoIn{Text: "a"})), replay.Response{Text: "A is here"})
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	sa := agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{Name: "explore", Description: "x", Tools: []string{"echo"}}}})
 	_, s := newSession(t, agent.WithModel(&routeModel{routes: map[string]model.Model{"go": parent, "find A": child}}),
 		agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(echoTool()), sa)

@@ -4,18 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
-
-	"github.com/go-harness/harness/internal/assemble"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/callid"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
 )
 
 // turn is the state of one running turn.
+//
+// A turn logs the user's message (run) and takes steps (loop): each step
+// calls the model (callModel, after the context policy made room: see
+// relieve) and dispatches the calls of its answer (dispatch.go), until
+// the model answers without calls, the step limit is reached, the turn is
+// cancelled, or a call waits for approval (pause.go). finish logs the end
+// and yields the TurnEnd. Every event goes to the host through emit.
 type turn struct {
 	s *Session
 	l *Loop
@@ -49,14 +55,142 @@ type turn struct {
 	sub *subTurn
 }
 
-// send hands one event to the host's loop body. inHost stays set when
-// the body panics, so that the turn passes the panic on instead of
-// recovering it.
-func (t *turn) send(ev Event, err error) bool {
-	t.inHost = true
-	ok := t.yield(ev, err)
-	t.inHost = false
-	return ok
+// run starts a turn on the user's content: it logs the content (and the
+// system prompt, when it changed) and takes the turn's steps.
+func (t *turn) run(content []harness.Block) {
+	t.s.logMu.Lock()
+	logged := t.s.hist.SystemPrompt()
+	t.s.logMu.Unlock()
+	var first []session.Payload
+	if sys := t.l.cfg.system; sys != logged {
+		first = append(first, &session.SystemPrompt{Text: sys})
+	}
+	first = append(first, t.projectContext()...)
+	first = append(first, &session.UserMessage{Content: content})
+	if first = t.promptHooks(first, content); first == nil {
+		return // a hook refused the prompt; the turn has ended
+	}
+	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
+		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
+	}
+	if err := t.abandonPause(); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the abandoned calls: %w", err))
+		return
+	}
+	if err := t.s.append(t.ctx, first...); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
+		return
+	}
+	t.loop()
+}
+
+// planReminder tells the model it is planning.
+const planReminder = "Plan mode is on: this session is read-only. Calls that change files, run commands or have other side effects are denied. " +
+	"Read and search what you need, then present your plan to the user and wait for approval before making changes."
+
+// loop runs steps until the turn ends.
+func (t *turn) loop() {
+	for {
+		if err := t.ctx.Err(); err != nil {
+			t.finish(session.ReasonCancelled, err)
+			return
+		}
+		if t.steps >= t.l.cfg.maxSteps {
+			t.finish(session.ReasonStepLimit, nil)
+			return
+		}
+		t.steps++
+		step := t.steps
+		t.tools = t.l.currentTools()
+		msg, finish, err := t.callModel(step)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				t.finish(session.ReasonCancelled, t.ctx.Err())
+			} else {
+				t.finish(session.ReasonError, err)
+			}
+			return
+		}
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			t.emit(&StepEnd{Step: step, Finish: finish})
+			if t.output != nil {
+				repair, err := t.output.check(msg.Text())
+				if err != nil {
+					t.finish(session.ReasonError, err)
+					return
+				}
+				if repair != nil {
+					// One more step, to repair the structured answer.
+					if err := t.s.append(t.ctx, &session.Reminded{Reminder: *repair}); err != nil {
+						t.finish(session.ReasonError, fmt.Errorf("agent: logging the repair request: %w", err))
+						return
+					}
+					t.emit(&ReminderAdded{Step: step, Reminder: *repair})
+					continue
+				}
+			}
+			if t.stopHooks(step, msg) {
+				continue // a stop hook keeps the turn going
+			}
+			t.finish(session.ReasonCompleted, nil)
+			return
+		}
+		if err := t.dispatch(step, calls); err != nil {
+			switch {
+			case errors.Is(err, errPaused):
+				t.emit(&StepEnd{Step: step, Finish: finish})
+				t.finish(session.ReasonAwaitingApproval, nil)
+			case t.ctx.Err() != nil:
+				t.finish(session.ReasonCancelled, t.ctx.Err())
+			default:
+				t.finish(session.ReasonError, err)
+			}
+			return
+		}
+		t.emit(&StepEnd{Step: step, Finish: finish, ToolCalls: len(calls)})
+	}
+}
+
+// finish logs the end of the turn, syncs the log, and yields TurnEnd.
+func (t *turn) finish(reason string, err error) {
+	t.ended = true
+	t.checkpoint(session.CheckpointTurnEnd)
+	childUsage, childCost := t.sub.spent()
+	t.usage.Add(childUsage)
+	// The children's model calls were priced in their own sessions; they
+	// count in the parent's turn and session as well.
+	t.cost += childCost
+	t.s.spend(childUsage, childCost)
+	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
+	if err != nil {
+		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
+	}
+	if lerr := t.s.append(t.ctx, te); lerr != nil {
+		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
+		err = errors.Join(err, lerr)
+		reason = session.ReasonError
+	} else if serr := t.s.log.Sync(); serr != nil {
+		t.s.logger.Error("syncing the session log failed", "error", serr)
+		err = errors.Join(err, serr)
+		reason = session.ReasonError
+	}
+	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
+	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
+	if t.output != nil && reason == session.ReasonCompleted {
+		end.Output = t.output.value
+	}
+	t.end(end)
+}
+
+// end hands the TurnEnd to the observers and, unless the host stopped
+// iterating, to the host.
+func (t *turn) end(te *TurnEnd) {
+	t.notify(te)
+	if !t.stopped {
+		t.endSent = true
+		t.send(te, te.Err)
+	}
 }
 
 // emit yields an event; when the host stops iterating, the turn is
@@ -75,18 +209,273 @@ func (t *turn) emit(ev Event) {
 	}
 }
 
-// runSafely runs the turn and turns a panic of the harness (or of the
-// model, store or observers it calls) into the end of the turn: a TurnEnd
-// with reason error and an *harness.Error, logged like any other end so
-// the session stays usable. A panic in the host's loop body is passed on.
-func (t *turn) runSafely(content []harness.Block) { t.safely(func() { t.run(content) }) }
-
-// resumeSafely is runSafely for the continuation of a paused turn.
-func (t *turn) resumeSafely(answers map[string]permission.Answer) {
-	t.safely(func() { t.resume(answers) })
+// send hands one event to the host's loop body. inHost stays set when
+// the body panics, so that the turn passes the panic on instead of
+// recovering it.
+func (t *turn) send(ev Event, err error) bool {
+	t.inHost = true
+	ok := t.yield(ev, err)
+	t.inHost = false
+	return ok
 }
 
-// safely runs body, the turn's run or resumption, as runSafely says.
+// notify hands ev to the turn's event observers.
+func (t *turn) notify(ev Event) {
+	for _, sink := range t.observers {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.s.logger.Error("turn observer panicked", "event", kindOf(ev), "panic", fmt.Sprint(p))
+				}
+			}()
+			sink(ev)
+		}()
+	}
+}
+
+// stepTools returns the step's tools, or the loop's current ones before
+// the first step.
+func (t *turn) stepTools() *toolset {
+	if t.tools == nil {
+		t.tools = t.l.currentTools()
+	}
+	return t.tools
+}
+
+// request builds the request for the next model call from the history.
+func (t *turn) request() *model.Request {
+	req := &model.Request{
+		System:   t.systemPrompt(),
+		Messages: t.s.Messages(),
+		Tools:    t.stepTools().model,
+		Images:   t.l.cfg.attachments,
+	}
+	if t.output != nil {
+		out := t.output.out
+		req.Output = &out
+	}
+	// The images the model can take, and no more than the budget.
+	cache, err := tools.LoadState(t.s.state, imageCacheKey{}, func() *imageCache { return &imageCache{} })
+	if err != nil {
+		cache = nil
+	}
+	policy := t.l.cfg.context
+	req.Messages = projectImages(req.Messages, slices.Contains(t.model.Info().Input, harness.ModalityImage),
+		req.Images != nil, imageBudget{Count: policy.MaxImages, Bytes: policy.MaxImageBytes}, cache)
+	return req
+}
+
+// callModel makes one model call, retrying retryable failures, and logs
+// the answer.
+func (t *turn) callModel(step int) (harness.Message, string, error) {
+	policy := t.l.cfg.retry
+	relieve, forced, overflowRetried := true, false, false
+	for attempt := 0; ; {
+		info := t.model.Info()
+		req := t.request()
+		if relieve {
+			req = t.relieve(step, req, forced)
+			relieve, forced = false, false
+		}
+		reqBytes := t.s.context.requestBytes(req)
+		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.context.chain.fingerprint(req)}); err != nil {
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
+		}
+		asm, err := t.stream(step, req)
+		if err == nil {
+			err = asm.Err()
+		}
+		if err != nil {
+			if t.ctx.Err() != nil {
+				// The log shows what the user saw.
+				if am := partialAnswer(step, info.Name, asm); am != nil {
+					if err := t.s.append(t.ctx, am); err != nil {
+						t.s.logger.Error("logging a cancelled answer failed", "error", err)
+					}
+				}
+				return harness.Message{}, "", t.ctx.Err()
+			}
+			code := harness.CodeOf(err)
+			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.off() {
+				// Make room and try once more.
+				overflowRetried, relieve, forced = true, true, true
+				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
+				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: code, Message: failureText(err)}); lerr != nil {
+					return harness.Message{}, "", errors.Join(err, lerr)
+				}
+				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
+				continue
+			}
+			if !model.Retryable(err) || attempt >= policy.MaxRetries {
+				fell, lerr := t.fallBack(step, info.Name, err)
+				if lerr != nil {
+					return harness.Message{}, "", errors.Join(err, lerr)
+				}
+				if !fell {
+					return harness.Message{}, "", err
+				}
+				attempt, relieve = 0, true
+				continue
+			}
+			attempt++
+			d := policy.delay(attempt, retryAfter(err))
+			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", code, "delay", d, "error", err)
+			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: code, Message: failureText(err), DelayMS: d.Milliseconds()}); lerr != nil {
+				return harness.Message{}, "", errors.Join(err, lerr)
+			}
+			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
+			if serr := sleep(t.ctx, d); serr != nil {
+				return harness.Message{}, "", serr
+			}
+			continue
+		}
+		msg := asm.Message()
+		// What is logged is the fixed id.
+		t.s.logMu.Lock()
+		model.FixCallIDs(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
+		t.s.logMu.Unlock()
+		finish, _ := asm.Finish()
+		// The model that answered: the one called, unless it named
+		// another (a fallback wrapper used as a plain model, a replay of
+		// a fallen-back answer).
+		answered := info.Name
+		if name := asm.Model(); name != "" {
+			answered = name
+		}
+		am := &session.AssistantMessage{Step: step, Model: answered, Content: msg.Content, Finish: finish}
+		if u, ok := asm.Usage(); ok {
+			am.Usage = &u
+			t.usage.Add(u)
+			t.s.context.est.calibrate(u.InputTokens, reqBytes)
+		}
+		if err := t.s.append(t.ctx, am); err != nil {
+			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
+		}
+		t.s.context.track.steps++
+		if am.Usage != nil {
+			t.emit(&ModelUsage{Step: step, Model: answered, Usage: *am.Usage, Cost: t.price(answered, *am.Usage)})
+		}
+		return msg, finish, nil
+	}
+}
+
+// stream runs one model call, yielding text and reasoning as they come.
+func (t *turn) stream(step int, req *model.Request) (*model.Assembler, error) {
+	asm := &model.Assembler{}
+	for c, err := range t.model.Stream(t.ctx, req) {
+		if err != nil {
+			return asm, err
+		}
+		asm.Add(c)
+		switch c.Type {
+		case model.ChunkText:
+			if c.Text != "" {
+				t.emit(&TextDelta{Step: step, Text: c.Text})
+			}
+		case model.ChunkReasoning:
+			if c.Text != "" {
+				t.emit(&ReasoningDelta{Step: step, Text: c.Text})
+			}
+		}
+		if t.stopped {
+			return asm, t.ctx.Err()
+		}
+	}
+	if err := t.ctx.Err(); err != nil {
+		return asm, err
+	}
+	return asm, nil
+}
+
+// partialAnswer is what a cancelled answer had said, without its
+// unfinished tool calls, as an assistant message to log; nil when it
+// said nothing.
+func partialAnswer(step int, modelName string, asm *model.Assembler) *session.AssistantMessage {
+	if asm == nil {
+		return nil
+	}
+	var keep []harness.Block
+	for _, b := range asm.Message().Content {
+		if b.Type != harness.BlockToolCall {
+			keep = append(keep, b)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	return &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
+}
+
+// fallBack moves the turn to the next model of its chain after the
+// current one, from, failed for good with err, when err is a failure
+// another model may not have (model.FallsBack). It logs and emits the
+// switch; the turn keeps the new model for its remaining steps. It
+// reports whether it fell back, and an error when logging failed.
+func (t *turn) fallBack(step int, from string, err error) (bool, error) {
+	next := t.cur + 1
+	if next >= len(t.chain) || !model.FallsBack(err) {
+		return false, nil
+	}
+	to := t.chain[next].Info().Name
+	code := harness.CodeOf(err)
+	t.s.logger.Warn("model call failed for good; falling back to the next model", "step", step, "from", from, "to", to, "code", code, "error", err)
+	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
+		return false, lerr
+	}
+	t.cur, t.model = next, t.chain[next]
+	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
+	return true, nil
+}
+
+// price returns the cost of a call of modelName with usage u made now,
+// and adds it to the turn's and the session's.
+func (t *turn) price(modelName string, u harness.Usage) float64 {
+	c, _ := t.l.cfg.prices.Cost(modelName, u, time.Now())
+	t.cost += c
+	t.s.spend(u, c)
+	return c
+}
+
+// retryAfter returns the provider's hint for when to try again after
+// err (a model.ProviderError in its chain), or 0.
+func retryAfter(err error) time.Duration {
+	var pe *model.ProviderError
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
+}
+
+// failureText is what the log says about a failed model call: the text
+// of the model error in err's chain, or err's own.
+func failureText(err error) string {
+	var he *harness.Error
+	if errors.As(err, &he) {
+		return he.Error()
+	}
+	return err.Error()
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// safely runs body, the turn's run or resumption, and turns a panic of
+// the harness (or of the model, store or observers it calls) into the
+// end of the turn: a TurnEnd with reason error and an *harness.Error,
+// logged like any other end so the session stays usable. A panic in the
+// host's loop body is passed on.
 func (t *turn) safely(body func()) {
 	defer func() {
 		p := recover()
@@ -134,314 +523,6 @@ func (t *turn) finishSafely(err *harness.Error) (perr *harness.Error) {
 	}()
 	t.finish(session.ReasonError, err)
 	return nil
-}
-
-func (t *turn) run(content []harness.Block) {
-	var first []session.Payload
-	if sys := t.l.cfg.system; sys != t.systemLogged() {
-		first = append(first, &session.SystemPrompt{Text: sys})
-	}
-	first = append(first, &session.UserMessage{Content: content})
-	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
-		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
-	}
-	if err := t.abandonPause(); err != nil {
-		t.finish(session.ReasonError, fmt.Errorf("agent: logging the abandoned calls: %w", err))
-		return
-	}
-	if err := t.s.append(t.ctx, first...); err != nil {
-		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
-		return
-	}
-	t.loop()
-}
-
-// loop runs steps until the turn ends.
-func (t *turn) loop() {
-	for {
-		if err := t.ctx.Err(); err != nil {
-			t.finish(session.ReasonCancelled, err)
-			return
-		}
-		if t.steps >= t.l.cfg.maxSteps {
-			t.finish(session.ReasonStepLimit, nil)
-			return
-		}
-		t.steps++
-		step := t.steps
-		t.tools = t.l.currentTools()
-		msg, finish, err := t.callModel(step)
-		if err != nil {
-			if t.ctx.Err() != nil {
-				t.finish(session.ReasonCancelled, t.ctx.Err())
-			} else {
-				t.finish(session.ReasonError, err)
-			}
-			return
-		}
-		calls := msg.ToolCalls()
-		if len(calls) == 0 {
-			t.emit(&StepEnd{Step: step, Finish: finish})
-			if t.output != nil {
-				if again, err := t.checkOutput(step, msg); again {
-					continue
-				} else if err != nil {
-					t.finish(session.ReasonError, err)
-					return
-				}
-			}
-			t.finish(session.ReasonCompleted, nil)
-			return
-		}
-		if err := t.dispatch(step, calls); err != nil {
-			switch {
-			case errors.Is(err, errPaused):
-				t.emit(&StepEnd{Step: step, Finish: finish})
-				t.finish(session.ReasonAwaitingApproval, nil)
-			case t.ctx.Err() != nil:
-				t.finish(session.ReasonCancelled, t.ctx.Err())
-			default:
-				t.finish(session.ReasonError, err)
-			}
-			return
-		}
-		t.emit(&StepEnd{Step: step, Finish: finish, ToolCalls: len(calls)})
-	}
-}
-
-func (t *turn) systemLogged() string {
-	t.s.logMu.Lock()
-	defer t.s.logMu.Unlock()
-	return t.s.hist.SystemPrompt()
-}
-
-// finish logs the end of the turn, syncs the log, and yields TurnEnd.
-func (t *turn) finish(reason string, err error) {
-	t.ended = true
-	childUsage, childCost := t.sub.spent()
-	t.usage.Add(childUsage)
-	// The children's model calls were priced in their own sessions; they
-	// count in the parent's turn and session as well.
-	t.cost += childCost
-	t.s.spend(childUsage, childCost)
-	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
-	if err != nil {
-		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
-	}
-	if lerr := t.s.append(t.ctx, te); lerr != nil {
-		t.s.logger.Error("logging the end of a turn failed", "error", lerr)
-		err = errors.Join(err, lerr)
-		reason = session.ReasonError
-	} else if serr := t.s.log.Sync(); serr != nil {
-		t.s.logger.Error("syncing the session log failed", "error", serr)
-		err = errors.Join(err, serr)
-		reason = session.ReasonError
-	}
-	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
-	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
-	if t.output != nil && reason == session.ReasonCompleted {
-		end.Output = t.output.value
-	}
-	t.end(end)
-}
-
-// end hands the TurnEnd to the observers and, unless the host stopped
-// iterating, to the host.
-func (t *turn) end(te *TurnEnd) {
-	t.notify(te)
-	if !t.stopped {
-		t.endSent = true
-		t.send(te, te.Err)
-	}
-}
-
-// stepTools returns the step's tools, or the loop's current ones before
-// the first step.
-func (t *turn) stepTools() *toolset {
-	if t.tools == nil {
-		t.tools = t.l.currentTools()
-	}
-	return t.tools
-}
-
-// request builds the request for the next model call from the history.
-func (t *turn) request() *model.Request {
-	req := &model.Request{
-		System:   t.l.cfg.system,
-		Messages: t.s.Messages(),
-		Tools:    t.stepTools().model,
-		Images:   t.l.cfg.attachments,
-	}
-	if t.output != nil {
-		out := t.output.out
-		req.Output = &out
-	}
-	return t.projectImages(req)
-}
-
-// callModel makes one model call, retrying retryable failures, and logs
-// the answer.
-func (t *turn) callModel(step int) (harness.Message, string, error) {
-	policy := t.l.cfg.retry
-	relieve, forced, overflowRetried := true, false, false
-	for attempt := 0; ; {
-		info := t.model.Info()
-		req := t.request()
-		if relieve {
-			req = t.relieve(step, req, forced)
-			relieve, forced = false, false
-		}
-		reqBytes := t.requestBytes(req)
-		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.chain.fingerprint(req)}); err != nil {
-			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
-		}
-		asm, err := t.stream(step, req)
-		if err == nil {
-			err = asm.Err()
-		}
-		if err != nil {
-			if t.ctx.Err() != nil {
-				t.logPartial(step, info.Name, asm)
-				return harness.Message{}, "", t.ctx.Err()
-			}
-			code := harness.CodeOf(err)
-			if code == harness.CodeContextWindowExceeded && !overflowRetried && !t.l.cfg.context.off() {
-				// Make room and try once more.
-				overflowRetried, relieve, forced = true, true, true
-				t.s.logger.Warn("the request exceeded the context window; pruning and compacting, then retrying once", "step", step)
-				if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt + 1, Code: code, Message: failureText(err)}); lerr != nil {
-					return harness.Message{}, "", errors.Join(err, lerr)
-				}
-				t.emit(&Retry{Step: step, Attempt: attempt + 1, Err: err})
-				continue
-			}
-			if !model.Retryable(err) || attempt >= policy.MaxRetries {
-				fell, lerr := t.fallBack(step, info.Name, err)
-				if lerr != nil {
-					return harness.Message{}, "", errors.Join(err, lerr)
-				}
-				if !fell {
-					return harness.Message{}, "", err
-				}
-				attempt, relieve = 0, true
-				continue
-			}
-			attempt++
-			d := policy.delay(attempt, retryAfter(err))
-			t.s.logger.Warn("model call failed; retrying", "step", step, "attempt", attempt, "code", code, "delay", d, "error", err)
-			if lerr := t.s.append(t.ctx, &session.ModelRetry{Step: step, Attempt: attempt, Code: code, Message: failureText(err), DelayMS: d.Milliseconds()}); lerr != nil {
-				return harness.Message{}, "", errors.Join(err, lerr)
-			}
-			t.emit(&Retry{Step: step, Attempt: attempt, Delay: d, Err: err})
-			if serr := sleep(t.ctx, d); serr != nil {
-				return harness.Message{}, "", serr
-			}
-			continue
-		}
-		msg := asm.Message()
-		t.fixCallIDs(step, msg)
-		finish, _ := asm.Finish()
-		// The model that answered: the one called, unless it named
-		// another (a fallback wrapper used as a plain model, a replay of
-		// a fallen-back answer).
-		answered := info.Name
-		if name := asm.Model(); name != "" {
-			answered = name
-		}
-		am := &session.AssistantMessage{Step: step, Model: answered, Content: msg.Content, Finish: finish}
-		if u, ok := asm.Usage(); ok {
-			am.Usage = &u
-			t.usage.Add(u)
-			t.s.est.calibrate(u.InputTokens, reqBytes)
-		}
-		if err := t.s.append(t.ctx, am); err != nil {
-			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
-		}
-		t.s.track.steps++
-		if am.Usage != nil {
-			t.emit(&ModelUsage{Step: step, Model: answered, Usage: *am.Usage, Cost: t.price(answered, *am.Usage)})
-		}
-		return msg, finish, nil
-	}
-}
-
-// fallBack moves the turn to the next model of its chain after the
-// current one, from, failed for good with err, when err is a failure
-// another model may not have (model.FallsBack). It logs and emits the
-// switch; the turn keeps the new model for its remaining steps. It
-// reports whether it fell back, and an error when logging failed.
-func (t *turn) fallBack(step int, from string, err error) (bool, error) {
-	next := t.cur + 1
-	if next >= len(t.chain) || !model.FallsBack(err) {
-		return false, nil
-	}
-	to := t.chain[next].Info().Name
-	code := harness.CodeOf(err)
-	t.s.logger.Warn("model call failed for good; falling back to the next model", "step", step, "from", from, "to", to, "code", code, "error", err)
-	if lerr := t.s.append(t.ctx, &session.ModelFallback{Step: step, From: from, To: to, Code: code, Message: failureText(err)}); lerr != nil {
-		return false, lerr
-	}
-	t.cur, t.model = next, t.chain[next]
-	t.emit(&ModelFallback{Step: step, From: from, To: to, Err: err})
-	return true, nil
-}
-
-// stream runs one model call, yielding text and reasoning as they come.
-func (t *turn) stream(step int, req *model.Request) (*assemble.Assembler, error) {
-	asm := &assemble.Assembler{}
-	for c, err := range t.model.Stream(t.ctx, req) {
-		if err != nil {
-			return asm, err
-		}
-		asm.Add(c)
-		switch c.Type {
-		case model.ChunkText:
-			if c.Text != "" {
-				t.emit(&TextDelta{Step: step, Text: c.Text})
-			}
-		case model.ChunkReasoning:
-			if c.Text != "" {
-				t.emit(&ReasoningDelta{Step: step, Text: c.Text})
-			}
-		}
-		if t.stopped {
-			return asm, t.ctx.Err()
-		}
-	}
-	if err := t.ctx.Err(); err != nil {
-		return asm, err
-	}
-	return asm, nil
-}
-
-// logPartial logs what a cancelled answer had said, without its
-// unfinished tool calls, so the log shows what the user saw.
-func (t *turn) logPartial(step int, modelName string, asm *assemble.Assembler) {
-	if asm == nil {
-		return
-	}
-	msg := asm.Message()
-	var keep []harness.Block
-	for _, b := range msg.Content {
-		if b.Type != harness.BlockToolCall {
-			keep = append(keep, b)
-		}
-	}
-	if len(keep) == 0 {
-		return
-	}
-	am := &session.AssistantMessage{Step: step, Model: modelName, Content: keep, Finish: model.FinishAborted}
-	if err := t.s.append(t.ctx, am); err != nil {
-		t.s.logger.Error("logging a cancelled answer failed", "error", err)
-	}
-}
-
-// fixCallIDs gives every call of msg an id new to the session
-// (callid.Fix: what is logged is the fixed id).
-func (t *turn) fixCallIDs(step int, msg harness.Message) {
-	t.s.logMu.Lock()
-	defer t.s.logMu.Unlock()
-	callid.Fix(msg, t.s.hist.Turns(), step, t.s.hist.CallIDUsed)
 }
 
 // toolDuration is how long a call took, for events and the log.

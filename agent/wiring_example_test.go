@@ -32,13 +32,13 @@ func ExampleNew_everything() {
 	}
 
 	workspace, _ := fslocal.New(dir)
-	store := session.NewJSONL(sessionsDir)
+	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
 	toolset := slices.Concat(files.Tools(files.Config{}), shell.Tools(shell.Config{}), sessiontools.Tools(store, sessiontools.Config{}), []tools.Tool{images.ReadImage(images.Config{})})
-	spillStore, err1 := spill.NewDir(spillDir)
-	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines(nil)
-	repeats, err4 := guard.RepeatGuard(nil)
-	failures, err5 := guard.FailureGuard(nil)
+	spillStore, err1 := spill.NewDir(spillDir, spill.StoreConfig{})
+	spilling, err2 := spill.Middleware(spill.Config{})
+	deadlines, err3 := guard.Deadlines(guard.DeadlineConfig{})
+	repeats, err4 := guard.RepeatGuard(guard.RepeatConfig{})
+	failures, err5 := guard.FailureGuard(guard.FailureConfig{})
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		log.Fatal(err)
 	}
@@ -69,12 +69,12 @@ func TestFullWiringIsValid(t *testing.T) {
 	}
 	defer workspace.Close()
 	sessionsDir := t.TempDir()
-	store := session.NewJSONL(sessionsDir)
-	spillStore, err1 := spill.NewDir(t.TempDir())
-	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines(nil)
-	repeats, err4 := guard.RepeatGuard(nil)
-	failures, err5 := guard.FailureGuard(nil)
+	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
+	spillStore, err1 := spill.NewDir(t.TempDir(), spill.StoreConfig{})
+	spilling, err2 := spill.Middleware(spill.Config{})
+	deadlines, err3 := guard.Deadlines(guard.DeadlineConfig{})
+	repeats, err4 := guard.RepeatGuard(guard.RepeatConfig{})
+	failures, err5 := guard.FailureGuard(guard.FailureConfig{})
 	model, err6 := openai.New(openai.Config{BaseURL: "https://api.deepseek.com", APIKey: "sk-test", Model: "deepseek-flash"})
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		t.Fatal(err)

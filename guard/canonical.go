@@ -26,32 +26,44 @@ func canonicalJSON(raw []byte) string {
 	if err := dec.Decode(&v); err != nil || len(bytes.Trim(raw[dec.InputOffset():], jsonSpace)) > 0 {
 		return string(raw)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(canonicalNumbers(v)); err != nil {
-		return string(raw) // not reached: canonical numbers are valid JSON
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return encodeCanonical(v)
 }
 
 // jsonSpace is the white space JSON allows between tokens.
 const jsonSpace = " \t\r\n"
 
-// canonicalNumbers replaces, in place, every number of the decoded value
-// v by its canonical form, and returns v.
+// encodeCanonical returns the canonical text of v, a value decoded with
+// json.Number for numbers: its numbers in canonical form, encoded by
+// encoding/json. v is not modified.
+func encodeCanonical(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(canonicalNumbers(v)); err != nil {
+		return "" // not reached: a decoded value with canonical numbers is valid JSON
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// canonicalNumbers returns a copy of the decoded value v with every
+// number in its canonical form; v is not modified (the registry's
+// decoded arguments are shared).
 func canonicalNumbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		return json.Number(canonicalNumber(string(x)))
 	case []any:
+		out := make([]any, len(x))
 		for i, e := range x {
-			x[i] = canonicalNumbers(e)
+			out[i] = canonicalNumbers(e)
 		}
+		return out
 	case map[string]any:
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			x[k] = canonicalNumbers(e)
+			out[k] = canonicalNumbers(e)
 		}
+		return out
 	}
 	return v
 }

@@ -49,9 +49,8 @@ func (ds *deadlines) fail(msg string) {
 }
 
 // Deadlines returns dispatch middleware that puts a backstop deadline on
-// every call, with the defaults changed by opts (nil keeps them all). An
-// invalid option value is an error (harness.CodeInvalidOption) and no
-// middleware.
+// every call, with the defaults changed by cfg. An invalid DeadlineConfig
+// is an error (harness.CodeInvalidOption) and no middleware.
 //
 // The backstop is deliberately loose: a tool's own timeout (Spec.Deadline
 // declares the longest it expects to run) should fire first, with an error
@@ -74,8 +73,8 @@ func (ds *deadlines) fail(msg string) {
 // a declared deadline and at least a minute more), which the defaults
 // here always stay inside. A family or tool backstop longer than the
 // loop's is cut short by it: raise Limits.Backstop with it.
-func Deadlines(opts *DeadlineOptions) (tools.Middleware, error) {
-	ds, err := newDeadlines(opts)
+func Deadlines(cfg DeadlineConfig) (tools.Middleware, error) {
+	ds, err := newDeadlines(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +85,7 @@ func Deadlines(opts *DeadlineOptions) (tools.Middleware, error) {
 	}, nil
 }
 
-func newDeadlines(opts *DeadlineOptions) (*deadlines, error) {
+func newDeadlines(cfg DeadlineConfig) (*deadlines, error) {
 	ds := &deadlines{
 		family: map[tools.Family]time.Duration{
 			tools.FamilyLocal:   defaultLocalDeadline,
@@ -98,21 +97,18 @@ func newDeadlines(opts *DeadlineOptions) (*deadlines, error) {
 		grace:      defaultGrace,
 		cancelWait: defaultCancelWait,
 	}
-	if opts == nil {
-		return ds, nil
-	}
-	for _, f := range slices.Sorted(maps.Keys(opts.Families)) {
-		if d := opts.Families[f]; d < 0 {
-			ds.fail(fmt.Sprintf("guard: DeadlineOptions.Families[%q] is %s: the deadline must not be negative (zero means no backstop)", f, d))
+	for _, f := range slices.Sorted(maps.Keys(cfg.Families)) {
+		if d := cfg.Families[f]; d < 0 {
+			ds.fail(fmt.Sprintf("guard: DeadlineConfig.Families[%q] is %s: the deadline must not be negative (zero means no backstop)", f, d))
 		} else if f == "" {
 			ds.other = d
 		} else {
 			ds.family[f] = d
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(opts.Tools)) {
-		if d := opts.Tools[name]; d < 0 {
-			ds.fail(fmt.Sprintf("guard: DeadlineOptions.Tools[%q] is %s: the deadline must not be negative (zero means no backstop)", name, d))
+	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
+		if d := cfg.Tools[name]; d < 0 {
+			ds.fail(fmt.Sprintf("guard: DeadlineConfig.Tools[%q] is %s: the deadline must not be negative (zero means no backstop)", name, d))
 		} else {
 			ds.perTool[name] = d
 		}
@@ -121,10 +117,10 @@ func newDeadlines(opts *DeadlineOptions) (*deadlines, error) {
 		name string
 		d    time.Duration
 		into *time.Duration
-	}{{"Grace", opts.Grace, &ds.grace}, {"CancelWait", opts.CancelWait, &ds.cancelWait}} {
+	}{{"Grace", cfg.Grace, &ds.grace}, {"CancelWait", cfg.CancelWait, &ds.cancelWait}} {
 		switch {
 		case f.d < 0:
-			ds.fail(fmt.Sprintf("guard: DeadlineOptions.%s is %s: it must not be negative (zero means the default)", f.name, f.d))
+			ds.fail(fmt.Sprintf("guard: DeadlineConfig.%s is %s: it must not be negative (zero means the default)", f.name, f.d))
 		case f.d > 0:
 			*f.into = f.d
 		}

@@ -39,11 +39,11 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// deadlines returns the deadline middleware with opts, which must be
+// deadlines returns the deadline middleware with cfg, which must be
 // valid.
-func deadlines(t *testing.T, opts *guard.DeadlineOptions) tools.Middleware {
+func deadlines(t *testing.T, cfg guard.DeadlineConfig) tools.Middleware {
 	t.Helper()
-	mw, err := guard.Deadlines(opts)
+	mw, err := guard.Deadlines(cfg)
 	require.NoError(t, err)
 	return mw
 }
@@ -65,7 +65,7 @@ func backstop(t *testing.T, mw tools.Middleware, spec tools.Spec) time.Duration 
 }
 
 func TestBackstopDurations(t *testing.T) {
-	ds := deadlines(t, nil)
+	ds := deadlines(t, guard.DeadlineConfig{})
 	for _, tc := range []struct {
 		name string
 		spec tools.Spec
@@ -90,7 +90,7 @@ func TestBackstopDurations(t *testing.T) {
 	assert.Greater(t, guard.DefaultNetworkDeadline, guard.DefaultProcessDeadline)
 	assert.Greater(t, guard.DefaultProcessDeadline, guard.DefaultLocalDeadline)
 
-	ds = deadlines(t, &guard.DeadlineOptions{
+	ds = deadlines(t, guard.DeadlineConfig{
 		Families: map[tools.Family]time.Duration{tools.FamilyNetwork: time.Hour, "": 2 * time.Minute},
 		Tools:    map[string]time.Duration{"bash": 3 * time.Minute, "forever": 0},
 		Grace:    time.Minute,
@@ -102,19 +102,19 @@ func TestBackstopDurations(t *testing.T) {
 	assert.Equal(t, 70*time.Second, backstop(t, ds, tools.Spec{Name: "grep", Deadline: 10 * time.Second}), "the grace is the least margin")
 }
 
-func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
+func TestDeadlineConfigRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts guard.DeadlineOptions
+		cfg  guard.DeadlineConfig
 		want string
 	}{
-		{"family", guard.DeadlineOptions{Families: map[tools.Family]time.Duration{tools.FamilyLocal: -time.Second}}, `DeadlineOptions.Families["local"] is -1s`},
-		{"tool", guard.DeadlineOptions{Tools: map[string]time.Duration{"bash": -1}}, `DeadlineOptions.Tools["bash"] is -1ns`},
-		{"grace", guard.DeadlineOptions{Grace: -time.Second}, "DeadlineOptions.Grace is -1s"},
-		{"cancel wait", guard.DeadlineOptions{CancelWait: -time.Millisecond}, "DeadlineOptions.CancelWait is -1ms"},
+		{"family", guard.DeadlineConfig{Families: map[tools.Family]time.Duration{tools.FamilyLocal: -time.Second}}, `DeadlineConfig.Families["local"] is -1s`},
+		{"tool", guard.DeadlineConfig{Tools: map[string]time.Duration{"bash": -1}}, `DeadlineConfig.Tools["bash"] is -1ns`},
+		{"grace", guard.DeadlineConfig{Grace: -time.Second}, "DeadlineConfig.Grace is -1s"},
+		{"cancel wait", guard.DeadlineConfig{CancelWait: -time.Millisecond}, "DeadlineConfig.CancelWait is -1ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mw, err := guard.Deadlines(&tc.opts)
+			mw, err := guard.Deadlines(tc.cfg)
 			require.Error(t, err)
 			assert.Nil(t, mw)
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
@@ -123,9 +123,9 @@ func TestDeadlineOptionsRefuseBadValues(t *testing.T) {
 	}
 	// Zero is a value, not a mistake: no backstop for a tool, the
 	// default grace and wait.
-	_, err := guard.Deadlines(&guard.DeadlineOptions{Tools: map[string]time.Duration{"free": 0}})
+	_, err := guard.Deadlines(guard.DeadlineConfig{Tools: map[string]time.Duration{"free": 0}})
 	assert.NoError(t, err)
-	_, err = guard.Deadlines(&guard.DeadlineOptions{})
+	_, err = guard.Deadlines(guard.DeadlineConfig{})
 	assert.NoError(t, err)
 }
 
@@ -135,7 +135,7 @@ func handle(ctx context.Context, ds tools.Middleware, spec tools.Spec, logs *log
 	if logs != nil {
 		env.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte("{}"), Spec: spec, Env: env}
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: "{}", Spec: spec, Env: env}
 	h := ds(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return fn(ctx) }))
 	return h(ctx, call)
 }
@@ -144,7 +144,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before the leak check
-	ds := deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})
+	ds := deadlines(t, guard.DeadlineConfig{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})
 	for _, sideEffects := range []bool{true, false} {
 		var logs logBuffer
 		res := handle(context.Background(), ds, tools.Spec{Name: "stuck", SideEffects: sideEffects}, &logs, func(ctx context.Context) *harness.ToolResult {
@@ -169,7 +169,7 @@ func TestToolIgnoringContextIsCutOff(t *testing.T) {
 
 func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"slow": time.Millisecond}, CancelWait: time.Minute})
+	ds := deadlines(t, guard.DeadlineConfig{Tools: map[string]time.Duration{"slow": time.Millisecond}, CancelWait: time.Minute})
 	var logs logBuffer
 	res := handle(context.Background(), ds, tools.Spec{Name: "slow", SideEffects: true}, &logs, func(ctx context.Context) *harness.ToolResult {
 		<-ctx.Done()
@@ -189,7 +189,7 @@ func TestWellBehavedToolStopsWithItsOwnResult(t *testing.T) {
 
 func TestInnerTimeoutWins(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t, &guard.DeadlineOptions{Grace: time.Hour})
+	ds := deadlines(t, guard.DeadlineConfig{Grace: time.Hour})
 	spec := tools.Spec{Name: "bash", SideEffects: true, Deadline: time.Millisecond}
 	res := handle(context.Background(), ds, spec, nil, func(ctx context.Context) *harness.ToolResult {
 		inner, cancel := context.WithTimeout(ctx, spec.Deadline)
@@ -203,7 +203,7 @@ func TestInnerTimeoutWins(t *testing.T) {
 
 func TestFinishesInTime(t *testing.T) {
 	leakcheck.Check(t)
-	ds := deadlines(t, nil)
+	ds := deadlines(t, guard.DeadlineConfig{})
 	var sawDeadline bool
 	for range 200 {
 		res := handle(context.Background(), ds, tools.Spec{Name: "read", Family: tools.FamilyLocal}, nil, func(ctx context.Context) *harness.ToolResult {
@@ -214,7 +214,7 @@ func TestFinishesInTime(t *testing.T) {
 	}
 	assert.True(t, sawDeadline, "the tool's context carries the backstop")
 	// A tool with no backstop gets no deadline.
-	ds = deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"free": 0}})
+	ds = deadlines(t, guard.DeadlineConfig{Tools: map[string]time.Duration{"free": 0}})
 	handle(context.Background(), ds, tools.Spec{Name: "free"}, nil, func(ctx context.Context) *harness.ToolResult {
 		_, sawDeadline = ctx.Deadline()
 		return harness.TextResult("")
@@ -226,7 +226,7 @@ func TestTurnCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	ds := deadlines(t, &guard.DeadlineOptions{CancelWait: time.Millisecond})
+	ds := deadlines(t, guard.DeadlineConfig{CancelWait: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	go func() { <-started; cancel() }()
@@ -255,7 +255,7 @@ func TestTurnCancelled(t *testing.T) {
 
 func TestPanicInGuardedTool(t *testing.T) {
 	leakcheck.Check(t)
-	res := handle(context.Background(), deadlines(t, nil), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
+	res := handle(context.Background(), deadlines(t, guard.DeadlineConfig{}), tools.Spec{Name: "boom"}, nil, func(context.Context) *harness.ToolResult {
 		panic("kaboom")
 	})
 	assert.Equal(t, harness.CodeToolPanic, res.Code)
@@ -274,7 +274,7 @@ func TestDeadlinesInTheLoop(t *testing.T) {
 		})
 	model := replay.NewScripted(replay.Call(replay.ToolCall("c1", "stuck", nil)), replay.Response{Text: "it timed out"})
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(stuck),
-		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{deadlines(t, &guard.DeadlineOptions{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})}}))
+		agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{deadlines(t, guard.DeadlineConfig{Tools: map[string]time.Duration{"stuck": time.Millisecond}, CancelWait: time.Millisecond})}}))
 	require.NoError(t, err)
 	t.Cleanup(func() { close(release); loop.Close() })
 	s, err := loop.NewSession(context.Background(), session.Header{})

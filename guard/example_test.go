@@ -28,11 +28,11 @@ func ExampleRepeatGuard() {
 		replay.Call(replay.ToolCall("c3", "status", `{"verbose":true}`)),
 		replay.Response{Text: "the build is failing"},
 	)
-	repeats, err := guard.RepeatGuard(nil)
+	repeats, err := guard.RepeatGuard(guard.RepeatConfig{})
 	if err != nil {
 		panic(err)
 	}
-	failures, err := guard.FailureGuard(nil)
+	failures, err := guard.FailureGuard(guard.FailureConfig{})
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +59,7 @@ func ExampleRepeatGuard() {
 // Backstops by family, per tool, and above a tool's own deadline: the
 // time a call has, as the tool sees it on its context.
 func ExampleDeadlines() {
-	mw, err := guard.Deadlines(&guard.DeadlineOptions{
+	mw, err := guard.Deadlines(guard.DeadlineConfig{
 		Families: map[tools.Family]time.Duration{tools.FamilyNetwork: 20 * time.Minute},
 		Tools:    map[string]time.Duration{"deploy": time.Hour},
 	})
@@ -79,12 +79,12 @@ func ExampleDeadlines() {
 	} {
 		show(context.Background(), &tools.Call{Name: spec.Name, Spec: spec})
 	}
-	_, err = guard.Deadlines(&guard.DeadlineOptions{CancelWait: -time.Second})
+	_, err = guard.Deadlines(guard.DeadlineConfig{CancelWait: -time.Second})
 	fmt.Println(err)
 	// Output:
 	// read 1m0s
 	// fetch 20m0s
 	// bash 15m0s
 	// deploy 1h0m0s
-	// guard: DeadlineOptions.CancelWait is -1s: it must not be negative (zero means the default)
+	// guard: DeadlineConfig.CancelWait is -1s: it must not be negative (zero means the default)
 }

@@ -27,7 +27,7 @@ type failureGuard struct {
 // FailureGuard returns a tools.StepObserver that notices one tool failing
 // again and again while the model varies its arguments, the loop a
 // repeated-call check cannot see, and reminds the model to stop and
-// reconsider its approach. It only advises. An invalid option value is an
+// reconsider its approach. It only advises. An invalid FailureConfig is an
 // error (harness.CodeInvalidOption) and no observer.
 //
 // Each tool has its own streak, in call order across steps: an error
@@ -39,20 +39,17 @@ type failureGuard struct {
 // RepeatGuard's business. Calls that were not run (CodeNotRun) or were
 // cancelled with their turn (CodeAborted) are not the tool's failures and
 // are skipped, as are excluded tools (none by default; see
-// FailureOptions.Exclude).
+// FailureConfig.Exclude).
 // A new user message resets every streak. The reminders' source
 // (harness.Reminder.Source) is "failure_guard".
-func FailureGuard(opts *FailureOptions) (tools.StepObserver, error) {
-	g := &failureGuard{streak: defaultFailureStreak}
-	if opts != nil {
-		switch k := opts.Streak; {
-		case k == 0:
-		case k < 2:
-			return nil, toolexec.OptionError("guard: FailureOptions.Streak is %d: a streak is at least 2 failures", k)
-		default:
-			g.streak = k
-		}
-		g.excluded = excludedSet(opts.Exclude)
+func FailureGuard(cfg FailureConfig) (tools.StepObserver, error) {
+	g := &failureGuard{streak: defaultFailureStreak, excluded: excludedSet(cfg.Exclude)}
+	switch k := cfg.Streak; {
+	case k == 0:
+	case k < 2:
+		return nil, toolexec.OptionError("guard: FailureConfig.Streak is %d: a streak is at least 2 failures", k)
+	default:
+		g.streak = k
 	}
 	return g.observe, nil
 }
@@ -94,7 +91,7 @@ func (g *failureGuard) observe(ctx context.Context, step *tools.Step) []harness.
 		if res.Code == harness.CodeNotRun || res.Code == harness.CodeAborted {
 			continue
 		}
-		args := canonicalJSON(call.Arguments)
+		args := canonicalArgs(call)
 		s := st.streaks[call.Name]
 		if s == nil {
 			s = &streak{first: args}

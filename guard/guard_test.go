@@ -2,7 +2,6 @@ package guard_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -41,7 +40,7 @@ func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 	s.step++
 	st := &tools.Step{Env: s.env, Number: s.step}
 	for i, x := range calls {
-		st.Calls = append(st.Calls, &tools.Call{ID: fmt.Sprintf("c%d_%d", s.step, i), Name: x.name, Arguments: json.RawMessage(x.args), Step: s.step, Index: i, Env: s.env})
+		st.Calls = append(st.Calls, &tools.Call{ID: fmt.Sprintf("c%d_%d", s.step, i), Name: x.name, Arguments: x.args, Step: s.step, Index: i, Env: s.env})
 		res := harness.TextResult("ok")
 		if x.err != "" {
 			res = harness.ErrorResult(x.err, "failed: %s", x.err)
@@ -52,7 +51,7 @@ func (s *sess) run(o tools.StepObserver, calls ...c) []harness.Reminder {
 }
 
 func TestRepeatThresholdsAcrossSteps(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	fired := map[int]harness.Reminder{}
 	for n := 1; n <= 12; n++ {
@@ -79,7 +78,7 @@ func TestRepeatThresholdsAcrossSteps(t *testing.T) {
 }
 
 func TestRepeatKeyOrderAndNumbers(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "search", args: `{"a":1,"b":{"c":[1,2],"d":"x"}}`}))
 	assert.Empty(t, s.run(g, c{name: "search", args: ` { "b" : { "d":"x", "c":[1.0, 2e0] }, "a" : 1 } `}))
@@ -91,7 +90,7 @@ func TestRepeatKeyOrderAndNumbers(t *testing.T) {
 }
 
 func TestRepeatBrokenByOtherCalls(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"make"}`}
 	s.run(g, same)
@@ -106,7 +105,7 @@ func TestRepeatBrokenByOtherCalls(t *testing.T) {
 }
 
 func TestRepeatWithinAStep(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	same := c{name: "read", args: `{"file_path":"a.go"}`}
 	rs := s.run(g, same, same, same)
@@ -135,7 +134,7 @@ func TestRepeatWithinAStep(t *testing.T) {
 }
 
 func TestRepeatExclusionsAreTransparent(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"go test"}`}
 	todo := c{name: "todo_write", args: `{"todos":[]}`}
@@ -148,16 +147,16 @@ func TestRepeatExclusionsAreTransparent(t *testing.T) {
 	assert.Empty(t, s.run(g, todo, todo, todo, todo, todo), "excluded tools never trigger")
 
 	// A custom list replaces the default one.
-	g = repeatGuard(t, &guard.RepeatOptions{Exclude: []string{"poll"}})
+	g = repeatGuard(t, guard.RepeatConfig{Exclude: []string{"poll"}})
 	s = newSess()
 	assert.Empty(t, s.run(g, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}, c{name: "poll", args: "{}"}))
 	assert.Len(t, s.run(g, todo, todo, todo), 1, "todo_write is no longer excluded")
-	g = repeatGuard(t, &guard.RepeatOptions{Exclude: []string{}})
+	g = repeatGuard(t, guard.RepeatConfig{Exclude: []string{}})
 	assert.Len(t, newSess().run(g, todo, todo, todo), 1, "an empty list excludes nothing")
 }
 
 func TestRepeatUserMessageResets(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	s.run(g, same)
@@ -169,7 +168,7 @@ func TestRepeatUserMessageResets(t *testing.T) {
 }
 
 func TestRepeatCustomThresholds(t *testing.T) {
-	g := repeatGuard(t, &guard.RepeatOptions{Thresholds: []int{4, 2, 2}})
+	g := repeatGuard(t, guard.RepeatConfig{Thresholds: []int{4, 2, 2}})
 	s := newSess()
 	same := c{name: "x", args: "{}"}
 	var at []int
@@ -181,16 +180,16 @@ func TestRepeatCustomThresholds(t *testing.T) {
 	assert.Equal(t, []int{2, 4}, at, "sorted, duplicates dropped")
 }
 
-func TestGuardOptionsRefuseBadValues(t *testing.T) {
+func TestGuardConfigRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  func() error
 		want string
 	}{
-		{"threshold below 2", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{4, 1}}); return err }, "not 1"},
-		{"threshold zero", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{0}}); return err }, "not 0"},
-		{"no thresholds", func() error { _, err := guard.RepeatGuard(&guard.RepeatOptions{Thresholds: []int{}}); return err }, "at least one"},
-		{"streak below 2", func() error { _, err := guard.FailureGuard(&guard.FailureOptions{Streak: 1}); return err }, "FailureOptions.Streak is 1"},
+		{"threshold below 2", func() error { _, err := guard.RepeatGuard(guard.RepeatConfig{Thresholds: []int{4, 1}}); return err }, "not 1"},
+		{"threshold zero", func() error { _, err := guard.RepeatGuard(guard.RepeatConfig{Thresholds: []int{0}}); return err }, "not 0"},
+		{"no thresholds", func() error { _, err := guard.RepeatGuard(guard.RepeatConfig{Thresholds: []int{}}); return err }, "at least one"},
+		{"streak below 2", func() error { _, err := guard.FailureGuard(guard.FailureConfig{Streak: 1}); return err }, "FailureConfig.Streak is 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.err()
@@ -201,22 +200,22 @@ func TestGuardOptionsRefuseBadValues(t *testing.T) {
 	}
 }
 
-func repeatGuard(t *testing.T, opts *guard.RepeatOptions) tools.StepObserver {
+func repeatGuard(t *testing.T, cfg guard.RepeatConfig) tools.StepObserver {
 	t.Helper()
-	g, err := guard.RepeatGuard(opts)
+	g, err := guard.RepeatGuard(cfg)
 	require.NoError(t, err)
 	return g
 }
 
-func failureGuard(t *testing.T, opts *guard.FailureOptions) tools.StepObserver {
+func failureGuard(t *testing.T, cfg guard.FailureConfig) tools.StepObserver {
 	t.Helper()
-	g, err := guard.FailureGuard(opts)
+	g, err := guard.FailureGuard(cfg)
 	require.NoError(t, err)
 	return g
 }
 
 func TestRepeatPreviewCutAtRunes(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	s := newSess()
 	long := c{name: "write", args: `{"content":"` + strings.Repeat("é𝄞", 600) + `"}`}
 	s.run(g, long, long, long, long)
@@ -232,7 +231,7 @@ func TestRepeatPreviewCutAtRunes(t *testing.T) {
 }
 
 func TestRepeatStatePerSessionAndGuard(t *testing.T) {
-	g := repeatGuard(t, nil)
+	g := repeatGuard(t, guard.RepeatConfig{})
 	a, b := newSess(), newSess()
 	same := c{name: "bash", args: `{"command":"ls"}`}
 	a.run(g, same)
@@ -240,12 +239,12 @@ func TestRepeatStatePerSessionAndGuard(t *testing.T) {
 	a.run(g, same)
 	b.run(g, same)
 	assert.Len(t, a.run(g, same), 1, "sessions count apart")
-	other := repeatGuard(t, nil)
+	other := repeatGuard(t, guard.RepeatConfig{})
 	assert.Empty(t, a.run(other, same), "two guards keep apart state")
 }
 
 func TestFailureStreak(t *testing.T) {
-	g := failureGuard(t, nil)
+	g := failureGuard(t, guard.FailureConfig{})
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "edit", args: `{"old_string":"a"}`, err: "edit_not_found"}))
 	assert.Empty(t, s.run(g, c{name: "read", args: `{"file_path":"x"}`}), "other tools leave the streak alone")
@@ -266,7 +265,7 @@ func TestFailureStreak(t *testing.T) {
 }
 
 func TestFailureStreakResets(t *testing.T) {
-	g := failureGuard(t, nil)
+	g := failureGuard(t, guard.FailureConfig{})
 	s := newSess()
 	fail := func(arg string) c { return c{name: "bash", args: `{"command":"` + arg + `"}`, err: "tool_failed"} }
 	s.run(g, fail("a"), fail("b"))
@@ -288,8 +287,8 @@ func TestFailureStreakResets(t *testing.T) {
 	assert.Empty(t, s.run(g, fail("a"), fail("b"), fail("c"), c{name: "bash", args: `{"command":"ok"}`}))
 }
 
-func TestFailureOptions(t *testing.T) {
-	g := failureGuard(t, &guard.FailureOptions{Streak: 2, Exclude: []string{"flaky"}})
+func TestFailureConfig(t *testing.T) {
+	g := failureGuard(t, guard.FailureConfig{Streak: 2, Exclude: []string{"flaky"}})
 	s := newSess()
 	assert.Empty(t, s.run(g, c{name: "flaky", args: "1", err: "x"}, c{name: "flaky", args: "2", err: "x"}, c{name: "flaky", args: "3", err: "x"}))
 	rs := s.run(g, c{name: "web_fetch", args: `{"url":"a"}`, err: "http_404"}, c{name: "web_fetch", args: `{"url":"b"}`, err: "http_404"})
@@ -318,9 +317,9 @@ func TestGuardsInTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c5", "lookup", `{"key":"bad2"}`), replay.ToolCall("c6", "lookup", `{"key":"bad3"}`)),
 		replay.Response{Text: "giving up"},
 	)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{agent.WithModel(model), agent.WithTools(lookup), agent.WithStores(agent.Stores{Sessions: store}),
-		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeatGuard(t, nil), failureGuard(t, nil)}})}
+		agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{repeatGuard(t, guard.RepeatConfig{}), failureGuard(t, guard.FailureConfig{})}})}
 	loop, err := agent.New(opts...)
 	require.NoError(t, err)
 	defer loop.Close()
@@ -355,4 +354,28 @@ func TestGuardsInTheLoop(t *testing.T) {
 	resumed, err := loop.ResumeSession(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, before, resumed.Messages(), "the reminders are in the log")
+}
+
+// TestRepeatReadsTheCheckedArguments: the guard compares the arguments
+// the registry decoded when it checked each call; it does not parse
+// their text again.
+func TestRepeatReadsTheCheckedArguments(t *testing.T) {
+	type in struct {
+		Pattern string `json:"pattern"`
+	}
+	grep := tools.Define(tools.Spec{Name: "grep", Description: "Search."},
+		func(context.Context, *tools.Call, in) (*harness.ToolResult, error) { return nil, nil })
+	reg, err := tools.NewRegistry(grep)
+	require.NoError(t, err)
+	g := repeatGuard(t, guard.RepeatConfig{})
+	s := newSess()
+	var reminders []harness.Reminder
+	for i := range 3 {
+		call := &tools.Call{ID: fmt.Sprint("c", i), Name: "grep", Arguments: fmt.Sprintf(`{"pattern":%q}`, "TODO"), Env: s.env}
+		require.Nil(t, reg.Check(call))
+		call.Arguments = fmt.Sprintf(`{"pattern":"changed after the check %d"}`, i)
+		s.step++
+		reminders = g(context.Background(), &tools.Step{Env: s.env, Number: s.step, Calls: []*tools.Call{call}, Results: []*harness.ToolResult{harness.TextResult("ok")}})
+	}
+	require.Len(t, reminders, 1, "three identical calls, as decoded")
 }

@@ -6,14 +6,13 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Each constructor takes its own options struct, nil for every default
-// (as slog.NewJSONHandler takes *slog.HandlerOptions): a knob of one guard
-// cannot be handed to another. A zero field keeps its default; an invalid
-// value is an error of the constructor (harness.CodeInvalidOption), never
-// clamped or ignored.
+// Each constructor takes its own Config struct, whose zero value is the
+// default: a knob of one guard cannot be handed to another. A zero field
+// keeps its default; an invalid value is an error of the constructor
+// (harness.CodeInvalidOption), never clamped or ignored.
 
-// RepeatOptions changes the defaults of [RepeatGuard].
-type RepeatOptions struct {
+// RepeatConfig configures [RepeatGuard].
+type RepeatConfig struct {
 	// Thresholds are the run lengths that trigger a reminder, in any
 	// order (3, 5 and 8 when nil). Each is at least 2, and a non-nil
 	// list has at least one: anything else is an error.
@@ -25,8 +24,8 @@ type RepeatOptions struct {
 	Exclude []string
 }
 
-// FailureOptions changes the defaults of [FailureGuard].
-type FailureOptions struct {
+// FailureConfig configures [FailureGuard].
+type FailureConfig struct {
 	// Streak is how many failures of one tool in a row trigger a
 	// reminder (3 when zero). Fewer than 2 is an error.
 	Streak int
@@ -35,8 +34,8 @@ type FailureOptions struct {
 	Exclude []string
 }
 
-// DeadlineOptions changes the defaults of [Deadlines].
-type DeadlineOptions struct {
+// DeadlineConfig configures [Deadlines].
+type DeadlineConfig struct {
 	// Families sets the backstop of the tools of a family that declare
 	// no deadline; the "" key is the tools that declare no family, or one
 	// not listed. A zero duration means no backstop for them; a negative

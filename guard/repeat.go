@@ -44,7 +44,7 @@ type repeatGuard struct {
 // RepeatGuard returns a tools.StepObserver that notices the model calling
 // the same tool with the same arguments several times in a row and
 // reminds it that repeating will not help. It only advises: no call is
-// blocked or changed. An invalid option value is an error
+// blocked or changed. An invalid RepeatConfig is an error
 // (harness.CodeInvalidOption) and no observer.
 //
 // Calls are compared by tool name and canonical arguments (object keys
@@ -60,32 +60,28 @@ type repeatGuard struct {
 // changing) starts the count afresh.
 //
 // The reminders' source (harness.Reminder.Source) is "repeat_guard".
-// RepeatOptions changes the thresholds and the list of excluded tools;
-// nil keeps the defaults.
+// RepeatConfig changes the thresholds and the list of excluded tools.
 //
 // The counts live in the session's Env.State, in memory; the reminders
 // themselves are logged by the loop like everything the model sees, so a
 // resumed session shows the same history (and counts from zero).
-func RepeatGuard(opts *RepeatOptions) (tools.StepObserver, error) {
+func RepeatGuard(cfg RepeatConfig) (tools.StepObserver, error) {
 	g := &repeatGuard{thresholds: defaultRepeatThresholds(), excluded: excludedSet(defaultRepeatExcluded())}
-	if opts == nil {
-		return g.observe, nil
-	}
-	if n := opts.Thresholds; n != nil {
+	if n := cfg.Thresholds; n != nil {
 		if len(n) == 0 {
-			return nil, toolexec.OptionError("guard: RepeatOptions.Thresholds is empty: give at least one run length, or nil for the defaults")
+			return nil, toolexec.OptionError("guard: RepeatConfig.Thresholds is empty: give at least one run length, or nil for the defaults")
 		}
 		for _, v := range n {
 			if v < 2 {
-				return nil, toolexec.OptionError("guard: RepeatOptions.Thresholds is %v: a run is at least 2 calls, not %d", n, v)
+				return nil, toolexec.OptionError("guard: RepeatConfig.Thresholds is %v: a run is at least 2 calls, not %d", n, v)
 			}
 		}
 		ts := slices.Clone(n)
 		slices.Sort(ts)
 		g.thresholds = slices.Compact(ts)
 	}
-	if opts.Exclude != nil {
-		g.excluded = excludedSet(opts.Exclude)
+	if cfg.Exclude != nil {
+		g.excluded = excludedSet(cfg.Exclude)
 	}
 	return g.observe, nil
 }
@@ -118,7 +114,7 @@ func (g *repeatGuard) observe(ctx context.Context, step *tools.Step) []harness.R
 		if call == nil || g.excluded[call.Name] {
 			continue
 		}
-		args := canonicalJSON(call.Arguments)
+		args := canonicalArgs(call)
 		key := call.Name + "\x00" + args
 		if key == st.key {
 			st.count++
@@ -194,4 +190,17 @@ func cutRunes(s string, n int) string {
 		i += size
 	}
 	return s[:i] + "…"
+}
+
+// canonicalArgs returns the canonical text of a call's arguments (see
+// canonicalJSON), written from the value the registry decoded when it
+// checked the call, so the text is not parsed again. Arguments it could
+// not decode, and those padded with white space JSON does not know
+// (which the registry tolerates), are read from their text.
+func canonicalArgs(call *tools.Call) string {
+	args := call.Args()
+	if args == nil || len(strings.TrimSpace(call.Arguments)) != len(strings.Trim(call.Arguments, jsonSpace)) {
+		return canonicalJSON([]byte(call.Arguments))
+	}
+	return encodeCanonical(args)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -186,10 +185,10 @@ func (o *observer) model(next model.Model) model.Model {
 				hasUsage bool
 				finish   string
 				failed   error
-				asm      *assemble.Assembler
+				asm      *model.Assembler
 			)
 			if o.content {
-				asm = &assemble.Assembler{}
+				asm = &model.Assembler{}
 			}
 			for c, err := range next.Stream(ctx, req) {
 				if err != nil {
@@ -257,7 +256,7 @@ func (o *observer) tool(next tools.Handler) tools.Handler {
 				attrStep.Int(call.Step),
 			))
 		if o.content && span.IsRecording() {
-			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(string(call.Arguments)))
+			span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(call.Arguments))
 		}
 		res := next(ctx, call)
 		outcome := "ok"

@@ -10,7 +10,7 @@ import (
 
 func ExampleRetention_Prune() {
 	ctx := context.Background()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	log, _ := store.Create(ctx, session.Header{ID: "old-session", Cwd: "/w"})
 	log.Close()
 

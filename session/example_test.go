@@ -14,7 +14,7 @@ func ExampleNewJSONL() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "sessions")
 	defer os.RemoveAll(dir)
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 
 	log, err := store.Create(ctx, session.Header{ID: "demo", Cwd: "/src/app"})
 	if err != nil {

@@ -7,8 +7,8 @@ import "github.com/go-harness/harness/session/internal/storekit"
 type TestJSONL struct{ *jsonlStore }
 
 // NewTestJSONL returns NewJSONL's store for the tests.
-func NewTestJSONL(dir string, opts ...StoreOption) TestJSONL {
-	return TestJSONL{newJSONL(dir, opts...)}
+func NewTestJSONL(dir string, cfg StoreConfig) TestJSONL {
+	return TestJSONL{newJSONL(dir, cfg)}
 }
 
 // Dir returns the store's directory.
@@ -21,7 +21,7 @@ func (s TestJSONL) Path(id string) string { return s.path(id) }
 func (h *History) Interrupted() bool { return h.open }
 
 // ShortestHeaderLine is the length of the shortest header line the log
-// format allows, and MinLineSize the bound WithMaxLineSize requires.
+// format allows, and MinLineSize the bound StoreConfig.MaxLineSize requires.
 func ShortestHeaderLine() int {
 	line, err := marshalHeader(Header{Format: storekit.FormatVersion, ID: "a"})
 	if err != nil {

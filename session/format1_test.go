@@ -27,7 +27,7 @@ func TestFormat1LogFromBeforeTheRedesign(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("testdata", "format1-main.history.json"))
 	require.NoError(t, err)
 
-	tr, err := session.NewJSONL(dir).Load(context.Background(), "format1-main")
+	tr, err := session.NewJSONL(dir, session.StoreConfig{}).Load(context.Background(), "format1-main")
 	require.NoError(t, err)
 	assert.Equal(t, 1, tr.Header.Format)
 	assert.Equal(t, "parent-1", tr.Header.Parent)

@@ -35,7 +35,7 @@ func FuzzLoad(f *testing.F) {
 	header := []byte(`{"type":"session","format":1,"id":"fz","cwd":"/w","created":"2026-01-01T00:00:00Z"}` + "\n")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		dir := t.TempDir()
-		s := session.NewTestJSONL(dir)
+		s := session.NewTestJSONL(dir, session.StoreConfig{})
 		if err := os.WriteFile(s.Path("fz"), append(append([]byte(nil), header...), body...), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func FuzzLoad(f *testing.F) {
 
 		// A store reading shorter lines loads the same log too, keeping
 		// no more.
-		small, err := session.NewTestJSONL(dir, session.WithMaxLineSize(128)).Load(context.Background(), "fz")
+		small, err := session.NewTestJSONL(dir, session.StoreConfig{MaxLineSize: 128}).Load(context.Background(), "fz")
 		if err != nil {
 			t.Fatalf("a valid header must always load, whatever the line bound: %v", err)
 		}

@@ -22,7 +22,7 @@ import (
 // (not read zeros forever or wait for a writer), and List skips it.
 func TestJSONLHostileLogFiles(t *testing.T) {
 	dir := t.TempDir()
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	ctx := context.Background()
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero.jsonl")))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo.jsonl"), 0o600))

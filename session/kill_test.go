@@ -132,7 +132,7 @@ func killWriterMain(dir, id, seed string) int {
 	n, _ := strconv.ParseUint(seed, 10, 64)
 	rng := rand.New(rand.NewPCG(n, 7))
 	model := replay.NewScripted()
-	store := reportingStore{Store: session.NewJSONL(dir), w: report, mu: &sync.Mutex{}}
+	store := reportingStore{Store: session.NewJSONL(dir, session.StoreConfig{}), w: report, mu: &sync.Mutex{}}
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(killTools()...), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithSystemPrompt("You are the kill test."))
 	if err != nil {
@@ -189,7 +189,7 @@ func TestKillWriterAtRandomPoints(t *testing.T) {
 	// the few default trials see each of them.
 	trials := longtest.Pick(12, 120)
 	dir := t.TempDir()
-	store := session.NewTestJSONL(dir)
+	store := session.NewTestJSONL(dir, session.StoreConfig{})
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	seed := rng.Uint64()
 	t.Logf("seed %d", seed)

@@ -22,14 +22,14 @@ import (
 func maxLine(s session.Store) int { return s.(interface{ MaxLineSize() int }).MaxLineSize() }
 
 func TestMaxLineSizeOption(t *testing.T) {
-	assert.Equal(t, 16<<20, maxLine(session.NewJSONL(t.TempDir())))
-	assert.Equal(t, 16<<20, maxLine(session.NewMemory()))
-	assert.Equal(t, 4096, maxLine(session.NewJSONL(t.TempDir(), session.WithMaxLineSize(4096))))
-	assert.Equal(t, 4096, maxLine(session.NewMemory(session.WithMaxLineSize(4096))))
-	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.WithMaxLineSize(0))), "0 means the default")
+	assert.Equal(t, 16<<20, maxLine(session.NewJSONL(t.TempDir(), session.StoreConfig{})))
+	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.StoreConfig{})))
+	assert.Equal(t, 4096, maxLine(session.NewJSONL(t.TempDir(), session.StoreConfig{MaxLineSize: 4096})))
+	assert.Equal(t, 4096, maxLine(session.NewMemory(session.StoreConfig{MaxLineSize: 4096})))
+	assert.Equal(t, 16<<20, maxLine(session.NewMemory(session.StoreConfig{MaxLineSize: 0})), "0 means the default")
 }
 
-// TestMinLineSize checks the bound WithMaxLineSize requires against the
+// TestMinLineSize checks the bound StoreConfig.MaxLineSize requires against the
 // shortest header line the format allows.
 func TestMinLineSize(t *testing.T) {
 	assert.Equal(t, session.ShortestHeaderLine(), session.MinLineSize)
@@ -42,14 +42,14 @@ func TestInvalidMaxLineSize(t *testing.T) {
 	for _, n := range []int{-5, -1, 1, session.MinLineSize - 1} {
 		dir := t.TempDir()
 		for name, s := range map[string]session.Store{
-			"jsonl":  session.NewJSONL(dir, session.WithMaxLineSize(n)),
-			"memory": session.NewMemory(session.WithMaxLineSize(n)),
+			"jsonl":  session.NewJSONL(dir, session.StoreConfig{MaxLineSize: n}),
+			"memory": session.NewMemory(session.StoreConfig{MaxLineSize: n}),
 		} {
 			check := func(what string, err error) {
 				t.Helper()
 				require.Error(t, err, "%s %s(%d)", name, what, n)
 				assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), "%s %s(%d)", name, what, n)
-				assert.ErrorContains(t, err, fmt.Sprintf("WithMaxLineSize(%d): a log line must be allowed at least %d bytes", n, session.MinLineSize))
+				assert.ErrorContains(t, err, fmt.Sprintf("StoreConfig.MaxLineSize is %d: a log line must be allowed at least %d bytes", n, session.MinLineSize))
 			}
 			_, err := s.Create(ctx, session.Header{ID: "s1"})
 			check("Create", err)
@@ -67,11 +67,11 @@ func TestInvalidMaxLineSize(t *testing.T) {
 		}
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
-		assert.Empty(t, entries, "nothing written with WithMaxLineSize(%d)", n)
+		assert.Empty(t, entries, "nothing written with MaxLineSize %d", n)
 	}
 
 	// The shortest workable bound holds a log with a short header.
-	for _, s := range []session.Store{session.NewJSONL(t.TempDir(), session.WithMaxLineSize(session.MinLineSize)), session.NewMemory(session.WithMaxLineSize(session.MinLineSize))} {
+	for _, s := range []session.Store{session.NewJSONL(t.TempDir(), session.StoreConfig{MaxLineSize: session.MinLineSize}), session.NewMemory(session.StoreConfig{MaxLineSize: session.MinLineSize})} {
 		log, err := s.Create(ctx, session.Header{ID: "a", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 		require.NoError(t, err)
 		require.NoError(t, log.Close())
@@ -87,8 +87,8 @@ func TestHeaderTooLarge(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	for name, s := range map[string]session.Store{
-		"jsonl":  session.NewJSONL(dir, session.WithMaxLineSize(1024)),
-		"memory": session.NewMemory(session.WithMaxLineSize(1024)),
+		"jsonl":  session.NewJSONL(dir, session.StoreConfig{MaxLineSize: 1024}),
+		"memory": session.NewMemory(session.StoreConfig{MaxLineSize: 1024}),
 	} {
 		_, err := s.Create(ctx, session.Header{ID: "big", Cwd: "/" + strings.Repeat("w", 1024)})
 		require.Error(t, err, name)
@@ -111,7 +111,7 @@ func TestHeaderTooLarge(t *testing.T) {
 }
 
 func TestEventTooLargeError(t *testing.T) {
-	s := session.NewTestJSONL(t.TempDir(), session.WithMaxLineSize(4096))
+	s := session.NewTestJSONL(t.TempDir(), session.StoreConfig{MaxLineSize: 4096})
 	log, err := s.Create(context.Background(), session.Header{ID: "s1", Cwd: "/w"})
 	require.NoError(t, err)
 	defer log.Close()
@@ -143,7 +143,7 @@ func TestLongLineSkippedInBoundedMemory(t *testing.T) {
 	const long = 12 << 20
 	big := reminderLine(2, strings.Repeat("y", long))
 	s := writeRaw(t, "big", reminderLine(1, "before"), big, reminderLine(3, "after"))
-	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(max))
+	small := session.NewTestJSONL(s.Dir(), session.StoreConfig{MaxLineSize: max})
 	var tr *session.Transcript
 	var err error
 	alloc := allocated(func() { tr, err = small.Load(context.Background(), "big") })
@@ -180,7 +180,7 @@ func TestLongLastLineWithoutNewline(t *testing.T) {
 	s := writeRaw(t, "tail", reminderLine(1, "a"))
 	last := reminderLine(2, strings.Repeat("z", 5000))
 	appendRaw(t, s.Path("tail"), last)
-	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	small := session.NewTestJSONL(s.Dir(), session.StoreConfig{MaxLineSize: 1024})
 	log, tr, err := small.Open(context.Background(), "tail")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)
@@ -197,7 +197,7 @@ func TestLongLastLineWithoutNewline(t *testing.T) {
 
 func TestLongHeaderRefused(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewTestJSONL(dir, session.WithMaxLineSize(1024))
+	s := session.NewTestJSONL(dir, session.StoreConfig{MaxLineSize: 1024})
 	header := `{"type":"session","format":1,"id":"h","cwd":"/` + strings.Repeat("d", 2000) + `","created":"2026-01-01T00:00:00Z"}` + "\n"
 	require.NoError(t, os.WriteFile(s.Path("h"), []byte(header), 0o600))
 	_, err := s.Load(context.Background(), "h")
@@ -210,7 +210,7 @@ func TestLongHeaderRefused(t *testing.T) {
 // whose number must not be reused.
 func TestSkippedLongLineKeepsItsNumber(t *testing.T) {
 	s := writeRaw(t, "long", reminderLine(1, "a"), reminderLine(2, strings.Repeat("x", 4000)))
-	small := session.NewTestJSONL(s.Dir(), session.WithMaxLineSize(1024))
+	small := session.NewTestJSONL(s.Dir(), session.StoreConfig{MaxLineSize: 1024})
 	log, tr, err := small.Open(context.Background(), "long")
 	require.NoError(t, err)
 	require.Len(t, tr.Events, 1)

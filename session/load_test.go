@@ -21,7 +21,7 @@ func user(s string) *session.UserMessage {
 // store and the file's path.
 func writeLog(t *testing.T, n int) (session.TestJSONL, string, string) {
 	t.Helper()
-	s := session.NewTestJSONL(t.TempDir())
+	s := session.NewTestJSONL(t.TempDir(), session.StoreConfig{})
 	log, err := s.Create(context.Background(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)
 	for i := range n {
@@ -106,7 +106,7 @@ func TestUnknownEventTypeLine(t *testing.T) {
 
 func TestNewerFormatRefused(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewTestJSONL(dir)
+	s := session.NewTestJSONL(dir, session.StoreConfig{})
 	require.NoError(t, os.WriteFile(s.Path("future"), []byte(`{"type":"session","format":7,"id":"future","cwd":"/w","created":"2030-01-01T00:00:00Z"}`+"\n"), 0o600))
 	_, err := s.Load(context.Background(), "future")
 	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
@@ -119,7 +119,7 @@ func TestNewerFormatRefused(t *testing.T) {
 
 func TestBadHeadersAndGaps(t *testing.T) {
 	dir := t.TempDir()
-	s := session.NewTestJSONL(dir)
+	s := session.NewTestJSONL(dir, session.StoreConfig{})
 	require.NoError(t, os.WriteFile(s.Path("empty"), nil, 0o600))
 	_, err := s.Load(context.Background(), "empty")
 	assert.ErrorContains(t, err, "empty")

@@ -25,14 +25,15 @@ type memSession struct {
 	size    int64
 	open    bool
 	title   string
+	meta    Meta
 }
 
 // NewMemory returns a Store that keeps logs in memory, encoded exactly
 // as the JSONL store encodes them, so a test that passes on it exercises
 // the same serialization. It is the default store of a Loop that is given
 // none. Searching it loads each session.
-func NewMemory(opts ...StoreOption) Store {
-	return &memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(opts)}
+func NewMemory(cfg StoreConfig) Store {
+	return &memory{sessions: map[string]*memSession{}, now: time.Now, cfg: newStoreConfig(cfg)}
 }
 
 // MaxLineSize returns the longest log line the store writes or reads.
@@ -157,10 +158,12 @@ func (m *memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	m.mu.Lock()
 	var out []Info
 	for _, s := range m.sessions {
-		if opts.Workspace != "" && !Below(s.header.Cwd, opts.Workspace) {
+		if opts.Workspace != "" && !Below(s.header.Cwd, opts.Workspace) || !s.meta.HasTags(opts.Tags) {
 			continue
 		}
-		out = append(out, Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size})
+		info := Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size}
+		s.meta.Describe(&info)
+		out = append(out, info)
 	}
 	m.mu.Unlock()
 	sortInfos(out)

@@ -25,7 +25,7 @@ import (
 // events (n or a few more).
 func writeResumeLog(tb testing.TB, n int) (*jsonlStore, int64, int) {
 	tb.Helper()
-	s := newJSONL(tb.TempDir())
+	s := newJSONL(tb.TempDir(), StoreConfig{})
 	ctx := context.Background()
 	log, err := s.Create(ctx, Header{ID: "resume", Cwd: "/w"})
 	if err != nil {

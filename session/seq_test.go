@@ -20,7 +20,7 @@ const testHeader = `{"type":"session","format":1,"id":"%s","cwd":"/w","created":
 // newline) under id and returns the store.
 func writeRaw(t *testing.T, id string, lines ...string) session.TestJSONL {
 	t.Helper()
-	s := session.NewTestJSONL(t.TempDir())
+	s := session.NewTestJSONL(t.TempDir(), session.StoreConfig{})
 	require.NoError(t, os.MkdirAll(s.Dir(), 0o700))
 	var b strings.Builder
 	fmt.Fprintf(&b, testHeader, id)

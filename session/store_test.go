@@ -18,19 +18,19 @@ import (
 
 func TestJSONLConformance(t *testing.T) {
 	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
-		return session.NewJSONL(t.TempDir(), session.WithMaxLineSize(max))
+		return session.NewJSONL(t.TempDir(), session.StoreConfig{MaxLineSize: max})
 	})
 }
 
 func TestMemoryConformance(t *testing.T) {
 	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
-		return session.NewMemory(session.WithMaxLineSize(max))
+		return session.NewMemory(session.StoreConfig{MaxLineSize: max})
 	})
 }
 
 func TestJSONLTornLine(t *testing.T) {
 	ctx := context.Background()
-	store := session.NewTestJSONL(t.TempDir())
+	store := session.NewTestJSONL(t.TempDir(), session.StoreConfig{})
 	log, err := store.Create(ctx, session.Header{ID: "torn", Cwd: "/w"})
 	require.NoError(t, err)
 	_, err = log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("hi")}},
@@ -73,7 +73,7 @@ func TestJSONLTornLine(t *testing.T) {
 func TestJSONLCreateLeavesNoPartialLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store := session.NewTestJSONL(dir)
+	store := session.NewTestJSONL(dir, session.StoreConfig{})
 	log, err := store.Create(ctx, session.Header{ID: "made", Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())

@@ -48,7 +48,7 @@ func TestBelow(t *testing.T) {
 // workspace's sessions, in either store, by listing or by search.
 func TestBackslashWorkspaceIsNoEscape(t *testing.T) {
 	ctx := context.Background()
-	for name, s := range map[string]session.Store{"jsonl": session.NewJSONL(t.TempDir()), "memory": session.NewMemory()} {
+	for name, s := range map[string]session.Store{"jsonl": session.NewJSONL(t.TempDir(), session.StoreConfig{}), "memory": session.NewMemory(session.StoreConfig{})} {
 		t.Run(name, func(t *testing.T) {
 			for id, cwd := range map[string]string{"victim": "/w/b", "own": `/w/a\..`} {
 				log, err := s.Create(ctx, session.Header{ID: id, Cwd: cwd})

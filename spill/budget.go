@@ -1,7 +1,6 @@
 package spill
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -12,7 +11,7 @@ import (
 )
 
 // defaultSessionBudget is how many bytes of output a store keeps for one
-// session unless WithSessionBudget says otherwise: 4 GiB.
+// session unless StoreConfig.SessionBudget says otherwise: 4 GiB.
 const defaultSessionBudget int64 = 4 << 30
 
 // BudgetError is the detail of a Save refused because the session's
@@ -38,38 +37,27 @@ func (e *BudgetError) Error() string {
 		units.Bytes(e.Budget), units.Bytes(e.Used))
 }
 
-// StoreOption configures a store of [NewDir] or [NewMemory].
-type StoreOption func(*storeConfig)
-
-type storeConfig struct {
-	budget int64
-	errs   []error
+// StoreConfig configures a store of [NewDir] or [NewMemory]. The zero
+// value is the default.
+type StoreConfig struct {
+	// SessionBudget is the most bytes of output the store keeps for one
+	// session, besides any cap a tool puts on one output; 0 means 4 GiB.
+	// A Save that would go past it fails with an error matching
+	// harness.CodeSpillBudget and keeps nothing; outputs that expire or
+	// are deleted give their bytes back. A negative budget is an error of
+	// the store's constructor (harness.CodeInvalidOption).
+	SessionBudget int64
 }
 
-// WithSessionBudget sets the most bytes of output a store keeps for one session
-// (4 GiB by default), besides any cap a tool puts on one output.
-// A Save that would go past it fails with an error matching
-// harness.CodeSpillBudget and keeps nothing; outputs that expire or are deleted
-// give their bytes back. The budget must be positive: any other value is an
-// error of the store's constructor (harness.CodeInvalidOption).
-func WithSessionBudget(n int64) StoreOption {
-	return func(c *storeConfig) {
-		if n <= 0 {
-			c.errs = append(c.errs, toolexec.OptionError("spill: WithSessionBudget(%d): the session budget must be positive", n))
-			return
-		}
-		c.budget = n
+// sessionBudget returns the budget c asks for.
+func (c StoreConfig) sessionBudget() (int64, error) {
+	switch {
+	case c.SessionBudget < 0:
+		return 0, toolexec.OptionError("spill: StoreConfig.SessionBudget is %d: the session budget must be positive (0 means the default)", c.SessionBudget)
+	case c.SessionBudget == 0:
+		return defaultSessionBudget, nil
 	}
-}
-
-func newStoreConfig(opts []StoreOption) (storeConfig, error) {
-	c := storeConfig{budget: defaultSessionBudget}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c, errors.Join(c.errs...)
+	return c.SessionBudget, nil
 }
 
 // budget counts the bytes a store keeps per session (by session

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/go-harness/harness/internal/spillname"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -54,23 +55,23 @@ type dirStore struct {
 // crash costs nothing the session log does not have.
 //
 // The store keeps at most a budget of bytes per session (4 GiB unless
-// WithSessionBudget says otherwise); a Save past it fails with
+// StoreConfig.SessionBudget says otherwise); a Save past it fails with
 // harness.CodeSpillBudget. The first Save of a session in a process counts the
 // files the session already has, so the budget holds across restarts; removals
 // by other processes sharing the root are seen when the session is deleted. Use
 // one store per root in a process.
 //
-// An empty dir or an invalid option value is an error
+// An empty dir or an invalid Config is an error
 // (harness.CodeInvalidOption).
-func NewDir(dir string, opts ...StoreOption) (Store, error) {
-	cfg, err := newStoreConfig(opts)
+func NewDir(dir string, cfg StoreConfig) (Store, error) {
+	limit, err := cfg.sessionBudget()
 	if dir == "" {
 		err = errors.Join(err, toolexec.OptionError("spill: NewDir: the directory is empty"))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &dirStore{root: dir, rand: rand.Reader, budget: newBudget(cfg.budget)}, nil
+	return &dirStore{root: dir, rand: rand.Reader, budget: newBudget(limit)}, nil
 }
 
 var _ Store = (*dirStore)(nil)

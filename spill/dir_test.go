@@ -3,7 +3,6 @@ package spill
 import (
 	"bytes"
 	"context"
-	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-harness/harness/internal/spillname"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func dirPath(t *testing.T, d *dirStore, locator string) string {
 
 func TestDirPermissionsAndLayout(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "spill")
-	d := mustDir(t, root)
+	d := mustDir(t, root, StoreConfig{})
 	st, err := d.Save(context.Background(), tools.Owner{Session: "s/../1", Tool: "bash", Call: "call 1"}, strings.NewReader("hello"))
 	require.NoError(t, err)
 
@@ -66,7 +67,7 @@ func (fixedRand) Read(p []byte) (int, error) {
 }
 
 func TestDirCreatesExclusively(t *testing.T) {
-	d := mustDir(t, t.TempDir())
+	d := mustDir(t, t.TempDir(), StoreConfig{})
 	d.rand = fixedRand{}
 	ctx := context.Background()
 	o := tools.Owner{Session: "s", Tool: "bash", Call: "c"}
@@ -84,7 +85,7 @@ func TestDirRefusesPlantedSymlink(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o600))
-	d := mustDir(t, root)
+	d := mustDir(t, root, StoreConfig{})
 	ctx := context.Background()
 	st, err := d.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "c"}, strings.NewReader("mine"))
 	require.NoError(t, err)
@@ -129,7 +130,7 @@ func (r *errAfter) Read(p []byte) (int, error) {
 
 func TestDirRemovesPartialFile(t *testing.T) {
 	root := t.TempDir()
-	d := mustDir(t, root)
+	d := mustDir(t, root, StoreConfig{})
 	_, err := d.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c"}, &errAfter{n: 1 << 20, err: io.ErrClosedPipe})
 	require.ErrorIs(t, err, io.ErrClosedPipe)
 	entries, err := os.ReadDir(filepath.Join(root, spillname.SessionDir("s")))
@@ -139,7 +140,7 @@ func TestDirRemovesPartialFile(t *testing.T) {
 
 func TestDirExpireByModTime(t *testing.T) {
 	root := t.TempDir()
-	d := mustDir(t, root)
+	d := mustDir(t, root, StoreConfig{})
 	ctx := context.Background()
 	old, err := d.Save(ctx, tools.Owner{Session: "a", Tool: "bash", Call: "1"}, strings.NewReader("old"))
 	require.NoError(t, err)
@@ -176,7 +177,7 @@ func TestDirExpireByModTime(t *testing.T) {
 }
 
 func TestDirMissingRoot(t *testing.T) {
-	d := mustDir(t, filepath.Join(t.TempDir(), "never"))
+	d := mustDir(t, filepath.Join(t.TempDir(), "never"), StoreConfig{})
 	ctx := context.Background()
 	_, err := d.Open(ctx, tools.OutputScheme+spillname.SessionDir("s")+"/bash-c-0123456789abcdef.txt")
 	assert.ErrorIs(t, err, harness.CodeNotFound)
@@ -187,7 +188,7 @@ func TestDirMissingRoot(t *testing.T) {
 }
 
 func TestLocatorErrorText(t *testing.T) {
-	_, err := mustMemory(t).Open(context.Background(), "spill://nope\n")
+	_, err := mustMemory(t, StoreConfig{}).Open(context.Background(), "spill://nope\n")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"spill://nope\x0a"`, "the locator is quoted with control bytes escaped")
 	assert.Contains(t, err.Error(), "removed by retention")
@@ -197,7 +198,7 @@ func TestLocatorErrorText(t *testing.T) {
 }
 
 func FuzzParseLocator(f *testing.F) {
-	st, _ := mustMemory(f).Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader("x"))
+	st, _ := mustMemory(f, StoreConfig{}).Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "c1"}, strings.NewReader("x"))
 	for _, s := range []string{st.Locator, tools.OutputScheme + "../x", tools.OutputScheme + "a-00000000/b-c-0000000000000000.txt", "", "spill://"} {
 		f.Add(s)
 	}
@@ -223,11 +224,11 @@ func FuzzParseLocator(f *testing.F) {
 func TestDirBudgetCountsWhatASessionKeptBefore(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	first := mustDir(t, root)
+	first := mustDir(t, root, StoreConfig{})
 	_, err := first.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "1"}, strings.NewReader(strings.Repeat("a", 800)))
 	require.NoError(t, err)
 	// Another process, later, with a budget of 1000 bytes a session.
-	again := mustDir(t, root, WithSessionBudget(1000))
+	again := mustDir(t, root, StoreConfig{SessionBudget: 1000})
 	_, err = again.Save(ctx, tools.Owner{Session: "s", Tool: "bash", Call: "2"}, strings.NewReader(strings.Repeat("b", 300)))
 	var be *BudgetError
 	require.ErrorAs(t, err, &be)
@@ -256,16 +257,16 @@ func TestBudgetErrorText(t *testing.T) {
 	assert.Equal(t, "spill: the output is larger than the session's whole spill budget of 1.0 MiB", (&BudgetError{Budget: 1 << 20}).Error())
 }
 
-func mustDir(t testing.TB, dir string, opts ...StoreOption) *dirStore {
+func mustDir(t testing.TB, dir string, cfg StoreConfig) *dirStore {
 	t.Helper()
-	d, err := NewDir(dir, opts...)
+	d, err := NewDir(dir, cfg)
 	require.NoError(t, err)
 	return d.(*dirStore)
 }
 
-func mustMemory(t testing.TB, opts ...StoreOption) Store {
+func mustMemory(t testing.TB, cfg StoreConfig) Store {
 	t.Helper()
-	m, err := NewMemory(opts...)
+	m, err := NewMemory(cfg)
 	require.NoError(t, err)
 	return m
 }

@@ -20,11 +20,11 @@ import (
 func ExampleMiddleware() {
 	dir, _ := os.MkdirTemp("", "spill-example")
 	defer os.RemoveAll(dir)
-	store, err := spill.NewDir(dir)
+	store, err := spill.NewDir(dir, spill.StoreConfig{})
 	if err != nil {
 		panic(err)
 	}
-	spilling, err := spill.Middleware(spill.WithThreshold(2000))
+	spilling, err := spill.Middleware(spill.Config{Threshold: 2000})
 	if err != nil {
 		panic(err)
 	}

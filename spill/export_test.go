@@ -11,7 +11,7 @@ func SessionBudgetOf(s Store) int64 {
 }
 
 // DefaultSessionBudget is the budget a store keeps unless
-// WithSessionBudget says otherwise.
+// StoreConfig.SessionBudget says otherwise.
 const DefaultSessionBudget = defaultSessionBudget
 
 // SessionBudget returns the most bytes the store keeps for one session.
@@ -28,9 +28,9 @@ func LenOf(s Store) int {
 	return len(m.outputs)
 }
 
-// DefaultThreshold is the policy's threshold unless WithThreshold sets
-// another.
+// DefaultThreshold is the policy's threshold unless Config.Threshold
+// sets another.
 const DefaultThreshold = spillwriter.DefaultThreshold
 
-// MinThreshold is the smallest threshold WithThreshold accepts.
+// MinThreshold is the smallest threshold Config.Threshold accepts.
 const MinThreshold = spillwriter.MinThreshold

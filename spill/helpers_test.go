@@ -10,26 +10,26 @@ import (
 )
 
 // newDir returns a Dir store, failing the test on an invalid option.
-func newDir(t testing.TB, dir string, opts ...spill.StoreOption) spill.Store {
+func newDir(t testing.TB, dir string, cfg spill.StoreConfig) spill.Store {
 	t.Helper()
-	d, err := spill.NewDir(dir, opts...)
+	d, err := spill.NewDir(dir, cfg)
 	require.NoError(t, err)
 	return d
 }
 
 // newMemory returns a NewMemory store, failing the test on an invalid option.
-func newMemory(t testing.TB, opts ...spill.StoreOption) spill.Store {
+func newMemory(t testing.TB, cfg spill.StoreConfig) spill.Store {
 	t.Helper()
-	m, err := spill.NewMemory(opts...)
+	m, err := spill.NewMemory(cfg)
 	require.NoError(t, err)
 	return m
 }
 
 // middleware returns the spill middleware, failing the test on an
 // invalid option.
-func middleware(t testing.TB, opts ...spill.Option) tools.Middleware {
+func middleware(t testing.TB, cfg spill.Config) tools.Middleware {
 	t.Helper()
-	mw, err := spill.Middleware(opts...)
+	mw, err := spill.Middleware(cfg)
 	require.NoError(t, err)
 	return mw
 }

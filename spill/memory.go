@@ -5,10 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/go-harness/harness/internal/spillname"
 
 	"github.com/go-harness/harness/tools"
 )
@@ -28,17 +29,17 @@ type memOutput struct {
 }
 
 // NewMemory returns an empty Store that keeps outputs in memory, for
-// tests and for hosts that do not want files, configured by opts, or an
-// error (harness.CodeInvalidOption) for an invalid option value. Its
+// tests and for hosts that do not want files, or an error
+// (harness.CodeInvalidOption) for an invalid Config. Its
 // locators have the same shape as [NewDir]'s, and it keeps at most a
 // budget of bytes per session as that store does. It is safe for
 // concurrent use.
-func NewMemory(opts ...StoreOption) (Store, error) {
-	cfg, err := newStoreConfig(opts)
+func NewMemory(cfg StoreConfig) (Store, error) {
+	limit, err := cfg.sessionBudget()
 	if err != nil {
 		return nil, err
 	}
-	return &memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(cfg.budget)}, nil
+	return &memory{outputs: map[string]memOutput{}, now: time.Now, budget: newBudget(limit)}, nil
 }
 
 // Save implements tools.OutputStore. An output that would take its session past

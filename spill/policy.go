@@ -11,32 +11,24 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Option configures the spill policy.
-type Option func(*policy)
+// Config configures the spill policy ([Middleware]). The zero value is
+// the default.
+type Config struct {
+	// Threshold is the largest result text, in bytes, that reaches the
+	// model whole; 0 means 30,000. A threshold below 1,024, the room a
+	// preview needs for a useful head and tail beside its notice, is an
+	// error of Middleware.
+	Threshold int
+}
 
 type policy struct {
 	threshold int
-	err       error
-}
-
-// WithThreshold sets the largest result text, in bytes, that reaches the
-// model whole: 30,000 unless set. A value below 1,024, the room a
-// preview needs for a useful head and tail beside its notice, is an
-// error.
-func WithThreshold(n int) Option {
-	return func(p *policy) {
-		if n < spillwriter.MinThreshold {
-			p.err = errors.Join(p.err, toolexec.OptionError("spill: WithThreshold(%d): the threshold is at least %d bytes, the room a preview needs", n, spillwriter.MinThreshold))
-			return
-		}
-		p.threshold = n
-	}
 }
 
 // Middleware returns the spill policy as dispatch middleware, or an error
-// (harness.CodeInvalidOption) for an invalid option value. A result
-// whose text is longer than the threshold (30,000 bytes unless
-// WithThreshold says otherwise) is saved whole to the output store and
+// (harness.CodeInvalidOption) for an invalid Config. A result whose text
+// is longer than the threshold (30,000 bytes unless Config.Threshold
+// says otherwise) is saved whole to the output store and
 // replaced, for the model, by a preview of at most the threshold: the
 // head and the tail of the text, cut at line boundaries where possible and
 // never inside a UTF-8 sequence, and between them a notice with the exact
@@ -56,15 +48,13 @@ func WithThreshold(n int) Option {
 // Put it outside the deadline middleware (first in the loop's middleware
 // list), so that saving is not charged to a tool's deadline and results
 // cut off by a deadline are still spilled.
-func Middleware(opts ...Option) (tools.Middleware, error) {
+func Middleware(cfg Config) (tools.Middleware, error) {
 	p := &policy{threshold: spillwriter.DefaultThreshold}
-	for _, o := range opts {
-		if o != nil {
-			o(p)
+	if cfg.Threshold != 0 {
+		if cfg.Threshold < spillwriter.MinThreshold {
+			return nil, toolexec.OptionError("spill: Config.Threshold is %d: the threshold is at least %d bytes, the room a preview needs (0 means the default)", cfg.Threshold, spillwriter.MinThreshold)
 		}
-	}
-	if p.err != nil {
-		return nil, p.err
+		p.threshold = cfg.Threshold
 	}
 	return func(next tools.Handler) tools.Handler {
 		return tools.Handler(func(ctx context.Context, call *tools.Call) *harness.ToolResult {

@@ -48,14 +48,14 @@ func (l *logBuffer) logger() *slog.Logger {
 
 // runCall runs one call through the spill middleware and returns the
 // result the model would get.
-func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools.OutputStore, logs *logBuffer, opts ...spill.Option) *harness.ToolResult {
+func runCall(t *testing.T, spec tools.Spec, res *harness.ToolResult, store tools.OutputStore, logs *logBuffer, cfg spill.Config) *harness.ToolResult {
 	t.Helper()
 	env := &tools.Env{SessionID: "sess", Output: store, Logger: slog.New(slog.DiscardHandler), State: &tools.State{}}
 	if logs != nil {
 		env.Logger = logs.logger()
 	}
-	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: []byte(`{}`), Spec: spec, Env: env}
-	h := middleware(t, opts...)(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
+	call := &tools.Call{ID: "call_1", Name: spec.Name, Arguments: `{}`, Spec: spec, Env: env}
+	h := middleware(t, cfg)(tools.Handler(func(ctx context.Context, c *tools.Call) *harness.ToolResult { return res }))
 	return h(context.Background(), call)
 }
 
@@ -69,18 +69,18 @@ func lines(n int) string {
 }
 
 func TestThresholdEdges(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	spec := tools.Spec{Name: "bash"}
 	const threshold = 4000
 	for _, size := range []int{0, 1, threshold - 1, threshold} {
 		text := strings.Repeat("a", size)
-		got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
+		got := runCall(t, spec, harness.TextResult(text), store, nil, spill.Config{Threshold: threshold})
 		assert.Equal(t, text, got.Text(), "%d bytes stay whole", size)
 	}
 	assert.Zero(t, spill.LenOf(store), "nothing was saved")
 
 	text := strings.Repeat("a", threshold+1)
-	got := runCall(t, spec, harness.TextResult(text), store, nil, spill.WithThreshold(threshold))
+	got := runCall(t, spec, harness.TextResult(text), store, nil, spill.Config{Threshold: threshold})
 	require.Equal(t, 1, spill.LenOf(store), "one byte over is spilled")
 	assert.LessOrEqual(t, len(got.Text()), threshold)
 	n := noticetest.Parse(t, got.Text())
@@ -89,9 +89,9 @@ func TestThresholdEdges(t *testing.T) {
 }
 
 func TestSpillPreviewContents(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	text := lines(3000)
-	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil)
+	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.Config{})
 	preview := got.Text()
 	require.LessOrEqual(t, len(preview), spill.DefaultThreshold, "the default threshold applies")
 	require.Len(t, got.Content, 1)
@@ -116,16 +116,16 @@ func TestSpillPreviewContents(t *testing.T) {
 }
 
 func TestNeverSpill(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	text := lines(5000)
-	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, harness.TextResult(text), store, nil)
+	got := runCall(t, tools.Spec{Name: "read", NeverSpill: true}, harness.TextResult(text), store, nil, spill.Config{})
 	assert.Equal(t, text, got.Text())
 	assert.Zero(t, spill.LenOf(store))
 	// Another tool name with the flag is exempt too, and "read" without
 	// it is not: the flag decides, not the name.
-	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, harness.TextResult(text), store, nil)
+	got = runCall(t, tools.Spec{Name: "cat_spill", NeverSpill: true}, harness.TextResult(text), store, nil, spill.Config{})
 	assert.Equal(t, text, got.Text())
-	got = runCall(t, tools.Spec{Name: "read"}, harness.TextResult(text), store, nil)
+	got = runCall(t, tools.Spec{Name: "read"}, harness.TextResult(text), store, nil, spill.Config{})
 	assert.NotEqual(t, text, got.Text())
 	assert.Equal(t, 1, spill.LenOf(store))
 }
@@ -141,7 +141,7 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 	var logs logBuffer
 	text := lines(3000)
 	res := harness.TextResult(text)
-	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{newMemory(t)}, &logs)
+	got := runCall(t, tools.Spec{Name: "bash"}, res, failingStore{newMemory(t, spill.StoreConfig{})}, &logs, spill.Config{})
 	assert.False(t, got.IsError, "a save failure never turns success into an error")
 	assert.Equal(t, text, got.Text(), "the result stays whole")
 	assert.Contains(t, logs.String(), "disk full")
@@ -149,13 +149,13 @@ func TestSaveFailureKeepsInline(t *testing.T) {
 	assert.Contains(t, logs.String(), "call_id=call_1")
 
 	logs = logBuffer{}
-	got = runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), nil, &logs)
+	got = runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), nil, &logs, spill.Config{})
 	assert.Equal(t, text, got.Text(), "no store: kept whole")
 	assert.Contains(t, logs.String(), "no output store")
 }
 
 func TestErrorsAndImages(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	img := harness.Block{Type: harness.BlockImage, Image: &harness.Image{Digest: "sha256:ab", MediaType: "image/png"}}
 	res := &harness.ToolResult{
 		IsError: true, Code: "exit_status",
@@ -164,7 +164,7 @@ func TestErrorsAndImages(t *testing.T) {
 		Files:   []harness.FileAccess{{Op: harness.FileRead, Path: "/w/a"}},
 	}
 	whole := res.Text()
-	got := runCall(t, tools.Spec{Name: "bash"}, res, store, nil, spill.WithThreshold(5000))
+	got := runCall(t, tools.Spec{Name: "bash"}, res, store, nil, spill.Config{Threshold: 5000})
 	assert.True(t, got.IsError)
 	assert.Equal(t, harness.Code("exit_status"), got.Code)
 	assert.Same(t, res.Render, got.Render)
@@ -178,15 +178,15 @@ func TestErrorsAndImages(t *testing.T) {
 }
 
 func TestThresholdFloor(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	text := strings.Repeat("z", spill.MinThreshold)
-	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.WithThreshold(spill.MinThreshold))
+	got := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, nil, spill.Config{Threshold: spill.MinThreshold})
 	assert.Equal(t, text, got.Text(), "a text of exactly the threshold stays whole")
 
-	mw, err := spill.Middleware(spill.WithThreshold(10))
+	mw, err := spill.Middleware(spill.Config{Threshold: 10})
 	assert.Nil(t, mw, "a threshold below the floor is refused, not raised")
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
-	assert.Contains(t, err.Error(), "WithThreshold(10)")
+	assert.Contains(t, err.Error(), "Config.Threshold is 10")
 	assert.Contains(t, err.Error(), "1024")
 }
 
@@ -203,9 +203,9 @@ func TestLoopSpill(t *testing.T) {
 		replay.Call(replay.ToolCall("c1", "build", nil)),
 		replay.Response{Text: "done"},
 	)
-	store := newDir(t, t.TempDir())
+	store := newDir(t, t.TempDir(), spill.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(bigTool),
-		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{middleware(t, spill.WithThreshold(8000))}}))
+		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{middleware(t, spill.Config{Threshold: 8000})}}))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})
@@ -235,10 +235,10 @@ func TestLoopSpill(t *testing.T) {
 }
 
 func TestMiddlewarePastTheBudget(t *testing.T) {
-	store := newMemory(t, spill.WithSessionBudget(10_000))
+	store := newMemory(t, spill.StoreConfig{SessionBudget: 10_000})
 	logs := &logBuffer{}
 	text := lines(2000)
-	res := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, logs)
+	res := runCall(t, tools.Spec{Name: "bash"}, harness.TextResult(text), store, logs, spill.Config{})
 	got := res.Text()
 	assert.False(t, res.IsError, "a refused save never turns a success into an error")
 	assert.LessOrEqual(t, len(got), spill.DefaultThreshold, "the model still gets a bounded preview")

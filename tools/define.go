@@ -1,14 +1,11 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -52,7 +49,7 @@ func (t *funcTool[In]) Execute(ctx context.Context, call *Call) (*harness.ToolRe
 		return nil, t.err
 	}
 	var in In
-	dec := json.NewDecoder(bytes.NewReader(integralNumbers(argumentsOrEmpty(call.Arguments))))
+	dec := json.NewDecoder(strings.NewReader(typedArguments(call)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Err: err,
@@ -118,58 +115,4 @@ func validateSpec(s Spec) error {
 		return fmt.Errorf("tools: %s: negative deadline", s.Name)
 	}
 	return nil
-}
-
-// integralNumbers rewrites numbers with an integral value written as a
-// float ("2.0", "1e2") to integer form, which Go integer fields accept;
-// models write them that way now and then, and the schema allows them.
-// Anything that does not decode is returned as it is.
-func integralNumbers(raw []byte) []byte {
-	if !bytes.ContainsAny(raw, ".eE") {
-		return raw
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return raw
-	}
-	changed := false
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				x[k] = walk(e)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e)
-			}
-		case json.Number:
-			if strings.ContainsAny(string(x), ".eE") {
-				if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-					changed = true
-					return json.Number(strconv.FormatInt(int64(f), 10))
-				}
-			}
-		}
-		return v
-	}
-	v = walk(v)
-	if !changed {
-		return raw
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-func argumentsOrEmpty(raw json.RawMessage) []byte {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return []byte("{}")
-	}
-	return raw
 }

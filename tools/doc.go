@@ -19,7 +19,9 @@
 //
 // A [Registry] holds a set of tools and checks a [Call] before it runs:
 // unknown names, malformed JSON and schema violations become error results
-// whose text tells the model what was wrong. A tool's input schema may
+// whose text tells the model what was wrong. It decodes the arguments
+// once; everything after it (the typed adapter, the permission policy,
+// the guards) reads that value through [Call.Args]. A tool's input schema may
 // come from a program the host does not control (an MCP server), so
 // [NewRegistry] resolves and checks it first, and refuses with a
 // [*SchemaError] (code "invalid_schema", naming the tool) a schema whose

@@ -2,7 +2,6 @@ package tools_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,7 +28,7 @@ func ExampleDefine() {
 		return
 	}
 	for _, args := range []string{`{"text":"hello"}`, `{"txt":"hello"}`} {
-		call := &tools.Call{ID: "1", Name: "shout", Arguments: json.RawMessage(args)}
+		call := &tools.Call{ID: "1", Name: "shout", Arguments: args}
 		if res := reg.Check(call); res != nil {
 			fmt.Println(res.Code, res.Text()) // the loop sends this to the model
 			continue

@@ -2,7 +2,6 @@ package tools_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/go-harness/harness"
@@ -22,7 +21,7 @@ func FuzzCheck(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		call := &tools.Call{Name: "read", Arguments: json.RawMessage(args)}
+		call := &tools.Call{Name: "read", Arguments: args}
 		res := reg.Check(call)
 		if res != nil {
 			if !res.IsError || res.Code != harness.CodeInvalidArguments {

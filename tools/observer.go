@@ -7,7 +7,8 @@ import (
 )
 
 // Step is one step's tool calls and their results, in call order.
-// Calls that failed the registry's checks are included, with a zero Spec.
+// Calls that failed the registry's checks are included, with a zero Spec
+// (Args decodes their arguments again, when it can).
 type Step struct {
 	Env     *Env
 	Number  int

@@ -72,34 +72,29 @@ func (r *Registry) Specs() []Spec {
 	return out
 }
 
-// Check resolves call's tool and validates its arguments. On success it
-// sets call.Spec and the call's tool and returns nil. Otherwise it returns
-// an error result that tells the model what was wrong and how to fix it.
+// Check resolves call's tool, decodes its arguments and validates them
+// against the tool's schema. On success it sets call.Spec, the call's
+// tool and its decoded arguments ([Call.Args]) and returns nil.
+// Otherwise it returns an error result that tells the model what was
+// wrong and how to fix it.
 func (r *Registry) Check(call *Call) *harness.ToolResult {
 	e, ok := r.byName[call.Name]
 	if !ok {
 		return r.unknown(call.Name)
 	}
-	raw := argumentsOrEmpty(call.Arguments)
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	err := dec.Decode(&v)
-	if err == nil && len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
-		err = fmt.Errorf("unexpected data after the first JSON value")
-	}
+	v, err := decodeArgs(call.Arguments)
 	if err != nil {
 		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call are not valid JSON (%v). Send exactly one JSON object. %s",
 			call.Name, err, e.summary)
 	}
-	if _, isObject := v.(map[string]any); !isObject {
+	args, isObject := v.(map[string]any)
+	if !isObject {
 		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call must be a JSON object, not %s. %s", call.Name, jsonKind(v), e.summary)
 	}
-	// The validator wants float64 numbers, so decode again the plain way.
-	var plain any
-	_ = json.Unmarshal(raw, &plain)
+	// The validator wants float64 numbers, as json.Unmarshal makes them.
+	plain := plainNumbers(args)
 	if err := e.schema.Validate(plain); err != nil {
 		if le := (*schemaguard.LimitError)(nil); errors.As(err, &le) {
 			return harness.ErrorResult(harness.CodeInvalidArguments,
@@ -115,6 +110,7 @@ func (r *Registry) Check(call *Call) *harness.ToolResult {
 	}
 	call.Spec = e.spec
 	call.tool = e.tool
+	call.args = args
 	return nil
 }
 

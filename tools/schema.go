@@ -10,9 +10,9 @@ import (
 	"github.com/go-harness/harness/internal/schemaguard"
 )
 
-// codeInvalidSchema (invalid_schema) is the code of a [*SchemaError]: a
+// CodeInvalidSchema (invalid_schema) is the code of a [*SchemaError]: a
 // tool's input schema that the registry refuses.
-const codeInvalidSchema harness.Code = "invalid_schema"
+const CodeInvalidSchema harness.Code = "invalid_schema"
 
 // SchemaError reports a tool input schema that [NewRegistry] refuses:
 // one that is not a JSON Schema of an object, does not resolve, or could
@@ -20,8 +20,8 @@ const codeInvalidSchema harness.Code = "invalid_schema"
 // too large to match quickly, with a reference cycle ($ref, allOf, anyOf,
 // oneOf, not or if/then/else applying a schema to the same value again,
 // which would make checking any arguments recurse forever), or applying
-// too many schemas to one value. It matches
-// harness.Code("invalid_schema") with errors.Is.
+// too many schemas to one value. It matches [CodeInvalidSchema] with
+// errors.Is.
 type SchemaError struct {
 	// Tool is the name of the tool whose schema is refused.
 	Tool string
@@ -45,11 +45,11 @@ func (e *SchemaError) Error() string {
 // Unwrap returns the underlying problem.
 func (e *SchemaError) Unwrap() error { return e.Err }
 
-// Is reports whether target is harness.Code("invalid_schema").
-func (e *SchemaError) Is(target error) bool { return target == codeInvalidSchema }
+// Is reports whether target is CodeInvalidSchema.
+func (e *SchemaError) Is(target error) bool { return target == CodeInvalidSchema }
 
 // ErrorCode returns "invalid_schema", for harness.CodeOf.
-func (e *SchemaError) ErrorCode() string { return string(codeInvalidSchema) }
+func (e *SchemaError) ErrorCode() string { return string(CodeInvalidSchema) }
 
 // compileSchema checks and resolves the input schema of the tool named
 // name as NewRegistry does, and returns it ready to check arguments

@@ -47,7 +47,7 @@ func TestCyclicSchemaDoesNotKillTheProcess(t *testing.T) {
 			fmt.Printf("registration refused: %v\n", err)
 			return
 		}
-		res := reg.Check(&tools.Call{Name: "cyclic", Arguments: json.RawMessage(`{"x":{}}`)})
+		res := reg.Check(&tools.Call{Name: "cyclic", Arguments: `{"x":{}}`})
 		fmt.Printf("check answered: %v\n", res)
 		return
 	}
@@ -70,8 +70,8 @@ func TestSchemaErrors(t *testing.T) {
 	assert.Equal(t, "cyclic", se.Tool)
 	assert.Equal(t, "cycle", se.Reason)
 	assert.Equal(t, []string{"#/$defs/a", "#/$defs/b", "#/$defs/a"}, se.Cycle)
-	assert.ErrorIs(t, err, harness.Code("invalid_schema"))
-	assert.Equal(t, harness.Code("invalid_schema"), harness.CodeOf(err))
+	assert.ErrorIs(t, err, tools.CodeInvalidSchema)
+	assert.Equal(t, tools.CodeInvalidSchema, harness.CodeOf(err))
 
 	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"object","properties":{"a":`, 200) + `{}` + strings.Repeat(`}}`, 200) + `}}`
 	_, err = tools.NewRegistry(rawTool{"deep", deep})
@@ -106,16 +106,16 @@ func TestDeepArguments(t *testing.T) {
 		{"tree", `{"x":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}`, "could not be checked: the value is nested too deeply to check against its schema"},
 		{"tree", `{"x":` + strings.Repeat(`{"a":`, 9000) + `1` + strings.Repeat(`}`, 9000) + `}`, "do not match its schema"},
 	} {
-		c := &tools.Call{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
+		c := &tools.Call{Name: tc.tool, Arguments: tc.args}
 		res := reg.Check(c)
 		require.NotNil(t, res, "%s: %.40s", tc.tool, tc.args)
 		assert.Equal(t, harness.CodeInvalidArguments, res.Code)
 		assert.Contains(t, res.Text(), tc.want)
 	}
 	// Where the schema does not look, depth costs nothing.
-	c := &tools.Call{Name: "loose", Arguments: json.RawMessage(`{"x":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}`)}
+	c := &tools.Call{Name: "loose", Arguments: `{"x":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}`}
 	assert.Nil(t, reg.Check(c))
-	c = &tools.Call{Name: "tree", Arguments: json.RawMessage(`{"x":[[[],[[]]]]}`)}
+	c = &tools.Call{Name: "tree", Arguments: `{"x":[[[],[[]]]]}`}
 	assert.Nil(t, reg.Check(c))
 }
 
@@ -142,7 +142,7 @@ func FuzzRegisterAndCheck(f *testing.F) {
 			}
 			return
 		}
-		res := reg.Check(&tools.Call{Name: "fuzzed", Arguments: json.RawMessage(args)})
+		res := reg.Check(&tools.Call{Name: "fuzzed", Arguments: args})
 		if res != nil && (!res.IsError || res.Code != harness.CodeInvalidArguments) {
 			t.Fatalf("a refused check without invalid_arguments: %+v", res)
 		}
@@ -156,10 +156,10 @@ func FuzzRegisterAndCheck(f *testing.F) {
 func TestFanOutArguments(t *testing.T) {
 	reg, err := tools.NewRegistry(rawTool{"fan", `{"type":"object","properties":{"x":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"array","anyOf":[{"items":{"$ref":"#/$defs/n"}},{"items":{"$ref":"#/$defs/n"}}]}}}`})
 	require.NoError(t, err)
-	res := reg.Check(&tools.Call{Name: "fan", Arguments: json.RawMessage(`{"x":` + strings.Repeat("[", 30) + `"leaf"` + strings.Repeat("]", 30) + `}`)})
+	res := reg.Check(&tools.Call{Name: "fan", Arguments: `{"x":` + strings.Repeat("[", 30) + `"leaf"` + strings.Repeat("]", 30) + `}`})
 	require.NotNil(t, res)
 	assert.Contains(t, res.Text(), "could not be checked: the value is too large to check against its schema")
-	res = reg.Check(&tools.Call{Name: "fan", Arguments: json.RawMessage(`{"x":` + strings.Repeat("[", 8) + `"leaf"` + strings.Repeat("]", 8) + `}`)})
+	res = reg.Check(&tools.Call{Name: "fan", Arguments: `{"x":` + strings.Repeat("[", 8) + `"leaf"` + strings.Repeat("]", 8) + `}`})
 	require.NotNil(t, res)
 	assert.Contains(t, res.Text(), "do not match its schema")
 	assert.Contains(t, res.Text(), "more bytes of the validator's report")

@@ -83,8 +83,10 @@ type Call struct {
 	ID string
 	// Name is the tool name the model used.
 	Name string
-	// Arguments is the raw JSON the model sent.
-	Arguments json.RawMessage
+	// Arguments is the JSON text of the arguments exactly as the model
+	// sent it (harness.ToolCall.Arguments), which may be malformed. Read
+	// the decoded value with Args.
+	Arguments string
 	// Step is the 1-based step of the turn that made the call.
 	Step int
 	// Index is the call's position among the calls of its step.
@@ -102,6 +104,8 @@ type Call struct {
 	OnProgress func(Progress)
 
 	tool Tool
+	// args are the arguments as the registry decoded them.
+	args map[string]any
 }
 
 // Progress is what a running call reports before its result: output as

@@ -62,7 +62,7 @@ func TestSchemaInference(t *testing.T) {
 }
 
 func check(t *testing.T, reg *tools.Registry, name, args string) (*tools.Call, *harness.ToolResult) {
-	call := &tools.Call{ID: "1", Name: name, Arguments: json.RawMessage(args)}
+	call := &tools.Call{ID: "1", Name: name, Arguments: args}
 	return call, reg.Check(call)
 }
 
@@ -84,6 +84,8 @@ func TestRegistryCheck(t *testing.T) {
 		`{"file_path":"a"`:               "not valid JSON",
 		`{"file_path":"a"} {"x":1}`:      "not valid JSON",
 		`{"file_path":"a"}}`:             "unexpected data after the first JSON value",
+		"{\"file_path\":\"a\"}\u00a0":    "unexpected data after the first JSON value",
+		"{\"file_path\":\"a\"} \v":       "unexpected data after the first JSON value",
 		`"a.go"`:                         "must be a JSON object, not a string",
 		`null`:                           "must be a JSON object, not null",
 		`{"file_path":1}`:                `has type "integer", want "string"`,
@@ -175,7 +177,7 @@ func TestExecutorRecoversPanics(t *testing.T) {
 	})
 	reg, err := tools.NewRegistry(boom)
 	require.NoError(t, err)
-	call := &tools.Call{Name: "boom", Arguments: json.RawMessage(`{}`)}
+	call := &tools.Call{Name: "boom", Arguments: `{}`}
 	require.Nil(t, reg.Check(call))
 	r := toolexec.Executor()(context.Background(), call)
 	assert.Equal(t, harness.CodeToolPanic, r.Code)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-harness/harness/agent/anthropic/anthropictest"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/internal/sse"
 )
 
@@ -37,7 +36,7 @@ func benchStream() []byte {
 // event decoding, the loop's assembler.
 func decodeAdapter(stream []byte) (textLen, argsLen int, err error) {
 	var a answer
-	var asm assemble.Assembler
+	var asm model.Assembler
 	emit := func(c model.Chunk) bool { asm.Add(c); return true }
 	r := sse.NewReader(bytes.NewReader(stream))
 	for !a.done {

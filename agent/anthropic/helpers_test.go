@@ -17,7 +17,6 @@ import (
 	"github.com/go-harness/harness/agent/anthropic"
 	"github.com/go-harness/harness/agent/anthropic/anthropictest"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 )
 
 const testKey = "sk-ant-test-0123456789abcdef"
@@ -101,8 +100,8 @@ func drain(t *testing.T, m model.Model, ctx context.Context, req *model.Request)
 	return out, failed
 }
 
-func join(chunks []model.Chunk) *assemble.Assembler {
-	a := &assemble.Assembler{}
+func join(chunks []model.Chunk) *model.Assembler {
+	a := &model.Assembler{}
 	for _, c := range chunks {
 		a.Add(c)
 	}

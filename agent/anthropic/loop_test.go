@@ -59,7 +59,7 @@ func TestToolLoopThroughAgent(t *testing.T) {
 			Usage:  anthropictest.Usage{InputTokens: 80, CacheReadInputTokens: 4000, OutputTokens: 10},
 		}},
 	)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(f.model()), agent.WithTools(lsTool()), agent.WithStores(agent.Stores{Sessions: store}),
 		agent.WithPrices(pricing.Anthropic()))
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestFallbackFromClaudeToDeepSeek(t *testing.T) {
 	defer ds.Close()
 	deepseek, err := openai.New(openai.Config{BaseURL: ds.URL, APIKey: "k", Model: "deepseek-flash", Dialect: openai.DialectDeepSeek})
 	require.NoError(t, err)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(model.Fallback(f.model(), deepseek)), agent.WithTools(lsTool()),
 		agent.WithStores(agent.Stores{Sessions: store}), agent.WithPrices(pricing.Builtin()),
 		agent.WithLimits(agent.Limits{Retry: &agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/internal/sse"
 )
 
@@ -33,7 +32,7 @@ func FuzzStreamDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		events := sse.NewReader(strings.NewReader(string(body)))
 		var a answer
-		var asm assemble.Assembler
+		var asm model.Assembler
 		emit := func(c model.Chunk) bool {
 			switch c.Type {
 			case model.ChunkText:

@@ -21,7 +21,6 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
 	"github.com/go-harness/harness/agent/openai/openaitest"
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -70,8 +69,8 @@ func drain(t *testing.T, m model.Model, ctx context.Context, req *model.Request)
 }
 
 // joinChunks joins chunks the way the loop does.
-func joinChunks(chunks []model.Chunk) *assemble.Assembler {
-	a := &assemble.Assembler{}
+func joinChunks(chunks []model.Chunk) *model.Assembler {
+	a := &model.Assembler{}
 	for _, c := range chunks {
 		a.Add(c)
 	}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"github.com/go-harness/harness/internal/assemble"
 	"github.com/go-harness/harness/internal/sse"
 	"io"
 	"strings"
@@ -69,7 +68,7 @@ func FuzzStreamDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		events := sse.NewReader(strings.NewReader(string(body)))
 		var a answer
-		var asm assemble.Assembler
+		var asm model.Assembler
 		emit := func(c model.Chunk) bool {
 			switch c.Type {
 			case model.ChunkText, model.ChunkReasoning:

@@ -31,7 +31,7 @@ func echo(prefix string) tools.Tool {
 // transcript and the events the host saw.
 func record(t *testing.T) (*session.Transcript, [][]string) {
 	t.Helper()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	m := replay.NewScripted(
 		replay.Response{Reasoning: "plan", ToolCalls: []harness.ToolCall{replay.ToolCall("c1", "echo", map[string]any{"text": "a"}), replay.ToolCall("c2", "echo", map[string]any{"text": "b"})},
 			Usage: &harness.Usage{InputTokens: 50, OutputTokens: 5, CacheHitTokens: 10}},

@@ -155,7 +155,7 @@ func TestResumeContinuesHistory(t *testing.T) {
 
 	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "what is the answer?")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	infos, err := session.NewJSONL(sessions).List(context.Background(), session.ListOptions{})
+	infos, err := session.NewJSONL(sessions, session.StoreConfig{}).List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, infos, 1)
 	id := infos[0].Header.ID
@@ -179,7 +179,7 @@ func TestResumeContinuesHistory(t *testing.T) {
 	assert.Contains(t, reqs[1].Text(t), "The answer is 42.")
 	assert.Contains(t, reqs[1].Text(t), "what did I ask?")
 
-	infos, err = session.NewJSONL(sessions).List(context.Background(), session.ListOptions{})
+	infos, err = session.NewJSONL(sessions, session.StoreConfig{}).List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, infos, 1, "resuming adds no session")
 }
@@ -406,7 +406,7 @@ func TestInterruptCancelsTurn(t *testing.T) {
 	assert.Contains(t, r.stdout, "── cancelled")
 	assert.Contains(t, r.stdout, "turn cancelled; it is kept in the session log")
 
-	store := session.NewJSONL(sessions)
+	store := session.NewJSONL(sessions, session.StoreConfig{})
 	infos, err := store.List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, infos, 1)
@@ -644,7 +644,7 @@ func TestSpillRetention(t *testing.T) {
 	leakcheck.Check(t)
 	sessions := t.TempDir()
 	dir := filepath.Join(sessions, "spill")
-	store, err := spill.NewDir(dir)
+	store, err := spill.NewDir(dir, spill.StoreConfig{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	var paths []string
@@ -758,4 +758,9 @@ func TestSessionTools(t *testing.T) {
 	assert.NotContains(t, found, otherID, "another workspace's session stays out")
 	assert.Contains(t, reqs[4].Text(t), "The build listens on port 7731.")
 	assert.Contains(t, r.stdout, "It was port 7731.")
+}
+
+func TestCardDurationsPattern(t *testing.T) {
+	in := "● read_image shot.png  0.7s\n● Edit a.go  +1 -1 · 12.5s\n● x  2m05s\n── cancelled · 1 step · 0.0s\n"
+	assert.Equal(t, "● read_image shot.png\n● Edit a.go  +1 -1\n● x\n── cancelled · 1 step · 0.0s\n", cardDurations.ReplaceAllString(in, "$1"))
 }

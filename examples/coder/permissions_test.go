@@ -62,10 +62,10 @@ func TestHeadlessPauseAndApprove(t *testing.T) {
 	require.Len(t, reqs, 2, "the model is called once more, to finish the same turn")
 	assert.Contains(t, reqs[1].Text(t), "write new.txt")
 
-	infos, err := session.NewJSONL(sessions).List(context.Background(), session.ListOptions{})
+	infos, err := session.NewJSONL(sessions, session.StoreConfig{}).List(context.Background(), session.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, infos, 1)
-	tr, err := session.NewJSONL(sessions).Load(context.Background(), infos[0].Header.ID)
+	tr, err := session.NewJSONL(sessions, session.StoreConfig{}).Load(context.Background(), infos[0].Header.ID)
 	require.NoError(t, err)
 	var users, decided int
 	var ends []string

@@ -177,17 +177,17 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	defer fsys.Close()
 
 	llm := &countingModel{script: replay.NewScripted(script()...), info: model.Info{Name: "scripted-128k", ContextWindow: 128_000}}
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{
 		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
 		agent.WithTools(append(files.Tools(files.Config{}), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}
-	spillStore, err1 := spill.NewMemory()
-	spilling, err2 := spill.Middleware()
-	deadlines, err3 := guard.Deadlines(nil)
-	repeats, err4 := guard.RepeatGuard(nil)
-	failures, err5 := guard.FailureGuard(nil)
+	spillStore, err1 := spill.NewMemory(spill.StoreConfig{})
+	spilling, err2 := spill.Middleware(spill.Config{})
+	deadlines, err3 := guard.Deadlines(guard.DeadlineConfig{})
+	repeats, err4 := guard.RepeatGuard(guard.RepeatConfig{})
+	failures, err5 := guard.FailureGuard(guard.FailureConfig{})
 	require.NoError(t, errors.Join(err1, err2, err3, err4, err5))
 	if features {
 		opts = append(opts,

@@ -63,7 +63,7 @@ func runExploration(t *testing.T, sub bool) (parent, child *countingModel, child
 	} else {
 		parent = &countingModel{script: replay.NewScripted(append(exploration()[:39], replay.Response{Text: "Done: " + exploreAnswer})...), info: info}
 	}
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{
 		agent.WithModel(parent), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
 		agent.WithTools(append(files.Tools(files.Config{}), codesearch.Tools(codesearch.Config{})...)...),

@@ -16,36 +16,26 @@ import (
 	"github.com/go-harness/harness"
 )
 
-// PrefixError returns nil when prefix can hold a store's keys: empty, or
-// a relative name ending in "/" without empty, "." or ".." segments.
-// Otherwise it returns the error of option WithPrefix(prefix) of pkg.
-func PrefixError(pkg, prefix string) error {
-	if prefix == "" {
-		return nil
+// Prefix returns the prefix a store's Config.Prefix asks for: def for
+// "", none (the bucket's root) for "/", and otherwise prefix itself, which
+// must be a relative name ending in "/" without empty, "." or ".."
+// segments; any other prefix is an error of pkg's Config.
+func Prefix(pkg, prefix, def string) (string, error) {
+	switch prefix {
+	case "":
+		return def, nil
+	case "/":
+		return "", nil
 	}
 	bad := !strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/")
 	for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
 		bad = bad || seg == "" || seg == "." || seg == ".."
 	}
-	if !bad {
-		return nil
+	if bad {
+		return "", &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
+			"%s: Config.Prefix is %q: a prefix is \"/\" (the bucket's root) or a relative name ending in \"/\", without empty, \".\" or \"..\" segments", pkg, prefix)}
 	}
-	return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
-		"%s: WithPrefix(%q): a prefix is empty or relative names ending in \"/\", without empty, \".\" or \"..\" segments", pkg, prefix)}
-}
-
-// Apply applies opts to v in order, skipping nil ones, and returns the
-// first error one reports.
-func Apply[T any, O ~func(T) error](v T, opts []O) error {
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return prefix, nil
 }
 
 // CheckBucket returns an error unless bucket exists.

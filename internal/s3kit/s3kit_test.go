@@ -12,28 +12,17 @@ import (
 	"github.com/go-harness/harness"
 )
 
-func TestPrefixError(t *testing.T) {
-	for _, p := range []string{"", "a/", "spill/", "a/b-c/", "a.b/"} {
-		assert.NoError(t, PrefixError("x/s3", p), "%q", p)
+func TestPrefix(t *testing.T) {
+	for p, want := range map[string]string{"": "def/", "/": "", "a/": "a/", "spill/": "spill/", "a/b-c/": "a/b-c/", "a.b/": "a.b/"} {
+		got, err := Prefix("x/s3", p, "def/")
+		require.NoError(t, err, "%q", p)
+		assert.Equal(t, want, got, "%q", p)
 	}
-	for _, p := range []string{"a", "/a/", "/", "a//", "a//b/", "./", "a/../", "a/./", "../"} {
-		err := PrefixError("x/s3", p)
+	for _, p := range []string{"a", "/a/", "//", "a//", "a//b/", "./", "a/../", "a/./", "../"} {
+		_, err := Prefix("x/s3", p, "def/")
 		require.ErrorIs(t, err, harness.CodeInvalidOption, "%q", p)
-		assert.Contains(t, err.Error(), fmt.Sprintf("x/s3: WithPrefix(%q)", p))
+		assert.Contains(t, err.Error(), fmt.Sprintf("x/s3: Config.Prefix is %q", p))
 	}
-}
-
-func TestApply(t *testing.T) {
-	type opt func(*[]int) error
-	add := func(n int) opt { return func(s *[]int) error { *s = append(*s, n); return nil } }
-	var got []int
-	require.NoError(t, Apply(&got, []opt{add(1), nil, add(2)}))
-	assert.Equal(t, []int{1, 2}, got)
-	stop := errors.New("stop")
-	got = nil
-	err := Apply(&got, []opt{add(1), func(*[]int) error { return stop }, add(3)})
-	assert.ErrorIs(t, err, stop)
-	assert.Equal(t, []int{1}, got, "options after a failing one are not applied")
 }
 
 func TestIOError(t *testing.T) {

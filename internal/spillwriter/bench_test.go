@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/go-harness/harness/internal/spillwriter"
+	"github.com/go-harness/harness/spill"
 )
 
 // The spill of a 1 GiB stream is measured beside its baseline, cat copying
@@ -26,7 +27,7 @@ const benchSize = 1 << 30
 
 func BenchmarkSpillGiB(b *testing.B) {
 	dir := b.TempDir()
-	store := newDir(b, dir)
+	store := newDir(b, dir, spill.StoreConfig{})
 	buf := make([]byte, 64<<10)
 	b.SetBytes(benchSize)
 	var worst int64

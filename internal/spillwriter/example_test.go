@@ -11,7 +11,7 @@ import (
 
 // A Writer spills a stream as it arrives.
 func ExampleWriter() {
-	store, err := spill.NewMemory()
+	store, err := spill.NewMemory(spill.StoreConfig{})
 	if err != nil {
 		panic(err)
 	}

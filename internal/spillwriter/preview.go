@@ -30,12 +30,12 @@ type Preview struct {
 }
 
 // DefaultThreshold is the largest text, in bytes, that is kept whole:
-// the spill policy's threshold unless spill.WithThreshold sets another.
+// the spill policy's threshold unless spill.Config.Threshold sets another.
 const DefaultThreshold = 30_000
 
 // MinThreshold is the smallest limit a preview has room in: below it, a
 // preview has no room for a useful head and tail next to its notice.
-// spill.WithThreshold and the shell's output limit are at least this.
+// spill.Config.Threshold and the shell's output limit are at least this.
 const MinThreshold = 1024
 
 // headShare is the part of the budget given to the head, in fifths: the

@@ -41,7 +41,7 @@ func writeAll(t *testing.T, w io.Writer, text string, chunk int) {
 
 func TestWriterSmallOutputStaysWhole(t *testing.T) {
 	leakcheck.Check(t)
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	for _, size := range []int{0, 10, 2048} {
 		w := newWriter(t, context.Background(), store, owner, 2048)
 		text := strings.Repeat("s", size)
@@ -60,7 +60,7 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 	leakcheck.Check(t)
 	for _, chunk := range []int{1, 7, 1000, 1 << 20} {
 		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
-			store := newMemory(t)
+			store := newMemory(t, spill.StoreConfig{})
 			text := lines(2000)
 			if chunk == 1 {
 				text = lines(300)
@@ -92,7 +92,7 @@ func TestWriterSpillsLongOutput(t *testing.T) {
 }
 
 func TestWriterExactlyAtLimit(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	w := newWriter(t, context.Background(), store, owner, 2048)
 	writeAll(t, w, strings.Repeat("e", 2048), 2048)
 	require.NoError(t, w.Close())
@@ -106,7 +106,7 @@ func TestWriterExactlyAtLimit(t *testing.T) {
 
 func TestWriterConcurrentWriters(t *testing.T) {
 	leakcheck.Check(t)
-	store := newDir(t, t.TempDir())
+	store := newDir(t, t.TempDir(), spill.StoreConfig{})
 	w := newWriter(t, context.Background(), store, owner, 4096)
 	var wg sync.WaitGroup
 	for _, s := range []string{"out\n", "err\n"} {
@@ -158,7 +158,7 @@ func TestWriterSaveFailureKeepsHeadAndTail(t *testing.T) {
 func TestWriterCancelled(t *testing.T) {
 	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	store := newDir(t, t.TempDir())
+	store := newDir(t, t.TempDir(), spill.StoreConfig{})
 	w := newWriter(t, ctx, store, owner, 1024)
 	writeAll(t, w, lines(100), 100)
 	cancel()
@@ -172,7 +172,7 @@ func TestWriterCancelled(t *testing.T) {
 }
 
 func TestCallWriterUsesSessionStore(t *testing.T) {
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	call := &tools.Call{ID: "c9", Name: "bash", Env: &tools.Env{SessionID: "s9", Output: store}}
 	w := newWriter(t, context.Background(), call.Env.Output, tools.Owner{Session: call.Env.SessionID, Tool: call.Name, Call: call.ID}, 0)
 	writeAll(t, w, lines(3000), 1<<16)
@@ -248,7 +248,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 	// 128 MiB by default, eight times the allocation bound; 1 GiB in
 	// the long runs.
 	size := longtest.Pick[int64](128<<20, 1<<30)
-	store := newDir(t, t.TempDir())
+	store := newDir(t, t.TempDir(), spill.StoreConfig{})
 	gen := newGenerator(size)
 	buf := make([]byte, 64<<10)
 
@@ -288,7 +288,7 @@ func TestWriterGigabyteBoundedMemory(t *testing.T) {
 
 func TestWriterPastTheBudget(t *testing.T) {
 	leakcheck.Check(t)
-	store := newMemory(t, spill.WithSessionBudget(5000))
+	store := newMemory(t, spill.StoreConfig{SessionBudget: 5000})
 	text := lines(3000)
 	w := newWriter(t, context.Background(), store, owner, 3000)
 	writeAll(t, w, text, 512) // never fails
@@ -318,7 +318,7 @@ func TestWriterRefusesBadConfig(t *testing.T) {
 
 func TestWriterMaxSaveCutsTheSave(t *testing.T) {
 	leakcheck.Check(t)
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	text := lines(3000)
 	w := newWriter(t, context.Background(), store, owner, 2048, spillwriter.WithMaxSave(5000))
 	writeAll(t, w, text, 333)
@@ -336,7 +336,7 @@ func TestWriterMaxSaveCutsTheSave(t *testing.T) {
 
 func TestWriterSaveKeepsAShortStream(t *testing.T) {
 	leakcheck.Check(t)
-	store := newMemory(t)
+	store := newMemory(t, spill.StoreConfig{})
 	w := newWriter(t, context.Background(), store, tools.Owner{Session: "s", Tool: "bash", Call: "first"}, 4096)
 	_, err := io.WriteString(w, "short\n")
 	require.NoError(t, err)
@@ -380,7 +380,7 @@ func FuzzWriter(f *testing.F) {
 		if capSave > 0 {
 			opts = append(opts, spillwriter.WithMaxSave(int64(capSave)))
 		}
-		store := newMemory(t)
+		store := newMemory(t, spill.StoreConfig{})
 		w := newWriter(t, context.Background(), store, owner, limit, opts...)
 		step := int(chunk) + 1
 		for rest := data; len(rest) > 0; {
@@ -431,18 +431,18 @@ func savedCount(t testing.TB, store spill.Store) int {
 
 // newMemory returns a spill.NewMemory store, failing the test on an
 // invalid option.
-func newMemory(t testing.TB, opts ...spill.StoreOption) spill.Store {
+func newMemory(t testing.TB, cfg spill.StoreConfig) spill.Store {
 	t.Helper()
-	m, err := spill.NewMemory(opts...)
+	m, err := spill.NewMemory(cfg)
 	require.NoError(t, err)
 	return m
 }
 
 // newDir returns a spill.NewDir store, failing the test on an invalid
 // option.
-func newDir(t testing.TB, dir string, opts ...spill.StoreOption) spill.Store {
+func newDir(t testing.TB, dir string, cfg spill.StoreConfig) spill.Store {
 	t.Helper()
-	d, err := spill.NewDir(dir, opts...)
+	d, err := spill.NewDir(dir, cfg)
 	require.NoError(t, err)
 	return d
 }

@@ -97,7 +97,7 @@ type files struct {
 // the usual place is a directory named "attachments" in the store's
 // directory:
 //
-//	store := session.NewJSONL(dir)
+//	store := session.NewJSONL(dir, session.StoreConfig{})
 //	loop, err := agent.New(
 //		agent.WithStores(agent.Stores{
 //			Sessions:    store,

@@ -36,7 +36,7 @@ func TestMemoryConformance(t *testing.T) {
 
 func TestFilesLayout(t *testing.T) {
 	sessionsDir := t.TempDir()
-	store := session.NewJSONL(sessionsDir)
+	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
 	dir := filepath.Join(sessionsDir, "attachments") // the usual place
 	att := attachments.NewFiles(dir)
 	ctx := context.Background()

@@ -25,7 +25,7 @@ func benchStores(b *testing.B) []struct {
 	sync bool
 } {
 	pool, schema := newSchema(b)
-	pg, err := postgres.New(ctx(), pool)
+	pg, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(b, err)
 	cfg, err := pgxpool.ParseConfig(serverURL(b))
 	require.NoError(b, err)
@@ -34,9 +34,9 @@ func benchStores(b *testing.B) []struct {
 	async, err := pgxpool.NewWithConfig(ctx(), cfg)
 	require.NoError(b, err)
 	b.Cleanup(async.Close)
-	pgAsync, err := postgres.New(ctx(), async)
+	pgAsync, err := postgres.New(ctx(), async, postgres.Config{})
 	require.NoError(b, err)
-	js := session.NewJSONL(b.TempDir())
+	js := session.NewJSONL(b.TempDir(), session.StoreConfig{})
 	return []struct {
 		name string
 		s    session.Store

@@ -22,7 +22,7 @@ func Example() {
 		panic(err)
 	}
 	defer pool.Close()
-	store, err := postgres.New(ctx, pool) // creates or migrates the schema
+	store, err := postgres.New(ctx, pool, postgres.Config{}) // creates or migrates the schema
 	if err != nil {
 		panic(err)
 	}

@@ -74,10 +74,10 @@ func poolFor(t testing.TB, u, schema string) *pgxpool.Pool {
 }
 
 // newStore returns a store in a new, empty schema.
-func newStore(t testing.TB, opts ...postgres.Option) session.Store {
+func newStore(t testing.TB, cfg postgres.Config) session.Store {
 	t.Helper()
 	pool, _ := newSchema(t)
-	s, err := postgres.New(ctx(), pool, opts...)
+	s, err := postgres.New(ctx(), pool, cfg)
 	require.NoError(t, err)
 	return s
 }

@@ -56,7 +56,7 @@ func writerMain(schema, id string) int {
 		return 1
 	}
 	defer pool.Close()
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -182,7 +182,7 @@ func openAfterKill(t *testing.T, s session.Store, id string) (session.Log, *sess
 // every event it acknowledged.
 func TestTwoProcessesContend(t *testing.T) {
 	pool, schema := newSchema(t)
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	log, err := s.Create(ctx(), session.Header{ID: "contended", Cwd: "/w"})
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func checkWriterEvents(t *testing.T, tr *session.Transcript, acked int64) {
 // numbered without gaps, and that appending goes on after the last.
 func TestKillWriterLosesNothing(t *testing.T) {
 	pool, schema := newSchema(t)
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	log, err := s.Create(ctx(), session.Header{ID: "killed", Cwd: "/w"})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/postgres"
 	"github.com/go-harness/harness/session/search"
 )
 
@@ -75,8 +76,8 @@ func mustJSON(s string) string {
 // PostgreSQL and checks that every search answers the same on both:
 // sessions, events, roles, tools, snippets and match offsets.
 func TestSearchSameAsJSONL(t *testing.T) {
-	pg := newStore(t)
-	js := session.NewJSONL(t.TempDir())
+	pg := newStore(t, postgres.Config{})
+	js := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	sessions := 24
 	if os.Getenv("HARNESS_LONG_TESTS") != "" {
 		sessions = 60

@@ -26,21 +26,14 @@ type store struct {
 	now     func() time.Time
 }
 
-// Option configures the store New returns.
-type Option func(*store) error
-
-// WithMaxLineSize sets the longest event line, in bytes, the store
-// accepts (16 MiB by default). Append refuses a
-// longer event as the JSONL store does. n must be positive: New reports
-// any other value (harness.CodeInvalidOption).
-func WithMaxLineSize(n int) Option {
-	return func(s *store) error {
-		if n <= 0 {
-			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("postgres: WithMaxLineSize(%d): the maximum line size must be positive", n)}
-		}
-		s.maxLine = n
-		return nil
-	}
+// Config configures the store New returns. The zero value is the
+// default.
+type Config struct {
+	// MaxLineSize is the longest event line, in bytes, the store accepts;
+	// 0 means 16 MiB. Append refuses a longer event as the JSONL store
+	// does. A negative size is an error of New
+	// (harness.CodeInvalidOption).
+	MaxLineSize int
 }
 
 // New returns a session.Store keeping its sessions in the database pool
@@ -52,15 +45,13 @@ func WithMaxLineSize(n int) Option {
 // close it after the store's last use. Each log open for appending holds
 // one connection of its own, taken out of the pool, and closes it on
 // Close.
-func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (session.Store, error) {
+func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (session.Store, error) {
 	s := &store{pool: pool, maxLine: storekit.DefaultMaxLineSize, now: time.Now}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(s); err != nil {
-			return nil, err
-		}
+	switch {
+	case cfg.MaxLineSize < 0:
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("postgres: Config.MaxLineSize is %d: the maximum line size must be positive (0 means the default)", cfg.MaxLineSize)}
+	case cfg.MaxLineSize > 0:
+		s.maxLine = cfg.MaxLineSize
 	}
 	if pool == nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "postgres: New needs a connection pool (pgxpool.New)"}
@@ -353,7 +344,20 @@ func (s *store) List(ctx context.Context, opts session.ListOptions) ([]session.I
 		return nil, err
 	}
 	where, args := workspaceFilter(opts.Workspace, nil)
-	sql := `SELECT header, title, updated_ns, size FROM harness_sessions` + where + orderNewest
+	if len(opts.Tags) > 0 {
+		tags, err := json.Marshal(opts.Tags)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, string(tags))
+		if where == "" {
+			where = " WHERE"
+		} else {
+			where += " AND"
+		}
+		where += fmt.Sprintf(` meta -> 'tags' @> $%d::jsonb`, len(args))
+	}
+	sql := `SELECT header, title, updated_ns, size, meta FROM harness_sessions` + where + orderNewest
 	if opts.Limit > 0 {
 		args = append(args, opts.Limit)
 		sql += fmt.Sprintf(" LIMIT $%d", len(args))
@@ -399,10 +403,10 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 	defer rows.Close()
 	var out []session.Info
 	for rows.Next() {
-		var hj string
+		var hj, mj string
 		var title []byte
 		var updated, size int64
-		if err := rows.Scan(&hj, &title, &updated, &size); err != nil {
+		if err := rows.Scan(&hj, &title, &updated, &size, &mj); err != nil {
 			return nil, err
 		}
 		var in session.Info
@@ -412,6 +416,10 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 		in.Title = string(title)
 		in.Updated = time.Unix(0, updated).UTC()
 		in.Size = size
+		var meta session.Meta
+		if json.Unmarshal([]byte(mj), &meta) == nil {
+			meta.Describe(&in)
+		}
 		out = append(out, in)
 	}
 	return out, rows.Err()

@@ -22,23 +22,23 @@ func TestConformance(t *testing.T) {
 	serverURL(t)
 	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
 		if max == 0 {
-			return newStore(t)
+			return newStore(t, postgres.Config{})
 		}
-		return newStore(t, postgres.WithMaxLineSize(max))
+		return newStore(t, postgres.Config{MaxLineSize: max})
 	})
 }
 
 func TestOptionsAndPool(t *testing.T) {
-	_, err := postgres.New(ctx(), nil)
+	_, err := postgres.New(ctx(), nil, postgres.Config{})
 	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.ErrorContains(t, err, "connection pool")
-	for _, n := range []int{0, -1} {
-		// The option is checked before the pool and the database.
-		_, err := postgres.New(ctx(), nil, postgres.WithMaxLineSize(n))
+	for _, n := range []int{-1, -4096} {
+		// The configuration is checked before the pool and the database.
+		_, err := postgres.New(ctx(), nil, postgres.Config{MaxLineSize: n})
 		assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		assert.ErrorContains(t, err, "must be positive")
 	}
-	s := newStore(t, postgres.WithMaxLineSize(4096))
+	s := newStore(t, postgres.Config{MaxLineSize: 4096})
 	assert.Equal(t, 4096, s.(interface{ MaxLineSize() int }).MaxLineSize(), "the bound is found by assertion")
 	_, ok := s.(search.Searcher)
 	assert.True(t, ok, "search.Search runs in SQL")
@@ -51,7 +51,7 @@ func TestMigrations(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = postgres.New(ctx(), pool) })
+		wg.Go(func() { _, errs[i] = postgres.New(ctx(), pool, postgres.Config{}) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -62,15 +62,15 @@ func TestMigrations(t *testing.T) {
 	require.NoError(t, err)
 	versions, err = pgx.CollectRows(rows, pgx.RowTo[int])
 	require.NoError(t, err)
-	assert.Equal(t, []int{1}, versions, "each migration applied once")
+	assert.Equal(t, []int{1, 2}, versions, "each migration applied once")
 
 	// A session survives a new store on the same database.
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	log, err := s.Create(ctx(), session.Header{ID: "kept", Cwd: "/w"})
 	require.NoError(t, err)
 	require.NoError(t, log.Close())
-	s2, err := postgres.New(ctx(), pool)
+	s2, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	_, err = s2.Load(ctx(), "kept")
 	require.NoError(t, err)
@@ -78,14 +78,14 @@ func TestMigrations(t *testing.T) {
 	// A schema from a newer build is refused.
 	_, err = pool.Exec(ctx(), `INSERT INTO harness_schema_migrations (version, name) VALUES (99, '0099_future.sql')`)
 	require.NoError(t, err)
-	_, err = postgres.New(ctx(), pool)
+	_, err = postgres.New(ctx(), pool, postgres.Config{})
 	require.ErrorIs(t, err, harness.CodeUnsupportedFormat)
 	assert.ErrorContains(t, err, "version 99")
 }
 
 func TestNewerHeaderRefused(t *testing.T) {
 	pool, _ := newSchema(t)
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	log, err := s.Create(ctx(), session.Header{ID: "future", Cwd: "/w"})
 	require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestNewerHeaderRefused(t *testing.T) {
 // it: nothing is written over another writer's events.
 func TestFencedAfterLostLock(t *testing.T) {
 	pool, _ := newSchema(t)
-	s, err := postgres.New(ctx(), pool)
+	s, err := postgres.New(ctx(), pool, postgres.Config{})
 	require.NoError(t, err)
 	rem := func(text string) session.Payload {
 		return &session.Reminded{Reminder: harness.Reminder{Source: "s", Text: text}}
@@ -164,7 +164,7 @@ func TestFencedAfterLostLock(t *testing.T) {
 // read.
 func TestLoadWarnsOfBadRows(t *testing.T) {
 	pool, _ := newSchema(t)
-	s, err := postgres.New(ctx(), pool, postgres.WithMaxLineSize(200))
+	s, err := postgres.New(ctx(), pool, postgres.Config{MaxLineSize: 200})
 	require.NoError(t, err)
 	log, err := s.Create(ctx(), session.Header{Cwd: "/w"})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 
 func ExampleSearch() {
 	ctx := context.Background()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	for _, s := range []struct{ id, cwd, text string }{
 		{"fix-ci", "/home/u/app", "CI fails: \"connection reset by peer\"\nin the dialer"},
 		{"other", "/home/u/other", "connection reset by peer, in another project"},

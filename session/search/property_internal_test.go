@@ -167,7 +167,7 @@ func TestSearchMatchesPlainRegexp(t *testing.T) {
 	for c := range corpora {
 		rng := rand.New(rand.NewPCG(uint64(c), 20))
 		dir := t.TempDir()
-		jsonl, mem := newTestJSONL(dir), session.NewMemory()
+		jsonl, mem := newTestJSONL(dir), session.NewMemory(session.StoreConfig{})
 		var texts []string
 		for s := range 3 {
 			id := fmt.Sprintf("s%d", s)

@@ -58,7 +58,7 @@ func BenchmarkSearchCorpus(b *testing.B) {
 	total, want := generateCorpus(b, dir)
 	b.Logf("corpus: %d sessions, %.1f MB, %d events hold %q; generated in %v",
 		benchSessions, float64(total)/(1<<20), want, benchRare, time.Since(start).Round(time.Millisecond))
-	store := session.NewJSONL(dir)
+	store := session.NewJSONL(dir, session.StoreConfig{})
 	rates := map[string]float64{}
 	measure := func(name string, fn func(b *testing.B) int) {
 		b.Run(name, func(b *testing.B) {

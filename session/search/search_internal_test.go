@@ -18,7 +18,9 @@ import (
 
 // A scan checks its context between reads of a log.
 // newTestJSONL returns session.NewJSONL's store as search reaches it.
-func newTestJSONL(dir string) jsonlStore { return session.NewJSONL(dir).(jsonlStore) }
+func newTestJSONL(dir string) jsonlStore {
+	return session.NewJSONL(dir, session.StoreConfig{}).(jsonlStore)
+}
 
 func TestScanFileStopsWhenCancelled(t *testing.T) {
 	store := newTestJSONL(t.TempDir())

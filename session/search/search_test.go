@@ -30,7 +30,7 @@ type plainStore struct{ session.Store }
 
 func TestGenericSearchConformance(t *testing.T) {
 	sessiontest.TestStore(t, func(t *testing.T, max int) session.Store {
-		return plainStore{session.NewMemory(session.WithMaxLineSize(max))}
+		return plainStore{session.NewMemory(session.StoreConfig{MaxLineSize: max})}
 	})
 }
 
@@ -70,7 +70,7 @@ func searchW(t *testing.T, s session.Store, q string) []search.Match {
 // Lines written by other JSON writers may escape any character.
 func TestJSONLSearchForeignEscapes(t *testing.T) {
 	logs := t.TempDir()
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	newLog(t, store, "foreign", "/w")
 	appendLines(t, filepath.Join(logs, "foreign.jsonl"),
 		// HTML-escaping writer (encoding/json's default).
@@ -91,7 +91,7 @@ func TestJSONLSearchForeignEscapes(t *testing.T) {
 
 func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 	logs := t.TempDir()
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	big := strings.Repeat("filler text line\n", 200_000) // 3.4 MB, longer than a read buffer
 	newLog(t, store, "long", "/w",
 		userMsg("start"),
@@ -119,7 +119,7 @@ func TestJSONLSearchLongLinesAndTornTail(t *testing.T) {
 
 func TestJSONLListReadsBoundedTitle(t *testing.T) {
 	logs := t.TempDir()
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	long := "Fix the \"flaky\" test — ünïcode\nsecond line " + strings.Repeat("x", 2<<20)
 	newLog(t, store, "long-title", "/w", &session.SystemPrompt{Text: "sys"}, userMsg(long))
 	newLog(t, store, "cut-title", "/w", userMsg(strings.Repeat("é", 100)))
@@ -146,7 +146,7 @@ func TestJSONLListReadsBoundedTitle(t *testing.T) {
 
 func TestListLimitNewestFirst(t *testing.T) {
 	logs := t.TempDir()
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	base := time.Now().Add(-time.Hour)
 	for i := range 10 {
 		id := fmt.Sprintf("s%02d", i)
@@ -185,7 +185,7 @@ func (s *cancellingStore) Load(ctx context.Context, id string) (*session.Transcr
 
 func TestSearchCancelledMidScan(t *testing.T) {
 	leakcheck.Check(t)
-	mem := session.NewMemory()
+	mem := session.NewMemory(session.StoreConfig{})
 	for i := range 40 {
 		newLog(t, mem, fmt.Sprintf("s%02d", i), "/w", userMsg("needle"), userMsg("needle again"))
 	}
@@ -205,7 +205,7 @@ func TestSearchCancelledMidScan(t *testing.T) {
 func TestSearchConcurrent(t *testing.T) {
 	leakcheck.Check(t)
 	logs := t.TempDir()
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	for i := range 20 {
 		newLog(t, store, fmt.Sprintf("s%02d", i), "/w", userMsg(fmt.Sprintf("needle %d", i)))
 	}
@@ -248,7 +248,7 @@ func FuzzSearchLiteral(f *testing.F) {
 		case 3:
 			p = &session.Reminded{Reminder: harness.Reminder{Text: text}}
 		}
-		for _, store := range []session.Store{session.NewMemory(), session.NewJSONL(t.TempDir())} {
+		for _, store := range []session.Store{session.NewMemory(session.StoreConfig{}), session.NewJSONL(t.TempDir(), session.StoreConfig{})} {
 			newLog(t, store, "fuzz", "/w", userMsg("unrelated"), p)
 			for _, regex := range []bool{false, true} {
 				query := q

@@ -20,8 +20,8 @@ import (
 // TestStore runs the conformance suite. newStore must return an empty
 // store each time it is called: with its default bound on a log line when
 // maxLineSize is 0, and one whose lines are at most maxLineSize bytes when
-// it is positive (the stores of this module take session.WithMaxLineSize
-// or postgres.WithMaxLineSize). A store whose bound cannot be set calls
+// it is positive (the stores of this module take session.StoreConfig's
+// or postgres.Config's MaxLineSize). A store whose bound cannot be set calls
 // t.Skip for a positive maxLineSize, which skips only the checks of a set
 // bound.
 func TestStore(t *testing.T, newStore func(t *testing.T, maxLineSize int) session.Store) {
@@ -43,6 +43,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T, maxLineSize int) sessio
 	t.Run("Retention", func(t *testing.T) { testRetention(t, def(t)) })
 	t.Run("LinesBoundedByDefault", func(t *testing.T) { testDefaultBound(t, def(t)) })
 	t.Run("BackslashInWorkspace", func(t *testing.T) { testBackslashWorkspace(t, def(t)) })
+	t.Run("Fork", func(t *testing.T) { testFork(t, def(t)) })
+	t.Run("ForkOpen", func(t *testing.T) { testForkOpen(t, def(t)) })
+	t.Run("RenameAndTag", func(t *testing.T) { testRenameTag(t, def(t)) })
 	const max = 4096
 	t.Run("LargerEventRefusedWhole", func(t *testing.T) { testRefusedWhole(t, newStore(t, max), max) })
 	t.Run("EventAtTheLimit", func(t *testing.T) { testAtTheLimit(t, newStore(t, max), max) })

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/spill/s3"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -16,7 +17,7 @@ import (
 // windowed (ranged requests found with the line index) beside the
 // baseline, Open's whole object scanned by fs.ScanText.
 func BenchmarkReadWindow(b *testing.B) {
-	s := newStore(b)
+	s := newStore(b, s3.Config{})
 	var data bytes.Buffer
 	for i := 1; i <= 200_000; i++ {
 		fmt.Fprintf(&data, "log line %06d: something happened\n", i)

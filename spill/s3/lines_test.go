@@ -31,7 +31,7 @@ import (
 // is the window fs.ScanText finds in the whole output, for outputs laid
 // out every way and windows around the index's steps and the end.
 func TestReadWindowSameAsScan(t *testing.T) {
-	s := newStore(t)
+	s := newStore(t, s3.Config{})
 	numbered := func(n int, sep string) string {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {
@@ -114,7 +114,7 @@ func countedStore(t *testing.T) (spill.Store, *countingTransport, tools.Stored, 
 		Transport: ct,
 	})
 	require.NoError(t, err)
-	s, err := s3.New(context.Background(), c, bucket)
+	s, err := s3.New(context.Background(), c, bucket, s3.Config{})
 	require.NoError(t, err)
 	var data bytes.Buffer
 	for i := 1; i <= 200_000; i++ {

@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/go-harness/harness/internal/spillname"
 	"io"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/go-harness/harness/internal/spillname"
 
 	"github.com/minio/minio-go/v7"
 
@@ -30,21 +31,14 @@ type store struct {
 
 var _ spill.Store = (*store)(nil)
 
-// Option configures the store New returns.
-type Option func(*store) error
-
-// WithPrefix keeps the store's objects under prefix in the bucket
-// ("spill/" by default): a bucket can then hold other data, or the
-// outputs of several deployments. It must be empty or end in "/", and
-// hold no "//", "." or ".." segment.
-func WithPrefix(prefix string) Option {
-	return func(s *store) error {
-		if err := s3kit.PrefixError(pkg, prefix); err != nil {
-			return err
-		}
-		s.prefix = prefix
-		return nil
-	}
+// Config configures the store New returns. The zero value is the
+// default.
+type Config struct {
+	// Prefix is where in the bucket the store keeps its objects: "" means
+	// "spill/", and "/" the bucket's root. Another prefix lets a bucket
+	// hold other data, or the outputs of several deployments; it must be
+	// a relative name ending in "/", without empty, "." or ".." segments.
+	Prefix string
 }
 
 // New returns a spill.Store keeping outputs in bucket, which must exist.
@@ -56,14 +50,15 @@ func WithPrefix(prefix string) Option {
 //	ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error)
 //
 // and uses it when the session's output store has it.
-func New(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (spill.Store, error) {
+func New(ctx context.Context, client *minio.Client, bucket string, cfg Config) (spill.Store, error) {
 	if client == nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "spill/s3: New needs a client (minio.New)"}
 	}
-	s := &store{client: client, bucket: bucket, prefix: "spill/", partSize: 5 << 20}
-	if err := s3kit.Apply(s, opts); err != nil {
+	prefix, err := s3kit.Prefix(pkg, cfg.Prefix, "spill/")
+	if err != nil {
 		return nil, err
 	}
+	s := &store{client: client, bucket: bucket, prefix: prefix, partSize: 5 << 20}
 	if err := s3kit.CheckBucket(ctx, client, pkg, bucket); err != nil {
 		return nil, err
 	}

@@ -28,10 +28,10 @@ type windowed interface {
 	ReadWindow(ctx context.Context, locator string, w fs.Window) (*fs.Text, error)
 }
 
-func newStore(t testing.TB, opts ...s3.Option) windowed {
+func newStore(t testing.TB, cfg s3.Config) windowed {
 	t.Helper()
 	c := s3test.Client(t)
-	s, err := s3.New(context.Background(), c, s3test.Bucket(t, c), opts...)
+	s, err := s3.New(context.Background(), c, s3test.Bucket(t, c), cfg)
 	require.NoError(t, err)
 	return asWindowed(t, s)
 }
@@ -46,26 +46,26 @@ func asWindowed(t testing.TB, s spill.Store) windowed {
 
 func TestConformance(t *testing.T) {
 	s3test.Client(t)
-	spilltest.TestStore(t, func(t *testing.T) spill.Store { return newStore(t) })
+	spilltest.TestStore(t, func(t *testing.T) spill.Store { return newStore(t, s3.Config{}) })
 }
 
 func TestOptions(t *testing.T) {
 	c := s3test.Client(t)
 	bucket := s3test.Bucket(t, c)
-	_, err := s3.New(context.Background(), nil, bucket)
+	_, err := s3.New(context.Background(), nil, bucket, s3.Config{})
 	assert.ErrorIs(t, err, harness.CodeInvalidOption)
 	for _, p := range []string{"no-slash", "/abs/", "a//b/", "../", "a/./", "a/../"} {
-		_, err := s3.New(context.Background(), c, bucket, s3.WithPrefix(p))
+		_, err := s3.New(context.Background(), c, bucket, s3.Config{Prefix: p})
 		assert.ErrorIs(t, err, harness.CodeInvalidOption, "prefix %q", p)
 	}
-	_, err = s3.New(context.Background(), c, "no-such-bucket-here")
+	_, err = s3.New(context.Background(), c, "no-such-bucket-here", s3.Config{})
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 	assert.ErrorContains(t, err, "create it first")
 
 	// Two prefixes in one bucket are two stores.
-	a, err := s3.New(context.Background(), c, bucket, s3.WithPrefix("a/"))
+	a, err := s3.New(context.Background(), c, bucket, s3.Config{Prefix: "a/"})
 	require.NoError(t, err)
-	b, err := s3.New(context.Background(), c, bucket, s3.WithPrefix("b/x/"))
+	b, err := s3.New(context.Background(), c, bucket, s3.Config{Prefix: "b/x/"})
 	require.NoError(t, err)
 	st, err := a.Save(context.Background(), tools.Owner{Session: "s", Tool: "bash", Call: "1"}, strings.NewReader("in a"))
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestOptions(t *testing.T) {
 // TestRangedReads checks that a saved output reads back in ranges: the
 // reader seeks and reads at offsets without fetching the whole object.
 func TestRangedReads(t *testing.T) {
-	s := newStore(t)
+	s := newStore(t, s3.Config{})
 	var data bytes.Buffer
 	for i := range 200_000 {
 		fmt.Fprintf(&data, "line %d\n", i)

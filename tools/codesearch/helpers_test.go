@@ -39,7 +39,7 @@ func newRig(t testing.TB, fsys fs.FileSystem, cfg ...codesearch.Config) *rig {
 func (r *rig) call(ctx context.Context, name string, args map[string]any) *harness.ToolResult {
 	raw, err := json.Marshal(args)
 	require.NoError(r.t, err)
-	c := &tools.Call{ID: "t", Name: name, Arguments: raw, Env: r.env}
+	c := &tools.Call{ID: "t", Name: name, Arguments: string(raw), Env: r.env}
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}

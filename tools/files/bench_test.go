@@ -45,7 +45,7 @@ func newToolRig(b *testing.B, dir string) *toolRig {
 
 func (r *toolRig) run(name string, args map[string]any) *harness.ToolResult {
 	raw, _ := json.Marshal(args)
-	c := &tools.Call{ID: "b", Name: name, Arguments: raw, Env: r.env}
+	c := &tools.Call{ID: "b", Name: name, Arguments: string(raw), Env: r.env}
 	if res := r.reg.Check(c); res != nil {
 		r.b.Fatal(res.Text())
 	}

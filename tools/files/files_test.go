@@ -49,7 +49,7 @@ func (r *rig) call(name string, args any) *harness.ToolResult {
 	raw, err := json.Marshal(args)
 	require.NoError(r.t, err)
 	r.n++
-	c := &tools.Call{ID: fmt.Sprint("c", r.n), Name: name, Arguments: raw, Env: r.env}
+	c := &tools.Call{ID: fmt.Sprint("c", r.n), Name: name, Arguments: string(raw), Env: r.env}
 	if res := r.reg.Check(c); res != nil {
 		return res
 	}
@@ -559,7 +559,7 @@ func TestCancelled(t *testing.T) {
 	r.put("/project/a.txt", "a\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := &tools.Call{ID: "x", Name: "read", Arguments: json.RawMessage(`{"file_path":"a.txt"}`), Env: r.env}
+	c := &tools.Call{ID: "x", Name: "read", Arguments: `{"file_path":"a.txt"}`, Env: r.env}
 	require.Nil(t, r.reg.Check(c))
 	res := toolexec.Executor()(ctx, c)
 	assert.True(t, res.IsError)

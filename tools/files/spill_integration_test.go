@@ -67,9 +67,9 @@ func TestSpillHintWorks(t *testing.T) {
 		}},
 		replay.Response{Text: "done"},
 	)
-	store, err := spill.NewDir(spillDir)
+	store, err := spill.NewDir(spillDir, spill.StoreConfig{})
 	require.NoError(t, err)
-	spilling, err := spill.Middleware()
+	spilling, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
 		agent.WithTools(append(files.Tools(files.Config{}), noisy)...),

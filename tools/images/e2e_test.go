@@ -46,7 +46,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(work, "chart.jpg"), data, 0o644))
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
-	store := session.NewJSONL(logs)
+	store := session.NewJSONL(logs, session.StoreConfig{})
 	att := attachments.NewFiles(filepath.Join(logs, "attachments"))
 
 	seeing := replay.NewScripted(

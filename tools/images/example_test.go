@@ -60,7 +60,7 @@ func ExampleReadImage() {
 		Attachments: attachments.NewMemory(),
 	}
 	res, err := images.ReadImage(images.Config{}).Execute(context.Background(), &tools.Call{
-		Name: "read_image", Arguments: []byte(`{"file_path":"photo.webp"}`), Env: env,
+		Name: "read_image", Arguments: `{"file_path":"photo.webp"}`, Env: env,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -72,7 +72,7 @@ func ExampleReadImage() {
 	// A text-only model is refused before any I/O.
 	env.ModelInput = []harness.Modality{harness.ModalityText}
 	_, err = images.ReadImage(images.Config{}).Execute(context.Background(), &tools.Call{
-		Name: "read_image", Arguments: []byte(`{"file_path":"photo.webp"}`), Env: env,
+		Name: "read_image", Arguments: `{"file_path":"photo.webp"}`, Env: env,
 	})
 	fmt.Println(harness.CodeOf(err))
 	// Output:

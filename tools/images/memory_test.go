@@ -96,7 +96,7 @@ func TestHelperDecode(t *testing.T) {
 		results := make([]string, 8)
 		for i := range results {
 			wg.Go(func() {
-				res, err := tool.Execute(ctx, &tools.Call{ID: fmt.Sprint(i), Name: "read_image", Arguments: args, Env: env})
+				res, err := tool.Execute(ctx, &tools.Call{ID: fmt.Sprint(i), Name: "read_image", Arguments: string(args), Env: env})
 				switch {
 				case err != nil:
 					results[i] = "err " + string(harness.CodeOf(err))

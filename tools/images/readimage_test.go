@@ -145,7 +145,7 @@ func (f *fixture) write(t *testing.T, name string, data []byte) {
 func (f *fixture) call(t *testing.T, tool tools.Tool, path string) (*harness.ToolResult, error) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"file_path": path})
-	return tool.Execute(ctx, &tools.Call{ID: "c1", Name: "read_image", Arguments: args, Env: f.env})
+	return tool.Execute(ctx, &tools.Call{ID: "c1", Name: "read_image", Arguments: string(args), Env: f.env})
 }
 
 func TestReadImageSpec(t *testing.T) {
@@ -334,7 +334,7 @@ func TestReadImageMemFS(t *testing.T) {
 	defer state.Close()
 	att := attachments.NewMemory()
 	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}
-	res, err := images.ReadImage(images.Config{}).Execute(ctx, &tools.Call{Arguments: json.RawMessage(`{"file_path":"a.png"}`), Env: env})
+	res, err := images.ReadImage(images.Config{}).Execute(ctx, &tools.Call{Arguments: `{"file_path":"a.png"}`, Env: env})
 	require.NoError(t, err)
 	assert.Equal(t, "/ws/a.png: image/png, 20x10 px, "+itoa(len(data))+" bytes.", res.Content[0].Text)
 	_, ok := env.Ledger().Version("/ws/a.png")
@@ -381,7 +381,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 			errs := make(chan error, c.slots+1)
 			for range c.slots {
 				go func() {
-					_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+					_, err := tool.Execute(ctx, &tools.Call{Arguments: string(args), Env: f.env})
 					errs <- err
 				}()
 			}
@@ -392,7 +392,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 			// when its context ends, without touching the file system.
 			waiting, cancel := context.WithCancel(ctx)
 			cancel()
-			_, err := tool.Execute(waiting, &tools.Call{Arguments: args, Env: f.env})
+			_, err := tool.Execute(waiting, &tools.Call{Arguments: string(args), Env: f.env})
 			assert.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, int64(c.slots), gate.inside.Load())
 
@@ -400,7 +400,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 			gate.release <- struct{}{}
 			require.NoError(t, <-errs)
 			go func() {
-				_, err := tool.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				_, err := tool.Execute(ctx, &tools.Call{Arguments: string(args), Env: f.env})
 				errs <- err
 			}()
 			<-gate.entered
@@ -412,7 +412,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 			// Another tool value has slots of its own.
 			other := images.ReadImage(c.cfg)
 			go func() {
-				_, err := other.Execute(ctx, &tools.Call{Arguments: args, Env: f.env})
+				_, err := other.Execute(ctx, &tools.Call{Arguments: string(args), Env: f.env})
 				errs <- err
 			}()
 			<-gate.entered

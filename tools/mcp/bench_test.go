@@ -121,7 +121,7 @@ func BenchmarkCall(b *testing.B) {
 
 // callB runs a tool as the dispatcher would, for benchmarks.
 func callB(ctx context.Context, tool tools.Tool, e *tools.Env, raw json.RawMessage) *harness.ToolResult {
-	res, err := tool.Execute(ctx, &tools.Call{ID: "c", Name: tool.Spec().Name, Arguments: raw, Env: e})
+	res, err := tool.Execute(ctx, &tools.Call{ID: "c", Name: tool.Spec().Name, Arguments: string(raw), Env: e})
 	if err != nil {
 		return &harness.ToolResult{IsError: true, Content: []harness.Block{harness.TextBlock(err.Error())}}
 	}

@@ -113,7 +113,7 @@ func call(t *testing.T, ctx context.Context, tool tools.Tool, e *tools.Env, args
 	require.NoError(t, err)
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
-	c := &tools.Call{ID: "call-1", Name: tool.Spec().Name, Arguments: raw, Env: e}
+	c := &tools.Call{ID: "call-1", Name: tool.Spec().Name, Arguments: string(raw), Env: e}
 	if res := reg.Check(c); res != nil {
 		return res
 	}

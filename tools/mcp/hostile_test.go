@@ -148,7 +148,7 @@ func TestHostileServer(t *testing.T) {
 	assert.Contains(t, skipped["huge_schema"].Message, "its input schema is 5.0 MiB, more than the 32.0 KiB a tool may have (Config.MaxSchemaBytes)")
 	assert.Contains(t, logs.String(), "mcp: tool skipped")
 
-	store, err := spill.NewMemory()
+	store, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
 	e := env(false)
 	e.Output = store
@@ -204,7 +204,7 @@ func TestHostileLargeAnswers(t *testing.T) {
 		MaxResultBytes: 3 << 20, ConnectTimeout: hostileConnect}, frame)
 	require.NoError(t, err)
 	defer set.Close()
-	store, err := spill.NewMemory()
+	store, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
 	e := env(false)
 	e.Output = store
@@ -334,9 +334,9 @@ func hostileLoop(t *testing.T) {
 	leakcheck.Check(t)
 	noLeakedProcesses(t)
 	set := connect(t, []mcp.Server{{Name: "hostile", Command: os.Getenv("HARNESS_TEST_HOSTILE_BIN")}}, mcp.Config{TerminateDuration: 200 * time.Millisecond, ConnectTimeout: hostileConnect})
-	store, err := spill.NewMemory()
+	store, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
-	spilling, err := spill.Middleware()
+	spilling, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	llm := replay.NewScripted(
 		replay.Call(

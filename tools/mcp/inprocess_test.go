@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -180,7 +179,7 @@ func TestCancellationAndProgress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *harness.ToolResult, 1)
 	reports := make(chan tools.Progress, 8)
-	c := &tools.Call{ID: "call-1", Name: slow.Spec().Name, Arguments: json.RawMessage(`{}`), Env: env(false),
+	c := &tools.Call{ID: "call-1", Name: slow.Spec().Name, Arguments: `{}`, Env: env(false),
 		OnProgress: func(p tools.Progress) { reports <- p }}
 	reg, err := tools.NewRegistry(slow)
 	require.NoError(t, err)

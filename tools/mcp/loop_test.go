@@ -30,9 +30,9 @@ func TestThroughTheLoop(t *testing.T) {
 	set := connect(t, []mcp.Server{p.server("test")})
 	gen := set.Generation()
 
-	store, err := spill.NewMemory()
+	store, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
-	spilling, err := spill.Middleware()
+	spilling, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	llm := replay.NewScripted(
 		replay.Call(

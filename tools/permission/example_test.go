@@ -22,7 +22,7 @@ func Example() {
 	}
 	bash := func(cmd string) *tools.Call {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		return &tools.Call{Name: "bash", Arguments: args, Spec: tools.Spec{SideEffects: true}, Env: &tools.Env{Cwd: "/proj"}}
+		return &tools.Call{Name: "bash", Arguments: string(args), Spec: tools.Spec{SideEffects: true}, Env: &tools.Env{Cwd: "/proj"}}
 	}
 	for _, cmd := range []string{"go test ./...", "go test ./... && git push", "go test ./... | tee out.log; rm -rf /"} {
 		d := p.Decide(bash(cmd))

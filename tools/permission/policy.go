@@ -1,7 +1,6 @@
 package permission
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/webhost"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -191,6 +191,8 @@ var builtinTools = map[string]toolInfo{
 	"shell_close": {kind: kindShellControl},
 	"bash_output": {kind: kindShellControl},
 	"bash_kill":   {kind: kindShellControl},
+	"skill":       {kind: kindSkill, field: "name"},
+	"web_fetch":   {kind: kindWeb, field: "url"},
 }
 
 // verdict is the lists' answer for one part of a call.
@@ -233,11 +235,17 @@ type subject struct {
 	inside bool
 	// command is the bash command line.
 	command string
+	// skill is the name of the skill a skill call loads.
+	skill string
 	// dir is the directory the call starts in (a bash command's workdir);
 	// ws is the workspace the rules are anchored at (the session's
 	// working directory).
 	dir string
 	ws  string
+	// host is the canonical host of a web fetch's URL; "" when the URL
+	// names none that can be read, which no allow rule matches and every
+	// deny or ask rule may.
+	host string
 }
 
 // Decide returns the decision for a checked call (its Spec and Env set).
@@ -289,6 +297,9 @@ func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
 	if r.name != "" {
 		return r.matchName(name)
 	}
+	if r.kind == kindSkill || sub.info.kind == kindSkill {
+		return r.kind == sub.info.kind && (r.anySpec || wildcard(r.skill, sub.skill))
+	}
 	if r.kind == kindShellControl || r.kind != sub.info.kind {
 		// Edit rules also cover reading what they allow to change.
 		if !(r.kind == kindEdit && sub.info.kind == kindRead && all) {
@@ -297,6 +308,12 @@ func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
 	}
 	if r.anySpec {
 		return true
+	}
+	if r.kind == kindWeb {
+		if sub.host == "" {
+			return !all
+		}
+		return r.web.Match(sub.host)
 	}
 	if len(sub.paths) == 0 || r.kind == kindBash {
 		return false
@@ -370,6 +387,9 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 	switch {
 	case p.mode == ModeAcceptEdits && sub.info.kind == kindEdit && sub.inside:
 		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s is inside the workspace, and accept-edits mode allows file changes there", what)
+	case sub.info.kind == kindWeb:
+		d.Outcome = Ask
+		d.Reason = fmt.Sprintf("no rule allows %s: fetching from a host needs approval", what)
 	case sub.info.kind == kindShellControl || !effects:
 		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s has no side effects that need approval", what)
 	default:
@@ -396,16 +416,22 @@ func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
 	if info.field == "" {
 		return sub
 	}
-	var args map[string]any
-	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+	args := call.Args() // decoded once, by the registry that checked the call
+	if args == nil {
 		return sub
 	}
 	val, _ := args[info.field].(string)
 	switch info.kind {
+	case kindSkill:
+		sub.skill = val
 	case kindBash:
 		sub.command = val
 		if d, _ := args[info.dir].(string); d != "" && info.dir != "" {
 			sub.dir = resolve(env, sub.dir, d)
+		}
+	case kindWeb:
+		if h, err := webhost.FromURL(val); err == nil {
+			sub.host = h.Name
 		}
 	case kindRead, kindEdit:
 		if val == "" && info.field == "path" {
@@ -533,6 +559,15 @@ func describe(name string, sub subject) string {
 		if len(sub.paths) > 0 {
 			return fmt.Sprintf("the %s call on %s", name, sub.paths[0])
 		}
+	case kindSkill:
+		if sub.skill != "" {
+			return fmt.Sprintf("the %s call loading the skill %s", name, sub.skill)
+		}
+	case kindWeb:
+		if sub.host != "" {
+			return fmt.Sprintf("the %s call to %s", name, sub.host)
+		}
+		return fmt.Sprintf("the %s call (its URL names no host that can be read)", name)
 	}
 	return fmt.Sprintf("the %s call", name)
 }
@@ -552,8 +587,14 @@ func (p *Policy) suggest(name string, sub subject) string {
 		}
 		return "Edit(/" + path.Dir(sub.paths[0]) + "/**)"
 	}
+	if sub.info.kind == kindWeb && sub.host != "" {
+		return "WebFetch(domain:" + sub.host + ")"
+	}
 	if sub.info.kind == kindOther {
 		return name
+	}
+	if sub.info.kind == kindSkill && sub.skill != "" {
+		return "Skill(" + sub.skill + ")"
 	}
 	return ""
 }
@@ -566,12 +607,60 @@ func preview(call *tools.Call, sub subject) string {
 		s = sub.command
 	case len(sub.paths) > 0:
 		s = sub.paths[0]
+	case sub.info.kind == kindWeb:
+		s, _ = call.Args()["url"].(string)
+		if s == "" {
+			s = call.Name + " " + call.Arguments
+		}
 	default:
-		s = call.Name + " " + string(call.Arguments)
+		s = call.Name + " " + call.Arguments
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 160 {
 		s = string(r[:159]) + "…"
 	}
 	return s
+}
+
+// HostVerdict is the rules' answer for fetching from one host, for the
+// web_fetch tool, which asks it again for every host a redirect leads to
+// (the decision before the call covers the URL the model gave).
+type HostVerdict struct {
+	// List is the list of the rule that decides: "deny", "ask" or
+	// "allow"; "" when no WebFetch rule names the host (the mode then
+	// decides the call, and a redirect to it is not followed).
+	List string `json:"list,omitempty"`
+	// Rule is that rule as written.
+	Rule string `json:"rule,omitempty"`
+	// Exact reports that an allow rule names the host itself, with no
+	// wildcard (WebFetch(domain:127.0.0.1)), and no deny or ask rule
+	// matches it: such a rule is what lets a fetch reach a host that is,
+	// or resolves to, a loopback, private or link-local address.
+	// Wildcards, WebFetch alone and bypass mode never do.
+	Exact bool `json:"exact,omitempty"`
+}
+
+// WebHost returns the verdict of the WebFetch rules (and of name rules
+// for web_fetch) on fetching from host, as a URL writes it; deny beats
+// ask, and ask beats allow. A host that cannot be read gets the verdict
+// of the rules that match any host, and never an allow by a domain rule.
+func (p *Policy) WebHost(host string) HostVerdict {
+	sub := subject{info: toolInfo{kind: kindWeb}}
+	if h, err := webhost.Parse(host); err == nil {
+		sub.host = h.Name
+	}
+	v := p.callVerdict("web_fetch", sub)
+	out := HostVerdict{List: v.list}
+	if v.rule != nil {
+		out.Rule = v.rule.raw
+	}
+	if v.list == "allow" && sub.host != "" {
+		for _, r := range p.allow {
+			if r.kind == kindWeb && !r.anySpec && !r.web.Wildcard && r.web.Match(sub.host) {
+				out.Exact, out.Rule = true, r.raw
+				break
+			}
+		}
+	}
+	return out
 }

@@ -17,7 +17,7 @@ var sideEffects = map[string]bool{"write": true, "edit": true, "bash": true, "sh
 
 func call(ws, name string, args map[string]any) *tools.Call {
 	raw, _ := json.Marshal(args)
-	return &tools.Call{ID: "c1", Name: name, Arguments: raw, Spec: tools.Spec{Name: name, SideEffects: sideEffects[name]}, Env: &tools.Env{Cwd: ws}}
+	return &tools.Call{ID: "c1", Name: name, Arguments: string(raw), Spec: tools.Spec{Name: name, SideEffects: sideEffects[name]}, Env: &tools.Env{Cwd: ws}}
 }
 
 func bash(cmd string) (string, map[string]any) { return "bash", map[string]any{"command": cmd} }

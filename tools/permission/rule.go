@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/webhost"
 )
 
 // Rules are what a policy is made of, as plain data: three lists of
@@ -26,6 +27,17 @@ import (
 //	session_search            a tool by name
 //	mcp__github__*            tools by name, with wildcards
 //	mcp__github               every tool of an MCP server
+//	Skill(pdf)                loading the skill pdf with the skill tool
+//	Grep, Glob, Task          Claude Code's names of grep, glob and task
+//	WebFetch                  every web_fetch call
+//	WebFetch(domain:example.com)    fetching from example.com
+//	WebFetch(domain:*.example.com)  fetching from any host below example.com
+//	WebSearch                 the web_search tool (a name rule for web_search)
+//
+// A WebFetch allow rule that names a host exactly (no wildcard) also
+// lets the web_fetch tool reach that host when it is, or resolves to, a
+// loopback or private address: WebFetch(domain:127.0.0.1) or
+// WebFetch(domain:intranet.example.com). See [Policy.WebHost].
 type Rules struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
@@ -95,6 +107,11 @@ const (
 	// kindShellControl is a shell tool that runs no new command
 	// (shell_open, shell_read, shell_close, bash_output, bash_kill).
 	kindShellControl
+	// kindSkill is the skill tool: Skill(name) rules match the skill it
+	// loads.
+	kindSkill
+	// kindWeb is a web fetch (web_fetch), matched by the host of its URL.
+	kindWeb
 )
 
 // rule is one compiled rule.
@@ -108,10 +125,17 @@ type rule struct {
 	nameParts []string
 	// server is set for mcp__server, which names every tool of a server.
 	server string
+	// aliases are the names of this module's tools a Claude Code tool
+	// name stands for (Grep is grep), beside the name itself.
+	aliases []string
+	// skill is the specifier of a Skill rule split at its wildcards.
+	skill []string
 	// anySpec: no specifier, or one that matches everything.
 	anySpec bool
 	path    pathPattern
 	bash    bashPattern
+	// web is the host pattern of a WebFetch(domain:...) rule.
+	web webhost.Pattern
 }
 
 // bashPattern is the specifier of a Bash rule.
@@ -152,14 +176,35 @@ func parseRule(s string) (*rule, error) {
 		r.kind = kindEdit
 	case "Bash":
 		r.kind = kindBash
+	case "Skill":
+		r.kind = kindSkill
+		if hasSpec && spec != "" && spec != "*" {
+			if strings.ContainsAny(spec, " \t()") {
+				return nil, invalid("the rule %q: a Skill rule names a skill, such as Skill(pdf) or Skill(pdf-*)", raw)
+			}
+			r.skill = strings.Split(spec, "*")
+			return r, nil
+		}
+		r.anySpec = true
+		return r, nil
+	case "WebFetch":
+		r.kind = kindWeb
+	case "WebSearch":
+		// Claude Code's name for the search tool: a name rule.
+		if hasSpec {
+			return nil, invalid("the rule %q: WebSearch takes no specifier", raw)
+		}
+		name = "web_search"
+		fallthrough
 	default:
 		if hasSpec {
-			return nil, invalid("the rule %q: only Read, Edit, Write and Bash take a specifier in parentheses", raw)
+			return nil, invalid("the rule %q: only Read, Edit, Write, Bash, WebFetch and Skill take a specifier in parentheses", raw)
 		}
 		if name == "" || strings.ContainsAny(name, " \t()") {
 			return nil, invalid("the rule %q is not a tool name", raw)
 		}
 		r.name = name
+		r.aliases = claudeTools[name]
 		if strings.Contains(name, "*") {
 			r.nameParts = strings.Split(name, "*")
 		}
@@ -175,6 +220,21 @@ func parseRule(s string) (*rule, error) {
 	}
 	if r.kind == kindBash {
 		r.bash = compileBash(spec)
+		return r, nil
+	}
+	if r.kind == kindWeb {
+		host, ok := strings.CutPrefix(strings.TrimSpace(spec), "domain:")
+		if !ok {
+			return nil, invalid("the rule %q: WebFetch takes domain:host, as in WebFetch(domain:example.com) or WebFetch(domain:*.example.com)", raw)
+		}
+		pat, err := webhost.ParsePattern(host)
+		if err != nil {
+			return nil, invalid("the rule %q: %v", raw, err)
+		}
+		if pat.Any {
+			r.anySpec = true
+		}
+		r.web = pat
 		return r, nil
 	}
 	pp, err := compilePath(spec)
@@ -230,6 +290,11 @@ const breakStr = "\x00"
 func (r *rule) matchName(name string) bool {
 	if r.name == name || (r.nameParts != nil && wildcard(r.nameParts, name)) {
 		return true
+	}
+	for _, a := range r.aliases {
+		if a == name {
+			return true
+		}
 	}
 	return r.server != "" && strings.HasPrefix(name, r.server)
 }

@@ -9,7 +9,7 @@ import (
 // an error, and that a parsed rule matches commands and paths without
 // panicking, the same way each time.
 func FuzzRule(f *testing.F) {
-	for _, s := range []string{"Bash(npm run test:*)", "Edit(src/**)", "Read(//etc/*.conf)", "Read(~/.ssh/**)", "mcp__gh__*", "Bash(git * --help)", "Edit([a-)", "Bash(", "Write(./a/../b)"} {
+	for _, s := range []string{"Bash(npm run test:*)", "Edit(src/**)", "Read(//etc/*.conf)", "Read(~/.ssh/**)", "mcp__gh__*", "Bash(git * --help)", "Edit([a-)", "Bash(", "Write(./a/../b)", "WebFetch(domain:*.example.com)", "WebFetch(domain:[::1])"} {
 		f.Add(s, "npm run test && echo $(id) > out", "/ws/src/a/b.go")
 	}
 	f.Fuzz(func(t *testing.T, raw, cmd, p string) {
@@ -34,8 +34,11 @@ func FuzzRule(f *testing.F) {
 				t.Fatalf("the rule %q certainly matches %q but could not", raw, cmd)
 			}
 		}
-		if strings.HasPrefix(p, "/") && r.kind != kindBash && r.name == "" && !r.anySpec {
+		if strings.HasPrefix(p, "/") && (r.kind == kindRead || r.kind == kindEdit) && r.name == "" && !r.anySpec {
 			_ = r.path.match(p, "/ws", "/home/u")
+		}
+		if r.kind == kindWeb && r.web.Match(p) != again.web.Match(p) {
+			t.Fatalf("the rule %q matches the host %q differently when parsed again", raw, p)
 		}
 		_ = r.matchName(cmd)
 	})

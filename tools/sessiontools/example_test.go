@@ -13,7 +13,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	log, _ := store.Create(ctx, session.Header{ID: "earlier", Cwd: "/home/u/app"})
 	log.Append(ctx, &session.UserMessage{Content: []harness.Block{harness.TextBlock("the deploy key lives in vault/deploy")}})
 	log.Close()
@@ -24,7 +24,7 @@ func Example() {
 	search := sessiontools.Tools(store, sessiontools.Config{})[0]
 	res, err := search.Execute(ctx, &tools.Call{
 		Name:      "session_search",
-		Arguments: []byte(`{"query":"deploy key"}`),
+		Arguments: `{"query":"deploy key"}`,
 		Env:       &tools.Env{SessionID: "current", Cwd: "/home/u/app"},
 	})
 	if err != nil {

@@ -66,7 +66,7 @@ func run(t *testing.T, tool tools.Tool, env *tools.Env, args any) (string, error
 	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
-	res, err := tool.Execute(context.Background(), &tools.Call{ID: "x", Name: tool.Spec().Name, Arguments: raw, Env: env})
+	res, err := tool.Execute(context.Background(), &tools.Call{ID: "x", Name: tool.Spec().Name, Arguments: string(raw), Env: env})
 	if err != nil {
 		return "", err
 	}
@@ -78,7 +78,7 @@ func run(t *testing.T, tool tools.Tool, env *tools.Env, args any) (string, error
 var curEnv = &tools.Env{SessionID: "cur", Cwd: "/home/u/proj"}
 
 func stores(t *testing.T) map[string]session.Store {
-	return map[string]session.Store{"jsonl": session.NewJSONL(t.TempDir()), "memory": session.NewMemory()}
+	return map[string]session.Store{"jsonl": session.NewJSONL(t.TempDir(), session.StoreConfig{}), "memory": session.NewMemory(session.StoreConfig{})}
 }
 
 func TestSearchWorkspaceAndCurrentSession(t *testing.T) {
@@ -126,7 +126,7 @@ func TestSearchWorkspaceAndCurrentSession(t *testing.T) {
 }
 
 func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	corpus(t, store)
 	out, err := run(t, sessiontools.Search(store, sessiontools.Config{AllWorkspaces: true}), curEnv, map[string]any{"query": "needle"})
 	require.NoError(t, err)
@@ -141,7 +141,7 @@ func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
 }
 
 func TestSearchLimit(t *testing.T) {
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	for i := range 8 {
 		log, err := store.Create(context.Background(), session.Header{ID: fmt.Sprintf("s%d", i), Cwd: "/w"})
 		require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestSearchLimit(t *testing.T) {
 }
 
 func TestSearchErrors(t *testing.T) {
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	corpus(t, store)
 	search := sessiontools.Search(store, sessiontools.Config{})
 	for _, tc := range []struct {
@@ -231,7 +231,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestReadRefusesOtherWorkspaces(t *testing.T) {
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	corpus(t, store)
 	read := sessiontools.Read(store, sessiontools.Config{})
 	for _, id := range []string{"sib", "else"} {
@@ -268,7 +268,7 @@ func TestReadRefusesOtherWorkspaces(t *testing.T) {
 
 func TestToolsConcurrent(t *testing.T) {
 	leakcheck.Check(t)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	corpus(t, store)
 	ts := sessiontools.Tools(store, sessiontools.Config{})
 	require.Len(t, ts, 2)
@@ -297,7 +297,7 @@ func TestToolsConcurrent(t *testing.T) {
 // runs in, although that session's own prompt holds the query.
 func TestSearchFromTheLoop(t *testing.T) {
 	leakcheck.Check(t)
-	store := session.NewJSONL(t.TempDir())
+	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	ctx := context.Background()
 	loop, err := agent.New(agent.WithModel(replay.NewScripted(replay.Response{Text: "noted"})), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
@@ -334,7 +334,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 }
 
 func TestOptionsRefuseBadValues(t *testing.T) {
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	for _, tc := range []struct {
 		cfg  sessiontools.Config
 		want string

@@ -33,7 +33,7 @@ func TestBackslashWorkspaceReachesNoOtherWorkspace(t *testing.T) {
 
 			raw, err := json.Marshal(map[string]any{"session_id": "victim", "seq": 1})
 			require.NoError(t, err)
-			_, err = sessiontools.Read(store, sessiontools.Config{}).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: raw, Env: env})
+			_, err = sessiontools.Read(store, sessiontools.Config{}).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: string(raw), Env: env})
 			var te *harness.Error
 			require.ErrorAs(t, err, &te)
 			assert.Equal(t, sessiontools.CodeOutsideWorkspace, te.Code)

@@ -36,7 +36,7 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "bash", map[string]any{"command": `echo "${GREETING-unset} in $PWD"`})),
 		replay.Response{Text: "done"},
 	)
-	store := session.NewMemory()
+	store := session.NewMemory(session.StoreConfig{})
 	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools(Config{})...), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()

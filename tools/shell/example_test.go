@@ -18,7 +18,7 @@ import (
 // call runs a tool the way the agent loop does, for the examples.
 func call(t tools.Tool, env *tools.Env, args any) *harness.ToolResult {
 	raw, _ := json.Marshal(args)
-	c := &tools.Call{ID: "example", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
+	c := &tools.Call{ID: "example", Name: t.Spec().Name, Arguments: string(raw), Spec: t.Spec(), Env: env}
 	res, err := t.Execute(context.Background(), c)
 	return toolexec.Normalize(c, res, err)
 }

@@ -45,7 +45,7 @@ func TestLiveOutputReported(t *testing.T) {
 		raw, err := json.Marshal(args)
 		require.NoError(t, err)
 		sink := &liveSink{}
-		call := &tools.Call{ID: "live", Name: tool.Spec().Name, Arguments: raw, Spec: tool.Spec(), Env: env, OnProgress: sink.report}
+		call := &tools.Call{ID: "live", Name: tool.Spec().Name, Arguments: string(raw), Spec: tool.Spec(), Env: env, OnProgress: sink.report}
 		res, err := tool.Execute(context.Background(), call)
 		return sink.String(), toolexec.Normalize(call, res, err).Text()
 	}

@@ -40,6 +40,11 @@ const attackSecret = "TOPSECRET-c0ffee"
 type arena struct {
 	ws      string // the workspace (OS path)
 	outside string // a visible host directory outside the workspace, or ""
+	// sockets is a host directory with a listening socket, or "": one
+	// that sandboxes hide by default (below /var/tmp) and the arena's own
+	// sandbox shows (Readable), so that the sandboxes of other test
+	// processes never plan a mask over a socket this test removes.
+	sockets string
 	env     *tools.Env
 	tool    tools.Tool
 	sb      Sandbox
@@ -81,8 +86,13 @@ func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) San
 		t.Cleanup(func() { os.RemoveAll(d) })
 		require.NoError(t, os.WriteFile(filepath.Join(a.outside, "keep.txt"), []byte("original\n"), 0o644))
 	}
-	for _, sock := range []string{filepath.Join(a.ws, "app.sock"), filepath.Join(a.outside, "host.sock")} {
-		if a.outside == "" && !strings.HasPrefix(sock, a.ws) {
+	if d, err := os.MkdirTemp("/var/tmp", "harness-attack-"); err == nil {
+		a.sockets = d
+		t.Cleanup(func() { os.RemoveAll(d) })
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	for _, sock := range []string{filepath.Join(a.ws, "app.sock"), filepath.Join(a.sockets, "host.sock")} {
+		if a.sockets == "" && !strings.HasPrefix(sock, a.ws) {
 			continue
 		}
 		ln, err := net.Listen("unix", sock)
@@ -112,8 +122,12 @@ func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) San
 	if sandbox != nil {
 		a.sb = sandbox(a.ws, paths)
 	} else {
+		var readable []string
+		if a.sockets != "" {
+			readable = []string{a.sockets}
+		}
 		sb, err := Bubblewrap(BubblewrapConfig{Workspace: a.ws, Paths: paths, TmpSize: 16 << 20,
-			Limits: ResourceLimits{Processes: 400}})
+			Limits: ResourceLimits{Processes: 400}, Readable: readable})
 		require.NoError(t, err)
 		a.sb = sb
 	}
@@ -124,7 +138,7 @@ func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) San
 // run runs a command in the sandbox and returns what it printed.
 func (a *arena) run(t *testing.T, command string, timeout time.Duration) string {
 	t.Helper()
-	vars := fmt.Sprintf("WS=%q OUT=%q HOSTPID=%d CANARY=%d; ", a.ws, a.outside, os.Getpid(), a.canary.Process.Pid)
+	vars := fmt.Sprintf("WS=%q OUT=%q SOCKS=%q HOSTPID=%d CANARY=%d; ", a.ws, a.outside, a.sockets, os.Getpid(), a.canary.Process.Pid)
 	args := map[string]any{"command": vars + command}
 	if timeout > 0 {
 		args["timeout_ms"] = timeout.Milliseconds()
@@ -219,7 +233,7 @@ var attacks = []attack{
 		held: func(t *testing.T, a *arena, out string) bool {
 			return not(out, attackSecret) && strings.HasPrefix(out, "0\n")
 		}},
-	{name: "host unix sockets", need: "python3", command: `for s in "$WS/app.sock" "$OUT/host.sock" /run/*.sock /var/run/docker.sock; do python3 -c 'import socket,sys
+	{name: "host unix sockets", need: "python3", command: `for s in "$WS/app.sock" "$SOCKS/host.sock" /run/*.sock /var/run/docker.sock; do python3 -c 'import socket,sys
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("CONNECTED", s.recv(100))' "$s" 2>&1 | tail -1; done`,
 		held: func(t *testing.T, a *arena, out string) bool {
 			return not(out, "CONNECTED", "hello from the host") && a.accepts.Load() == 0

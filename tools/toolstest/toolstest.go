@@ -47,7 +47,7 @@ type Env struct {
 // such as shells.
 func NewEnv() *Env {
 	// A store without options cannot fail to build.
-	out, _ := spill.NewMemory()
+	out, _ := spill.NewMemory(spill.StoreConfig{})
 	logs := &logBuffer{}
 	e := &Env{
 		FS:          fstest.NewMemFS(root),
@@ -109,7 +109,7 @@ func (e *Env) Call(ctx context.Context, tool tools.Tool, args any) (*harness.Too
 	call := &tools.Call{
 		ID:        fmt.Sprintf("call_%d", n),
 		Name:      tool.Spec().Name,
-		Arguments: raw,
+		Arguments: string(raw),
 		Step:      1,
 		Env:       e.Env,
 	}

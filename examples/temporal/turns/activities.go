@@ -15,8 +15,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/fs"
-	"github.com/go-harness/harness/internal/assemble"
-	"github.com/go-harness/harness/internal/callid"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 )
@@ -285,7 +283,7 @@ func (a *Activities) ModelStep(ctx context.Context, in StepInput) (_ StepResult,
 		}
 	}
 	stop := heartbeat(ctx)
-	asm := &assemble.Assembler{}
+	asm := &model.Assembler{}
 	var serr error
 	for c, err := range a.Model.Stream(ctx, req) {
 		if err != nil {
@@ -305,7 +303,7 @@ func (a *Activities) ModelStep(ctx context.Context, in StepInput) (_ StepResult,
 		return StepResult{}, fmt.Errorf("step %d: the model call failed: %w", in.Step, serr)
 	}
 	msg := asm.Message()
-	callid.Fix(msg, in.Turn, in.Step, o.hist.CallIDUsed) // as the agent loop does
+	model.FixCallIDs(msg, in.Turn, in.Step, o.hist.CallIDUsed) // as the agent loop does
 	finish, _ := asm.Finish()
 	am := &session.AssistantMessage{Step: in.Step, Model: info.Name, Content: msg.Content, Finish: finish}
 	if u, ok := asm.Usage(); ok {
@@ -404,7 +402,7 @@ func unknownResult(h *session.History, call harness.ToolCall) harness.ToolResult
 func (a *Activities) run(ctx context.Context, o *opened, in CallInput) (res *harness.ToolResult) {
 	h := o.log.Header()
 	call := &tools.Call{
-		ID: in.Call.ID, Name: in.Call.Name, Arguments: []byte(in.Call.Arguments), Step: in.Step, Index: in.Index,
+		ID: in.Call.ID, Name: in.Call.Name, Arguments: in.Call.Arguments, Step: in.Step, Index: in.Index,
 		Env: &tools.Env{
 			SessionID: h.ID, Cwd: h.Cwd, FS: a.FS, ModelInput: a.Model.Info().Input, Turn: in.Turn,
 			State: &tools.State{}, Logger: a.logger(),

@@ -70,7 +70,7 @@ func newSchema(t testing.TB, base string) (string, session.Store) {
 	pool, err := pgxpool.New(ctx, u.String())
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	store, err := postgres.New(ctx, pool)
+	store, err := postgres.New(ctx, pool, postgres.Config{})
 	require.NoError(t, err)
 	return u.String(), store
 }

@@ -44,7 +44,7 @@ func newFixture(t *testing.T, store session.Store) *fixture {
 	reg, err := tools.NewRegistry(effect.Tool(effects))
 	require.NoError(t, err)
 	if store == nil {
-		store = session.NewMemory()
+		store = session.NewMemory(session.StoreConfig{})
 	}
 	return &fixture{acts: &turns.Activities{Store: store, Model: m, Tools: reg, Cwd: "/ws"}, store: store, effects: effects}
 }

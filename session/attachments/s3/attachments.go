@@ -24,44 +24,35 @@ type Attachments struct {
 	max    int64
 }
 
-// Option configures an Attachments store.
-type Option func(*Attachments) error
-
-// WithPrefix keeps the attachments under prefix in the bucket
-// ("attachments/" by default). It must be empty or end in "/", without
-// empty, "." or ".." segments.
-func WithPrefix(prefix string) Option {
-	return func(a *Attachments) error {
-		if err := s3kit.PrefixError(pkg, prefix); err != nil {
-			return err
-		}
-		a.prefix = prefix
-		return nil
-	}
-}
-
-// WithMaxSize sets the largest attachment Get reads (64 MiB by default):
-// a larger object is refused with harness.CodeTooLarge instead of being
-// read into memory. n must be positive.
-func WithMaxSize(n int64) Option {
-	return func(a *Attachments) error {
-		if n <= 0 {
-			return &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("attachments/s3: WithMaxSize(%d): the size must be positive", n)}
-		}
-		a.max = n
-		return nil
-	}
+// Config configures an Attachments store. The zero value is the
+// default.
+type Config struct {
+	// Prefix is where in the bucket the attachments are kept: "" means
+	// "attachments/", and "/" the bucket's root. Another prefix must be a
+	// relative name ending in "/", without empty, "." or ".." segments.
+	Prefix string
+	// MaxSize is the largest attachment Get reads; 0 means 64 MiB. A
+	// larger object is refused with harness.CodeTooLarge instead of being
+	// read into memory. A negative size is an error of NewAttachments.
+	MaxSize int64
 }
 
 // NewAttachments returns a store keeping attachments in bucket, which
 // must exist.
-func NewAttachments(ctx context.Context, client *minio.Client, bucket string, opts ...Option) (*Attachments, error) {
+func NewAttachments(ctx context.Context, client *minio.Client, bucket string, cfg Config) (*Attachments, error) {
 	if client == nil {
 		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: "attachments/s3: NewAttachments needs a client (minio.New)"}
 	}
-	a := &Attachments{client: client, bucket: bucket, prefix: "attachments/", max: 64 << 20}
-	if err := s3kit.Apply(a, opts); err != nil {
+	prefix, err := s3kit.Prefix(pkg, cfg.Prefix, "attachments/")
+	if err != nil {
 		return nil, err
+	}
+	a := &Attachments{client: client, bucket: bucket, prefix: prefix, max: 64 << 20}
+	switch {
+	case cfg.MaxSize < 0:
+		return nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("attachments/s3: Config.MaxSize is %d: the size must be positive (0 means the default)", cfg.MaxSize)}
+	case cfg.MaxSize > 0:
+		a.max = cfg.MaxSize
 	}
 	if err := s3kit.CheckBucket(ctx, client, pkg, bucket); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 func TestConformance(t *testing.T) {
 	c := s3test.Client(t)
 	sessiontest.TestAttachments(t, func(t *testing.T) *s3.Attachments {
-		a, err := s3.NewAttachments(context.Background(), c, s3test.Bucket(t, c))
+		a, err := s3.NewAttachments(context.Background(), c, s3test.Bucket(t, c), s3.Config{})
 		require.NoError(t, err)
 		return a
 	})
@@ -30,7 +30,7 @@ func TestContentAddressed(t *testing.T) {
 	ctx := context.Background()
 	c := s3test.Client(t)
 	bucket := s3test.Bucket(t, c)
-	a, err := s3.NewAttachments(ctx, c, bucket, s3.WithPrefix("img/"), s3.WithMaxSize(1<<10))
+	a, err := s3.NewAttachments(ctx, c, bucket, s3.Config{Prefix: "img/", MaxSize: 1 << 10})
 	require.NoError(t, err)
 	data := []byte("\x89PNG\r\n\x1a\n fake image")
 	d, err := a.Put(ctx, data)
@@ -51,12 +51,12 @@ func TestContentAddressed(t *testing.T) {
 	db, err := a.Put(ctx, big)
 	require.NoError(t, err)
 	_, err = a.Get(ctx, db)
-	assert.ErrorIs(t, err, harness.CodeTooLarge, "larger than WithMaxSize is not read into memory")
+	assert.ErrorIs(t, err, harness.CodeTooLarge, "larger than MaxSize is not read into memory")
 
-	for _, o := range []s3.Option{s3.WithMaxSize(0), s3.WithPrefix("x"), s3.WithPrefix("../"), s3.WithPrefix("a//")} {
-		_, err := s3.NewAttachments(ctx, c, bucket, o)
-		assert.ErrorIs(t, err, harness.CodeInvalidOption)
+	for _, cfg := range []s3.Config{{MaxSize: -1}, {Prefix: "x"}, {Prefix: "../"}, {Prefix: "a//"}} {
+		_, err := s3.NewAttachments(ctx, c, bucket, cfg)
+		assert.ErrorIs(t, err, harness.CodeInvalidOption, "%+v", cfg)
 	}
-	_, err = s3.NewAttachments(ctx, c, "no-such-bucket-here")
+	_, err = s3.NewAttachments(ctx, c, "no-such-bucket-here", s3.Config{})
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/examples/temporal/turns"
-	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/session/postgres"
 )
@@ -101,7 +100,11 @@ func run() error {
 		}
 		fmt.Printf("  call %s %s: %s\n", cr.Name, cr.CallID, how)
 	}
-	fmt.Printf("%s after %s: %s\n", res.Reason, units.Plural(res.Steps, "step", "steps"), res.Answer)
+	steps := "steps"
+	if res.Steps == 1 {
+		steps = "step"
+	}
+	fmt.Printf("%s after %d %s: %s\n", res.Reason, res.Steps, steps, res.Answer)
 	return nil
 }
 
@@ -116,7 +119,7 @@ func nextTurn(ctx context.Context, url, id string) (int, error) {
 		return 0, err
 	}
 	defer pool.Close()
-	store, err := postgres.New(ctx, pool)
+	store, err := postgres.New(ctx, pool, postgres.Config{})
 	if err != nil {
 		return 0, err
 	}

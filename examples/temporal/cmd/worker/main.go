@@ -80,7 +80,7 @@ func run() error {
 		return fmt.Errorf("connecting to PostgreSQL: %w", err)
 	}
 	defer pool.Close()
-	store, err := postgres.New(ctx, pool)
+	store, err := postgres.New(ctx, pool, postgres.Config{})
 	if err != nil {
 		return err
 	}

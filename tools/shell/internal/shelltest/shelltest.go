@@ -199,7 +199,7 @@ func Run(t testing.TB, ctx context.Context, tool tools.Tool, env *tools.Env, arg
 	callSeq.n++
 	id := fmt.Sprintf("call%d", callSeq.n)
 	callSeq.mu.Unlock()
-	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: raw, Spec: tool.Spec(), Env: env}
+	call := &tools.Call{ID: id, Name: tool.Spec().Name, Arguments: string(raw), Spec: tool.Spec(), Env: env}
 	res, err := tool.Execute(ctx, call)
 	return toolexec.Normalize(call, res, err)
 }
@@ -447,7 +447,7 @@ func NewCall(b *testing.B, t tools.Tool, env *tools.Env, args any) *tools.Call {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &tools.Call{ID: "bench", Name: t.Spec().Name, Arguments: raw, Spec: t.Spec(), Env: env}
+	return &tools.Call{ID: "bench", Name: t.Spec().Name, Arguments: string(raw), Spec: t.Spec(), Env: env}
 }
 
 // MustRun executes c and fails unless the result holds want.

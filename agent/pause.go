@@ -1,0 +1,340 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"sort"
+	"strings"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
+)
+
+// pause is a turn's pause as the session keeps it: the step whose calls
+// wait, the questions, and the decisions already made.
+type pause struct {
+	step    int
+	asked   []session.PendingCall
+	decided map[string]*session.PermissionDecided
+	// output is the structured answer the paused turn asks for, if any:
+	// its continuation asks for it too.
+	output *outputSpec
+}
+
+// errPaused ends dispatch when the step's calls wait for answers.
+var errPaused = errors.New("agent: the step waits for approval")
+
+// pauseStep ends a step whose calls wait for answers (asked, the
+// questions to requests): it logs the questions, keeps the decisions
+// made so far in the step and the answer the turn asks for, for the
+// resolution, yields the ApprovalRequest and returns errPaused.
+func (t *turn) pauseStep(step int, asked []session.PendingCall, requests []permission.Request, made map[string]*session.PermissionDecided) error {
+	ar := &session.ApprovalRequested{Step: step, Calls: asked}
+	if o := t.output; o != nil {
+		ar.OutputName, ar.OutputSchema, ar.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
+	}
+	if err := t.s.append(t.ctx, ar); err != nil {
+		return fmt.Errorf("agent: logging the approval request: %w", err)
+	}
+	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
+	t.s.mu.Lock()
+	t.s.paused = pz
+	t.s.mu.Unlock()
+	t.emit(&ApprovalRequest{Step: step, Requests: requests})
+	return errPaused
+}
+
+// Pending returns the questions of a paused turn, or nil when no call
+// waits for approval.
+func (s *Session) Pending() []permission.Request {
+	s.mu.Lock()
+	pz := s.paused
+	s.mu.Unlock()
+	if pz == nil {
+		return nil
+	}
+	calls := s.pendingCalls()
+	out := make([]permission.Request, 0, len(pz.asked))
+	for _, a := range pz.asked {
+		out = append(out, permission.Request{Call: calls[a.CallID], Digest: a.Digest, Decision: permission.Decision{
+			Outcome: permission.Ask, Rule: a.Rule, Reason: a.Reason, Suggest: a.Suggest, Preview: a.Preview,
+		}})
+	}
+	return out
+}
+
+// Resolve answers the calls a paused turn waits for and continues that
+// turn where it stopped: the answers are logged, approved calls run,
+// denied ones get their denial result, and the model is called next. It
+// yields the turn's events as RunContent does. answers maps call ids
+// (see Pending) to answers and must answer every waiting call; an answer
+// with Remember adds that rule to the session's allow list. When no turn
+// is paused, or an id does not wait, or one is missing, the only event is
+// a TurnEnd with an error matching CodeNothingPending or
+// harness.CodeInvalidArguments, and nothing is logged.
+//
+// Answers bind to the calls asked about: each question keeps a digest
+// of its call's name and arguments, and when the call in the log no
+// longer has it, or an answer carries the digest (Request.Digest) of
+// another call, the only event is a TurnEnd with an error matching
+// CodeCallChanged, and nothing is logged or run. Two
+// processes resolving the same session at once cannot both run its
+// calls: the store lets one open it for appending (the other's
+// ResumeSession fails with harness.CodeLocked), and once the first has
+// answered, nothing waits (CodeNothingPending).
+func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
+	return s.runTurn(ctx, func(t *turn) { t.resume(answers) })
+}
+
+// resume continues a paused turn with answers.
+func (t *turn) resume(answers map[string]permission.Answer) {
+	t.s.mu.Lock()
+	pz := t.s.paused
+	t.s.mu.Unlock()
+	if pz == nil {
+		err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	if err := checkAnswers(pz, answers); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	pending := t.s.pendingCalls()
+	if err := checkBinding(pz, pending, answers); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	var logs []session.Payload
+	for _, a := range pz.asked {
+		ans := answers[a.CallID]
+		d := &session.PermissionDecided{Step: pz.step, CallID: a.CallID, Name: a.Name, Outcome: string(permission.Deny), By: byUser,
+			Rule: a.Rule, Reason: a.Reason, Feedback: ans.Feedback}
+		if ans.Allow {
+			d.Outcome = string(permission.Allow)
+		}
+		if ans.Remember != "" {
+			if err := t.s.remember(ans.Remember); err != nil {
+				t.s.logger.Warn("a remembered rule does not parse; it is not kept", "rule", ans.Remember, "error", err)
+			} else {
+				d.Remember = ans.Remember
+			}
+		}
+		pz.decided[a.CallID] = d
+		logs = append(logs, d)
+	}
+	if err := t.s.append(t.ctx, logs...); err != nil {
+		t.finish(session.ReasonError, fmt.Errorf("agent: logging the answers: %w", err))
+		return
+	}
+	for _, d := range logs {
+		t.emit(decisionEvent(d.(*session.PermissionDecided), pending[d.(*session.PermissionDecided).CallID]))
+	}
+	t.s.mu.Lock()
+	t.s.paused = nil
+	t.s.mu.Unlock()
+	// The step's calls, in the order the model made them.
+	var calls []harness.ToolCall
+	t.s.logMu.Lock()
+	calls = t.s.hist.Pending()
+	t.s.logMu.Unlock()
+	t.steps = pz.step
+	t.preset = pz.decided
+	t.output = pz.output
+	err := t.dispatch(pz.step, calls)
+	t.preset = nil
+	if err != nil {
+		if errors.Is(err, errPaused) {
+			t.finish(session.ReasonAwaitingApproval, nil)
+			return
+		}
+		t.finish(session.ReasonError, err)
+		return
+	}
+	t.emit(&StepEnd{Step: pz.step, Finish: "tool_calls", ToolCalls: len(calls)})
+	t.loop()
+}
+
+// checkAnswers reports what is wrong with answers for pz.
+func checkAnswers(pz *pause, answers map[string]permission.Answer) error {
+	want := map[string]bool{}
+	for _, a := range pz.asked {
+		want[a.CallID] = true
+	}
+	var unknown, missing []string
+	for id := range answers {
+		if !want[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	for id := range want {
+		if _, ok := answers[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	sort.Strings(unknown)
+	sort.Strings(missing)
+	switch {
+	case len(unknown) > 0:
+		return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
+			"agent: no call with id %s waits for approval; the waiting calls are %s", strings.Join(unknown, ", "), ids(pz.asked))}
+	case len(missing) > 0:
+		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf(
+			"agent: the call %s still waits for approval: answer every waiting call (%s) at once", strings.Join(missing, ", "), ids(pz.asked))}
+	}
+	return nil
+}
+
+func ids(calls []session.PendingCall) string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, c.CallID)
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkBinding reports an answer given for a call that is no longer the
+// one asked about: the logged call lost its digest (its name or
+// arguments changed), or the answer carries the digest of another call.
+func checkBinding(pz *pause, pending map[string]harness.ToolCall, answers map[string]permission.Answer) error {
+	for _, a := range pz.asked {
+		call, ok := pending[a.CallID]
+		if !ok {
+			return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
+				"agent: the call %s asked about no longer waits in the session's log; nothing was run: read Pending again", a.CallID)}
+		}
+		if a.Digest != "" && callDigest(call) != a.Digest {
+			return &harness.Error{Code: CodeCallChanged, Message: fmt.Sprintf(
+				"agent: the logged %s call %s is not the call that was asked about (its name or arguments changed since the question); no answer was applied and nothing ran", call.Name, a.CallID)}
+		}
+		if ans := answers[a.CallID]; ans.Digest != "" && ans.Digest != a.Digest {
+			return &harness.Error{Code: CodeCallChanged, Message: fmt.Sprintf(
+				"agent: the answer for %s was given for another version of the call (its digest is not the question's); no answer was applied and nothing ran: answer the current question from Pending", a.CallID)}
+		}
+	}
+	return nil
+}
+
+// callDigest identifies a call by its name and arguments as logged.
+func callDigest(c harness.ToolCall) string {
+	h := sha256.New()
+	h.Write([]byte(c.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(c.Arguments))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// pendingCalls returns the calls of the last step without a result, by
+// id.
+func (s *Session) pendingCalls() map[string]harness.ToolCall {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	out := map[string]harness.ToolCall{}
+	for _, c := range s.hist.Pending() {
+		out[c.ID] = c
+	}
+	return out
+}
+
+// abandonPause answers the calls of a paused turn as not run, because a
+// new user message moves the conversation on.
+func (t *turn) abandonPause() error {
+	t.s.mu.Lock()
+	pz := t.s.paused
+	t.s.paused = nil
+	t.s.mu.Unlock()
+	if pz == nil {
+		return nil
+	}
+	t.s.logMu.Lock()
+	calls := t.s.hist.Pending()
+	t.s.logMu.Unlock()
+	var logs []session.Payload
+	for _, c := range calls {
+		res := harness.ErrorResult(harness.CodeNotRun,
+			"This %s call was not run: it was waiting for approval when the user sent a new message instead of an answer. Nothing was changed by it; make it again if it is still needed.", c.Name)
+		logs = append(logs, &session.ToolFinished{Step: pz.step, CallID: c.ID, Name: c.Name, Result: *res})
+	}
+	return t.s.append(t.ctx, logs...)
+}
+
+// restorePermissions rebuilds, from the log of a resumed session, the
+// rules its answers remembered and the pause its last turn ended in. It
+// reports a pause whose continuation was cut off (answers or calls
+// after the pause, and no end): that turn must be closed as interrupted.
+func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
+	var remembered []string
+	lastEnd := -1
+	for i, e := range events {
+		switch p := e.Data.(type) {
+		case *session.PermissionDecided:
+			if p.Remember != "" {
+				remembered = append(remembered, p.Remember)
+			}
+		case *session.TurnEnded:
+			lastEnd = i
+		}
+	}
+	if pol := s.loop.cfg.policy; pol != nil && len(remembered) > 0 {
+		q, err := pol.WithAllow(remembered...)
+		if err != nil {
+			s.logger.Warn("a remembered rule of the log does not parse; the session's remembered rules are dropped", "error", err)
+		} else {
+			s.pol = q
+		}
+	}
+	if lastEnd < 0 {
+		return false
+	}
+	end := events[lastEnd].Data.(*session.TurnEnded)
+	if end.Reason != session.ReasonAwaitingApproval {
+		return false
+	}
+	for _, e := range events[lastEnd+1:] {
+		switch e.Data.(type) {
+		case *session.PermissionDecided, *session.ToolStarted, *session.ToolFinished, *session.ModelRequest, *session.AssistantMessage:
+			return true
+		}
+	}
+	var ask *session.ApprovalRequested
+	for i := lastEnd - 1; i >= 0; i-- {
+		if a, ok := events[i].Data.(*session.ApprovalRequested); ok {
+			ask = a
+			break
+		}
+		if _, ok := events[i].Data.(*session.AssistantMessage); ok {
+			break
+		}
+	}
+	if ask == nil {
+		return false
+	}
+	pz := &pause{step: ask.Step, asked: ask.Calls, decided: map[string]*session.PermissionDecided{}}
+	if len(ask.OutputSchema) > 0 {
+		spec, err := newOutputSpec(model.Output{Name: ask.OutputName, Schema: ask.OutputSchema})
+		if err != nil {
+			s.logger.Warn("the paused turn's output schema in the log does not compile; its continuation asks for no structured answer", "error", err)
+		} else {
+			spec.repaired = ask.OutputRepaired
+			pz.output = spec
+		}
+	}
+	for i := lastEnd - 1; i >= 0; i-- {
+		if _, ok := events[i].Data.(*session.AssistantMessage); ok {
+			break
+		}
+		if d, ok := events[i].Data.(*session.PermissionDecided); ok && d.Step == ask.Step {
+			if _, seen := pz.decided[d.CallID]; !seen {
+				pz.decided[d.CallID] = d
+			}
+		}
+	}
+	s.paused = pz
+	return false
+}
