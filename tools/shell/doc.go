@@ -72,7 +72,11 @@
 // the kernel kills the others. That first process is a small init written
 // in bash (harness-init in ps), which reaps orphans as PID 1 must. Beside
 // it a `sleep` named harness-exit-holder keeps the command's exit status
-// until the tools have read it. A stop sends SIGTERM to every other
+// until the tools have read it. Under [Bubblewrap], whose bwrap makes a
+// PID namespace and an init of its own that end every process of the
+// sandbox when the command ends, the sandbox's command line is itself the
+// first process of the tools' namespace (it sets the limits, then runs
+// bwrap), without that init and holder. A stop sends SIGTERM to every other
 // process of the namespace, waits up to the grace period, then sends
 // SIGKILL to the init, which ends the rest. Inside a namespace, pids are
 // the namespace's own: a command cannot signal another command or job,

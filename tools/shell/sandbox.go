@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -132,7 +133,8 @@ const privateHome = "/tmp/home"
 // visible inside: the workspace, or a directory outside what the sandbox
 // hides.
 //
-// It starts bwrap once to check that it works. When it is missing or
+// It starts bwrap to check that it works, once per process for a given
+// configuration. When it is missing or
 // cannot make its namespaces, the error matches
 // harness.CodeSandboxUnavailable and says so plainly, with what to do; the
 // host chooses then whether to refuse commands or to run them unconfined
@@ -225,12 +227,23 @@ type bubblewrap struct {
 	planned func()
 }
 
-// probe runs `true` in the sandbox.
+// probedOK holds the command lines whose probe succeeded in this process
+// (NUL-joined), so that a host making the same sandbox again (one per
+// session, say) starts bwrap to check it once, not each time. Only
+// successes are kept: a failure is checked again next time.
+var probedOK sync.Map
+
+// probe runs `true` in the sandbox, once per process for a given command
+// line.
 func (b *bubblewrap) probe() error {
 	argv, err := b.Wrap([]string{"true"}, "/")
 	if err != nil {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot be set up (%v), so commands cannot be sandboxed", err)}
+	}
+	key := strings.Join(argv, "\x00")
+	if _, ok := probedOK.Load(key); ok {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -245,6 +258,7 @@ func (b *bubblewrap) probe() error {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"bubblewrap cannot create its sandbox here (%s), so commands cannot be sandboxed: allow unprivileged user namespaces (or run bwrap setuid), or choose full access to run them unconfined", why)}
 	}
+	probedOK.Store(key, struct{}{})
 	return nil
 }
 
@@ -252,6 +266,13 @@ func (b *bubblewrap) probe() error {
 func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
 	return b.WrapContained(argv, dir, nil)
 }
+
+// OwnInit implements shellkit.InitSandbox: bwrap makes a PID namespace of
+// its own (--unshare-pid), whose init ends every process in it when the
+// command ends, and the outer bwrap waits for that init; so its command
+// line may be the first process of the tools' PID namespace, without an
+// init or holder of the tools'. Ending it (SIGKILL) ends the namespace.
+func (b *bubblewrap) OwnInit() bool { return true }
 
 // WrapContained is Wrap knowing how the tools contain the command: in a PID
 // namespace of their own made as root (whose /proc the init mounted),
@@ -360,14 +381,15 @@ func (b *bubblewrap) hiddenNow() []string {
 }
 
 // limitScript sets the limits of a command from inside the PID namespace
-// the tools made for it, then runs the rest (bwrap): pid_max (when not 0)
-// only when /proc is that namespace's own (its pid 1 is in the same
-// namespace), RLIMIT_NPROC (when not 0; this namespace is inside a user
+// the tools made for it, as the namespace's first process, then runs the
+// rest (bwrap): pid_max (when not 0) only when it is pid 1 (a write to
+// /proc/sys/kernel/pid_max sets the writer's own PID namespace's value,
+// on the kernels where the tools ask for it), RLIMIT_NPROC (when not 0; this namespace is inside a user
 // namespace of its own, where only the command's processes count), and
 // the address space and file size in bytes (when not 0), converted to the
 // units of bash or dash.
 const limitScript = `p=$1 n=$2 v=$3 f=$4; shift 4
-if [ "$p" != 0 ] && [ /proc/1/ns/pid -ef /proc/self/ns/pid ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
+if [ "$p" != 0 ] && [ "$$" = 1 ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
 if [ "$n" != 0 ]; then ulimit -u "$n" 2>/dev/null || ulimit -p "$n" 2>/dev/null; fi
 if [ "$v" != 0 ]; then ulimit -v $((v / 1024)); fi
 if [ "$f" != 0 ]; then if [ -n "$BASH_VERSION" ]; then ulimit -f $((f / 1024)); else ulimit -f $((f / 512)); fi; fi

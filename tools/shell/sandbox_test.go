@@ -153,6 +153,49 @@ func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	shelltest.RequireNoTagged(t, tag)
 }
 
+// TestBubblewrapNoFalseLeftovers: bwrap's own init ends the sandbox when
+// the command ends, and is no leftover of the command: a command that
+// leaves nothing running gets no "left running" line, no containment line
+// and no stop (issue 38).
+func TestBubblewrapNoFalseLeftovers(t *testing.T) {
+	needBwrap(t)
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false)})
+	for range 10 {
+		res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "true"})
+		require.False(t, res.IsError, res.Text())
+		require.True(t, strings.HasPrefix(res.Text(), "(no output)\n[exit code 0 · "), res.Text())
+		require.NotContains(t, res.Text(), "left running", res.Text())
+		require.NotContains(t, res.Text(), "[containment:", res.Text())
+	}
+}
+
+// TestBubblewrapStopsEverything: a cancelled or timed-out sandboxed
+// command, whose processes left its session or ignore SIGTERM, leaves
+// nothing running (when bash ends on SIGTERM, bwrap's init ends and the
+// kernel kills the rest), and its result says how it was stopped.
+func TestBubblewrapStopsEverything(t *testing.T) {
+	needBwrap(t)
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false), Timeouts: Timeouts{KillGrace: shellkit.DefaultKillGrace / 6}})
+	tag, stubborn := shelltest.SleepTag(t), shelltest.SleepTag(t)
+	cmd := "setsid sleep " + tag + " & (trap '' TERM; exec sleep " + stubborn + ") & echo started; sleep 30"
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	res := shelltest.Run(t, ctx, tool, env, map[string]any{"command": cmd})
+	assert.Equal(t, "cancelled", res.Render.Terminal.Status, res.Text())
+	assert.Contains(t, res.Text(), "[cancelled after ", res.Text())
+	shelltest.RequireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, stubborn)
+
+	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & echo started; sleep 30", "timeout_ms": 800})
+	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
+	assert.Contains(t, res.Text(), "[timed out after 800 ms: its processes were sent SIGTERM and ended", res.Text())
+	shelltest.RequireNoTagged(t, tag)
+}
+
 func TestBubblewrapPersistentShell(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)
@@ -274,4 +317,35 @@ func writeTree(b *testing.B, ws string) {
 		require.NoError(b, os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755))
 		require.NoError(b, os.WriteFile(filepath.Join(ws, p), []byte("x\n"), 0o644))
 	}
+}
+
+// TestBubblewrapProbesOnce: making the same sandbox again in a process
+// does not start bwrap again to check it; a failed check is not kept.
+func TestBubblewrapProbesOnce(t *testing.T) {
+	needBwrap(t)
+	real, err := exec.LookPath("bwrap")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	wrapper := filepath.Join(dir, "bwrap-counting")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho run >>"+strconv.Quote(log)+"\nexec "+strconv.Quote(real)+" \"$@\"\n"), 0o755))
+	ws := t.TempDir()
+	for range 3 {
+		_, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Path: wrapper})
+		require.NoError(t, err)
+	}
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "run\n", string(b), "one probe for three sandboxes of one configuration")
+
+	failing := filepath.Join(dir, "bwrap-failing")
+	require.NoError(t, os.WriteFile(failing, []byte("#!/bin/sh\necho run >>"+strconv.Quote(log)+"\necho 'no namespaces here' >&2\nexit 1\n"), 0o755))
+	for range 2 {
+		_, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Path: failing})
+		require.Error(t, err)
+		assert.Equal(t, harness.CodeSandboxUnavailable, harness.CodeOf(err))
+	}
+	b, err = os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "run\nrun\nrun\n", string(b), "a failed probe is run again")
 }
