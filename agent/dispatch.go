@@ -47,7 +47,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 			break
 		}
 		if results[i] != nil { // refused by the registry or denied: nothing to run
-			t.emit(&ToolCallStart{Step: step, Call: calls[i]})
+			t.emit(&ToolCallRefused{Step: step, Call: calls[i], Code: results[i].Code})
 			if err := t.finishCall(step, calls[i], results[i], 0); err != nil {
 				return err
 			}
@@ -240,15 +240,17 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	if err := t.s.append(t.ctx, starts...); err != nil {
 		return fmt.Errorf("agent: logging tool starts: %w", err)
 	}
-	for i, c := range calls {
-		t.emit(&ToolCallStart{Step: step, Call: c, Render: prepared[i].Spec.Render})
-	}
 	hub := newProgressHub()
 	defer hub.close()
 	for i, call := range prepared {
 		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
 	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
+	// started hands the turn each call as it takes its slot, before it
+	// runs: ToolCallStart says a call is about to run, never one that
+	// waits for a slot and may be cancelled before it starts. It is
+	// unbuffered, so a call's start reaches the host before its end.
+	started := make(chan int)
 	slots := make(chan struct{}, t.l.cfg.limits.withDefaults().MaxParallel)
 	go func() {
 		for i, call := range prepared {
@@ -258,7 +260,15 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				acquired = true
 			case <-t.ctx.Done():
 			}
-			if t.ctx.Err() != nil {
+			announced := false
+			if acquired && t.ctx.Err() == nil {
+				select {
+				case started <- i:
+					announced = true
+				case <-t.ctx.Done():
+				}
+			}
+			if !announced {
 				// Cancelled before it could start: it never runs.
 				if acquired {
 					<-slots
@@ -288,6 +298,8 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 			select {
 			case d = <-done:
 				break wait
+			case i := <-started:
+				t.emit(&ToolCallStart{Step: step, Call: calls[i], Render: prepared[i].Spec.Render})
 			case <-hub.wake:
 				flush()
 			case ev := <-t.sub.relay:

@@ -32,6 +32,7 @@
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
 //   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallRefused]: a tool call will not run (denied, or refused by the registry); its result follows.
 //   - [ToolCallProgress]: output or progress a running call reported; shown to the host only, never logged or sent to the model.
 //   - [ToolCallEnd]: a call's result, render data included, and how long it took.
 //   - [ModelUsage]: the token usage of one model call.

@@ -41,13 +41,30 @@ type ReasoningDelta struct {
 	Text string `json:"text"`
 }
 
-// ToolCallStart says a tool call is about to run.
+// ToolCallStart says a tool call is about to run: it was allowed and
+// has its slot among the step's parallel calls. A call that will not run
+// gets ToolCallRefused instead, and one cancelled before it started
+// only its ToolCallEnd.
 type ToolCallStart struct {
 	Step int              `json:"step"`
 	Call harness.ToolCall `json:"call"`
 	// Render is the intent the tool declares, so a host can open the
 	// right card before the result arrives.
 	Render harness.RenderKind `json:"render,omitempty"`
+}
+
+// ToolCallRefused says a call will not run: the permission policy, the
+// approver or the user denied it (Code "denied"; a PermissionDecision
+// came before it with who and why), or the registry refused it (an
+// unknown tool, arguments that do not match its schema). It comes
+// instead of ToolCallStart, which only a call that runs gets; the
+// result the model reads follows in ToolCallEnd.
+type ToolCallRefused struct {
+	Step int              `json:"step"`
+	Call harness.ToolCall `json:"call"`
+	// Code is the code of the call's error result: "denied", or the
+	// registry's ("unknown_tool", "invalid_arguments", ...).
+	Code harness.Code `json:"code"`
 }
 
 // ToolCallProgress is what a running call reported since the last such
@@ -209,6 +226,7 @@ func (*TextDelta) kind() string          { return "text_delta" }
 func (*ReasoningDelta) kind() string     { return "reasoning_delta" }
 func (*ToolCallStart) kind() string      { return "tool_call_start" }
 func (*ToolCallProgress) kind() string   { return "tool_call_progress" }
+func (*ToolCallRefused) kind() string    { return "tool_call_refused" }
 func (*ToolCallEnd) kind() string        { return "tool_call_end" }
 func (*ModelUsage) kind() string         { return "usage" }
 func (*Retry) kind() string              { return "retry" }
