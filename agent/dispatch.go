@@ -34,7 +34,19 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	if err := t.decide(step, calls, prepared, results); err != nil {
 		return err
 	}
+	// ask_user calls no one can answer now wait, after the step's other
+	// calls, for the turn to pause.
+	var waiting []harness.ToolCall
 	for i := 0; i < len(calls); {
+		if results[i] == nil && t.deferInput(prepared[i]) {
+			if _, err := questionsOf(calls[i]); err != nil {
+				results[i] = harness.ErrorResult(harness.CodeInvalidArguments, "%s", upperFirst(err.Error()))
+			} else {
+				waiting = append(waiting, calls[i])
+				i++
+				continue
+			}
+		}
 		if t.ctx.Err() != nil {
 			// Close the calls that never started, so the log says so.
 			for j := i; j < len(calls); j++ {
@@ -64,6 +76,15 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 			return err
 		}
 		i = j
+	}
+	if len(waiting) > 0 && t.ctx.Err() == nil {
+		return t.pauseInput(step, waiting)
+	}
+	for _, c := range waiting { // cancelled: they are never asked
+		res := harness.ErrorResult(harness.CodeNotRun, "This %s call was not run: the turn was cancelled before the user was asked.", c.Name)
+		if err := t.finishCall(step, c, res, 0); err != nil {
+			return err
+		}
 	}
 	t.observe(step, env, prepared, results)
 	return nil

@@ -43,6 +43,8 @@
 //   - [ContextCompacted]: older history was replaced by a summary.
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
+//   - [BudgetReached]: a budget of money or tokens is reached; the turn pauses (or stops, for a hard ceiling).
+//   - [InputRequested]: the turn pauses; the model's questions wait for Session.Answer.
 //   - [StepEnd]: one model call and its tool calls are done.
 //   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.

@@ -182,6 +182,28 @@ type ApprovalRequest struct {
 	Requests []permission.Request `json:"requests"`
 }
 
+// BudgetReached says the turn reached a budget (Limits.Budget) before a
+// model call, with what was spent. Unless Hard, the turn pauses: the
+// TurnEnd that follows has reason awaiting_budget, and Session.Answer
+// with a raised Answers.Budget continues it. When Hard (a hard ceiling,
+// or a sub-agent at what was left of its parent's), the turn stops with
+// reason budget_exceeded.
+type BudgetReached struct {
+	Step  int           `json:"step"`
+	Spend session.Spend `json:"spend"`
+	Hard  bool          `json:"hard,omitempty"`
+}
+
+// InputRequested says the turn is pausing because the model asked the
+// user questions (the ask_user tool) and the loop has no answerer: the
+// calls wait for Session.Answer with Answers.Input, in this process or
+// in another one after ResumeSession. The TurnEnd that follows has
+// reason awaiting_input.
+type InputRequested struct {
+	Step     int            `json:"step"`
+	Requests []InputRequest `json:"requests"`
+}
+
 // StepEnd closes a step: one model call and the tool calls it asked for.
 type StepEnd struct {
 	Step int `json:"step"`
@@ -236,6 +258,8 @@ func (*ContextPruned) kind() string      { return "context_pruned" }
 func (*ContextCompacted) kind() string   { return "context_compacted" }
 func (*PermissionDecision) kind() string { return "permission_decision" }
 func (*ApprovalRequest) kind() string    { return "approval_request" }
+func (*BudgetReached) kind() string      { return "budget_reached" }
+func (*InputRequested) kind() string     { return "input_requested" }
 func (*StepEnd) kind() string            { return "step_end" }
 func (*SubAgentEvent) kind() string      { return "sub_agent" }
 func (*TurnEnd) kind() string            { return "turn_end" }

@@ -52,6 +52,9 @@ func New(opts ...Option) (*Loop, error) {
 	if err := cfg.limits.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.limits.Budget.validate(cfg.prices != nil); err != nil {
+		errs = append(errs, err)
+	}
 	if err := cfg.context.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -94,6 +97,9 @@ func (l *Loop) buildTools() (*toolset, error) {
 		}
 		gens[i] = src.Generation()
 		all = append(all, src.Tools()...)
+	}
+	if l.cfg.askUser {
+		all = append(all, l.askUserTool())
 	}
 	if l.cfg.sub != nil {
 		task, err := l.taskTool()

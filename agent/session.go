@@ -58,6 +58,9 @@ type Session struct {
 	// ended in, if any. Both are guarded by mu.
 	pol    *permission.Policy
 	paused *pause
+	// raised are the budgets answers raised above the loop's; guarded
+	// by mu.
+	raised Budgets
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.

@@ -43,6 +43,9 @@ type turn struct {
 	steps   int
 	usage   harness.Usage
 	cost    float64
+	// base is what the turn spent before the pause it continues, for its
+	// budget.
+	base spend
 	// preset holds the decisions of a paused step being resolved.
 	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
@@ -95,6 +98,9 @@ func (t *turn) loop() {
 			t.finish(session.ReasonStepLimit, nil)
 			return
 		}
+		if t.checkBudget() {
+			return
+		}
 		t.steps++
 		step := t.steps
 		t.tools = t.l.currentTools()
@@ -133,7 +139,7 @@ func (t *turn) loop() {
 			switch {
 			case errors.Is(err, errPaused):
 				t.emit(&StepEnd{Step: step, Finish: finish})
-				t.finish(session.ReasonAwaitingApproval, nil)
+				t.finish(t.pauseReason(), nil)
 			case t.ctx.Err() != nil:
 				t.finish(session.ReasonCancelled, t.ctx.Err())
 			default:

@@ -229,7 +229,7 @@ func (d *decoder) fields(first *bool) (key []byte, ok bool) {
 
 // maxKeys is the most keys an object of the vocabulary has, rounded up:
 // an object with more repeats one or has one the decoder does not know.
-const maxKeys = 8
+const maxKeys = 16
 
 // object reads an object, calling field with each key to decode its
 // value; field reports false for a key it does not know. An unknown key,
@@ -955,7 +955,7 @@ func (d *decoder) payload(typ string) Payload {
 			return true
 		})
 		return p
-	case typeApproval, typePermission:
+	case typeApproval, typePermission, typePaused, typeBudget:
 		// Rare events (one per decision): the plain decoder.
 		raw := d.raw()
 		p, _ := newPayload(typ)
@@ -1198,12 +1198,50 @@ func (d *decoder) render() *harness.Render {
 			r.Locations = list(d, d.location)
 		case "text":
 			r.Text = d.str()
+		case "questions":
+			r.Questions = list(d, d.question)
+		case "answers":
+			r.Answers = list(d, d.str)
+		case "todo":
+			r.Todo = list(d, d.todoItem)
 		default:
 			return false
 		}
 		return true
 	})
 	return r
+}
+
+func (d *decoder) question() (q harness.Question) {
+	d.object(func(k []byte) bool {
+		switch string(k) {
+		case "question":
+			q.Question = d.str()
+		case "choices":
+			q.Choices = list(d, d.str)
+		case "multiple":
+			q.Multiple = d.bool()
+		default:
+			return false
+		}
+		return true
+	})
+	return q
+}
+
+func (d *decoder) todoItem() (it harness.TodoItem) {
+	d.object(func(k []byte) bool {
+		switch string(k) {
+		case "content":
+			it.Content = d.str()
+		case "status":
+			it.Status = d.str()
+		default:
+			return false
+		}
+		return true
+	})
+	return it
 }
 
 func (d *decoder) terminal() *harness.Terminal {
