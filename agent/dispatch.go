@@ -495,6 +495,7 @@ func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult,
 		return fmt.Errorf("agent: logging a tool result: %w", err)
 	}
 	t.emit(&ToolCallEnd{Step: step, Call: c, Result: res, Duration: dur})
+	t.notePlan(step, c, res)
 	return nil
 }
 

@@ -204,6 +204,15 @@ type InputRequested struct {
 	Requests []InputRequest `json:"requests"`
 }
 
+// TodoUpdated says the model replaced its plan (the todo tool, see
+// WithTodo): Items is the whole plan, in order, to show in place of the
+// previous one.
+type TodoUpdated struct {
+	Step   int                `json:"step"`
+	CallID string             `json:"call_id"`
+	Items  []harness.TodoItem `json:"items"`
+}
+
 // StepEnd closes a step: one model call and the tool calls it asked for.
 type StepEnd struct {
 	Step int `json:"step"`
@@ -260,6 +269,7 @@ func (*PermissionDecision) kind() string { return "permission_decision" }
 func (*ApprovalRequest) kind() string    { return "approval_request" }
 func (*BudgetReached) kind() string      { return "budget_reached" }
 func (*InputRequested) kind() string     { return "input_requested" }
+func (*TodoUpdated) kind() string        { return "todo_updated" }
 func (*StepEnd) kind() string            { return "step_end" }
 func (*SubAgentEvent) kind() string      { return "sub_agent" }
 func (*TurnEnd) kind() string            { return "turn_end" }

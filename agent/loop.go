@@ -101,6 +101,9 @@ func (l *Loop) buildTools() (*toolset, error) {
 	if l.cfg.askUser {
 		all = append(all, l.askUserTool())
 	}
+	if l.cfg.todo {
+		all = append(all, todoTool())
+	}
 	if l.cfg.sub != nil {
 		task, err := l.taskTool()
 		if err != nil {
@@ -206,6 +209,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.usage, s.cost = logSpend(l.cfg.prices, tr.Events)
 	s.context.track.steps = countSteps(tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
+	s.restoreTodo(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}

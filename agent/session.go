@@ -61,6 +61,8 @@ type Session struct {
 	// raised are the budgets answers raised above the loop's; guarded
 	// by mu.
 	raised Budgets
+	// todo is the model's current plan (the todo tool); guarded by mu.
+	todo []harness.TodoItem
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
