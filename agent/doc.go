@@ -46,6 +46,7 @@
 //   - [BudgetReached]: a budget of money or tokens is reached; the turn pauses (or stops, for a hard ceiling).
 //   - [InputRequested]: the turn pauses; the model's questions wait for Session.Answer.
 //   - [TodoUpdated]: the model replaced its plan (the todo tool).
+//   - [SteerDelivered]: a message sent with Session.Steer reached the turn (or was queued as the next).
 //   - [StepEnd]: one model call and its tool calls are done.
 //   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.

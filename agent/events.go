@@ -213,6 +213,16 @@ type TodoUpdated struct {
 	Items  []harness.TodoItem `json:"items"`
 }
 
+// SteerDelivered says a message sent with Session.Steer reached the
+// turn: logged as a user message the model reads before the model call
+// of Step. Queued says instead that the turn ended before it could read
+// the message, which now waits as a queued turn (Session.RunQueued).
+type SteerDelivered struct {
+	Step   int    `json:"step"`
+	Text   string `json:"text"`
+	Queued bool   `json:"queued,omitempty"`
+}
+
 // StepEnd closes a step: one model call and the tool calls it asked for.
 type StepEnd struct {
 	Step int `json:"step"`
@@ -248,6 +258,10 @@ type TurnEnd struct {
 	// Cost is what the turn's model calls cost by the loop's price
 	// table (WithPrices), in its currency; 0 without one.
 	Cost float64 `json:"cost,omitempty"`
+	// Queued is how many user messages wait to run as turns
+	// (Session.Queue, and steered messages the turn did not read): run
+	// them with Session.RunQueued.
+	Queued int `json:"queued,omitempty"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
@@ -270,6 +284,7 @@ func (*ApprovalRequest) kind() string    { return "approval_request" }
 func (*BudgetReached) kind() string      { return "budget_reached" }
 func (*InputRequested) kind() string     { return "input_requested" }
 func (*TodoUpdated) kind() string        { return "todo_updated" }
+func (*SteerDelivered) kind() string     { return "steer_delivered" }
 func (*StepEnd) kind() string            { return "step_end" }
 func (*SubAgentEvent) kind() string      { return "sub_agent" }
 func (*TurnEnd) kind() string            { return "turn_end" }

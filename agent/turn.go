@@ -101,6 +101,10 @@ func (t *turn) loop() {
 		if t.checkBudget() {
 			return
 		}
+		if _, err := t.takeSteers(t.steps+1, false); err != nil {
+			t.finish(session.ReasonError, err)
+			return
+		}
 		t.steps++
 		step := t.steps
 		t.tools = t.l.currentTools()
@@ -132,6 +136,15 @@ func (t *turn) loop() {
 					continue
 				}
 			}
+			// A message steered in while the model answered: one more step.
+			more, err := t.takeSteers(step+1, true)
+			if err != nil {
+				t.finish(session.ReasonError, err)
+				return
+			}
+			if more {
+				continue
+			}
 			t.finish(session.ReasonCompleted, nil)
 			return
 		}
@@ -154,6 +167,7 @@ func (t *turn) loop() {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
+	queued := t.stopSteering()
 	childUsage, childCost := t.sub.spent()
 	t.usage.Add(childUsage)
 	// The children's model calls were priced in their own sessions; they
@@ -174,7 +188,7 @@ func (t *turn) finish(reason string, err error) {
 		reason = session.ReasonError
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
-	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
+	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err, Queued: queued}
 	if t.output != nil && reason == session.ReasonCompleted {
 		end.Output = t.output.value
 	}

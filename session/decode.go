@@ -731,6 +731,10 @@ func (d *decoder) payload(typ string) Payload {
 			switch string(k) {
 			case "content":
 				p.Content = d.blocks()
+			case "steer":
+				p.Steer = d.bool()
+			case "step":
+				p.Step = d.intField()
 			default:
 				return false
 			}

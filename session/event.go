@@ -69,9 +69,15 @@ const (
 	typeBudget       = "budget"        // BudgetSet
 )
 
-// UserMessage is input from the user; it starts a turn.
+// UserMessage is input from the user; it starts a turn, unless Steer
+// says it was delivered into a running turn.
 type UserMessage struct {
 	Content []harness.Block `json:"content"`
+	// Steer marks a message the user sent while the turn ran, delivered
+	// at a safe point: after a step's tool results, before the model
+	// call of Step. It is part of that turn, not the start of another.
+	Steer bool `json:"steer,omitempty"`
+	Step  int  `json:"step,omitempty"`
 }
 
 // AssistantMessage is what the model answered in one step.

@@ -84,6 +84,7 @@ func goldenBatches() [][]Payload {
 		{&Unknown{Type: "future_event", Data: json.RawMessage(`{"kept":"as it was"}`)}},
 		{&TurnEnded{Reason: ReasonError, Steps: 0, Error: &ErrorInfo{Code: harness.CodeServer, Message: "the provider failed"}}},
 		{&UserMessage{Content: []harness.Block{harness.TextBlock("go on")}}},
+		{&UserMessage{Content: []harness.Block{harness.TextBlock("and keep it short")}, Steer: true, Step: 1}},
 		{&Paused{Step: 0, Reason: ReasonAwaitingBudget, Spend: &Spend{TurnCost: 0.25, TurnTokens: 10, SessionCost: 1.5, SessionTokens: 2000, Reached: "session_cost", Limit: 1.5},
 			OutputName: "verdict", OutputSchema: json.RawMessage(`{"type":"object"}`), OutputRepaired: true}},
 		{&TurnEnded{Reason: ReasonAwaitingBudget}},
