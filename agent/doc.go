@@ -105,6 +105,20 @@
 // (permission.Policy.Paths), so a file a rule denies is invisible to every
 // tool however it is reached (a link, a listing, a search).
 //
+// A turn can also wait for the user, and be talked to while it runs.
+// [WithAskUser] gives the model the ask_user tool: questions answered
+// by an [Answerer] while the turn waits, or, without one, a durable
+// pause (awaiting_input) that [Session.Answer] ends, as Resolve ends an
+// approval's. [WithTodo] gives it the todo tool, a plan the host sees
+// ([TodoUpdated]) and the model sees again after compaction.
+// Limits.Budget caps money and tokens per turn and per session: a turn
+// that reaches one pauses before its next model call (awaiting_budget,
+// [BudgetReached]) until Session.Answer raises it, or stops at a hard
+// ceiling. [Session.Steer] delivers a user message into the running
+// turn before its next model call, logged with its step so a resumed
+// session and a strict replay see it; [Session.Queue] keeps one for
+// the next turn. [Session.Paused] says what a paused turn waits for.
+//
 // [WithSubAgents] gives the model a task tool: it starts a declared
 // [AgentType] as a child session of the same store (its header names the
 // parent session and the call), runs it to the end of its turn and

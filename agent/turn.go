@@ -98,11 +98,11 @@ func (t *turn) loop() {
 			t.finish(session.ReasonStepLimit, nil)
 			return
 		}
-		if t.checkBudget() {
-			return
-		}
 		if _, err := t.takeSteers(t.steps+1, false); err != nil {
 			t.finish(session.ReasonError, err)
+			return
+		}
+		if t.checkBudget() {
 			return
 		}
 		t.steps++
