@@ -358,6 +358,7 @@ func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
 	if split == 0 {
 		return false
 	}
+	t.compactHooks(step)
 	var source int64
 	for _, n := range sizes[:split] {
 		source += n

@@ -87,6 +87,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		}
 	}
 	t.observe(step, env, prepared, results)
+	t.announce(step, results)
 	return nil
 }
 
@@ -95,7 +96,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 // when some call needs an answer that no approver gives, the questions
 // are logged and errPaused is returned: nothing of the step runs.
 func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
-	if t.s.policy() == nil && t.preset == nil {
+	if t.s.policy() == nil && t.preset == nil && !t.s.narrowed() {
 		return nil
 	}
 	var asked []session.PendingCall
@@ -111,11 +112,10 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 			}
 			continue
 		}
-		pol := t.s.policy()
-		if pol == nil {
+		d, ok := t.s.decideCall(call) // the policy, and the turn's narrowings
+		if !ok {
 			continue // a pause logged by a loop with permissions, resolved by one without
 		}
-		d := pol.Decide(call)
 		rec := &session.PermissionDecided{Step: step, CallID: call.ID, Name: call.Name, Outcome: string(d.Outcome),
 			Rule: d.Rule, Mode: string(d.Mode), Reason: d.Reason, By: byMode}
 		if d.Rule != "" {
@@ -254,6 +254,7 @@ type callDone struct {
 // within its backstop plus the cancel wait (see Limits), so the batch
 // never waits on a tool that ignores its context.
 func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
+	t.checkpointCalls(step, prepared)
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
 		starts[i] = &session.ToolStarted{Step: step, CallID: c.ID, Name: c.Name}

@@ -1,6 +1,6 @@
 // Package agent runs a coding agent: a loop that calls a language model,
-// dispatches the tools it asks for, and logs everything the model sees so
-// a session can be resumed, replayed and searched.
+// dispatches the tools it asks for, and logs everything the model sees.
+// A logged session can be resumed, replayed and searched.
 //
 // Build a [Loop] with [New] and functional options, start or resume a
 // [Session], and run turns:
@@ -15,19 +15,26 @@
 //	sess, err := loop.NewSession(ctx, session.Header{Cwd: workspace})
 //	for ev, err := range sess.Run(ctx, "make the tests pass") { ... }
 //
-// A turn is a sequence of steps. Each step is one model call (a
-// model.Model, the contract of package agent/model, yields model.Chunk
-// values: text, reasoning, tool-call pieces, usage, a finish reason) and
-// then the tool calls the answer asked for. Tools that declare
-// themselves concurrency-safe run in parallel, bounded; any other call is a
-// barrier that runs alone, in order. Results go back to the model in call
-// order. Malformed arguments, schema violations, unknown tools and tool
-// panics become error results the model can act on; the turn goes on.
-// Steps repeat while the model asks for tools, up to a step limit.
+// # Turns and steps
 //
-// The host sees the turn as an iterator of [Event] values, each a
-// pointer to one of these types ([MarshalEvent] writes any of them as one
-// JSON line, its type name in "type"):
+// A turn is a sequence of steps. Each step is one model call, then the
+// tool calls the answer asked for. The model is a model.Model (package
+// agent/model): it yields model.Chunk values, which carry text,
+// reasoning, tool-call pieces, usage and a finish reason. Steps repeat
+// while the model asks for tools, up to a step limit.
+//
+// Tools that declare themselves concurrency-safe run in parallel,
+// bounded. Any other call is a barrier that runs alone, in order.
+// Results go back to the model in call order.
+//
+// Malformed arguments, schema violations, unknown tools and tool panics
+// become error results the model can act on. The turn goes on.
+//
+// # Events
+//
+// The host sees a turn as an iterator of [Event] values. Each is a
+// pointer to one of these types; [MarshalEvent] writes any of them as one
+// JSON line, its type name in "type".
 //
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
@@ -41,6 +48,7 @@
 //   - [ReminderAdded]: advisory text added for the model after a step's results.
 //   - [ContextPruned]: earlier tool results were replaced by placeholders.
 //   - [ContextCompacted]: older history was replaced by a summary.
+//   - [ContextLoaded]: the project context changed (a new set at a turn's start, or nested files announced).
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
 //   - [BudgetReached]: a budget of money or tokens is reached; the turn pauses (or stops, for a hard ceiling).
@@ -53,111 +61,187 @@
 //
 // # Context economy
 //
-// A long session outgrows the model's context window, and every token
-// of history is paid for again on every request. Before each model call
-// the loop may make room ([WithContextPolicy]): pruning replaces earlier
-// file reads that a later read covers or a later change made stale by
-// one-line placeholders, and compaction has the model summarize the
-// older history and keeps the recent part verbatim; the log keeps the
-// originals. Both change the early history, and a provider's prefix
-// cache (DeepSeek bills a hit at 1/50 of a miss) then misses everything
-// after the change once. The default policy, [ContextCost], optimizes
-// dollars with the model's prices ([WithPrices], or ContextPolicy.Price):
-// it cuts only when the saving over the requests to come beats the cache
-// the cut breaks, or when the window forces a cut, and then compacts deep
-// enough that the next forced cut is far away. The prefix stays stable by
-// construction: the system prompt and tool schemas come first and change
-// only when the host changes them, reminders are appended after the
-// step's results,
-// a compaction's summary is asked for after the very prefix the cache
-// holds, and images past the budget leave in steps. A host that prefers
-// fixed shares sets Strategy to [ContextThresholds] (and PruneAt,
-// CompactAt, KeepRecent); [ContextOff] turns both off. Without prices the
-// default decides by thresholds.
+// A long session outgrows the model's context window, and every token of
+// history is paid for again on every request. Before each model call the
+// loop may make room ([WithContextPolicy]). The log keeps the originals.
 //
-// Retryable model failures (by their code: rate limit, server,
-// transport, empty or truncated answer) are retried with exponential
-// backoff, jitter and the provider's Retry-After hint, a bounded number of
-// times. Cancelling the context, or stopping the iteration, ends the turn
+//   - Pruning replaces earlier file reads by one-line placeholders, where
+//     a later read covers them or a later change made them stale.
+//   - Compaction has the model summarize the older history and keeps the
+//     recent part verbatim.
+//
+// Both change the early history. A provider's prefix cache then misses
+// everything after the change, once; DeepSeek bills a hit at 1/50 of a
+// miss.
+//
+// The default policy, [ContextCost], optimizes dollars with the model's
+// prices ([WithPrices], or ContextPolicy.Price). It cuts only when the
+// saving over the requests to come beats the cache the cut breaks, or
+// when the window forces a cut. It then compacts deep enough that the
+// next forced cut is far away. Without prices it decides by thresholds.
+//
+// A host that prefers fixed shares sets Strategy to [ContextThresholds]
+// (and PruneAt, CompactAt, KeepRecent). [ContextOff] turns both off.
+//
+// The prefix stays stable by construction. The system prompt and tool
+// schemas come first and change only when the host changes them.
+// Reminders are appended after the step's results. A compaction's summary
+// is asked for after the very prefix the cache holds. Images past the
+// budget leave in steps.
+//
+// # Retries and fallback
+//
+// Retryable model failures are retried a bounded number of times, with
+// exponential backoff, jitter and the provider's Retry-After hint. They
+// are known by their code: rate limit, server, transport, an empty or
+// truncated answer.
+//
+// A model made with model.Fallback is a chain the loop drives. A call
+// that fails with a failure of the model (rate limit, overload, server
+// failure, timeout, broken connection) is retried on the same model
+// first. Once those retries are spent, the next model of the chain
+// answers the same request, with retries of its own. Failures of the
+// request (invalid, refused key, context window exceeded) never fall
+// back.
+//
+// The switch is logged (session.ModelFallback) and shown to the host
+// ([ModelFallback]). The turn's later steps call the new model too; the
+// next turn starts again with the first. Each answer is logged and
+// priced as the model that gave it, so a replay and a resumed session's
+// costs agree.
+//
+// # Cancellation, deadlines and panics
+//
+// Cancelling the context, or stopping the iteration, ends the turn
 // cleanly and logs it.
 //
-// No tool can hang a turn or Close: every call runs under a backstop
-// deadline kept by the dispatcher itself ([Limits]), and a call that
-// ignores its cancelled context is abandoned with an error result saying
-// it may still be running; Close returns within a bounded time and names
-// the calls it left behind (harness.CodeNotStopped). A panic in the harness, the
-// model adapter or the session store ends the turn with reason error and
-// a *harness.Error with [CodeInternal] instead of reaching the host.
+// No tool can hang a turn or Close. Every call runs under a backstop
+// deadline kept by the dispatcher itself ([Limits]). A call that ignores
+// its cancelled context is abandoned with an error result saying it may
+// still be running. Close returns within a bounded time and names the
+// calls it left behind (harness.CodeNotStopped).
 //
-// Every call can be decided before it runs ([WithPermissions], rules and
-// modes of package tools/permission): allowed calls run, denied ones get
-// a result the model reads (code "denied": what was denied, by
-// which rule or by the user, and not to retry it), and calls that need
-// an answer go to a synchronous approver ([WithApprover]) or pause the
-// turn: it ends with reason awaiting_approval after an [ApprovalRequest],
-// the questions are in the log, and [Session.Resolve] (in this process,
-// or in another after ResumeSession) answers them and continues the same
-// turn. A new user message instead answers them as not run. Every
-// decision, and every rule an answer remembers, is logged. The same
-// rules hold below the calls: with a file system, the tools of a session
-// work through it restricted (fs.Restrict) by the policy's Read and Edit
-// rules anchored at the session's working directory
-// (permission.Policy.Paths), so a file a rule denies is invisible to every
-// tool however it is reached (a link, a listing, a search).
+// A panic in the harness, the model adapter or the session store ends
+// the turn with reason error and a *harness.Error with [CodeInternal]; it
+// never reaches the host.
 //
-// A turn can also wait for the user, and be talked to while it runs.
-// [WithAskUser] gives the model the ask_user tool: questions answered
-// by an [Answerer] while the turn waits, or, without one, a durable
-// pause (awaiting_input) that [Session.Answer] ends, as Resolve ends an
-// approval's. [WithTodo] gives it the todo tool, a plan the host sees
+// # Questions, plans, budgets and steering
+//
+// [WithAskUser] gives the model the ask_user tool: questions answered by
+// an [Answerer] while the turn waits or, without one, a durable pause
+// (awaiting_input) that [Session.Answer] ends, as Resolve ends an
+// approval's. [WithTodo] gives it the todo tool: a plan the host sees
 // ([TodoUpdated]) and the model sees again after compaction.
-// Limits.Budget caps money and tokens per turn and per session: a turn
+//
+// Limits.Budget caps money and tokens per turn and per session. A turn
 // that reaches one pauses before its next model call (awaiting_budget,
 // [BudgetReached]) until Session.Answer raises it, or stops at a hard
-// ceiling. [Session.Steer] delivers a user message into the running
-// turn before its next model call, logged with its step so a resumed
-// session and a strict replay see it; [Session.Queue] keeps one for
-// the next turn. [Session.Paused] says what a paused turn waits for.
+// ceiling. [Session.Paused] says what a paused turn waits for.
 //
-// [WithSubAgents] gives the model a task tool: it starts a declared
+// [Session.Steer] delivers a user message into the running turn before
+// its next model call, logged with its step, so a resumed session and a
+// strict replay see it; [Session.Queue] keeps one for the next turn.
+//
+// # Permissions and approval
+//
+// Every call can be decided before it runs ([WithPermissions], with the
+// rules and modes of package tools/permission):
+//
+//   - An allowed call runs.
+//   - A denied call gets a result the model reads (code "denied"): what
+//     was denied, by which rule or by the user, and not to retry it.
+//   - A call that needs an answer goes to a synchronous approver
+//     ([WithApprover]), or pauses the turn.
+//
+// A paused turn ends with reason awaiting_approval after an
+// [ApprovalRequest], and the questions are in the log. [Session.Resolve]
+// answers them and continues the same turn, in this process or in
+// another after ResumeSession. A new user message instead answers them
+// as not run. Every decision, and every rule an answer remembers, is
+// logged.
+//
+// The same rules hold below the calls. With a file system, the tools of
+// a session work through it restricted (fs.Restrict) by the policy's
+// Read and Edit rules, anchored at the session's working directory
+// (permission.Policy.Paths). A file a rule denies is invisible to every
+// tool however it is reached: a link, a listing, a search.
+//
+// # Sub-agents
+//
+// [WithSubAgents] gives the model a task tool. It starts a declared
 // [AgentType] as a child session of the same store (its header names the
 // parent session and the call), runs it to the end of its turn and
-// returns its final answer, so that exploration costs the parent a few
-// lines of context instead of every file it read. Children run in
-// parallel when their tools change nothing, get no more tools or
-// permissions than the parent, spend a per-turn budget of steps, add
-// their usage to the parent's turn, stop with it, and reach the host as
-// [SubAgentEvent] values. A child's call that needs approval goes to the
-// [WithApprover] approver; without one it is denied (a child cannot
-// pause its parent's turn), with a reason that says so.
+// returns its final answer. Exploration then costs the parent a few lines
+// of context instead of every file it read.
 //
-// Dispatch and the model call are extensible without touching the loop,
-// by [WithHooks]: Hooks.Tools is middleware that wraps every tool call
-// (spill, deadlines), Hooks.Steps see each step's calls and results in
-// order and may add advisory reminders, Hooks.Model wraps every model
-// call (a model.Middleware sees each request before it is sent and each
-// answer after: redaction, audit, added context), and Hooks.Turns see
-// each turn begin and each of its events (package observe builds
-// OpenTelemetry tracing on these hooks). [WithStores] says where the
-// loop keeps logs, files, spilled output and images, and [WithLimits]
-// bounds a turn's steps, its model retries and its tool calls.
-// [WithPrices] costs every model call by a price table (package
-// pricing): on [ModelUsage], [TurnEnd] and [Session.Cost].
+// Children run in parallel when their tools change nothing. They get no
+// more tools or permissions than the parent, spend a per-turn budget of
+// steps, add their usage to the parent's turn, stop with it, and reach
+// the host as [SubAgentEvent] values.
 //
-// A model made with model.Fallback is a chain the loop drives: a call
-// that fails with a failure of the model (rate limit, overload, server
-// failure, timeout, broken connection) is retried on the same model as
-// the retry policy says, and once those retries are spent the next
-// model of the chain answers the same request, with retries of its own.
-// The switch is logged (session.ModelFallback) and shown to the host
-// ([ModelFallback]); the turn's later steps call the new model too, and
-// the next turn starts again with the first. Each answer is logged with
-// the model that gave it, and priced as that model's, so a replay and a
-// resumed session's costs agree. Failures of the request (invalid,
-// refused key, context window exceeded) never fall back.
+// A child's call that needs approval goes to the [WithApprover] approver.
+// Without one it is denied, with a reason that says so: a child cannot
+// pause its parent's turn.
 //
-// The loop sits on top of the module's one-way import graph (a package
-// never imports one above it):
+// # Checkpoints and rewind
+//
+// [WithCheckpoints] records the workspace files before each turn and each
+// batch of calls with side effects (package checkpoint: manifests and
+// contents in the attachment store, a session.Checkpoint event in the
+// log). [Session.Rewind] takes them back, with the conversation: an undo
+// of any turn, bash and MCP changes included, without a model call.
+//
+// The files the agent's turns changed are restored; those changed only
+// outside the agent are left alone; one changed by both is a conflict the
+// rewind refuses unless forced. The conversation is never rewritten: it
+// goes on in a fork of the session (Store.Fork), the original staying as
+// a branch. A dry run returns what the rewind would do.
+//
+// # Project context and lifecycle
+//
+// [WithContext] gives the turns project context: AGENTS.md files and the
+// list of skills (packages instructions and skills). The model reads it
+// after the system prompt, in the stable prefix. It is logged whole, with
+// its digests, when it changes between turns, so resumed and replayed
+// sessions send what they logged. Files found later below the working
+// directory are announced once, after a step's results.
+//
+// [WithLifecycle] is called at a session's start and end, before a user's
+// message is logged (it may refuse it or add context), when the model is
+// about to end the turn (it may keep the turn going) and before a
+// compaction. Package hooks runs Claude Code's command hooks on it and
+// on tool middleware; [Recheck] checks a call whose input a middleware
+// changed and [Confirm] asks the approver about it.
+//
+// A tool may narrow the rest of its turn (permission.Narrowing; the skill
+// tool records one for a skill's allowed-tools). The narrowing applies on
+// top of the permission policy and is rebuilt on resume.
+//
+// # Extending the loop
+//
+// Dispatch and the model call are extended by [WithHooks], without
+// touching the loop:
+//
+//   - Hooks.Tools is middleware that wraps every tool call (spill,
+//     deadlines).
+//   - Hooks.Steps see each step's calls and results in order, and may add
+//     advisory reminders.
+//   - Hooks.Model wraps every model call: a model.Middleware sees each
+//     request before it is sent and each answer after (redaction, audit,
+//     added context).
+//   - Hooks.Turns see each turn begin and each of its events. Package
+//     observe builds OpenTelemetry tracing on them.
+//
+// [WithStores] says where the loop keeps logs, files, spilled output and
+// images. [WithLimits] bounds a turn's steps, its model retries and its
+// tool calls. [WithPrices] costs every model call by a price table
+// (package pricing), reported on [ModelUsage], [TurnEnd] and
+// [Session.Cost].
+//
+// # Imports
+//
+// The loop sits on top of the module's one-way import graph; a package
+// never imports one above it:
 //
 //	examples/...                          programs
 //	observe                               OpenTelemetry on the loop's hooks
@@ -165,6 +249,7 @@
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	checkpoint                            workspace checkpoints and rewinds
 //	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
@@ -173,7 +258,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// It imports harness, agent/model, fs, pricing, session, tools,
-// tools/permission and internal helpers; nothing imports it but programs,
-// observe (and tests).
+// Package agent imports harness, agent/model, checkpoint, fs, pricing,
+// session, tools, tools/permission and internal helpers. Nothing imports
+// it but programs, observe, and tests.
 package agent

@@ -58,6 +58,9 @@ func New(opts ...Option) (*Loop, error) {
 	if err := cfg.context.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.validateCheckpoints(); err != nil {
+		errs = append(errs, err)
+	}
 	lim := cfg.limits.withDefaults()
 	cfg.maxSteps, cfg.retry = lim.MaxSteps, *lim.Retry
 	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
@@ -210,6 +213,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.context.track.steps = countSteps(tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
 	s.restoreTodo(tr.Events)
+	s.restoreNarrowing(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/checkpoint"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/pricing"
@@ -66,6 +67,8 @@ type config struct {
 	modelMiddleware []model.Middleware
 	prices          *pricing.Table
 
+	checkpoints *checkpoint.Config // WithCheckpoints; nil when off
+
 	policy   *permission.Policy
 	approver permission.Approver
 	askUser  bool       // the ask_user tool (WithAskUser)
@@ -74,6 +77,9 @@ type config struct {
 	sub      *SubAgents // the task tool's agent types; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New
+
+	contextSources []ContextSource // WithContext
+	lifecycle      []Lifecycle     // WithLifecycle
 }
 
 // fail records an invalid option value for New to report: a

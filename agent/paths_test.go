@@ -79,8 +79,8 @@ func pathsLoop(t *testing.T, ws string, store session.Store, extra []agent.Optio
 	}
 	script = append(script, replay.Response{Text: "done"})
 	m := replay.NewScripted(script...).WithInfo(model.Info{Name: "scripted", Input: []harness.Modality{harness.ModalityText, harness.ModalityImage}})
-	ts := append(files.Tools(), images.ReadImage(), codesearch.Glob(), codesearch.Grep())
-	ts = append(ts, sessiontools.Tools(store)...)
+	ts := append(files.Tools(files.Config{}), images.ReadImage(images.Config{}), codesearch.Glob(codesearch.Config{}), codesearch.Grep(codesearch.Config{}))
+	ts = append(ts, sessiontools.Tools(store, sessiontools.Config{})...)
 	ts = append(ts, bigTool())
 	opts := append([]agent.Option{
 		agent.WithModel(m),
@@ -215,7 +215,7 @@ func TestPathPolicySessionTools(t *testing.T) {
 	require.NoError(t, err)
 	defer fsys.Close()
 	m := replay.NewScripted(replay.Call(call("old-read", "read", map[string]any{"file_path": "secrets/key.txt"})), replay.Response{Text: "read it"})
-	old, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools()...), agent.WithStores(agent.Stores{Sessions: store, Files: fsys}))
+	old, err := agent.New(agent.WithModel(m), agent.WithTools(files.Tools(files.Config{})...), agent.WithStores(agent.Stores{Sessions: store, Files: fsys}))
 	require.NoError(t, err)
 	s, err := old.NewSession(context.Background(), session.Header{Cwd: fsys.Root()})
 	require.NoError(t, err)

@@ -69,6 +69,13 @@ type Session struct {
 	queue     []string
 	// todo is the model's current plan (the todo tool); guarded by mu.
 	todo []harness.TodoItem
+	// narrow is what tools narrowed the running turn to (narrow.go);
+	// life is the Lifecycle calls' state (lifecycle.go), used by the
+	// running turn only; approveMu serializes approvals asked from
+	// running calls (Recheck).
+	narrow    narrowState
+	life      lifeState
+	approveMu sync.Mutex
 
 	// abandoned holds the tool calls the dispatcher stopped waiting for
 	// that are still running.
@@ -232,14 +239,17 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.done = make(chan struct{})
 		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
 		m := models[0]
-		began, observers := s.beginTurn(ctx, m)
+		began, observers := s.beginTurn(context.WithValue(ctx, sessionKey{}, s), m)
 		turnCtx, cancel := context.WithCancel(began)
 		defer cancel()
 		s.cancel = cancel
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
-		t.safely(func() { body(t) })
+		t.safely(func() {
+			t.checkpoint(session.CheckpointTurnStart)
+			body(t)
+		})
 	}
 }
 
@@ -368,6 +378,7 @@ func (s *Session) Close() (err error) {
 		}
 		s.mu.Unlock()
 	}
+	s.endHooks()
 	errs = append(errs, s.guarded("close", s.state.Close))
 	if stuck {
 		s.logger.Error("the running turn did not stop within the close wait; its log is closed when it ends")
@@ -426,7 +437,7 @@ func (s *Session) env(model model.Model) *tools.Env {
 		Output:      cfg.output,
 		Attachments: cfg.attachments,
 		Logger:      s.logger,
-		Record:      s.record,
+		Record:      s.recordTool,
 	}
 }
 

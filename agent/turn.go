@@ -68,7 +68,11 @@ func (t *turn) run(content []harness.Block) {
 	if sys := t.l.cfg.system; sys != logged {
 		first = append(first, &session.SystemPrompt{Text: sys})
 	}
+	first = append(first, t.projectContext()...)
 	first = append(first, &session.UserMessage{Content: content})
+	if first = t.promptHooks(first, content); first == nil {
+		return // a hook refused the prompt; the turn has ended
+	}
 	if pol := t.s.policy(); pol != nil && pol.Mode() == permission.ModePlan {
 		first = append(first, &session.Reminded{Reminder: harness.Reminder{Source: "plan_mode", Text: planReminder}})
 	}
@@ -136,6 +140,9 @@ func (t *turn) loop() {
 					continue
 				}
 			}
+			if t.stopHooks(step, msg) {
+				continue // a stop hook keeps the turn going
+			}
 			// A message steered in while the model answered: one more step.
 			more, err := t.takeSteers(step+1, true)
 			if err != nil {
@@ -168,6 +175,7 @@ func (t *turn) loop() {
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
 	queued := t.stopSteering()
+	t.checkpoint(session.CheckpointTurnEnd)
 	childUsage, childCost := t.sub.spent()
 	t.usage.Add(childUsage)
 	// The children's model calls were priced in their own sessions; they
@@ -257,7 +265,7 @@ func (t *turn) stepTools() *toolset {
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
 	req := &model.Request{
-		System:   t.l.cfg.system,
+		System:   t.systemPrompt(),
 		Messages: t.s.Messages(),
 		Tools:    t.stepTools().model,
 		Images:   t.l.cfg.attachments,

@@ -33,7 +33,7 @@ func ExampleNew_everything() {
 
 	workspace, _ := fslocal.New(dir)
 	store := session.NewJSONL(sessionsDir, session.StoreConfig{})
-	toolset := slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})
+	toolset := slices.Concat(files.Tools(files.Config{}), shell.Tools(shell.Config{}), sessiontools.Tools(store, sessiontools.Config{}), []tools.Tool{images.ReadImage(images.Config{})})
 	spillStore, err1 := spill.NewDir(spillDir, spill.StoreConfig{})
 	spilling, err2 := spill.Middleware(spill.Config{})
 	deadlines, err3 := guard.Deadlines(guard.DeadlineConfig{})
@@ -87,7 +87,7 @@ func TestFullWiringIsValid(t *testing.T) {
 			Output:      spillStore,
 			Attachments: attachments.NewFiles(filepath.Join(sessionsDir, "attachments")),
 		}),
-		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), sessiontools.Tools(store), []tools.Tool{images.ReadImage()})...),
+		agent.WithTools(slices.Concat(files.Tools(files.Config{}), shell.Tools(shell.Config{}), sessiontools.Tools(store, sessiontools.Config{}), []tools.Tool{images.ReadImage(images.Config{})})...),
 		agent.WithHooks(agent.Hooks{
 			Tools: []tools.Middleware{spilling, deadlines}, // spill outermost: output cut short by a deadline is still saved
 			Steps: []tools.StepObserver{repeats, failures},

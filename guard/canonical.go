@@ -4,20 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // canonicalJSON returns the canonical text of a call's arguments, so that
-// two argument texts that mean the same compare equal: object keys sorted
-// at every level, no whitespace between tokens, every number in the one
-// form of its exact value, whatever its size (1, 1.0, 10e-1 and 1E+00
-// are all "1"; 1e700 and 1E700 are both "1e700"), strings escaped one
-// way. Empty arguments are
-// "{}". Text that is not one valid JSON value is returned as it is,
-// trimmed of surrounding JSON white space.
+// two argument texts that mean the same compare equal: the arguments
+// decoded, every number replaced by the one form of its exact value
+// (canonicalNumber), and encoded again by encoding/json, which sorts
+// object keys at every level, writes no white space and escapes strings
+// one way (HTML characters left as they are). Empty arguments are "{}".
+// Text that is not one valid JSON value is returned as it is, trimmed of
+// surrounding JSON white space.
 func canonicalJSON(raw []byte) string {
 	raw = bytes.Trim(raw, jsonSpace)
 	if len(raw) == 0 {
@@ -29,51 +26,46 @@ func canonicalJSON(raw []byte) string {
 	if err := dec.Decode(&v); err != nil || len(bytes.Trim(raw[dec.InputOffset():], jsonSpace)) > 0 {
 		return string(raw)
 	}
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String()
+	return encodeCanonical(v)
 }
 
 // jsonSpace is the white space JSON allows between tokens.
 const jsonSpace = " \t\r\n"
 
-func writeCanonical(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		b.WriteString(canonicalNumber(string(x)))
-	case string:
-		writeString(b, x)
-	case []any:
-		writeJoined(b, '[', ']', x, func(e any) { writeCanonical(b, e) })
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		writeJoined(b, '{', '}', keys, func(k string) {
-			writeString(b, k)
-			b.WriteByte(':')
-			writeCanonical(b, x[k])
-		})
+// encodeCanonical returns the canonical text of v, a value decoded with
+// json.Number for numbers: its numbers in canonical form, encoded by
+// encoding/json. v is not modified.
+func encodeCanonical(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(canonicalNumbers(v)); err != nil {
+		return "" // not reached: a decoded value with canonical numbers is valid JSON
 	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// writeJoined writes start, each of elems with write and a comma between
-// them, and end.
-func writeJoined[T any](b *strings.Builder, start, end byte, elems []T, write func(T)) {
-	b.WriteByte(start)
-	for i, e := range elems {
-		if i > 0 {
-			b.WriteByte(',')
+// canonicalNumbers returns a copy of the decoded value v with every
+// number in its canonical form; v is not modified (the registry's
+// decoded arguments are shared).
+func canonicalNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return json.Number(canonicalNumber(string(x)))
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = canonicalNumbers(e)
 		}
-		write(e)
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = canonicalNumbers(e)
+		}
+		return out
 	}
-	b.WriteByte(end)
+	return v
 }
 
 // maxPlainZeros bounds the zeros a number is padded with in plain form:
@@ -173,44 +165,4 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-func writeString(b *strings.Builder, s string) {
-	const hexdigits = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\u00`)
-			b.WriteByte(hexdigits[r>>4])
-			b.WriteByte(hexdigits[r&15])
-		default:
-			b.WriteRune(r) // invalid UTF-8 was decoded as U+FFFD
-		}
-	}
-	b.WriteByte('"')
-}
-
-// cutRunes returns s cut to at most n characters (runes), with "…" added
-// when something was cut. Invalid UTF-8 becomes U+FFFD.
-func cutRunes(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := 0; k < n; k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i] + "…"
 }

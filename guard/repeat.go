@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -176,6 +177,21 @@ func envTurn(step *tools.Step) int {
 	return step.Env.Turn
 }
 
+// cutRunes returns s cut to at most n characters (runes), with "…" added
+// when something was cut. Invalid UTF-8 becomes U+FFFD.
+func cutRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + "…"
+}
+
 // canonicalArgs returns the canonical text of a call's arguments (see
 // canonicalJSON), written from the value the registry decoded when it
 // checked the call, so the text is not parsed again. Arguments it could
@@ -186,7 +202,5 @@ func canonicalArgs(call *tools.Call) string {
 	if args == nil || len(strings.TrimSpace(call.Arguments)) != len(strings.Trim(call.Arguments, jsonSpace)) {
 		return canonicalJSON([]byte(call.Arguments))
 	}
-	var b strings.Builder
-	writeCanonical(&b, args)
-	return b.String()
+	return encodeCanonical(args)
 }

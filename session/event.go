@@ -35,7 +35,8 @@ func (e Event) Type() string {
 // event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
 // ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
 // ModelRetry, ModelFallback, Pruned, Compacted, ApprovalRequested,
-// PermissionDecided, Paused, BudgetSet)
+// PermissionDecided, ContextLoaded, HookRun, Checkpoint, Paused,
+// BudgetSet)
 // or Unknown. The set is closed: the log
 // format has one owner, this package, and an event of a type it does not
 // know is kept as Unknown.
@@ -361,6 +362,12 @@ func newPayload(typ string) (Payload, bool) {
 		return &ApprovalRequested{}, true
 	case typePermission:
 		return &PermissionDecided{}, true
+	case typeContext:
+		return &ContextLoaded{}, true
+	case typeHook:
+		return &HookRun{}, true
+	case typeCheckpoint:
+		return &Checkpoint{}, true
 	case typePaused:
 		return &Paused{}, true
 	case typeBudget:

@@ -33,6 +33,10 @@ type History struct {
 	open   bool
 	system string
 	usage  harness.Usage
+	// context is the project context of the stable prefix; announced
+	// are the nested files announced in the messages.
+	context   []ContextFile
+	announced []announced
 	// files records what each tool result read or wrote, for pruning.
 	files []resultFiles
 	// callIDs holds the id of every call the session's assistant
@@ -144,6 +148,8 @@ func (h *History) add(e Event) {
 		h.applyPruned(p)
 	case *Compacted:
 		h.applyCompacted(p)
+	case *ContextLoaded:
+		h.addContext(p)
 	}
 }
 

@@ -225,6 +225,7 @@ func (h *History) applyCompacted(c *Compacted) {
 		}
 	}
 	h.files = files
+	h.compactContext(n)
 	for _, s := range h.order {
 		s.index -= shift
 	}

@@ -52,11 +52,11 @@ func parseDialect(s string) (Dialect, error) {
 // rules is what a dialect allows in a request.
 type rules struct {
 	dialect Dialect
-	// reasoningField names the assistant-message field the reasoning
-	// goes back in; "" sends none.
-	reasoningField string
-	// echoOnToolCalls sends reasoningField on every assistant message
-	// with tool calls, "" when the turn had no reasoning.
+	// sendReasoning sends an assistant message's reasoning back, in
+	// "reasoning_content".
+	sendReasoning bool
+	// echoOnToolCalls sends "reasoning_content" on every assistant
+	// message with tool calls, "" when the turn had no reasoning.
 	echoOnToolCalls bool
 	// maxCompletionTokens spells the output bound
 	// "max_completion_tokens" instead of "max_tokens".
@@ -90,7 +90,7 @@ var deepSeekEfforts = []string{"minimal", "low", "medium", "high", "xhigh", "max
 func rulesFor(d Dialect) rules {
 	switch d {
 	case DialectDeepSeek:
-		return rules{dialect: d, reasoningField: "reasoning_content", echoOnToolCalls: true, thinkingObject: true,
+		return rules{dialect: d, sendReasoning: true, echoOnToolCalls: true, thinkingObject: true,
 			strict: deepSeekStrict, maxTools: 128, forcedToolNeedsThinkingOff: true, efforts: deepSeekEfforts}
 	case DialectOpenAI:
 		return rules{dialect: d, maxCompletionTokens: true, seed: true, jsonSchema: true, strict: openAIStrict}

@@ -33,13 +33,11 @@ var acceptedImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, 
 // body builds the Chat Completions request body for req, and returns
 // the number of messages it holds.
 //
-// The keys come in one fixed order: model, messages, tools, tool_choice,
-// parallel_tool_calls, stream, stream_options, max_tokens (or
-// max_completion_tokens), temperature, top_p, seed, reasoning_effort,
-// thinking, response_format. Each history message is encoded once and
-// its bytes reused by every later request (see historyCache): the body
-// is a list of segments, most of them kept from earlier requests, that
-// are copied only when written to the wire.
+// The body is a chatRequest: its keys come in one fixed order (see
+// chatRequest). Each history message is encoded once and its bytes
+// reused by every later request (see historyCache), and so is the tool
+// list: the body is a list of segments, most of them kept from earlier
+// requests, that are copied only when written to the wire.
 func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody, int, error) {
 	if req.Output != nil && !m.rules.jsonSchema {
 		// The endpoint takes only "json_object": the schema and an
@@ -59,82 +57,87 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		defer conv.mu.Unlock()
 	}
 	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024)}
-	b.out = append(b.out, '{')
-	b.out = jsonenc.StringField(b.out, "model", m.info.Name)
-	b.out = jsonenc.Key(b.out, "messages")
-	b.out = append(b.out, '[')
 	if err := b.build(req); err != nil {
 		return nil, 0, err
 	}
-	b.out = append(b.out, ']')
+	b.insert(nil)
+	var tools []byte
 	if len(req.Tools) > 0 {
-		tools, err := m.encodeTools(conv, req.Tools)
-		if err != nil {
+		var err error
+		if tools, err = m.encodeTools(conv, req.Tools); err != nil {
 			return nil, 0, err
 		}
-		b.out = jsonenc.Key(b.out, "tools")
-		b.insert(tools)
-	}
-	out := b.out
-	s := &m.send
-	if s.toolChoice != "" && len(req.Tools) > 0 {
-		out = jsonenc.Key(out, "tool_choice")
-		switch s.toolChoice {
-		case "auto", "none", "required":
-			out = jsonenc.String(out, s.toolChoice)
-		default:
-			out = append(out, `{"type":"function","function":{"name":`...)
-			out = jsonenc.String(out, s.toolChoice)
-			out = append(out, "}}"...)
-		}
-	}
-	if s.parallel != nil && len(req.Tools) > 0 {
-		out = jsonenc.BoolField(out, "parallel_tool_calls", *s.parallel)
-	}
-	if m.streaming {
-		out = jsonenc.BoolField(out, "stream", true)
-		out = append(out, `,"stream_options":{"include_usage":true}`...)
-	}
-	if s.maxTokens > 0 {
-		key := "max_tokens"
-		if m.rules.maxCompletionTokens {
-			key = "max_completion_tokens"
-		}
-		out = jsonenc.IntField(out, key, s.maxTokens)
-	}
-	if s.temperature != nil {
-		out = jsonenc.FloatField(out, "temperature", *s.temperature)
-	}
-	if s.topP != nil {
-		out = jsonenc.FloatField(out, "top_p", *s.topP)
-	}
-	if s.seed != nil && m.rules.seed {
-		out = jsonenc.IntField(out, "seed", *s.seed)
-	}
-	if s.effort != "" {
-		out = jsonenc.StringField(out, "reasoning_effort", s.effort)
-	}
-	if s.thinking != nil && m.rules.thinkingObject {
-		typ := "disabled"
-		if *s.thinking {
-			typ = "enabled"
-		}
-		out = jsonenc.Key(out, "thinking")
-		out = append(out, `{"type":`...)
-		out = jsonenc.String(out, typ)
-		out = append(out, '}')
 	}
 	rf, err := m.responseFormat(req.Output)
 	if err != nil {
 		return nil, 0, err
 	}
-	if rf != nil {
-		out = jsonenc.Key(out, "response_format")
-		out = append(out, rf...)
+	cr := m.request(len(req.Tools) > 0)
+	cr.ResponseFormat = rf
+	enc, err := b.enc.Append(nil, cr)
+	if err != nil {
+		return nil, 0, model.NewError(harness.CodeInvalidRequest, "encoding the request: "+err.Error(), nil)
 	}
-	b.out = append(out, '}')
-	b.insert(nil)
-	return &requestBody{segs: b.segs, size: b.size}, b.count, nil
+	// Cut the body at its two empty lists and put the messages and the
+	// tools there. (Neither list's key can occur inside an encoded
+	// string: a quote there is escaped.)
+	head, rest, _ := bytes.Cut(enc, []byte(`"messages":[]`))
+	segs := append([][]byte{append(head, `"messages":[`...)}, b.segs...)
+	if tools != nil {
+		before, after, _ := bytes.Cut(rest, []byte(`"tools":[]`))
+		segs = append(segs, append(append([]byte{']'}, before...), `"tools":`...), tools)
+		rest = after
+	} else {
+		rest = append([]byte{']'}, rest...)
+	}
+	segs = append(segs, rest)
+	var size int64
+	for _, seg := range segs {
+		size += int64(len(seg))
+	}
+	return &requestBody{segs: segs, size: size}, b.count, nil
+}
+
+// request is the body of a request without its messages, tools and
+// response format: the model and the controls the configuration and
+// the dialect send. hasTools says whether the request declares tools,
+// which the tool controls need.
+func (m *chatModel) request(hasTools bool) chatRequest {
+	s := &m.send
+	cr := chatRequest{Model: m.info.Name, Messages: json.RawMessage(`[]`)}
+	if hasTools {
+		cr.Tools = json.RawMessage(`[]`)
+		switch s.toolChoice {
+		case "":
+		case "auto", "none", "required":
+			cr.ToolChoice = s.toolChoice
+		default:
+			cr.ToolChoice = namedToolChoice{Type: "function", Function: functionName{Name: s.toolChoice}}
+		}
+		cr.ParallelToolCalls = s.parallel
+	}
+	if m.streaming {
+		cr.Stream, cr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	if s.maxTokens > 0 {
+		if m.rules.maxCompletionTokens {
+			cr.MaxCompletionTokens = s.maxTokens
+		} else {
+			cr.MaxTokens = s.maxTokens
+		}
+	}
+	cr.Temperature, cr.TopP = s.temperature, s.topP
+	if m.rules.seed {
+		cr.Seed = s.seed
+	}
+	cr.ReasoningEffort = s.effort
+	if s.thinking != nil && m.rules.thinkingObject {
+		cr.Thinking = &thinkingSwitch{Type: "disabled"}
+		if *s.thinking {
+			cr.Thinking.Type = "enabled"
+		}
+	}
+	return cr
 }
 
 // requestBody is a request body made of segments; the bytes are copied
@@ -177,19 +180,19 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 
 func (r *segmentReader) Close() error { return nil }
 
-// responseFormat encodes the response format: a structured answer's
-// schema ("json_schema" where the dialect takes it, strict when the
-// schema is closed; "json_object" elsewhere), else "json_object" when
+// responseFormat is the response format: a structured answer's schema
+// ("json_schema" where the dialect takes it, strict when the schema is
+// closed; "json_object" elsewhere), else "json_object" when
 // [Config.JSONOutput] asked for it, else nothing.
-func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
+func (m *chatModel) responseFormat(o *model.Output) (*responseFormat, error) {
 	if o == nil {
 		if m.send.jsonOutput {
-			return []byte(`{"type":"json_object"}`), nil
+			return &responseFormat{Type: "json_object"}, nil
 		}
 		return nil, nil
 	}
 	if !m.rules.jsonSchema {
-		return []byte(`{"type":"json_object"}`), nil
+		return &responseFormat{Type: "json_object"}, nil
 	}
 	var schema bytes.Buffer
 	if len(o.Schema) == 0 {
@@ -201,12 +204,9 @@ func (m *chatModel) responseFormat(o *model.Output) ([]byte, error) {
 	if name == "" {
 		name = "answer"
 	}
-	out := []byte(`{"type":"json_schema","json_schema":{`)
-	out = jsonenc.StringField(out, "name", name)
-	out = jsonenc.Key(out, "schema")
-	out = append(out, schema.Bytes()...)
-	out = jsonenc.BoolField(out, "strict", checkStrict(schema.Bytes(), m.rules.strict) == nil)
-	return append(out, "}}"...), nil
+	return &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{
+		Name: name, Schema: schema.Bytes(), Strict: checkStrict(schema.Bytes(), m.rules.strict) == nil,
+	}}, nil
 }
 
 // encodeTools encodes the tool list: each schema's bytes go out as they
@@ -220,13 +220,9 @@ func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte,
 	if n := m.rules.maxTools; n > 0 && len(tools) > n {
 		return nil, model.NewError(harness.CodeInvalidRequest, fmt.Sprintf("the request declares %d tools, and the %s API takes at most %d functions: register fewer tools", len(tools), m.rules.dialect, n), nil)
 	}
-	out := []byte{'['}
-	var schema bytes.Buffer
+	list := make([]chatTool, len(tools))
 	for i, spec := range tools {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		schema.Reset()
+		var schema bytes.Buffer
 		if len(spec.Parameters) == 0 {
 			schema.WriteString(`{"type":"object","properties":{}}`)
 		} else if err := json.Compact(&schema, spec.Parameters); err != nil {
@@ -237,19 +233,14 @@ func (m *chatModel) encodeTools(conv *conversation, tools []model.Tool) ([]byte,
 				return nil, err
 			}
 		}
-		out = append(out, `{"type":"function","function":{`...)
-		out = jsonenc.StringField(out, "name", spec.Name)
-		if spec.Description != "" {
-			out = jsonenc.StringField(out, "description", spec.Description)
-		}
-		out = jsonenc.Key(out, "parameters")
-		out = append(out, schema.Bytes()...)
-		if m.send.strict {
-			out = jsonenc.BoolField(out, "strict", true)
-		}
-		out = append(out, "}}"...)
+		list[i] = chatTool{Type: "function", Function: chatFunction{
+			Name: spec.Name, Description: spec.Description, Parameters: schema.Bytes(), Strict: m.send.strict,
+		}}
 	}
-	out = append(out, ']')
+	out, err := jsonenc.Marshal(list)
+	if err != nil {
+		return nil, model.NewError(harness.CodeInvalidRequest, "encoding the tools: "+err.Error(), nil)
+	}
 	if conv != nil {
 		conv.tools, conv.toolsJSON = append([]model.Tool(nil), tools...), out
 	}
@@ -511,13 +502,14 @@ type messageBuilder struct {
 	store  model.ImageSource
 	conv   *conversation
 	inline map[*harness.Image]bool
-	// out is the body being written; segs the segments before
-	// out[mark:], size their length.
+	// out is the messages being written, comma-separated; segs the
+	// segments before out[mark:]. count is how many messages they hold.
 	out   []byte
 	mark  int
 	segs  [][]byte
-	size  int64
 	count int
+	// enc encodes the messages.
+	enc jsonenc.Encoder
 	// first is true until the first message is written.
 	first bool
 
@@ -544,11 +536,9 @@ func (b *messageBuilder) comma() {
 func (b *messageBuilder) insert(kept []byte) {
 	if len(b.out) > b.mark {
 		b.segs = append(b.segs, b.out[b.mark:len(b.out):len(b.out)])
-		b.size += int64(len(b.out) - b.mark)
 	}
 	if len(kept) > 0 {
 		b.segs = append(b.segs, kept)
-		b.size += int64(len(kept))
 	}
 	// Start a fresh buffer: the old one's bytes are referenced now.
 	b.out, b.mark = b.out[len(b.out):], 0
@@ -560,8 +550,7 @@ func (b *messageBuilder) build(req *model.Request) error {
 	if req.System != "" {
 		b.comma()
 		if c == nil || c.sysJSON == nil || c.system != req.System {
-			enc := jsonenc.String([]byte(`{"role":"system","content":`), req.System)
-			enc = append(enc, '}')
+			enc, _ := b.enc.Append(nil, chatMessage{Role: "system", Content: req.System})
 			if c == nil {
 				b.out = append(b.out, enc...)
 			} else {
@@ -745,35 +734,33 @@ func (b *messageBuilder) flush() {
 	if len(b.parts) == 0 {
 		return
 	}
-	b.comma()
-	b.out = append(b.out, `{"role":"user","content":`...)
+	msg := chatMessage{Role: "user"}
 	if b.hasImage {
-		b.out = append(b.out, '[')
+		parts := make([]any, len(b.parts))
 		for i, p := range b.parts {
-			if i > 0 {
-				b.out = append(b.out, ',')
-			}
 			if p.image != "" {
-				b.out = append(b.out, `{"type":"image_url","image_url":{"url":`...)
-				b.out = jsonenc.String(b.out, p.image)
-				b.out = append(b.out, "}}"...)
+				parts[i] = imagePart{Type: "image_url", ImageURL: imageURL{URL: p.image}}
 			} else {
-				b.out = append(b.out, `{"type":"text","text":`...)
-				b.out = jsonenc.String(b.out, p.text)
-				b.out = append(b.out, '}')
+				parts[i] = textPart{Type: "text", Text: p.text}
 			}
 		}
-		b.out = append(b.out, ']')
+		msg.Content = parts
 	} else {
 		texts := make([]string, len(b.parts))
 		for i, p := range b.parts {
 			texts[i] = p.text
 		}
-		b.out = jsonenc.String(b.out, strings.Join(texts, "\n\n"))
+		msg.Content = strings.Join(texts, "\n\n")
 	}
-	b.out = append(b.out, '}')
-	b.count++
+	b.message(msg)
 	b.parts, b.hasImage = b.parts[:0], false
+}
+
+// message appends one message to the body.
+func (b *messageBuilder) message(msg chatMessage) {
+	b.comma()
+	b.out, _ = b.enc.Append(b.out, msg) // cannot fail: a message holds strings only
+	b.count++
 }
 
 func (b *messageBuilder) user(msg harness.Message) error {
@@ -815,7 +802,7 @@ func (b *messageBuilder) user(msg harness.Message) error {
 // had none, or the API answers 400.
 func (b *messageBuilder) assistant(msg harness.Message) {
 	var text, reasoning strings.Builder
-	calls := 0
+	var calls []chatToolCall
 	for _, blk := range msg.Content {
 		switch blk.Type {
 		case harness.BlockText:
@@ -823,47 +810,23 @@ func (b *messageBuilder) assistant(msg harness.Message) {
 		case harness.BlockReasoning:
 			reasoning.WriteString(blk.Text)
 		case harness.BlockToolCall:
-			if blk.ToolCall != nil {
-				calls++
-			}
-		}
-	}
-	r := &b.m.rules
-	b.comma()
-	b.out = append(b.out, `{"role":"assistant","content":`...)
-	b.out = jsonenc.String(b.out, text.String())
-	if r.reasoningField != "" && (reasoning.Len() > 0 || calls > 0 && r.echoOnToolCalls) {
-		b.out = jsonenc.StringField(b.out, r.reasoningField, reasoning.String())
-	}
-	if calls > 0 {
-		b.out = jsonenc.Key(b.out, "tool_calls")
-		b.out = append(b.out, '[')
-		n := 0
-		for _, blk := range msg.Content {
 			tc := blk.ToolCall
-			if blk.Type != harness.BlockToolCall || tc == nil {
+			if tc == nil {
 				continue
 			}
-			if n > 0 {
-				b.out = append(b.out, ',')
-			}
-			n++
 			args := tc.Arguments
 			if strings.TrimSpace(args) == "" {
 				// Some providers refuse arguments that are not JSON.
 				args = "{}"
 			}
-			b.out = append(b.out, '{')
-			b.out = jsonenc.StringField(b.out, "id", tc.ID)
-			b.out = append(b.out, `,"type":"function","function":{`...)
-			b.out = jsonenc.StringField(b.out, "name", tc.Name)
-			b.out = jsonenc.StringField(b.out, "arguments", args)
-			b.out = append(b.out, "}}"...)
+			calls = append(calls, chatToolCall{ID: tc.ID, Type: "function", Function: functionCall{Name: tc.Name, Arguments: args}})
 		}
-		b.out = append(b.out, ']')
 	}
-	b.out = append(b.out, '}')
-	b.count++
+	out := chatMessage{Role: "assistant", Content: text.String(), ToolCalls: calls}
+	if r := &b.m.rules; r.sendReasoning && (reasoning.Len() > 0 || len(calls) > 0 && r.echoOnToolCalls) {
+		out.ReasoningContent = new(reasoning.String())
+	}
+	b.message(out)
 }
 
 // tool sends a tool result as a tool message, which carries text only.
@@ -902,12 +865,7 @@ func (b *messageBuilder) tool(msg harness.Message) error {
 		if strings.TrimSpace(content) == "" {
 			content = emptyToolResult
 		}
-		b.comma()
-		b.out = append(b.out, `{"role":"tool","tool_call_id":`...)
-		b.out = jsonenc.String(b.out, r.CallID)
-		b.out = jsonenc.StringField(b.out, "content", content)
-		b.out = append(b.out, '}')
-		b.count++
+		b.message(chatMessage{Role: "tool", ToolCallID: r.CallID, Content: content})
 	}
 	return nil
 }

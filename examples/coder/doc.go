@@ -90,6 +90,15 @@
 // full-access; workspace-write by default where bubblewrap works, and
 // unconfined with a warning where it does not).
 //
+// # Reading the source
+//
+// main.go is the embedding: the flags, the wiring of agent.New (model,
+// stores, tools, hooks, permissions, MCP servers) and the loop that runs
+// a turn and shows its events. The files beside it build one part each
+// (flags.go, tools.go, workspace.go, permissions.go, mcp.go,
+// providers.go). The terminal user interface, which a host with its own
+// front end would replace, is in internal/ui.
+//
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the
 // step limit, 2 on usage errors (bad flags, no model configured, an

@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai/openaitest"
-	"github.com/stretchr/testify/require"
 )
 
 const testKey = "sk-test-0123456789abcdef"

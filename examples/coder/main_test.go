@@ -759,3 +759,8 @@ func TestSessionTools(t *testing.T) {
 	assert.Contains(t, reqs[4].Text(t), "The build listens on port 7731.")
 	assert.Contains(t, r.stdout, "It was port 7731.")
 }
+
+func TestCardDurationsPattern(t *testing.T) {
+	in := "● read_image shot.png  0.7s\n● Edit a.go  +1 -1 · 12.5s\n● x  2m05s\n── cancelled · 1 step · 0.0s\n"
+	assert.Equal(t, "● read_image shot.png\n● Edit a.go  +1 -1\n● x\n── cancelled · 1 step · 0.0s\n", cardDurations.ReplaceAllString(in, "$1"))
+}

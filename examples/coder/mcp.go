@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
-	"github.com/go-harness/harness/internal/units"
+	"github.com/go-harness/harness/examples/coder/internal/ui"
 	"github.com/go-harness/harness/tools/mcp"
 )
 
@@ -59,101 +57,10 @@ func (a *app) connectMCP(ctx context.Context, logger *slog.Logger) (mcp.Set, []s
 			cfg.Servers[i].Dir = a.root
 		}
 	}
-	cfg.Logger, cfg.Events = logger, a.mcpEvents.event
+	cfg.Logger, cfg.Events = logger, a.mcpEvents.Event
 	set, err := mcp.Connect(ctx, cfg)
 	if set == nil {
 		return nil, nil, err
 	}
-	return set, append(notes, mcpStatus(set)...), nil
-}
-
-// mcpStatus is one line per server: its tools, or why it is not there.
-func mcpStatus(set mcp.Set) []string {
-	var out []string
-	for _, st := range set.Status() {
-		if !st.Connected {
-			msg := "not connected"
-			if st.Err != nil {
-				msg = st.Err.Error()
-			}
-			out = append(out, fmt.Sprintf("! mcp %s: %s", st.Name, strings.TrimPrefix(msg, "mcp: ")))
-			continue
-		}
-		line := fmt.Sprintf("mcp %s (%s): %s", st.Name, st.Transport, units.Plural(st.Tools, "tool", "tools"))
-		if st.Resources {
-			line += ", resources"
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// showMCP prints the start-up lines of connectMCP.
-func (a *app) showMCP(lines []string) {
-	for _, l := range lines {
-		if rest, warn := strings.CutPrefix(l, "! "); warn {
-			a.view.notice(noticeWarn, rest)
-			continue
-		}
-		a.view.notice(noticeInfo, l)
-	}
-}
-
-// mcpEvents shows what happens to the MCP servers while the coder runs,
-// one dim status line each: a server connecting again, failing, stopping,
-// its tools changing or one of them skipped. Events come from the
-// servers' goroutines; those before the view is attached (the first
-// connections, which the start-up lines sum up) and after it is
-// detached are not shown.
-type mcpEvents struct {
-	mu sync.Mutex
-	v  view
-}
-
-// attach starts showing events on v; nil stops.
-func (m *mcpEvents) attach(v view) {
-	m.mu.Lock()
-	m.v = v
-	m.mu.Unlock()
-}
-
-func (m *mcpEvents) event(e mcp.Event) {
-	m.mu.Lock()
-	defer m.mu.Unlock() // one line at a time, never after detach
-	if m.v != nil {
-		m.v.notice(noticeInfo, mcpEventLine(e))
-	}
-}
-
-// mcpEventLine is the status line of an MCP event.
-func mcpEventLine(e mcp.Event) string {
-	why := ""
-	if e.Err != nil {
-		why = oneLine(strings.TrimPrefix(e.Err.Error(), "mcp: "))
-	} else if e.Message != "" {
-		why = oneLine(e.Message)
-	}
-	head := "mcp " + e.Server + ": "
-	switch e.Kind {
-	case mcp.EventConnected:
-		if e.Message != "" {
-			return head + "connected (" + oneLine(e.Message) + ")"
-		}
-		return head + "connected"
-	case mcp.EventConnectFailed:
-		return head + "connecting failed: " + why
-	case mcp.EventStopped:
-		return head + "stopped (" + why + "), restarts on its next call"
-	case mcp.EventToolsChanged:
-		if e.Message != "" {
-			return head + "tools changed (" + oneLine(e.Message) + ")"
-		}
-		return head + "tools changed"
-	case mcp.EventToolSkipped:
-		return head + "tool " + e.Tool + " skipped: " + why
-	}
-	if why == "" {
-		return head + string(e.Kind)
-	}
-	return head + string(e.Kind) + ": " + why
+	return set, append(notes, ui.MCPStatus(set)...), nil
 }

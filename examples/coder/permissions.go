@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
-	"github.com/go-harness/harness/internal/configfile"
+	"github.com/go-harness/harness/examples/coder/internal/ui"
 	"github.com/go-harness/harness/tools/permission"
 	"github.com/go-harness/harness/tools/shell"
 )
@@ -92,16 +92,13 @@ func (p *permFlags) check(o *options, set map[string]bool) error {
 // flags: the flags' rules add to the file's, and -permission-mode, when
 // given, wins over the file's defaultMode.
 func (a *app) policy() (*permission.Policy, error) {
-	var rules permission.Rules
-	path := filepath.Join(a.root, filepath.FromSlash(settingsFile))
-	if b, err := configfile.Read(path); err == nil {
-		if err := configfile.CheckJSON(b); err != nil {
-			return nil, usagef("%s: %v", path, err)
-		}
-		if rules, err = permission.ParseSettings(b); err != nil {
-			return nil, usagef("%s: %v", path, strings.TrimPrefix(err.Error(), "permission: "))
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	rules, err := permission.ReadSettings(filepath.Join(a.root, filepath.FromSlash(settingsFile)))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		rules = permission.Rules{}
+	case errors.Is(err, harness.CodeInvalidOption):
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "permission: "))
+	case err != nil:
 		return nil, err
 	}
 	p := &a.o.perm
@@ -149,56 +146,25 @@ func (a *app) sandbox(pol *permission.Policy) (shell.Sandbox, error) {
 // answer; nil when the coder cannot ask (no terminal, -json), so that
 // such calls pause the turn instead.
 func (a *app) approver() permission.Approver {
-	if !isTerminal(a.stdin) || a.o.json {
+	if !ui.IsTerminal(a.stdin) || a.o.json {
 		return nil
 	}
 	return func(ctx context.Context, req permission.Request) (permission.Answer, error) {
 		d := req.Decision
-		a.view.notice(noticeWarn, fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason))
+		a.view.Notice(ui.NoticeWarn, fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason))
 		choices := "[y]es  [n]o"
 		if d.Suggest != "" {
 			choices += "  [a]lways " + d.Suggest
 		}
-		if a.term != nil {
-			// The prompt loop's goroutine owns the keys during a turn:
-			// it edits the answer.
-			q := askLine{prompt: choices + "  or type feedback › ", reply: make(chan string, 1)}
-			select {
-			case a.term.asks <- q:
-			case <-ctx.Done():
-				return permission.Answer{}, ctx.Err()
-			}
-			select {
-			case l := <-q.reply:
-				return parseAnswer(strings.TrimSpace(l), d.Suggest), nil
-			case <-ctx.Done():
-				return permission.Answer{}, ctx.Err()
-			}
+		line, ok, err := a.console.Ask(ctx, choices+"  or type feedback › ")
+		switch {
+		case err != nil:
+			return permission.Answer{}, err
+		case !ok:
+			return permission.Answer{Feedback: "no answer (end of input)"}, nil
 		}
-		a.view.notice(noticePrompt, choices+"  or type feedback › ")
-		lines := a.answerLines()
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				return permission.Answer{Feedback: "no answer (end of input)"}, nil
-			}
-			return parseAnswer(strings.TrimSpace(l), d.Suggest), nil
-		case <-ctx.Done():
-			return permission.Answer{}, ctx.Err()
-		}
+		return parseAnswer(strings.TrimSpace(line), d.Suggest), nil
 	}
-}
-
-// answerLines returns the lines of stdin, shared with the prompt loop.
-func (a *app) answerLines() <-chan string {
-	a.linesOnce.Do(func() {
-		if a.lines == nil {
-			ch := make(chan string)
-			go readLines(a.stdin, ch, make(chan struct{}))
-			a.lines = ch
-		}
-	})
-	return a.lines
 }
 
 // parseAnswer reads the user's answer to a question.
@@ -302,7 +268,7 @@ func (a *app) showPending() {
 		fmt.Fprintln(a.stderr, b.String())
 		return
 	}
-	a.view.notice(noticeWarn, b.String())
+	a.view.Notice(ui.NoticeWarn, b.String())
 }
 
 // showDecision tells a person about a denial (the JSON view has the
@@ -315,7 +281,7 @@ func (a *app) showDecision(d *agent.PermissionDecision) {
 	if d.Rule != "" {
 		who = "by the rule " + d.Rule
 	}
-	a.view.notice(noticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
+	a.view.Notice(ui.NoticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
 }
 
 // goCaches returns Go's module cache (read-only in the sandbox) and build

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -130,10 +131,25 @@ func TestPromptLoopOnTerminal(t *testing.T) {
 	assert.NotZero(t, tio.Lflag&unix.ICANON)
 
 	// A later coder in the same workspace has the history.
-	h, err := loadHistory(historyPath(sessions, ws))
+	files, err := filepath.Glob(filepath.Join(sessions, "history", "*.jsonl"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"hello world", "next one", "hello world!"}, h.entries)
+	require.Len(t, files, 1, "one history file for the workspace")
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var entries []string
+	for line := range strings.Lines(string(data)) {
+		var s string
+		require.NoError(t, json.Unmarshal([]byte(line), &s))
+		entries = append(entries, s)
+	}
+	assert.Equal(t, []string{"hello world", "next one", "hello world!"}, entries)
 }
+
+// Keys as a terminal sends them.
+const (
+	keyUp   = "\x1b[A"
+	keyLeft = "\x1b[D"
+)
 
 // An approval question during a turn is answered on the terminal through
 // the one key reader: the answer is edited like a prompt, keys typed

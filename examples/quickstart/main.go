@@ -66,7 +66,7 @@ func run(ctx context.Context) error {
 	loop, err := agent.New(
 		agent.WithModel(model),
 		agent.WithStores(agent.Stores{Files: fsys}),
-		agent.WithTools(files.Tools()...),
+		agent.WithTools(files.Tools(files.Config{})...),
 		agent.WithSystemPrompt("You are a careful coding agent. Read a file before you change it, and keep changes minimal."),
 	)
 	if err != nil {

@@ -243,7 +243,7 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 	store := session.NewMemory(session.StoreConfig{})
 	spillStore, err := spill.NewMemory(spill.StoreConfig{})
 	require.NoError(t, err)
-	toolset := append(files.Tools(), codesearch.Tools()...)
+	toolset := append(files.Tools(files.Config{}), codesearch.Tools(codesearch.Config{})...)
 	toolset = append(toolset, runTestsTool(sc.testRuns))
 	opts := []agent.Option{
 		agent.WithModel(llm),
@@ -311,7 +311,7 @@ func runDollars(t testing.TB, c *corpusSet, sc scriptedSession, modelName string
 	reader := toolstest.NewEnv()
 	defer reader.Close()
 	reader.Env.Cwd = workspace
-	sessionRead := sessiontools.Tools(store)[1]
+	sessionRead := sessiontools.Tools(store, sessiontools.Config{})[1]
 	sessions := append([]string{s.Header().ID}, children...)
 	runs := 0
 	for _, id := range sessions {

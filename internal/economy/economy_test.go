@@ -180,7 +180,7 @@ func runSession(t *testing.T, features bool, policy agent.ContextPolicy) outcome
 	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{
 		agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
-		agent.WithTools(append(files.Tools(), runTests())...),
+		agent.WithTools(append(files.Tools(files.Config{}), runTests())...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 	}
 	spillStore, err1 := spill.NewMemory(spill.StoreConfig{})

@@ -66,7 +66,7 @@ func runExploration(t *testing.T, sub bool) (parent, child *countingModel, child
 	store := session.NewMemory(session.StoreConfig{})
 	opts := []agent.Option{
 		agent.WithModel(parent), agent.WithStores(agent.Stores{Files: fsys, Sessions: store}),
-		agent.WithTools(append(files.Tools(), codesearch.Tools()...)...),
+		agent.WithTools(append(files.Tools(files.Config{}), codesearch.Tools(codesearch.Config{})...)...),
 		agent.WithSystemPrompt("You are a careful coding agent."),
 		agent.WithContextPolicy(agent.ContextPolicy{Disabled: true}), // the sub-agent's effect alone
 	}

@@ -1,16 +1,54 @@
-// Package jsonenc appends JSON to byte slices, for request bodies the
-// provider adapters write by hand: each part of a body has one fixed
-// spelling (the bytes a provider's prefix cache sees are the same on
-// every request), and a part encoded once can be copied into later
-// requests.
+// Package jsonenc writes the JSON of the provider adapters' request
+// bodies. Each part of a body has one fixed spelling: the bytes a
+// provider's prefix cache sees are the same on every request, and a part
+// encoded once can be copied into later requests.
+//
+// [Marshal] encodes a value with encoding/json in that spelling (compact,
+// HTML characters left as they are); agent/openai encodes its wire
+// structs with it. The append helpers ([String], [Key] and the Field
+// functions) write a body by hand; agent/anthropic uses them.
 //
 // It imports nothing of the module.
 package jsonenc
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
+
+// Marshal returns the compact JSON encoding of v, with <, > and & left
+// as they are and no trailing newline (the bodies are read by a server,
+// not a browser). Strings are escaped as encoding/json escapes them,
+// which differs from [String] only for U+0008 and U+000C (\b and \f,
+// where String writes \u0008 and \u000c).
+func Marshal(v any) ([]byte, error) {
+	var e Encoder
+	return e.Append(nil, v)
+}
+
+// An Encoder appends values to byte slices as [Marshal] encodes them,
+// reusing one buffer: a request body of many values allocates it once.
+// The zero value is ready to use. An Encoder is not safe for concurrent
+// use.
+type Encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// Append appends the encoding of v to dst.
+func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
+	if e.enc == nil {
+		e.enc = json.NewEncoder(&e.buf)
+		e.enc.SetEscapeHTML(false)
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return append(dst, bytes.TrimSuffix(e.buf.Bytes(), []byte{'\n'})...), nil
+}
 
 const hexDigits = "0123456789abcdef"
 

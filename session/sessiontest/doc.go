@@ -7,12 +7,20 @@
 //		})
 //	}
 //
-// TestStore holds every store to a bound on its log lines: by default the
-// 16 MiB of the stores of this module, or what the store's MaxLineSize
-// method reports; and, when the store can be given one, a bound of a few
-// KiB, checked closer (an event just below it is kept, one above it is
-// refused with its whole batch, whatever its type). TestAttachments checks
-// an attachment store (Put and Get by digest).
+// TestStore holds every store to a bound on its log lines: by default
+// the 16 MiB of the stores of this module, or what the store's
+// MaxLineSize method reports. When the store can be given a bound, it is
+// also checked closer at a few KiB: an event just below the bound is
+// kept, and one above it is refused with its whole batch, whatever its
+// type.
+//
+// It checks the management methods too: Fork (events copied byte for
+// byte up to the fork point, the parent untouched, the fork resumable,
+// also while the parent is open), Rename and Tag (kept beside the log,
+// shown and filtered by List, gone with Delete), and what a Retention
+// releases.
+//
+// TestAttachments checks an attachment store (Put and Get by digest).
 //
 // It imports harness, session and session/search (its suite searches
 // every store), and the module's internal helpers.

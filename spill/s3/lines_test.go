@@ -149,7 +149,7 @@ func TestReadToolUsesTheWindow(t *testing.T) {
 	env := toolstest.NewEnv()
 	defer env.Close()
 	env.Env.Output = s
-	res, err := env.Call(context.Background(), files.Read(), map[string]any{"file_path": st.Locator, "offset": 150_000, "limit": 3})
+	res, err := env.Call(context.Background(), files.Read(files.Config{}), map[string]any{"file_path": st.Locator, "offset": 150_000, "limit": 3})
 	require.NoError(t, err)
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "150000: log line 150000: something happened\n150001: log line 150001")

@@ -162,7 +162,7 @@ func TestGrepIgnoreRules(t *testing.T) {
 func TestGrepOptions(t *testing.T) {
 	for _, fx := range fixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			r := newRig(t, fx.fsys, codesearch.WithWalk(codesearch.Walk{Hidden: true, NoIgnore: true}))
+			r := newRig(t, fx.fsys, codesearch.Config{Hidden: true, NoIgnore: true})
 			got := listed(r.ok("grep", map[string]any{"pattern": "hello", "case_insensitive": true}))
 			assert.Contains(t, got, ".hidden/secret.go")
 			assert.Contains(t, got, ".env", "case_insensitive finds HELLO")
@@ -434,19 +434,19 @@ func TestCancel(t *testing.T) {
 }
 
 func TestSpecs(t *testing.T) {
-	for _, tool := range codesearch.Tools() {
+	for _, tool := range codesearch.Tools(codesearch.Config{}) {
 		s := tool.Spec()
 		assert.True(t, s.ConcurrencySafe, s.Name)
 		assert.False(t, s.SideEffects, s.Name)
 		assert.Equal(t, tools.FamilyLocal, s.Family, s.Name)
 		assert.Equal(t, harness.RenderLocations, s.Render, s.Name)
 	}
-	assert.Equal(t, "glob", codesearch.Tools()[0].Spec().Name)
-	assert.Equal(t, "grep", codesearch.Tools()[1].Spec().Name)
-	_, err := tools.NewRegistry(codesearch.Tools(codesearch.WithWalk(codesearch.Walk{Workers: -1}))...)
+	assert.Equal(t, "glob", codesearch.Tools(codesearch.Config{})[0].Spec().Name)
+	assert.Equal(t, "grep", codesearch.Tools(codesearch.Config{})[1].Spec().Name)
+	_, err := tools.NewRegistry(codesearch.Tools(codesearch.Config{Workers: -1})...)
 	require.ErrorIs(t, err, harness.CodeInvalidOption)
 	assert.Contains(t, err.Error(), "Workers must not be negative")
-	_, err = tools.NewRegistry(codesearch.Tools(codesearch.WithWalk(codesearch.Walk{Workers: 1}))...)
+	_, err = tools.NewRegistry(codesearch.Tools(codesearch.Config{Workers: 1})...)
 	require.NoError(t, err)
 }
 

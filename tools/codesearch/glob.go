@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
-	"github.com/go-harness/harness/internal/pathmatch"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
@@ -30,8 +29,8 @@ type globArgs struct {
 // (nested ones too), skips hidden entries unless the pattern names them,
 // never follows symbolic links, and honours ctx between directories. The
 // results render as locations.
-func Glob(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Glob(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "glob",
 		Description: "Find files by name with a glob pattern, fast. Prefer it over find or ls in a shell. " +
@@ -90,9 +89,9 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 			base = path.Join(top.Path, dir)
 		}
 	}
-	g, err := pathmatch.CompileGlob(rest, pathmatch.GlobOptions{})
+	g, err := compileGlob(rest, globOptions{})
 	if err != nil {
-		return nil, invalid("The pattern %q is not a valid glob: %s.", in.Pattern, strings.TrimPrefix(err.Error(), pathmatch.ErrPattern.Error()+"\n"))
+		return nil, invalid("The pattern %q is not a valid glob: %s.", in.Pattern, strings.TrimPrefix(err.Error(), errPattern.Error()+"\n"))
 	}
 	fsys := call.Env.FS
 	if base != top.Path {
@@ -143,7 +142,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 	var hint *int
 	if total == 0 && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, "**") {
 		// "*.go" matches only at the top: would "**/*.go" find some?
-		deep, _ := pathmatch.CompileGlob("**/"+rest, pathmatch.GlobOptions{})
+		deep, _ := compileGlob("**/"+rest, globOptions{})
 		var n atomic.Int32
 		w.prune = nil
 		_ = w.walk(ctx, base, func(e entry) bool {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
-	"github.com/go-harness/harness/internal/pathmatch"
 	"github.com/go-harness/harness/internal/textmatch"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -42,8 +41,8 @@ type grepArgs struct {
 // file types; a glob filter). It respects ignore files and skips hidden
 // entries, binary files and symbolic links as the walk of Glob does. The
 // results render as locations.
-func Grep(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Grep(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "grep",
 		Description: "Search the contents of files for a regular expression, fast (like ripgrep). Prefer it over running grep or rg in a shell. " +
@@ -70,8 +69,8 @@ type grepPlan struct {
 	limit         int
 	before, after int
 	m             *textmatch.Matcher
-	glob          *pathmatch.Glob
-	typ           *pathmatch.Glob
+	glob          *globMatcher
+	typ           *globMatcher
 }
 
 func plan(in grepArgs) (*grepPlan, error) {
@@ -116,9 +115,9 @@ func plan(in grepArgs) (*grepPlan, error) {
 	}
 	p.m = m
 	if g := strings.TrimSpace(in.Glob); g != "" {
-		p.glob, err = pathmatch.CompileGlob(g, pathmatch.GlobOptions{Basename: true, Negatable: true})
+		p.glob, err = compileGlob(g, globOptions{Basename: true, Negatable: true})
 		if err != nil {
-			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), pathmatch.ErrPattern.Error()+"\n"))
+			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), errPattern.Error()+"\n"))
 		}
 	}
 	if t := strings.TrimSpace(in.Type); t != "" {

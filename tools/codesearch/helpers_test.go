@@ -22,8 +22,14 @@ type rig struct {
 	reg *tools.Registry
 }
 
-func newRig(t testing.TB, fsys fs.FileSystem, opts ...codesearch.Option) *rig {
-	reg, err := tools.NewRegistry(codesearch.Tools(opts...)...)
+// newRig registers the tools with the configuration given, or the
+// default.
+func newRig(t testing.TB, fsys fs.FileSystem, cfg ...codesearch.Config) *rig {
+	var c codesearch.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	reg, err := tools.NewRegistry(codesearch.Tools(c)...)
 	require.NoError(t, err)
 	state := &tools.State{}
 	t.Cleanup(func() { state.Close() })

@@ -76,7 +76,7 @@ func TestThroughTheLoop(t *testing.T) {
 				replay.Response{Text: "serve is in internal/serve.go."},
 			)
 			loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
-				agent.WithTools(append(codesearch.Tools(), files.Read())...))
+				agent.WithTools(append(codesearch.Tools(codesearch.Config{}), files.Read(files.Config{}))...))
 			require.NoError(t, err)
 			defer loop.Close()
 			sess, err := loop.NewSession(context.Background(), session.Header{})
@@ -118,7 +118,7 @@ func Example() {
 		replay.Call(replay.ToolCall("1", "grep", map[string]any{"pattern": "greet\\(", "type": "go", "output_mode": "content"})),
 		replay.Response{Text: "greet is defined in greet.go and called from main.go."},
 	)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(codesearch.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(codesearch.Tools(codesearch.Config{})...))
 	if err != nil {
 		fmt.Println(err)
 		return

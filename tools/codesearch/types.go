@@ -3,8 +3,6 @@ package codesearch
 import (
 	"sort"
 	"strings"
-
-	"github.com/go-harness/harness/internal/pathmatch"
 )
 
 // fileTypes maps ripgrep's names of the common file types to the file
@@ -75,7 +73,7 @@ func typeNames() string {
 }
 
 // typeGlob compiles a type's file names into one basename glob.
-func typeGlob(name string) (*pathmatch.Glob, bool) {
+func typeGlob(name string) (*globMatcher, bool) {
 	globs, ok := fileTypes[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return nil, false
@@ -83,6 +81,6 @@ func typeGlob(name string) (*pathmatch.Glob, bool) {
 	if strings.Contains(globs, ",") {
 		globs = "{" + globs + "}"
 	}
-	g, err := pathmatch.CompileGlob(globs, pathmatch.GlobOptions{Basename: true})
+	g, err := compileGlob(globs, globOptions{Basename: true})
 	return g, err == nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/fsimpl"
-	"github.com/go-harness/harness/internal/pathmatch"
 )
 
 // walker lists the files of a tree the way ripgrep does by default:
@@ -64,14 +63,14 @@ func (r *dirRef) release() {
 
 type dirItem struct {
 	path, rel string
-	rules     *pathmatch.Stack
+	rules     *ignoreStack
 	parent    *dirRef       // the view the directory is opened from; nil for the file system itself
 	fsys      fs.FileSystem // parent's file system, or w.fsys
 }
 
 // ancestors returns the ignore rules that the directories above top (up
 // to the file system's root) apply to it.
-func (w *walker) ancestors(ctx context.Context, top string) *pathmatch.Stack {
+func (w *walker) ancestors(ctx context.Context, top string) *ignoreStack {
 	if w.noIgnore {
 		return nil
 	}
@@ -83,7 +82,7 @@ func (w *walker) ancestors(ctx context.Context, top string) *pathmatch.Stack {
 	if !ok {
 		return nil
 	}
-	var s *pathmatch.Stack
+	var s *ignoreStack
 	dir := root
 	parts := strings.Split(rel, "/")
 	for _, part := range parts {
@@ -95,7 +94,7 @@ func (w *walker) ancestors(ctx context.Context, top string) *pathmatch.Stack {
 
 // push adds the rules of directory dir to s. names, when not nil, is the
 // set of dir's entries, so absent files are not tried.
-func (w *walker) push(ctx context.Context, s *pathmatch.Stack, dir string, names map[string]fs.FileInfo) *pathmatch.Stack {
+func (w *walker) push(ctx context.Context, s *ignoreStack, dir string, names map[string]fs.FileInfo) *ignoreStack {
 	has := func(n string, wantDir bool) bool {
 		if names == nil {
 			return true
@@ -103,17 +102,17 @@ func (w *walker) push(ctx context.Context, s *pathmatch.Stack, dir string, names
 		fi, ok := names[n]
 		return ok && fi.Mode.IsDir() == wantDir
 	}
-	read := func(p string) *pathmatch.Rules {
+	read := func(p string) *ignoreRules {
 		data, _, err := w.fsys.ReadBytes(ctx, p, maxRuleFile)
 		if err != nil {
 			return nil
 		}
-		return pathmatch.ParseRules(data)
+		return parseRules(data)
 	}
 	if has(".git", true) {
 		s = s.Push(dir, read(path.Join(dir, ".git/info/exclude")))
 	}
-	var ignore, gitignore *pathmatch.Rules
+	var ignore, gitignore *ignoreRules
 	if has(".ignore", false) {
 		ignore = read(path.Join(dir, ".ignore"))
 	}

@@ -34,7 +34,7 @@ func newToolRig(b *testing.B, dir string) *toolRig {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { fsys.Close() })
-	reg, err := tools.NewRegistry(files.Tools()...)
+	reg, err := tools.NewRegistry(files.Tools(files.Config{})...)
 	if err != nil {
 		b.Fatal(err)
 	}

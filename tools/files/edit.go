@@ -31,8 +31,8 @@ type editArgs struct {
 // The reply shows the changed lines, numbered as read numbers them.
 // Results carry a diff render and a FileAccess of op write with the new
 // version.
-func Edit(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Edit(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "edit",
 		Description: "Replace exact text in a file you have read (or written) in this session. old_string must occur in the file exactly once, character for character, " +

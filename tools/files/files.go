@@ -1,7 +1,7 @@
 package files
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -11,81 +11,56 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Option configures the file tools.
-type Option func(*config)
+// Config configures the file tools. The zero value is the default. A
+// negative value is an error, which the tools' Validate method reports
+// (so tools.NewRegistry refuses them).
+type Config struct {
+	// Lines is how many lines one read returns at most, and by default
+	// (2000). The read tool's description states it.
+	Lines int
+	// LineRunes is how many characters of a line a read shows before it
+	// cuts the line (2000).
+	LineRunes int
+	// MaxBytes bounds the text one read returns, in bytes (50 KiB).
+	MaxBytes int
+	// DiffText bounds the diff render of write and edit results: the old
+	// and new texts are kept when together they have at most DiffText
+	// bytes (64 KiB). Past it the render is marked truncated.
+	DiffText int
+	// DiffLines is how many lines of hunks a diff render keeps (4000).
+	// Past it the render is marked truncated.
+	DiffLines int
+}
 
+// config is a Config with its defaults filled in.
 type config struct {
 	lines     int   // default and maximum lines per read
 	lineRunes int   // characters after which a line is cut
 	maxBytes  int   // selected text per read
 	diffText  int   // texts of a diff render kept up to this size
 	diffLines int   // hunk lines of a diff render kept up to this count
-	err       error // invalid option values, reported by Validate
+	err       error // invalid values, reported by Validate
 }
 
-func newConfig(opts []Option) config {
-	c := config{
-		lines:     fs.DefaultLimit,
-		lineRunes: fs.DefaultMaxLineRunes,
-		maxBytes:  fs.DefaultMaxBytes,
-		diffText:  64 << 10,
-		diffLines: 4000,
+// resolve fills in the defaults of cfg and checks it.
+func (cfg Config) resolve() config {
+	if cfg.Lines < 0 || cfg.LineRunes < 0 || cfg.MaxBytes < 0 || cfg.DiffText < 0 || cfg.DiffLines < 0 {
+		c := Config{}.resolve()
+		c.err = toolexec.OptionError("files: Config%+v: limits must not be negative (zero keeps a default)", cfg)
+		return c
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-// WithReadLimits sets how much one read returns: at most lines lines
-// (also the default), lines cut after lineRunes characters, and at most
-// maxBytes bytes of text. Zero keeps a default (2000 lines, 2000
-// characters, 50 KiB); a negative value is an error, which the tools'
-// Validate method reports (so tools.NewRegistry refuses them). The read
-// tool's description states the limits in force.
-func WithReadLimits(lines, lineRunes, maxBytes int) Option {
-	return func(c *config) {
-		if lines < 0 || lineRunes < 0 || maxBytes < 0 {
-			c.err = errors.Join(c.err, toolexec.OptionError("files: WithReadLimits(%d, %d, %d): limits must not be negative (zero keeps a default)", lines, lineRunes, maxBytes))
-			return
-		}
-		if lines > 0 {
-			c.lines = lines
-		}
-		if lineRunes > 0 {
-			c.lineRunes = lineRunes
-		}
-		if maxBytes > 0 {
-			c.maxBytes = maxBytes
-		}
-	}
-}
-
-// WithDiffLimits bounds the diff render of write and edit results: the
-// old and new texts are kept when together they have at most textBytes
-// bytes, and at most hunkLines lines of hunks are kept. Past either
-// bound the render is marked truncated. Zero keeps a default (64 KiB,
-// 4000 lines); a negative value is an error, as for WithReadLimits.
-func WithDiffLimits(textBytes, hunkLines int) Option {
-	return func(c *config) {
-		if textBytes < 0 || hunkLines < 0 {
-			c.err = errors.Join(c.err, toolexec.OptionError("files: WithDiffLimits(%d, %d): limits must not be negative (zero keeps a default)", textBytes, hunkLines))
-			return
-		}
-		if textBytes > 0 {
-			c.diffText = textBytes
-		}
-		if hunkLines > 0 {
-			c.diffLines = hunkLines
-		}
+	return config{
+		lines:     cmp.Or(cfg.Lines, fs.DefaultLimit),
+		lineRunes: cmp.Or(cfg.LineRunes, fs.DefaultMaxLineRunes),
+		maxBytes:  cmp.Or(cfg.MaxBytes, fs.DefaultMaxBytes),
+		diffText:  cmp.Or(cfg.DiffText, 64<<10),
+		diffLines: cmp.Or(cfg.DiffLines, 4000),
 	}
 }
 
 // Tools returns read, write and edit, in that order.
-func Tools(opts ...Option) []tools.Tool {
-	return []tools.Tool{Read(opts...), Write(opts...), Edit(opts...)}
+func Tools(cfg Config) []tools.Tool {
+	return []tools.Tool{Read(cfg), Write(cfg), Edit(cfg)}
 }
 
 // prepare checks what every file tool needs and resolves the path.
@@ -96,7 +71,7 @@ func prepare(call *tools.Call, tool, filePath string, writes bool) (string, fs.F
 		return "", nil, &harness.Error{Code: harness.CodeInvalidArguments,
 			Message: fmt.Sprintf("file_path is empty. Give the path of the file to %s, absolute or relative to the working directory.", tool)}
 	case writes && strings.HasPrefix(filePath, tools.OutputScheme):
-		return "", nil, &harness.Error{Code: harness.Code(harness.CodePermission),
+		return "", nil, &harness.Error{Code: harness.CodePermission,
 			Message: fmt.Sprintf("%s is a saved tool output, which is read-only. Write to a path in the workspace instead.", filePath)}
 	case env == nil || env.FS == nil:
 		return "", nil, &harness.Error{Code: harness.CodeToolFailed,

@@ -35,7 +35,7 @@ type rig struct {
 
 func newRig(t *testing.T, fsys fs.FileSystem, cwd string) *rig {
 	t.Helper()
-	reg, err := tools.NewRegistry(files.Tools()...)
+	reg, err := tools.NewRegistry(files.Tools(files.Config{})...)
 	require.NoError(t, err)
 	env := toolstest.NewEnv()
 	t.Cleanup(func() { env.Close() })
@@ -131,21 +131,21 @@ func TestSpecs(t *testing.T) {
 	assert.Contains(t, read.Description, "2000 lines")
 	assert.Contains(t, read.Description, "50.0 KiB")
 
-	custom := files.Read(files.WithReadLimits(100, 80, 4096))
+	custom := files.Read(files.Config{Lines: 100, LineRunes: 80, MaxBytes: 4096})
 	assert.Contains(t, custom.Spec().Description, "up to 100 lines")
 	assert.Contains(t, custom.Spec().Description, "longer than 80 characters")
 	assert.Contains(t, custom.Spec().Description, "4.0 KiB")
 }
 
-func TestOptionsRefuseNegativeLimits(t *testing.T) {
-	for _, opt := range []files.Option{files.WithReadLimits(-1, 0, 0), files.WithReadLimits(0, 0, -4096), files.WithDiffLimits(-1, 0)} {
-		for _, tool := range files.Tools(opt) {
+func TestConfigRefusesNegativeLimits(t *testing.T) {
+	for _, cfg := range []files.Config{{Lines: -1}, {MaxBytes: -4096}, {LineRunes: -1}, {DiffText: -1}, {DiffLines: -1}} {
+		for _, tool := range files.Tools(cfg) {
 			_, err := tools.NewRegistry(tool)
 			require.ErrorIs(t, err, harness.CodeInvalidOption, tool.Spec().Name)
 			assert.Contains(t, err.Error(), "must not be negative")
 		}
 	}
-	_, err := tools.NewRegistry(files.Tools(files.WithReadLimits(0, 0, 0), files.WithDiffLimits(0, 0))...)
+	_, err := tools.NewRegistry(files.Tools(files.Config{})...)
 	assert.NoError(t, err, "zero keeps the defaults")
 }
 
@@ -197,15 +197,15 @@ func TestReadFooters(t *testing.T) {
 	assert.True(t, res.Files[0].Complete)
 	assert.Zero(t, res.Files[0].StartLine)
 
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "offset": -1}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "offset is -1")
-	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "/project/a.txt", "limit": -5}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "limit is -5")
 }
 
 func TestReadCapsAndCuts(t *testing.T) {
 	r := newRig(t, fstest.NewMemFS("/w"), "/w")
-	reg, err := tools.NewRegistry(files.Read(files.WithReadLimits(10, 5, 20)))
+	reg, err := tools.NewRegistry(files.Read(files.Config{Lines: 10, LineRunes: 5, MaxBytes: 20}))
 	require.NoError(t, err)
 	r.reg = reg
 	r.put("/w/a.txt", "abcdefghij\nshort\nxx\nyy\nzz\n")
@@ -251,9 +251,9 @@ func TestReadErrors(t *testing.T) {
 	assert.Contains(t, msg, "/secret cannot be accessed")
 	msg = r.fails("read", map[string]any{"file_path": "a\x00b"}, harness.CodeInvalidPath)
 	assert.Contains(t, msg, "contains a NUL byte")
-	msg = r.fails("read", map[string]any{"file_path": ""}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": ""}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "file_path is empty")
-	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("read", map[string]any{"file_path": "x", "bogus": 1}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "bogus")
 }
 
@@ -426,9 +426,9 @@ func TestEdit(t *testing.T) {
 	assert.Equal(t, "Edited /project/calc.go: replaced 4 occurrences (+2 -2 lines).", res.Text())
 	assert.Contains(t, r.content("/project/calc.go"), "func Sub(a, b int64) int64 {")
 
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "", "new_string": "x"}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "old_string is empty")
-	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.Code(harness.CodeInvalidArguments))
+	msg = r.fails("edit", map[string]any{"file_path": "calc.go", "old_string": "same", "new_string": "same"}, harness.CodeInvalidArguments)
 	assert.Contains(t, msg, "are the same")
 
 	// Changed behind the model's back: stale, before matching.
@@ -477,7 +477,7 @@ func TestCRLFAndBOMRoundTrip(t *testing.T) {
 
 func TestLargeDiffIsTruncated(t *testing.T) {
 	r := newRig(t, fstest.NewMemFS("/w"), "/w")
-	reg, err := tools.NewRegistry(files.Tools(files.WithDiffLimits(100, 5))...)
+	reg, err := tools.NewRegistry(files.Tools(files.Config{DiffText: 100, DiffLines: 5})...)
 	require.NoError(t, err)
 	r.reg = reg
 	r.put("/w/big.txt", strings.Repeat("same line\n", 50)+"old\n"+strings.Repeat("same line\n", 50))
@@ -508,7 +508,7 @@ func TestLedgerPerSession(t *testing.T) {
 func TestNoFileSystem(t *testing.T) {
 	r := memRig(t)
 	r.env.FS = nil
-	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.Code(harness.CodeToolFailed))
+	msg := r.fails("read", map[string]any{"file_path": "a"}, harness.CodeToolFailed)
 	assert.Contains(t, msg, "no file system")
 }
 
@@ -538,7 +538,7 @@ func TestConcurrentReadEditLoops(t *testing.T) {
 					mu.Lock()
 					done = append(done, marker)
 					mu.Unlock()
-				case res.Code != harness.Code(harness.CodeStale):
+				case res.Code != harness.CodeStale:
 					t.Errorf("edit: %s", res.Text())
 					return
 				}

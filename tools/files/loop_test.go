@@ -60,7 +60,7 @@ func TestThroughTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("c5", "edit", map[string]any{"file_path": "main.go", "old_string": "\"helo!\"", "new_string": "\"hello!\""})),
 		replay.Response{Text: "Fixed the greeting."},
 	)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(files.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(files.Tools(files.Config{})...))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), session.Header{})
@@ -87,8 +87,8 @@ func TestThroughTheLoop(t *testing.T) {
 	assert.Equal(t, "package main\n\nfunc main() {\n\tprintln(\"hello!\")\n}\n", string(got))
 
 	require.Len(t, ends, 5)
-	assert.Equal(t, harness.Code("not_observed"), ends[0].Result.Code)
-	assert.Equal(t, harness.Code("stale_version"), ends[2].Result.Code)
+	assert.Equal(t, harness.CodeNotObserved, ends[0].Result.Code)
+	assert.Equal(t, harness.CodeStale, ends[2].Result.Code)
 	last := ends[4].Result
 	require.Equal(t, harness.RenderDiff, last.Render.Kind)
 	assert.Equal(t, []string{" package main", " ", " func main() {", "-\tprintln(\"helo!\")", "+\tprintln(\"hello!\")", " }"}, last.Render.Diff.Hunks[0].Lines)
@@ -105,7 +105,7 @@ func ExampleTools() {
 		replay.Call(replay.ToolCall("2", "edit", map[string]any{"file_path": "greet.txt", "old_string": "wrold", "new_string": "world"})),
 		replay.Response{Text: "Done."},
 	)
-	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(files.Tools()...))
+	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}), agent.WithTools(files.Tools(files.Config{})...))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -30,8 +30,8 @@ type readArgs struct {
 //
 // Results carry a locations render and a FileAccess of op read with the
 // line window; the tool is concurrency-safe and never spilled.
-func Read(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Read(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name:            "read",
 		Description:     readDescription(c),
@@ -115,7 +115,7 @@ type windowReader interface {
 // readSaved reads a saved output through the session's output store.
 func (c config) readSaved(ctx context.Context, call *tools.Call, locator string, w fs.Window) (*harness.ToolResult, error) {
 	if call.Env == nil || call.Env.Output == nil {
-		return nil, &harness.Error{Code: harness.Code(harness.CodeNotFound),
+		return nil, &harness.Error{Code: harness.CodeNotFound,
 			Message: fmt.Sprintf("%s names a saved output, but this session keeps no saved outputs.", locator)}
 	}
 	if savedHidden(ctx, call.Env, locator) {
@@ -184,10 +184,10 @@ func openSavedErr(ctx context.Context, locator string, err error) error {
 		return ctxErr
 	}
 	if errors.Is(err, harness.CodeNotFound) || errors.Is(err, iofs.ErrNotExist) {
-		return &harness.Error{Code: harness.Code(harness.CodeNotFound), Err: err,
+		return &harness.Error{Code: harness.CodeNotFound, Err: err,
 			Message: fmt.Sprintf("There is no saved output %s. It may have been removed; run the command again to get its output.", locator)}
 	}
-	return &harness.Error{Code: harness.Code(harness.CodeIO), Err: err,
+	return &harness.Error{Code: harness.CodeIO, Err: err,
 		Message: fmt.Sprintf("The saved output %s could not be opened: %v.", locator, err)}
 }
 

@@ -72,7 +72,7 @@ func TestSpillHintWorks(t *testing.T) {
 	spilling, err := spill.Middleware(spill.Config{})
 	require.NoError(t, err)
 	loop, err := agent.New(agent.WithModel(llm), agent.WithStores(agent.Stores{Files: fsys}),
-		agent.WithTools(append(files.Tools(), noisy)...),
+		agent.WithTools(append(files.Tools(files.Config{}), noisy)...),
 		agent.WithStores(agent.Stores{Output: store}), agent.WithHooks(agent.Hooks{Tools: []tools.Middleware{spilling}}))
 	require.NoError(t, err)
 	defer loop.Close()

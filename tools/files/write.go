@@ -25,8 +25,8 @@ type writeArgs struct {
 // version (see fs.Ledger), atomically, keeping the replaced file's line
 // endings and byte order mark. Results carry a diff render and a
 // FileAccess of op write with the new version.
-func Write(opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func Write(cfg Config) tools.Tool {
+	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "write",
 		Description: "Create a file, or replace the whole content of a file, with UTF-8 text. Missing parent directories are created. " +

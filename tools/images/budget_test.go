@@ -165,7 +165,7 @@ func TestNormalizeOverDecodeBudget(t *testing.T) {
 	// The budget is a limit like the others: raised, the same file is
 	// decoded (and found corrupt, its scan being a small image's).
 	_, err = Normalize(bg, "huge.jpg", prog, Limits{MaxDecodeBytes: 1 << 30})
-	assert.Equal(t, codeCorruptImage, codeOf(t, err))
+	assert.Equal(t, CodeCorruptImage, codeOf(t, err))
 
 	// A PNG is cheap to validate, whatever its depth; to downscale one,
 	// the budget must hold the output.

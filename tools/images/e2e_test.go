@@ -56,7 +56,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	loop, err := agent.New(
 		agent.WithModel(seeing),
 		agent.WithStores(agent.Stores{Files: local, Sessions: store, Attachments: att}),
-		agent.WithTools(images.ReadImage()),
+		agent.WithTools(images.ReadImage(images.Config{})),
 	)
 	require.NoError(t, err)
 	defer loop.Close()
@@ -108,7 +108,7 @@ func TestReadImageEndToEnd(t *testing.T) {
 	assert.Contains(t, string(all), "not shown: the current model does not accept image input]")
 	refused := lastToolResult(breqs[1])
 	assert.True(t, refused.IsError)
-	assert.Equal(t, harness.Code("image_input_unsupported"), refused.Code)
+	assert.Equal(t, images.CodeImageInputUnsupported, refused.Code)
 
 	// Resumed later, the history still refers to the image, and the bytes
 	// still match.

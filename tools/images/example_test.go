@@ -59,7 +59,7 @@ func ExampleReadImage() {
 		State:       state,
 		Attachments: attachments.NewMemory(),
 	}
-	res, err := images.ReadImage().Execute(context.Background(), &tools.Call{
+	res, err := images.ReadImage(images.Config{}).Execute(context.Background(), &tools.Call{
 		Name: "read_image", Arguments: `{"file_path":"photo.webp"}`, Env: env,
 	})
 	if err != nil {
@@ -71,7 +71,7 @@ func ExampleReadImage() {
 
 	// A text-only model is refused before any I/O.
 	env.ModelInput = []harness.Modality{harness.ModalityText}
-	_, err = images.ReadImage().Execute(context.Background(), &tools.Call{
+	_, err = images.ReadImage(images.Config{}).Execute(context.Background(), &tools.Call{
 		Name: "read_image", Arguments: `{"file_path":"photo.webp"}`, Env: env,
 	})
 	fmt.Println(harness.CodeOf(err))

@@ -90,7 +90,7 @@ func TestHelperDecode(t *testing.T) {
 		defer state.Close()
 		env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state,
 			Attachments: attachments.NewMemory(), Logger: slog.New(slog.DiscardHandler)}
-		tool := ReadImage()
+		tool := ReadImage(Config{})
 		args, _ := json.Marshal(map[string]string{"file_path": name})
 		var wg sync.WaitGroup
 		results := make([]string, 8)

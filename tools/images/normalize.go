@@ -49,18 +49,15 @@ const (
 	// limit; a progressive JPEG, a 4:4:4 or CMYK one, or a lossless WebP
 	// fits up to roughly 8 to 20 Mpx.
 	defaultMaxDecodeBytes = 128 << 20
-	// defaultConcurrentDecodes is how many read_image calls decode at
-	// once by default.
-	defaultConcurrentDecodes = 2
 )
 
 // jpegQuality is the quality re-encoded JPEGs are written with.
 const jpegQuality = 90
 
-// Limits bound the images Normalize accepts and the size it sends on,
-// and how many the read_image tool decodes at once. A zero field means
-// its default: 20 MiB, 64,000,000 pixels, 8192 px per side, a 2048 px
-// long edge, 128 MiB to decode, two decodes at once.
+// Limits bound the images Normalize and the read_image tool accept and
+// the size they send on. A zero field means its default: 20 MiB,
+// 64,000,000 pixels, 8192 px per side, a 2048 px long edge, 128 MiB to
+// decode.
 type Limits struct {
 	// MaxBytes is the largest file accepted, in bytes.
 	MaxBytes int64
@@ -82,19 +79,12 @@ type Limits struct {
 	// 4:4:4 or CMYK one, or a lossless WebP fits up to roughly 8 to 20
 	// Mpx.
 	MaxDecodeBytes int64
-	// ConcurrentDecodes is how many read_image calls of one tool value
-	// may read, decode and store an image at once (2 by default, whatever
-	// the machine). Each may hold up to MaxDecodeBytes plus the file's
-	// bytes, so together they bound the tool's memory; further calls wait
-	// their turn, or give up when their context ends. Normalize, which is
-	// one decode, does not read it.
-	ConcurrentDecodes int
 }
 
 // defaultLimits returns the default limits.
 func defaultLimits() Limits {
 	return Limits{MaxBytes: defaultMaxBytes, MaxPixels: defaultMaxPixels, MaxSide: defaultMaxSide, LongEdge: defaultLongEdge,
-		MaxDecodeBytes: defaultMaxDecodeBytes, ConcurrentDecodes: defaultConcurrentDecodes}
+		MaxDecodeBytes: defaultMaxDecodeBytes}
 }
 
 // withDefaults returns l with its zero fields set to the defaults.
@@ -114,9 +104,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDecodeBytes <= 0 {
 		l.MaxDecodeBytes = d.MaxDecodeBytes
-	}
-	if l.ConcurrentDecodes <= 0 {
-		l.ConcurrentDecodes = d.ConcurrentDecodes
 	}
 	return l
 }
@@ -226,7 +213,7 @@ func (n *Normalized) Scale() float64 {
 // drops metadata.
 //
 // Normalize does not limit how many calls run at once; the read_image
-// tool does (Limits.ConcurrentDecodes).
+// tool does (Config.ConcurrentDecodes).
 //
 // Errors are *harness.Error values with a stable code, or ctx's error.
 func Normalize(ctx context.Context, name string, data []byte, lim Limits) (*Normalized, error) {
@@ -281,7 +268,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 	}
 	if actual != declared {
 		base := strings.TrimSuffix(name, path.Ext(name))
-		return checked{}, &harness.Error{Code: codeImageTypeMismatch, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s. Rename it to %s (or copy it under that name) and call read_image on the new name.",
 			name, formatName(declared), formatName(actual), base+extensionFor(actual))}
 	}
@@ -293,7 +280,7 @@ func check(name string, data []byte, lim Limits) (checked, error) {
 		return checked{}, err
 	}
 	if actual == typeWebP && webpAnimated(data) {
-		return checked{}, &harness.Error{Code: codeUnsupportedImageType, Message: fmt.Sprintf(
+		return checked{}, &harness.Error{Code: CodeUnsupportedImageType, Message: fmt.Sprintf(
 			"%s is an animated WebP, which read_image cannot decode. Extract one frame as PNG (for example with ffmpeg or ImageMagick) and read that.", name)}
 	}
 	need, what := memoryNeed(actual, data, cfg.Width, cfg.Height, lim)
@@ -425,7 +412,7 @@ func unsupportedExt(name string) error {
 	if ext != "" {
 		what = fmt.Sprintf("has the extension %q", ext)
 	}
-	return &harness.Error{Code: codeUnsupportedImageType, Message: fmt.Sprintf(
+	return &harness.Error{Code: CodeUnsupportedImageType, Message: fmt.Sprintf(
 		"%s %s; read_image reads PNG, JPEG, WebP and GIF files named %s. Use read for text files; convert other image formats to PNG first.",
 		name, what, strings.Join(extensions(), ", "))}
 }
@@ -434,7 +421,7 @@ func unsupportedExt(name string) error {
 // what the content is instead.
 func sniff(name, declared string, data []byte) (string, error) {
 	if len(data) == 0 {
-		return "", &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
+		return "", &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf("%s is empty, not a %s image. Check the path, or produce the image again.", name, formatName(declared))}
 	}
 	m := mimetype.Detect(data)
 	for p := m; p != nil; p = p.Parent() {
@@ -445,11 +432,11 @@ func sniff(name, declared string, data []byte) (string, error) {
 		}
 	}
 	if strings.HasPrefix(m.String(), "image/") {
-		return "", &harness.Error{Code: codeImageTypeMismatch, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: CodeImageTypeMismatch, Message: fmt.Sprintf(
 			"%s is named as a %s image, but its content is %s, which read_image does not read. Convert it to PNG and read the converted file.",
 			name, formatName(declared), m.String())}
 	}
-	return "", &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf(
+	return "", &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf(
 		"%s is not a valid %s image: its content looks like %s. Check the path, or produce the image again.",
 		name, formatName(declared), m.String())}
 }
@@ -459,7 +446,7 @@ func corrupt(name, mediaType string, data []byte, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || truncated(mediaType, data) {
 		what = "truncated"
 	}
-	return &harness.Error{Code: codeCorruptImage, Err: err, Message: fmt.Sprintf(
+	return &harness.Error{Code: CodeCorruptImage, Err: err, Message: fmt.Sprintf(
 		"%s is not a whole %s image: it is %s (%v). Produce or download the image again, then read it.",
 		name, formatName(mediaType), what, err)}
 }
@@ -482,7 +469,7 @@ func truncated(mediaType string, data []byte) bool {
 
 func checkDimensions(name string, w, h int, lim Limits) error {
 	if w <= 0 || h <= 0 {
-		return &harness.Error{Code: codeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
+		return &harness.Error{Code: CodeCorruptImage, Message: fmt.Sprintf("%s declares an empty image (%dx%d). Produce the image again.", name, w, h)}
 	}
 	if w > lim.MaxSide || h > lim.MaxSide || int64(w)*int64(h) > lim.MaxPixels {
 		return &harness.Error{Code: harness.CodeTooLarge, Message: fmt.Sprintf(

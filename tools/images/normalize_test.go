@@ -266,7 +266,7 @@ func TestNormalizeWebP(t *testing.T) {
 	assert.Equal(t, color.NRGBA{200, 60, 40, 160}, c, "lossless pixels decode exactly")
 
 	_, err = Normalize(bg, "anim.webp", fixture(t, "animated.webp"), Limits{})
-	assert.Equal(t, codeUnsupportedImageType, codeOf(t, err))
+	assert.Equal(t, CodeUnsupportedImageType, codeOf(t, err))
 	assert.Contains(t, err.Error(), "animated WebP")
 
 	assert.True(t, webpLossless(fixture(t, "wide.webp")))
@@ -291,7 +291,7 @@ func TestNormalizeTypeMismatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Normalize(bg, c.name, c.data, Limits{})
-		assert.Equal(t, codeImageTypeMismatch, codeOf(t, err), c.name)
+		assert.Equal(t, CodeImageTypeMismatch, codeOf(t, err), c.name)
 		assert.Contains(t, err.Error(), c.msg)
 	}
 }
@@ -310,18 +310,18 @@ func TestNormalizeRefusals(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"notes.txt", whole, Limits{}, codeUnsupportedImageType, `extension ".txt"`},
-		{"Makefile", whole, Limits{}, codeUnsupportedImageType, "no extension"},
-		{"pic.bmp", whole, Limits{}, codeUnsupportedImageType, "convert other image formats"},
-		{"empty.png", nil, Limits{}, codeCorruptImage, "is empty"},
-		{"text.png", []byte("hello, I am text\n"), Limits{}, codeCorruptImage, "text/plain"},
-		{"half.png", whole[:len(whole)/2], Limits{}, codeCorruptImage, "truncated"},
-		{"header.png", whole[:40], Limits{}, codeCorruptImage, "truncated"},
-		{"magic.png", whole[:8], Limits{}, codeCorruptImage, "not a whole PNG"},
-		{"flipped.png", flipped, Limits{}, codeCorruptImage, "corrupt"},
-		{"half.jpg", jpg[:len(jpg)/2], Limits{}, codeCorruptImage, "not a whole JPEG"},
-		{"half.gif", gifData[:len(gifData)/2], Limits{}, codeCorruptImage, "not a whole GIF"},
-		{"half.webp", webpData[:len(webpData)-30], Limits{}, codeCorruptImage, "not a whole WebP"},
+		{"notes.txt", whole, Limits{}, CodeUnsupportedImageType, `extension ".txt"`},
+		{"Makefile", whole, Limits{}, CodeUnsupportedImageType, "no extension"},
+		{"pic.bmp", whole, Limits{}, CodeUnsupportedImageType, "convert other image formats"},
+		{"empty.png", nil, Limits{}, CodeCorruptImage, "is empty"},
+		{"text.png", []byte("hello, I am text\n"), Limits{}, CodeCorruptImage, "text/plain"},
+		{"half.png", whole[:len(whole)/2], Limits{}, CodeCorruptImage, "truncated"},
+		{"header.png", whole[:40], Limits{}, CodeCorruptImage, "truncated"},
+		{"magic.png", whole[:8], Limits{}, CodeCorruptImage, "not a whole PNG"},
+		{"flipped.png", flipped, Limits{}, CodeCorruptImage, "corrupt"},
+		{"half.jpg", jpg[:len(jpg)/2], Limits{}, CodeCorruptImage, "not a whole JPEG"},
+		{"half.gif", gifData[:len(gifData)/2], Limits{}, CodeCorruptImage, "not a whole GIF"},
+		{"half.webp", webpData[:len(webpData)-30], Limits{}, CodeCorruptImage, "not a whole WebP"},
 		{"big.png", whole, Limits{MaxBytes: 1000}, harness.CodeTooLarge, "over the 1000-byte limit"},
 		{"wide.png", whole, Limits{MaxSide: 199}, harness.CodeTooLarge, "200x150"},
 		{"many.png", whole, Limits{MaxPixels: 29_999}, harness.CodeTooLarge, "29999 pixels"},
@@ -397,7 +397,7 @@ func TestMediaTypeOf(t *testing.T) {
 }
 
 func TestLimitsDefaults(t *testing.T) {
-	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20, ConcurrentDecodes: 2}, Limits{}.withDefaults())
+	assert.Equal(t, Limits{MaxBytes: 20 << 20, MaxPixels: 64_000_000, MaxSide: 8192, LongEdge: 2048, MaxDecodeBytes: 128 << 20}, Limits{}.withDefaults())
 	assert.Equal(t, 100, Limits{LongEdge: 100}.withDefaults().LongEdge)
 }
 

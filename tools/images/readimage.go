@@ -1,6 +1,7 @@
 package images
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,29 +16,31 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Option configures the read_image tool.
-type Option func(*config)
+// Config configures the read_image tool. The zero value is the default.
+// A negative field is an error, which the tool's Validate method reports
+// (so tools.NewRegistry refuses the tool).
+type Config struct {
+	// Limits bound the images the tool accepts and the size it sends
+	// on; a zero field keeps its default (see Limits).
+	Limits Limits
+	// ConcurrentDecodes is how many calls of one tool value may read,
+	// decode and store an image at once (2, whatever the machine). Each
+	// may hold up to Limits.MaxDecodeBytes plus the file's bytes, so
+	// together they bound the tool's memory; further calls wait their
+	// turn, or give up when their context ends.
+	ConcurrentDecodes int
+}
+
+// defaultConcurrentDecodes is how many read_image calls decode at once
+// by default.
+const defaultConcurrentDecodes = 2
 
 type config struct {
 	lim Limits
-	err error // invalid option values, reported by Validate
+	err error // invalid values, reported by Validate
 	// slots holds a token for every call that is reading, decoding or
 	// storing an image; its capacity is how many may do so at once.
 	slots chan struct{}
-}
-
-// WithLimits sets the limits read_image applies, ConcurrentDecodes
-// included; zero fields keep their defaults (see Limits). A negative
-// field is an error, which the tool's Validate method reports (so
-// tools.NewRegistry refuses the tool).
-func WithLimits(l Limits) Option {
-	return func(c *config) {
-		if l.MaxBytes < 0 || l.MaxPixels < 0 || l.MaxSide < 0 || l.LongEdge < 0 || l.MaxDecodeBytes < 0 || l.ConcurrentDecodes < 0 {
-			c.err = errors.Join(c.err, toolexec.OptionError("images: WithLimits(%+v): limits must not be negative (zero keeps a default)", l))
-			return
-		}
-		c.lim = l
-	}
 }
 
 // collectAfter is the estimated decode memory from which a call runs a
@@ -58,18 +61,18 @@ type readImageArgs struct {
 //	att := attachments.NewFiles(filepath.Join(sessionsDir, "attachments"))
 //	loop, err := agent.New(
 //		agent.WithStores(agent.Stores{Attachments: att}),
-//		agent.WithTools(images.ReadImage()),
+//		agent.WithTools(images.ReadImage(images.Config{})),
 //		...
 //	)
 //
 // A deployment without an attachment store should not offer the tool at
 // all: the model would see a schema it can never use. If it is offered
-// anyway, every call is refused with codeNoAttachmentStore.
+// anyway, every call is refused with CodeNoAttachmentStore.
 //
 // Before any I/O a call checks the extension, and that the session's
 // current model declares image input (ModalityImage in Env.ModelInput; a model whose
 // capabilities are unknown counts as text-only): otherwise it is refused
-// with codeImageInputUnsupported, telling the model to switch to
+// with CodeImageInputUnsupported, telling the model to switch to
 // an image-capable one. The bytes come through FileSystem.ReadBytes with the file-size
 // limit, so a file over it (by its size, or because it grew while read)
 // is refused as too_large, never truncated. They are then validated and
@@ -78,20 +81,19 @@ type readImageArgs struct {
 // coordinates by when the image was downscaled) plus the image. The read
 // counts as observing the file in the session's ledger (Env.Ledger).
 // Calls are concurrency-safe; at most two of one tool value (see
-// Limits.ConcurrentDecodes) read and decode at once, so concurrent calls on
+// Config.ConcurrentDecodes) read and decode at once, so concurrent calls on
 // huge images stay within a bounded amount of memory. A call whose decode
 // was estimated at 32 MiB or more runs a garbage collection
 // (runtime.GC) before the next call may start, so that the next decode
 // does not pile its buffers onto this one's uncollected garbage.
-func ReadImage(opts ...Option) tools.Tool {
+func ReadImage(cfg Config) tools.Tool {
+	l := cfg.Limits
 	var c config
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+	if l.MaxBytes < 0 || l.MaxPixels < 0 || l.MaxSide < 0 || l.LongEdge < 0 || l.MaxDecodeBytes < 0 || cfg.ConcurrentDecodes < 0 {
+		c.err = toolexec.OptionError("images: Config%+v: limits must not be negative (zero keeps a default)", cfg)
 	}
-	c.lim = c.lim.withDefaults()
-	c.slots = make(chan struct{}, c.lim.ConcurrentDecodes)
+	c.lim = l.withDefaults()
+	c.slots = make(chan struct{}, cmp.Or(max(cfg.ConcurrentDecodes, 0), defaultConcurrentDecodes))
 	return toolexec.Checked(tools.Define(tools.Spec{
 		Name:            "read_image",
 		Description:     c.description(),
@@ -120,12 +122,12 @@ func (c config) run(ctx context.Context, call *tools.Call, in readImageArgs) (*h
 	}
 	env := call.Env
 	if !slices.Contains(env.ModelInput, harness.ModalityImage) {
-		return nil, &harness.Error{Code: codeImageInputUnsupported, Message: fmt.Sprintf(
+		return nil, &harness.Error{Code: CodeImageInputUnsupported, Message: fmt.Sprintf(
 			"Cannot show %s: the current model does not accept image input (or does not declare that it does). "+
 				"Switch to an image-capable model and call read_image again, or inspect the file another way.", given)}
 	}
 	if env.Attachments == nil {
-		return nil, &harness.Error{Code: codeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
+		return nil, &harness.Error{Code: CodeNoAttachmentStore, Message: "read_image cannot be used in this session: the host configured no attachment store to keep images in " +
 			"(the program must pass agent.Stores.Attachments). Do not retry; inspect the file another way."}
 	}
 	if env.FS == nil {

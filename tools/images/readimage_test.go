@@ -149,13 +149,13 @@ func (f *fixture) call(t *testing.T, tool tools.Tool, path string) (*harness.Too
 }
 
 func TestReadImageSpec(t *testing.T) {
-	spec := images.ReadImage().Spec()
+	spec := images.ReadImage(images.Config{}).Spec()
 	assert.Equal(t, "read_image", spec.Name)
 	assert.True(t, spec.ConcurrencySafe)
 	assert.False(t, spec.SideEffects)
 	assert.Equal(t, tools.FamilyLocal, spec.Family)
 	assert.JSONEq(t, `{"type":"object","required":["file_path"],"properties":{"file_path":{"type":"string","description":"Path of the image file (.png, .jpg, .jpeg, .webp or .gif), absolute or relative to the working directory."}},"additionalProperties":false}`, string(spec.InputSchema))
-	_, err := tools.NewRegistry(images.ReadImage())
+	_, err := tools.NewRegistry(images.ReadImage(images.Config{}))
 	require.NoError(t, err)
 }
 
@@ -178,7 +178,7 @@ func TestReadImageHappyPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.write(t, c.name, c.data)
-			res, err := f.call(t, images.ReadImage(), c.name)
+			res, err := f.call(t, images.ReadImage(images.Config{}), c.name)
 			require.NoError(t, err)
 			require.False(t, res.IsError)
 			require.Len(t, res.Content, 2)
@@ -211,7 +211,7 @@ func TestReadImageDownscaleFactor(t *testing.T) {
 	f := newFixture(t)
 	data := pngBytes(t, 3000, 100)
 	f.write(t, "wide.png", data)
-	res, err := f.call(t, images.ReadImage(), f.root+"/wide.png")
+	res, err := f.call(t, images.ReadImage(images.Config{}), f.root+"/wide.png")
 	require.NoError(t, err)
 	text := res.Content[0].Text
 	assert.Contains(t, text, "image/png, 2048x68 px")
@@ -225,7 +225,7 @@ func TestReadImageDownscaleFactor(t *testing.T) {
 	assert.Equal(t, [2]int{2048, 68}, [2]int{cfg.Width, cfg.Height})
 
 	// A smaller budget from the options.
-	res, err = f.call(t, images.ReadImage(images.WithLimits(images.Limits{LongEdge: 300})), "wide.png")
+	res, err = f.call(t, images.ReadImage(images.Config{Limits: images.Limits{LongEdge: 300}}), "wide.png")
 	require.NoError(t, err)
 	assert.Contains(t, res.Content[0].Text, "300x10 px")
 	assert.Contains(t, res.Content[0].Text, "multiply coordinates in this image by 10 ")
@@ -241,11 +241,11 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 		code  harness.Code
 		msg   string
 	}{
-		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", harness.Code("image_input_unsupported"), "Switch to an image-capable model"},
-		{"unknown capabilities", []harness.Modality{}, true, "a.png", harness.Code("image_input_unsupported"), "does not declare"},
-		{"no attachment store", nil, false, "a.png", harness.Code("no_attachment_store"), "agent.Stores.Attachments"},
-		{"not an image name", nil, true, "a.txt", harness.Code("unsupported_image_type"), "Use read for text files"},
-		{"no extension", nil, true, "Makefile", harness.Code("unsupported_image_type"), "no extension"},
+		{"text-only model", []harness.Modality{harness.ModalityText}, true, "a.png", images.CodeImageInputUnsupported, "Switch to an image-capable model"},
+		{"unknown capabilities", []harness.Modality{}, true, "a.png", images.CodeImageInputUnsupported, "does not declare"},
+		{"no attachment store", nil, false, "a.png", images.CodeNoAttachmentStore, "agent.Stores.Attachments"},
+		{"not an image name", nil, true, "a.txt", images.CodeUnsupportedImageType, "Use read for text files"},
+		{"no extension", nil, true, "Makefile", images.CodeUnsupportedImageType, "no extension"},
 		{"empty path", nil, true, " ", harness.CodeInvalidArguments, "file_path is empty"},
 	}
 	for _, c := range cases {
@@ -255,7 +255,7 @@ func TestReadImageRefusedBeforeIO(t *testing.T) {
 				f.env.Attachments = nil
 			}
 			f.write(t, "a.png", pngData)
-			_, err := f.call(t, images.ReadImage(), c.path)
+			_, err := f.call(t, images.ReadImage(images.Config{}), c.path)
 			require.Error(t, err)
 			assert.Equal(t, c.code, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), c.msg)
@@ -274,16 +274,16 @@ func TestReadImageTooLarge(t *testing.T) {
 	f.write(t, "big.jpg", data)
 
 	// Refused by its size: ReadBytes gets the cap and stops at stat.
-	tool := images.ReadImage(images.WithLimits(images.Limits{MaxBytes: 1000}))
+	tool := images.ReadImage(images.Config{Limits: images.Limits{MaxBytes: 1000}})
 	_, err := f.call(t, tool, "big.jpg")
 	require.Error(t, err)
-	assert.Equal(t, harness.Code(harness.CodeTooLarge), harness.CodeOf(err))
+	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))
 	assert.Contains(t, err.Error(), "at most 1000 bytes")
 	assert.Equal(t, int64(1000), f.fsys.maxBytes.Load())
 
 	// The default cap is 20 MiB.
-	_, err = f.call(t, images.ReadImage(), "big.jpg")
+	_, err = f.call(t, images.ReadImage(images.Config{}), "big.jpg")
 	require.NoError(t, err)
 	assert.Equal(t, int64(20<<20), f.fsys.maxBytes.Load())
 
@@ -308,14 +308,14 @@ func TestReadImageValidationErrors(t *testing.T) {
 		code harness.Code
 		msg  string
 	}{
-		{"shot.jpg", harness.Code("image_type_mismatch"), "Rename it to " + f.env.Cwd + "/shot.png"},
-		{"cut.png", harness.Code("corrupt_image"), "truncated"},
-		{"missing.png", harness.Code(harness.CodeNotFound), "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
-		{"dir.png", harness.Code(harness.CodeNotRegular), "not a regular file"},
-		{"../outside.png", harness.Code(harness.CodeOutsideRoot), "outside the workspace"},
+		{"shot.jpg", images.CodeImageTypeMismatch, "Rename it to " + f.env.Cwd + "/shot.png"},
+		{"cut.png", images.CodeCorruptImage, "truncated"},
+		{"missing.png", harness.CodeNotFound, "Image not found: " + f.env.Cwd + "/missing.png (relative paths are resolved against the working directory"},
+		{"dir.png", harness.CodeNotRegular, "not a regular file"},
+		{"../outside.png", harness.CodeOutsideRoot, "outside the workspace"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
-			_, err := f.call(t, images.ReadImage(), c.path)
+			_, err := f.call(t, images.ReadImage(images.Config{}), c.path)
 			require.Error(t, err)
 			assert.Equal(t, c.code, harness.CodeOf(err))
 			assert.Contains(t, err.Error(), c.msg)
@@ -334,7 +334,7 @@ func TestReadImageMemFS(t *testing.T) {
 	defer state.Close()
 	att := attachments.NewMemory()
 	env := &tools.Env{Cwd: "/ws", FS: mem, ModelInput: []harness.Modality{harness.ModalityImage}, State: state, Attachments: att, Logger: slog.New(slog.DiscardHandler)}
-	res, err := images.ReadImage().Execute(ctx, &tools.Call{Arguments: `{"file_path":"a.png"}`, Env: env})
+	res, err := images.ReadImage(images.Config{}).Execute(ctx, &tools.Call{Arguments: `{"file_path":"a.png"}`, Env: env})
 	require.NoError(t, err)
 	assert.Equal(t, "/ws/a.png: image/png, 20x10 px, "+itoa(len(data))+" bytes.", res.Content[0].Text)
 	_, ok := env.Ledger().Version("/ws/a.png")
@@ -368,15 +368,15 @@ func (g *gateFS) ReadBytes(ctx context.Context, p string, maxBytes int64) ([]byt
 func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 	leakcheck.Check(t)
 	for _, c := range []struct {
-		opts  []images.Option
+		cfg   images.Config
 		slots int
-	}{{nil, 2}, {[]images.Option{images.WithLimits(images.Limits{ConcurrentDecodes: 1})}, 1}, {[]images.Option{images.WithLimits(images.Limits{ConcurrentDecodes: 3})}, 3}} {
+	}{{images.Config{}, 2}, {images.Config{ConcurrentDecodes: 1}, 1}, {images.Config{ConcurrentDecodes: 3}, 3}} {
 		t.Run(itoa(c.slots), func(t *testing.T) {
 			f := newFixture(t)
 			f.write(t, "a.png", pngBytes(t, 30, 20))
 			gate := &gateFS{FileSystem: f.fsys, entered: make(chan struct{}), release: make(chan struct{})}
 			f.env.FS = gate
-			tool := images.ReadImage(c.opts...)
+			tool := images.ReadImage(c.cfg)
 			args := []byte(`{"file_path":"a.png"}`)
 			errs := make(chan error, c.slots+1)
 			for range c.slots {
@@ -410,7 +410,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 				require.NoError(t, <-errs)
 			}
 			// Another tool value has slots of its own.
-			other := images.ReadImage(c.opts...)
+			other := images.ReadImage(c.cfg)
 			go func() {
 				_, err := other.Execute(ctx, &tools.Call{Arguments: string(args), Env: f.env})
 				errs <- err
@@ -425,7 +425,7 @@ func TestReadImageBoundsConcurrentDecodes(t *testing.T) {
 func TestReadImageDecodeBudget(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, "wide.png", pngBytes(t, 3000, 100))
-	tool := images.ReadImage(images.WithLimits(images.Limits{MaxDecodeBytes: 1 << 20}))
+	tool := images.ReadImage(images.Config{Limits: images.Limits{MaxDecodeBytes: 1 << 20}})
 	_, err := f.call(t, tool, "wide.png")
 	require.Error(t, err)
 	assert.Equal(t, harness.CodeTooLarge, harness.CodeOf(err))

@@ -45,7 +45,7 @@ func TestReadImageOnTheWire(t *testing.T) {
 	local, err := fslocal.New(work)
 	require.NoError(t, err)
 	att := attachments.NewMemory()
-	loop, err := agent.New(agent.WithModel(model), agent.WithStores(agent.Stores{Files: local, Attachments: att}), agent.WithTools(images.ReadImage()))
+	loop, err := agent.New(agent.WithModel(model), agent.WithStores(agent.Stores{Files: local, Attachments: att}), agent.WithTools(images.ReadImage(images.Config{})))
 	require.NoError(t, err)
 	defer loop.Close()
 	s, err := loop.NewSession(context.Background(), session.Header{})

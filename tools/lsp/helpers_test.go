@@ -58,7 +58,7 @@ func newWorkspace(t testing.TB, files map[string]string) *workspace {
 
 // use sets the middleware calls go through.
 func (w *workspace) use(mw tools.Middleware) {
-	reg, err := tools.NewRegistry(files.Read(), files.Write(), files.Edit())
+	reg, err := tools.NewRegistry(files.Read(files.Config{}), files.Write(files.Config{}), files.Edit(files.Config{}))
 	require.NoError(w.t, err)
 	w.reg, w.mw = reg, mw
 }

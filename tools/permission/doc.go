@@ -11,6 +11,12 @@
 // as written (with ".." resolved) and with its symbolic links resolved:
 // an allow rule must match both, a deny or ask rule either.
 //
+// Claude Code's names of tools this module names otherwise (Grep, Glob,
+// Task, WebFetch, ...) name the same tools here ([ClaudeName] gives the
+// reverse), and Skill(name) rules, with * wildcards, decide the loading
+// of a skill by the skill tool. A [Narrowing] a tool records limits the
+// rest of a turn to what its rules allow (a skill's allowed-tools).
+//
 // A [Mode] decides what no rule does: [ModeDefault] asks for every call
 // with side effects, [ModeAcceptEdits] also allows file changes inside the
 // workspace, [ModePlan] denies every call with side effects whatever the
@@ -105,6 +111,6 @@
 // asked (listings, walks, other names of a hard-linked file, sandbox
 // mounts).
 //
-// It imports harness, fs, tools and mvdan.cc/sh/v3/syntax; nothing of
-// agent or session.
+// It imports harness, fs, tools, internal/configfile and
+// mvdan.cc/sh/v3/syntax; nothing of agent or session.
 package permission

@@ -191,6 +191,7 @@ var builtinTools = map[string]toolInfo{
 	"shell_close": {kind: kindShellControl},
 	"bash_output": {kind: kindShellControl},
 	"bash_kill":   {kind: kindShellControl},
+	"skill":       {kind: kindSkill, field: "name"},
 	"web_fetch":   {kind: kindWeb, field: "url"},
 }
 
@@ -234,6 +235,8 @@ type subject struct {
 	inside bool
 	// command is the bash command line.
 	command string
+	// skill is the name of the skill a skill call loads.
+	skill string
 	// dir is the directory the call starts in (a bash command's workdir);
 	// ws is the workspace the rules are anchored at (the session's
 	// working directory).
@@ -293,6 +296,9 @@ func (p *Policy) callVerdict(name string, sub subject) verdict {
 func (p *Policy) matches(r *rule, name string, sub subject, all bool) bool {
 	if r.name != "" {
 		return r.matchName(name)
+	}
+	if r.kind == kindSkill || sub.info.kind == kindSkill {
+		return r.kind == sub.info.kind && (r.anySpec || wildcard(r.skill, sub.skill))
 	}
 	if r.kind == kindShellControl || r.kind != sub.info.kind {
 		// Edit rules also cover reading what they allow to change.
@@ -416,6 +422,8 @@ func (p *Policy) subject(call *tools.Call, info toolInfo) subject {
 	}
 	val, _ := args[info.field].(string)
 	switch info.kind {
+	case kindSkill:
+		sub.skill = val
 	case kindBash:
 		sub.command = val
 		if d, _ := args[info.dir].(string); d != "" && info.dir != "" {
@@ -551,6 +559,10 @@ func describe(name string, sub subject) string {
 		if len(sub.paths) > 0 {
 			return fmt.Sprintf("the %s call on %s", name, sub.paths[0])
 		}
+	case kindSkill:
+		if sub.skill != "" {
+			return fmt.Sprintf("the %s call loading the skill %s", name, sub.skill)
+		}
 	case kindWeb:
 		if sub.host != "" {
 			return fmt.Sprintf("the %s call to %s", name, sub.host)
@@ -580,6 +592,9 @@ func (p *Policy) suggest(name string, sub subject) string {
 	}
 	if sub.info.kind == kindOther {
 		return name
+	}
+	if sub.info.kind == kindSkill && sub.skill != "" {
+		return "Skill(" + sub.skill + ")"
 	}
 	return ""
 }

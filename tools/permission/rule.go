@@ -27,6 +27,8 @@ import (
 //	session_search            a tool by name
 //	mcp__github__*            tools by name, with wildcards
 //	mcp__github               every tool of an MCP server
+//	Skill(pdf)                loading the skill pdf with the skill tool
+//	Grep, Glob, Task          Claude Code's names of grep, glob and task
 //	WebFetch                  every web_fetch call
 //	WebFetch(domain:example.com)    fetching from example.com
 //	WebFetch(domain:*.example.com)  fetching from any host below example.com
@@ -105,6 +107,9 @@ const (
 	// kindShellControl is a shell tool that runs no new command
 	// (shell_open, shell_read, shell_close, bash_output, bash_kill).
 	kindShellControl
+	// kindSkill is the skill tool: Skill(name) rules match the skill it
+	// loads.
+	kindSkill
 	// kindWeb is a web fetch (web_fetch), matched by the host of its URL.
 	kindWeb
 )
@@ -120,6 +125,11 @@ type rule struct {
 	nameParts []string
 	// server is set for mcp__server, which names every tool of a server.
 	server string
+	// aliases are the names of this module's tools a Claude Code tool
+	// name stands for (Grep is grep), beside the name itself.
+	aliases []string
+	// skill is the specifier of a Skill rule split at its wildcards.
+	skill []string
 	// anySpec: no specifier, or one that matches everything.
 	anySpec bool
 	path    pathPattern
@@ -166,6 +176,17 @@ func parseRule(s string) (*rule, error) {
 		r.kind = kindEdit
 	case "Bash":
 		r.kind = kindBash
+	case "Skill":
+		r.kind = kindSkill
+		if hasSpec && spec != "" && spec != "*" {
+			if strings.ContainsAny(spec, " \t()") {
+				return nil, invalid("the rule %q: a Skill rule names a skill, such as Skill(pdf) or Skill(pdf-*)", raw)
+			}
+			r.skill = strings.Split(spec, "*")
+			return r, nil
+		}
+		r.anySpec = true
+		return r, nil
 	case "WebFetch":
 		r.kind = kindWeb
 	case "WebSearch":
@@ -177,12 +198,13 @@ func parseRule(s string) (*rule, error) {
 		fallthrough
 	default:
 		if hasSpec {
-			return nil, invalid("the rule %q: only Read, Edit, Write, Bash and WebFetch take a specifier in parentheses", raw)
+			return nil, invalid("the rule %q: only Read, Edit, Write, Bash, WebFetch and Skill take a specifier in parentheses", raw)
 		}
 		if name == "" || strings.ContainsAny(name, " \t()") {
 			return nil, invalid("the rule %q is not a tool name", raw)
 		}
 		r.name = name
+		r.aliases = claudeTools[name]
 		if strings.Contains(name, "*") {
 			r.nameParts = strings.Split(name, "*")
 		}
@@ -268,6 +290,11 @@ const breakStr = "\x00"
 func (r *rule) matchName(name string) bool {
 	if r.name == name || (r.nameParts != nil && wildcard(r.nameParts, name)) {
 		return true
+	}
+	for _, a := range r.aliases {
+		if a == name {
+			return true
+		}
 	}
 	return r.server != "" && strings.HasPrefix(name, r.server)
 }

@@ -2,12 +2,12 @@ package sessiontools
 
 import "github.com/go-harness/harness"
 
-// The codes only this package reports, besides the shared ones of the
-// harness package. Their text is public API like every code's: match
-// one with errors.Is(err, harness.Code("...")) or compare ToolResult.Code.
+// The codes only the session tools report, besides the shared ones of the
+// harness package. Match one with errors.Is(err,
+// sessiontools.CodeOutsideWorkspace) or by comparing a result's Code.
 const (
-	// codeNoWorkspace (no_workspace): the calling session has no workspace to search.
-	codeNoWorkspace harness.Code = "no_workspace"
-	// codeOutsideWorkspace (outside_workspace): the session belongs to another workspace.
-	codeOutsideWorkspace harness.Code = "outside_workspace"
+	// CodeNoWorkspace: the calling session has no workspace to search.
+	CodeNoWorkspace harness.Code = "no_workspace"
+	// CodeOutsideWorkspace: the session belongs to another workspace.
+	CodeOutsideWorkspace harness.Code = "outside_workspace"
 )

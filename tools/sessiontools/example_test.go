@@ -19,9 +19,9 @@ func Example() {
 	log.Close()
 
 	// A host adds the tools to its loop with
-	// agent.WithTools(sessiontools.Tools(store)...); here the search tool
+	// agent.WithTools(sessiontools.Tools(store, sessiontools.Config{})...); here the search tool
 	// (the first) is called directly, as the loop would call it.
-	search := sessiontools.Tools(store)[0]
+	search := sessiontools.Tools(store, sessiontools.Config{})[0]
 	res, err := search.Execute(ctx, &tools.Call{
 		Name:      "session_search",
 		Arguments: `{"query":"deploy key"}`,

@@ -15,67 +15,60 @@ import (
 	"github.com/go-harness/harness/tools"
 )
 
-// Defaults of the options.
+// Config configures the session tools. The zero value is the default:
+// the tools reach the sessions of the calling session's workspace only,
+// with the search limits below. A negative limit, or a SearchLimit above
+// a MaxSearchLimit set, is an error, which the tools' Validate method
+// reports (so tools.NewRegistry refuses them).
+type Config struct {
+	// AllWorkspaces lets the tools reach the sessions of every workspace,
+	// not only those of the calling session's working directory and
+	// below. Other workspaces can hold other projects' code and secrets:
+	// enable it only when the user asked for it.
+	AllWorkspaces bool
+	// SearchLimit is how many matches session_search returns when the
+	// model gives no limit (20; at most MaxSearchLimit).
+	SearchLimit int
+	// MaxSearchLimit is the most matches session_search returns, whatever
+	// the model asks (100).
+	MaxSearchLimit int
+	// PerSession is the most matches one session contributes to a search,
+	// so one long session does not crowd out the others (5).
+	PerSession int
+}
+
+// Defaults of Config.
 const (
 	defaultSearchLimit = 20
 	maxSearchLimit     = 100
-	// defaultPerSession caps the matches one session contributes to a
-	// search, so one long session does not crowd out the others.
-	defaultPerSession = 5
+	defaultPerSession  = 5
 )
 
+// config is a Config with its defaults filled in.
 type config struct {
 	allWorkspaces bool
 	defaultLimit  int
 	maxLimit      int
 	perSession    int
-	err           error // invalid option values, reported by Validate
+	err           error // invalid values, reported by Validate
 }
 
-// Option configures the session tools.
-type Option func(*config)
-
-// WithAllWorkspaces lets the tools reach the sessions of every workspace,
-// not only those of the calling session's working directory and below.
-// Other workspaces can hold other projects' code and secrets: enable this
-// only when the user asked for it.
-func WithAllWorkspaces() Option { return func(c *config) { c.allWorkspaces = true } }
-
-// WithSearchLimits bounds what session_search returns: def matches when
-// the model gives no limit, at most max whatever the model asks, and at
-// most perSession matches from any one session, so one long session does
-// not crowd out the others (20, 100 and 5 unless set). Zero keeps a
-// default; a negative value, or a default above the maximum, is an error,
-// which the tools' Validate method reports (so tools.NewRegistry refuses
-// them).
-func WithSearchLimits(def, max, perSession int) Option {
-	return func(c *config) {
-		if def < 0 || max < 0 || perSession < 0 || (def > 0 && max > 0 && def > max) {
-			c.fail("sessiontools: WithSearchLimits(%d, %d, %d): limits must not be negative and the default must not exceed the maximum (zero keeps a default)", def, max, perSession)
-			return
-		}
-		if def > 0 {
-			c.defaultLimit = def
-		}
-		if max > 0 {
-			c.maxLimit = max
-		}
-		if perSession > 0 {
-			c.perSession = perSession
-		}
+// resolve fills in the defaults of cfg and checks it.
+func (cfg Config) resolve() config {
+	c := config{allWorkspaces: cfg.AllWorkspaces, defaultLimit: defaultSearchLimit, maxLimit: maxSearchLimit, perSession: defaultPerSession}
+	def, max, per := cfg.SearchLimit, cfg.MaxSearchLimit, cfg.PerSession
+	if def < 0 || max < 0 || per < 0 || (def > 0 && max > 0 && def > max) {
+		c.err = toolexec.OptionError("sessiontools: Config%+v: limits must not be negative and SearchLimit must not exceed MaxSearchLimit (zero keeps a default)", cfg)
+		return c
 	}
-}
-
-func (c *config) fail(format string, args ...any) {
-	c.err = errors.Join(c.err, toolexec.OptionError(format, args...))
-}
-
-func newConfig(opts []Option) config {
-	c := config{defaultLimit: defaultSearchLimit, maxLimit: maxSearchLimit, perSession: defaultPerSession}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+	if def > 0 {
+		c.defaultLimit = def
+	}
+	if max > 0 {
+		c.maxLimit = max
+	}
+	if per > 0 {
+		c.perSession = per
 	}
 	// A default the caller did not set follows a lower maximum.
 	c.defaultLimit = min(c.defaultLimit, c.maxLimit)
@@ -85,10 +78,10 @@ func newConfig(opts []Option) config {
 // Tools returns session_search and session_read over store, in that
 // order. They are one capability: session_search finds an event by its
 // session id and number (seq), and session_read opens it, so a host
-// offers both or neither. An invalid option value is reported by each
-// tool's Validate method (harness.CodeInvalidOption).
-func Tools(store session.Store, opts ...Option) []tools.Tool {
-	return []tools.Tool{searchTool(store, opts...), readTool(store, opts...)}
+// offers both or neither.
+func Tools(store session.Store, cfg Config) []tools.Tool {
+	c := cfg.resolve()
+	return []tools.Tool{searchTool(store, c), readTool(store, c)}
 }
 
 // workspaceOf returns the workspace the call is confined to, or an error
@@ -98,7 +91,7 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 		return "", nil
 	}
 	if call.Env == nil || call.Env.Cwd == "" {
-		return "", &harness.Error{Code: codeNoWorkspace, Message: fmt.Sprintf(
+		return "", &harness.Error{Code: CodeNoWorkspace, Message: fmt.Sprintf(
 			"%s reaches only the sessions of the current workspace, and this session has no working directory.", tool)}
 	}
 	return call.Env.Cwd, nil
@@ -115,8 +108,7 @@ type searchInput struct {
 // the earlier sessions of the calling session's workspace (its working
 // directory and the directories below it), newest first, the calling
 // session left out.
-func searchTool(store session.Store, opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func searchTool(store session.Store, c config) tools.Tool {
 	scope := "of this workspace (this session's working directory and the directories below it)"
 	if c.allWorkspaces {
 		scope = "of every workspace"
@@ -266,8 +258,7 @@ const (
 // readTool returns the session_read tool: the events of an earlier session of
 // the calling session's workspace around an event number, the event itself
 // in full and its neighbours summarized.
-func readTool(store session.Store, opts ...Option) tools.Tool {
-	c := newConfig(opts)
+func readTool(store session.Store, c config) tools.Tool {
 	scope := "of this workspace (this session's working directory and below)"
 	if c.allWorkspaces {
 		scope = "of any workspace"
@@ -310,7 +301,7 @@ func readTool(store session.Store, opts ...Option) tools.Tool {
 				Message: fmt.Sprintf("There is no session %s. Find session ids with session_search.", in.SessionID)}
 		}
 		if ws != "" && !session.Below(tr.Header.Cwd, ws) {
-			return nil, &harness.Error{Code: codeOutsideWorkspace, Message: fmt.Sprintf(
+			return nil, &harness.Error{Code: CodeOutsideWorkspace, Message: fmt.Sprintf(
 				"Session %s belongs to another workspace; session_read reads only sessions of this workspace (%s and the directories below it).",
 				in.SessionID, ws)}
 		}

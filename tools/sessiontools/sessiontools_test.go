@@ -85,7 +85,7 @@ func TestSearchWorkspaceAndCurrentSession(t *testing.T) {
 	for name, store := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			corpus(t, store)
-			search := sessiontools.Search(store)
+			search := sessiontools.Search(store, sessiontools.Config{})
 			out, err := run(t, search, curEnv, map[string]any{"query": "needle"})
 			require.NoError(t, err)
 			assert.Contains(t, out, "session sub")
@@ -128,7 +128,7 @@ func TestSearchWorkspaceAndCurrentSession(t *testing.T) {
 func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
 	store := session.NewMemory(session.StoreConfig{})
 	corpus(t, store)
-	out, err := run(t, sessiontools.Search(store, sessiontools.WithAllWorkspaces()), curEnv, map[string]any{"query": "needle"})
+	out, err := run(t, sessiontools.Search(store, sessiontools.Config{AllWorkspaces: true}), curEnv, map[string]any{"query": "needle"})
 	require.NoError(t, err)
 	for _, id := range []string{"sub", "sib", "else"} {
 		assert.Contains(t, out, "session "+id+" —")
@@ -136,8 +136,8 @@ func TestSearchAllWorkspacesWhenEnabled(t *testing.T) {
 	assert.NotContains(t, out, "session cur", "the calling session is still left out")
 	assert.Less(t, strings.Index(out, "session else"), strings.Index(out, "session sib"), "newest first")
 	assert.Less(t, strings.Index(out, "session sib"), strings.Index(out, "session sub"))
-	assert.Contains(t, sessiontools.Search(store, sessiontools.WithAllWorkspaces()).Spec().Description, "every workspace")
-	assert.Contains(t, sessiontools.Search(store).Spec().Description, "of this workspace")
+	assert.Contains(t, sessiontools.Search(store, sessiontools.Config{AllWorkspaces: true}).Spec().Description, "every workspace")
+	assert.Contains(t, sessiontools.Search(store, sessiontools.Config{}).Spec().Description, "of this workspace")
 }
 
 func TestSearchLimit(t *testing.T) {
@@ -150,16 +150,16 @@ func TestSearchLimit(t *testing.T) {
 		require.NoError(t, log.Close())
 	}
 	env := &tools.Env{SessionID: "cur", Cwd: "/w"}
-	out, err := run(t, sessiontools.Search(store), env, map[string]any{"query": "needle", "limit": 4})
+	out, err := run(t, sessiontools.Search(store, sessiontools.Config{}), env, map[string]any{"query": "needle", "limit": 4})
 	require.NoError(t, err)
 	assert.Equal(t, 4, strings.Count(out, "  seq "))
 	assert.Contains(t, out, "There are more matches")
 
-	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5, 1)), env, map[string]any{"query": "needle"})
+	out, err = run(t, sessiontools.Search(store, sessiontools.Config{SearchLimit: 2, MaxSearchLimit: 5, PerSession: 1}), env, map[string]any{"query": "needle"})
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(out, "  seq "), "the default limit")
 	assert.Equal(t, 2, strings.Count(out, "\nsession "), "one match per session")
-	out, err = run(t, sessiontools.Search(store, sessiontools.WithSearchLimits(2, 5, 0)), env, map[string]any{"query": "needle", "limit": 50})
+	out, err = run(t, sessiontools.Search(store, sessiontools.Config{SearchLimit: 2, MaxSearchLimit: 5}), env, map[string]any{"query": "needle", "limit": 50})
 	require.NoError(t, err)
 	assert.Equal(t, 5, strings.Count(out, "  seq "), "capped at the maximum")
 }
@@ -167,7 +167,7 @@ func TestSearchLimit(t *testing.T) {
 func TestSearchErrors(t *testing.T) {
 	store := session.NewMemory(session.StoreConfig{})
 	corpus(t, store)
-	search := sessiontools.Search(store)
+	search := sessiontools.Search(store, sessiontools.Config{})
 	for _, tc := range []struct {
 		env  *tools.Env
 		args any
@@ -179,7 +179,7 @@ func TestSearchErrors(t *testing.T) {
 		{curEnv, map[string]any{"query": "x*", "regex": true}, harness.CodeInvalidArguments, "matches empty text"},
 		{curEnv, map[string]any{"query": "x", "limit": -1}, harness.CodeInvalidArguments, "limit"},
 		{curEnv, map[string]any{"query": "x", "workspace": "/"}, harness.CodeInvalidArguments, "unknown field"},
-		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, harness.Code("no_workspace"), "no working directory"},
+		{&tools.Env{SessionID: "cur"}, map[string]any{"query": "x"}, sessiontools.CodeNoWorkspace, "no working directory"},
 	} {
 		_, err := run(t, search, tc.env, tc.args)
 		require.Error(t, err, "%v", tc.args)
@@ -192,7 +192,7 @@ func TestRead(t *testing.T) {
 	for name, store := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			corpus(t, store)
-			read := sessiontools.Read(store)
+			read := sessiontools.Read(store, sessiontools.Config{})
 			out, err := run(t, read, curEnv, map[string]any{"session_id": "old", "seq": 6, "before": 1, "after": 1})
 			require.NoError(t, err)
 			assert.True(t, strings.HasPrefix(out, "session old — cwd /home/u/proj, created "), out)
@@ -233,18 +233,18 @@ func TestRead(t *testing.T) {
 func TestReadRefusesOtherWorkspaces(t *testing.T) {
 	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	corpus(t, store)
-	read := sessiontools.Read(store)
+	read := sessiontools.Read(store, sessiontools.Config{})
 	for _, id := range []string{"sib", "else"} {
 		_, err := run(t, read, curEnv, map[string]any{"session_id": id})
 		require.Error(t, err)
-		assert.Equal(t, harness.Code("outside_workspace"), harness.CodeOf(err))
+		assert.Equal(t, sessiontools.CodeOutsideWorkspace, harness.CodeOf(err))
 		assert.Contains(t, err.Error(), "Session "+id+" belongs to another workspace; session_read reads only sessions of this workspace (/home/u/proj and the directories below it).")
 	}
 	// From a subdirectory, the parent's sessions are another workspace.
 	_, err := run(t, read, &tools.Env{Cwd: "/home/u/proj/sub"}, map[string]any{"session_id": "old"})
-	assert.Equal(t, harness.Code("outside_workspace"), harness.CodeOf(err))
+	assert.Equal(t, sessiontools.CodeOutsideWorkspace, harness.CodeOf(err))
 
-	out, err := run(t, sessiontools.Read(store, sessiontools.WithAllWorkspaces()), curEnv, map[string]any{"session_id": "sib"})
+	out, err := run(t, sessiontools.Read(store, sessiontools.Config{AllWorkspaces: true}), curEnv, map[string]any{"session_id": "sib"})
 	require.NoError(t, err, "allowed when the host enables it")
 	assert.Contains(t, out, "the needle is in the sibling")
 
@@ -270,7 +270,7 @@ func TestToolsConcurrent(t *testing.T) {
 	leakcheck.Check(t)
 	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	corpus(t, store)
-	ts := sessiontools.Tools(store)
+	ts := sessiontools.Tools(store, sessiontools.Config{})
 	require.Len(t, ts, 2)
 	for _, tool := range ts {
 		assert.True(t, tool.Spec().ConcurrencySafe)
@@ -313,7 +313,7 @@ func TestSearchFromTheLoop(t *testing.T) {
 		replay.Call(replay.ToolCall("s1", "session_search", map[string]any{"query": "xylophone-42"})),
 		replay.Response{Text: "found it"},
 	)
-	loop, err = agent.New(agent.WithModel(model), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(sessiontools.Tools(store)...))
+	loop, err = agent.New(agent.WithModel(model), agent.WithStores(agent.Stores{Sessions: store}), agent.WithTools(sessiontools.Tools(store, sessiontools.Config{})...))
 	require.NoError(t, err)
 	defer loop.Close()
 	second, err := loop.NewSession(ctx, session.Header{Cwd: "/home/u/proj"})
@@ -336,19 +336,19 @@ func TestSearchFromTheLoop(t *testing.T) {
 func TestOptionsRefuseBadValues(t *testing.T) {
 	store := session.NewMemory(session.StoreConfig{})
 	for _, tc := range []struct {
-		opt  sessiontools.Option
+		cfg  sessiontools.Config
 		want string
 	}{
-		{sessiontools.WithSearchLimits(-1, 0, 0), "WithSearchLimits(-1, 0, 0)"},
-		{sessiontools.WithSearchLimits(50, 10, 0), "must not exceed the maximum"},
-		{sessiontools.WithSearchLimits(0, 0, -1), "WithSearchLimits(0, 0, -1)"},
+		{sessiontools.Config{SearchLimit: -1}, "SearchLimit:-1"},
+		{sessiontools.Config{SearchLimit: 50, MaxSearchLimit: 10}, "must not exceed MaxSearchLimit"},
+		{sessiontools.Config{PerSession: -1}, "PerSession:-1"},
 	} {
-		for _, tool := range sessiontools.Tools(store, tc.opt) {
+		for _, tool := range sessiontools.Tools(store, tc.cfg) {
 			_, err := tools.NewRegistry(tool)
 			require.ErrorIs(t, err, harness.CodeInvalidOption, tool.Spec().Name)
 			assert.Contains(t, err.Error(), tc.want)
 		}
 	}
-	_, err := tools.NewRegistry(sessiontools.Tools(store, sessiontools.WithSearchLimits(0, 10, 0))...)
+	_, err := tools.NewRegistry(sessiontools.Tools(store, sessiontools.Config{MaxSearchLimit: 10})...)
 	assert.NoError(t, err, "the default follows a lower maximum")
 }

@@ -26,17 +26,17 @@ func TestBackslashWorkspaceReachesNoOtherWorkspace(t *testing.T) {
 			require.NoError(t, log.Close())
 			env := &tools.Env{SessionID: "attacker", Cwd: `/w/a\..`}
 
-			out, err := run(t, sessiontools.Search(store), env, map[string]any{"query": "hunter2"})
+			out, err := run(t, sessiontools.Search(store, sessiontools.Config{}), env, map[string]any{"query": "hunter2"})
 			require.NoError(t, err)
 			assert.NotContains(t, out, "victim")
 			assert.Contains(t, out, "No matches")
 
 			raw, err := json.Marshal(map[string]any{"session_id": "victim", "seq": 1})
 			require.NoError(t, err)
-			_, err = sessiontools.Read(store).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: string(raw), Env: env})
+			_, err = sessiontools.Read(store, sessiontools.Config{}).Execute(context.Background(), &tools.Call{ID: "x", Name: "session_read", Arguments: string(raw), Env: env})
 			var te *harness.Error
 			require.ErrorAs(t, err, &te)
-			assert.Equal(t, harness.Code("outside_workspace"), te.Code)
+			assert.Equal(t, sessiontools.CodeOutsideWorkspace, te.Code)
 		})
 	}
 }

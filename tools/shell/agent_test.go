@@ -15,6 +15,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // TestThroughAgentLoop drives the tools from a scripted model through the
@@ -23,7 +24,7 @@ import (
 // stops what the shell left running.
 func TestThroughAgentLoop(t *testing.T) {
 	leakcheck.Check(t)
-	tag := sleepTag(t)
+	tag := shelltest.SleepTag(t)
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
@@ -36,7 +37,7 @@ func TestThroughAgentLoop(t *testing.T) {
 		replay.Response{Text: "done"},
 	)
 	store := session.NewMemory(session.StoreConfig{})
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools()...), agent.WithStores(agent.Stores{Sessions: store}))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(Tools(Config{})...), agent.WithStores(agent.Stores{Sessions: store}))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})
@@ -52,7 +53,7 @@ func TestThroughAgentLoop(t *testing.T) {
 	require.Len(t, results, 4)
 	sub := filepath.Join(root, "sub")
 	assert.Contains(t, results[0], "Opened shell sh1")
-	assert.Equal(t, "[cwd "+sub+"]", lastLine(results[1]))
+	assert.Equal(t, "[cwd "+sub+"]", shelltest.LastLine(results[1]))
 	assert.True(t, strings.HasPrefix(results[2], "hi from "+sub+"\n"), results[2])
 	assert.True(t, strings.HasPrefix(results[3], "unset in "+root+"\n"), "one-shot bash starts fresh in the session's directory: %s", results[3])
 
@@ -80,7 +81,7 @@ func TestThroughAgentLoop(t *testing.T) {
 	assert.Contains(t, string(recs[0].Data), `"PAGER=cat"`)
 	assert.Contains(t, string(recs[0].Data), `"dir":"`+root+`"`)
 
-	require.NotEmpty(t, tagged(tag), "the background process outlives the turn")
+	require.NotEmpty(t, shelltest.Tagged(tag), "the background process outlives the turn")
 	require.NoError(t, loop.Close())
-	requireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, tag)
 }

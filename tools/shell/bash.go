@@ -5,22 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/proctree"
-	"github.com/go-harness/harness/internal/textcut"
-	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/persistent"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
-
-// drainDelay is how long output is still read after a command's process
-// group is gone. Only a process that left the group (setsid) and kept the
-// output pipe open makes it matter.
-const drainDelay = time.Second
 
 type bashArgs struct {
 	Command     string `json:"command" jsonschema:"The bash command line to run. It may span several lines."`
@@ -52,15 +46,13 @@ type bashJobArgs struct {
 // the command prints. A non-zero exit is a normal result that states the
 // exit code.
 //
-// An invalid option value is reported by the tool's Validate method
+// An invalid Config is reported by the tool's Validate method
 // (harness.CodeInvalidOption), which tools.NewRegistry calls, so the
 // agent loop refuses the tool; so it is for every constructor here.
-func Bash(opts ...Option) tools.Tool {
-	b := &bashTool{cfg: newConfig(opts)}
-	return toolexec.Checked(tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*harness.ToolResult, error) {
-		return b.run(ctx, call, bashJobArgs{Command: in.Command, TimeoutMS: in.TimeoutMS, Workdir: in.Workdir, Description: in.Description})
-	}), b.cfg.err)
-}
+func Bash(cfg Config) tools.Tool { return bashOnly(cfg.resolve()) }
+
+// bashOnly returns the bash tool without background jobs.
+func bashOnly(c *shellkit.Config) tools.Tool { return (&bashTool{cfg: c}).tools()[0] }
 
 // bashWithJobs returns the bash tool with a run_in_background argument,
 // and the two tools that go with it: bash_output(job_id, wait_ms?), which
@@ -69,19 +61,11 @@ func Bash(opts ...Option) tools.Tool {
 // keeps a bounded number of them, and all are stopped (every process
 // they started) when the session closes. Register these instead of
 // Bash, not beside it: both tools are named bash.
-func bashWithJobs(opts ...Option) []tools.Tool {
-	cfg := newConfig(opts)
-	b := &bashTool{cfg: cfg, jobs: &jobsKey{}}
-	bash := tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
-		if in.RunInBackground {
-			return b.startJob(ctx, call, in)
-		}
-		return b.run(ctx, call, in)
-	})
-	return checkAll(cfg, bash, b.outputTool(), b.killTool())
+func bashWithJobs(c *shellkit.Config) []tools.Tool {
+	return (&bashTool{cfg: c, jobs: &jobsKey{}}).tools()
 }
 
-// Tools returns every shell tool, all configured by opts: bash with a
+// Tools returns every shell tool, all configured by cfg: bash with a
 // run_in_background argument, with bash_output(job_id, wait_ms?), which
 // returns what a background job printed since the last look, and
 // bash_kill(job_id), which stops a job; and the persistent shell tools
@@ -93,25 +77,35 @@ func bashWithJobs(opts ...Option) []tools.Tool {
 // A host that wants only some of them keeps those by name; without
 // persistent shells, for instance:
 //
-//	slices.DeleteFunc(shell.Tools(), func(t tools.Tool) bool { return strings.HasPrefix(t.Spec().Name, "shell_") })
+//	slices.DeleteFunc(shell.Tools(shell.Config{}), func(t tools.Tool) bool { return strings.HasPrefix(t.Spec().Name, "shell_") })
 //
 // Register Tools' bash instead of [Bash], not beside it: both are named
 // bash.
-func Tools(opts ...Option) []tools.Tool {
-	return append(bashWithJobs(opts...), sessions(opts...)...)
-}
-
-// checkAll makes each tool report the configuration's option errors.
-func checkAll(cfg *config, ts ...tools.Tool) []tools.Tool {
-	for i, t := range ts {
-		ts[i] = toolexec.Checked(t, cfg.err)
-	}
-	return ts
+func Tools(cfg Config) []tools.Tool {
+	c := cfg.resolve()
+	return append(bashWithJobs(c), persistent.Tools(c)...)
 }
 
 type bashTool struct {
-	cfg  *config
+	cfg  *shellkit.Config
 	jobs *jobsKey // nil without background jobs
+}
+
+// tools returns bash and, with background jobs, bash_output and
+// bash_kill, each reporting the configuration's invalid values.
+func (b *bashTool) tools() []tools.Tool {
+	if b.jobs == nil {
+		return b.cfg.Checked(tools.Define(b.spec(false), func(ctx context.Context, call *tools.Call, in bashArgs) (*harness.ToolResult, error) {
+			return b.run(ctx, call, bashJobArgs{Command: in.Command, TimeoutMS: in.TimeoutMS, Workdir: in.Workdir, Description: in.Description})
+		}))
+	}
+	bash := tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
+		if in.RunInBackground {
+			return b.startJob(ctx, call, in)
+		}
+		return b.run(ctx, call, in)
+	})
+	return b.cfg.Checked(bash, b.outputTool(), b.killTool())
 }
 
 func (b *bashTool) spec(jobs bool) tools.Spec {
@@ -123,9 +117,9 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 	d.WriteString("Stdin is closed and the environment is set for non-interactive use (PAGER=cat, GIT_PAGER=cat, TERM=dumb, NO_COLOR=1, editors set to false, prompts off): ")
 	d.WriteString("pass flags such as -y, --no-pager or -m \"message\" instead of waiting for input. ")
 	d.WriteString("Full-screen terminal programs (vim, top, less, htop) are not supported; use non-interactive equivalents (sed or a file edit, ps, cat).\n\n")
-	d.WriteString(c.reachText() + "\n\n")
+	d.WriteString(c.ReachText() + "\n\n")
 	fmt.Fprintf(&d, "The command is stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, then SIGKILL %s later. ",
-		c.timeout.Milliseconds(), c.maxTimeout.Milliseconds(), durText(c.grace))
+		c.Timeout.Milliseconds(), c.MaxTimeout.Milliseconds(), shellkit.Dur(c.Grace))
 	d.WriteString("Where the system allows it, each command runs in a PID namespace of its own: it cannot signal processes of other commands, and pids inside it are its own. ")
 	d.WriteString("Processes it leaves running in the background, also those in new sessions (setsid, nohup, daemons), are stopped when it finishes")
 	if jobs {
@@ -140,37 +134,14 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 		Description: d.String(),
 		SideEffects: true,
 		Family:      tools.FamilyProcess,
-		Deadline:    c.maxTimeout + c.grace + drainDelay + 30*time.Second,
+		Deadline:    c.MaxTimeout + c.Grace + shellkit.DrainDelay + 30*time.Second,
 		Render:      harness.RenderTerminal,
 	}
 }
 
-func checkCommand(command string) error {
-	switch {
-	case strings.TrimSpace(command) == "":
-		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command is empty. Pass the bash command line to run in command."}
-	case strings.IndexByte(command, 0) >= 0:
-		return &harness.Error{Code: harness.CodeInvalidArguments, Message: "The command contains a NUL byte, which bash cannot take. Remove it and send the command again."}
-	case len(command) > maxCommandBytes:
-		return &harness.Error{Code: harness.CodeInvalidArguments, Message: fmt.Sprintf("The command is %d bytes long; the limit is %d. Write long scripts to a file first and run the file.", len(command), maxCommandBytes)}
-	}
-	return nil
-}
-
-func callEnv(call *tools.Call) *tools.Env {
-	if call.Env == nil {
-		return &tools.Env{}
-	}
-	return call.Env
-}
-
-func owner(call *tools.Call) tools.Owner {
-	return tools.Owner{Session: callEnv(call).SessionID, Tool: call.Name, Call: call.ID}
-}
-
 // run runs a command in the foreground.
 func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
-	if err := checkCommand(in.Command); err != nil {
+	if err := shellkit.CheckCommand(in.Command); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -179,77 +150,77 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 	if in.TimeoutMS < 0 {
 		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "timeout_ms must not be negative. Leave it out for the default."}
 	}
-	timeout := b.cfg.timeout
+	timeout := b.cfg.Timeout
 	if in.TimeoutMS > 0 {
-		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, b.cfg.maxTimeout)
+		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, b.cfg.MaxTimeout)
 	}
-	env := callEnv(call)
-	ns, dir, argv, err := b.cfg.command(env, in.Workdir, "-c", in.Command)
+	env := shellkit.CallEnv(call)
+	ns, dir, argv, err := b.cfg.Command(env, in.Workdir, "-c", in.Command)
 	if err != nil {
 		return nil, err
 	}
-	b.cfg.recordSandbox(ctx, call)
+	recordSandbox(ctx, call, b.cfg)
 
-	rs, ws, err := pipes(2)
+	rs, ws, err := shellkit.Pipes(2)
 	if err != nil {
 		return nil, err
 	}
 	outR, errR, outW, errW := rs[0], rs[1], ws[0], ws[1]
 	start := time.Now()
-	p, err := startProc(b.cfg, argv, dir, b.cfg.environ(), outW, errW)
+	p, err := b.cfg.Start(argv, dir, b.cfg.Environ(), outW, errW)
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, startError(err)
+		return nil, shellkit.StartError(err)
 	}
 
 	saveCtx := context.WithoutCancel(ctx)
-	o := owner(call)
-	stdout := newCapture(saveCtx, b.cfg.outputLimit, env.Output, o, b.cfg.maxSpill)
-	stderr := newCapture(saveCtx, b.cfg.outputLimit, env.Output, o, b.cfg.maxSpill)
-	stdout.live = liveReport(call)
-	stderr.live = stdout.live
+	o := shellkit.Owner(call)
+	stdout := shellkit.NewCapture(saveCtx, b.cfg.OutputLimit, env.Output, o, b.cfg.MaxSpill)
+	stderr := shellkit.NewCapture(saveCtx, b.cfg.OutputLimit, env.Output, o, b.cfg.MaxSpill)
+	stdout.Live = shellkit.LiveReport(call)
+	stderr.Live = stdout.Live
 	var copying sync.WaitGroup
 	copying.Go(func() { _, _ = io.Copy(stdout, outR) })
 	copying.Go(func() { _, _ = io.Copy(stderr, errR) })
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	r := runOutcome{status: statusExited, how: p.How(), partial: p.Partial()}
+	r := runOutcome{status: shellkit.StatusExited, how: p.How(), partial: p.Partial()}
 	select {
 	case <-p.MainDone():
-		r.leftovers, r.stop = p.ReapLeftovers(b.cfg.grace)
+		r.leftovers, r.stop = p.ReapLeftovers(b.cfg.Grace)
 	case <-timer.C:
-		r.status = statusTimeout
-		r.stop = p.Stop(b.cfg.grace)
+		r.status = shellkit.StatusTimeout
+		r.stop = p.Stop(b.cfg.Grace)
 	case <-ctx.Done():
-		r.status = statusCancelled
-		r.stop = p.Stop(b.cfg.grace)
+		r.status = shellkit.StatusCancelled
+		r.stop = p.Stop(b.cfg.Grace)
 	}
 	r.elapsed = time.Since(start)
 	r.code, r.signal = p.ExitInfo()
-	if r.status == statusExited && r.code == nil && r.signal != "" {
-		r.status = statusKilled
+	if r.status == shellkit.StatusExited && r.code == nil && r.signal != "" {
+		r.status = shellkit.StatusKilled
 	}
-	drain(&copying, drainDelay, outR, errR)
+	drain(&copying, shellkit.DrainDelay, outR, errR)
 	outR.Close()
 	errR.Close()
 
-	budgetOut, budgetErr := split(b.cfg.outputLimit, stdout.Total(), stderr.Total())
-	so, infoOut := stdout.take(budgetOut)
-	se, infoErr := stderr.take(budgetErr)
+	budgetOut, budgetErr := shellkit.Split(b.cfg.OutputLimit, stdout.Total(), stderr.Total())
+	so, infoOut := stdout.Take(budgetOut)
+	se, infoErr := stderr.Take(budgetErr)
 
 	var text, output strings.Builder
-	writeStream(&output, so, infoOut, "stdout")
+	shellkit.WriteStream(&output, so, infoOut, "stdout")
 	if se.Total > 0 {
-		ensureNewline(&output)
+		shellkit.EnsureNewline(&output)
 		output.WriteString("[stderr]\n")
-		writeStream(&output, se, infoErr, "stderr")
+		shellkit.WriteStream(&output, se, infoErr, "stderr")
 	}
 	text.WriteString(output.String())
-	ensureNewline(&text)
+	shellkit.EnsureNewline(&text)
 	if so.Total == 0 && se.Total == 0 {
 		text.WriteString("(no output)\n")
 	}
@@ -260,7 +231,7 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		Content: []harness.Block{harness.TextBlock(text.String())},
 		Render: &harness.Render{
 			Kind:  harness.RenderTerminal,
-			Title: title(in.Description, in.Command),
+			Title: shellkit.Title(in.Description, in.Command),
 			Terminal: &harness.Terminal{
 				Command: in.Command, Cwd: ns, Output: output.String(),
 				ExitCode: r.code, Status: r.status,
@@ -268,9 +239,9 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		},
 	}
 	switch r.status {
-	case statusTimeout:
+	case shellkit.StatusTimeout:
 		res.IsError, res.Code = true, harness.CodeTimeout
-	case statusCancelled:
+	case shellkit.StatusCancelled:
 		res.IsError, res.Code = true, harness.CodeAborted
 	}
 	return res, nil
@@ -295,15 +266,6 @@ func drain(wg *sync.WaitGroup, delay time.Duration, files ...*os.File) {
 	<-done
 }
 
-// Terminal statuses.
-const (
-	statusExited    = "exited"
-	statusRunning   = "running"
-	statusTimeout   = "timeout"
-	statusCancelled = "cancelled"
-	statusKilled    = "killed"
-)
-
 type runOutcome struct {
 	status    string
 	code      *int
@@ -322,8 +284,8 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 		b.WriteString(r.stop.Ended(r.partial))
 	}
 	switch r.status {
-	case statusTimeout:
-		fmt.Fprintf(&b, "[timed out after %s: ", durText(timeout))
+	case shellkit.StatusTimeout:
+		fmt.Fprintf(&b, "[timed out after %s: ", shellkit.Dur(timeout))
 		stopped()
 		b.WriteString(". It may have done part of its work: check before running it again. ")
 		if jobs {
@@ -331,18 +293,18 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 		} else {
 			b.WriteString("If it needs longer, raise timeout_ms.]\n")
 		}
-	case statusCancelled:
-		fmt.Fprintf(&b, "[cancelled after %s: ", durText(r.elapsed))
+	case shellkit.StatusCancelled:
+		fmt.Fprintf(&b, "[cancelled after %s: ", shellkit.Dur(r.elapsed))
 		stopped()
 		b.WriteString(". It may have done part of its work.]\n")
 	default:
 		switch {
 		case r.code != nil:
-			fmt.Fprintf(&b, "[exit code %d · %s]\n", *r.code, durText(r.elapsed))
+			fmt.Fprintf(&b, "[exit code %d · %s]\n", *r.code, shellkit.Dur(r.elapsed))
 		case r.signal != "":
-			fmt.Fprintf(&b, "[killed by %s · %s]\n", r.signal, durText(r.elapsed))
+			fmt.Fprintf(&b, "[killed by %s · %s]\n", r.signal, shellkit.Dur(r.elapsed))
 		default:
-			fmt.Fprintf(&b, "[ended · %s; its exit status is unknown]\n", durText(r.elapsed))
+			fmt.Fprintf(&b, "[ended · %s; its exit status is unknown]\n", shellkit.Dur(r.elapsed))
 		}
 		if r.leftovers {
 			fmt.Fprintf(&b, "[processes it left running in the background %s]\n", r.stop.Ended(r.partial))
@@ -350,38 +312,37 @@ func (r *runOutcome) trailer(timeout time.Duration, jobs bool) string {
 	}
 	// Without a PID namespace every result names the containment: what
 	// a command leaves behind may be out of sight.
-	if r.status == statusTimeout || r.status == statusCancelled || r.leftovers || len(r.stop.Survivors) > 0 || r.partial {
+	if r.status == shellkit.StatusTimeout || r.status == shellkit.StatusCancelled || r.leftovers || len(r.stop.Survivors) > 0 || r.partial {
 		fmt.Fprintf(&b, "[containment: %s]\n", r.how)
 	}
 	return b.String()
 }
 
-// title is the one-line summary of a command for host cards.
-func title(description, command string) string {
-	s := strings.TrimSpace(description)
-	if s == "" {
-		s, _, _ = strings.Cut(strings.TrimSpace(command), "\n")
-	}
-	if len(s) > 80 {
-		s = textcut.Prefix(s, 77) + "..."
-	}
-	return s
+// sandboxRecord is what the session log keeps of the sandbox in force.
+type sandboxRecord struct {
+	Sandbox string `json:"sandbox"`
+	// Environment says what commands get of the host's environment: the
+	// names withheld, never values.
+	Environment string `json:"environment,omitempty"`
 }
 
-// durText renders a duration for the model: "450 ms", "2.5 s", "3 s",
-// "2 min 5 s", "30 min".
-func durText(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Minute:
-		s := strconv.FormatFloat(d.Seconds(), 'f', 1, 64)
-		return strings.TrimSuffix(s, ".0") + " s"
+type sandboxRecordedKey struct{}
+
+// recordSandbox writes the sandbox in force to the session log, once
+// per session (shells record theirs when they open).
+func recordSandbox(ctx context.Context, call *tools.Call, c *shellkit.Config) {
+	env := shellkit.CallEnv(call)
+	if env == nil || env.State == nil || env.Record == nil {
+		return
 	}
-	d = d.Round(time.Second)
-	m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
-	if s == 0 {
-		return fmt.Sprintf("%d min", m)
+	once, err := tools.LoadState(env.State, sandboxRecordedKey{}, func() *sync.Once { return new(sync.Once) })
+	if err != nil {
+		return
 	}
-	return fmt.Sprintf("%d min %d s", m, s)
+	once.Do(func() {
+		rec := sandboxRecord{Sandbox: c.SandboxText(), Environment: c.EnvText()}
+		if err := env.Record(ctx, call, "sandbox", rec); err != nil && env.Logger != nil {
+			env.Logger.Warn("recording the sandbox failed", "error", err)
+		}
+	})
 }

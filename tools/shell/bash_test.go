@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +17,13 @@ import (
 	"github.com/go-harness/harness/internal/longtest"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/persistent"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 func TestBashSpecs(t *testing.T) {
-	for _, ts := range [][]tools.Tool{{Bash()}, bashWithJobs(), sessions(), Tools()} {
+	for _, ts := range [][]tools.Tool{{Bash(Config{})}, bashWithJobs(Config{}.resolve()), persistent.Tools(Config{}.resolve()), Tools(Config{})} {
 		reg, err := tools.NewRegistry(ts...)
 		require.NoError(t, err)
 		for _, s := range reg.Specs() {
@@ -30,15 +32,15 @@ func TestBashSpecs(t *testing.T) {
 			assert.Greater(t, s.Deadline, time.Duration(0), s.Name)
 		}
 	}
-	spec := Bash().Spec()
+	spec := Bash(Config{}).Spec()
 	assert.Contains(t, spec.Description, "vim")
 	assert.Contains(t, spec.Description, "not supported")
 	assert.Contains(t, spec.Description, "spill://")
 	assert.Contains(t, spec.Description, "directory the command ran in")
-	assert.Greater(t, spec.Deadline, defaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
+	assert.Greater(t, spec.Deadline, shellkit.DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
-	assert.Contains(t, string(bashWithJobs()[0].Spec().InputSchema), "run_in_background")
-	for _, s := range sessions() {
+	assert.Contains(t, string(bashWithJobs(Config{}.resolve())[0].Spec().InputSchema), "run_in_background")
+	for _, s := range persistent.Tools(Config{}.resolve()) {
 		d := s.Spec().Description
 		if s.Spec().Name == "shell_open" {
 			assert.Contains(t, d, "fixed when it opens")
@@ -53,7 +55,7 @@ func TestBashSpecs(t *testing.T) {
 }
 
 func TestBashOutputAndExitCode(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	tests := []struct {
 		name    string
 		command string
@@ -72,12 +74,12 @@ func TestBashOutputAndExitCode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, context.Background(), Bash(), env, map[string]any{"command": tc.command, "description": tc.name})
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": tc.command, "description": tc.name})
 			require.False(t, res.IsError, res.Text())
 			for _, w := range tc.want {
 				assert.Contains(t, res.Text(), w)
 			}
-			assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(res.Text()))
+			assert.Equal(t, "[cwd "+env.Cwd+"]", shelltest.LastLine(res.Text()))
 			require.NotNil(t, res.Render)
 			term := res.Render.Terminal
 			require.NotNil(t, term)
@@ -93,16 +95,14 @@ func TestBashOutputAndExitCode(t *testing.T) {
 }
 
 func TestBashEnvironment(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	rc := filepath.Join(env.Cwd, "rc")
 	require.NoError(t, os.WriteFile(rc, []byte("echo SOURCED\n"), 0o644))
-	tool := Bash(
-		WithProcess(Process{
-			BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"},
-			Env:     []string{"EXTRA=1", "TERM=xterm-override"},
-		}),
-	)
-	res := run(t, context.Background(), tool, env, map[string]any{
+	tool := Bash(Config{
+		BaseEnv: []string{"PATH=" + os.Getenv("PATH"), "BASH_ENV=" + rc, "ENV=" + rc, "PAGER=less", "KEEP=me"},
+		Env:     []string{"EXTRA=1", "TERM=xterm-override"},
+	})
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		"command": `echo "$PAGER|$GIT_PAGER|$TERM|$NO_COLOR|$GIT_EDITOR|$EDITOR|$GIT_TERMINAL_PROMPT|$KEEP|$EXTRA|${BASH_ENV-unset}"; shopt -q login_shell || echo not-login; [[ $- == *i* ]] || echo not-interactive`,
 	})
 	require.False(t, res.IsError, res.Text())
@@ -111,25 +111,25 @@ func TestBashEnvironment(t *testing.T) {
 }
 
 func TestBashWorkdir(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	sub := filepath.Join(env.Cwd, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(env.Cwd, "file"), nil, 0o644))
 	t.Run("relative", func(t *testing.T) {
-		res := run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": "sub"})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "pwd", "workdir": "sub"})
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
-		assert.Equal(t, "[cwd "+sub+"]", lastLine(res.Text()))
+		assert.Equal(t, "[cwd "+sub+"]", shelltest.LastLine(res.Text()))
 	})
 	t.Run("absolute", func(t *testing.T) {
-		res := run(t, context.Background(), Bash(), env, map[string]any{"command": "pwd", "workdir": sub})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "pwd", "workdir": sub})
 		assert.True(t, strings.HasPrefix(res.Text(), sub+"\n"), res.Text())
 	})
 	for name, dir := range map[string]string{"outside the root": "..", "absolute outside": "/", "missing": "nope", "a file": "file"} {
 		t.Run(name, func(t *testing.T) {
-			res := run(t, context.Background(), Bash(), env, map[string]any{"command": "touch made-it", "workdir": dir})
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "touch made-it", "workdir": dir})
 			require.True(t, res.IsError)
-			assert.Equal(t, codeBadWorkdir, res.Code)
+			assert.Equal(t, CodeBadWorkdir, res.Code)
 			assert.Contains(t, res.Text(), "directory")
 		})
 	}
@@ -139,7 +139,7 @@ func TestBashWorkdir(t *testing.T) {
 	t.Run("without a local file system", func(t *testing.T) {
 		e := *env
 		e.FS = nil
-		res := run(t, context.Background(), Bash(), &e, map[string]any{"command": "pwd", "workdir": "/"})
+		res := shelltest.Run(t, context.Background(), Bash(Config{}), &e, map[string]any{"command": "pwd", "workdir": "/"})
 		require.False(t, res.IsError, res.Text())
 		assert.True(t, strings.HasPrefix(res.Text(), "/\n"), res.Text())
 	})
@@ -147,10 +147,10 @@ func TestBashWorkdir(t *testing.T) {
 		for _, cwd := range []string{"", "/"} {
 			e := *env
 			e.FS, e.Cwd = nil, cwd
-			for _, tool := range []tools.Tool{Bash(), bashWithJobs()[0]} {
-				res := run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
+			for _, tool := range []tools.Tool{Bash(Config{}), bashWithJobs(Config{}.resolve())[0]} {
+				res := shelltest.Run(t, context.Background(), tool, &e, map[string]any{"command": "pwd"})
 				require.True(t, res.IsError, res.Text())
-				assert.Equal(t, codeBadWorkdir, res.Code)
+				assert.Equal(t, CodeBadWorkdir, res.Code)
 				assert.Contains(t, res.Text(), "agent.Stores.Files")
 				assert.Contains(t, res.Text(), "session.Header.Cwd")
 			}
@@ -159,7 +159,7 @@ func TestBashWorkdir(t *testing.T) {
 }
 
 func TestBashInvalidArguments(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	for name, args := range map[string]map[string]any{
 		"empty":            {"command": "  "},
 		"nul":              {"command": "echo \x00"},
@@ -167,7 +167,7 @@ func TestBashInvalidArguments(t *testing.T) {
 		"unknown field":    {"command": "true", "shell": "zsh"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := run(t, context.Background(), Bash(), env, args)
+			res := shelltest.Run(t, context.Background(), Bash(Config{}), env, args)
 			require.True(t, res.IsError)
 			assert.Equal(t, harness.CodeInvalidArguments, res.Code, res.Text())
 		})
@@ -176,10 +176,10 @@ func TestBashInvalidArguments(t *testing.T) {
 
 func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
-	tool := Bash(WithTimeouts(Timeouts{KillGrace: time.Second}))
-	a, b := sleepTag(t), sleepTag(t)
-	res := run(t, context.Background(), tool, env, map[string]any{
+	env := shelltest.Env(t)
+	tool := Bash(Config{Timeouts: Timeouts{KillGrace: time.Second}})
+	a, b := shelltest.SleepTag(t), shelltest.SleepTag(t)
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		"command":    "sleep " + a + " & (sleep " + b + "; echo never) & echo started; wait",
 		"timeout_ms": 300,
 	})
@@ -192,15 +192,15 @@ func TestBashTimeoutKillsWholeGroup(t *testing.T) {
 	assert.NotContains(t, text, "never")
 	assert.Equal(t, "timeout", res.Render.Terminal.Status)
 	assert.Nil(t, res.Render.Terminal.ExitCode)
-	requireNoTagged(t, a)
-	requireNoTagged(t, b)
+	shelltest.RequireNoTagged(t, a)
+	shelltest.RequireNoTagged(t, b)
 }
 
 func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
-	env := testEnv(t)
-	tool := Bash(WithTimeouts(Timeouts{KillGrace: 200 * time.Millisecond}))
-	tag := sleepTag(t)
-	res := run(t, context.Background(), tool, env, map[string]any{
+	env := shelltest.Env(t)
+	tool := Bash(Config{Timeouts: Timeouts{KillGrace: 200 * time.Millisecond}})
+	tag := shelltest.SleepTag(t)
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{
 		// An ignored signal stays ignored in children: nothing here
 		// ends on SIGTERM.
 		"command":    "trap '' TERM; sleep " + tag + " & wait",
@@ -208,65 +208,67 @@ func TestBashTimeoutEscalatesToSIGKILL(t *testing.T) {
 	})
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Text(), "did not all end in time and were killed with SIGKILL")
-	requireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, tag)
 }
 
 func TestBashTimeoutClamped(t *testing.T) {
-	env := testEnv(t)
-	tool := Bash(WithTimeouts(Timeouts{MaxCommand: 300 * time.Millisecond}))
-	res := run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
+	env := shelltest.Env(t)
+	tool := Bash(Config{Timeouts: Timeouts{MaxCommand: 300 * time.Millisecond}})
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "sleep 300", "timeout_ms": 3600000})
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Text(), "timed out after 300 ms")
 }
 
-func TestOptionsRefuseBadValues(t *testing.T) {
+func TestConfigRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct {
-		opt  Option
+		cfg  Config
 		want string
 	}{
-		{WithTimeouts(Timeouts{Command: time.Minute, MaxCommand: 300 * time.Millisecond}), "the Command timeout (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{Command: -time.Second}), "WithTimeouts({Command:-1s "},
-		{WithTimeouts(Timeouts{Send: time.Minute, MaxWait: time.Second}), "the Send wait (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{Read: time.Minute, MaxWait: time.Second}), "the Read wait (1m0s) is above the maximum"},
-		{WithTimeouts(Timeouts{MaxWait: -1}), "timeouts must not be negative"},
-		{WithTimeouts(Timeouts{KillGrace: -1}), "timeouts must not be negative"},
-		{WithTimeouts(Timeouts{Idle: -1}), "timeouts must not be negative"},
-		{WithLimits(Limits{Output: 1000}), "WithLimits({Output:1000 "},
-		{WithLimits(Limits{Output: -1}), "Output is at least 1024 bytes"},
-		{WithLimits(Limits{Saved: -1}), "limits must not be negative"},
-		{WithLimits(Limits{Shells: -1}), "limits must not be negative"},
-		{WithLimits(Limits{Jobs: -1}), "limits must not be negative"},
-		{WithProcess(Process{Env: []string{"NOEQUALS"}}), `Process.Env entry "NOEQUALS"`},
-		{WithProcess(Process{Env: []string{"=x"}}), `Process.Env entry "=x"`},
+		{Config{Timeouts: Timeouts{Command: time.Minute, MaxCommand: 300 * time.Millisecond}}, "the Command timeout (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{Command: -time.Second}}, "Config.Timeouts {Command:-1s "},
+		{Config{Timeouts: Timeouts{Send: time.Minute, MaxWait: time.Second}}, "the Send wait (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{Read: time.Minute, MaxWait: time.Second}}, "the Read wait (1m0s) is above the maximum"},
+		{Config{Timeouts: Timeouts{MaxWait: -1}}, "timeouts must not be negative"},
+		{Config{Timeouts: Timeouts{KillGrace: -1}}, "timeouts must not be negative"},
+		{Config{Timeouts: Timeouts{Idle: -1}}, "timeouts must not be negative"},
+		{Config{Limits: Limits{Output: 1000}}, "Config.Limits {Output:1000 "},
+		{Config{Limits: Limits{Output: -1}}, "Output is at least 1024 bytes"},
+		{Config{Limits: Limits{Saved: -1}}, "limits must not be negative"},
+		{Config{Limits: Limits{Shells: -1}}, "limits must not be negative"},
+		{Config{Limits: Limits{Jobs: -1}}, "limits must not be negative"},
+		{Config{Env: []string{"NOEQUALS"}}, `Config.Env entry "NOEQUALS"`},
+		{Config{Env: []string{"=x"}}, `Config.Env entry "=x"`},
+		{Config{PassEnv: []string{"BAD NAME"}}, `Config.PassEnv entry "BAD NAME"`},
+		{Config{PassEnv: []string{"A*B"}}, `Config.PassEnv entry "A*B"`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			for _, tool := range Tools(tc.opt) {
+			for _, tool := range Tools(tc.cfg) {
 				_, err := tools.NewRegistry(tool)
 				require.Error(t, err, tool.Spec().Name)
 				assert.ErrorIs(t, err, harness.CodeInvalidOption)
 				assert.Contains(t, err.Error(), tc.want)
 			}
-			_, err := tools.NewRegistry(Bash(tc.opt))
+			_, err := tools.NewRegistry(Bash(tc.cfg))
 			assert.ErrorIs(t, err, harness.CodeInvalidOption)
 		})
 	}
 	// Good values, and a maximum below a default the caller did not set.
-	_, err := tools.NewRegistry(Tools(WithTimeouts(Timeouts{MaxCommand: time.Second, MaxWait: time.Second}), WithLimits(Limits{Output: 1024}))...)
+	_, err := tools.NewRegistry(Tools(Config{Timeouts: Timeouts{MaxCommand: time.Second, MaxWait: time.Second}, Limits: Limits{Output: 1024}})...)
 	assert.NoError(t, err)
-	_, err = tools.NewRegistry(Bash(WithTimeouts(Timeouts{Command: time.Hour})))
+	_, err = tools.NewRegistry(Bash(Config{Timeouts: Timeouts{Command: time.Hour}}))
 	assert.NoError(t, err, "a default above the default maximum raises the maximum")
 }
 
 func TestBashCancel(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *harness.ToolResult, 1)
-	tag := sleepTag(t)
+	tag := shelltest.SleepTag(t)
 	go func() {
-		done <- run(t, ctx, Bash(), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
+		done <- shelltest.Run(t, ctx, Bash(Config{}), env, map[string]any{"command": "sleep " + tag + " & touch ready; wait"})
 	}()
-	eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
+	shelltest.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(env.Cwd, "ready")); return err == nil }, "the command to start")
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)
@@ -274,34 +276,34 @@ func TestBashCancel(t *testing.T) {
 	assert.Contains(t, res.Text(), "[cancelled after ")
 	assert.Contains(t, res.Text(), "its processes were sent SIGTERM and ended")
 	assert.Equal(t, "cancelled", res.Render.Terminal.Status)
-	requireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, tag)
 }
 
 func TestBashStopsLeftoverBackgroundProcesses(t *testing.T) {
-	env := testEnv(t)
-	tag := sleepTag(t)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "sleep " + tag + " &"})
+	env := shelltest.Env(t)
+	tag := shelltest.SleepTag(t)
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "sleep " + tag + " &"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[processes it left running in the background were sent SIGTERM and ended]")
-	requireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, tag)
 }
 
 func TestBashKilledBySignal(t *testing.T) {
-	env := testEnv(t)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": `echo before; kill -SEGV $$`})
+	env := shelltest.Env(t)
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": `echo before; kill -SEGV $$`})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "before\n[killed by SIGSEGV")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
 }
 
 func TestBashLongOutputIsSpilled(t *testing.T) {
-	env := testEnv(t)
-	store := env.Output.(*dirStore)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
+	env := shelltest.Env(t)
+	store := env.Output.(*shelltest.DirStore)
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "seq 1 100000; seq 1 3 >&2"})
 	require.False(t, res.IsError, res.Text())
 	text := res.Text()
-	assert.Less(t, len(text), defaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
+	assert.Less(t, len(text), shellkit.DefaultOutputLimit+2000, "the result stays well under the spill middleware's threshold")
 	assert.True(t, strings.HasPrefix(text, "1\n2\n3\n"), "the head is shown")
 	assert.Contains(t, text, "\n100000\n[The whole stdout (575.1 KiB, 100000 lines)", "the tail is shown, with the total")
 	assert.Contains(t, text, "100000 lines) is saved as spill://out1")
@@ -312,41 +314,41 @@ func TestBashLongOutputIsSpilled(t *testing.T) {
 	for i := 1; i <= 100000; i++ {
 		fmt.Fprintf(&want, "%d\n", i)
 	}
-	assert.Equal(t, want.String(), store.read(t, "spill://out1"), "the whole stream is saved")
-	require.Len(t, store.owners, 1, "only the stream that was cut is saved")
-	assert.Equal(t, "s1", store.owners[0].Session)
-	assert.Equal(t, "bash", store.owners[0].Tool)
+	assert.Equal(t, want.String(), store.Read(t, "spill://out1"), "the whole stream is saved")
+	require.Len(t, store.Owners(), 1, "only the stream that was cut is saved")
+	assert.Equal(t, "s1", store.Owners()[0].Session)
+	assert.Equal(t, "bash", store.Owners()[0].Tool)
 }
 
 func TestBashBothStreamsSpilled(t *testing.T) {
-	env := testEnv(t)
-	store := env.Output.(*dirStore)
+	env := shelltest.Env(t)
+	store := env.Output.(*shelltest.DirStore)
 	// Each stream alone would fit; together they do not, so both are cut
 	// and both saved.
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "head -c 15000 /dev/zero | tr '\\0' o; head -c 15000 /dev/zero | tr '\\0' e >&2"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "The whole stdout (14.6 KiB")
 	assert.Contains(t, res.Text(), "The whole stderr (14.6 KiB")
-	assert.Equal(t, strings.Repeat("o", 15000), store.read(t, "spill://out1"))
-	assert.Equal(t, strings.Repeat("e", 15000), store.read(t, "spill://out2"))
+	assert.Equal(t, strings.Repeat("o", 15000), store.Read(t, "spill://out1"))
+	assert.Equal(t, strings.Repeat("e", 15000), store.Read(t, "spill://out2"))
 }
 
 func TestBashLongOutputWithoutStore(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	env.Output = nil
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": "seq 1 100000"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[The whole stdout (575.1 KiB) was not saved. To see all of it, run the command again with its output redirected to a file")
 	assert.Contains(t, res.Text(), "\n100000\n")
 }
 
 func TestBashSpillCap(t *testing.T) {
-	env := testEnv(t)
-	store := env.Output.(*dirStore)
-	res := run(t, context.Background(), Bash(WithLimits(Limits{Saved: 50000})), env, map[string]any{"command": "seq 1 100000"})
+	env := shelltest.Env(t)
+	store := env.Output.(*shelltest.DirStore)
+	res := shelltest.Run(t, context.Background(), Bash(Config{Limits: Limits{Saved: 50000}}), env, map[string]any{"command": "seq 1 100000"})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "only its first 48.8 KiB were saved, as spill://out1")
-	assert.Len(t, store.read(t, "spill://out1"), 50000)
+	assert.Len(t, store.Read(t, "spill://out1"), 50000)
 }
 
 // TestBashGigabyteBoundedMemory runs a command that prints 1 GiB: the
@@ -356,117 +358,54 @@ func TestBashGigabyteBoundedMemory(t *testing.T) {
 	// 128 MiB by default, twice what the heap may hold; 1 GiB in the
 	// long runs.
 	size := longtest.Pick[int64](128<<20, 1<<30)
-	env := testEnv(t)
-	store := &countStore{}
+	env := shelltest.Env(t)
+	store := &shelltest.CountStore{}
 	env.Output = store
-	peak := heapPeak(t)
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": fmt.Sprintf("yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c %d; echo; echo end >&2", size)})
+	peak := shelltest.HeapPeak(t)
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": fmt.Sprintf("yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c %d; echo; echo end >&2", size)})
 	max := peak()
 	require.False(t, res.IsError, res.Text())
 	// 37-byte lines, the last one cut and ended by echo.
 	assert.Contains(t, res.Text(), fmt.Sprintf("The whole stdout (%s, %d lines) is saved as spill://count1", units.Bytes(size+1), size/37+1))
 	assert.Contains(t, res.Text(), "abcdefghijklmnopqrstuvwxyz0123456789\n")
 	assert.Contains(t, res.Text(), "[stderr]\nend\n")
-	rec, ok := store.get("spill://count1")
+	rec, ok := store.Get("spill://count1")
 	require.True(t, ok)
-	assert.Equal(t, size+1, rec.size)
+	assert.Equal(t, size+1, rec.Size)
 	t.Logf("%s streamed, peak heap in use: %.1f MiB", units.Bytes(size), float64(max)/(1<<20))
 	assert.Less(t, max, uint64(64<<20), "memory stays bounded")
 }
 
-// heapPeak samples the heap until the returned function is called, which
-// returns the largest HeapInuse seen.
-func heapPeak(t testing.TB) func() uint64 {
-	runtime.GC()
-	stop := make(chan struct{})
-	result := make(chan uint64)
-	go func() {
-		var ms runtime.MemStats
-		var max uint64
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			max = maxU(max, ms.HeapInuse)
-			select {
-			case <-stop:
-				result <- max
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		return <-result
-	}
-}
-
-func maxU(a, b uint64) uint64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 func TestBashSandbox(t *testing.T) {
-	env := testEnv(t)
-	sb := &envSandbox{}
-	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo $SANDBOXED"})
+	env := shelltest.Env(t)
+	sb := &shelltest.EnvSandbox{}
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "echo $SANDBOXED"})
 	require.False(t, res.IsError, res.Text())
 	assert.True(t, strings.HasPrefix(res.Text(), "yes\n"), res.Text())
-	assert.Equal(t, env.Cwd, sb.dir)
+	assert.Equal(t, env.Cwd, sb.Dir)
 
-	res = run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{deny: true}})), env, map[string]any{"command": "echo hi"})
+	res = shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{Deny: true}}), env, map[string]any{"command": "echo hi"})
 	require.True(t, res.IsError)
-	assert.Equal(t, codeSandboxDenied, res.Code)
+	assert.Equal(t, CodeSandboxDenied, res.Code)
 	assert.Contains(t, res.Text(), "not allowed here")
 }
 
-// envSandbox marks the processes it wraps with SANDBOXED=yes.
-type envSandbox struct {
-	deny bool
-	dir  string
-}
-
-func (s *envSandbox) Wrap(argv []string, dir string) ([]string, error) {
-	if s.deny {
-		return nil, fmt.Errorf("not allowed here")
-	}
-	s.dir = dir
-	return append([]string{"env", "SANDBOXED=yes"}, argv...), nil
-}
-
-func (s *envSandbox) Describe() string { return "env marker" }
-
 func TestBashMissingShell(t *testing.T) {
-	env := testEnv(t)
-	res := run(t, context.Background(), Bash(WithProcess(Process{Shell: "no-such-bash-here"})), env, map[string]any{"command": "true"})
+	env := shelltest.Env(t)
+	res := shelltest.Run(t, context.Background(), Bash(Config{Shell: "no-such-bash-here"}), env, map[string]any{"command": "true"})
 	require.True(t, res.IsError)
-	assert.Equal(t, codeNoShell, res.Code)
+	assert.Equal(t, CodeNoShell, res.Code)
 	assert.Contains(t, res.Text(), "could not be found")
 }
 
 func TestBashCancelledBeforeStart(t *testing.T) {
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := run(t, ctx, Bash(), env, map[string]any{"command": "touch ran"})
+	res := shelltest.Run(t, ctx, Bash(Config{}), env, map[string]any{"command": "touch ran"})
 	require.True(t, res.IsError)
 	assert.Equal(t, harness.CodeAborted, res.Code)
 	assert.Equal(t, "The call was cancelled before the command started; nothing was run.", res.Text())
 	_, err := os.Stat(filepath.Join(env.Cwd, "ran"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
-}
-
-func TestDurText(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		450 * time.Millisecond:  "450 ms",
-		2500 * time.Millisecond: "2.5 s",
-		3 * time.Second:         "3 s",
-		125 * time.Second:       "2 min 5 s",
-		30 * time.Minute:        "30 min",
-	} {
-		assert.Equal(t, want, durText(d))
-	}
 }

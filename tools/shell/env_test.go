@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/tools/permission"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // TestEnvironmentWithoutSandbox: an unconfined command does not get the
@@ -21,23 +22,23 @@ func TestEnvironmentWithoutSandbox(t *testing.T) {
 	t.Setenv("MY_SERVICE_TOKEN", "tok-hostsecret")
 	t.Setenv("DB_PASSWORD", "pw-hostsecret")
 	t.Setenv("HARNESS_PLAIN", "plain-value")
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	cmd := `echo "[$DEEPSEEK_API_KEY][$MY_SERVICE_TOKEN][$DB_PASSWORD][$HARNESS_PLAIN]"; env | grep -c hostsecret`
-	res := run(t, context.Background(), Bash(), env, map[string]any{"command": cmd})
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[][][][plain-value]\n0\n")
-	rec := recordsOf(t, env).all()
+	rec := shelltest.RecordsOf(t, env).All()
 	require.NotEmpty(t, rec)
-	data := string(rec[0].data)
+	data := string(rec[0].Data)
 	assert.Contains(t, data, "DEEPSEEK_API_KEY")
 	assert.NotContains(t, data, "hostsecret", "names only")
-	assert.Contains(t, Bash().Spec().Description, "without variables that look like credentials")
+	assert.Contains(t, Bash(Config{}).Spec().Description, "without variables that look like credentials")
 
-	env = testEnv(t)
-	res = run(t, context.Background(), Bash(WithProcess(Process{PassEnv: []string{"DEEPSEEK_API_KEY", "MY_*"}})), env, map[string]any{"command": cmd})
+	env = shelltest.Env(t)
+	res = shelltest.Run(t, context.Background(), Bash(Config{PassEnv: []string{"DEEPSEEK_API_KEY", "MY_*"}}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[sk-hostsecret][tok-hostsecret][][plain-value]\n2\n", "the host passes what it names")
 
-	tool := Bash(WithProcess(Process{PassEnv: []string{"BAD NAME"}}))
-	res = run(t, context.Background(), tool, env, map[string]any{"command": "true"})
+	tool := Bash(Config{PassEnv: []string{"BAD NAME"}})
+	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "true"})
 	assert.True(t, res.IsError, "an invalid PassEnv entry is refused")
 }
 
@@ -45,37 +46,13 @@ func TestEnvironmentUnderSandbox(t *testing.T) {
 	t.Setenv("DEEPSEEK_API_KEY", "sk-hostsecret")
 	t.Setenv("HARNESS_PLAIN", "plain-value")
 	t.Setenv("GOFLAGS", "-mod=mod")
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	cmd := `echo "[$DEEPSEEK_API_KEY][$HARNESS_PLAIN][$GOFLAGS][${PATH:+path}][$HOME]"`
-	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{}})), env, map[string]any{"command": cmd})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{}}), env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "[][][][path][", "under any sandbox only the allow-list reaches commands")
-	res = run(t, context.Background(), Bash(WithProcess(Process{Sandbox: &envSandbox{}, PassEnv: []string{"GO*"}, Env: []string{"SET=by-host"}})), env,
+	res = shelltest.Run(t, context.Background(), Bash(Config{Sandbox: &shelltest.EnvSandbox{}, PassEnv: []string{"GO*"}, Env: []string{"SET=by-host"}}), env,
 		map[string]any{"command": `echo "[$GOFLAGS][$SET][$DEEPSEEK_API_KEY]"`})
 	assert.Contains(t, res.Text(), "[-mod=mod][by-host][]")
-}
-
-func TestWildMatch(t *testing.T) {
-	for _, c := range []struct {
-		pattern, name string
-		want          bool
-	}{
-		{"*_API_KEY", "DEEPSEEK_API_KEY", true},
-		{"*_API_KEY", "deepseek_api_key", true},
-		{"*_API_KEY", "API_KEY", false},
-		{"*TOKEN*", "GITHUB_TOKEN", true},
-		{"*TOKEN*", "TOKENIZERS_PARALLELISM", true},
-		{"AWS_*", "AWS_SECRET_ACCESS_KEY", true},
-		{"AWS_*", "XAWS_", false},
-		{"LC_*", "LC_ALL", true},
-		{"PATH", "PATH", true},
-		{"PATH", "PATHX", false},
-		{"PG*PASS*", "PGPASSWORD", true},
-		{"*", "", true},
-		{"a*b*c", "abc", true},
-		{"a*b*c", "acb", false},
-	} {
-		assert.Equal(t, c.want, wildMatch(c.pattern, c.name), "%s %s", c.pattern, c.name)
-	}
 }
 
 // TestSandboxMasksAtEachCommand: a one-shot command gets masks made when
@@ -83,26 +60,26 @@ func TestWildMatch(t *testing.T) {
 // command; a persistent shell keeps the masks it got when it opened.
 func TestSandboxMasksAtEachCommand(t *testing.T) {
 	needBwrap(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	ws := env.Cwd
 	pol, err := permission.New(permission.Rules{Deny: []string{"Read(.env)", "Read(./secrets/**)"}})
 	require.NoError(t, err)
 	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
 	require.NoError(t, err)
-	tool := Bash(WithProcess(Process{Sandbox: sb}))
-	k := newKit(t, env, WithProcess(Process{Sandbox: sb}))
-	id, _ := k.openShell(nil)
+	tool := Bash(Config{Sandbox: sb})
+	k := shelltest.NewShells(t, env, Tools(Config{Sandbox: sb}))
+	id, _ := k.OpenShell(nil)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "app/secrets"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "app/.env"), []byte("TOKEN=later\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "secrets/k"), []byte("LATER-SECRET\n"), 0o644))
-	res := run(t, context.Background(), tool, env, map[string]any{"command": "cat app/.env secrets/k; echo end"})
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "cat app/.env secrets/k; echo end"})
 	assert.NotContains(t, res.Text(), "later")
 	assert.NotContains(t, res.Text(), "LATER-SECRET")
 	assert.Contains(t, res.Text(), "end")
 
-	res = k.do(id, "cat app/.env secrets/k")
+	res = k.Do(id, "cat app/.env secrets/k")
 	assert.Contains(t, res.Text(), "TOKEN=later", "a shell keeps the masks it opened with; files made later are not masked in it")
 	assert.True(t, strings.Contains(sb.Describe(), "paths the permission rules deny"))
 }
@@ -112,13 +89,13 @@ func TestSandboxMasksAtEachCommand(t *testing.T) {
 // writable.
 func TestSandboxWorkspaceIsHidden(t *testing.T) {
 	needBwrap(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	sb, err := Bubblewrap(BubblewrapConfig{Workspace: env.Cwd})
 	require.NoError(t, err)
 	bw := sb.(*bubblewrap)
 	bw.hidden = append(bw.hidden, env.Cwd, filepath.Join(env.Cwd, "inner"))
 	require.NoError(t, os.Mkdir(filepath.Join(env.Cwd, "inner"), 0o755))
-	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "echo ok > inner/f && cat inner/f"})
 	assert.Contains(t, res.Text(), "ok\n", res.Text())
 }
 
@@ -127,7 +104,7 @@ func TestSandboxWorkspaceIsHidden(t *testing.T) {
 // everything); one that points at a file masks the file.
 func TestSandboxPlantedDeniedLink(t *testing.T) {
 	needBwrap(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	ws := env.Cwd
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "b"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "real.txt"), []byte("REAL\n"), 0o644))
@@ -138,7 +115,7 @@ func TestSandboxPlantedDeniedLink(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Paths: pol.Paths(ws)})
 	require.NoError(t, err)
-	res := run(t, context.Background(), Bash(WithProcess(Process{Sandbox: sb})), env, map[string]any{"command": "ls / >/dev/null && echo root-ok; cat real.txt; echo end"})
+	res := shelltest.Run(t, context.Background(), Bash(Config{Sandbox: sb}), env, map[string]any{"command": "ls / >/dev/null && echo root-ok; cat real.txt; echo end"})
 	assert.Contains(t, res.Text(), "root-ok\n", res.Text())
 	assert.NotContains(t, res.Text(), "REAL", "the target of a denied link is masked")
 	assert.Contains(t, res.Text(), "end")

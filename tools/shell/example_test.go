@@ -29,7 +29,7 @@ func ExampleBash() {
 	env := &tools.Env{SessionID: "demo", Cwd: dir, State: &tools.State{}}
 	defer env.State.Close()
 
-	res := call(shell.Bash(), env, map[string]any{"command": "echo hello; echo oops >&2; exit 3"})
+	res := call(shell.Bash(shell.Config{}), env, map[string]any{"command": "echo hello; echo oops >&2; exit 3"})
 	text := res.Text()
 	// Drop the timing and the directory, which vary.
 	fmt.Println(text[:strings.Index(text, " · ")])
@@ -53,7 +53,7 @@ func ExampleTools() {
 	// Closing the session state closes every shell it opened.
 	defer env.State.Close()
 
-	ts := slices.DeleteFunc(shell.Tools(), func(t tools.Tool) bool { return !strings.HasPrefix(t.Spec().Name, "shell_") })
+	ts := slices.DeleteFunc(shell.Tools(shell.Config{}), func(t tools.Tool) bool { return !strings.HasPrefix(t.Spec().Name, "shell_") })
 	open, send := ts[0], ts[1]
 	call(open, env, map[string]any{})
 	call(send, env, map[string]any{"session_id": "sh1", "command": "cd project && export STAGE=test"})

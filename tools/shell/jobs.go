@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
 
 // jobsKey is the State key of one bashWithJobs tool set's job table.
@@ -21,7 +22,7 @@ type jobsKey struct{}
 // jobTable holds an agent session's background jobs. Closing it stops
 // every job (every process it started).
 type jobTable struct {
-	cfg    *config
+	cfg    *shellkit.Config
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -45,7 +46,7 @@ type job struct {
 	finished chan struct{}
 
 	mu        sync.Mutex
-	window    *capture
+	window    *shellkit.Capture
 	stoppedBy string           // the signal bash_kill needed, "" if none
 	stopped   proctree.Outcome // how the job's processes were stopped
 	leftovers bool             // it ended leaving processes, which were stopped
@@ -56,7 +57,7 @@ type job struct {
 }
 
 func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
-	st := callEnv(call).State
+	st := shellkit.CallEnv(call).State
 	if st == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "Background jobs need session state, which this call does not have."}
 	}
@@ -68,11 +69,11 @@ func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
 
 // startJob starts a command as a background job.
 func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
-	if err := checkCommand(in.Command); err != nil {
+	if err := shellkit.CheckCommand(in.Command); err != nil {
 		return nil, err
 	}
-	env := callEnv(call)
-	ns, dir, argv, err := b.cfg.command(env, in.Workdir, "-c", in.Command)
+	env := shellkit.CallEnv(call)
+	ns, dir, argv, err := b.cfg.Command(env, in.Workdir, "-c", in.Command)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +87,8 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	if t.closed {
 		return nil, &harness.Error{Code: harness.CodeAborted, Message: "The session is closing; no job was started."}
 	}
-	if len(t.jobs) >= t.cfg.maxJobs && !t.evictLocked() {
-		return nil, &harness.Error{Code: codeTooManyJobs, Message: fmt.Sprintf(
+	if len(t.jobs) >= t.cfg.MaxJobs && !t.evictLocked() {
+		return nil, &harness.Error{Code: shellkit.CodeTooManyJobs, Message: fmt.Sprintf(
 			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
 			len(t.jobs), strings.Join(t.order, ", "))}
 	}
@@ -95,17 +96,17 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc(b.cfg, argv, dir, b.cfg.environ(), outW, outW)
+	p, err := b.cfg.Start(argv, dir, b.cfg.Environ(), outW, outW)
 	outW.Close()
 	if err != nil {
 		outR.Close()
-		return nil, startError(err)
+		return nil, shellkit.StartError(err)
 	}
 	t.next++
 	j := &job{
 		id: fmt.Sprintf("job%d", t.next), command: in.Command, ns: ns, started: time.Now(),
 		p: p, out: outR, finished: make(chan struct{}),
-		owner: owner(call), store: env.Output,
+		owner: shellkit.Owner(call), store: env.Output,
 	}
 	j.window = j.newWindow(t)
 	t.jobs[j.id] = j
@@ -127,13 +128,13 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		}
 	}()
 	go func() {
-		left, out := p.ReapLeftovers(t.cfg.grace)
+		left, out := p.ReapLeftovers(t.cfg.Grace)
 		j.mu.Lock()
 		j.leftovers, j.stopped = left, out
 		j.mu.Unlock()
 		select {
 		case <-copied:
-		case <-time.After(drainDelay):
+		case <-time.After(shellkit.DrainDelay):
 			outR.Close()
 			<-copied
 		}
@@ -149,13 +150,13 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		"It runs until it exits, you stop it, or the session ends.\n[containment: %s]\n[cwd %s]", j.id, ns, j.id, p.How(), ns)
 	return &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(text)},
-		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title(in.Description, in.Command),
-			Terminal: &harness.Terminal{Command: in.Command, Cwd: ns, Status: statusRunning}},
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: shellkit.Title(in.Description, in.Command),
+			Terminal: &harness.Terminal{Command: in.Command, Cwd: ns, Status: shellkit.StatusRunning}},
 	}, nil
 }
 
-func (j *job) newWindow(t *jobTable) *capture {
-	return newCapture(t.ctx, t.cfg.outputLimit, j.store, j.owner, t.cfg.maxSpill)
+func (j *job) newWindow(t *jobTable) *shellkit.Capture {
+	return shellkit.NewCapture(t.ctx, t.cfg.OutputLimit, j.store, j.owner, t.cfg.MaxSpill)
 }
 
 // evictLocked forgets the oldest finished job, preferring one whose
@@ -172,7 +173,7 @@ func (t *jobTable) evictLocked() bool {
 			w := j.window
 			j.mu.Unlock()
 			if ok {
-				w.finish(false)
+				w.Finish(false)
 				delete(t.jobs, id)
 				t.order = slices.Delete(t.order, i, i+1)
 				return true
@@ -230,8 +231,8 @@ func (j *job) take(t *jobTable, o tools.Owner) (string, bool) {
 	j.window = j.newWindow(t)
 	j.mu.Unlock()
 	var b strings.Builder
-	s, info := w.take(t.cfg.outputLimit)
-	writeStream(&b, s, info, "output")
+	s, info := w.Take(t.cfg.OutputLimit)
+	shellkit.WriteStream(&b, s, info, "output")
 	return b.String(), s.Total > 0
 }
 
@@ -244,15 +245,15 @@ func (t *jobTable) Close() error {
 		return nil
 	}
 	t.closed = true
-	jobs := inOrder(t.order, t.jobs)
+	jobs := shellkit.InOrder(t.order, t.jobs)
 	t.mu.Unlock()
-	err := stopAll(jobs, func(j *job) error {
-		out := j.p.Stop(t.cfg.grace)
+	err := shellkit.StopAll(jobs, func(j *job) error {
+		out := j.p.Stop(t.cfg.Grace)
 		<-j.finished
 		j.mu.Lock()
 		w := j.window
 		j.mu.Unlock()
-		w.finish(false)
+		w.Finish(false)
 		return out.SurvivorsError("job " + j.id)
 	})
 	t.cancel()
@@ -274,15 +275,15 @@ func (b *bashTool) outputTool() tools.Tool {
 		"Waits up to wait_ms (default %d, at most %d) for the job to finish, and returns at once when it has. "+
 		"The result ends with the job's status (running, or its exit code) and its directory. "+
 		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool.",
-		c.readWait.Milliseconds(), c.maxWait.Milliseconds())
+		c.ReadWait.Milliseconds(), c.MaxWait.Milliseconds())
 	spec := tools.Spec{Name: "bash_output", Description: desc, SideEffects: false, Family: tools.FamilyProcess,
-		Deadline: c.maxWait + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: c.MaxWait + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobOutputArgs) (*harness.ToolResult, error) {
 		t, j, err := b.job(call, in.JobID)
 		if err != nil {
 			return nil, err
 		}
-		wait, err := waitArg(in.WaitMS, c.readWait, c.maxWait)
+		wait, err := shellkit.WaitArg(in.WaitMS, c.ReadWait, c.MaxWait)
 		if err != nil {
 			return nil, err
 		}
@@ -300,9 +301,9 @@ func (b *bashTool) outputTool() tools.Tool {
 func (b *bashTool) killTool() tools.Tool {
 	c := b.cfg
 	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to all its processes, then SIGKILL %s later. "+
-		"Returns what the job printed since the last look and how it ended.", durText(c.grace))
+		"Returns what the job printed since the last look and how it ended.", shellkit.Dur(c.Grace))
 	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
-		Deadline: c.grace + drainDelay + 30*time.Second, Render: harness.RenderTerminal}
+		Deadline: c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*harness.ToolResult, error) {
 		t, j, err := b.job(call, in.JobID)
 		if err != nil {
@@ -310,7 +311,7 @@ func (b *bashTool) killTool() tools.Tool {
 		}
 		note := ""
 		if !j.isFinished() {
-			out := j.p.Stop(c.grace)
+			out := j.p.Stop(c.Grace)
 			<-j.finished
 			j.mu.Lock()
 			j.stoppedBy, j.stopped = out.Signal, out
@@ -324,14 +325,14 @@ func (b *bashTool) killTool() tools.Tool {
 
 // result renders what a job printed since the last look and its status.
 func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (*harness.ToolResult, error) {
-	output, any := j.take(t, owner(call))
+	output, any := j.take(t, shellkit.Owner(call))
 	var b strings.Builder
 	b.WriteString(note)
 	b.WriteString(output)
 	if !any {
 		b.WriteString("(no new output)\n")
 	}
-	status := statusRunning
+	status := shellkit.StatusRunning
 	var code *int
 	j.mu.Lock()
 	stoppedBy, stopped, leftovers, ended := j.stoppedBy, j.stopped, j.leftovers, j.ended
@@ -339,20 +340,20 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 	if j.isFinished() {
 		var signal string
 		code, signal = j.p.ExitInfo()
-		el := durText(ended.Sub(j.started))
+		el := shellkit.Dur(ended.Sub(j.started))
 		partial := j.p.Partial()
 		switch {
 		case stoppedBy != "":
-			status = statusKilled
+			status = shellkit.StatusKilled
 			fmt.Fprintf(&b, "[job %s stopped after %s: its processes %s]\n", j.id, el, stopped.Ended(partial))
 		case code != nil:
-			status = statusExited
+			status = shellkit.StatusExited
 			fmt.Fprintf(&b, "[job %s exited with code %d after %s]\n", j.id, *code, el)
 		case signal != "":
-			status = statusKilled
+			status = shellkit.StatusKilled
 			fmt.Fprintf(&b, "[job %s was killed by %s after %s]\n", j.id, signal, el)
 		default:
-			status = statusKilled
+			status = shellkit.StatusKilled
 			fmt.Fprintf(&b, "[job %s ended after %s; its exit status is unknown]\n", j.id, el)
 		}
 		if stoppedBy == "" && leftovers {
@@ -362,12 +363,12 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 			fmt.Fprintf(&b, "[containment: %s]\n", j.p.How())
 		}
 	} else {
-		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, durText(time.Since(j.started)))
+		fmt.Fprintf(&b, "[job %s is still running (for %s); call bash_output again to read more, or bash_kill to stop it]\n", j.id, shellkit.Dur(time.Since(j.started)))
 	}
 	fmt.Fprintf(&b, "[cwd %s]", j.ns)
 	res := &harness.ToolResult{
 		Content: []harness.Block{harness.TextBlock(b.String())},
-		Render: &harness.Render{Kind: harness.RenderTerminal, Title: title("", j.command),
+		Render: &harness.Render{Kind: harness.RenderTerminal, Title: shellkit.Title("", j.command),
 			Terminal: &harness.Terminal{Command: j.command, Cwd: j.ns, Output: output, ExitCode: code, Status: status}},
 	}
 	if ctxErr != nil {
@@ -376,17 +377,6 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 		res.Content = append(res.Content, harness.TextBlock("The wait was cut short because the call was cancelled; the job itself was not touched."))
 	}
 	return res, nil
-}
-
-// waitArg turns an optional wait_ms into a duration.
-func waitArg(ms *int, def, max time.Duration) (time.Duration, error) {
-	if ms == nil {
-		return def, nil
-	}
-	if *ms < 0 {
-		return 0, &harness.Error{Code: harness.CodeInvalidArguments, Message: "wait_ms must not be negative. Leave it out for the default."}
-	}
-	return min(time.Duration(*ms)*time.Millisecond, max), nil
 }
 
 var _ io.Closer = (*jobTable)(nil)

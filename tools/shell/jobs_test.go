@@ -15,6 +15,8 @@ import (
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 type jobKit struct {
@@ -26,25 +28,24 @@ type jobKit struct {
 
 // newJobKit builds the tools as bashWithJobs does, keeping the tool
 // value so that tests can look at the job table.
-func newJobKit(t *testing.T, env *tools.Env, opts ...Option) *jobKit {
-	b := &bashTool{cfg: newConfig(opts), jobs: &jobsKey{}}
-	ts := []tools.Tool{tools.Define(b.spec(true), func(ctx context.Context, call *tools.Call, in bashJobArgs) (*harness.ToolResult, error) {
-		if in.RunInBackground {
-			return b.startJob(ctx, call, in)
-		}
-		return b.run(ctx, call, in)
-	}), b.outputTool(), b.killTool()}
+func newJobKit(t *testing.T, env *tools.Env, cfg Config) *jobKit {
+	return jobKitWith(t, env, cfg.resolve())
+}
+
+func jobKitWith(t *testing.T, env *tools.Env, c *shellkit.Config) *jobKit {
+	b := &bashTool{cfg: c, jobs: &jobsKey{}}
+	ts := b.tools()
 	_, err := tools.NewRegistry(ts...)
 	require.NoError(t, err)
-	return &jobKit{t: t, env: env, b: b, bash: named(t, ts, "bash"), output: named(t, ts, "bash_output"), kil: named(t, ts, "bash_kill")}
+	return &jobKit{t: t, env: env, b: b, bash: shelltest.Named(t, ts, "bash"), output: shelltest.Named(t, ts, "bash_output"), kil: shelltest.Named(t, ts, "bash_kill")}
 }
 
 // start starts a background job and returns its id and its process.
 func (k *jobKit) start(command string) (string, *proctree.Proc) {
 	k.t.Helper()
-	res := run(k.t, context.Background(), k.bash, k.env, map[string]any{"command": command, "run_in_background": true})
+	res := shelltest.Run(k.t, context.Background(), k.bash, k.env, map[string]any{"command": command, "run_in_background": true})
 	require.False(k.t, res.IsError, res.Text())
-	m := jobIDRE.FindStringSubmatch(res.Text())
+	m := shelltest.JobIDRE.FindStringSubmatch(res.Text())
 	require.NotNil(k.t, m, res.Text())
 	assert.Equal(k.t, "running", res.Render.Terminal.Status)
 	assert.Contains(k.t, res.Text(), "[containment: ")
@@ -52,29 +53,29 @@ func (k *jobKit) start(command string) (string, *proctree.Proc) {
 	require.NoError(k.t, err)
 	j, err := tab.get(m[1])
 	require.NoError(k.t, err)
-	remember(j.p.Main())
+	shelltest.Remember(j.p.Main())
 	return m[1], j.p
 }
 
 func (k *jobKit) out(id string, waitMS int) *harness.ToolResult {
 	k.t.Helper()
-	return run(k.t, context.Background(), k.output, k.env, map[string]any{"job_id": id, "wait_ms": waitMS})
+	return shelltest.Run(k.t, context.Background(), k.output, k.env, map[string]any{"job_id": id, "wait_ms": waitMS})
 }
 
 func TestJobRunsInBackground(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
-	k := newJobKit(t, env)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
 	gate := filepath.Join(env.Cwd, "gate")
 	id, p := k.start(`echo started; echo err >&2; while [ ! -e gate ]; do sleep 0.02; done; echo finishing; exit 4`)
 	assert.Equal(t, "job1", id)
 
 	var seen string
-	eventually(t, func() bool {
+	shelltest.Eventually(t, func() bool {
 		res := k.out(id, 0)
 		require.False(t, res.IsError, res.Text())
 		assert.Contains(t, res.Text(), "[job job1 is still running")
-		assert.Equal(t, "[cwd "+env.Cwd+"]", lastLine(res.Text()))
+		assert.Equal(t, "[cwd "+env.Cwd+"]", shelltest.LastLine(res.Text()))
 		seen += res.Render.Terminal.Output
 		return strings.Contains(seen, "err")
 	}, "the job's first output")
@@ -94,82 +95,82 @@ func TestJobRunsInBackground(t *testing.T) {
 
 func TestJobKill(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
-	k := newJobKit(t, env)
-	tag := sleepTag(t)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	tag := shelltest.SleepTag(t)
 	id, p := k.start("sleep " + tag + " & echo up; wait")
 	var seen string
-	eventually(t, func() bool { seen += k.out(id, 0).Render.Terminal.Output; return strings.Contains(seen, "up") }, "the job to start")
-	res := run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
+	shelltest.Eventually(t, func() bool { seen += k.out(id, 0).Render.Terminal.Output; return strings.Contains(seen, "up") }, "the job to start")
+	res := shelltest.Run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "[job job1 stopped after ")
 	assert.Contains(t, res.Text(), ": its processes were sent SIGTERM and ended]\n[containment: ")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
-	requireGone(t, p.Main())
-	requireNoTagged(t, tag)
+	shelltest.RequireGone(t, p.Main())
+	shelltest.RequireNoTagged(t, tag)
 
-	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
+	res = shelltest.Run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
 	assert.Contains(t, res.Text(), "The job had already finished.")
-	res = run(t, context.Background(), k.kil, env, map[string]any{"job_id": "job7"})
+	res = shelltest.Run(t, context.Background(), k.kil, env, map[string]any{"job_id": "job7"})
 	assert.Equal(t, harness.CodeNotFound, res.Code)
 	assert.Contains(t, res.Text(), "Known jobs: job1.")
 }
 
 func TestJobLimitAndEviction(t *testing.T) {
-	env := testEnv(t)
-	k := newJobKit(t, env, WithLimits(Limits{Jobs: 2}))
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{Limits: Limits{Jobs: 2}})
 	a, _ := k.start("sleep 300")
 	b, pB := k.start("echo done-b")
-	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
+	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
 	if !res.IsError {
 		// b may have finished already, in which case it was evicted.
 		assert.Contains(t, res.Text(), "job3")
 		// Let job3 ("true") finish, so it no longer counts as running.
 		k.out("job3", 60000)
 	}
-	eventually(t, func() bool { return pB.Exited() }, "job b to end")
+	shelltest.Eventually(t, func() bool { return pB.Exited() }, "job b to end")
 	k.out(b, 60000) // everything of b shown: b goes first
 	c, _ := k.start("sleep 300")
 	assert.NotEqual(t, a, c)
-	res = run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "run_in_background": true})
+	res = shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "run_in_background": true})
 	require.True(t, res.IsError)
-	assert.Equal(t, codeTooManyJobs, res.Code)
+	assert.Equal(t, CodeTooManyJobs, res.Code)
 	assert.Contains(t, res.Text(), "bash_kill")
 }
 
 func TestJobsStoppedWhenStateCloses(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
-	k := newJobKit(t, env, WithTimeouts(Timeouts{KillGrace: 300 * time.Millisecond}))
-	tag := sleepTag(t)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{Timeouts: Timeouts{KillGrace: 300 * time.Millisecond}})
+	tag := shelltest.SleepTag(t)
 	var pids []int
 	for _, c := range []string{"sleep " + tag, "trap '' TERM; sleep " + tag, "yes > /dev/null"} {
 		_, p := k.start(c)
 		pids = append(pids, p.Main())
 	}
-	requireTagged(t, tag)
+	shelltest.RequireTagged(t, tag)
 	require.NoError(t, env.State.Close())
-	requireGone(t, pids...)
-	requireNoTagged(t, tag)
-	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
+	shelltest.RequireGone(t, pids...)
+	shelltest.RequireNoTagged(t, tag)
+	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "true", "run_in_background": true})
 	assert.True(t, res.IsError)
 }
 
 func TestJobLongOutputSpilled(t *testing.T) {
-	env := testEnv(t)
-	store := env.Output.(*dirStore)
-	k := newJobKit(t, env)
+	env := shelltest.Env(t)
+	store := env.Output.(*shelltest.DirStore)
+	k := newJobKit(t, env, Config{})
 	id, _ := k.start("seq 1 100000")
 	res := k.out(id, 60000)
 	assert.Contains(t, res.Text(), "[The whole output (575.1 KiB, 100000 lines) is saved as spill://out1")
 	assert.Contains(t, res.Text(), "[job job1 exited with code 0")
-	assert.Len(t, store.read(t, "spill://out1"), 588895)
+	assert.Len(t, store.Read(t, "spill://out1"), 588895)
 }
 
 func TestJobForegroundStillWorks(t *testing.T) {
-	env := testEnv(t)
-	k := newJobKit(t, env)
-	res := run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
 	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "or use run_in_background")
 }

@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/tools"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // liveSink collects a call's progress reports.
@@ -38,7 +40,7 @@ func (s *liveSink) String() string {
 // arrive; the result is what it always was.
 func TestLiveOutputReported(t *testing.T) {
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	runLive := func(tool tools.Tool, args map[string]any) (string, string) {
 		raw, err := json.Marshal(args)
 		require.NoError(t, err)
@@ -47,16 +49,16 @@ func TestLiveOutputReported(t *testing.T) {
 		res, err := tool.Execute(context.Background(), call)
 		return sink.String(), toolexec.Normalize(call, res, err).Text()
 	}
-	live, text := runLive(Bash(), map[string]any{"command": "echo one; echo two >&2; echo three"})
+	live, text := runLive(Bash(Config{}), map[string]any{"command": "echo one; echo two >&2; echo three"})
 	// Two pipes: the order between stdout and stderr is the reader's.
 	assert.ElementsMatch(t, []string{"one", "two", "three", ""}, strings.Split(live, "\n"), "stdout and stderr both")
 	assert.Less(t, strings.Index(live, "one"), strings.Index(live, "three"), "each stream in its order")
 	assert.Contains(t, text, "three")
 
-	k := newKit(t, env)
-	id, _ := k.openShell(nil)
-	live, text = runLive(k.send, map[string]any{"session_id": id, "command": "for i in 1 2 3; do echo s$i; done"})
+	k := shelltest.NewShells(t, env, Tools(Config{}))
+	id, _ := k.OpenShell(nil)
+	live, text = runLive(k.Send, map[string]any{"session_id": id, "command": "for i in 1 2 3; do echo s$i; done"})
 	assert.Equal(t, "s1\ns2\ns3\n", live, "a persistent shell's command reports its output, not the harness's records")
 	assert.Contains(t, text, "s3")
-	run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+	shelltest.Run(t, context.Background(), k.Close, env, map[string]any{"session_id": id})
 }

@@ -86,7 +86,7 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 		replay.Call(replay.ToolCall("c4", "bash_output", map[string]any{"job_id": "job1", "wait_ms": 0})),
 		replay.Response{Text: "done"},
 	)
-	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.WithTimeouts(shell.Timeouts{KillGrace: 300 * time.Millisecond}))...))
+	loop, err := agent.New(agent.WithModel(model), agent.WithTools(shell.Tools(shell.Config{Timeouts: shell.Timeouts{KillGrace: 300 * time.Millisecond}})...))
 	require.NoError(t, err)
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})

@@ -11,13 +11,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/proctree"
 	"github.com/go-harness/harness/internal/units"
-	"github.com/go-harness/harness/tools"
 )
 
 // BubblewrapConfig configures the bubblewrap sandbox. The zero value of
@@ -127,7 +126,7 @@ const privateHome = "/tmp/home"
 //     signalled), no network unless allowed;
 //   - limits on processes, memory and file size (Limits).
 //
-// The environment is built from an allow-list (see Process.PassEnv) by the
+// The environment is built from an allow-list (see Config.PassEnv) by the
 // tools. For full access, configure no sandbox: the tools then run commands
 // unconfined and record that they do. A command's directory must be
 // visible inside: the workspace, or a directory outside what the sandbox
@@ -251,13 +250,13 @@ func (b *bubblewrap) probe() error {
 
 // Wrap implements Sandbox.
 func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
-	return b.wrapIn(argv, dir, nil)
+	return b.WrapContained(argv, dir, nil)
 }
 
-// wrapIn is Wrap knowing how the tools contain the command: in a PID
+// WrapContained is Wrap knowing how the tools contain the command: in a PID
 // namespace of their own made as root (whose /proc the init mounted),
 // the command's pid_max can bound its processes.
-func (b *bubblewrap) wrapIn(argv []string, dir string, cont *containment) ([]string, error) {
+func (b *bubblewrap) WrapContained(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("nothing to run")
 	}
@@ -449,62 +448,4 @@ func (b *bubblewrap) Describe() string {
 		parts = append(parts, "no memory or file size limit (prlimit is missing)")
 	}
 	return strings.Join(parts, ", ")
-}
-
-// sandboxRecord is what the session log keeps of the sandbox in force.
-type sandboxRecord struct {
-	Sandbox string `json:"sandbox"`
-	// Environment says what commands get of the host's environment: the
-	// names withheld, never values.
-	Environment string `json:"environment,omitempty"`
-}
-
-type sandboxRecordedKey struct{}
-
-// sandboxText describes the sandbox in force and the environment, for
-// the session log.
-func (c *config) sandboxText() string {
-	if c.sandbox == nil {
-		return "none: commands run unconfined"
-	}
-	return c.sandbox.Describe()
-}
-
-// recordSandbox writes the sandbox in force to the session log, once
-// per session (shells record theirs when they open).
-func (c *config) recordSandbox(ctx context.Context, call *tools.Call) {
-	env := callEnv(call)
-	if env == nil || env.State == nil || env.Record == nil {
-		return
-	}
-	once, err := tools.LoadState(env.State, sandboxRecordedKey{}, func() *sync.Once { return new(sync.Once) })
-	if err != nil {
-		return
-	}
-	once.Do(func() {
-		rec := sandboxRecord{Sandbox: c.sandboxText(), Environment: c.envText()}
-		if err := env.Record(ctx, call, "sandbox", rec); err != nil && env.Logger != nil {
-			env.Logger.Warn("recording the sandbox failed", "error", err)
-		}
-	})
-}
-
-// contained is a sandbox that wants to know how the tools contain a
-// command (the bubblewrap sandbox, for its process limit).
-type contained interface {
-	wrapIn(argv []string, dir string, cont *containment) ([]string, error)
-}
-
-// reachText tells the model, in the tool descriptions, what commands can
-// reach: the sandbox in force (or that there is none) and the
-// environment they get.
-func (c *config) reachText() string {
-	if c.sandbox == nil {
-		return "Commands run without a sandbox, with " + c.envText() + ". "
-	}
-	s := "Commands run in a sandbox (" + c.sandbox.Describe() + "), with " + c.envText() + ". "
-	if _, ok := c.sandbox.(*bubblewrap); ok {
-		s += "Files the permission rules hide read as empty there, and files they protect are read-only. "
-	}
-	return s
 }

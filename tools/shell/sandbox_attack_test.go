@@ -22,6 +22,7 @@ import (
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/permission"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // attackEnv marks the run of this test binary that
@@ -61,7 +62,7 @@ var attackRules = permission.Rules{
 func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) Sandbox) *arena {
 	t.Helper()
 	a := &arena{}
-	a.env = testEnv(t)
+	a.env = shelltest.Env(t)
 	a.ws = a.env.Cwd
 	for p, data := range map[string]string{
 		"secrets/key.txt":      attackSecret + "\n",
@@ -130,7 +131,7 @@ func newArena(t *testing.T, sandbox func(ws string, paths *permission.Paths) San
 		require.NoError(t, err)
 		a.sb = sb
 	}
-	a.tool = Bash(WithProcess(Process{Sandbox: a.sb}), WithTimeouts(Timeouts{KillGrace: time.Second}))
+	a.tool = Bash(Config{Sandbox: a.sb, Timeouts: Timeouts{KillGrace: time.Second}})
 	return a
 }
 
@@ -142,7 +143,7 @@ func (a *arena) run(t *testing.T, command string, timeout time.Duration) string 
 	if timeout > 0 {
 		args["timeout_ms"] = timeout.Milliseconds()
 	}
-	return run(t, context.Background(), a.tool, a.env, args).Text()
+	return shelltest.Run(t, context.Background(), a.tool, a.env, args).Text()
 }
 
 // read returns a workspace file's content, "" when it is gone.
@@ -241,8 +242,8 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("CONNECTED", s.re
 		held: func(t *testing.T, a *arena, out string) bool {
 			time.Sleep(200 * time.Millisecond)
 			for _, tag := range []string{"1000.424242", "1000.424243", "1000.424244"} {
-				if len(tagged(tag)) > 0 {
-					killTagged(tag)
+				if len(shelltest.Tagged(tag)) > 0 {
+					shelltest.KillTagged(tag)
 					return false
 				}
 			}
@@ -305,7 +306,7 @@ func unbounded(a *arena) string {
 	if !ok {
 		return "not the bubblewrap sandbox"
 	}
-	c := newConfig(nil).containment()
+	c := Config{}.resolve().Containment()
 	ns := c.Namespace() && bw.sh != ""
 	switch {
 	case !bw.root && (ns || bw.prlimit != ""):
@@ -337,7 +338,7 @@ func TestSandboxAttacksUnprivileged(t *testing.T) {
 	require.NoError(t, os.Mkdir(tmp, 0o700))
 	require.NoError(t, os.Chown(tmp, 65534, 65534))
 	bin := filepath.Join(dir, "shell.test")
-	copyFile(t, self, bin)
+	shelltest.CopyFile(t, self, bin)
 	cmd := exec.Command(bin, "-test.run=^TestSandboxAttacks$", "-test.count=1", "-test.v")
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), attackEnv+"=1", "HOME="+tmp, "TMPDIR="+tmp)
@@ -345,7 +346,7 @@ func TestSandboxAttacksUnprivileged(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if strings.Contains(text, "bubblewrap unavailable") {
-		t.Skipf("no unprivileged user namespace for bubblewrap here: %s", lastLine(text))
+		t.Skipf("no unprivileged user namespace for bubblewrap here: %s", shelltest.LastLine(text))
 	}
 	require.NoError(t, err, text)
 	require.Contains(t, text, "--- PASS: TestSandboxAttacks", text)
@@ -387,7 +388,7 @@ func TestSandboxAttackReport(t *testing.T) {
 			var a *arena
 			if legacy {
 				a = newArena(t, func(ws string, _ *permission.Paths) Sandbox { return legacyBwrap{ws: ws} })
-				a.tool = Bash(WithProcess(Process{Sandbox: a.sb, PassEnv: []string{"*"}}), WithTimeouts(Timeouts{KillGrace: time.Second}))
+				a.tool = Bash(Config{Sandbox: a.sb, PassEnv: []string{"*"}, Timeouts: Timeouts{KillGrace: time.Second}})
 			} else {
 				a = newArena(t, nil)
 			}

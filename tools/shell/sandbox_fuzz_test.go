@@ -3,7 +3,6 @@ package shell
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -66,23 +65,5 @@ func FuzzKernelVersion(f *testing.F) {
 		m, n, ok := kernelVersion(fmt.Sprintf("%d.%d.0-x", major, minor))
 		require.True(t, ok)
 		require.Equal(t, [2]int{major, minor}, [2]int{m, n})
-	})
-}
-
-// FuzzWildMatch compares the environment patterns' matcher with a
-// regular expression of the same pattern.
-func FuzzWildMatch(f *testing.F) {
-	f.Add("*_API_KEY", "DEEPSEEK_API_KEY")
-	f.Add("a*b*c", "acb")
-	f.Add("*", "")
-	f.Fuzz(func(t *testing.T, pattern, name string) {
-		if !strings.ContainsRune(pattern, 0) {
-			parts := strings.Split(strings.ToUpper(pattern), "*")
-			for i, p := range parts {
-				parts[i] = regexp.QuoteMeta(p)
-			}
-			re := regexp.MustCompile("(?s)^" + strings.Join(parts, ".*") + "$")
-			require.Equal(t, re.MatchString(strings.ToUpper(name)), wildMatch(pattern, name), "%q %q", pattern, name)
-		}
 	})
 }

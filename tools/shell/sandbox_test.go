@@ -19,6 +19,8 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/tools/permission"
+	"github.com/go-harness/harness/tools/shell/internal/shellkit"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
 // needBwrap skips the test, with one line, when bubblewrap is missing or
@@ -53,13 +55,13 @@ func TestBubblewrapMissing(t *testing.T) {
 func TestBubblewrapConfinesBash(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	outsideDir := t.TempDir()
 	outside := filepath.Join(outsideDir, "keep.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("original"), 0o644))
 	sb := sandboxed(t, env.Cwd, false, false)
 	assert.Contains(t, sb.Describe(), "network off")
-	tool := Bash(WithProcess(Process{Sandbox: sb}))
+	tool := Bash(Config{Sandbox: sb})
 	ctx := context.Background()
 
 	cases := []struct {
@@ -77,7 +79,7 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 		{"pid namespace hides host processes", "ls /proc | grep -c '^[0-9]'", "", 0},
 	}
 	for _, c := range cases {
-		res := run(t, ctx, tool, env, map[string]any{"command": c.command})
+		res := shelltest.Run(t, ctx, tool, env, map[string]any{"command": c.command})
 		require.NotNil(t, res.Render.Terminal, c.name)
 		require.NotNil(t, res.Render.Terminal.ExitCode, "%s: %s", c.name, res.Text())
 		if c.code == 0 {
@@ -99,13 +101,13 @@ func TestBubblewrapConfinesBash(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(env.Cwd, "inside.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "made\n", string(b))
-	rec := recordsOf(t, env).all()
+	rec := shelltest.RecordsOf(t, env).All()
 	require.Len(t, rec, 1, "the sandbox in force is recorded once")
-	assert.Equal(t, "sandbox", rec[0].name)
-	assert.Contains(t, string(rec[0].data), "bubblewrap workspace-write")
+	assert.Equal(t, "sandbox", rec[0].Name)
+	assert.Contains(t, string(rec[0].Data), "bubblewrap workspace-write")
 
-	ro := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, true, false)}))
-	res := run(t, ctx, ro, env, map[string]any{"command": "echo x > ro.txt"})
+	ro := Bash(Config{Sandbox: sandboxed(t, env.Cwd, true, false)})
+	res := shelltest.Run(t, ctx, ro, env, map[string]any{"command": "echo x > ro.txt"})
 	assert.Contains(t, res.Text(), "Read-only file system")
 	assert.NoFileExists(t, filepath.Join(env.Cwd, "ro.txt"))
 }
@@ -126,49 +128,49 @@ func TestBubblewrapNetwork(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	cmd := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", port)
 	ctx := context.Background()
 
-	off := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}))
-	res := run(t, ctx, off, env, map[string]any{"command": cmd})
+	off := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false)})
+	res := shelltest.Run(t, ctx, off, env, map[string]any{"command": cmd})
 	assert.NotContains(t, res.Text(), "hello from the host")
 	assert.NotEqual(t, 0, *res.Render.Terminal.ExitCode, res.Text())
 
-	on := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, true)}))
-	res = run(t, ctx, on, env, map[string]any{"command": cmd})
+	on := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, true)})
+	res = shelltest.Run(t, ctx, on, env, map[string]any{"command": cmd})
 	assert.Contains(t, res.Text(), "hello from the host")
 }
 
 func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)
-	env := testEnv(t)
-	tag := sleepTag(t)
-	tool := Bash(WithProcess(Process{Sandbox: sandboxed(t, env.Cwd, false, false)}), WithTimeouts(Timeouts{KillGrace: defaultKillGrace / 6}))
-	res := run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & sleep 30", "timeout_ms": 1500})
+	env := shelltest.Env(t)
+	tag := shelltest.SleepTag(t)
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false), Timeouts: Timeouts{KillGrace: shellkit.DefaultKillGrace / 6}})
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & sleep 30", "timeout_ms": 1500})
 	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
-	requireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, tag)
 }
 
 func TestBubblewrapPersistentShell(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)
-	env := testEnv(t)
+	env := shelltest.Env(t)
 	sb := sandboxed(t, env.Cwd, false, false)
-	k := newKit(t, env, WithProcess(Process{Sandbox: sb}))
-	id, _ := k.openShell(nil)
-	res := k.do(id, "cd sub 2>/dev/null; X=kept; echo w > f.txt; echo $X")
+	k := shelltest.NewShells(t, env, Tools(Config{Sandbox: sb}))
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "cd sub 2>/dev/null; X=kept; echo w > f.txt; echo $X")
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "kept")
-	res = k.do(id, "echo $X; touch /usr/nope")
+	res = k.Do(id, "echo $X; touch /usr/nope")
 	assert.Contains(t, res.Text(), "kept", "the shell keeps its state inside the sandbox")
 	assert.Contains(t, res.Text(), "Read-only file system")
 	assert.FileExists(t, filepath.Join(env.Cwd, "f.txt"))
-	rec := recordsOf(t, env).all()
+	rec := shelltest.RecordsOf(t, env).All()
 	require.NotEmpty(t, rec)
-	assert.Contains(t, string(rec[0].data), "bubblewrap workspace-write")
-	res = run(t, context.Background(), k.close, env, map[string]any{"session_id": id})
+	assert.Contains(t, string(rec[0].Data), "bubblewrap workspace-write")
+	res = shelltest.Run(t, context.Background(), k.Close, env, map[string]any{"session_id": id})
 	require.False(t, res.IsError, res.Text())
 }
 
@@ -183,7 +185,7 @@ func TestBubblewrapPersistentShell(t *testing.T) {
 // the sandbox before issue 27 run directly (the old baseline).
 func BenchmarkSandboxStart(b *testing.B) {
 	needBwrap(b)
-	env := testEnv(b)
+	env := shelltest.Env(b)
 	ws := env.Cwd
 	writeTree(b, ws)
 	pol, err := permission.New(permission.Rules{Deny: []string{"Read(./secrets/**)", "Edit(./.git/**)", "Read(.env)"}})
@@ -192,10 +194,10 @@ func BenchmarkSandboxStart(b *testing.B) {
 	require.NoError(b, err)
 	bash, err := exec.LookPath("bash")
 	require.NoError(b, err)
-	boxed := Bash(WithProcess(Process{Sandbox: sb}))
-	bare := Bash()
-	boxedCall := benchCall(b, boxed, env, map[string]any{"command": "true"})
-	bareCall := benchCall(b, bare, env, map[string]any{"command": "true"})
+	boxed := Bash(Config{Sandbox: sb})
+	bare := Bash(Config{})
+	boxedCall := shelltest.NewCall(b, boxed, env, map[string]any{"command": "true"})
+	bareCall := shelltest.NewCall(b, bare, env, map[string]any{"command": "true"})
 	argv, err := sb.Wrap([]string{bash, "-c", "true"}, ws)
 	require.NoError(b, err)
 	old, err := legacyBwrap{ws: ws}.Wrap([]string{bash, "-c", "true"}, ws)
@@ -211,9 +213,9 @@ func BenchmarkSandboxStart(b *testing.B) {
 		cpu[i] += childCPU() - c0
 	}
 	for b.Loop() {
-		part(0, func() { mustRun(b, boxed, boxedCall, "[exit code 0") })
+		part(0, func() { shelltest.MustRun(b, boxed, boxedCall, "[exit code 0") })
 		part(1, func() { require.NoError(b, exec.Command(bash, "-c", "true").Run()) })
-		part(2, func() { mustRun(b, bare, bareCall, "[exit code 0") })
+		part(2, func() { shelltest.MustRun(b, bare, bareCall, "[exit code 0") })
 		part(3, func() { require.NoError(b, exec.Command(argv[0], argv[1:]...).Run()) })
 		part(4, func() {
 			_, err := bw.plan(context.Background())

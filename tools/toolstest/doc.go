@@ -10,7 +10,7 @@
 //	env := toolstest.NewEnv()
 //	defer env.Close()
 //	env.FS.SetFile("/project/a.txt", []byte("hi\n"), 0o644)
-//	res, err := env.Call(ctx, files.Read(), `{"file_path":"a.txt"}`)
+//	res, err := env.Call(ctx, files.Read(files.Config{}), `{"file_path":"a.txt"}`)
 //
 // It imports tools, fs/fstest, spill, session/attachments and the module's internal
 // dispatch helpers; nothing of agent or guard, so a tool's tests do not

@@ -20,7 +20,7 @@ func ExampleEnv_Call() {
 	defer env.Close()
 	_ = env.FS.SetFile("/project/notes.txt", []byte("alpha\nbeta\n"), 0o644)
 
-	res, err := env.Call(ctx, files.Read(), `{"file_path":"notes.txt"}`)
+	res, err := env.Call(ctx, files.Read(files.Config{}), `{"file_path":"notes.txt"}`)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,7 +28,7 @@ func ExampleEnv_Call() {
 	fmt.Println(res.IsError, strings.Contains(res.Text(), "beta"))
 
 	// Arguments the schema refuses give the model an error result.
-	res, _ = env.Call(ctx, files.Read(), map[string]any{"path": "notes.txt"})
+	res, _ = env.Call(ctx, files.Read(files.Config{}), map[string]any{"path": "notes.txt"})
 	fmt.Println(res.IsError, res.Code)
 	// Output:
 	// false true

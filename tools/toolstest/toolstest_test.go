@@ -82,7 +82,7 @@ func TestCallReportsABrokenTest(t *testing.T) {
 	_, err = env.Call(context.Background(), bad, `{}`)
 	assert.Error(t, err)
 
-	_, err = env.Call(context.Background(), files.Read(files.WithReadLimits(-1, 0, 0)), `{"file_path":"a"}`)
+	_, err = env.Call(context.Background(), files.Read(files.Config{Lines: -1}), `{"file_path":"a"}`)
 	assert.Equal(t, harness.CodeInvalidOption, harness.CodeOf(err), "an option Validate refuses: %v", err)
 }
 
@@ -134,14 +134,14 @@ func TestFilesThroughTheEnv(t *testing.T) {
 	ctx := context.Background()
 	env := toolstest.NewEnv()
 	defer env.Close()
-	res, err := env.Call(ctx, files.Write(), map[string]string{"file_path": "dir/new.txt", "content": "one\n"})
+	res, err := env.Call(ctx, files.Write(files.Config{}), map[string]string{"file_path": "dir/new.txt", "content": "one\n"})
 	require.NoError(t, err)
 	require.False(t, res.IsError, res.Text())
 	b, _, err := env.FS.ReadBytes(ctx, "/project/dir/new.txt", 100)
 	require.NoError(t, err)
 	assert.Equal(t, "one\n", string(b))
 
-	res, err = env.Call(ctx, files.Edit(), map[string]string{"file_path": "dir/new.txt", "old_string": "one", "new_string": "two"})
+	res, err = env.Call(ctx, files.Edit(files.Config{}), map[string]string{"file_path": "dir/new.txt", "old_string": "one", "new_string": "two"})
 	require.NoError(t, err)
 	require.False(t, res.IsError, res.Text())
 	b, _, err = env.FS.ReadBytes(ctx, "/project/dir/new.txt", 100)

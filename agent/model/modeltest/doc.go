@@ -13,18 +13,25 @@
 //	}
 //
 // The suite asks only for what the contract promises, whatever the
-// answer says: the answer of a plain request ends with one finish chunk
-// and nothing after it; chunks are well formed (a signature or the
-// redacted mark only on reasoning, a model chunk only first); an error is
-// yielded once and ends the sequence; a cancelled context ends the call
-// with an error whose harness.CodeOf is aborted; a consumer that stops
-// early, or a cancelled call, leaves no goroutine behind; the request is
-// not changed; Info names the model and hands out a copy; concurrent
-// calls are safe (run it with -race). Retrying is the loop's job, so the suite
-// does not check it.
+// answer says:
 //
-// A double for tests of code that takes a Model is replay.NewScripted;
-// the suite passes on it, on model.Fallback, on the OpenAI-compatible
+//   - The answer of a plain request ends with one finish chunk, and
+//     nothing comes after it.
+//   - Chunks are well formed: a signature or the redacted mark only on
+//     reasoning, a model chunk only first.
+//   - An error is yielded once and ends the sequence.
+//   - A cancelled context ends the call with an error whose
+//     harness.CodeOf is aborted.
+//   - A consumer that stops early, or a cancelled call, leaves no
+//     goroutine behind.
+//   - The request is not changed.
+//   - Info names the model and hands out a copy.
+//   - Concurrent calls are safe (run it with -race).
+//
+// Retrying is the loop's job, so the suite does not check it.
+//
+// A double for tests of code that takes a Model is replay.NewScripted.
+// The suite passes on it, on model.Fallback, on the OpenAI-compatible
 // adapter against openaitest's endpoint and on the Anthropic adapter
 // against anthropictest's.
 //

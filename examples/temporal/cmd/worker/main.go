@@ -117,7 +117,7 @@ func run() error {
 		return err
 	}
 	defer fsys.Close()
-	ts := []tools.Tool{files.Read()}
+	ts := []tools.Tool{files.Read(files.Config{})}
 	if *effects != "" {
 		ts = append(ts, effect.Tool(*effects))
 	}

@@ -1,0 +1,349 @@
+package persistent
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// The protocol of persistent shells.
+//
+// A shell runs the user's commands in its own process, so a command can
+// redefine almost every name the shell knows: functions named printf,
+// echo, eval, builtin, command, test or exit, aliases, builtins disabled
+// with enable -n, read-only or integer variables, shell options, its own
+// file descriptors. The protocol is built so that none of that can make
+// the harness report a wrong exit status or directory, and so that what
+// breaks it is noticed and said:
+//
+//   - The harness learns when a command starts and ends from records on a
+//     status channel of its own (descriptor 19 in the shell, a pipe only
+//     the harness reads), never from the command's output. A record is
+//     RS nonce " " body RS nonce "\n" (RS is the byte 0x1e) with a fresh
+//     random nonce per command.
+//   - Records are printed without running any command: each is the
+//     message of a failed ${name:?message} expansion in a redirection of
+//     a subshell, which bash prints itself (prefixed by the script name
+//     and line) on the subshell's stderr, the status channel, before the
+//     subshell's body could run. No function, alias, disabled builtin or
+//     trap takes part, so nothing the command defined ever sees the
+//     nonce, which appears nowhere but in those words: not in a variable,
+//     an argument or $BASH_COMMAND, not even for a DEBUG trap.
+//   - The line uses no reserved word, so aliases cannot rewrite it. Its
+//     only command word is \builtin (quoted, so no alias applies), which
+//     runs eval, test and exit past any function of those names; none of
+//     them is given a secret.
+//   - The command runs as \builtin eval of its text quoted whole. The
+//     text first sets __harness_ran to a per-command token, and the end
+//     record carries the variable back, so an eval that did not run the
+//     text (disabled with enable -n, a function named builtin, a
+//     read-only __harness_ran, a DEBUG trap that skips commands) is
+//     noticed.
+//   - Variables our subshells use have per-command random names, so the
+//     command cannot make them read-only (a failed assignment aborts the
+//     subshell) or integer-typed in advance.
+//   - The end record also says whether the shell's stdout and stderr still
+//     lead to the harness (descriptor 18 keeps a copy of the output pipe to
+//     compare with) and carries $SHELLOPTS, so a redirected stdout and set
+//     -e are pointed out.
+//   - When the end record arrives, the harness writes a sync record with a
+//     token it never gave the shell into the output pipe; everything the
+//     command printed is in the pipe before it, so the output up to the
+//     sync record is exactly the command's, whether or not it ends in a
+//     newline.
+//
+// What the protocol cannot stop is code that reads the shell's own
+// input: verbose mode (set -v) whose echo of the input is read back from
+// a file, history (set -o history) read with the history builtin, the
+// shell's memory or its input descriptor. Such a command runs inside the
+// shell with all of its power; a protocol in the same process cannot
+// keep it out. The start record carries $SHELLOPTS, so a result warns
+// when set -v or set -o history was on as the command line was read. A
+// command can also make the shell run nothing more (set -n), which looks
+// like a command that never ends.
+
+const (
+	// markerFD is the shell's descriptor of the status channel.
+	markerFD = 19
+	// outputFD is the shell's copy of the output pipe, to compare its
+	// stdout and stderr with.
+	outputFD = 18
+)
+
+// scriptPath is the script bash is started with: descriptor 3, the pipe
+// the harness writes command lines into. bash names it at the start of
+// its messages.
+const scriptPath = "/dev/fd/3"
+
+const rs = "\x1e"
+
+// newNonce returns a fresh random nonce (32 hex digits).
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// newRanToken returns a fresh random token of 18 decimal digits. It is
+// digits only so that an integer attribute on __harness_ran keeps it.
+func newRanToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strconv.FormatUint(binary.BigEndian.Uint64(b[:])%900_000_000_000_000_000+100_000_000_000_000_000, 10)
+}
+
+// command identifies one command of the protocol.
+type command struct {
+	nonce string // in the records; known only to the words that print them
+	tag   string // names the variables of the harness's subshells
+	ran   string // the value the command text sets __harness_ran to
+	sync  string // the output sync token; never sent to the shell
+}
+
+// trigger is the variable, never set, whose ${trigger:?message}
+// expansion prints a record. bash writes "script: line N: trigger: "
+// before the message.
+func (c command) trigger() string { return "__hn_" + c.tag }
+
+func newCommand() command {
+	return command{nonce: newNonce(), tag: newNonce()[:12], ran: newRanToken(), sync: newNonce()}
+}
+
+// bootLine is the first line a shell reads. Bash starts with the status
+// channel as its stderr; the line moves it to markerFD, keeps a copy of
+// the output pipe, closes the script's descriptor 3 (bash reads the script
+// through a descriptor of its own) and lets SIGINT stop a command but not
+// the shell.
+func bootLine() string {
+	return "exec 3<&- " + strconv.Itoa(outputFD) + ">&1 " + strconv.Itoa(markerFD) + ">&2 2>&1; trap : INT\n"
+}
+
+// commandLine returns the one physical line that runs text in the shell
+// between a start and an end record. prev is the exit status of the
+// previous command, which $? shows the command.
+func commandLine(text string, c command, prev int) string {
+	fd := strconv.Itoa(markerFD)
+	v := func(name string) string { return "__h" + name + "_" + c.tag } // a subshell variable
+	// printer returns a subshell that prints the record body (the inside
+	// of a double-quoted bash string) on the status channel and runs
+	// nothing: the expansion of its redirection fails before its body
+	// could run, so no simple command, and no DEBUG trap, sees the nonce.
+	printer := func(body string) string {
+		return "( " + v("q") + "= ) 2>&" + fd + " 9<${" + c.trigger() + ":?$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "}"
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/8 + 600)
+
+	// The start record.
+	b.WriteString(printer("s ${SHELLOPTS:-x}") + " || " + fd + ">&" + fd + "; ")
+
+	// The command.
+	b.WriteString(`\builtin eval $'__harness_ran=` + c.ran + `\n`)
+	if prev != 0 {
+		b.WriteString(`(\\builtin exit ` + strconv.Itoa(prev) + `)\n`)
+	}
+	b.WriteString("'")
+	b.WriteString(ansiQuote(text))
+	b.WriteString(" </dev/null; ")
+
+	// The end record: status, the token the command text set, which of
+	// stdout (1) and stderr (2) no longer lead to the harness ("-" when
+	// both do), the shell options and the directory.
+	out := strconv.Itoa(outputFD)
+	b.WriteString("( " + v("s") + "=$?; " +
+		v("r") + "=${__harness_ran-}; " + v("r") + "=${" + v("r") + "//[!0-9]/}; " +
+		v("f") + "=; " +
+		`\builtin test /dev/fd/1 -ef /dev/fd/` + out + " || " + v("f") + "=1; " +
+		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "=${" + v("f") + "}2; " +
+		printer("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") +
+		" ) || " + fd + ">&" + fd + "\n")
+	return b.String()
+}
+
+// ansiQuote quotes s as a bash $'...' string on one physical line: every
+// byte that is not printable ASCII, and the quote and backslash, are
+// escaped, so the shell reads the whole string before it runs anything
+// and no byte of s can end the line or the quote.
+func ansiQuote(s string) string {
+	const hexDigits = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8 + 3)
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' || c == '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c >= 0x7f:
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// syncRecord is the record the harness writes into the output pipe once
+// the end record has come.
+func syncRecord(token string) []byte {
+	return []byte(rs + token + " " + rs + token + "\n")
+}
+
+// mark is a parsed end record.
+type mark struct {
+	Status int
+	// Ran is the value of __harness_ran after the command ("x" if unset).
+	Ran string
+	// Stdout and Stderr report whether those descriptors of the shell
+	// still lead to the harness.
+	Stdout, Stderr bool
+	// Opts is $SHELLOPTS.
+	Opts string
+	Dir  string
+}
+
+// errexit reports whether set -e was on after the command.
+func (m *mark) errexit() bool { return hasOption(m.Opts, "errexit") }
+
+// hasOption reports whether the $SHELLOPTS value opts lists option.
+func hasOption(opts, option string) bool {
+	return strings.Contains(":"+opts+":", ":"+option+":")
+}
+
+// parseStart parses the body of a start record, "s opts", and reports
+// whether the shell echoed or recorded the command line as it read it
+// (set -v, set -o history), where the command itself could read the
+// line's nonce.
+func parseStart(b []byte) (exposed, ok bool) {
+	opts, ok := strings.CutPrefix(string(b), "s ")
+	if !ok || opts == "" || strings.Contains(opts, " ") {
+		return false, false
+	}
+	return hasOption(opts, "verbose") || hasOption(opts, "history"), true
+}
+
+// maxMarkBody bounds the body of a record; a directory name is far
+// shorter.
+const maxMarkBody = 64 << 10
+
+var errBadMarker = errors.New("shell: malformed record")
+
+// scanner finds records RS id " " body RS id "\n" in a stream. Bytes that
+// may be the start of a record are held back until the next feed shows
+// whether they are.
+type scanner struct {
+	start []byte // RS id " "
+	end   []byte // RS id "\n"
+	held  []byte // a possible start of a record, or the body so far
+	in    bool   // the start was seen
+}
+
+func newScanner(id string) *scanner {
+	return &scanner{start: []byte(rs + id + " "), end: []byte(rs + id + "\n")}
+}
+
+// feed consumes p. Bytes that are certainly not part of a record are
+// passed to out (which must not keep the slice). When a record completes,
+// feed returns its body and the bytes that followed it in p, which the
+// caller feeds again to look for more. An error means a record was
+// malformed (too long); its bytes are returned as rest and the scanner
+// starts afresh.
+func (s *scanner) feed(p []byte, out func([]byte)) (body, rest []byte, ok bool, err error) {
+	from := 0 // where the end may start in held; what came before was searched
+	if !s.in {
+		data := p
+		if len(s.held) > 0 {
+			data = append(s.held, p...)
+			s.held = nil
+		}
+		i := bytes.Index(data, s.start)
+		if i < 0 {
+			k := partialSuffix(data, s.start)
+			if len(data)-k > 0 {
+				out(data[:len(data)-k])
+			}
+			s.held = append([]byte(nil), data[len(data)-k:]...)
+			return nil, nil, false, nil
+		}
+		if i > 0 {
+			out(data[:i])
+		}
+		s.in = true
+		s.held = append([]byte(nil), data[i+len(s.start):]...)
+	} else {
+		from = max(0, len(s.held)-len(s.end)+1)
+		s.held = append(s.held, p...)
+	}
+	j := bytes.Index(s.held[from:], s.end)
+	if j >= 0 {
+		j += from
+	}
+	if j < 0 {
+		if len(s.held) > maxMarkBody {
+			bad := append(append([]byte(nil), s.start...), s.held...)
+			s.held, s.in = nil, false
+			return nil, bad, false, errBadMarker
+		}
+		return nil, nil, false, nil
+	}
+	held := s.held
+	s.held, s.in = nil, false
+	return held[:j], held[j+len(s.end):], true, nil
+}
+
+// flush returns the bytes held back (at the end of the stream, when no
+// record will complete), a cut-off record included.
+func (s *scanner) flush() []byte {
+	h := s.held
+	if s.in {
+		h = append(append([]byte(nil), s.start...), h...)
+	}
+	s.held, s.in = nil, false
+	return h
+}
+
+// parseEnd parses the body of an end record:
+// "e status ran fds opts dir".
+func parseEnd(b []byte) (*mark, error) {
+	f := strings.SplitN(string(b), " ", 6)
+	if len(f) != 6 || f[0] != "e" {
+		return nil, errBadMarker
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil || n < 0 || n > 255 || f[1] != strconv.Itoa(n) {
+		return nil, errBadMarker
+	}
+	if f[2] != "x" && strings.Trim(f[2], "0123456789") != "" || f[2] == "" || f[4] == "" {
+		return nil, errBadMarker
+	}
+	switch f[3] {
+	case "-", "1", "2", "12":
+	default:
+		return nil, errBadMarker
+	}
+	return &mark{Status: n, Ran: f[2], Stdout: !strings.Contains(f[3], "1"), Stderr: !strings.Contains(f[3], "2"),
+		Opts: f[4], Dir: f[5]}, nil
+}
+
+// partialSuffix returns the length of the longest suffix of data that is
+// a proper prefix of tok.
+func partialSuffix(data, tok []byte) int {
+	for k := min(len(data), len(tok)-1); k > 0; k-- {
+		if bytes.HasSuffix(data, tok[:k]) {
+			return k
+		}
+	}
+	return 0
+}
