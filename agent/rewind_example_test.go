@@ -32,7 +32,7 @@ func ExampleSession_Rewind() {
 	)
 	loop, err := agent.New(
 		agent.WithModel(model),
-		agent.WithTools(shell.Bash()),
+		agent.WithTools(shell.Bash(shell.Config{})),
 		agent.WithStores(agent.Stores{Sessions: session.NewMemory(session.StoreConfig{}), Files: workspace, Attachments: attachments.NewMemory()}),
 		agent.WithCheckpoints(checkpoint.Config{}),
 	)

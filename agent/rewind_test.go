@@ -63,7 +63,7 @@ func (e *rewindEnv) newLoop(t *testing.T, m *replay.Model, extra ...tools.Tool) 
 	loop, err := agent.New(
 		agent.WithModel(m),
 		agent.WithStores(agent.Stores{Sessions: e.store, Files: ws, Attachments: e.atts}),
-		agent.WithTools(slices.Concat(files.Tools(), shell.Tools(), extra)...),
+		agent.WithTools(slices.Concat(files.Tools(files.Config{}), shell.Tools(shell.Config{}), extra)...),
 		agent.WithCheckpoints(checkpoint.Config{}),
 	)
 	require.NoError(t, err)
