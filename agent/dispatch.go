@@ -271,8 +271,11 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	// started hands the turn each call as it takes its slot, before it
 	// runs: ToolCallStart says a call is about to run, never one that
 	// waits for a slot and may be cancelled before it starts. It is
-	// unbuffered, so a call's start reaches the host before its end.
+	// unbuffered, and the call runs only once the turn acknowledged its
+	// start (on begun): the host sees a call start before anything it
+	// does, or its end.
 	started := make(chan int)
+	begun := make(chan struct{})
 	slots := make(chan struct{}, t.l.cfg.limits.withDefaults().MaxParallel)
 	go func() {
 		for i, call := range prepared {
@@ -287,6 +290,7 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				select {
 				case started <- i:
 					announced = true
+					<-begun
 				case <-t.ctx.Done():
 				}
 			}
@@ -322,6 +326,7 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				break wait
 			case i := <-started:
 				t.emit(&ToolCallStart{Step: step, Call: calls[i], Render: prepared[i].Spec.Render})
+				begun <- struct{}{}
 			case <-hub.wake:
 				flush()
 			case ev := <-t.sub.relay:

@@ -73,17 +73,19 @@ func TestCallCancelledBeforeItsSlotGetsNoStart(t *testing.T) {
 	_, s := newSession(t, agent.WithModel(m), agent.WithTools(slow), agent.WithLimits(agent.Limits{MaxParallel: 1}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		// c1 runs, holding the one slot; c2 waits for it when the turn
+		// is cancelled.
+		select {
+		case <-running:
+		case <-time.After(10 * time.Second):
+			t.Error("the started call did not run")
+		}
+		cancel()
+	}()
 	var evs []agent.Event
 	for ev := range s.Run(ctx, "go") {
 		evs = append(evs, ev)
-		if st, ok := ev.(*agent.ToolCallStart); ok && st.Call.ID == "c1" {
-			select {
-			case <-running:
-			case <-time.After(10 * time.Second):
-				t.Error("the started call did not run")
-			}
-			cancel()
-		}
 	}
 	close(release)
 	var started []string
