@@ -260,7 +260,11 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if steps == 0 {
 		return nil, &harness.Error{Code: harness.CodeNotRun, Message: fmt.Sprintf("this turn has spent its budget of %d sub-agent steps: finish the work yourself or report what is left", sa.TurnSteps)}
 	}
-	child, err := l.childLoop(t, ty, steps, byName)
+	budget, ok := t.childBudget()
+	if !ok {
+		return nil, &harness.Error{Code: CodeBudgetExceeded, Message: "this turn has reached its budget of money or tokens (Limits.Budget): no sub-agent can start; finish with what you have or report what is left"}
+	}
+	child, err := l.childLoop(t, ty, steps, budget, byName)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +387,8 @@ func taskResult(id, agentName, answer string, end *TurnEnd, max int, ctxErr erro
 	case session.ReasonCompleted:
 	case session.ReasonStepLimit:
 		fmt.Fprintf(&b, "[The %s agent stopped at its step limit before it finished; its answer so far follows.]\n", agentName)
+	case session.ReasonBudgetExceeded:
+		fmt.Fprintf(&b, "[The %s agent stopped at what was left of this turn's budget of money or tokens before it finished; its answer so far follows.]\n", agentName)
 	default:
 		msg := reason
 		if end != nil && end.Err != nil {
@@ -415,7 +421,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // childLoop builds the loop of one child: the parent's configuration
 // with the type's tools, prompt, model and steps, the parent session's
 // permission policy and the parent's approver.
-func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]tools.Tool) (*Loop, error) {
+func (l *Loop) childLoop(t *turn, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
 	cfg.sources = nil
@@ -428,6 +434,9 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	}
 	cfg.system = ty.System
 	cfg.maxSteps = steps
+	// What is left of the parent's budgets, as the child's turn budget:
+	// the child stops at it (it cannot pause its parent's turn).
+	cfg.limits.Budget = budget
 	cfg.model = ty.Model
 	if cfg.model == nil {
 		// The parent's model, and the rest of its fallback chain.
