@@ -166,6 +166,9 @@ const (
 	// CodeReplayDrift: a replayed session's live request differs from
 	// the one recorded.
 	CodeReplayDrift Code = "replay_drift"
+	// CodeConflict: a rewind would overwrite work done outside the agent
+	// since its checkpoint (a file the user changed), so it was refused.
+	CodeConflict Code = "conflict"
 	// CodeUnknown: a failure with no code of its own.
 	CodeUnknown Code = "unknown"
 )

@@ -233,6 +233,7 @@ type callDone struct {
 // within its backstop plus the cancel wait (see Limits), so the batch
 // never waits on a tool that ignores its context.
 func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Call, results []*harness.ToolResult) error {
+	t.checkpointCalls(step, prepared)
 	starts := make([]session.Payload, len(calls))
 	for i, c := range calls {
 		starts[i] = &session.ToolStarted{Step: step, CallID: c.ID, Name: c.Name}

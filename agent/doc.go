@@ -161,6 +161,20 @@
 // Without one it is denied, with a reason that says so: a child cannot
 // pause its parent's turn.
 //
+// # Checkpoints and rewind
+//
+// [WithCheckpoints] records the workspace files before each turn and each
+// batch of calls with side effects (package checkpoint: manifests and
+// contents in the attachment store, a session.Checkpoint event in the
+// log). [Session.Rewind] takes them back, with the conversation: an undo
+// of any turn, bash and MCP changes included, without a model call.
+//
+// The files the agent's turns changed are restored; those changed only
+// outside the agent are left alone; one changed by both is a conflict the
+// rewind refuses unless forced. The conversation is never rewritten: it
+// goes on in a fork of the session (Store.Fork), the original staying as
+// a branch. A dry run returns what the rewind would do.
+//
 // # Project context and lifecycle
 //
 // [WithContext] gives the turns project context: AGENTS.md files and the
@@ -213,6 +227,7 @@
 //	agent                                 the loop
 //	tools/files tools/images tools/shell
 //	tools/sessiontools spill guard        built-in tools and middleware
+//	checkpoint                            workspace checkpoints and rewinds
 //	tools/permission                      permission rules and decisions
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
@@ -221,7 +236,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// Package agent imports harness, agent/model, fs, pricing, session,
-// tools, tools/permission and internal helpers. Nothing imports it but
-// programs, observe, and tests.
+// Package agent imports harness, agent/model, checkpoint, fs, pricing,
+// session, tools, tools/permission and internal helpers. Nothing imports
+// it but programs, observe, and tests.
 package agent

@@ -55,6 +55,9 @@ func New(opts ...Option) (*Loop, error) {
 	if err := cfg.context.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.validateCheckpoints(); err != nil {
+		errs = append(errs, err)
+	}
 	lim := cfg.limits.withDefaults()
 	cfg.maxSteps, cfg.retry = lim.MaxSteps, *lim.Retry
 	l := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/checkpoint"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/logs"
 	"github.com/go-harness/harness/pricing"
@@ -65,6 +66,8 @@ type config struct {
 	turnObservers   []TurnObserver
 	modelMiddleware []model.Middleware
 	prices          *pricing.Table
+
+	checkpoints *checkpoint.Config // WithCheckpoints; nil when off
 
 	policy   *permission.Policy
 	approver permission.Approver

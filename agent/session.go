@@ -234,7 +234,10 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
-		t.safely(func() { body(t) })
+		t.safely(func() {
+			t.checkpoint(session.CheckpointTurnStart)
+			body(t)
+		})
 	}
 }
 

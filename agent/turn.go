@@ -155,6 +155,7 @@ func (t *turn) loop() {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
+	t.checkpoint(session.CheckpointTurnEnd)
 	childUsage, childCost := t.sub.spent()
 	t.usage.Add(childUsage)
 	// The children's model calls were priced in their own sessions; they

@@ -344,7 +344,7 @@ func (d *decoder) payload(typ string) Payload {
 			return true
 		})
 		return p
-	case typeApproval, typePermission, typeContext, typeHook:
+	case typeApproval, typePermission, typeContext, typeHook, typeCheckpoint:
 		// Rare events (one per decision): the plain decoder.
 		raw := d.raw()
 		p, _ := newPayload(typ)

@@ -59,6 +59,18 @@
 // and the directories below it), newest first. It reads only each log's
 // header and the start of its first user message.
 //
+// Store.Fork starts a session from another's events up to one of them,
+// copied byte for byte, its header naming the parent and the fork point:
+// how a conversation goes back without its log being rewritten. A
+// session's title and tags ([Meta]: Store.Rename, Store.Tag) are kept
+// beside its log, never in it, and shown by List. A [Checkpoint] event
+// records the state of the session's workspace files (package
+// checkpoint takes them and rewinds to them).
+//
+// A [Retention] deletes sessions together with what other stores keep for
+// them (spilled output, attachment references, checkpoint contents), one
+// by one or by age.
+//
 // Stores fail with harness errors: errors.Is(err, harness.CodeNotFound),
 // harness.CodeExists, harness.CodeLocked (open for appending elsewhere),
 // harness.CodeClosed, harness.CodeInvalidID.

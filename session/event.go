@@ -35,7 +35,7 @@ func (e Event) Type() string {
 // event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
 // ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
 // ModelRetry, ModelFallback, Pruned, Compacted, ApprovalRequested,
-// PermissionDecided, ContextLoaded, HookRun)
+// PermissionDecided, ContextLoaded, HookRun, Checkpoint)
 // or Unknown. The set is closed: the log
 // format has one owner, this package, and an event of a type it does not
 // know is kept as Unknown.
@@ -302,6 +302,8 @@ func newPayload(typ string) (Payload, bool) {
 		return &ContextLoaded{}, true
 	case typeHook:
 		return &HookRun{}, true
+	case typeCheckpoint:
+		return &Checkpoint{}, true
 	}
 	return nil, false
 }

@@ -79,6 +79,8 @@ func goldenBatches() [][]Payload {
 		{&Pruned{Calls: []PrunedCall{{CallID: "c1", Seq: 12, Placeholder: "[pruned: the read_file result for /w/a.go was made stale]"}}, EstimatedTokens: 9000}},
 		{&AssistantMessage{Step: 3, Model: "m1", Content: []harness.Block{harness.TextBlock("Fixed.")}, Finish: "stop", Usage: &harness.Usage{InputTokens: 210, OutputTokens: 4}}},
 		{&TurnEnded{Reason: ReasonCompleted, Steps: 3, Usage: harness.Usage{InputTokens: 530, OutputTokens: 44, CacheHitTokens: 100, CacheMissTokens: 20, ReasoningTokens: 8}}},
+		{&Checkpoint{Kind: CheckpointTurnStart, Turn: 1, Dir: "/w", Manifest: "sha256:cd34" + strings.Repeat("0", 60),
+			Scanned: time.Date(2026, 12, 1, 9, 0, 1, 5, time.UTC), Files: 3, Bytes: 120, Omitted: 1, Modified: 1, Paths: []string{"a.go"}}},
 		{&UserMessage{Content: []harness.Block{harness.TextBlock("and the docs")}}},
 		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40, Usage: &harness.Usage{InputTokens: 910, OutputTokens: 38}}},
 		{&Unknown{Type: "future_event", Data: json.RawMessage(`{"kept":"as it was"}`)}},
@@ -165,7 +167,7 @@ func TestGoldenLog(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{TypeUser, TypeAssistant, typeToolStart, TypeToolResult, typeModelRequest, TypeReminder,
-		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typeFallback, typePrune, typeCompaction, typeApproval, typePermission, "future_event"} {
+		typeTurnEnd, TypeSystem, typeRecord, typeRetry, typeFallback, typePrune, typeCompaction, typeApproval, typePermission, typeCheckpoint, "future_event"} {
 		assert.True(t, types[typ], "the golden log has a %s event", typ)
 	}
 	for _, k := range []harness.BlockType{harness.BlockText, harness.BlockReasoning, harness.BlockImage, harness.BlockToolCall, harness.BlockToolResult} {

@@ -89,6 +89,12 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 		return nil, fmt.Errorf("session: creating store directory: %w", err)
 	}
 	line = append(line, '\n')
+	if _, err := os.Lstat(s.path(h.ID)); errors.Is(err, iofs.ErrNotExist) {
+		// What a deleted session of this id left must not become ours.
+		if err := s.removeMeta(h.ID); err != nil {
+			return nil, fmt.Errorf("session %s: removing an old title file: %w", h.ID, err)
+		}
+	}
 	var f *os.File
 	if runtime.GOOS == "windows" {
 		f, err = s.createInPlace(h.ID, line)
@@ -142,7 +148,8 @@ func (s *jsonlStore) createLinked(id string, header []byte) (*os.File, error) {
 }
 
 // removeStale removes the temporary files of Creates that a crash
-// interrupted, when they were last changed before the given time.
+// interrupted, and title files whose log is gone, when they were last
+// changed before the given time.
 func (s *jsonlStore) removeStale(before time.Time) error {
 	if err := s.cfg.err; err != nil {
 		return err
@@ -156,7 +163,7 @@ func (s *jsonlStore) removeStale(before time.Time) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), tempPrefix) && !s.orphanMeta(e.Name()) {
 			continue
 		}
 		fi, err := e.Info()
@@ -287,7 +294,7 @@ func (s *jsonlStore) List(ctx context.Context, opts ListOptions) ([]Info, error)
 		if err != nil {
 			continue // not a readable session log; Load reports why
 		}
-		if info != nil {
+		if info != nil && (len(opts.Tags) == 0 || s.readMeta(lf.ID).HasTags(opts.Tags)) {
 			out = append(out, *info)
 		}
 	}
@@ -359,6 +366,7 @@ func (s *jsonlStore) describe(lf storekit.LogFile, workspace string) (*Info, err
 	}
 	info := &Info{Header: h, Updated: st.ModTime().UTC(), Size: st.Size()}
 	info.Title = scanTitle(br, titleScan)
+	s.readMeta(lf.ID).Describe(info)
 	return info, nil
 }
 
@@ -473,6 +481,9 @@ func (s *jsonlStore) Delete(ctx context.Context, id string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: deleting: %w", id, err)
+	}
+	if err := s.removeMeta(id); err != nil {
+		return fmt.Errorf("session %s: deleting its title and tags: %w", id, err)
 	}
 	return nil
 }

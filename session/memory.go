@@ -25,6 +25,7 @@ type memSession struct {
 	size    int64
 	open    bool
 	title   string
+	meta    Meta
 }
 
 // NewMemory returns a Store that keeps logs in memory, encoded exactly
@@ -157,10 +158,12 @@ func (m *memory) List(ctx context.Context, opts ListOptions) ([]Info, error) {
 	m.mu.Lock()
 	var out []Info
 	for _, s := range m.sessions {
-		if opts.Workspace != "" && !Below(s.header.Cwd, opts.Workspace) {
+		if opts.Workspace != "" && !Below(s.header.Cwd, opts.Workspace) || !s.meta.HasTags(opts.Tags) {
 			continue
 		}
-		out = append(out, Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size})
+		info := Info{Header: s.header, Title: s.title, Updated: s.updated, Size: s.size}
+		s.meta.Describe(&info)
+		out = append(out, info)
 	}
 	m.mu.Unlock()
 	sortInfos(out)

@@ -28,11 +28,20 @@ type Retention struct {
 	// refers to any more can be collected. The log is read before it is
 	// deleted only when this is set.
 	ReleaseAttachments func(ctx context.Context, id string, digests []string) error
+	// ExpandCheckpoints, when set with ReleaseAttachments, turns the
+	// manifests of the deleted session's workspace checkpoints (their
+	// digests, which are released in any case) into every digest they
+	// refer to: their chunks and the file contents they kept, released
+	// with the rest. checkpoint.Referenced returns one for a store.
+	ExpandCheckpoints func(ctx context.Context, manifests []string) ([]string, error)
 }
 
-// Delete deletes session id: its log, then (DeleteData) what other stores
-// keep for it, then (ReleaseAttachments) its attachment references. A session open for
-// appending is left alone (harness.CodeLocked) and nothing is deleted.
+// Delete deletes session id: its log and its Meta, then (DeleteData)
+// what other stores keep for it, then (ReleaseAttachments) its
+// attachment references, the contents of its workspace checkpoints
+// included. A session open for appending is left alone
+// (harness.CodeLocked) and nothing is deleted. Forks of the session keep
+// their own copy of the events they share with it.
 //
 // When the log no longer exists, Delete still calls DeleteData for the id (what an interrupted Delete may have left behind) and
 // then fails with harness.CodeNotFound. Errors of the other stores are joined;
@@ -41,12 +50,13 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 	if !validID(id) {
 		return fmt.Errorf("%w: %q", storeErr(harness.CodeInvalidID), id)
 	}
-	var digests []string
+	var digests, manifests []string
 	if r.ReleaseAttachments != nil {
 		tr, err := r.Store.Load(ctx, id)
 		switch {
 		case err == nil:
 			digests = attachmentDigests(tr.Events)
+			manifests = checkpointManifests(tr.Events)
 		case errors.Is(err, harness.CodeNotFound):
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -64,6 +74,15 @@ func (r *Retention) Delete(ctx context.Context, id string) error {
 		if err := r.DeleteData(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("session %s: deleting its data: %w", id, err))
 		}
+	}
+	if len(manifests) > 0 && r.ExpandCheckpoints != nil {
+		more, err := r.ExpandCheckpoints(ctx, manifests)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s: reading its checkpoints: %w", id, err))
+		}
+		digests = append(digests, more...)
+		slices.Sort(digests)
+		digests = slices.Compact(digests)
 	}
 	if len(digests) > 0 && r.ReleaseAttachments != nil {
 		if err := r.ReleaseAttachments(ctx, id, digests); err != nil {
@@ -148,8 +167,21 @@ func (r *Retention) Prune(ctx context.Context, opts PruneOptions) ([]Info, error
 	return deleted, errors.Join(errs...)
 }
 
-// attachmentDigests returns the digests of the attachments (images) the
-// events refer to, sorted, each once.
+// checkpointManifests returns the manifests of the events' checkpoints,
+// sorted, each once.
+func checkpointManifests(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		if c, ok := e.Data.(*Checkpoint); ok && c.Manifest != "" {
+			out = append(out, c.Manifest)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// attachmentDigests returns the digests of the attachments (images and
+// checkpoint manifests) the events refer to, sorted, each once.
 func attachmentDigests(events []Event) []string {
 	var out []string
 	addContent := func(cs []harness.Block) {
@@ -174,6 +206,10 @@ func attachmentDigests(events []Event) []string {
 			}
 		case *ToolFinished:
 			addContent(p.Result.Content)
+		case *Checkpoint:
+			if p.Manifest != "" {
+				out = append(out, p.Manifest)
+			}
 		}
 	}
 	slices.Sort(out)

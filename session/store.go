@@ -29,6 +29,10 @@ type Header struct {
 	Created time.Time `json:"created"`
 	// Parent is the id of the session this one was forked from, if any.
 	Parent string `json:"parent,omitempty"`
+	// ForkSeq is, for a session made by Store.Fork, the sequence number
+	// of the parent's last event it copied: its log starts with the
+	// parent's events up to that one.
+	ForkSeq int64 `json:"fork_seq,omitempty"`
 	// ParentCall is the id of the parent's tool call that started this
 	// session, for a sub-agent's session (agent.WithSubAgents).
 	ParentCall string `json:"parent_call,omitempty"`
@@ -48,11 +52,33 @@ type Store interface {
 	Load(ctx context.Context, id string) (*Transcript, error)
 	// List describes the sessions that match opts, newest first.
 	List(ctx context.Context, opts ListOptions) ([]Info, error)
-	// Delete removes a session's log. Deleting an unknown id fails with
-	// harness.CodeNotFound, a session open for appending with
-	// harness.CodeLocked. To delete what other stores keep for the session too
-	// (spilled output, attachment references), use a Retention.
+	// Delete removes a session's log and its Meta. Deleting an unknown
+	// id fails with harness.CodeNotFound, a session open for appending
+	// with harness.CodeLocked. To delete what other stores keep for the
+	// session too (spilled output, attachments, checkpoints), use a
+	// Retention.
 	Delete(ctx context.Context, id string) error
+	// Fork creates a session that continues session id from one of its
+	// events, leaving id as it is: the new log starts with a copy of
+	// id's events up to and including the one numbered opts.At (all of
+	// them when At is 0), byte for byte, sequence numbers and times
+	// included, so it resumes, replays and derives its history like any
+	// session. Its header has id's working directory, Parent id and
+	// ForkSeq the last event copied; its ID is opts.ID, or a new one. It
+	// works while id is open for appending elsewhere. An unknown id, or
+	// an At that names no event of it, fails with harness.CodeNotFound;
+	// a taken opts.ID with harness.CodeExists. The fork is not open:
+	// resume it to append.
+	Fork(ctx context.Context, id string, opts ForkOptions) (Header, error)
+	// Rename sets the title List shows for the session (Meta.Title); an
+	// empty title shows the start of its first user message again. It
+	// works while the session is open for appending, and never changes
+	// the log. A title that is too long or holds control characters
+	// fails with harness.CodeInvalidOption.
+	Rename(ctx context.Context, id, title string) error
+	// Tag adds and then removes tags of the session (Meta.Tags) and
+	// returns its tags, sorted. Like Rename, it never changes the log.
+	Tag(ctx context.Context, id string, add, remove []string) ([]string, error)
 }
 
 // Log appends to one session.
@@ -103,13 +129,18 @@ type ListOptions struct {
 	Workspace string
 	// Limit, when positive, keeps only the newest Limit sessions.
 	Limit int
+	// Tags, when set, keeps only sessions that carry every one of them.
+	Tags []string
 }
 
 // Info describes a stored session.
 type Info struct {
 	Header Header `json:"header"`
-	// Title is the start of the first user message.
+	// Title is the title Rename gave the session, or else the start of
+	// its first user message.
 	Title string `json:"title,omitempty"`
+	// Tags are the session's tags, sorted.
+	Tags []string `json:"tags,omitempty"`
 	// Updated is when the session was last appended to.
 	Updated time.Time `json:"updated"`
 	// Size is the log's size in bytes.

@@ -30,6 +30,11 @@
 // some. search.Lines then matches the candidates exactly as the JSONL
 // store matches its files, so both answer the same search the same way.
 //
+// A fork (Store.Fork) copies the parent's event rows in one transaction
+// that sees one snapshot of it. A session's title and tags
+// (session.Meta) are a jsonb column of its row, changed under the row's
+// lock with session.Meta.Apply; List filters by tags in SQL.
+//
 // Resuming a session reads its events in one query and decodes each row
 // as the JSONL store decodes a line, with the session package's fast
 // decoder (through session.Event.UnmarshalJSON).

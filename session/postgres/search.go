@@ -181,7 +181,7 @@ func (s *store) Search(ctx context.Context, opts search.Options) ([]search.Match
 		cond = append(cond, "EXISTS (SELECT 1 FROM harness_events e WHERE e.session_id = harness_sessions.id AND "+eventWhere(len(args)+1)+")")
 		args = append(args, evArgs...)
 	}
-	sql := `SELECT header, title, updated_ns, size FROM harness_sessions`
+	sql := `SELECT header, title, updated_ns, size, meta FROM harness_sessions`
 	if len(cond) > 0 {
 		sql += " WHERE " + strings.Join(cond, " AND ")
 	}

@@ -344,7 +344,20 @@ func (s *store) List(ctx context.Context, opts session.ListOptions) ([]session.I
 		return nil, err
 	}
 	where, args := workspaceFilter(opts.Workspace, nil)
-	sql := `SELECT header, title, updated_ns, size FROM harness_sessions` + where + orderNewest
+	if len(opts.Tags) > 0 {
+		tags, err := json.Marshal(opts.Tags)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, string(tags))
+		if where == "" {
+			where = " WHERE"
+		} else {
+			where += " AND"
+		}
+		where += fmt.Sprintf(` meta -> 'tags' @> $%d::jsonb`, len(args))
+	}
+	sql := `SELECT header, title, updated_ns, size, meta FROM harness_sessions` + where + orderNewest
 	if opts.Limit > 0 {
 		args = append(args, opts.Limit)
 		sql += fmt.Sprintf(" LIMIT $%d", len(args))
@@ -390,10 +403,10 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 	defer rows.Close()
 	var out []session.Info
 	for rows.Next() {
-		var hj string
+		var hj, mj string
 		var title []byte
 		var updated, size int64
-		if err := rows.Scan(&hj, &title, &updated, &size); err != nil {
+		if err := rows.Scan(&hj, &title, &updated, &size, &mj); err != nil {
 			return nil, err
 		}
 		var in session.Info
@@ -403,6 +416,10 @@ func scanInfos(rows pgx.Rows) ([]session.Info, error) {
 		in.Title = string(title)
 		in.Updated = time.Unix(0, updated).UTC()
 		in.Size = size
+		var meta session.Meta
+		if json.Unmarshal([]byte(mj), &meta) == nil {
+			meta.Describe(&in)
+		}
 		out = append(out, in)
 	}
 	return out, rows.Err()

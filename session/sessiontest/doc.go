@@ -14,6 +14,12 @@
 // kept, and one above it is refused with its whole batch, whatever its
 // type.
 //
+// It checks the management methods too: Fork (events copied byte for
+// byte up to the fork point, the parent untouched, the fork resumable,
+// also while the parent is open), Rename and Tag (kept beside the log,
+// shown and filtered by List, gone with Delete), and what a Retention
+// releases.
+//
 // TestAttachments checks an attachment store (Put and Get by digest).
 //
 // It imports harness, session and session/search (its suite searches

@@ -65,7 +65,9 @@ func testRetention(t *testing.T, s session.Store) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	mk("old1", "/w", &session.UserMessage{Content: []harness.Block{harness.TextBlock("look"), img("sha256:bb"), img("sha256:aa")}},
-		&session.ToolFinished{CallID: "c", Name: "read_image", Result: harness.ToolResult{Content: []harness.Block{img("sha256:cc"), img("sha256:aa")}}})
+		&session.ToolFinished{CallID: "c", Name: "read_image", Result: harness.ToolResult{Content: []harness.Block{img("sha256:cc"), img("sha256:aa")}}},
+		&session.Checkpoint{Kind: session.CheckpointTurnStart, Dir: "/w", Manifest: "sha256:dd"},
+		&session.Checkpoint{Kind: session.CheckpointTurnEnd, Dir: "/w", Manifest: "sha256:dd"})
 	mk("old2", "/other")
 	live, err := s.Create(ctx(), session.Header{ID: "old3", Cwd: "/w"})
 	require.NoError(t, err)
@@ -90,7 +92,12 @@ func testRetention(t *testing.T, s session.Store) {
 
 	data := &fakeData{}
 	now := cut.Add(24 * time.Hour)
-	r := &session.Retention{Store: s, DeleteData: data.DeleteSession, ReleaseAttachments: data.ReleaseAttachments}
+	var expanded [][]string
+	r := &session.Retention{Store: s, DeleteData: data.DeleteSession, ReleaseAttachments: data.ReleaseAttachments,
+		ExpandCheckpoints: func(_ context.Context, manifests []string) ([]string, error) {
+			expanded = append(expanded, manifests)
+			return []string{"sha256:ee", "sha256:aa"}, nil // a chunk, and content shared with an image
+		}}
 
 	_, err = r.Prune(ctx(), session.PruneOptions{})
 	assert.Error(t, err, "an age is required")
@@ -110,7 +117,9 @@ func testRetention(t *testing.T, s session.Store) {
 	assert.NotContains(t, err.Error(), "old1")
 	assert.Equal(t, []string{"old1"}, ids(deleted), "the workspace's old, closed sessions, returned with the error")
 	assert.Equal(t, []string{"old1"}, data.deleted, "its data went with it")
-	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc"}}, data.released)
+	assert.Equal(t, map[string][]string{"old1": {"sha256:aa", "sha256:bb", "sha256:cc", "sha256:dd", "sha256:ee"}}, data.released,
+		"images, checkpoint manifests and what they refer to, each once")
+	assert.Equal(t, [][]string{{"sha256:dd"}}, expanded, "each manifest expanded once")
 
 	all, err = s.List(ctx(), session.ListOptions{})
 	require.NoError(t, err)

@@ -43,6 +43,9 @@ func TestStore(t *testing.T, newStore func(t *testing.T, maxLineSize int) sessio
 	t.Run("Retention", func(t *testing.T) { testRetention(t, def(t)) })
 	t.Run("LinesBoundedByDefault", func(t *testing.T) { testDefaultBound(t, def(t)) })
 	t.Run("BackslashInWorkspace", func(t *testing.T) { testBackslashWorkspace(t, def(t)) })
+	t.Run("Fork", func(t *testing.T) { testFork(t, def(t)) })
+	t.Run("ForkOpen", func(t *testing.T) { testForkOpen(t, def(t)) })
+	t.Run("RenameAndTag", func(t *testing.T) { testRenameTag(t, def(t)) })
 	const max = 4096
 	t.Run("LargerEventRefusedWhole", func(t *testing.T) { testRefusedWhole(t, newStore(t, max), max) })
 	t.Run("EventAtTheLimit", func(t *testing.T) { testAtTheLimit(t, newStore(t, max), max) })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/pathmatch"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
 	"github.com/go-harness/harness/tools"
@@ -86,9 +87,9 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 			base = path.Join(top.Path, dir)
 		}
 	}
-	g, err := compileGlob(rest, globOptions{})
+	g, err := pathmatch.CompileGlob(rest, pathmatch.GlobOptions{})
 	if err != nil {
-		return nil, invalid("The pattern %q is not a valid glob: %s.", in.Pattern, strings.TrimPrefix(err.Error(), errPattern.Error()+"\n"))
+		return nil, invalid("The pattern %q is not a valid glob: %s.", in.Pattern, strings.TrimPrefix(err.Error(), pathmatch.ErrPattern.Error()+"\n"))
 	}
 	fsys := call.Env.FS
 	if base != top.Path {
@@ -139,7 +140,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 	var hint *int
 	if total == 0 && !strings.Contains(rest, "/") && !strings.HasPrefix(rest, "**") {
 		// "*.go" matches only at the top: would "**/*.go" find some?
-		deep, _ := compileGlob("**/"+rest, globOptions{})
+		deep, _ := pathmatch.CompileGlob("**/"+rest, pathmatch.GlobOptions{})
 		var n atomic.Int32
 		w.prune = nil
 		_ = w.walk(ctx, base, func(e entry) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/pathmatch"
 	"github.com/go-harness/harness/internal/textmatch"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -67,8 +68,8 @@ type grepPlan struct {
 	limit         int
 	before, after int
 	m             *textmatch.Matcher
-	glob          *globMatcher
-	typ           *globMatcher
+	glob          *pathmatch.Glob
+	typ           *pathmatch.Glob
 }
 
 func plan(in grepArgs) (*grepPlan, error) {
@@ -113,9 +114,9 @@ func plan(in grepArgs) (*grepPlan, error) {
 	}
 	p.m = m
 	if g := strings.TrimSpace(in.Glob); g != "" {
-		p.glob, err = compileGlob(g, globOptions{Basename: true, Negatable: true})
+		p.glob, err = pathmatch.CompileGlob(g, pathmatch.GlobOptions{Basename: true, Negatable: true})
 		if err != nil {
-			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), errPattern.Error()+"\n"))
+			return nil, invalid("The glob %q is not valid: %s.", in.Glob, strings.TrimPrefix(err.Error(), pathmatch.ErrPattern.Error()+"\n"))
 		}
 	}
 	if t := strings.TrimSpace(in.Type); t != "" {

@@ -3,6 +3,8 @@ package codesearch
 import (
 	"sort"
 	"strings"
+
+	"github.com/go-harness/harness/internal/pathmatch"
 )
 
 // fileTypes maps ripgrep's names of the common file types to the file
@@ -73,7 +75,7 @@ func typeNames() string {
 }
 
 // typeGlob compiles a type's file names into one basename glob.
-func typeGlob(name string) (*globMatcher, bool) {
+func typeGlob(name string) (*pathmatch.Glob, bool) {
 	globs, ok := fileTypes[strings.ToLower(strings.TrimSpace(name))]
 	if !ok {
 		return nil, false
@@ -81,6 +83,6 @@ func typeGlob(name string) (*globMatcher, bool) {
 	if strings.Contains(globs, ",") {
 		globs = "{" + globs + "}"
 	}
-	g, err := compileGlob(globs, globOptions{Basename: true})
+	g, err := pathmatch.CompileGlob(globs, pathmatch.GlobOptions{Basename: true})
 	return g, err == nil
 }

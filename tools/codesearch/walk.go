@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/fsimpl"
+	"github.com/go-harness/harness/internal/pathmatch"
 )
 
 // walker lists the files of a tree the way ripgrep does by default:
@@ -63,14 +64,14 @@ func (r *dirRef) release() {
 
 type dirItem struct {
 	path, rel string
-	rules     *ignoreStack
+	rules     *pathmatch.Stack
 	parent    *dirRef       // the view the directory is opened from; nil for the file system itself
 	fsys      fs.FileSystem // parent's file system, or w.fsys
 }
 
 // ancestors returns the ignore rules that the directories above top (up
 // to the file system's root) apply to it.
-func (w *walker) ancestors(ctx context.Context, top string) *ignoreStack {
+func (w *walker) ancestors(ctx context.Context, top string) *pathmatch.Stack {
 	if w.noIgnore {
 		return nil
 	}
@@ -82,7 +83,7 @@ func (w *walker) ancestors(ctx context.Context, top string) *ignoreStack {
 	if !ok {
 		return nil
 	}
-	var s *ignoreStack
+	var s *pathmatch.Stack
 	dir := root
 	parts := strings.Split(rel, "/")
 	for _, part := range parts {
@@ -94,7 +95,7 @@ func (w *walker) ancestors(ctx context.Context, top string) *ignoreStack {
 
 // push adds the rules of directory dir to s. names, when not nil, is the
 // set of dir's entries, so absent files are not tried.
-func (w *walker) push(ctx context.Context, s *ignoreStack, dir string, names map[string]fs.FileInfo) *ignoreStack {
+func (w *walker) push(ctx context.Context, s *pathmatch.Stack, dir string, names map[string]fs.FileInfo) *pathmatch.Stack {
 	has := func(n string, wantDir bool) bool {
 		if names == nil {
 			return true
@@ -102,17 +103,17 @@ func (w *walker) push(ctx context.Context, s *ignoreStack, dir string, names map
 		fi, ok := names[n]
 		return ok && fi.Mode.IsDir() == wantDir
 	}
-	read := func(p string) *ignoreRules {
+	read := func(p string) *pathmatch.Rules {
 		data, _, err := w.fsys.ReadBytes(ctx, p, maxRuleFile)
 		if err != nil {
 			return nil
 		}
-		return parseRules(data)
+		return pathmatch.ParseRules(data)
 	}
 	if has(".git", true) {
 		s = s.Push(dir, read(path.Join(dir, ".git/info/exclude")))
 	}
-	var ignore, gitignore *ignoreRules
+	var ignore, gitignore *pathmatch.Rules
 	if has(".ignore", false) {
 		ignore = read(path.Join(dir, ".ignore"))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/textcut"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -83,11 +84,11 @@ func (c config) edit(ctx context.Context, call *tools.Call, in editArgs) (*harne
 	}
 	ledger.Observe(p, res.Info.Version)
 
-	regions := make([]editRegion, len(res.Spans))
+	regions := make([]diff.Region, len(res.Spans))
 	for i, s := range res.Spans {
-		regions[i] = editRegion{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
+		regions[i] = diff.Region{OldStart: s.OldStart, OldEnd: s.OldEnd, NewStart: s.NewStart, NewEnd: s.NewEnd}
 	}
-	script := regionScript(res.Old, res.New, regions, contextLines)
+	script := diff.RegionScript(res.Old, res.New, regions, contextLines)
 	render := c.diffRender("Edit "+titlePath(fsys, p), p, res.Old, res.New, false, script)
 
 	msg := fmt.Sprintf("Edited %s: replaced %s (+%d -%d lines).", p,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/fsimpl"
 )
 
@@ -13,18 +14,18 @@ const contextLines = 3
 
 // diffRender builds the diff render of a change from old to new (old nil
 // for a created file) from an edit script.
-func (c config) diffRender(title, p string, old, new []byte, created bool, script []lineEdit) *harness.Render {
+func (c config) diffRender(title, p string, old, new []byte, created bool, script []diff.Edit) *harness.Render {
 	d := &harness.Diff{Path: p}
 	for _, e := range script {
 		switch {
-		case e.Op == opDelete:
+		case e.Op == diff.Delete:
 			d.Removed++
-		case e.Op == opInsert:
+		case e.Op == diff.Insert:
 			d.Added++
 		}
 	}
 	lines := 0
-	for _, h := range groupHunks(script, contextLines) {
+	for _, h := range diff.Hunks(script, contextLines) {
 		if lines+len(h.Lines) > c.diffLines {
 			d.Truncated = true
 			break

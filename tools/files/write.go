@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/diff"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/internal/units"
@@ -83,13 +84,13 @@ func (c config) write(ctx context.Context, call *tools.Call, in writeArgs) (*har
 	case res.Created && len(written) > maxDiffInput:
 		render = &harness.Render{Kind: harness.RenderDiff, Title: "Create " + titlePath(fsys, p), Diff: &harness.Diff{Path: p, Added: lines, Truncated: true}}
 	case res.Created:
-		render = c.diffRender("Create "+titlePath(fsys, p), p, nil, written, true, diffLines(nil, splitLines(written)))
+		render = c.diffRender("Create "+titlePath(fsys, p), p, nil, written, true, diff.Lines(nil, diff.SplitLines(written)))
 	case res.Previous == nil || len(res.Previous)+len(written) > maxDiffInput:
 		// Too large to diff (or the replaced file was too large to
 		// keep): no hunks.
 		render = &harness.Render{Kind: harness.RenderDiff, Title: title, Diff: &harness.Diff{Path: p, Truncated: true}}
 	default:
-		script := diffLines(splitLines(res.Previous), splitLines(written))
+		script := diff.Lines(diff.SplitLines(res.Previous), diff.SplitLines(written))
 		render = c.diffRender(title, p, res.Previous, written, false, script)
 		if !res.Unchanged {
 			msg = fmt.Sprintf("Replaced the content of %s: +%d -%d lines (now %s, %s).", p, render.Diff.Added, render.Diff.Removed,

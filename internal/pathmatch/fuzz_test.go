@@ -1,4 +1,4 @@
-package codesearch
+package pathmatch
 
 import (
 	"strings"
@@ -28,10 +28,10 @@ func FuzzGlob(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, p string) {
-		if g, err := compileGlob(pattern, globOptions{Negatable: true}); err == nil {
+		if g, err := CompileGlob(pattern, GlobOptions{Negatable: true}); err == nil {
 			ok := g.Match(p)
 			if ok && !strings.HasPrefix(pattern, "**/") && !strings.HasPrefix(pattern, "!") && !strings.Contains(pattern, "{") {
-				if g2, err := compileGlob("**/"+strings.TrimPrefix(pattern, "./"), globOptions{}); err == nil && !g2.Match(p) && !strings.HasPrefix(pattern, "/") {
+				if g2, err := CompileGlob("**/"+strings.TrimPrefix(pattern, "./"), GlobOptions{}); err == nil && !g2.Match(p) && !strings.HasPrefix(pattern, "/") {
 					t.Fatalf("%q matches %q but **/ before it does not", pattern, p)
 				}
 			}
@@ -41,7 +41,7 @@ func FuzzGlob(f *testing.F) {
 		if p == "" || strings.Contains(p, "//") || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.HasPrefix(p, "./") {
 			return
 		}
-		g, err := compileGlob(quoteGlob(p), globOptions{})
+		g, err := CompileGlob(quoteGlob(p), GlobOptions{})
 		if err != nil {
 			t.Fatalf("quoted %q: %v", p, err)
 		}
@@ -60,14 +60,14 @@ func FuzzRules(f *testing.F) {
 	f.Add("**/gen/**\nspace\\ \n\\#x\n", "a/gen/b", true)
 	f.Add("a/**/b\n[!x]\r\n", "a/q/b", false)
 	f.Fuzz(func(t *testing.T, data, p string, dir bool) {
-		rs := parseRules([]byte(data))
+		rs := ParseRules([]byte(data))
 		if p == "" {
 			return
 		}
 		rs.Match(p, dir)
-		all := parseRules([]byte(data + "\n*\n"))
+		all := ParseRules([]byte(data + "\n*\n"))
 		if strings.Contains(p, "/") && !strings.HasSuffix(p, "/") || !strings.Contains(p, "/") {
-			if all.Match(p, dir) != ruleIgnored {
+			if all.Match(p, dir) != Ignored {
 				t.Fatalf("a final * does not ignore %q", p)
 			}
 		}

@@ -1,21 +1,21 @@
-package codesearch
+package pathmatch
 
 import (
 	"bytes"
 	"strings"
 )
 
-// ignoreDecision is what a rule set says about a path.
-type ignoreDecision int8
+// Decision is what a rule set says about a path.
+type Decision int8
 
 // Decisions.
 const (
-	// ruleNone: no rule matches the path.
-	ruleNone ignoreDecision = iota
-	// ruleIgnored: the last matching rule excludes the path.
-	ruleIgnored
-	// ruleIncluded: the last matching rule is a negation ("!pattern").
-	ruleIncluded
+	// None: no rule matches the path.
+	None Decision = iota
+	// Ignored: the last matching rule excludes the path.
+	Ignored
+	// Included: the last matching rule is a negation ("!pattern").
+	Included
 )
 
 type rule struct {
@@ -26,14 +26,14 @@ type rule struct {
 	dirOnly bool
 }
 
-// ignoreRules are the patterns of one gitignore-style file, matched against
+// Rules are the patterns of one gitignore-style file, matched against
 // paths relative to the directory the file applies to. The zero value
-// has no rules. ignoreRules are immutable and safe for concurrent use.
-type ignoreRules struct {
+// has no rules. Rules are immutable and safe for concurrent use.
+type Rules struct {
 	rules []rule
 }
 
-// parseRules parses the content of a .gitignore (or .ignore, or
+// ParseRules parses the content of a .gitignore (or .ignore, or
 // .git/info/exclude) file with git's rules: blank lines and lines starting
 // with '#' are skipped; trailing spaces are dropped unless escaped with a
 // backslash; a leading '!' negates; "\#" and "\!" start a literal; a
@@ -43,8 +43,8 @@ type ignoreRules struct {
 // A line whose pattern is malformed (an unclosed class, a trailing lone
 // backslash) matches nothing, as in git. A trailing carriage return is
 // dropped.
-func parseRules(data []byte) *ignoreRules {
-	rs := &ignoreRules{}
+func ParseRules(data []byte) *Rules {
+	rs := &Rules{}
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -60,7 +60,7 @@ func parseRules(data []byte) *ignoreRules {
 }
 
 // Len returns the number of rules.
-func (rs *ignoreRules) Len() int {
+func (rs *Rules) Len() int {
 	if rs == nil {
 		return 0
 	}
@@ -120,9 +120,9 @@ func trimTrailingSpaces(s string) string {
 // Match returns the decision of the last rule matching rel, a clean
 // slash-separated path relative to the rules' directory; isDir says
 // whether it names a directory.
-func (rs *ignoreRules) Match(rel string, isDir bool) ignoreDecision {
+func (rs *Rules) Match(rel string, isDir bool) Decision {
 	if rs == nil || len(rs.rules) == 0 || rel == "" {
-		return ruleNone
+		return None
 	}
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	var names []string
@@ -142,22 +142,22 @@ func (rs *ignoreRules) Match(rel string, isDir bool) ignoreDecision {
 		}
 		if ok {
 			if r.negate {
-				return ruleIncluded
+				return Included
 			}
-			return ruleIgnored
+			return Ignored
 		}
 	}
-	return ruleNone
+	return None
 }
 
-// ignoreStack is the ignore rules in force in one directory of a walk: its
-// own files' rules, then its parent's stack. A ignoreStack is immutable, so
+// Stack is the ignore rules in force in one directory of a walk: its
+// own files' rules, then its parent's stack. A Stack is immutable, so
 // the directories of a parallel walk share their parents' safely. The
-// nil ignoreStack has no rules.
-type ignoreStack struct {
-	parent *ignoreStack
+// nil Stack has no rules.
+type Stack struct {
+	parent *Stack
 	dir    string // the directory the rules apply to, clean and absolute
-	files  []*ignoreRules
+	files  []*Rules
 }
 
 // Push returns the stack of directory dir (an absolute, clean path below
@@ -165,8 +165,8 @@ type ignoreStack struct {
 // highest precedence first (for ripgrep's order: .ignore, then
 // .gitignore). Files without rules are dropped; with none left, s itself
 // is returned.
-func (s *ignoreStack) Push(dir string, files ...*ignoreRules) *ignoreStack {
-	var keep []*ignoreRules
+func (s *Stack) Push(dir string, files ...*Rules) *Stack {
+	var keep []*Rules
 	for _, f := range files {
 		if f.Len() > 0 {
 			keep = append(keep, f)
@@ -175,15 +175,15 @@ func (s *ignoreStack) Push(dir string, files ...*ignoreRules) *ignoreStack {
 	if len(keep) == 0 {
 		return s
 	}
-	return &ignoreStack{parent: s, dir: dir, files: keep}
+	return &Stack{parent: s, dir: dir, files: keep}
 }
 
-// ruleIgnored reports whether the path p (absolute and clean, below every
+// Ignored reports whether the path p (absolute and clean, below every
 // directory on the stack) is excluded: the closest directory with a
 // matching rule decides, and within a directory the first file with a
 // matching rule, by its last matching rule. It does not look at p's
 // parent directories: a walk never enters an ignored directory.
-func (s *ignoreStack) Ignored(p string, isDir bool) bool {
+func (s *Stack) Ignored(p string, isDir bool) bool {
 	for st := s; st != nil; st = st.parent {
 		rel, ok := relTo(st.dir, p)
 		if !ok {
@@ -191,9 +191,9 @@ func (s *ignoreStack) Ignored(p string, isDir bool) bool {
 		}
 		for _, f := range st.files {
 			switch f.Match(rel, isDir) {
-			case ruleIgnored:
+			case Ignored:
 				return true
-			case ruleIncluded:
+			case Included:
 				return false
 			}
 		}

@@ -1,4 +1,4 @@
-package codesearch
+package pathmatch
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestGlobMatcher(t *testing.T) {
+func TestGlob(t *testing.T) {
 	cases := []struct {
 		pattern string
 		base    bool
@@ -43,7 +43,7 @@ func TestGlobMatcher(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.pattern, func(t *testing.T) {
-			g, err := compileGlob(c.pattern, globOptions{Basename: c.base})
+			g, err := CompileGlob(c.pattern, GlobOptions{Basename: c.base})
 			require.NoError(t, err)
 			for _, p := range c.yes {
 				assert.True(t, g.Match(p), "%s should match %s", c.pattern, p)
@@ -55,31 +55,31 @@ func TestGlobMatcher(t *testing.T) {
 	}
 }
 
-func TestGlobMatcherErrors(t *testing.T) {
+func TestGlobErrors(t *testing.T) {
 	for _, p := range []string{"", "a[bc", `a\`, "{a,b", "a}", strings.Repeat("{a,b}", 9)} {
-		_, err := compileGlob(p, globOptions{})
-		assert.ErrorIs(t, err, errPattern, "%q", p)
+		_, err := CompileGlob(p, GlobOptions{})
+		assert.ErrorIs(t, err, ErrPattern, "%q", p)
 	}
 }
 
-func TestGlobMatcherNegatedAndPrefix(t *testing.T) {
-	g, err := compileGlob("!vendor/**", globOptions{Negatable: true})
+func TestGlobNegatedAndPrefix(t *testing.T) {
+	g, err := CompileGlob("!vendor/**", GlobOptions{Negatable: true})
 	require.NoError(t, err)
 	assert.True(t, g.Negated())
 	assert.True(t, g.Match("vendor/a.go"))
 	for _, c := range []struct{ pattern, prefix string }{
 		{"src/lib/**/*.go", "src/lib"}, {"**/*.go", ""}, {"a/b.go", "a"}, {"{a/x,a/y}/*.go", "a"}, {"*.go", ""},
 	} {
-		g, err := compileGlob(c.pattern, globOptions{})
+		g, err := CompileGlob(c.pattern, GlobOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, c.prefix, g.LiteralPrefix(), c.pattern)
 	}
-	g, _ = compileGlob("src/*/x.go", globOptions{})
+	g, _ = CompileGlob("src/*/x.go", GlobOptions{})
 	assert.True(t, g.MayMatchUnder("src"))
 	assert.True(t, g.MayMatchUnder("src/a"))
 	assert.False(t, g.MayMatchUnder("src/a/b"), "too deep")
 	assert.False(t, g.MayMatchUnder("lib"))
-	g, _ = compileGlob("**/x.go", globOptions{})
+	g, _ = CompileGlob("**/x.go", GlobOptions{})
 	assert.True(t, g.MayMatchUnder("any/depth/at/all"))
 }
 
@@ -88,7 +88,7 @@ func TestRules(t *testing.T) {
 	type probe struct {
 		path  string
 		dir   bool
-		want  ignoreDecision
+		want  Decision
 		about string
 	}
 	cases := []struct {
@@ -97,66 +97,66 @@ func TestRules(t *testing.T) {
 		probes []probe
 	}{
 		{"comments and blanks", "# a comment\n\n   \n\\#hash\n", []probe{
-			{"# a comment", false, ruleNone, "a comment is no rule"},
-			{"#hash", false, ruleIgnored, `\# starts a literal #`},
+			{"# a comment", false, None, "a comment is no rule"},
+			{"#hash", false, Ignored, `\# starts a literal #`},
 		}},
 		{"basename at any depth", "*.log\n", []probe{
-			{"a.log", false, ruleIgnored, ""}, {"x/y/a.log", false, ruleIgnored, "no slash: any level"}, {"a.logs", false, ruleNone, ""},
+			{"a.log", false, Ignored, ""}, {"x/y/a.log", false, Ignored, "no slash: any level"}, {"a.logs", false, None, ""},
 		}},
 		{"negation, last rule wins", "*.log\n!keep.log\n", []probe{
-			{"a.log", false, ruleIgnored, ""}, {"keep.log", false, ruleIncluded, "re-included"}, {"x/keep.log", false, ruleIncluded, ""},
+			{"a.log", false, Ignored, ""}, {"keep.log", false, Included, "re-included"}, {"x/keep.log", false, Included, ""},
 		}},
 		{"negation before the rule loses", "!keep.log\n*.log\n", []probe{
-			{"keep.log", false, ruleIgnored, "the later rule wins"},
+			{"keep.log", false, Ignored, "the later rule wins"},
 		}},
 		{"literal bang", "\\!important\n", []probe{
-			{"!important", false, ruleIgnored, ""}, {"important", false, ruleNone, ""},
+			{"!important", false, Ignored, ""}, {"important", false, None, ""},
 		}},
 		{"leading slash anchors", "/build\n", []probe{
-			{"build", true, ruleIgnored, ""}, {"x/build", true, ruleNone, "anchored to the top"},
+			{"build", true, Ignored, ""}, {"x/build", true, None, "anchored to the top"},
 		}},
 		{"middle slash anchors", "doc/frotz\n", []probe{
-			{"doc/frotz", true, ruleIgnored, ""}, {"a/doc/frotz", true, ruleNone, "relative to the file's directory"},
+			{"doc/frotz", true, Ignored, ""}, {"a/doc/frotz", true, None, "relative to the file's directory"},
 		}},
 		{"trailing slash: directories only", "frotz/\n", []probe{
-			{"frotz", true, ruleIgnored, ""}, {"a/frotz", true, ruleIgnored, "no other slash: any level"}, {"frotz", false, ruleNone, "a file is not matched"},
+			{"frotz", true, Ignored, ""}, {"a/frotz", true, Ignored, "no other slash: any level"}, {"frotz", false, None, "a file is not matched"},
 		}},
 		{"leading **/", "**/foo\n", []probe{
-			{"foo", false, ruleIgnored, ""}, {"a/b/foo", false, ruleIgnored, ""}, {"a/foox", false, ruleNone, ""},
+			{"foo", false, Ignored, ""}, {"a/b/foo", false, Ignored, ""}, {"a/foox", false, None, ""},
 		}},
 		{"**/ with a path", "**/foo/bar\n", []probe{
-			{"foo/bar", false, ruleIgnored, ""}, {"x/foo/bar", false, ruleIgnored, ""}, {"foo/x/bar", false, ruleNone, ""},
+			{"foo/bar", false, Ignored, ""}, {"x/foo/bar", false, Ignored, ""}, {"foo/x/bar", false, None, ""},
 		}},
 		{"trailing /**", "abc/**\n", []probe{
-			{"abc/x", false, ruleIgnored, ""}, {"abc/x/y", true, ruleIgnored, ""}, {"abc", true, ruleNone, "not the directory itself"},
+			{"abc/x", false, Ignored, ""}, {"abc/x/y", true, Ignored, ""}, {"abc", true, None, "not the directory itself"},
 		}},
 		{"middle /**/", "a/**/b\n", []probe{
-			{"a/b", false, ruleIgnored, "zero directories"}, {"a/x/b", false, ruleIgnored, ""}, {"a/x/y/b", false, ruleIgnored, ""},
+			{"a/b", false, Ignored, "zero directories"}, {"a/x/b", false, Ignored, ""}, {"a/x/y/b", false, Ignored, ""},
 		}},
 		{"other ** is *", "foo**bar\n", []probe{
-			{"fooxbar", false, ruleIgnored, ""}, {"foobar", false, ruleIgnored, ""},
+			{"fooxbar", false, Ignored, ""}, {"foobar", false, Ignored, ""},
 		}},
 		{"star does not cross slash", "a/*.c\n", []probe{
-			{"a/x.c", false, ruleIgnored, ""}, {"a/b/x.c", false, ruleNone, ""},
+			{"a/x.c", false, Ignored, ""}, {"a/b/x.c", false, None, ""},
 		}},
 		{"question mark and classes", "file?.[ch]\n[!x]y\n", []probe{
-			{"file1.c", false, ruleIgnored, ""}, {"file12.c", false, ruleNone, ""}, {"file1.o", false, ruleNone, ""}, {"ay", false, ruleIgnored, ""}, {"xy", false, ruleNone, ""},
+			{"file1.c", false, Ignored, ""}, {"file12.c", false, None, ""}, {"file1.o", false, None, ""}, {"ay", false, Ignored, ""}, {"xy", false, None, ""},
 		}},
 		{"trailing spaces", "trail  \nspace\\ \n", []probe{
-			{"trail", false, ruleIgnored, "unescaped trailing spaces are dropped"}, {"space ", false, ruleIgnored, "an escaped one is kept"}, {"space", false, ruleNone, ""},
+			{"trail", false, Ignored, "unescaped trailing spaces are dropped"}, {"space ", false, Ignored, "an escaped one is kept"}, {"space", false, None, ""},
 		}},
 		{"escaped wildcards", "\\*.txt\nq\\?\n", []probe{
-			{"*.txt", false, ruleIgnored, ""}, {"a.txt", false, ruleNone, ""}, {"q?", false, ruleIgnored, ""}, {"qa", false, ruleNone, ""},
+			{"*.txt", false, Ignored, ""}, {"a.txt", false, None, ""}, {"q?", false, Ignored, ""}, {"qa", false, None, ""},
 		}},
 		{"malformed matches nothing", "a[b\nc\\\nok\n", []probe{
-			{"a[b", false, ruleNone, ""}, {"ab", false, ruleNone, ""}, {"c\\", false, ruleNone, ""}, {"ok", false, ruleIgnored, ""},
+			{"a[b", false, None, ""}, {"ab", false, None, ""}, {"c\\", false, None, ""}, {"ok", false, Ignored, ""},
 		}},
-		{"CRLF", "*.tmp\r\n", []probe{{"a.tmp", false, ruleIgnored, ""}}},
-		{"negated directory rule", "logs/\n!logs/\n", []probe{{"logs", true, ruleIncluded, ""}}},
+		{"CRLF", "*.tmp\r\n", []probe{{"a.tmp", false, Ignored, ""}}},
+		{"negated directory rule", "logs/\n!logs/\n", []probe{{"logs", true, Included, ""}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rs := parseRules([]byte(c.rules))
+			rs := ParseRules([]byte(c.rules))
 			for _, p := range c.probes {
 				assert.Equal(t, p.want, rs.Match(p.path, p.dir), "%q (dir %v) %s", p.path, p.dir, p.about)
 			}
@@ -165,17 +165,17 @@ func TestRules(t *testing.T) {
 }
 
 func TestStack(t *testing.T) {
-	var s *ignoreStack
-	s = s.Push("/r", parseRules([]byte("*.log\nbuild/\n")))
-	sub := s.Push("/r/sub", parseRules([]byte("!keep.log\n")), parseRules([]byte("keep.log\n")))
+	var s *Stack
+	s = s.Push("/r", ParseRules([]byte("*.log\nbuild/\n")))
+	sub := s.Push("/r/sub", ParseRules([]byte("!keep.log\n")), ParseRules([]byte("keep.log\n")))
 	assert.True(t, s.Ignored("/r/a.log", false))
 	assert.True(t, s.Ignored("/r/x/build", true))
 	assert.False(t, s.Ignored("/r/x/build", false))
 	assert.True(t, sub.Ignored("/r/sub/a.log", false), "the parent's rule applies below")
 	assert.False(t, sub.Ignored("/r/sub/keep.log", false), "the closer directory wins, and its first file (.ignore) over its second")
 	assert.True(t, s.Ignored("/r/sub/keep.log", false), "siblings do not see sub's rules")
-	assert.Same(t, s, s.Push("/r/empty", parseRules([]byte("# nothing\n"))), "a file without rules adds nothing")
-	root := (*ignoreStack)(nil).Push("/", parseRules([]byte("/top\n")))
+	assert.Same(t, s, s.Push("/r/empty", ParseRules([]byte("# nothing\n"))), "a file without rules adds nothing")
+	root := (*Stack)(nil).Push("/", ParseRules([]byte("/top\n")))
 	assert.True(t, root.Ignored("/top", true))
 	assert.False(t, root.Ignored("/a/top", true))
 }
@@ -236,9 +236,9 @@ func TestRulesAgainstGit(t *testing.T) {
 			gitSays[l] = true
 		}
 	}
-	stackFor := func(dirRel string) *ignoreStack {
-		s := (*ignoreStack)(nil).Push("/w", parseRules([]byte(ignores[".git/info/exclude"])))
-		s = s.Push("/w", parseRules([]byte(ignores[".gitignore"])))
+	stackFor := func(dirRel string) *Stack {
+		s := (*Stack)(nil).Push("/w", ParseRules([]byte(ignores[".git/info/exclude"])))
+		s = s.Push("/w", ParseRules([]byte(ignores[".gitignore"])))
 		cur := "/w"
 		for _, part := range strings.Split(dirRel, "/") {
 			if part == "" || part == "." {
@@ -246,7 +246,7 @@ func TestRulesAgainstGit(t *testing.T) {
 			}
 			cur += "/" + part
 			rel := strings.TrimPrefix(cur, "/w/")
-			s = s.Push(cur, parseRules([]byte(ignores[rel+"/.gitignore"])))
+			s = s.Push(cur, ParseRules([]byte(ignores[rel+"/.gitignore"])))
 		}
 		return s
 	}

@@ -1,4 +1,4 @@
-package files
+package diff
 
 import (
 	"fmt"
@@ -11,24 +11,24 @@ import (
 )
 
 // sides rebuilds both texts from a script.
-func sides(script []lineEdit) (a, b []string) {
+func sides(script []Edit) (a, b []string) {
 	for _, e := range script {
 		switch e.Op {
-		case opEqual:
+		case Equal:
 			a, b = append(a, e.Text), append(b, e.Text)
-		case opDelete:
+		case Delete:
 			a = append(a, e.Text)
-		case opInsert:
+		case Insert:
 			b = append(b, e.Text)
 		}
 	}
 	return a, b
 }
 
-func cost(script []lineEdit) int {
+func cost(script []Edit) int {
 	n := 0
 	for _, e := range script {
-		if e.Op != opEqual {
+		if e.Op != Equal {
 			n++
 		}
 	}
@@ -55,7 +55,7 @@ func lcs(a, b []string) int {
 
 // patch applies hunks to a's lines (terminators trimmed) and returns the
 // result, or an error when a hunk does not fit.
-func patch(a []string, hunks []diffHunk) ([]string, error) {
+func patch(a []string, hunks []Hunk) ([]string, error) {
 	var out []string
 	at := 0 // next line of a, 0-based
 	for _, h := range hunks {
@@ -98,9 +98,9 @@ func trimAll(ls []string) []string {
 	return out
 }
 
-func checkLines(t *testing.T, a, b []string) []lineEdit {
+func checkLines(t *testing.T, a, b []string) []Edit {
 	t.Helper()
-	script := diffLines(a, b)
+	script := Lines(a, b)
 	ga, gb := sides(script)
 	require.Equal(t, strings.Join(a, ""), strings.Join(ga, ""), "script reproduces a")
 	require.Equal(t, strings.Join(b, ""), strings.Join(gb, ""), "script reproduces b")
@@ -108,7 +108,7 @@ func checkLines(t *testing.T, a, b []string) []lineEdit {
 		assert.Equal(t, len(a)+len(b)-2*lcs(a, b), cost(script), "script is minimal")
 	}
 	for _, ctx := range []int{0, 1, 3} {
-		got, err := patch(a, groupHunks(script, ctx))
+		got, err := patch(a, Hunks(script, ctx))
 		require.NoError(t, err)
 		require.Equal(t, trimAll(b), nilIfEmpty(got), "hunks with context %d patch a into b", ctx)
 	}
@@ -122,7 +122,7 @@ func nilIfEmpty(s []string) []string {
 	return s
 }
 
-func lines(s string) []string { return splitLines([]byte(s)) }
+func lines(s string) []string { return SplitLines([]byte(s)) }
 
 func TestLinesTable(t *testing.T) {
 	cases := []struct{ name, a, b string }{
@@ -148,22 +148,22 @@ func TestLinesTable(t *testing.T) {
 func TestHunksFormat(t *testing.T) {
 	a := lines("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n")
 	b := lines("1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\n11\n12\nthirteen\n")
-	h := groupHunks(diffLines(a, b), 2)
+	h := Hunks(Lines(a, b), 2)
 	require.Len(t, h, 2)
-	assert.Equal(t, diffHunk{OldStart: 2, OldLines: 5, NewStart: 2, NewLines: 5,
+	assert.Equal(t, Hunk{OldStart: 2, OldLines: 5, NewStart: 2, NewLines: 5,
 		Lines: []string{" 2", " 3", "-4", "+four", " 5", " 6"}}, h[0])
-	assert.Equal(t, diffHunk{OldStart: 11, OldLines: 2, NewStart: 11, NewLines: 3,
+	assert.Equal(t, Hunk{OldStart: 11, OldLines: 2, NewStart: 11, NewLines: 3,
 		Lines: []string{" 11", " 12", "+thirteen"}}, h[1])
 
 	// Close changes share a hunk.
-	h = groupHunks(diffLines(lines("a\nb\nc\nd\n"), lines("A\nb\nc\nD\n")), 1)
+	h = Hunks(Lines(lines("a\nb\nc\nd\n"), lines("A\nb\nc\nD\n")), 1)
 	require.Len(t, h, 1)
 	assert.Equal(t, []string{"-a", "+A", " b", " c", "-d", "+D"}, h[0].Lines)
 
 	// A created file: the old range is empty and starts at 0.
-	h = groupHunks(diffLines(nil, lines("x\ny\n")), 3)
+	h = Hunks(Lines(nil, lines("x\ny\n")), 3)
 	require.Len(t, h, 1)
-	assert.Equal(t, diffHunk{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 2, Lines: []string{"+x", "+y"}}, h[0])
+	assert.Equal(t, Hunk{OldStart: 0, OldLines: 0, NewStart: 1, NewLines: 2, Lines: []string{"+x", "+y"}}, h[0])
 }
 
 func TestLinesRandom(t *testing.T) {
@@ -203,7 +203,7 @@ func mutate(r *rand.Rand, a []string) []string {
 }
 
 func TestCostBound(t *testing.T) {
-	// Two unrelated large texts exceed maxDiffCost: the script is still
+	// Two unrelated large texts exceed MaxCost: the script is still
 	// correct (delete then insert), and it comes back quickly.
 	a := make([]string, 20000)
 	b := make([]string, 20000)
@@ -211,7 +211,7 @@ func TestCostBound(t *testing.T) {
 		a[i] = fmt.Sprintf("a%d\n", i)
 		b[i] = fmt.Sprintf("b%d\n", i)
 	}
-	script := diffLines(a, b)
+	script := Lines(a, b)
 	ga, gb := sides(script)
 	assert.Equal(t, a, ga)
 	assert.Equal(t, b, gb)
@@ -219,15 +219,15 @@ func TestCostBound(t *testing.T) {
 }
 
 // applyRegions builds b from a by replacing regions with the given texts.
-func applyRegions(a []byte, spans [][2]int, repl []string) ([]byte, []editRegion) {
+func applyRegions(a []byte, spans [][2]int, repl []string) ([]byte, []Region) {
 	var b []byte
-	var regs []editRegion
+	var regs []Region
 	prev := 0
 	for i, s := range spans {
 		b = append(b, a[prev:s[0]]...)
 		ns := len(b)
 		b = append(b, repl[i]...)
-		regs = append(regs, editRegion{OldStart: s[0], OldEnd: s[1], NewStart: ns, NewEnd: len(b)})
+		regs = append(regs, Region{OldStart: s[0], OldEnd: s[1], NewStart: ns, NewEnd: len(b)})
 		prev = s[1]
 	}
 	return append(b, a[prev:]...), regs
@@ -237,27 +237,27 @@ func checkRegions(t *testing.T, a []byte, spans [][2]int, repl []string) {
 	t.Helper()
 	b, regs := applyRegions(a, spans, repl)
 	for _, ctx := range []int{0, 2, 3} {
-		script := regionScript(a, b, regs, ctx)
-		got, err := patch(splitLines(a), groupHunks(script, ctx))
+		script := RegionScript(a, b, regs, ctx)
+		got, err := patch(SplitLines(a), Hunks(script, ctx))
 		require.NoError(t, err, "a=%q b=%q", a, b)
-		require.Equal(t, trimAll(splitLines(b)), nilIfEmpty(got), "a=%q b=%q ctx=%d", a, b, ctx)
+		require.Equal(t, trimAll(SplitLines(b)), nilIfEmpty(got), "a=%q b=%q ctx=%d", a, b, ctx)
 		var oldN, newN int
 		for _, e := range script {
 			switch {
 			case e.Skip > 0:
 				oldN += e.Skip
 				newN += e.Skip
-			case e.Op == opEqual:
+			case e.Op == Equal:
 				oldN++
 				newN++
-			case e.Op == opDelete:
+			case e.Op == Delete:
 				oldN++
 			default:
 				newN++
 			}
 		}
-		assert.Equal(t, len(splitLines(a)), oldN, "script covers every old line")
-		assert.Equal(t, len(splitLines(b)), newN, "script covers every new line")
+		assert.Equal(t, len(SplitLines(a)), oldN, "script covers every old line")
+		assert.Equal(t, len(SplitLines(b)), newN, "script covers every new line")
 	}
 }
 
@@ -277,11 +277,11 @@ func TestRegionScript(t *testing.T) {
 	big := []byte(strings.Repeat("line\n", 100000) + "target\n" + strings.Repeat("line\n", 100000))
 	i := strings.Index(string(big), "target")
 	b, regs := applyRegions(big, [][2]int{{i, i + 6}}, []string{"changed"})
-	script := regionScript(big, b, regs, 3)
+	script := RegionScript(big, b, regs, 3)
 	assert.Less(t, len(script), 20)
-	h := groupHunks(script, 3)
+	h := Hunks(script, 3)
 	require.Len(t, h, 1)
-	assert.Equal(t, diffHunk{OldStart: 99998, OldLines: 7, NewStart: 99998, NewLines: 7,
+	assert.Equal(t, Hunk{OldStart: 99998, OldLines: 7, NewStart: 99998, NewLines: 7,
 		Lines: []string{" line", " line", " line", "-target", "+changed", " line", " line", " line"}}, h[0])
 }
 

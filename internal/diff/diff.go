@@ -1,58 +1,46 @@
-package files
-
-// Line diffs, for the diff render of write and edit results: this file
-// computes line diffs and groups them into unified-diff hunks.
-//
-// diffLines is Myers' O(ND) algorithm, searching from both ends in linear
-// space, with common prefixes and suffixes trimmed first and a bound on the
-// edit cost (maxDiffCost) past which a region is reported as delete-then-
-// insert: correct, not minimal, and never slow. regionScript builds the
-// script of a change whose changed byte ranges are already known (an edit's
-// replacements), eliding the unchanged lines between them, so that the diff
-// of one edit in a large file costs about as much as the edit itself.
-// groupHunks groups a script into hunks with context lines.
+package diff
 
 import (
 	"bytes"
 	"strings"
 )
 
-// editOp is the kind of an edit line.
-type editOp byte
+// Op is the kind of an edit line.
+type Op byte
 
 // Edit operations, as unified diffs write them.
 const (
-	opEqual  editOp = ' '
-	opDelete editOp = '-'
-	opInsert editOp = '+'
+	Equal  Op = ' '
+	Delete Op = '-'
+	Insert Op = '+'
 )
 
-// lineEdit is one line of an edit script. Text is the line with its
-// terminator, if it had one. An opEqual edit with Skip > 0 stands for Skip
+// Edit is one line of an edit script. Text is the line with its
+// terminator, if it had one. An Equal edit with Skip > 0 stands for Skip
 // unchanged lines that were not materialized; its Text is empty.
-type lineEdit struct {
-	Op   editOp
+type Edit struct {
+	Op   Op
 	Text string
 	Skip int
 }
 
-// diffHunk is one region of a unified diff. Lines start with ' ', '-' or '+'
+// Hunk is one region of a unified diff. Lines start with ' ', '-' or '+'
 // and carry no line terminator.
-type diffHunk struct {
+type Hunk struct {
 	OldStart, OldLines int
 	NewStart, NewLines int
 	Lines              []string
 }
 
-// maxDiffCost bounds the edit distance diffLines searches for in one subproblem.
+// MaxCost bounds the edit distance Lines searches for in one subproblem.
 // Past it the subproblem is reported as a plain delete-then-insert, which
 // is correct but not minimal; this keeps the running time bounded on
 // unrelated texts.
-const maxDiffCost = 4096
+const MaxCost = 4096
 
-// splitLines splits s after each line feed. The last line has no
+// SplitLines splits s after each line feed. The last line has no
 // terminator unless s ends with one; an empty s has no lines.
-func splitLines(s []byte) []string {
+func SplitLines(s []byte) []string {
 	if len(s) == 0 {
 		return nil
 	}
@@ -70,11 +58,11 @@ func splitLines(s []byte) []string {
 	return out
 }
 
-// diffLines returns an edit script that turns a into b: every line of a
-// appears once as opEqual or opDelete, every line of b once as opEqual or
-// opInsert, in order. Within a changed region deletions come before
+// Lines returns an edit script that turns a into b: every line of a
+// appears once as Equal or Delete, every line of b once as Equal or
+// Insert, in order. Within a changed region deletions come before
 // insertions.
-func diffLines(a, b []string) []lineEdit {
+func Lines(a, b []string) []Edit {
 	ids := map[string]int{}
 	id := func(s string) int {
 		if v, ok := ids[s]; ok {
@@ -91,10 +79,10 @@ func diffLines(a, b []string) []lineEdit {
 	for i, s := range b {
 		bi[i] = id(s)
 	}
-	m := &myers{a: ai, b: bi, out: make([]lineEdit, 0, max(len(a), len(b)))}
+	m := &myers{a: ai, b: bi, out: make([]Edit, 0, max(len(a), len(b)))}
 	m.diff(0, len(a), 0, len(b))
 	for i := range m.out {
-		if m.out[i].Op == opInsert {
+		if m.out[i].Op == Insert {
 			m.out[i].Text = b[m.out[i].Skip]
 		} else {
 			m.out[i].Text = a[m.out[i].Skip]
@@ -104,17 +92,17 @@ func diffLines(a, b []string) []lineEdit {
 	return m.out
 }
 
-// myers computes the script on line ids. While it runs, lineEdit.Skip holds
-// the index of the line in a (opEqual, opDelete) or b (opInsert).
+// myers computes the script on line ids. While it runs, Edit.Skip holds
+// the index of the line in a (Equal, Delete) or b (Insert).
 type myers struct {
 	a, b []int
-	out  []lineEdit
+	out  []Edit
 	v    []int
 }
 
 func (m *myers) diff(a0, a1, b0, b1 int) {
 	for a0 < a1 && b0 < b1 && m.a[a0] == m.b[b0] {
-		m.out = append(m.out, lineEdit{Op: opEqual, Skip: a0})
+		m.out = append(m.out, Edit{Op: Equal, Skip: a0})
 		a0++
 		b0++
 	}
@@ -140,25 +128,25 @@ func (m *myers) diff(a0, a1, b0, b1 int) {
 		}
 	}
 	for i := range tail {
-		m.out = append(m.out, lineEdit{Op: opEqual, Skip: a1 + i})
+		m.out = append(m.out, Edit{Op: Equal, Skip: a1 + i})
 	}
 }
 
 func (m *myers) deletes(a0, a1 int) {
 	for i := a0; i < a1; i++ {
-		m.out = append(m.out, lineEdit{Op: opDelete, Skip: i})
+		m.out = append(m.out, Edit{Op: Delete, Skip: i})
 	}
 }
 
 func (m *myers) inserts(b0, b1 int) {
 	for i := b0; i < b1; i++ {
-		m.out = append(m.out, lineEdit{Op: opInsert, Skip: i})
+		m.out = append(m.out, Edit{Op: Insert, Skip: i})
 	}
 }
 
 // bisect finds a point (x, y) on an optimal path through the edit graph
 // of a[a0:a1] and b[b0:b1], searching from both ends at once (Myers 1986,
-// section 4b). It reports false when the cost exceeds maxDiffCost.
+// section 4b). It reports false when the cost exceeds MaxCost.
 func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	n, mm := a1-a0, b1-b0
 	maxD := (n + mm + 1) / 2
@@ -175,7 +163,7 @@ func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	delta := n - mm
 	front := delta%2 != 0
 	var k1start, k1end, k2start, k2end int
-	for d := 0; d < maxD && d <= maxDiffCost; d++ {
+	for d := 0; d < maxD && d <= MaxCost; d++ {
 		for k1 := -d + k1start; k1 <= d-k1end; k1 += 2 {
 			i := off + k1
 			var x int
@@ -236,11 +224,11 @@ func (m *myers) bisect(a0, a1, b0, b1 int) (int, int, bool) {
 	return 0, 0, false
 }
 
-// groupHunks groups an edit script into unified-diff hunks with up to context
+// Hunks groups an edit script into unified-diff hunks with up to context
 // unchanged lines around each change. Changes separated by at most
-// 2*context unchanged lines share a hunk; an elided run (lineEdit.Skip)
+// 2*context unchanged lines share a hunk; an elided run (Edit.Skip)
 // always separates hunks.
-func groupHunks(script []lineEdit, context int) []diffHunk {
+func Hunks(script []Edit, context int) []Hunk {
 	context = max(context, 0)
 	n := len(script)
 	oldAt := make([]int, n+1) // 1-based line number of item i in the old text
@@ -249,22 +237,22 @@ func groupHunks(script []lineEdit, context int) []diffHunk {
 	for i, e := range script {
 		oldAt[i+1], newAt[i+1] = oldAt[i], newAt[i]
 		switch {
-		case e.Op == opEqual && e.Skip > 0:
+		case e.Op == Equal && e.Skip > 0:
 			oldAt[i+1] += e.Skip
 			newAt[i+1] += e.Skip
-		case e.Op == opEqual:
+		case e.Op == Equal:
 			oldAt[i+1]++
 			newAt[i+1]++
-		case e.Op == opDelete:
+		case e.Op == Delete:
 			oldAt[i+1]++
 		default:
 			newAt[i+1]++
 		}
 	}
-	plainEqual := func(i int) bool { return script[i].Op == opEqual && script[i].Skip == 0 }
-	var hunks []diffHunk
+	plainEqual := func(i int) bool { return script[i].Op == Equal && script[i].Skip == 0 }
+	var hunks []Hunk
 	for i := 0; i < n; {
-		if script[i].Op == opEqual {
+		if script[i].Op == Equal {
 			i++
 			continue
 		}
@@ -274,11 +262,11 @@ func groupHunks(script []lineEdit, context int) []diffHunk {
 		}
 		e := i
 		for {
-			for e < n && script[e].Op != opEqual {
+			for e < n && script[e].Op != Equal {
 				e++
 			}
 			r, skip := e, false
-			for r < n && script[r].Op == opEqual {
+			for r < n && script[r].Op == Equal {
 				skip = skip || script[r].Skip > 0
 				r++
 			}
@@ -291,13 +279,13 @@ func groupHunks(script []lineEdit, context int) []diffHunk {
 			}
 			break
 		}
-		h := diffHunk{OldStart: oldAt[s], NewStart: newAt[s], Lines: make([]string, 0, e-s)}
+		h := Hunk{OldStart: oldAt[s], NewStart: newAt[s], Lines: make([]string, 0, e-s)}
 		for _, ed := range script[s:e] {
 			h.Lines = append(h.Lines, string(ed.Op)+trimEOL(ed.Text))
-			if ed.Op != opInsert {
+			if ed.Op != Insert {
 				h.OldLines++
 			}
-			if ed.Op != opDelete {
+			if ed.Op != Delete {
 				h.NewLines++
 			}
 		}
@@ -313,20 +301,20 @@ func groupHunks(script []lineEdit, context int) []diffHunk {
 	return hunks
 }
 
-// editRegion is a changed byte range: a[OldStart:OldEnd] became
+// Region is a changed byte range: a[OldStart:OldEnd] became
 // b[NewStart:NewEnd].
-type editRegion struct {
+type Region struct {
 	OldStart, OldEnd int
 	NewStart, NewEnd int
 }
 
-// regionScript returns an edit script that turns a into b when b differs
+// RegionScript returns an edit script that turns a into b when b differs
 // from a only in regions, which must be in order and must not overlap;
-// bytes outside them are equal. Unchanged runs are elided (lineEdit.Skip)
+// bytes outside them are equal. Unchanged runs are elided (Edit.Skip)
 // except for up to context lines next to a change, so the work is
 // proportional to the changed text, not to the size of a and b: an edit
 // of a large file costs little more than the edit itself.
-func regionScript(a, b []byte, regions []editRegion, context int) []lineEdit {
+func RegionScript(a, b []byte, regions []Region, context int) []Edit {
 	context = max(context, 0)
 	type span struct{ os, oe, ns, ne int }
 	var spans []span
@@ -354,7 +342,7 @@ func regionScript(a, b []byte, regions []editRegion, context int) []lineEdit {
 		}
 		spans = append(spans, cur)
 	}
-	var out []lineEdit
+	var out []Edit
 	gap := func(g []byte, head, tail bool) {
 		if len(g) == 0 {
 			return
@@ -376,7 +364,7 @@ func regionScript(a, b []byte, regions []editRegion, context int) []lineEdit {
 			if k < 0 {
 				k = len(rest) - 1
 			}
-			out = append(out, lineEdit{Op: opEqual, Text: string(rest[:k+1])})
+			out = append(out, Edit{Op: Equal, Text: string(rest[:k+1])})
 			rest = rest[k+1:]
 		}
 		tailLines := make([]string, t)
@@ -387,16 +375,16 @@ func regionScript(a, b []byte, regions []editRegion, context int) []lineEdit {
 			end = start
 		}
 		if skip := total - h - t; skip > 0 {
-			out = append(out, lineEdit{Op: opEqual, Skip: skip})
+			out = append(out, Edit{Op: Equal, Skip: skip})
 		}
 		for _, l := range tailLines {
-			out = append(out, lineEdit{Op: opEqual, Text: l})
+			out = append(out, Edit{Op: Equal, Text: l})
 		}
 	}
 	po := 0
 	for i, s := range spans {
 		gap(a[po:s.os], i > 0, true)
-		out = append(out, diffLines(splitLines(a[s.os:s.oe]), splitLines(b[s.ns:s.ne]))...)
+		out = append(out, Lines(SplitLines(a[s.os:s.oe]), SplitLines(b[s.ns:s.ne]))...)
 		po = s.oe
 	}
 	gap(a[po:], len(spans) > 0, false)

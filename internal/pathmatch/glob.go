@@ -1,18 +1,4 @@
-package codesearch
-
-// Patterns: this file and gitignore.go match slash-separated paths
-// against glob patterns and gitignore rules, for glob and grep.
-//
-// A globMatcher is a `**`-style pattern: `*` and `?` never cross a
-// `/`, `[...]` is a character class (`[!...]` or `[^...]` negated, POSIX
-// classes such as `[[:digit:]]`), `\` escapes the next character, a `**`
-// segment matches any number of directories, and `{a,b}` alternatives
-// are expanded. ignoreRules hold the patterns of one gitignore-style
-// file (.gitignore, .ignore, .git/info/exclude) with git's semantics:
-// comments, negation, anchoring by a leading or middle slash, directory
-// rules by a trailing slash, escaped characters and trailing spaces; the
-// last matching rule decides. ignoreStack layers the files of nested
-// directories, closer ones first.
+package pathmatch
 
 import (
 	"errors"
@@ -300,9 +286,9 @@ func (pt *pattern) maybeUnder(dirNames []string) bool {
 	return len(segs) > 0
 }
 
-// globMatcher is a compiled `**`-style path pattern (see the package doc).
+// Glob is a compiled `**`-style path pattern (see the package doc).
 // Its zero value matches nothing. It is safe for concurrent use.
-type globMatcher struct {
+type Glob struct {
 	alts    []pattern
 	negated bool
 	// base matches only the last path element (a pattern without '/').
@@ -312,11 +298,11 @@ type globMatcher struct {
 // maxAlternatives bounds the patterns a brace expansion may produce.
 const maxAlternatives = 256
 
-// errPattern is matched (with errors.Is) by the errors of compileGlob.
-var errPattern = errors.New("invalid pattern")
+// ErrPattern is matched (with errors.Is) by the errors of CompileGlob.
+var ErrPattern = errors.New("invalid pattern")
 
-// globOptions control how compileGlob reads a pattern.
-type globOptions struct {
+// GlobOptions control how CompileGlob reads a pattern.
+type GlobOptions struct {
 	// Basename makes a pattern without '/' match the last element of a
 	// path at any depth (ripgrep's -g and gitignore's rule); otherwise a
 	// pattern is matched against the whole relative path.
@@ -325,18 +311,18 @@ type globOptions struct {
 	Negatable bool
 }
 
-// compileGlob compiles a glob pattern. An empty pattern, an unbalanced
+// CompileGlob compiles a glob pattern. An empty pattern, an unbalanced
 // brace or class, a trailing backslash, or a brace expansion of more than
-// 256 alternatives is an error matching errPattern.
-func compileGlob(p string, o globOptions) (*globMatcher, error) {
-	g := &globMatcher{}
+// 256 alternatives is an error matching ErrPattern.
+func CompileGlob(p string, o GlobOptions) (*Glob, error) {
+	g := &Glob{}
 	if o.Negatable && strings.HasPrefix(p, "!") {
 		g.negated = true
 		p = p[1:]
 	}
 	p = strings.TrimPrefix(p, "./")
 	if p == "" {
-		return nil, errors.Join(errPattern, errors.New("the pattern is empty"))
+		return nil, errors.Join(ErrPattern, errors.New("the pattern is empty"))
 	}
 	alts, err := expandBraces(p)
 	if err != nil {
@@ -364,11 +350,11 @@ func compileGlob(p string, o globOptions) (*globMatcher, error) {
 }
 
 // Negated reports whether the pattern began with '!' (with Negatable).
-func (g *globMatcher) Negated() bool { return g != nil && g.negated }
+func (g *Glob) Negated() bool { return g != nil && g.negated }
 
 // Match reports whether the relative, clean, slash-separated path rel
 // matches (ignoring negation).
-func (g *globMatcher) Match(rel string) bool {
+func (g *Glob) Match(rel string) bool {
 	if g == nil || rel == "" {
 		return false
 	}
@@ -393,7 +379,7 @@ func (g *globMatcher) Match(rel string) bool {
 // MayMatchUnder reports whether a path below the directory rel (relative
 // and clean; "" or "." for the top) could match, so a walk can skip
 // directories that cannot hold a match.
-func (g *globMatcher) MayMatchUnder(rel string) bool {
+func (g *Glob) MayMatchUnder(rel string) bool {
 	if g == nil {
 		return false
 	}
@@ -412,7 +398,7 @@ func (g *globMatcher) MayMatchUnder(rel string) bool {
 // LiteralPrefix returns the leading directories of the pattern that have
 // no wildcard, joined by '/', common to all alternatives: where a walk
 // can start. It is "" when there are none.
-func (g *globMatcher) LiteralPrefix() string {
+func (g *Glob) LiteralPrefix() string {
 	if g == nil || g.base || len(g.alts) == 0 {
 		return ""
 	}
@@ -444,13 +430,13 @@ func checkSyntax(p string) error {
 		switch p[i] {
 		case '\\':
 			if i+1 >= len(p) {
-				return errors.Join(errPattern, errors.New("the pattern ends with a lone backslash"))
+				return errors.Join(ErrPattern, errors.New("the pattern ends with a lone backslash"))
 			}
 			i++
 		case '[':
 			_, w, ok := matchClass(p[i:], 0)
 			if !ok {
-				return errors.Join(errPattern, errors.New("a [ character class is not closed (write \\[ for a literal bracket)"))
+				return errors.Join(ErrPattern, errors.New("a [ character class is not closed (write \\[ for a literal bracket)"))
 			}
 			i += w - 1
 		}
@@ -485,7 +471,7 @@ func expandBraces(p string) ([]string, error) {
 			}
 		case '}':
 			if depth == 0 {
-				return nil, errors.Join(errPattern, errors.New("a } has no matching {"))
+				return nil, errors.Join(ErrPattern, errors.New("a } has no matching {"))
 			}
 			depth--
 			if depth > 0 {
@@ -524,7 +510,7 @@ func expandBraces(p string) ([]string, error) {
 				for _, s := range sub {
 					for _, r := range rest {
 						if len(out) >= maxAlternatives {
-							return nil, errors.Join(errPattern, errors.New("the braces expand to too many alternatives"))
+							return nil, errors.Join(ErrPattern, errors.New("the braces expand to too many alternatives"))
 						}
 						out = append(out, p[:open]+s+r)
 					}
@@ -534,7 +520,7 @@ func expandBraces(p string) ([]string, error) {
 		}
 	}
 	if depth > 0 {
-		return nil, errors.Join(errPattern, errors.New("a { is not closed"))
+		return nil, errors.Join(ErrPattern, errors.New("a { is not closed"))
 	}
 	return []string{p}, nil
 }
