@@ -175,9 +175,9 @@ var errBudgetSpent = errors.New("the turn's budget of sub-agent steps is spent")
 
 // taskArgs are the task tool's arguments.
 type taskArgs struct {
-	Agent       string `json:"agent" jsonschema:"the agent type to start"`
-	Description string `json:"description" jsonschema:"a short (3-5 word) description of the task, for the user"`
-	Prompt      string `json:"prompt" jsonschema:"the task for the agent: everything it needs to know, and what to report back"`
+	Agent       string `json:"agent" jsonschema:"Agent type."`
+	Description string `json:"description" jsonschema:"3-5 words for the user."`
+	Prompt      string `json:"prompt" jsonschema:"Everything the agent needs to know, and what to report."`
 }
 
 // taskTool builds the task tool for a loop at depth (0 for a top loop).
@@ -196,9 +196,9 @@ func (l *Loop) taskTool() (tools.Tool, error) {
 	}
 	readOnly := true
 	var desc strings.Builder
-	desc.WriteString("Start a sub-agent on a self-contained task; it works in its own context with its own tools and returns only its final answer. " +
-		"Use it for broad exploration or research whose details you do not need to keep: ask for a concise report with the paths and lines that matter. " +
-		"The agent sees nothing of this conversation but the prompt. Several task calls in one step run in parallel when the agents cannot change anything.\n\nAgent types:")
+	desc.WriteString("Start a sub-agent on a self-contained task, in its own context with its own tools; only its final answer returns. " +
+		"Use it for exploration whose details you need not keep; ask for a concise report with the paths and lines that matter. " +
+		"It sees the prompt, not this conversation. Task calls in one step run in parallel when the agents cannot change anything.\n\nAgent types:")
 	for _, ty := range sa.Types {
 		for _, name := range ty.Tools {
 			t, ok := byName[name]

@@ -161,9 +161,11 @@
 // tool text and the log) says so. The defaults fit a parallel go build
 // and go test -race.
 //
-// When bwrap is missing or cannot make its namespaces, Bubblewrap fails
-// with harness.CodeSandboxUnavailable; the host chooses to refuse
-// commands or run them unconfined. The sandbox in force is recorded in
+// When bwrap is missing, Bubblewrap fails with
+// harness.CodeSandboxUnavailable; the host chooses to refuse commands or
+// run them unconfined. Whether bwrap can make its namespaces is checked
+// when the first command starts (a turn that runs none does not pay for
+// it); if it cannot, every command fails with that code. The sandbox in force is recorded in
 // the session log: by bash once per session, by each shell when it opens.
 //
 // Landlock and a seccomp filter were considered and are not used.

@@ -133,13 +133,14 @@ const privateHome = "/tmp/home"
 // visible inside: the workspace, or a directory outside what the sandbox
 // hides.
 //
-// It starts bwrap to check that it works, once per process for a given
-// configuration. When it is missing or
-// cannot make its namespaces, the error matches
-// harness.CodeSandboxUnavailable and says so plainly, with what to do; the
-// host chooses then whether to refuse commands or to run them unconfined
-// (and should say which). An invalid configuration matches
-// harness.CodeInvalidOption.
+// When bwrap is missing, the error matches harness.CodeSandboxUnavailable
+// and says so plainly, with what to do; the host chooses then whether to
+// refuse commands or to run them unconfined (and should say which). The
+// first command wrapped starts bwrap once to check that it can make its
+// namespaces, so a session that runs no command never pays for it; when
+// it cannot, that command and every later one fail with
+// harness.CodeSandboxUnavailable (closed, never unconfined). An invalid
+// configuration matches harness.CodeInvalidOption.
 func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 	if cfg.Workspace == "" || !filepath.IsAbs(cfg.Workspace) {
 		return nil, invalidSandbox("the workspace %q must be an absolute OS directory", cfg.Workspace)
@@ -195,9 +196,6 @@ func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 		return nil, &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot make the empty file it masks paths with (%v), so commands cannot be sandboxed", err)}
 	}
-	if err := b.probe(); err != nil {
-		return nil, err
-	}
 	return b, nil
 }
 
@@ -225,25 +223,20 @@ type bubblewrap struct {
 	// planned, when set by tests, runs after a command's mounts are
 	// planned and before the command starts.
 	planned func()
+
+	// probeOnce runs the probe before the first command; probeErr is
+	// its outcome, returned by every Wrap after a failure.
+	probeOnce sync.Once
+	probeErr  error
 }
 
-// probedOK holds the command lines whose probe succeeded in this process
-// (NUL-joined), so that a host making the same sandbox again (one per
-// session, say) starts bwrap to check it once, not each time. Only
-// successes are kept: a failure is checked again next time.
-var probedOK sync.Map
-
-// probe runs `true` in the sandbox, once per process for a given command
-// line.
+// probe runs `true` in the sandbox (once per sandbox, before its first
+// command).
 func (b *bubblewrap) probe() error {
-	argv, err := b.Wrap([]string{"true"}, "/")
+	argv, err := b.wrap([]string{"true"}, "/", nil)
 	if err != nil {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot be set up (%v), so commands cannot be sandboxed", err)}
-	}
-	key := strings.Join(argv, "\x00")
-	if _, ok := probedOK.Load(key); ok {
-		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -258,7 +251,6 @@ func (b *bubblewrap) probe() error {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"bubblewrap cannot create its sandbox here (%s), so commands cannot be sandboxed: allow unprivileged user namespaces (or run bwrap setuid), or choose full access to run them unconfined", why)}
 	}
-	probedOK.Store(key, struct{}{})
 	return nil
 }
 
@@ -278,6 +270,14 @@ func (b *bubblewrap) OwnInit() bool { return true }
 // namespace of their own made as root (whose /proc the init mounted),
 // the command's pid_max can bound its processes.
 func (b *bubblewrap) WrapContained(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
+	b.probeOnce.Do(func() { b.probeErr = b.probe() })
+	if b.probeErr != nil {
+		return nil, b.probeErr
+	}
+	return b.wrap(argv, dir, cont)
+}
+
+func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("nothing to run")
 	}
@@ -426,7 +426,7 @@ func (b *bubblewrap) processBound() string {
 	case !b.root:
 		return fmt.Sprintf("at most %d processes (RLIMIT_NPROC in a user namespace of the command's own)", b.lim.Processes)
 	case b.pidMax && b.sh != "":
-		return fmt.Sprintf("at most %d processes where the tools make the command's PID namespace as root (its pid_max; RLIMIT_NPROC does not bind root), none where they cannot", max(b.lim.Processes, minPIDMax))
+		return fmt.Sprintf("at most %d processes (pid_max of the PID namespace the tools make as root; none where they cannot)", max(b.lim.Processes, minPIDMax))
 	}
 	return "no process limit: RLIMIT_NPROC does not bind root, and pid_max is not per PID namespace before Linux 6.14"
 }

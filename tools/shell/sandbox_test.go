@@ -318,34 +318,3 @@ func writeTree(b *testing.B, ws string) {
 		require.NoError(b, os.WriteFile(filepath.Join(ws, p), []byte("x\n"), 0o644))
 	}
 }
-
-// TestBubblewrapProbesOnce: making the same sandbox again in a process
-// does not start bwrap again to check it; a failed check is not kept.
-func TestBubblewrapProbesOnce(t *testing.T) {
-	needBwrap(t)
-	real, err := exec.LookPath("bwrap")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	log := filepath.Join(dir, "log")
-	wrapper := filepath.Join(dir, "bwrap-counting")
-	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho run >>"+strconv.Quote(log)+"\nexec "+strconv.Quote(real)+" \"$@\"\n"), 0o755))
-	ws := t.TempDir()
-	for range 3 {
-		_, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Path: wrapper})
-		require.NoError(t, err)
-	}
-	b, err := os.ReadFile(log)
-	require.NoError(t, err)
-	assert.Equal(t, "run\n", string(b), "one probe for three sandboxes of one configuration")
-
-	failing := filepath.Join(dir, "bwrap-failing")
-	require.NoError(t, os.WriteFile(failing, []byte("#!/bin/sh\necho run >>"+strconv.Quote(log)+"\necho 'no namespaces here' >&2\nexit 1\n"), 0o755))
-	for range 2 {
-		_, err := Bubblewrap(BubblewrapConfig{Workspace: ws, Path: failing})
-		require.Error(t, err)
-		assert.Equal(t, harness.CodeSandboxUnavailable, harness.CodeOf(err))
-	}
-	b, err = os.ReadFile(log)
-	require.NoError(t, err)
-	assert.Equal(t, "run\nrun\nrun\n", string(b), "a failed probe is run again")
-}
