@@ -27,6 +27,26 @@
 // output spilled to disk, reminders when the model repeats a call or
 // keeps failing, and per-tool deadlines.
 //
+// web_fetch reads public web pages (a loopback or private host only
+// with an allow rule such as -allow 'WebFetch(domain:127.0.0.1)'), and
+// web_search is offered when BRAVE_SEARCH_API_KEY is set; -web=false
+// leaves both out. After write and edit, a language server found on PATH
+// (gopls, pyright, typescript-language-server, rust-analyzer; those that
+// run workspace code are left out under a sandbox) tells the model which
+// problems the change introduced, shown under the edit's diff too;
+// -diagnostics=false turns that off.
+//
+// Project context: AGENTS.md and CLAUDE.md from the workspace root down
+// to the working directory (and ~/.config/harness/AGENTS.md,
+// ~/.claude/CLAUDE.md) follow the system prompt; Agent Skills (SKILL.md
+// folders in .harness/skills, .claude/skills, .agents/skills and their
+// user-level twins) are listed by name and loaded with the skill tool;
+// the command hooks of .harness/settings.json, .claude/settings.json,
+// .claude/settings.local.json and ~/.claude/settings.json run on the
+// loop's events, under the commands' sandbox. One banner line says what
+// was found, /context lists it, and -no-instructions, -no-skills and
+// -no-hooks turn each off.
+//
 // As the context fills, superseded file reads are pruned and older
 // history is compacted into a summary. -context says when: cost (the
 // default) minimizes dollars at the model's prices (DeepSeek's are
@@ -66,6 +86,16 @@
 // Ctrl-C at the prompt. Ctrl-C during a turn cancels the turn, which stays
 // in the log and can be resumed; a second Ctrl-C exits.
 //
+// The prompt loop has its own commands, which never reach the model:
+// /clear (a new session), /compact (summarize the older history now),
+// /context, /cost, /model [NAME] (show or switch the model), /undo (take
+// back the last turn: its file changes, bash's included, and the
+// conversation, which goes on in a fork), /rewind [N] (list the turns, or
+// go back to before turn N after showing what changes), /usage, /help
+// and /exit; any other /word is answered "unknown command". Workspace
+// checkpoints for /undo and /rewind are kept with the attachments;
+// -no-checkpoints turns them off.
+//
 // On a terminal the prompt line is edited in place (arrow keys, Home and
 // End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
 // workspace under the sessions directory, in history/. Keys typed while a
@@ -96,8 +126,8 @@
 // main.go is the embedding: the flags, the wiring of agent.New (model,
 // stores, tools, hooks, permissions, MCP servers) and the loop that runs
 // a turn and shows its events. The files beside it build one part each
-// (flags.go, tools.go, workspace.go, permissions.go, mcp.go,
-// providers.go). The terminal user interface, which a host with its own
+// (flags.go, wire.go, tools.go, web.go, project.go, commands.go, undo.go,
+// approval.go, workspace.go, permissions.go, mcp.go, providers.go). The terminal user interface, which a host with its own
 // front end would replace, is in internal/ui.
 //
 // Exit status: 0 when the turn completed, 1 when the model or the loop

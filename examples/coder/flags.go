@@ -30,6 +30,9 @@ type options struct {
 	perm      permFlags
 	mcp       mcpFlags
 	prov      providerFlags
+	web       webFlags
+	proj      projectFlags
+	undo      undoFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -79,6 +82,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.perm.register(fset)
 	o.mcp.register(fset)
 	o.prov.register(fset)
+	o.web.register(fset)
+	o.proj.register(fset)
+	o.undo.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)

@@ -81,6 +81,11 @@ func runTo(ctx context.Context, out, errOut *lockedBuffer, env func(string) stri
 		// the permission tests say what they want.
 		args = append([]string{"-permission-mode", "bypass"}, args...)
 	}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-diagnostics") }) {
+		// A language server takes seconds to load a workspace: only the
+		// tests of diagnostics start one.
+		args = append([]string{"-diagnostics=false"}, args...)
+	}
 	code := run(ctx, args, env, stdin, out, errOut, signals{interrupts: interrupts})
 	return result{code: code, stdout: cardDurations.ReplaceAllString(out.String(), "$1"), stderr: errOut.String()}
 }

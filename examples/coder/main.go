@@ -10,16 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"syscall"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/examples/coder/internal/ui"
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/fslocal"
-	"github.com/go-harness/harness/pricing"
 	"github.com/go-harness/harness/session"
-	"github.com/go-harness/harness/session/attachments"
 	"github.com/go-harness/harness/tools/shell"
 )
 
@@ -87,10 +85,16 @@ type app struct {
 	sessionsDir string
 	root        string
 	store       session.Store
+	loop        *agent.Loop
 	sess        *agent.Session
+	logger      *slog.Logger
 	view        ui.View
 	console     *ui.Console
 	sandboxed   shell.Sandbox
+	fsys        fs.FileSystem
+	proj        *project
+	closers     []func()     // what wire started, closed after the loop
+	statusLines []string     // the MCP servers' lines for the banner
 	mcpEvents   ui.MCPEvents // shows the MCP servers' events once the view is up
 	// lastCode is the error code that ended the last turn, if any.
 	lastCode harness.Code
@@ -122,48 +126,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 	defer fsys.Close()
 	a.root = fsys.Root()
 
-	spillStore, hooks, err := a.toolHooks(ctx, logger)
+	a.fsys = fsys
+	defer a.closeAll() // after the loop is closed
+	opts, err := a.wire(ctx, logger, model, fsys)
 	if err != nil {
 		return 0, err
-	}
-	mcpSet, mcpLines, err := a.connectMCP(ctx, logger)
-	if err != nil {
-		return 0, err
-	}
-	defer mcpSet.Close()
-	withImages := slices.Contains(model.Info().Input, harness.ModalityImage)
-	pol, err := a.policy()
-	if err != nil {
-		return 0, err
-	}
-	if a.sandboxed, err = a.sandbox(pol); err != nil {
-		return 0, err
-	}
-	opts := []agent.Option{
-		agent.WithPermissions(pol),
-		agent.WithApprover(a.approver()),
-		agent.WithToolSource(mcpSet),
-		agent.WithModel(model),
-		agent.WithStores(agent.Stores{
-			Sessions:    a.store,
-			Files:       fsys,
-			Output:      spillStore,
-			Attachments: attachments.NewFiles(filepath.Join(a.sessionsDir, "attachments")),
-		}),
-		agent.WithTools(a.tools(withImages)...),
-		agent.WithHooks(hooks),
-		agent.WithContextPolicy(policyOf(a.o.context)),
-		agent.WithSystemPrompt(systemPrompt(a.root, withImages)),
-		agent.WithPrices(pricing.Builtin()),
-	}
-	if a.o.explore {
-		opts = append(opts, agent.WithSubAgents(subAgents()))
-	}
-	if a.o.maxSteps > 0 {
-		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps}))
-	}
-	if logger != nil {
-		opts = append(opts, agent.WithLogger(logger))
 	}
 	loop, err := agent.New(opts...)
 	if err != nil {
@@ -175,12 +142,13 @@ func (a *app) main(ctx context.Context) (int, error) {
 	stop := context.AfterFunc(ctx, func() { loop.Close() })
 	defer stop()
 
+	a.loop, a.logger = loop, logger
 	if a.sess, err = a.openSession(ctx, loop, resumeID); err != nil {
 		return 0, err
 	}
 
 	a.view, a.console = ui.Open(ui.Config{In: a.stdin, Out: a.stdout, ErrOut: a.stderr, Interrupts: a.sig.interrupts, Resize: a.sig.resize,
-		Getenv: a.env, JSON: a.o.json, Reasoning: a.o.reasoning, Root: a.root, Verbose: a.o.verbose})
+		Getenv: a.env, JSON: a.o.json, Reasoning: a.o.reasoning, Root: a.root, Verbose: a.o.verbose, DiffNote: diagnosticsNote, SpillDir: filepath.Join(a.sessionsDir, "spill")})
 	defer a.view.Close()
 	info, h := model.Info(), a.sess.Header()
 	a.view.Banner(ui.BannerInfo{
@@ -188,7 +156,8 @@ func (a *app) main(ctx context.Context) (int, error) {
 		SessionID: h.ID, Cwd: h.Cwd, Resumed: resumeID != "",
 		Messages: len(a.sess.Messages()), Warnings: a.sess.Warnings(),
 	})
-	ui.ShowStatus(a.view, mcpLines)
+	a.showProject(ctx)
+	ui.ShowStatus(a.view, a.statusLines)
 	a.mcpEvents.Attach(a.view)
 	defer a.mcpEvents.Attach(nil) // before the view closes
 
@@ -206,7 +175,8 @@ func (a *app) main(ctx context.Context) (int, error) {
 	} else {
 		code = a.promptLoop(ctx)
 	}
-	a.view.Notice(ui.NoticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", h.ID, h.ID, a.root))
+	id := a.sess.Header().ID // a new one after /clear
+	a.view.Notice(ui.NoticeInfo, fmt.Sprintf("session %s · resume with -resume %s, or -continue in %s", id, id, a.root))
 	return code, nil
 }
 
@@ -232,8 +202,9 @@ func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(
 		defer close(done)
 		for ev, err := range start(turnCtx) {
 			a.view.Event(ev)
-			if d, ok := ev.(*agent.PermissionDecision); ok {
-				a.showDecision(d)
+			switch e := ev.(type) {
+			case *agent.ContextLoaded:
+				a.showContextLoaded(e)
 			}
 			if e, ok := ev.(*agent.TurnEnd); ok {
 				end, endErr = e, err
@@ -284,7 +255,7 @@ func (a *app) promptLoop(ctx context.Context) int {
 		if exit || !ok {
 			return code
 		}
-		if handled, leave := a.command(prompt); leave {
+		if handled, leave := a.command(ctx, prompt); leave {
 			return code
 		} else if handled {
 			continue

@@ -151,7 +151,13 @@ func (a *app) approver() permission.Approver {
 	}
 	return func(ctx context.Context, req permission.Request) (permission.Answer, error) {
 		d := req.Decision
-		a.view.Notice(ui.NoticeWarn, fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason))
+		q := fmt.Sprintf("? %s  %s\n  %s", req.Call.Name, d.Preview, d.Reason)
+		// What is approved, within the terminal's height: the question,
+		// its reason and the answer line stay on the screen.
+		for _, l := range cutTo(approvalDetail(req.Call, ui.Height(a.stdout)-6), a.console.Width()-5) {
+			q += "\n    " + l
+		}
+		a.view.Notice(ui.NoticeWarn, q)
 		choices := "[y]es  [n]o"
 		if d.Suggest != "" {
 			choices += "  [a]lways " + d.Suggest
@@ -263,25 +269,16 @@ func (a *app) showPending() {
 	for _, r := range pending {
 		fmt.Fprintf(&b, "  %s  %s  %s\n", r.Call.ID, r.Call.Name, r.Decision.Preview)
 	}
-	fmt.Fprintf(&b, "Approve with: coder -C %s -continue -approve all (or -approve ID,ID)\nReject with:  coder -C %s -continue -reject all [-feedback \"why\"]", a.root, a.root)
+	again := "coder -C " + shellQuote(a.root)
+	if a.o.sessions != "" {
+		again += " -sessions " + shellQuote(a.sessionsDir)
+	}
+	fmt.Fprintf(&b, "Approve with: %s -continue -approve all (or -approve ID,ID)\nReject with:  %s -continue -reject all [-feedback \"why\"]", again, again)
 	if a.o.json {
 		fmt.Fprintln(a.stderr, b.String())
 		return
 	}
 	a.view.Notice(ui.NoticeWarn, b.String())
-}
-
-// showDecision tells a person about a denial (the JSON view has the
-// event itself).
-func (a *app) showDecision(d *agent.PermissionDecision) {
-	if a.o.json || d.Outcome != permission.Deny {
-		return
-	}
-	who := "by " + d.By
-	if d.Rule != "" {
-		who = "by the rule " + d.Rule
-	}
-	a.view.Notice(ui.NoticeWarn, fmt.Sprintf("denied %s %s", d.Call.Name, who))
 }
 
 // goCaches returns Go's module cache (read-only in the sandbox) and build
@@ -329,4 +326,15 @@ func goCacheEnv(env func(string) string) []string {
 		out = append(out, "GOCACHE="+writable[0])
 	}
 	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so a printed
+// command can be pasted back.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

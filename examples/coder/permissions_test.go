@@ -28,7 +28,8 @@ func TestPlanModeRefusesWrite(t *testing.T) {
 	r := runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "-permission-mode", "plan", "-p", "write new.txt")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NoFileExists(t, filepath.Join(ws, "new.txt"))
-	assert.Contains(t, r.stdout, "denied write")
+	assert.Regexp(t, `✗ write .*  denied\n  the write call on \S+ has side effects, and plan mode is read-only`, r.stdout)
+	assert.Equal(t, 1, strings.Count(r.stdout, "plan mode is read-only"), "the reason is said once")
 	reqs := p.Requests()
 	require.Len(t, reqs, 2)
 	assert.Contains(t, reqs[0].Text(t), "Plan mode is on")
@@ -138,7 +139,8 @@ func TestSettingsFileAndFlags(t *testing.T) {
 	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-permission-mode", "default", "-deny", "Edit(src/b.txt)", "-p", "write")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NoFileExists(t, filepath.Join(ws, "src/b.txt"))
-	assert.Contains(t, r.stdout, "denied write by the rule Edit(src/b.txt)")
+	assert.Contains(t, r.stdout, "is denied by the rule Edit(src/b.txt)\n")
+	assert.Equal(t, 1, strings.Count(r.stdout, "Edit(src/b.txt)"), "the reason is said once")
 
 	for _, bad := range [][]string{{"-permission-mode", "yolo"}, {"-sandbox", "none"}, {"-allow", "Bash(x"}, {"-approve", "all"}, {"-feedback", "x"}} {
 		r := runCLI(t, p.env(), "", append([]string{"-C", ws, "-sessions", sessions}, bad...)...)

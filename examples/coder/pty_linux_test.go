@@ -167,6 +167,9 @@ func TestApprovalOnTerminal(t *testing.T) {
 	require.True(t, screen.waitFor("› "), screen.String())
 	typed("make the file\r")
 	require.True(t, screen.waitFor("or type feedback › "), screen.String())
+	// The question shows what is approved: the content's size and head.
+	assert.Contains(t, screen.String(), "content: 1 line, 5 bytes")
+	assert.Contains(t, screen.String(), "│ made")
 	typed("yx" + "\x7f" + "\r")
 	require.True(t, screen.waitFor("── completed"), screen.String())
 	got, err := os.ReadFile(filepath.Join(ws, "new.txt"))
@@ -181,4 +184,43 @@ func TestApprovalOnTerminal(t *testing.T) {
 		t.Fatal("Ctrl-D at the prompt did not exit")
 	}
 	assert.Len(t, p.Requests(), 2)
+}
+
+// Issue 35, item 6: on a short terminal an edit's question shows the
+// lines it removes and adds, within the terminal's height.
+func TestEditApprovalOnShortTerminal(t *testing.T) {
+	old := strings.Repeat("old line\n", 40)
+	p := newProvider(t, call(toolCall(0, "r1", "read", map[string]any{"file_path": "a.txt"})),
+		call(toolCall(0, "e1", "edit", map[string]any{"file_path": "a.txt", "old_string": old, "new_string": "new line\n"})),
+		say("Edited."))
+	ws := workspace(t, map[string]string{"a.txt": old})
+	ctl, tty := openPTY(t, 80, 16)
+	screen := screenReader(ctl)
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"-C", ws, "-sessions", t.TempDir()}, p.env("NO_COLOR=1"), tty, tty, &lockedBuffer{}, signals{interrupts: make(chan os.Signal, 1), resize: make(chan os.Signal, 1)})
+	}()
+	typed := func(s string) { _, err := ctl.Write([]byte(s)); require.NoError(t, err) }
+	require.True(t, screen.waitFor("› "), screen.String())
+	typed("edit it\r")
+	require.True(t, screen.waitFor("or type feedback › "), screen.String())
+	q := screen.String()
+	q = q[strings.LastIndex(q, "? edit"):]
+	assert.Contains(t, q, "replaces 40 lines with 1 line")
+	assert.Contains(t, q, "- old line")
+	assert.Contains(t, q, "+ new line")
+	assert.LessOrEqual(t, strings.Count(q, "\n"), 16-2, "the question fits the terminal:\n%s", q)
+	typed("y\r")
+	require.True(t, screen.waitFor("── completed"), screen.String())
+	got, err := os.ReadFile(filepath.Join(ws, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new line\n", string(got))
+	require.True(t, screen.waitFor("› "), screen.String())
+	typed("\x04")
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Ctrl-D at the prompt did not exit")
+	}
 }

@@ -66,7 +66,9 @@ func (a *app) tools(withImages bool) []tools.Tool {
 }
 
 // systemPrompt tells the model where it is and how to work.
-func systemPrompt(root string, withImages bool) string {
+// more are further lines of the list of how to work, each starting
+// with a newline.
+func systemPrompt(root string, withImages bool, more string) string {
 	lookAtImages := ""
 	if withImages {
 		lookAtImages = "\n- Look at images (screenshots, diagrams, rendered output) with read_image."
@@ -74,7 +76,7 @@ func systemPrompt(root string, withImages bool) string {
 	return `You are coder, a careful coding agent working for the user in the workspace ` + filepath.ToSlash(root) + ` on ` + runtime.GOOS + `.
 
 Work in small, checked steps:
-- Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.` + lookAtImages + `
+- Read a file before you change it. Use edit for changes to existing files and write for new files; keep changes minimal and in the style of the surrounding code.` + lookAtImages + more + `
 - Run commands with bash: builds, tests, git, searches (rg or grep). Use shell_open and shell_send when state must persist between commands (a running server, a virtualenv); background jobs for long-running processes.
 - Large outputs are saved whole; when a result says so, page through it with read using offset and limit instead of running the command again.
 - When the user refers to earlier work, find it with session_search and session_read (earlier sessions in this workspace).

@@ -86,7 +86,7 @@ func (a *app) pickSession(ctx context.Context) (string, error) {
 		}
 		id, ok := latestTopSession(infos)
 		if !ok {
-			return "", usagef("no earlier session in %s to continue; start one without -continue", a.root)
+			return "", usagef("no earlier session of %s in %s to continue; start one without -continue, or name the sessions' directory with -sessions", a.root, a.sessionsDir)
 		}
 		return id, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ const (
 	cardGenericLines  = 4
 	cardErrorLines    = 3
 	cardLocations     = 5
+	cardNoteLines     = 12
 )
 
 // card shows a finished call, by its render intent: never by tool name.
@@ -70,10 +72,21 @@ func (h *human) card(e *agent.ToolCallEnd) {
 		head += "  " + strings.Join(extra, " · ")
 	}
 	h.line(head)
+	if why, ok := h.denials[e.Call.ID]; ok && r.IsError {
+		// The reason, once: the result's text repeats it for the model.
+		delete(h.denials, e.Call.ID)
+		h.body(why, cardErrorLines, sgrRed)
+		return
+	}
 
 	switch {
 	case rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		h.diffCard(rd.Diff)
+		if h.diffNote != nil {
+			if note := h.diffNote(r); note != "" {
+				h.body(h.relText(note), cardNoteLines, sgrYellow)
+			}
+		}
 	case term != nil:
 		h.terminalCard(term)
 	case rd.Kind == harness.RenderLocations && len(rd.Locations) > 0:
@@ -96,6 +109,7 @@ func (h *human) card(e *agent.ToolCallEnd) {
 			}
 		}
 	}
+	h.spillLine(r)
 	if r.IsError && rd.Kind != harness.RenderGeneric {
 		// The message tells what went wrong; the card alone may not. A
 		// terminal card has shown the output already: only the notes
@@ -302,11 +316,15 @@ func (h *human) body(text string, limit int, code string) {
 			h.line("  " + h.st.paint(sgrDim, "… "+plural(len(lines)-i, "more line", "more lines")))
 			break
 		}
-		width := h.width - 4
-		if code == sgrRed {
-			width = 4 * h.width // errors wrap rather than lose their remedy
+		if code == sgrRed || code == sgrYellow {
+			// Errors and notes wrap on words rather than lose their
+			// remedy.
+			for w := range strings.SplitSeq(h.wrap("  "+expandTabs(l)), "\n") {
+				h.line(h.st.paint(code, w))
+			}
+			continue
 		}
-		h.line("  " + h.st.paint(code, cut(expandTabs(l), width)))
+		h.line("  " + h.st.paint(code, cut(expandTabs(l), h.width-4)))
 	}
 }
 
@@ -345,4 +363,24 @@ func (h *human) imageText(img *harness.Image) string {
 		s += ", " + img.MediaType
 	}
 	return s + "]"
+}
+
+// spillLocator finds the spill:// locators a result's text names.
+var spillLocator = regexp.MustCompile(`spill://[^\s"'\]\)]+`)
+
+// spillLine names, whole, where a result's full output was saved, and
+// where spill:// lives on disk. Callers hold mu.
+func (h *human) spillLine(r *harness.ToolResult) {
+	loc := spillLocator.FindString(r.Text())
+	if loc == "" {
+		return
+	}
+	loc = strings.TrimRight(loc, ":.,;")
+	text := "  ⤷ saved whole as " + loc
+	if h.spillDir != "" {
+		text += " (spill:// is " + h.spillDir + ")"
+	}
+	for _, l := range strings.Split(h.wrap(text), "\n") {
+		h.line(h.st.paint(sgrDim, l))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/go-harness/harness"
 	"io"
 	"os"
 	"strconv"
@@ -60,6 +61,12 @@ type Config struct {
 	Root      string
 	// Verbose reports failures to read or save the prompt history.
 	Verbose bool
+	// DiffNote, when set, returns the note a change's card shows under
+	// its diff (the diagnostics the change introduced), or "".
+	DiffNote func(*harness.ToolResult) string
+	// SpillDir is where the spill:// outputs are kept, for the cards
+	// that name one.
+	SpillDir string
 }
 
 // Open returns the view c asks for, the one for people (NewHuman, with
@@ -73,7 +80,8 @@ func Open(c Config) (View, *Console) {
 	} else {
 		tty := IsTerminal(c.Out)
 		v = NewHuman(c.Out, HumanOptions{Color: ColorEnabled(tty, c.Getenv), Spinner: tty, Reasoning: c.Reasoning,
-			Root: c.Root, Width: Width(c.Out, c.Getenv)})
+			Root: c.Root, Width: Width(c.Out, c.Getenv), DiffNote: c.DiffNote, SpillDir: c.SpillDir,
+			NoWrap: !tty && c.Getenv("COLUMNS") == ""})
 	}
 	return v, &Console{in: c.In, out: c.Out, errOut: c.ErrOut, interrupts: c.Interrupts, resize: c.Resize,
 		getenv: c.Getenv, view: v, verbose: c.Verbose, stop: make(chan struct{})}
@@ -430,6 +438,17 @@ func Width(out io.Writer, getenv func(string) string) int {
 		return n
 	}
 	return 100
+}
+
+// Height is the height in rows of out: asked of the terminal when out
+// is one, else 24.
+func Height(out io.Writer) int {
+	if f, ok := out.(*os.File); ok && IsTerminal(f) {
+		if _, h, err := term.GetSize(int(f.Fd())); err == nil && h > 0 {
+			return h
+		}
+	}
+	return 24
 }
 
 // readLines sends r's lines until end of input or stop.

@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // ReasoningMark starts each line of reasoning when there is no colour to
@@ -33,6 +34,9 @@ type human struct {
 	reasoning bool // show reasoning, dimmed
 	root      string
 	width     int
+	diffNote  func(*harness.ToolResult) string
+	noWrap    bool
+	spillDir  string
 	now       func() time.Time
 
 	col0     bool   // the cursor is at the start of a line
@@ -47,6 +51,7 @@ type human struct {
 	pending   []harness.ToolCall
 	turnStart time.Time
 
+	denials   map[string]string    // why a call was denied, by call id, for its card
 	live      map[string]*liveCall // running calls' output shown so far, by call id
 	liveDrawn int                  // lines of live output drawn above the cursor (a terminal)
 	shownLive int                  // lines of the card's call already appended (piped)
@@ -63,6 +68,13 @@ type HumanOptions struct {
 	Reasoning bool   // show the model's reasoning
 	Root      string // the workspace, whose paths are shown relative
 	Width     int    // columns; 100 when zero
+	// NoWrap keeps long lines of notices and errors whole (output that
+	// is not a terminal and has no $COLUMNS: a log, a pipe).
+	NoWrap bool
+	// SpillDir is the directory of spill:// outputs ("" unknown).
+	SpillDir string
+	// DiffNote returns the note shown under a change's diff, or "".
+	DiffNote func(*harness.ToolResult) string
 }
 
 // NewHuman returns the view for people: streamed text, dimmed reasoning,
@@ -72,7 +84,7 @@ func NewHuman(w io.Writer, o HumanOptions) View { return newHuman(w, o) }
 
 func newHuman(w io.Writer, o HumanOptions) *human {
 	h := &human{w: w, st: style(o.Color), spin: o.Spinner, reasoning: o.Reasoning,
-		root: strings.TrimSuffix(o.Root, "/"), width: o.Width, now: time.Now, col0: true}
+		root: strings.TrimSuffix(o.Root, "/"), width: o.Width, diffNote: o.DiffNote, noWrap: o.NoWrap, spillDir: o.SpillDir, now: time.Now, col0: true}
 	if h.width <= 0 {
 		h.width = 100
 	}
@@ -211,11 +223,11 @@ func (h *human) Notice(kind NoticeKind, text string) {
 		h.col0 = true // the user's Enter ends the line
 		return
 	case NoticeWarn:
-		text = h.st.paint(sgrYellow, text)
+		text = h.paintLines(sgrYellow, h.wrap(text))
 	case NoticeError:
-		text = h.st.paint(sgrRed, text)
+		text = h.paintLines(sgrRed, h.wrap(text))
 	default:
-		text = h.st.paint(sgrDim, text)
+		text = h.paintLines(sgrDim, h.wrap(text))
 	}
 	// A live block drawn on a terminal stays below the notice, redrawn,
 	// not left behind above it.
@@ -313,6 +325,13 @@ func (h *human) Event(ev agent.Event) {
 		h.waitForTools()
 	case *agent.ToolCallProgress:
 		h.progress(e)
+	case *agent.PermissionDecision:
+		if e.Outcome == permission.Deny {
+			if h.denials == nil {
+				h.denials = map[string]string{}
+			}
+			h.denials[e.Call.ID] = denialText(e)
+		}
 	case *agent.ToolCallEnd:
 		h.endLine()
 		h.shownLive = h.settleLive(e.Call.ID)
@@ -410,4 +429,42 @@ func (h *human) footer(e *agent.TurnEnd) {
 		code = sgrYellow
 	}
 	h.write("\n" + h.st.paint(code, cut("── "+strings.Join(parts, " · "), h.width-1)) + "\n")
+}
+
+// denialText says once why a call was denied, for its card: the reason,
+// or who denied it, and the user's words when they gave any.
+func denialText(d *agent.PermissionDecision) string {
+	why := d.Reason
+	if why == "" {
+		switch {
+		case d.Rule != "":
+			why = "denied by the rule " + d.Rule
+		case d.By == "user":
+			why = "rejected by the user"
+		default:
+			why = "denied by " + d.By
+		}
+	}
+	if d.Feedback != "" {
+		why += " · feedback: " + d.Feedback
+	}
+	return why
+}
+
+// wrap wraps text on words to the view's width, unless NoWrap.
+func (h *human) wrap(text string) string {
+	if h.noWrap {
+		return text
+	}
+	return wrap(text, h.width-1)
+}
+
+// paintLines paints each line of text on its own, so that every line of
+// a wrapped notice starts and ends its colour.
+func (h *human) paintLines(code, text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = h.st.paint(code, l)
+	}
+	return strings.Join(lines, "\n")
 }

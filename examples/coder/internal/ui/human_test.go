@@ -51,6 +51,10 @@ func TestIsTerminal(t *testing.T) {
 	assert.False(t, IsTerminal(w), "a pipe")
 	assert.False(t, IsTerminal(&lockedBuffer{}), "not a file")
 	assert.False(t, IsTerminal((*os.File)(nil)))
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	assert.False(t, IsTerminal(null), "a character device that is not a terminal")
 }
 
 // sampleTurn is a turn with one card of each render intent, text,

@@ -2,10 +2,12 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/hooks"
 )
 
 // liveLines is how many of a running command's last lines a terminal
@@ -26,6 +28,10 @@ type liveCall struct {
 // block above the spinner is redrawn in place (see drawLive); piped, each finished line is appended once, and the final
 // card does not print them again. Callers hold mu.
 func (h *human) progress(e *agent.ToolCallProgress) {
+	if hookMessage(e.Message) {
+		h.hookLine(e.Message)
+		return
+	}
 	if e.Message != "" || e.Total > 0 {
 		label := "running " + e.Name
 		if e.Total > 0 {
@@ -228,6 +234,31 @@ func (h *human) settleLive(id string) int {
 // still running (a terminal). Callers hold mu.
 func (h *human) redrawLive() {
 	if h.spin && len(h.live) > 0 {
+		h.drawLive()
+	}
+}
+
+// hookMessage reports whether a progress message is a command hook's
+// systemMessage, which the hooks package reports as "<Event> hook: text".
+func hookMessage(m string) bool {
+	ev, _, ok := strings.Cut(m, " hook: ")
+	return ok && slices.Contains(hooks.Events, hooks.Event(ev))
+}
+
+// hookLine shows a hook's message for the user as a line of its own,
+// above the live block. Callers hold mu.
+func (h *human) hookLine(m string) {
+	live := h.spin && h.liveDrawn > 0
+	if live {
+		h.eraseLive()
+	}
+	h.endLine()
+	if h.block == "stream" {
+		h.write("\n")
+	}
+	h.block = "card"
+	h.line(h.st.paint(sgrYellow, "⚑ "+cut(oneLine(m), h.width-4)))
+	if live {
 		h.drawLive()
 	}
 }

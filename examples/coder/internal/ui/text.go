@@ -125,3 +125,88 @@ func byteSize(n int64) string {
 	}
 	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + suffixes[i]
 }
+
+// Plural formats a count with its noun ("1 skill", "3 skills").
+func Plural(n int, one, many string) string { return plural(n, one, many) }
+
+// ByteSize formats a byte count as the cards do ("512 bytes", "4.2 KiB").
+func ByteSize(n int64) string { return byteSize(n) }
+
+// wrap breaks each line of s that is wider than width columns at spaces,
+// indenting the continuation lines two columns more than the line's own
+// indentation. A word wider than the room left is cut into pieces, so no
+// line is wider than width (when width leaves room for a character past
+// the indentation). Tabs count as one column; callers expand them first.
+func wrap(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		wrapLine(&b, line, width)
+	}
+	return b.String()
+}
+
+func wrapLine(b *strings.Builder, line string, width int) {
+	if utf8.RuneCountInString(line) <= width {
+		b.WriteString(line)
+		return
+	}
+	body := strings.TrimLeft(line, " ")
+	indent := len(line) - len(body)
+	cont := strings.Repeat(" ", min(indent+2, max(width-1, 0)))
+	if width-len(cont) < 1 {
+		b.WriteString(line) // no room to wrap into
+		return
+	}
+	col := 0
+	cur := line[:indent]
+	col = indent
+	first := true
+	flush := func() {
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.TrimRight(cur, " "))
+		first = false
+		cur, col = cont, len(cont)
+	}
+	for _, word := range strings.Split(body, " ") {
+		n := utf8.RuneCountInString(word)
+		sep := 0
+		if col > len(cont) || (first && col > indent) {
+			sep = 1
+		}
+		if col+sep+n <= width {
+			if sep == 1 {
+				cur += " "
+			}
+			cur += word
+			col += sep + n
+			continue
+		}
+		if col > len(cont) || (first && col > indent) {
+			flush()
+		}
+		// A word wider than the room: cut it.
+		for utf8.RuneCountInString(word) > width-col {
+			r := []rune(word)
+			k := width - col
+			cur += string(r[:k])
+			word = string(r[k:])
+			flush()
+		}
+		cur += word
+		col += utf8.RuneCountInString(word)
+	}
+	if strings.TrimSpace(cur) != "" || first {
+		if !first {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.TrimRight(cur, " "))
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"os"
 	"sync"
@@ -66,15 +67,14 @@ func ColorEnabled(tty bool, getenv func(string) string) bool {
 	return tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
-// IsTerminal reports whether f is a character device, which is what a
-// terminal looks like without asking the terminal itself.
+// IsTerminal reports whether f is a terminal, as the terminal driver
+// answers: a character device that is not one (/dev/null) is not.
 func IsTerminal(f any) bool {
 	file, ok := f.(*os.File)
 	if !ok || file == nil {
 		return false
 	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(file.Fd()))
 }
 
 // style paints text with ANSI SGR codes, or leaves it alone.
