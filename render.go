@@ -9,6 +9,12 @@ const (
 	RenderTerminal  RenderKind = "terminal"
 	RenderDiff      RenderKind = "diff"
 	RenderLocations RenderKind = "locations"
+	// RenderQuestions is a card of questions to the user, each with its
+	// choices, and once answered the answers (the ask_user tool).
+	RenderQuestions RenderKind = "questions"
+	// RenderTodo is the model's plan as a short checklist (the todo
+	// tool), shown in place of the previous one.
+	RenderTodo RenderKind = "todo"
 )
 
 // Render is plain data a host uses to present a call. It is a pure
@@ -24,7 +30,40 @@ type Render struct {
 	Locations []Location `json:"locations,omitempty"`
 	// Text is the body of a generic card.
 	Text string `json:"text,omitempty"`
+	// Questions are the questions of a questions card; Answers, once
+	// given, one per question in order.
+	Questions []Question `json:"questions,omitempty"`
+	Answers   []string   `json:"answers,omitempty"`
+	// Todo is the plan of a todo card, in order.
+	Todo []TodoItem `json:"todo,omitempty"`
 }
+
+// Question is one question the model asks the user (the ask_user tool's
+// "questions" items): free text, or a pick among choices.
+type Question struct {
+	// Question is the question, complete and specific.
+	Question string `json:"question"`
+	// Choices are the answers to pick from; none means a free-text
+	// answer. The user may still answer something else.
+	Choices []string `json:"choices,omitempty"`
+	// Multiple says several choices may be picked.
+	Multiple bool `json:"multiple,omitempty"`
+}
+
+// TodoItem is one item of the model's plan (the todo tool's "items").
+type TodoItem struct {
+	// Content says what is to be done, in the imperative.
+	Content string `json:"content"`
+	// Status is TodoPending, TodoInProgress or TodoDone.
+	Status string `json:"status"`
+}
+
+// The statuses of a TodoItem.
+const (
+	TodoPending    = "pending"
+	TodoInProgress = "in_progress"
+	TodoDone       = "done"
+)
 
 // Terminal is a command and what it printed.
 type Terminal struct {

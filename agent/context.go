@@ -410,6 +410,7 @@ func (t *turn) compact(step int, req *model.Request, keep, window int64) bool {
 		t.s.context.track.summaryOut = usage.OutputTokens
 	}
 	t.emit(&ContextCompacted{Step: step, Messages: split, SourceTokens: source, SummaryTokens: sumTokens})
+	t.reshowPlan(step)
 	return true
 }
 

@@ -34,7 +34,19 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	if err := t.decide(step, calls, prepared, results); err != nil {
 		return err
 	}
+	// ask_user calls no one can answer now wait, after the step's other
+	// calls, for the turn to pause.
+	var waiting []harness.ToolCall
 	for i := 0; i < len(calls); {
+		if results[i] == nil && t.deferInput(prepared[i]) {
+			if _, err := questionsOf(calls[i]); err != nil {
+				results[i] = harness.ErrorResult(harness.CodeInvalidArguments, "%s", upperFirst(err.Error()))
+			} else {
+				waiting = append(waiting, calls[i])
+				i++
+				continue
+			}
+		}
 		if t.ctx.Err() != nil {
 			// Close the calls that never started, so the log says so.
 			for j := i; j < len(calls); j++ {
@@ -47,7 +59,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 			break
 		}
 		if results[i] != nil { // refused by the registry or denied: nothing to run
-			t.emit(&ToolCallStart{Step: step, Call: calls[i]})
+			t.emit(&ToolCallRefused{Step: step, Call: calls[i], Code: results[i].Code})
 			if err := t.finishCall(step, calls[i], results[i], 0); err != nil {
 				return err
 			}
@@ -64,6 +76,15 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 			return err
 		}
 		i = j
+	}
+	if len(waiting) > 0 && t.ctx.Err() == nil {
+		return t.pauseInput(step, waiting)
+	}
+	for _, c := range waiting { // cancelled: they are never asked
+		res := harness.ErrorResult(harness.CodeNotRun, "This %s call was not run: the turn was cancelled before the user was asked.", c.Name)
+		if err := t.finishCall(step, c, res, 0); err != nil {
+			return err
+		}
 	}
 	t.observe(step, env, prepared, results)
 	t.announce(step, results)
@@ -241,15 +262,20 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	if err := t.s.append(t.ctx, starts...); err != nil {
 		return fmt.Errorf("agent: logging tool starts: %w", err)
 	}
-	for i, c := range calls {
-		t.emit(&ToolCallStart{Step: step, Call: c, Render: prepared[i].Spec.Render})
-	}
 	hub := newProgressHub()
 	defer hub.close()
 	for i, call := range prepared {
 		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
 	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
+	// started hands the turn each call as it takes its slot, before it
+	// runs: ToolCallStart says a call is about to run, never one that
+	// waits for a slot and may be cancelled before it starts. It is
+	// unbuffered, and the call runs only once the turn acknowledged its
+	// start (on begun): the host sees a call start before anything it
+	// does, or its end.
+	started := make(chan int)
+	begun := make(chan struct{})
 	slots := make(chan struct{}, t.l.cfg.limits.withDefaults().MaxParallel)
 	go func() {
 		for i, call := range prepared {
@@ -259,7 +285,16 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				acquired = true
 			case <-t.ctx.Done():
 			}
-			if t.ctx.Err() != nil {
+			announced := false
+			if acquired && t.ctx.Err() == nil {
+				select {
+				case started <- i:
+					announced = true
+					<-begun
+				case <-t.ctx.Done():
+				}
+			}
+			if !announced {
 				// Cancelled before it could start: it never runs.
 				if acquired {
 					<-slots
@@ -289,6 +324,9 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 			select {
 			case d = <-done:
 				break wait
+			case i := <-started:
+				t.emit(&ToolCallStart{Step: step, Call: calls[i], Render: prepared[i].Spec.Render})
+				begun <- struct{}{}
 			case <-hub.wake:
 				flush()
 			case ev := <-t.sub.relay:
@@ -463,6 +501,7 @@ func (t *turn) finishCall(step int, c harness.ToolCall, res *harness.ToolResult,
 		return fmt.Errorf("agent: logging a tool result: %w", err)
 	}
 	t.emit(&ToolCallEnd{Step: step, Call: c, Result: res, Duration: dur})
+	t.notePlan(step, c, res)
 	return nil
 }
 

@@ -39,6 +39,7 @@
 //   - [TextDelta]: a piece of the model's answer.
 //   - [ReasoningDelta]: a piece of the model's reasoning.
 //   - [ToolCallStart]: a tool call is about to run, with its render intent.
+//   - [ToolCallRefused]: a tool call will not run (denied, or refused by the registry); its result follows.
 //   - [ToolCallProgress]: output or progress a running call reported; shown to the host only, never logged or sent to the model.
 //   - [ToolCallEnd]: a call's result, render data included, and how long it took.
 //   - [ModelUsage]: the token usage of one model call.
@@ -50,6 +51,10 @@
 //   - [ContextLoaded]: the project context changed (a new set at a turn's start, or nested files announced).
 //   - [PermissionDecision]: a call was denied, answered, or allowed by a rule.
 //   - [ApprovalRequest]: the turn pauses; its calls wait for Session.Resolve.
+//   - [BudgetReached]: a budget of money or tokens is reached; the turn pauses (or stops, for a hard ceiling).
+//   - [InputRequested]: the turn pauses; the model's questions wait for Session.Answer.
+//   - [TodoUpdated]: the model replaced its plan (the todo tool).
+//   - [SteerDelivered]: a message sent with Session.Steer reached the turn (or was queued as the next).
 //   - [StepEnd]: one model call and its tool calls are done.
 //   - [SubAgentEvent]: an event of a sub-agent's session, tagged with its id.
 //   - [TurnEnd]: always last, with the turn's reason, steps, usage and error.
@@ -119,6 +124,23 @@
 // A panic in the harness, the model adapter or the session store ends
 // the turn with reason error and a *harness.Error with [CodeInternal]; it
 // never reaches the host.
+//
+// # Questions, plans, budgets and steering
+//
+// [WithAskUser] gives the model the ask_user tool: questions answered by
+// an [Answerer] while the turn waits or, without one, a durable pause
+// (awaiting_input) that [Session.Answer] ends, as Resolve ends an
+// approval's. [WithTodo] gives it the todo tool: a plan the host sees
+// ([TodoUpdated]) and the model sees again after compaction.
+//
+// Limits.Budget caps money and tokens per turn and per session. A turn
+// that reaches one pauses before its next model call (awaiting_budget,
+// [BudgetReached]) until Session.Answer raises it, or stops at a hard
+// ceiling. [Session.Paused] says what a paused turn waits for.
+//
+// [Session.Steer] delivers a user message into the running turn before
+// its next model call, logged with its step, so a resumed session and a
+// strict replay see it; [Session.Queue] keeps one for the next turn.
 //
 // # Permissions and approval
 //

@@ -24,6 +24,10 @@ const (
 	// CodeInternal (internal): the harness recovered from a panic: a bug,
 	// not a problem with the model, the request or the conversation.
 	CodeInternal harness.Code = "internal"
+	// CodeBudgetExceeded (budget_exceeded): a turn reached a budget set
+	// as a hard ceiling (Limits.HardBudget), or a sub-agent reached what
+	// was left of its parent's, and stopped.
+	CodeBudgetExceeded harness.Code = "budget_exceeded"
 )
 
 // errBusy is the error of a turn started while one runs: it matches

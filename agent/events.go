@@ -41,13 +41,30 @@ type ReasoningDelta struct {
 	Text string `json:"text"`
 }
 
-// ToolCallStart says a tool call is about to run.
+// ToolCallStart says a tool call is about to run: it was allowed and
+// has its slot among the step's parallel calls. A call that will not run
+// gets ToolCallRefused instead, and one cancelled before it started
+// only its ToolCallEnd.
 type ToolCallStart struct {
 	Step int              `json:"step"`
 	Call harness.ToolCall `json:"call"`
 	// Render is the intent the tool declares, so a host can open the
 	// right card before the result arrives.
 	Render harness.RenderKind `json:"render,omitempty"`
+}
+
+// ToolCallRefused says a call will not run: the permission policy, the
+// approver or the user denied it (Code "denied"; a PermissionDecision
+// came before it with who and why), or the registry refused it (an
+// unknown tool, arguments that do not match its schema). It comes
+// instead of ToolCallStart, which only a call that runs gets; the
+// result the model reads follows in ToolCallEnd.
+type ToolCallRefused struct {
+	Step int              `json:"step"`
+	Call harness.ToolCall `json:"call"`
+	// Code is the code of the call's error result: "denied", or the
+	// registry's ("unknown_tool", "invalid_arguments", ...).
+	Code harness.Code `json:"code"`
 }
 
 // ToolCallProgress is what a running call reported since the last such
@@ -165,6 +182,47 @@ type ApprovalRequest struct {
 	Requests []permission.Request `json:"requests"`
 }
 
+// BudgetReached says the turn reached a budget (Limits.Budget) before a
+// model call, with what was spent. Unless Hard, the turn pauses: the
+// TurnEnd that follows has reason awaiting_budget, and Session.Answer
+// with a raised Answers.Budget continues it. When Hard (a hard ceiling,
+// or a sub-agent at what was left of its parent's), the turn stops with
+// reason budget_exceeded.
+type BudgetReached struct {
+	Step  int           `json:"step"`
+	Spend session.Spend `json:"spend"`
+	Hard  bool          `json:"hard,omitempty"`
+}
+
+// InputRequested says the turn is pausing because the model asked the
+// user questions (the ask_user tool) and the loop has no answerer: the
+// calls wait for Session.Answer with Answers.Input, in this process or
+// in another one after ResumeSession. The TurnEnd that follows has
+// reason awaiting_input.
+type InputRequested struct {
+	Step     int            `json:"step"`
+	Requests []InputRequest `json:"requests"`
+}
+
+// TodoUpdated says the model replaced its plan (the todo tool, see
+// WithTodo): Items is the whole plan, in order, to show in place of the
+// previous one.
+type TodoUpdated struct {
+	Step   int                `json:"step"`
+	CallID string             `json:"call_id"`
+	Items  []harness.TodoItem `json:"items"`
+}
+
+// SteerDelivered says a message sent with Session.Steer reached the
+// turn: logged as a user message the model reads before the model call
+// of Step. Queued says instead that the turn ended before it could read
+// the message, which now waits as a queued turn (Session.RunQueued).
+type SteerDelivered struct {
+	Step   int    `json:"step"`
+	Text   string `json:"text"`
+	Queued bool   `json:"queued,omitempty"`
+}
+
 // StepEnd closes a step: one model call and the tool calls it asked for.
 type StepEnd struct {
 	Step int `json:"step"`
@@ -200,6 +258,10 @@ type TurnEnd struct {
 	// Cost is what the turn's model calls cost by the loop's price
 	// table (WithPrices), in its currency; 0 without one.
 	Cost float64 `json:"cost,omitempty"`
+	// Queued is how many user messages wait to run as turns
+	// (Session.Queue, and steered messages the turn did not read): run
+	// them with Session.RunQueued.
+	Queued int `json:"queued,omitempty"`
 	// Err is the error that ended the turn, when Reason is error or
 	// cancelled. The iterator yields it alongside this event.
 	Err error `json:"-"`
@@ -209,6 +271,7 @@ func (*TextDelta) kind() string          { return "text_delta" }
 func (*ReasoningDelta) kind() string     { return "reasoning_delta" }
 func (*ToolCallStart) kind() string      { return "tool_call_start" }
 func (*ToolCallProgress) kind() string   { return "tool_call_progress" }
+func (*ToolCallRefused) kind() string    { return "tool_call_refused" }
 func (*ToolCallEnd) kind() string        { return "tool_call_end" }
 func (*ModelUsage) kind() string         { return "usage" }
 func (*Retry) kind() string              { return "retry" }
@@ -218,6 +281,10 @@ func (*ContextPruned) kind() string      { return "context_pruned" }
 func (*ContextCompacted) kind() string   { return "context_compacted" }
 func (*PermissionDecision) kind() string { return "permission_decision" }
 func (*ApprovalRequest) kind() string    { return "approval_request" }
+func (*BudgetReached) kind() string      { return "budget_reached" }
+func (*InputRequested) kind() string     { return "input_requested" }
+func (*TodoUpdated) kind() string        { return "todo_updated" }
+func (*SteerDelivered) kind() string     { return "steer_delivered" }
 func (*StepEnd) kind() string            { return "step_end" }
 func (*SubAgentEvent) kind() string      { return "sub_agent" }
 func (*TurnEnd) kind() string            { return "turn_end" }

@@ -79,6 +79,18 @@ type Limits struct {
 	// tools ignore cancellation can still log its end before Close gives
 	// up on it.
 	CloseWait time.Duration
+	// Budget caps what model calls spend, per turn and per session (see
+	// Budgets). When a turn reaches one, it pauses before its next model
+	// call: a BudgetReached event, then a TurnEnd with reason
+	// awaiting_budget, and Session.Answer with a raised Answers.Budget
+	// (in this process, or in another after ResumeSession) continues
+	// it. A sub-agent's turn gets what is left of its parent's budgets,
+	// and stops at it. Zero caps nothing.
+	Budget Budgets
+	// HardBudget makes the budgets hard ceilings: a turn that reaches one
+	// ends with reason budget_exceeded and an error matching
+	// CodeBudgetExceeded instead of pausing.
+	HardBudget bool
 }
 
 // WithLimits sets the limits of the loop's turns: each non-zero field of
@@ -101,6 +113,21 @@ func WithLimits(l Limits) Option {
 		}
 		if l.Margin != 0 {
 			c.limits.Margin = l.Margin
+		}
+		if l.Budget.Turn.Cost != 0 {
+			c.limits.Budget.Turn.Cost = l.Budget.Turn.Cost
+		}
+		if l.Budget.Turn.Tokens != 0 {
+			c.limits.Budget.Turn.Tokens = l.Budget.Turn.Tokens
+		}
+		if l.Budget.Session.Cost != 0 {
+			c.limits.Budget.Session.Cost = l.Budget.Session.Cost
+		}
+		if l.Budget.Session.Tokens != 0 {
+			c.limits.Budget.Session.Tokens = l.Budget.Session.Tokens
+		}
+		if l.HardBudget {
+			c.limits.HardBudget = true
 		}
 		set(&c.limits.Backstop, l.Backstop)
 		set(&c.limits.CancelWait, l.CancelWait)

@@ -60,6 +60,9 @@ func New(opts ...Option) (*Loop, error) {
 	if err := cfg.limits.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cfg.limits.Budget.validate(cfg.prices != nil); err != nil {
+		errs = append(errs, err)
+	}
 	if err := cfg.context.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -105,6 +108,12 @@ func (l *Loop) buildTools() (*toolset, error) {
 		}
 		gens[i] = src.Generation()
 		all = append(all, src.Tools()...)
+	}
+	if l.cfg.askUser {
+		all = append(all, l.askUserTool())
+	}
+	if l.cfg.todo {
+		all = append(all, todoTool())
 	}
 	if l.cfg.sub != nil {
 		task, err := l.taskTool()
@@ -247,6 +256,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.usage, s.cost = logSpend(l.cfg.prices, tr.Events)
 	s.context.track.steps = countSteps(tr.Events)
 	cutOff := s.restorePermissions(tr.Events)
+	s.restoreTodo(tr.Events)
 	s.restoreNarrowing(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())

@@ -71,6 +71,9 @@ type config struct {
 
 	policy   *permission.Policy
 	approver permission.Approver
+	askUser  bool       // the ask_user tool (WithAskUser)
+	answerer Answerer   // answers it in-process; nil pauses
+	todo     bool       // the todo tool (WithTodo)
 	sub      *SubAgents // the task tool's agent types; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New

@@ -19,12 +19,21 @@ import (
 // pause is a turn's pause as the session keeps it: the step whose calls
 // wait, the questions, and the decisions already made.
 type pause struct {
+	// reason is why the turn waits: session.ReasonAwaitingApproval,
+	// ReasonAwaitingInput or ReasonAwaitingBudget.
+	reason  string
 	step    int
 	asked   []session.PendingCall
 	decided map[string]*session.PermissionDecided
 	// output is the structured answer the paused turn asks for, if any:
 	// its continuation asks for it too.
 	output *outputSpec
+	// inputs are the ask_user calls waiting for answers (awaiting_input).
+	inputs []string
+	// spend is what was spent when a budget was reached, and base the
+	// paused turn's part of it (awaiting_budget).
+	spend *session.Spend
+	base  spend
 }
 
 // errPaused ends dispatch when the step's calls wait for answers.
@@ -42,7 +51,7 @@ func (t *turn) pauseStep(step int, asked []session.PendingCall, requests []permi
 	if err := t.s.append(t.ctx, ar); err != nil {
 		return fmt.Errorf("agent: logging the approval request: %w", err)
 	}
-	pz := &pause{step: step, asked: asked, decided: made, output: t.output}
+	pz := &pause{reason: session.ReasonAwaitingApproval, step: step, asked: asked, decided: made, output: t.output}
 	t.s.mu.Lock()
 	t.s.paused = pz
 	t.s.mu.Unlock()
@@ -56,7 +65,7 @@ func (s *Session) Pending() []permission.Request {
 	s.mu.Lock()
 	pz := s.paused
 	s.mu.Unlock()
-	if pz == nil {
+	if pz == nil || pz.reason != session.ReasonAwaitingApproval {
 		return nil
 	}
 	calls := s.pendingCalls()
@@ -89,19 +98,97 @@ func (s *Session) Pending() []permission.Request {
 // ResumeSession fails with harness.CodeLocked), and once the first has
 // answered, nothing waits (CodeNothingPending).
 func (s *Session) Resolve(ctx context.Context, answers map[string]permission.Answer) iter.Seq2[Event, error] {
+	return s.Answer(ctx, Answers{Approvals: answers})
+}
+
+// Answers answer what a paused turn waits for ([Session.Paused] says
+// what): approvals, the user's answers to the model's questions, or a
+// raised budget. Only the field of the pause's reason may be set.
+type Answers struct {
+	// Approvals answer the calls that wait for approval
+	// (awaiting_approval), by call id: see Session.Pending and
+	// Session.Resolve.
+	Approvals map[string]permission.Answer
+	// Input answers the questions of the ask_user calls that wait
+	// (awaiting_input), by call id: one answer per question, in the
+	// order asked. An answer is free text, or the label of a choice;
+	// several labels of a multiple-choice question are joined by ", ".
+	Input map[string][]string
+	// Budget raises the budgets of a turn that reached one
+	// (awaiting_budget): each cap that is higher than the session's
+	// replaces it for the rest of the session, and is logged, so a
+	// resumed session keeps it; a zero cap changes nothing. Nil continues the turn
+	// when the loop's own Limits.Budget (a restarted program's, say) is
+	// no longer reached.
+	Budget *Budgets
+}
+
+// Pause is what a paused turn waits for.
+type Pause struct {
+	// Reason is session.ReasonAwaitingApproval, ReasonAwaitingInput or
+	// ReasonAwaitingBudget, as the turn's TurnEnd said.
+	Reason string
+	// Step is the step the turn paused in (after, for a budget).
+	Step int
+	// Approvals are the calls waiting for approval (as Pending returns
+	// them).
+	Approvals []permission.Request
+	// Questions are the ask_user calls waiting for the user's answers.
+	Questions []InputRequest
+	// Spend is what was spent when the budget was reached.
+	Spend *session.Spend
+}
+
+// Paused returns what the session's paused turn waits for, or nil when
+// no turn is paused. A resumed session knows its pause from the log.
+func (s *Session) Paused() *Pause {
+	s.mu.Lock()
+	pz := s.paused
+	s.mu.Unlock()
+	if pz == nil {
+		return nil
+	}
+	p := &Pause{Reason: pz.reason, Step: pz.step, Approvals: s.Pending(), Spend: pz.spend}
+	if len(pz.inputs) > 0 {
+		p.Questions = s.inputRequests(pz.inputs)
+	}
+	return p
+}
+
+// Answer continues a paused turn with answers, as Resolve does for
+// approvals: the answers are logged and the same turn goes on, yielding
+// its events. When no turn is paused, or the answers do not fit what it
+// waits for (another kind, an unknown id, a missing answer, a budget
+// still reached), the only event is a TurnEnd with an error matching
+// CodeNothingPending or harness.CodeInvalidArguments, and nothing is
+// logged.
+func (s *Session) Answer(ctx context.Context, answers Answers) iter.Seq2[Event, error] {
 	return s.runTurn(ctx, func(t *turn) { t.resume(answers) })
 }
 
 // resume continues a paused turn with answers.
-func (t *turn) resume(answers map[string]permission.Answer) {
+func (t *turn) resume(all Answers) {
 	t.s.mu.Lock()
 	pz := t.s.paused
 	t.s.mu.Unlock()
 	if pz == nil {
-		err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no call waits for approval in session %s", t.s.Header().ID)}
+		err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no turn waits for an answer in session %s", t.s.Header().ID)}
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
+	if err := answersFit(pz, all); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	switch pz.reason {
+	case session.ReasonAwaitingBudget:
+		t.resumeBudget(pz, all.Budget)
+		return
+	case session.ReasonAwaitingInput:
+		t.resumeInput(pz, all.Input)
+		return
+	}
+	answers := all.Approvals
 	if err := checkAnswers(pz, answers); err != nil {
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
@@ -151,13 +238,65 @@ func (t *turn) resume(answers map[string]permission.Answer) {
 	t.preset = nil
 	if err != nil {
 		if errors.Is(err, errPaused) {
-			t.finish(session.ReasonAwaitingApproval, nil)
+			t.finish(t.pauseReason(), nil)
 			return
 		}
 		t.finish(session.ReasonError, err)
 		return
 	}
 	t.emit(&StepEnd{Step: pz.step, Finish: "tool_calls", ToolCalls: len(calls)})
+	t.loop()
+}
+
+// pauseReason is the reason of the pause the turn just made.
+func (t *turn) pauseReason() string {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	if t.s.paused != nil {
+		return t.s.paused.reason
+	}
+	return session.ReasonAwaitingApproval
+}
+
+// answersFit reports answers of another kind than the pause waits for.
+func answersFit(pz *pause, a Answers) error {
+	var given []string
+	if a.Approvals != nil && pz.reason != session.ReasonAwaitingApproval {
+		given = append(given, "approvals")
+	}
+	if a.Input != nil && pz.reason != session.ReasonAwaitingInput {
+		given = append(given, "input")
+	}
+	if a.Budget != nil && pz.reason != session.ReasonAwaitingBudget {
+		given = append(given, "a budget")
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
+		"agent: the paused turn waits for %s, and the answers give %s: answer what Session.Paused says it waits for", waitsFor(pz.reason), strings.Join(given, " and "))}
+}
+
+func waitsFor(reason string) string {
+	switch reason {
+	case session.ReasonAwaitingInput:
+		return "the user's answers to its questions (Answers.Input)"
+	case session.ReasonAwaitingBudget:
+		return "a raised budget (Answers.Budget)"
+	}
+	return "approvals (Answers.Approvals)"
+}
+
+// resumeBudget continues a turn paused at its budget, raised by r.
+func (t *turn) resumeBudget(pz *pause, r *Budgets) {
+	if err := t.raiseBudget(pz, r); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	t.s.mu.Lock()
+	t.s.paused = nil
+	t.s.mu.Unlock()
+	t.steps, t.base, t.output = pz.step, pz.base, pz.output
 	t.loop()
 }
 
@@ -259,6 +398,10 @@ func (t *turn) abandonPause() error {
 	for _, c := range calls {
 		res := harness.ErrorResult(harness.CodeNotRun,
 			"This %s call was not run: it was waiting for approval when the user sent a new message instead of an answer. Nothing was changed by it; make it again if it is still needed.", c.Name)
+		if pz.reason == session.ReasonAwaitingInput {
+			res = harness.ErrorResult(harness.CodeNotRun,
+				"The user did not answer these questions: they sent a new message instead. Ask again if the answers are still needed.")
+		}
 		logs = append(logs, &session.ToolFinished{Step: pz.step, CallID: c.ID, Name: c.Name, Result: *res})
 	}
 	return t.s.append(t.ctx, logs...)
@@ -279,6 +422,8 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 			}
 		case *session.TurnEnded:
 			lastEnd = i
+		case *session.BudgetSet:
+			s.raised = Budgets{Turn: Budget{Cost: p.TurnCost, Tokens: p.TurnTokens}, Session: Budget{Cost: p.SessionCost, Tokens: p.SessionTokens}}
 		}
 	}
 	if pol := s.loop.cfg.policy; pol != nil && len(remembered) > 0 {
@@ -293,14 +438,20 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 		return false
 	}
 	end := events[lastEnd].Data.(*session.TurnEnded)
-	if end.Reason != session.ReasonAwaitingApproval {
+	switch end.Reason {
+	case session.ReasonAwaitingApproval, session.ReasonAwaitingInput, session.ReasonAwaitingBudget:
+	default:
 		return false
 	}
 	for _, e := range events[lastEnd+1:] {
 		switch e.Data.(type) {
-		case *session.PermissionDecided, *session.ToolStarted, *session.ToolFinished, *session.ModelRequest, *session.AssistantMessage:
+		case *session.PermissionDecided, *session.ToolStarted, *session.ToolFinished, *session.ModelRequest, *session.AssistantMessage, *session.BudgetSet:
 			return true
 		}
+	}
+	if end.Reason != session.ReasonAwaitingApproval {
+		s.restorePause(events[:lastEnd], end.Reason)
+		return false
 	}
 	var ask *session.ApprovalRequested
 	for i := lastEnd - 1; i >= 0; i-- {
@@ -315,7 +466,7 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 	if ask == nil {
 		return false
 	}
-	pz := &pause{step: ask.Step, asked: ask.Calls, decided: map[string]*session.PermissionDecided{}}
+	pz := &pause{reason: session.ReasonAwaitingApproval, step: ask.Step, asked: ask.Calls, decided: map[string]*session.PermissionDecided{}}
 	if len(ask.OutputSchema) > 0 {
 		spec, err := newOutputSpec(model.Output{Name: ask.OutputName, Schema: ask.OutputSchema})
 		if err != nil {
@@ -337,4 +488,37 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 	}
 	s.paused = pz
 	return false
+}
+
+// restorePause rebuilds the pause a resumed session's last turn ended in
+// for input or budget from its Paused event, the last before the end.
+func (s *Session) restorePause(events []session.Event, reason string) {
+	var p *session.Paused
+	for i := len(events) - 1; i >= 0; i-- {
+		if q, ok := events[i].Data.(*session.Paused); ok {
+			p = q
+			break
+		}
+		if _, ok := events[i].Data.(*session.UserMessage); ok {
+			break
+		}
+	}
+	if p == nil || p.Reason != reason {
+		s.logger.Warn("the log's last turn ended paused, but its pause is not in the log; nothing waits for an answer", "reason", reason)
+		return
+	}
+	pz := &pause{reason: reason, step: p.Step, inputs: p.Calls, spend: p.Spend}
+	if p.Spend != nil {
+		pz.base = spend{cost: p.Spend.TurnCost, tokens: p.Spend.TurnTokens}
+	}
+	if len(p.OutputSchema) > 0 {
+		spec, err := newOutputSpec(model.Output{Name: p.OutputName, Schema: p.OutputSchema})
+		if err != nil {
+			s.logger.Warn("the paused turn's output schema in the log does not compile; its continuation asks for no structured answer", "error", err)
+		} else {
+			spec.repaired = p.OutputRepaired
+			pz.output = spec
+		}
+	}
+	s.paused = pz
 }

@@ -58,6 +58,17 @@ type Session struct {
 	// ended in, if any. Both are guarded by mu.
 	pol    *permission.Policy
 	paused *pause
+	// raised are the budgets answers raised above the loop's; guarded
+	// by mu.
+	raised Budgets
+	// accepting says the running turn still takes steered messages;
+	// steers are those it has not read yet, queue the messages waiting
+	// as turns. All are guarded by mu.
+	accepting bool
+	steers    []string
+	queue     []string
+	// todo is the model's current plan (the todo tool); guarded by mu.
+	todo []harness.TodoItem
 	// narrow is what tools narrowed the running turn to (narrow.go);
 	// life is the Lifecycle calls' state (lifecycle.go), used by the
 	// running turn only; approveMu serializes approvals asked from
@@ -224,6 +235,7 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 			return
 		}
 		s.running = true
+		s.accepting = true
 		s.done = make(chan struct{})
 		models := turnModels(s.model, s.loop.cfg.modelMiddleware)
 		m := models[0]
@@ -300,6 +312,11 @@ func (s *Session) beginTurn(ctx context.Context, m model.Model) (context.Context
 func (s *Session) turnEnded() {
 	s.mu.Lock()
 	s.running = false
+	s.accepting = false
+	if len(s.steers) > 0 { // a turn that ended without finish
+		s.queue = append(s.steers, s.queue...)
+		s.steers = nil
+	}
 	s.cancel = nil
 	close(s.done)
 	closeLog := s.closeLog

@@ -175,9 +175,9 @@ var errBudgetSpent = errors.New("the turn's budget of sub-agent steps is spent")
 
 // taskArgs are the task tool's arguments.
 type taskArgs struct {
-	Agent       string `json:"agent" jsonschema:"the agent type to start"`
-	Description string `json:"description" jsonschema:"a short (3-5 word) description of the task, for the user"`
-	Prompt      string `json:"prompt" jsonschema:"the task for the agent: everything it needs to know, and what to report back"`
+	Agent       string `json:"agent" jsonschema:"Agent type."`
+	Description string `json:"description" jsonschema:"3-5 words for the user."`
+	Prompt      string `json:"prompt" jsonschema:"Everything the agent needs to know, and what to report."`
 }
 
 // taskTool builds the task tool for a loop at depth (0 for a top loop).
@@ -196,9 +196,9 @@ func (l *Loop) taskTool() (tools.Tool, error) {
 	}
 	readOnly := true
 	var desc strings.Builder
-	desc.WriteString("Start a sub-agent on a self-contained task; it works in its own context with its own tools and returns only its final answer. " +
-		"Use it for broad exploration or research whose details you do not need to keep: ask for a concise report with the paths and lines that matter. " +
-		"The agent sees nothing of this conversation but the prompt. Several task calls in one step run in parallel when the agents cannot change anything.\n\nAgent types:")
+	desc.WriteString("Start a sub-agent on a self-contained task, in its own context with its own tools; only its final answer returns. " +
+		"Use it for exploration whose details you need not keep; ask for a concise report with the paths and lines that matter. " +
+		"It sees the prompt, not this conversation. Task calls in one step run in parallel when the agents cannot change anything.\n\nAgent types:")
 	for _, ty := range sa.Types {
 		for _, name := range ty.Tools {
 			t, ok := byName[name]
@@ -260,7 +260,11 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if steps == 0 {
 		return nil, &harness.Error{Code: harness.CodeNotRun, Message: fmt.Sprintf("this turn has spent its budget of %d sub-agent steps: finish the work yourself or report what is left", sa.TurnSteps)}
 	}
-	child, err := l.childLoop(t, ty, steps, byName)
+	budget, ok := t.childBudget()
+	if !ok {
+		return nil, &harness.Error{Code: CodeBudgetExceeded, Message: "this turn has reached its budget of money or tokens (Limits.Budget): no sub-agent can start; finish with what you have or report what is left"}
+	}
+	child, err := l.childLoop(t, ty, steps, budget, byName)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +387,8 @@ func taskResult(id, agentName, answer string, end *TurnEnd, max int, ctxErr erro
 	case session.ReasonCompleted:
 	case session.ReasonStepLimit:
 		fmt.Fprintf(&b, "[The %s agent stopped at its step limit before it finished; its answer so far follows.]\n", agentName)
+	case session.ReasonBudgetExceeded:
+		fmt.Fprintf(&b, "[The %s agent stopped at what was left of this turn's budget of money or tokens before it finished; its answer so far follows.]\n", agentName)
 	default:
 		msg := reason
 		if end != nil && end.Err != nil {
@@ -415,7 +421,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // childLoop builds the loop of one child: the parent's configuration
 // with the type's tools, prompt, model and steps, the parent session's
 // permission policy and the parent's approver.
-func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]tools.Tool) (*Loop, error) {
+func (l *Loop) childLoop(t *turn, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
 	cfg.sources = nil
@@ -428,6 +434,9 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, byName map[string]too
 	}
 	cfg.system = ty.System
 	cfg.maxSteps = steps
+	// What is left of the parent's budgets, as the child's turn budget:
+	// the child stops at it (it cannot pause its parent's turn).
+	cfg.limits.Budget = budget
 	cfg.model = ty.Model
 	if cfg.model == nil {
 		// The parent's model, and the rest of its fallback chain.

@@ -43,6 +43,9 @@ type turn struct {
 	steps   int
 	usage   harness.Usage
 	cost    float64
+	// base is what the turn spent before the pause it continues, for its
+	// budget.
+	base spend
 	// preset holds the decisions of a paused step being resolved.
 	preset map[string]*session.PermissionDecided
 	// tools are the step's tools: taken when it starts, fixed until it
@@ -99,6 +102,13 @@ func (t *turn) loop() {
 			t.finish(session.ReasonStepLimit, nil)
 			return
 		}
+		if _, err := t.takeSteers(t.steps+1, false); err != nil {
+			t.finish(session.ReasonError, err)
+			return
+		}
+		if t.checkBudget() {
+			return
+		}
 		t.steps++
 		step := t.steps
 		t.tools = t.l.currentTools()
@@ -133,6 +143,15 @@ func (t *turn) loop() {
 			if t.stopHooks(step, msg) {
 				continue // a stop hook keeps the turn going
 			}
+			// A message steered in while the model answered: one more step.
+			more, err := t.takeSteers(step+1, true)
+			if err != nil {
+				t.finish(session.ReasonError, err)
+				return
+			}
+			if more {
+				continue
+			}
 			t.finish(session.ReasonCompleted, nil)
 			return
 		}
@@ -140,7 +159,7 @@ func (t *turn) loop() {
 			switch {
 			case errors.Is(err, errPaused):
 				t.emit(&StepEnd{Step: step, Finish: finish})
-				t.finish(session.ReasonAwaitingApproval, nil)
+				t.finish(t.pauseReason(), nil)
 			case t.ctx.Err() != nil:
 				t.finish(session.ReasonCancelled, t.ctx.Err())
 			default:
@@ -155,6 +174,7 @@ func (t *turn) loop() {
 // finish logs the end of the turn, syncs the log, and yields TurnEnd.
 func (t *turn) finish(reason string, err error) {
 	t.ended = true
+	queued := t.stopSteering()
 	t.checkpoint(session.CheckpointTurnEnd)
 	childUsage, childCost := t.sub.spent()
 	t.usage.Add(childUsage)
@@ -176,7 +196,7 @@ func (t *turn) finish(reason string, err error) {
 		reason = session.ReasonError
 	}
 	t.s.logger.Debug("turn ended", "reason", reason, "steps", t.steps, "error", err)
-	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err}
+	end := &TurnEnd{Reason: reason, Steps: t.steps, Usage: t.usage, Cost: t.cost, Err: err, Queued: queued}
 	if t.output != nil && reason == session.ReasonCompleted {
 		end.Output = t.output.value
 	}

@@ -120,6 +120,10 @@ func (d *decoder) payload(typ string) Payload {
 			switch string(k) {
 			case "content":
 				p.Content = d.blocks()
+			case "steer":
+				p.Steer = d.bool()
+			case "step":
+				p.Step = d.intField()
 			default:
 				return false
 			}
@@ -344,7 +348,7 @@ func (d *decoder) payload(typ string) Payload {
 			return true
 		})
 		return p
-	case typeApproval, typePermission, typeContext, typeHook, typeCheckpoint:
+	case typeApproval, typePermission, typeContext, typeHook, typeCheckpoint, typePaused, typeBudget:
 		// Rare events (one per decision): the plain decoder.
 		raw := d.raw()
 		p, _ := newPayload(typ)
@@ -587,12 +591,50 @@ func (d *decoder) render() *harness.Render {
 			r.Locations = list(d, d.location)
 		case "text":
 			r.Text = d.str()
+		case "questions":
+			r.Questions = list(d, d.question)
+		case "answers":
+			r.Answers = list(d, d.str)
+		case "todo":
+			r.Todo = list(d, d.todoItem)
 		default:
 			return false
 		}
 		return true
 	})
 	return r
+}
+
+func (d *decoder) question() (q harness.Question) {
+	d.object(func(k []byte) bool {
+		switch string(k) {
+		case "question":
+			q.Question = d.str()
+		case "choices":
+			q.Choices = list(d, d.str)
+		case "multiple":
+			q.Multiple = d.bool()
+		default:
+			return false
+		}
+		return true
+	})
+	return q
+}
+
+func (d *decoder) todoItem() (it harness.TodoItem) {
+	d.object(func(k []byte) bool {
+		switch string(k) {
+		case "content":
+			it.Content = d.str()
+		case "status":
+			it.Status = d.str()
+		default:
+			return false
+		}
+		return true
+	})
+	return it
 }
 
 func (d *decoder) terminal() *harness.Terminal {

@@ -188,7 +188,7 @@ func (d *decoder) fields(first *bool) (key []byte, ok bool) {
 
 // maxKeys is the most keys an object of the vocabulary has, rounded up:
 // an object with more repeats one or has one the decoder does not know.
-const maxKeys = 8
+const maxKeys = 16
 
 // object reads an object, calling field with each key to decode its
 // value; field reports false for a key it does not know. An unknown key,

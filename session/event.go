@@ -35,7 +35,8 @@ func (e Event) Type() string {
 // event types (UserMessage, AssistantMessage, ToolStarted, ToolFinished,
 // ModelRequest, Reminded, TurnEnded, SystemPrompt, ToolRecord,
 // ModelRetry, ModelFallback, Pruned, Compacted, ApprovalRequested,
-// PermissionDecided, ContextLoaded, HookRun, Checkpoint)
+// PermissionDecided, ContextLoaded, HookRun, Checkpoint, Paused,
+// BudgetSet)
 // or Unknown. The set is closed: the log
 // format has one owner, this package, and an event of a type it does not
 // know is kept as Unknown.
@@ -65,11 +66,19 @@ const (
 	typeCompaction   = "compaction"    // Compacted
 	typeApproval     = "approval"      // ApprovalRequested
 	typePermission   = "permission"    // PermissionDecided
+	typePaused       = "paused"        // Paused
+	typeBudget       = "budget"        // BudgetSet
 )
 
-// UserMessage is input from the user; it starts a turn.
+// UserMessage is input from the user; it starts a turn, unless Steer
+// says it was delivered into a running turn.
 type UserMessage struct {
 	Content []harness.Block `json:"content"`
+	// Steer marks a message the user sent while the turn ran, delivered
+	// at a safe point: after a step's tool results, before the model
+	// call of Step. It is part of that turn, not the start of another.
+	Steer bool `json:"steer,omitempty"`
+	Step  int  `json:"step,omitempty"`
 }
 
 // AssistantMessage is what the model answered in one step.
@@ -137,7 +146,60 @@ const (
 	// step wait for a decision (see ApprovalRequested). The calls stay
 	// open in the history; resolving them continues the same turn.
 	ReasonAwaitingApproval = "awaiting_approval"
+	// ReasonAwaitingInput ends a turn that paused because the model asked
+	// the user questions (the ask_user tool) and no one could answer at
+	// once: those calls stay open until the answers come (see Paused).
+	ReasonAwaitingInput = "awaiting_input"
+	// ReasonAwaitingBudget ends a turn that paused before a model call
+	// because a budget of money or tokens was reached (see Paused); it
+	// continues when the budget is raised.
+	ReasonAwaitingBudget = "awaiting_budget"
+	// ReasonBudgetExceeded ends a turn that reached a budget set as a
+	// hard ceiling: it does not pause, it stops.
+	ReasonBudgetExceeded = "budget_exceeded"
 )
+
+// Paused is logged when a turn pauses for something other than
+// approval (ApprovalRequested logs those): the answers to the model's
+// questions (Reason awaiting_input, the open ask_user calls in Calls) or
+// a raised budget (Reason awaiting_budget, what was spent in Spend). The
+// TurnEnded that follows has the same reason.
+type Paused struct {
+	Step   int    `json:"step"`
+	Reason string `json:"reason"`
+	// Calls are the ids of the calls that wait for the user's answers.
+	Calls []string `json:"calls,omitempty"`
+	// Spend is what had been spent when the budget was reached.
+	Spend *Spend `json:"spend,omitempty"`
+	// OutputName, OutputSchema and OutputRepaired are the structured
+	// answer the paused turn asks for, as in ApprovalRequested.
+	OutputName     string          `json:"output_name,omitempty"`
+	OutputSchema   json.RawMessage `json:"output_schema,omitempty"`
+	OutputRepaired bool            `json:"output_repaired,omitempty"`
+}
+
+// Spend is what a turn and its session had spent on model calls (their
+// compactions' and sub-agents' included) when a budget was reached:
+// cost in the price table's currency, tokens as input plus output.
+type Spend struct {
+	TurnCost      float64 `json:"turn_cost"`
+	TurnTokens    int64   `json:"turn_tokens"`
+	SessionCost   float64 `json:"session_cost"`
+	SessionTokens int64   `json:"session_tokens"`
+	// Reached names the budget reached: "turn_cost", "turn_tokens",
+	// "session_cost" or "session_tokens"; Limit is its value.
+	Reached string  `json:"reached"`
+	Limit   float64 `json:"limit"`
+}
+
+// BudgetSet records budgets the user raised to continue a turn paused
+// by one (a zero field caps nothing): a resumed session keeps them.
+type BudgetSet struct {
+	TurnCost      float64 `json:"turn_cost,omitempty"`
+	TurnTokens    int64   `json:"turn_tokens,omitempty"`
+	SessionCost   float64 `json:"session_cost,omitempty"`
+	SessionTokens int64   `json:"session_tokens,omitempty"`
+}
 
 // ApprovalRequested is logged when a turn pauses because calls need an
 // answer no one could give at once: every call of the step waits, and
@@ -263,6 +325,8 @@ func (*ModelRetry) eventType() string        { return typeRetry }
 func (*ModelFallback) eventType() string     { return typeFallback }
 func (*ApprovalRequested) eventType() string { return typeApproval }
 func (*PermissionDecided) eventType() string { return typePermission }
+func (*Paused) eventType() string            { return typePaused }
+func (*BudgetSet) eventType() string         { return typeBudget }
 func (u *Unknown) eventType() string         { return u.Type }
 
 // newPayload returns an empty payload for a known event type.
@@ -304,6 +368,10 @@ func newPayload(typ string) (Payload, bool) {
 		return &HookRun{}, true
 	case typeCheckpoint:
 		return &Checkpoint{}, true
+	case typePaused:
+		return &Paused{}, true
+	case typeBudget:
+		return &BudgetSet{}, true
 	}
 	return nil, false
 }

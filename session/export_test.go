@@ -31,3 +31,12 @@ func ShortestHeaderLine() int {
 }
 
 const MinLineSize = minLineSize
+
+// Syncs returns how many times a JSONL log synced its file and its
+// directory.
+func Syncs(l Log) (file, dir int) {
+	j := l.(*jsonlLog)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.fileSyncs, j.dirSyncs
+}

@@ -85,6 +85,12 @@ func goldenBatches() [][]Payload {
 		{&Compacted{Messages: 3, Summary: "The user asked for a fix; a.go was edited.", Model: "m1", SourceTokens: 900, SummaryTokens: 40, Usage: &harness.Usage{InputTokens: 910, OutputTokens: 38}}},
 		{&Unknown{Type: "future_event", Data: json.RawMessage(`{"kept":"as it was"}`)}},
 		{&TurnEnded{Reason: ReasonError, Steps: 0, Error: &ErrorInfo{Code: harness.CodeServer, Message: "the provider failed"}}},
+		{&UserMessage{Content: []harness.Block{harness.TextBlock("go on")}}},
+		{&UserMessage{Content: []harness.Block{harness.TextBlock("and keep it short")}, Steer: true, Step: 1}},
+		{&Paused{Step: 0, Reason: ReasonAwaitingBudget, Spend: &Spend{TurnCost: 0.25, TurnTokens: 10, SessionCost: 1.5, SessionTokens: 2000, Reached: "session_cost", Limit: 1.5},
+			OutputName: "verdict", OutputSchema: json.RawMessage(`{"type":"object"}`), OutputRepaired: true}},
+		{&TurnEnded{Reason: ReasonAwaitingBudget}},
+		{&BudgetSet{TurnCost: 1, TurnTokens: 100, SessionCost: 3, SessionTokens: 4000}},
 	}
 }
 

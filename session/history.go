@@ -84,6 +84,9 @@ func (h *History) add(e Event) {
 	case *UserMessage:
 		h.closeSlots()
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: contentBlocks(p.Content)})
+		if p.Steer {
+			break // a message into the running turn
+		}
 		h.turns++
 		h.open = true
 		h.turnSteps, h.turnUsage, h.turnRepaired = 0, harness.Usage{}, nil
@@ -135,7 +138,7 @@ func (h *History) add(e Event) {
 	case *Reminded:
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(reminderText(p.Text))}})
 	case *TurnEnded:
-		if p.Reason != ReasonAwaitingApproval {
+		if p.Reason != ReasonAwaitingApproval && p.Reason != ReasonAwaitingInput {
 			h.closeSlots() // a paused turn's calls wait for their answer
 		}
 		h.open = false
@@ -220,7 +223,8 @@ func (h *History) Messages() []harness.Message {
 	return out
 }
 
-// Turns returns the number of user messages.
+// Turns returns the number of turns: user messages but those steered
+// into a running turn.
 func (h *History) Turns() int { return h.turns }
 
 // Repair says how to close the last turn of a session that stopped

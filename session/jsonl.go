@@ -63,7 +63,10 @@ func (s *jsonlStore) path(id string) string { return filepath.Join(s.dir, id+".j
 
 // Create implements Store. The header is written and synced to a
 // temporary file that is then linked under the session's name, so a
-// crash never leaves a log without its header behind.
+// crash never leaves a log without its header behind. The directory is
+// synced by the log's first Sync (or Close), not here: until then the log
+// may vanish in a power loss, as its unsynced appends may, but it is
+// never there without its header.
 func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err := s.cfg.err; err != nil {
 		return nil, err
@@ -101,7 +104,7 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now}, nil
+	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -140,9 +143,6 @@ func (s *jsonlStore) createLinked(id string, header []byte) (*os.File, error) {
 		f.Close()
 		// No hard links here (some file systems): write in place.
 		return s.createInPlace(id, header)
-	}
-	if err := durable.SyncDir(s.dir); err != nil {
-		return fail(fmt.Errorf("session: writing header: %w", err))
 	}
 	return f, nil
 }
@@ -194,9 +194,6 @@ func (s *jsonlStore) createInPlace(id string, header []byte) (*os.File, error) {
 	if err == nil {
 		err = f.Sync()
 	}
-	if err == nil {
-		err = durable.SyncDir(s.dir)
-	}
 	if err != nil {
 		f.Close()
 		os.Remove(s.path(id))
@@ -241,7 +238,7 @@ func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, err
 			return nil, nil, fmt.Errorf("session %s: ending torn line: %w", id, err)
 		}
 	}
-	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now}, t, nil
+	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now, dirty: true}, t, nil // what a process that stopped appended may be unsynced
 }
 
 // Load implements Store.
@@ -497,6 +494,12 @@ type jsonlLog struct {
 	now func() time.Time
 	buf []byte
 	err error // sticky write error: the file may hold a torn line
+	// dirty says that something was written since the last sync; dir,
+	// until the first sync, is the directory a new log was created in.
+	dirty bool
+	dir   string
+	// fileSyncs and dirSyncs count the syncs done, for the tests.
+	fileSyncs, dirSyncs int
 }
 
 func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
@@ -519,6 +522,7 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 		l.err = err
 		return nil, fmt.Errorf("session %s: appending: %w", l.header.ID, err)
 	}
+	l.dirty = true
 	if cap(buf) <= 1<<20 {
 		l.buf = buf
 	}
@@ -526,13 +530,35 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	return events, nil
 }
 
-func (l *jsonlLog) Sync() error { return l.ifOpen(l.f.Sync) }
+func (l *jsonlLog) Sync() error { return l.ifOpen(l.sync) }
 
 func (l *jsonlLog) Close() error {
 	return l.closeOnce(func() error {
-		err := l.f.Sync()
-		return errors.Join(err, l.f.Close())
+		return errors.Join(l.sync(), l.f.Close())
 	})
+}
+
+// sync makes the log durable: the file when something was written since
+// the last sync (the header of a new log is synced by Create), then, the
+// first time, the directory a new log was linked into. The file goes
+// first: on file systems with a journal its sync commits the link too,
+// and the directory's then costs little.
+func (l *jsonlLog) sync() error {
+	if l.dirty {
+		if err := l.f.Sync(); err != nil {
+			return err
+		}
+		l.fileSyncs++
+		l.dirty = false
+	}
+	if l.dir != "" {
+		if err := durable.SyncDir(l.dir); err != nil {
+			return err
+		}
+		l.dirSyncs++
+		l.dir = ""
+	}
+	return nil
 }
 
 type headerLine struct {

@@ -90,7 +90,8 @@ type Log interface {
 	// returns (durable against a process crash, not yet against power
 	// loss; see Sync). It returns the events as written.
 	Append(ctx context.Context, payloads ...Payload) ([]Event, error)
-	// Sync makes everything appended so far durable.
+	// Sync makes everything appended so far durable, and the log's
+	// creation with it.
 	Sync() error
 	// Close syncs and releases the log. Appending after Close fails with
 	// harness.CodeClosed.

@@ -85,7 +85,9 @@ func newReplay(tr *session.Transcript, strict bool) (*Model, error) {
 	for i, e := range tr.Events {
 		switch p := e.Data.(type) {
 		case *session.UserMessage:
-			turn++
+			if !p.Steer {
+				turn++
+			}
 		case *session.ModelRequest:
 			pending = &recordedCall{reqIndex: i, req: p, turn: turn}
 		case *session.AssistantMessage:

@@ -132,8 +132,9 @@
 // (id, tool, preview) and exits 3; -continue -approve all|ID,... and
 // -reject all|ID,... [-feedback text] answer them and finish that turn.
 // Commands run under bubblewrap (-sandbox read-only, workspace-write or
-// full-access; workspace-write by default where bubblewrap works, and
-// unconfined with a warning where it does not).
+// full-access; workspace-write by default where bubblewrap is installed,
+// and unconfined with a warning where it is not; where it cannot make
+// its namespaces, commands fail and say to choose full access).
 //
 // # Reading the source
 //

@@ -13,7 +13,11 @@
 // the others. That first process is a small init written in bash
 // (harness-init in ps), which reaps orphans as PID 1 must; beside it a
 // `sleep` named harness-exit-holder keeps the command's exit status
-// until it has been read. Where no PID namespace can be made (no
+// until it has been read. A command that is its own init
+// ([Command.Init]: bwrap, whose own PID namespace and init end everything
+// when the command ends) is started as the namespace's first process
+// instead, without the tools' init and holder. Where no PID namespace can
+// be made (no
 // privilege, user namespaces disabled, seccomp), the command's processes
 // are followed as a tree: its descendants, through /proc, and every
 // process whose environment carries the command's marker

@@ -98,3 +98,54 @@ func TestStdin(t *testing.T) {
 		})
 	}
 }
+
+// TestInitCommand: a command started as its namespace's own init
+// (Command.Init) reports its own exit status, leaves nothing running
+// when it ends (the kernel ends the namespace with it), and is reported
+// as having left nothing; a stop reaches a grandchild that started a
+// session of its own and ignores SIGTERM.
+func TestInitCommand(t *testing.T) {
+	c := Probe(Options{})
+	if !c.Namespace() {
+		t.Skipf("no PID namespace here: %s", c)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	leakcheck.Check(t)
+	var nonce [6]byte
+	_, _ = rand.Read(nonce[:])
+	tag := "harness-init-" + hex.EncodeToString(nonce[:])
+	env := []string{"PATH=" + os.Getenv("PATH"), "TAG=" + tag}
+	escape := `setsid bash -c 'trap "" TERM; exec -a "$TAG" sleep 300' </dev/null >/dev/null 2>&1 & `
+	wait := func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(tagged(tag)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.Len(t, tagged(tag), 1, "the grandchild runs")
+	}
+
+	// It ends by itself, with status 3, while the grandchild runs.
+	p, err := Start(c, Command{Argv: []string{"bash", "-c", escape + `while [ -z "$(ps -eo args | grep -F "$TAG" | grep -v grep)" ]; do sleep 0.01; done; exit 3`}, Dir: "/", Env: env, Stdout: null, Stderr: null, Init: true})
+	require.NoError(t, err)
+	<-p.MainDone()
+	code, sig := p.ExitInfo()
+	require.NotNil(t, code, sig)
+	assert.Equal(t, 3, *code)
+	left, out := p.ReapLeftovers(time.Second)
+	assert.False(t, left, "nothing is left once the init has ended")
+	assert.Empty(t, out.Survivors)
+	assert.Empty(t, tagged(tag), "the kernel ended the namespace with its init")
+	assert.Equal(t, c.String(), p.How())
+
+	// A stop, of an init that outlives SIGTERM to its children.
+	p, err = Start(c, Command{Argv: []string{"bash", "-c", escape + "while :; do sleep 0.05; done"}, Dir: "/", Env: env, Stdout: null, Stderr: null, Init: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Stop(0) })
+	wait()
+	out = p.Stop(200 * time.Millisecond)
+	assert.Empty(t, out.Survivors)
+	assert.Equal(t, "SIGKILL", out.Signal, "the grandchild ignores SIGTERM, and the init starts more")
+	assert.Empty(t, tagged(tag), "no survivor")
+}

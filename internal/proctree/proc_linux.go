@@ -161,6 +161,9 @@ func reasonText(err error) string {
 
 // startContained starts argv as c says.
 func startContained(c *Containment, x Command) (*Proc, error) {
+	if c.kind == containNS && x.Init {
+		return startInit(c, x)
+	}
 	if c.kind == containNS {
 		return startNS(c, x)
 	}
@@ -182,6 +185,25 @@ func nsAttr(c *Containment) *syscall.SysProcAttr {
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
 	}
+}
+
+// startInit starts argv as the first process of a new PID namespace: a
+// program that is its own init (Command.Init). Its exit ends the
+// namespace, and the kernel has ended every other process of it by the
+// time the exit can be waited for, so the command's status is its own
+// and nothing is left over. As root no mount namespace is needed: the
+// program makes what it needs itself.
+func startInit(c *Containment, x Command) (*Proc, error) {
+	attr := nsAttr(c)
+	attr.Unshareflags &^= syscall.CLONE_NEWNS
+	cmd := &exec.Cmd{Path: x.Argv[0], Args: x.Argv, Dir: x.Dir, Env: x.Env, Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: x.Extra, SysProcAttr: attr}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Proc{cmd: cmd, cont: c, how: c.String(), init: cmd.Process.Pid, main: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
+	p.pidNS = nsOf(p.init)
+	go p.waitMain()
+	return p, nil
 }
 
 // startNS starts argv under an init in a new PID namespace.

@@ -193,8 +193,18 @@ type Command struct {
 	Stdin *os.File
 	// Stdout and Stderr receive its output; nil means /dev/null.
 	Stdout, Stderr *os.File
-	// Extra are descriptors 3 and up (in a PID namespace, at most one).
+	// Extra are descriptors 3 and up (in a PID namespace under the
+	// tools' init, at most one).
 	Extra []*os.File
+	// Init says that the program is fit to be the init of the command's
+	// PID namespace itself: it reaps the orphans of what it starts, and
+	// when it ends nothing it started is left (bwrap with --unshare-pid,
+	// whose own init ends the sandbox when the command ends; an exec
+	// chain that ends in such a program counts). In a PID namespace it is
+	// then started as the namespace's first process, without the tools'
+	// init and holder: a stop sends SIGTERM to the others and SIGKILL to
+	// it. Elsewhere Init changes nothing.
+	Init bool
 }
 
 // stdinOf returns the standard input to give x, as exec.Cmd takes it

@@ -19,9 +19,9 @@ import (
 )
 
 type globArgs struct {
-	Pattern string `json:"pattern" jsonschema:"Glob pattern matched against file paths relative to path: * and ? stay within one directory, ** spans directories, [abc] and {a,b} as usual. Examples: **/*.go, src/**/*.ts, *.md (top level only), **/*_test.{go,py}."`
-	Path    string `json:"path,omitempty" jsonschema:"Directory to search: absolute, or relative to the working directory. Default: the working directory."`
-	Limit   int    `json:"limit,omitempty" jsonschema:"Most paths to list (default 100, at most 1000). The total is always reported."`
+	Pattern string `json:"pattern" jsonschema:"Glob matched against paths relative to path: * and ? stay within one directory, ** spans any, [abc] and {a,b} as usual; *.md matches the top level only."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search. Default: the working directory."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Most paths to list (default 100, at most 1000)."`
 }
 
 // Glob returns the glob tool: the files under a directory whose paths
@@ -34,11 +34,8 @@ func Glob(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "glob",
-		Description: "Find files by name with a glob pattern, fast. Prefer it over find or ls in a shell. " +
-			"The pattern is matched against paths relative to path (default: the working directory): `*` and `?` stay within one directory and `**` spans any number of them, " +
-			"so **/*.go finds Go files at any depth and *.go only at the top. Results are the most recently modified files first, capped by limit (default 100), with the total. " +
-			"Files excluded by .gitignore or .ignore and hidden files are left out unless the pattern names a hidden directory (such as .github/**); symbolic links are not followed. " +
-			"To search file contents, use grep.",
+		Description: "Find files by path with a glob pattern; prefer it to find or ls in bash. Newest first, capped by limit, with the total. " +
+			"Files excluded by .gitignore or .ignore and hidden files are left out unless the pattern names a hidden directory (.github/**); symbolic links are not followed.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 		NeedsFS:         true,

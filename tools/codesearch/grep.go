@@ -22,18 +22,18 @@ import (
 )
 
 type grepArgs struct {
-	Pattern         string `json:"pattern" jsonschema:"Regular expression to search file contents for (RE2 syntax, as Go's regexp and close to ripgrep's: escape literal characters such as ( [ . * with a backslash, or set literal)."`
-	Path            string `json:"path,omitempty" jsonschema:"Directory or file to search: absolute, or relative to the working directory. Default: the working directory."`
-	Glob            string `json:"glob,omitempty" jsonschema:"Only search files whose path matches this glob, as ripgrep's --glob: *.go or *.{ts,tsx} match file names at any depth, a pattern with a slash matches the path below path, a leading ! excludes."`
-	Type            string `json:"type,omitempty" jsonschema:"Only search files of this type, as ripgrep's --type: go, py, js, ts, rust, java, c, cpp, md, json, yaml, sh and more."`
-	OutputMode      string `json:"output_mode,omitempty" jsonschema:"files_with_matches (default): the paths of matching files, newest first; content: the matching lines with line numbers (and context); count: the number of matching lines per file."`
-	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"Match letters in either case. Default false."`
-	Literal         bool   `json:"literal,omitempty" jsonschema:"Treat pattern as plain text, not a regular expression. Default false."`
-	Context         int    `json:"context,omitempty" jsonschema:"Lines of context to show before and after each match (content mode), as rg -C."`
-	BeforeContext   int    `json:"before_context,omitempty" jsonschema:"Lines of context before each match (content mode), as rg -B; overrides context for that side."`
-	AfterContext    int    `json:"after_context,omitempty" jsonschema:"Lines of context after each match (content mode), as rg -A; overrides context for that side."`
-	Multiline       bool   `json:"multiline,omitempty" jsonschema:"Let matches span lines, with . matching a line break too (rg -U --multiline-dotall). Default false: each line is matched alone."`
-	HeadLimit       int    `json:"head_limit,omitempty" jsonschema:"Most results to show: files (files_with_matches, count) or matching lines (content). Default 100, at most 1000. The totals are always reported."`
+	Pattern         string `json:"pattern" jsonschema:"RE2 regular expression; escape ( [ . * with a backslash, or set literal."`
+	Path            string `json:"path,omitempty" jsonschema:"File or directory to search. Default: the working directory."`
+	Glob            string `json:"glob,omitempty" jsonschema:"Only files matching this glob, as rg --glob: *.go or *.{ts,tsx} match names at any depth, a pattern with a slash matches the path below path, a leading ! excludes."`
+	Type            string `json:"type,omitempty" jsonschema:"Only files of this type, as rg --type: go, py, js, ts, rust, java, ..."`
+	OutputMode      string `json:"output_mode,omitempty" jsonschema:"files_with_matches (default), content or count."`
+	CaseInsensitive bool   `json:"case_insensitive,omitempty" jsonschema:"Match letters in either case."`
+	Literal         bool   `json:"literal,omitempty" jsonschema:"Treat pattern as plain text."`
+	Context         int    `json:"context,omitempty" jsonschema:"Lines before and after each match (content mode), as rg -C."`
+	BeforeContext   int    `json:"before_context,omitempty" jsonschema:"Lines before each match, as rg -B; overrides context."`
+	AfterContext    int    `json:"after_context,omitempty" jsonschema:"Lines after each match, as rg -A; overrides context."`
+	Multiline       bool   `json:"multiline,omitempty" jsonschema:"Let matches span lines; . matches a line break too (rg -U --multiline-dotall)."`
+	HeadLimit       int    `json:"head_limit,omitempty" jsonschema:"Most files, or lines in content mode, to show (default 100, at most 1000)."`
 }
 
 // Grep returns the grep tool: a regular-expression search of the
@@ -46,12 +46,10 @@ func Grep(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "grep",
-		Description: "Search the contents of files for a regular expression, fast (like ripgrep). Prefer it over running grep or rg in a shell. " +
-			"output_mode files_with_matches (the default) lists the matching files, most recently modified first; content shows the matching lines as `N:text` under each file's path, " +
-			"with context lines as `N-text` when context, before_context or after_context is set; count gives the number of matching lines per file. " +
-			"Narrow the search with path, glob (for example *.go or src/**/*.ts) or type (go, py, js, ts, rust, java, ...). " +
-			"Each line is matched on its own unless multiline is set. Files excluded by .gitignore or .ignore, hidden files and directories, binary files and symbolic links are skipped; " +
-			"name a file or hidden directory in path to search it anyway. Results are capped by head_limit (default 100) and the totals are reported.",
+		Description: "Search file contents for a regular expression, like ripgrep; prefer it to grep or rg in bash. " +
+			"output_mode files_with_matches lists matching files, newest first; content shows matching lines as `N:text` under each path (context lines as `N-text`); count gives matching lines per file. " +
+			"Skipped: files excluded by .gitignore or .ignore, hidden files and directories, binary files, symbolic links; " +
+			"name a file or hidden directory in path to search it. Totals are always reported.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 		NeedsFS:         true,

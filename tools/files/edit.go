@@ -19,10 +19,10 @@ import (
 )
 
 type editArgs struct {
-	FilePath   string `json:"file_path" jsonschema:"Path of the file to edit: absolute, or relative to the working directory."`
-	OldString  string `json:"old_string" jsonschema:"The exact text to replace, as it appears in the file."`
-	NewString  string `json:"new_string" jsonschema:"The text to put in its place; empty to delete old_string."`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence of old_string instead of exactly one. Default false."`
+	FilePath   string `json:"file_path" jsonschema:"Absolute or relative to the working directory."`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace; not empty."`
+	NewString  string `json:"new_string" jsonschema:"Replacement, different from old_string; empty deletes."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence."`
 }
 
 // Edit returns the edit tool: edit(file_path, old_string, new_string,
@@ -35,11 +35,9 @@ func Edit(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "edit",
-		Description: "Replace exact text in a file you have read (or written) in this session. old_string must occur in the file exactly once, character for character, " +
-			"including indentation and line breaks and without the `N: ` prefixes that read adds; include enough surrounding lines to make it unique. " +
-			"With replace_all set to true, every occurrence is replaced instead. new_string takes its place; an empty new_string deletes it. " +
-			"old_string must not be empty and must differ from new_string. If the file changed after you read it, the edit is refused: read it again first. " +
-			"Windows (CRLF) line endings and a byte order mark are kept. The reply shows the changed lines.",
+		Description: "Replace exact text in a file read (any part) or written in this session and unchanged since; otherwise read it again. " +
+			"old_string must occur exactly once (unless replace_all), exactly, with indentation and line breaks, without read's `N: ` prefixes; " +
+			"include enough surrounding lines to make it unique. CRLF line endings and a byte order mark are kept.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
 		NeedsFS:     true,

@@ -132,8 +132,8 @@ func TestSpecs(t *testing.T) {
 	assert.Contains(t, read.Description, "50.0 KiB")
 
 	custom := files.Read(files.Config{Lines: 100, LineRunes: 80, MaxBytes: 4096})
-	assert.Contains(t, custom.Spec().Description, "up to 100 lines")
-	assert.Contains(t, custom.Spec().Description, "longer than 80 characters")
+	assert.Contains(t, custom.Spec().Description, "Up to 100 lines")
+	assert.Contains(t, custom.Spec().Description, "over 80 characters")
 	assert.Contains(t, custom.Spec().Description, "4.0 KiB")
 }
 

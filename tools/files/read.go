@@ -17,9 +17,9 @@ import (
 )
 
 type readArgs struct {
-	FilePath string `json:"file_path" jsonschema:"Path of the file to read: absolute, or relative to the working directory. A spill:// path names a saved tool output."`
-	Offset   int    `json:"offset,omitempty" jsonschema:"Number of the first line to return, counting from 1. Default 1."`
-	Limit    int    `json:"limit,omitempty" jsonschema:"Largest number of lines to return. Defaults to the maximum, which the tool description states."`
+	FilePath string `json:"file_path" jsonschema:"Absolute, relative to the working directory, or spill:// (a saved tool output)."`
+	Offset   int    `json:"offset,omitempty" jsonschema:"First line to show, from 1."`
+	Limit    int    `json:"limit,omitempty" jsonschema:"Most lines to show."`
 }
 
 // Read returns the read tool: read(file_path, offset?, limit?). It shows a
@@ -45,14 +45,10 @@ func Read(cfg Config) tools.Tool {
 }
 
 func readDescription(c config) string {
-	return fmt.Sprintf("Read a UTF-8 text file. Returns its lines numbered from 1, each as `N: text`; the `N: ` prefix is not part of the file. "+
-		"Reads up to %d lines from the start by default. For longer files pass offset (the first line to show, counting from 1) and limit "+
-		"(how many lines, at most %d), and follow the footer: it says whether the end of the file was reached and which offset comes next. "+
-		"Lines longer than %d characters are cut, and one call returns at most %s of text. Windows line endings are shown as plain line breaks. "+
-		"Binary files and files that are not valid UTF-8 are refused. The path may be absolute or relative to the working directory; "+
-		"a path starting with spill:// names a saved tool output and is read the same way. "+
-		"Reading any part of a file is what allows edit, and write over an existing file, afterwards.",
-		c.lines, c.lines, c.lineRunes, sizeLimit(c.maxBytes))
+	return fmt.Sprintf("Read a UTF-8 text file as numbered lines, `N: text` (the prefix is not part of the file). "+
+		"Up to %d lines per call, also limit's maximum; the footer says whether the end was reached and which offset is next. "+
+		"Lines over %d characters are cut; at most %s per call. CRLF shows as plain line breaks. Binary and non-UTF-8 files are refused.",
+		c.lines, c.lineRunes, sizeLimit(c.maxBytes))
 }
 
 func sizeLimit(n int) string { return units.Bytes(int64(n)) }

@@ -16,8 +16,8 @@ import (
 )
 
 type writeArgs struct {
-	FilePath string `json:"file_path" jsonschema:"Path of the file to create or replace: absolute, or relative to the working directory."`
-	Content  string `json:"content" jsonschema:"The complete new content of the file."`
+	FilePath string `json:"file_path" jsonschema:"Absolute or relative to the working directory."`
+	Content  string `json:"content" jsonschema:"The whole new content."`
 }
 
 // Write returns the write tool: write(file_path, content). It creates a
@@ -29,11 +29,9 @@ func Write(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
 		Name: "write",
-		Description: "Create a file, or replace the whole content of a file, with UTF-8 text. Missing parent directories are created. " +
-			"To replace an existing file, read it first in this session (any part is enough): write refuses to overwrite a file you have not read, " +
-			"or one that changed after you read it. For a change to part of a file, prefer edit. " +
-			"A replaced file keeps its Windows (CRLF) line endings and byte order mark, so write text with plain line breaks. " +
-			"Saved outputs (spill:// paths) cannot be written.",
+		Description: "Create or replace a whole file with UTF-8 text; missing parent directories are created. " +
+			"An existing file must have been read in this session (any part) and not changed since, or write refuses. Prefer edit for partial changes. " +
+			"A replaced file keeps its CRLF line endings and byte order mark: write plain line breaks. spill:// paths cannot be written.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
 		NeedsFS:     true,

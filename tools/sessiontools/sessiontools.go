@@ -99,9 +99,9 @@ func (c *config) workspaceOf(call *tools.Call, tool string) (string, error) {
 
 // searchInput is the arguments of session_search.
 type searchInput struct {
-	Query string `json:"query" jsonschema:"Text to find in earlier sessions of this workspace, as it appeared in the conversation (messages, tool calls and tool output). Literal unless regex is true."`
-	Regex bool   `json:"regex,omitempty" jsonschema:"Treat query as a regular expression (RE2 syntax; (?i) for case-insensitive)."`
-	Limit int    `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)."`
+	Query string `json:"query" jsonschema:"Text to find; literal unless regex."`
+	Regex bool   `json:"regex,omitempty" jsonschema:"Query is an RE2 regular expression ((?i) ignores case)."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most matches (default 20)."`
 }
 
 // searchTool returns the session_search tool: literal or regex search over
@@ -109,15 +109,14 @@ type searchInput struct {
 // directory and the directories below it), newest first, the calling
 // session left out.
 func searchTool(store session.Store, c config) tools.Tool {
-	scope := "of this workspace (this session's working directory and the directories below it)"
+	scope := "of this workspace (this working directory and below)"
 	if c.allWorkspaces {
 		scope = "of every workspace"
 	}
 	spec := tools.Spec{
 		Name: "session_search",
 		Description: "Search earlier agent sessions " + scope + " for text: what was asked, answered, run and printed. " +
-			"Use it to recall how something was done or fixed before. Matches come newest session first, each with its session id and event number (seq); " +
-			"read around a match with session_read. The current session is not searched.",
+			"Matches come newest session first with session id and event number (seq), for session_read. The current session is not searched.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderGeneric,
@@ -238,10 +237,10 @@ func indent(s, prefix string) string {
 
 // readInput is the arguments of session_read.
 type readInput struct {
-	SessionID string `json:"session_id" jsonschema:"Id of the session to read, as session_search reports it."`
-	Seq       *int64 `json:"seq,omitempty" jsonschema:"Event number (seq) to read around, as session_search reports it; omit to read from the start."`
-	Before    *int   `json:"before,omitempty" jsonschema:"Events to show before seq (default 3)."`
-	After     *int   `json:"after,omitempty" jsonschema:"Events to show after seq (default 6), or from the start when seq is omitted (default 20)."`
+	SessionID string `json:"session_id" jsonschema:"Session id from session_search."`
+	Seq       *int64 `json:"seq,omitempty" jsonschema:"Event number from session_search; omit to read from the start."`
+	Before    *int   `json:"before,omitempty" jsonschema:"Events before seq (default 3)."`
+	After     *int   `json:"after,omitempty" jsonschema:"Events after seq (default 6; 20 from the start)."`
 }
 
 // Defaults and bounds of session_read.
@@ -259,14 +258,13 @@ const (
 // the calling session's workspace around an event number, the event itself
 // in full and its neighbours summarized.
 func readTool(store session.Store, c config) tools.Tool {
-	scope := "of this workspace (this session's working directory and below)"
+	scope := "of this workspace"
 	if c.allWorkspaces {
 		scope = "of any workspace"
 	}
 	spec := tools.Spec{
-		Name: "session_read",
-		Description: "Read part of an earlier agent session " + scope + ": the event at seq in full and the events around it summarized " +
-			"(messages, tool calls, tool results). Session ids and seq numbers come from session_search.",
+		Name:            "session_read",
+		Description:     "Read part of an earlier agent session " + scope + ": the event at seq in full, the events around it summarized.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 		Render:          harness.RenderGeneric,

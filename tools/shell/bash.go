@@ -17,18 +17,18 @@ import (
 )
 
 type bashArgs struct {
-	Command     string `json:"command" jsonschema:"The bash command line to run. It may span several lines."`
-	TimeoutMS   int    `json:"timeout_ms,omitzero" jsonschema:"Milliseconds before the command is stopped. Optional; larger values are clamped to the maximum."`
-	Workdir     string `json:"workdir,omitzero" jsonschema:"Directory to run in, absolute or relative to the session's working directory. Optional; defaults to the session's working directory."`
-	Description string `json:"description,omitzero" jsonschema:"A few words saying what the command does, shown to the user. Optional."`
+	Command     string `json:"command" jsonschema:"Bash command line; may span lines."`
+	TimeoutMS   int    `json:"timeout_ms,omitzero" jsonschema:"Milliseconds before the command is stopped; clamped to the maximum."`
+	Workdir     string `json:"workdir,omitzero" jsonschema:"Directory to run in."`
+	Description string `json:"description,omitzero" jsonschema:"A few words for the user."`
 }
 
 type bashJobArgs struct {
-	Command         string `json:"command" jsonschema:"The bash command line to run. It may span several lines."`
-	TimeoutMS       int    `json:"timeout_ms,omitzero" jsonschema:"Milliseconds before the command is stopped. Optional; larger values are clamped to the maximum. Ignored with run_in_background."`
-	Workdir         string `json:"workdir,omitzero" jsonschema:"Directory to run in, absolute or relative to the session's working directory. Optional; defaults to the session's working directory."`
-	Description     string `json:"description,omitzero" jsonschema:"A few words saying what the command does, shown to the user. Optional."`
-	RunInBackground bool   `json:"run_in_background,omitzero" jsonschema:"Start the command as a background job and return its job id at once, for servers and watchers. Optional."`
+	Command         string `json:"command" jsonschema:"Bash command line; may span lines."`
+	TimeoutMS       int    `json:"timeout_ms,omitzero" jsonschema:"Milliseconds before it is stopped; clamped to the maximum; not with run_in_background."`
+	Workdir         string `json:"workdir,omitzero" jsonschema:"Directory to run in."`
+	Description     string `json:"description,omitzero" jsonschema:"A few words for the user."`
+	RunInBackground bool   `json:"run_in_background,omitzero" jsonschema:"Run as a background job; its id returns at once."`
 }
 
 // Bash returns the one-shot bash tool: bash(command, timeout_ms?,
@@ -111,24 +111,22 @@ func (b *bashTool) tools() []tools.Tool {
 func (b *bashTool) spec(jobs bool) tools.Spec {
 	c := b.cfg
 	var d strings.Builder
-	d.WriteString("Run a bash command in a fresh, non-interactive shell and return its output.\n\n")
-	d.WriteString("Each call starts a new bash (no profile or rc files) in the session's working directory, or in workdir: ")
-	d.WriteString("cd, variables and functions do not carry over to the next call (a persistent shell, shell_open, keeps them when it is available). ")
-	d.WriteString("Stdin is closed and the environment is set for non-interactive use (PAGER=cat, GIT_PAGER=cat, TERM=dumb, NO_COLOR=1, editors set to false, prompts off): ")
-	d.WriteString("pass flags such as -y, --no-pager or -m \"message\" instead of waiting for input. ")
-	d.WriteString("Full-screen terminal programs (vim, top, less, htop) are not supported; use non-interactive equivalents (sed or a file edit, ps, cat).\n\n")
+	d.WriteString("Run a command in a fresh non-interactive bash (no rc files) in the working directory, or workdir; ")
+	d.WriteString("cd and variables do not carry over (shell_open, where offered, keeps them). ")
+	d.WriteString("Stdin is closed; PAGER=cat, GIT_PAGER=cat, TERM=dumb, NO_COLOR=1, editors false, prompts off: pass -y, --no-pager, -m \"msg\" rather than wait for input. ")
+	d.WriteString("No full-screen programs (vim, top, less).\n\n")
 	d.WriteString(c.ReachText() + "\n\n")
-	fmt.Fprintf(&d, "The command is stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, then SIGKILL %s later. ",
+	fmt.Fprintf(&d, "Stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, SIGKILL %s later. ",
 		c.Timeout.Milliseconds(), c.MaxTimeout.Milliseconds(), shellkit.Dur(c.Grace))
-	d.WriteString("Where the system allows it, each command runs in a PID namespace of its own: it cannot signal processes of other commands, and pids inside it are its own. ")
-	d.WriteString("Processes it leaves running in the background, also those in new sessions (setsid, nohup, daemons), are stopped when it finishes")
+	d.WriteString("Where the system allows, each command has its own PID namespace. ")
+	d.WriteString("Processes left running, also in new sessions (setsid, nohup, daemons), are stopped when it finishes")
 	if jobs {
-		d.WriteString("; start servers and watchers with run_in_background instead: the call returns a job id at once, bash_output reads what the job printed since the last look, and bash_kill stops it. Background jobs have no timeout and end with the session.\n\n")
+		d.WriteString("; start servers and watchers with run_in_background: bash_output reads new output, bash_kill stops the job. Jobs have no timeout and end with the session.\n\n")
 	} else {
 		d.WriteString(".\n\n")
 	}
-	d.WriteString("The result shows stdout, then stderr, then the exit code (a non-zero exit code is reported, not a failure of this tool) and, last, the directory the command ran in. ")
-	d.WriteString("Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool (offset and limit in lines).")
+	d.WriteString("Result: stdout, stderr, the exit code (non-zero is reported, not a tool failure), the directory. ")
+	d.WriteString("Long output is cut to head and tail; the whole is saved at a spill:// path for read (offset, limit in lines).")
 	return tools.Spec{
 		Name:        "bash",
 		Description: d.String(),

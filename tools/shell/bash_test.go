@@ -34,9 +34,9 @@ func TestBashSpecs(t *testing.T) {
 	}
 	spec := Bash(Config{}).Spec()
 	assert.Contains(t, spec.Description, "vim")
-	assert.Contains(t, spec.Description, "not supported")
+	assert.Contains(t, spec.Description, "No full-screen programs")
 	assert.Contains(t, spec.Description, "spill://")
-	assert.Contains(t, spec.Description, "directory the command ran in")
+	assert.Contains(t, spec.Description, "the directory")
 	assert.Greater(t, spec.Deadline, shellkit.DefaultMaxTimeout, "the dispatcher's backstop sits above the tool's own timeout")
 	assert.NotContains(t, string(spec.InputSchema), "run_in_background")
 	assert.Contains(t, string(bashWithJobs(Config{}.resolve())[0].Spec().InputSchema), "run_in_background")
@@ -44,12 +44,11 @@ func TestBashSpecs(t *testing.T) {
 		d := s.Spec().Description
 		if s.Spec().Name == "shell_open" {
 			assert.Contains(t, d, "fixed when it opens")
-			assert.Contains(t, d, "vim, top, less")
+			assert.Contains(t, d, "no full-screen programs")
 		}
 		if s.Spec().Name == "shell_send" {
 			assert.Contains(t, d, "shell_read")
-			assert.Contains(t, d, "current directory")
-			assert.Contains(t, d, "not supported")
+			assert.Contains(t, d, "exit code and directory")
 		}
 	}
 }

@@ -72,7 +72,11 @@
 // the kernel kills the others. That first process is a small init written
 // in bash (harness-init in ps), which reaps orphans as PID 1 must. Beside
 // it a `sleep` named harness-exit-holder keeps the command's exit status
-// until the tools have read it. A stop sends SIGTERM to every other
+// until the tools have read it. Under [Bubblewrap], whose bwrap makes a
+// PID namespace and an init of its own that end every process of the
+// sandbox when the command ends, the sandbox's command line is itself the
+// first process of the tools' namespace (it sets the limits, then runs
+// bwrap), without that init and holder. A stop sends SIGTERM to every other
 // process of the namespace, waits up to the grace period, then sends
 // SIGKILL to the init, which ends the rest. Inside a namespace, pids are
 // the namespace's own: a command cannot signal another command or job,
@@ -157,9 +161,11 @@
 // tool text and the log) says so. The defaults fit a parallel go build
 // and go test -race.
 //
-// When bwrap is missing or cannot make its namespaces, Bubblewrap fails
-// with harness.CodeSandboxUnavailable; the host chooses to refuse
-// commands or run them unconfined. The sandbox in force is recorded in
+// When bwrap is missing, Bubblewrap fails with
+// harness.CodeSandboxUnavailable; the host chooses to refuse commands or
+// run them unconfined. Whether bwrap can make its namespaces is checked
+// when the first command starts (a turn that runs none does not pay for
+// it); if it cannot, every command fails with that code. The sandbox in force is recorded in
 // the session log: by bash once per session, by each shell when it opens.
 //
 // Landlock and a seccomp filter were considered and are not used.

@@ -261,20 +261,19 @@ func (t *jobTable) Close() error {
 }
 
 type jobOutputArgs struct {
-	JobID  string `json:"job_id" jsonschema:"The id bash returned when it started the job, such as job1."`
-	WaitMS *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for the job to finish before returning what it printed so far. Optional."`
+	JobID  string `json:"job_id" jsonschema:"Job id from bash, such as job1."`
+	WaitMS *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for the job to end."`
 }
 
 type jobKillArgs struct {
-	JobID string `json:"job_id" jsonschema:"The id of the job to stop."`
+	JobID string `json:"job_id" jsonschema:"Job id."`
 }
 
 func (b *bashTool) outputTool() tools.Tool {
 	c := b.cfg
-	desc := fmt.Sprintf("Read what a background job (started by bash with run_in_background) printed since the last look, stdout and stderr together. "+
-		"Waits up to wait_ms (default %d, at most %d) for the job to finish, and returns at once when it has. "+
-		"The result ends with the job's status (running, or its exit code) and its directory. "+
-		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool.",
+	desc := fmt.Sprintf("Read what a background job printed since the last look (stdout and stderr together). "+
+		"Waits up to wait_ms (default %d, at most %d) for it to end. The result ends with its status (running, or the exit code) and directory. "+
+		"Long output is cut and saved as by bash.",
 		c.ReadWait.Milliseconds(), c.MaxWait.Milliseconds())
 	spec := tools.Spec{Name: "bash_output", Description: desc, SideEffects: false, Family: tools.FamilyProcess,
 		Deadline: c.MaxWait + 30*time.Second, Render: harness.RenderTerminal}
@@ -300,8 +299,8 @@ func (b *bashTool) outputTool() tools.Tool {
 
 func (b *bashTool) killTool() tools.Tool {
 	c := b.cfg
-	desc := fmt.Sprintf("Stop a background job started by bash with run_in_background: SIGTERM to all its processes, then SIGKILL %s later. "+
-		"Returns what the job printed since the last look and how it ended.", shellkit.Dur(c.Grace))
+	desc := fmt.Sprintf("Stop a background job: SIGTERM to all its processes, SIGKILL %s later. "+
+		"Returns its new output and how it ended.", shellkit.Dur(c.Grace))
 	spec := tools.Spec{Name: "bash_kill", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, func(ctx context.Context, call *tools.Call, in jobKillArgs) (*harness.ToolResult, error) {

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -132,12 +133,14 @@ const privateHome = "/tmp/home"
 // visible inside: the workspace, or a directory outside what the sandbox
 // hides.
 //
-// It starts bwrap once to check that it works. When it is missing or
-// cannot make its namespaces, the error matches
-// harness.CodeSandboxUnavailable and says so plainly, with what to do; the
-// host chooses then whether to refuse commands or to run them unconfined
-// (and should say which). An invalid configuration matches
-// harness.CodeInvalidOption.
+// When bwrap is missing, the error matches harness.CodeSandboxUnavailable
+// and says so plainly, with what to do; the host chooses then whether to
+// refuse commands or to run them unconfined (and should say which). The
+// first command wrapped starts bwrap once to check that it can make its
+// namespaces, so a session that runs no command never pays for it; when
+// it cannot, that command and every later one fail with
+// harness.CodeSandboxUnavailable (closed, never unconfined). An invalid
+// configuration matches harness.CodeInvalidOption.
 func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 	if cfg.Workspace == "" || !filepath.IsAbs(cfg.Workspace) {
 		return nil, invalidSandbox("the workspace %q must be an absolute OS directory", cfg.Workspace)
@@ -193,9 +196,6 @@ func Bubblewrap(cfg BubblewrapConfig) (Sandbox, error) {
 		return nil, &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot make the empty file it masks paths with (%v), so commands cannot be sandboxed", err)}
 	}
-	if err := b.probe(); err != nil {
-		return nil, err
-	}
 	return b, nil
 }
 
@@ -223,11 +223,17 @@ type bubblewrap struct {
 	// planned, when set by tests, runs after a command's mounts are
 	// planned and before the command starts.
 	planned func()
+
+	// probeOnce runs the probe before the first command; probeErr is
+	// its outcome, returned by every Wrap after a failure.
+	probeOnce sync.Once
+	probeErr  error
 }
 
-// probe runs `true` in the sandbox.
+// probe runs `true` in the sandbox (once per sandbox, before its first
+// command).
 func (b *bubblewrap) probe() error {
-	argv, err := b.Wrap([]string{"true"}, "/")
+	argv, err := b.wrap([]string{"true"}, "/", nil)
 	if err != nil {
 		return &harness.Error{Code: harness.CodeSandboxUnavailable, Err: err, Message: fmt.Sprintf(
 			"the sandbox cannot be set up (%v), so commands cannot be sandboxed", err)}
@@ -253,10 +259,25 @@ func (b *bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
 	return b.WrapContained(argv, dir, nil)
 }
 
+// OwnInit implements shellkit.InitSandbox: bwrap makes a PID namespace of
+// its own (--unshare-pid), whose init ends every process in it when the
+// command ends, and the outer bwrap waits for that init; so its command
+// line may be the first process of the tools' PID namespace, without an
+// init or holder of the tools'. Ending it (SIGKILL) ends the namespace.
+func (b *bubblewrap) OwnInit() bool { return true }
+
 // WrapContained is Wrap knowing how the tools contain the command: in a PID
 // namespace of their own made as root (whose /proc the init mounted),
 // the command's pid_max can bound its processes.
 func (b *bubblewrap) WrapContained(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
+	b.probeOnce.Do(func() { b.probeErr = b.probe() })
+	if b.probeErr != nil {
+		return nil, b.probeErr
+	}
+	return b.wrap(argv, dir, cont)
+}
+
+func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("nothing to run")
 	}
@@ -360,14 +381,15 @@ func (b *bubblewrap) hiddenNow() []string {
 }
 
 // limitScript sets the limits of a command from inside the PID namespace
-// the tools made for it, then runs the rest (bwrap): pid_max (when not 0)
-// only when /proc is that namespace's own (its pid 1 is in the same
-// namespace), RLIMIT_NPROC (when not 0; this namespace is inside a user
+// the tools made for it, as the namespace's first process, then runs the
+// rest (bwrap): pid_max (when not 0) only when it is pid 1 (a write to
+// /proc/sys/kernel/pid_max sets the writer's own PID namespace's value,
+// on the kernels where the tools ask for it), RLIMIT_NPROC (when not 0; this namespace is inside a user
 // namespace of its own, where only the command's processes count), and
 // the address space and file size in bytes (when not 0), converted to the
 // units of bash or dash.
 const limitScript = `p=$1 n=$2 v=$3 f=$4; shift 4
-if [ "$p" != 0 ] && [ /proc/1/ns/pid -ef /proc/self/ns/pid ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
+if [ "$p" != 0 ] && [ "$$" = 1 ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
 if [ "$n" != 0 ]; then ulimit -u "$n" 2>/dev/null || ulimit -p "$n" 2>/dev/null; fi
 if [ "$v" != 0 ]; then ulimit -v $((v / 1024)); fi
 if [ "$f" != 0 ]; then if [ -n "$BASH_VERSION" ]; then ulimit -f $((f / 1024)); else ulimit -f $((f / 512)); fi; fi
@@ -404,7 +426,7 @@ func (b *bubblewrap) processBound() string {
 	case !b.root:
 		return fmt.Sprintf("at most %d processes (RLIMIT_NPROC in a user namespace of the command's own)", b.lim.Processes)
 	case b.pidMax && b.sh != "":
-		return fmt.Sprintf("at most %d processes where the tools make the command's PID namespace as root (its pid_max; RLIMIT_NPROC does not bind root), none where they cannot", max(b.lim.Processes, minPIDMax))
+		return fmt.Sprintf("at most %d processes (pid_max of the PID namespace the tools make as root; none where they cannot)", max(b.lim.Processes, minPIDMax))
 	}
 	return "no process limit: RLIMIT_NPROC does not bind root, and pid_max is not per PID namespace before Linux 6.14"
 }

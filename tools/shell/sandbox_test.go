@@ -153,6 +153,49 @@ func TestBubblewrapNothingOutlivesATimeout(t *testing.T) {
 	shelltest.RequireNoTagged(t, tag)
 }
 
+// TestBubblewrapNoFalseLeftovers: bwrap's own init ends the sandbox when
+// the command ends, and is no leftover of the command: a command that
+// leaves nothing running gets no "left running" line, no containment line
+// and no stop (issue 38).
+func TestBubblewrapNoFalseLeftovers(t *testing.T) {
+	needBwrap(t)
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false)})
+	for range 10 {
+		res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "true"})
+		require.False(t, res.IsError, res.Text())
+		require.True(t, strings.HasPrefix(res.Text(), "(no output)\n[exit code 0 · "), res.Text())
+		require.NotContains(t, res.Text(), "left running", res.Text())
+		require.NotContains(t, res.Text(), "[containment:", res.Text())
+	}
+}
+
+// TestBubblewrapStopsEverything: a cancelled or timed-out sandboxed
+// command, whose processes left its session or ignore SIGTERM, leaves
+// nothing running (when bash ends on SIGTERM, bwrap's init ends and the
+// kernel kills the rest), and its result says how it was stopped.
+func TestBubblewrapStopsEverything(t *testing.T) {
+	needBwrap(t)
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	tool := Bash(Config{Sandbox: sandboxed(t, env.Cwd, false, false), Timeouts: Timeouts{KillGrace: shellkit.DefaultKillGrace / 6}})
+	tag, stubborn := shelltest.SleepTag(t), shelltest.SleepTag(t)
+	cmd := "setsid sleep " + tag + " & (trap '' TERM; exec sleep " + stubborn + ") & echo started; sleep 30"
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	res := shelltest.Run(t, ctx, tool, env, map[string]any{"command": cmd})
+	assert.Equal(t, "cancelled", res.Render.Terminal.Status, res.Text())
+	assert.Contains(t, res.Text(), "[cancelled after ", res.Text())
+	shelltest.RequireNoTagged(t, tag)
+	shelltest.RequireNoTagged(t, stubborn)
+
+	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "setsid sleep " + tag + " & echo started; sleep 30", "timeout_ms": 800})
+	assert.Equal(t, "timeout", res.Render.Terminal.Status, res.Text())
+	assert.Contains(t, res.Text(), "[timed out after 800 ms: its processes were sent SIGTERM and ended", res.Text())
+	shelltest.RequireNoTagged(t, tag)
+}
+
 func TestBubblewrapPersistentShell(t *testing.T) {
 	needBwrap(t)
 	leakcheck.Check(t)

@@ -25,17 +25,21 @@ import (
 //     the harness reads), never from the command's output. A record is
 //     RS nonce " " body RS nonce "\n" (RS is the byte 0x1e) with a fresh
 //     random nonce per command.
-//   - Records are printed without running any command: each is the
-//     message of a failed ${name:?message} expansion in a redirection of
-//     a subshell, which bash prints itself (prefixed by the script name
-//     and line) on the subshell's stderr, the status channel, before the
-//     subshell's body could run. No function, alias, disabled builtin or
-//     trap takes part, so nothing the command defined ever sees the
-//     nonce, which appears nowhere but in those words: not in a variable,
-//     an argument or $BASH_COMMAND, not even for a DEBUG trap.
-//   - The line uses no reserved word, so aliases cannot rewrite it. Its
-//     only command word is \builtin (quoted, so no alias applies), which
-//     runs eval, test and exit past any function of those names; none of
+//   - Records are printed without running any command and without a
+//     fork: each is the name of a file that cannot exist (below
+//     /dev/null), in a failed input redirection of an arithmetic command
+//     ((( 1 ))), which bash reports itself ("script: line N: name: Not a
+//     directory") on the status channel. The redirection fails before
+//     the arithmetic command runs, so no simple command, no DEBUG or ERR
+//     trap and no xtrace line sees the nonce, which appears nowhere but
+//     in those words: not in a variable, an argument or $BASH_COMMAND. A
+//     failed redirection of a compound command neither exits the shell
+//     nor, inside an || list, triggers set -e. After a record, the rest of
+//     bash's message line is dropped.
+//   - The line uses no reserved word, so aliases cannot rewrite it (((
+//     and ( are operators, which no alias can name). Its only command
+//     word is \builtin (quoted, so no alias applies), which runs eval,
+//     test, unset and exit past any function of those names; none of
 //     them is given a secret.
 //   - The command runs as \builtin eval of its text quoted whole. The
 //     text first sets __harness_ran to a per-command token, and the end
@@ -43,18 +47,20 @@ import (
 //     text (disabled with enable -n, a function named builtin, a
 //     read-only __harness_ran, a DEBUG trap that skips commands) is
 //     noticed.
-//   - Variables our subshells use have per-command random names, so the
-//     command cannot make them read-only (a failed assignment aborts the
-//     subshell) or integer-typed in advance.
+//   - The end record's values are gathered in variables with
+//     per-command random names, so the command cannot make them read-only
+//     or integer-typed in advance; they are unset after the record.
 //   - The end record also says whether the shell's stdout and stderr still
 //     lead to the harness (descriptor 18 keeps a copy of the output pipe to
 //     compare with) and carries $SHELLOPTS, so a redirected stdout and set
 //     -e are pointed out.
-//   - When the end record arrives, the harness writes a sync record with a
-//     token it never gave the shell into the output pipe; everything the
-//     command printed is in the pipe before it, so the output up to the
-//     sync record is exactly the command's, whether or not it ends in a
-//     newline.
+//   - Everything the command printed is in the output pipe before the end
+//     record is written. When the end record arrives and the pipe is
+//     empty (the harness reads the pipe and handles what it read under
+//     one lock, so nothing is in between), the command's output is
+//     complete. Otherwise the harness writes a sync record with a token it
+//     never gave the shell into the output pipe, and the output up to it
+//     is exactly the command's, whether or not it ends in a newline.
 //
 // What the protocol cannot stop is code that reads the shell's own
 // input: verbose mode (set -v) whose echo of the input is read back from
@@ -99,15 +105,15 @@ func newRanToken() string {
 // command identifies one command of the protocol.
 type command struct {
 	nonce string // in the records; known only to the words that print them
-	tag   string // names the variables of the harness's subshells
+	tag   string // names the variables of the end record
 	ran   string // the value the command text sets __harness_ran to
 	sync  string // the output sync token; never sent to the shell
 }
 
-// trigger is the variable, never set, whose ${trigger:?message}
-// expansion prints a record. bash writes "script: line N: trigger: "
-// before the message.
-func (c command) trigger() string { return "__hn_" + c.tag }
+// noFile is where every record's file name starts: below /dev/null, so
+// opening it fails whatever the name (ENOTDIR). bash writes "script:
+// line N: " before it.
+const noFile = "/dev/null/"
 
 func newCommand() command {
 	return command{nonce: newNonce(), tag: newNonce()[:12], ran: newRanToken(), sync: newNonce()}
@@ -127,23 +133,30 @@ func bootLine() string {
 // previous command, which $? shows the command.
 func commandLine(text string, c command, prev int) string {
 	fd := strconv.Itoa(markerFD)
-	v := func(name string) string { return "__h" + name + "_" + c.tag } // a subshell variable
-	// printer returns a subshell that prints the record body (the inside
-	// of a double-quoted bash string) on the status channel and runs
-	// nothing: the expansion of its redirection fails before its body
-	// could run, so no simple command, and no DEBUG trap, sees the nonce.
-	printer := func(body string) string {
-		return "( " + v("q") + "= ) 2>&" + fd + " 9<${" + c.trigger() + ":?$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "}"
+	v := func(name string) string { return "__h" + name + "_" + c.tag } // an end record variable
+	// record returns the words that print the record body (the inside of
+	// a double-quoted bash string) on the status channel and run nothing:
+	// the redirection of the arithmetic command fails before it could
+	// run, so no simple command, and no trap, sees the nonce. The || list
+	// keeps set -e and the ERR trap away; its second part does nothing.
+	record := func(body string) string {
+		return "(( 1 )) 2>&" + fd + " <" + noFile + "$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "$'\\036' || " + fd + ">&" + fd
 	}
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/8 + 600)
 
 	// The start record.
-	b.WriteString(printer("s ${SHELLOPTS:-x}") + " || " + fd + ">&" + fd + "; ")
+	b.WriteString(record("s ${SHELLOPTS:-x}") + "; ")
 
-	// The command.
+	// The command, after $? is set to the previous status: 1 by a false
+	// arithmetic command, anything else by a subshell (the only fork the
+	// protocol ever makes, and only after a command that failed).
 	b.WriteString(`\builtin eval $'__harness_ran=` + c.ran + `\n`)
-	if prev != 0 {
+	switch prev {
+	case 0:
+	case 1:
+		b.WriteString(`((0))\n`)
+	default:
 		b.WriteString(`(\\builtin exit ` + strconv.Itoa(prev) + `)\n`)
 	}
 	b.WriteString("'")
@@ -152,15 +165,17 @@ func commandLine(text string, c command, prev int) string {
 
 	// The end record: status, the token the command text set, which of
 	// stdout (1) and stderr (2) no longer lead to the harness ("-" when
-	// both do), the shell options and the directory.
+	// both do), the shell options and the directory. The status is kept
+	// first, by an arithmetic assignment (false when it is 0, hence the
+	// || list).
 	out := strconv.Itoa(outputFD)
-	b.WriteString("( " + v("s") + "=$?; " +
+	b.WriteString("(( " + v("s") + "=$? )) || " + fd + ">&" + fd + "; " +
 		v("r") + "=${__harness_ran-}; " + v("r") + "=${" + v("r") + "//[!0-9]/}; " +
 		v("f") + "=; " +
 		`\builtin test /dev/fd/1 -ef /dev/fd/` + out + " || " + v("f") + "=1; " +
 		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "=${" + v("f") + "}2; " +
-		printer("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") +
-		" ) || " + fd + ">&" + fd + "\n")
+		record("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") + "; " +
+		`\builtin unset ` + v("s") + " " + v("r") + " " + v("f") + " 2>/dev/null\n")
 	return b.String()
 }
 
@@ -240,7 +255,8 @@ const maxMarkBody = 64 << 10
 
 var errBadMarker = errors.New("shell: malformed record")
 
-// scanner finds records RS id " " body RS id "\n" in a stream. Bytes that
+// scanner finds records RS id " " body RS id "\n" (or, on the status
+// channel, RS id " " body RS id RS) in a stream. Bytes that
 // may be the start of a record are held back until the next feed shows
 // whether they are.
 type scanner struct {
@@ -252,6 +268,12 @@ type scanner struct {
 
 func newScanner(id string) *scanner {
 	return &scanner{start: []byte(rs + id + " "), end: []byte(rs + id + "\n")}
+}
+
+// newRecordScanner finds the records of the status channel, RS id " "
+// body RS id RS, which bash prints inside a message line of its own.
+func newRecordScanner(id string) *scanner {
+	return &scanner{start: []byte(rs + id + " "), end: []byte(rs + id + rs)}
 }
 
 // feed consumes p. Bytes that are certainly not part of a record are

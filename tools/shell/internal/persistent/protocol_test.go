@@ -223,8 +223,9 @@ func TestProtocolStatusChannelChatterShown(t *testing.T) {
 	assert.Contains(t, res.Text(), "[exit code 0")
 	res = k.Do(id, "printf 'no newline' >&19; echo out")
 	assert.Contains(t, res.Text(), "no newline", "a partial line before a record is shown")
-	assert.NotContains(t, res.Text(), "__hn_", "bash's prefix of the record is not")
+	assert.NotContains(t, res.Text(), noFile, "bash's prefix of the record is not")
 	assert.NotContains(t, res.Text(), scriptPath)
+	assert.NotContains(t, res.Text(), "directory", "nor the rest of bash's message")
 }
 
 // TestProtocolNotStarted: a shell that does not read its input (here it
@@ -263,17 +264,24 @@ const shadowAll = "function printf { forge \"$@\"; }\nfunction eval { forge \"$@
 
 // TestProtocolRecordsNeedNoNamedCommand: the start and end records come
 // from bash itself even when every name the line uses is an ordinary
-// word that nothing defines.
+// word that nothing defines, and printing them forks nothing.
 func TestProtocolRecordsNeedNoNamedCommand(t *testing.T) {
 	c := newCommand()
 	line := commandLine("true", c, 0)
-	// The nonce appears only right after an RS in a ${name:?message} word.
+	// The nonce appears only in the file names of failed redirections.
 	assert.Equal(t, 4, strings.Count(line, c.nonce))
-	assert.Equal(t, 4, strings.Count(line, `$'\036'`+c.nonce))
-	assert.Equal(t, 2, strings.Count(line, "${__hn_"+c.tag+":?$'\\036'"+c.nonce))
+	assert.Equal(t, 2, strings.Count(line, "(( 1 )) 2>&19 <"+noFile+`$'\036'`+c.nonce+`" `))
+	assert.Equal(t, 2, strings.Count(line, `"$'\036'`+c.nonce+`$'\036' || 19>&19`))
 	// No reserved word that an alias could rewrite.
 	for _, w := range []string{"if", "then", "fi", "case", "for", "while", "until", "do", "done", "time", "select", "function", "[[", "{", "}", "!"} {
 		assert.NotRegexp(t, `(^|[;|&( ])`+regexp.QuoteMeta(w)+`( |$)`, line, "reserved word %q", w)
+	}
+	// No subshell, so no fork, unless the previous status is neither 0
+	// nor 1.
+	for _, prev := range []int{0, 1} {
+		line := commandLine("true", c, prev)
+		assert.NotRegexp(t, `(^|[^(])\( `, line, "no subshell after status %d", prev)
+		assert.NotContains(t, line, "$(")
 	}
 }
 
@@ -296,7 +304,7 @@ func TestProtocolStartupMessagesShown(t *testing.T) {
 	res := shelltest.Run(t, context.Background(), k.Open, env, map[string]any{})
 	require.False(t, res.IsError, res.Text())
 	assert.Contains(t, res.Text(), "sandbox: a warning\nno newline")
-	assert.NotContains(t, res.Text(), "__hn_")
+	assert.NotContains(t, res.Text(), noFile)
 	id := regexp.MustCompile(`Opened shell (sh\d+)`).FindStringSubmatch(res.Text())[1]
 	res = k.Do(id, "echo fine")
 	assert.True(t, strings.HasPrefix(res.Text(), "fine\n[exit code 0"), res.Text())

@@ -311,14 +311,15 @@ func TestCommandLineIsOneLine(t *testing.T) {
 		line := commandLine("echo a\necho 'b'\n", c, prev)
 		assert.Equal(t, 1, strings.Count(line, "\n"))
 		assert.True(t, strings.HasSuffix(line, "\n"))
-		assert.Equal(t, 4, strings.Count(line, c.nonce), "the nonce is in the two record words only")
+		assert.Equal(t, 4, strings.Count(line, c.nonce), "the nonce is in the two record file names only")
 		assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
 		for i := 0; i < len(line); i++ {
 			require.True(t, line[i] == '\n' || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
 		}
 	}
 	assert.Contains(t, commandLine(":", c, 3), `(\\builtin exit 3)\n`)
-	assert.NotContains(t, commandLine(":", c, 0), "(exit")
+	assert.Contains(t, commandLine(":", c, 1), `((0))\n`)
+	assert.NotContains(t, commandLine(":", c, 0), "exit")
 }
 
 // renderEnd writes the body of an end record as the shell does.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -44,6 +45,7 @@ type shell struct {
 	p        *proctree.Proc
 	script   *os.File
 	outW     *os.File      // the harness's end of the output pipe, for sync records
+	outR     *os.File      // the read end of the output pipe, which readLoop reads
 	watched  chan struct{} // closed when the current process is fully gone
 	scan     *scanner      // set while a command runs: finds its sync record in the output
 	run      *running      // set with scan: the command's records
@@ -58,6 +60,7 @@ type shell struct {
 	death    string    // why the shell is not running, until a send restarts it
 	broken   string    // why the shell's protocol no longer works, if it does not
 	junk     []byte    // a partial line of the status channel that is no record
+	skipLine bool      // the rest of bash's message line after a record is dropped
 	noStdout bool      // the last end record: the shell's stdout no longer leads here
 	noStderr bool      // the same for its stderr
 	errexit  bool      // the last end record: set -e is on
@@ -115,9 +118,9 @@ func (sh *shell) startLocked() (string, error) {
 	}
 	sh.gen++
 	gen := sh.gen
-	sh.p, sh.script, sh.outW = p, scriptW, outW
+	sh.p, sh.script, sh.outW, sh.outR = p, scriptW, outW, outR
 	sh.watched = make(chan struct{})
-	sh.death, sh.broken, sh.junk = "", "", nil
+	sh.death, sh.broken, sh.junk, sh.skipLine = "", "", nil, false
 	sh.prev, sh.prevRan, sh.noStdout, sh.noStderr, sh.errexit = 0, "x", false, false, false
 	sh.cwd = sh.dir
 	read := make(chan struct{})
@@ -156,7 +159,7 @@ func (sh *shell) startLocked() (string, error) {
 // runs it.
 func (sh *shell) beginLocked(text string) string {
 	c := newCommand()
-	sh.run = &running{cmd: c, marks: newScanner(c.nonce)}
+	sh.run = &running{cmd: c, marks: newRecordScanner(c.nonce)}
 	sh.scan = newScanner(c.sync)
 	sh.command = text
 	sh.cmdStart = time.Now()
@@ -164,14 +167,50 @@ func (sh *shell) beginLocked(text string) string {
 	return commandLine(text, c, sh.prev)
 }
 
-// readLoop reads the shell's output until the pipe closes.
+// readLoop reads the shell's output until the pipe closes. Each read
+// and the handling of what it returned happen under sh.mu, so that when
+// the lock is held no output is in flight between the pipe and the
+// window: the end record can then finish a command at once when the pipe
+// is empty (outputDrainedLocked).
 func (sh *shell) readLoop(gen int, out *os.File, done chan struct{}) {
 	defer close(done)
+	rc, err := out.SyscallConn()
+	if err != nil || !rawPipes {
+		sh.readLoopPlain(gen, out)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		var ended bool
+		err := rc.Read(func(fd uintptr) bool {
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			n, err := readFD(fd, buf)
+			switch {
+			case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+				return false // wait until the pipe is readable
+			case n > 0:
+				sh.onOutputLocked(gen, buf[:n])
+			default: // the end of the pipe, or an error
+				ended = true
+			}
+			return true
+		})
+		if err != nil || ended {
+			return
+		}
+	}
+}
+
+// readLoopPlain is readLoop for a file without raw access.
+func (sh *shell) readLoopPlain(gen int, out *os.File) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := out.Read(buf)
 		if n > 0 {
-			sh.onOutput(gen, buf[:n])
+			sh.mu.Lock()
+			sh.onOutputLocked(gen, buf[:n])
+			sh.mu.Unlock()
 		}
 		if err != nil {
 			return
@@ -179,14 +218,31 @@ func (sh *shell) readLoop(gen int, out *os.File, done chan struct{}) {
 	}
 }
 
+// outputDrainedLocked reports that everything the shell wrote into the
+// output pipe has been handled: the pipe holds nothing, and readLoop,
+// which reads under sh.mu, holds nothing either. It is false when that
+// cannot be told.
+func (sh *shell) outputDrainedLocked() bool {
+	if sh.outR == nil || !rawPipes {
+		return false
+	}
+	rc, err := sh.outR.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n, ok := 0, false
+	if rc.Control(func(fd uintptr) { n, ok = pipeBytes(fd) }) != nil {
+		return false
+	}
+	return ok && n == 0
+}
+
 func (sh *shell) notifyLocked() {
 	close(sh.changed)
 	sh.changed = make(chan struct{})
 }
 
-func (sh *shell) onOutput(gen int, p []byte) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
+func (sh *shell) onOutputLocked(gen int, p []byte) {
 	if gen != sh.gen {
 		return
 	}
@@ -211,13 +267,14 @@ func (sh *shell) onOutput(gen int, p []byte) {
 	}
 }
 
-// finishLocked ends the running command when its sync record came: all
-// its output is in the window now.
+// finishLocked ends the running command when its sync record came, or
+// when its end record came with the output pipe drained: all its output
+// is in the window now.
 func (sh *shell) finishLocked() {
 	r := sh.run
 	sh.scan, sh.run = nil, nil
 	if r == nil || r.end == nil {
-		return // the harness writes the sync record only after the end record
+		return // the end record comes first, then the sync record if any
 	}
 	m := r.end
 	if m.Dir != "" {
@@ -284,6 +341,14 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 	var w *os.File
 	var sync []byte
 	for len(p) > 0 {
+		if sh.skipLine {
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				break
+			}
+			sh.skipLine, p = false, p[i+1:]
+			continue
+		}
 		r := sh.run
 		if r == nil {
 			sh.junkLocked(p)
@@ -297,13 +362,18 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		if !ok {
 			break
 		}
-		// bash writes "script: line N: trigger: " before the record; what
-		// came before that on the line is shown.
-		if bytes.HasSuffix(sh.junk, []byte(r.cmd.trigger()+": ")) {
+		// bash writes "script: line N: /dev/null/" before the record and
+		// ": Not a directory" after it; what came before that on the line
+		// is shown.
+		if bytes.HasSuffix(sh.junk, []byte(": "+noFile)) {
 			i := bytes.LastIndex(sh.junk, []byte(scriptPath+": "))
-			sh.junk = sh.junk[:max(i, 0)]
+			if i < 0 {
+				i = len(sh.junk) - len(noFile)
+			}
+			sh.junk = sh.junk[:i]
 		}
 		sh.flushJunkLocked()
+		sh.skipLine = true
 		p = rest
 		if exposed, ok := parseStart(body); ok {
 			r.started, r.exposed = true, exposed
@@ -316,6 +386,18 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		}
 		if r.end == nil {
 			r.end = m
+			if sh.outputDrainedLocked() {
+				// All the command printed has been handled: no sync
+				// record is needed to find its end in the output.
+				if held := sh.scan.flush(); len(held) > 0 {
+					_, _ = sh.window.Write(held)
+					if sh.live != nil {
+						sh.live(held)
+					}
+				}
+				sh.finishLocked()
+				continue
+			}
 			w, sync = sh.outW, syncRecord(r.cmd.sync)
 		}
 	}

@@ -488,3 +488,31 @@ func TestSessionSetEEndsShellAndIsReported(t *testing.T) {
 	assert.Contains(t, res.Text(), "fresh shell")
 	assert.Contains(t, res.Text(), "reached\n[exit code 0", "the fresh shell has no set -e")
 }
+
+// TestSessionOutputBelongsToItsCommand: a command's output, with or
+// without a final newline, ending in bytes that start a sync record, or
+// large enough to need several reads, is all in its own result and none
+// in the next one, whether its end was found by the drained pipe or by a
+// sync record.
+func TestSessionOutputBelongsToItsCommand(t *testing.T) {
+	env := shelltest.Env(t)
+	k := newKit(t, env)
+	id, _ := k.OpenShell(nil)
+	for i := range 60 {
+		var command, want string
+		switch i % 4 {
+		case 0:
+			command, want = fmt.Sprintf("printf %%s out%d", i), fmt.Sprintf("out%d", i)
+		case 1:
+			command, want = fmt.Sprintf("echo line%d", i), fmt.Sprintf("line%d\n", i)
+		case 2:
+			command, want = fmt.Sprintf(`printf 'rs%d\036'`, i), fmt.Sprintf("rs%d\x1e", i)
+		default:
+			command, want = fmt.Sprintf("head -c 15000 /dev/zero | tr '\\0' y; echo end%d", i), strings.Repeat("y", 15000)+fmt.Sprintf("end%d\n", i)
+		}
+		res := k.Do(id, command)
+		require.False(t, res.IsError, res.Text())
+		// The result ends the output with a newline when it has none.
+		require.Equal(t, strings.TrimSuffix(want, "\n")+"\n", res.Render.Terminal.Output, "command %d", i)
+	}
+}

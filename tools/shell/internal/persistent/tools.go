@@ -17,22 +17,22 @@ import (
 type sessionsKey struct{}
 
 type openArgs struct {
-	Cwd string `json:"cwd,omitzero" jsonschema:"Directory the shell starts in, absolute or relative to the session's working directory. Optional; defaults to the session's working directory."`
+	Cwd string `json:"cwd,omitzero" jsonschema:"Directory to start in. Default: the working directory."`
 }
 
 type sendArgs struct {
-	SessionID string `json:"session_id" jsonschema:"The id shell_open returned, such as sh1."`
-	Command   string `json:"command" jsonschema:"The bash command to run in the shell. It may span several lines."`
-	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for the command to finish before returning the output so far. Optional."`
+	SessionID string `json:"session_id" jsonschema:"Id from shell_open, such as sh1."`
+	Command   string `json:"command" jsonschema:"Bash command; may span lines."`
+	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for it to finish."`
 }
 
 type readArgs struct {
-	SessionID string `json:"session_id" jsonschema:"The id shell_open returned, such as sh1."`
-	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait for a running command to finish, or, when none runs, to collect output of background processes. Optional."`
+	SessionID string `json:"session_id" jsonschema:"Id from shell_open, such as sh1."`
+	WaitMS    *int   `json:"wait_ms,omitempty" jsonschema:"Milliseconds to wait."`
 }
 
 type closeArgs struct {
-	SessionID string `json:"session_id" jsonschema:"The id of the shell to close."`
+	SessionID string `json:"session_id" jsonschema:"Shell id."`
 }
 
 // Tools returns the persistent shell tools: shell_open(cwd?),
@@ -82,20 +82,18 @@ func (s *sessionTools) table(call *tools.Call) (*shells, error) {
 }
 
 func (s *sessionTools) common() string {
-	return "Like bash, it is non-interactive: stdin is closed, pagers and editors are off (PAGER=cat, TERM=dumb, NO_COLOR=1), and full-screen terminal programs (vim, top, less) are not supported; use bash, or non-interactive flags, for those. "
+	return "Non-interactive like bash: stdin closed, pagers and editors off, no full-screen programs. "
 }
 
 func (s *sessionTools) openTool() tools.Tool {
 	c := s.cfg
-	desc := "Open a persistent bash shell and return its id (sh1, sh2, ...). Unlike bash, a shell keeps its state between commands: " +
-		"the current directory, exported and unexported variables, functions and background processes. " +
-		"Use it for work that builds on earlier commands: cd into a project, activate a virtualenv, start a server in the background and read its output. " +
-		"It starts in cwd (default: the session's working directory). " +
-		"Its environment and sandbox settings are fixed when it opens and stay as they were for its whole life. " + c.ReachText() +
-		"Where the system allows it, the shell runs in a PID namespace of its own: kill in it reaches only its own processes, and closing it stops all of them. " +
+	desc := "Open a persistent bash shell; returns its id (sh1, sh2, ...). It keeps the directory, variables, functions and background processes between commands " +
+		"(a cd, a virtualenv, a server). It starts in cwd. " +
+		"Its commands run with the sandbox and environment bash states, fixed when it opens. " +
+		"Closing it stops all its processes; where the system allows, it has its own PID namespace. " +
 		s.common() +
-		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.MaxShells, shellkit.Dur(c.Idle)) +
-		"Every result ends with the shell's current directory."
+		fmt.Sprintf("At most %d open at once; one closes after %s unused, all when the session ends. ", c.MaxShells, shellkit.Dur(c.Idle)) +
+		"Every result ends with the shell's directory."
 	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess, NeedsOSDir: true,
 		Deadline: startupWait + c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.open)
@@ -103,15 +101,11 @@ func (s *sessionTools) openTool() tools.Tool {
 
 func (s *sessionTools) sendTool() tools.Tool {
 	c := s.cfg
-	desc := "Run a command in a persistent shell opened with shell_open. The command may span several lines; it runs in the shell itself, " +
-		"so cd, export, variable assignments and function definitions last for later commands. " +
-		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d) for the command to finish. ", c.SendWait.Milliseconds(), c.MaxWait.Milliseconds()) +
-		"If it is still running then, the result shows the output so far and says it is still running: call shell_read to get what comes next. " +
-		"A shell runs one command at a time; sending while one runs is refused. " +
-		s.common() +
-		"Output (stdout and stderr together) is cut to its head and tail when long; the whole of it is saved and the result names a spill:// path to read it with the read tool (offset and limit in lines). " +
-		"Every result ends with the exit code and the shell's current directory. " +
-		"Avoid exit and set -e, which end the shell itself: if it ends anyway, the result says so and the next shell_send starts a fresh shell."
+	desc := "Run a command in a shell from shell_open. It runs in the shell itself, so cd, export, variables and functions last. " +
+		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d); if still running, returns the output so far: continue with shell_read. ", c.SendWait.Milliseconds(), c.MaxWait.Milliseconds()) +
+		"One command at a time: sending while one runs is refused. " +
+		"Output is stdout and stderr together, long output cut and saved as by bash. Every result ends with the exit code and directory. " +
+		"Avoid exit and set -e, which end the shell; if it ends, the result says so and the next shell_send starts a fresh one."
 	spec := tools.Spec{Name: "shell_send", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.MaxWait + startupWait + c.Grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.send)
@@ -119,11 +113,9 @@ func (s *sessionTools) sendTool() tools.Tool {
 
 func (s *sessionTools) readTool() tools.Tool {
 	c := s.cfg
-	desc := "Read what a persistent shell printed since the last call: the rest of a command that was still running when shell_send returned, or output of background processes. " +
-		fmt.Sprintf("When a command is running, waits up to wait_ms (default %d, at most %d) for it to finish; ", c.ReadWait.Milliseconds(), c.MaxWait.Milliseconds()) +
-		"when none is running, returns at once, or after wait_ms when given (to collect output of background processes). " +
-		"Long output is cut to its head and tail; the whole of it is saved and the result names a spill:// path to read it with the read tool. " +
-		"Every result ends with the command's status and the shell's current directory."
+	desc := "Read what a shell printed since the last call: the rest of a running command, or background output. " +
+		fmt.Sprintf("Waits up to wait_ms (default %d, at most %d) for a running command; with none running, returns at once, or after wait_ms if given. ", c.ReadWait.Milliseconds(), c.MaxWait.Milliseconds()) +
+		"Long output is cut and saved as by bash. Every result ends with the command's status and the directory."
 	spec := tools.Spec{Name: "shell_read", Description: desc, Family: tools.FamilyProcess,
 		Deadline: c.MaxWait + c.Grace + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.read)
@@ -131,8 +123,7 @@ func (s *sessionTools) readTool() tools.Tool {
 
 func (s *sessionTools) closeTool() tools.Tool {
 	c := s.cfg
-	desc := fmt.Sprintf("Close a persistent shell: stop everything it runs (all its processes, also those in new sessions: SIGTERM, then SIGKILL %s later) and return its last output. ", shellkit.Dur(c.Grace)) +
-		"Its state (directory, variables, background processes) is lost."
+	desc := fmt.Sprintf("Close a shell: stop all its processes, also in new sessions (SIGTERM, SIGKILL %s later), and return its last output.", shellkit.Dur(c.Grace))
 	spec := tools.Spec{Name: "shell_close", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
 		Deadline: c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.close)

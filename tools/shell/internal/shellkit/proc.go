@@ -18,9 +18,10 @@ const DrainDelay = time.Second
 
 // Start starts argv in dir with stdin from /dev/null, stdout and stderr
 // on the given files and extra as descriptors 3 and up, contained as the
-// configuration's probe found possible.
+// configuration's probe found possible. A sandbox that is its own init
+// (InitSandbox) is started as the first process of the PID namespace.
 func (c *Config) Start(argv []string, dir string, env []string, stdout, stderr *os.File, extra ...*os.File) (*proctree.Proc, error) {
-	return proctree.Start(c.Containment(), proctree.Command{Argv: argv, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr, Extra: extra})
+	return proctree.Start(c.Containment(), proctree.Command{Argv: argv, Dir: dir, Env: env, Stdout: stdout, Stderr: stderr, Extra: extra, Init: c.ownInit()})
 }
 
 // StartError turns a failure to start bash into an error for the model.

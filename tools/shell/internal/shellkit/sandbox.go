@@ -18,6 +18,24 @@ type PolicySandbox interface {
 	WrapContained(argv []string, dir string, cont *proctree.Containment) ([]string, error)
 }
 
+// InitSandbox is a sandbox whose command lines are fit to be the init of
+// the command's PID namespace (proctree.Command.Init): shell.Bubblewrap,
+// whose bwrap makes a PID namespace of its own and ends everything in it
+// when the command ends. The tools then start the wrapped command as the
+// first process of their namespace, without an init and holder of their
+// own.
+type InitSandbox interface {
+	Sandbox
+	OwnInit() bool
+}
+
+// ownInit reports whether the configured sandbox's command lines are
+// their own init.
+func (c *Config) ownInit() bool {
+	s, ok := c.Sandbox.(InitSandbox)
+	return ok && s.OwnInit()
+}
+
 // SandboxText describes the sandbox in force, for the session log.
 func (c *Config) SandboxText() string {
 	if c.Sandbox == nil {
