@@ -123,9 +123,9 @@ type Spec struct {
 	Title string
 	// Stop ends the job; required.
 	Stop Stopper
-	// Read is the tool call that reads the job's output, shown to the
-	// model in notices; empty means the generic job_output call.
-	Read string
+	// ReadTool names the tool that reads the job's output, given the
+	// job_id, in notices; empty means job_output.
+	ReadTool string
 	// Spill, when set, receives the job's whole output as it arrives
 	// (the kind's spill to the output store), up to Config.MaxOutput
 	// for the registry as a whole. Its errors are ignored.
@@ -163,8 +163,8 @@ type Info struct {
 	// Unspilled is how many of them were not passed to the spill because
 	// the registry's MaxOutput was reached.
 	Unspilled int64 `json:"unspilled,omitempty"`
-	// Read is the tool call that reads the output (Spec.Read).
-	Read string `json:"read,omitempty"`
+	// ReadTool names the tool that reads the output (Spec.ReadTool).
+	ReadTool string `json:"read_tool,omitempty"`
 }
 
 // Notice is the one line that tells the model a job ended and how to
@@ -178,11 +178,11 @@ func (i Info) Notice() string {
 	if i.Detail != "" {
 		fmt.Fprintf(&b, " (%s)", oneLine(i.Detail, 200))
 	}
-	read := i.Read
-	if read == "" {
-		read = fmt.Sprintf(`job_output {"job_id":%q}`, i.ID)
+	tool := i.ReadTool
+	if tool == "" {
+		tool = "job_output"
 	}
-	fmt.Fprintf(&b, "; read it with %s", read)
+	fmt.Fprintf(&b, "; read it with %s {\"job_id\":%q}", tool, i.ID)
 	return b.String()
 }
 
@@ -242,7 +242,7 @@ func (r *Registry) Start(spec Spec) (*Job, error) {
 		r: r, id: fmt.Sprintf("job%d", r.next), spec: spec,
 		window: newRing(r.cfg.Window), done: make(chan struct{}),
 	}
-	j.info = Info{ID: j.id, Kind: spec.Kind, Title: spec.Title, Status: Running, Started: r.cfg.Now(), Read: spec.Read}
+	j.info = Info{ID: j.id, Kind: spec.Kind, Title: spec.Title, Status: Running, Started: r.cfg.Now(), ReadTool: spec.ReadTool}
 	r.jobs[j.id] = j
 	r.order = append(r.order, j.id)
 	return j, nil
@@ -373,7 +373,7 @@ func (r *Registry) Lose(info Info, output []byte) (*Job, error) {
 			info.Ended = r.cfg.Now()
 		}
 	}
-	j := &Job{r: r, id: info.ID, spec: Spec{Kind: info.Kind, Title: info.Title, Read: info.Read},
+	j := &Job{r: r, id: info.ID, spec: Spec{Kind: info.Kind, Title: info.Title, ReadTool: info.ReadTool},
 		window: newRing(r.cfg.Window), done: make(chan struct{}), info: info}
 	j.window.write(output)
 	j.info.Output = max(info.Output, int64(len(output)))

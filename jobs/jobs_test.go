@@ -261,7 +261,7 @@ func TestLose(t *testing.T) {
 	r := jobs.New(jobs.Config{})
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	j, err := r.Lose(jobs.Info{ID: "job4", Kind: jobs.Bash, Title: "make", Status: jobs.Running, Started: started,
-		Read: `bash_output {"job_id":"job4"}`}, []byte("compiling\n"))
+		ReadTool: "bash_output"}, []byte("compiling\n"))
 	require.NoError(t, err)
 	info := j.Info()
 	assert.Equal(t, jobs.Lost, info.Status)

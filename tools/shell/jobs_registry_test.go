@@ -1,0 +1,96 @@
+package shell
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/leakcheck"
+	"github.com/go-harness/harness/jobs"
+	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/shell/internal/shelltest"
+)
+
+// Background bash jobs are jobs of the session's registry: it lists
+// them, knows how they ended, and queues a notice naming bash_output.
+func TestJobIsInTheRegistry(t *testing.T) {
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	reg, err := jobs.FromState(env.State, jobs.Config{})
+	require.NoError(t, err)
+	id, _ := k.start("echo hi; exit 3")
+
+	info, err := reg.Wait(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, jobs.Bash, info.Kind)
+	assert.Equal(t, "echo hi; exit 3", info.Title)
+	assert.Equal(t, jobs.Completed, info.Status)
+	require.NotNil(t, info.ExitCode)
+	assert.Equal(t, 3, *info.ExitCode)
+	j, err := reg.Get(id)
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", string(j.Read(0, 0).Data))
+
+	notes := jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 2})
+	require.Len(t, notes, 1)
+	assert.Equal(t, harness.Reminder{Source: "jobs", Text: `job job1 (bash) completed, exit 3; read it with bash_output {"job_id":"job1"}`}, notes[0])
+
+	// bash_output still reads the job, since its last look.
+	res := k.out(id, 0)
+	assert.Equal(t, "hi\n", res.Render.Terminal.Output)
+	assert.Contains(t, res.Text(), "[job job1 exited with code 3 after ")
+}
+
+// A job whose end bash_output already showed gets no notice.
+func TestJobShownGetsNoNotice(t *testing.T) {
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	id, _ := k.start("echo hi")
+	res := k.out(id, 60000)
+	assert.Contains(t, res.Text(), "[job job1 exited with code 0")
+	assert.Empty(t, jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 1}))
+}
+
+// Stopping a bash job through the registry (as job_stop does) stops
+// every process of it, and bash_output reports the stop.
+func TestRegistryStopsBashJob(t *testing.T) {
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	reg, err := jobs.FromState(env.State, jobs.Config{})
+	require.NoError(t, err)
+	tag := shelltest.SleepTag(t)
+	id, p := k.start("sleep " + tag + " & sleep " + tag + "; wait")
+	shelltest.RequireTagged(t, tag)
+
+	info, err := reg.Stop(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, jobs.Killed, info.Status)
+	shelltest.RequireGone(t, p.Main())
+	shelltest.RequireNoTagged(t, tag)
+	res := k.out(id, 0)
+	assert.Contains(t, res.Text(), "[job job1 stopped after ")
+	assert.Equal(t, "killed", res.Render.Terminal.Status)
+
+	notes := jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 1})
+	assert.Empty(t, notes, "bash_output showed the stop")
+}
+
+// bash_kill goes through the registry too.
+func TestBashKillEndsRegistryJob(t *testing.T) {
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	reg, err := jobs.FromState(env.State, jobs.Config{})
+	require.NoError(t, err)
+	id, _ := k.start("sleep 300")
+	res := shelltest.Run(t, context.Background(), k.kil, env, map[string]any{"job_id": id})
+	require.False(t, res.IsError, res.Text())
+	j, err := reg.Get(id)
+	require.NoError(t, err)
+	assert.Equal(t, jobs.Killed, j.Info().Status)
+	assert.Empty(t, reg.TakeEnded(), "bash_kill showed how it ended")
+}
