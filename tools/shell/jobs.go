@@ -303,7 +303,7 @@ func (t *jobTable) Close() error {
 	t.mu.Unlock()
 	err := shellkit.StopAll(live, func(j *job) error {
 		_, _ = j.rj.Stop(context.Background()) // the stopper stops the processes; the job then ends
-		out := j.p.Stop(t.cfg.Grace)            // how they were stopped (Stop is idempotent)
+		out := j.p.Stop(t.cfg.Grace)           // how they were stopped (Stop is idempotent)
 		<-j.finished
 		j.mu.Lock()
 		w := j.window
