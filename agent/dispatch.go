@@ -66,6 +66,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		i = j
 	}
 	t.observe(step, env, prepared, results)
+	t.jobNotices(step)
 	t.announce(step, results)
 	return nil
 }

@@ -327,6 +327,7 @@ func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.
 		warnings: warnings,
 	}
 	s.logger = l.cfg.logger.With("session", log.Header().ID)
+	s.jobs() // the registry, made with the loop's configuration before any tool makes it
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
