@@ -47,6 +47,15 @@
 // emits it as an event, so resume and replay send the same turn. A job
 // whose end a tool already showed the model ([Job.Shown]) gets no notice.
 //
+// # Tools
+//
+// [Tools] returns the model's tools over every kind of job: job_list
+// (each job's id, kind, status, duration, output size and title),
+// job_output (a job's output by byte offset, with limit and wait_ms, its
+// status, and a sub-agent's final answer) and job_stop (stop, wait, and
+// report the status). The kinds' own tools (bash_output, bash_kill) stay
+// beside them.
+//
 // # Restarts
 //
 // Jobs do not survive the process that ran them. [Registry.Lose] records

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,4 +94,26 @@ func TestBashKillEndsRegistryJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jobs.Killed, j.Info().Status)
 	assert.Empty(t, reg.TakeEnded(), "bash_kill showed how it ended")
+}
+
+// The generic job tools work on bash jobs: job_output reads what it
+// printed, job_stop stops every process of it.
+func TestJobToolsOnBashJob(t *testing.T) {
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	jt := jobs.Tools()
+	tag := shelltest.SleepTag(t)
+	id, p := k.start("echo ready; sleep " + tag + " & sleep " + tag + "; wait")
+	shelltest.RequireTagged(t, tag)
+	shelltest.Eventually(t, func() bool {
+		res := shelltest.Run(t, context.Background(), shelltest.Named(t, jt, "job_output"), env, map[string]any{"job_id": id})
+		return strings.HasPrefix(res.Text(), "ready\n[bytes 0 to 6 of 6; read on from offset 6]\n[job1  bash  running")
+	}, "job_output to show the job's first line")
+
+	res := shelltest.Run(t, context.Background(), shelltest.Named(t, jt, "job_stop"), env, map[string]any{"job_id": id})
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "[job1  bash  killed  ")
+	shelltest.RequireGone(t, p.Main())
+	shelltest.RequireNoTagged(t, tag)
 }
