@@ -175,6 +175,13 @@
 // A strict replay given [ReplayJobNotices] sends the recording's notices
 // where the recording sent them.
 //
+// Jobs do not outlive the process. At the same places as the notices,
+// the log records each job that started, printed more or changed status
+// (a session.ToolRecord with its status and the last 4 KiB of output). A
+// resumed session puts the recorded jobs back in its registry: those not
+// recorded as ended are lost, the model is told so at its next step, and
+// job_output still reads the output recorded last.
+//
 // # Checkpoints and rewind
 //
 // [WithCheckpoints] records the workspace files before each turn and each

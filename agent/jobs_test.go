@@ -45,6 +45,7 @@ func (p *probes) tools() []tools.Tool {
 			if err != nil {
 				return nil, err
 			}
+			_, _ = j.Write([]byte("started " + j.ID() + "\n"))
 			p.mu.Lock()
 			p.jobs[j.ID()] = j
 			p.mu.Unlock()
@@ -201,4 +202,55 @@ func TestJobNoticesReplayStrictly(t *testing.T) {
 	err = replayWith()
 	require.Error(t, err, "without the logged notices the replay drifts")
 	assert.ErrorIs(t, err, harness.CodeReplayDrift)
+}
+
+// A resumed session knows the jobs its log recorded: those that had not
+// ended are lost, the model is told so at its next step, and what they
+// had printed can still be read.
+func TestResumeReportsLostJobs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := &probes{live: true, jobs: map[string]*jobs.Job{}}
+	loop, err := agent.New(agent.WithModel(replay.NewScripted(jobScript()[:4]...)), agent.WithTools(p.tools()...),
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}))
+	require.NoError(t, err)
+	s, err := loop.NewSession(ctx, session.Header{Cwd: "/proj"})
+	require.NoError(t, err)
+	_, _, err = collect(t, s, ctx, "start two probes")
+	require.NoError(t, err)
+	id := s.Header().ID
+	require.NoError(t, loop.Close()) // job2 was still running: it ends with the process
+
+	m := replay.NewScripted(
+		replay.Response{ToolCalls: []harness.ToolCall{
+			replay.ToolCall("c1", "job_output", map[string]any{"job_id": "job2"}),
+			replay.ToolCall("c2", "start_probe", map[string]any{}),
+		}},
+		replay.Response{Text: "ok"},
+	)
+	p2 := &probes{live: true, jobs: map[string]*jobs.Job{}}
+	loop2, err := agent.New(agent.WithModel(m), agent.WithTools(append(p2.tools(), jobs.Tools()...)...),
+		agent.WithStores(agent.Stores{Sessions: session.NewJSONL(dir, session.StoreConfig{})}))
+	require.NoError(t, err)
+	defer loop2.Close()
+	s2, err := loop2.ResumeSession(ctx, id)
+	require.NoError(t, err)
+	evs, _, err := collect(t, s2, ctx, "where are my jobs?")
+	require.NoError(t, err)
+
+	reqs := m.Requests()
+	assert.Equal(t, `job job2 (probe) lost; read it with job_output {"job_id":"job2"}`, lastReminder(reqs[0].Messages),
+		"the job that was running is lost; the one that had ended gets no second notice")
+	assert.NotContains(t, allText(reqs[0].Messages[len(reqs[0].Messages)-2:]), "job1")
+	var out, started string
+	for _, e := range ofType[*agent.ToolCallEnd](evs) {
+		switch e.Call.Name {
+		case "job_output":
+			out = e.Result.Text()
+		case "start_probe":
+			started = e.Result.Text()
+		}
+	}
+	assert.True(t, strings.HasPrefix(out, "started job2\n[bytes 0 to 13 of 13; read on from offset 13]\n[job2  probe  lost  "), out)
+	assert.Equal(t, "started job3", started, "new jobs are numbered after the restored ones")
 }

@@ -60,7 +60,10 @@
 //
 // Jobs do not survive the process that ran them. [Registry.Lose] records
 // a job known from a session's log as lost, with the output it had
-// printed, so that a resumed session can still list and read it.
+// printed, so that a resumed session can still list and read it (the
+// agent loop logs its jobs and restores them on resume). Lost jobs are
+// queued for TakeEnded, so the model is told; new jobs are numbered after
+// the restored ones.
 //
 // # Imports
 //

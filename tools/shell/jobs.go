@@ -265,6 +265,13 @@ func (t *jobTable) get(id string) (*job, error) {
 	if j, ok := t.jobs[id]; ok {
 		return j, nil
 	}
+	if rj, err := t.reg.Get(id); err == nil && rj.Kind() == jobs.Bash {
+		// A job of the session this process did not run: restored from
+		// the log after a restart, or forgotten to make room.
+		info := rj.Info()
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf(
+			"Background job %s is %s: its processes are gone. Read what it printed with job_output (job_id %q).", id, info.Status, id)}
+	}
 	known := "There are no background jobs."
 	if len(t.order) > 0 {
 		known = "Known jobs: " + strings.Join(t.order, ", ") + "."

@@ -117,3 +117,19 @@ func TestJobToolsOnBashJob(t *testing.T) {
 	shelltest.RequireGone(t, p.Main())
 	shelltest.RequireNoTagged(t, tag)
 }
+
+// A bash job restored from the log after a restart is not one bash_output
+// can read: it says so and points to job_output.
+func TestBashOutputOnLostJob(t *testing.T) {
+	env := shelltest.Env(t)
+	k := newJobKit(t, env, Config{})
+	reg, err := jobs.FromState(env.State, jobs.Config{})
+	require.NoError(t, err)
+	_, err = reg.Lose(jobs.Info{ID: "job4", Kind: jobs.Bash, Status: jobs.Running}, []byte("half"))
+	require.NoError(t, err)
+	res := k.out("job4", 0)
+	assert.Equal(t, harness.CodeNotFound, res.Code)
+	assert.Contains(t, res.Text(), `Background job job4 is lost: its processes are gone. Read what it printed with job_output (job_id "job4").`)
+	id, _ := k.start("true")
+	assert.Equal(t, "job5", id)
+}
