@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/fsimpl"
 	"github.com/go-harness/harness/internal/toolexec"
 	"github.com/go-harness/harness/pricing"
@@ -35,7 +39,11 @@ type Loop struct {
 // New returns a Loop configured by opts, or the configuration's errors:
 // no model, an option value out of range, or tools the registry refuses
 // (two tools with one name, a schema that does not compile, a tool whose
-// Validate fails). Each is a *harness.Error with
+// Validate fails), or tools that work in a file system
+// (tools.Spec.NeedsFS: the file tools, glob, grep, read_image) when
+// the loop has none (Stores.Files), or tools that run programs in a
+// directory on disk (tools.Spec.NeedsOSDir: bash, shell_open) over a
+// file system that is not on disk (not an fs.LocalPather). Each is a *harness.Error with
 // harness.CodeInvalidOption whose message names the option and the
 // value; several are joined.
 func New(opts ...Option) (*Loop, error) {
@@ -109,11 +117,42 @@ func (l *Loop) buildTools() (*toolset, error) {
 	if err != nil {
 		return &toolset{gens: gens}, err
 	}
+	if err := l.checkNeeds(reg.Specs()); err != nil {
+		return &toolset{gens: gens}, err
+	}
 	ts := &toolset{reg: reg, gens: gens}
 	for _, spec := range reg.Specs() {
 		ts.model = append(ts.model, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
 	}
 	return ts, nil
+}
+
+// checkNeeds refuses tools the loop cannot give what they need: a file
+// system for the tools that work in one (tools.Spec.NeedsFS), a
+// directory of the OS for those that run programs (tools.Spec.NeedsOSDir).
+func (l *Loop) checkNeeds(specs []tools.Spec) error {
+	var needFS, needDir []string
+	for _, sp := range specs {
+		if sp.NeedsFS {
+			needFS = append(needFS, sp.Name)
+		}
+		if sp.NeedsOSDir {
+			needDir = append(needDir, sp.Name)
+		}
+	}
+	_, local := l.cfg.fsys.(fs.LocalPather)
+	switch {
+	case l.cfg.fsys != nil && !local && len(needDir) > 0:
+		return fmt.Errorf("%s run programs in a directory on disk, and the loop's file system (%T) is not on disk, so every call would fail: "+
+			"give the loop an OS-backed file system (agent.Stores{Files: fsys} with fsys from fslocal.New(workspace)), or leave these tools out; "+
+			"an in-memory file system suits the file tools only", strings.Join(needDir, ", "), l.cfg.fsys)
+	case l.cfg.fsys != nil || len(needFS) == 0:
+		return nil
+	}
+	names := needFS
+	return fmt.Errorf("%s work in a file system and the loop has none, so every call would fail: "+
+		"pass agent.WithStores(agent.Stores{Files: fsys}) with fsys from fslocal.New(workspace) (the workspace on disk, confined to it) "+
+		"or fstest.NewMemFS (in memory, for tests), or leave these tools out", strings.Join(names, ", "))
 }
 
 // currentTools returns the toolset for the next step: the same one while
@@ -147,8 +186,9 @@ func (l *Loop) currentTools() *toolset {
 
 // NewSession starts a new session and logs h as its header, filled in as
 // Store.Create fills it (an empty ID gets a new one, a zero Created the
-// current time). An empty Cwd means the file system's root (fs.Rooter),
-// or "/"; Parent and ParentCall name the
+// current time). Cwd must be absolute (a relative one is an error with
+// harness.CodeInvalidPath); an empty Cwd means the file system's root
+// (fs.Rooter), or "/". Parent and ParentCall name the
 // session this one continues and, for a sub-agent's session, the
 // parent's tool call that started it. A panic in the session store is
 // returned as an *harness.Error.
@@ -156,6 +196,10 @@ func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, er
 	defer l.recoverSession("new_session", &s, &err)
 	if err := l.check(); err != nil {
 		return nil, err
+	}
+	if h.Cwd != "" && !path.IsAbs(h.Cwd) && !filepath.IsAbs(h.Cwd) {
+		return nil, &harness.Error{Code: harness.CodeInvalidPath,
+			Message: fmt.Sprintf("agent: NewSession: the working directory %q (session.Header.Cwd) is relative; give an absolute path, or leave it empty for the file system's root", h.Cwd)}
 	}
 	if h.Cwd == "" && l.cfg.fsys != nil {
 		h.Cwd = fsimpl.RootOf(l.cfg.fsys)

@@ -60,6 +60,18 @@ type Spec struct {
 	// NeverSpill marks a tool whose results must never be replaced by a
 	// spill preview, such as the tool that reads spilled output back.
 	NeverSpill bool `json:"never_spill,omitempty"`
+	// NeedsFS reports that the tool works in Env.FS and cannot work
+	// without one (read, write, edit, glob, grep, read_image do):
+	// agent.New refuses the tool when the loop has no file system
+	// (agent.Stores.Files), instead of the model learning it call by call.
+	NeedsFS bool `json:"needs_fs,omitempty"`
+	// NeedsOSDir reports that the tool runs programs in a directory of
+	// the operating system (bash, shell_open do): a file system that is
+	// not backed by the OS (one that is not an fs.LocalPather, such as
+	// fs/fstest's MemFS) has no directory to give it, and agent.New
+	// refuses the tool with such a file system. Without any file system
+	// it runs in the session's working directory.
+	NeedsOSDir bool `json:"needs_os_dir,omitempty"`
 }
 
 // Family groups tools whose calls take similar time, so a dispatcher can

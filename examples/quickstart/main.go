@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -38,13 +39,26 @@ const prompt = "main.go prints a greeting with a typo in it. Fix the typo."
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+// run runs the quickstart with the command line's arguments: offline
+// unless -live is given, whatever keys the environment holds.
+func run(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	live := flags.Bool("live", false, "run against the model the environment names (DEEPSEEK_API_KEY, or HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL) instead of the offline scripted model")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: the only flag is -live", flags.Args())
+	}
 	workspace, err := os.MkdirTemp("", "harness-quickstart-")
 	if err != nil {
 		return err
@@ -59,7 +73,7 @@ func run(ctx context.Context) error {
 	}
 	defer fsys.Close()
 
-	model, err := pickModel()
+	model, err := pickModel(*live)
 	if err != nil {
 		return err
 	}
@@ -93,10 +107,17 @@ func run(ctx context.Context) error {
 	return nil
 }
 
-// pickModel returns the model the environment names, or a scripted one.
-func pickModel() (model.Model, error) {
-	cfg, err := openai.FromEnv(os.Getenv)
-	if err == nil {
+// pickModel returns the model the environment names when live, a
+// scripted one otherwise.
+func pickModel(live bool) (model.Model, error) {
+	if live {
+		cfg, err := openai.FromEnv(os.Getenv)
+		if errors.Is(err, harness.CodeAuth) {
+			return nil, fmt.Errorf("-live needs a key: set DEEPSEEK_API_KEY, or HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL (%w)", err)
+		}
+		if err != nil {
+			return nil, err
+		}
 		m, err := openai.New(cfg)
 		if err != nil {
 			return nil, err
@@ -104,11 +125,8 @@ func pickModel() (model.Model, error) {
 		fmt.Printf("Running live against %s (%s).\n", m.Info().Name, cfg.BaseURL)
 		return m, nil
 	}
-	if !errors.Is(err, harness.CodeAuth) {
-		return nil, err
-	}
-	fmt.Println("No API key configured: running a scripted model, offline.")
-	fmt.Println("(Set DEEPSEEK_API_KEY, or HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL, to run live.)")
+	fmt.Println("Running a scripted model, offline: no network, no key used.")
+	fmt.Println("(Pass -live to run against DeepSeek with DEEPSEEK_API_KEY, or any endpoint named by HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL.)")
 	return replay.NewScripted(
 		replay.Response{
 			Reasoning: "I should look at main.go before changing anything.",

@@ -13,6 +13,11 @@
 //	fsys.SetFile("/project/main.go", []byte("package main\n"), 0o644)
 //	loop, err := agent.New(agent.WithStores(agent.Stores{Files: fsys}), ...) // sessions start in /project
 //
+// MemFS is not on disk: it is not an fs.LocalPather, so tools that run
+// programs in a directory (bash, shell_open) have none to run in.
+// agent.New refuses them beside a MemFS (tools.Spec.NeedsOSDir); test
+// them over fslocal and a temporary directory.
+//
 // [TestFileSystem] checks an implementation:
 //
 //	func TestMyFS(t *testing.T) {

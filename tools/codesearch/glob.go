@@ -41,6 +41,7 @@ func Glob(cfg Config) tools.Tool {
 			"To search file contents, use grep.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderLocations,
 	}
 	return toolexec.Checked(tools.Define(spec, c.glob), c.err)

@@ -54,6 +54,7 @@ func Grep(cfg Config) tools.Tool {
 			"name a file or hidden directory in path to search it anyway. Results are capped by head_limit (default 100) and the totals are reported.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderLocations,
 	}
 	return toolexec.Checked(tools.Define(spec, c.grep), c.err)

@@ -42,6 +42,7 @@ func Edit(cfg Config) tools.Tool {
 			"Windows (CRLF) line endings and a byte order mark are kept. The reply shows the changed lines.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
+		NeedsFS:     true,
 		Render:      harness.RenderDiff,
 	}
 	return toolexec.Checked(tools.Define(spec, c.edit), c.err)

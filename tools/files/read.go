@@ -37,6 +37,7 @@ func Read(cfg Config) tools.Tool {
 		Description:     readDescription(c),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderLocations,
 		NeverSpill:      true,
 	}

@@ -36,6 +36,7 @@ func Write(cfg Config) tools.Tool {
 			"Saved outputs (spill:// paths) cannot be written.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
+		NeedsFS:     true,
 		Render:      harness.RenderDiff,
 	}
 	return toolexec.Checked(tools.Define(spec, c.write), c.err)

@@ -99,6 +99,7 @@ func ReadImage(cfg Config) tools.Tool {
 		Description:     c.description(),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
+		NeedsFS:         true,
 		Render:          harness.RenderGeneric,
 	}, c.run), c.err)
 }

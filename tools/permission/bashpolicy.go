@@ -58,7 +58,12 @@ func (p *Policy) bashVerdict(call *tools.Call, sub subject) (verdict, *bashView)
 	}
 	c.v = parseBash(sub.command, shellEnv{dir: sub.dir, ws: sub.ws, home: p.home, persistent: sub.info.unknownCwd,
 		paths: p.hasReadRules || p.hasEditRules})
-	return c.verdict(), c.v
+	// Plan mode keeps denying every command: read-only lines change
+	// nothing in the other modes only.
+	c.readOnly = p.mode != ModePlan && readOnlyLine(c.v, sub.info.unknownCwd)
+	v := c.verdict()
+	v.readOnly = c.readOnly
+	return v, c.v
 }
 
 // bashCheck is one command line under check.
@@ -69,6 +74,9 @@ type bashCheck struct {
 	// allowedWhole: a rule allows every command (Bash, Bash(*)).
 	allowedWhole bool
 	wholeRule    *rule
+	// readOnly: every command of the line is read-only (readOnlyLine),
+	// so none needs an allow rule; every other check still applies.
+	readOnly bool
 	// forms caches the forms of the paths checked (links resolved once
 	// per path, not once per rule).
 	forms map[string]*subject
@@ -144,6 +152,9 @@ func (c *bashCheck) verdict() verdict {
 				continue
 			}
 			ok, r := c.allowed(cv)
+			if !ok && c.readOnly {
+				continue
+			}
 			if !ok {
 				why := fmt.Sprintf("no rule allows the part `%s`", cmdText(cv))
 				if u := unmodelledIn(cv); u != "" {
@@ -156,8 +167,10 @@ func (c *bashCheck) verdict() verdict {
 				overall.rule = r
 			}
 		}
-		if len(v.cmds) == 0 && len(v.redirs) == 0 {
-			overall = worse(overall, verdict{})
+		if len(v.cmds) == 0 {
+			// Nothing runs, but a bare redirection (> file) still
+			// truncates or creates its file: no rule allows that.
+			overall = worse(overall, verdict{why: "the line runs no command"})
 		}
 	}
 	for _, rd := range v.redirs {
@@ -892,28 +905,4 @@ func (c *bashCheck) redirect(rd redirView) verdict {
 		return c.readPlace(pl, rd.w)
 	}
 	return c.writePlace(pl, rd.w, "the redirection")
-}
-
-// suggestBash proposes a rule for a command line of one plain command.
-func suggestBash(v *bashView) string {
-	if v == nil || len(v.unmodelled) > 0 || v.anyCode != "" || len(v.cmds) != 1 {
-		return ""
-	}
-	cv := v.cmds[0]
-	if len(cv.assigns) > 0 {
-		return ""
-	}
-	w := cv.words
-	n := min(len(w), 2)
-	if n > 1 && (!w[1].static || strings.HasPrefix(w[1].text, "-")) {
-		n = 1
-	}
-	var parts []string
-	for _, x := range w[:n] {
-		if !x.plain || strings.ContainsAny(x.text, "()*: \t\n") || x.text == "" {
-			return ""
-		}
-		parts = append(parts, x.text)
-	}
-	return "Bash(" + strings.Join(parts, " ") + ":*)"
 }

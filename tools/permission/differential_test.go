@@ -33,6 +33,8 @@ func allowedRun(prog string, args []string) bool {
 	switch prog {
 	case "ok1", "echo", "cat", "find", "xargs":
 		return true
+	case "ls", "head":
+		return true // read-only: default mode runs them without a rule
 	case "ok2":
 		return len(args) > 0 && args[0] == "x"
 	case "true":
@@ -223,7 +225,7 @@ printf '%s\n' "$n" >> "$LOG"
 const driver = `#!/bin/bash
 unset OLDPWD
 export PATH="$BIN:/usr/bin:/bin" X=a
-for f in ok1 ok2 ask1 pwn; do
+for f in ok1 ok2 ask1 pwn ls head; do
   eval "$f() { local n=$f a; for a in \"\$@\"; do n=\"\$n	\$a\"; done; printf '%s\n' \"\$n\" >> \"\$LOG\"; }"
   export -f $f
 done
@@ -249,7 +251,7 @@ func TestDifferentialBash(t *testing.T) {
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	must(t, os.MkdirAll(bin, 0o755))
-	for _, name := range []string{"ok1", "ok2", "ask1", "pwn"} {
+	for _, name := range []string{"ok1", "ok2", "ask1", "pwn", "ls", "head"} {
 		must(t, os.WriteFile(filepath.Join(bin, name), []byte(shim), 0o755))
 	}
 	must(t, os.WriteFile(filepath.Join(root, "driver.sh"), []byte(driver), 0o755))

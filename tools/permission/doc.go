@@ -18,13 +18,16 @@
 // rest of a turn to what its rules allow (a skill's allowed-tools).
 //
 // A [Mode] decides what no rule does: [ModeDefault] asks for every call
-// with side effects, [ModeAcceptEdits] also allows file changes inside the
+// with side effects (a line of read-only commands has none; see below),
+// [ModeAcceptEdits] also allows file changes inside the
 // workspace, [ModePlan] denies every call with side effects whatever the
 // allow rules say, and [ModeBypass] allows everything that no deny rule
 // denies.
 //
 // [Policy.Decide] is pure and fast (tens of microseconds with hundreds
-// of rules). The loop (package agent) calls it for every call at
+// of rules; an asked call's suggestion is tried on the policy with it,
+// which adds about a tenth of a millisecond to the decisions that ask a
+// person). The loop (package agent) calls it for every call at
 // dispatch, asks an [Approver] when one is configured, and otherwise
 // pauses the turn durably so that any process can answer later.
 //
@@ -81,6 +84,43 @@
 // subscript, ${x@P}, a git -c setting that names a command) is denied
 // when any command deny rule exists, since it could be what the rule
 // names, and asks otherwise.
+//
+// # Read-only commands
+//
+// A bash line whose every command only reads runs without asking in
+// default and accept-edits mode: ls, cat, head, tail, wc, pwd, echo,
+// printf, grep, egrep, fgrep, stat, du, df, which, basename, dirname,
+// realpath, readlink, diff, cmp, md5sum, sha1sum, sha256sum, sha512sum,
+// cut, nl, tac, rev, whoami, id, uname, printenv, true, false, test, [,
+// cd; rg without --pre, --pre-glob, --hostname-bin or -z; find without
+// -exec, -execdir, -ok, -okdir, -delete, -fprint, -fprint0, -fprintf or
+// -fls; git status, diff, log and show without global options,
+// --output or --ext-diff; tree without -o; file without -C. For rg,
+// find, git, tree and file every argument must be written plainly (a
+// glob or an expansion could become a refused one). The line may pipe
+// them together, join them with ; && || and redirect their input, and
+// their errors to /dev/null; an output redirection to a file, a command
+// substitution or a pipe into anything else, an assignment, a wrapper
+// (env, timeout, xargs) or a line the parser cannot model makes it an
+// ordinary line, which asks. Everything else still applies: Read deny
+// and ask rules on every word, command deny and ask rules, the sandbox.
+// Plan mode denies them as every command, and a persistent shell
+// (shell_send) asks for them, since an earlier command may have
+// redefined a name or PATH. A repository's configuration can make git
+// run programs (core.fsmonitor, diff.external): the sandbox, not this
+// list, is the boundary for those.
+//
+// # Suggestions
+//
+// An asked call's Decision.Suggest is the rule an approver may offer to
+// remember ("always"): the narrowest that covers the call and reads
+// clearly (Bash(go test:*), Bash(npm run build:*), Edit(src/**),
+// Edit(./main.go)), and only one the policy with it would allow the
+// call by. None is offered for interpreters and shells (python3 -c,
+// node -e, bash -c, sh), programs that run their arguments (env,
+// xargs, find, timeout, sudo, npx), destructive families and
+// subcommands (rm, dd, kill, git reset, docker rm), network transfers,
+// a line of several commands, or a repository's .git files.
 //
 // # Threat model
 //

@@ -9,9 +9,10 @@ import (
 // lineGen generates bash command lines for the differential tests:
 // every kind of quoting, expansions, substitutions, here-documents,
 // redirections, compound commands, wrappers and the command lines eval
-// and bash -c run. Its programs are four names: ok1 and ok2 (allowed by
+// and bash -c run. Its programs are six names: ok1 and ok2 (allowed by
 // the differential's rules, ok2 only with x as its first argument), ask1
-// (allowed by nothing) and pwn (denied), plus a few real programs.
+// (allowed by nothing), pwn (denied), ls and head (read-only: they run
+// without a rule), plus a few real programs.
 type lineGen struct {
 	r *rand.Rand
 	// bin is the directory the programs are in, for the forms that name
@@ -149,7 +150,7 @@ func (g *lineGen) simple(d int) string {
 
 // prog names a program in one of the ways bash reads.
 func (g *lineGen) prog() string {
-	name := g.pick("ok1", "ok1", "ok2 x", "ok2", "ask1", "pwn", "pwn", "echo", "true", "cat", ":")
+	name := g.pick("ok1", "ok1", "ok2 x", "ok2", "ask1", "pwn", "pwn", "echo", "true", "cat", ":", "ls", "head")
 	if strings.HasPrefix(name, "ok2 ") || name == "echo" || name == "true" || name == ":" || name == "cat" {
 		return name
 	}

@@ -138,18 +138,18 @@ func TestSuggestAndPreviewByKind(t *testing.T) {
 		args          map[string]any
 		suggest, prev string
 	}{
-		{name: "edit in a directory", tool: "write", args: map[string]any{"file_path": "src/pkg/a.go"}, suggest: "Edit(/src/pkg/**)", prev: filepath.Join(ws, "src/pkg/a.go")},
-		{name: "edit at the root", tool: "edit", args: map[string]any{"file_path": "a.go"}, suggest: "Edit(/*)", prev: filepath.Join(ws, "a.go")},
-		{name: "edit outside", tool: "write", args: map[string]any{"file_path": "/etc/x/y.conf"}, suggest: "Edit(//etc/x/**)", prev: "/etc/x/y.conf"},
+		{name: "edit in a directory", tool: "write", args: map[string]any{"file_path": "src/pkg/a.go"}, suggest: "Edit(src/pkg/**)", prev: filepath.Join(ws, "src/pkg/a.go")},
+		{name: "edit at the root", tool: "edit", args: map[string]any{"file_path": "a.go"}, suggest: "Edit(./a.go)", prev: filepath.Join(ws, "a.go")},
+		{name: "edit outside", tool: "write", args: map[string]any{"file_path": "/etc/x/y.conf"}, suggest: "Edit(//etc/x/y.conf)", prev: "/etc/x/y.conf"},
 		{name: "bash, two words", tool: "bash", args: map[string]any{"command": "go test ./..."}, suggest: "Bash(go test:*)", prev: "go test ./..."},
-		{name: "bash, a flag second", tool: "bash", args: map[string]any{"command": "ls -la"}, suggest: "Bash(ls:*)", prev: "ls -la"},
+		{name: "bash, a flag second", tool: "bash", args: map[string]any{"command": "pytest -x"}, suggest: "Bash(pytest:*)", prev: "pytest -x"}, // ls -la is read-only: it runs
 		{name: "bash, compound", tool: "bash", args: map[string]any{"command": "make && make install"}, suggest: "", prev: "make && make install"},
 		{name: "bash, assignment", tool: "bash", args: map[string]any{"command": "CC=clang make"}, suggest: "", prev: "CC=clang make"},
 		{name: "bash, white space folded", tool: "bash", args: map[string]any{"command": "make \t  all"}, suggest: "Bash(make all:*)", prev: "make all"},
 		{name: "web", tool: "web_fetch", args: map[string]any{"url": "https://Example.COM/docs"}, suggest: "WebFetch(domain:example.com)", prev: "https://Example.COM/docs"},
 		{name: "web without a host", tool: "web_fetch", args: map[string]any{"url": "not a url"}, suggest: "", prev: "not a url"},
 		{name: "mcp tool", tool: "mcp__gh__create_issue", args: map[string]any{"title": "x"}, suggest: "mcp__gh__create_issue", prev: `mcp__gh__create_issue {"title":"x"}`},
-		{name: "long preview", tool: "bash", args: map[string]any{"command": "echo " + long}, suggest: "Bash(echo word:*)", prev: string([]rune(strings.TrimSpace("echo " + long))[:159]) + "…"},
+		{name: "long preview", tool: "bash", args: map[string]any{"command": "make " + long}, suggest: "Bash(make word:*)", prev: string([]rune(strings.TrimSpace("make " + long))[:159]) + "…"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := p.Decide(call(ws, c.tool, c.args))

@@ -89,6 +89,9 @@ type Policy struct {
 	hasReadRules, hasEditRules bool
 	// pathIx indexes the path rules by list and kind (Read, Edit).
 	pathIx [3][2]*pathIndex
+	// checking: the policy is a suggestion's trial (suggestFor), which
+	// suggests nothing itself.
+	checking bool
 }
 
 // New compiles rules into a policy. A rule that does not parse, an
@@ -201,6 +204,9 @@ type verdict struct {
 	rule *rule
 	// why says, for a compound command, which part decided.
 	why string
+	// readOnly: the call is a bash line of read-only commands
+	// (readOnlyLine), which has no side effects that need approval.
+	readOnly bool
 }
 
 func (v verdict) rank() int {
@@ -265,12 +271,8 @@ func (p *Policy) Decide(call *tools.Call) Decision {
 	}
 	d := p.apply(call, sub, v)
 	d.Preview = preview(call, sub)
-	if d.Outcome == Ask {
-		if info.kind == kindBash {
-			d.Suggest = suggestBash(view)
-		} else {
-			d.Suggest = p.suggest(call.Name, sub)
-		}
+	if d.Outcome == Ask && !p.checking {
+		d.Suggest = p.suggestFor(call, info, sub, view)
 	}
 	return d
 }
@@ -350,7 +352,7 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 	if v.rule != nil {
 		d.Rule, d.List = v.rule.raw, v.list
 	}
-	effects := call.Spec.SideEffects || sub.info.kind == kindEdit || sub.info.kind == kindBash
+	effects := (call.Spec.SideEffects || sub.info.kind == kindEdit || sub.info.kind == kindBash) && !v.readOnly
 	what := describe(call.Name, sub)
 	switch {
 	case v.list == "deny":
@@ -376,9 +378,12 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 		return d
 	case v.list == "allow":
 		d.Outcome = Allow
-		if v.rule != nil {
+		switch {
+		case v.rule != nil:
 			d.Reason = fmt.Sprintf("%s is allowed by the rule %s", what, v.rule.raw)
-		} else {
+		case v.readOnly:
+			d.Reason = fmt.Sprintf("%s only reads: read-only commands run without asking", what)
+		default:
 			d.Reason = fmt.Sprintf("%s is allowed", what)
 		}
 		return d
@@ -390,6 +395,14 @@ func (p *Policy) apply(call *tools.Call, sub subject, v verdict) Decision {
 	case sub.info.kind == kindWeb:
 		d.Outcome = Ask
 		d.Reason = fmt.Sprintf("no rule allows %s: fetching from a host needs approval", what)
+	case v.readOnly:
+		// Read-only, but a part of it could not be settled (a place
+		// known only when it runs): it asks, and says why.
+		d.Outcome = Ask
+		d.Reason = fmt.Sprintf("%s reads only, but needs approval", what)
+		if v.why != "" {
+			d.Reason += ": " + v.why
+		}
 	case sub.info.kind == kindShellControl || !effects:
 		d.Outcome, d.Reason = Allow, fmt.Sprintf("%s has no side effects that need approval", what)
 	default:
@@ -570,33 +583,6 @@ func describe(name string, sub subject) string {
 		return fmt.Sprintf("the %s call (its URL names no host that can be read)", name)
 	}
 	return fmt.Sprintf("the %s call", name)
-}
-
-// suggest proposes a rule that would allow calls like this one.
-func (p *Policy) suggest(name string, sub subject) string {
-	switch sub.info.kind {
-	case kindEdit:
-		if len(sub.paths) == 0 {
-			return ""
-		}
-		if rel, ok := relUnder(path.Dir(sub.paths[0]), sub.ws); ok {
-			if rel == "" {
-				return "Edit(/*)"
-			}
-			return "Edit(/" + rel + "/**)"
-		}
-		return "Edit(/" + path.Dir(sub.paths[0]) + "/**)"
-	}
-	if sub.info.kind == kindWeb && sub.host != "" {
-		return "WebFetch(domain:" + sub.host + ")"
-	}
-	if sub.info.kind == kindOther {
-		return name
-	}
-	if sub.info.kind == kindSkill && sub.skill != "" {
-		return "Skill(" + sub.skill + ")"
-	}
-	return ""
 }
 
 // preview is a call in one line.

@@ -134,6 +134,7 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 		Description: d.String(),
 		SideEffects: true,
 		Family:      tools.FamilyProcess,
+		NeedsOSDir:  true,
 		Deadline:    c.MaxTimeout + c.Grace + shellkit.DrainDelay + 30*time.Second,
 		Render:      harness.RenderTerminal,
 	}

@@ -96,7 +96,7 @@ func (s *sessionTools) openTool() tools.Tool {
 		s.common() +
 		fmt.Sprintf("At most %d shells can be open at once; a shell closes after %s without use, and all close when the agent session ends. ", c.MaxShells, shellkit.Dur(c.Idle)) +
 		"Every result ends with the shell's current directory."
-	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess,
+	spec := tools.Spec{Name: "shell_open", Description: desc, SideEffects: true, Family: tools.FamilyProcess, NeedsOSDir: true,
 		Deadline: startupWait + c.Grace + shellkit.DrainDelay + 30*time.Second, Render: harness.RenderTerminal}
 	return tools.Define(spec, s.open)
 }
