@@ -182,6 +182,13 @@
 // recorded as ended are lost, the model is told so at its next step, and
 // job_output still reads the output recorded last.
 //
+// A task call with background true starts the child as a job (kind
+// "agent") and returns at once; the child's text is the job's output and
+// its final answer the job's, which job_output shows. Its session, its
+// spend and its model calls are recorded as a foreground child's are;
+// its events do not reach the host as SubAgentEvent values, and its asks
+// follow the foreground rules (the parent's approver, or denied).
+//
 // # Checkpoints and rewind
 //
 // [WithCheckpoints] records the workspace files before each turn and each

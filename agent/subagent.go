@@ -178,6 +178,7 @@ type taskArgs struct {
 	Agent       string `json:"agent" jsonschema:"the agent type to start"`
 	Description string `json:"description" jsonschema:"a short (3-5 word) description of the task, for the user"`
 	Prompt      string `json:"prompt" jsonschema:"the task for the agent: everything it needs to know, and what to report back"`
+	Background  bool   `json:"background,omitempty" jsonschema:"run the agent in the background as a job: the call returns at once, you are told when it ends, and job_output reads its answer"`
 }
 
 // taskTool builds the task tool for a loop at depth (0 for a top loop).
@@ -259,6 +260,9 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	steps = min(steps, t.sub.left(sa.TurnSteps))
 	if steps == 0 {
 		return nil, &harness.Error{Code: harness.CodeNotRun, Message: fmt.Sprintf("this turn has spent its budget of %d sub-agent steps: finish the work yourself or report what is left", sa.TurnSteps)}
+	}
+	if in.Background {
+		return l.startBackgroundTask(ctx, t, call, in, ty, steps, byName)
 	}
 	child, err := l.childLoop(t, ty, steps, byName)
 	if err != nil {
