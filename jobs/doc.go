@@ -38,14 +38,15 @@
 // # Completion notices
 //
 // When a job ends it is queued for [Registry.TakeEnded] and
-// Config.OnEnd is called. [Notices] is the step observer that turns the
-// queue into one reminder line per job after each step, such as
+// Config.OnEnd is called. The agent loop takes the queue after each step
+// (and after each user message) and tells the model, one reminder line
+// per job ([Info.Notice], Source [NoticeSource]), such as
 //
 //	job job3 (bash) completed, exit 0; read it with bash_output {"job_id":"job3"}
 //
-// so the model need not poll. The agent loop logs each reminder and
-// emits it as an event, so resume and replay send the same turn. A job
-// whose end a tool already showed the model ([Job.Shown]) gets no notice.
+// so the model need not poll. The loop logs each reminder and emits it
+// as an event, so resume and replay send the same turn. A job whose end
+// a tool already showed the model ([Job.Shown]) gets no notice.
 //
 // # Tools
 //

@@ -300,7 +300,7 @@ func TestShownJobsGetNoNotice(t *testing.T) {
 	assert.Equal(t, "job2", ended[0].ID)
 }
 
-func TestNoticesObserver(t *testing.T) {
+func TestFromStateIsOnePerSession(t *testing.T) {
 	st := &tools.State{}
 	defer st.Close()
 	r, err := jobs.FromState(st, jobs.Config{})
@@ -308,19 +308,6 @@ func TestNoticesObserver(t *testing.T) {
 	again, err := jobs.FromState(st, jobs.Config{MaxRunning: 1})
 	require.NoError(t, err)
 	assert.Same(t, r, again)
-
-	obs := jobs.Notices()
-	step := &tools.Step{Env: &tools.Env{State: st}, Number: 1}
-	assert.Empty(t, obs(context.Background(), step))
-	w := startWorker(t, r, jobs.Bash)
-	assert.Empty(t, obs(context.Background(), step), "no notice while the job runs")
-	code := 0
-	w.finish(jobs.Result{ExitCode: &code})
-	got := obs(context.Background(), step)
-	require.Len(t, got, 1)
-	assert.Equal(t, harness.Reminder{Source: "jobs", Text: `job job1 (bash) completed, exit 0; read it with job_output {"job_id":"job1"}`}, got[0])
-	assert.Empty(t, obs(context.Background(), step))
-	assert.Empty(t, obs(context.Background(), &tools.Step{Env: &tools.Env{}}), "no state, no notices")
 }
 
 func TestFromStateAfterClose(t *testing.T) {

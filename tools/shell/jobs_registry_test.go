@@ -11,7 +11,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/jobs"
-	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
@@ -36,9 +35,9 @@ func TestJobIsInTheRegistry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hi\n", string(j.Read(0, 0).Data))
 
-	notes := jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 2})
+	notes := reg.TakeEnded()
 	require.Len(t, notes, 1)
-	assert.Equal(t, harness.Reminder{Source: "jobs", Text: `job job1 (bash) completed, exit 3; read it with bash_output {"job_id":"job1"}`}, notes[0])
+	assert.Equal(t, `job job1 (bash) completed, exit 3; read it with bash_output {"job_id":"job1"}`, notes[0].Notice())
 
 	// bash_output still reads the job, since its last look.
 	res := k.out(id, 0)
@@ -53,7 +52,9 @@ func TestJobShownGetsNoNotice(t *testing.T) {
 	id, _ := k.start("echo hi")
 	res := k.out(id, 60000)
 	assert.Contains(t, res.Text(), "[job job1 exited with code 0")
-	assert.Empty(t, jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 1}))
+	reg, err := jobs.FromState(env.State, jobs.Config{})
+	require.NoError(t, err)
+	assert.Empty(t, reg.TakeEnded())
 }
 
 // Stopping a bash job through the registry (as job_stop does) stops
@@ -77,8 +78,7 @@ func TestRegistryStopsBashJob(t *testing.T) {
 	assert.Contains(t, res.Text(), "[job job1 stopped after ")
 	assert.Equal(t, "killed", res.Render.Terminal.Status)
 
-	notes := jobs.Notices()(context.Background(), &tools.Step{Env: env, Number: 1})
-	assert.Empty(t, notes, "bash_output showed the stop")
+	assert.Empty(t, reg.TakeEnded(), "bash_output showed the stop")
 }
 
 // bash_kill goes through the registry too.
