@@ -178,7 +178,7 @@ type taskArgs struct {
 	Agent       string `json:"agent" jsonschema:"Agent type."`
 	Description string `json:"description" jsonschema:"3-5 words for the user."`
 	Prompt      string `json:"prompt" jsonschema:"Everything the agent needs to know, and what to report."`
-	Background  bool   `json:"background,omitempty" jsonschema:"Run as a background job: the call returns at once, you are told when it ends, job_output reads its answer."`
+	Background  bool   `json:"background,omitempty" jsonschema:"Run as a job: returns at once; you are told when it ends; job_output reads the answer."`
 }
 
 // taskTool builds the task tool for a loop at depth (0 for a top loop).
