@@ -87,6 +87,7 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		}
 	}
 	t.observe(step, env, prepared, results)
+	t.jobNotices(step)
 	t.announce(step, results)
 	return nil
 }

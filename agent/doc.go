@@ -183,6 +183,34 @@
 // Without one it is denied, with a reason that says so: a child cannot
 // pause its parent's turn.
 //
+// # Background jobs
+//
+// Each session has a job registry (package jobs) in its tool state: bash
+// with run_in_background, and any host tool that runs work in the
+// background, register their jobs there. When a job ends, the model is
+// told at its next step, after the results of the step during which it
+// ended (or after the user's message, when it ended between turns), by a
+// reminder line such as `job job3 (bash) completed, exit 0; read it with
+// bash_output {"job_id":"job3"}`, so it need not poll. The notice is
+// logged and reported as [ReminderAdded] (Source "jobs"); [WithJobs] sets
+// the registry's limits and a callback that hears of each end at once.
+// A strict replay given [ReplayJobNotices] sends the recording's notices
+// where the recording sent them.
+//
+// Jobs do not outlive the process. At the same places as the notices,
+// the log records each job that started, printed more or changed status
+// (a session.ToolRecord with its status and the last 4 KiB of output). A
+// resumed session puts the recorded jobs back in its registry: those not
+// recorded as ended are lost, the model is told so at its next step, and
+// job_output still reads the output recorded last.
+//
+// A task call with background true starts the child as a job (kind
+// "agent") and returns at once; the child's text is the job's output and
+// its final answer the job's, which job_output shows. Its session, its
+// spend and its model calls are recorded as a foreground child's are;
+// its events do not reach the host as SubAgentEvent values, and its asks
+// follow the foreground rules (the parent's approver, or denied).
+//
 // # Checkpoints and rewind
 //
 // [WithCheckpoints] records the workspace files before each turn and each
@@ -251,6 +279,7 @@
 //	tools/sessiontools spill guard        built-in tools and middleware
 //	checkpoint                            workspace checkpoints and rewinds
 //	tools/permission                      permission rules and decisions
+//	jobs                                  the registry of background jobs
 //	tools                                 the tool contract
 //	fslocal  fs/fstest                    file systems
 //	fs                                    the file system contract
@@ -258,7 +287,7 @@
 //	agent/model  pricing                  the model contract, prices
 //	harness                               the vocabulary and the one error type
 //
-// Package agent imports harness, agent/model, checkpoint, fs, pricing,
-// session, tools, tools/permission and internal helpers. Nothing imports
+// Package agent imports harness, agent/model, checkpoint, fs, jobs,
+// pricing, session, tools, tools/permission and internal helpers. Nothing imports
 // it but programs, observe, and tests.
 package agent

@@ -258,6 +258,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	cutOff := s.restorePermissions(tr.Events)
 	s.restoreTodo(tr.Events)
 	s.restoreNarrowing(tr.Events)
+	s.restoreJobs(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
@@ -381,6 +382,7 @@ func (l *Loop) adopt(log session.Log, hist *session.History, warnings []session.
 		warnings: warnings,
 	}
 	s.logger = l.cfg.logger.With("session", log.Header().ID)
+	s.jobs() // the registry, made with the loop's configuration before any tool makes it
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

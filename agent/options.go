@@ -80,6 +80,7 @@ type config struct {
 
 	contextSources []ContextSource // WithContext
 	lifecycle      []Lifecycle     // WithLifecycle
+	jobs           jobsConfig      // WithJobs, ReplayJobNotices
 }
 
 // fail records an invalid option value for New to report: a

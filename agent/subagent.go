@@ -178,6 +178,7 @@ type taskArgs struct {
 	Agent       string `json:"agent" jsonschema:"Agent type."`
 	Description string `json:"description" jsonschema:"3-5 words for the user."`
 	Prompt      string `json:"prompt" jsonschema:"Everything the agent needs to know, and what to report."`
+	Background  bool   `json:"background,omitempty" jsonschema:"Run as a job: returns at once; you are told when it ends; job_output reads the answer."`
 }
 
 // taskTool builds the task tool for a loop at depth (0 for a top loop).
@@ -263,6 +264,9 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	budget, ok := t.childBudget()
 	if !ok {
 		return nil, &harness.Error{Code: CodeBudgetExceeded, Message: "this turn has reached its budget of money or tokens (Limits.Budget): no sub-agent can start; finish with what you have or report what is left"}
+	}
+	if in.Background {
+		return l.startBackgroundTask(ctx, t, call, in, ty, steps, budget, byName)
 	}
 	child, err := l.childLoop(t, ty, steps, budget, byName)
 	if err != nil {

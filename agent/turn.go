@@ -84,6 +84,7 @@ func (t *turn) run(content []harness.Block) {
 		t.finish(session.ReasonError, fmt.Errorf("agent: logging the user message: %w", err))
 		return
 	}
+	t.jobNotices(0)
 	t.loop()
 }
 

@@ -46,6 +46,12 @@
 //
 // # Lifetime
 //
+// Background jobs are jobs of the session's job registry (package jobs,
+// through jobs.FromState): it numbers them (job1, job2, ... shared with
+// every other kind of job), knows how each ended, lets job tools list,
+// read and stop them, and queues a completion notice naming bash_output
+// for each job whose end no bash_output or bash_kill result showed.
+//
 // Shells and jobs live in the session's tools.State. They belong to the
 // session that started them and are limited in number. They stop, with
 // every process they started, when the session or the loop closes;
@@ -214,7 +220,7 @@
 //
 // # Imports
 //
-// It imports harness, fs, tools and internal helpers; nothing of spill,
+// It imports harness, fs, tools, jobs and internal helpers; nothing of spill,
 // session or agent. Every output stream is written through
 // internal/spillwriter, the writer the spill policy uses. Containment is
 // internal/proctree's, which tools/mcp uses for its stdio servers too.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/proctree"
+	"github.com/go-harness/harness/jobs"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 )
@@ -19,17 +20,20 @@ import (
 // jobsKey is the State key of one bashWithJobs tool set's job table.
 type jobsKey struct{}
 
-// jobTable holds an agent session's background jobs. Closing it stops
+// jobTable holds an agent session's background bash jobs: its view of
+// the session's job registry (package jobs), which gives the jobs their
+// ids, status and completion notices, with what only bash jobs have
+// (processes, the output window since the last look). Closing it stops
 // every job (every process it started).
 type jobTable struct {
 	cfg    *shellkit.Config
+	reg    *jobs.Registry
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	jobs   map[string]*job
 	order  []string // ids, oldest first
-	next   int
 	closed bool
 }
 
@@ -40,6 +44,7 @@ type job struct {
 	started time.Time
 	p       *proctree.Proc
 	out     *os.File
+	rj      *jobs.Job // the job in the session's registry
 
 	// finished is closed when the process group is gone and its output
 	// has been read to the end.
@@ -61,9 +66,15 @@ func (b *bashTool) table(call *tools.Call) (*jobTable, error) {
 	if st == nil {
 		return nil, &harness.Error{Code: harness.CodeToolFailed, Message: "Background jobs need session state, which this call does not have."}
 	}
+	// The registry is loaded first, so the session's state closes this
+	// table (which stops the processes) before it.
+	reg, err := jobs.FromState(st, jobs.Config{})
+	if err != nil {
+		return nil, err
+	}
 	return tools.LoadState(st, b.jobs, func() *jobTable {
 		ctx, cancel := context.WithCancel(context.Background())
-		return &jobTable{cfg: b.cfg, ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
+		return &jobTable{cfg: b.cfg, reg: reg, ctx: ctx, cancel: cancel, jobs: map[string]*job{}}
 	})
 }
 
@@ -92,23 +103,33 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 			"There are already %d background jobs running (%s), the most this session keeps. Stop one with bash_kill first.",
 			len(t.jobs), strings.Join(t.order, ", "))}
 	}
+	j := &job{command: in.Command, ns: ns, finished: make(chan struct{}), owner: shellkit.Owner(call), store: env.Output}
+	rj, err := t.reg.Start(jobs.Spec{Kind: jobs.Bash, Title: in.Command, Stop: j.stopper(t.cfg.Grace), ReadTool: "bash_output"})
+	if err != nil {
+		return nil, err
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		rj.End(jobs.Result{Status: jobs.Failed, Detail: err.Error()})
 		return nil, err
 	}
 	p, err := b.cfg.Start(argv, dir, b.cfg.Environ(), outW, outW)
 	outW.Close()
 	if err != nil {
 		outR.Close()
+		rj.End(jobs.Result{Status: jobs.Failed, Detail: err.Error()})
 		return nil, shellkit.StartError(err)
 	}
-	t.next++
-	j := &job{
-		id: fmt.Sprintf("job%d", t.next), command: in.Command, ns: ns, started: time.Now(),
-		p: p, out: outR, finished: make(chan struct{}),
-		owner: shellkit.Owner(call), store: env.Output,
-	}
+	j.mu.Lock()
+	j.id, j.rj, j.p, j.out, j.started = rj.ID(), rj, p, outR, time.Now()
+	j.mu.Unlock()
 	j.window = j.newWindow(t)
+	if rj.Info().Status == jobs.Stopping {
+		// A stop came (job_stop, the session closing) before the
+		// processes existed: the stopper found nothing to stop, so stop
+		// them now; the job ends as usual once they are gone.
+		go j.stopper(t.cfg.Grace)(context.Background())
+	}
 	t.jobs[j.id] = j
 	t.order = append(t.order, j.id)
 	copied := make(chan struct{})
@@ -121,6 +142,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 				j.mu.Lock()
 				_, _ = j.window.Write(buf[:n])
 				j.mu.Unlock()
+				_, _ = rj.Write(buf[:n])
 			}
 			if err != nil {
 				return
@@ -142,6 +164,7 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		j.mu.Lock()
 		j.ended = time.Now()
 		j.mu.Unlock()
+		rj.End(exitResult(p))
 		close(j.finished)
 	}()
 
@@ -153,6 +176,37 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		Render: &harness.Render{Kind: harness.RenderTerminal, Title: shellkit.Title(in.Description, in.Command),
 			Terminal: &harness.Terminal{Command: in.Command, Cwd: ns, Status: shellkit.StatusRunning}},
 	}, nil
+}
+
+// stopper is the job's jobs.Stopper: it stops every process of the job
+// and records how. The registry then waits for the job to end.
+func (j *job) stopper(grace time.Duration) jobs.Stopper {
+	return func(context.Context) error {
+		j.mu.Lock()
+		p := j.p
+		j.mu.Unlock()
+		if p == nil {
+			return nil // not started yet: startJob stops it once it is
+		}
+		out := p.Stop(grace)
+		j.mu.Lock()
+		j.stoppedBy, j.stopped = out.Signal, out
+		j.mu.Unlock()
+		return nil
+	}
+}
+
+// exitResult is how a job's main process ended, for the registry.
+func exitResult(p *proctree.Proc) jobs.Result {
+	code, signal := p.ExitInfo()
+	switch {
+	case code != nil:
+		return jobs.Result{ExitCode: code}
+	case signal != "":
+		return jobs.Result{Status: jobs.Killed, Detail: "killed by " + signal}
+	default:
+		return jobs.Result{Detail: "exit status unknown"}
+	}
 }
 
 func (j *job) newWindow(t *jobTable) *shellkit.Capture {
@@ -211,6 +265,13 @@ func (t *jobTable) get(id string) (*job, error) {
 	if j, ok := t.jobs[id]; ok {
 		return j, nil
 	}
+	if rj, err := t.reg.Get(id); err == nil && rj.Kind() == jobs.Bash {
+		// A job of the session this process did not run: restored from
+		// the log after a restart, or forgotten to make room.
+		info := rj.Info()
+		return nil, &harness.Error{Code: harness.CodeNotFound, Message: fmt.Sprintf(
+			"Background job %s is %s: its processes are gone. Read what it printed with job_output (job_id %q).", id, info.Status, id)}
+	}
 	known := "There are no background jobs."
 	if len(t.order) > 0 {
 		known = "Known jobs: " + strings.Join(t.order, ", ") + "."
@@ -245,10 +306,11 @@ func (t *jobTable) Close() error {
 		return nil
 	}
 	t.closed = true
-	jobs := shellkit.InOrder(t.order, t.jobs)
+	live := shellkit.InOrder(t.order, t.jobs)
 	t.mu.Unlock()
-	err := shellkit.StopAll(jobs, func(j *job) error {
-		out := j.p.Stop(t.cfg.Grace)
+	err := shellkit.StopAll(live, func(j *job) error {
+		_, _ = j.rj.Stop(context.Background()) // the stopper stops the processes; the job then ends
+		out := j.p.Stop(t.cfg.Grace)           // how they were stopped (Stop is idempotent)
 		<-j.finished
 		j.mu.Lock()
 		w := j.window
@@ -310,11 +372,11 @@ func (b *bashTool) killTool() tools.Tool {
 		}
 		note := ""
 		if !j.isFinished() {
-			out := j.p.Stop(c.Grace)
+			// The registry runs the job's stopper (at most once) and waits
+			// for the job to end; ending it takes the grace period and
+			// the output's drain at most, so the wait is not cut short.
+			_, _ = j.rj.Stop(context.WithoutCancel(ctx))
 			<-j.finished
-			j.mu.Lock()
-			j.stoppedBy, j.stopped = out.Signal, out
-			j.mu.Unlock()
 		} else {
 			note = "The job had already finished.\n"
 		}
@@ -337,6 +399,7 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 	stoppedBy, stopped, leftovers, ended := j.stoppedBy, j.stopped, j.leftovers, j.ended
 	j.mu.Unlock()
 	if j.isFinished() {
+		j.rj.Shown() // the model sees how it ended: no completion notice
 		var signal string
 		code, signal = j.p.ExitInfo()
 		el := shellkit.Dur(ended.Sub(j.started))

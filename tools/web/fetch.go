@@ -67,7 +67,7 @@ const (
 
 type fetchArgs struct {
 	URL    string `json:"url" jsonschema:"The http or https URL to fetch."`
-	Prompt string `json:"prompt,omitempty" jsonschema:"Optional: what you are looking for in the page. It is not sent anywhere; its words are looked up in the page, and the result starts with the line numbers of the sections where they appear most."`
+	Prompt string `json:"prompt,omitempty" jsonschema:"What you look for in the page (words; not sent anywhere)."`
 }
 
 // fetcher is a configured web_fetch tool.
@@ -129,11 +129,11 @@ func Fetch(cfg FetchConfig) (tools.Tool, error) {
 	f.guard = g
 	spec := tools.Spec{
 		Name: "web_fetch",
-		Description: "Fetch a web page by its http or https URL and return it as text: HTML converted to Markdown (the page's main content when one is found), plain text and JSON as they are. " +
-			"Images, PDFs and other binary content are refused. Large pages are saved whole and shown in part, with a spill:// path to read the rest. " +
-			"Only public addresses are reached: loopback, private and link-local addresses (localhost, 10.x, 192.168.x, cloud metadata) are refused unless the user allowed that host. " +
-			"A redirect to another host that is not allowed is not followed: the result names the new URL, which you may fetch. " +
-			"The optional prompt says what you are looking for; there is no model in this tool, so it does not summarize: it lists the sections of the page where the prompt's words appear most, with their line numbers.",
+		Description: "Fetch an http or https URL as text: HTML as Markdown (the main content when found), text and JSON as they are; images, PDFs and binaries are refused. " +
+			"A large page is saved whole and shown in part, with a spill:// path for the rest. " +
+			"Loopback, private, link-local and metadata addresses are refused unless the user allowed the host. " +
+			"A redirect to a host not allowed is not followed: the result names the URL. " +
+			"No model reads the page: prompt's words are looked up, and the sections where they appear most are listed with line numbers.",
 		ConcurrencySafe: true,
 		Family:          tools.FamilyNetwork,
 		Deadline:        f.timeout + 30*time.Second,
