@@ -20,7 +20,7 @@ const helpText = `Type a prompt and press Enter; end a line with \ to continue i
 /cost           what the session has spent so far, in tokens and dollars
 /model [NAME]   show the model, or switch to NAME (or provider:NAME)
 /undo           take back the last turn: its file changes and the conversation
-/rewind [N]     list the turns, or go back to before turn N (asks first)
+/rewind [N]     list the turns and pick one, or go back to before turn N (asks first)
 /usage          the session's tokens
 /help           this text`
 
@@ -62,7 +62,7 @@ func (a *app) command(ctx context.Context, line string) (handled, leave bool) {
 	case "/undo":
 		a.undo(ctx)
 	case "/rewind":
-		a.rewind(ctx, arg)
+		a.rewindCommand(ctx, arg)
 	default:
 		a.view.Notice(ui.NoticeWarn, "unknown command "+name+", /help lists the commands")
 	}

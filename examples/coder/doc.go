@@ -74,6 +74,23 @@
 // Oversized tool output is kept under the same directory, in spill/, for
 // 30 days; images in attachments/.
 //
+// Undo: the workspace files are recorded at every turn and before every
+// call that may change them (-no-checkpoints turns this off); the
+// contents go to attachments/, and .gitignore'd paths and .git are left
+// out. /undo takes the last turn back: the files it changed, whatever
+// tool changed them, and the conversation, which goes on in a fork of
+// the session (the original stays, resumable). /rewind lists the turns
+// and goes back to before the one picked (/rewind N, /rewind last,
+// /rewind @SEQ for a checkpoint within a turn; a last word files or
+// conversation takes back only those), after showing what it would do
+// and asking. A file changed outside the agent since then (by you,
+// between turns) is a conflict: coder asks before overwriting it, and
+// keeps its content in a checkpoint first. Headless, -rewind N|last|@SEQ
+// with -continue or -resume ID does the same (-rewind-scope, -force),
+// and -dry-run only prints what it would do. -fork ID[@SEQ] goes on in
+// a copy of a session, -list lists the sessions of the workspace (id,
+// time, title), and -continue recaps the last exchange.
+//
 // With -json, stdout carries JSON lines only: first {"type":"session",
 // "session_id":..., "cwd":..., "model":..., "resumed":...}, then every
 // event of every turn as agent.MarshalEvent encodes it (a turn_end line
@@ -90,11 +107,9 @@
 // /clear (a new session), /compact (summarize the older history now),
 // /context, /cost, /model [NAME] (show or switch the model), /undo (take
 // back the last turn: its file changes, bash's included, and the
-// conversation, which goes on in a fork), /rewind [N] (list the turns, or
-// go back to before turn N after showing what changes), /usage, /help
-// and /exit; any other /word is answered "unknown command". Workspace
-// checkpoints for /undo and /rewind are kept with the attachments;
-// -no-checkpoints turns them off.
+// conversation, which goes on in a fork), /rewind [N] (pick a turn, or
+// go back to before turn N after showing what changes; see Undo above),
+// /usage, /help and /exit; any other /word is answered "unknown command".
 //
 // On a terminal the prompt line is edited in place (arrow keys, Home and
 // End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
@@ -126,9 +141,10 @@
 // main.go is the embedding: the flags, the wiring of agent.New (model,
 // stores, tools, hooks, permissions, MCP servers) and the loop that runs
 // a turn and shows its events. The files beside it build one part each
-// (flags.go, wire.go, tools.go, web.go, project.go, commands.go, undo.go,
-// approval.go, workspace.go, permissions.go, mcp.go, providers.go). The terminal user interface, which a host with its own
-// front end would replace, is in internal/ui.
+// (flags.go, wire.go, tools.go, web.go, project.go, commands.go,
+// rewind.go, sessions.go, approval.go, workspace.go, permissions.go,
+// mcp.go, providers.go). The terminal user interface, which a host with
+// its own front end would replace, is in internal/ui.
 //
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the

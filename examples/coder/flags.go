@@ -28,11 +28,11 @@ type options struct {
 	reasoning bool
 	verbose   bool
 	perm      permFlags
+	hist      histFlags
 	mcp       mcpFlags
 	prov      providerFlags
 	web       webFlags
 	proj      projectFlags
-	undo      undoFlags
 }
 
 const usageText = `usage: coder [flags] [prompt]
@@ -80,11 +80,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fset.BoolVar(&o.reasoning, "reasoning", true, "show the model's reasoning (dimmed; without colour each line starts with "+ui.ReasoningMark+")")
 	fset.BoolVar(&o.verbose, "v", false, "log diagnostics to stderr")
 	o.perm.register(fset)
+	o.hist.register(fset)
 	o.mcp.register(fset)
 	o.prov.register(fset)
 	o.web.register(fset)
 	o.proj.register(fset)
-	o.undo.register(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
@@ -123,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	if err := o.perm.check(o, set); err != nil {
+		return nil, err
+	}
+	if err := o.hist.check(o, set); err != nil {
 		return nil, err
 	}
 	return o, nil

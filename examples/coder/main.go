@@ -108,6 +108,9 @@ func (a *app) main(ctx context.Context) (int, error) {
 	if a.o.verbose {
 		logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	if a.o.hist.list {
+		return a.listSessions(ctx)
+	}
 	model, baseURL, err := a.model(logger)
 	if err != nil {
 		return 0, err
@@ -162,6 +165,12 @@ func (a *app) main(ctx context.Context) (int, error) {
 	defer a.mcpEvents.Attach(nil) // before the view closes
 
 	var code int
+	a.showRecap()
+	if a.o.hist.rewind != "" {
+		if code = a.rewindFlag(ctx); code != exitOK || !a.o.hasPrompt {
+			return code, nil
+		}
+	}
 	if a.o.perm.approve != "" || a.o.perm.reject != "" {
 		if code, err = a.resolve(ctx); err != nil {
 			return 0, err

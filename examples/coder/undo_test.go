@@ -13,7 +13,8 @@ import (
 )
 
 // Issue 33: /undo takes back the last turn's changes, bash's included;
-// /rewind lists the turns and, confirmed, goes back to before one; the
+// /rewind lists the turns and asks which (Enter cancels), and /rewind N,
+// confirmed, goes back to before one; the
 // conversation goes on in a fork without the turns taken back.
 func TestUndoAndRewind(t *testing.T) {
 	leakcheck.Check(t)
@@ -22,18 +23,17 @@ func TestUndoAndRewind(t *testing.T) {
 		call(toolCall(0, "b1", "bash", map[string]any{"command": "echo changed > a.txt; rm b.txt"})), say("changed a, removed b"),
 		say("after the rewind"))
 	ws := workspace(t, map[string]string{"a.txt": "original\n", "b.txt": "keep me\n"})
-	stdin := strings.Join([]string{"first turn", "second turn", "/undo", "/rewind", "/rewind 1", "y", "what now?"}, "\n") + "\n"
+	stdin := strings.Join([]string{"first turn", "second turn", "/undo", "/rewind", "", "/rewind 1", "y", "what now?"}, "\n") + "\n"
 	r := runCLI(t, p.env(), stdin, "-C", ws, "-sessions", t.TempDir(), "-sandbox", "full-access")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	out := r.stdout
 
-	assert.Contains(t, out, "rewind to before turn 2: 2 paths")
-	assert.Contains(t, out, "modified a.txt  +1 -1")
-	assert.Contains(t, out, "deleted b.txt")
-	assert.Contains(t, out, "turns to rewind to (/rewind N goes back to before turn N):\n  1  ")
-	assert.Contains(t, out, `"first turn"  +1 ~0 -0: one.txt`)
-	assert.Contains(t, out, "rewind to before turn 1: 1 path")
-	assert.Contains(t, out, "rewound; the conversation goes on in ")
+	assert.Contains(t, out, "the rewind to before turn 2:\n  restore   a.txt  +1 -1\n  recreate  b.txt  +0 -1\n")
+	assert.Contains(t, out, "rewound to before turn 2: 2 paths taken back · the conversation goes on in session ")
+	assert.Contains(t, out, "turns of this session (rewinding to one goes back to just before it):\n  1  ")
+	assert.Contains(t, out, "first turn  (1 created)\n")
+	assert.Contains(t, out, "the rewind to before turn 1:\n  delete    one.txt  +1 -0\n")
+	assert.Contains(t, out, "rewound to before turn 1: 1 path taken back")
 
 	b, err := os.ReadFile(filepath.Join(ws, "a.txt"))
 	require.NoError(t, err)

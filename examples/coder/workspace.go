@@ -41,7 +41,7 @@ func (a *app) openStore(ctx context.Context) (string, error) {
 		return "", err
 	}
 	a.sessionsDir, a.store = dir, session.NewJSONL(dir, session.StoreConfig{})
-	return a.pickSession(ctx)
+	return a.pickOrFork(ctx)
 }
 
 // pickSession sets the workspace root and returns the id of the session
