@@ -131,7 +131,13 @@ func (s *Session) openWorkspace(ctx context.Context, r *recorder) (*checkpoint.W
 	}
 	if pol := s.policy(); pol != nil {
 		if paths := pol.Paths(ns); !paths.Empty() {
+			// The host's own Exclude still applies: a path either leaves
+			// out is left out.
+			hostExclude := cfg.Exclude
 			cfg.Exclude = func(rel string, isDir bool) bool {
+				if hostExclude != nil && hostExclude(rel, isDir) {
+					return true
+				}
 				return paths.CheckPath(context.Background(), path.Join(ns, rel), fs.AccessRead, fs.FileID{}) != nil
 			}
 		}
