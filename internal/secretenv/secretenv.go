@@ -2,9 +2,8 @@
 // credentials, so that a program the harness starts (a language server)
 // does not inherit them unless the host passes them by name.
 //
-// The patterns are those the shell tools withhold from unsandboxed
-// commands (tools/shell keeps its own copy for now; both should read
-// this one).
+// The shell tools withhold the same variables from unsandboxed commands
+// through this package: one list of what a credential looks like.
 //
 // It imports only the standard library.
 package secretenv

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
+	"github.com/go-harness/harness/internal/secretenv"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -44,36 +45,9 @@ var droppedEnv = []string{"BASH_ENV", "ENV", "CDPATH", "PROMPT_COMMAND", "BASH_X
 // and nothing that can hold a credential. A name ending in * is a prefix.
 var sandboxEnv = []string{"PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "USER", "LOGNAME", "HOSTNAME", "SHELL", "TERM"}
 
-// secretEnv are the names (a * matches any run of characters, case is
-// ignored) of variables that look like credentials: an unsandboxed
-// command does not get them unless the host passes them by name.
-var secretEnv = []string{
-	"*_API_KEY", "*APIKEY*", "*_KEY", "*_KEYS", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*",
-	"*CREDENTIAL*", "*_PAT", "*_AUTH", "*COOKIE*", "*SESSION_ID*", "AWS_*", "AZURE_*", "GCP_*", "GOOGLE_APPLICATION_CREDENTIALS",
-	"DATABASE_URL", "*_DATABASE_URL", "*_DSN", "PG*PASS*", "SSH_AUTH_SOCK", "GPG_AGENT_INFO",
-}
-
 // WildMatch matches name against a pattern whose * match any run of
 // characters, ignoring case.
-func WildMatch(pattern, name string) bool {
-	pattern, name = strings.ToUpper(pattern), strings.ToUpper(name)
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(p):]
-	}
-	return strings.HasSuffix(name, parts[len(parts)-1])
-}
+func WildMatch(pattern, name string) bool { return secretenv.Match(pattern, name) }
 
 func matchesAny(patterns []string, name string) bool {
 	for _, p := range patterns {
@@ -98,7 +72,7 @@ func (c *Config) inherits(name string) bool {
 	if c.Sandbox != nil {
 		return matchesAny(sandboxEnv, name)
 	}
-	return !matchesAny(secretEnv, name)
+	return !secretenv.Secret(name)
 }
 
 // WithheldEnv returns the names of the base environment's variables that
