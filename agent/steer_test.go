@@ -84,8 +84,15 @@ func TestSteerRacingTheEndOfATurn(t *testing.T) {
 	rounds := longtest.Pick(40, 400)
 	for round := range rounds {
 		m := replay.NewScripted()
+		// Every steer the turn reads takes one more step: the model
+		// answers as often as it is asked.
+		var again func(*model.Request) replay.Response
+		again = func(*model.Request) replay.Response {
+			m.Push(replay.Response{Respond: again})
+			return replay.Response{Text: "again"}
+		}
 		m.Push(replay.Response{Respond: func(req *model.Request) replay.Response {
-			m.Push(replay.Response{Respond: func(*model.Request) replay.Response { return replay.Response{Text: "again"} }})
+			m.Push(replay.Response{Respond: again})
 			return replay.Response{Text: "ok"}
 		}})
 		_, s := newSession(t, agent.WithModel(m))

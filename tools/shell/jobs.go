@@ -164,8 +164,10 @@ func (b *bashTool) startJob(ctx context.Context, call *tools.Call, in bashJobArg
 		j.mu.Lock()
 		j.ended = time.Now()
 		j.mu.Unlock()
-		rj.End(exitResult(p))
+		// The job's own view ends first, so that once the registry says
+		// it ended (a notice, Wait), bash_output says so too.
 		close(j.finished)
+		rj.End(exitResult(p))
 	}()
 
 	text := fmt.Sprintf("Started background job %s in %s.\n"+
@@ -399,7 +401,8 @@ func (j *job) result(t *jobTable, call *tools.Call, note string, ctxErr error) (
 	stoppedBy, stopped, leftovers, ended := j.stoppedBy, j.stopped, j.leftovers, j.ended
 	j.mu.Unlock()
 	if j.isFinished() {
-		j.rj.Shown() // the model sees how it ended: no completion notice
+		<-j.rj.Done() // ended in the registry right after its view (a moment at most)
+		j.rj.Shown()  // the model sees how it ended: no completion notice
 		var signal string
 		code, signal = j.p.ExitInfo()
 		el := shellkit.Dur(ended.Sub(j.started))
