@@ -72,9 +72,9 @@ func TestNewSessionRefusesRelativeCwd(t *testing.T) {
 		require.Equal(t, harness.CodeInvalidPath, harness.CodeOf(err), cwd)
 		require.Contains(t, err.Error(), "is relative; give an absolute path", cwd)
 	}
-	s, err := loop.NewSession(ctx, session.Header{Cwd: "/work/sub"})
+	s, err := loop.NewSession(ctx, session.Header{Cwd: "/project/sub"})
 	require.NoError(t, err)
-	require.Equal(t, "/work/sub", s.Header().Cwd)
+	require.Equal(t, "/project/sub", s.Header().Cwd)
 	s.Close()
 	s, err = loop.NewSession(ctx, session.Header{})
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func BenchmarkValidate(b *testing.B) {
 		name, schema, args string
 	}{
 		{"read", `{"type":"object","properties":{"file_path":{"type":"string","description":"absolute path"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["file_path"],"additionalProperties":false}`,
-			`{"file_path":"/work/src/main.go","offset":10,"limit":200}`},
+			`{"file_path":"/project/src/main.go","offset":10,"limit":200}`},
 		{"edits", `{"type":"object","properties":{"edits":{"type":"array","items":{"type":"object","properties":{"old_string":{"type":"string"},"new_string":{"type":"string"}},"required":["old_string","new_string"]}}}}`,
 			`{"edits":[` + strings.TrimSuffix(strings.Repeat(`{"old_string":"a","new_string":"b"},`, 100), ",") + `]}`},
 		{"tree", `{"type":"object","properties":{"root":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`,

@@ -15,13 +15,13 @@ ffff8881: 00000002 00000000 00010000 0001 01 23457 /run/systemd/private
 ffff8882: 00000002 00000000 00010000 0001 01 23458 @/tmp/.X11-unix/X0
 ffff8883: 00000003 00000000 00000000 0001 03 23459
 ffff8884: 00000002 00000000 00010000 0001 01 23460 /var/run/docker.sock
-ffff8885: 00000002 00000000 00010000 0001 01 23461 /work/a b/app.sock
+ffff8885: 00000002 00000000 00010000 0001 01 23461 /srv/a b/app.sock
 ffff8886: 00000002 00000000 00010000 0001 01 23462 /run//systemd/private
 `
 
 func TestParseUnixSockets(t *testing.T) {
 	got := parseUnixSockets(strings.NewReader(unixTable))
-	assert.Equal(t, []string{"/run/systemd/private", "/var/run/docker.sock", "/work/a b/app.sock"}, got)
+	assert.Equal(t, []string{"/run/systemd/private", "/var/run/docker.sock", "/srv/a b/app.sock"}, got)
 }
 
 // FuzzParseUnixSockets: any table reads without panic into clean,
