@@ -77,7 +77,10 @@ func TestDeafServer(t *testing.T) {
 func TestServerHungAtStart(t *testing.T) {
 	leakcheck.Check(t)
 	srv, env := fake(t, "hang-init")
-	m := newManager(t, Config{Servers: []Server{srv}, Env: []string{env}, Wait: 200 * time.Millisecond, StartWait: 300 * time.Millisecond, MaxRestarts: 1})
+	// Wait is long so that the write waits out the start the read warmed
+	// (which holds the server for StartWait) even on a loaded machine,
+	// rather than finding the server busy.
+	m := newManager(t, Config{Servers: []Server{srv}, Env: []string{env}, Wait: 3 * time.Second, StartWait: 300 * time.Millisecond, MaxRestarts: 1})
 	w := newWorkspace(t, map[string]string{"a.txt": "one\n"})
 	w.use(m.Middleware())
 	w.read("a.txt")
