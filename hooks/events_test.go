@@ -56,7 +56,7 @@ func events(ins []map[string]any) []string {
 func every(command string) string {
 	cmd, _ := json.Marshal(command)
 	var parts []string
-	for _, ev := range hooks.Events {
+	for _, ev := range hooks.Events() {
 		parts = append(parts, `"`+string(ev)+`": [{"hooks": [{"type": "command", "command": `+string(cmd)+`}]}]`)
 	}
 	return `{"hooks": {` + strings.Join(parts, ", ") + `}}`

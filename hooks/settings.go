@@ -36,9 +36,12 @@ const (
 	PermissionRequest  Event = "PermissionRequest"
 )
 
-// Events lists every event this package runs hooks for.
-var Events = []Event{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, SubagentStart, SubagentStop,
-	SessionStart, SessionEnd, PreCompact, Notification, PermissionRequest}
+// Events returns every event this package runs hooks for, in the order
+// Claude Code documents them; the slice is the caller's.
+func Events() []Event {
+	return []Event{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, SubagentStart, SubagentStop,
+		SessionStart, SessionEnd, PreCompact, Notification, PermissionRequest}
+}
 
 // DefaultTimeout is how long a hook runs when its settings give no
 // timeout: 60 seconds, as in Claude Code.
@@ -126,7 +129,7 @@ func ParseSettings(data []byte, source string) (Settings, error) {
 	for _, name := range names {
 		ev := Event(name)
 		known := false
-		for _, e := range Events {
+		for _, e := range Events() {
 			known = known || e == ev
 		}
 		var groups []struct {

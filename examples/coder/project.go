@@ -159,7 +159,7 @@ func (a *app) showContext(ctx context.Context) {
 	if p.runner != nil {
 		s := p.runner.Settings()
 		fmt.Fprintf(&b, "\nhooks: %d", p.runner.Count())
-		for _, ev := range hooks.Events {
+		for _, ev := range hooks.Events() {
 			for _, g := range s.Hooks[ev] {
 				for _, c := range g.Hooks {
 					m := g.Matcher

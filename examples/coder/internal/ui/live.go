@@ -242,7 +242,7 @@ func (h *human) redrawLive() {
 // systemMessage, which the hooks package reports as "<Event> hook: text".
 func hookMessage(m string) bool {
 	ev, _, ok := strings.Cut(m, " hook: ")
-	return ok && slices.Contains(hooks.Events, hooks.Event(ev))
+	return ok && slices.Contains(hooks.Events(), hooks.Event(ev))
 }
 
 // hookLine shows a hook's message for the user as a line of its own,
