@@ -23,8 +23,13 @@ const (
 	loadedRecord  = "loaded"
 )
 
-// maxSummary bounds the line a deferred tool is listed with, in bytes.
-const maxSummary = 100
+// maxSummary bounds the line a deferred tool is listed with, in bytes;
+// a clause ended by a colon or semicolon is that line when it has at
+// least minClause bytes.
+const (
+	maxSummary = 100
+	minClause  = 12
+)
 
 // WithDeferredTools marks tools as rarely used. A deferred tool is not
 // sent with its schema: the model sees it listed by name and one line
@@ -168,8 +173,13 @@ func (d *deferral) forChild(s *Session) *deferral {
 
 // loadArgs are the load_tools tool's arguments.
 type loadArgs struct {
-	Names []string `json:"names" jsonschema:"Names of deferred tools to load."`
+	Names []string `json:"names"`
 }
+
+// loadSchema is the schema of loadArgs: an array, never null, of at
+// least one name.
+const loadSchema = `{"type":"object","properties":{"names":{"type":"array","items":{"type":"string"},"minItems":1,` +
+	`"description":"Names of deferred tools to load."}},"required":["names"],"additionalProperties":false}`
 
 // loadTool builds the load_tools tool over the deferred tools listed.
 func loadTool(listed []tools.Spec) tools.Tool {
@@ -186,6 +196,7 @@ func loadTool(listed []tools.Spec) tools.Tool {
 	spec := tools.Spec{
 		Name:            loadToolsName,
 		Description:     desc.String(),
+		InputSchema:     json.RawMessage(loadSchema),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,
 	}
@@ -199,15 +210,26 @@ func loadTool(listed []tools.Spec) tools.Tool {
 }
 
 // summaryLine is the line a deferred tool is listed with: the first
-// sentence of its description, on one line, at most maxSummary bytes.
+// sentence of its description (or clause, before a colon or semicolon),
+// on one line, at most maxSummary bytes.
 func summaryLine(desc string) string {
 	desc = strings.TrimSpace(desc)
 	if i := strings.IndexAny(desc, "\r\n"); i >= 0 {
 		desc = desc[:i]
 	}
+	// The first sentence, or its first clause when a colon or semicolon
+	// ends one that says enough.
 	for i := 0; i < len(desc); i++ {
-		if desc[i] == '.' && (i+1 == len(desc) || desc[i+1] == ' ' || desc[i+1] == '\t') {
+		end := i+1 == len(desc) || desc[i+1] == ' ' || desc[i+1] == '\t'
+		if !end {
+			continue
+		}
+		if desc[i] == '.' {
 			desc = desc[:i+1]
+			break
+		}
+		if (desc[i] == ':' || desc[i] == ';') && i >= minClause {
+			desc = desc[:i]
 			break
 		}
 	}

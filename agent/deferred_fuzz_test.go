@@ -10,16 +10,19 @@ import (
 
 func TestSummaryLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"Fetch a page. Then more.":           "Fetch a page.",
-		"  Ask the server.\nDetails follow.": "Ask the server.",
-		"Read v1.2 of the file. Next":        "Read v1.2 of the file.",
-		"No full stop at all":                "No full stop at all",
-		"Tabs\tand  spaces.":                 "Tabs and spaces.",
-		"":                                   "",
-		"\n\nFirst line empty.":              "First line empty.",
-		strings.Repeat("word ", 30) + "end.": strings.TrimSpace(strings.Repeat("word ", 19)) + "…",
-		strings.Repeat("é", 80):              strings.Repeat("é", 48) + "…",
-		"Bad \xff byte.":                     "Bad \uFFFD byte.",
+		"Fetch a page. Then more.":                 "Fetch a page.",
+		"  Ask the server.\nDetails follow.":       "Ask the server.",
+		"Read v1.2 of the file. Next":              "Read v1.2 of the file.",
+		"No full stop at all":                      "No full stop at all",
+		"Tabs\tand  spaces.":                       "Tabs and spaces.",
+		"":                                         "",
+		"\n\nFirst line empty.":                    "First line empty.",
+		strings.Repeat("word ", 30) + "end.":       strings.TrimSpace(strings.Repeat("word ", 19)) + "…",
+		strings.Repeat("é", 80):                    strings.Repeat("é", 48) + "…",
+		"Bad \xff byte.":                           "Bad \uFFFD byte.",
+		"Open a persistent shell; returns its id.": "Open a persistent shell",
+		"Fetch a URL as text: HTML as Markdown.":   "Fetch a URL as text",
+		"Note: short clauses stay.":                "Note: short clauses stay.",
 	} {
 		assert.Equal(t, want, summaryLine(in), "summaryLine(%q)", in)
 	}
