@@ -17,6 +17,7 @@ import (
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // countedTool is a tool with a long description that counts its runs.
@@ -289,4 +290,35 @@ func TestDeferredToolsOptionErrors(t *testing.T) {
 		names = append(names, sp.Name)
 	}
 	assert.Equal(t, []string{"echo", "fetch", "probe", "load_tools"}, names, "Tools lists every tool, deferred or not")
+}
+
+// A narrowing of the turn (a skill's allowed tools) does not stop the
+// model loading a deferred tool it allows; the calls stay narrowed.
+func TestDeferredToolsUnderNarrowing(t *testing.T) {
+	d := &deferredSetup{}
+	narrow := tools.Define(tools.Spec{Name: "narrow", Description: "Narrow the turn."},
+		func(ctx context.Context, call *tools.Call, in struct{}) (*harness.ToolResult, error) {
+			n := permission.Narrowing{By: "the test", Allow: []string{"fetch"}, Exempt: []string{"narrow"}}
+			if err := call.Env.Record(ctx, call, permission.NarrowRecord, n); err != nil {
+				return nil, err
+			}
+			return harness.TextResult("narrowed"), nil
+		})
+	m := replay.NewScripted(
+		replay.Call(replay.ToolCall("n1", "narrow", map[string]any{})),
+		replay.Call(load("l1", "fetch", "probe")),
+		replay.Call(replay.ToolCall("f1", "fetch", echoIn{Text: "a"}), replay.ToolCall("p1", "probe", echoIn{Text: "b"})),
+		replay.Response{Text: "done"})
+	_, s := newSession(t, agent.WithModel(m), agent.WithTools(append(d.tools(), narrow)...), agent.WithDeferredTools("fetch", "probe"))
+	_, end, err := collect(t, s, context.Background(), "go")
+	require.NoError(t, err)
+	require.Equal(t, session.ReasonCompleted, end.Reason)
+	reqs := m.Requests()
+	assert.False(t, lastResults(reqs[2], 1)[0].IsError, resultText(lastResults(reqs[2], 1)[0]))
+	assert.Equal(t, []string{"fetch", "probe"}, s.LoadedTools())
+	res := lastResults(reqs[3], 2)
+	assert.False(t, res[0].IsError, "fetch is allowed: %s", resultText(res[0]))
+	assert.Equal(t, harness.CodeDenied, res[1].Code, "probe is loaded but narrowed away")
+	assert.Equal(t, int32(1), d.fetchRuns.Load())
+	assert.Equal(t, int32(0), d.probeRuns.Load())
 }
