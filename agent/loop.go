@@ -87,7 +87,9 @@ func New(opts ...Option) (*Loop, error) {
 }
 
 // Tools returns the specs of the loop's tools in the order the model sees
-// them.
+// them. Deferred tools (WithDeferredTools) are included, in their places,
+// and load_tools last; a request sends the deferred ones only once they
+// are loaded, after the others.
 func (l *Loop) Tools() []tools.Spec { return l.currentTools().reg.Specs() }
 
 // toolset is the loop's tools at one point: the registry, the tools as
