@@ -470,6 +470,16 @@ func (p *Proc) Members(full bool) []Member {
 }
 
 func (p *Proc) nsMembers(full bool) []Member {
+	if p.main == p.init {
+		// A command that is its own init: once it has been reaped, the
+		// kernel has ended every other process of its namespace (the
+		// init's exit waits for them), so there is nothing to look for.
+		select {
+		case <-p.gone:
+			return nil
+		default:
+		}
+	}
 	pids := descendants([]int{p.init})
 	if full && p.pidNS != "" {
 		if all, err := allPIDs(); err == nil {
