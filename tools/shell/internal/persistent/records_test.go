@@ -360,3 +360,15 @@ func FuzzParseRecords(f *testing.F) {
 		require.Equal(t, want, m)
 	})
 }
+
+// TestCommandLineLength: bash reads a shell's command lines from a pipe
+// one byte at a time, so a round trip costs the shell about a read(2) per
+// byte of the line; the protocol's own part of the line stays within a
+// ceiling (it was 801 bytes for `true`).
+func TestCommandLineLength(t *testing.T) {
+	const ceiling = 540
+	for _, prev := range []int{0, 1} {
+		line := commandLine("true", newCommand(), prev)
+		assert.LessOrEqual(t, len(line), ceiling, "the line for true after status %d: %q", prev, line)
+	}
+}
