@@ -18,6 +18,10 @@ import (
 
 // Containment on Linux.
 //
+// Where the cgroup v2 hierarchy allows it, each command runs in a cgroup
+// of its own instead (cgroup_linux.go); a command that is its own init
+// (Command.Init) still gets a PID namespace, as described here.
+//
 // Each command (a one-shot bash, a background job, a persistent shell)
 // runs in a PID namespace of its own when the kernel allows it: as root
 // through clone(CLONE_NEWPID) with a private mount namespace, so that
