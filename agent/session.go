@@ -81,6 +81,10 @@ type Session struct {
 	// that are still running.
 	abMu      sync.Mutex
 	abandoned map[*runningCall]struct{}
+
+	// bg is what the session keeps of its background sub-agents
+	// (subagent_bg.go).
+	bg bgState
 }
 
 // Header returns the session's log header: its id (Header().ID), working
@@ -246,6 +250,8 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
+		s.bgAttach(t)
+		defer s.bgDetach(t)
 		t.safely(func() {
 			t.checkpoint(session.CheckpointTurnStart)
 			body(t)
