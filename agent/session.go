@@ -105,7 +105,8 @@ func (s *Session) Messages() []harness.Message {
 // Usage returns the token usage of the session's logged model calls:
 // its own steps', its compactions' summarizing calls and its sub-agents'
 // (the calls Cost prices). It is derived from the log when resumed and
-// summed as turns run, so it equals the sum of its turns' TurnEnd.Usage.
+// summed as turns run, so it equals the sum of its turns' TurnEnd.Usage,
+// and of what background sub-agents spent between turns.
 func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()

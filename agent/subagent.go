@@ -75,9 +75,12 @@ const (
 // never "user"), and the reason, which the child's model and the host
 // read, says that it needed approval and that WithApprover, or an allow
 // rule, lets a sub-agent's calls be approved. Hosts whose sub-agents must
-// make such calls configure an approver, or rules that allow them. The host sees the child's events as SubAgentEvent values,
-// its usage adds to the parent's turn, and cancelling the parent's turn
-// cancels the children.
+// make such calls configure an approver, or rules that allow them. The
+// host sees the child's events as SubAgentEvent values, its usage adds to
+// the parent's turn, and cancelling the parent's turn cancels the
+// children. A child started with background true is a job instead, whose
+// asks pause it and its parent durably: see "Background jobs" in the
+// package documentation.
 func WithSubAgents(sa SubAgents) Option {
 	return func(c *config) {
 		if len(sa.Types) == 0 {

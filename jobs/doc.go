@@ -64,7 +64,10 @@
 // printed, so that a resumed session can still list and read it (the
 // agent loop logs its jobs and restores them on resume). Lost jobs are
 // queued for TakeEnded, so the model is told; new jobs are numbered after
-// the restored ones.
+// the restored ones. [Registry.Reattach] instead takes a job up again as
+// a running job under its id: work that waited durably (a sub-agent
+// whose session waits for an approval) and that this process goes on
+// with.
 //
 // # Imports
 //
