@@ -86,7 +86,12 @@ func (s *Session) Pending() []permission.Request {
 // Resolve answers the calls a paused turn waits for and continues that
 // turn where it stopped: the answers are logged, approved calls run,
 // denied ones get their denial result, and the model is called next. It
-// yields the turn's events as RunContent does.
+// yields the turn's events as RunContent does. answers maps call ids
+// (see Pending) to answers and must answer every waiting call; an answer
+// with Remember adds that rule to the session's allow list. When no turn
+// is paused, or an id does not wait, or one is missing, the only event is
+// a TurnEnd with an error matching CodeNothingPending or
+// harness.CodeInvalidArguments, and nothing is logged.
 //
 // Answers for a background sub-agent's calls (ids qualified by its job,
 // as Pending gives them; all of one sub-agent's at once) go to that
@@ -95,12 +100,7 @@ func (s *Session) Pending() []permission.Request {
 // goes on too: the model is called next, or, when it had finished the
 // turn, the turn ends. When no turn is paused and only background
 // sub-agents wait, the only event is a TurnEnd with reason completed and
-// no steps, and nothing is logged in this session. answers maps call ids
-// (see Pending) to answers and must answer every waiting call; an answer
-// with Remember adds that rule to the session's allow list. When no turn
-// is paused, or an id does not wait, or one is missing, the only event is
-// a TurnEnd with an error matching CodeNothingPending or
-// harness.CodeInvalidArguments, and nothing is logged.
+// no steps, and no turn is logged in this session.
 //
 // Answers bind to the calls asked about: each question keeps a digest
 // of its call's name and arguments, and when the call in the log no

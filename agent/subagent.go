@@ -495,6 +495,9 @@ func (l *Loop) childLoop(parent *Session, m model.Model, ty AgentType, steps int
 	cfg.model = m
 	cfg.policy = parent.policy()
 	cfg.jobs.background = background
+	// The recording's notices (ReplayJobNotices) are the parent's, and
+	// the events between the parent's turns its host's.
+	cfg.jobs.logged, cfg.jobs.events = nil, nil
 	if a := cfg.approver; a != nil {
 		cfg.approver = func(ctx context.Context, req permission.Request) (permission.Answer, error) {
 			if req.Origin == nil {
