@@ -440,6 +440,22 @@ func (r *Registry) Reattach(info Info, output []byte, spec Spec) (*Job, error) {
 	return j, nil
 }
 
+// TakeOutput counts n bytes of output a kind spills through its own
+// writer (not Spec.Spill: the bash jobs' saved windows) against
+// Config.MaxOutput, the cap on what all the registry's jobs spill, and
+// returns how many of them may be spilled: n, less once the cap is near,
+// 0 past it.
+func (r *Registry) TakeOutput(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	allowed := min(n, max(0, r.cfg.MaxOutput-r.spilled))
+	r.spilled += allowed
+	return allowed
+}
+
 // StopAll stops every live job, waiting until ctx ends for them to end,
 // and refuses new ones. It returns the stoppers' errors joined, and
 // ctx's error when jobs were still live when it ended.
