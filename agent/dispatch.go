@@ -127,7 +127,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 		if d.Outcome == permission.Ask {
 			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render, Digest: callDigest(calls[i])}
 			switch {
-			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
+			case t.l.cfg.approver == nil && t.l.cfg.depth > 0 && !t.l.cfg.jobs.background:
 				// A sub-agent cannot pause its parent's turn: the policy's
 				// ask becomes its denial, saying what would allow it.
 				rec.Outcome, rec.Reason = string(permission.Deny), subAgentAskReason(d)
@@ -334,6 +334,8 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				flush()
 			case ev := <-t.sub.relay:
 				t.emit(ev)
+			case <-t.s.bg.wakeChan():
+				t.relayJobEvents()
 			}
 		}
 		flush() // what the call reported before it returned comes first

@@ -275,7 +275,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	cutOff := s.restorePermissions(tr.Events)
 	s.restoreTodo(tr.Events)
 	s.restoreNarrowing(tr.Events)
-	s.restoreJobs(tr.Events)
+	s.restoreJobs(ctx, tr.Events)
 	s.restoreLoaded(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
