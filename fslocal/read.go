@@ -157,6 +157,9 @@ func readAll(r io.Reader, size, limit int64) ([]byte, error) {
 // when the metadata proves it (see Stat); the stream reads the file as it
 // is when read.
 func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+	if rc, info, ok := f.openByName(ctx, p); ok {
+		return rc, info, nil
+	}
 	clean, rel, err := f.begin(ctx, "open", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -178,11 +181,16 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 		return nil, err
 	}
 	f.at("open", rel)
-	d, err := f.r.Open(rel)
+	d, err := f.r.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
 	}
-	defer d.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			d.Close()
+		}
+	}()
 	st, err := d.Stat()
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
@@ -203,6 +211,9 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
+	}
+	if rel == "." {
+		kept = f.dir.keep(d) // a view's own directory, for Open
 	}
 	out := make([]fs.FileInfo, 0, len(entries))
 	for _, e := range entries {
@@ -243,7 +254,7 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 		if err != nil {
 			return nil, mapErr("opendir", clean, err)
 		}
-		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}, nil
+		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol, dir: &dirHandle{}}, nil
 	}
 	r, err := f.r.OpenRoot(rel)
 	if err != nil {
@@ -254,6 +265,6 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 	}
 	// Under a path policy the view needs no check of its own: every file
 	// and directory it opens is checked by the kernel's path then.
-	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}
+	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol, dir: &dirHandle{}}
 	return v, nil
 }

@@ -115,7 +115,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		}
 		return cmp.Compare(a.Path, b.Path)
 	}
-	err = w.walk(ctx, base, func(e entry) bool {
+	err = w.walk(ctx, base, func(_ int, e entry) bool {
 		e.done()
 		if !g.Match(e.rel) {
 			return true
@@ -144,7 +144,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		deep, _ := pathmatch.CompileGlob("**/"+rest, pathmatch.GlobOptions{})
 		var n atomic.Int32
 		w.prune = nil
-		_ = w.walk(ctx, base, func(e entry) bool {
+		_ = w.walk(ctx, base, func(_ int, e entry) bool {
 			e.done()
 			if deep.Match(e.rel) {
 				return n.Add(1) < 1000

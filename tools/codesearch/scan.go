@@ -56,16 +56,27 @@ type scanner struct {
 	chunk, maxLine int
 }
 
+// open opens a file for reading. A stream is read to the size the file
+// had when it was opened (a file that reports none, as those of /proc
+// do, to its end), which spares the read that would find the end.
 func (s *scanner) open(ctx context.Context, fsys fs.FileSystem, p string) (io.ReadCloser, error) {
 	if o, ok := fsys.(fs.Opener); ok {
-		rc, _, err := o.Open(ctx, p)
-		return rc, err
+		rc, info, err := o.Open(ctx, p)
+		if err != nil || info.Size <= 0 {
+			return rc, err
+		}
+		return limitedFile{io.LimitReader(rc, info.Size), rc}, nil
 	}
 	data, _, err := fsys.ReadBytes(ctx, p, 1<<30)
 	if err != nil {
 		return nil, err
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+type limitedFile struct {
+	io.Reader
+	io.Closer
 }
 
 // scan searches the file of e. A file with a NUL byte is errBinary.

@@ -3,7 +3,7 @@
 // It exists so that a benchmark can time the tools as whole processes
 // (start, search, output, exit) beside ripgrep doing the same work:
 //
-//	csearch [-workers n] dir tool '{"pattern":"NewReader","literal":true}'
+//	csearch [-workers n] [-cpuprofile file -repeat n] dir tool '{"pattern":"NewReader","literal":true}'
 //
 // The directory is opened with fslocal and becomes the working
 // directory of the call; the arguments are the tool's JSON arguments.
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/internal/toolexec"
@@ -25,6 +26,8 @@ import (
 
 func main() {
 	workers := flag.Int("workers", 0, "files searched at once (0: the tools' default)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	repeat := flag.Int("repeat", 1, "run the call this many times (for a profile)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: csearch [-workers n] dir glob|grep json-arguments")
 		flag.PrintDefaults()
@@ -34,7 +37,25 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	os.Exit(run(flag.Arg(0), flag.Arg(1), flag.Arg(2), *workers))
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "csearch:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "csearch:", err)
+			os.Exit(2)
+		}
+	}
+	code := 0
+	for range max(1, *repeat) {
+		code = run(flag.Arg(0), flag.Arg(1), flag.Arg(2), *workers)
+	}
+	if *profile != "" {
+		pprof.StopCPUProfile()
+	}
+	os.Exit(code)
 }
 
 func run(dir, tool, args string, workers int) int {
