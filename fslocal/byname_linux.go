@@ -3,7 +3,9 @@
 package fslocal
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"strings"
@@ -185,4 +187,81 @@ func (r *rawFile) Close() error {
 		return &os.PathError{Op: "close", Path: r.name, Err: err}
 	}
 	return nil
+}
+
+// listTypes lists the directory d by its entries' names and types as
+// the kernel reports them (getdents), with no status call per entry
+// (os.File.ReadDir makes one per entry for a directory opened in an
+// os.Root). It fails with errNoListTypes when the file system leaves a
+// type unknown.
+func listTypes(d *os.File) ([]dirent, error) {
+	conn, err := d.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var out []dirent
+	buf := make([]byte, 16<<10)
+	var rerr error
+	cerr := conn.Control(func(fd uintptr) {
+		for {
+			n, err := syscall.Getdents(int(fd), buf)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				rerr = &os.PathError{Op: "readdirent", Path: d.Name(), Err: err}
+				return
+			}
+			if n <= 0 {
+				return
+			}
+			for rec := buf[:n]; len(rec) >= 19; {
+				reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
+				if reclen < 19 || reclen > len(rec) {
+					rerr = &os.PathError{Op: "readdirent", Path: d.Name(), Err: syscall.EINVAL}
+					return
+				}
+				typ := rec[18]
+				name := rec[19:reclen]
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				rec = rec[reclen:]
+				if len(name) == 0 || string(name) == "." || string(name) == ".." {
+					continue
+				}
+				mode, ok := direntMode(typ)
+				if !ok {
+					rerr = errNoListTypes // the file system leaves types unknown
+					return
+				}
+				out = append(out, dirent{name: string(name), mode: mode})
+			}
+		}
+	})
+	if cerr != nil {
+		return nil, cerr
+	}
+	return out, rerr
+}
+
+// direntMode maps a getdents type to the type bits of an os.FileMode.
+func direntMode(t uint8) (os.FileMode, bool) {
+	switch t {
+	case syscall.DT_REG:
+		return 0, true
+	case syscall.DT_DIR:
+		return os.ModeDir, true
+	case syscall.DT_LNK:
+		return os.ModeSymlink, true
+	case syscall.DT_FIFO:
+		return os.ModeNamedPipe, true
+	case syscall.DT_SOCK:
+		return os.ModeSocket, true
+	case syscall.DT_CHR:
+		return os.ModeDevice | os.ModeCharDevice, true
+	case syscall.DT_BLK:
+		return os.ModeDevice, true
+	}
+	return 0, false
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,3 +127,72 @@ func TestOpenByNameInListedView(t *testing.T) {
 type denyNone struct{}
 
 func (denyNone) CheckPath(context.Context, string, fs.Access, fs.FileID) error { return nil }
+
+// ReadDirTypes lists what ReadDir lists, names and types alike, without
+// sizes and times; under a path policy it is ReadDir, every entry
+// checked.
+func TestReadDirTypes(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub", "inner"), 0o755))
+	for _, name := range []string{"b.go", "a.txt", ".hidden", "secret.pem"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "sub", name), []byte(name), 0o644))
+	}
+	require.NoError(t, os.Symlink("a.txt", filepath.Join(root, "sub", "link")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "sub", "pipe"), 0o644))
+	many := filepath.Join(root, "many")
+	require.NoError(t, os.Mkdir(many, 0o755))
+	for i := range 1500 { // more than one getdents buffer
+		require.NoError(t, os.WriteFile(filepath.Join(many, "file-with-a-longish-name-"+strconv.Itoa(i)), nil, 0o644))
+	}
+	top, err := New(root)
+	require.NoError(t, err)
+	defer top.Close()
+	ctx := context.Background()
+	lf := top.(*localFS)
+	for _, dir := range []string{root + "/sub", root + "/many", root} {
+		full, err := lf.ReadDir(ctx, dir)
+		require.NoError(t, err)
+		typed, err := lf.ReadDirTypes(ctx, dir)
+		require.NoError(t, err)
+		require.Len(t, typed, len(full), dir)
+		for i := range full {
+			assert.Equal(t, full[i].Path, typed[i].Path)
+			assert.Equal(t, full[i].Mode.Type(), typed[i].Mode, full[i].Path)
+			assert.True(t, typed[i].ModTime.IsZero())
+		}
+	}
+	_, err = lf.ReadDirTypes(ctx, root+"/sub/a.txt")
+	assert.ErrorIs(t, err, harness.CodeNotDir)
+	_, err = lf.ReadDirTypes(ctx, root+"/missing")
+	assert.ErrorIs(t, err, harness.CodeNotFound)
+
+	pol := lf.WithPathPolicy(denySuffix(".pem")).(*localFS)
+	typed, err := pol.ReadDirTypes(ctx, root+"/sub")
+	require.NoError(t, err)
+	full, err := pol.ReadDir(ctx, root+"/sub")
+	require.NoError(t, err)
+	assert.Equal(t, full, typed, "under a policy, ReadDir itself")
+	for _, fi := range typed {
+		assert.NotContains(t, fi.Path, "secret.pem")
+	}
+
+	v, err := top.OpenDir(ctx, root+"/sub")
+	require.NoError(t, err)
+	defer v.(io.Closer).Close()
+	_, err = v.(*localFS).ReadDirTypes(ctx, root+"/sub")
+	require.NoError(t, err)
+	rc, _, err := v.(*localFS).Open(ctx, root+"/sub/b.go")
+	require.NoError(t, err)
+	assert.IsType(t, &rawFile{}, rc, "the typed listing keeps the directory for Open too")
+	rc.Close()
+}
+
+// denySuffix denies the paths that end in a suffix.
+type denySuffix string
+
+func (d denySuffix) CheckPath(_ context.Context, p string, _ fs.Access, _ fs.FileID) error {
+	if strings.HasSuffix(p, string(d)) {
+		return os.ErrPermission
+	}
+	return nil
+}

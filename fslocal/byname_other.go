@@ -20,3 +20,6 @@ func (h *dirHandle) close() {}
 func (f *localFS) openByName(context.Context, string) (io.ReadCloser, fs.FileInfo, bool) {
 	return nil, fs.FileInfo{}, false
 }
+
+// listTypes is not offered here: ReadDirTypes describes each entry.
+func listTypes(*os.File) ([]dirent, error) { return nil, errNoListTypes }

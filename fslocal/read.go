@@ -3,6 +3,7 @@ package fslocal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -176,6 +177,17 @@ func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInf
 
 // ReadDir implements fs.FileSystem.
 func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return f.readDir(ctx, p, false)
+}
+
+// ReadDirTypes implements fsimpl.TypeLister: ReadDir without the status
+// call per entry when no path policy needs one, the entries then holding
+// only their paths and type bits.
+func (f *localFS) ReadDirTypes(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return f.readDir(ctx, p, f.pol == nil)
+}
+
+func (f *localFS) readDir(ctx context.Context, p string, typesOnly bool) ([]fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
@@ -206,6 +218,26 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 	if f.pol != nil {
 		if real, ok := fdPath(d); ok {
 			dir = f.kernelForms(real)[0]
+		}
+	}
+	if typesOnly {
+		ents, err := listTypes(d)
+		if err == nil {
+			if rel == "." {
+				kept = f.dir.keep(d)
+			}
+			out := make([]fs.FileInfo, 0, len(ents))
+			for _, e := range ents {
+				out = append(out, fs.FileInfo{Path: joinNS(clean, e.name), Mode: e.mode})
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+			return out, nil
+		}
+		if !errors.Is(err, errNoListTypes) {
+			return nil, mapErr("readdir", clean, err)
+		}
+		if _, err := d.Seek(0, io.SeekStart); err != nil {
+			return nil, mapErr("readdir", clean, err)
 		}
 	}
 	entries, err := d.ReadDir(-1)
@@ -268,3 +300,14 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol, dir: &dirHandle{}}
 	return v, nil
 }
+
+var _ fsimpl.TypeLister = (*localFS)(nil)
+
+// dirent is a directory entry as listTypes reports it.
+type dirent struct {
+	name string
+	mode os.FileMode
+}
+
+// errNoListTypes: listTypes cannot list this directory (or system).
+var errNoListTypes = errors.New("directory entry types unknown")

@@ -19,6 +19,16 @@ import (
 	"github.com/go-harness/harness/internal/textcut"
 )
 
+// TypeLister is implemented by the module's file systems that can list a
+// directory without a status call per entry (fslocal without a path
+// policy). ReadDirTypes returns what ReadDir returns, except that Size
+// and ModTime may be zero and Mode may hold only the type bits; a caller
+// that opens the files it keeps takes the rest from the open. It is a
+// search's shortcut, not part of the fs contract.
+type TypeLister interface {
+	ReadDirTypes(ctx context.Context, path string) ([]fs.FileInfo, error)
+}
+
 // BOM is the UTF-8 byte order mark.
 const BOM = "\uFEFF"
 

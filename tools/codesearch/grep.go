@@ -226,7 +226,7 @@ func (c config) grep(ctx context.Context, call *tools.Call, in grepArgs) (*harne
 	}
 	fsys := call.Env.FS
 	t := &tally{plan: p}
-	w := &walker{fsys: fsys, hidden: c.hidden, noIgnore: c.noIgnore, workers: c.workers}
+	w := &walker{fsys: fsys, hidden: c.hidden, noIgnore: c.noIgnore, workers: c.workers, types: true}
 	// Each worker of the walk searches the files it finds, with a scanner
 	// (and buffer) of its own.
 	scanners := make([]*scanner, max(1, c.workers))

@@ -25,6 +25,10 @@ type walker struct {
 	prune func(rel string) bool
 	// workers is the number of directories listed at once.
 	workers int
+	// types lists directories without a status call per entry where the
+	// file system can (fsimpl.TypeLister): the entries then carry no
+	// size or time, which whoever opens them learns from the open.
+	types bool
 	// skippedDirs counts directories that could not be listed.
 	skippedDirs atomic.Int32
 }
@@ -261,7 +265,13 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 	}
 	dfs, ref := w.open(ctx, d)
 	defer ref.release()
-	list, err := dfs.ReadDir(ctx, d.path)
+	var list []fs.FileInfo
+	var err error
+	if tl, ok := dfs.(fsimpl.TypeLister); ok && w.types {
+		list, err = tl.ReadDirTypes(ctx, d.path)
+	} else {
+		list, err = dfs.ReadDir(ctx, d.path)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.skippedDirs.Add(1)
