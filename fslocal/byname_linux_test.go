@@ -152,7 +152,7 @@ func TestReadDirTypes(t *testing.T) {
 	for _, dir := range []string{root + "/sub", root + "/many", root} {
 		full, err := lf.ReadDir(ctx, dir)
 		require.NoError(t, err)
-		typed, err := lf.ReadDirTypes(ctx, dir)
+		typed, err := lf.ReadDirTypes(ctx, dir, nil)
 		require.NoError(t, err)
 		require.Len(t, typed, len(full), dir)
 		for i := range full {
@@ -161,15 +161,29 @@ func TestReadDirTypes(t *testing.T) {
 			assert.True(t, typed[i].ModTime.IsZero())
 		}
 	}
-	_, err = lf.ReadDirTypes(ctx, root+"/sub/a.txt")
+	full, err := lf.ReadDir(ctx, root+"/sub")
+	require.NoError(t, err)
+	picked, err := lf.ReadDirTypes(ctx, root+"/sub", func(name string, typ os.FileMode) bool {
+		return name == "b.go" || name == "link"
+	})
+	require.NoError(t, err)
+	require.Len(t, picked, len(full))
+	for i, fi := range picked {
+		if strings.HasSuffix(fi.Path, "/b.go") || strings.HasSuffix(fi.Path, "/link") {
+			assert.Equal(t, full[i], fi, "a picked entry is described as ReadDir describes it")
+		} else {
+			assert.True(t, fi.ModTime.IsZero(), fi.Path)
+		}
+	}
+	_, err = lf.ReadDirTypes(ctx, root+"/sub/a.txt", nil)
 	assert.ErrorIs(t, err, harness.CodeNotDir)
-	_, err = lf.ReadDirTypes(ctx, root+"/missing")
+	_, err = lf.ReadDirTypes(ctx, root+"/missing", nil)
 	assert.ErrorIs(t, err, harness.CodeNotFound)
 
 	pol := lf.WithPathPolicy(denySuffix(".pem")).(*localFS)
-	typed, err := pol.ReadDirTypes(ctx, root+"/sub")
+	typed, err := pol.ReadDirTypes(ctx, root+"/sub", nil)
 	require.NoError(t, err)
-	full, err := pol.ReadDir(ctx, root+"/sub")
+	full, err = pol.ReadDir(ctx, root+"/sub")
 	require.NoError(t, err)
 	assert.Equal(t, full, typed, "under a policy, ReadDir itself")
 	for _, fi := range typed {
@@ -179,7 +193,7 @@ func TestReadDirTypes(t *testing.T) {
 	v, err := top.OpenDir(ctx, root+"/sub")
 	require.NoError(t, err)
 	defer v.(io.Closer).Close()
-	_, err = v.(*localFS).ReadDirTypes(ctx, root+"/sub")
+	_, err = v.(*localFS).ReadDirTypes(ctx, root+"/sub", nil)
 	require.NoError(t, err)
 	rc, _, err := v.(*localFS).Open(ctx, root+"/sub/b.go")
 	require.NoError(t, err)

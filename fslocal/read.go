@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"sort"
 
 	"github.com/go-harness/harness"
@@ -177,17 +178,17 @@ func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInf
 
 // ReadDir implements fs.FileSystem.
 func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
-	return f.readDir(ctx, p, false)
+	return f.readDir(ctx, p, false, nil)
 }
 
 // ReadDirTypes implements fsimpl.TypeLister: ReadDir without the status
 // call per entry when no path policy needs one, the entries then holding
-// only their paths and type bits.
-func (f *localFS) ReadDirTypes(ctx context.Context, p string) ([]fs.FileInfo, error) {
-	return f.readDir(ctx, p, f.pol == nil)
+// only their paths and type bits unless describe picks them.
+func (f *localFS) ReadDirTypes(ctx context.Context, p string, describe func(name string, typ os.FileMode) bool) ([]fs.FileInfo, error) {
+	return f.readDir(ctx, p, f.pol == nil, describe)
 }
 
-func (f *localFS) readDir(ctx context.Context, p string, typesOnly bool) ([]fs.FileInfo, error) {
+func (f *localFS) readDir(ctx context.Context, p string, typesOnly bool, describe func(string, os.FileMode) bool) ([]fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
@@ -228,7 +229,18 @@ func (f *localFS) readDir(ctx context.Context, p string, typesOnly bool) ([]fs.F
 			}
 			out := make([]fs.FileInfo, 0, len(ents))
 			for _, e := range ents {
-				out = append(out, fs.FileInfo{Path: joinNS(clean, e.name), Mode: e.mode})
+				fi := fs.FileInfo{Path: joinNS(clean, e.name), Mode: e.mode}
+				if describe != nil && describe(e.name, e.mode) {
+					st, err := f.r.Lstat(path.Join(rel, e.name))
+					if err != nil {
+						continue // gone since it was listed, as ReadDir leaves it out
+					}
+					fi.Mode, fi.ModTime = st.Mode(), st.ModTime()
+					if st.Mode().IsRegular() {
+						fi.Size = st.Size()
+					}
+				}
+				out = append(out, fi)
 			}
 			sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 			return out, nil

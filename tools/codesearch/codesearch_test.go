@@ -326,6 +326,15 @@ func TestGlob(t *testing.T) {
 			if fx.touch != nil {
 				got := listed(r.ok("glob", map[string]any{"pattern": "**/*", "limit": 2}))
 				assert.Equal(t, "main.go", got[0], "newest first")
+				// Deep and shallow files, listed without a status call
+				// each: the matches still carry their times.
+				now := time.Now()
+				fx.touch("deep/a/b/c/d/target.go", now.Add(3*time.Hour))
+				fx.touch("docs/final.md", now.Add(2*time.Hour))
+				got = listed(r.ok("glob", map[string]any{"pattern": "**/*", "limit": 3}))
+				assert.Equal(t, []string{"deep/a/b/c/d/target.go", "docs/final.md", "main.go"}, got, "newest first")
+				got = listed(r.ok("grep", map[string]any{"pattern": "hello", "head_limit": 3}))
+				assert.Equal(t, []string{"deep/a/b/c/d/target.go", "docs/final.md", "main.go"}, got, "grep: newest first")
 			}
 			text := r.ok("glob", map[string]any{"pattern": "target.go"})
 			assert.Contains(t, text, "1 file matches **/target.go at any depth")

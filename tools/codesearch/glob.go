@@ -105,7 +105,9 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		}
 	}
 	hidden := c.hidden || strings.HasPrefix(rest, ".") || strings.Contains(rest, "/.")
-	w := &walker{fsys: fsys, hidden: hidden, noIgnore: c.noIgnore, prune: g.MayMatchUnder, workers: c.workers}
+	// Only the files that match need their time, for the order.
+	w := &walker{fsys: fsys, hidden: hidden, noIgnore: c.noIgnore, prune: g.MayMatchUnder, workers: c.workers,
+		types: true, describe: g.Match}
 	var mu sync.Mutex
 	var kept []fs.FileInfo
 	total := 0
@@ -143,7 +145,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		// "*.go" matches only at the top: would "**/*.go" find some?
 		deep, _ := pathmatch.CompileGlob("**/"+rest, pathmatch.GlobOptions{})
 		var n atomic.Int32
-		w.prune = nil
+		w.prune, w.describe = nil, nil
 		_ = w.walk(ctx, base, func(_ int, e entry) bool {
 			e.done()
 			if deep.Match(e.rel) {

@@ -3,6 +3,7 @@ package codesearch
 import (
 	"context"
 	"io"
+	iofs "io/fs"
 	"path"
 	"strings"
 	"sync"
@@ -27,8 +28,11 @@ type walker struct {
 	workers int
 	// types lists directories without a status call per entry where the
 	// file system can (fsimpl.TypeLister): the entries then carry no
-	// size or time, which whoever opens them learns from the open.
-	types bool
+	// size or time, which whoever opens them learns from the open, except
+	// the files describe picks (by their path relative to the top); nil
+	// picks none.
+	types    bool
+	describe func(rel string) bool
 	// skippedDirs counts directories that could not be listed.
 	skippedDirs atomic.Int32
 }
@@ -268,7 +272,19 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 	var list []fs.FileInfo
 	var err error
 	if tl, ok := dfs.(fsimpl.TypeLister); ok && w.types {
-		list, err = tl.ReadDirTypes(ctx, d.path)
+		var describe func(string, iofs.FileMode) bool
+		if w.describe != nil {
+			describe = func(name string, typ iofs.FileMode) bool {
+				if !typ.IsRegular() {
+					return false
+				}
+				if d.rel == "" {
+					return w.describe(name)
+				}
+				return w.describe(d.rel + "/" + name)
+			}
+		}
+		list, err = tl.ReadDirTypes(ctx, d.path, describe)
 	} else {
 		list, err = dfs.ReadDir(ctx, d.path)
 	}
