@@ -179,6 +179,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 			return code, nil
 		}
 	}
+	if code, handled, err := a.continuePaused(ctx); err != nil {
+		return 0, err
+	} else if handled && (!a.o.hasPrompt || code != exitOK) {
+		return code, nil
+	}
 	if a.o.hasPrompt {
 		code, _ = a.turn(ctx, a.o.prompt, true)
 	} else {
@@ -235,6 +240,11 @@ func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(
 	case session.ReasonAwaitingApproval:
 		a.showPending()
 		return exitPaused, true
+	case session.ReasonAwaitingInput:
+		a.showQuestions()
+		return exitPaused, true
+	case session.ReasonAwaitingBudget:
+		return a.budgetPaused(ctx)
 	case session.ReasonCancelled:
 		a.view.Notice(ui.NoticeWarn, "turn cancelled; it is kept in the session log")
 		return exitInterrupted, false

@@ -17,9 +17,15 @@ import (
 // (14,974 bytes) has since gained web_fetch (866 bytes) and skill (541
 // bytes), which the goal's answer, deferred loading of rarely used tools,
 // has not yet moved out of the first request: until it does, the ceiling
-// is today's 16,670 bytes with a little room, so that nothing grows
+// was 16,670 bytes with a little room (16,800), so that nothing grows
 // unnoticed.
-const firstRequestCeiling = 16_800
+//
+// Issue 34 gave the coder the job tools (job_output 1,073 B, job_list
+// 441 B, job_stop 430 B), ask_user (917 B) and todo (778 B): 3,644
+// bytes with their separators, a first request of 20,314 bytes. The
+// ceiling is raised by exactly that until deferred loading moves the
+// rarely used ones out.
+const firstRequestCeiling = 16_800 + 3_644
 
 // The first request with the default tool set stays under the ceiling;
 // the test logs what each tool weighs. Bytes are deterministic, so this

@@ -86,8 +86,14 @@ func (a *app) wire(ctx context.Context, logger *slog.Logger, m model.Model, fsys
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
-	if a.o.maxSteps > 0 {
-		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps}))
+	// The model asks the user at the terminal, or, headless, pauses the
+	// turn (exit 3, -continue -answer); it keeps a plan the view shows.
+	opts = append(opts, agent.WithAskUser(a.askUser()), agent.WithTodo())
+	if err := a.o.sup.checkPrices(m.Info().Name); err != nil {
+		return nil, err
+	}
+	if a.o.maxSteps > 0 || a.o.sup.budgets() != (agent.Budgets{}) {
+		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps, Budget: a.o.sup.budgets()}))
 	}
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
