@@ -312,4 +312,3 @@ func TestRaisedBudget(t *testing.T) {
 	assert.Equal(t, "202000", budgetValue("session_tokens", 202000))
 	assert.Equal(t, "0.032", budgetValue("session_cost", 0.032))
 }
-
