@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/go-harness/harness"
@@ -268,11 +269,22 @@ func (a *app) promptLoop(ctx context.Context) int {
 			a.view.Notice(ui.NoticeWarn, "line editing is off: "+err.Error())
 		}
 	}
+	if a.console.Terminal() {
+		a.console.Steer(a.steer)
+	}
 	code := exitOK
 	for {
 		prompt, ok, exit := a.console.ReadPrompt(ctx, interactive)
 		if exit || !ok {
 			return code
+		}
+		var quit bool
+		if strings.TrimSpace(prompt) == "" && len(a.sess.Queued()) > 0 {
+			// Enter at an empty prompt runs what waits.
+			if code, quit = a.runQueued(ctx, exitOK); quit {
+				return code
+			}
+			continue
 		}
 		if handled, leave := a.command(ctx, prompt); leave {
 			return code
@@ -280,8 +292,10 @@ func (a *app) promptLoop(ctx context.Context) int {
 			continue
 		}
 		// A failure that will recur on the next turn (fatal) ends the loop.
-		var quit bool
 		if code, quit = a.turn(ctx, prompt, !interactive); quit || code == exitFailed && fatal(a.lastCode) {
+			return code
+		}
+		if code, quit = a.runQueued(ctx, code); quit {
 			return code
 		}
 	}

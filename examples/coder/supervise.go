@@ -517,3 +517,48 @@ func (a *app) askBetweenTurns(ctx context.Context, reqs []agent.InputRequest) (m
 	a.console.WaitTurn(ctx, done, cancel)
 	return out, err == nil && c.Err() == nil
 }
+
+// steer sends a line typed while a turn runs: into the turn (Enter), or
+// queued as the next turn (Tab). The screen says which happened: a line
+// steered as the turn ends is queued instead.
+func (a *app) steer(text string, queue bool) {
+	shown := "» " + oneLine(text, 60)
+	if queue {
+		if err := a.sess.Queue(context.Background(), text); err != nil {
+			a.view.Notice(ui.NoticeError, "queueing the message: "+err.Error())
+			return
+		}
+		a.view.Notice(ui.NoticeInfo, shown+" · queued: it runs after this turn")
+		return
+	}
+	d, err := a.sess.Steer(context.Background(), text)
+	switch {
+	case err != nil:
+		a.view.Notice(ui.NoticeError, "steering the turn: "+err.Error())
+	case d == agent.Queued:
+		a.view.Notice(ui.NoticeWarn, shown+" · the turn was ending, so it is queued: it runs next")
+	default:
+		a.view.Notice(ui.NoticeInfo, shown+" · steered: the agent reads it before its next step")
+	}
+}
+
+// runQueued runs the queued messages, oldest first, each as a turn,
+// while they complete; last is the status of the turn before them. A turn that ends otherwise leaves the rest
+// waiting, and the screen says how to run them.
+func (a *app) runQueued(ctx context.Context, last int) (code int, exit bool) {
+	code = last
+	for {
+		q := a.sess.Queued()
+		if len(q) == 0 {
+			return code, false
+		}
+		if code != exitOK {
+			a.view.Notice(ui.NoticeWarn, fmt.Sprintf("%s wait: Enter at the empty prompt runs them", ui.Plural(len(q), "queued message", "queued messages")))
+			return code, false
+		}
+		code, exit = a.runTurn(ctx, q[0], true, func(c context.Context) iter.Seq2[agent.Event, error] { return a.sess.RunQueued(c) })
+		if exit {
+			return code, true
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/agent"
+	"github.com/go-harness/harness/examples/coder/internal/ui"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/session"
 )
@@ -311,4 +315,48 @@ func TestRaisedBudget(t *testing.T) {
 	assert.Equal(t, 202000.0, raisedBudget(&session.Spend{Reached: "session_tokens", Limit: 50000, SessionTokens: 101000}))
 	assert.Equal(t, "202000", budgetValue("session_tokens", 202000))
 	assert.Equal(t, "0.032", budgetValue("session_cost", 0.032))
+}
+
+// A line steered when no turn runs (the turn ended as it was sent) is
+// queued, the screen says so, and it runs as the next turn.
+func TestSteerAfterTurnIsQueued(t *testing.T) {
+	leakcheck.Check(t)
+	ctx := context.Background()
+	p := newProvider(t, say("ran the queued one"))
+	o, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	var out lockedBuffer
+	a := &app{o: o, env: p.env(), stdout: &out, stderr: &out}
+	m, _, err := a.model(nil)
+	require.NoError(t, err)
+	loop, err := agent.New(agent.WithModel(m), agent.WithStores(agent.Stores{Sessions: session.NewMemory(session.StoreConfig{})}))
+	require.NoError(t, err)
+	defer loop.Close()
+	a.sess, err = loop.NewSession(ctx, session.Header{})
+	require.NoError(t, err)
+	a.view, a.console = ui.Open(ui.Config{In: strings.NewReader(""), Out: &out, ErrOut: &out, Getenv: p.env()})
+	defer a.view.Close()
+
+	a.steer("too late for that turn", false)
+	assert.Contains(t, out.String(), "» too late for that turn · the turn was ending, so it is queued: it runs next")
+	a.steer("and this one", true)
+	assert.Contains(t, out.String(), "» and this one · queued: it runs after this turn")
+	assert.Equal(t, []string{"too late for that turn", "and this one"}, a.sess.Queued())
+
+	// After a turn that did not complete the queue waits, and says so.
+	code, exit := a.runQueued(ctx, exitFailed)
+	assert.Equal(t, exitFailed, code)
+	assert.False(t, exit)
+	assert.Contains(t, out.String(), "2 queued messages wait: Enter at the empty prompt runs them")
+	assert.Empty(t, p.Requests())
+
+	p.add(say("and that one"))
+	code, _ = a.runQueued(ctx, exitOK)
+	assert.Equal(t, exitOK, code)
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, reqs[0].Text(t), "too late for that turn")
+	msgs := reqs[1].Messages(t)
+	assert.Equal(t, "and this one", msgs[len(msgs)-1]["content"])
+	assert.Empty(t, a.sess.Queued())
 }
