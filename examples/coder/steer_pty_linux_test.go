@@ -43,13 +43,19 @@ type ptyRun struct {
 // new workspace with files.
 func startPTY(t *testing.T, p *provider, width int, files map[string]string, args ...string) *ptyRun {
 	t.Helper()
+	return startPTYEnv(t, p, p.env("NO_COLOR=1"), width, files, args...)
+}
+
+// startPTYEnv is startPTY with the environment env.
+func startPTYEnv(t *testing.T, p *provider, env func(string) string, width int, files map[string]string, args ...string) *ptyRun {
+	t.Helper()
 	ws, sessions := workspace(t, files), t.TempDir()
 	ctl, tty := openPTY(t, width, 24)
 	r := &ptyRun{t: t, ctl: ctl, raw: screenReader(ctl), done: make(chan int, 1), width: width,
 		dirs: map[string]string{ws: "/ws", sessions: "/sessions", p.URL(): "http://model"}}
 	args = append([]string{"-C", ws, "-sessions", sessions, "-permission-mode", "bypass", "-diagnostics=false"}, args...)
 	go func() {
-		r.done <- run(context.Background(), args, p.env("NO_COLOR=1"), tty, tty, &lockedBuffer{}, signals{interrupts: make(chan os.Signal, 1), resize: make(chan os.Signal, 1)})
+		r.done <- run(context.Background(), args, env, tty, tty, &lockedBuffer{}, signals{interrupts: make(chan os.Signal, 1), resize: make(chan os.Signal, 1)})
 	}()
 	t.Cleanup(func() {
 		if !r.exited {
@@ -279,4 +285,38 @@ func TestPlanOnTerminal(t *testing.T) {
 			golden(t, "plan-"+strconv.Itoa(width)+".txt", "── first plan\n"+first+"── updated\n"+second+"── at the end\n"+final)
 		})
 	}
+}
+
+// At a terminal a turn paused at -max-cost asks whether to go on, and
+// with which budget: a limit not above the one reached is refused, a
+// higher one goes on with the same turn; declined, the turn stays paused.
+func TestBudgetPauseOnTerminal(t *testing.T) {
+	p := newProvider(t, bigCall("r1"), say("All read."), bigCall("r2"))
+	r := startPTYEnv(t, p, p.env("NO_COLOR=1", "HARNESS_MODEL=deepseek-v4-flash"), 80, map[string]string{"a.txt": "hello\n"}, "-max-cost", "0.01")
+	r.typed("read a.txt\r")
+	r.waitFor("⏸ the cost budget is reached: $0.0")
+	r.waitFor("? [Y/n] or a new limit ›")
+	require.Len(t, p.Requests(), 1)
+	r.typed("0.005\r")
+	r.waitFor("$0.005 is not above the limit reached: give more")
+	r.typed("$1\r")
+	r.waitFor("All read.")
+	r.waitFor("── completed")
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Messages(t)
+	assert.Contains(t, msgs[len(msgs)-1]["content"], "hello", "the same turn went on")
+
+	assert.Equal(t, exitOK, r.exit())
+
+	// Declined: the turn stays paused, and the screen says how to go on.
+	p = newProvider(t, bigCall("r1"))
+	r = startPTYEnv(t, p, p.env("NO_COLOR=1", "HARNESS_MODEL=deepseek-v4-flash"), 120, map[string]string{"a.txt": "hello\n"}, "-max-cost", "0.01")
+	r.typed("read a.txt\r")
+	r.waitFor("? [Y/n] or a new limit ›")
+	r.typed("n\r")
+	r.waitFor("the turn stays paused at its budget; a new prompt starts afresh, or go on later with: coder -C")
+	r.waitFor("-continue -max-cost 0.0")
+	assert.Equal(t, exitPaused, r.exit())
+	assert.Len(t, p.Requests(), 1)
 }
