@@ -273,6 +273,12 @@ func (a *app) promptLoop(ctx context.Context) int {
 		a.console.Steer(a.steer)
 	}
 	code := exitOK
+	if interactive {
+		var quit bool
+		if code, quit = a.resumePaused(ctx); quit {
+			return code
+		}
+	}
 	for {
 		prompt, ok, exit := a.console.ReadPrompt(ctx, interactive)
 		if exit || !ok {

@@ -320,3 +320,31 @@ func TestBudgetPauseOnTerminal(t *testing.T) {
 	assert.Equal(t, exitPaused, r.exit())
 	assert.Len(t, p.Requests(), 1)
 }
+
+// A session left waiting for answers (headless, exit 3) is asked them
+// at the terminal when it is continued there, and the same turn goes on.
+func TestPausedQuestionsAskedOnContinue(t *testing.T) {
+	p := newProvider(t, call(askCall("q1", twoQuestions...)), say("Using postgres, table accounts."))
+	ws, sessions := workspace(t, nil), t.TempDir()
+	r0 := runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "-p", "set up the db")
+	require.Equal(t, exitPaused, r0.code, r0.stderr)
+
+	ctl, tty := openPTY(t, 80, 24)
+	r := &ptyRun{t: t, ctl: ctl, raw: screenReader(ctl), done: make(chan int, 1), width: 80, dirs: map[string]string{ws: "/ws"}}
+	go func() {
+		r.done <- run(context.Background(), []string{"-C", ws, "-sessions", sessions, "-permission-mode", "bypass", "-diagnostics=false", "-continue"},
+			p.env("NO_COLOR=1"), tty, tty, &lockedBuffer{}, signals{interrupts: make(chan os.Signal, 1), resize: make(chan os.Signal, 1)})
+	}()
+	r.waitFor("the last turn waits for answers to the agent's questions")
+	r.waitFor("1-2, or your answer ›")
+	r.typed("1\r")
+	r.waitFor("(2/2) What is the table called?")
+	r.typed("accounts\r")
+	r.waitFor("── completed")
+	assert.Equal(t, exitOK, r.exit())
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Messages(t)
+	assert.Contains(t, msgs[len(msgs)-1]["content"], "postgres")
+	assert.Contains(t, msgs[len(msgs)-1]["content"], "accounts")
+}

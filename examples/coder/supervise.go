@@ -200,10 +200,7 @@ func (a *app) continuePaused(ctx context.Context) (code int, handled bool, err e
 				return 0, true, err
 			}
 		case a.interactive():
-			var ok bool
-			if ans, ok = a.askBetweenTurns(ctx, p.Questions); !ok {
-				return exitPaused, true, nil
-			}
+			return 0, false, nil // the prompt loop asks, on its terminal
 		default:
 			a.showQuestions()
 			return exitPaused, true, nil
@@ -561,4 +558,28 @@ func (a *app) runQueued(ctx context.Context, last int) (code int, exit bool) {
 			return code, true
 		}
 	}
+}
+
+// resumePaused asks at the start of the prompt loop about a turn the
+// resumed session left paused for answers or a budget, and goes on with
+// it once answered.
+func (a *app) resumePaused(ctx context.Context) (code int, exit bool) {
+	p := a.sess.Paused()
+	if p == nil {
+		return exitOK, false
+	}
+	switch p.Reason {
+	case session.ReasonAwaitingInput:
+		a.view.Notice(ui.NoticeInfo, "the last turn waits for answers to the agent's questions")
+		ans, ok := a.askBetweenTurns(ctx, p.Questions)
+		if !ok {
+			return exitPaused, ctx.Err() != nil
+		}
+		return a.runTurn(ctx, "", false, func(c context.Context) iter.Seq2[agent.Event, error] {
+			return a.sess.Answer(c, agent.Answers{Input: ans})
+		})
+	case session.ReasonAwaitingBudget:
+		return a.budgetPaused(ctx)
+	}
+	return exitOK, false
 }
