@@ -19,7 +19,12 @@ import (
 // session tools and the web tools deferred (listed by load_tools, loaded
 // when the model needs them) the first request weighs 12,660 bytes; the
 // ceiling leaves a little room, so that nothing grows unnoticed.
-const firstRequestCeiling = 13_000
+//
+// Issue 34 gave the coder ask_user (917 B) and todo (778 B), sent whole,
+// and the job tools (job_list, job_output, job_stop), deferred: their
+// three lines in load_tools' list. Together they add 1,928 bytes (a
+// first request of 14,588 bytes), and the ceiling grows by exactly that.
+const firstRequestCeiling = 13_000 + 1_928
 
 // The first request with the default tool set stays under the ceiling;
 // the test logs what each tool weighs. Bytes are deterministic, so this
@@ -103,7 +108,7 @@ func TestDeferredToolsReachable(t *testing.T) {
 			deferred = listedTools(fn["description"].(string))
 		}
 	}
-	require.Subset(t, deferred, []string{"shell_open", "shell_send", "shell_read", "shell_close", "session_search", "session_read", "web_fetch"})
+	require.Subset(t, deferred, []string{"shell_open", "shell_send", "shell_read", "shell_close", "session_search", "session_read", "web_fetch", "job_list", "job_output", "job_stop"})
 
 	p.add(call(toolCall(0, "l1", "load_tools", map[string]any{"names": deferred})), say("loaded"))
 	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", t.TempDir(), "load them")
