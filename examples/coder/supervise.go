@@ -86,8 +86,8 @@ func (a *app) askUser() agent.Answerer {
 			if len(req.Questions) > 1 {
 				head = fmt.Sprintf("? (%d/%d) %s", i+1, len(req.Questions), q.Question)
 			}
-			a.view.Notice(ui.NoticeWarn, head+choiceList(q))
-			line, ok, err := a.console.Ask(ctx, answerPrompt(q))
+			shown := head + choiceList(q)
+			line, ok, err := a.console.AskAfter(ctx, func() { a.view.Notice(ui.NoticeWarn, shown) }, answerPrompt(q))
 			switch {
 			case err != nil:
 				return nil, err

@@ -116,6 +116,7 @@ type terminal struct {
 // prompt shown before it and where the typed line goes ("" when the
 // user gave no answer).
 type askLine struct {
+	head   func()
 	prompt string
 	reply  chan string
 }
@@ -240,8 +241,16 @@ func (c *Console) ReadPrompt(ctx context.Context, interactive bool) (prompt stri
 // owns the keys (WaitTurn's) edits the answer; otherwise the next line of
 // stdin is the answer, and ok is false at end of input.
 func (c *Console) Ask(ctx context.Context, prompt string) (line string, ok bool, err error) {
+	return c.AskAfter(ctx, nil, prompt)
+}
+
+// AskAfter is Ask with head, which shows what is asked (the question,
+// its choices), run once the answer owns the keys: on a terminal, keys
+// typed after the question appears go to the answer, never to the
+// line that steers the turn.
+func (c *Console) AskAfter(ctx context.Context, head func(), prompt string) (line string, ok bool, err error) {
 	if c.term != nil {
-		q := askLine{prompt: prompt, reply: make(chan string, 1)}
+		q := askLine{head: head, prompt: prompt, reply: make(chan string, 1)}
 		select {
 		case c.term.asks <- q:
 		case <-ctx.Done():
@@ -253,6 +262,9 @@ func (c *Console) Ask(ctx context.Context, prompt string) (line string, ok bool,
 		case <-ctx.Done():
 			return "", false, ctx.Err()
 		}
+	}
+	if head != nil {
+		head()
 	}
 	c.view.Notice(NoticePrompt, prompt)
 	select {
@@ -285,6 +297,9 @@ func (c *Console) WaitTurn(ctx context.Context, done <-chan struct{}, cancel con
 		case <-done:
 			return false
 		case q := <-asks:
+			if q.head != nil {
+				q.head()
+			}
 			line, interrupted := c.answerLine(ctx, q.prompt)
 			q.reply <- line
 			if interrupted && !cancelling {
