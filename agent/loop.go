@@ -276,6 +276,13 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		}
 		s.warnings = append(s.warnings, repaired...)
 	}
+	if end != nil {
+		tr.Events = append(tr.Events, session.Event{Data: end})
+	}
+	if err := s.restoreInterrupted(ctx, tr.Events); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("agent: resuming session: %w", err)
+	}
 	return s, nil
 }
 
