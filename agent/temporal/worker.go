@@ -133,6 +133,7 @@ func NewWorker(cfg Config) (*Worker, error) {
 	w.own = worker.New(cfg.Client, w.ownQueue, ownOpts)
 	w.own.RegisterActivityWithOptions(w.runTurn, activity.RegisterOptions{Name: actRun})
 	w.own.RegisterActivityWithOptions(w.deliver, activity.RegisterOptions{Name: actDeliver})
+	w.own.RegisterActivityWithOptions(w.prepare, activity.RegisterOptions{Name: actPrepare})
 	return w, nil
 }
 
@@ -183,28 +184,16 @@ func permanent(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), "harness.permanent", err)
 }
 
-// prepare returns the turns the session's log holds and this worker's
-// queue.
-func (w *Worker) prepare(ctx context.Context, id string) (prepared, error) {
-	p := prepared{Worker: w.ownQueue}
-	w.mu.Lock()
-	e := w.open[id]
-	w.mu.Unlock()
-	if e != nil && e.mu.TryLock() {
-		p.Turns = e.sess.Turns()
-		e.mu.Unlock()
-		return p, nil
+// prepare opens the session on this worker (creating it when it does
+// not exist and in.Create is set), keeps it open for the run that
+// follows, and returns its turns and this worker's queue.
+func (w *Worker) prepare(ctx context.Context, in prepareInput) (prepared, error) {
+	e, _, err := w.acquire(ctx, in.SessionID, in.Create)
+	if err != nil {
+		return prepared{}, err
 	}
-	tr, err := w.cfg.Store.Load(ctx, id)
-	switch {
-	case errors.Is(err, harness.CodeNotFound):
-		return p, nil
-	case errors.Is(err, harness.CodeInvalidID):
-		return p, permanent(err)
-	case err != nil:
-		return p, err
-	}
-	p.Turns = countTurns(tr.Events)
+	p := prepared{Worker: w.ownQueue, Turns: e.sess.Turns()}
+	w.release(e, true)
 	return p, nil
 }
 
@@ -245,7 +234,26 @@ func (w *Worker) acquire(ctx context.Context, id string, create *session.Header)
 	if e.sess != nil {
 		return e, false, nil
 	}
-	sess, err := w.loop.ResumeSession(ctx, id)
+	var sess *agent.Session
+	if create != nil {
+		// Most sessions given a header are new: try that first.
+		h := *create
+		h.ID = id
+		sess, err = w.loop.NewSession(ctx, h)
+		if err == nil {
+			e.sess = sess
+			return e, false, nil
+		}
+		if !errors.Is(err, harness.CodeExists) {
+			e.mu.Unlock()
+			w.drop(e)
+			if errors.Is(err, harness.CodeInvalidID) {
+				return nil, false, permanent(err)
+			}
+			return nil, false, err
+		}
+	}
+	sess, err = w.loop.ResumeSession(ctx, id)
 	if errors.Is(err, harness.CodeNotFound) && create != nil {
 		h := *create
 		h.ID = id

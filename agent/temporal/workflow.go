@@ -116,6 +116,12 @@ type prepared struct {
 	Worker string `json:"worker"`
 }
 
+// prepareInput names the session a turn opens.
+type prepareInput struct {
+	SessionID string          `json:"session_id"`
+	Create    *session.Header `json:"create,omitempty"`
+}
+
 // runInput is one run of the turn on a worker: its start, its answer
 // after a pause, or its continuation after a worker died.
 type runInput struct {
@@ -210,9 +216,23 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 2 * time.Second},
 	})
+	// The session is opened (or created) on a worker that then runs the
+	// turn: the one the client names, where the session may be open
+	// still, or this one.
 	var prep prepared
-	if err := workflow.ExecuteLocalActivity(lctx, actPrepare, in.SessionID).Get(ctx, &prep); err != nil {
-		return TurnResult{}, fmt.Errorf("preparing the turn of session %s: %w", in.SessionID, err)
+	pin := prepareInput{SessionID: in.SessionID, Create: in.Create}
+	err := errors.New("no worker named")
+	if in.Worker != "" {
+		hctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue: in.Worker, ScheduleToStartTimeout: 2 * time.Second, StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		err = workflow.ExecuteActivity(hctx, actPrepare, pin).Get(ctx, &prep)
+	}
+	if err != nil {
+		if err := workflow.ExecuteLocalActivity(lctx, actPrepare, pin).Get(ctx, &prep); err != nil {
+			return TurnResult{}, fmt.Errorf("preparing the turn of session %s: %w", in.SessionID, err)
+		}
 	}
 	st.Turn = prep.Turns + 1
 	run := runInput{SessionID: in.SessionID, Create: in.Create, Turn: st.Turn, Prompt: in.Prompt, Stream: in.Stream,
@@ -220,10 +240,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 
 	// The worker for the next run: the hint first, then the one that
 	// runs this workflow task.
-	queue := in.Worker
-	if queue == "" {
-		queue = prep.Worker
-	}
+	queue := prep.Worker
 	pick := func() string {
 		var q string
 		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return w.ownQueue }).Get(&q)
