@@ -54,6 +54,11 @@ func (s *Session) Interrupted() bool {
 	return s.interrupted != nil
 }
 
+// Turns returns how many turns the session's log holds: its user
+// messages, those steered into a running turn aside. The next turn is
+// number Turns()+1.
+func (s *Session) Turns() int { return s.turns() }
+
 // lastTurnState reads the log's last turn: the highest step it made,
 // the reason of its last end (empty when it has none), and whether events
 // of a step follow that end (a continuation that was cut off).

@@ -259,6 +259,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.restoreTodo(tr.Events)
 	s.restoreNarrowing(tr.Events)
 	s.restoreJobs(tr.Events)
+	s.restoreLedger(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
