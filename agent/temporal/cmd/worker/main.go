@@ -67,6 +67,7 @@ func run() error {
 	fake := flag.Bool("fake-model", false, "answer with the deterministic fake model instead of one from the environment")
 	effects := flag.String("effects", "", "file the record_effect tool appends to (the tool is offered only when set)")
 	workspace := flag.String("workspace", ".", "directory the read tool is confined to, and new sessions' working directory")
+	full := flag.Bool("full", false, "the kill test's full toolset: also approved_effect (asks for approval) and the sub-agent helper (record_effect only); needs -effects")
 	ask := flag.String("ask", "", "a permission rule (such as record_effect) whose calls wait for approval")
 	verbose := flag.Bool("v", false, "log activity of the worker and the Temporal client")
 	flag.Parse()
@@ -133,9 +134,24 @@ func run() error {
 		agent.WithStores(agent.Stores{Sessions: store, Files: fsys}),
 		agent.WithLogger(logger),
 	}
-	if *ask != "" {
+	// Every tool is allowed, but for the one that asks: ask beats allow.
+	allow := []string{"Bash", "Edit", "Write", "Read", "task"}
+	for _, t := range ts {
+		allow = append(allow, t.Spec().Name)
+	}
+	switch {
+	case *full && *effects != "":
+		opts[1] = agent.WithTools(append(ts, effect.Named("approved_effect", *effects))...)
+		pol, err := permission.New(permission.Rules{Allow: allow, Ask: []string{"approved_effect"}})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, agent.WithPermissions(pol), agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{
+			Name: "helper", Description: "Records effects.", Tools: []string{"record_effect"},
+		}}}))
+	case *ask != "":
 		// Calls of the named tool wait for approval: a durable pause.
-		pol, err := permission.New(permission.Rules{Mode: permission.ModeBypass, Ask: []string{*ask}})
+		pol, err := permission.New(permission.Rules{Allow: allow, Ask: []string{*ask}})
 		if err != nil {
 			return err
 		}
