@@ -84,6 +84,9 @@ func (c *Client) Start(ctx context.Context, in TurnInput) (*Turn, error) {
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		// When this process runs a worker on the queue, its first
+		// workflow task comes back with the start, not through a poll.
+		EnableEagerStart: true,
 	}, WorkflowName, in)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted

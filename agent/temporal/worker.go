@@ -128,6 +128,7 @@ func NewWorker(cfg Config) (*Worker, error) {
 	w.shared = worker.New(cfg.Client, w.queue, cfg.Worker)
 	w.shared.RegisterWorkflowWithOptions(w.turnWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.shared.RegisterActivityWithOptions(w.prepare, activity.RegisterOptions{Name: actPrepare})
+	w.shared.RegisterActivityWithOptions(w.runTurn, activity.RegisterOptions{Name: actRun})
 	ownOpts := cfg.Worker
 	ownOpts.DisableWorkflowWorker = true
 	w.own = worker.New(cfg.Client, w.ownQueue, ownOpts)

@@ -222,6 +222,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 	var prep prepared
 	pin := prepareInput{SessionID: in.SessionID, Create: in.Create}
 	err := errors.New("no worker named")
+	local := false // the session was opened by this workflow task's worker
 	if in.Worker != "" {
 		hctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue: in.Worker, ScheduleToStartTimeout: 2 * time.Second, StartToCloseTimeout: 30 * time.Second,
@@ -233,6 +234,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		if err := workflow.ExecuteLocalActivity(lctx, actPrepare, pin).Get(ctx, &prep); err != nil {
 			return TurnResult{}, fmt.Errorf("preparing the turn of session %s: %w", in.SessionID, err)
 		}
+		local = true
 	}
 	st.Turn = prep.Turns + 1
 	run := runInput{SessionID: in.SessionID, Create: in.Create, Turn: st.Turn, Prompt: in.Prompt, Stream: in.Stream,
@@ -247,6 +249,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		return q
 	}
 	moves, failures := 0, 0
+	durable := false // the turn's number is in the history: a run ended
 	var current string // the worker running the turn, for steers
 	// Steers go to the worker running the turn; those that found no
 	// running turn there are tried again.
@@ -284,7 +287,25 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		})
 		current = queue
 		var out runOutput
-		err := workflow.ExecuteActivity(actx, actRun, run).Get(ctx, &out)
+		var err error
+		if local && durable && !in.Stream && run.Answers == nil {
+			// After a worker died, the run goes on in this workflow
+			// task, as a local activity on the worker that runs it: no
+			// hand-off through the server. Only then: the turn's number
+			// must be in the history before a run can log the prompt (a
+			// workflow task that dies with its worker is replayed, and a
+			// Prepare replayed after the prompt was logged would count
+			// it). A turn that streams runs as an activity, so that its
+			// events and steers are not held until the task's next
+			// heartbeat.
+			rctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+				StartToCloseTimeout: 24 * time.Hour,
+				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+			})
+			err = workflow.ExecuteLocalActivity(rctx, actRun, run).Get(ctx, &out)
+		} else {
+			err = workflow.ExecuteActivity(actx, actRun, run).Get(ctx, &out)
+		}
 		current = ""
 		if err != nil {
 			if temporal.IsCanceledError(err) || ctx.Err() != nil {
@@ -296,6 +317,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 			if errors.As(err, &appErr) && appErr.NonRetryable() {
 				return TurnResult{}, err
 			}
+			durable = true
 			// The worker died or refused (the session is open elsewhere):
 			// the turn goes on, from the log, on the worker that runs this
 			// workflow now.
@@ -310,7 +332,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 			if next != queue {
 				moves++
 			}
-			queue = next
+			queue, local = next, true
 			continue
 		}
 		failures = 0
@@ -330,7 +352,8 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 			answers = answers[1:]
 			run.Answers = &a
 			// The worker that paused keeps the session open: it answers
-			// first.
+			// first, as an activity on its queue.
+			local = false
 			st.State, st.Pause, st.AnswerError = StateRunning, nil, ""
 			continue
 		}
