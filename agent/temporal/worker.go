@@ -275,6 +275,9 @@ func (w *Worker) acquire(ctx context.Context, id string, create *session.Header)
 		return nil, false, err
 	}
 	e.sess = sess
+	if sess.Turns() > 0 {
+		w.noteMoved(sess)
+	}
 	return e, true, nil
 }
 
@@ -397,9 +400,6 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 	defer func() { w.release(e, keep) }()
 	sess := e.sess
 	out.Moved = moved
-	if moved && sess.Turns() > 0 {
-		w.noteMoved(sess)
-	}
 	var fw *forwarder
 	if in.Stream {
 		fw = newForwarder(w.cfg.Client, in.WorkflowID, in.RunID, in.Sent)
