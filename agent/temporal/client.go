@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
@@ -121,20 +122,78 @@ func (c *Client) Current(sessionID string) *Turn {
 // Wait waits for the turn to end and returns its result. A paused turn
 // has not ended: Status says what it waits for.
 func (t *Turn) Wait(ctx context.Context) (TurnResult, error) {
-	var r TurnResult
-	err := t.c.c.GetWorkflow(ctx, t.WorkflowID, t.RunID).Get(ctx, &r)
-	return r, err
+	for {
+		var r TurnResult
+		err := t.c.c.GetWorkflow(ctx, t.WorkflowID, t.RunID).Get(ctx, &r)
+		if err == nil || !transient(ctx, err) {
+			return r, err
+		}
+		if err := pause(ctx, 200*time.Millisecond); err != nil {
+			return r, err
+		}
+	}
+}
+
+// transient reports an error of a call to the server that asking again
+// may mend: a connection reset, a query that timed out because the
+// worker holding the workflow died. The workflow's own failures, a
+// missing workflow and the caller's context are not.
+func transient(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var (
+		nf     *serviceerror.NotFound
+		inv    *serviceerror.InvalidArgument
+		failed *sdktemporal.WorkflowExecutionError
+		qr     *serviceerror.QueryFailed
+	)
+	switch {
+	case errors.As(err, &nf), errors.As(err, &inv), errors.As(err, &failed), errors.As(err, &qr):
+		return false
+	}
+	return true
+}
+
+// pause waits d, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // Status returns what the turn is doing.
+//
+// A query needs a worker to answer it: when the one holding the
+// workflow died, Status asks again (for up to a minute) until another
+// takes over.
 func (t *Turn) Status(ctx context.Context) (Status, error) {
-	v, err := t.c.c.QueryWorkflow(ctx, t.WorkflowID, t.RunID, QueryStatus)
-	if err != nil {
-		return Status{}, err
-	}
 	var s Status
-	err = v.Get(&s)
+	err := t.query(ctx, QueryStatus, &s)
 	return s, err
+}
+
+// query runs a query, asking again while its errors are transient, for
+// up to a minute.
+func (t *Turn) query(ctx context.Context, name string, out any, args ...any) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		v, err := t.c.c.QueryWorkflow(qctx, t.WorkflowID, t.RunID, name, args...)
+		cancel()
+		if err == nil {
+			return v.Get(out)
+		}
+		if !transient(ctx, err) || time.Now().After(deadline) {
+			return err
+		}
+		if err := pause(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // Answer answers what a paused turn waits for (see agent.Answers), and
@@ -178,13 +237,8 @@ func (t *Turn) Events(ctx context.Context) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		next := 0
 		for {
-			v, err := t.c.c.QueryWorkflow(ctx, t.WorkflowID, t.RunID, QueryEvents, next)
-			if err != nil {
-				yield(Event{}, err)
-				return
-			}
 			var lines []string
-			if err := v.Get(&lines); err != nil {
+			if err := t.query(ctx, QueryEvents, &lines, next); err != nil {
 				yield(Event{}, err)
 				return
 			}
@@ -209,11 +263,9 @@ func (t *Turn) Events(ctx context.Context) iter.Seq2[Event, error] {
 					return
 				}
 			}
-			select {
-			case <-ctx.Done():
-				yield(Event{}, ctx.Err())
+			if err := pause(ctx, pollEvery); err != nil {
+				yield(Event{}, err)
 				return
-			case <-time.After(pollEvery):
 			}
 		}
 	}

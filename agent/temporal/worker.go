@@ -159,9 +159,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	return w.Stop()
 }
 
-// Stop stops polling, waits for the running activities (each is
-// cancelled; its turn goes on elsewhere), and closes the open sessions
-// and the loop.
+// Stop stops polling, and closes the open sessions and the loop. Turns
+// still running when the stop timeout (Config.Worker.WorkerStopTimeout)
+// passes are cancelled and end cancelled, as a cancelled turn of the
+// agent loop does; to move them to another worker instead, kill the
+// process (they go on from the log there).
 func (w *Worker) Stop() error {
 	w.shared.Stop()
 	w.own.Stop()
@@ -405,15 +407,17 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		fw = newForwarder(w.cfg.Client, in.WorkflowID, in.RunID, in.Sent)
 		defer fw.close()
 	}
+	turnCtx, stopTurn := turnContext(ctx)
+	defer stopTurn()
 	turns := sess.Turns()
 	var events func(yield func(agent.Event, error) bool)
 	switch {
 	case in.Answers != nil && sess.Paused() != nil:
-		events = sess.Answer(ctx, *in.Answers)
+		events = sess.Answer(turnCtx, *in.Answers)
 	case turns == in.Turn-1 && in.Answers == nil:
-		events = sess.Run(ctx, in.Prompt)
+		events = sess.Run(turnCtx, in.Prompt)
 	case turns == in.Turn && sess.Interrupted():
-		events = sess.Continue(ctx)
+		events = sess.Continue(turnCtx)
 	case turns == in.Turn:
 		// Done already (a run whose result was lost), or paused.
 		return w.outcome(ctx, sess, in, nil), nil
@@ -444,12 +448,32 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		o.Refused = end.Err.Error()
 		return o, nil
 	}
-	if ctx.Err() != nil && end.Reason != session.ReasonCancelled {
+	if ctx.Err() != nil {
+		// Cancelled, or this run lost its lease: the next run, here or
+		// elsewhere, opens the session again.
 		keep = false
 	}
 	o := w.outcome(ctx, sess, in, end)
 	o.Moved = moved
 	return o, nil
+}
+
+// turnContext is the context a run's turn runs under. It ends when the
+// turn is cancelled (the workflow was cancelled, or this worker stops),
+// not when the run merely lost its lease (its heartbeats timed out on a
+// loaded machine, say): then the turn runs to its end here, holding the
+// session's lock, and the run that replaced this one finds it ended in
+// the log. Cancelling it instead would log the turn as cancelled.
+func turnContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	turnCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		local := activity.IsActivity(ctx) && activity.GetInfo(ctx).IsLocalActivity
+		if local || temporal.IsCanceledError(cause) || errors.Is(cause, worker.ErrWorkerShutdown) || !activity.IsActivity(ctx) {
+			cancel()
+		}
+	})
+	return turnCtx, func() { stop(); cancel() }
 }
 
 // isRefusal reports an answer that did not fit the pause: nothing was

@@ -249,7 +249,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		return q
 	}
 	moves, failures := 0, 0
-	durable := false // the turn's number is in the history: a run ended
+	durable := false   // the turn's number is in the history: a run ended
 	var current string // the worker running the turn, for steers
 	// Steers go to the worker running the turn; those that found no
 	// running turn there are tried again.
