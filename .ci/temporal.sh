@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts or stops a throwaway Temporal development server (the temporal
 # CLI, built from its Go module into a cache outside the repository) for
-# the tests of examples/temporal, listening on 127.0.0.1 only, its state
+# the tests of agent/temporal, listening on 127.0.0.1 only, its state
 # in memory.
 #
 #   eval "$(bash .ci/temporal.sh start DIR)"   # prints TEMPORAL_ADDRESS=...

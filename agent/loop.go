@@ -277,6 +277,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.restoreNarrowing(tr.Events)
 	s.restoreJobs(ctx, tr.Events)
 	s.restoreLoaded(tr.Events)
+	s.restoreLedger(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}
@@ -293,6 +294,13 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 			l.cfg.logger.Warn("interrupted turn repaired", "session", id, "warning", w.String())
 		}
 		s.warnings = append(s.warnings, repaired...)
+	}
+	if end != nil {
+		tr.Events = append(tr.Events, session.Event{Data: end})
+	}
+	if err := s.restoreInterrupted(ctx, tr.Events); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("agent: resuming session: %w", err)
 	}
 	return s, nil
 }

@@ -58,6 +58,9 @@ type Session struct {
 	// ended in, if any. Both are guarded by mu.
 	pol    *permission.Policy
 	paused *pause
+	// interrupted is the last turn, when a crash cut it off (see
+	// Continue); guarded by mu.
+	interrupted *interruption
 	// raised are the budgets answers raised above the loop's; guarded
 	// by mu.
 	raised Budgets

@@ -61,6 +61,9 @@ type turn struct {
 // run starts a turn on the user's content: it logs the content (and the
 // system prompt, when it changed) and takes the turn's steps.
 func (t *turn) run(content []harness.Block) {
+	t.s.mu.Lock()
+	t.s.interrupted = nil // a new turn: the interrupted one stays as it is
+	t.s.mu.Unlock()
 	t.s.logMu.Lock()
 	logged := t.s.hist.SystemPrompt()
 	t.s.logMu.Unlock()

@@ -22,8 +22,8 @@ import (
 //
 // Keys are clean absolute namespace paths. The zero value is an empty
 // ledger, ready to use; a Ledger is safe for concurrent use and must not
-// be copied after first use. It lives in memory only: a resumed session
-// starts with an empty one.
+// be copied after first use. It lives in memory; the agent loop rebuilds
+// a resumed session's ledger from the file accesses its log records.
 type Ledger struct {
 	mu   sync.Mutex
 	seen map[string]string

@@ -8,6 +8,14 @@
 // sleeping MS milliseconds), then answer "done: R results, U outcome
 // unknown", counting the tool results of the turn. Any other prompt is
 // answered with "You said: <prompt>".
+//
+// A prompt of the form "full sleep=MS session=ID ..." runs every kind of tool once,
+// a step each: write a file named after the prompt, read it, edit it,
+// a bash command that appends "<ID> <call id>" to the file
+// "effects" of the working directory (sleeping MS milliseconds around
+// it), a task for the sub-agent "helper" (whose prompt makes it call
+// record_effect once), and approved_effect, a call that waits for
+// approval. It then answers as above.
 package fakemodel
 
 import (
@@ -28,7 +36,10 @@ import (
 // Model is the model id the fake answers as.
 const Model = "fake-durable"
 
-var plan = regexp.MustCompile(`effects=(\d+) steps=(\d+) sleep=(\d+)`)
+var (
+	plan = regexp.MustCompile(`effects=(\d+) steps=(\d+) sleep=(\d+)`)
+	full = regexp.MustCompile(`^full sleep=(\d+) session=(\S+)`)
+)
 
 type message struct {
 	Role      string          `json:"role"`
@@ -75,7 +86,8 @@ func Handler() http.Handler {
 func answer(msgs []message) []openaitest.Chunk {
 	last := -1
 	for i, m := range msgs {
-		if m.Role == "user" {
+		// Reminders and steered messages are not the user's prompt.
+		if m.Role == "user" && isPrompt(text(m.Content)) {
 			last = i
 		}
 	}
@@ -99,6 +111,10 @@ func answer(msgs []message) []openaitest.Chunk {
 	}
 	prompted := int64(100 + 10*len(msgs))
 	usage := openaitest.Chunk{Usage: &harness.Usage{InputTokens: prompted, OutputTokens: 20, CacheMissTokens: prompted}}
+	if f := full.FindStringSubmatch(prompt); f != nil {
+		sleep, _ := strconv.Atoi(f[1])
+		return fullStep(prompt, f[2], steps, results, unknown, sleep, usage)
+	}
 	p := plan.FindStringSubmatch(prompt)
 	if p == nil {
 		return []openaitest.Chunk{{Text: "You said: " + prompt}, {Finish: "stop"}, usage}
@@ -118,4 +134,35 @@ func answer(msgs []message) []openaitest.Chunk {
 		out = append(out, openaitest.Chunk{ToolCall: &model.ToolCallDelta{Index: i, ID: id, Name: "record_effect", Arguments: args}})
 	}
 	return append(out, openaitest.Chunk{Finish: "tool_calls"}, usage)
+}
+
+// isPrompt reports a user message that starts a turn: not a reminder.
+func isPrompt(s string) bool { return !strings.HasPrefix(s, "<system-reminder>") }
+
+// fullStep is the answer of the full-toolset script at a step.
+func fullStep(prompt, sessionID string, steps, results, unknown, sleep int, usage openaitest.Chunk) []openaitest.Chunk {
+	sum := sha256.Sum256([]byte(prompt))
+	tag := hex.EncodeToString(sum[:5])
+	file := "f_" + tag + ".txt"
+	id := fmt.Sprintf("call_%s_%d_0", tag, steps+1)
+	var name, args string
+	switch steps {
+	case 0:
+		name, args = "write", fmt.Sprintf(`{"file_path":%q,"content":"v0\n"}`, file)
+	case 1:
+		name, args = "read", fmt.Sprintf(`{"file_path":%q}`, file)
+	case 2:
+		name, args = "edit", fmt.Sprintf(`{"file_path":%q,"old_string":"v0","new_string":"v1"}`, file)
+	case 3:
+		half := float64(sleep) / 2000
+		cmd := fmt.Sprintf("sleep %.3f; echo '%s %s' >> effects; sleep %.3f", half, sessionID, id, half)
+		name, args = "bash", fmt.Sprintf(`{"command":%q}`, cmd)
+	case 4:
+		name, args = "task", fmt.Sprintf(`{"agent":"helper","description":"record one effect","prompt":"effects=1 steps=1 sleep=%d (%s)"}`, sleep, tag)
+	case 5:
+		name, args = "approved_effect", fmt.Sprintf(`{"sleep_ms":%d}`, sleep)
+	default:
+		return []openaitest.Chunk{{Text: fmt.Sprintf("done: %d results, %d outcome unknown", results, unknown)}, {Finish: "stop"}, usage}
+	}
+	return []openaitest.Chunk{{ToolCall: &model.ToolCallDelta{Index: 0, ID: id, Name: name, Arguments: args}}, {Finish: "tool_calls"}, usage}
 }

@@ -1,6 +1,6 @@
-// Command worker runs durable agent turns for Temporal: it registers the
-// turn workflow and its activities (package turns) on a task queue, with
-// session logs in PostgreSQL. Run as many as you like, on any machines
+// Command worker runs durable agent turns for Temporal (package
+// temporal): it registers the turn workflow and its activities on a task
+// queue, with session logs in PostgreSQL. Run as many as you like, on any machines
 // that reach the Temporal server and the database; a turn whose worker
 // dies goes on in another.
 //
@@ -22,23 +22,27 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
 
+	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/agent/openai"
-	"github.com/go-harness/harness/examples/temporal/internal/effect"
-	"github.com/go-harness/harness/examples/temporal/internal/fakemodel"
-	"github.com/go-harness/harness/examples/temporal/turns"
+	temporal "github.com/go-harness/harness/agent/temporal"
+	"github.com/go-harness/harness/agent/temporal/internal/effect"
+	"github.com/go-harness/harness/agent/temporal/internal/fakemodel"
 	"github.com/go-harness/harness/fslocal"
 	"github.com/go-harness/harness/session/postgres"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/files"
+	"github.com/go-harness/harness/tools/permission"
+	"github.com/go-harness/harness/tools/shell"
 )
 
 func main() {
@@ -58,11 +62,13 @@ func envOr(k, def string) string {
 func run() error {
 	addr := flag.String("temporal", envOr("TEMPORAL_ADDRESS", client.DefaultHostPort), "Temporal frontend, host:port")
 	namespace := flag.String("namespace", client.DefaultNamespace, "Temporal namespace")
-	queue := flag.String("task-queue", turns.DefaultTaskQueue, "task queue to poll")
+	queue := flag.String("task-queue", temporal.DefaultTaskQueue, "task queue to poll")
 	pgURL := flag.String("postgres", os.Getenv("HARNESS_POSTGRES_URL"), "PostgreSQL connection URL of the session store")
 	fake := flag.Bool("fake-model", false, "answer with the deterministic fake model instead of one from the environment")
 	effects := flag.String("effects", "", "file the record_effect tool appends to (the tool is offered only when set)")
 	workspace := flag.String("workspace", ".", "directory the read tool is confined to, and new sessions' working directory")
+	full := flag.Bool("full", false, "the kill test's full toolset: also approved_effect (asks for approval) and the sub-agent helper (record_effect only); needs -effects")
+	ask := flag.String("ask", "", "a permission rule (such as record_effect) whose calls wait for approval")
 	verbose := flag.Bool("v", false, "log activity of the worker and the Temporal client")
 	flag.Parse()
 	if *pgURL == "" {
@@ -117,13 +123,39 @@ func run() error {
 		return err
 	}
 	defer fsys.Close()
-	ts := []tools.Tool{files.Read(files.Config{})}
+	ts := []tools.Tool{files.Read(files.Config{}), files.Write(files.Config{}), files.Edit(files.Config{})}
+	ts = append(ts, shell.Tools(shell.Config{})...)
 	if *effects != "" {
 		ts = append(ts, effect.Tool(*effects))
 	}
-	reg, err := tools.NewRegistry(ts...)
-	if err != nil {
-		return err
+	opts := []agent.Option{
+		agent.WithModel(m),
+		agent.WithTools(ts...),
+		agent.WithStores(agent.Stores{Sessions: store, Files: fsys}),
+		agent.WithLogger(logger),
+	}
+	// Every tool is allowed, but for the one that asks: ask beats allow.
+	allow := []string{"Bash", "Edit", "Write", "Read", "task"}
+	for _, t := range ts {
+		allow = append(allow, t.Spec().Name)
+	}
+	switch {
+	case *full && *effects != "":
+		opts[1] = agent.WithTools(append(ts, effect.Named("approved_effect", *effects))...)
+		pol, err := permission.New(permission.Rules{Allow: allow, Ask: []string{"approved_effect"}})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, agent.WithPermissions(pol), agent.WithSubAgents(agent.SubAgents{Types: []agent.AgentType{{
+			Name: "helper", Description: "Records effects.", Tools: []string{"record_effect"},
+		}}}))
+	case *ask != "":
+		// Calls of the named tool wait for approval: a durable pause.
+		pol, err := permission.New(permission.Rules{Allow: allow, Ask: []string{*ask}})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, agent.WithPermissions(pol))
 	}
 
 	c, err := client.Dial(client.Options{HostPort: *addr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(logger)})
@@ -131,14 +163,16 @@ func run() error {
 		return fmt.Errorf("connecting to Temporal at %s: %w", *addr, err)
 	}
 	defer c.Close()
-	w := worker.New(c, *queue, turns.WorkerOptions())
-	acts := &turns.Activities{Store: store, Model: m, Tools: reg, Cwd: filepath.ToSlash(root), FS: fsys, Logger: logger}
-	acts.Register(w)
+	w, err := temporal.NewWorker(temporal.Config{Client: c, TaskQueue: *queue, Agent: opts, Store: store, Logger: logger})
+	if err != nil {
+		return err
+	}
 	if err := w.Start(); err != nil {
 		return err
 	}
 	fmt.Println("worker ready: polling", *queue)
-	<-worker.InterruptCh()
-	w.Stop()
-	return nil
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return w.Stop()
 }

@@ -1,4 +1,4 @@
-package turns_test
+package temporal_test
 
 import (
 	"context"

@@ -18,9 +18,12 @@ type args struct {
 }
 
 // Tool returns record_effect, writing to path.
-func Tool(path string) tools.Tool {
+func Tool(path string) tools.Tool { return Named("record_effect", path) }
+
+// Named returns the same tool under another name.
+func Named(name, path string) tools.Tool {
 	spec := tools.Spec{
-		Name:        "record_effect",
+		Name:        name,
 		Description: "Records that this call ran by appending a line to the effects file.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,

@@ -1,0 +1,471 @@
+//go:build linux
+
+package temporal_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/go-harness/harness/agent"
+	temporal "github.com/go-harness/harness/agent/temporal"
+	"github.com/go-harness/harness/agent/temporal/internal/effect"
+	"github.com/go-harness/harness/agent/temporal/internal/fakemodel"
+	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
+)
+
+// The shape of the kill trial.
+const (
+	killSessions  = 4  // sessions running turns at once
+	killMinTurns  = 2  // turns each session runs at least
+	killWorkers   = 3  // worker processes alive at any time
+	callsPerStep  = 2  // record_effect calls per step
+	stepsPerTurn  = 3  // steps with tool calls per turn
+	effectSleepMS = 80 // how long each call takes
+)
+
+// kills is the number of worker kills: 50 in the long trial
+// (HARNESS_LONG_TESTS=1, as internal/longtest of the root module reads
+// it), 3 otherwise.
+func kills() int {
+	if os.Getenv("HARNESS_LONG_TESTS") == "1" {
+		return 50
+	}
+	return 3
+}
+
+// workerPool runs worker processes of one binary and configuration.
+type workerPool struct {
+	t    *testing.T
+	bin  string
+	args []string
+	env  []string
+	dir  string
+	mu   sync.Mutex
+	live []*exec.Cmd
+	all  []*exec.Cmd
+	n    int
+}
+
+func (p *workerPool) start() {
+	p.t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	logf, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("worker-%d.log", p.n)))
+	require.NoError(p.t, err)
+	defer logf.Close()
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// A worker dies with the test process, whatever happens to it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	require.NoError(p.t, cmd.Start())
+	p.live = append(p.live, cmd)
+	p.all = append(p.all, cmd)
+}
+
+// killOne SIGKILLs a random live worker and starts a replacement.
+func (p *workerPool) killOne(r *rand.Rand) {
+	p.mu.Lock()
+	i := r.IntN(len(p.live))
+	cmd := p.live[i]
+	p.live = append(p.live[:i], p.live[i+1:]...)
+	p.mu.Unlock()
+	require.NoError(p.t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	p.start()
+}
+
+// stop kills every worker and checks that none is left.
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cmd := range p.live {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	p.live = nil
+	for _, cmd := range p.all {
+		err := syscall.Kill(cmd.Process.Pid, 0)
+		assert.ErrorIs(p.t, err, syscall.ESRCH, "worker process %d is still there", cmd.Process.Pid)
+	}
+}
+
+// buildWorker builds cmd/worker into dir.
+func buildWorker(t *testing.T, dir string) string {
+	t.Helper()
+	built.once.Do(func() {
+		bin := filepath.Join(dir, "worker")
+		out, err := exec.Command("go", "build", "-o", bin, "./cmd/worker").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("building the worker: %v: %s", err, out)
+			return
+		}
+		// Kept for the package's other kill trials, removed with the
+		// test's directory: copy it out first.
+		data, err := os.ReadFile(bin)
+		if err == nil {
+			built.data = data
+		}
+		built.err = err
+	})
+	require.NoError(t, built.err)
+	bin := filepath.Join(dir, "worker")
+	if _, err := os.Stat(bin); err != nil {
+		require.NoError(t, os.WriteFile(bin, built.data, 0o755))
+	}
+	return bin
+}
+
+// built is the worker binary, built once for the trials of a run.
+var built struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+type turnRun struct {
+	session string
+	turn    int
+	prompt  string
+	res     temporal.TurnResult
+	// approvals counts the answers the turn's pauses got.
+	approvals int
+	err       error
+}
+
+var answerRE = regexp.MustCompile(`^done: (\d+) results, (\d+) outcome unknown$`)
+
+// TestKillWorkers runs turns on several worker processes and SIGKILLs a
+// random worker at random moments, starting a replacement each time.
+// Every turn must complete; the log must hold each prompt once, an end
+// for every started call, and no call may have run twice.
+func TestKillWorkers(t *testing.T) { killTrial(t, false) }
+
+// TestKillWorkersFullToolset is the kill trial on turns that write, read
+// and edit a file, run a bash command, start a sub-agent and wait for an
+// approval: workers die during each of these. Every call with a side
+// effect (the bash command, the sub-agent's call, the approved call)
+// leaves at most one line, exactly one unless its outcome is unknown.
+func TestKillWorkersFullToolset(t *testing.T) { killTrial(t, true) }
+
+// fullSleepMS is how long the full trial's bash command and effect
+// calls take.
+const fullSleepMS = 300
+
+func killTrial(t *testing.T, full bool) {
+	addr, pgBase := servers(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	bin := buildWorker(t, dir)
+	pgURL, store := newSchema(t, pgBase)
+	fake := httptest.NewServer(fakemodel.Handler())
+	t.Cleanup(fake.Close)
+	effects := filepath.Join(dir, "effects") // the bash command writes "effects" in its working directory
+	queue := randomName("harness-kill-")
+
+	pool := &workerPool{
+		t: t, bin: bin, dir: dir,
+		args: []string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", effects, "-workspace", dir, fmt.Sprintf("-full=%t", full)},
+		env:  []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
+	}
+	t.Cleanup(pool.stop)
+	for range killWorkers {
+		pool.start()
+	}
+	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
+
+	want := kills()
+	var killed atomic.Int64
+	var killing atomic.Bool
+	killing.Store(true)
+	run := randomName("")
+	var mu sync.Mutex
+	var runs []turnRun
+	var wg sync.WaitGroup
+	start := time.Now()
+	for s := range killSessions {
+		wg.Go(func() {
+			id := fmt.Sprintf("kill-%s-%d", run, s)
+			for n := 1; n <= killMinTurns || killing.Load(); n++ {
+				prompt := fmt.Sprintf("effects=%d steps=%d sleep=%d (session %s, turn %d)", callsPerStep, stepsPerTurn, effectSleepMS, id, n)
+				if full {
+					prompt = fmt.Sprintf("full sleep=%d session=%s turn=%d", fullSleepMS, id, n)
+				}
+				tr := turnRun{session: id, turn: n, prompt: prompt}
+				wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+				turn, err := c.Start(wctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: prompt, Timeout: 5 * time.Minute})
+				if err == nil {
+					tr.res, tr.approvals, err = approveAll(wctx, turn)
+				}
+				cancel()
+				tr.err = err
+				mu.Lock()
+				runs = append(runs, tr)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	seed := uint64(time.Now().UnixNano())
+	r := rand.New(rand.NewPCG(seed, 18))
+	t.Logf("%d random kills, seed %d", want, seed)
+	// The workers start (a Go binary, a Temporal client, pollers) before
+	// the first kill, so that kills land in turns, not in start-ups.
+	time.Sleep(2 * time.Second)
+	for killed.Load() < int64(want) {
+		time.Sleep(time.Duration(150+r.IntN(550)) * time.Millisecond)
+		pool.killOne(r)
+		killed.Add(1)
+	}
+	killing.Store(false)
+	wg.Wait()
+	elapsed := time.Since(start)
+
+	// Every turn completed, and the model was told of each call whose
+	// outcome is unknown.
+	bySession := map[string][]turnRun{}
+	moves := 0
+	for _, tr := range runs {
+		require.NoError(t, tr.err, "turn %d of %s", tr.turn, tr.session)
+		assert.Equal(t, session.ReasonCompleted, tr.res.Reason)
+		assert.Equal(t, tr.turn, tr.res.Turn)
+		m := answerRE.FindStringSubmatch(tr.res.Answer)
+		require.NotNil(t, m, "answer %q", tr.res.Answer)
+		calls := callsPerStep * stepsPerTurn
+		if full {
+			calls = 6
+			assert.GreaterOrEqual(t, tr.approvals, 1, "the turn waited for an approval")
+		}
+		assert.Equal(t, strconv.Itoa(calls), m[1], "every call got a result the model read")
+		moves += tr.res.Moves
+		bySession[tr.session] = append(bySession[tr.session], tr)
+	}
+	lines := effectLines(t, effects)
+	calls, unknownCalls := 0, 0
+	for id, trs := range bySession {
+		tr, err := store.Load(ctx, id)
+		require.NoError(t, err)
+		n, u := checkLog(t, id, tr.Events, trs, lines)
+		calls += n
+		unknownCalls += u
+	}
+	// The sub-agents' effects: at most one each, of child sessions of
+	// this run's sessions.
+	children := 0
+	for key, n := range lines {
+		sid, _, _ := strings.Cut(key, " ")
+		if _, ok := bySession[sid]; ok {
+			continue
+		}
+		children++
+		assert.Equal(t, 1, n, "child effect %q once", key)
+		tr, err := store.Load(ctx, sid)
+		require.NoError(t, err, "the effect %q names a session of the store", key)
+		assert.Contains(t, bySession, tr.Header.Parent, "the session of %q is a child of this run's", key)
+	}
+	if full {
+		assert.Positive(t, children, "the sub-agents ran")
+	}
+
+	// The sessions resume in the plain loop with nothing to repair, once
+	// the workers that hold them open are gone.
+	pool.stop()
+	loop, err := agent.New(agent.WithModel(fakeModel(t)), agent.WithTools(effect.Tool(effects)), agent.WithStores(agent.Stores{Sessions: store}))
+	require.NoError(t, err)
+	defer loop.Close()
+	for id := range bySession {
+		s, err := loop.ResumeSession(ctx, id)
+		require.NoError(t, err)
+		assert.Empty(t, s.Warnings(), "session %s resumes without repairs", id)
+		assert.False(t, s.Interrupted())
+		require.NoError(t, s.Close())
+	}
+	t.Logf("%d kills survived by %d turns of %d sessions on %d workers in %s (%d moves)", killed.Load(), len(runs), len(bySession), killWorkers, elapsed.Round(time.Millisecond), moves)
+	t.Logf("| kills | turns | calls | effects | outcome unknown |")
+	t.Logf("| %5d | %5d | %5d | %7d | %15d |", killed.Load(), len(runs), calls, len(lines), unknownCalls)
+}
+
+// effectful are the tools whose calls leave a line in the effects file
+// of the session that made them.
+var effectful = map[string]bool{"record_effect": true, "approved_effect": true, "bash": true}
+
+// approveAll waits for the turn to end, approving every call it waits
+// for, and returns its result and how many answers it sent.
+func approveAll(ctx context.Context, turn *temporal.Turn) (temporal.TurnResult, int, error) {
+	answered := 0
+	for {
+		st, err := turn.Status(ctx)
+		if err != nil {
+			return temporal.TurnResult{}, answered, err
+		}
+		switch st.State {
+		case temporal.StateEnded:
+			res, err := turn.Wait(ctx)
+			return res, answered, err
+		case temporal.StatePaused:
+			if st.Pause != nil && len(st.Pause.Approvals) > 0 {
+				a := map[string]permission.Answer{}
+				for _, r := range st.Pause.Approvals {
+					a[r.Call.ID] = permission.Answer{Allow: true}
+				}
+				if err := turn.Answer(ctx, agent.Answers{Approvals: a}); err != nil {
+					return temporal.TurnResult{}, answered, err
+				}
+				answered++
+				// Wait for the answer to be taken before looking again.
+				for {
+					st, err := turn.Status(ctx)
+					if err != nil {
+						return temporal.TurnResult{}, answered, err
+					}
+					if st.State != temporal.StatePaused || st.AnswerError != "" {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return temporal.TurnResult{}, answered, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// effectLines counts the effects file's lines by "<session> <call>".
+func effectLines(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]int{}
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out[sc.Text()]++
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// checkLog checks one session's log against its turns and the effects,
+// and returns the number of its tool calls and of those whose outcome is
+// unknown. A call cut off by a dying worker has its start and no end
+// of its own: the interrupted turn end that follows gives it its
+// outcome-unknown result (as the agent loop logs a crash).
+func checkLog(t *testing.T, id string, events []session.Event, trs []turnRun, lines map[string]int) (int, int) {
+	t.Helper()
+	var prompts []string
+	started := map[string]int{}
+	names := map[string]string{}
+	finished := map[string][]*session.ToolFinished{}
+	cutOff := map[string]bool{}
+	open := map[string]bool{} // started, no end yet
+	completed := 0
+	var lastEnd string
+	for i, e := range events {
+		require.Equal(t, int64(i+1), e.Seq, "session %s: sequence numbers are contiguous", id)
+		switch p := e.Data.(type) {
+		case *session.UserMessage:
+			if p.Steer {
+				continue
+			}
+			if len(prompts) > 0 {
+				assert.Equal(t, session.ReasonCompleted, lastEnd, "session %s: each turn ends completed", id)
+			}
+			prompts = append(prompts, p.Content[0].Text)
+			lastEnd = ""
+		case *session.ToolStarted:
+			started[p.CallID]++
+			names[p.CallID] = p.Name
+			open[p.CallID] = true
+		case *session.ToolFinished:
+			finished[p.CallID] = append(finished[p.CallID], p)
+			delete(open, p.CallID)
+		case *session.TurnEnded:
+			lastEnd = p.Reason
+			switch p.Reason {
+			case session.ReasonCompleted:
+				completed++
+				assert.Empty(t, open, "session %s: a turn completed with calls open", id)
+			case session.ReasonInterrupted:
+				for c := range open {
+					cutOff[c] = true
+				}
+				clear(open)
+			case session.ReasonAwaitingApproval:
+				// A pause; the answer continues the turn.
+			default:
+				t.Errorf("session %s: a turn ended %s", id, p.Reason)
+			}
+		}
+	}
+	assert.Equal(t, session.ReasonCompleted, lastEnd, "session %s: the last turn completed", id)
+	var want []string
+	for n := 1; n <= len(trs); n++ {
+		for _, tr := range trs {
+			if tr.turn == n {
+				want = append(want, tr.prompt)
+			}
+		}
+	}
+	assert.Equal(t, want, prompts, "session %s: each turn's prompt logged once, in order", id)
+	assert.Equal(t, len(trs), completed, "session %s: one completed end per turn", id)
+	unknown := 0
+	for call, n := range started {
+		assert.Equal(t, 1, n, "session %s: call %s started once", id, call)
+		if fs := finished[call]; !cutOff[call] {
+			assert.Len(t, fs, 1, "session %s: call %s has exactly one end", id, call)
+		}
+		fs := finished[call]
+		effects := lines[id+" "+call]
+		if !effectful[names[call]] {
+			continue
+		}
+		switch {
+		case cutOff[call]:
+			assert.Empty(t, fs, "session %s: call %s was cut off and has no end of its own", id, call)
+			assert.LessOrEqual(t, effects, 1, "session %s: call %s of unknown outcome ran at most once", id, call)
+			unknown++
+		default:
+			assert.Equal(t, 1, effects, "session %s: call %s ran exactly once", id, call)
+		}
+	}
+	for call := range finished {
+		assert.Contains(t, started, call, "session %s: call %s ended without a start", id, call)
+	}
+	for key, n := range lines {
+		sid, call, _ := strings.Cut(key, " ")
+		if sid != id {
+			continue
+		}
+		assert.LessOrEqual(t, n, 1, "session %s: call %s ran %d times", id, call, n)
+		assert.Contains(t, started, call, "session %s: call %s had an effect without a logged start", id, call)
+	}
+	return len(started), unknown
+}
