@@ -1,8 +1,8 @@
 // Package anthropic is a model.Model (package agent/model) over
 // Anthropic's Messages API, for Claude and for any endpoint that speaks
 // the same API (DeepSeek's, at https://api.deepseek.com/anthropic). It
-// speaks the API over net/http with encoding/json, with its own request
-// structs and its own stream decoder, so it needs no SDK.
+// uses the official anthropic-sdk-go client for the transport; nothing
+// outside this package imports it.
 //
 // [New] returns a model.Model on the endpoint a [Config] names, in the
 // style of openai.Config: base URL, key and model id, and every other
@@ -84,9 +84,9 @@
 //
 // # Hygiene
 //
-// One Stream call is one HTTP request, never retried here: the loop
-// retries. Nothing is read from the environment (ANTHROPIC_* variables,
-// profiles, credential files): the Config says everything.
+// One Stream call is one HTTP request: the SDK's retries are off, and the
+// loop retries. The SDK reads nothing from the environment (ANTHROPIC_*
+// variables, profiles, credential files): the Config says everything.
 //
 // There is no timeout on a whole request. The default HTTP client bounds
 // dialing, the TLS handshake and the wait for headers. Three bounds watch
@@ -94,8 +94,8 @@
 // does not begin while ping events keep the connection alive
 // (QueueTimeout), and an answer that stops progressing (StallTimeout).
 //
-// The model sends no trace headers and records no spans of its own;
-// package observe traces model calls. The API key never appears in an error or a
+// The SDK's own OpenTelemetry spans and trace headers are off; package
+// observe traces model calls. The API key never appears in an error or a
 // log record.
 //
 // Package anthropictest is a fake endpoint that streams answers event

@@ -65,7 +65,8 @@ func (m *messagesModel) classify(parent, callCtx context.Context, x *exchange, e
 	case timedOut:
 		f = &failure{code: harness.CodeTransport, err: timeout, message: timeout.Message}
 	case x != nil && x.status >= 400:
-		// Everything the provider said is in the reply.
+		// The SDK's error is left out: everything it says is in the
+		// reply, and its request holds the credentials.
 		f = classifyHTTP(x.status, x.header, x.reply)
 	case errors.As(err, &done):
 		return m.redactError(done)

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/catalog"
@@ -48,8 +51,8 @@ type Config struct {
 	// that speaks the Messages API works, such as DeepSeek's at
 	// https://api.deepseek.com/anthropic.
 	BaseURL string
-	// APIKey is the key, sent as a bearer token (Authorization: Bearer)
-	// and as x-api-key; it may be empty for endpoints that need none (Anthropic's
+	// APIKey is the key, sent as the SDK sends one (Authorization:
+	// Bearer); it may be empty for endpoints that need none (Anthropic's
 	// own API needs one). It never
 	// appears in the model's errors or log records, and printing or
 	// logging the Config shows "[redacted]" in its place.
@@ -265,13 +268,10 @@ func lookupModel(id string) (model.Info, catalog.Model, bool) {
 // messagesModel is the model.Model [New] returns. It is safe for
 // concurrent use.
 type messagesModel struct {
-	info    model.Info
-	baseURL string
-	apiKey  string
-	// endpoint is the URL of the messages resource, and header what
-	// every request to it carries.
-	endpoint   string
-	header     http.Header
+	info       model.Info
+	baseURL    string
+	apiKey     string
+	client     sdk.Client
 	httpClient *http.Client
 	logger     *slog.Logger
 	bounds     streamwatch.Config
@@ -287,10 +287,11 @@ type messagesModel struct {
 // invalid field (harness.CodeInvalidOption) and an empty key for
 // Anthropic's own API (harness.CodeAuth) are errors.
 //
-// The model reads nothing from the environment (no ANTHROPIC_* variable,
-// profile or credential file: use [FromEnv] to read the environment),
-// retries nothing (retries are the loop's), sets no timeout on a whole
-// request, and sends no trace headers of its own.
+// The client reads nothing from the environment (the SDK's own
+// ANTHROPIC_* variables, profiles and credential files are ignored: use
+// [FromEnv] to read the environment), retries nothing (retries are the
+// loop's), sets no timeout on a whole request, and sends no
+// OpenTelemetry spans or trace headers of its own.
 //
 //	m, err := anthropic.New(anthropic.Config{APIKey: os.Getenv("ANTHROPIC_API_KEY"), Model: "claude-sonnet-5-5"})
 //
@@ -342,10 +343,34 @@ func New(cfg Config) (model.Model, error) {
 	if m.httpClient == nil {
 		m.httpClient = streamwatch.HTTPClient()
 	}
-	m.endpoint, m.header, err = endpoint(baseURL, cfg.APIKey, cfg.Header)
-	if err != nil {
-		return nil, err
+	opts := []option.RequestOption{
+		// Nothing from the environment: no ANTHROPIC_* variable, profile
+		// or credential file; the Config says everything.
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(baseURL),
+		option.WithHTTPClient(m.httpClient),
+		// One Stream call is one attempt: retries are the loop's.
+		option.WithMaxRetries(0),
+		// Tracing is the host's (package observe), not the SDK's.
+		option.WithoutOpenTelemetry(),
+		option.WithOpenTelemetryPropagation(false),
 	}
+	if cfg.APIKey != "" {
+		// The SDK sends the key as a bearer token; Anthropic-compatible
+		// endpoints of other hosts document the x-api-key header, so the
+		// key goes in both (one value, never another credential).
+		opts = append(opts, option.WithAPIKey(cfg.APIKey), option.WithHeader("X-Api-Key", cfg.APIKey))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Header)) {
+		for i, v := range cfg.Header[k] {
+			if i == 0 {
+				opts = append(opts, option.WithHeader(k, v))
+			} else {
+				opts = append(opts, option.WithHeaderAdd(k, v))
+			}
+		}
+	}
+	m.client = sdk.NewClient(opts...)
 	return m, nil
 }
 

@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
-	"maps"
 	"mime"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -65,88 +62,27 @@ type exchange struct {
 	jsonReply bool
 }
 
-// apiVersion is the version of the Messages API the requests are
-// written for (the anthropic-version header).
-const apiVersion = "2026-10-21"
-
-// userAgent names this adapter to the provider.
-const userAgent = "harness-anthropic (Go)"
-
-// endpoint returns the URL of the messages resource under baseURL (as
-// under a directory: https://host/anthropic gives
-// https://host/anthropic/v1/messages) and the headers every request
-// carries: the API version, the key both as a bearer token and as
-// x-api-key (Anthropic-compatible endpoints of other hosts document the
-// latter), then the caller's headers, which replace those of the same
-// name.
-func endpoint(baseURL, key string, extra http.Header) (string, http.Header, error) {
-	base, err := url.Parse(baseURL)
-	if err != nil {
-		return "", nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("anthropic: base URL %q: %v", baseURL, err)}
-	}
-	if base.Path != "" && !strings.HasSuffix(base.Path, "/") {
-		base.Path += "/"
-	}
-	if base.RawPath != "" && !strings.HasSuffix(base.RawPath, "/") {
-		base.RawPath += "/"
-	}
-	u, err := base.Parse("v1/messages")
-	if err != nil {
-		return "", nil, &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf("anthropic: base URL %q: %v", baseURL, err)}
-	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	h.Set("User-Agent", userAgent)
-	h.Set("Anthropic-Version", apiVersion)
-	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
-		h.Set("X-Api-Key", key)
-	}
-	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		if len(extra[k]) > 0 {
-			h.Del(k)
+func (x *exchange) middleware(wd *streamwatch.Watch) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(req)
+		if err != nil || resp == nil || resp.Body == nil {
+			return resp, err
 		}
-		for _, v := range extra[k] {
-			h.Add(k, v)
+		x.status, x.header = resp.StatusCode, resp.Header.Clone()
+		wd.Start()
+		resp.Body = wd.Body(resp.Body)
+		switch {
+		case resp.StatusCode >= 400:
+			x.reply, _ = readClose(resp.Body, maxErrorBody)
+			resp.Body = io.NopCloser(bytes.NewReader(x.reply))
+		case isJSON(resp.Header.Get("Content-Type")):
+			// A whole message instead of a stream (an endpoint that
+			// cannot stream).
+			x.jsonReply = true
+			x.reply, _ = readClose(resp.Body, maxJSONBody)
+			resp.Body = io.NopCloser(bytes.NewReader(nil))
 		}
-	}
-	return u.String(), h, nil
-}
-
-// post sends body to the endpoint and returns the response as the
-// exchange saw it (see [exchange.received]). One call is one attempt.
-func (m *messagesModel) post(ctx context.Context, body []byte, x *exchange, wd *streamwatch.Watch) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header = m.header.Clone()
-	resp, err := m.httpClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	x.received(resp, wd)
-	return resp, nil
-}
-
-// received records the status and headers of resp, puts the watch on
-// its body, and reads the body whole when it is an error reply or a
-// whole message instead of a stream.
-func (x *exchange) received(resp *http.Response, wd *streamwatch.Watch) {
-	x.status, x.header = resp.StatusCode, resp.Header.Clone()
-	wd.Start()
-	resp.Body = wd.Body(resp.Body)
-	switch {
-	case resp.StatusCode >= 400:
-		x.reply, _ = readClose(resp.Body, maxErrorBody)
-		resp.Body = io.NopCloser(bytes.NewReader(x.reply))
-	case isJSON(resp.Header.Get("Content-Type")):
-		// A whole message instead of a stream (an endpoint that
-		// cannot stream).
-		x.jsonReply = true
-		x.reply, _ = readClose(resp.Body, maxJSONBody)
-		resp.Body = io.NopCloser(bytes.NewReader(nil))
+		return resp, nil
 	}
 }
 
@@ -181,15 +117,13 @@ func (m *messagesModel) call(ctx context.Context, req *model.Request, emit func(
 	x := &exchange{}
 	m.logger.Debug("model call", "model", m.info.Name, "base_url", m.redactString(m.baseURL), "messages", len(req.Messages),
 		"tools", len(req.Tools), "bytes", len(body))
-	raw, err := m.post(callCtx, body, x, wd)
+	var raw *http.Response
+	err = m.client.Post(callCtx, "v1/messages", bytes.NewReader(body), &raw, option.WithMiddleware(x.middleware(wd)))
 	if raw != nil && raw.Body != nil {
 		defer raw.Body.Close()
 	}
 	if err != nil {
 		return m.fail(ctx, callCtx, x, err)
-	}
-	if x.status >= 400 {
-		return m.fail(ctx, callCtx, x, fmt.Errorf("the provider answered %s", raw.Status))
 	}
 	if raw == nil || raw.Body == nil {
 		return m.fail(ctx, callCtx, x, model.NewError(harness.CodeEmptyResponse, "the provider sent no response body", nil))

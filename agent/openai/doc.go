@@ -1,16 +1,14 @@
 // Package openai is a model.Model (package agent/model) over the Chat
 // Completions API, for OpenAI and for any OpenAI-compatible provider,
-// DeepSeek first. It speaks the API over net/http with encoding/json:
-// the requests are its own wire structs and the answers are read by its
-// own decoder, so it needs no SDK.
+// DeepSeek first. It uses the official openai-go client; nothing outside
+// this package imports it.
 //
 // [New] returns a model.Model on the endpoint a [Config] names: its base
 // URL, key and model id. Every other knob is a named field (the dialect,
 // the HTTP client, headers, the idle timeout, the request controls), and
 // all are checked at once.
 //
-// [FromEnv] fills a Config from the environment; [New] reads none of it
-// (but for the three OPENAI_ variables of OpenAI's own host, below).
+// [FromEnv] fills a Config from the environment; [New] reads none of it.
 // FromEnv reads exactly these variables:
 //
 //   - HARNESS_BASE_URL, HARNESS_API_KEY and HARNESS_MODEL, for any
@@ -69,9 +67,9 @@
 // # Requests
 //
 // The request body is a set of wire structs, encoded with encoding/json
-// in one fixed key order, keeping what DeepSeek needs, such as an
-// assistant turn's content, which is always a string ("" on a turn that
-// only called tools).
+// in one fixed key order. The SDK's helpers are not used: they drop what
+// DeepSeek needs, such as an assistant turn's content, which is always a
+// string ("" on a turn that only called tools).
 //
 //   - Tool results are tool messages, which carry text only. Images a
 //     tool produced are sent in one user message right after the step's
@@ -130,8 +128,7 @@
 //
 // # Hygiene
 //
-// One Stream call is one HTTP request, never retried here: retries are
-// the loop's.
+// One Stream call is one HTTP request: the SDK's retries are off.
 //
 // There is no timeout on a whole request, which would cut long answers
 // off. The default HTTP client bounds dialing, the TLS handshake and the
@@ -148,10 +145,8 @@
 //     then sends nothing but keep-alives. Keep-alives prove that the
 //     connection lives, not that the answer progresses.
 //
-// On OpenAI's own host, OPENAI_ORG_ID, OPENAI_PROJECT_ID and
-// OPENAI_CUSTOM_HEADERS add their headers, as OpenAI's own client does
-// (Config.Header and the key win). Requests to any other host read
-// nothing from the environment, and never carry OpenAI-Organization or
+// Requests to hosts other than OpenAI's read nothing from the SDK's
+// OPENAI_* environment variables, and never carry OpenAI-Organization or
 // OpenAI-Project headers. The API key never appears in an error message
 // or a log record, even when a provider echoes it back.
 //

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	oai "github.com/openai/openai-go/v3"
+
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/internal/retryafter"
@@ -58,17 +60,20 @@ func (m *chatModel) classify(parent, callCtx context.Context, x *exchange, err e
 	case timedOut:
 		f = &failure{code: harness.CodeTransport, err: timeout, message: timeout.Message}
 	case x != nil && x.status >= 400:
-		// err only repeats the status line: everything the provider
-		// said is in the exchange.
+		// The SDK's error is left out: its request holds the
+		// Authorization header, and everything it says is here.
 		f = classifyHTTP(x.status, x.header, x.reply)
 	case errors.As(err, &done):
 		// Already classified.
 		return m.redactError(done)
 	default:
+		var ae *oai.Error
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		var ne net.Error
 		switch {
+		case errors.As(err, &ae):
+			f = classifyHTTP(ae.StatusCode, nil, []byte(`{"error":`+ae.RawJSON()+`}`))
 		case errors.As(err, &syn), errors.As(err, &typ):
 			f = &failure{code: harness.CodeServer, err: err,
 				message: "the provider sent a malformed stream chunk: " + err.Error()}

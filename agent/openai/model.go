@@ -7,11 +7,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -49,13 +51,10 @@ const (
 // of OpenAI or of any OpenAI-compatible provider. It is safe for
 // concurrent use.
 type chatModel struct {
-	info    model.Info
-	baseURL string
-	apiKey  string
-	// endpoint is the URL of the chat completions resource, and header
-	// what every request to it carries.
-	endpoint   string
-	header     http.Header
+	info       model.Info
+	baseURL    string
+	apiKey     string
+	chat       oai.ChatCompletionService
 	httpClient *http.Client
 	logger     *slog.Logger
 	bounds     streamwatch.Config
@@ -406,9 +405,32 @@ func New(cfg Config) (model.Model, error) {
 	if m.httpClient == nil {
 		m.httpClient = streamwatch.HTTPClient()
 	}
-	m.endpoint, m.header, err = endpoint(baseURL, cfg.APIKey, cfg.Header, m.openAIHost, os.LookupEnv)
-	if err != nil {
-		return nil, err
+	ropts := []option.RequestOption{
+		option.WithBaseURL(baseURL),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(m.httpClient),
+		// One Stream call is one attempt: retries are the loop's.
+		option.WithMaxRetries(0),
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Header)) {
+		for i, v := range cfg.Header[k] {
+			if i == 0 {
+				ropts = append(ropts, option.WithHeader(k, v))
+			} else {
+				ropts = append(ropts, option.WithHeaderAdd(k, v))
+			}
+		}
+	}
+	if m.openAIHost {
+		// OpenAI itself: honour the SDK's OPENAI_* environment
+		// (organization, project); our key and base URL override it.
+		m.chat = oai.NewClient(ropts...).Chat.Completions
+	} else {
+		// Another provider: read nothing from the OPENAI_* environment,
+		// so no OpenAI key, organization, project or custom header
+		// travels to it, and drop the two OpenAI headers in any case.
+		ropts = append(ropts, option.WithHeaderDel("OpenAI-Organization"), option.WithHeaderDel("OpenAI-Project"))
+		m.chat = oai.NewChatCompletionService(ropts...)
 	}
 	return m, nil
 }

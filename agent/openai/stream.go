@@ -3,9 +3,12 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
+	"net/http"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -23,8 +26,8 @@ const (
 
 // Stream sends req and yields the answer as it arrives: reasoning and
 // text pieces, tool-call pieces (the loop joins them), then the
-// usage and the finish reason. One call is one HTTP request, never
-// retried here, so the loop's retry policy is the only one.
+// usage and the finish reason. One call is one HTTP request; the SDK's
+// own retries are off, so the loop's retry policy is the only one.
 //
 // A failure is yielded once as a *harness.Error: harness.CodeAuth (401,
 // 403), CodeInsufficientBalance (402), CodeInvalidRequest (400, 422, with
@@ -77,18 +80,23 @@ func (m *chatModel) call(ctx context.Context, req *model.Request, emit func(mode
 	wd := streamwatch.New(bounds, cancel)
 	defer wd.Stop()
 	x := &exchange{body: body}
+	var raw *http.Response
+	opts := []option.RequestOption{
+		option.WithMiddleware(x.middleware(wd, m.streaming)),
+		option.WithRequestBody("application/json", body.reader()),
+		option.WithResponseBodyInto(&raw),
+	}
 	m.logger.Debug("model call", "model", m.info.Name, "base_url", m.redactString(m.baseURL), "dialect", m.rules.dialect,
 		"messages", nmsgs, "tools", len(req.Tools), "stream", m.streaming, "bytes", body.size)
 
-	raw, err := m.post(callCtx, x, wd)
+	// The body is written here; the SDK sends it, with its headers,
+	// authentication and middleware, and hands back the raw response.
+	_, err = m.chat.New(callCtx, oai.ChatCompletionNewParams{}, opts...)
 	if raw != nil && raw.Body != nil {
 		defer raw.Body.Close()
 	}
 	if err != nil {
 		return m.fail(ctx, callCtx, x, err)
-	}
-	if x.status >= 400 {
-		return m.fail(ctx, callCtx, x, fmt.Errorf("the provider answered %s", raw.Status))
 	}
 	if raw == nil || raw.Body == nil {
 		return m.fail(ctx, callCtx, x, model.NewError(harness.CodeEmptyResponse, "the provider sent no response body", nil))
