@@ -147,7 +147,8 @@ func (s *Session) budgets() Budgets {
 func (t *turn) spent() (turn, sess spend) {
 	childUsage, childCost := t.sub.spent()
 	child := spendOf(childUsage, childCost)
-	turn = t.base.plus(spendOf(t.usage, t.cost)).plus(child)
+	bgUsage, bgCost := t.sub.backgroundSpent() // already in the session's
+	turn = t.base.plus(spendOf(t.usage, t.cost)).plus(child).plus(spendOf(bgUsage, bgCost))
 	sess = spendOf(t.s.Usage(), t.s.Cost()).plus(child)
 	return turn, sess
 }

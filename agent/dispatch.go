@@ -29,7 +29,9 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	for i, c := range calls {
 		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Step: step, Index: i, Env: env}
 		prepared[i] = call
-		results[i] = t.stepTools().reg.Check(call)
+		if results[i] = t.s.checkLoaded(t.stepTools(), call); results[i] == nil {
+			results[i] = t.stepTools().reg.Check(call)
+		}
 	}
 	if err := t.decide(step, calls, prepared, results); err != nil {
 		return err
@@ -125,7 +127,7 @@ func (t *turn) decide(step int, calls []harness.ToolCall, prepared []*tools.Call
 		if d.Outcome == permission.Ask {
 			req := permission.Request{Call: calls[i], Decision: d, Render: call.Spec.Render, Digest: callDigest(calls[i])}
 			switch {
-			case t.l.cfg.approver == nil && t.l.cfg.depth > 0:
+			case t.l.cfg.approver == nil && t.l.cfg.depth > 0 && !t.l.cfg.jobs.background:
 				// A sub-agent cannot pause its parent's turn: the policy's
 				// ask becomes its denial, saying what would allow it.
 				rec.Outcome, rec.Reason = string(permission.Deny), subAgentAskReason(d)
@@ -332,6 +334,8 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 				flush()
 			case ev := <-t.sub.relay:
 				t.emit(ev)
+			case <-t.s.bg.wakeChan():
+				t.relayJobEvents()
 			}
 		}
 		flush() // what the call reported before it returned comes first

@@ -179,9 +179,10 @@
 // steps, add their usage to the parent's turn, stop with it, and reach
 // the host as [SubAgentEvent] values.
 //
-// A child's call that needs approval goes to the [WithApprover] approver.
-// Without one it is denied, with a reason that says so: a child cannot
-// pause its parent's turn.
+// A child's call that needs approval goes to the [WithApprover] approver,
+// told the child's origin (permission.Request.Origin). Without one, a
+// child in the foreground of its call is denied, with a reason that says
+// so: it cannot pause its parent's turn.
 //
 // # Background jobs
 //
@@ -206,10 +207,34 @@
 //
 // A task call with background true starts the child as a job (kind
 // "agent") and returns at once; the child's text is the job's output and
-// its final answer the job's, which job_output shows. Its session, its
-// spend and its model calls are recorded as a foreground child's are;
-// its events do not reach the host as SubAgentEvent values, and its asks
-// follow the foreground rules (the parent's approver, or denied).
+// its final answer the job's, which job_output shows. Its session and its
+// model calls are recorded as a foreground child's are. While it runs:
+//
+//   - Its events reach the host as SubAgentEvent values whose Job names
+//     the job: among the events of the parent's running turn, or, between
+//     turns, through [WithJobEvents].
+//   - Its steps count against the budget of sub-agent steps of the turn
+//     that started it (SubAgents.TurnSteps), with that turn's other
+//     children; past it, the child stops after its step.
+//   - Each of its model calls is the parent session's spend at once (and
+//     the running parent turn's), so Limits.Budget sees it; the child
+//     stops when the parent session's budget is reached, and at what was
+//     left of the parent's budgets when it started.
+//   - A call that needs approval goes to the parent's approver. Without
+//     one the child's turn pauses durably in its own log, and so does the
+//     parent: its running turn ends awaiting_approval at its next step
+//     (or instead of ending), and [Session.Pending] lists the question
+//     with the child's origin, its id qualified by the job ("job3/" and
+//     the child's call id). [Session.Resolve] hands the answers to the
+//     child, which goes on, and continues the parent's turn. Between
+//     turns, Pending and Paused list the question too, and Resolve
+//     answers it without a turn.
+//
+// A resumed parent re-attaches to its children's logs: a child whose
+// session waits for an approval is taken up again as the same job
+// (its question listed by Pending, answered by Resolve in the new
+// process); a child that was in the middle of a step is lost, as a bash
+// job is.
 //
 // # Checkpoints and rewind
 //
@@ -244,6 +269,18 @@
 // A tool may narrow the rest of its turn (permission.Narrowing; the skill
 // tool records one for a skill's allowed-tools). The narrowing applies on
 // top of the permission policy and is rebuilt on resume.
+//
+// # Deferred tools
+//
+// Every tool's schema is sent, and paid for, on every request.
+// [WithDeferredTools] marks tools that are rarely used: the model sees
+// them by name and one line in the description of a load_tools tool,
+// and loads the ones it needs; from its next step on they are sent whole.
+// Loaded tools follow the others in the order they were loaded, so the
+// prefix the provider caches only grows. The loads are logged: a resumed
+// session, a rewind's fork and a strict replay send the same tools, and
+// compaction keeps them. A call of a tool that is not loaded does not run
+// ([CodeNotLoaded]); its result tells the model to load it.
 //
 // # Extending the loop
 //

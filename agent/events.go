@@ -233,15 +233,20 @@ type StepEnd struct {
 }
 
 // SubAgentEvent is an event of a child session, passed on to the host of
-// the parent's turn while the task call that started the child runs.
+// the parent's turn while the task call that started the child runs, or,
+// for a background child, while a turn of the parent runs (see
+// WithJobEvents for those that come between turns).
 type SubAgentEvent struct {
 	// Session is the child's session id; Call the parent's task call id.
 	Session string `json:"session"`
 	Call    string `json:"call"`
 	Agent   string `json:"agent"`
 	// Depth is 1 for a child of the top session, 2 for a grandchild.
-	Depth int   `json:"depth"`
-	Event Event `json:"event"`
+	Depth int `json:"depth"`
+	// Job is the id of the job a background child runs as (task with
+	// background true); empty for a child in the foreground of its call.
+	Job   string `json:"job,omitempty"`
+	Event Event  `json:"event"`
 }
 
 // TurnEnd is always the last event of a turn.

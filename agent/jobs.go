@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
@@ -16,6 +17,23 @@ type jobsConfig struct {
 	// logged, when set, holds the completion notices of a recording by
 	// turn and step (ReplayJobNotices); live notices are then dropped.
 	logged map[[2]int][]harness.Reminder
+	// events hears the background children's events that come while no
+	// turn runs (WithJobEvents).
+	events func(*SubAgentEvent)
+	// background is set in the loop of a background child: its asks
+	// pause it instead of being denied.
+	background bool
+}
+
+// WithJobEvents sets f to hear the events of background sub-agents (task
+// with background true) that come while no turn of their parent session
+// runs. While a turn runs, they are among its events; either way each is
+// a SubAgentEvent whose Job names the child's job, and each reaches the
+// host once. f is called from the child's goroutine, one event at a time
+// per child; it must not block. Without f, the events that come between
+// turns reach only the child's log.
+func WithJobEvents(f func(*SubAgentEvent)) Option {
+	return func(c *config) { c.jobs.events = f }
 }
 
 // WithJobs configures the job registry of each session (package jobs):
@@ -75,6 +93,7 @@ func (s *Session) jobs() *jobs.Registry {
 // results (step 0: after the user's message): it logs one reminder per
 // job and reports each as a ReminderAdded event.
 func (t *turn) jobNotices(step int) {
+	t.relayJobEvents()
 	var notes []harness.Reminder
 	if r := t.s.jobs(); r != nil {
 		t.recordJobs(r)
@@ -153,15 +172,27 @@ func (t *turn) recordJobs(r *jobs.Registry) {
 }
 
 // restoreJobs puts the jobs a resumed session's log records into its
-// registry: none of them survived the process that ran it, so those not
+// registry. None of them survived the process that ran it: those not
 // recorded as ended are lost (the model is told at its next step), with
-// the output last recorded.
-func (s *Session) restoreJobs(events []session.Event) {
+// the output last recorded, except a background sub-agent whose session
+// waits for approval, which is taken up again as the same job (reattach).
+func (s *Session) restoreJobs(ctx context.Context, events []session.Event) {
 	latest := map[string]jobRecord{}
+	subs := map[string]subAgentRef{}
 	var order []string
 	for _, e := range events {
 		p, ok := e.Data.(*session.ToolRecord)
-		if !ok || p.Tool != jobRecordTool || p.Name != jobRecordName {
+		if !ok {
+			continue
+		}
+		if p.Tool == taskToolName && p.Name == "sub_agent" {
+			var sr subAgentRecord
+			if json.Unmarshal(p.Data, &sr) == nil && sr.Job != "" {
+				subs[sr.Job] = subAgentRef{Session: sr.Session, Agent: sr.Agent, Call: p.CallID}
+			}
+			continue
+		}
+		if p.Tool != jobRecordTool || p.Name != jobRecordName {
 			continue
 		}
 		var rec jobRecord
@@ -183,6 +214,11 @@ func (s *Session) restoreJobs(events []session.Event) {
 	}
 	for _, id := range order {
 		rec := latest[id]
+		if !rec.Status.Final() && rec.Kind == jobs.Agent {
+			if sub, ok := subs[id]; ok && s.reattach(ctx, r, rec, sub) {
+				continue
+			}
+		}
 		if _, err := r.Lose(rec.Info, []byte(rec.Tail)); err != nil {
 			s.logger.Warn("restoring a job from the log failed", "job", id, "error", err)
 			continue
@@ -193,4 +229,10 @@ func (s *Session) restoreJobs(events []session.Event) {
 			jl.mu.Unlock()
 		}
 	}
+}
+
+// subAgentRef is what a parent's log says of a background child: its
+// session, agent type and the task call that started it.
+type subAgentRef struct {
+	Session, Agent, Call string
 }

@@ -59,23 +59,28 @@ func (t *turn) pauseStep(step int, asked []session.PendingCall, requests []permi
 	return errPaused
 }
 
-// Pending returns the questions of a paused turn, or nil when no call
-// waits for approval.
+// Pending returns the questions of a paused turn and those of the
+// session's background sub-agents that wait for approval, or nil when no
+// call waits. A background sub-agent's question has Origin set (its
+// session, agent type and job) and its call's id qualified by the job's:
+// "job3/call_t1_s2_0". Resolve takes the ids as Pending gives them.
 func (s *Session) Pending() []permission.Request {
 	s.mu.Lock()
 	pz := s.paused
 	s.mu.Unlock()
-	if pz == nil || pz.reason != session.ReasonAwaitingApproval {
-		return nil
+	var out []permission.Request
+	if pz != nil && pz.reason == session.ReasonAwaitingApproval {
+		calls := s.pendingCalls()
+		for _, a := range pz.asked {
+			if len(calls) == 0 {
+				break // the turn waits for its background sub-agents: listed below
+			}
+			out = append(out, permission.Request{Call: calls[a.CallID], Digest: a.Digest, Decision: permission.Decision{
+				Outcome: permission.Ask, Rule: a.Rule, Reason: a.Reason, Suggest: a.Suggest, Preview: a.Preview,
+			}})
+		}
 	}
-	calls := s.pendingCalls()
-	out := make([]permission.Request, 0, len(pz.asked))
-	for _, a := range pz.asked {
-		out = append(out, permission.Request{Call: calls[a.CallID], Digest: a.Digest, Decision: permission.Decision{
-			Outcome: permission.Ask, Rule: a.Rule, Reason: a.Reason, Suggest: a.Suggest, Preview: a.Preview,
-		}})
-	}
-	return out
+	return append(out, s.jobRequests()...)
 }
 
 // Resolve answers the calls a paused turn waits for and continues that
@@ -87,6 +92,15 @@ func (s *Session) Pending() []permission.Request {
 // is paused, or an id does not wait, or one is missing, the only event is
 // a TurnEnd with an error matching CodeNothingPending or
 // harness.CodeInvalidArguments, and nothing is logged.
+//
+// Answers for a background sub-agent's calls (ids qualified by its job,
+// as Pending gives them; all of one sub-agent's at once) go to that
+// sub-agent, which goes on in the background and logs them in its own
+// session. A turn that paused only because background sub-agents waited
+// goes on too: the model is called next, or, when it had finished the
+// turn, the turn ends. When no turn is paused and only background
+// sub-agents wait, the only event is a TurnEnd with reason completed and
+// no steps, and no turn is logged in this session.
 //
 // Answers bind to the calls asked about: each question keeps a digest
 // of its call's name and arguments, and when the call in the log no
@@ -146,6 +160,10 @@ func (s *Session) Paused() *Pause {
 	pz := s.paused
 	s.mu.Unlock()
 	if pz == nil {
+		if reqs := s.jobRequests(); len(reqs) > 0 {
+			// Between turns, background sub-agents wait for answers.
+			return &Pause{Reason: session.ReasonAwaitingApproval, Approvals: reqs}
+		}
 		return nil
 	}
 	p := &Pause{Reason: pz.reason, Step: pz.step, Approvals: s.Pending(), Spend: pz.spend}
@@ -171,6 +189,17 @@ func (t *turn) resume(all Answers) {
 	t.s.mu.Lock()
 	pz := t.s.paused
 	t.s.mu.Unlock()
+	byJob, own := t.s.splitJobAnswers(all.Approvals)
+	if err := checkJobAnswers(byJob); err != nil {
+		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	if pz == nil && len(byJob) > 0 && own == nil && all.Input == nil && all.Budget == nil {
+		// Only background sub-agents waited: they go on.
+		t.s.answerJobs(byJob)
+		t.end(&TurnEnd{Reason: session.ReasonCompleted})
+		return
+	}
 	if pz == nil {
 		err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no turn waits for an answer in session %s", t.s.Header().ID)}
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
@@ -178,6 +207,18 @@ func (t *turn) resume(all Answers) {
 	}
 	if err := answersFit(pz, all); err != nil {
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+		return
+	}
+	if pz.reason == session.ReasonAwaitingApproval && len(t.s.pendingCalls()) == 0 {
+		// The turn waits for its background sub-agents only.
+		if len(own) > 0 {
+			err := &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf(
+				"agent: no call with id %s waits for approval; the waiting calls are those Pending lists", strings.Join(sortedKeys(own), ", "))}
+			t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
+			return
+		}
+		t.s.answerJobs(byJob)
+		t.resumeJobs(pz)
 		return
 	}
 	switch pz.reason {
@@ -188,7 +229,7 @@ func (t *turn) resume(all Answers) {
 		t.resumeInput(pz, all.Input)
 		return
 	}
-	answers := all.Approvals
+	answers := own
 	if err := checkAnswers(pz, answers); err != nil {
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
@@ -198,6 +239,7 @@ func (t *turn) resume(all Answers) {
 		t.end(&TurnEnd{Reason: session.ReasonError, Err: err})
 		return
 	}
+	t.s.answerJobs(byJob)
 	var logs []session.Payload
 	for _, a := range pz.asked {
 		ans := answers[a.CallID]
@@ -256,6 +298,15 @@ func (t *turn) pauseReason() string {
 		return t.s.paused.reason
 	}
 	return session.ReasonAwaitingApproval
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // answersFit reports answers of another kind than the pause waits for.

@@ -81,6 +81,10 @@ type Session struct {
 	// that are still running.
 	abMu      sync.Mutex
 	abandoned map[*runningCall]struct{}
+
+	// bg is what the session keeps of its background sub-agents
+	// (subagent_bg.go).
+	bg bgState
 }
 
 // Header returns the session's log header: its id (Header().ID), working
@@ -101,7 +105,8 @@ func (s *Session) Messages() []harness.Message {
 // Usage returns the token usage of the session's logged model calls:
 // its own steps', its compactions' summarizing calls and its sub-agents'
 // (the calls Cost prices). It is derived from the log when resumed and
-// summed as turns run, so it equals the sum of its turns' TurnEnd.Usage.
+// summed as turns run, so it equals the sum of its turns' TurnEnd.Usage,
+// and of what background sub-agents spent between turns.
 func (s *Session) Usage() harness.Usage {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
@@ -246,6 +251,8 @@ func (s *Session) runTurn(ctx context.Context, body func(t *turn)) iter.Seq2[Eve
 		s.mu.Unlock()
 		defer s.turnEnded()
 		t := &turn{s: s, l: s.loop, model: m, chain: models, ctx: turnCtx, cancel: cancel, yield: yield, observers: observers, sub: &subTurn{relay: make(chan Event)}}
+		s.bgAttach(t)
+		defer s.bgDetach(t)
 		t.safely(func() {
 			t.checkpoint(session.CheckpointTurnStart)
 			body(t)

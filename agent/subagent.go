@@ -13,6 +13,7 @@ import (
 	"github.com/go-harness/harness/agent/model"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
+	"github.com/go-harness/harness/tools/permission"
 )
 
 // AgentType is a kind of sub-agent the model may start with the task
@@ -74,9 +75,12 @@ const (
 // never "user"), and the reason, which the child's model and the host
 // read, says that it needed approval and that WithApprover, or an allow
 // rule, lets a sub-agent's calls be approved. Hosts whose sub-agents must
-// make such calls configure an approver, or rules that allow them. The host sees the child's events as SubAgentEvent values,
-// its usage adds to the parent's turn, and cancelling the parent's turn
-// cancels the children.
+// make such calls configure an approver, or rules that allow them. The
+// host sees the child's events as SubAgentEvent values, its usage adds to
+// the parent's turn, and cancelling the parent's turn cancels the
+// children. A child started with background true is a job instead, whose
+// asks pause it and its parent durably: see "Background jobs" in the
+// package documentation.
 func WithSubAgents(sa SubAgents) Option {
 	return func(c *config) {
 		if len(sa.Types) == 0 {
@@ -136,6 +140,27 @@ type subTurn struct {
 	steps int
 	usage harness.Usage
 	cost  float64
+	// bgUsage and bgCost are the model calls background children made
+	// while the turn ran: already the session's (Session.spend), the
+	// turn's too.
+	bgUsage harness.Usage
+	bgCost  float64
+}
+
+// addBackground adds a background child's model call made while the turn
+// runs.
+func (st *subTurn) addBackground(u harness.Usage, cost float64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.bgUsage.Add(u)
+	st.bgCost += cost
+}
+
+// backgroundSpent is what background children spent while the turn ran.
+func (st *subTurn) backgroundSpent() (harness.Usage, float64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bgUsage, st.bgCost
 }
 
 // left returns how many child steps the turn has left of total.
@@ -181,9 +206,9 @@ type taskArgs struct {
 	Background  bool   `json:"background,omitempty" jsonschema:"Run as a job: returns at once; you are told when it ends; job_output reads the answer."`
 }
 
-// taskTool builds the task tool for a loop at depth (0 for a top loop).
-func (l *Loop) taskTool() (tools.Tool, error) {
-	sa := l.cfg.sub
+// toolsByName returns the loop's tools and its sources' current ones,
+// by name: those a child may be given.
+func (l *Loop) toolsByName() map[string]tools.Tool {
 	byName := map[string]tools.Tool{}
 	for _, t := range l.cfg.tools {
 		byName[t.Spec().Name] = t
@@ -195,6 +220,13 @@ func (l *Loop) taskTool() (tools.Tool, error) {
 			}
 		}
 	}
+	return byName
+}
+
+// taskTool builds the task tool for a loop at depth (0 for a top loop).
+func (l *Loop) taskTool() (tools.Tool, error) {
+	sa := l.cfg.sub
+	byName := l.toolsByName()
 	readOnly := true
 	var desc strings.Builder
 	desc.WriteString("Start a sub-agent on a self-contained task, in its own context with its own tools; only its final answer returns. " +
@@ -268,7 +300,8 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if in.Background {
 		return l.startBackgroundTask(ctx, t, call, in, ty, steps, budget, byName)
 	}
-	child, err := l.childLoop(t, ty, steps, budget, byName)
+	origin := &permission.Origin{Agent: ty.Name}
+	child, err := l.childLoop(t.s, t.childModel(ty), ty, steps, budget, byName, origin, false)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +310,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 	if err != nil {
 		return nil, err
 	}
+	origin.Session = sess.Header().ID
 	if rerr := t.s.record(ctx, call, "sub_agent", subAgentRecord{Session: sess.Header().ID, Agent: ty.Name, Description: in.Description}); rerr != nil {
 		l.cfg.logger.Warn("agent: recording a sub-agent's session id failed", "error", rerr)
 	}
@@ -374,6 +408,8 @@ type subAgentRecord struct {
 	Session     string `json:"session"`
 	Agent       string `json:"agent"`
 	Description string `json:"description,omitempty"`
+	// Job is the job a background child runs as.
+	Job string `json:"job,omitempty"`
 }
 
 // taskResult is the parent's view of a child's turn.
@@ -422,10 +458,25 @@ func capText(s string, max int, id string) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
+// childModel is the model of a child of type ty started in the turn:
+// the type's, or the model the turn calls now with the rest of its
+// fallback chain.
+func (t *turn) childModel(ty AgentType) model.Model {
+	if ty.Model != nil {
+		return ty.Model
+	}
+	if t.cur < len(t.chain)-1 {
+		return model.Fallback(t.chain[t.cur], t.chain[t.cur+1:]...)
+	}
+	return t.model
+}
+
 // childLoop builds the loop of one child: the parent's configuration
-// with the type's tools, prompt, model and steps, the parent session's
-// permission policy and the parent's approver.
-func (l *Loop) childLoop(t *turn, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool) (*Loop, error) {
+// with the type's tools, prompt and steps, the model m, the parent
+// session's permission policy and the parent's approver, which is told
+// the child's origin. A background child (background true) pauses for
+// the answers no approver gives; a foreground one is denied them.
+func (l *Loop) childLoop(parent *Session, m model.Model, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool, origin *permission.Origin, background bool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
 	cfg.sources = nil
@@ -441,21 +492,28 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, budget Budgets, byNam
 	// What is left of the parent's budgets, as the child's turn budget:
 	// the child stops at it (it cannot pause its parent's turn).
 	cfg.limits.Budget = budget
-	cfg.model = ty.Model
-	if cfg.model == nil {
-		// The parent's model, and the rest of its fallback chain.
-		cfg.model = t.model
-		if t.cur < len(t.chain)-1 {
-			cfg.model = model.Fallback(t.chain[t.cur], t.chain[t.cur+1:]...)
+	cfg.model = m
+	cfg.policy = parent.policy()
+	cfg.jobs.background = background
+	// The recording's notices (ReplayJobNotices) are the parent's, and
+	// the events between the parent's turns its host's.
+	cfg.jobs.logged, cfg.jobs.events = nil, nil
+	if a := cfg.approver; a != nil {
+		cfg.approver = func(ctx context.Context, req permission.Request) (permission.Answer, error) {
+			if req.Origin == nil {
+				o := *origin
+				req.Origin = &o
+			}
+			return a(ctx, req)
 		}
 	}
-	cfg.policy = t.s.policy()
+	cfg.deferred = l.cfg.deferred.forChild(parent)
 	cfg.depth = l.cfg.depth + 1
 	if cfg.depth >= l.cfg.sub.MaxDepth {
 		cfg.sub = nil
 	}
-	// Without an approver a child's ask is denied, not paused: see
-	// turn.decide.
+	// Without an approver a foreground child's ask is denied, a
+	// background child's pauses it: see turn.decide.
 	child := &Loop{cfg: cfg, sessions: map[*Session]struct{}{}}
 	ts, err := child.buildTools()
 	if err != nil {

@@ -107,7 +107,7 @@ func (t *turn) loop() {
 			t.finish(session.ReasonError, err)
 			return
 		}
-		if t.checkBudget() {
+		if t.checkBudget() || t.awaitJobs() {
 			return
 		}
 		t.steps++
@@ -153,6 +153,9 @@ func (t *turn) loop() {
 			if more {
 				continue
 			}
+			if t.awaitJobs() {
+				return // background sub-agents wait for answers
+			}
 			t.finish(session.ReasonCompleted, nil)
 			return
 		}
@@ -183,6 +186,11 @@ func (t *turn) finish(reason string, err error) {
 	// count in the parent's turn and session as well.
 	t.cost += childCost
 	t.s.spend(childUsage, childCost)
+	// Background children's calls while the turn ran are the session's
+	// already.
+	bgUsage, bgCost := t.sub.backgroundSpent()
+	t.usage.Add(bgUsage)
+	t.cost += bgCost
 	te := &session.TurnEnded{Reason: reason, Steps: t.steps, Usage: t.usage}
 	if err != nil {
 		te.Error = &session.ErrorInfo{Code: harness.Code(harness.CodeOf(err)), Message: err.Error()}
@@ -207,6 +215,9 @@ func (t *turn) finish(reason string, err error) {
 // end hands the TurnEnd to the observers and, unless the host stopped
 // iterating, to the host.
 func (t *turn) end(te *TurnEnd) {
+	for _, ev := range t.s.bgDetach(t) {
+		t.emit(ev) // background children's events that came last
+	}
 	t.notify(te)
 	if !t.stopped {
 		t.endSent = true
@@ -268,7 +279,7 @@ func (t *turn) request() *model.Request {
 	req := &model.Request{
 		System:   t.systemPrompt(),
 		Messages: t.s.Messages(),
-		Tools:    t.stepTools().model,
+		Tools:    t.s.requestTools(t.stepTools()),
 		Images:   t.l.cfg.attachments,
 	}
 	if t.output != nil {

@@ -12,7 +12,9 @@
 // session (fs.Rooter, which [FS] guarantees).
 //
 // Confinement: every access goes through an os.Root opened on the root
-// directory, which refuses to leave it: "..", absolute paths outside, and
+// directory (or, for a file named directly in a directory view that has
+// listed its directory, through that directory's descriptor, by one name
+// and never following a link), which refuses to leave it: "..", absolute paths outside, and
 // symbolic links that lead out (including one swapped in between a check
 // and the access that follows) fail with harness.CodeOutsideRoot. Links that
 // stay inside the root, absolute ones included, are followed. Hard links

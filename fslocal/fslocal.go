@@ -60,6 +60,9 @@ type localFS struct {
 	pol fs.PathPolicy
 	// shared: r belongs to another FS value, so Close leaves it open.
 	shared bool
+	// dir, in a view (OpenDir), holds the view's directory open once it
+	// is listed, for Open's fast path (openByName).
+	dir *dirHandle
 }
 
 // New returns the file system confined to the directory root. A relative
@@ -100,6 +103,7 @@ func (f *localFS) Close() error {
 	if f.shared {
 		return nil
 	}
+	f.dir.close()
 	return f.r.Close()
 }
 

@@ -3,9 +3,11 @@ package fslocal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math"
 	"os"
+	"path"
 	"sort"
 
 	"github.com/go-harness/harness"
@@ -157,6 +159,9 @@ func readAll(r io.Reader, size, limit int64) ([]byte, error) {
 // when the metadata proves it (see Stat); the stream reads the file as it
 // is when read.
 func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInfo, error) {
+	if rc, info, ok := f.openByName(ctx, p); ok {
+		return rc, info, nil
+	}
 	clean, rel, err := f.begin(ctx, "open", p)
 	if err != nil {
 		return nil, fs.FileInfo{}, err
@@ -173,16 +178,32 @@ func (f *localFS) Open(ctx context.Context, p string) (io.ReadCloser, fs.FileInf
 
 // ReadDir implements fs.FileSystem.
 func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return f.readDir(ctx, p, false, nil)
+}
+
+// ReadDirTypes implements fsimpl.TypeLister: ReadDir without the status
+// call per entry when no path policy needs one, the entries then holding
+// only their paths and type bits unless describe picks them.
+func (f *localFS) ReadDirTypes(ctx context.Context, p string, describe func(name string, typ os.FileMode) bool) ([]fs.FileInfo, error) {
+	return f.readDir(ctx, p, f.pol == nil, describe)
+}
+
+func (f *localFS) readDir(ctx context.Context, p string, typesOnly bool, describe func(string, os.FileMode) bool) ([]fs.FileInfo, error) {
 	clean, rel, err := f.begin(ctx, "readdir", p)
 	if err != nil {
 		return nil, err
 	}
 	f.at("open", rel)
-	d, err := f.r.Open(rel)
+	d, err := f.r.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
 	}
-	defer d.Close()
+	kept := false
+	defer func() {
+		if !kept {
+			d.Close()
+		}
+	}()
 	st, err := d.Stat()
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
@@ -200,9 +221,43 @@ func (f *localFS) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) 
 			dir = f.kernelForms(real)[0]
 		}
 	}
+	if typesOnly {
+		ents, err := listTypes(d)
+		if err == nil {
+			if rel == "." {
+				kept = f.dir.keep(d)
+			}
+			out := make([]fs.FileInfo, 0, len(ents))
+			for _, e := range ents {
+				fi := fs.FileInfo{Path: joinNS(clean, e.name), Mode: e.mode}
+				if describe != nil && describe(e.name, e.mode) {
+					st, err := f.r.Lstat(path.Join(rel, e.name))
+					if err != nil {
+						continue // gone since it was listed, as ReadDir leaves it out
+					}
+					fi.Mode, fi.ModTime = st.Mode(), st.ModTime()
+					if st.Mode().IsRegular() {
+						fi.Size = st.Size()
+					}
+				}
+				out = append(out, fi)
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+			return out, nil
+		}
+		if !errors.Is(err, errNoListTypes) {
+			return nil, mapErr("readdir", clean, err)
+		}
+		if _, err := d.Seek(0, io.SeekStart); err != nil {
+			return nil, mapErr("readdir", clean, err)
+		}
+	}
 	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, mapErr("readdir", clean, err)
+	}
+	if rel == "." {
+		kept = f.dir.keep(d) // a view's own directory, for Open
 	}
 	out := make([]fs.FileInfo, 0, len(entries))
 	for _, e := range entries {
@@ -243,7 +298,7 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 		if err != nil {
 			return nil, mapErr("opendir", clean, err)
 		}
-		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}, nil
+		return &localFS{root: f.root, real: f.real, r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol, dir: &dirHandle{}}, nil
 	}
 	r, err := f.r.OpenRoot(rel)
 	if err != nil {
@@ -254,6 +309,17 @@ func (f *localFS) OpenDir(ctx context.Context, dir string) (fs.FileSystem, error
 	}
 	// Under a path policy the view needs no check of its own: every file
 	// and directory it opens is checked by the kernel's path then.
-	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol}
+	v := &localFS{root: clean, real: joinNS(f.real, rel), r: r, locks: f.locks, now: f.now, hook: f.hook, pol: f.pol, dir: &dirHandle{}}
 	return v, nil
 }
+
+var _ fsimpl.TypeLister = (*localFS)(nil)
+
+// dirent is a directory entry as listTypes reports it.
+type dirent struct {
+	name string
+	mode os.FileMode
+}
+
+// errNoListTypes: listTypes cannot list this directory (or system).
+var errNoListTypes = errors.New("directory entry types unknown")

@@ -24,10 +24,11 @@
 //
 // Each job keeps the last Config.Window bytes of its output in memory,
 // readable from any offset still held ([Job.Read]). Its whole output goes
-// to the kind's spill (Spec.Spill, the shell tools' writer to the
-// session's output store) up to Config.MaxOutput bytes for the whole
-// registry, so a session's jobs cannot fill the disk however much they
-// print.
+// to the kind's spill (Spec.Spill) up to Config.MaxOutput bytes for the
+// whole registry, so a session's jobs cannot fill the disk however much
+// they print. A kind that saves output through its own writer (the bash
+// jobs' saved windows) counts it against the same cap with
+// [Registry.TakeOutput].
 //
 // # Limits
 //
@@ -64,7 +65,10 @@
 // printed, so that a resumed session can still list and read it (the
 // agent loop logs its jobs and restores them on resume). Lost jobs are
 // queued for TakeEnded, so the model is told; new jobs are numbered after
-// the restored ones.
+// the restored ones. [Registry.Reattach] instead takes a job up again as
+// a running job under its id: work that waited durably (a sub-agent
+// whose session waits for an approval) and that this process goes on
+// with.
 //
 // # Imports
 //

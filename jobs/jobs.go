@@ -386,6 +386,76 @@ func (r *Registry) Lose(info Info, output []byte) (*Job, error) {
 	return j, nil
 }
 
+// Reattach records a job known from elsewhere (a session's log, after a
+// restart) whose work this process takes up again: a sub-agent whose
+// session was paused, waiting for an answer, when the process ended. The
+// job keeps its id, kind, title and start time, and the output given is
+// kept in its window; it is running, stopped by spec.Stop, and ends with
+// Job.End as any other. spec's Kind and Title, when empty, are info's.
+// Reattach fails as Start does at the limits, and with
+// harness.CodeExists when the registry already has a job of that id.
+func (r *Registry) Reattach(info Info, output []byte, spec Spec) (*Job, error) {
+	if spec.Kind == "" {
+		spec.Kind = info.Kind
+	}
+	if spec.Title == "" {
+		spec.Title = info.Title
+	}
+	if spec.ReadTool == "" {
+		spec.ReadTool = info.ReadTool
+	}
+	if spec.Stop == nil || info.ID == "" {
+		return nil, &harness.Error{Code: harness.CodeInvalidArguments, Message: "jobs: Reattach needs the job's id and a Stop"}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return nil, &harness.Error{Code: harness.CodeClosed, Message: "jobs: the registry is closed (the session is ending); no job was taken up again"}
+	case r.jobs[info.ID] != nil:
+		return nil, &harness.Error{Code: harness.CodeExists, Message: fmt.Sprintf("jobs: the registry already has a job %q", info.ID)}
+	}
+	if live := r.liveLocked(); len(live) >= r.cfg.MaxRunning {
+		return nil, &harness.Error{Code: CodeTooManyJobs, Message: fmt.Sprintf(
+			"%d jobs are running (%s), the most this session allows at once; job %s could not be taken up again", len(live), strings.Join(live, ", "), info.ID)}
+	}
+	if len(r.order) >= r.cfg.MaxKept && !r.evictLocked() {
+		return nil, &harness.Error{Code: CodeTooManyJobs, Message: fmt.Sprintf(
+			"The session keeps %d jobs and none has ended; job %s could not be taken up again.", len(r.order), info.ID)}
+	}
+	var n int
+	if _, err := fmt.Sscanf(info.ID, "job%d", &n); err == nil && n > r.next {
+		r.next = n
+	}
+	started := info.Started
+	if started.IsZero() {
+		started = r.cfg.Now()
+	}
+	j := &Job{r: r, id: info.ID, spec: spec, window: newRing(r.cfg.Window), done: make(chan struct{})}
+	j.info = Info{ID: info.ID, Kind: spec.Kind, Title: spec.Title, Status: Running, Started: started, ReadTool: spec.ReadTool}
+	j.window.write(output)
+	j.info.Output = max(info.Output, int64(len(output)))
+	r.jobs[j.id] = j
+	r.order = append(r.order, j.id)
+	return j, nil
+}
+
+// TakeOutput counts n bytes of output a kind spills through its own
+// writer (not Spec.Spill: the bash jobs' saved windows) against
+// Config.MaxOutput, the cap on what all the registry's jobs spill, and
+// returns how many of them may be spilled: n, less once the cap is near,
+// 0 past it.
+func (r *Registry) TakeOutput(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	allowed := min(n, max(0, r.cfg.MaxOutput-r.spilled))
+	r.spilled += allowed
+	return allowed
+}
+
 // StopAll stops every live job, waiting until ctx ends for them to end,
 // and refuses new ones. It returns the stoppers' errors joined, and
 // ctx's error when jobs were still live when it ended.

@@ -322,3 +322,45 @@ func TestFromStateAfterClose(t *testing.T) {
 	_, err = jobs.FromState(nil, jobs.Config{})
 	assert.Error(t, err)
 }
+
+func TestReattach(t *testing.T) {
+	r := jobs.New(jobs.Config{MaxRunning: 2})
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stopped := make(chan struct{})
+	var j *jobs.Job
+	j, err := r.Reattach(jobs.Info{ID: "job5", Kind: jobs.Agent, Title: "helper: look", Status: jobs.Running, Started: started, Output: 40},
+		[]byte("so far"), jobs.Spec{Stop: func(context.Context) error { close(stopped); go j.End(jobs.Result{}); return nil }})
+	require.NoError(t, err)
+	info := j.Info()
+	assert.Equal(t, jobs.Info{ID: "job5", Kind: jobs.Agent, Title: "helper: look", Status: jobs.Running, Started: started, Output: 40}, info,
+		"the job keeps its id, kind, title, start and output count, and runs")
+	assert.Equal(t, "so far", string(j.Read(0, 0).Data))
+	assert.False(t, j.Ended())
+	assert.Empty(t, r.TakeEnded(), "a job taken up again is no news")
+
+	_, _ = j.Write([]byte(" and more"))
+	assert.Equal(t, int64(49), j.Info().Output)
+	next, err := r.Start(jobs.Spec{Kind: jobs.Bash, Stop: func(context.Context) error { return nil }})
+	require.NoError(t, err)
+	assert.Equal(t, "job6", next.ID(), "new jobs are numbered after it")
+
+	_, err = r.Reattach(jobs.Info{ID: "job5", Kind: jobs.Agent}, nil, jobs.Spec{Stop: func(context.Context) error { return nil }})
+	assert.ErrorIs(t, err, harness.CodeExists)
+	_, err = r.Reattach(jobs.Info{ID: "job9", Kind: jobs.Agent}, nil, jobs.Spec{Stop: func(context.Context) error { return nil }})
+	assert.ErrorIs(t, err, jobs.CodeTooManyJobs, "it counts among the running jobs")
+	_, err = r.Reattach(jobs.Info{Kind: jobs.Agent}, nil, jobs.Spec{Stop: func(context.Context) error { return nil }})
+	assert.ErrorIs(t, err, harness.CodeInvalidArguments)
+
+	info, err = j.Stop(context.Background())
+	require.NoError(t, err)
+	<-stopped
+	assert.Equal(t, jobs.Killed, info.Status)
+	ended := r.TakeEnded()
+	require.Len(t, ended, 1)
+	assert.Equal(t, "job5", ended[0].ID)
+	next.End(jobs.Result{})
+
+	require.NoError(t, r.StopAll(context.Background()))
+	_, err = r.Reattach(jobs.Info{ID: "job7", Kind: jobs.Agent}, nil, jobs.Spec{Stop: func(context.Context) error { return nil }})
+	assert.ErrorIs(t, err, harness.CodeClosed)
+}

@@ -14,6 +14,7 @@ import (
 
 // helpText is /help: the prompt loop's keys and commands.
 const helpText = `Type a prompt and press Enter; end a line with \ to continue it on the next. Up and Down recall earlier prompts. Ctrl-C cancels a running turn; Ctrl-D or /exit leaves.
+While a turn runs, type a line: Enter steers it into the turn, Tab queues it as the next turn (Enter at an empty prompt runs what waits).
 /clear          start a new session in this workspace (the current one stays resumable)
 /compact        summarize the older part of the conversation now, to make room
 /context        list the instruction files, skills and hooks in use

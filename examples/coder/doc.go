@@ -113,10 +113,31 @@
 //
 // On a terminal the prompt line is edited in place (arrow keys, Home and
 // End, Ctrl-A/E/U/K/W) and Up and Down recall earlier prompts, kept per
-// workspace under the sessions directory, in history/. Keys typed while a
-// turn runs are not shown and not sent: they come back as the next
-// prompt's text, sent only with Enter. The width follows the terminal's,
-// also when it is resized. Without colour (piped, or NO_COLOR set) each
+// workspace under the sessions directory, in history/. The width follows
+// the terminal's, also when it is resized.
+//
+// While a turn runs, a line typed at the terminal is shown below the
+// output, in place of the spinner. Enter steers it into the turn: the
+// model reads it after the current tool calls, before its next step.
+// Tab queues it instead, to run as its own turn once this one completes.
+// The screen says which happened (a line steered just as the turn ends
+// is queued). Queued lines left after a turn that did not complete wait
+// until Enter at an empty prompt runs them; a line left unfinished comes
+// back as the next prompt's text.
+//
+// The model can ask the user questions (the ask_user tool): at a
+// terminal each is asked at the prompt, its choices numbered, and a
+// number (several, 1,3, where more than one may be picked) or free text
+// answers it. It keeps a plan (the todo tool), shown at a terminal as a
+// short checklist below the output that changes in place, and printed
+// once when the turn ends. The job tools (job_list, job_output,
+// job_stop) follow the work bash and task run in the background.
+//
+// -max-cost USD and -max-tokens N cap what the session's model calls
+// spend (all its turns; tokens count input and output; cost is priced
+// for the models coder knows prices of). Reaching one pauses the turn:
+// at a terminal coder asks whether to go on and with which limit, and the
+// same turn goes on. Without colour (piped, or NO_COLOR set) each
 // line of reasoning starts with "┆ "; -reasoning=false hides it.
 //
 // Every tool call is decided before it runs. -permission-mode default
@@ -131,6 +152,11 @@
 // that needs an answer pauses the turn: coder lists the waiting calls
 // (id, tool, preview) and exits 3; -continue -approve all|ID,... and
 // -reject all|ID,... [-feedback text] answer them and finish that turn.
+// Questions and budgets pause the same way: coder prints the questions
+// and the command that answers them, -continue -answer TEXT (one per
+// question, in order; a choice's number picks it), or for a budget the
+// command that goes on with a higher -max-cost or -max-tokens. The
+// printed commands keep the flags the run was given.
 // Commands run under bubblewrap (-sandbox read-only, workspace-write or
 // full-access; workspace-write by default where bubblewrap is installed,
 // and unconfined with a warning where it is not; where it cannot make
@@ -143,13 +169,15 @@
 // a turn and shows its events. The files beside it build one part each
 // (flags.go, wire.go, tools.go, web.go, project.go, commands.go,
 // rewind.go, sessions.go, approval.go, workspace.go, permissions.go,
-// mcp.go, providers.go). The terminal user interface, which a host with
+// mcp.go, providers.go; supervise.go for steering, questions and
+// budgets). The terminal user interface, which a host with
 // its own front end would replace, is in internal/ui.
 //
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the
 // step limit, 2 on usage errors (bad flags, no model configured, an
-// unknown session), 3 when the turn waits for approval, 130 when a turn
+// unknown session), 3 when the turn waits for approval, answers or a
+// higher budget, 130 when a turn
 // was cancelled. In the prompt loop it
 // is the status of the last turn.
 package main

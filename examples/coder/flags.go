@@ -33,7 +33,38 @@ type options struct {
 	prov      providerFlags
 	web       webFlags
 	proj      projectFlags
+	sup       superviseFlags
+	// given are the flags as the command line gave them, in order, for
+	// the commands a paused turn prints.
+	given []givenFlag
 }
+
+// givenFlag is one flag of the command line: its name and value.
+type givenFlag struct {
+	name, value string
+	bool        bool
+}
+
+// recorded wraps a flag's value to note each time it is set.
+type recorded struct {
+	flag.Value
+	name  string
+	given *[]givenFlag
+}
+
+func (r *recorded) Set(s string) error {
+	if err := r.Value.Set(s); err != nil {
+		return err
+	}
+	_, isBool := r.Value.(interface{ IsBoolFlag() bool })
+	*r.given = append(*r.given, givenFlag{name: r.name, value: s, bool: isBool})
+	return nil
+}
+
+// recordedBool is recorded for a boolean flag, which takes no value.
+type recordedBool struct{ *recorded }
+
+func (r recordedBool) IsBoolFlag() bool { return true }
 
 const usageText = `usage: coder [flags] [prompt]
 
@@ -85,6 +116,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.prov.register(fset)
 	o.web.register(fset)
 	o.proj.register(fset)
+	o.sup.register(fset)
+	fset.VisitAll(func(f *flag.Flag) {
+		rec := &recorded{Value: f.Value, name: f.Name, given: &o.given}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = recordedBool{rec}
+			return
+		}
+		f.Value = rec
+	})
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fset.SetOutput(stderr)
@@ -126,6 +166,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	if err := o.hist.check(o, set); err != nil {
+		return nil, err
+	}
+	if err := o.sup.check(o); err != nil {
 		return nil, err
 	}
 	return o, nil

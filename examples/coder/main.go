@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/go-harness/harness"
@@ -179,6 +180,11 @@ func (a *app) main(ctx context.Context) (int, error) {
 			return code, nil
 		}
 	}
+	if code, handled, err := a.continuePaused(ctx); err != nil {
+		return 0, err
+	} else if handled && (!a.o.hasPrompt || code != exitOK) {
+		return code, nil
+	}
 	if a.o.hasPrompt {
 		code, _ = a.turn(ctx, a.o.prompt, true)
 	} else {
@@ -235,6 +241,11 @@ func (a *app) runTurn(ctx context.Context, prompt string, echo bool, start func(
 	case session.ReasonAwaitingApproval:
 		a.showPending()
 		return exitPaused, true
+	case session.ReasonAwaitingInput:
+		a.showQuestions()
+		return exitPaused, true
+	case session.ReasonAwaitingBudget:
+		return a.budgetPaused(ctx)
 	case session.ReasonCancelled:
 		a.view.Notice(ui.NoticeWarn, "turn cancelled; it is kept in the session log")
 		return exitInterrupted, false
@@ -258,11 +269,28 @@ func (a *app) promptLoop(ctx context.Context) int {
 			a.view.Notice(ui.NoticeWarn, "line editing is off: "+err.Error())
 		}
 	}
+	if a.console.Terminal() {
+		a.console.Steer(a.steer)
+	}
 	code := exitOK
+	if interactive {
+		var quit bool
+		if code, quit = a.resumePaused(ctx); quit {
+			return code
+		}
+	}
 	for {
 		prompt, ok, exit := a.console.ReadPrompt(ctx, interactive)
 		if exit || !ok {
 			return code
+		}
+		var quit bool
+		if strings.TrimSpace(prompt) == "" && len(a.sess.Queued()) > 0 {
+			// Enter at an empty prompt runs what waits.
+			if code, quit = a.runQueued(ctx, exitOK); quit {
+				return code
+			}
+			continue
 		}
 		if handled, leave := a.command(ctx, prompt); leave {
 			return code
@@ -270,8 +298,10 @@ func (a *app) promptLoop(ctx context.Context) int {
 			continue
 		}
 		// A failure that will recur on the next turn (fatal) ends the loop.
-		var quit bool
 		if code, quit = a.turn(ctx, prompt, !interactive); quit || code == exitFailed && fatal(a.lastCode) {
+			return code
+		}
+		if code, quit = a.runQueued(ctx, code); quit {
 			return code
 		}
 	}

@@ -157,12 +157,11 @@ func (a *app) approver() permission.Approver {
 		for _, l := range cutTo(approvalDetail(req.Call, ui.Height(a.stdout)-6), a.console.Width()-5) {
 			q += "\n    " + l
 		}
-		a.view.Notice(ui.NoticeWarn, q)
 		choices := "[y]es  [n]o"
 		if d.Suggest != "" {
 			choices += "  [a]lways " + d.Suggest
 		}
-		line, ok, err := a.console.Ask(ctx, choices+"  or type feedback › ")
+		line, ok, err := a.console.AskAfter(ctx, func() { a.view.Notice(ui.NoticeWarn, q) }, choices+"  or type feedback › ")
 		switch {
 		case err != nil:
 			return permission.Answer{}, err

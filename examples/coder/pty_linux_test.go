@@ -65,8 +65,8 @@ func slowly(d time.Duration, r reply) reply {
 
 // The prompt loop on a real pseudo-terminal: arrow keys edit the line,
 // Up recalls the last prompt (from the history file of an earlier run in
-// the same workspace too), keys typed during a turn come back as the next
-// prompt's text without being sent, a resize is followed, and Ctrl-C at
+// the same workspace too), a line typed during a turn without Enter comes
+// back as the next prompt's text without being sent, a resize is followed, and Ctrl-C at
 // the prompt exits.
 func TestPromptLoopOnTerminal(t *testing.T) {
 	p := newProvider(t, slowly(300*time.Millisecond, say("one")), say("two"), say("three"))
@@ -86,14 +86,15 @@ func TestPromptLoopOnTerminal(t *testing.T) {
 	// "helo", Left, "l", End, " world", Enter: the model gets the edited line.
 	typed("helo" + keyLeft + "l\x05 world\r")
 	require.True(t, screen.waitFor("thinking"), screen.String())
-	// Typed during the turn: not echoed, not sent.
-	typed("next one\r")
+	// Typed during the turn without Enter: shown below the output while
+	// typed, not sent, and gone from the output once the turn ends.
+	typed("next one")
 	require.True(t, screen.waitFor("── completed"), screen.String())
 	require.True(t, screen.waitFor("typed during the turn, not sent"), screen.String())
 	time.Sleep(100 * time.Millisecond)
 	assert.Len(t, p.Requests(), 1, "typed-ahead text is never sent by itself")
-	before := screen.String()
-	assert.NotContains(t, before[:strings.Index(before, "── completed")], "next one", "keys typed during a turn are not echoed into the output")
+	before := emulate(screen.String(), 80)
+	assert.NotContains(t, before[:strings.Index(before, "── completed")], "next one", "the line typed during a turn does not stay in the output")
 
 	// Enter sends the kept text.
 	typed("\r")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/guard"
+	"github.com/go-harness/harness/jobs"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/codesearch"
@@ -61,6 +62,9 @@ func (a *app) tools(withImages bool) []tools.Tool {
 		ts = append(ts, images.ReadImage(images.Config{}))
 	}
 	ts = append(ts, shell.Tools(shell.Config{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv})...) // a nil sandbox: unconfined
+	// job_list, job_output and job_stop over every kind of background
+	// work: bash's run_in_background and task's background agents.
+	ts = append(ts, jobs.Tools()...)
 	ts = append(ts, sessiontools.Tools(a.store, sessiontools.Config{})...)
 	return ts
 }

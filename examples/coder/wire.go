@@ -82,18 +82,30 @@ func (a *app) wire(ctx context.Context, logger *slog.Logger, m model.Model, fsys
 	}
 	opts = append(opts, proj.options(a.approver(), &guards)...)
 	opts = append(opts, a.checkpointOptions()...)
-	opts = append(opts, agent.WithTools(ts...), agent.WithHooks(guards))
+	opts = append(opts, agent.WithTools(ts...), agent.WithDeferredTools(deferredTools()...), agent.WithHooks(guards))
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
-	if a.o.maxSteps > 0 {
-		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps}))
+	// The model asks the user at the terminal, or, headless, pauses the
+	// turn (exit 3, -continue -answer); it keeps a plan the view shows.
+	opts = append(opts, agent.WithAskUser(a.askUser()), agent.WithTodo())
+	if err := a.o.sup.checkPrices(m.Info().Name); err != nil {
+		return nil, err
+	}
+	if a.o.maxSteps > 0 || a.o.sup.budgets() != (agent.Budgets{}) {
+		opts = append(opts, agent.WithLimits(agent.Limits{MaxSteps: a.o.maxSteps, Budget: a.o.sup.budgets()}))
 	}
 	if logger != nil {
 		opts = append(opts, agent.WithLogger(logger))
 	}
 	return opts, nil
 }
+
+// deferredTools names the tools the model loads when it needs them
+// (agent.WithDeferredTools): listed by name and one line, their schemas
+// stay out of every request until then. Prefixes, so that a tool a flag
+// leaves out is no error.
+func deferredTools() []string { return []string{"shell_*", "session_*", "web_*", "job_*"} }
 
 // closeAll closes what wire started, the last first.
 func (a *app) closeAll() {

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	iofs "io/fs"
 	"path"
 	"strings"
 
@@ -18,6 +19,17 @@ import (
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/textcut"
 )
+
+// TypeLister is implemented by the module's file systems that can list a
+// directory without a status call per entry (fslocal without a path
+// policy). ReadDirTypes returns what ReadDir returns, except that an
+// entry describe does not pick (describe may be nil) may have no Size
+// or ModTime and only the type bits in Mode: a caller takes those from
+// the open of a file it reads, or asks describe for the files whose time
+// it shows. It is a search's shortcut, not part of the fs contract.
+type TypeLister interface {
+	ReadDirTypes(ctx context.Context, path string, describe func(name string, typ iofs.FileMode) bool) ([]fs.FileInfo, error)
+}
 
 // BOM is the UTF-8 byte order mark.
 const BOM = "\uFEFF"

@@ -42,6 +42,7 @@ type Writer struct {
 	owner   tools.Owner
 	limit   int
 	maxSave int64
+	budget  func(n int64) int64
 
 	mu       sync.Mutex
 	head     []byte
@@ -105,6 +106,17 @@ func WithMaxSave(n int64) WriterOption {
 			return toolexec.OptionError("spill: WithMaxSave(%d): the cap must be positive", n)
 		}
 		w.maxSave = n
+		return nil
+	}
+}
+
+// WithBudget makes a save also spend a budget shared with other writers:
+// before each part of the stream goes to the store, take(n) returns how
+// many of its n bytes may (and are then counted); past what it allows the
+// save ends and Output reports Cut, as past WithMaxSave's cap.
+func WithBudget(take func(n int64) int64) WriterOption {
+	return func(w *Writer) error {
+		w.budget = take
 		return nil
 	}
 }
@@ -205,6 +217,12 @@ func (w *Writer) sendLocked(p []byte) {
 	if w.maxSave > 0 && int64(len(p)) > w.maxSave-w.sent {
 		p = p[:w.maxSave-w.sent]
 		w.cut = true
+	}
+	if w.budget != nil {
+		if n := max(0, min(w.budget(int64(len(p))), int64(len(p)))); n < int64(len(p)) {
+			p = p[:n]
+			w.cut = true
+		}
 	}
 	var n int
 	var err error

@@ -464,3 +464,37 @@ func lines(n int) string {
 	}
 	return b.String()
 }
+
+// A budget shared by writers cuts each save where it runs out, as the
+// save cap does: the first writer saves what the budget allows, the next
+// one nothing more.
+func TestWriterBudgetIsShared(t *testing.T) {
+	leakcheck.Check(t)
+	store := newMemory(t, spill.StoreConfig{})
+	left := int64(7000)
+	var mu sync.Mutex
+	take := func(n int64) int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		n = min(n, left)
+		left -= n
+		return n
+	}
+	text := lines(3000)
+	w1 := newWriter(t, context.Background(), store, owner, 2048, spillwriter.WithBudget(take))
+	writeAll(t, w1, text, 333)
+	require.NoError(t, w1.Close())
+	out := w1.Output()
+	assert.True(t, out.Cut, "the save stopped where the budget ran out")
+	assert.Equal(t, int64(7000), out.Stored.Size)
+	assert.Equal(t, text[:7000], string(spilltest.ReadAll(t, store, out.Stored.Locator)))
+	assert.Equal(t, int64(len(text)), out.Size, "every byte is still counted")
+
+	w2 := newWriter(t, context.Background(), store, owner, 2048, spillwriter.WithBudget(take), spillwriter.WithMaxSave(100000))
+	writeAll(t, w2, text, 333)
+	require.NoError(t, w2.Close())
+	out = w2.Output()
+	assert.True(t, out.Cut)
+	assert.Equal(t, int64(0), out.Stored.Size, "nothing was left of the budget")
+	assert.Equal(t, text[len(text)-2048:], out.Tail, "the preview is whole")
+}

@@ -26,11 +26,13 @@ type Finder struct {
 	rare   byte // a rare byte of needle (lower case when fold)
 	rareUp byte // its upper case when fold and a letter; else rare
 	off    int  // offset of rare in needle
-	// rare2 at off2 is a second rare byte, at another offset, that an
-	// exact needle's pair scan looks for with rare; off2 is -1 when the
-	// needle has one byte.
-	rare2 byte
-	off2  int
+	// rare2 at off2 is a second rare byte, at another offset, that the
+	// pair scan looks for with rare; off2 is -1 when the needle has one
+	// byte. mask and mask2 are 0x20 when fold and the byte is a letter
+	// (the scan then finds it in either case), else 0.
+	rare2       byte
+	off2        int
+	mask, mask2 byte
 	// scanRare: a folded needle is found by scanning for its rare byte in
 	// both cases, which Tune found rare enough to beat lowering the text.
 	scanRare bool
@@ -57,8 +59,21 @@ func NewFinder(needle []byte, fold bool) *Finder {
 	if fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
-	f.pickSecond(func(c byte) int { return rank(c) })
+	f.pickSecond(func(c byte) int {
+		if fold && c >= 'a' && c <= 'z' {
+			return rank(c) + rank(c-32)
+		}
+		return rank(c)
+	})
 	return f
+}
+
+// foldMask is the pair scan's mask for byte c of the needle.
+func (f *Finder) foldMask(c byte) byte {
+	if f.fold && c >= 'a' && c <= 'z' {
+		return 0x20
+	}
+	return 0
 }
 
 // pickSecond picks the pair scan's second byte: the rarest by cost at
@@ -74,6 +89,7 @@ func (f *Finder) pickSecond(cost func(c byte) int) {
 			best, f.off2, f.rare2 = k, i, c
 		}
 	}
+	f.mask, f.mask2 = f.foldMask(f.rare), f.foldMask(f.rare2)
 }
 
 // Tune picks the needle's rare byte by counts of the bytes of a sample
@@ -97,7 +113,12 @@ func (f *Finder) Tune(counts *[256]int) {
 	if f.fold && f.rare >= 'a' && f.rare <= 'z' {
 		f.rareUp = f.rare - 32
 	}
-	f.pickSecond(func(c byte) int { return counts[c]<<8 | rank(c) })
+	f.pickSecond(func(c byte) int {
+		if f.fold && c >= 'a' && c <= 'z' {
+			return (counts[c]+counts[c-32])<<8 | (rank(c) + rank(c-32))
+		}
+		return counts[c]<<8 | rank(c)
+	})
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -156,7 +177,7 @@ func (f *Finder) indexExact(h []byte) int {
 	if f.off2 >= 0 {
 		// Positions where both rare bytes are in place, 32 at a time.
 		for {
-			r := pairScan(h[pos:], f.off, f.off2, f.rare, f.rare2)
+			r := pairScan(h[pos:], f.off, f.off2, f.rare, f.rare2, 0, 0)
 			if r < 0 {
 				pos += -1 - r
 				break
@@ -202,11 +223,39 @@ func (f *Finder) indexRare(h []byte) int {
 // foldBlock is the span indexFold lowers at a time, on the stack.
 const foldBlock = 4096
 
-// indexFold lowers the ASCII letters of h a block at a time into a
-// buffer on the stack and looks for the lowered needle there with
+// indexFold finds the needle with its letters in either case: where
+// the system has a pair scan, by looking for its two rare bytes (each
+// in both cases) 32 positions at a time and comparing the needle at each
+// hit, without lowering the text; the rest of h, or all of it elsewhere,
+// as indexFoldLowered does.
+func (f *Finder) indexFold(h []byte) int {
+	n := len(f.needle)
+	pos := 0
+	if f.off2 >= 0 {
+		for {
+			r := pairScan(h[pos:], f.off, f.off2, f.rare, f.rare2, f.mask, f.mask2)
+			if r < 0 {
+				pos += -1 - r
+				break
+			}
+			c := pos + r
+			if c+n <= len(h) && equalFold(h[c:c+n], f.needle) {
+				return c
+			}
+			pos = c + 1
+		}
+	}
+	if i := f.indexFoldLowered(h[pos:]); i >= 0 {
+		return pos + i
+	}
+	return -1
+}
+
+// indexFoldLowered lowers the ASCII letters of h a block at a time into
+// a buffer on the stack and looks for the lowered needle there with
 // bytes.Index; a needle too long for the block overlap falls back to
 // scanning for its rare byte in both cases.
-func (f *Finder) indexFold(h []byte) int {
+func (f *Finder) indexFoldLowered(h []byte) int {
 	n := len(f.needle)
 	if n > 64 || f.scanRare {
 		return f.indexFoldRare(h)

@@ -241,6 +241,8 @@ func FuzzNextLine(f *testing.F) {
 	f.Add(`(?i)k\w+`, sample, false, false)
 	f.Add(`^\s*$|x[^y]z`, "a\n \nxqz\nx\nz", false, false)
 	f.Add("a.b", "a\nb\naxb", false, true)
+	f.Add("NewReader", strings.Repeat("x newreadeR\n", 8)+"NEWREADER", true, true)
+	f.Add(`func \w+reader\(`, strings.Repeat("fUNC newReader(\n", 5), true, false)
 	f.Fuzz(func(t *testing.T, pattern, text string, fold, literal bool) {
 		o := Options{Literal: literal, IgnoreCase: fold}
 		m, err := Compile(pattern, o)
@@ -298,4 +300,79 @@ func TestFinderPairScan(t *testing.T) {
 		}
 		require.Equal(t, bytes.Index(h, needle), f.Index(h), "needle %q in %q", needle, h)
 	}
+}
+
+// The folded pair scan (two rare bytes, each in either case, 32
+// positions at a time) finds what bytes.Index finds in the lowered text:
+// needles over letters in both cases and a few other bytes (including
+// the ones that differ from letters by 0x20 alone, like '@' and '`'),
+// at the ends of the text and across blocks, tuned or not.
+func TestFinderFoldPairScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "aAbBxX@`[{_ "
+	for range 5000 {
+		h := make([]byte, rng.IntN(300))
+		for i := range h {
+			h[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		n := 2 + rng.IntN(10)
+		var needle []byte
+		if len(h) > n && rng.IntN(2) == 0 {
+			i := rng.IntN(len(h) - n)
+			needle = bytes.Clone(h[i : i+n])
+		} else {
+			for range n {
+				needle = append(needle, alphabet[rng.IntN(len(alphabet))])
+			}
+		}
+		f := NewFinder(needle, true)
+		if rng.IntN(2) == 0 {
+			f.Tune(ByteCounts(h))
+		}
+		want := bytes.Index(bytes.ToLower(h), bytes.ToLower(needle))
+		require.Equal(t, want, f.Index(h), "needle %q in %q", needle, h)
+	}
+}
+
+// FuzzFinder compares a finder, exact and folded, tuned on the text or
+// not, with bytes.Index (on the lowered text and needle when folded).
+func FuzzFinder(f *testing.F) {
+	f.Add("NewReader", "func NewREADER(r io.Reader) *Reader", true, false)
+	f.Add("ab", strings.Repeat("xA", 40)+"Ab", true, true)
+	f.Add("@`", strings.Repeat("`@", 40)+"@`", true, false)
+	f.Add("needle", strings.Repeat("n", 70)+"NEEDLE", false, true)
+	f.Fuzz(func(t *testing.T, needle, text string, fold, tune bool) {
+		if !isASCII(needle) && fold {
+			return // folded literals are ASCII (RequiredLiterals)
+		}
+		fd := NewFinder([]byte(needle), fold)
+		if tune {
+			fd.Tune(ByteCounts([]byte(text)))
+		}
+		want := strings.Index(text, needle)
+		if fold {
+			want = bytes.Index(lowerAll([]byte(text)), lowerAll([]byte(needle)))
+		}
+		if got := fd.Index([]byte(text)); got != want {
+			t.Fatalf("needle %q fold %v tune %v: got %d, want %d", needle, fold, tune, got, want)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerAll lowers ASCII letters only, as the finder folds.
+func lowerAll(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[i] = lower(c)
+	}
+	return out
 }

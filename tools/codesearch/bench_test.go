@@ -29,23 +29,43 @@ import (
 // the synthetic tree is 1 GiB (HARNESS_BENCH_BYTES to change it) of
 // generated source files in nested directories. ripgrep runs with the
 // same defaults the tools have (ignore files, hidden entries and binary
-// files skipped) and -j set to the tools' worker count. peak-MiB is the
-// largest heap in use sampled during the tool's runs.
+// files skipped; --no-require-git, since the tools read .gitignore files
+// outside a git repository too) and -j set to the tools' worker count.
+// peak-MiB is the largest heap in use sampled during the tool's runs.
+//
+// BenchmarkProcess (process_bench_test.go) runs the same queries with the
+// tools as whole processes, as rg is.
 
 type searchCase struct {
 	name string
 	args map[string]any
 	rg   []string
+	// total is how the result's total is read from rg: the lines
+	// rg prints (lines), or the sum of its counts (sum).
+	total string
+}
+
+// rgArgs returns the arguments rg runs a case with: the tools' rules and
+// worker count.
+func (c searchCase) rgArgs(workers int) []string {
+	return append([]string{"--no-require-git", "-j", strconv.Itoa(workers)}, c.rg...)
+}
+
+func (c searchCase) tool() string {
+	if strings.HasPrefix(c.name, "glob") {
+		return "glob"
+	}
+	return "grep"
 }
 
 func grepCases(literal, rare, regex string) []searchCase {
 	return []searchCase{
-		{"literal", map[string]any{"pattern": literal, "literal": true}, []string{"-l", "-F", literal}},
-		{"literal-rare", map[string]any{"pattern": rare, "literal": true}, []string{"-l", "-F", rare}},
-		{"literal-i", map[string]any{"pattern": literal, "literal": true, "case_insensitive": true}, []string{"-l", "-F", "-i", literal}},
-		{"regex", map[string]any{"pattern": regex}, []string{"-l", regex}},
-		{"count", map[string]any{"pattern": literal, "literal": true, "output_mode": "count"}, []string{"-c", "-F", literal}},
-		{"content", map[string]any{"pattern": rare, "literal": true, "output_mode": "content", "context": 2}, []string{"-n", "-C2", "-F", rare}},
+		{"literal", map[string]any{"pattern": literal, "literal": true}, []string{"-l", "-F", literal}, "lines"},
+		{"literal-rare", map[string]any{"pattern": rare, "literal": true}, []string{"-l", "-F", rare}, "lines"},
+		{"literal-i", map[string]any{"pattern": literal, "literal": true, "case_insensitive": true}, []string{"-l", "-F", "-i", literal}, "lines"},
+		{"regex", map[string]any{"pattern": regex}, []string{"-l", regex}, "lines"},
+		{"count", map[string]any{"pattern": literal, "literal": true, "output_mode": "count"}, []string{"-c", "-F", literal}, "sum"},
+		{"content", map[string]any{"pattern": rare, "literal": true, "output_mode": "content", "context": 2}, []string{"-n", "-C2", "-F", rare}, ""},
 	}
 }
 
@@ -62,14 +82,11 @@ func runSearchBench(b *testing.B, dir string, cases []searchCase) {
 	r := newRig(b, fsys)
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	for _, c := range cases {
-		tool := "grep"
-		if c.name == "glob" {
-			tool = "glob"
-		}
+		tool := c.tool()
 		// Each iteration runs the tool, then rg, so both see the same
 		// machine load; ns/op is the tool's time.
 		b.Run(c.name, func(b *testing.B) {
-			args := append([]string{"-j", strconv.Itoa(workers)}, c.rg...)
+			args := c.rgArgs(workers)
 			var toolTime, rgTime time.Duration
 			var out []byte
 			peak := samplePeak()
@@ -148,15 +165,34 @@ func samplePeak() func() float64 {
 	}
 }
 
+// gorootCases are the queries over GOROOT/src: a common literal, a rare
+// one, the common one case-insensitively, a regular expression, counts,
+// content with context, and a glob.
+func gorootCases() []searchCase {
+	cases := grepCases("NewReader", "heapBitsSetType", `func \w+Reader\(`)
+	sorted := globCase()
+	sorted.name = "glob-newest"
+	sorted.rg = append(sorted.rg, "--sortr", "modified")
+	return append(cases, globCase(), sorted)
+}
+
+// globCase lists the Go files. rg's -g includes hidden files that match
+// it, which the tool leaves out unless the pattern names them; the last
+// -g, which wins, leaves them out of rg's list too. The tool lists the
+// newest first, which takes the time of every match: glob-newest has rg
+// sort so too (--sortr modified, which makes rg walk on one thread),
+// glob leaves rg's list unsorted.
+func globCase() searchCase {
+	return searchCase{"glob", map[string]any{"pattern": "**/*.go"}, []string{"--files", "-g", "*.go", "-g", "!.*"}, "lines"}
+}
+
 // BenchmarkGoroot searches the Go toolchain's own sources.
 func BenchmarkGoroot(b *testing.B) {
 	src := filepath.Join(runtime.GOROOT(), "src")
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		b.Skip("no GOROOT/src on this machine")
 	}
-	cases := grepCases("NewReader", "heapBitsSetType", `func \w+Reader\(`)
-	cases = append(cases, searchCase{"glob", map[string]any{"pattern": "**/*.go"}, []string{"--files", "-g", "*.go"}})
-	runSearchBench(b, src, cases)
+	runSearchBench(b, src, gorootCases())
 }
 
 // BenchmarkSynthetic searches a generated tree of 1 GiB (or
@@ -176,8 +212,7 @@ func BenchmarkSynthetic(b *testing.B) {
 	files := generateTree(b, dir, size)
 	b.Logf("synthetic tree: %d files, %d bytes", files, size)
 	cases := grepCases("ErrConnectionReset", "xyzzy_marker_7", `retry\w*\(ctx, \d+\)`)
-	cases = append(cases, searchCase{"glob", map[string]any{"pattern": "**/*.go"}, []string{"--files", "-g", "*.go"}})
-	runSearchBench(b, dir, cases)
+	runSearchBench(b, dir, append(cases, globCase()))
 }
 
 // generateTree writes about size bytes of source-like files in nested

@@ -2,6 +2,7 @@ package codesearch_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,6 +326,15 @@ func TestGlob(t *testing.T) {
 			if fx.touch != nil {
 				got := listed(r.ok("glob", map[string]any{"pattern": "**/*", "limit": 2}))
 				assert.Equal(t, "main.go", got[0], "newest first")
+				// Deep and shallow files, listed without a status call
+				// each: the matches still carry their times.
+				now := time.Now()
+				fx.touch("deep/a/b/c/d/target.go", now.Add(3*time.Hour))
+				fx.touch("docs/final.md", now.Add(2*time.Hour))
+				got = listed(r.ok("glob", map[string]any{"pattern": "**/*", "limit": 3}))
+				assert.Equal(t, []string{"deep/a/b/c/d/target.go", "docs/final.md", "main.go"}, got, "newest first")
+				got = listed(r.ok("grep", map[string]any{"pattern": "hello", "head_limit": 3}))
+				assert.Equal(t, []string{"deep/a/b/c/d/target.go", "docs/final.md", "main.go"}, got, "grep: newest first")
 			}
 			text := r.ok("glob", map[string]any{"pattern": "target.go"})
 			assert.Contains(t, text, "1 file matches **/target.go at any depth")
@@ -469,5 +479,69 @@ func TestConcurrentCalls(t *testing.T) {
 		for range 16 {
 			assert.Equal(t, want, <-done, fx.name)
 		}
+	}
+}
+
+// openFDs counts the process's open descriptors, or -1 where the system
+// cannot say.
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// A directory with more files than a worker visits itself is shared out
+// in batches: whatever the worker count, every file is searched once,
+// the totals and the order of the results are the same, and every
+// directory view and file is closed afterwards, also when the call is
+// cancelled part way.
+func TestLargeDirectories(t *testing.T) {
+	leakcheck.Check(t)
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		full := filepath.Join(dir, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	wantFiles, wantLines := 0, 0
+	for i := range 700 {
+		rel := fmt.Sprintf("flat/f%04d.txt", i)
+		if i%7 == 0 {
+			rel = fmt.Sprintf("flat/sub%d/g%04d.txt", i%3, i)
+		}
+		content := strings.Repeat("nothing here\n", 20)
+		if i%5 == 0 {
+			content += "the Needle\nanother NEEDLE\n"
+			wantFiles++
+			wantLines += 2
+		}
+		write(rel, content)
+	}
+	fsys, err := fslocal.New(dir)
+	require.NoError(t, err)
+	defer fsys.Close()
+	before := openFDs()
+	var first string
+	for _, workers := range []int{1, 2, 3, 4} {
+		r := newRig(t, fsys, codesearch.Config{Workers: workers})
+		text := r.ok("grep", map[string]any{"pattern": "needle", "case_insensitive": true, "output_mode": "count", "head_limit": 1000})
+		assert.Contains(t, text, fmt.Sprintf("%d lines in %d files match", wantLines, wantFiles), "workers %d", workers)
+		content := r.ok("grep", map[string]any{"pattern": "needle", "literal": true, "case_insensitive": true, "output_mode": "content", "head_limit": 50})
+		if first == "" {
+			first = content
+		}
+		assert.Equal(t, first, content, "workers %d: the same lines in the same order", workers)
+		text = r.ok("glob", map[string]any{"pattern": "flat/**/*.txt"})
+		assert.True(t, strings.HasPrefix(text, "700 files in"), "workers %d: %s", workers, text)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
+		r.call(ctx, "grep", map[string]any{"pattern": "needle"})
+		cancel()
+	}
+	assert.True(t, strings.HasPrefix(first, fmt.Sprintf("%d matching lines in %d files", wantLines, wantFiles)), first)
+	assert.Contains(t, first, "\nflat/f0005.txt\n21:the Needle\n22:another NEEDLE\n\nflat/f0010.txt\n", "the first files by path")
+	if before >= 0 {
+		assert.Equal(t, before, openFDs(), "every view and file closed")
 	}
 }

@@ -45,11 +45,14 @@
 //
 // # Cost
 //
-// grep streams each file through a fixed buffer, so memory stays bounded
-// whatever the tree's size; multiline searches read files of up to 8 MiB
-// whole. It searches several files at once (Walk.Workers). A literal
-// prefilter (internal/textmatch) finds candidate lines before the
-// regular expression runs.
+// grep streams each file through a fixed buffer, to the size the file
+// had when it was opened, so memory stays bounded whatever the tree's
+// size; multiline searches read files of up to 8 MiB whole. It searches
+// several files at once (Config.Workers): each worker lists directories
+// and searches the files it finds, and shares a large directory's files
+// with the others in batches. A literal prefilter (internal/textmatch)
+// finds candidate lines before the regular expression runs, case
+// folded without lowering the text.
 //
 // Both tools are safe for concurrent use, have no side effects, belong
 // to the local deadline family, honour ctx promptly, and render their

@@ -105,7 +105,9 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		}
 	}
 	hidden := c.hidden || strings.HasPrefix(rest, ".") || strings.Contains(rest, "/.")
-	w := &walker{fsys: fsys, hidden: hidden, noIgnore: c.noIgnore, prune: g.MayMatchUnder, workers: c.workers}
+	// Only the files that match need their time, for the order.
+	w := &walker{fsys: fsys, hidden: hidden, noIgnore: c.noIgnore, prune: g.MayMatchUnder, workers: c.workers,
+		types: true, describe: g.Match}
 	var mu sync.Mutex
 	var kept []fs.FileInfo
 	total := 0
@@ -115,7 +117,7 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		}
 		return cmp.Compare(a.Path, b.Path)
 	}
-	err = w.walk(ctx, base, func(e entry) bool {
+	err = w.walk(ctx, base, func(_ int, e entry) bool {
 		e.done()
 		if !g.Match(e.rel) {
 			return true
@@ -143,8 +145,8 @@ func (c config) glob(ctx context.Context, call *tools.Call, in globArgs) (*harne
 		// "*.go" matches only at the top: would "**/*.go" find some?
 		deep, _ := pathmatch.CompileGlob("**/"+rest, pathmatch.GlobOptions{})
 		var n atomic.Int32
-		w.prune = nil
-		_ = w.walk(ctx, base, func(e entry) bool {
+		w.prune, w.describe = nil, nil
+		_ = w.walk(ctx, base, func(_ int, e entry) bool {
 			e.done()
 			if deep.Match(e.rel) {
 				return n.Add(1) < 1000

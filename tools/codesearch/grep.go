@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/fs"
 	"github.com/go-harness/harness/internal/pathmatch"
@@ -155,9 +153,26 @@ type tally struct {
 	keptLines  int
 }
 
-func (t *tally) add(r *fileResult) {
+// note counts a searched file: what scan returned for it.
+func (t *tally) note(r *fileResult, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.searched++
+	switch {
+	case errors.Is(err, errBinary):
+	case errors.Is(err, errBinaryMatch):
+		t.binary++
+	case errors.Is(err, errTooLarge):
+		t.tooLarge++
+	case err != nil:
+		t.unreadable++
+	case r.count > 0:
+		t.add(r)
+	}
+}
+
+// add keeps a file with matches; t.mu is held.
+func (t *tally) add(r *fileResult) {
 	t.files++
 	t.count += r.count
 	t.kept = append(t.kept, r)
@@ -211,76 +226,37 @@ func (c config) grep(ctx context.Context, call *tools.Call, in grepArgs) (*harne
 	}
 	fsys := call.Env.FS
 	t := &tally{plan: p}
-	w := &walker{fsys: fsys, hidden: c.hidden, noIgnore: c.noIgnore, workers: c.workers}
-	jobs := make(chan entry, 256)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		defer close(jobs)
-		if !top.Mode.IsDir() {
-			select {
-			case jobs <- entry{info: top, rel: path.Base(top.Path)}:
-			case <-gctx.Done():
-			}
-			return nil
+	w := &walker{fsys: fsys, hidden: c.hidden, noIgnore: c.noIgnore, workers: c.workers, types: true}
+	// Each worker of the walk searches the files it finds, with a scanner
+	// (and buffer) of its own.
+	scanners := make([]*scanner, max(1, c.workers))
+	for i := range scanners {
+		scanners[i] = &scanner{m: p.m, mode: p.mode, before: p.before, after: p.after, keep: p.limit}
+	}
+	search := func(worker int, e entry) bool {
+		r, err := scanners[worker].scan(ctx, fsys, e)
+		e.done()
+		if ctx.Err() != nil {
+			return false
 		}
-		return w.walk(gctx, top.Path, func(e entry) bool {
+		t.note(r, err)
+		return true
+	}
+	if top.Mode.IsDir() {
+		err = w.walk(ctx, top.Path, func(worker int, e entry) bool {
 			if !p.wants(e.rel) {
 				e.done()
 				return true
 			}
-			select {
-			case jobs <- e:
-				return true
-			case <-gctx.Done():
-				e.done()
-				return false
-			}
+			return search(worker, e)
 		})
-	})
-	for range max(1, c.workers) {
-		g.Go(func() error {
-			s := &scanner{m: p.m, mode: p.mode, before: p.before, after: p.after, keep: p.limit}
-			n := 0
-			defer func() {
-				t.mu.Lock()
-				t.searched += n
-				t.mu.Unlock()
-			}()
-			for e := range jobs {
-				n++
-				r, err := s.scan(gctx, fsys, e)
-				e.done()
-				switch {
-				case gctx.Err() != nil:
-					return gctx.Err()
-				case errors.Is(err, errBinary):
-				case errors.Is(err, errBinaryMatch):
-					t.mu.Lock()
-					t.binary++
-					t.mu.Unlock()
-				case errors.Is(err, errTooLarge):
-					t.mu.Lock()
-					t.tooLarge++
-					t.mu.Unlock()
-				case err != nil:
-					t.mu.Lock()
-					t.unreadable++
-					t.mu.Unlock()
-				case r.count > 0:
-					t.add(r)
-				}
-			}
-			return nil
-		})
+	} else {
+		search(0, entry{info: top, rel: path.Base(top.Path)})
 	}
-	err = g.Wait()
-	for e := range jobs {
-		e.done() // left by workers that stopped early
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 	t.trim()

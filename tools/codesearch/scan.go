@@ -56,16 +56,28 @@ type scanner struct {
 	chunk, maxLine int
 }
 
-func (s *scanner) open(ctx context.Context, fsys fs.FileSystem, p string) (io.ReadCloser, error) {
+// open opens a file for reading. A stream is read to the size the file
+// had when it was opened (a file that reports none, as those of /proc
+// do, to its end), which spares the read that would find the end.
+// It also returns the file's description as of the open.
+func (s *scanner) open(ctx context.Context, fsys fs.FileSystem, p string) (io.ReadCloser, fs.FileInfo, error) {
 	if o, ok := fsys.(fs.Opener); ok {
-		rc, _, err := o.Open(ctx, p)
-		return rc, err
+		rc, info, err := o.Open(ctx, p)
+		if err != nil || info.Size <= 0 {
+			return rc, info, err
+		}
+		return limitedFile{io.LimitReader(rc, info.Size), rc}, info, nil
 	}
-	data, _, err := fsys.ReadBytes(ctx, p, 1<<30)
+	data, info, err := fsys.ReadBytes(ctx, p, 1<<30)
 	if err != nil {
-		return nil, err
+		return nil, fs.FileInfo{}, err
 	}
-	return io.NopCloser(bytes.NewReader(data)), nil
+	return io.NopCloser(bytes.NewReader(data)), info, nil
+}
+
+type limitedFile struct {
+	io.Reader
+	io.Closer
 }
 
 // scan searches the file of e. A file with a NUL byte is errBinary.
@@ -76,12 +88,20 @@ func (s *scanner) scan(ctx context.Context, fsys fs.FileSystem, e entry) (*fileR
 	if e.fsys != nil {
 		fsys = e.fsys
 	}
-	rc, err := s.open(ctx, fsys, e.info.Path)
+	rc, opened, err := s.open(ctx, fsys, e.info.Path)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	res := &fileResult{info: e.info, rel: e.rel}
+	info := e.info
+	if info.ModTime.IsZero() {
+		// Listed without a status call (walker.types): the open says.
+		info.Size, info.Mode, info.ModTime = opened.Size, opened.Mode, opened.ModTime
+		if s.m.Multiline() && info.Size > maxMultiline {
+			return nil, errTooLarge
+		}
+	}
+	res := &fileResult{info: info, rel: e.rel}
 	if s.m.Multiline() {
 		return res, s.scanWhole(rc, res)
 	}

@@ -3,6 +3,7 @@ package codesearch
 import (
 	"context"
 	"io"
+	iofs "io/fs"
 	"path"
 	"strings"
 	"sync"
@@ -25,6 +26,13 @@ type walker struct {
 	prune func(rel string) bool
 	// workers is the number of directories listed at once.
 	workers int
+	// types lists directories without a status call per entry where the
+	// file system can (fsimpl.TypeLister): the entries then carry no
+	// size or time, which whoever opens them learns from the open, except
+	// the files describe picks (by their path relative to the top); nil
+	// picks none.
+	types    bool
+	describe func(rel string) bool
 	// skippedDirs counts directories that could not be listed.
 	skippedDirs atomic.Int32
 }
@@ -62,12 +70,31 @@ func (r *dirRef) release() {
 	}
 }
 
+// dirItem is a unit of the walk's work: a directory to list, or (files
+// set) a batch of files a listing found, to visit.
 type dirItem struct {
 	path, rel string
 	rules     *pathmatch.Stack
 	parent    *dirRef       // the view the directory is opened from; nil for the file system itself
 	fsys      fs.FileSystem // parent's file system, or w.fsys
+	files     []entry
 }
+
+// release lets go of what an item holds that will not be visited.
+func (d dirItem) release() {
+	if d.files != nil {
+		for _, e := range d.files {
+			e.done()
+		}
+		return
+	}
+	d.parent.release()
+}
+
+// fileBatch is how many files of a directory its lister visits itself;
+// the rest go back to the queue in batches of this size, so that the
+// other workers share a large directory.
+const fileBatch = 64
 
 // ancestors returns the ignore rules that the directories above top (up
 // to the file system's root) apply to it.
@@ -138,33 +165,61 @@ func (w *walker) open(ctx context.Context, d dirItem) (fs.FileSystem, *dirRef) {
 }
 
 // walk visits the files below top until visit returns false or ctx
-// ends. Directories are listed by up to w.workers goroutines at once, so
-// visit must be safe for concurrent use; visit owns the entry and calls
-// its done.
-func (w *walker) walk(ctx context.Context, top string, visit func(entry) bool) error {
+// ends. Up to w.workers goroutines list directories and visit the files
+// they find, each calling visit with its own number (0 to w.workers-1),
+// so visit must be safe for concurrent use; visit owns the entry and
+// calls its done.
+func (w *walker) walk(ctx context.Context, top string, visit func(worker int, e entry) bool) error {
 	q := &dirQueue{stack: []dirItem{{path: top, rules: w.ancestors(ctx, top), fsys: w.fsys}}}
 	q.cond = sync.NewCond(&q.mu)
 	n := max(1, w.workers)
 	var wg sync.WaitGroup
-	for range n {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			v := func(e entry) bool { return visit(i, e) }
 			for {
 				d, ok := q.pop()
 				if !ok {
 					return
 				}
-				subdirs, more := w.list(ctx, d, visit)
-				q.done(subdirs, more && ctx.Err() == nil)
+				var more []dirItem
+				next := true
+				if d.files != nil {
+					next = visitAll(ctx, d.files, v)
+				} else {
+					more, next = w.list(ctx, d, v)
+				}
+				q.done(more, next && ctx.Err() == nil)
 			}
 		}()
 	}
 	wg.Wait()
 	for _, d := range q.stack {
-		d.parent.release()
+		d.release()
 	}
 	return ctx.Err()
+}
+
+// visitAll visits files in order until visit returns false or ctx ends,
+// and lets go of those left.
+func visitAll(ctx context.Context, files []entry, visit func(entry) bool) bool {
+	for i, e := range files {
+		if ctx.Err() != nil {
+			for _, rest := range files[i:] {
+				rest.done()
+			}
+			return false
+		}
+		if !visit(e) {
+			for _, rest := range files[i+1:] {
+				rest.done()
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // dirQueue holds the directories still to list.
@@ -204,8 +259,9 @@ func (q *dirQueue) done(subdirs []dirItem, more bool) {
 	q.cond.Broadcast()
 }
 
-// list lists one directory, visits its files and returns its
-// subdirectories; more is false when visit asked to stop.
+// list lists one directory, visits its files (the first fileBatch of
+// them) and returns its subdirectories and the batches of files left;
+// more is false when visit asked to stop.
 func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (subdirs []dirItem, more bool) {
 	if ctx.Err() != nil {
 		d.parent.release()
@@ -213,7 +269,25 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 	}
 	dfs, ref := w.open(ctx, d)
 	defer ref.release()
-	list, err := dfs.ReadDir(ctx, d.path)
+	var list []fs.FileInfo
+	var err error
+	if tl, ok := dfs.(fsimpl.TypeLister); ok && w.types {
+		var describe func(string, iofs.FileMode) bool
+		if w.describe != nil {
+			describe = func(name string, typ iofs.FileMode) bool {
+				if !typ.IsRegular() {
+					return false
+				}
+				if d.rel == "" {
+					return w.describe(name)
+				}
+				return w.describe(d.rel + "/" + name)
+			}
+		}
+		list, err = tl.ReadDirTypes(ctx, d.path, describe)
+	} else {
+		list, err = dfs.ReadDir(ctx, d.path)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.skippedDirs.Add(1)
@@ -233,6 +307,7 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 			rules = w.push(ctx, rules, d.path, names)
 		}
 	}
+	var files []entry
 	for _, fi := range list {
 		name := path.Base(fi.Path)
 		if name == ".git" || (!w.hidden && strings.HasPrefix(name, ".")) {
@@ -255,12 +330,25 @@ func (w *walker) list(ctx context.Context, d dirItem, visit func(entry) bool) (s
 			}
 			continue
 		}
-		if !visit(entry{info: fi, rel: rel, fsys: dfs, ref: ref.hold()}) {
-			for _, sd := range subdirs {
-				sd.parent.release()
-			}
-			return nil, false
+		files = append(files, entry{info: fi, rel: rel, fsys: dfs, ref: ref.hold()})
+	}
+	// Batches after the first go to the queue before the
+	// subdirectories, so they are taken first.
+	mine := files[:min(len(files), fileBatch)]
+	var batches []dirItem
+	for rest := files[len(mine):]; len(rest) > 0; {
+		k := min(len(rest), fileBatch)
+		batches = append(batches, dirItem{files: rest[:k:k]})
+		rest = rest[k:]
+	}
+	if batches != nil {
+		subdirs = append(batches, subdirs...)
+	}
+	if !visitAll(ctx, mine, visit) {
+		for _, sd := range subdirs {
+			sd.release()
 		}
+		return nil, false
 	}
 	return subdirs, true
 }

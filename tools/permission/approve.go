@@ -21,6 +21,20 @@ type Request struct {
 	// for a host that answers later: an Answer carrying it is refused if
 	// the call it answers is no longer that one.
 	Digest string `json:"digest,omitempty"`
+	// Origin, when set, says the call is a sub-agent's, not the session's
+	// own: which child session made it, and the job running it when it
+	// runs in the background.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin names the sub-agent whose call a Request asks about.
+type Origin struct {
+	// Session is the child session's id; Agent its agent type.
+	Session string `json:"session"`
+	Agent   string `json:"agent,omitempty"`
+	// Job is the id of the background job the child runs as (job3); empty
+	// for a child that runs in the foreground of its task call.
+	Job string `json:"job,omitempty"`
 }
 
 // Answer is an approver's reply.

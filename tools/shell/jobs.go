@@ -212,7 +212,9 @@ func exitResult(p *proctree.Proc) jobs.Result {
 }
 
 func (j *job) newWindow(t *jobTable) *shellkit.Capture {
-	return shellkit.NewCapture(t.ctx, t.cfg.OutputLimit, j.store, j.owner, t.cfg.MaxSpill)
+	// What the job's windows save counts against the registry's cap on
+	// all jobs' output (jobs.Config.MaxOutput).
+	return shellkit.NewBudgetCapture(t.ctx, t.cfg.OutputLimit, j.store, j.owner, t.cfg.MaxSpill, t.reg.TakeOutput)
 }
 
 // evictLocked forgets the oldest finished job, preferring one whose

@@ -14,6 +14,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/leakcheck"
 	"github.com/go-harness/harness/internal/proctree"
+	"github.com/go-harness/harness/jobs"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/shell/internal/shellkit"
 	"github.com/go-harness/harness/tools/shell/internal/shelltest"
@@ -173,4 +174,23 @@ func TestJobForegroundStillWorks(t *testing.T) {
 	res := shelltest.Run(t, context.Background(), k.bash, env, map[string]any{"command": "sleep 300", "timeout_ms": 100})
 	assert.Equal(t, harness.CodeTimeout, res.Code)
 	assert.Contains(t, res.Text(), "or use run_in_background")
+}
+
+// What bash jobs save of their output counts against the session's job
+// registry's cap on all jobs' output (jobs.Config.MaxOutput): past it the
+// saved copy is cut, and the next job saves nothing more.
+func TestJobSpillCountsAgainstTheRegistryCap(t *testing.T) {
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	reg, err := jobs.FromState(env.State, jobs.Config{MaxOutput: 50000})
+	require.NoError(t, err)
+	k := newJobKit(t, env, Config{})
+	for i, want := range []string{"only its first 48.8 KiB were saved", "only its first 0 bytes were saved"} {
+		id, _ := k.start(`seq 1 40000`)
+		_, err := reg.Wait(context.Background(), id)
+		require.NoError(t, err)
+		res := k.out(id, 0)
+		require.False(t, res.IsError, res.Text())
+		assert.True(t, strings.Contains(res.Text(), want), "job %d: %s", i+1, shelltest.LastLine(res.Text()))
+	}
 }

@@ -38,6 +38,9 @@ func (h *human) card(e *agent.ToolCallEnd) {
 		rd = &harness.Render{Kind: harness.RenderGeneric}
 	}
 	title := h.relText(rd.Title)
+	if rd.Kind == harness.RenderTodo && !r.IsError {
+		title = todoTitle(rd.Todo)
+	}
 	if title == "" {
 		title = strings.TrimSpace(e.Call.Name + " " + h.relText(firstStringArg(e.Call.Arguments)))
 	}
@@ -80,6 +83,10 @@ func (h *human) card(e *agent.ToolCallEnd) {
 	}
 
 	switch {
+	case rd.Kind == harness.RenderTodo && !r.IsError:
+		h.todoCard(rd.Todo)
+	case rd.Kind == harness.RenderQuestions && !r.IsError:
+		h.questionsCard(rd.Questions, rd.Answers)
 	case rd.Kind == harness.RenderDiff && rd.Diff != nil:
 		h.diffCard(rd.Diff)
 		if h.diffNote != nil {

@@ -40,7 +40,18 @@ type Console struct {
 	linesOnce sync.Once
 	stop      chan struct{}
 	closeOnce sync.Once
+
+	// steer takes a line typed while a turn runs (queue: with Tab);
+	// draft is that line while it is typed.
+	steer func(text string, queue bool)
+	draft *lineEditor
 }
+
+// Steer makes a line typed while a turn runs on the terminal go to f
+// when it is done: with Enter (queue false) or Tab (queue true). The
+// line is shown below the turn's output as it is typed; one left
+// unfinished when the turn ends comes back as the next prompt's text.
+func (c *Console) Steer(f func(text string, queue bool)) { c.steer = f }
 
 // Config is what the coder's user interface reads, writes and shows.
 type Config struct {
@@ -105,6 +116,7 @@ type terminal struct {
 // prompt shown before it and where the typed line goes ("" when the
 // user gave no answer).
 type askLine struct {
+	head   func()
 	prompt string
 	reply  chan string
 }
@@ -229,8 +241,16 @@ func (c *Console) ReadPrompt(ctx context.Context, interactive bool) (prompt stri
 // owns the keys (WaitTurn's) edits the answer; otherwise the next line of
 // stdin is the answer, and ok is false at end of input.
 func (c *Console) Ask(ctx context.Context, prompt string) (line string, ok bool, err error) {
+	return c.AskAfter(ctx, nil, prompt)
+}
+
+// AskAfter is Ask with head, which shows what is asked (the question,
+// its choices), run once the answer owns the keys: on a terminal, keys
+// typed after the question appears go to the answer, never to the
+// line that steers the turn.
+func (c *Console) AskAfter(ctx context.Context, head func(), prompt string) (line string, ok bool, err error) {
 	if c.term != nil {
-		q := askLine{prompt: prompt, reply: make(chan string, 1)}
+		q := askLine{head: head, prompt: prompt, reply: make(chan string, 1)}
 		select {
 		case c.term.asks <- q:
 		case <-ctx.Done():
@@ -242,6 +262,9 @@ func (c *Console) Ask(ctx context.Context, prompt string) (line string, ok bool,
 		case <-ctx.Done():
 			return "", false, ctx.Err()
 		}
+	}
+	if head != nil {
+		head()
 	}
 	c.view.Notice(NoticePrompt, prompt)
 	select {
@@ -264,11 +287,19 @@ func (c *Console) WaitTurn(ctx context.Context, done <-chan struct{}, cancel con
 	if c.term != nil {
 		keys, asks = c.term.keys, c.term.asks
 	}
+	steering := c.term != nil && c.steer != nil
+	if steering {
+		c.view.Draft(c.draftState())
+		defer c.view.Draft(nil)
+	}
 	for {
 		select {
 		case <-done:
 			return false
 		case q := <-asks:
+			if q.head != nil {
+				q.head()
+			}
 			line, interrupted := c.answerLine(ctx, q.prompt)
 			q.reply <- line
 			if interrupted && !cancelling {
@@ -276,13 +307,20 @@ func (c *Console) WaitTurn(ctx context.Context, done <-chan struct{}, cancel con
 				cancel()
 				c.view.Notice(NoticeWarn, "cancelling the turn… (Ctrl-C again to exit)")
 			}
+			if steering {
+				c.view.Draft(c.draftState())
+			}
 		case b, ok := <-keys:
-			// Typed ahead: kept, unseen, for the next prompt.
 			if !ok {
 				c.term.eof, keys = true, nil
 				continue
 			}
-			c.term.typeahead = append(c.term.typeahead, b...)
+			if !steering {
+				// Typed ahead: kept, unseen, for the next prompt.
+				c.term.typeahead = append(c.term.typeahead, b...)
+				continue
+			}
+			c.typed(b)
 		case <-c.resize:
 			c.view.SetWidth(c.Width())
 		case <-c.interrupts:
@@ -303,6 +341,42 @@ func (c *Console) WaitTurn(ctx context.Context, done <-chan struct{}, cancel con
 	}
 }
 
+// typed edits the line typed while a turn runs with the keys b: Enter
+// steers it, Tab queues it. Other keys that end a line (Ctrl-D) do
+// nothing here.
+func (c *Console) typed(b []byte) {
+	if c.draft == nil {
+		c.draft = newLineEditor(draftPrompt, len(draftPrompt), c.term.hist, "")
+	}
+	for {
+		res, rest := c.draft.feed(b)
+		if res == keySubmit || res == keyTab {
+			text := strings.TrimSpace(c.draft.text())
+			c.draft = newLineEditor(draftPrompt, len(draftPrompt), c.term.hist, "")
+			c.view.Draft(c.draftState())
+			if text != "" {
+				if err := c.term.hist.add(text); err != nil && c.verbose {
+					fmt.Fprintf(c.errOut, "coder: saving the prompt history: %v\n", err)
+				}
+				c.steer(text, res == keyTab)
+			}
+		}
+		if len(rest) == 0 {
+			break
+		}
+		b = rest
+	}
+	c.view.Draft(c.draftState())
+}
+
+// draftState is the line typed during the turn, for the view.
+func (c *Console) draftState() *Draft {
+	if c.draft == nil {
+		return &Draft{}
+	}
+	return &Draft{Text: c.draft.text(), Cursor: c.draft.pos}
+}
+
 // editLine edits one line at the prompt. more is false at end of input
 // (Ctrl-D on an empty line); exit is true on Ctrl-C or when the program
 // is stopped. Keys typed during the last turn come back as the line's
@@ -314,7 +388,11 @@ func (c *Console) editLine(ctx context.Context, marker string, first bool) (line
 		c.view.Notice(NoticePrompt, "")
 	}
 	st := style(ColorEnabled(true, c.getenv))
-	ed := newLineEditor(st.paint(sgrBold+";"+sgrBlue, marker), utf8.RuneCountInString(marker), c.term.hist, "")
+	prefill := ""
+	if c.draft != nil {
+		prefill, c.draft = c.draft.text(), nil
+	}
+	ed := newLineEditor(st.paint(sgrBold+";"+sgrBlue, marker), utf8.RuneCountInString(marker), c.term.hist, prefill)
 	if len(c.term.typeahead) > 0 {
 		ahead := c.term.typeahead
 		c.term.typeahead = nil
@@ -328,10 +406,10 @@ func (c *Console) editLine(ctx context.Context, marker string, first bool) (line
 		}
 		ed.buf = []rune(strings.TrimRight(ed.text(), " "))
 		ed.pos = len(ed.buf)
-		if ed.text() != "" {
-			c.view.Notice(NoticeInfo, "(typed during the turn, not sent: Enter sends it, Ctrl-U clears it)")
-			c.view.Notice(NoticePrompt, "")
-		}
+	}
+	if ed.text() != "" {
+		c.view.Notice(NoticeInfo, "(typed during the turn, not sent: Enter sends it, Ctrl-U clears it)")
+		c.view.Notice(NoticePrompt, "")
 	}
 	if c.term.eof {
 		io.WriteString(c.term.out, "\r\n")
@@ -345,7 +423,7 @@ func (c *Console) editLine(ctx context.Context, marker string, first bool) (line
 				io.WriteString(c.term.out, "\r\n")
 				return "", false, false
 			}
-			res, rest := ed.feed(b)
+			res, rest := feedLine(ed, b)
 			switch res {
 			case keyRedraw:
 				io.WriteString(c.term.out, ed.render(c.Width()))
@@ -392,7 +470,7 @@ func (c *Console) answerLine(ctx context.Context, prompt string) (line string, i
 				io.WriteString(c.term.out, "\r\n")
 				return "", false
 			}
-			res, rest := ed.feed(b)
+			res, rest := feedLine(ed, b)
 			switch res {
 			case keyRedraw:
 				io.WriteString(c.term.out, ed.render(c.Width()))
@@ -466,6 +544,25 @@ func readLines(r io.Reader, out chan<- string, stop <-chan struct{}) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// feedLine feeds p to a line that Tab does nothing to (the prompt, an
+// answer): the keys after a Tab are fed too.
+func feedLine(ed *lineEditor, p []byte) (keyResult, []byte) {
+	res := keyNone
+	for {
+		r, rest := ed.feed(p)
+		if r != keyTab {
+			if r == keyNone {
+				r = res
+			}
+			return r, rest
+		}
+		res, p = keyRedraw, rest
+		if len(p) == 0 {
+			return res, nil
 		}
 	}
 }

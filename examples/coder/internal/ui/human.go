@@ -46,7 +46,7 @@ type human struct {
 
 	waitLabel string
 	waitSince time.Time
-	drawn     bool
+	drawn     int // lines of the status area drawn (the spinner's line and the plan above it)
 	frame     int
 	pending   []harness.ToolCall
 	turnStart time.Time
@@ -56,6 +56,10 @@ type human struct {
 	liveDrawn int                  // lines of live output drawn above the cursor (a terminal)
 	shownLive int                  // lines of the card's call already appended (piped)
 	lastLive  string               // the call whose output was appended last (piped)
+
+	draft   *Draft             // the line typed during the turn; nil when the console does not steer
+	plan    []harness.TodoItem // the model's latest plan
+	pinPlan bool               // the plan changed this turn: shown in the status area (a terminal)
 
 	quit chan struct{}
 	done chan struct{}
@@ -114,23 +118,23 @@ func (h *human) spinLoop() {
 func (h *human) tick() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.spin || h.held || h.waitLabel == "" || !h.col0 {
+	if !h.spin || h.held || !h.col0 || h.waitLabel == "" && (h.draft == nil || h.draft.Text == "") {
 		return
 	}
-	elapsed := h.now().Sub(h.waitSince)
-	label := cut(h.waitLabel, min(48, max(10, h.width-16)))
-	frame := spinnerFrames[h.frame%len(spinnerFrames)]
+	h.drawStatus()
 	h.frame++
-	fmt.Fprintf(h.w, "\r\x1b[K%s %s %s", h.st.paint(sgrCyan, frame), label, h.st.paint(sgrDim, seconds(elapsed)))
-	h.drawn = true
 }
 
-// clearSpinner erases a drawn spinner line. Callers hold mu.
+// clearSpinner erases a drawn status area: the spinner's line, or the
+// line being typed, and the plan above it. Callers hold mu.
 func (h *human) clearSpinner() {
-	if h.drawn {
+	switch {
+	case h.drawn == 1:
 		io.WriteString(h.w, "\r\x1b[K")
-		h.drawn = false
+	case h.drawn > 1:
+		fmt.Fprintf(h.w, "\x1b[%dA\r\x1b[J", h.drawn-1)
 	}
+	h.drawn = 0
 }
 
 // wait sets what the spinner says. Callers hold mu.
@@ -210,6 +214,7 @@ func (h *human) BeginTurn(prompt string, echo bool) {
 	h.block = ""
 	h.pending = h.pending[:0]
 	h.streamed = false
+	h.pinPlan = false
 	h.wait("thinking")
 }
 
@@ -376,9 +381,17 @@ func (h *human) Event(ev agent.Event) {
 		h.wait("thinking")
 	case *agent.ModelUsage:
 		// Summed in the turn's footer.
+	case *agent.TodoUpdated:
+		h.setPlan(e.Items)
+	case *agent.SteerDelivered:
+		if e.Queued {
+			h.endLine()
+			h.line(h.paintLines(sgrYellow, h.wrap("» the turn ended before reading “"+cut(oneLine(e.Text), 60)+"”: it is queued and runs next")))
+		}
 	case *agent.TurnEnd:
 		h.wait("")
 		h.endLine()
+		h.printPlan()
 		h.footer(e)
 	}
 }

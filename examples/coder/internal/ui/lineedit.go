@@ -40,6 +40,7 @@ const (
 	keySubmit              // Enter: the line is done
 	keyEOF                 // Ctrl-D on an empty line
 	keyInterrupt           // Ctrl-C read as a byte (the terminal sends SIGINT otherwise)
+	keyTab                 // Tab: the line is done, to be queued (while a turn runs)
 )
 
 func newLineEditor(prompt string, promptWidth int, hist *history, prefill string) *lineEditor {
@@ -66,7 +67,7 @@ func (e *lineEditor) feed(p []byte) (res keyResult, rest []byte) {
 		}
 		data = data[n:]
 		switch r {
-		case keySubmit, keyEOF, keyInterrupt:
+		case keySubmit, keyEOF, keyInterrupt, keyTab:
 			return r, data
 		case keyRedraw:
 			res = keyRedraw
@@ -87,6 +88,8 @@ func (e *lineEditor) key(p []byte) (int, keyResult) {
 		return n, keySubmit
 	case 0x03: // Ctrl-C
 		return 1, keyInterrupt
+	case '\t':
+		return 1, keyTab
 	case 0x04: // Ctrl-D
 		if len(e.buf) == 0 {
 			return 1, keyEOF
@@ -265,6 +268,18 @@ func (e *lineEditor) historyStep(d int) keyResult {
 // cursor that fits, the rest of the line cleared, and the cursor put in
 // place. The text scrolls sideways rather than wrap.
 func (e *lineEditor) render(width int) string {
+	line, back := e.renderParts(width)
+	line += "\x1b[K"
+	if back > 0 {
+		line += "\x1b[" + itoa(back) + "D"
+	}
+	return line
+}
+
+// renderParts is render without the clearing and the cursor's move:
+// the line drawn, and how many columns back from its end the cursor
+// goes.
+func (e *lineEditor) renderParts(width int) (line string, back int) {
 	avail := max(width-e.promptWidth-1, 8)
 	shown := make([]rune, len(e.buf))
 	for i, r := range e.buf {
@@ -286,11 +301,7 @@ func (e *lineEditor) render(width int) string {
 		start++
 	}
 	b.WriteString(string(shown[start:end]))
-	b.WriteString("\x1b[K")
-	if back := end - e.pos; back > 0 {
-		b.WriteString("\x1b[" + itoa(back) + "D")
-	}
-	return b.String()
+	return b.String(), end - e.pos
 }
 
 func itoa(n int) string {

@@ -32,6 +32,9 @@ type View interface {
 	// edits a line of its own on the terminal, such as an answer to an
 	// approval question.
 	Hold(on bool)
+	// Draft shows the line the user types while a turn runs (nil: the
+	// turn takes no typed lines, or the line was sent).
+	Draft(d *Draft)
 }
 
 // BannerInfo is what the program says about a session when it starts.
@@ -162,6 +165,8 @@ func (j *jsonView) Close() {}
 func (j *jsonView) SetWidth(int) {}
 
 func (j *jsonView) Hold(bool) {}
+
+func (j *jsonView) Draft(*Draft) {}
 
 // ErrorText is an error's message with its code, for one line.
 func ErrorText(err error) string {

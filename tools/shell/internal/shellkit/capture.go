@@ -49,7 +49,18 @@ type SpillInfo struct {
 // NewCapture returns a Capture showing up to limit bytes that spills to
 // store (nil: nowhere) under owner. ctx bounds the store's Save.
 func NewCapture(ctx context.Context, limit int, store tools.OutputStore, owner tools.Owner, maxSpill int64) *Capture {
-	w, err := spillwriter.NewWriter(ctx, store, owner, limit, spillwriter.WithMaxSave(maxSpill))
+	return NewBudgetCapture(ctx, limit, store, owner, maxSpill, nil)
+}
+
+// NewBudgetCapture is NewCapture whose spill also spends a budget shared
+// with other captures (spillwriter.WithBudget): a background job's, the
+// session's job registry's total-output cap. A nil take spends none.
+func NewBudgetCapture(ctx context.Context, limit int, store tools.OutputStore, owner tools.Owner, maxSpill int64, take func(int64) int64) *Capture {
+	var budget spillwriter.WriterOption
+	if take != nil {
+		budget = spillwriter.WithBudget(take)
+	}
+	w, err := spillwriter.NewWriter(ctx, store, owner, limit, spillwriter.WithMaxSave(maxSpill), budget)
 	if err != nil {
 		// The options were validated when the tool was built (the
 		// output limit is at least spillwriter.MinThreshold, the spill cap
