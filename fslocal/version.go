@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -123,14 +124,16 @@ func matches(want string, cur meta, sum func() (uint64, error)) (bool, error) {
 	return s == t.sum, nil
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, made at the first sum rather than when
+// the package is loaded.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // hasher sums content: CRC-32C and CRC-32 (IEEE) side by side, 64 bits in
 // all, both computed with hardware help on common CPUs.
 type hasher struct{ c, i uint32 }
 
 func (h *hasher) Write(p []byte) (int, error) {
-	h.c = crc32.Update(h.c, castagnoli, p)
+	h.c = crc32.Update(h.c, castagnoli(), p)
 	h.i = crc32.Update(h.i, crc32.IEEETable, p)
 	return len(p), nil
 }

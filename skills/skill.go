@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -78,7 +79,8 @@ func (s *Skill) Base() string {
 // skill://<name>/<path in its folder>.
 const Scheme = "skill://"
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+// nameRE matches a skill name; compiled at the first use, not at load.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // invalid returns a CodeInvalidSkill error about the SKILL.md at where.
 func invalid(where, format string, args ...any) error {
@@ -145,7 +147,7 @@ func Parse(data []byte, folder, where string) (*Skill, error) {
 		return nil, invalid(where, "the name is empty")
 	case len(s.Name) > maxName:
 		return nil, invalid(where, "the name %q has %d characters; at most %d are allowed", s.Name, len(s.Name), maxName)
-	case !nameRE.MatchString(s.Name):
+	case !nameRE().MatchString(s.Name):
 		return nil, invalid(where, "the name %q may hold only lowercase letters, digits and single hyphens, and must not start or end with a hyphen", s.Name)
 	case folder != "" && s.Name != folder:
 		return nil, invalid(where, "the name %q is not the name of its folder %q: rename one to match the other", s.Name, folder)
@@ -243,7 +245,10 @@ func decodeYAML(text string) (map[string]any, error) {
 	return doc, nil
 }
 
-var topLevel = regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*)$`)
+// topLevel matches a top-level "key: value" line of front matter.
+var topLevel = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_][A-Za-z0-9_.-]*):[ \t]+(\S.*)$`)
+})
 
 // quoteValues double-quotes the top-level scalar values that YAML may
 // refuse: those starting with a flow or reserved indicator, or holding
@@ -252,7 +257,7 @@ func quoteValues(front string) (string, bool) {
 	lines := strings.Split(front, "\n")
 	changed := false
 	for i, line := range lines {
-		m := topLevel.FindStringSubmatch(line)
+		m := topLevel().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -93,16 +92,43 @@ func simplifyNullable(s *jsonschema.Schema) {
 	}
 }
 
-var (
-	toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	// mcpToolName is the name of an MCP server's tool: mcp__server__tool
-	// keeps the server's spelling within what providers accept.
-	mcpToolName = regexp.MustCompile(`^mcp__[A-Za-z0-9_-]{1,59}$`)
-)
+// isToolName reports whether name is a tool name: snake_case, a
+// lower-case letter then lower-case letters, digits and underscores, at
+// most 64 bytes in all.
+func isToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isMCPToolName reports whether name is the name of an MCP server's
+// tool, mcp__server__tool: "mcp__" then 1 to 59 letters, digits,
+// underscores and hyphens, which keeps the server's spelling within what
+// providers accept.
+func isMCPToolName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok || len(rest) == 0 || len(rest) > 59 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // validateSpec checks what every tool must get right.
 func validateSpec(s Spec) error {
-	if !toolName.MatchString(s.Name) && !mcpToolName.MatchString(s.Name) {
+	if !isToolName(s.Name) && !isMCPToolName(s.Name) {
 		return fmt.Errorf("tools: tool name %q is not snake_case (a-z, 0-9, _; at most 64 characters, starting with a letter)", s.Name)
 	}
 	if s.Description == "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/go-harness/harness/internal/units"
@@ -25,17 +26,19 @@ const (
 	chunkLines = 40
 )
 
-var stopWords = map[string]bool{}
-
-func init() {
+// stopWords are the words of a prompt not worth looking for, made at the
+// first prompt rather than when the package is loaded.
+var stopWords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`the and for with what how does this that from are about page into which when where why who
 		you your can use using get give show tell find list all any its their them then than there these those was were will
 		would should could have has had not but our out over also just only more most some such each other per via etc
 		please summarize summarise summary explain extract describe information info details detail document site website
 		web article text content contents section sections return read look need want like make made`) {
-		stopWords[w] = true
+		m[w] = true
 	}
-}
+	return m
+})
 
 // terms returns the words of a prompt worth looking for: lower-cased,
 // at least three letters or digits, not a stop word, without common
@@ -44,7 +47,7 @@ func terms(prompt string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range words(prompt) {
-		if len([]rune(w)) < 3 || stopWords[w] {
+		if len([]rune(w)) < 3 || stopWords()[w] {
 			continue
 		}
 		w = stem(w)
