@@ -415,6 +415,27 @@ func (s *Session) append(ctx context.Context, payloads ...session.Payload) error
 	return nil
 }
 
+// appendLater logs payloads as append does, except that a log that can
+// (a session.Deferrer) writes them with the next record instead of now:
+// for records whose loss in a crash the log's promises allow (see
+// "Durability" in the package documentation).
+func (s *Session) appendLater(ctx context.Context, payloads ...session.Payload) error {
+	d, ok := s.log.(session.Deferrer)
+	if !ok {
+		return s.append(ctx, payloads...)
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	events, err := d.Defer(context.WithoutCancel(ctx), payloads...)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		s.hist.Add(e)
+	}
+	return nil
+}
+
 func (s *Session) record(ctx context.Context, call *tools.Call, name string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {

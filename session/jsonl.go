@@ -492,17 +492,32 @@ type jsonlLog struct {
 	logState
 	f   *os.File
 	now func() time.Time
-	buf []byte
-	err error // sticky write error: the file may hold a torn line
+	// pending holds the lines of deferred events (Defer), which the next
+	// write puts first; its array is reused for the lines of each write
+	// until the next Sync, which lets it go so an idle log holds none.
+	pending []byte
+	err     error // sticky write error: the file may hold a torn line
 	// dirty says that something was written since the last sync; dir,
 	// until the first sync, is the directory a new log was created in.
 	dirty bool
 	dir   string
-	// fileSyncs and dirSyncs count the syncs done, for the tests.
-	fileSyncs, dirSyncs int
+	// writes, fileSyncs and dirSyncs count the writes and syncs done,
+	// for the tests.
+	writes, fileSyncs, dirSyncs int
 }
 
 func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
+	return l.add(ctx, payloads, true)
+}
+
+// Defer implements Deferrer.
+func (l *jsonlLog) Defer(ctx context.Context, payloads ...Payload) ([]Event, error) {
+	return l.add(ctx, payloads, false)
+}
+
+// add encodes payloads after the pending lines and, when write is set,
+// writes them all.
+func (l *jsonlLog) add(ctx context.Context, payloads []Payload, write bool) ([]Event, error) {
 	if err := l.lockOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -510,24 +525,41 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
-	events, lines, err := encodeBatch(l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	events, pending, err := appendBatch(l.pending, l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	l.pending = pending
 	if err != nil {
 		return nil, err
 	}
-	buf := l.buf[:0]
-	for _, line := range lines {
-		buf = append(append(buf, line...), '\n')
+	l.next += int64(len(payloads))
+	if write {
+		if err := l.writePending(); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := l.f.Write(buf); err != nil {
+	return events, nil
+}
+
+// writePending writes the pending lines, if any.
+func (l *jsonlLog) writePending() error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	if l.err != nil {
+		return fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
+	}
+	_, err := l.f.Write(l.pending)
+	l.writes++
+	if err != nil {
 		l.err = err
-		return nil, fmt.Errorf("session %s: appending: %w", l.header.ID, err)
+		return fmt.Errorf("session %s: appending: %w", l.header.ID, err)
 	}
 	l.dirty = true
-	if cap(buf) <= 1<<20 {
-		l.buf = buf
+	if cap(l.pending) <= 1<<20 {
+		l.pending = l.pending[:0]
+	} else {
+		l.pending = nil
 	}
-	l.next += int64(len(payloads))
-	return events, nil
+	return nil
 }
 
 func (l *jsonlLog) Sync() error { return l.ifOpen(l.sync) }
@@ -538,12 +570,17 @@ func (l *jsonlLog) Close() error {
 	})
 }
 
-// sync makes the log durable: the file when something was written since
-// the last sync (the header of a new log is synced by Create), then, the
-// first time, the directory a new log was linked into. The file goes
+// sync makes the log durable: it writes the deferred events, syncs the
+// file when something was written since the last sync (the header of a
+// new log is synced by Create), then, the first time, the directory a new
+// log was linked into. The file goes
 // first: on file systems with a journal its sync commits the link too,
 // and the directory's then costs little.
 func (l *jsonlLog) sync() error {
+	if err := l.writePending(); err != nil {
+		return err
+	}
+	l.pending = nil // an idle log holds no buffer
 	if l.dirty {
 		if err := l.f.Sync(); err != nil {
 			return err

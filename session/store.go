@@ -98,6 +98,22 @@ type Log interface {
 	Close() error
 }
 
+// A Deferrer is a Log that can hold appended events back and write them
+// with the ones appended next, in one write: fewer writes for records
+// whose loss in a crash the caller can afford. The JSONL store's logs are
+// Deferrers. The agent defers the request fingerprint of a model call and
+// the model's answer, which the start of the answer's calls or the end
+// of the turn then writes through (see package agent, "Durability").
+type Deferrer interface {
+	// Defer numbers, stamps and checks payloads as Append does, and
+	// returns the events as they will be written, but writes them only
+	// with the log's next Append, Sync or Close, before what that call
+	// writes. A crash before then loses them, never an event after them:
+	// the log stays a prefix of what was appended. An error writing them
+	// is the error of the call that writes them.
+	Defer(ctx context.Context, payloads ...Payload) ([]Event, error)
+}
+
 // Transcript is a loaded session.
 type Transcript struct {
 	Header Header
@@ -314,6 +330,29 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 		lines[i] = line
 	}
 	return events, lines, nil
+}
+
+// appendBatch is encodeBatch appending the lines, each ended by a
+// newline, to dst. On error it returns dst as it was.
+func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
+	events := make([]Event, len(payloads))
+	start := len(dst)
+	for i, p := range payloads {
+		if p == nil {
+			return nil, dst[:start], fmt.Errorf("session %s: appending a nil payload", id)
+		}
+		events[i] = Event{Seq: next + int64(i), Time: now, Data: p}
+		lineStart := len(dst)
+		var err error
+		if dst, err = appendEvent(dst, events[i]); err != nil {
+			return nil, dst[:start], err
+		}
+		if n := len(dst) - lineStart; n > maxLine {
+			return nil, dst[:start], &harness.Error{Code: harness.CodeTooLarge, Err: &EventTooLargeError{Session: id, Seq: events[i].Seq, Type: p.eventType(), Size: n, Max: maxLine}}
+		}
+		dst = append(dst, '\n')
+	}
+	return events, dst, nil
 }
 
 // validID reports whether id can name a session (see Header.ID).
