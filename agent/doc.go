@@ -114,6 +114,16 @@
 //
 // A strict replay reads a finished log, which holds every record.
 //
+// # Many sessions
+//
+// Sessions are cheap to keep: one that runs no turn holds its history
+// and runs no goroutine. With session.StoreConfig.ReleaseIdle, its JSONL
+// log lets go of its file (and of the lock that keeps other processes
+// from appending) when a turn ends, and takes it again at the next, so
+// thousands of sessions can wait in one process without a file each. A
+// closed session holds nothing; ResumeSession brings it back from its
+// log.
+//
 // # Retries and fallback
 //
 // Retryable model failures are retried a bounded number of times, with

@@ -220,7 +220,12 @@ func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, er
 	if err != nil {
 		return nil, fmt.Errorf("agent: starting session: %w", err)
 	}
-	return l.adopt(log, &session.History{}, nil)
+	s, err = l.adopt(log, &session.History{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.idle()
+	return s, nil
 }
 
 // ResumeSession reopens a logged session so that the next turn continues
@@ -276,6 +281,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		}
 		s.warnings = append(s.warnings, repaired...)
 	}
+	s.idle()
 	return s, nil
 }
 

@@ -325,6 +325,20 @@ func (s *Session) turnEnded() {
 		if err := s.guarded("close", s.log.Close); err != nil {
 			s.logger.Error("closing the session log after the turn ended failed", "error", err)
 		}
+		return
+	}
+	s.idle()
+}
+
+// idle tells a log that can let go of its file while the session waits
+// (session.Releaser, with session.StoreConfig.ReleaseIdle) that it may.
+func (s *Session) idle() {
+	r, ok := s.log.(session.Releaser)
+	if !ok {
+		return
+	}
+	if err := s.guarded("release", r.Release); err != nil {
+		s.logger.Warn("letting go of the idle session's log failed", "error", err)
 	}
 }
 

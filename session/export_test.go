@@ -49,3 +49,15 @@ func Writes(l Log) (writes int, buffered bool) {
 	defer j.mu.Unlock()
 	return j.writes, j.pending != nil
 }
+
+// LogFD returns the descriptor of a JSONL log's open file, -1 when it
+// has none.
+func LogFD(l Log) int {
+	j := l.(*jsonlLog)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return -1
+	}
+	return int(j.f.Fd())
+}

@@ -104,7 +104,7 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir}, nil
+	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir, path: s.path(h.ID), release: s.cfg.release}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -238,7 +238,7 @@ func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, err
 			return nil, nil, fmt.Errorf("session %s: ending torn line: %w", id, err)
 		}
 	}
-	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now, dirty: true}, t, nil // what a process that stopped appended may be unsynced
+	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now, dirty: true, path: s.path(id), release: s.cfg.release}, t, nil // what a process that stopped appended may be unsynced
 }
 
 // Load implements Store.
@@ -504,6 +504,72 @@ type jsonlLog struct {
 	// writes, fileSyncs and dirSyncs count the writes and syncs done,
 	// for the tests.
 	writes, fileSyncs, dirSyncs int
+	// path is the log's file. With release (StoreConfig.ReleaseIdle),
+	// Release closes f and keeps in left what the file was then; the
+	// next write opens it again (reopen).
+	path    string
+	release bool
+	left    iofs.FileInfo
+}
+
+// Release implements Releaser: with StoreConfig.ReleaseIdle, the log
+// closes its file, letting go of its lock, until its next write.
+func (l *jsonlLog) Release() error {
+	return l.ifOpen(func() error {
+		if !l.release || l.f == nil || l.err != nil {
+			return nil
+		}
+		fi, err := l.f.Stat()
+		if err != nil {
+			return nil // keep it open
+		}
+		unlockFile(l.f)
+		if err := l.f.Close(); err != nil {
+			l.f = nil
+			l.err = err
+			return fmt.Errorf("session %s: releasing the log: %w", l.header.ID, err)
+		}
+		l.f, l.left = nil, fi
+		return nil
+	})
+}
+
+// file returns the log's file, opening and locking it again after a
+// Release. The file must be the one released, as long as it was then:
+// otherwise another process has appended to it, replaced or deleted it,
+// and the log refuses to write.
+func (l *jsonlLog) file() (*os.File, error) {
+	if l.f != nil {
+		return l.f, nil
+	}
+	changed := func(what string) error {
+		return fmt.Errorf("session %s: %w: the log %s while the session was idle; resume the session again", l.header.ID, storeErr(harness.CodeLocked), what)
+	}
+	f, err := configfile.OpenFile(l.path, os.O_RDWR|os.O_APPEND)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, changed("was deleted")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: opening the log again: %w", l.header.ID, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session %s: %w (another process opened the log while the session was idle)", l.header.ID, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("session %s: opening the log again: %w", l.header.ID, err)
+	case !os.SameFile(fi, l.left):
+		f.Close()
+		return nil, changed("was replaced")
+	case fi.Size() != l.left.Size() || !fi.ModTime().Equal(l.left.ModTime()):
+		f.Close()
+		return nil, changed("was written to elsewhere")
+	}
+	l.f, l.left = f, nil
+	return f, nil
 }
 
 func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
@@ -547,7 +613,11 @@ func (l *jsonlLog) writePending() error {
 	if l.err != nil {
 		return fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
-	_, err := l.f.Write(l.pending)
+	f, err := l.file()
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(l.pending)
 	l.writes++
 	if err != nil {
 		l.err = err
@@ -566,7 +636,12 @@ func (l *jsonlLog) Sync() error { return l.ifOpen(l.sync) }
 
 func (l *jsonlLog) Close() error {
 	return l.closeOnce(func() error {
-		return errors.Join(l.sync(), l.f.Close())
+		err := l.sync()
+		if l.f != nil {
+			unlockFile(l.f)
+			err = errors.Join(err, l.f.Close())
+		}
+		return err
 	})
 }
 
@@ -582,7 +657,11 @@ func (l *jsonlLog) sync() error {
 	}
 	l.pending = nil // an idle log holds no buffer
 	if l.dirty {
-		if err := l.f.Sync(); err != nil {
+		f, err := l.file()
+		if err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
 			return err
 		}
 		l.fileSyncs++

@@ -223,11 +223,31 @@ type StoreConfig struct {
 	// store then returns an error matching harness.CodeInvalidOption
 	// saying so, and touches nothing.
 	MaxLineSize int
+	// ReleaseIdle makes a JSONL log let go of its file when it is told
+	// the session is idle (Releaser: the agent tells it at the end of
+	// each turn and once a session is started or resumed), and open it
+	// again at its next write. An idle session then holds no open file,
+	// which many sessions in one process need. The price: the lock that
+	// keeps other processes from appending is let go with the file. While
+	// the session is idle another process may open the log, and Delete
+	// removes it; the log's next write then finds the file changed or
+	// gone and fails with an error matching harness.CodeLocked, never
+	// writing after someone else's events. The memory store ignores it.
+	ReleaseIdle bool
+}
+
+// A Releaser is a Log that can let go of what it holds open while its
+// session is idle: Release returns at once when it has nothing to let
+// go of, and the log takes it again at its next write. See
+// StoreConfig.ReleaseIdle.
+type Releaser interface {
+	Release() error
 }
 
 // storeConfig is a StoreConfig with its defaults filled in.
 type storeConfig struct {
 	maxLine int
+	release bool
 	// err is the StoreConfig's invalid value: every method of the store
 	// returns it, so the first use reports the mistake.
 	err error
@@ -241,12 +261,12 @@ const minLineSize = 80
 func newStoreConfig(cfg StoreConfig) storeConfig {
 	switch n := cfg.MaxLineSize; {
 	case n == 0:
-		return storeConfig{maxLine: storekit.DefaultMaxLineSize}
+		return storeConfig{maxLine: storekit.DefaultMaxLineSize, release: cfg.ReleaseIdle}
 	case n < minLineSize:
 		return storeConfig{maxLine: storekit.DefaultMaxLineSize, err: &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
 			"session: StoreConfig.MaxLineSize is %d: a log line must be allowed at least %d bytes (the shortest header line); use 0 for the default of %d", n, minLineSize, storekit.DefaultMaxLineSize)}}
 	default:
-		return storeConfig{maxLine: n}
+		return storeConfig{maxLine: n, release: cfg.ReleaseIdle}
 	}
 }
 
