@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/schemaguard"
 	"github.com/go-harness/harness/session"
 )
 
@@ -21,7 +23,7 @@ const outputSource = "output_validation"
 // outputSpec is the structured answer a turn asks for.
 type outputSpec struct {
 	out      model.Output
-	schema   *jsonschema.Resolved
+	schema   *schemaguard.Schema
 	repaired bool            // the one repair round trip was spent
 	value    json.RawMessage // the validated answer
 }
@@ -30,13 +32,17 @@ func newOutputSpec(out model.Output) (*outputSpec, error) {
 	if out.Name == "" {
 		out.Name = "answer"
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(out.Schema, &s); err != nil {
-		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema is not valid JSON Schema: " + err.Error() + "; pass a JSON Schema object", Err: err}
-	}
-	r, err := s.Resolve(nil)
+	// The schema is compiled as tool schemas are, so a schema whose
+	// checking could blow up (deep nesting, huge patterns, $ref cycles
+	// that expand without end) is refused here, and checking the
+	// model's answer against it has bounded cost.
+	r, err := schemaguard.Compile(out.Schema, schemaguard.Limits{})
 	if err != nil {
-		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema does not resolve: " + err.Error(), Err: err}
+		var ge *schemaguard.Error
+		if errors.As(err, &ge) && ge.Kind != schemaguard.KindInvalid {
+			return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema cannot be checked safely: " + err.Error() + "; simplify it", Err: err}
+		}
+		return nil, &harness.Error{Code: harness.CodeInvalidOutput, Message: "agent: the output schema is not valid JSON Schema: " + err.Error() + "; pass a JSON Schema object", Err: err}
 	}
 	return &outputSpec{out: out, schema: r}, nil
 }

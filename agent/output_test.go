@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -189,6 +190,25 @@ func TestRunOutputBadSchema(t *testing.T) {
 	}
 	_, err := agent.OutputAs[int](&agent.TurnEnd{})
 	assert.Equal(t, harness.CodeInvalidOutput, harness.CodeOf(err))
+
+	// Schemas whose checking could blow up are refused before the model
+	// is called: nesting past the bound, and a chain of $refs that
+	// each apply the next twice (2^30 schemas for one value).
+	deep := strings.Repeat(`{"type":"array","items":`, 100) + `{}` + strings.Repeat(`}`, 100)
+	var defs []string
+	for i := range 30 {
+		defs = append(defs, fmt.Sprintf(`"a%d":{"allOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]}`, i, i+1, i+1))
+	}
+	defs = append(defs, `"a30":{"type":"string"}`)
+	expand := `{"$ref":"#/$defs/a0","$defs":{` + strings.Join(defs, ",") + `}}`
+	for _, schema := range []string{deep, expand} {
+		var endErr error
+		for _, err := range s.RunOutput(context.Background(), "x", model.Output{Schema: json.RawMessage(schema)}) {
+			endErr = err
+		}
+		assert.Equal(t, harness.CodeInvalidOutput, harness.CodeOf(endErr))
+		assert.ErrorContains(t, endErr, "the output schema cannot be checked safely")
+	}
 }
 
 // A typed turn that pauses for approval keeps asking for its answer when

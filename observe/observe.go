@@ -143,6 +143,7 @@ func (o *observer) turnEvent(span trace.Span, ev agent.Event) {
 			semconv.GenAIUsageInputTokensKey.Int64(e.Usage.InputTokens),
 			semconv.GenAIUsageOutputTokensKey.Int64(e.Usage.OutputTokens),
 			semconv.GenAIUsageCacheReadInputTokensKey.Int64(e.Usage.CacheHitTokens),
+			semconv.GenAIUsageCacheCreationInputTokensKey.Int64(e.Usage.CacheWriteTokens),
 			attrSteps.Int(e.Steps), attrReason.String(e.Reason), attrCost.Float64(e.Cost))
 		if e.Err != nil {
 			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(e.Err)))
@@ -218,7 +219,8 @@ func (o *observer) model(next model.Model) model.Model {
 			if hasUsage {
 				span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int64(usage.InputTokens),
 					semconv.GenAIUsageOutputTokensKey.Int64(usage.OutputTokens),
-					semconv.GenAIUsageCacheReadInputTokensKey.Int64(usage.CacheHitTokens))
+					semconv.GenAIUsageCacheReadInputTokensKey.Int64(usage.CacheHitTokens),
+					semconv.GenAIUsageCacheCreationInputTokensKey.Int64(usage.CacheWriteTokens))
 			}
 			if asm != nil && failed == nil {
 				span.SetAttributes(semconv.GenAIOutputMessagesKey.String(jsonText([]harness.Message{asm.Message()})))

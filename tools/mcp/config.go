@@ -38,6 +38,13 @@ type Config struct {
 	// so) and the server's other tools still are. Zero means 32 KiB;
 	// negative is an error.
 	MaxSchemaBytes int
+	// MaxTools bounds how many tools one server may offer: every offered
+	// tool's schema is sent with every model request, and a server that
+	// lists without end would otherwise hold the connection until
+	// ConnectTimeout. Listing stops at the bound; the tools past it are
+	// not offered and one EventToolSkipped says so. Zero means 128;
+	// negative is an error.
+	MaxTools int
 	// MaxResultBytes bounds the answer to a tool call read from a stdio
 	// server. An answer over 16 MiB (the most a message is decoded in
 	// memory) is written to a temporary file as it arrives and its text

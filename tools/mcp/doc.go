@@ -46,7 +46,9 @@
 // $ref cycle, nesting or patterns too large to check safely; see
 // tools.SchemaError); an EventToolSkipped names the tool and why, and
 // the server's other tools are offered. A description longer than 16
-// KiB is cut.
+// KiB is cut. A server offers at most Config.MaxTools tools (128 by
+// default): listing stops there, and one EventToolSkipped names the
+// first tool left out.
 // Annotations become the dispatcher's declarations: a readOnlyHint tool is
 // concurrency-safe and has no side effects; any other tool (destructive,
 // open-world, or unannotated) has side effects and runs alone. Tools of an

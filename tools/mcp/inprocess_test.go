@@ -382,6 +382,7 @@ func TestConnectErrors(t *testing.T) {
 		{mcp.Config{TerminateDuration: -1}, "Config.TerminateDuration -1ns: the terminate duration must not be negative"},
 		{mcp.Config{MaxSchemaBytes: -1}, "Config.MaxSchemaBytes -1: the bound must not be negative (zero keeps the default, 32 KiB)"},
 		{mcp.Config{MaxResultBytes: -1}, "Config.MaxResultBytes -1: the bound must not be negative (zero keeps the default, 256 MiB)"},
+		{mcp.Config{MaxTools: -1}, "Config.MaxTools -1: the bound must not be negative (zero keeps the default, 128)"},
 	} {
 		s, err := mcp.Connect(context.Background(), &c.cfg)
 		assert.Nil(t, s)
@@ -414,4 +415,24 @@ func TestMaxSchemaBytes(t *testing.T) {
 	skipped := ev.wait(t, mcp.EventToolSkipped)
 	assert.Equal(t, "echo", skipped.Tool)
 	assert.Contains(t, skipped.Message, "its input schema is 166 bytes, more than the 165 bytes a tool may have (Config.MaxSchemaBytes)")
+}
+
+// TestMaxTools: a server that offers more tools than the bound has the
+// first MaxTools offered, in its order, and one event names the first
+// tool left out.
+func TestMaxTools(t *testing.T) {
+	leakcheck.Check(t)
+	p := newInProcess(t)
+	ev := newEvents()
+	set := connect(t, []mcp.Server{p.server("test")}, mcp.Config{MaxTools: 1, Events: ev.add})
+	var names []string
+	for _, tl := range set.Tools() {
+		if strings.HasPrefix(tl.Spec().Name, "mcp__test__") {
+			names = append(names, tl.Spec().Name)
+		}
+	}
+	require.Len(t, names, 1, "one tool offered: %v", names)
+	skipped := ev.wait(t, mcp.EventToolSkipped)
+	assert.Contains(t, skipped.Message, "the server offers more than 1 tools (Config.MaxTools)")
+	assert.NotEqual(t, strings.TrimPrefix(names[0], "mcp__test__"), skipped.Tool)
 }

@@ -17,6 +17,7 @@ type options struct {
 	terminate      time.Duration
 	maxRestarts    int
 	maxSchema      int
+	maxTools       int
 	maxResult      int64
 	// frame is the largest message of a stdio server read in memory:
 	// maxFrame, which tests lower.
@@ -34,6 +35,7 @@ const (
 	defaultTerminate      = time.Second
 	defaultMaxRestarts    = 3
 	defaultMaxSchema      = 32 << 10
+	defaultMaxTools       = 128
 	defaultMaxResult      = 256 << 20
 )
 
@@ -41,7 +43,7 @@ const (
 // zero fields.
 func optionsOf(cfg *Config) (options, error) {
 	o := options{connectTimeout: defaultConnectTimeout, terminate: defaultTerminate, maxRestarts: defaultMaxRestarts,
-		maxSchema: defaultMaxSchema, maxResult: defaultMaxResult, frame: maxFrame, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
+		maxSchema: defaultMaxSchema, maxTools: defaultMaxTools, maxResult: defaultMaxResult, frame: maxFrame, logger: logs.OrDiscard(cfg.Logger), events: cfg.Events}
 	var errs []error
 	switch {
 	case cfg.ConnectTimeout < 0:
@@ -60,6 +62,12 @@ func optionsOf(cfg *Config) (options, error) {
 		errs = append(errs, toolexec.OptionError("mcp: Config.MaxSchemaBytes %d: the bound must not be negative (zero keeps the default, 32 KiB)", cfg.MaxSchemaBytes))
 	case cfg.MaxSchemaBytes > 0:
 		o.maxSchema = cfg.MaxSchemaBytes
+	}
+	switch {
+	case cfg.MaxTools < 0:
+		errs = append(errs, toolexec.OptionError("mcp: Config.MaxTools %d: the bound must not be negative (zero keeps the default, 128)", cfg.MaxTools))
+	case cfg.MaxTools > 0:
+		o.maxTools = cfg.MaxTools
 	}
 	switch {
 	case cfg.MaxResultBytes < 0:

@@ -159,9 +159,16 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 func (s *server) list(ctx context.Context, cs *sdk.ClientSession) ([]*toolDef, error) {
 	var defs []*toolDef
 	network := s.cfg.URL != ""
+	listed := 0
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
+		}
+		if listed++; listed > s.set.opts.maxTools {
+			err := fmt.Errorf("the server offers more than %d tools (Config.MaxTools); %q and the tools listed after it are not offered", s.set.opts.maxTools, t.Name)
+			s.set.opts.logger.Warn("mcp: tools skipped", "server", s.cfg.Name, "from", t.Name, "error", err)
+			s.set.emit(Event{Kind: EventToolSkipped, Server: s.cfg.Name, Tool: t.Name, Err: err, Message: err.Error()})
+			break
 		}
 		d, err := s.define(t, network)
 		if err != nil {

@@ -88,8 +88,9 @@ const (
 	// EventToolsChanged: a server's tool list changed; Set.Tools returns
 	// the new list.
 	EventToolsChanged EventKind = "tools_changed"
-	// EventToolSkipped: a server offered a tool whose input schema is
-	// not a JSON Schema of an object; the model is not shown it.
+	// EventToolSkipped: a server offered a tool the model is not shown:
+	// its input schema is too large or not a JSON Schema of an object,
+	// or it was listed past Config.MaxTools.
 	EventToolSkipped EventKind = "tool_skipped"
 )
 
