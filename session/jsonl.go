@@ -513,25 +513,26 @@ type jsonlLog struct {
 }
 
 // Release implements Releaser: with StoreConfig.ReleaseIdle, the log
-// closes its file, letting go of its lock, until its next write.
+// closes its file, letting go of its lock, until its next write. A
+// closed log holds nothing: releasing it does nothing.
 func (l *jsonlLog) Release() error {
-	return l.ifOpen(func() error {
-		if !l.release || l.f == nil || l.err != nil {
-			return nil
-		}
-		fi, err := l.f.Stat()
-		if err != nil {
-			return nil // keep it open
-		}
-		unlockFile(l.f)
-		if err := l.f.Close(); err != nil {
-			l.f = nil
-			l.err = err
-			return fmt.Errorf("session %s: releasing the log: %w", l.header.ID, err)
-		}
-		l.f, l.left = nil, fi
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.release || l.closed || l.f == nil || l.err != nil {
 		return nil
-	})
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return nil // keep it open
+	}
+	unlockFile(l.f)
+	if err := l.f.Close(); err != nil {
+		l.f = nil
+		l.err = err
+		return fmt.Errorf("session %s: releasing the log: %w", l.header.ID, err)
+	}
+	l.f, l.left = nil, fi
+	return nil
 }
 
 // file returns the log's file, opening and locking it again after a

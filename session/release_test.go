@@ -54,6 +54,7 @@ func TestJSONLReleaseIdle(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, log.(session.Releaser).Release())
 		require.NoError(t, log.(session.Releaser).Release(), "releasing twice is harmless")
+		defer func() { require.NoError(t, log.(session.Releaser).Release(), "releasing a closed log does nothing") }()
 		_, err = log.Append(ctx, userMsg("after"))
 		require.NoError(t, err)
 		_, _, err = other.Open(ctx, "b")
