@@ -372,25 +372,30 @@ func TestManySessions(t *testing.T) {
 // endpoint whose answers take 200 ms on average), then holds 10,000 idle
 // ones, and reports steps/s, the loop's overhead per step (the step's
 // time minus its model and tool time) at p50 and p99, and per session the
-// heap, goroutines and open files, active and idle. Run it with
+// heap, goroutines and open files, active and idle. A smaller fleet (100
+// sessions, 1,000 idle) runs beside it for busy machines. Run it with
 // -benchtime 1x: one iteration is the whole fleet.
 func BenchmarkManySessions(b *testing.B) {
-	cfg := fleetConfig{sessions: 1000, turns: 2, delay: 200 * time.Millisecond, idle: 10000}
-	for b.Loop() {
-		r := runFleet(b, cfg)
-		for _, f := range r.toolFailures {
-			b.Log(f)
-		}
-		b.ReportMetric(float64(len(r.toolFailures)), "tool-failures")
-		b.ReportMetric(float64(r.steps)/r.wall.Seconds(), "steps/s")
-		b.ReportMetric(float64(r.percentile(0.5).Microseconds()), "p50-overhead-µs")
-		b.ReportMetric(float64(r.percentile(0.99).Microseconds()), "p99-overhead-µs")
-		b.ReportMetric(r.heapPer, "active-heap-B/session")
-		b.ReportMetric(r.goroutinesPer, "active-goroutines/session")
-		b.ReportMetric(r.filesPer, "active-files/session")
-		b.ReportMetric(r.idleHeapPer, "idle-heap-B/session")
-		b.ReportMetric(r.idleGoroutinesPer, "idle-goroutines/session")
-		b.ReportMetric(r.idleFilesPer, "idle-files/session")
-		b.ReportMetric(r.closedHeapPer, "closed-heap-B/session")
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			cfg := fleetConfig{sessions: n, turns: 2, delay: 200 * time.Millisecond, idle: 10 * n}
+			for b.Loop() {
+				r := runFleet(b, cfg)
+				for _, f := range r.toolFailures {
+					b.Log(f)
+				}
+				b.ReportMetric(float64(len(r.toolFailures)), "tool-failures")
+				b.ReportMetric(float64(r.steps)/r.wall.Seconds(), "steps/s")
+				b.ReportMetric(float64(r.percentile(0.5).Microseconds()), "p50-overhead-µs")
+				b.ReportMetric(float64(r.percentile(0.99).Microseconds()), "p99-overhead-µs")
+				b.ReportMetric(r.heapPer, "active-heap-B/session")
+				b.ReportMetric(r.goroutinesPer, "active-goroutines/session")
+				b.ReportMetric(r.filesPer, "active-files/session")
+				b.ReportMetric(r.idleHeapPer, "idle-heap-B/session")
+				b.ReportMetric(r.idleGoroutinesPer, "idle-goroutines/session")
+				b.ReportMetric(r.idleFilesPer, "idle-files/session")
+				b.ReportMetric(r.closedHeapPer, "closed-heap-B/session")
+			}
+		})
 	}
 }
