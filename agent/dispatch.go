@@ -29,7 +29,9 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	for i, c := range calls {
 		call := &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Step: step, Index: i, Env: env}
 		prepared[i] = call
-		results[i] = t.stepTools().reg.Check(call)
+		if results[i] = t.s.checkLoaded(t.stepTools(), call); results[i] == nil {
+			results[i] = t.stepTools().reg.Check(call)
+		}
 	}
 	if err := t.decide(step, calls, prepared, results); err != nil {
 		return err

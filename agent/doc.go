@@ -280,6 +280,18 @@
 // tool records one for a skill's allowed-tools). The narrowing applies on
 // top of the permission policy and is rebuilt on resume.
 //
+// # Deferred tools
+//
+// Every tool's schema is sent, and paid for, on every request.
+// [WithDeferredTools] marks tools that are rarely used: the model sees
+// them by name and one line in the description of a load_tools tool,
+// and loads the ones it needs; from its next step on they are sent whole.
+// Loaded tools follow the others in the order they were loaded, so the
+// prefix the provider caches only grows. The loads are logged: a resumed
+// session, a rewind's fork and a strict replay send the same tools, and
+// compaction keeps them. A call of a tool that is not loaded does not run
+// ([CodeNotLoaded]); its result tells the model to load it.
+//
 // # Extending the loop
 //
 // Dispatch and the model call are extended by [WithHooks], without

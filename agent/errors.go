@@ -28,6 +28,10 @@ const (
 	// as a hard ceiling (Limits.HardBudget), or a sub-agent reached what
 	// was left of its parent's, and stopped.
 	CodeBudgetExceeded harness.Code = "budget_exceeded"
+	// CodeNotLoaded (not_loaded): the model called a deferred tool
+	// (WithDeferredTools) it has not loaded with load_tools; the call
+	// did not run.
+	CodeNotLoaded harness.Code = "not_loaded"
 )
 
 // errBusy is the error of a turn started while one runs: it matches

@@ -75,6 +75,8 @@ func New(opts ...Option) (*Loop, error) {
 	ts, err := l.buildTools()
 	if err != nil {
 		errs = append(errs, &harness.Error{Code: harness.CodeInvalidOption, Message: "agent: the tools of WithTools and WithToolSource: " + err.Error(), Err: err})
+	} else if err := cfg.deferred.check(ts); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -85,16 +87,22 @@ func New(opts ...Option) (*Loop, error) {
 }
 
 // Tools returns the specs of the loop's tools in the order the model sees
-// them.
+// them. Deferred tools (WithDeferredTools) are included, in their places,
+// and load_tools last; a request sends the deferred ones only once they
+// are loaded, after the others.
 func (l *Loop) Tools() []tools.Spec { return l.currentTools().reg.Specs() }
 
 // toolset is the loop's tools at one point: the registry, the tools as
 // the model is told about them (converted once), and the generation of
-// each tool source they were taken at.
+// each tool source they were taken at. The deferred tools
+// (WithDeferredTools) are in the registry, and in deferred instead of
+// model: a session sends them once it has loaded them
+// (Session.requestTools).
 type toolset struct {
-	reg   *tools.Registry
-	model []model.Tool
-	gens  []uint64
+	reg      *tools.Registry
+	model    []model.Tool
+	deferred map[string]model.Tool
+	gens     []uint64
 }
 
 // buildTools builds the toolset of the WithTools tools and the sources'
@@ -122,6 +130,7 @@ func (l *Loop) buildTools() (*toolset, error) {
 		}
 		all = append(all, task)
 	}
+	all, deferred := l.addLoader(all)
 	reg, err := tools.NewRegistry(all...)
 	if err != nil {
 		return &toolset{gens: gens}, err
@@ -131,7 +140,15 @@ func (l *Loop) buildTools() (*toolset, error) {
 	}
 	ts := &toolset{reg: reg, gens: gens}
 	for _, spec := range reg.Specs() {
-		ts.model = append(ts.model, model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema})
+		mt := model.Tool{Name: spec.Name, Description: spec.Description, Parameters: spec.InputSchema}
+		if deferred[spec.Name] {
+			if ts.deferred == nil {
+				ts.deferred = map[string]model.Tool{}
+			}
+			ts.deferred[spec.Name] = mt
+			continue
+		}
+		ts.model = append(ts.model, mt)
 	}
 	return ts, nil
 }
@@ -185,7 +202,7 @@ func (l *Loop) currentTools() *toolset {
 	ts, err := l.buildTools()
 	if err != nil {
 		l.cfg.logger.Error("agent: the changed tools of a tool source do not pass the registry's checks; the previous tools stay", "error", err)
-		l.tools = &toolset{reg: cur.reg, model: cur.model, gens: ts.gens}
+		l.tools = &toolset{reg: cur.reg, model: cur.model, deferred: cur.deferred, gens: ts.gens}
 		return l.tools
 	}
 	l.cfg.logger.Info("agent: the tools changed", "tools", len(ts.model))
@@ -264,6 +281,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 	s.restoreTodo(tr.Events)
 	s.restoreNarrowing(tr.Events)
 	s.restoreJobs(tr.Events)
+	s.restoreLoaded(tr.Events)
 	for _, w := range tr.Warnings {
 		l.cfg.logger.Warn("session log repaired on load", "session", id, "warning", w.String())
 	}

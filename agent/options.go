@@ -75,6 +75,7 @@ type config struct {
 	answerer Answerer   // answers it in-process; nil pauses
 	todo     bool       // the todo tool (WithTodo)
 	sub      *SubAgents // the task tool's agent types; nil without
+	deferred *deferral  // WithDeferredTools; nil without
 	depth    int        // 0 for a top loop, 1 for a child's
 	errs     []error    // invalid option values, reported by New
 

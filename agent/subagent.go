@@ -450,6 +450,7 @@ func (l *Loop) childLoop(t *turn, ty AgentType, steps int, budget Budgets, byNam
 		}
 	}
 	cfg.policy = t.s.policy()
+	cfg.deferred = l.cfg.deferred.forChild(t.s)
 	cfg.depth = l.cfg.depth + 1
 	if cfg.depth >= l.cfg.sub.MaxDepth {
 		cfg.sub = nil

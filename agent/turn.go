@@ -268,7 +268,7 @@ func (t *turn) request() *model.Request {
 	req := &model.Request{
 		System:   t.systemPrompt(),
 		Messages: t.s.Messages(),
-		Tools:    t.stepTools().model,
+		Tools:    t.s.requestTools(t.stepTools()),
 		Images:   t.l.cfg.attachments,
 	}
 	if t.output != nil {

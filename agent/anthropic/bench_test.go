@@ -8,10 +8,10 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-harness/harness/agent/anthropic/anthropictest"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/benchbase"
 	"github.com/go-harness/harness/internal/sse"
 )
 
@@ -114,9 +114,12 @@ func decodeBaseline(stream []byte) (textLen, argsLen int, err error) {
 }
 
 // BenchmarkStreamDecode decodes the same recorded-shape stream with the
-// adapter and with the bare SSE + encoding/json loop, alternating the
-// two every iteration so both see the same machine state, and reports
-// each one's time per stream and their ratio (adapter / baseline).
+// adapter and with the bare SSE + encoding/json loop, interleaved (the
+// one that goes first alternating every iteration) so both see the same
+// machine state, and reports each one's ns/op and their ratio
+// (adapter/baseline):
+//
+//	go test ./agent/anthropic -run '^$' -bench StreamDecode -benchtime 200x
 func BenchmarkStreamDecode(b *testing.B) {
 	stream := benchStream()
 	wantText, wantArgs, err := decodeBaseline(stream)
@@ -126,22 +129,16 @@ func BenchmarkStreamDecode(b *testing.B) {
 	if gotText, gotArgs, err := decodeAdapter(stream); err != nil || gotText != wantText || gotArgs != wantArgs {
 		b.Fatalf("the two decoders disagree: adapter %d/%d (%v), baseline %d/%d", gotText, gotArgs, err, wantText, wantArgs)
 	}
-	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
-	var adapter, baseline time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if _, _, err := decodeAdapter(stream); err != nil {
-			b.Fatal(err)
-		}
-		mid := time.Now()
-		if _, _, err := decodeBaseline(stream); err != nil {
-			b.Fatal(err)
-		}
-		adapter += mid.Sub(start)
-		baseline += time.Since(mid)
-	}
-	b.ReportMetric(float64(adapter.Nanoseconds())/float64(b.N), "adapter-ns/stream")
-	b.ReportMetric(float64(baseline.Nanoseconds())/float64(b.N), "baseline-ns/stream")
-	b.ReportMetric(float64(adapter)/float64(baseline), "adapter/baseline")
+	benchbase.Interleave(b,
+		benchbase.Part{Name: "adapter", Run: func() {
+			if _, _, err := decodeAdapter(stream); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		benchbase.Part{Name: "baseline", Run: func() {
+			if _, _, err := decodeBaseline(stream); err != nil {
+				b.Fatal(err)
+			}
+		}})
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
+	"github.com/go-harness/harness/internal/benchbase"
 )
 
 const benchChunks = 2000
@@ -45,12 +46,17 @@ func benchServer(b *testing.B) *httptest.Server {
 		w.Write(body)
 	}))
 	b.Cleanup(srv.Close)
-	b.SetBytes(int64(len(body)))
 	return srv
 }
 
-// BenchmarkStream reads a 2000-piece answer through Model.Stream: the
-// SDK's request, its SSE decoder, chunk decoding and our conversion.
+// BenchmarkStream reads a 2000-piece answer through Model.Stream (the
+// SDK's request, its SSE decoder, chunk decoding and our conversion)
+// and, interleaved in the same loop, with the hand-written equivalent: a
+// plain POST, lines split with bufio, each data line decoded into a
+// minimal struct. It reports each one's ns/op and the ratio
+// (stream/baseline):
+//
+//	go test ./agent/openai -run '^$' -bench 'BenchmarkStream$' -benchtime 200x
 func BenchmarkStream(b *testing.B) {
 	srv := benchServer(b)
 	m, err := newChat(Config{BaseURL: srv.URL, APIKey: "sk-bench", Model: "deepseek-flash"})
@@ -59,8 +65,7 @@ func BenchmarkStream(b *testing.B) {
 	}
 	defer m.CloseIdleConnections()
 	req := &model.Request{Messages: []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}}
-	b.ReportAllocs()
-	for b.Loop() {
+	stream := func() {
 		n := 0
 		for c, err := range m.Stream(context.Background(), req) {
 			if err != nil {
@@ -74,13 +79,6 @@ func BenchmarkStream(b *testing.B) {
 			b.Fatalf("%d text chunks", n)
 		}
 	}
-	b.ReportMetric(float64(benchChunks*b.N)/b.Elapsed().Seconds(), "chunks/s")
-}
-
-// BenchmarkStreamBaseline is the hand-written equivalent: a plain POST,
-// lines split with bufio, each data line decoded into a minimal struct.
-func BenchmarkStreamBaseline(b *testing.B) {
-	srv := benchServer(b)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 	type chunk struct {
@@ -90,8 +88,7 @@ func BenchmarkStreamBaseline(b *testing.B) {
 			} `json:"delta"`
 		} `json:"choices"`
 	}
-	b.ReportAllocs()
-	for b.Loop() {
+	baseline := func() {
 		resp, err := client.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(`{"model":"deepseek-flash","messages":[{"role":"user","content":"go"}],"stream":true}`))
 		if err != nil {
 			b.Fatal(err)
@@ -117,7 +114,8 @@ func BenchmarkStreamBaseline(b *testing.B) {
 			b.Fatalf("%d text chunks", n)
 		}
 	}
-	b.ReportMetric(float64(benchChunks*b.N)/b.Elapsed().Seconds(), "chunks/s")
+	b.ReportAllocs()
+	benchbase.Interleave(b, benchbase.Part{Name: "stream", Run: stream}, benchbase.Part{Name: "baseline", Run: baseline})
 }
 
 // benchHistory is a 200-step tool-calling conversation.

@@ -675,6 +675,7 @@ func TestNoProcessesLeftBehind(t *testing.T) {
 	before := childProcesses(t)
 	p := newProvider(t,
 		call(toolCall(0, "j1", "bash", map[string]any{"command": "sleep 300", "run_in_background": true})),
+		call(toolCall(0, "l1", "load_tools", map[string]any{"names": []string{"shell_open", "shell_send"}})),
 		call(toolCall(0, "s1", "shell_open", map[string]any{})),
 		call(toolCall(0, "s2", "shell_send", map[string]any{"session_id": "sh1", "command": "sleep 300", "wait_ms": 10})),
 		say("left running"),
@@ -682,7 +683,8 @@ func TestNoProcessesLeftBehind(t *testing.T) {
 	r := runCLI(t, p.env(), "", "-C", workspace(t, nil), "-sessions", t.TempDir(), "start things")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "still running", r.stdout)
-	assert.Len(t, p.Requests(), 4)
+	require.Len(t, p.Requests(), 5)
+	assert.NotContains(t, p.Requests()[4].Text(t), "not loaded", "the shell tools ran")
 	assert.Equal(t, before, childProcesses(t), "child processes after the run")
 }
 
@@ -746,6 +748,7 @@ func TestSessionTools(t *testing.T) {
 	earlier := jsonLines(t, r.stdout)[0]["session_id"].(string)
 
 	p.add(
+		call(toolCall(0, "l1", "load_tools", map[string]any{"names": []string{"session_search", "session_read"}})),
 		call(toolCall(0, "q1", "session_search", map[string]any{"query": "7731"})),
 		call(toolCall(0, "q2", "session_read", map[string]any{"session_id": earlier})),
 		say("It was port 7731."),
@@ -753,12 +756,12 @@ func TestSessionTools(t *testing.T) {
 	r = runCLI(t, p.env(), "", "-C", ws, "-sessions", sessions, "what port did we find last time?")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	reqs := p.Requests()
-	require.Len(t, reqs, 5)
-	assert.Contains(t, string(reqs[2].Body), `"session_search"`)
-	found := reqs[3].Text(t)
+	require.Len(t, reqs, 6)
+	assert.Contains(t, requestTools(t, reqs[3]), "session_search", "loaded")
+	found := reqs[4].Text(t)
 	assert.Contains(t, found, earlier)
 	assert.NotContains(t, found, otherID, "another workspace's session stays out")
-	assert.Contains(t, reqs[4].Text(t), "The build listens on port 7731.")
+	assert.Contains(t, reqs[5].Text(t), "The build listens on port 7731.")
 	assert.Contains(t, r.stdout, "It was port 7731.")
 }
 

@@ -82,7 +82,7 @@ func (a *app) wire(ctx context.Context, logger *slog.Logger, m model.Model, fsys
 	}
 	opts = append(opts, proj.options(a.approver(), &guards)...)
 	opts = append(opts, a.checkpointOptions()...)
-	opts = append(opts, agent.WithTools(ts...), agent.WithHooks(guards))
+	opts = append(opts, agent.WithTools(ts...), agent.WithDeferredTools(deferredTools()...), agent.WithHooks(guards))
 	if a.o.explore {
 		opts = append(opts, agent.WithSubAgents(subAgents()))
 	}
@@ -94,6 +94,12 @@ func (a *app) wire(ctx context.Context, logger *slog.Logger, m model.Model, fsys
 	}
 	return opts, nil
 }
+
+// deferredTools names the tools the model loads when it needs them
+// (agent.WithDeferredTools): listed by name and one line, their schemas
+// stay out of every request until then. Prefixes, so that a tool a flag
+// leaves out is no error.
+func deferredTools() []string { return []string{"shell_*", "session_*", "web_*"} }
 
 // closeAll closes what wire started, the last first.
 func (a *app) closeAll() {

@@ -45,8 +45,9 @@ func tree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// The web tools are offered by default: web_fetch always, web_search
-// only with a Brave key; -web=false offers neither.
+// The web tools are offered by default (deferred: listed by load_tools):
+// web_fetch always, web_search only with a Brave key; -web=false offers
+// neither.
 func TestWebToolsWired(t *testing.T) {
 	leakcheck.Check(t)
 	p := newProvider(t, say("a"), say("b"), say("c"))
@@ -60,16 +61,16 @@ func TestWebToolsWired(t *testing.T) {
 	reqs := p.Requests()
 	require.Len(t, reqs, 3)
 
-	assert.Contains(t, requestTools(t, reqs[0]), "web_fetch")
-	assert.NotContains(t, requestTools(t, reqs[0]), "web_search")
+	assert.Contains(t, offeredTools(t, reqs[0]), "web_fetch")
+	assert.NotContains(t, offeredTools(t, reqs[0]), "web_search")
 	assert.Contains(t, systemText(t, reqs[0]), "with web_fetch")
 	assert.NotContains(t, systemText(t, reqs[0]), "web_search")
 
-	assert.Contains(t, requestTools(t, reqs[1]), "web_search")
+	assert.Contains(t, offeredTools(t, reqs[1]), "web_search")
 	assert.Contains(t, systemText(t, reqs[1]), "with web_search first")
 
-	assert.NotContains(t, requestTools(t, reqs[2]), "web_fetch")
-	assert.NotContains(t, requestTools(t, reqs[2]), "web_search")
+	assert.NotContains(t, offeredTools(t, reqs[2]), "web_fetch")
+	assert.NotContains(t, offeredTools(t, reqs[2]), "web_search")
 	assert.NotContains(t, systemText(t, reqs[2]), "web_fetch")
 }
 
@@ -139,7 +140,7 @@ func TestProjectContextWired(t *testing.T) {
 	assert.Contains(t, first, "Always answer in haiku.")
 	assert.Contains(t, first, "Write release notes from the git log.")
 	assert.NotContains(t, first, "group the changes", "a skill's body is loaded on demand")
-	assert.Contains(t, requestTools(t, reqs[0]), "skill")
+	assert.Contains(t, offeredTools(t, reqs[0]), "skill")
 	assert.Contains(t, reqs[1].Text(t), "forbidden by the project")
 	assert.NotContains(t, reqs[1].Text(t), `forbidden\n`, "the blocked command did not run")
 }
@@ -165,7 +166,7 @@ func TestProjectContextOff(t *testing.T) {
 	assert.NotContains(t, off, "haiku")
 	assert.NotContains(t, off, "Write release notes")
 	assert.NotContains(t, off, "from-the-hook")
-	assert.NotContains(t, requestTools(t, reqs[0]), "skill")
+	assert.NotContains(t, offeredTools(t, reqs[0]), "skill")
 	assert.Contains(t, on, "haiku")
 	assert.Contains(t, on, "from-the-hook", "UserPromptSubmit output is added as context")
 	assert.True(t, strings.Contains(on, "release-notes"))

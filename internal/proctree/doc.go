@@ -6,7 +6,13 @@
 // (tools/mcp) its stdio servers.
 //
 // [Probe] finds, once, the containment the system allows, and [Start]
-// starts a command in it. On Linux each command runs in a PID namespace
+// starts a command in it. On Linux each command runs in a cgroup of its
+// own when the host process may make cgroups below its own in the cgroup
+// v2 hierarchy (as root, or in a delegated subtree) and the kernel has
+// cgroup.kill and CLONE_INTO_CGROUP: every process the command starts
+// stays in it, the command is the host's own child, and cgroup.kill ends
+// everything at once. The cgroup is removed when the command is over.
+// Otherwise each command runs in a PID namespace
 // of its own when the kernel allows it (as root, or inside a user
 // namespace that maps only the current user): no process can leave a
 // PID namespace, and when its first process ends the kernel kills all
@@ -27,15 +33,15 @@
 // only the process group is followed.
 //
 // [Proc.Stop] sends SIGTERM to every process of the command, SIGKILL to
-// what is left after the grace period (in a PID namespace, to its init,
-// which ends the rest), waits for them to go and returns an [Outcome]
+// what is left after the grace period (in a cgroup through cgroup.kill;
+// in a PID namespace, to its init, which ends the rest), waits for them to go and returns an [Outcome]
 // that names any survivor. [Proc.How] describes the containment in force,
-// as "pid namespace" or "process tree (no pid namespace: operation not
-// permitted)", for results and logs.
+// as "cgroup", "pid namespace" or "process tree (no pid namespace:
+// operation not permitted)", for results and logs.
 //
-// Nothing machine-wide is changed: no cgroup, no sysctl, no mount
-// outside the namespaces it creates, and the host process is not made a
-// child subreaper (the setting is process-wide and would hand it the
+// Nothing machine-wide is changed beyond the commands' own cgroups: no
+// sysctl, no controller settings, no mount outside the namespaces it
+// creates, and the host process is not made a child subreaper (the setting is process-wide and would hand it the
 // orphans of programs it did not start).
 //
 // It imports the root package (for error codes) and the standard

@@ -32,6 +32,20 @@ func tagged(tag string) []int {
 	return out
 }
 
+// probed returns every containment this machine allows, each probed
+// once: the default, a PID namespace when the default is a cgroup, and
+// the process tree.
+func probed(t *testing.T) []*Containment {
+	def := Probe(Options{})
+	cs := []*Containment{def}
+	if def.Cgroup() {
+		cs = append(cs, Probe(Options{NoCgroup: true}))
+	} else {
+		t.Logf("no cgroup containment here: each command gets a %s", def)
+	}
+	return append(cs, Probe(Options{NoNamespace: errors.New("forced")}))
+}
+
 // TestStopReachesSetsidGrandchild: a grandchild that starts a session of
 // its own and ignores SIGTERM ends with the command, in a PID namespace
 // and in the process tree.
@@ -39,7 +53,7 @@ func TestStopReachesSetsidGrandchild(t *testing.T) {
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	defer null.Close()
-	for _, c := range []*Containment{Probe(Options{}), Probe(Options{NoNamespace: errors.New("forced")})} {
+	for _, c := range probed(t) {
 		t.Run(c.String(), func(t *testing.T) {
 			leakcheck.Check(t)
 			var nonce [6]byte
@@ -72,7 +86,7 @@ func TestStopReachesSetsidGrandchild(t *testing.T) {
 // TestStdin: the command reads the standard input it is given, in a PID
 // namespace as in the process tree, and sees its end.
 func TestStdin(t *testing.T) {
-	for _, c := range []*Containment{Probe(Options{}), Probe(Options{NoNamespace: errors.New("forced")})} {
+	for _, c := range probed(t) {
 		t.Run(c.String(), func(t *testing.T) {
 			leakcheck.Check(t)
 			inR, inW, err := os.Pipe()
@@ -137,7 +151,7 @@ func TestInitCommand(t *testing.T) {
 	assert.False(t, left, "nothing is left once the init has ended")
 	assert.Empty(t, out.Survivors)
 	assert.Empty(t, tagged(tag), "the kernel ended the namespace with its init")
-	assert.Equal(t, c.String(), p.How())
+	assert.Equal(t, "pid namespace", p.How(), "a command that is its own init runs in a PID namespace, under any containment")
 
 	// A stop, of an init that outlives SIGTERM to its children.
 	p, err = Start(c, Command{Argv: []string{"bash", "-c", escape + "while :; do sleep 0.05; done"}, Dir: "/", Env: env, Stdout: null, Stderr: null, Init: true})

@@ -18,6 +18,10 @@ import (
 
 // Containment on Linux.
 //
+// Where the cgroup v2 hierarchy allows it, each command runs in a cgroup
+// of its own instead (cgroup_linux.go); a command that is its own init
+// (Command.Init) still gets a PID namespace, as described here.
+//
 // Each command (a one-shot bash, a background job, a persistent shell)
 // runs in a PID namespace of its own when the kernel allows it: as root
 // through clone(CLONE_NEWPID) with a private mount namespace, so that
@@ -89,12 +93,40 @@ const nsInit = `s=$1 m=$2 p=host; shift 2
 exec </dev/null >/dev/null 2>&1 3<&- 4>&- 5<&-
 while :; do wait; (exec -a harness-init-wait "$s" 2147483647); done`
 
-// probeContainment finds out which containment works here, by starting
-// a trivial command in a PID namespace each way that may work.
+// probe finds out which containment works here: a cgroup of each
+// command's own, else a PID namespace, else the process tree.
 func probe(o Options) *Containment {
 	if o.NoNamespace != nil {
 		return &Containment{kind: containTree, reason: o.NoNamespace.Error()}
 	}
+	if !o.NoCgroup {
+		if c := probeCgroup(o); c != nil {
+			return c
+		}
+	}
+	return probeNamespace(o)
+}
+
+// probeCgroup returns the cgroup containment when it works here, or nil.
+func probeCgroup(o Options) *Containment {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		return nil
+	}
+	t, err := findCgroupTree()
+	if err != nil {
+		return nil
+	}
+	c := &Containment{kind: containCgroup, cg: t, sleep: sleep, nsOpts: o}
+	if tryCgroup(c) != nil {
+		return nil
+	}
+	return c
+}
+
+// probeNamespace finds out whether a PID namespace can be made, by
+// starting a trivial command in one each way that may work.
+func probeNamespace(o Options) *Containment {
 	ns := &Containment{kind: containNS}
 	var err error
 	if ns.bash, err = exec.LookPath("bash"); err != nil {
@@ -114,11 +146,10 @@ func probe(o Options) *Containment {
 			first = err
 		}
 	}
-	u := *ns
-	u.userNS, u.mount = true, ""
-	err = tryNamespace(&u)
+	u := &Containment{kind: containNS, bash: ns.bash, sleep: ns.sleep, userNS: true}
+	err = tryNamespace(u)
 	if err == nil {
-		return &u
+		return u
 	}
 	if first == nil {
 		first = err
@@ -161,10 +192,15 @@ func reasonText(err error) string {
 
 // startContained starts argv as c says.
 func startContained(c *Containment, x Command) (*Proc, error) {
-	if c.kind == containNS && x.Init {
-		return startInit(c, x)
+	if x.Init {
+		if ns := c.initContainment(); ns.kind == containNS {
+			return startInit(ns, x)
+		}
 	}
-	if c.kind == containNS {
+	switch c.kind {
+	case containCgroup:
+		return startCgroup(c, x)
+	case containNS:
 		return startNS(c, x)
 	}
 	return startTree(c, x)
@@ -428,6 +464,9 @@ func startTree(c *Containment, x Command) (*Proc, error) {
 // full one also scans /proc for every process of the namespace, which
 // the walk can miss while an orphan moves to the init.
 func (p *Proc) Members(full bool) []Member {
+	if p.cgroup != "" {
+		return p.cgMembers()
+	}
 	if p.cont.kind == containNS {
 		return p.nsMembers(full)
 	}
@@ -435,6 +474,16 @@ func (p *Proc) Members(full bool) []Member {
 }
 
 func (p *Proc) nsMembers(full bool) []Member {
+	if p.main == p.init {
+		// A command that is its own init: once it has been reaped, the
+		// kernel has ended every other process of its namespace (the
+		// init's exit waits for them), so there is nothing to look for.
+		select {
+		case <-p.gone:
+			return nil
+		default:
+		}
+	}
 	pids := descendants([]int{p.init})
 	if full && p.pidNS != "" {
 		if all, err := allPIDs(); err == nil {
@@ -518,6 +567,9 @@ func signalMembers(ms []Member, sig syscall.Signal) {
 // every member until none is found. It returns what still runs after
 // killWait.
 func (p *Proc) finish() []Member {
+	if p.cgroup != "" {
+		return p.cgFinish()
+	}
 	deadline := time.NewTimer(killWait)
 	defer deadline.Stop()
 	if p.cont.kind == containNS {

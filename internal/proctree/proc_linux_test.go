@@ -182,7 +182,12 @@ func TestContainmentProbe(t *testing.T) {
 	t.Logf("containment here: %s", c)
 	if os.Geteuid() == 0 && c.Namespace() {
 		assert.False(t, c.UserNamespace(), "root needs no user namespace")
-		assert.NotEmpty(t, c.mount)
+		assert.NotEmpty(t, c.initContainment().mount)
+	}
+	if os.Geteuid() == 0 && c.Cgroup() {
+		noCg := Probe(Options{NoCgroup: true})
+		assert.False(t, noCg.Cgroup())
+		assert.Equal(t, c.Namespace(), noCg.Namespace(), "the PID namespace probed for commands that are their own init is the one probed without cgroups")
 	}
 	if os.Geteuid() != 0 && c.Namespace() {
 		assert.True(t, c.UserNamespace(), "without root, a PID namespace needs a user namespace")

@@ -55,3 +55,6 @@ func (p *Proc) finish() []Member {
 	<-p.gone
 	return nil
 }
+
+// probeNamespace is probe: there is no cgroup containment here.
+func probeNamespace(o Options) *Containment { return probe(o) }

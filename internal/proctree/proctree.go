@@ -31,6 +31,9 @@ const (
 	// containNS: each command runs in a PID namespace of its own, under
 	// a small init; ending the init ends every process in it.
 	containNS = "pid namespace"
+	// containCgroup: each command runs in a cgroup of its own, which
+	// lists every process it starts; cgroup.kill ends them all.
+	containCgroup = "cgroup"
 	// containTree: the command's processes are found by following its
 	// descendants through /proc, and by a marker in their environment.
 	containTree = "process tree"
@@ -50,6 +53,25 @@ type Containment struct {
 
 	// For containNS: the programs the init runs, resolved once.
 	bash, sleep, mount string
+
+	// For containCgroup: where each command's cgroup is made; and the
+	// PID namespace containment for commands that are their own init
+	// (Command.Init), probed the first time one is needed.
+	cg     *cgroupTree
+	nsOnce sync.Once
+	nsOpts Options
+	nsc    *Containment
+}
+
+// initContainment returns the containment for a command that is its
+// own init: c itself, or in a cgroup containment, the PID namespace one
+// (probed once), which may be the process tree.
+func (c *Containment) initContainment() *Containment {
+	if c.kind != containCgroup {
+		return c
+	}
+	c.nsOnce.Do(func() { c.nsc = probeNamespace(c.nsOpts) })
+	return c.nsc
 }
 
 // String describes the containment for a log or a result: "pid
@@ -62,28 +84,38 @@ func (c *Containment) String() string {
 	return c.kind
 }
 
-// Namespace reports that each command runs in a PID namespace of its
-// own, which no process can leave.
-func (c *Containment) Namespace() bool { return c.kind == containNS }
+// Namespace reports that commands can run in a PID namespace of their
+// own, which no process can leave: every command, or, in a cgroup
+// containment, those that are their own init (Command.Init).
+func (c *Containment) Namespace() bool { return c.initContainment().kind == containNS }
 
 // UserNamespace reports that the PID namespaces are made inside a user
 // namespace (as an unprivileged user).
-func (c *Containment) UserNamespace() bool { return c.userNS }
+func (c *Containment) UserNamespace() bool { return c.initContainment().userNS }
+
+// Cgroup reports that each command (but one that is its own init) runs
+// in a cgroup of its own.
+func (c *Containment) Cgroup() bool { return c.kind == containCgroup }
 
 // Options configure Probe.
 type Options struct {
 	// Shell is a bash to run a namespace's init with when no "bash" is
 	// found on PATH; empty means none.
 	Shell string
-	// NoNamespace, when set, keeps commands out of PID namespaces, with
-	// its text as the reason (for tests of the process tree).
+	// NoNamespace, when set, keeps commands out of PID namespaces and
+	// cgroups, with its text as the reason (for tests of the process
+	// tree).
 	NoNamespace error
+	// NoCgroup, when set, keeps commands out of cgroups of their own, so
+	// that a PID namespace is tried first (for tests of that path).
+	NoCgroup bool
 }
 
 // Probe finds out which containment works here, by starting a trivial
-// command in a PID namespace each way that may work (as root, then in a
-// user namespace), and falling back to the process tree (or, without
-// /proc, the process group). It takes a few milliseconds; call it once.
+// command in a cgroup of its own, then in a PID namespace each way that
+// may work (as root, then in a user namespace), and falling back to the
+// process tree (or, without /proc, the process group). It takes a few
+// milliseconds; call it once.
 func Probe(o Options) *Containment { return probe(o) }
 
 // Member is one process of a command.
@@ -171,6 +203,8 @@ type Proc struct {
 	// holds the main process's exit status until it is read.
 	init, holder int
 	pidNS        string // the namespace, as /proc/PID/ns/pid names it
+	// containCgroup: the command's cgroup directory.
+	cgroup string
 	// containTree: the marker in the environment of the command's
 	// processes, and the processes seen so far.
 	marker string
@@ -249,7 +283,7 @@ func (p *Proc) How() string { return p.how }
 // Partial reports that the containment may miss processes: without a
 // PID namespace, a process that leaves the tree and clears its
 // environment cannot be found.
-func (p *Proc) Partial() bool { return p.cont.kind != containNS }
+func (p *Proc) Partial() bool { return p.cont.kind == containTree || p.cont.kind == containGroup }
 
 // Main returns the pid, as this process sees it, of the command's own
 // process.

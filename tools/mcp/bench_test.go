@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
+	"github.com/go-harness/harness/internal/benchbase"
 	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/mcp"
@@ -49,11 +50,15 @@ func BenchmarkConnect(b *testing.B) {
 	})
 }
 
-// BenchmarkCall: one call of a trivial tool (echo), made directly with
-// the SDK client, through the tool's Execute (with the result mapped),
+// BenchmarkCall: one call of a trivial tool (echo) made through the
+// tool's Execute (with the result mapped), directly with the SDK client,
 // and through the loop (a one-call turn of a scripted model, logged in
-// the memory store), against the in-process server and against
-// server-everything over stdio.
+// the memory store), interleaved in one loop (the one that goes first
+// rotating), against the in-process server and against
+// server-everything over stdio. It reports each one's ns/op, "ratio"
+// (execute/sdk_direct) and "loop-ratio" (loop/sdk_direct):
+//
+//	go test ./tools/mcp -run '^$' -bench BenchmarkCall -benchtime 300x
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	inMemory := newInProcess(b).server("test")
@@ -77,31 +82,27 @@ func BenchmarkCall(b *testing.B) {
 			tool := byName(set.Tools())[name]
 			raw, _ := json.Marshal(s.args)
 
-			b.Run("sdk_direct", func(b *testing.B) {
-				cs := directSession(b, cfg)
-				defer cs.Close()
-				for b.Loop() {
-					if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: s.tool, Arguments: json.RawMessage(raw)}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("execute", func(b *testing.B) {
-				e := env(false)
-				for b.Loop() {
+			cs := directSession(b, cfg)
+			defer cs.Close()
+			e := env(false)
+			llm := replay.NewScripted()
+			loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer loop.Close()
+			total := benchbase.Interleave(b,
+				benchbase.Part{Name: "execute", Run: func() {
 					if res := callB(ctx, tool, e, raw); res.IsError {
 						b.Fatal(res.Text())
 					}
-				}
-			})
-			b.Run("loop", func(b *testing.B) {
-				llm := replay.NewScripted()
-				loop, err := agent.New(agent.WithModel(llm), agent.WithToolSource(set))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer loop.Close()
-				for b.Loop() {
+				}},
+				benchbase.Part{Name: "sdk_direct", Run: func() {
+					if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: s.tool, Arguments: json.RawMessage(raw)}); err != nil {
+						b.Fatal(err)
+					}
+				}},
+				benchbase.Part{Name: "loop", Run: func() {
 					llm.Push(replay.Call(replay.ToolCall("c1", name, s.args)), replay.Response{Text: "ok"})
 					sess, err := loop.NewSession(ctx, session.Header{})
 					if err != nil {
@@ -113,8 +114,8 @@ func BenchmarkCall(b *testing.B) {
 						}
 					}
 					_ = sess.Close()
-				}
-			})
+				}})
+			b.ReportMetric(benchbase.Ratio(total[2], total[1]), "loop-ratio")
 		})
 	}
 }

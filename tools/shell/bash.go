@@ -36,7 +36,7 @@ type bashJobArgs struct {
 // non-interactive bash (no profile or rc files) with stdin closed, in
 // the session's working directory or workdir (confined to the file
 // system's root when the file system is OS-backed), contained so that a
-// stop reaches every process it starts: in a PID namespace of its own
+// stop reaches every process it starts: in a cgroup or PID namespace of its own
 // where the system allows it (see the package documentation). The
 // command is stopped with SIGTERM to all its processes when its timeout
 // passes or the call is cancelled, and with SIGKILL after the grace
@@ -118,7 +118,7 @@ func (b *bashTool) spec(jobs bool) tools.Spec {
 	d.WriteString(c.ReachText() + "\n\n")
 	fmt.Fprintf(&d, "Stopped after timeout_ms (default %d, at most %d): SIGTERM to all its processes, SIGKILL %s later. ",
 		c.Timeout.Milliseconds(), c.MaxTimeout.Milliseconds(), shellkit.Dur(c.Grace))
-	d.WriteString("Where the system allows, each command has its own PID namespace. ")
+	d.WriteString("Where the system allows, each command has its own cgroup or PID namespace. ")
 	d.WriteString("Processes left running, also in new sessions (setsid, nohup, daemons), are stopped when it finishes")
 	if jobs {
 		d.WriteString("; start servers and watchers with run_in_background: bash_output reads new output, bash_kill stops the job. Jobs have no timeout and end with the session.\n\n")

@@ -105,37 +105,46 @@ func (discardStore) Open(ctx context.Context, loc string) (io.ReadCloser, error)
 }
 
 // BenchmarkContainment compares one-shot `true` through the bash tool
-// under the containment this system allows (a PID namespace, with its
-// init, holder and /proc) and under the forced process tree, with
-// os/exec running `bash -c true`, interleaved in one loop so that the
-// ratios come from the same conditions.
+// under the containment this system allows (a cgroup of the command's
+// own as root where cgroup v2 allows it, else a PID namespace with its
+// init, holder and /proc), under a PID namespace (cgroups kept out), and
+// under the forced process tree, with os/exec running `bash -c true`,
+// interleaved in one loop so that the ratios come from the same
+// conditions.
 func BenchmarkContainment(b *testing.B) {
 	bash := shelltest.BashPath(b)
 	env := shelltest.Env(b)
-	def, tree := Bash(Config{}), bashOnly(withoutNamespace("benchmark"))
+	def, ns, tree := Bash(Config{}), bashOnly(withoutCgroup()), bashOnly(withoutNamespace("benchmark"))
 	cDef := shelltest.NewCall(b, def, env, map[string]any{"command": "true"})
+	cNS := shelltest.NewCall(b, ns, env, map[string]any{"command": "true"})
 	cTree := shelltest.NewCall(b, tree, env, map[string]any{"command": "true"})
 	shelltest.MustRun(b, def, cDef, "[exit code 0") // the probes run outside the loop
+	shelltest.MustRun(b, ns, cNS, "[exit code 0")
 	shelltest.MustRun(b, tree, cTree, "[exit code 0")
-	b.Logf("default containment: %s", Config{}.resolve().Containment())
-	var tDef, tTree, tExec time.Duration
+	b.Logf("default containment: %s; without cgroups: %s", Config{}.resolve().Containment(), withoutCgroup().Containment())
+	var tDef, tNS, tTree, tExec time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		shelltest.MustRun(b, def, cDef, "[exit code 0")
 		t1 := time.Now()
-		shelltest.MustRun(b, tree, cTree, "[exit code 0")
+		shelltest.MustRun(b, ns, cNS, "[exit code 0")
 		t2 := time.Now()
+		shelltest.MustRun(b, tree, cTree, "[exit code 0")
+		t3 := time.Now()
 		if err := osexec.Command(bash, "--noprofile", "--norc", "-c", "true").Run(); err != nil {
 			b.Fatal(err)
 		}
 		tDef += t1.Sub(t0)
-		tTree += t2.Sub(t1)
-		tExec += time.Since(t2)
+		tNS += t2.Sub(t1)
+		tTree += t3.Sub(t2)
+		tExec += time.Since(t3)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(tDef.Nanoseconds())/n, "default-ns/op")
+	b.ReportMetric(float64(tNS.Nanoseconds())/n, "pidns-ns/op")
 	b.ReportMetric(float64(tTree.Nanoseconds())/n, "tree-ns/op")
 	b.ReportMetric(float64(tExec.Nanoseconds())/n, "os-exec-ns/op")
 	b.ReportMetric(float64(tDef)/float64(tExec), "default/os-exec")
+	b.ReportMetric(float64(tNS)/float64(tExec), "pidns/os-exec")
 	b.ReportMetric(float64(tTree)/float64(tExec), "tree/os-exec")
 }

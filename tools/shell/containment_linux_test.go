@@ -2,9 +2,15 @@ package shell
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
@@ -24,5 +30,32 @@ func TestContainmentInResults(t *testing.T) {
 	res = shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{"command": "true"})
 	if c.Namespace() {
 		assert.NotContains(t, res.Text(), "containment", "a plain exit in a namespace needs no word on it")
+	}
+}
+
+// TestCgroupOneShotIsOneProcess: in a cgroup of its own, a one-shot
+// command is the tools' own child (under a PID namespace its parent is
+// the namespace's holder), and nothing is left of its cgroup afterwards.
+func TestCgroupOneShotIsOneProcess(t *testing.T) {
+	if c := (Config{}).resolve().Containment(); !c.Cgroup() {
+		t.Skipf("no cgroup containment here (%s)", c)
+	}
+	env := shelltest.Env(t)
+	res := shelltest.Run(t, context.Background(), Bash(Config{}), env, map[string]any{
+		"command": `echo "parent $PPID"; sed -n 's/^0::/cgroup /p' /proc/self/cgroup`})
+	text := res.Text()
+	assert.Contains(t, text, fmt.Sprintf("parent %d\n", os.Getpid()), "bash is the host's own child")
+	m := regexp.MustCompile(`cgroup (/\S*harness-\d+-\d+)\n`).FindStringSubmatch(text)
+	require.NotNil(t, m, "the command ran in a cgroup of its own: %s", text)
+	assert.NotContains(t, text, "containment", "a plain exit needs no word on the containment")
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	for line := range strings.Lines(string(mounts)) {
+		if strings.Contains(line, " - cgroup2 ") {
+			mp := strings.Fields(line)[4]
+			_, err := os.Stat(filepath.Join(mp, m[1]))
+			assert.ErrorIs(t, err, os.ErrNotExist, "the command's cgroup is removed when it is over")
+			break
+		}
 	}
 }

@@ -67,45 +67,63 @@
 // daemons, setsid, setpgid, `set -m`, GNU timeout, Python's
 // start_new_session.
 //
-// On Linux every command, job and shell therefore runs in a PID namespace
-// of its own. The tools check once, the first time they start something,
-// that the kernel allows it. As root they use clone(CLONE_NEWPID) and a
-// private mount namespace, in which the namespace gets its own /proc;
-// otherwise a user namespace that maps only the current user and group,
-// where /proc stays the host's.
+// On Linux, where the host process may make cgroups below its own in
+// the cgroup v2 hierarchy (as root, or in a delegated subtree) and the
+// kernel has cgroup.kill (5.14 and later), every command, job and shell
+// runs in a cgroup of its own, made for it and removed when it is over.
+// The kernel starts the command in it (CLONE_INTO_CGROUP), and every
+// process the command starts stays in it whatever it does to its session,
+// process group or parent. The command is the tools' own child, so
+// nothing else is started with it: no init, no holder.
+//
+// Elsewhere each runs in a PID namespace of its own. The tools check once,
+// the first time they start something, what the kernel allows. As root
+// they use clone(CLONE_NEWPID) and a private mount namespace, in which
+// the namespace gets its own /proc; otherwise a user namespace that maps
+// only the current user and group, where /proc stays the host's.
 //
 // No process can leave a PID namespace, and when its first process ends
 // the kernel kills the others. That first process is a small init written
 // in bash (harness-init in ps), which reaps orphans as PID 1 must. Beside
 // it a `sleep` named harness-exit-holder keeps the command's exit status
-// until the tools have read it. Under [Bubblewrap], whose bwrap makes a
-// PID namespace and an init of its own that end every process of the
-// sandbox when the command ends, the sandbox's command line is itself the
-// first process of the tools' namespace (it sets the limits, then runs
-// bwrap), without that init and holder. A stop sends SIGTERM to every other
-// process of the namespace, waits up to the grace period, then sends
-// SIGKILL to the init, which ends the rest. Inside a namespace, pids are
-// the namespace's own: a command cannot signal another command or job,
-// and the tool descriptions tell the model to stop jobs with bash_kill.
+// until the tools have read it. Inside a namespace, pids are the
+// namespace's own: a command cannot signal another command or job, and
+// the tool descriptions tell the model to stop jobs with bash_kill.
 //
-// Where no PID namespace can be made (no privilege, user namespaces
-// disabled, seccomp), the tools follow the command's process tree
-// instead: its descendants, through /proc, and every process whose
-// environment carries the command's marker (HARNESS_SHELL_SCOPE), which
-// finds processes that double-forked away. A process that leaves the
-// tree and clears its environment cannot be found; results then say "all
-// that could be found". The host process is not made a child subreaper:
-// the setting is process-wide and would hand the tools orphans of
-// programs they did not start. On other Unix-like systems only the
-// process group is followed.
+// Under [Bubblewrap], whose bwrap makes a PID namespace and an init of
+// its own that end every process of the sandbox when the command ends,
+// the sandbox's command line is itself the first process of a PID
+// namespace of the tools' (it sets the limits, then runs bwrap), without
+// that init and holder, whichever containment the other commands get.
+//
+// A stop sends SIGTERM to every process of the command, waits up to the
+// grace period, then ends the rest with SIGKILL: in a cgroup through
+// cgroup.kill, which reaches every process of it at once; in a PID
+// namespace by killing its init, which ends the rest.
+//
+// Where neither can be made (no privilege, user namespaces disabled,
+// seccomp), the tools follow the command's process tree instead: its
+// descendants, through /proc, and every process whose environment
+// carries the command's marker (HARNESS_SHELL_SCOPE), which finds
+// processes that double-forked away. A process that leaves the tree and
+// clears its environment cannot be found; results then say "all that
+// could be found". The host process is not made a child subreaper: the
+// setting is process-wide and would hand the tools orphans of programs
+// they did not start. On other Unix-like systems only the process group
+// is followed.
 //
 // Results that report a stop, and those of shell_open and of starting a
-// job, end with a line such as "[containment: pid namespace]" or
-// "[containment: process tree (no pid namespace: operation not
-// permitted)]". The session log records the containment of each shell.
+// job, end with a line such as "[containment: cgroup]", "[containment:
+// pid namespace]" or "[containment: process tree (no pid namespace:
+// operation not permitted)]". The session log records the containment of
+// each shell.
 //
-// Nothing machine-wide is changed: no cgroup, no sysctl, no mount outside
-// the namespaces the tools create.
+// A cgroup does not hold a process that writes itself into another
+// cgroup's cgroup.procs, which takes the rights to that file: as root, an
+// unsandboxed command can, as it can ask a daemon to start anything.
+// Nothing machine-wide is changed beyond the commands' cgroups: no
+// sysctl, no controller settings, no mount outside the namespaces the
+// tools create.
 //
 // # Sandbox
 //

@@ -14,3 +14,12 @@ func withoutNamespace(reason string) *shellkit.Config {
 	c.NoNamespace = errors.New(reason)
 	return c
 }
+
+// withoutCgroup returns the default configuration with commands kept
+// out of cgroups, so that they run in PID namespaces where the system
+// allows them.
+func withoutCgroup() *shellkit.Config {
+	c := Config{}.resolve()
+	c.NoCgroup = true
+	return c
+}

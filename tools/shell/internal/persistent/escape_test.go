@@ -18,7 +18,7 @@ import (
 func kitWith(t *testing.T, env *tools.Env, config func() *shellkit.Config, configure ...func(*shellkit.Config)) *kit {
 	d := config()
 	return newKit(t, env, append([]func(*shellkit.Config){func(c *shellkit.Config) {
-		c.Grace, c.NoNamespace = d.Grace, d.NoNamespace
+		c.Grace, c.NoNamespace, c.NoCgroup = d.Grace, d.NoNamespace, d.NoCgroup
 	}}, configure...)...)
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ import (
 //   - Records are printed without running any command and without a
 //     fork: each is the name of a file that cannot exist (below
 //     /dev/null), in a failed input redirection of an arithmetic command
-//     ((( 1 ))), which bash reports itself ("script: line N: name: Not a
+//     (((1))), which bash reports itself ("script: line N: name: Not a
 //     directory") on the status channel. The redirection fails before
 //     the arithmetic command runs, so no simple command, no DEBUG or ERR
 //     trap and no xtrace line sees the nonce, which appears nowhere but
@@ -87,11 +86,35 @@ const scriptPath = "/dev/fd/3"
 
 const rs = "\x1e"
 
-// newNonce returns a fresh random nonce (32 hex digits).
-func newNonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
+// nonceLen is the length of a nonce: 22 characters of 62 carry 130
+// random bits.
+const nonceLen = 22
+
+// alnum are the characters of nonces and tags: letters and digits, which
+// need no quoting in a word and are safe in a file name.
+const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// newNonce returns a fresh random nonce of nonceLen letters and digits.
+// It is short because bash reads its script from a pipe one byte at a
+// time: each byte of a command line costs a read(2).
+func newNonce() string { return randomWord(nonceLen, len(alnum)) }
+
+// randomWord returns n characters drawn uniformly from the first k of
+// alnum.
+func randomWord(n, k int) string {
+	out := make([]byte, 0, n)
+	var buf [32]byte
+	for len(out) < n {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails
+		for _, c := range buf {
+			// Keep bytes below the largest multiple of k, so each
+			// character is equally likely.
+			if int(c) < 256-256%k && len(out) < n {
+				out = append(out, alnum[int(c)%k])
+			}
+		}
+	}
+	return string(out)
 }
 
 // newRanToken returns a fresh random token of 18 decimal digits. It is
@@ -115,8 +138,12 @@ type command struct {
 // line N: " before it.
 const noFile = "/dev/null/"
 
+// tagLen is the length of the tag in an end record's variable names: 6
+// lowercase letters and digits, 2 billion names for each.
+const tagLen = 6
+
 func newCommand() command {
-	return command{nonce: newNonce(), tag: newNonce()[:12], ran: newRanToken(), sync: newNonce()}
+	return command{nonce: newNonce(), tag: randomWord(tagLen, 36), ran: newRanToken(), sync: newNonce()}
 }
 
 // bootLine is the first line a shell reads. Bash starts with the status
@@ -131,19 +158,24 @@ func bootLine() string {
 // commandLine returns the one physical line that runs text in the shell
 // between a start and an end record. prev is the exit status of the
 // previous command, which $? shows the command.
+//
+// The line is kept short: bash reads a script from a pipe one byte at a
+// time, so its length, not the work it asks for, is most of what a
+// round trip costs the shell. The record separator is written as a raw
+// byte, which bash takes as an ordinary character of a word.
 func commandLine(text string, c command, prev int) string {
 	fd := strconv.Itoa(markerFD)
-	v := func(name string) string { return "__h" + name + "_" + c.tag } // an end record variable
+	v := func(name string) string { return "_h" + name + c.tag } // an end record variable
 	// record returns the words that print the record body (the inside of
 	// a double-quoted bash string) on the status channel and run nothing:
 	// the redirection of the arithmetic command fails before it could
 	// run, so no simple command, and no trap, sees the nonce. The || list
 	// keeps set -e and the ERR trap away; its second part does nothing.
 	record := func(body string) string {
-		return "(( 1 )) 2>&" + fd + " <" + noFile + "$'\\036'" + c.nonce + "\" " + body + "\"$'\\036'" + c.nonce + "$'\\036' || " + fd + ">&" + fd
+		return "((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" " + body + "\"" + rs + c.nonce + rs + " || " + fd + ">&" + fd
 	}
 	var b strings.Builder
-	b.Grow(len(text) + len(text)/8 + 600)
+	b.Grow(len(text) + len(text)/8 + 400)
 
 	// The start record.
 	b.WriteString(record("s ${SHELLOPTS:-x}") + "; ")
@@ -163,19 +195,19 @@ func commandLine(text string, c command, prev int) string {
 	b.WriteString(ansiQuote(text))
 	b.WriteString(" </dev/null; ")
 
-	// The end record: status, the token the command text set, which of
-	// stdout (1) and stderr (2) no longer lead to the harness ("-" when
-	// both do), the shell options and the directory. The status is kept
-	// first, by an arithmetic assignment (false when it is 0, hence the
-	// || list).
+	// The end record: status, the token the command text set (digits
+	// only; empty when it is unset or holds none), which of stdout (1)
+	// and stderr (2) no longer lead to the harness ("-" when both do), the
+	// shell options and the directory. The status is kept first, by an
+	// arithmetic assignment (false when it is 0, hence the || list).
+	// __harness_ran is filtered only when it is set, so that set -u
+	// cannot make the expansion fail when the command unset it.
 	out := strconv.Itoa(outputFD)
-	b.WriteString("(( " + v("s") + "=$? )) || " + fd + ">&" + fd + "; " +
-		v("r") + "=${__harness_ran-}; " + v("r") + "=${" + v("r") + "//[!0-9]/}; " +
-		v("f") + "=; " +
+	b.WriteString("((" + v("s") + "=$?)) || " + fd + ">&" + fd + "; " +
 		`\builtin test /dev/fd/1 -ef /dev/fd/` + out + " || " + v("f") + "=1; " +
-		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "=${" + v("f") + "}2; " +
-		record("e $"+v("s")+" ${"+v("r")+":-x} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") + "; " +
-		`\builtin unset ` + v("s") + " " + v("r") + " " + v("f") + " 2>/dev/null\n")
+		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "+=2; " +
+		record("e $"+v("s")+" ${__harness_ran:+${__harness_ran//[!0-9]/}} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") + "; " +
+		`\builtin unset ` + v("s") + " " + v("f") + "\n")
 	return b.String()
 }
 
@@ -347,8 +379,11 @@ func parseEnd(b []byte) (*mark, error) {
 	if err != nil || n < 0 || n > 255 || f[1] != strconv.Itoa(n) {
 		return nil, errBadMarker
 	}
-	if f[2] != "x" && strings.Trim(f[2], "0123456789") != "" || f[2] == "" || f[4] == "" {
+	if f[2] != "x" && strings.Trim(f[2], "0123456789") != "" || f[4] == "" {
 		return nil, errBadMarker
+	}
+	if f[2] == "" {
+		f[2] = "x" // unset, or no digits in it
 	}
 	switch f[3] {
 	case "-", "1", "2", "12":

@@ -270,8 +270,8 @@ func TestProtocolRecordsNeedNoNamedCommand(t *testing.T) {
 	line := commandLine("true", c, 0)
 	// The nonce appears only in the file names of failed redirections.
 	assert.Equal(t, 4, strings.Count(line, c.nonce))
-	assert.Equal(t, 2, strings.Count(line, "(( 1 )) 2>&19 <"+noFile+`$'\036'`+c.nonce+`" `))
-	assert.Equal(t, 2, strings.Count(line, `"$'\036'`+c.nonce+`$'\036' || 19>&19`))
+	assert.Equal(t, 2, strings.Count(line, "((1)) 2>&19 <"+noFile+rs+c.nonce+`" `))
+	assert.Equal(t, 2, strings.Count(line, `"`+rs+c.nonce+rs+` || 19>&19`))
 	// No reserved word that an alias could rewrite.
 	for _, w := range []string{"if", "then", "fi", "case", "for", "while", "until", "do", "done", "time", "select", "function", "[[", "{", "}", "!"} {
 		assert.NotRegexp(t, `(^|[;|&( ])`+regexp.QuoteMeta(w)+`( |$)`, line, "reserved word %q", w)

@@ -56,7 +56,7 @@ type closeArgs struct {
 // Shells belong to the agent session that opened them (they live in its
 // tools.State), are limited in number, close after an idle timeout, and
 // are all stopped, with every process they started, when the session or
-// the loop closes. Each shell runs in a PID namespace of its own where
+// the loop closes. Each shell runs in a cgroup or PID namespace of its own where
 // the system allows it (see the package documentation). The environment and the sandbox are fixed when a shell opens
 // and recorded in the session log as a "shell_open" record.
 func Tools(cfg *shellkit.Config) []tools.Tool {
@@ -90,7 +90,7 @@ func (s *sessionTools) openTool() tools.Tool {
 	desc := "Open a persistent bash shell; returns its id (sh1, sh2, ...). It keeps the directory, variables, functions and background processes between commands " +
 		"(a cd, a virtualenv, a server). It starts in cwd. " +
 		"Its commands run with the sandbox and environment bash states, fixed when it opens. " +
-		"Closing it stops all its processes; where the system allows, it has its own PID namespace. " +
+		"Closing it stops all its processes; where the system allows, it has its own cgroup or PID namespace. " +
 		s.common() +
 		fmt.Sprintf("At most %d open at once; one closes after %s unused, all when the session ends. ", c.MaxShells, shellkit.Dur(c.Idle)) +
 		"Every result ends with the shell's directory."

@@ -90,6 +90,10 @@ type Config struct {
 	// process tree is followed instead) and is the reason given; tests
 	// set it to cover that path.
 	NoNamespace error
+	// NoCgroup, when set, keeps commands out of cgroups of their own, so
+	// that a PID namespace is used where one can be made; tests set it to
+	// cover that path.
+	NoCgroup bool
 
 	// probe finds, once, which containment works; cont is its answer.
 	probe sync.Once
@@ -124,7 +128,9 @@ func (c *Config) Fail(format string, args ...any) {
 // Containment returns how commands are contained, probing the first
 // time (see internal/proctree, which the MCP servers' processes share).
 func (c *Config) Containment() *proctree.Containment {
-	c.probe.Do(func() { c.cont = proctree.Probe(proctree.Options{Shell: c.Shell, NoNamespace: c.NoNamespace}) })
+	c.probe.Do(func() {
+		c.cont = proctree.Probe(proctree.Options{Shell: c.Shell, NoNamespace: c.NoNamespace, NoCgroup: c.NoCgroup})
+	})
 	return c.cont
 }
 

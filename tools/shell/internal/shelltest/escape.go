@@ -104,27 +104,41 @@ type Containment struct {
 	Want string // the containment the results must name
 	// NoNamespace forces the process tree, when set.
 	NoNamespace error
+	// NoCgroup keeps commands out of cgroups, so that they run in PID
+	// namespaces.
+	NoCgroup bool
 	// Paths limits the stop paths tried, nil for all.
 	Paths []string
 }
 
 // Containments returns the containments to test: the one the system
-// allows (a PID namespace, as root or through a user namespace), and the
-// process tree, forced. The process tree is tried on the stop paths that
-// reach its code in different ways (a stop, the stop of leftovers after
-// an exit, a persistent shell, a closing session); every path with
+// allows (a cgroup of each command's own as root, else a PID namespace,
+// as root or through a user namespace), a PID namespace when the default
+// is a cgroup, and the process tree, forced. The ones that are not the
+// default are tried on the stop paths that reach their code in
+// different ways (a stop, the stop of leftovers after an exit, a
+// persistent shell, a closing session); every path with
 // HARNESS_LONG_TESTS=1.
 func Containments(t *testing.T) []Containment {
 	def := shellkit.Defaults().Containment()
 	if !def.Namespace() {
 		t.Logf("no PID namespace here (%s): the default containment is the process tree", def)
 	}
-	tree := Containment{Name: "tree", Want: "process tree (no pid namespace: forced for a test)",
-		NoNamespace: errors.New("forced for a test"), Paths: []string{"bash cancel", "bash exit", "shell_close", "state close"}}
+	some := []string{"bash cancel", "bash exit", "shell_close", "state close"}
 	if os.Getenv("HARNESS_LONG_TESTS") == "1" {
-		tree.Paths = nil
+		some = nil
 	}
-	return []Containment{{Name: "default", Want: def.String()}, tree}
+	out := []Containment{{Name: "default", Want: def.String()}}
+	if def.Cgroup() {
+		c := shellkit.Defaults()
+		c.NoCgroup = true
+		if ns := c.Containment(); ns.Namespace() {
+			out = append(out, Containment{Name: "pidns", Want: ns.String(), NoCgroup: true, Paths: some})
+		}
+	}
+	tree := Containment{Name: "tree", Want: "process tree (no pid namespace: forced for a test)",
+		NoNamespace: errors.New("forced for a test"), Paths: some}
+	return append(out, tree)
 }
 
 // RunEscapes runs every escape against every stop path, under each
@@ -178,6 +192,7 @@ func runPath(t *testing.T, cont Containment, sp StopPath, escs []Escape, interp 
 			c := shellkit.Defaults()
 			c.Grace = 300 * time.Millisecond
 			c.NoNamespace = cont.NoNamespace
+			c.NoCgroup = cont.NoCgroup
 			return c
 		}
 		text, retry := sp.Run(t, env, config, setup, scale)
