@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,96 +70,183 @@ func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 
 // BenchmarkLoopStep measures one step (a model call answered instantly and
 // a no-op tool call) of the harness loop with JSONL logging, beside the
-// same loop written by hand. Both write every record through to a file
-// and sync once per turn of 50 steps; opening and closing sessions is not
-// timed. The difference per step is the harness's overhead: event
+// same loop written by hand, interleaved: each iteration runs one turn of
+// stepsPerTurn steps of each, in alternating order, so a ratio comes out
+// of one run. Both write every record through to a new file and sync it
+// and its directory at the end of the turn; opening and closing sessions
+// is not timed, and neither are the syncs (timed apart, they are the
+// disk's cost, the same for both, and on a busy disk they would hide the
+// loop's). The difference per step is the harness's overhead: event
 // logging, request fingerprints, argument validation, dispatch, events.
+// It reports harness-ns/step, by_hand-ns/step and their ratio,
+// harness/by_hand, and the same for the process's CPU time.
 func BenchmarkLoopStep(b *testing.B) {
-	b.Run("harness", func(b *testing.B) {
-		llm := &instantModel{}
-		loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
-			agent.WithStores(agent.Stores{Sessions: session.NewJSONL(b.TempDir(), session.StoreConfig{})}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
-		require.NoError(b, err)
-		defer loop.Close()
-		ctx := context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
-		steps := 0
-		for steps < b.N {
-			b.StopTimer() // creating a session is not part of a step
-			s, err := loop.NewSession(ctx, session.Header{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			for ev, err := range s.Run(ctx, "go") {
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, ok := ev.(*agent.StepEnd); ok {
-					steps++
-				}
-			}
-			b.StopTimer()
-			s.Close()
-			b.StartTimer()
+	llm := &instantModel{}
+	store := &syncTimer{Store: session.NewJSONL(b.TempDir(), session.StoreConfig{})}
+	loop, err := agent.New(agent.WithModel(llm), agent.WithTools(noopTool()),
+		agent.WithStores(agent.Stores{Sessions: store}), agent.WithLimits(agent.Limits{MaxSteps: stepsPerTurn}))
+	require.NoError(b, err)
+	defer loop.Close()
+	ctx := context.Background()
+	harnessTurn := func() (time.Duration, time.Duration) {
+		s, err := loop.NewSession(ctx, session.Header{})
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("by_hand", func(b *testing.B) {
-		llm := &instantModel{}
-		tool := noopTool()
-		dir := b.TempDir()
-		ctx := context.Background()
-		b.ReportAllocs()
-		b.ResetTimer()
+		defer s.Close()
 		steps := 0
-		for turn := 0; steps < b.N; turn++ {
-			b.StopTimer()
-			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.jsonl", turn)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		store.synced, store.syncCPU = 0, 0
+		start, cpu := time.Now(), cpuTime()
+		for ev, err := range s.Run(ctx, "go") {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.StartTimer()
-			w := bufio.NewWriter(f)
-			logLine := func(v any) {
-				line, _ := json.Marshal(v)
-				w.Write(append(line, '\n'))
-				w.Flush() // written through, as the harness does
-			}
-			msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
-			logLine(msgs[0])
-			for {
-				var asm model.Assembler
-				for c := range llm.Stream(ctx, &model.Request{Messages: msgs}) {
-					asm.Add(c)
-				}
-				msg := asm.Message()
-				msgs = append(msgs, msg)
-				logLine(msg)
+			if _, ok := ev.(*agent.StepEnd); ok {
 				steps++
-				calls := msg.ToolCalls()
-				if len(calls) == 0 {
-					break
-				}
-				for _, c := range calls {
-					start := time.Now()
-					res, err := tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-					if err != nil {
-						b.Fatal(err)
-					}
-					rm := harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
-						ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
-					msgs = append(msgs, rm)
-					logLine(struct {
-						harness.Message
-						Ms int64
-					}{rm, time.Since(start).Milliseconds()})
-				}
 			}
-			f.Sync() // the harness syncs at every turn end
-			b.StopTimer()
-			f.Close()
-			b.StartTimer()
 		}
-	})
+		d, c := time.Since(start)-store.synced, cpuTime()-cpu-store.syncCPU
+		if steps != stepsPerTurn {
+			b.Fatalf("the harness took %d steps, want %d", steps, stepsPerTurn)
+		}
+		return d, c
+	}
+	hand := &handLoop{llm: &instantModel{}, tool: noopTool(), dir: b.TempDir()}
+	byHandTurn := func() (time.Duration, time.Duration) {
+		d, c, steps := hand.turn(b)
+		if steps != stepsPerTurn {
+			b.Fatalf("the hand loop took %d steps, want %d", steps, stepsPerTurn)
+		}
+		return d, c
+	}
+	var tHarness, tHand, cHarness, cHand time.Duration
+	add := func(t, c *time.Duration, f func() (time.Duration, time.Duration)) {
+		dt, dc := f()
+		*t += dt
+		*c += dc
+	}
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if i%2 == 0 {
+			add(&tHarness, &cHarness, harnessTurn)
+			add(&tHand, &cHand, byHandTurn)
+		} else {
+			add(&tHand, &cHand, byHandTurn)
+			add(&tHarness, &cHarness, harnessTurn)
+		}
+		i++
+	}
+	steps := float64(b.N * stepsPerTurn)
+	b.ReportMetric(float64(tHarness.Nanoseconds())/steps, "harness-ns/step")
+	b.ReportMetric(float64(tHand.Nanoseconds())/steps, "by_hand-ns/step")
+	b.ReportMetric(float64(tHarness)/float64(tHand), "harness/by_hand")
+	b.ReportMetric(float64(cHarness)/float64(cHand), "cpu-harness/by_hand")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// syncTimer is a store whose logs add the time (wall and CPU) their Sync
+// calls take to synced and syncCPU, so a benchmark can leave it out.
+type syncTimer struct {
+	session.Store
+	synced, syncCPU time.Duration
+}
+
+func (s *syncTimer) Create(ctx context.Context, h session.Header) (session.Log, error) {
+	l, err := s.Store.Create(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return &timedLog{Log: l, st: s}, nil
+}
+
+type timedLog struct {
+	session.Log
+	st *syncTimer
+}
+
+func (l *timedLog) Sync() error {
+	start, cpu := time.Now(), cpuTime()
+	err := l.Log.Sync()
+	l.st.synced += time.Since(start)
+	l.st.syncCPU += cpuTime() - cpu
+	return err
+}
+
+// handLoop is the loop of BenchmarkLoopStep written by hand: the same
+// model and tool, every message logged as a JSON line written through to
+// a file, the file synced at the end of the turn.
+type handLoop struct {
+	llm  *instantModel
+	tool tools.Tool
+	dir  string
+	n    int
+}
+
+// turn runs one turn in a new log file and returns how long it took and
+// the CPU time it used (opening, syncing and closing the file not
+// counted), and its steps.
+func (h *handLoop) turn(b *testing.B) (time.Duration, time.Duration, int) {
+	ctx := context.Background()
+	h.n++
+	f, err := os.OpenFile(filepath.Join(h.dir, fmt.Sprintf("%d.jsonl", h.n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	start, cpu := time.Now(), cpuTime()
+	w := bufio.NewWriter(f)
+	logLine := func(v any) {
+		line, _ := json.Marshal(v)
+		w.Write(append(line, '\n'))
+		w.Flush() // written through, as the harness does
+	}
+	msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
+	logLine(msgs[0])
+	steps := 0
+	for {
+		var asm model.Assembler
+		for c := range h.llm.Stream(ctx, &model.Request{Messages: msgs}) {
+			asm.Add(c)
+		}
+		msg := asm.Message()
+		msgs = append(msgs, msg)
+		logLine(msg)
+		steps++
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			break
+		}
+		for _, c := range calls {
+			start := time.Now()
+			res, err := h.tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rm := harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+				ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
+			msgs = append(msgs, rm)
+			logLine(struct {
+				harness.Message
+				Ms int64
+			}{rm, time.Since(start).Milliseconds()})
+		}
+	}
+	d, c := time.Since(start), cpuTime()-cpu
+	// The harness syncs at every turn end, and the first time the
+	// directory a new log was created in, as a new file needs to last.
+	f.Sync()
+	if dir, err := os.Open(h.dir); err == nil {
+		dir.Sync()
+		dir.Close()
+	}
+	return d, c, steps
 }

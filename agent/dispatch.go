@@ -270,6 +270,9 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	for i, call := range prepared {
 		call.OnProgress = hub.reporter(i, step, call.ID, call.Name)
 	}
+	if len(calls) == 1 {
+		return t.runAlone(step, calls[0], prepared[0], results, hub)
+	}
 	done := make(chan callDone, len(calls)) // never blocks a sender
 	// started hands the turn each call as it takes its slot, before it
 	// runs: ToolCallStart says a call is about to run, never one that
@@ -309,7 +312,7 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 			go func() {
 				defer func() { <-slots }()
 				start := time.Now()
-				res := t.runCall(call)
+				res := t.runCall(call, nil)
 				done <- callDone{index: i, res: res, dur: toolDuration(start)}
 			}()
 		}
@@ -350,12 +353,37 @@ func (t *turn) runBatch(step int, calls []harness.ToolCall, prepared []*tools.Ca
 	return logErr
 }
 
+// runAlone runs a batch of one call as runBatch does, without the
+// goroutines that order a batch's starts: the turn announces the call,
+// runs it (on a goroutine of its own, see runCall) and relays what it
+// reports while it waits.
+func (t *turn) runAlone(step int, c harness.ToolCall, call *tools.Call, results []*harness.ToolResult, hub *progressHub) error {
+	var d callDone
+	if t.ctx.Err() != nil {
+		// Cancelled before it could start: it never runs.
+		d.res = harness.ErrorResult(harness.CodeNotRun,
+			"This %s call was not run: the turn was cancelled before it started. Nothing was changed by it.", call.Name)
+	} else {
+		t.emit(&ToolCallStart{Step: step, Call: c, Render: call.Spec.Render})
+		start := time.Now()
+		d.res = t.runCall(call, hub)
+		d.dur = toolDuration(start)
+		for _, ev := range hub.take() { // what the call reported before it returned comes first
+			t.emit(ev)
+		}
+	}
+	results[0] = d.res
+	return t.finishCall(step, c, d.res, d.dur)
+}
+
 // runCall runs one call under its backstop and returns its result. When
 // the backstop passes or the turn is cancelled, the call's context is
 // cancelled and it gets the cancel wait to return; after that it is
 // abandoned: the result says it did not stop, and the goroutine running it
-// is left behind, registered with the session until it returns.
-func (t *turn) runCall(call *tools.Call) (res *harness.ToolResult) {
+// is left behind, registered with the session until it returns. With a
+// hub, the caller is the turn itself: while it waits it hands the host
+// what the call reports and what its sub-agents do.
+func (t *turn) runCall(call *tools.Call, hub *progressHub) (res *harness.ToolResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = toolexec.PanicResult(call, p)
@@ -367,17 +395,40 @@ func (t *turn) runCall(call *tools.Call) (res *harness.ToolResult) {
 	defer cancel()
 	rc := &runningCall{tool: call.Name, id: call.ID, step: call.Step, done: make(chan *harness.ToolResult, 1)}
 	go func() { rc.finish(t.s, t.execute(ctx, call)) }()
-	select {
-	case res := <-rc.done:
+	var (
+		wake  <-chan struct{}
+		relay <-chan Event
+	)
+	if hub != nil {
+		wake, relay = hub.wake, t.sub.relay
+	}
+	// serve waits for the call's result until done or timeout (either
+	// may be nil); ok is false when the wait stopped first.
+	serve := func(done <-chan struct{}, timeout <-chan time.Time) (*harness.ToolResult, bool) {
+		for {
+			select {
+			case res := <-rc.done:
+				return res, true
+			case <-done:
+				return nil, false
+			case <-timeout:
+				return nil, false
+			case <-wake:
+				for _, ev := range hub.take() {
+					t.emit(ev)
+				}
+			case ev := <-relay:
+				t.emit(ev)
+			}
+		}
+	}
+	if res, ok := serve(ctx.Done(), nil); ok {
 		return res
-	case <-ctx.Done():
 	}
 	wait := time.NewTimer(limits.CancelWait)
 	defer wait.Stop()
-	select {
-	case res := <-rc.done:
+	if res, ok := serve(nil, wait.C); ok {
 		return res
-	case <-wait.C:
 	}
 	if !rc.abandon(t.s) {
 		return <-rc.done // it returned just now

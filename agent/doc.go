@@ -89,6 +89,41 @@
 // is asked for after the very prefix the cache holds. Images past the
 // budget leave in steps.
 //
+// # Durability
+//
+// Each promise the log makes needs some records on disk at some moment,
+// and the loop writes no more often than they require. A step with one
+// tool call writes twice, as a loop written by hand would:
+//
+//   - The user's message is written through before the first model call:
+//     a resumed session has the question.
+//   - A call's start (session.ToolStarted) is written through before the
+//     call runs: after a crash, a started call's outcome is unknown and
+//     one that never started was not run. The step's request fingerprint
+//     (session.ModelRequest) and the model's answer go to disk in the same
+//     write, held back until then (session.Deferrer): a crash before it
+//     loses an answer none of whose calls had run, as a crash during the
+//     model call would, and a repaired turn then counts the steps whose
+//     answers were written.
+//   - Each result (session.ToolFinished) is written through as it
+//     arrives: a resumed session never runs a finished call again.
+//   - Pauses, retries, fallbacks, reminders and the turn's end are
+//     written through, with whatever was held back before them.
+//   - The end of a turn syncs the log (Log.Sync): a finished turn
+//     survives a power loss.
+//
+// A strict replay reads a finished log, which holds every record.
+//
+// # Many sessions
+//
+// Sessions are cheap to keep: one that runs no turn holds its history
+// and runs no goroutine. With session.StoreConfig.ReleaseIdle, its JSONL
+// log lets go of its file (and of the lock that keeps other processes
+// from appending) when a turn ends, and takes it again at the next, so
+// thousands of sessions can wait in one process without a file each. A
+// closed session holds nothing; ResumeSession brings it back from its
+// log.
+//
 // # Retries and fallback
 //
 // Retryable model failures are retried a bounded number of times, with

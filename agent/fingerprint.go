@@ -19,13 +19,20 @@ import (
 // and its chain link can be reused.
 type chainCache struct {
 	links     []chainLink
-	tools     []byte // digest of the tool schemas, computed once per tool list
+	tools     string // digest of the tool schemas, computed once per tool list
 	toolBytes int64  // their size
 	// toolsOf identifies the tool list the digest is of: the loop
 	// converts a list once, so the same first element and length mean
 	// the same list.
 	toolsOf  *model.Tool
 	toolsLen int
+	// system and sysHex are the last system prompt and its digest.
+	system string
+	sysHex string
+	// last is the last fingerprint, returned again while nothing of the
+	// request changed (each step fingerprints its request twice).
+	last      session.Fingerprint
+	lastValid bool
 }
 
 type chainLink struct {
@@ -52,14 +59,19 @@ func (c *chainCache) fingerprint(req *model.Request) session.Fingerprint {
 	if len(req.Tools) > 0 {
 		first = &req.Tools[0]
 	}
-	if c.tools == nil || first != c.toolsOf || len(req.Tools) != c.toolsLen {
-		c.tools = []byte(fingerprint.Tools(req.Tools))
+	if c.tools == "" || first != c.toolsOf || len(req.Tools) != c.toolsLen {
+		c.tools = fingerprint.Tools(req.Tools)
+		c.lastValid = false
 		c.toolsOf, c.toolsLen, c.toolBytes = first, len(req.Tools), 0
 		for _, t := range req.Tools {
 			c.toolBytes += int64(len(t.Name) + len(t.Description) + len(t.Parameters))
 		}
 	}
-	sys := sha256.Sum256([]byte(req.System))
+	if c.sysHex == "" || req.System != c.system {
+		sys := sha256.Sum256([]byte(req.System))
+		c.system, c.sysHex = req.System, hex.EncodeToString(sys[:])
+		c.lastValid = false
+	}
 	valid := 0
 	for valid < len(c.links) && valid < len(req.Messages) {
 		m, l := req.Messages[valid], c.links[valid]
@@ -67,6 +79,9 @@ func (c *chainCache) fingerprint(req *model.Request) session.Fingerprint {
 			break
 		}
 		valid++
+	}
+	if c.lastValid && valid == len(c.links) && valid == len(req.Messages) {
+		return c.last // nothing changed since the last request
 	}
 	c.links = c.links[:valid]
 	var prev []byte
@@ -88,10 +103,12 @@ func (c *chainCache) fingerprint(req *model.Request) session.Fingerprint {
 		c.links = append(c.links, l)
 		prev = c.links[len(c.links)-1].link[:]
 	}
-	return session.Fingerprint{
-		System:   hex.EncodeToString(sys[:]),
-		Tools:    string(c.tools),
+	c.last = session.Fingerprint{
+		System:   c.sysHex,
+		Tools:    c.tools,
 		History:  hex.EncodeToString(prev),
 		Messages: len(req.Messages),
 	}
+	c.lastValid = true
+	return c.last
 }

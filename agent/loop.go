@@ -237,7 +237,12 @@ func (l *Loop) NewSession(ctx context.Context, h session.Header) (s *Session, er
 	if err != nil {
 		return nil, fmt.Errorf("agent: starting session: %w", err)
 	}
-	return l.adopt(log, &session.History{}, nil)
+	s, err = l.adopt(log, &session.History{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.idle()
+	return s, nil
 }
 
 // ResumeSession reopens a logged session so that the next turn continues
@@ -302,6 +307,7 @@ func (l *Loop) ResumeSession(ctx context.Context, id string) (s *Session, err er
 		s.Close()
 		return nil, fmt.Errorf("agent: resuming session: %w", err)
 	}
+	s.idle()
 	return s, nil
 }
 

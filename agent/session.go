@@ -335,6 +335,20 @@ func (s *Session) turnEnded() {
 		if err := s.guarded("close", s.log.Close); err != nil {
 			s.logger.Error("closing the session log after the turn ended failed", "error", err)
 		}
+		return
+	}
+	s.idle()
+}
+
+// idle tells a log that can let go of its file while the session waits
+// (session.Releaser, with session.StoreConfig.ReleaseIdle) that it may.
+func (s *Session) idle() {
+	r, ok := s.log.(session.Releaser)
+	if !ok {
+		return
+	}
+	if err := s.guarded("release", r.Release); err != nil {
+		s.logger.Warn("letting go of the idle session's log failed", "error", err)
 	}
 }
 
@@ -416,6 +430,27 @@ func (s *Session) append(ctx context.Context, payloads ...session.Payload) error
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	events, err := s.log.Append(context.WithoutCancel(ctx), payloads...)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		s.hist.Add(e)
+	}
+	return nil
+}
+
+// appendLater logs payloads as append does, except that a log that can
+// (a session.Deferrer) writes them with the next record instead of now:
+// for records whose loss in a crash the log's promises allow (see
+// "Durability" in the package documentation).
+func (s *Session) appendLater(ctx context.Context, payloads ...session.Payload) error {
+	d, ok := s.log.(session.Deferrer)
+	if !ok {
+		return s.append(ctx, payloads...)
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	events, err := d.Defer(context.WithoutCancel(ctx), payloads...)
 	if err != nil {
 		return err
 	}

@@ -313,7 +313,9 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			relieve, forced = false, false
 		}
 		reqBytes := t.s.context.requestBytes(req)
-		if err := t.s.append(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.context.chain.fingerprint(req)}); err != nil {
+		// The request's record goes to disk with the answer's, or with
+		// whatever the call's failure logs.
+		if err := t.s.appendLater(t.ctx, &session.ModelRequest{Step: step, Model: info.Name, Fingerprint: t.s.context.chain.fingerprint(req)}); err != nil {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model request: %w", err)
 		}
 		asm, err := t.stream(step, req)
@@ -383,7 +385,9 @@ func (t *turn) callModel(step int) (harness.Message, string, error) {
 			t.usage.Add(u)
 			t.s.context.est.calibrate(u.InputTokens, reqBytes)
 		}
-		if err := t.s.append(t.ctx, am); err != nil {
+		// The answer goes to disk with the next record: the start of its
+		// calls, before any runs, or the end of the turn.
+		if err := t.s.appendLater(t.ctx, am); err != nil {
 			return harness.Message{}, "", fmt.Errorf("agent: logging the model's answer: %w", err)
 		}
 		t.s.context.track.steps++

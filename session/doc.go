@@ -71,6 +71,11 @@
 // them (spilled output, attachment references, checkpoint contents), one
 // by one or by age.
 //
+// A log may hold events back and write them with the next ones, in one
+// write ([Deferrer]), and let go of its file while its session is idle
+// ([Releaser], with StoreConfig.ReleaseIdle); the JSONL store's logs do
+// both.
+//
 // Stores fail with harness errors: errors.Is(err, harness.CodeNotFound),
 // harness.CodeExists, harness.CodeLocked (open for appending elsewhere),
 // harness.CodeClosed, harness.CodeInvalidID.

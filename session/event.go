@@ -387,35 +387,67 @@ type envelope struct {
 // HTML characters are not escaped, so the bytes on disk hold text as the
 // model saw it wherever JSON allows.
 func (e Event) MarshalJSON() ([]byte, error) {
+	return appendEvent(nil, e)
+}
+
+// appendEvent appends e's line, as MarshalJSON writes it, to dst.
+func appendEvent(dst []byte, e Event) ([]byte, error) {
 	if e.Data == nil {
-		return nil, fmt.Errorf("session: event %d has no data", e.Seq)
+		return dst, fmt.Errorf("session: event %d has no data", e.Seq)
 	}
-	var data []byte
+	start := len(dst)
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = append(dst, `,"time":"`...)
+	dst = e.Time.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","type":`...)
+	typ := e.Data.eventType()
+	if plainName(typ) {
+		dst = append(append(append(dst, '"'), typ...), '"')
+	} else {
+		q, err := marshalNoEscape(typ)
+		if err != nil {
+			return dst[:start], err
+		}
+		dst = append(dst, q...)
+	}
+	dst = append(dst, `,"data":`...)
 	if u, ok := e.Data.(*Unknown); ok {
-		data = u.Data
+		data := u.Data
 		if len(bytes.TrimSpace(data)) == 0 {
 			data = []byte("null")
 		}
+		dst = append(dst, data...)
 	} else {
-		var err error
-		if data, err = marshalNoEscape(e.Data); err != nil {
-			return nil, fmt.Errorf("session: encoding %s event: %w", e.Data.eventType(), err)
+		w := appendWriter{b: dst}
+		enc := json.NewEncoder(&w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(e.Data); err != nil {
+			return dst[:start], fmt.Errorf("session: encoding %s event: %w", typ, err)
+		}
+		dst = bytes.TrimSuffix(w.b, []byte("\n"))
+	}
+	return append(dst, '}'), nil
+}
+
+// plainName reports whether an event type is made of letters, digits and
+// '_' only, so that its JSON string is the name in quotes.
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
 		}
 	}
-	typ, err := marshalNoEscape(e.Data.eventType())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(data)+len(typ)+80)
-	out = append(out, `{"seq":`...)
-	out = strconv.AppendInt(out, e.Seq, 10)
-	out = append(out, `,"time":"`...)
-	out = e.Time.AppendFormat(out, time.RFC3339Nano)
-	out = append(out, `","type":`...)
-	out = append(out, typ...)
-	out = append(out, `,"data":`...)
-	out = append(out, data...)
-	return append(out, '}'), nil
+	return true
+}
+
+// appendWriter is an io.Writer appending to a byte slice.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 // UnmarshalJSON decodes a log line. An unknown type decodes to *Unknown.

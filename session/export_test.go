@@ -40,3 +40,24 @@ func Syncs(l Log) (file, dir int) {
 	defer j.mu.Unlock()
 	return j.fileSyncs, j.dirSyncs
 }
+
+// Writes returns how many writes a JSONL log made, and whether it holds
+// a buffer.
+func Writes(l Log) (writes int, buffered bool) {
+	j := l.(*jsonlLog)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.writes, j.pending != nil
+}
+
+// LogFD returns the descriptor of a JSONL log's open file, -1 when it
+// has none.
+func LogFD(l Log) int {
+	j := l.(*jsonlLog)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return -1
+	}
+	return int(j.f.Fd())
+}

@@ -104,7 +104,7 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir}, nil
+	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir, path: s.path(h.ID), release: s.cfg.release}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -238,7 +238,7 @@ func (s *jsonlStore) Open(ctx context.Context, id string) (Log, *Transcript, err
 			return nil, nil, fmt.Errorf("session %s: ending torn line: %w", id, err)
 		}
 	}
-	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now, dirty: true}, t, nil // what a process that stopped appended may be unsynced
+	return &jsonlLog{logState: logState{header: t.Header, next: ld.next, maxLine: s.cfg.maxLine}, f: f, now: s.now, dirty: true, path: s.path(id), release: s.cfg.release}, t, nil // what a process that stopped appended may be unsynced
 }
 
 // Load implements Store.
@@ -492,17 +492,99 @@ type jsonlLog struct {
 	logState
 	f   *os.File
 	now func() time.Time
-	buf []byte
-	err error // sticky write error: the file may hold a torn line
+	// pending holds the lines of deferred events (Defer), which the next
+	// write puts first; its array is reused for the lines of each write
+	// until the next Sync, which lets it go so an idle log holds none.
+	pending []byte
+	err     error // sticky write error: the file may hold a torn line
 	// dirty says that something was written since the last sync; dir,
 	// until the first sync, is the directory a new log was created in.
 	dirty bool
 	dir   string
-	// fileSyncs and dirSyncs count the syncs done, for the tests.
-	fileSyncs, dirSyncs int
+	// writes, fileSyncs and dirSyncs count the writes and syncs done,
+	// for the tests.
+	writes, fileSyncs, dirSyncs int
+	// path is the log's file. With release (StoreConfig.ReleaseIdle),
+	// Release closes f and keeps in left what the file was then; the
+	// next write opens it again (reopen).
+	path    string
+	release bool
+	left    iofs.FileInfo
+}
+
+// Release implements Releaser: with StoreConfig.ReleaseIdle, the log
+// closes its file, letting go of its lock, until its next write. A
+// closed log holds nothing: releasing it does nothing.
+func (l *jsonlLog) Release() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.release || l.closed || l.f == nil || l.err != nil {
+		return nil
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return nil // keep it open
+	}
+	unlockFile(l.f)
+	if err := l.f.Close(); err != nil {
+		l.f = nil
+		l.err = err
+		return fmt.Errorf("session %s: releasing the log: %w", l.header.ID, err)
+	}
+	l.f, l.left = nil, fi
+	return nil
+}
+
+// file returns the log's file, opening and locking it again after a
+// Release. The file must be the one released, as long as it was then:
+// otherwise another process has appended to it, replaced or deleted it,
+// and the log refuses to write.
+func (l *jsonlLog) file() (*os.File, error) {
+	if l.f != nil {
+		return l.f, nil
+	}
+	changed := func(what string) error {
+		return fmt.Errorf("session %s: %w: the log %s while the session was idle; resume the session again", l.header.ID, storeErr(harness.CodeLocked), what)
+	}
+	f, err := configfile.OpenFile(l.path, os.O_RDWR|os.O_APPEND)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, changed("was deleted")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: opening the log again: %w", l.header.ID, err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session %s: %w (another process opened the log while the session was idle)", l.header.ID, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("session %s: opening the log again: %w", l.header.ID, err)
+	case !os.SameFile(fi, l.left):
+		f.Close()
+		return nil, changed("was replaced")
+	case fi.Size() != l.left.Size() || !fi.ModTime().Equal(l.left.ModTime()):
+		f.Close()
+		return nil, changed("was written to elsewhere")
+	}
+	l.f, l.left = f, nil
+	return f, nil
 }
 
 func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, error) {
+	return l.add(ctx, payloads, true)
+}
+
+// Defer implements Deferrer.
+func (l *jsonlLog) Defer(ctx context.Context, payloads ...Payload) ([]Event, error) {
+	return l.add(ctx, payloads, false)
+}
+
+// add encodes payloads after the pending lines and, when write is set,
+// writes them all.
+func (l *jsonlLog) add(ctx context.Context, payloads []Payload, write bool) ([]Event, error) {
 	if err := l.lockOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -510,42 +592,77 @@ func (l *jsonlLog) Append(ctx context.Context, payloads ...Payload) ([]Event, er
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
-	events, lines, err := encodeBatch(l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	events, pending, err := appendBatch(l.pending, l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	l.pending = pending
 	if err != nil {
 		return nil, err
 	}
-	buf := l.buf[:0]
-	for _, line := range lines {
-		buf = append(append(buf, line...), '\n')
+	l.next += int64(len(payloads))
+	if write {
+		if err := l.writePending(); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := l.f.Write(buf); err != nil {
+	return events, nil
+}
+
+// writePending writes the pending lines, if any.
+func (l *jsonlLog) writePending() error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	if l.err != nil {
+		return fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
+	}
+	f, err := l.file()
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(l.pending)
+	l.writes++
+	if err != nil {
 		l.err = err
-		return nil, fmt.Errorf("session %s: appending: %w", l.header.ID, err)
+		return fmt.Errorf("session %s: appending: %w", l.header.ID, err)
 	}
 	l.dirty = true
-	if cap(buf) <= 1<<20 {
-		l.buf = buf
+	if cap(l.pending) <= 1<<20 {
+		l.pending = l.pending[:0]
+	} else {
+		l.pending = nil
 	}
-	l.next += int64(len(payloads))
-	return events, nil
+	return nil
 }
 
 func (l *jsonlLog) Sync() error { return l.ifOpen(l.sync) }
 
 func (l *jsonlLog) Close() error {
 	return l.closeOnce(func() error {
-		return errors.Join(l.sync(), l.f.Close())
+		err := l.sync()
+		if l.f != nil {
+			unlockFile(l.f)
+			err = errors.Join(err, l.f.Close())
+		}
+		return err
 	})
 }
 
-// sync makes the log durable: the file when something was written since
-// the last sync (the header of a new log is synced by Create), then, the
-// first time, the directory a new log was linked into. The file goes
+// sync makes the log durable: it writes the deferred events, syncs the
+// file when something was written since the last sync (the header of a
+// new log is synced by Create), then, the first time, the directory a new
+// log was linked into. The file goes
 // first: on file systems with a journal its sync commits the link too,
 // and the directory's then costs little.
 func (l *jsonlLog) sync() error {
+	if err := l.writePending(); err != nil {
+		return err
+	}
+	l.pending = nil // an idle log holds no buffer
 	if l.dirty {
-		if err := l.f.Sync(); err != nil {
+		f, err := l.file()
+		if err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
 			return err
 		}
 		l.fileSyncs++

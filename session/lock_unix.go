@@ -28,3 +28,17 @@ func lockFile(f *os.File) error {
 	}
 	return lerr
 }
+
+// unlockFile lets go of f's lock before f is closed. Closing alone is not
+// enough at once: a child process forked meanwhile shares the open file,
+// and with it the lock, until it execs, and a log opened again in that
+// window would find itself locked out.
+func unlockFile(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_ = syscall.Flock(int(fd), syscall.LOCK_UN)
+	})
+}

@@ -98,6 +98,22 @@ type Log interface {
 	Close() error
 }
 
+// A Deferrer is a Log that can hold appended events back and write them
+// with the ones appended next, in one write: fewer writes for records
+// whose loss in a crash the caller can afford. The JSONL store's logs are
+// Deferrers. The agent defers the request fingerprint of a model call and
+// the model's answer, which the start of the answer's calls or the end
+// of the turn then writes through (see package agent, "Durability").
+type Deferrer interface {
+	// Defer numbers, stamps and checks payloads as Append does, and
+	// returns the events as they will be written, but writes them only
+	// with the log's next Append, Sync or Close, before what that call
+	// writes. A crash before then loses them, never an event after them:
+	// the log stays a prefix of what was appended. An error writing them
+	// is the error of the call that writes them.
+	Defer(ctx context.Context, payloads ...Payload) ([]Event, error)
+}
+
 // Transcript is a loaded session.
 type Transcript struct {
 	Header Header
@@ -207,11 +223,31 @@ type StoreConfig struct {
 	// store then returns an error matching harness.CodeInvalidOption
 	// saying so, and touches nothing.
 	MaxLineSize int
+	// ReleaseIdle makes a JSONL log let go of its file when it is told
+	// the session is idle (Releaser: the agent tells it at the end of
+	// each turn and once a session is started or resumed), and open it
+	// again at its next write. An idle session then holds no open file,
+	// which many sessions in one process need. The price: the lock that
+	// keeps other processes from appending is let go with the file. While
+	// the session is idle another process may open the log, and Delete
+	// removes it; the log's next write then finds the file changed or
+	// gone and fails with an error matching harness.CodeLocked, never
+	// writing after someone else's events. The memory store ignores it.
+	ReleaseIdle bool
+}
+
+// A Releaser is a Log that can let go of what it holds open while its
+// session is idle: Release returns at once when it has nothing to let
+// go of, and the log takes it again at its next write. See
+// StoreConfig.ReleaseIdle.
+type Releaser interface {
+	Release() error
 }
 
 // storeConfig is a StoreConfig with its defaults filled in.
 type storeConfig struct {
 	maxLine int
+	release bool
 	// err is the StoreConfig's invalid value: every method of the store
 	// returns it, so the first use reports the mistake.
 	err error
@@ -225,12 +261,12 @@ const minLineSize = 80
 func newStoreConfig(cfg StoreConfig) storeConfig {
 	switch n := cfg.MaxLineSize; {
 	case n == 0:
-		return storeConfig{maxLine: storekit.DefaultMaxLineSize}
+		return storeConfig{maxLine: storekit.DefaultMaxLineSize, release: cfg.ReleaseIdle}
 	case n < minLineSize:
 		return storeConfig{maxLine: storekit.DefaultMaxLineSize, err: &harness.Error{Code: harness.CodeInvalidOption, Message: fmt.Sprintf(
 			"session: StoreConfig.MaxLineSize is %d: a log line must be allowed at least %d bytes (the shortest header line); use 0 for the default of %d", n, minLineSize, storekit.DefaultMaxLineSize)}}
 	default:
-		return storeConfig{maxLine: n}
+		return storeConfig{maxLine: n, release: cfg.ReleaseIdle}
 	}
 }
 
@@ -314,6 +350,29 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 		lines[i] = line
 	}
 	return events, lines, nil
+}
+
+// appendBatch is encodeBatch appending the lines, each ended by a
+// newline, to dst. On error it returns dst as it was.
+func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
+	events := make([]Event, len(payloads))
+	start := len(dst)
+	for i, p := range payloads {
+		if p == nil {
+			return nil, dst[:start], fmt.Errorf("session %s: appending a nil payload", id)
+		}
+		events[i] = Event{Seq: next + int64(i), Time: now, Data: p}
+		lineStart := len(dst)
+		var err error
+		if dst, err = appendEvent(dst, events[i]); err != nil {
+			return nil, dst[:start], err
+		}
+		if n := len(dst) - lineStart; n > maxLine {
+			return nil, dst[:start], &harness.Error{Code: harness.CodeTooLarge, Err: &EventTooLargeError{Session: id, Seq: events[i].Seq, Type: p.eventType(), Size: n, Max: maxLine}}
+		}
+		dst = append(dst, '\n')
+	}
+	return events, dst, nil
 }
 
 // validID reports whether id can name a session (see Header.ID).

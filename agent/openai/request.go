@@ -56,7 +56,14 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 		conv.mu.Lock()
 		defer conv.mu.Unlock()
 	}
-	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024)}
+	// segs[0] is kept for the body's head. The kept prefix goes out as
+	// its arena's chunks: room for them, the step's new messages and the
+	// body's other parts at once.
+	nsegs := 8
+	if conv != nil {
+		nsegs += len(conv.arena)
+	}
+	b := &messageBuilder{m: m, ctx: ctx, store: req.Images, conv: conv, out: make([]byte, 0, 1024), segs: make([][]byte, 1, nsegs)}
 	if err := b.build(req); err != nil {
 		return nil, 0, err
 	}
@@ -82,7 +89,8 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 	// tools there. (Neither list's key can occur inside an encoded
 	// string: a quote there is escaped.)
 	head, rest, _ := bytes.Cut(enc, []byte(`"messages":[]`))
-	segs := append([][]byte{append(head, `"messages":[`...)}, b.segs...)
+	segs := b.segs
+	segs[0] = append(head, `"messages":[`...)
 	if tools != nil {
 		before, after, _ := bytes.Cut(rest, []byte(`"tools":[]`))
 		segs = append(segs, append(append([]byte{']'}, before...), `"tools":`...), tools)
