@@ -15,6 +15,18 @@ import (
 	"github.com/go-harness/harness"
 )
 
+// waitRequests waits until the provider has received n requests.
+func (p *provider) waitRequests(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(p.Requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the provider received %d requests, not %d", len(p.Requests()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // gated replies once the test lets it (a value on gate), so that keys
 // are typed while the model is called, whatever the machine's speed.
 func gated(gate <-chan struct{}, r reply) reply {
@@ -151,6 +163,9 @@ func TestSteerAndQueueOnTerminal(t *testing.T) {
 			r := startPTY(t, p, width, map[string]string{"a.txt": "hello\n"})
 			r.typed("check a.txt\r")
 			r.waitFor("Enter steers · Tab queues")
+			// A steer that arrives before the first model call is sent
+			// with it; this test steers after the step's tool results.
+			p.waitRequests(t, 1)
 			r.typed("also check the README")
 			r.waitFor("» also check the README  (Enter steers · Tab queues)")
 			typing := r.settled()
