@@ -206,15 +206,22 @@ func startContained(c *Containment, x Command) (*Proc, error) {
 	return startTree(c, x)
 }
 
+// nsAttr is how a namespace's init is started. Its Pdeathsig kills the
+// init when the host dies (a crash, SIGKILL), and the kernel then ends
+// every process of the namespace: without it, an init whose host died
+// waited for ever, and its command with it. (The signal follows the
+// death of the host thread that started the init; Go ends a thread only
+// when a goroutine exits while locked to it.)
 func nsAttr(c *Containment) *syscall.SysProcAttr {
 	if !c.userNS {
 		// The new mount namespace lets the init mount a /proc of the PID
 		// namespace without touching the host's; os/exec makes its
 		// mounts private first.
-		return &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID, Unshareflags: syscall.CLONE_NEWNS}
+		return &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID, Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
+		Pdeathsig:                  syscall.SIGKILL,
 		Setsid:                     true,
 		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
