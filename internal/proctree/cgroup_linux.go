@@ -38,7 +38,7 @@ import (
 //
 // The cgroups are named harness-PID-N, PID the host process's. One left
 // by a host process that died is an empty directory; the kernel frees it
-// when it is removed.
+// when it is removed, which the next probe does (sweepStale).
 
 // cgroupTree is where the tools make a cgroup for each command.
 type cgroupTree struct {
@@ -77,7 +77,34 @@ func findCgroupTree() (*cgroupTree, error) {
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
 		return nil, err
 	}
+	sweepStale(dir)
 	return &cgroupTree{parent: dir, prefix: "harness-" + strconv.Itoa(os.Getpid()) + "-"}, nil
+}
+
+// sweepStale removes the cgroups under dir that host processes which no
+// longer run left behind (a crash between a command's start and its
+// end). Only empty cgroups can be removed, so one whose commands outlived
+// their host stays, as does any cgroup of a live process.
+func sweepStale(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "harness-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + pidText); !errors.Is(err, os.ErrNotExist) {
+			continue // alive, or cannot tell
+		}
+		removeCgroup(filepath.Join(dir, e.Name()))
+	}
 }
 
 // cgroup2Mount finds the first cgroup2 mount in a mountinfo text: its

@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,4 +134,37 @@ func TestCgroupLeftovers(t *testing.T) {
 	assert.Empty(t, out.Survivors)
 	_, err = os.Stat(p.cgroup)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestSweepStaleCgroups: a probe removes the empty cgroups a host that
+// no longer runs left behind, and keeps those of live processes and
+// those still holding a process.
+func TestSweepStaleCgroups(t *testing.T) {
+	c := cgroupOnly(t)
+	parent := c.cg.parent
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	deadPID := strconv.Itoa(dead.Process.Pid)
+	stale := filepath.Join(parent, "harness-"+deadPID+"-7")
+	staleChild := filepath.Join(stale, "inner")
+	live := filepath.Join(parent, "harness-1-7") // pid 1 always runs
+	for _, d := range []string{stale, staleChild, live} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	t.Cleanup(func() { removeCgroup(stale); removeCgroup(live) })
+	// A stale cgroup that still holds a process stays.
+	held := filepath.Join(parent, "harness-"+deadPID+"-8")
+	require.NoError(t, os.Mkdir(held, 0o755))
+	sleeper := exec.Command("sleep", "30")
+	require.NoError(t, sleeper.Start())
+	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait(); removeCgroup(held) })
+	require.NoError(t, os.WriteFile(filepath.Join(held, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0))
+
+	Probe(Options{})
+	_, err := os.Stat(stale)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the dead host's empty cgroup and the one below it are removed")
+	_, err = os.Stat(live)
+	assert.NoError(t, err, "a live process's cgroup stays")
+	_, err = os.Stat(held)
+	assert.NoError(t, err, "a cgroup that still holds a process stays")
 }
