@@ -83,28 +83,30 @@ func runSearchBench(b *testing.B, dir string, cases []searchCase) {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	for _, c := range cases {
 		tool := c.tool()
-		// Each iteration runs the tool, then rg, so both see the same
-		// machine load; ns/op is the tool's time.
+		// Each iteration runs the tool and rg, alternating which goes
+		// first, so both see the same machine load and neither always
+		// finds the page cache warmed by the other; ns/op is the tool's
+		// time.
 		b.Run(c.name, func(b *testing.B) {
 			args := c.rgArgs(workers)
 			var toolTime, rgTime time.Duration
 			var out []byte
 			peak := samplePeak()
-			b.ResetTimer()
-			for range b.N {
+			runTool := func() {
 				t0 := time.Now()
 				res := r.call(context.Background(), tool, c.args)
 				if res.IsError {
 					b.Fatal(res.Text())
 				}
 				toolTime += time.Since(t0)
-				if rg == "" {
-					continue
-				}
+			}
+			runRG := func() {
 				b.StopTimer()
-				t0 = time.Now()
+				defer b.StartTimer()
+				t0 := time.Now()
 				cmd := exec.Command(rg, args...)
 				cmd.Dir = dir
+				var err error
 				out, err = cmd.Output()
 				if err != nil && len(out) == 0 {
 					if _, ok := err.(*exec.ExitError); !ok {
@@ -112,7 +114,19 @@ func runSearchBench(b *testing.B, dir string, cases []searchCase) {
 					}
 				}
 				rgTime += time.Since(t0)
-				b.StartTimer()
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				switch {
+				case rg == "":
+					runTool()
+				case i%2 == 0:
+					runTool()
+					runRG()
+				default:
+					runRG()
+					runTool()
+				}
 			}
 			b.StopTimer()
 			b.ReportMetric(peak(), "peak-MiB")
