@@ -312,6 +312,41 @@ func TestCommandLineIsOneLine(t *testing.T) {
 	assert.NotContains(t, commandLine(":", c, 0, false, ""), "unset")
 }
 
+// FuzzCommandLine: whatever the command text, the line is one physical
+// line of printable bytes (and RS), the nonce is only in the record, and
+// the string eval runs is the token assignment, the status setter and
+// the text, exactly.
+func FuzzCommandLine(f *testing.F) {
+	for _, s := range []string{"true", "", "echo 'a'\n", "cat <<EOF\nx\nEOF", "\x00\x1e\xff", "' ; echo $'\\'", "a\\"} {
+		f.Add(s, uint8(0), false)
+	}
+	f.Add("false", uint8(1), true)
+	f.Add("exit 3", uint8(3), true)
+	f.Fuzz(func(t *testing.T, text string, prev uint8, fdTests bool) {
+		c := newCommand()
+		line := commandLine(text, c, int(prev), fdTests, "")
+		require.Equal(t, 1, strings.Count(line, "\n"))
+		require.True(t, strings.HasSuffix(line, "\n"))
+		for i := 0; i < len(line); i++ {
+			require.True(t, line[i] == '\n' || line[i] == rs[0] || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
+		}
+		require.Equal(t, 2, strings.Count(line, c.nonce))
+		q, ok := strings.CutPrefix(line, `\builtin eval `)
+		require.True(t, ok, line)
+		end := strings.LastIndex(q, "' </dev/null; ")
+		require.Positive(t, end)
+		var setter string
+		switch prev {
+		case 0:
+		case 1:
+			setter = "((0))\n"
+		default:
+			setter = "(\\builtin exit " + strconv.Itoa(int(prev)) + ")\n"
+		}
+		require.Equal(t, "__harness_ran="+c.ran+"\n"+setter+text, unquote(t, q[:end+1]))
+	})
+}
+
 // TestCommandLineRunsNothingAfterRecord: the record is the last command
 // the line runs, so no trap runs between it and the reading of the next
 // line, and the options it carries are those the next line is read with.
