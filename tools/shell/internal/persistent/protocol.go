@@ -57,10 +57,13 @@ import (
 //   - Whether the shell's stdout and stderr still lead to the harness is
 //     looked up from outside, in /proc, when the record comes (see
 //     fdProbe). Where that cannot be done, the line compares them with
-//     descriptor 18, a copy of the output pipe, with \builtin test; the
-//     status then goes through a variable with a per-command random name,
-//     which the command cannot make read-only or integer-typed in
-//     advance, unset at the start of the next line.
+//     descriptor 18, a copy of the output pipe, with \builtin test after
+//     the end record, and a second record carries the result and the
+//     shell options again. The result goes through a variable with a
+//     per-command random name, unset at the start of the next line; a
+//     trap could change it, but it only decides a note. (The protocols
+//     before this one kept the status in such a variable, which a DEBUG
+//     trap could rewrite before the record.)
 //   - Everything the command printed is in the output pipe before the
 //     record is written. When the record arrives and the pipe is empty
 //     (the harness reads the pipe and handles what it read under one
@@ -207,23 +210,28 @@ func commandLine(text string, c command, prev int, fdTests bool, unset string) s
 	// when the harness looks itself), the shell options and the
 	// directory. __harness_ran is filtered only when it is set, so that
 	// set -u cannot make the expansion fail when the command unset it.
-	status, fds := "$?", "-"
-	if fdTests {
-		s, f := c.vars()
-		status, fds = "$"+s, "${"+f+":--}"
-		b.WriteString("((" + s + "=$?)) || " + fd + ">&" + fd + "; " +
-			`\builtin test /dev/fd/1 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "=1; " +
-			`\builtin test /dev/fd/2 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "+=2; ")
+	record := func(body, next string) {
+		b.WriteString("((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" " + body + "\"" + rs + c.nonce + rs + next)
 	}
-	b.WriteString("((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" e " + status +
-		" ${__harness_ran:+${__harness_ran//[!0-9]/}} " + fds + " ${SHELLOPTS:-x} ${PWD-}\"" + rs + c.nonce + rs +
-		" && " + fd + ">&" + fd + "\n")
+	if !fdTests {
+		record("e $? ${__harness_ran:+${__harness_ran//[!0-9]/}} - ${SHELLOPTS:-x} ${PWD-}", " && "+fd+">&"+fd+"\n")
+		return b.String()
+	}
+	// With the checks in the line, a second record follows them with
+	// their result and the options again. The status goes in the first
+	// record, before any other command runs: a trap that ran before the
+	// checks could change a variable that held it.
+	record("e $? ${__harness_ran:+${__harness_ran//[!0-9]/}} - ${SHELLOPTS:-x} ${PWD-}", " || "+fd+">&"+fd+"; ")
+	f := c.fdsVar()
+	b.WriteString(`\builtin test /dev/fd/1 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "=1; " +
+		`\builtin test /dev/fd/2 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "+=2; ")
+	record("f ${"+f+":--} ${SHELLOPTS:-x}", " && "+fd+">&"+fd+"\n")
 	return b.String()
 }
 
-// vars returns the names of the variables that hold a command's status
-// and the result of its descriptor checks, when the line makes them.
-func (c command) vars() (status, fds string) { return "_hs" + c.tag, "_hf" + c.tag }
+// fdsVar names the variable that holds the result of a line's checks of
+// stdout and stderr, when the line makes them.
+func (c command) fdsVar() string { return "_hf" + c.tag }
 
 // ansiQuote quotes s as a bash $'...' string on one physical line: every
 // byte that is not printable ASCII, and the quote and backslash, are
@@ -373,6 +381,22 @@ func (s *scanner) flush() []byte {
 	}
 	s.held, s.in = nil, false
 	return h
+}
+
+// parseFDs parses the body of the record that follows the checks of
+// stdout and stderr in a line: "f fds opts". It sets those fields of m.
+func parseFDs(b []byte, m *mark) error {
+	f := strings.Split(string(b), " ")
+	if len(f) != 3 || f[0] != "f" || f[2] == "" {
+		return errBadMarker
+	}
+	switch f[1] {
+	case "-", "1", "2", "12":
+	default:
+		return errBadMarker
+	}
+	m.Stdout, m.Stderr, m.Opts = !strings.Contains(f[1], "1"), !strings.Contains(f[1], "2"), f[2]
+	return nil
 }
 
 // parseEnd parses the body of an end record:

@@ -160,6 +160,29 @@ func TestParseEnd(t *testing.T) {
 		require.NoError(t, err, "%q", tc.body)
 		assert.Equal(t, tc.want, m, "%q", tc.body)
 	}
+	for body, want := range map[string]*mark{
+		"f - braceexpand":     {Stdout: true, Stderr: true, Opts: "braceexpand"},
+		"f 1 x":               {Stderr: true, Opts: "x"},
+		"f 2 errexit:hashall": {Stdout: true, Opts: "errexit:hashall"},
+		"f 12 x":              {Opts: "x"},
+		"f 21 x":              nil,
+		"f  x":                nil,
+		"f - ":                nil,
+		"f - x y":             nil,
+		"e 0 1 - x /":         nil,
+		"f -":                 nil,
+		"":                    nil,
+	} {
+		m := &mark{Status: 3, Ran: "7", Dir: "/d"}
+		err := parseFDs([]byte(body), m)
+		if want == nil {
+			assert.ErrorIs(t, err, errBadMarker, "%q", body)
+			continue
+		}
+		require.NoError(t, err, "%q", body)
+		want.Status, want.Ran, want.Dir = 3, "7", "/d"
+		assert.Equal(t, want, m, "%q", body)
+	}
 	m, err := parseEnd([]byte("e 0 1 - errexit:hashall /"))
 	require.NoError(t, err)
 	assert.True(t, m.errexit())
@@ -298,7 +321,11 @@ func TestCommandLineIsOneLine(t *testing.T) {
 			line := commandLine("echo a\necho 'b'\n", c, prev, fdTests, "_hsabc _hfabc")
 			assert.Equal(t, 1, strings.Count(line, "\n"))
 			assert.True(t, strings.HasSuffix(line, "\n"))
-			assert.Equal(t, 2, strings.Count(line, c.nonce), "the nonce is in the record's file name only")
+			records := 1
+			if fdTests {
+				records = 2 // the record of the checks follows them
+			}
+			assert.Equal(t, 2*records, strings.Count(line, c.nonce), "the nonce is in the records' file names only")
 			assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
 			assert.True(t, strings.HasPrefix(line, `\builtin unset _hsabc _hfabc; \builtin eval $'__harness_ran=`), line)
 			for i := 0; i < len(line); i++ {
@@ -310,6 +337,8 @@ func TestCommandLineIsOneLine(t *testing.T) {
 	assert.Contains(t, commandLine(":", c, 1, false, ""), `((0))\n`)
 	assert.NotContains(t, commandLine(":", c, 0, false, ""), "exit")
 	assert.NotContains(t, commandLine(":", c, 0, false, ""), "unset")
+	assert.NotContains(t, commandLine(":", c, 0, false, ""), "test")
+	assert.Contains(t, commandLine(":", c, 0, true, ""), `\builtin test /dev/fd/1 -ef /dev/fd/18 || _hf`+c.tag+"=1; ")
 }
 
 // FuzzCommandLine: whatever the command text, the line is one physical
@@ -330,7 +359,13 @@ func FuzzCommandLine(f *testing.F) {
 		for i := 0; i < len(line); i++ {
 			require.True(t, line[i] == '\n' || line[i] == rs[0] || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
 		}
-		require.Equal(t, 2, strings.Count(line, c.nonce))
+		records := 1
+		if fdTests {
+			records = 2
+		}
+		require.Equal(t, 2*records, strings.Count(line, c.nonce))
+		require.True(t, strings.HasPrefix(line[strings.LastIndex(line, "' </dev/null; "):], "' </dev/null; ((1)) 2>&19 <"+noFile+rs+c.nonce+`" e $? `),
+			"the status is $? in the record right after the eval: %q", line)
 		q, ok := strings.CutPrefix(line, `\builtin eval `)
 		require.True(t, ok, line)
 		end := strings.LastIndex(q, "' </dev/null; ")
@@ -354,6 +389,8 @@ func TestCommandLineRunsNothingAfterRecord(t *testing.T) {
 	c := newCommand()
 	for _, fdTests := range []bool{false, true} {
 		line := commandLine("true", c, 0, fdTests, "")
+		// The status is in the first record, right after the eval.
+		assert.Contains(t, line, "' </dev/null; ((1)) 2>&19 <"+noFile+rs+c.nonce+`" e $? `)
 		end := strings.LastIndex(line, rs+c.nonce+rs)
 		require.Positive(t, end)
 		assert.Equal(t, " && 19>&19\n", line[end+len(rs+c.nonce+rs):], "after a failed first part, the && list runs nothing more")

@@ -89,6 +89,7 @@ type running struct {
 	cmd     command
 	marks   *scanner // finds the command's end record on the status channel
 	fdTests bool     // the line checks stdout and stderr itself
+	fdsDone bool     // the record of those checks came
 	exposed bool     // the shell echoed or recorded the line (set -v, set -o history)
 	end     *mark    // the end record, once it came
 }
@@ -191,8 +192,7 @@ func (sh *shell) beginLocked(text string, check bool) string {
 	line := commandLine(text, c, sh.prev, fdTests, sh.unset)
 	sh.unset = ""
 	if fdTests {
-		s, f := c.vars()
-		sh.unset = s + " " + f
+		sh.unset = c.fdsVar()
 	}
 	return line
 }
@@ -424,38 +424,61 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		sh.flushJunkLocked()
 		sh.skipLine = true
 		p = rest
-		m, err := parseEnd(body)
+		complete, err := sh.recordLocked(r, body)
 		if err != nil {
-			sh.breakLocked(fmt.Sprintf("its end-of-command record %q could not be read", textcut.Prefix(string(body), 200)))
+			sh.breakLocked(err.Error())
 			break
 		}
-		if r.end == nil {
-			if !r.fdTests && sh.fds != nil {
-				// Nothing runs in the shell after its record, so its
-				// descriptors are those the command left.
-				if stdout, stderr, ok := sh.fds.leads(); ok {
-					m.Stdout, m.Stderr = stdout, stderr
-				} else {
-					sh.closeFDsLocked() // the next lines check themselves
-				}
-			}
-			r.end = m
-			if sh.outputDrainedLocked() {
-				// All the command printed has been handled: no sync
-				// record is needed to find its end in the output.
-				if held := sh.scan.flush(); len(held) > 0 {
-					_, _ = sh.window.Write(held)
-					if sh.live != nil {
-						sh.live(held)
-					}
-				}
-				sh.finishLocked()
-				continue
-			}
-			w, sync = sh.outW, syncRecord(r.cmd.sync)
+		if !complete {
+			continue
 		}
+		if sh.outputDrainedLocked() {
+			// All the command printed has been handled: no sync record
+			// is needed to find its end in the output.
+			if held := sh.scan.flush(); len(held) > 0 {
+				_, _ = sh.window.Write(held)
+				if sh.live != nil {
+					sh.live(held)
+				}
+			}
+			sh.finishLocked()
+			continue
+		}
+		w, sync = sh.outW, syncRecord(r.cmd.sync)
 	}
 	return w, sync
+}
+
+// recordLocked takes the body of a record of the running command r. It
+// reports whether the command's records are complete with it: the end
+// record, and the record of the line's own checks of stdout and stderr
+// when it makes them. An error says why the protocol broke.
+func (sh *shell) recordLocked(r *running, body []byte) (complete bool, err error) {
+	switch {
+	case r.end == nil:
+		m, err := parseEnd(body)
+		if err != nil {
+			return false, fmt.Errorf("its end-of-command record %q could not be read", textcut.Prefix(string(body), 200))
+		}
+		if !r.fdTests && sh.fds != nil {
+			// Nothing runs in the shell after its record, so its
+			// descriptors are those the command left.
+			if stdout, stderr, ok := sh.fds.leads(); ok {
+				m.Stdout, m.Stderr = stdout, stderr
+			} else {
+				sh.closeFDsLocked() // the next lines check themselves
+			}
+		}
+		r.end = m
+		return !r.fdTests, nil
+	case r.fdTests && !r.fdsDone:
+		if err := parseFDs(body, r.end); err != nil {
+			return false, fmt.Errorf("its record of where stdout and stderr lead %q could not be read", textcut.Prefix(string(body), 200))
+		}
+		r.fdsDone = true
+		return true, nil
+	}
+	return false, nil // the command's records came already
 }
 
 // junkLocked shows what came on the status channel that is not a record
