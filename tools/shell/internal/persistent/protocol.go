@@ -85,7 +85,7 @@ import (
 //
 // The line is kept short: bash reads a script from a pipe one byte at a
 // time, each byte a read(2), so the line's length is most of what a
-// round trip costs the shell. For true it is 226 bytes (801 with the
+// round trip costs the shell. For true it is 225 bytes (801 with the
 // first protocol of records, 528 with a start record and the checks of
 // stdout and stderr in bash).
 
@@ -213,15 +213,16 @@ func commandLine(text string, c command, prev int, fdTests bool, unset string) s
 	record := func(body, next string) {
 		b.WriteString("((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" " + body + "\"" + rs + c.nonce + rs + next)
 	}
+	const end = "e $? ${__harness_ran:+${__harness_ran//[!0-9]}} - ${SHELLOPTS:-x} ${PWD-}"
 	if !fdTests {
-		record("e $? ${__harness_ran:+${__harness_ran//[!0-9]/}} - ${SHELLOPTS:-x} ${PWD-}", " && "+fd+">&"+fd+"\n")
+		record(end, " && "+fd+">&"+fd+"\n")
 		return b.String()
 	}
 	// With the checks in the line, a second record follows them with
 	// their result and the options again. The status goes in the first
 	// record, before any other command runs: a trap that ran before the
 	// checks could change a variable that held it.
-	record("e $? ${__harness_ran:+${__harness_ran//[!0-9]/}} - ${SHELLOPTS:-x} ${PWD-}", " || "+fd+">&"+fd+"; ")
+	record(end, " || "+fd+">&"+fd+"; ")
 	f := c.fdsVar()
 	b.WriteString(`\builtin test /dev/fd/1 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "=1; " +
 		`\builtin test /dev/fd/2 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "+=2; ")
