@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -79,7 +80,8 @@ func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 // loop's). The difference per step is the harness's overhead: event
 // logging, request fingerprints, argument validation, dispatch, events.
 // It reports harness-ns/step, by_hand-ns/step and their ratio,
-// harness/by_hand, and the same for the process's CPU time.
+// harness/by_hand, the same for the process's CPU time, and the heap
+// allocations of each per step (harness-allocs/step, by_hand-allocs/step).
 func BenchmarkLoopStep(b *testing.B) {
 	llm := &instantModel{}
 	store := &syncTimer{Store: session.NewJSONL(b.TempDir(), session.StoreConfig{})}
@@ -120,8 +122,16 @@ func BenchmarkLoopStep(b *testing.B) {
 		return d, c
 	}
 	var tHarness, tHand, cHarness, cHand time.Duration
-	add := func(t, c *time.Duration, f func() (time.Duration, time.Duration)) {
+	var aHarness, aHand uint64
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	allocated := func() uint64 {
+		metrics.Read(allocs)
+		return allocs[0].Value.Uint64()
+	}
+	add := func(t, c *time.Duration, a *uint64, f func() (time.Duration, time.Duration)) {
+		before := allocated()
 		dt, dc := f()
+		*a += allocated() - before
 		*t += dt
 		*c += dc
 	}
@@ -129,11 +139,11 @@ func BenchmarkLoopStep(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if i%2 == 0 {
-			add(&tHarness, &cHarness, harnessTurn)
-			add(&tHand, &cHand, byHandTurn)
+			add(&tHarness, &cHarness, &aHarness, harnessTurn)
+			add(&tHand, &cHand, &aHand, byHandTurn)
 		} else {
-			add(&tHand, &cHand, byHandTurn)
-			add(&tHarness, &cHarness, harnessTurn)
+			add(&tHand, &cHand, &aHand, byHandTurn)
+			add(&tHarness, &cHarness, &aHarness, harnessTurn)
 		}
 		i++
 	}
@@ -142,6 +152,8 @@ func BenchmarkLoopStep(b *testing.B) {
 	b.ReportMetric(float64(tHand.Nanoseconds())/steps, "by_hand-ns/step")
 	b.ReportMetric(float64(tHarness)/float64(tHand), "harness/by_hand")
 	b.ReportMetric(float64(cHarness)/float64(cHand), "cpu-harness/by_hand")
+	b.ReportMetric(float64(aHarness)/steps, "harness-allocs/step")
+	b.ReportMetric(float64(aHand)/steps, "by_hand-allocs/step")
 }
 
 // cpuTime is the CPU time the process has used, user and system.

@@ -38,8 +38,10 @@ type Loop struct {
 
 // New returns a Loop configured by opts, or the configuration's errors:
 // no model, an option value out of range, or tools the registry refuses
-// (two tools with one name, a schema that does not compile, a tool whose
-// Validate fails), or tools that work in a file system
+// (two tools with one name, a schema that could not be checked safely or
+// is not of an object, a tool whose Validate fails; see
+// tools.NewRegistry, which compiles a plain schema at its tool's first
+// call), or tools that work in a file system
 // (tools.Spec.NeedsFS: the file tools, glob, grep, read_image) when
 // the loop has none (Stores.Files), or tools that run programs in a
 // directory on disk (tools.Spec.NeedsOSDir: bash, shell_open) over a

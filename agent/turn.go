@@ -279,9 +279,14 @@ func (t *turn) stepTools() *toolset {
 
 // request builds the request for the next model call from the history.
 func (t *turn) request() *model.Request {
+	// The history's own messages when no call waits for a result: a
+	// snapshot the history never changes, not a copy per step.
+	t.s.logMu.Lock()
+	msgs := t.s.hist.View()
+	t.s.logMu.Unlock()
 	req := &model.Request{
 		System:   t.systemPrompt(),
-		Messages: t.s.Messages(),
+		Messages: msgs,
 		Tools:    t.s.requestTools(t.stepTools()),
 		Images:   t.l.cfg.attachments,
 	}

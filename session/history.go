@@ -23,6 +23,9 @@ import (
 // Messages may be called at any point.
 type History struct {
 	msgs []harness.Message
+	// shared: View handed out msgs' array, which must then not change in
+	// place (see own).
+	shared bool
 	// pending maps a call id to the result slots of the current step's
 	// calls with that id, in call order (a provider may repeat an id).
 	pending map[string][]*slot
@@ -181,6 +184,7 @@ func (h *History) CallIDUsed(id string) bool {
 func (h *History) closeSlots() {
 	for _, s := range h.order {
 		if !s.done {
+			h.own()
 			h.msgs[s.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: syntheticResult(s)}}
 			s.done = true
 			if h.open {
@@ -221,6 +225,30 @@ func (h *History) Messages() []harness.Message {
 		}
 	}
 	return out
+}
+
+// View returns the derived messages as Messages does, without copying
+// them when it can: when no call waits for a result, it returns the
+// History's own messages, which the History never changes afterwards
+// (it copies them before changing one in place). Treat the slice and its
+// blocks as read-only.
+func (h *History) View() []harness.Message {
+	for _, s := range h.order {
+		if !s.done {
+			return h.Messages()
+		}
+	}
+	h.shared = true
+	return h.msgs[:len(h.msgs):len(h.msgs)]
+}
+
+// own makes msgs the History's own before a message changes in place:
+// a copy, when View handed the array out.
+func (h *History) own() {
+	if h.shared {
+		h.msgs = slices.Clone(h.msgs)
+		h.shared = false
+	}
 }
 
 // Turns returns the number of turns: user messages but those steered

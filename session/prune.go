@@ -197,6 +197,7 @@ func (h *History) prune(i int, placeholder string) {
 	if r.index >= len(h.msgs) {
 		return
 	}
+	h.own()
 	old := h.msgs[r.index].Content[0].ToolResult
 	h.msgs[r.index].Content = []harness.Block{{Type: harness.BlockToolResult, ToolResult: &harness.ToolResult{
 		CallID: old.CallID, Name: old.Name, Content: []harness.Block{harness.TextBlock(placeholder)},

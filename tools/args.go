@@ -60,34 +60,6 @@ func argumentsOrEmpty(raw string) string {
 	return raw
 }
 
-// plainNumbers returns a copy of v with every json.Number made a float64,
-// as json.Unmarshal decodes numbers into an any (nil for one out of
-// float64's range): the form the schema validator checks. v is not
-// changed.
-func plainNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plainNumbers(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plainNumbers(e)
-		}
-		return out
-	case json.Number:
-		f, err := x.Float64()
-		if err != nil {
-			return nil
-		}
-		return f
-	}
-	return v
-}
-
 // typedArguments returns the text Define's adapter decodes into its
 // struct: the arguments, with numbers of an integral value written as a
 // float ("2.0", "1e2") rewritten to integer form, which Go integer fields

@@ -29,9 +29,15 @@
 // each other to the same value, which would recurse forever; the error
 // names the cycle), text nested more than 64 levels, a regular
 // expression too large to match quickly, or more than 1,000 schemas
-// applied to one value. Each check of arguments is bounded too, in depth
-// and in work: arguments too deeply nested or too large to check are
-// refused with invalid_arguments before the validator runs. Execution goes through a
+// applied to one value. A plain schema (no references, applicators or
+// patterns) cannot do any of this but nest; it is compiled at its tool's
+// first call, so a session pays only for the tools it uses. Each check of
+// arguments is bounded too, in depth and in work: arguments too deeply
+// nested or too large to check are refused with invalid_arguments before
+// the validator runs. Arguments of the common schemas (objects of scalar
+// properties, enums, required and additional properties, arrays, nested
+// objects) are accepted by a compiled check that does not allocate; the
+// validator decides the rest and words every refusal. Execution goes through a
 // [Handler], a function; [Middleware] wraps handlers the way net/http middleware wraps
 // http.Handler, which is how spill, guards and deadlines plug into dispatch.
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -24,15 +25,48 @@ type Registry struct {
 }
 
 type entry struct {
-	tool    Tool
-	spec    Spec
+	tool Tool
+	spec Spec
+
+	// The schema is compiled when first needed (see NewRegistry); once
+	// guards schema, summary and err.
+	once    sync.Once
 	schema  *schemaguard.Schema
 	summary string
+	err     error
+}
+
+// compiled returns the tool's compiled schema and its parameter summary,
+// compiling it on the first call.
+func (e *entry) compiled() (*schemaguard.Schema, string, error) {
+	e.once.Do(func() {
+		if e.schema == nil {
+			e.schema, e.err = compileSchema(e.spec.Name, e.spec.InputSchema)
+		}
+		if e.err == nil {
+			s := *e.schema.Source()
+			s.PropertyOrder = propertyOrder(e.spec.InputSchema)
+			e.summary = summarize(&s)
+		}
+	})
+	return e.schema, e.summary, e.err
 }
 
 // NewRegistry checks each tool's spec (snake_case unique name, description,
-// a schema that compiles) and returns the registry. Tools keep the order
-// given, which is the order their schemas are sent to the model.
+// a schema of an object that is safe to check arguments against) and
+// returns the registry. Tools keep the order given, which is the order
+// their schemas are sent to the model.
+//
+// A schema that could make a check recurse for ever or cost without
+// bound (a reference cycle, a fan-out of applied schemas, text nested
+// too deeply, a pattern too large) is refused here, with a
+// [*SchemaError], as is one that is not of an object. Compiling a schema
+// is the costly part of registering a tool, and a session calls few of
+// its tools: a plain schema (one without references, applicators and
+// patterns, see schemaguard.Precheck) of an object is compiled when its
+// tool is first called. Such a schema can fail to compile only by not
+// being JSON Schema (a keyword of the wrong type); its calls then get an
+// error result that says so.
 func NewRegistry(ts ...Tool) (*Registry, error) {
 	r := &Registry{byName: make(map[string]*entry, len(ts))}
 	for _, t := range ts {
@@ -51,13 +85,17 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if _, dup := r.byName[spec.Name]; dup {
 			return nil, fmt.Errorf("tools: two tools are named %q", spec.Name)
 		}
-		checked, err := compileSchema(spec.Name, spec.InputSchema)
+		e := &entry{tool: t, spec: spec}
+		lazy, err := precheckSchema(spec.Name, spec.InputSchema)
 		if err != nil {
 			return nil, err
 		}
-		s := *checked.Source()
-		s.PropertyOrder = propertyOrder(spec.InputSchema)
-		r.byName[spec.Name] = &entry{tool: t, spec: spec, schema: checked, summary: summarize(&s)}
+		if !lazy {
+			if e.schema, err = compileSchema(spec.Name, spec.InputSchema); err != nil {
+				return nil, err
+			}
+		}
+		r.byName[spec.Name] = e
 		r.order = append(r.order, spec.Name)
 	}
 	return r, nil
@@ -82,23 +120,27 @@ func (r *Registry) Check(call *Call) *harness.ToolResult {
 	if !ok {
 		return r.unknown(call.Name)
 	}
+	schema, summary, err := e.compiled()
+	if err != nil {
+		return harness.ErrorResult(harness.CodeToolFailed,
+			"The %s tool cannot be called: its input schema does not compile (%v). The fault is the tool's, not the call's: do without this tool.",
+			call.Name, err)
+	}
 	v, err := decodeArgs(call.Arguments)
 	if err != nil {
 		return harness.ErrorResult(harness.CodeInvalidArguments,
 			"The arguments of this %s call are not valid JSON (%v). Send exactly one JSON object. %s",
-			call.Name, err, e.summary)
+			call.Name, err, summary)
 	}
 	args, isObject := v.(map[string]any)
 	if !isObject {
 		return harness.ErrorResult(harness.CodeInvalidArguments,
-			"The arguments of this %s call must be a JSON object, not %s. %s", call.Name, jsonKind(v), e.summary)
+			"The arguments of this %s call must be a JSON object, not %s. %s", call.Name, jsonKind(v), summary)
 	}
-	// The validator wants float64 numbers, as json.Unmarshal makes them.
-	plain := plainNumbers(args)
-	if err := e.schema.Validate(plain); err != nil {
+	if err := schema.ValidateDecoded(args); err != nil {
 		if le := (*schemaguard.LimitError)(nil); errors.As(err, &le) {
 			return harness.ErrorResult(harness.CodeInvalidArguments,
-				"The arguments of this %s call could not be checked: %v. Send smaller, less deeply nested arguments. %s", call.Name, le, e.summary)
+				"The arguments of this %s call could not be checked: %v. Send smaller, less deeply nested arguments. %s", call.Name, le, summary)
 		}
 		msg := strings.TrimPrefix(err.Error(), "validating root: ")
 		if len(msg) > maxSchemaMessage {
@@ -106,7 +148,7 @@ func (r *Registry) Check(call *Call) *harness.ToolResult {
 			msg = fmt.Sprintf("%s … (%d more bytes of the validator's report)", textcut.Prefix(msg, maxSchemaMessage), len(msg)-len(textcut.Prefix(msg, maxSchemaMessage)))
 		}
 		return harness.ErrorResult(harness.CodeInvalidArguments,
-			"The arguments of this %s call do not match its schema: %s. %s", call.Name, msg, e.summary)
+			"The arguments of this %s call do not match its schema: %s. %s", call.Name, msg, summary)
 	}
 	call.Spec = e.spec
 	call.tool = e.tool

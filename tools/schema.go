@@ -77,3 +77,28 @@ func compileSchema(name string, raw json.RawMessage) (*schemaguard.Schema, error
 	}
 	return s, nil
 }
+
+// precheckSchema makes the checks of the input schema of the tool named
+// name that NewRegistry makes at once for every schema: those against
+// hostile schemas that need no decoding (schemaguard.Precheck), and the
+// type of the top level. It reports whether the full compile may wait
+// for the tool's first call: the schema is plain and of an object. A
+// schema it refuses is a *SchemaError.
+func precheckSchema(name string, raw json.RawMessage) (lazy bool, err error) {
+	plain, err := schemaguard.Precheck(raw, schemaguard.Limits{})
+	if err != nil {
+		var ge *schemaguard.Error
+		errors.As(err, &ge)
+		return false, &SchemaError{Tool: name, Reason: ge.Kind, At: ge.At, Err: err}
+	}
+	if !plain {
+		return false, nil
+	}
+	var top struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(raw, &top) != nil {
+		return false, nil // the compile says what is wrong
+	}
+	return string(top.Type) == `"object"`, nil
+}

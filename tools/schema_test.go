@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/go-harness/harness"
+	"github.com/go-harness/harness/internal/schemaguard"
 	"github.com/go-harness/harness/tools"
 )
 
@@ -121,8 +122,9 @@ func TestDeepArguments(t *testing.T) {
 
 // FuzzRegisterAndCheck registers an arbitrary schema and checks arbitrary
 // arguments against it: whatever the two are, the registry either
-// refuses the schema with a *SchemaError or answers the check, and never
-// crashes the process.
+// refuses the schema with a *SchemaError or answers the check (for a
+// plain schema compiled at the first call, perhaps by refusing it then),
+// and never crashes the process.
 func FuzzRegisterAndCheck(f *testing.F) {
 	f.Add(cyclicSchema, `{"x":{}}`)
 	f.Add(`{"type":"object","properties":{"a":{"type":"string","pattern":"^(a+)+$"}}}`, `{"a":"aaaa"}`)
@@ -143,6 +145,17 @@ func FuzzRegisterAndCheck(f *testing.F) {
 			return
 		}
 		res := reg.Check(&tools.Call{Name: "fuzzed", Arguments: args})
+		if res != nil && res.Code == harness.CodeToolFailed {
+			// A plain schema is compiled at its first call, and one that
+			// is not JSON Schema is refused then; never a hostile one.
+			if plain, _ := schemaguard.Precheck([]byte(schema), schemaguard.Limits{}); !plain {
+				t.Fatalf("a schema that is not plain was not refused at registration: %s", res.Text())
+			}
+			if !strings.Contains(res.Text(), "its input schema does not compile (tools: fuzzed: input schema refused: ") {
+				t.Fatalf("a schema refused at the first call, without saying why: %s", res.Text())
+			}
+			return
+		}
 		if res != nil && (!res.IsError || res.Code != harness.CodeInvalidArguments) {
 			t.Fatalf("a refused check without invalid_arguments: %+v", res)
 		}

@@ -300,37 +300,35 @@ var stepSizes = []int{10, 1000, 5000}
 // step's two new ones: the request built (each old message's encoding
 // reused), sent through the SDK's client and middleware to a transport
 // that reads the body and answers at once, and the answer decoded.
-// The sizes run interleaved, one step of each per iteration, and the
-// ratio cpu-5000/10 (the CPU time of a step with 5,000 messages over one
-// with 10) is the issue's target (≤ 2). Beside it, sdk: the same step
-// with the SDK used directly, its params built from the whole history
-// with its helpers and its stream accumulator.
+// Beside each size, sdk: the same step with the SDK used directly, its
+// params built from the whole history with its helpers and its stream
+// accumulator, on its own copy of the history. All six run interleaved
+// (benchbase.Interleave), one step of each per iteration, the first
+// rotating, so every ratio comes out of one run: 5000/10 and cpu-5000/10 (a step with 5,000 messages over one
+// with 10, wall and CPU; the issue's target is ≤ 2), the same for the
+// SDK (sdk-5000/10), and harness/sdk-N, cpu-harness/sdk-N for each size.
 func BenchmarkWarmStep(b *testing.B) {
 	reply := stepReply()
 	client := &http.Client{Transport: cannedTransport{body: reply}}
 	tool := model.Tool{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`)}
-	b.Run("harness", func(b *testing.B) {
-		type size struct {
-			n         int
-			m         *chatModel
-			msgs      []harness.Message
-			req       *model.Request
-			wall, cpu time.Duration
+	type part struct {
+		name string
+		step int
+		cpu  time.Duration
+		run  func(step int)
+	}
+	var parts []*part // harness-n, sdk-n for each n
+	for _, n := range stepSizes {
+		m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk-bench", Model: "deepseek-flash", HTTPClient: client, Dialect: DialectDeepSeek})
+		if err != nil {
+			b.Fatal(err)
 		}
-		var sizes []*size
-		for _, n := range stepSizes {
-			m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", APIKey: "sk-bench", Model: "deepseek-flash", HTTPClient: client, Dialect: DialectDeepSeek})
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, &size{n: n, m: m, msgs: stepHistory(n), req: &model.Request{System: "You are a coding agent.", Tools: []model.Tool{tool}}})
-		}
-		step := 0
-		run := func(sz *size) {
-			sz.req.Messages = stepTail(sz.msgs, sz.n, step)
-			start, cpu := time.Now(), cpuTime()
+		msgs := stepHistory(n)
+		req := &model.Request{System: "You are a coding agent.", Tools: []model.Tool{tool}}
+		parts = append(parts, &part{name: fmt.Sprintf("harness-%d", n), run: func(step int) {
+			req.Messages = stepTail(msgs, n, step)
 			calls := 0
-			for c, err := range sz.m.Stream(context.Background(), sz.req) {
+			for c, err := range m.Stream(context.Background(), req) {
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -338,60 +336,55 @@ func BenchmarkWarmStep(b *testing.B) {
 					calls++
 				}
 			}
-			sz.wall += time.Since(start)
-			sz.cpu += time.Duration(cpuTime() - cpu)
 			if calls != 1 {
 				b.Fatalf("%d tool-call chunks", calls)
 			}
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			step++
-			for i := range sizes {
-				// Rotate which size goes first.
-				run(sizes[(i+step)%len(sizes)])
+		}})
+		svc := oai.NewChatCompletionService(option.WithBaseURL("http://127.0.0.1:1"), option.WithAPIKey("sk-bench"),
+			option.WithHTTPClient(client), option.WithMaxRetries(0))
+		sdkMsgs := stepHistory(n)
+		parts = append(parts, &part{name: fmt.Sprintf("sdk-%d", n), run: func(step int) {
+			p := oai.ChatCompletionNewParams{Model: "deepseek-flash", Messages: sdkMessages("You are a coding agent.", stepTail(sdkMsgs, n, step)),
+				Tools: []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+					Name: tool.Name, Description: oai.String(tool.Description),
+					Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"file_path": map[string]any{"type": "string"}}, "required": []string{"file_path"}},
+				})},
+				StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 			}
-		}
-		for _, sz := range sizes {
-			b.ReportMetric(float64(sz.wall.Nanoseconds())/float64(b.N), fmt.Sprintf("ns/step-%d", sz.n))
-			b.ReportMetric(float64(sz.cpu.Nanoseconds())/float64(b.N), fmt.Sprintf("cpu-ns/step-%d", sz.n))
-		}
-		first, last := sizes[0], sizes[len(sizes)-1]
-		b.ReportMetric(float64(last.wall)/float64(first.wall), fmt.Sprintf("%d/%d", last.n, first.n))
-		b.ReportMetric(float64(last.cpu)/float64(first.cpu), fmt.Sprintf("cpu-%d/%d", last.n, first.n))
-	})
-	for _, n := range stepSizes {
-		b.Run(fmt.Sprintf("sdk/messages=%d", n), func(b *testing.B) {
-			svc := oai.NewChatCompletionService(option.WithBaseURL("http://127.0.0.1:1"), option.WithAPIKey("sk-bench"),
-				option.WithHTTPClient(client), option.WithMaxRetries(0))
-			msgs := stepHistory(n)
-			step := 0
-			b.ReportAllocs()
-			cpu := cpuTime()
-			for b.Loop() {
-				step++
-				p := oai.ChatCompletionNewParams{Model: "deepseek-flash", Messages: sdkMessages("You are a coding agent.", stepTail(msgs, n, step)),
-					Tools: []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-						Name: tool.Name, Description: oai.String(tool.Description),
-						Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"file_path": map[string]any{"type": "string"}}, "required": []string{"file_path"}},
-					})},
-					StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
-				}
-				stream := svc.NewStreaming(context.Background(), p)
-				var acc oai.ChatCompletionAccumulator
-				for stream.Next() {
-					acc.AddChunk(stream.Current())
-				}
-				if err := stream.Err(); err != nil {
-					b.Fatal(err)
-				}
-				stream.Close()
-				if len(acc.Choices) == 0 || len(acc.Choices[0].Message.ToolCalls) != 1 {
-					b.Fatal("no tool call")
-				}
+			stream := svc.NewStreaming(context.Background(), p)
+			var acc oai.ChatCompletionAccumulator
+			for stream.Next() {
+				acc.AddChunk(stream.Current())
 			}
-			reportCPU(b, cpu)
-		})
+			if err := stream.Err(); err != nil {
+				b.Fatal(err)
+			}
+			stream.Close()
+			if len(acc.Choices) == 0 || len(acc.Choices[0].Message.ToolCalls) != 1 {
+				b.Fatal("no tool call")
+			}
+		}})
+	}
+	bparts := make([]benchbase.Part, len(parts))
+	for i, p := range parts {
+		bparts[i] = benchbase.Part{Name: p.name, Run: func() {
+			p.step++
+			start := cpuTime()
+			p.run(p.step)
+			p.cpu += cpuTime() - start
+		}}
+	}
+	b.ReportAllocs()
+	wall := benchbase.Interleave(b, bparts...)
+	// Interleave's "ratio" is harness/sdk with the fewest messages.
+	last := 2 * (len(stepSizes) - 1)
+	first, most := stepSizes[0], stepSizes[len(stepSizes)-1]
+	b.ReportMetric(benchbase.Ratio(wall[last], wall[0]), fmt.Sprintf("%d/%d", most, first))
+	b.ReportMetric(benchbase.Ratio(parts[last].cpu, parts[0].cpu), fmt.Sprintf("cpu-%d/%d", most, first))
+	b.ReportMetric(benchbase.Ratio(wall[last+1], wall[1]), fmt.Sprintf("sdk-%d/%d", most, first))
+	for i, n := range stepSizes {
+		b.ReportMetric(benchbase.Ratio(wall[2*i], wall[2*i+1]), fmt.Sprintf("harness/sdk-%d", n))
+		b.ReportMetric(benchbase.Ratio(parts[2*i].cpu, parts[2*i+1].cpu), fmt.Sprintf("cpu-harness/sdk-%d", n))
 	}
 }
 

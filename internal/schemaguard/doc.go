@@ -28,5 +28,12 @@
 // So no value, however nested, makes the validator recurse without a
 // bound, and none costs more than the budget.
 //
+// [Schema.ValidateDecoded] checks values decoded with json.Number: for
+// schemas of the common kind it accepts a valid value with a compiled
+// check that neither reflects nor allocates, and hands everything else to
+// the validator, so verdicts and messages are the validator's.
+// [Precheck] makes the checks that need no decoding, for a caller that
+// compiles a plain schema only when it is first used.
+//
 // It imports only the standard library and jsonschema-go.
 package schemaguard

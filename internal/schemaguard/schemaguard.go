@@ -126,6 +126,9 @@ type Schema struct {
 	res  *jsonschema.Resolved
 	root *node
 	lim  Limits
+	// fast is the schema for the fast check, nil when it uses keywords
+	// the fast check does not model.
+	fast *fastNode
 }
 
 // Resolved returns the schema as jsonschema-go resolved it.
@@ -213,7 +216,7 @@ func Compile(raw []byte, lim Limits) (*Schema, error) {
 	if err := b.checkGraph(root); err != nil {
 		return nil, err
 	}
-	return &Schema{res: res, root: root, lim: lim}, nil
+	return &Schema{res: res, root: root, lim: lim, fast: compileFast(&s)}, nil
 }
 
 // nesting returns how deeply the JSON text nests, counting objects and
@@ -772,6 +775,58 @@ func (s *Schema) Validate(v any) error {
 	return s.res.Validate(v)
 }
 
+// ValidateDecoded is Validate for a value decoded with numbers as
+// json.Number (json.Decoder.UseNumber), or as float64: it gives
+// Validate's verdict on the value with every json.Number made a float64
+// (nil when out of float64's range). For schemas of the common kind
+// (objects of scalar properties, enums, required and additional
+// properties, arrays, nested objects of the same kind) it decides that a
+// value is valid without the validator and without allocating; a value
+// it finds invalid, and every schema it does not model, goes to the
+// validator, which gives the verdict and the message.
+func (s *Schema) ValidateDecoded(v any) error {
+	w := walker{lim: s.lim}
+	if err := w.visit(v, s.root, 1); err != nil {
+		return err
+	}
+	if s.fast != nil && s.fast.valid(v) {
+		return nil
+	}
+	return s.res.Validate(PlainNumbers(v))
+}
+
+// Fast reports whether the schema is of the kind ValidateDecoded checks
+// without the validator.
+func (s *Schema) Fast() bool { return s.fast != nil }
+
+// PlainNumbers returns a copy of v with every json.Number made a
+// float64, as json.Unmarshal decodes numbers into an any (nil for one
+// out of float64's range): the form the validator checks. v is not
+// changed.
+func PlainNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = PlainNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = PlainNumbers(e)
+		}
+		return out
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+	return v
+}
+
 // Cost reports the depth and the work a check of v would take, as
 // Validate estimates them, and whether it stayed within the limits.
 func (s *Schema) Cost(v any) (depth int, work int64, ok bool) {
@@ -864,8 +919,10 @@ func (w *walker) visit(v any, n *node, depth int) error {
 					return err
 				}
 			}
-			if err := w.visit(k, n.names, depth+1); err != nil {
-				return err
+			if n.names != nil { // boxing k costs an allocation
+				if err := w.visit(k, n.names, depth+1); err != nil {
+					return err
+				}
 			}
 			if err := w.visit(e, n.unevalProps, depth+1); err != nil {
 				return err
