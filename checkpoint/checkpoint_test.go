@@ -181,13 +181,14 @@ func TestUnchangedTreeStoresNothing(t *testing.T) {
 	assert.Equal(t, first.Manifest, again.Manifest)
 	assert.Equal(t, checkpoint.Summary{}, again.Changes)
 
-	// One changed file stores its content, one chunk and a root.
+	// One changed file stores its content and one chunk, which is the
+	// whole manifest of these 307 entries (no root).
 	p := filepath.Join(dir, "da", "f0.txt")
 	require.NoError(t, os.WriteFile(p, []byte("changed\n"), 0o644))
 	third, err := w.Take(ctx())
 	require.NoError(t, err)
 	puts, _ = cs.reset()
-	assert.Equal(t, 3, puts, "the file, its chunk, the root")
+	assert.Equal(t, 2, puts, "the file and its chunk")
 	assert.NotEqual(t, first.Manifest, third.Manifest)
 	assert.Equal(t, checkpoint.Summary{Modified: 1, Paths: []string{"da/f0.txt"}}, third.Changes)
 }
@@ -600,7 +601,7 @@ func TestReferenced(t *testing.T) {
 	a := snap.Tree.Lookup("a.txt").Digest
 	assert.Contains(t, got, a, "kept content")
 	assert.NotContains(t, got, snap.Tree.Lookup("big.txt").Digest, "content not kept is not referenced")
-	assert.Len(t, got, 2, "the one chunk and the one kept file")
+	assert.Len(t, got, 1, "the one kept file: the manifest of a small tree is its one chunk, which names no other")
 }
 
 // public returns a plan's changes as a caller sees them (their exported
@@ -670,4 +671,85 @@ func TestDamagedContentIsRefused(t *testing.T) {
 	e.Offset = 1 << 20
 	_, err = w.Content(ctx(), &e)
 	assert.ErrorIs(t, err, harness.CodeCorruptAttachment)
+}
+
+// A tree of one chunk is stored as that chunk: a changed file stores its
+// content and one manifest object, and the manifest reads back, is
+// primed from, rewinds and lists its references like a rooted one.
+func TestSmallTreeIsOneObject(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"main.go": "package main\n", "sub/b.txt": "b\n"})
+	w, cs := open(t, dir, checkpoint.Config{})
+	first, err := w.Take(ctx())
+	require.NoError(t, err)
+	puts, _ := cs.reset()
+	assert.Equal(t, 2, puts, "the pack of the two files and the manifest")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main // changed\n"), 0o644))
+	second, err := w.Take(ctx())
+	require.NoError(t, err)
+	puts, _ = cs.reset()
+	assert.Equal(t, 2, puts, "the changed file's pack and the manifest")
+
+	data, err := cs.Get(ctx(), second.Manifest)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), "harness-checkpoint-chunk 1\n"), "the manifest is the chunk itself:\n%s", data)
+
+	// A fresh workspace on the same store reads it back and is primed by it.
+	w2, err := checkpoint.Open(dir, checkpoint.Config{Store: cs})
+	require.NoError(t, err)
+	loaded, err := w2.Load(ctx(), second.Manifest)
+	require.NoError(t, err)
+	assert.Equal(t, second.Tree.Entries(), loaded.Entries())
+	require.NoError(t, w2.Prime(ctx(), second.Manifest, second.Scanned.Add(-time.Hour)))
+	again, err := w2.Take(ctx())
+	require.NoError(t, err)
+	assert.Equal(t, second.Manifest, again.Manifest)
+
+	// The rewind to the first checkpoint, read back from the store,
+	// brings main.go back.
+	target, err := w2.Load(ctx(), first.Manifest)
+	require.NoError(t, err)
+	rewind(t, w2, &checkpoint.Snapshot{Manifest: first.Manifest, Tree: target}, checkpoint.PlanOptions{})
+	got, err := os.ReadFile(filepath.Join(dir, "main.go"))
+	require.NoError(t, err)
+	assert.Equal(t, "package main\n", string(got))
+
+	refs, err := checkpoint.Referenced(cs)(ctx(), []string{first.Manifest, second.Manifest})
+	require.NoError(t, err)
+	for _, e := range second.Tree.Entries() {
+		if e.Kept {
+			assert.Contains(t, refs, e.Pack, "the pack of %s", e.Path)
+		}
+	}
+	assert.NotContains(t, refs, second.Manifest, "a manifest of one chunk refers to no chunk of its own")
+}
+
+// A tree of several chunks keeps its root: one changed file stores its
+// content, its chunk and a new root, and the manifest reads back.
+func TestLargeTreeKeepsItsRoot(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 2000 {
+		files[fmt.Sprintf("d%02d/f%04d.txt", i%20, i)] = fmt.Sprint(i, "\n")
+	}
+	writeTree(t, dir, files)
+	w, cs := open(t, dir, checkpoint.Config{})
+	_, err := w.Take(ctx())
+	require.NoError(t, err)
+	cs.reset()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d07", "f0007.txt"), []byte("changed\n"), 0o644))
+	snap, err := w.Take(ctx())
+	require.NoError(t, err)
+	puts, _ := cs.reset()
+	assert.Equal(t, 3, puts, "the file, its chunk, the root")
+	data, err := cs.Get(ctx(), snap.Manifest)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), "harness-checkpoint 1\n"), "a root names the chunks")
+	loaded, err := w.Load(ctx(), snap.Manifest)
+	require.NoError(t, err)
+	assert.Equal(t, snap.Tree.Entries(), loaded.Entries())
+	refs, err := checkpoint.Referenced(cs)(ctx(), []string{snap.Manifest})
+	require.NoError(t, err)
+	assert.Greater(t, len(refs), 2, "the chunks and the packs")
 }

@@ -27,8 +27,10 @@
 // read again by the next scan, since a change within the same timestamp
 // tick could hide (git's racy-git rule). A manifest is stored in
 // chunks whose boundaries depend on the paths alone, so one changed
-// file stores its content, one chunk and a small root, and a checkpoint
-// of an unchanged tree stores nothing and costs one lstat per entry.
+// file stores its content, one chunk and a small root (a tree of one
+// chunk, a few hundred entries, is stored as that chunk alone: two
+// objects), and a checkpoint of an unchanged tree stores nothing and
+// costs one lstat per entry.
 // [Workspace.Prime] seeds the cache from a stored checkpoint, so a
 // session resumed in another process does not hash the tree again.
 //

@@ -166,3 +166,27 @@ func FuzzParseRoot(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseManifest: no input panics the manifest parser, which reads a
+// root or a small tree's one chunk, and what it accepts encodes back
+// byte for byte as one or the other.
+func FuzzParseManifest(f *testing.F) {
+	f.Add(encodeRoot([]chunkRef{{digest: attdigest.Of([]byte("a")), n: 3}}))
+	f.Add([]byte(chunkMagic + "d 755 0 - - 1 2 3 4 \"a\"\nf 644 2 " + strings.Repeat("b", 64) + " k 1 2 3 4 \"a/b\"\n"))
+	f.Add([]byte(chunkMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, single, err := parseManifest(data)
+		if err != nil {
+			return
+		}
+		if single != nil {
+			if refs != nil || len(single) == 0 || !bytes.Equal(encodeChunk(single), data) {
+				t.Fatalf("not canonical as a chunk: %q", data)
+			}
+			return
+		}
+		if !bytes.Equal(encodeRoot(refs), data) {
+			t.Fatalf("not canonical as a root: %q", data)
+		}
+	})
+}

@@ -34,6 +34,11 @@ import (
 // p:<hex>:<offset> for content kept at that offset of a pack (the
 // contents of small files, concatenated, stored as one object), or -;
 // path and target are Go quoted strings.
+//
+// A tree whose entries fit in one chunk is stored as that chunk alone:
+// the manifest's digest is the chunk's, and no root is written. Most
+// workspaces are such trees (a chunk holds 256 entries on average), so
+// their checkpoints store one manifest object rather than two.
 const (
 	rootMagic  = "harness-checkpoint 1\n"
 	chunkMagic = "harness-checkpoint-chunk 1\n"
@@ -427,13 +432,25 @@ func (o *objects) chunk(ctx context.Context, ref chunkRef, after string) ([]Entr
 	if len(es) != ref.n {
 		return nil, manifestErr("chunk %s holds %d entries, the root says %d", ref.digest, len(es), ref.n)
 	}
-	o.mu.Lock()
-	if o.cache == nil || len(o.cache) >= maxCachedChunks {
-		o.cache = map[string][]Entry{}
-	}
-	o.cache[ref.digest] = es
-	o.mu.Unlock()
+	o.remember(ref.digest, es)
 	return es, nil
+}
+
+// parseManifest parses a manifest object: a root naming its chunks, or
+// the one chunk of a small tree, whose entries it returns.
+func parseManifest(data []byte) ([]chunkRef, []Entry, error) {
+	if !bytes.HasPrefix(data, []byte(chunkMagic)) {
+		refs, err := parseRoot(data)
+		return refs, nil, err
+	}
+	es, err := parseChunk(data, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(es) == 0 || len(es) > maxChunkEntries {
+		return nil, nil, manifestErr("a manifest of one chunk holds %d entries", len(es))
+	}
+	return nil, es, nil
 }
 
 // load reads the tree of a manifest.
@@ -445,9 +462,16 @@ func (o *objects) load(ctx context.Context, digest string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: reading manifest %s: %w", digest, err)
 	}
-	refs, err := parseRoot(data)
+	refs, single, err := parseManifest(data)
 	if err != nil {
 		return nil, err
+	}
+	if single != nil {
+		if err := checkParents(single); err != nil {
+			return nil, err
+		}
+		o.remember(digest, single)
+		return newTree(single), nil
 	}
 	total := 0
 	for _, r := range refs {
@@ -492,11 +516,23 @@ func checkParents(entries []Entry) error {
 	return nil
 }
 
+// remember caches the parsed entries of the chunk stored under digest.
+func (o *objects) remember(digest string, es []Entry) {
+	o.mu.Lock()
+	if o.cache == nil || len(o.cache) >= maxCachedChunks {
+		o.cache = map[string][]Entry{}
+	}
+	o.cache[digest] = es
+	o.mu.Unlock()
+}
+
 // save writes a tree's chunks and root, skipping chunks known to be
-// stored, and returns the root's digest.
+// stored, and returns the manifest's digest: the root's, or the chunk's
+// for a tree of one chunk, which is stored without a root.
 func (o *objects) save(ctx context.Context, t *Tree) (string, error) {
+	cs := chunks(t.entries)
 	var refs []chunkRef
-	for _, c := range chunks(t.entries) {
+	for _, c := range cs {
 		data := encodeChunk(c)
 		d := attdigest.Of(data)
 		o.mu.Lock()
@@ -510,14 +546,12 @@ func (o *objects) save(ctx context.Context, t *Tree) (string, error) {
 			if got != d {
 				return "", manifestErr("the store returned digest %s for a chunk whose digest is %s", got, d)
 			}
-			o.mu.Lock()
-			if o.cache == nil || len(o.cache) >= maxCachedChunks {
-				o.cache = map[string][]Entry{}
-			}
-			o.cache[d] = c
-			o.mu.Unlock()
+			o.remember(d, c)
 		}
 		refs = append(refs, chunkRef{digest: d, n: len(c)})
+	}
+	if len(refs) == 1 {
+		return refs[0].digest, nil
 	}
 	root := encodeRoot(refs)
 	d, err := o.store.Put(ctx, root)

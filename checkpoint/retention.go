@@ -26,7 +26,7 @@ func Referenced(store Store) func(ctx context.Context, manifests []string) ([]st
 			if err != nil {
 				return out, err
 			}
-			refs, err := parseRoot(data)
+			refs, _, err := parseManifest(data)
 			if err != nil {
 				return out, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/guard"
 	"github.com/go-harness/harness/jobs"
+	"github.com/go-harness/harness/session"
 	"github.com/go-harness/harness/spill"
 	"github.com/go-harness/harness/tools"
 	"github.com/go-harness/harness/tools/codesearch"
@@ -55,18 +56,30 @@ func (a *app) toolHooks(ctx context.Context, logger *slog.Logger) (spill.Store, 
 // stays byte-stable for prompt caching). read_image is offered only to a
 // model that declares image input: any other would see it refuse every
 // call.
+// Tools whose specs are the same in every run are built at their first
+// call (lazyGroup); the shell tools describe the sandbox and workspace of
+// the run and are built at once, as the file tools, whose schemas are
+// constants.
 func (a *app) tools(withImages bool) []tools.Tool {
 	ts := files.Tools(files.Config{})
-	ts = append(ts, codesearch.Tools(codesearch.Config{})...)
+	ts = append(ts, lazyGroup{searchSpecs, searchTools}.tools()...)
 	if withImages {
-		ts = append(ts, images.ReadImage(images.Config{}))
+		ts = append(ts, lazyGroup{imageSpecs, imageTools}.tools()...)
 	}
 	ts = append(ts, shell.Tools(shell.Config{Sandbox: a.sandboxed, Env: goCacheEnv(a.env), PassEnv: goPassEnv})...) // a nil sandbox: unconfined
 	// job_list, job_output and job_stop over every kind of background
 	// work: bash's run_in_background and task's background agents.
-	ts = append(ts, jobs.Tools()...)
-	ts = append(ts, sessiontools.Tools(a.store, sessiontools.Config{})...)
+	ts = append(ts, lazyGroup{jobSpecs, jobs.Tools}.tools()...)
+	store := a.store
+	ts = append(ts, lazyGroup{sessionSpecs, func() []tools.Tool { return sessionTools(store) }}.tools()...)
 	return ts
+}
+
+// The constructors of the tool groups built at their first call.
+func searchTools() []tools.Tool { return codesearch.Tools(codesearch.Config{}) }
+func imageTools() []tools.Tool  { return []tools.Tool{images.ReadImage(images.Config{})} }
+func sessionTools(store session.Store) []tools.Tool {
+	return sessiontools.Tools(store, sessiontools.Config{})
 }
 
 // systemPrompt tells the model where it is and how to work.

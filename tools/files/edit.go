@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -34,7 +35,8 @@ type editArgs struct {
 func Edit(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
-		Name: "edit",
+		Name:        "edit",
+		InputSchema: json.RawMessage(editSchema),
 		Description: "Replace exact text in a file read (any part) or written in this session and unchanged since; otherwise read it again. " +
 			"old_string must occur exactly once (unless replace_all), exactly, with indentation and line breaks, without read's `N: ` prefixes; " +
 			"include enough surrounding lines to make it unique. CRLF line endings and a byte order mark are kept.",

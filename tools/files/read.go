@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -34,6 +35,7 @@ func Read(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
 		Name:            "read",
+		InputSchema:     json.RawMessage(readSchema),
 		Description:     readDescription(c),
 		ConcurrencySafe: true,
 		Family:          tools.FamilyLocal,

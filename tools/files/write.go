@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -28,7 +29,8 @@ type writeArgs struct {
 func Write(cfg Config) tools.Tool {
 	c := cfg.resolve()
 	spec := tools.Spec{
-		Name: "write",
+		Name:        "write",
+		InputSchema: json.RawMessage(writeSchema),
 		Description: "Create or replace a whole file with UTF-8 text; missing parent directories are created. " +
 			"An existing file must have been read in this session (any part) and not changed since, or write refuses. Prefer edit for partial changes. " +
 			"A replaced file keeps its CRLF line endings and byte order mark: write plain line breaks. spill:// paths cannot be written.",
