@@ -252,11 +252,11 @@ func (b *bashTool) start(ctx context.Context, call *tools.Call, env *tools.Env, 
 				}
 				recordSandbox(ctx, call, b.cfg)
 				start = time.Now()
-				if err := s.launch(argv); err != nil {
-					s.stop()
-					return nil, "", nil, nil, time.Time{}, shellkit.StartError(err)
+				if err := s.launch(argv); err == nil {
+					return s.p, ns, s.outR, s.errR, start, nil
 				}
-				return s.p, ns, s.outR, s.errR, start, nil
+				// The spare's shell is gone: start from nothing.
+				s.stop()
 			}
 		}
 	}

@@ -25,14 +25,19 @@ import (
 // same session, hands it `exec bwrap ...` (the mounts planned then, as
 // for any command) and does not wait for the namespace or the shell to
 // start. A spare is used once; one that is not used is stopped when the
-// session closes. A command finding no spare (the first of a session, or
-// one running beside another) starts as before.
+// session closes or after spareIdle. A command finding no spare (the
+// first of a session, one running beside another, or one after a long
+// pause) starts as before.
 
 // spareScript is the spare shell's script: the limits, then the script
 // the command sends on descriptor 3. That one closes descriptor 3 and
 // execs bwrap, in a brace group so that a script cut short runs nothing;
 // an empty one (a spare that is stopped) ends the shell.
 const spareScript = limitScript + `. /dev/fd/3`
+
+// spareIdle is how long a spare waits for a command before it is
+// stopped: a session that runs no command for that long keeps no process.
+const spareIdle = 30 * time.Second
 
 // spareStart bounds how long a command waits to hand its script to a
 // spare before it gives the spare up.
@@ -50,6 +55,8 @@ type spares struct {
 	wg     sync.WaitGroup
 	// used counts the commands started from a spare.
 	used int
+	// idleAfter is spareIdle, shorter in tests.
+	idleAfter time.Duration
 }
 
 // spare is a started namespace and limit shell, waiting for its script.
@@ -58,6 +65,7 @@ type spare struct {
 	script     *os.File // the write end of the shell's descriptor 3
 	outR, errR *os.File // the read ends of its stdout and stderr
 	env        []string
+	idle       *time.Timer // stops the spare when no command took it
 }
 
 // stop ends a spare that was not used.
@@ -98,7 +106,7 @@ func (b *bashTool) sparesOf(env *tools.Env) *spares {
 	if env == nil || env.State == nil {
 		return nil
 	}
-	s, err := tools.LoadState(env.State, spareKey{b}, func() *spares { return &spares{} })
+	s, err := tools.LoadState(env.State, spareKey{b}, func() *spares { return &spares{idleAfter: spareIdle} })
 	if err != nil {
 		return nil
 	}
@@ -114,6 +122,7 @@ func (s *spares) take(env []string) *spare {
 	if sp == nil {
 		return nil
 	}
+	sp.idle.Stop()
 	if !slices.Equal(sp.env, env) || sp.p.Exited() {
 		sp.stop()
 		return nil
@@ -149,6 +158,17 @@ func (s *spares) refill(b *bashTool, bw *bubblewrap, cont *proctree.Containment)
 			return
 		}
 		s.ready = sp
+		sp.idle = time.AfterFunc(s.idleAfter, func() {
+			s.mu.Lock()
+			mine := s.ready == sp
+			if mine {
+				s.ready = nil
+			}
+			s.mu.Unlock()
+			if mine {
+				sp.stop()
+			}
+		})
 	}()
 }
 
@@ -163,6 +183,7 @@ func (s *spares) Close() error {
 	s.ready = nil
 	s.mu.Unlock()
 	if sp != nil {
+		sp.idle.Stop()
 		sp.stop()
 	}
 	return nil

@@ -105,3 +105,35 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && syscall.Kill(pid, 0) == nil
 }
+
+// A spare no command takes ends after its idle time: a session that runs
+// nothing keeps no process.
+func TestBubblewrapSpareIdles(t *testing.T) {
+	needBwrap(t)
+	leakcheck.Check(t)
+	env := shelltest.Env(t)
+	bt := &bashTool{cfg: Config{Sandbox: sandboxed(t, env.Cwd, false, false)}.resolve()}
+	tool := bt.tools()[0]
+	if bw, _ := bt.spareSandbox(); bw == nil {
+		t.Skip("no spare starts here: the limits are not set by a shell in the tools' PID namespace")
+	}
+	bt.sparesOf(env).idleAfter = 300 * time.Millisecond
+	res := shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "echo first"})
+	require.Contains(t, res.Text(), "first\n", res.Text())
+	sp, pid := readySpare(t, bt, env)
+	require.True(t, alive(pid))
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.False(t, alive(pid), "the idle spare was stopped")
+	sp.mu.Lock()
+	assert.Nil(t, sp.ready)
+	sp.mu.Unlock()
+	// The next command starts from nothing, and works.
+	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": "echo second"})
+	require.Contains(t, res.Text(), "second\n", res.Text())
+	sp.mu.Lock()
+	assert.Zero(t, sp.used)
+	sp.mu.Unlock()
+}
