@@ -242,7 +242,7 @@ func (b *bashTool) start(ctx context.Context, call *tools.Call, env *tools.Env, 
 			if s := sp.take(b.cfg.Environ()); s != nil {
 				ns, dir, argv, err := b.cfg.BashCommand(env, in.Workdir, "-c", in.Command)
 				if err == nil {
-					if argv, err = bw.spareBody(argv, dir); err != nil {
+					if argv, err = bw.spareBody(argv, dir, s.net); err != nil {
 						err = shellkit.SandboxRefused(err)
 					}
 				}

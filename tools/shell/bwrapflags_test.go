@@ -35,7 +35,7 @@ func BenchmarkBwrapFlags(b *testing.B) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(b, err)
 	cmd := []string{bash, "--noprofile", "--norc", "-c", "true"}
-	full, err := bw.spareBody(cmd, ws)
+	full, err := bw.spareBody(cmd, ws, false)
 	require.NoError(b, err)
 	plan, err := bw.plan(b.Context())
 	require.NoError(b, err)

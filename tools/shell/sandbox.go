@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,13 +292,22 @@ func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment)
 }
 
 // spareBody is bwrap's command line for argv started from a spare (the
-// limits are set already), once the sandbox has been checked.
-func (b *bubblewrap) spareBody(argv []string, dir string) ([]string, error) {
+// limits are set already, and with ownNet the command's network namespace
+// is made), once the sandbox has been checked.
+func (b *bubblewrap) spareBody(argv []string, dir string, ownNet bool) ([]string, error) {
 	b.probeOnce.Do(func() { b.probeErr = b.probe() })
 	if b.probeErr != nil {
 		return nil, b.probeErr
 	}
-	return b.body(argv, dir, false)
+	out, err := b.body(argv, dir, false)
+	if err != nil || !ownNet {
+		return out, err
+	}
+	// The spare's network namespace is the command's own already.
+	if i := slices.Index(out[:slices.Index(out, "--")], "--unshare-net"); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return out, nil
 }
 
 // outer reports whether the limits are set by a shell in front of bwrap,

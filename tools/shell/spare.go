@@ -24,7 +24,9 @@ import (
 // on descriptor 3 for the rest of its script. The next command, in the
 // same session, hands it `exec bwrap ...` (the mounts planned then, as
 // for any command) and does not wait for the namespace or the shell to
-// start. A spare is used once; one that is not used is stopped when the
+// start. With the network off, as root, the spare's namespace comes with
+// the command's network namespace too (nothing but lo, brought up by the
+// tools), which bwrap would otherwise make while the command waits. A spare is used once; one that is not used is stopped when the
 // session closes or after spareIdle. A command finding no spare (the
 // first of a session, one running beside another, or one after a long
 // pause) starts as before.
@@ -66,6 +68,9 @@ type spare struct {
 	outR, errR *os.File // the read ends of its stdout and stderr
 	env        []string
 	idle       *time.Timer // stops the spare when no command took it
+	// net: the spare has the command's network namespace (lo up), so
+	// bwrap makes none.
+	net bool
 }
 
 // stop ends a spare that was not used.
@@ -192,14 +197,27 @@ func (s *spares) Close() error {
 var _ io.Closer = (*spares)(nil)
 
 // startSpare starts a namespace and limit shell that waits for its
-// script.
+// script. With the network off, as root, the namespace comes with a
+// network namespace of the command's own, so that bwrap does not make
+// one when the command starts.
 func startSpare(c *shellkit.Config, bw *bubblewrap, cont *proctree.Containment) (*spare, error) {
+	net := !bw.cfg.Network && bw.root && !cont.UserNamespace()
+	sp, err := startSpareNet(c, bw, cont, net)
+	if err != nil && net {
+		sp, err = startSpareNet(c, bw, cont, false)
+	}
+	return sp, err
+}
+
+func startSpareNet(c *shellkit.Config, bw *bubblewrap, cont *proctree.Containment, net bool) (*spare, error) {
 	rs, ws, err := shellkit.Pipes(3)
 	if err != nil {
 		return nil, err
 	}
 	env := c.Environ()
-	p, err := c.Start(bw.limitShell(cont, spareScript), "/", env, ws[0], ws[1], rs[2])
+	argv := bw.limitShell(cont, spareScript)
+	p, err := proctree.Start(cont, proctree.Command{Argv: argv, Dir: "/", Env: env, Stdout: ws[0], Stderr: ws[1],
+		Extra: []*os.File{rs[2]}, Init: true, NewNet: net})
 	for _, f := range ws[:2] {
 		f.Close()
 	}
@@ -210,7 +228,7 @@ func startSpare(c *shellkit.Config, bw *bubblewrap, cont *proctree.Containment) 
 		ws[2].Close()
 		return nil, err
 	}
-	return &spare{p: p, script: ws[2], outR: rs[0], errR: rs[1], env: env}, nil
+	return &spare{p: p, script: ws[2], outR: rs[0], errR: rs[1], env: env, net: net}, nil
 }
 
 // launch hands the spare's shell the script that runs argv (bwrap's

@@ -2,7 +2,10 @@ package shell
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,13 +68,35 @@ func TestBubblewrapSpareStart(t *testing.T) {
 		t.Skip("no spare starts here: the limits are not set by a shell in the tools' PID namespace")
 	}
 
+	if cont := bt.cfg.Containment(); os.Geteuid() == 0 && !cont.UserNamespace() {
+		sp.mu.Lock()
+		assert.True(t, sp.ready.net, "as root the spare brings the command's network namespace")
+		sp.mu.Unlock()
+	}
+
 	// Made after the spare: the rules must still cover them.
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "secrets", "key.txt"), []byte("SPARESECRET\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "sub", ".env"), []byte("SPAREENV\n"), 0o644))
 
-	cmd := `cat secrets/key.txt sub/.env; echo "v=$(ulimit -v) f=$(ulimit -f) pid=$$ tok=$HARNESS_SPARE_SECRET_TOKEN"; touch /usr/spare-attack 2>&1 | grep -c Read-only; mount -o remount,rw / 2>/dev/null || echo NOREMOUNT; echo 'it'"'"'s quoted $HOME'`
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, "hello from the host")
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	cmd := `cat secrets/key.txt sub/.env; echo "v=$(ulimit -v) f=$(ulimit -f) pid=$$ tok=$HARNESS_SPARE_SECRET_TOKEN"; touch /usr/spare-attack 2>&1 | grep -c Read-only; mount -o remount,rw / 2>/dev/null || echo NOREMOUNT; echo 'it'"'"'s quoted $HOME'` +
+		fmt.Sprintf("\necho net: $(tail -n +3 /proc/net/dev | cut -d: -f1); (exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 | grep -o -e refused -e unreachable; (exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3) 2>/dev/null; ip link set lo down 2>/dev/null || echo NOLINKSET", port)
 	res = shelltest.Run(t, context.Background(), tool, env, map[string]any{"command": cmd})
 	text := res.Text()
 	sp.mu.Lock()
@@ -85,7 +110,12 @@ func TestBubblewrapSpareStart(t *testing.T) {
 	assert.Contains(t, text, "v="+mem+" f="+strconv.FormatInt(defaultFileSize/1024, 10)+" pid=", text)
 	assert.NotContains(t, text, "pid=1 ", "bwrap's init is pid 1, the command another")
 	assert.Contains(t, text, "1\nNOREMOUNT\nit's quoted $HOME\n", text)
+	assert.Contains(t, text, "\nnet: lo\nrefused\n", "a network namespace of the command's own, with lo up")
+	assert.NotContains(t, text, "hello from the host")
 	assert.Contains(t, text, "[exit code 0", text)
+	if _, err := exec.LookPath("ip"); err == nil {
+		assert.Contains(t, text, "NOLINKSET\n", "the command cannot change its network")
+	}
 	_, err = os.Stat("/usr/spare-attack")
 	assert.True(t, os.IsNotExist(err))
 
