@@ -74,7 +74,10 @@
 // A log may hold events back and write them with the next ones, in one
 // write ([Deferrer]), and let go of its file while its session is idle
 // ([Releaser], with StoreConfig.ReleaseIdle); the JSONL store's logs do
-// both.
+// both. The JSONL store's new logs share the sync of their directory
+// that makes their creation durable: logs whose first Syncs come
+// together (many sessions ending their first turns at once) wait for one
+// sync that started after they were linked, not one each.
 //
 // Stores fail with harness errors: errors.Is(err, harness.CodeNotFound),
 // harness.CodeExists, harness.CodeLocked (open for appending elsewhere),

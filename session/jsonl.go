@@ -28,6 +28,9 @@ type jsonlStore struct {
 	dir string
 	now func() time.Time
 	cfg storeConfig
+	// dirSync syncs dir for the logs created in it: logs whose first
+	// Syncs come together share one sync of the directory.
+	dirSync *durable.Dir
 }
 
 // NewJSONL returns the default Store: one append-only JSON Lines file
@@ -44,7 +47,7 @@ func NewJSONL(dir string, cfg StoreConfig) Store {
 }
 
 func newJSONL(dir string, cfg StoreConfig) *jsonlStore {
-	return &jsonlStore{dir: dir, now: time.Now, cfg: newStoreConfig(cfg)}
+	return &jsonlStore{dir: dir, now: time.Now, cfg: newStoreConfig(cfg), dirSync: durable.NewDir(dir)}
 }
 
 // MaxLineSize returns the longest log line the store writes or reads
@@ -104,7 +107,7 @@ func (s *jsonlStore) Create(ctx context.Context, h Header) (Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dir, path: s.path(h.ID), release: s.cfg.release}, nil
+	return &jsonlLog{logState: logState{header: h, next: 1, maxLine: s.cfg.maxLine}, f: f, now: s.now, dir: s.dirSync, path: s.path(h.ID), release: s.cfg.release}, nil
 }
 
 // tempPrefix starts the names of files Create has not finished; List and
@@ -498,9 +501,10 @@ type jsonlLog struct {
 	pending []byte
 	err     error // sticky write error: the file may hold a torn line
 	// dirty says that something was written since the last sync; dir,
-	// until the first sync, is the directory a new log was created in.
+	// until the first sync, syncs the directory a new log was created in
+	// (shared with the store's other logs).
 	dirty bool
-	dir   string
+	dir   *durable.Dir
 	// writes, fileSyncs and dirSyncs count the writes and syncs done,
 	// for the tests.
 	writes, fileSyncs, dirSyncs int
@@ -649,9 +653,11 @@ func (l *jsonlLog) Close() error {
 // sync makes the log durable: it writes the deferred events, syncs the
 // file when something was written since the last sync (the header of a
 // new log is synced by Create), then, the first time, the directory a new
-// log was linked into. The file goes
-// first: on file systems with a journal its sync commits the link too,
-// and the directory's then costs little.
+// log was linked into. The file goes first: on file systems with a
+// journal its sync commits the link too, and the directory's then costs
+// little. The directory's sync is shared: logs of the store whose first
+// syncs come at once (many sessions ending their first turns) wait for
+// one sync that started after they were linked, not one each.
 func (l *jsonlLog) sync() error {
 	if err := l.writePending(); err != nil {
 		return err
@@ -668,12 +674,12 @@ func (l *jsonlLog) sync() error {
 		l.fileSyncs++
 		l.dirty = false
 	}
-	if l.dir != "" {
-		if err := durable.SyncDir(l.dir); err != nil {
+	if l.dir != nil {
+		if err := l.dir.Sync(); err != nil {
 			return err
 		}
 		l.dirSyncs++
-		l.dir = ""
+		l.dir = nil
 	}
 	return nil
 }

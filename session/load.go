@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 
 	"github.com/go-harness/harness/session/internal/storekit"
@@ -42,7 +43,28 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = storekit.DefaultMaxLineSize
 	}
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), max: max}
+	return &lineReader{br: bufio.NewReaderSize(r, readBufferSize(r)), max: max}
+}
+
+// Bounds of a lineReader's buffer.
+const (
+	maxReadBuffer = 256 << 10 // what a long log is read with
+	minReadBuffer = 4 << 10
+)
+
+// readBufferSize returns the buffer to read r with: the whole file and
+// a byte when r is a file smaller than maxReadBuffer, so that resuming
+// thousands of short sessions does not allocate and clear a buffer a
+// long log needs, for each (issue 38). A file that grows while it is
+// read gets its longer lines copied, as a line longer than the buffer
+// always is.
+func readBufferSize(r io.Reader) int {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return int(min(maxReadBuffer, max(minReadBuffer, fi.Size()+1)))
+		}
+	}
+	return maxReadBuffer
 }
 
 // next returns the next line, or io.EOF when the input has no more bytes.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/internal/configfile"
-	"github.com/go-harness/harness/internal/durable"
 )
 
 // checkFork checks the arguments of a Fork.
@@ -375,7 +374,7 @@ func (s *jsonlStore) publish(id string, header []byte, body io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("session %s: writing log: %w", id, err)
 	}
-	return durable.SyncDir(s.dir)
+	return s.dirSync.Sync()
 }
 
 // orphanMeta reports whether name is a Meta file whose log is gone.

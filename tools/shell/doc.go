@@ -32,10 +32,10 @@
 // functions and background processes persist between commands.
 //
 // Each command is sent on one line, quoted whole, and run by eval with
-// stdin from /dev/null. The shell reports a command's start and end (exit
-// status, current directory) on a status channel of its own, in records
+// stdin from /dev/null. The shell reports a command's end (exit status,
+// current directory) on a status channel of its own, in a record
 // carrying a fresh random nonce printed by bash itself: no function,
-// alias or builtin a command redefines can forge them. A command that
+// alias or builtin a command redefines can forge it. A command that
 // breaks the protocol is reported, and the shell refuses further
 // commands; close it and open a new one.
 //

@@ -10,10 +10,12 @@
 // # Protocol
 //
 // Each command is sent on one line, quoted whole, and run by eval with
-// stdin from /dev/null. The shell reports the start and the end of each
-// command (exit status, current directory) on a status channel of its
-// own, in records with a fresh random nonce that bash prints itself. No
-// function, alias or builtin a command redefines can forge them.
+// stdin from /dev/null. The shell reports the end of each command (exit
+// status, current directory) on a status channel of its own, in a record
+// with a fresh random nonce that bash prints itself. No function, alias
+// or builtin a command redefines can forge it. On Linux the harness
+// looks at where the shell's stdout and stderr lead in /proc; elsewhere
+// the line checks them.
 //
 // A command that breaks the protocol is reported, and the shell is then
 // refused further commands: close it and open a new one. protocol.go

@@ -70,3 +70,39 @@ func grace(d time.Duration) func(*shellkit.Config) { return func(c *shellkit.Con
 func sandbox(sb shellkit.Sandbox) func(*shellkit.Config) {
 	return func(c *shellkit.Config) { c.Sandbox = sb }
 }
+
+// lineChecks makes shell id check its stdout and stderr in each command
+// line, as it does where the harness cannot look at them in /proc.
+func (k *kit) lineChecks(id string) {
+	k.T.Helper()
+	sh, err := k.table().get(id)
+	require.NoError(k.T, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.closeFDsLocked()
+}
+
+// looksFromOutside reports whether the harness looks at shell id's
+// stdout and stderr in /proc.
+func (k *kit) looksFromOutside(id string) bool {
+	k.T.Helper()
+	sh, err := k.table().get(id)
+	require.NoError(k.T, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.fds != nil
+}
+
+// fdModes are the two ways a shell learns where its stdout and stderr
+// lead; setup switches a shell to the mode.
+var fdModes = []struct {
+	name  string
+	setup func(k *kit, id string)
+}{
+	{"harness looks in proc", func(k *kit, id string) {
+		if !k.looksFromOutside(id) {
+			k.T.Skip("the harness cannot look at the shell's descriptors here")
+		}
+	}},
+	{"line checks", func(k *kit, id string) { k.lineChecks(id) }},
+}

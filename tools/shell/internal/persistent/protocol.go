@@ -14,62 +14,80 @@ import (
 // A shell runs the user's commands in its own process, so a command can
 // redefine almost every name the shell knows: functions named printf,
 // echo, eval, builtin, command, test or exit, aliases, builtins disabled
-// with enable -n, read-only or integer variables, shell options, its own
-// file descriptors. The protocol is built so that none of that can make
-// the harness report a wrong exit status or directory, and so that what
-// breaks it is noticed and said:
+// with enable -n, read-only or integer variables, shell options, traps,
+// its own file descriptors. The protocol is built so that none of that
+// can make the harness report a wrong exit status or directory, and so
+// that what breaks it is noticed and said:
 //
-//   - The harness learns when a command starts and ends from records on a
-//     status channel of its own (descriptor 19 in the shell, a pipe only
-//     the harness reads), never from the command's output. A record is
-//     RS nonce " " body RS nonce "\n" (RS is the byte 0x1e) with a fresh
+//   - The harness learns when a command ends from a record on a status
+//     channel of its own (descriptor 19 in the shell, a pipe only the
+//     harness reads), never from the command's output. A record is RS
+//     nonce " " body RS nonce RS (RS is the byte 0x1e) with a fresh
 //     random nonce per command.
-//   - Records are printed without running any command and without a
-//     fork: each is the name of a file that cannot exist (below
+//   - The record is printed without running any command and without a
+//     fork: it is the name of a file that cannot exist (below
 //     /dev/null), in a failed input redirection of an arithmetic command
 //     (((1))), which bash reports itself ("script: line N: name: Not a
 //     directory") on the status channel. The redirection fails before
 //     the arithmetic command runs, so no simple command, no DEBUG or ERR
 //     trap and no xtrace line sees the nonce, which appears nowhere but
-//     in those words: not in a variable, an argument or $BASH_COMMAND. A
-//     failed redirection of a compound command neither exits the shell
-//     nor, inside an || list, triggers set -e. After a record, the rest of
+//     in that word: not in a variable, an argument or $BASH_COMMAND. A
+//     failed redirection of a compound command does not exit the shell,
+//     and as the first part of an && list it neither triggers set -e nor
+//     the ERR trap, nor runs the second part. After a record, the rest of
 //     bash's message line is dropped.
+//   - The record is the last thing the line runs: no command, and so no
+//     trap, runs between it and the reading of the next line. Traps for
+//     signals that come while the shell waits for input run only once
+//     the next line has been read.
 //   - The line uses no reserved word, so aliases cannot rewrite it (((
-//     and ( are operators, which no alias can name). Its only command
-//     word is \builtin (quoted, so no alias applies), which runs eval,
-//     test, unset and exit past any function of those names; none of
+//     is an operator, which no alias can name). Its only command word is
+//     \builtin (quoted, so no alias applies), which runs eval (and exit
+//     and unset, see below) past any function of those names; none of
 //     them is given a secret.
-//   - The command runs as \builtin eval of its text quoted whole. The
-//     text first sets __harness_ran to a per-command token, and the end
-//     record carries the variable back, so an eval that did not run the
-//     text (disabled with enable -n, a function named builtin, a
-//     read-only __harness_ran, a DEBUG trap that skips commands) is
-//     noticed.
-//   - The end record's values are gathered in variables with
-//     per-command random names, so the command cannot make them read-only
-//     or integer-typed in advance; they are unset after the record.
-//   - The end record also says whether the shell's stdout and stderr still
-//     lead to the harness (descriptor 18 keeps a copy of the output pipe to
-//     compare with) and carries $SHELLOPTS, so a redirected stdout and set
-//     -e are pointed out.
-//   - Everything the command printed is in the output pipe before the end
-//     record is written. When the end record arrives and the pipe is
-//     empty (the harness reads the pipe and handles what it read under
-//     one lock, so nothing is in between), the command's output is
-//     complete. Otherwise the harness writes a sync record with a token it
-//     never gave the shell into the output pipe, and the output up to it
-//     is exactly the command's, whether or not it ends in a newline.
+//   - The command runs as \builtin eval of its text quoted whole, with
+//     stdin from /dev/null. The text first sets __harness_ran to a
+//     per-command token, and the record carries the variable back, so an
+//     eval that did not run the text (disabled with enable -n, a function
+//     named builtin, a read-only __harness_ran, a DEBUG trap that skips
+//     commands) is noticed.
+//   - The record's status is $? itself, expanded in the record's own
+//     word right after the eval: no variable holds it, so no command can
+//     change it in between. It also carries $SHELLOPTS and $PWD.
+//   - Whether the shell's stdout and stderr still lead to the harness is
+//     looked up from outside, in /proc, when the record comes (see
+//     fdProbe). Where that cannot be done, the line compares them with
+//     descriptor 18, a copy of the output pipe, with \builtin test after
+//     the end record, and a second record carries the result and the
+//     shell options again. The result goes through a variable with a
+//     per-command random name, unset at the start of the next line; a
+//     trap could change it, but it only decides a note. (The protocols
+//     before this one kept the status in such a variable, which a DEBUG
+//     trap could rewrite before the record.)
+//   - Everything the command printed is in the output pipe before the
+//     record is written. When the record arrives and the pipe is empty
+//     (the harness reads the pipe and handles what it read under one
+//     lock, so nothing is in between), the command's output is complete.
+//     Otherwise the harness writes a sync record with a token it never
+//     gave the shell into the output pipe, and the output up to it is
+//     exactly the command's, whether or not it ends in a newline.
 //
 // What the protocol cannot stop is code that reads the shell's own
 // input: verbose mode (set -v) whose echo of the input is read back from
 // a file, history (set -o history) read with the history builtin, the
 // shell's memory or its input descriptor. Such a command runs inside the
 // shell with all of its power; a protocol in the same process cannot
-// keep it out. The start record carries $SHELLOPTS, so a result warns
-// when set -v or set -o history was on as the command line was read. A
+// keep it out. The shell options a record carries are those the next
+// line is read with (nothing runs in between), so a result warns when
+// set -v or set -o history was on as its command line was read. A
 // command can also make the shell run nothing more (set -n), which looks
 // like a command that never ends.
+//
+// The line is kept short: bash reads a script from a pipe one byte at a
+// time, each byte a read(2), so the line's length is most of what a
+// round trip costs the shell. For true it is 225 bytes (801 with the
+// first protocol of records, 528 with a start record and the checks of
+// stdout and stderr in bash).
 
 const (
 	// markerFD is the shell's descriptor of the status channel.
@@ -156,29 +174,21 @@ func bootLine() string {
 }
 
 // commandLine returns the one physical line that runs text in the shell
-// between a start and an end record. prev is the exit status of the
-// previous command, which $? shows the command.
+// and then prints its end record. prev is the exit status of the
+// previous command, which $? shows the command. With fdTests (when the
+// harness cannot look at the shell's descriptors itself) the line checks
+// where stdout and stderr lead; unset names the variables of the
+// previous line that did so, if any.
 //
-// The line is kept short: bash reads a script from a pipe one byte at a
-// time, so its length, not the work it asks for, is most of what a
-// round trip costs the shell. The record separator is written as a raw
-// byte, which bash takes as an ordinary character of a word.
-func commandLine(text string, c command, prev int) string {
-	fd := strconv.Itoa(markerFD)
-	v := func(name string) string { return "_h" + name + c.tag } // an end record variable
-	// record returns the words that print the record body (the inside of
-	// a double-quoted bash string) on the status channel and run nothing:
-	// the redirection of the arithmetic command fails before it could
-	// run, so no simple command, and no trap, sees the nonce. The || list
-	// keeps set -e and the ERR trap away; its second part does nothing.
-	record := func(body string) string {
-		return "((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" " + body + "\"" + rs + c.nonce + rs + " || " + fd + ">&" + fd
-	}
+// The record separator is written as a raw byte, which bash takes as an
+// ordinary character of a word.
+func commandLine(text string, c command, prev int, fdTests bool, unset string) string {
+	const fd = "19"
 	var b strings.Builder
-	b.Grow(len(text) + len(text)/8 + 400)
-
-	// The start record.
-	b.WriteString(record("s ${SHELLOPTS:-x}") + "; ")
+	b.Grow(len(text) + len(text)/8 + 320)
+	if unset != "" {
+		b.WriteString(`\builtin unset ` + unset + "; ")
+	}
 
 	// The command, after $? is set to the previous status: 1 by a false
 	// arithmetic command, anything else by a subshell (the only fork the
@@ -191,35 +201,55 @@ func commandLine(text string, c command, prev int) string {
 	default:
 		b.WriteString(`(\\builtin exit ` + strconv.Itoa(prev) + `)\n`)
 	}
-	b.WriteString("'")
-	b.WriteString(ansiQuote(text))
-	b.WriteString(" </dev/null; ")
+	writeQuoted(&b, text)
+	b.WriteString("' </dev/null; ")
 
 	// The end record: status, the token the command text set (digits
 	// only; empty when it is unset or holds none), which of stdout (1)
-	// and stderr (2) no longer lead to the harness ("-" when both do), the
-	// shell options and the directory. The status is kept first, by an
-	// arithmetic assignment (false when it is 0, hence the || list).
-	// __harness_ran is filtered only when it is set, so that set -u
-	// cannot make the expansion fail when the command unset it.
-	out := strconv.Itoa(outputFD)
-	b.WriteString("((" + v("s") + "=$?)) || " + fd + ">&" + fd + "; " +
-		`\builtin test /dev/fd/1 -ef /dev/fd/` + out + " || " + v("f") + "=1; " +
-		`\builtin test /dev/fd/2 -ef /dev/fd/` + out + " || " + v("f") + "+=2; " +
-		record("e $"+v("s")+" ${__harness_ran:+${__harness_ran//[!0-9]/}} ${"+v("f")+":--} ${SHELLOPTS:-x} ${PWD-}") + "; " +
-		`\builtin unset ` + v("s") + " " + v("f") + "\n")
+	// and stderr (2) no longer lead to the harness ("-" when both do, or
+	// when the harness looks itself), the shell options and the
+	// directory. __harness_ran is filtered only when it is set, so that
+	// set -u cannot make the expansion fail when the command unset it.
+	record := func(body, next string) {
+		b.WriteString("((1)) 2>&" + fd + " <" + noFile + rs + c.nonce + "\" " + body + "\"" + rs + c.nonce + rs + next)
+	}
+	const end = "e $? ${__harness_ran:+${__harness_ran//[!0-9]}} - ${SHELLOPTS:-x} ${PWD-}"
+	if !fdTests {
+		record(end, " && "+fd+">&"+fd+"\n")
+		return b.String()
+	}
+	// With the checks in the line, a second record follows them with
+	// their result and the options again. The status goes in the first
+	// record, before any other command runs: a trap that ran before the
+	// checks could change a variable that held it.
+	record(end, " || "+fd+">&"+fd+"; ")
+	f := c.fdsVar()
+	b.WriteString(`\builtin test /dev/fd/1 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "=1; " +
+		`\builtin test /dev/fd/2 -ef /dev/fd/` + strconv.Itoa(outputFD) + " || " + f + "+=2; ")
+	record("f ${"+f+":--} ${SHELLOPTS:-x}", " && "+fd+">&"+fd+"\n")
 	return b.String()
 }
+
+// fdsVar names the variable that holds the result of a line's checks of
+// stdout and stderr, when the line makes them.
+func (c command) fdsVar() string { return "_hf" + c.tag }
 
 // ansiQuote quotes s as a bash $'...' string on one physical line: every
 // byte that is not printable ASCII, and the quote and backslash, are
 // escaped, so the shell reads the whole string before it runs anything
 // and no byte of s can end the line or the quote.
 func ansiQuote(s string) string {
-	const hexDigits = "0123456789abcdef"
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8 + 3)
 	b.WriteString("$'")
+	writeQuoted(&b, s)
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// writeQuoted writes the inside of ansiQuote's string.
+func writeQuoted(b *strings.Builder, s string) {
+	const hexDigits = "0123456789abcdef"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -238,8 +268,6 @@ func ansiQuote(s string) string {
 			b.WriteByte(c)
 		}
 	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // syncRecord is the record the harness writes into the output pipe once
@@ -267,18 +295,6 @@ func (m *mark) errexit() bool { return hasOption(m.Opts, "errexit") }
 // hasOption reports whether the $SHELLOPTS value opts lists option.
 func hasOption(opts, option string) bool {
 	return strings.Contains(":"+opts+":", ":"+option+":")
-}
-
-// parseStart parses the body of a start record, "s opts", and reports
-// whether the shell echoed or recorded the command line as it read it
-// (set -v, set -o history), where the command itself could read the
-// line's nonce.
-func parseStart(b []byte) (exposed, ok bool) {
-	opts, ok := strings.CutPrefix(string(b), "s ")
-	if !ok || opts == "" || strings.Contains(opts, " ") {
-		return false, false
-	}
-	return hasOption(opts, "verbose") || hasOption(opts, "history"), true
 }
 
 // maxMarkBody bounds the body of a record; a directory name is far
@@ -366,6 +382,22 @@ func (s *scanner) flush() []byte {
 	}
 	s.held, s.in = nil, false
 	return h
+}
+
+// parseFDs parses the body of the record that follows the checks of
+// stdout and stderr in a line: "f fds opts". It sets those fields of m.
+func parseFDs(b []byte, m *mark) error {
+	f := strings.Split(string(b), " ")
+	if len(f) != 3 || f[0] != "f" || f[2] == "" {
+		return errBadMarker
+	}
+	switch f[1] {
+	case "-", "1", "2", "12":
+	default:
+		return errBadMarker
+	}
+	m.Stdout, m.Stderr, m.Opts = !strings.Contains(f[1], "1"), !strings.Contains(f[1], "2"), f[2]
+	return nil
 }
 
 // parseEnd parses the body of an end record:

@@ -30,20 +30,20 @@ func externalPrintf(t *testing.T) string {
 	return p
 }
 
-// forger defines forge, a function that looks for a nonce (32 hex digits)
-// in its arguments and in $BASH_COMMAND and, when it finds one, prints
-// end markers with it that claim exit status 0 and the directory
-// /FORGED, in every record format the harness has used, to descriptor 19
-// and to stdout. It logs what it was given to log. printf is the path of
-// a printf program.
+// forger defines forge, a function that looks for a nonce (32 hex
+// digits, or 22 letters and digits after an RS byte) in its arguments and
+// in $BASH_COMMAND and, when it finds one, prints end records with it
+// that claim exit status 0 and the directory /FORGED, in every record
+// format the harness has used, to descriptor 19 and to stdout. It logs
+// what it was given to log. printf is the path of a printf program.
 func forger(printf, log string) string {
 	return fmt.Sprintf(`forge() {
   %[1]s '%%s\n' "$*" >> %[2]q
   for a in "$@" "$BASH_COMMAND"; do
-    if [[ $a =~ [0-9a-f]{32} ]]; then
-      n=${BASH_REMATCH[0]}
-      %[1]s '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n >&19
-      %[1]s '\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n
+    if [[ $a =~ [0-9a-f]{32} || $a =~ $'\036'([0-9A-Za-z]{22}) ]]; then
+      n=${BASH_REMATCH[1]:-${BASH_REMATCH[0]}}
+      %[1]s '\036%%s e 0 x - x /FORGED\036%%s\036\n\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n $n $n >&19
+      %[1]s '\036%%s e 0 x - x /FORGED\036%%s\036\n\036%%s 0 /FORGED\036%%s\n\036%%s e 0 x - x /FORGED\036%%s\n' $n $n $n $n $n $n
     fi
   done
   return 0
@@ -51,7 +51,8 @@ func forger(printf, log string) string {
 `, printf, log)
 }
 
-var hexNonce = regexp.MustCompile(`[0-9a-f]{32}`)
+// nonceSeen finds a nonce of any record format in a forger's log.
+var nonceSeen = regexp.MustCompile("[0-9a-f]{32}|\x1e[0-9A-Za-z]{22}")
 
 // TestProtocolResistsRedefinitions redefines, disables or bends what a
 // marker could rely on, then checks that a command still reports its own
@@ -66,14 +67,7 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 		}
 		return b.String()
 	}
-	tests := []struct {
-		name  string
-		setup string
-		// broken: the shell must say it cannot run commands any more.
-		broken bool
-		// quiet: output and $? are not checked (the setup changes them).
-		quiet bool
-	}{
+	tests := []forgeCase{
 		{name: "printf", setup: shadow("printf")},
 		{name: "echo", setup: shadow("echo")},
 		{name: "eval", setup: shadow("eval")},
@@ -110,11 +104,34 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 		{name: "DEBUG trap in subshells", setup: `trap 'forge "$BASH_COMMAND"' DEBUG; set -T`, quiet: true},
 		{name: "DEBUG trap, extdebug", setup: `trap 'forge "$BASH_COMMAND"' DEBUG; shopt -s extdebug`, quiet: true},
 		{name: "ERR trap", setup: `trap 'forge ERR' ERR; set -E`, quiet: true},
+		// The status variable of the protocols before this one, rewritten
+		// by a DEBUG trap between the command and the record.
+		{name: "DEBUG trap that rewrites a status variable", setup: `trap '[[ $BASH_COMMAND =~ (_hs[a-z0-9]{6})=\$\? ]] && __v=${BASH_REMATCH[1]}; ` +
+			`[[ -n ${__v-} && $BASH_COMMAND == *"builtin test /dev/fd/1"* ]] && \builtin eval "$__v=0"' DEBUG`},
 		{name: "BASH_ARGV0", setup: "BASH_ARGV0=/FORGED"},
 		{name: "a fake record on descriptor 19", setup: `printf '\036%s s\036%s\n\036%s e 0 x - x /FORGED\036%s\n' ab ab ab ab >&19`},
 		{name: "descriptor 19 closed", setup: "exec 19>&-", broken: true},
 		{name: "descriptor 19 to /dev/null", setup: "exec 19>/dev/null", broken: true},
 	}
+	for _, mode := range fdModes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			resistRedefinitions(t, printf, tests, mode.setup)
+		})
+	}
+}
+
+// forgeCase is a case of TestProtocolResistsRedefinitions.
+type forgeCase struct {
+	name  string
+	setup string
+	// broken: the shell must say it cannot run commands any more.
+	broken bool
+	// quiet: output and $? are not checked (the setup changes them).
+	quiet bool
+}
+
+func resistRedefinitions(t *testing.T, printf string, tests []forgeCase, mode func(*kit, string)) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -122,6 +139,7 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 			k := newKit(t, env)
 			log := filepath.Join(t.TempDir(), "log")
 			id, _ := k.OpenShell(nil)
+			mode(k, id)
 			res := k.Do(id, forger(printf, log)+tc.setup, 5000)
 			require.NotContains(t, res.Text(), "FORGED]", res.Text())
 
@@ -163,16 +181,25 @@ func TestProtocolResistsRedefinitions(t *testing.T) {
 				assert.Contains(t, res.Text(), "[exit code 0 · ", res.Text())
 			}
 			if b, err := os.ReadFile(log); err == nil {
-				assert.False(t, hexNonce.Match(b), "no redefined name ever saw a nonce:\n%s", b)
+				assert.False(t, nonceSeen.Match(b), "no redefined name ever saw a nonce:\n%s", b)
 			}
 		})
 	}
 }
 
 func TestProtocolStdoutRedirectedAway(t *testing.T) {
-	env := shelltest.Env(t)
-	k := newKit(t, env)
-	id, _ := k.OpenShell(nil)
+	for _, mode := range fdModes {
+		t.Run(mode.name, func(t *testing.T) {
+			env := shelltest.Env(t)
+			k := newKit(t, env)
+			id, _ := k.OpenShell(nil)
+			mode.setup(k, id)
+			stdoutRedirectedAway(t, k, id)
+		})
+	}
+}
+
+func stdoutRedirectedAway(t *testing.T, k *kit, id string) {
 	res := k.Do(id, "exec >out.txt; echo hidden")
 	assert.Contains(t, res.Text(), "[exit code 0")
 	assert.Contains(t, res.Text(), "[The shell's stdout no longer leads to this tool")
@@ -185,6 +212,12 @@ func TestProtocolStdoutRedirectedAway(t *testing.T) {
 	assert.NotContains(t, res.Text(), "no longer lead")
 	res = k.Do(id, "exec >&-; echo gone")
 	assert.Contains(t, res.Text(), "[The shell's stdout no longer leads to this tool")
+	res = k.Do(id, "exec >&18 2>err.txt; echo back")
+	assert.True(t, strings.HasPrefix(res.Text(), "back\n[exit code 0"), res.Text())
+	assert.Contains(t, res.Text(), "[The shell's stderr no longer leads to this tool")
+	res = k.Do(id, "exec 2>&18; echo both")
+	assert.True(t, strings.HasPrefix(res.Text(), "both\n[exit code 0"), res.Text())
+	assert.NotContains(t, res.Text(), "no longer lead")
 }
 
 func TestProtocolExposedCommandLineNoted(t *testing.T) {
@@ -200,6 +233,42 @@ func TestProtocolExposedCommandLineNoted(t *testing.T) {
 	assert.Contains(t, res.Text(), "could read its own command line")
 	res = k.Do(id, "true")
 	assert.NotContains(t, res.Text(), "could read its own command line")
+}
+
+// TestProtocolExposedByTrapNoted: a trap that turns history off once the
+// shell has read a line with history on does not hide that the line was
+// recorded. Traps for signals that come while the shell waits for input
+// run after it has read the next line, before that line's first command.
+func TestProtocolExposedByTrapNoted(t *testing.T) {
+	env := shelltest.Env(t)
+	k := newKit(t, env)
+	id, _ := k.OpenShell(nil)
+	res := k.Do(id, "set -o history; trap 'set +o history' USR1; (sleep 0.2; kill -USR1 $$) &")
+	assert.NotContains(t, res.Text(), "could read its own command line", "history was off as this line was read")
+	time.Sleep(600 * time.Millisecond) // the signal comes while the shell waits
+	res = k.Do(id, "history")
+	assert.Contains(t, res.Text(), "__harness_ran", "the line was recorded: %s", res.Text())
+	assert.Contains(t, res.Text(), "[set -v or set -o history was on when the shell read this command", res.Text())
+	res = k.Do(id, "true")
+	assert.NotContains(t, res.Text(), "could read its own command line", "the trap turned history off")
+}
+
+// TestProtocolExposedLineForged: with set -v and stderr in a file, a
+// command can read its own command line, and a forger then fakes its end
+// record. The result warns that this could happen. (This also shows that
+// the forger of TestProtocolResistsRedefinitions works once it has a
+// nonce.)
+func TestProtocolExposedLineForged(t *testing.T) {
+	printf := externalPrintf(t)
+	env := shelltest.Env(t)
+	k := newKit(t, env)
+	id, _ := k.OpenShell(nil)
+	echo := filepath.Join(t.TempDir(), "echo")
+	res := k.Do(id, forger(printf, filepath.Join(t.TempDir(), "log"))+"exec 2>"+echo+"; set -v")
+	assert.Contains(t, res.Text(), "[exit code 0", res.Text())
+	res = k.Do(id, `forge "$(< `+echo+`)"; false`, 5000)
+	assert.Contains(t, res.Text(), "[cwd /FORGED]", "the forged record was taken: %s", res.Text())
+	assert.Contains(t, res.Text(), "[set -v or set -o history was on when the shell read this command", res.Text())
 }
 
 func TestProtocolSetENoted(t *testing.T) {
@@ -262,26 +331,32 @@ func TestProtocolExitAndSetEReported(t *testing.T) {
 
 const shadowAll = "function printf { forge \"$@\"; }\nfunction eval { forge \"$@\"; }\n"
 
-// TestProtocolRecordsNeedNoNamedCommand: the start and end records come
-// from bash itself even when every name the line uses is an ordinary
-// word that nothing defines, and printing them forks nothing.
+// TestProtocolRecordsNeedNoNamedCommand: the end record comes from bash
+// itself even when every name the line uses is an ordinary word that
+// nothing defines, and printing it forks nothing.
 func TestProtocolRecordsNeedNoNamedCommand(t *testing.T) {
 	c := newCommand()
-	line := commandLine("true", c, 0)
-	// The nonce appears only in the file names of failed redirections.
-	assert.Equal(t, 4, strings.Count(line, c.nonce))
-	assert.Equal(t, 2, strings.Count(line, "((1)) 2>&19 <"+noFile+rs+c.nonce+`" `))
-	assert.Equal(t, 2, strings.Count(line, `"`+rs+c.nonce+rs+` || 19>&19`))
-	// No reserved word that an alias could rewrite.
-	for _, w := range []string{"if", "then", "fi", "case", "for", "while", "until", "do", "done", "time", "select", "function", "[[", "{", "}", "!"} {
-		assert.NotRegexp(t, `(^|[;|&( ])`+regexp.QuoteMeta(w)+`( |$)`, line, "reserved word %q", w)
-	}
-	// No subshell, so no fork, unless the previous status is neither 0
-	// nor 1.
-	for _, prev := range []int{0, 1} {
-		line := commandLine("true", c, prev)
-		assert.NotRegexp(t, `(^|[^(])\( `, line, "no subshell after status %d", prev)
-		assert.NotContains(t, line, "$(")
+	for _, fdTests := range []bool{false, true} {
+		line := commandLine("true", c, 0, fdTests, "_hsx _hfx")
+		records := 1
+		if fdTests {
+			records = 2 // the record of the checks follows them
+		}
+		// The nonce appears only in the file names of failed redirections.
+		assert.Equal(t, 2*records, strings.Count(line, c.nonce))
+		assert.Equal(t, records, strings.Count(line, "((1)) 2>&19 <"+noFile+rs+c.nonce+`" `))
+		assert.Equal(t, 1, strings.Count(line, `"`+rs+c.nonce+rs+` && 19>&19`+"\n"))
+		// No reserved word that an alias could rewrite.
+		for _, w := range []string{"if", "then", "fi", "case", "for", "while", "until", "do", "done", "time", "select", "function", "[[", "{", "}", "!"} {
+			assert.NotRegexp(t, `(^|[;|&( ])`+regexp.QuoteMeta(w)+`( |$)`, line, "reserved word %q", w)
+		}
+		// No subshell, so no fork, unless the previous status is neither 0
+		// nor 1.
+		for _, prev := range []int{0, 1} {
+			line := commandLine("true", c, prev, fdTests, "")
+			assert.NotRegexp(t, `(^|[^(])\( `, line, "no subshell after status %d", prev)
+			assert.NotContains(t, line, "$(")
+		}
 	}
 }
 

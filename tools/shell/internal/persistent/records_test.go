@@ -160,19 +160,28 @@ func TestParseEnd(t *testing.T) {
 		require.NoError(t, err, "%q", tc.body)
 		assert.Equal(t, tc.want, m, "%q", tc.body)
 	}
-	for body, want := range map[string][2]bool{
-		"s braceexpand:hashall":         {false, true},
-		"s braceexpand:history:hashall": {true, true},
-		"s verbose":                     {true, true},
-		"s x":                           {false, true},
-		"s nohistory":                   {false, true},
-		"s":                             {false, false},
-		"s ":                            {false, false},
-		"s a b":                         {false, false},
-		"e 0 1 - x /":                   {false, false},
+	for body, want := range map[string]*mark{
+		"f - braceexpand":     {Stdout: true, Stderr: true, Opts: "braceexpand"},
+		"f 1 x":               {Stderr: true, Opts: "x"},
+		"f 2 errexit:hashall": {Stdout: true, Opts: "errexit:hashall"},
+		"f 12 x":              {Opts: "x"},
+		"f 21 x":              nil,
+		"f  x":                nil,
+		"f - ":                nil,
+		"f - x y":             nil,
+		"e 0 1 - x /":         nil,
+		"f -":                 nil,
+		"":                    nil,
 	} {
-		exposed, ok := parseStart([]byte(body))
-		assert.Equal(t, want, [2]bool{exposed, ok}, "%q", body)
+		m := &mark{Status: 3, Ran: "7", Dir: "/d"}
+		err := parseFDs([]byte(body), m)
+		if want == nil {
+			assert.ErrorIs(t, err, errBadMarker, "%q", body)
+			continue
+		}
+		require.NoError(t, err, "%q", body)
+		want.Status, want.Ran, want.Dir = 3, "7", "/d"
+		assert.Equal(t, want, m, "%q", body)
 	}
 	m, err := parseEnd([]byte("e 0 1 - errexit:hashall /"))
 	require.NoError(t, err)
@@ -308,18 +317,84 @@ func TestAnsiQuoteInBash(t *testing.T) {
 func TestCommandLineIsOneLine(t *testing.T) {
 	c := newCommand()
 	for _, prev := range []int{0, 3} {
-		line := commandLine("echo a\necho 'b'\n", c, prev)
-		assert.Equal(t, 1, strings.Count(line, "\n"))
-		assert.True(t, strings.HasSuffix(line, "\n"))
-		assert.Equal(t, 4, strings.Count(line, c.nonce), "the nonce is in the two record file names only")
-		assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
+		for _, fdTests := range []bool{false, true} {
+			line := commandLine("echo a\necho 'b'\n", c, prev, fdTests, "_hsabc _hfabc")
+			assert.Equal(t, 1, strings.Count(line, "\n"))
+			assert.True(t, strings.HasSuffix(line, "\n"))
+			records := 1
+			if fdTests {
+				records = 2 // the record of the checks follows them
+			}
+			assert.Equal(t, 2*records, strings.Count(line, c.nonce), "the nonce is in the records' file names only")
+			assert.NotContains(t, line, c.sync, "the sync token never reaches the shell")
+			assert.True(t, strings.HasPrefix(line, `\builtin unset _hsabc _hfabc; \builtin eval $'__harness_ran=`), line)
+			for i := 0; i < len(line); i++ {
+				require.True(t, line[i] == '\n' || line[i] == rs[0] || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
+			}
+		}
+	}
+	assert.Contains(t, commandLine(":", c, 3, false, ""), `(\\builtin exit 3)\n`)
+	assert.Contains(t, commandLine(":", c, 1, false, ""), `((0))\n`)
+	assert.NotContains(t, commandLine(":", c, 0, false, ""), "exit")
+	assert.NotContains(t, commandLine(":", c, 0, false, ""), "unset")
+	assert.NotContains(t, commandLine(":", c, 0, false, ""), "test")
+	assert.Contains(t, commandLine(":", c, 0, true, ""), `\builtin test /dev/fd/1 -ef /dev/fd/18 || _hf`+c.tag+"=1; ")
+}
+
+// FuzzCommandLine: whatever the command text, the line is one physical
+// line of printable bytes (and RS), the nonce is only in the record, and
+// the string eval runs is the token assignment, the status setter and
+// the text, exactly.
+func FuzzCommandLine(f *testing.F) {
+	for _, s := range []string{"true", "", "echo 'a'\n", "cat <<EOF\nx\nEOF", "\x00\x1e\xff", "' ; echo $'\\'", "a\\"} {
+		f.Add(s, uint8(0), false)
+	}
+	f.Add("false", uint8(1), true)
+	f.Add("exit 3", uint8(3), true)
+	f.Fuzz(func(t *testing.T, text string, prev uint8, fdTests bool) {
+		c := newCommand()
+		line := commandLine(text, c, int(prev), fdTests, "")
+		require.Equal(t, 1, strings.Count(line, "\n"))
+		require.True(t, strings.HasSuffix(line, "\n"))
 		for i := 0; i < len(line); i++ {
 			require.True(t, line[i] == '\n' || line[i] == rs[0] || (line[i] >= 0x20 && line[i] < 0x7f), "byte %#x at %d", line[i], i)
 		}
+		records := 1
+		if fdTests {
+			records = 2
+		}
+		require.Equal(t, 2*records, strings.Count(line, c.nonce))
+		require.True(t, strings.HasPrefix(line[strings.LastIndex(line, "' </dev/null; "):], "' </dev/null; ((1)) 2>&19 <"+noFile+rs+c.nonce+`" e $? `),
+			"the status is $? in the record right after the eval: %q", line)
+		q, ok := strings.CutPrefix(line, `\builtin eval `)
+		require.True(t, ok, line)
+		end := strings.LastIndex(q, "' </dev/null; ")
+		require.Positive(t, end)
+		var setter string
+		switch prev {
+		case 0:
+		case 1:
+			setter = "((0))\n"
+		default:
+			setter = "(\\builtin exit " + strconv.Itoa(int(prev)) + ")\n"
+		}
+		require.Equal(t, "__harness_ran="+c.ran+"\n"+setter+text, unquote(t, q[:end+1]))
+	})
+}
+
+// TestCommandLineRunsNothingAfterRecord: the record is the last command
+// the line runs, so no trap runs between it and the reading of the next
+// line, and the options it carries are those the next line is read with.
+func TestCommandLineRunsNothingAfterRecord(t *testing.T) {
+	c := newCommand()
+	for _, fdTests := range []bool{false, true} {
+		line := commandLine("true", c, 0, fdTests, "")
+		// The status is in the first record, right after the eval.
+		assert.Contains(t, line, "' </dev/null; ((1)) 2>&19 <"+noFile+rs+c.nonce+`" e $? `)
+		end := strings.LastIndex(line, rs+c.nonce+rs)
+		require.Positive(t, end)
+		assert.Equal(t, " && 19>&19\n", line[end+len(rs+c.nonce+rs):], "after a failed first part, the && list runs nothing more")
 	}
-	assert.Contains(t, commandLine(":", c, 3), `(\\builtin exit 3)\n`)
-	assert.Contains(t, commandLine(":", c, 1), `((0))\n`)
-	assert.NotContains(t, commandLine(":", c, 0), "exit")
 }
 
 // renderEnd writes the body of an end record as the shell does.
@@ -351,9 +426,6 @@ func FuzzParseRecords(f *testing.F) {
 			}
 			require.Equal(t, body, renderEnd(m))
 		}
-		if exposed, ok := parseStart([]byte(body)); ok {
-			require.Equal(t, exposed, strings.Contains(":"+body[2:]+":", ":verbose:") || strings.Contains(":"+body[2:]+":", ":history:"))
-		}
 		want := &mark{Status: int(status), Ran: "17", Stdout: stdout, Stderr: stderr, Opts: "braceexpand:hashall", Dir: dir}
 		m, err := parseEnd([]byte(renderEnd(want)))
 		require.NoError(t, err)
@@ -364,11 +436,11 @@ func FuzzParseRecords(f *testing.F) {
 // TestCommandLineLength: bash reads a shell's command lines from a pipe
 // one byte at a time, so a round trip costs the shell about a read(2) per
 // byte of the line; the protocol's own part of the line stays within a
-// ceiling (it was 801 bytes for `true`).
+// ceiling (it was 801 bytes for `true`, then 528).
 func TestCommandLineLength(t *testing.T) {
-	const ceiling = 540
+	const ceiling = 240
 	for _, prev := range []int{0, 1} {
-		line := commandLine("true", newCommand(), prev)
+		line := commandLine("true", newCommand(), prev, false, "")
 		assert.LessOrEqual(t, len(line), ceiling, "the line for true after status %d: %q", prev, line)
 	}
 }

@@ -27,7 +27,7 @@ const startupWait = 30 * time.Second
 // shell is one persistent bash: a long-lived process that reads command
 // lines from a pipe (descriptor 3, read as its script), writes its
 // output, stdout and stderr together, to another pipe, and reports when
-// commands start and end on a third (see marker.go).
+// commands end on a third (see protocol.go).
 type shell struct {
 	id string
 	m  *shells
@@ -64,6 +64,9 @@ type shell struct {
 	noStdout bool      // the last end record: the shell's stdout no longer leads here
 	noStderr bool      // the same for its stderr
 	errexit  bool      // the last end record: set -e is on
+	opts     string    // the last end record's $SHELLOPTS: those the next line is read with
+	fds      *fdProbe  // looks where the shell's stdout and stderr lead; nil when the line checks
+	unset    string    // variables of the last line to unset at the start of the next
 	closed   bool
 	changed  chan struct{}
 	lastUse  time.Time
@@ -84,8 +87,9 @@ type finished struct {
 // running is the protocol state of the command that runs.
 type running struct {
 	cmd     command
-	marks   *scanner // finds the command's records on the status channel
-	started bool     // the start record came
+	marks   *scanner // finds the command's end record on the status channel
+	fdTests bool     // the line checks stdout and stderr itself
+	fdsDone bool     // the record of those checks came
 	exposed bool     // the shell echoed or recorded the line (set -v, set -o history)
 	end     *mark    // the end record, once it came
 }
@@ -122,13 +126,17 @@ func (sh *shell) startLocked() (string, error) {
 	sh.watched = make(chan struct{})
 	sh.death, sh.broken, sh.junk, sh.skipLine = "", "", nil, false
 	sh.prev, sh.prevRan, sh.noStdout, sh.noStderr, sh.errexit = 0, "x", false, false, false
+	sh.opts, sh.unset = "", ""
+	sh.closeFDsLocked()
 	sh.cwd = sh.dir
 	read := make(chan struct{})
 	go sh.readLoop(gen, outR, read)
 	go sh.markLoop(gen, p, markR)
 	go sh.watch(gen, p, outR, outW, markR, read, sh.watched)
 
-	line := bootLine() + sh.beginLocked(":")
+	// The first command checks nothing: the shell has not been looked
+	// at yet, and nothing could have redirected its descriptors.
+	line := bootLine() + sh.beginLocked(":", false)
 	sh.command = ""
 	wait := startupWait
 	if _, err := io.WriteString(scriptW, line); err != nil {
@@ -152,19 +160,59 @@ func (sh *shell) startLocked() (string, error) {
 		return out, fmt.Errorf("the shell did not start: %s", why)
 	}
 	sh.last = nil
+	// Now that the shell has its descriptors 18 and 19, find it in /proc
+	// to look at its stdout and stderr from outside at the end of each
+	// command; where it cannot be found, each line checks them itself.
+	sh.fds = newFDProbe(p, outR, markR)
 	return out, nil
 }
 
+// closeFDsLocked stops looking at a shell's descriptors.
+func (sh *shell) closeFDsLocked() {
+	if sh.fds != nil {
+		sh.fds.close()
+		sh.fds = nil
+	}
+}
+
 // beginLocked starts the protocol of a command and returns the line that
-// runs it.
-func (sh *shell) beginLocked(text string) string {
+// runs it. check says whether the line is to check stdout and stderr
+// itself when the harness cannot.
+func (sh *shell) beginLocked(text string, check bool) string {
 	c := newCommand()
-	sh.run = &running{cmd: c, marks: newRecordScanner(c.nonce)}
+	fdTests := check && sh.fds == nil
+	// The options the last record showed are those the shell reads this
+	// line with: no command runs after a record.
+	exposed := hasOption(sh.opts, "verbose") || hasOption(sh.opts, "history")
+	sh.run = &running{cmd: c, marks: newRecordScanner(c.nonce), fdTests: fdTests, exposed: exposed}
 	sh.scan = newScanner(c.sync)
 	sh.command = text
 	sh.cmdStart = time.Now()
 	sh.last = nil
-	return commandLine(text, c, sh.prev)
+	line := commandLine(text, c, sh.prev, fdTests, sh.unset)
+	sh.unset = ""
+	if fdTests {
+		sh.unset = c.fdsVar()
+	}
+	return line
+}
+
+// startedLocked reports whether the shell has read the running command's
+// line: the script pipe holds none of it. It is true when that cannot
+// be told.
+func (sh *shell) startedLocked() bool {
+	if sh.script == nil || !rawPipes {
+		return true
+	}
+	rc, err := sh.script.SyscallConn()
+	if err != nil {
+		return true
+	}
+	n, ok := 0, false
+	if rc.Control(func(fd uintptr) { n, ok = pipeBytes(fd) }) != nil {
+		return true
+	}
+	return !ok || n == 0
 }
 
 // readLoop reads the shell's output until the pipe closes. Each read
@@ -282,6 +330,7 @@ func (sh *shell) finishLocked() {
 	}
 	sh.prev = m.Status
 	sh.noStdout, sh.noStderr, sh.errexit = !m.Stdout, !m.Stderr, m.errexit()
+	sh.opts = m.Opts
 	sh.last = &finished{command: sh.command, code: m.Status, elapsed: time.Since(sh.cmdStart), exposed: r.exposed}
 	// The command text starts by setting __harness_ran. If the variable
 	// still holds what it held before, that never happened; any other
@@ -326,7 +375,7 @@ func (sh *shell) markLoop(gen int, p *proctree.Proc, r *os.File) {
 		return
 	}
 	sh.flushJunkLocked()
-	sh.breakLocked(fmt.Sprintf("a command closed or redirected its descriptor %d, on which it reports when commands start and end", markerFD))
+	sh.breakLocked(fmt.Sprintf("a command closed or redirected its descriptor %d, on which it reports when commands end", markerFD))
 }
 
 // onRecords takes bytes of the status channel. It returns the sync record
@@ -375,33 +424,61 @@ func (sh *shell) onRecords(gen int, p []byte) (*os.File, []byte) {
 		sh.flushJunkLocked()
 		sh.skipLine = true
 		p = rest
-		if exposed, ok := parseStart(body); ok {
-			r.started, r.exposed = true, exposed
-			continue
-		}
-		m, err := parseEnd(body)
+		complete, err := sh.recordLocked(r, body)
 		if err != nil {
-			sh.breakLocked(fmt.Sprintf("its end-of-command record %q could not be read", textcut.Prefix(string(body), 200)))
+			sh.breakLocked(err.Error())
 			break
 		}
-		if r.end == nil {
-			r.end = m
-			if sh.outputDrainedLocked() {
-				// All the command printed has been handled: no sync
-				// record is needed to find its end in the output.
-				if held := sh.scan.flush(); len(held) > 0 {
-					_, _ = sh.window.Write(held)
-					if sh.live != nil {
-						sh.live(held)
-					}
-				}
-				sh.finishLocked()
-				continue
-			}
-			w, sync = sh.outW, syncRecord(r.cmd.sync)
+		if !complete {
+			continue
 		}
+		if sh.outputDrainedLocked() {
+			// All the command printed has been handled: no sync record
+			// is needed to find its end in the output.
+			if held := sh.scan.flush(); len(held) > 0 {
+				_, _ = sh.window.Write(held)
+				if sh.live != nil {
+					sh.live(held)
+				}
+			}
+			sh.finishLocked()
+			continue
+		}
+		w, sync = sh.outW, syncRecord(r.cmd.sync)
 	}
 	return w, sync
+}
+
+// recordLocked takes the body of a record of the running command r. It
+// reports whether the command's records are complete with it: the end
+// record, and the record of the line's own checks of stdout and stderr
+// when it makes them. An error says why the protocol broke.
+func (sh *shell) recordLocked(r *running, body []byte) (complete bool, err error) {
+	switch {
+	case r.end == nil:
+		m, err := parseEnd(body)
+		if err != nil {
+			return false, fmt.Errorf("its end-of-command record %q could not be read", textcut.Prefix(string(body), 200))
+		}
+		if !r.fdTests && sh.fds != nil {
+			// Nothing runs in the shell after its record, so its
+			// descriptors are those the command left.
+			if stdout, stderr, ok := sh.fds.leads(); ok {
+				m.Stdout, m.Stderr = stdout, stderr
+			} else {
+				sh.closeFDsLocked() // the next lines check themselves
+			}
+		}
+		r.end = m
+		return !r.fdTests, nil
+	case r.fdTests && !r.fdsDone:
+		if err := parseFDs(body, r.end); err != nil {
+			return false, fmt.Errorf("its record of where stdout and stderr lead %q could not be read", textcut.Prefix(string(body), 200))
+		}
+		r.fdsDone = true
+		return true, nil
+	}
+	return false, nil // the command's records came already
 }
 
 // junkLocked shows what came on the status channel that is not a record
@@ -483,6 +560,7 @@ func (sh *shell) watch(gen int, p *proctree.Proc, out, outW, marks *os.File, rea
 	}
 	sh.scan, sh.run = nil, nil
 	sh.p = nil
+	sh.closeFDsLocked()
 	sh.notifyLocked()
 }
 
@@ -576,7 +654,7 @@ func (sh *shell) statusLocked(b *strings.Builder) (status string, code *int) {
 	case sh.scan != nil:
 		status = shellkit.StatusRunning
 		elapsed := time.Since(sh.cmdStart)
-		if sh.run != nil && !sh.run.started && elapsed >= sh.m.cfg.StartHint {
+		if sh.run != nil && elapsed >= sh.m.cfg.StartHint && !sh.startedLocked() {
 			// An idle shell starts a command within milliseconds.
 			fmt.Fprintf(b, "[the shell has not started the command, %s after it was sent: it seems not to read its input. "+
 				"It may be stopped, or a process started by an earlier command may be taking its input. "+

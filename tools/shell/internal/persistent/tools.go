@@ -44,10 +44,10 @@ type closeArgs struct {
 // processes persist between commands while full-screen programs are not
 // supported. A command is sent quoted on one line and run by eval with
 // stdin from /dev/null, so neither a multi-line command nor one that
-// reads stdin can confuse the protocol. The shell reports the start and
-// the end of each command, with its exit status and the shell's
-// directory, on a status channel apart from the output, in records with a
-// fresh random nonce that bash prints itself: no function, alias or
+// reads stdin can confuse the protocol. The shell reports the end of
+// each command, with its exit status and the shell's directory, on a
+// status channel apart from the output, in a record with a fresh random
+// nonce that bash prints itself: no function, alias or
 // builtin a command redefines sees the nonce or can forge a record. A
 // result says so when a command broke the protocol (closed the status
 // channel, disabled eval), redirected the shell's stdout away or turned
@@ -322,7 +322,7 @@ func (s *sessionTools) send(ctx context.Context, call *tools.Call, in sendArgs) 
 	if pre.Len() > 0 {
 		pre.WriteString("[output of this command:]\n")
 	}
-	line := sh.beginLocked(in.Command)
+	line := sh.beginLocked(in.Command, true)
 	script := sh.script
 	// Reported from before the write: output that arrives while the lock
 	// is released for it is the command's too.
