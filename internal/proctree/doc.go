@@ -44,6 +44,10 @@
 // creates, and the host process is not made a child subreaper (the setting is process-wide and would hand it the
 // orphans of programs it did not start).
 //
-// It imports the root package (for error codes) and the standard
-// library.
+// A command that is its own init may ask for a network namespace of its
+// own (Command.NewNet), made with its PID namespace as root; a thread of
+// the host enters it only to bring its loopback device up.
+//
+// It imports the root package (for error codes), the standard library
+// and golang.org/x/sys/unix.
 package proctree

@@ -193,9 +193,12 @@ func reasonText(err error) string {
 // startContained starts argv as c says.
 func startContained(c *Containment, x Command) (*Proc, error) {
 	if x.Init {
-		if ns := c.initContainment(); ns.kind == containNS {
+		if ns := c.initContainment(); ns.kind == containNS && (!x.NewNet || !ns.userNS) {
 			return startInit(ns, x)
 		}
+	}
+	if x.NewNet {
+		return nil, ErrNoNewNet
 	}
 	switch c.kind {
 	case containCgroup:
@@ -239,9 +242,20 @@ func nsAttr(c *Containment) *syscall.SysProcAttr {
 func startInit(c *Containment, x Command) (*Proc, error) {
 	attr := nsAttr(c)
 	attr.Unshareflags &^= syscall.CLONE_NEWNS
+	if x.NewNet {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
 	cmd := &exec.Cmd{Path: x.Argv[0], Args: x.Argv, Dir: x.Dir, Env: x.Env, Stdin: stdinOf(x), Stdout: writer(x.Stdout), Stderr: writer(x.Stderr), ExtraFiles: x.Extra, SysProcAttr: attr}
 	if err := cmd.Start(); err != nil {
 		return nil, err
+	}
+	if x.NewNet {
+		// Not yet waited for, the process keeps its pid until it is.
+		if err := loopbackUp(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("proctree: bringing up the loopback device of the command's network namespace: %w", err)
+		}
 	}
 	p := &Proc{cmd: cmd, cont: c, how: c.String(), init: cmd.Process.Pid, main: cmd.Process.Pid, mainDone: make(chan struct{}), gone: make(chan struct{})}
 	p.pidNS = nsOf(p.init)

@@ -239,7 +239,16 @@ type Command struct {
 	// init and holder: a stop sends SIGTERM to the others and SIGKILL to
 	// it. Elsewhere Init changes nothing.
 	Init bool
+	// NewNet asks for a network namespace of the command's own, with
+	// nothing but the loopback device, up: for a command that is its own
+	// init, in a PID namespace the tools make as root (Linux). Start
+	// fails with ErrNoNewNet where it cannot be made.
+	NewNet bool
 }
+
+// ErrNoNewNet is the error of Start when Command.NewNet cannot be
+// honoured here.
+var ErrNoNewNet = errors.New("proctree: a network namespace is made only for a command that is its own init, in a PID namespace made as root")
 
 // stdinOf returns the standard input to give x, as exec.Cmd takes it
 // (a nil *os.File in an io.Reader would not be nil).

@@ -154,25 +154,11 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, b.cfg.MaxTimeout)
 	}
 	env := shellkit.CallEnv(call)
-	ns, dir, argv, err := b.cfg.Command(env, in.Workdir, "-c", in.Command)
+	// Once this command is over, the next one's start is made in advance.
+	defer b.refillSpare(env)
+	p, ns, outR, errR, start, err := b.start(ctx, call, env, in)
 	if err != nil {
 		return nil, err
-	}
-	recordSandbox(ctx, call, b.cfg)
-
-	rs, ws, err := shellkit.Pipes(2)
-	if err != nil {
-		return nil, err
-	}
-	outR, errR, outW, errW := rs[0], rs[1], ws[0], ws[1]
-	start := time.Now()
-	p, err := b.cfg.Start(argv, dir, b.cfg.Environ(), outW, errW)
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, shellkit.StartError(err)
 	}
 
 	saveCtx := context.WithoutCancel(ctx)
@@ -244,6 +230,57 @@ func (b *bashTool) run(ctx context.Context, call *tools.Call, in bashJobArgs) (*
 		res.IsError, res.Code = true, harness.CodeAborted
 	}
 	return res, nil
+}
+
+// start starts a foreground command: from the session's spare start
+// when there is one (see spare.go), else from nothing. It returns the
+// process, the directory's namespace path, the read ends of stdout and
+// stderr, and when the command started.
+func (b *bashTool) start(ctx context.Context, call *tools.Call, env *tools.Env, in bashJobArgs) (p *proctree.Proc, ns string, outR, errR *os.File, start time.Time, err error) {
+	if bw, _ := b.spareSandbox(); bw != nil {
+		if sp := b.sparesOf(env); sp != nil {
+			if s := sp.take(b.cfg.Environ()); s != nil {
+				ns, dir, argv, err := b.cfg.BashCommand(env, in.Workdir, "-c", in.Command)
+				if err == nil {
+					if argv, err = bw.spareBody(argv, dir, s.net); err != nil {
+						err = shellkit.SandboxRefused(err)
+					}
+				}
+				if err != nil {
+					s.stop()
+					return nil, "", nil, nil, time.Time{}, err
+				}
+				recordSandbox(ctx, call, b.cfg)
+				start = time.Now()
+				if err := s.launch(argv); err == nil {
+					return s.p, ns, s.outR, s.errR, start, nil
+				}
+				// The spare's shell is gone: start from nothing.
+				s.stop()
+			}
+		}
+	}
+	ns, dir, argv, err := b.cfg.Command(env, in.Workdir, "-c", in.Command)
+	if err != nil {
+		return nil, "", nil, nil, time.Time{}, err
+	}
+	recordSandbox(ctx, call, b.cfg)
+
+	rs, ws, err := shellkit.Pipes(2)
+	if err != nil {
+		return nil, "", nil, nil, time.Time{}, err
+	}
+	outW, errW := ws[0], ws[1]
+	start = time.Now()
+	p, err = b.cfg.Start(argv, dir, b.cfg.Environ(), outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		rs[0].Close()
+		rs[1].Close()
+		return nil, "", nil, nil, time.Time{}, shellkit.StartError(err)
+	}
+	return p, ns, rs[0], rs[1], start, nil
 }
 
 // drain waits for the output copiers to finish, and closes the pipes'

@@ -95,6 +95,12 @@
 // the sandbox's command line is itself the first process of a PID
 // namespace of the tools' (it sets the limits, then runs bwrap), without
 // that init and holder, whichever containment the other commands get.
+// Since that namespace and the shell that sets the limits depend on
+// nothing of the command, the bash tool starts them for a session's next
+// one-shot command once a command is over: the next command hands the
+// waiting shell bwrap's command line, its masks made when it starts as
+// for any command, and does not wait for them. Such a spare is used once;
+// one that is not used ends when the session closes, or after 30 seconds.
 //
 // A stop sends SIGTERM to every process of the command, waits up to the
 // grace period, then ends the rest with SIGKILL: in a cgroup through

@@ -22,7 +22,9 @@ import (
 // bwrap works here. Each call is followed, in the same loop, by a fresh
 // `bash -c true` under os/exec, so the ratio of medians comes from the
 // same conditions; under the sandbox, by the sandbox's own bwrap command
-// line for `bash -c true` run directly too. It reports the medians, the
+// line for `bash -c true` run directly too. Each call's result is followed
+// by a short pause (think), as a model's answer would follow it, before
+// the baselines run. It reports the medians, the
 // ratios of the medians and the slowest ratio of a call to the fresh bash
 // after it.
 func BenchmarkBashInLoop(b *testing.B) {
@@ -88,6 +90,12 @@ func BenchmarkBashInLoop(b *testing.B) {
 						b.Fatalf("bash failed: %s", ev.Result.Text())
 					}
 					calls++
+					// A model takes at least this long to answer, during
+					// which the tools make the next command's start in
+					// advance (a spare, under the sandbox); the scripted
+					// one answers at once. The pause keeps that work out
+					// of the baselines timed next.
+					time.Sleep(think)
 					if calls == 1 {
 						continue // the probes' call
 					}
@@ -128,6 +136,10 @@ func BenchmarkBashInLoop(b *testing.B) {
 		})
 	}
 }
+
+// think is the pause after each call in BenchmarkBashInLoop: far less
+// than a model's answer takes.
+const think = 20 * time.Millisecond
 
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,6 +279,62 @@ func (b *bubblewrap) WrapContained(argv []string, dir string, cont *proctree.Con
 }
 
 func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment) ([]string, error) {
+	// In a PID namespace the tools made (as root, or inside a user
+	// namespace of their own), a small shell sets the limits before bwrap
+	// starts: there they bind only this command. Elsewhere prlimit sets
+	// them inside the sandbox.
+	outer := b.outer(cont)
+	body, err := b.body(argv, dir, !outer)
+	if err != nil || !outer {
+		return body, err
+	}
+	return append(b.limitShell(cont, limitScript+`exec "$@"`), body...), nil
+}
+
+// spareBody is bwrap's command line for argv started from a spare (the
+// limits are set already, and with ownNet the command's network namespace
+// is made), once the sandbox has been checked.
+func (b *bubblewrap) spareBody(argv []string, dir string, ownNet bool) ([]string, error) {
+	b.probeOnce.Do(func() { b.probeErr = b.probe() })
+	if b.probeErr != nil {
+		return nil, b.probeErr
+	}
+	out, err := b.body(argv, dir, false)
+	if err != nil || !ownNet {
+		return out, err
+	}
+	// The spare's network namespace is the command's own already.
+	if i := slices.Index(out[:slices.Index(out, "--")], "--unshare-net"); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return out, nil
+}
+
+// outer reports whether the limits are set by a shell in front of bwrap,
+// as the first process of the PID namespace the tools make.
+func (b *bubblewrap) outer(cont *proctree.Containment) bool {
+	return cont != nil && cont.Namespace() && b.sh != ""
+}
+
+// limitShell returns the command line of the shell that sets the limits
+// of a command in the tools' PID namespace (limitScript), then runs script.
+func (b *bubblewrap) limitShell(cont *proctree.Containment, script string) []string {
+	pidMax, nproc := 0, 0
+	if b.root && !cont.UserNamespace() && b.pidMax && b.lim.Processes > 0 {
+		// As root RLIMIT_NPROC does not bind: the pid_max of the
+		// command's own PID namespace does.
+		pidMax = max(b.lim.Processes, minPIDMax)
+	}
+	if !b.root && b.lim.Processes > 0 {
+		nproc = b.lim.Processes
+	}
+	return []string{b.sh, "-c", script, "harness-limits",
+		strconv.Itoa(pidMax), strconv.Itoa(nproc), strconv.FormatInt(max(b.lim.Memory, 0), 10), strconv.FormatInt(max(b.lim.FileSize, 0), 10)}
+}
+
+// body returns bwrap's command line for argv, with the mounts planned
+// now, and prlimit in front of argv when withLimits.
+func (b *bubblewrap) body(argv []string, dir string, withLimits bool) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("nothing to run")
 	}
@@ -288,27 +345,8 @@ func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment)
 	if b.planned != nil {
 		b.planned()
 	}
-	var out []string
-	// In a PID namespace the tools made (as root, or inside a user
-	// namespace of their own), a small shell sets the limits before bwrap
-	// starts: there they bind only this command. Elsewhere prlimit sets
-	// them inside the sandbox.
-	outer := cont != nil && cont.Namespace() && b.sh != ""
-	if outer {
-		pidMax, nproc := 0, 0
-		if b.root && !cont.UserNamespace() && b.pidMax && b.lim.Processes > 0 {
-			// As root RLIMIT_NPROC does not bind: the pid_max of the
-			// command's own PID namespace does.
-			pidMax = max(b.lim.Processes, minPIDMax)
-		}
-		if !b.root && b.lim.Processes > 0 {
-			nproc = b.lim.Processes
-		}
-		out = append(out, b.sh, "-c", limitScript, "harness-limits",
-			strconv.Itoa(pidMax), strconv.Itoa(nproc), strconv.FormatInt(max(b.lim.Memory, 0), 10), strconv.FormatInt(max(b.lim.FileSize, 0), 10))
-	}
-	out = append(out, b.path, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
-		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+	out := []string{b.path, "--die-with-parent", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
 	if !b.cfg.Network {
 		out = append(out, "--unshare-net")
 	}
@@ -353,7 +391,7 @@ func (b *bubblewrap) wrap(argv []string, dir string, cont *proctree.Containment)
 		out = append(out, "--chdir", dir)
 	}
 	out = append(out, "--")
-	if !outer {
+	if withLimits {
 		out = append(out, b.limitArgs()...)
 	}
 	return append(out, argv...), nil
@@ -381,19 +419,20 @@ func (b *bubblewrap) hiddenNow() []string {
 }
 
 // limitScript sets the limits of a command from inside the PID namespace
-// the tools made for it, as the namespace's first process, then runs the
-// rest (bwrap): pid_max (when not 0) only when it is pid 1 (a write to
-// /proc/sys/kernel/pid_max sets the writer's own PID namespace's value,
-// on the kernels where the tools ask for it), RLIMIT_NPROC (when not 0; this namespace is inside a user
-// namespace of its own, where only the command's processes count), and
-// the address space and file size in bytes (when not 0), converted to the
-// units of bash or dash.
+// the tools made for it, as the namespace's first process, before the
+// rest of the shell's script runs bwrap: pid_max (when not 0) only when it
+// is pid 1 (a write to /proc/sys/kernel/pid_max sets the writer's own PID
+// namespace's value, on the kernels where the tools ask for it),
+// RLIMIT_NPROC (when not 0; this namespace is inside a user namespace of
+// its own, where only the command's processes count), and the address
+// space and file size in bytes (when not 0), converted to the units of
+// bash or dash. Its arguments are those four numbers.
 const limitScript = `p=$1 n=$2 v=$3 f=$4; shift 4
 if [ "$p" != 0 ] && [ "$$" = 1 ]; then echo "$p" >/proc/sys/kernel/pid_max 2>/dev/null; fi
 if [ "$n" != 0 ]; then ulimit -u "$n" 2>/dev/null || ulimit -p "$n" 2>/dev/null; fi
 if [ "$v" != 0 ]; then ulimit -v $((v / 1024)); fi
 if [ "$f" != 0 ]; then if [ -n "$BASH_VERSION" ]; then ulimit -f $((f / 1024)); else ulimit -f $((f / 512)); fi; fi
-exec "$@"`
+`
 
 // limitArgs returns the command that sets the resource limits inside the
 // sandbox, in front of the command, where no shell could set them before

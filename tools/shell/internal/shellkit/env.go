@@ -187,13 +187,34 @@ func (c *Config) argv(bash, dir string, args ...string) ([]string, error) {
 		w, err = c.Sandbox.Wrap(argv, dir)
 	}
 	if err != nil {
-		return nil, &harness.Error{Code: CodeSandboxDenied, Err: err,
-			Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
+		return nil, SandboxRefused(err)
 	}
 	if len(w) == 0 {
 		return nil, &harness.Error{Code: CodeSandboxDenied, Message: "The sandbox returned an empty command line; the command was not run."}
 	}
 	return w, nil
+}
+
+// BashCommand is Command without the sandbox: the directory's namespace
+// and OS paths and the command line that runs bash with args, for a
+// sandbox that wraps it itself.
+func (c *Config) BashCommand(env *tools.Env, dir string, args ...string) (ns, osDir string, argv []string, err error) {
+	ns, osDir, err = workdir(env, dir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	bash, err := c.resolveBash()
+	if err != nil {
+		return "", "", nil, err
+	}
+	return ns, osDir, append([]string{bash, "--noprofile", "--norc"}, args...), nil
+}
+
+// SandboxRefused is the error of a sandbox that refused to wrap a
+// command.
+func SandboxRefused(err error) error {
+	return &harness.Error{Code: CodeSandboxDenied, Err: err,
+		Message: fmt.Sprintf("The sandbox refused to start the command: %v.", err)}
 }
 
 // Command resolves the directory a call asks to run in (see workdir) and
