@@ -135,6 +135,10 @@ type Answers struct {
 	// when the loop's own Limits.Budget (a restarted program's, say) is
 	// no longer reached.
 	Budget *Budgets
+	// Tools are the results of the calls of external tools that wait
+	// (awaiting_tool, see WithExternalTools), by call id: every waiting
+	// call's at once.
+	Tools map[string]ToolAnswer
 }
 
 // Pause is what a paused turn waits for.
@@ -151,6 +155,9 @@ type Pause struct {
 	Questions []InputRequest
 	// Spend is what was spent when the budget was reached.
 	Spend *session.Spend
+	// Tools are the calls of external tools waiting for the host to run
+	// them (awaiting_tool), in the order the model made them.
+	Tools []harness.ToolCall
 }
 
 // Paused returns what the session's paused turn waits for, or nil when
@@ -167,7 +174,10 @@ func (s *Session) Paused() *Pause {
 		return nil
 	}
 	p := &Pause{Reason: pz.reason, Step: pz.step, Approvals: s.Pending(), Spend: pz.spend}
-	if len(pz.inputs) > 0 {
+	switch {
+	case pz.reason == session.ReasonAwaitingTool:
+		p.Tools = s.externalCalls(pz.inputs)
+	case len(pz.inputs) > 0:
 		p.Questions = s.inputRequests(pz.inputs)
 	}
 	return p
@@ -227,6 +237,9 @@ func (t *turn) resume(all Answers) {
 		return
 	case session.ReasonAwaitingInput:
 		t.resumeInput(pz, all.Input)
+		return
+	case session.ReasonAwaitingTool:
+		t.resumeExternal(pz, all.Tools)
 		return
 	}
 	answers := own
@@ -321,6 +334,9 @@ func answersFit(pz *pause, a Answers) error {
 	if a.Budget != nil && pz.reason != session.ReasonAwaitingBudget {
 		given = append(given, "a budget")
 	}
+	if a.Tools != nil && pz.reason != session.ReasonAwaitingTool {
+		given = append(given, "tool results")
+	}
 	if len(given) == 0 {
 		return nil
 	}
@@ -334,6 +350,8 @@ func waitsFor(reason string) string {
 		return "the user's answers to its questions (Answers.Input)"
 	case session.ReasonAwaitingBudget:
 		return "a raised budget (Answers.Budget)"
+	case session.ReasonAwaitingTool:
+		return "the results of its external calls (Answers.Tools)"
 	}
 	return "approvals (Answers.Approvals)"
 }
@@ -453,6 +471,10 @@ func (t *turn) abandonPause() error {
 			res = harness.ErrorResult(harness.CodeNotRun,
 				"The user did not answer these questions: they sent a new message instead. Ask again if the answers are still needed.")
 		}
+		if pz.reason == session.ReasonAwaitingTool {
+			res = harness.ErrorResult(harness.CodeNotRun,
+				"This %s call was not run: it was waiting to be run by the host when the user sent a new message. Nothing was changed by it; make it again if it is still needed.", c.Name)
+		}
 		logs = append(logs, &session.ToolFinished{Step: pz.step, CallID: c.ID, Name: c.Name, Result: *res})
 	}
 	return t.s.append(t.ctx, logs...)
@@ -490,7 +512,7 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 	}
 	end := events[lastEnd].Data.(*session.TurnEnded)
 	switch end.Reason {
-	case session.ReasonAwaitingApproval, session.ReasonAwaitingInput, session.ReasonAwaitingBudget:
+	case session.ReasonAwaitingApproval, session.ReasonAwaitingInput, session.ReasonAwaitingBudget, session.ReasonAwaitingTool:
 	default:
 		return false
 	}

@@ -154,6 +154,10 @@ const (
 	// because a budget of money or tokens was reached (see Paused); it
 	// continues when the budget is raised.
 	ReasonAwaitingBudget = "awaiting_budget"
+	// ReasonAwaitingTool ends a turn that paused because calls of its
+	// last step are run by the host, outside the loop (external tools,
+	// see Paused): those calls stay open until their results come.
+	ReasonAwaitingTool = "awaiting_tool"
 	// ReasonBudgetExceeded ends a turn that reached a budget set as a
 	// hard ceiling: it does not pause, it stops.
 	ReasonBudgetExceeded = "budget_exceeded"
