@@ -82,8 +82,8 @@ type Worker struct {
 type entry struct {
 	id string
 	// mu is held by the run using the session.
-	mu      sync.Mutex
-	sess    *agent.Session
+	mu   sync.Mutex
+	sess *agent.Session
 	// task is the sub-agent task the session runs, for a child turn
 	// (TurnInput.Task); closing it closes sess.
 	task    *agent.Task
