@@ -447,6 +447,7 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		events = sess.Run(turnCtx, prompt)
 	case turns == in.Turn && sess.Interrupted():
 		events = sess.Continue(turnCtx)
+		out.Cut = w.cutOffs(ctx, in.SessionID)
 	case turns == in.Turn:
 		// Done already (a run whose result was lost), or paused.
 		return w.outcome(ctx, e, in, nil), nil
@@ -483,8 +484,31 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		keep = false
 	}
 	o := w.outcome(ctx, e, in, end)
-	o.Moved = moved
+	o.Moved, o.Cut = moved, out.Cut
 	return o, nil
+}
+
+// cutOffs counts the times the log's last turn was cut off (its worker
+// died, and another went on from the log): its interrupted ends.
+func (w *Worker) cutOffs(ctx context.Context, id string) int {
+	tr, err := w.cfg.Store.Load(ctx, id)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range tr.Events {
+		switch p := e.Data.(type) {
+		case *session.UserMessage:
+			if !p.Steer {
+				n = 0
+			}
+		case *session.TurnEnded:
+			if p.Reason == session.ReasonInterrupted {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // turnContext is the context a run's turn runs under. It ends when the

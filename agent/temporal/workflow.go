@@ -168,6 +168,9 @@ type runOutput struct {
 	// Moved says the run found the session closed on this worker, so the
 	// state of its tools (shells, jobs) did not come with it.
 	Moved bool `json:"moved,omitempty"`
+	// Cut is, for a run that continued a turn cut off, how many times
+	// the log says the turn was cut off so far.
+	Cut int `json:"cut,omitempty"`
 }
 
 // eventBatch is a batch of streamed events (agent.MarshalEvent lines).
@@ -270,7 +273,12 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return w.ownQueue }).Get(&q)
 		return q
 	}
-	moves, failures := 0, 0
+	// moves counts the turn's moves to another worker: the times it was
+	// cut off (from the log, as the runs that continued it read it, so
+	// a local run replayed after its worker died counts too) and the
+	// answers to a pause run on another worker than the one that paused.
+	moves, cut, answered, failures := 0, 0, 0, 0
+	var paused string // the worker whose run ended in the last pause
 	durable := false   // the turn's number is in the history: a run ended
 	var current string // the worker running the turn, for steers
 	// Steers go to the worker running the turn; those that found no
@@ -350,14 +358,16 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 					return TurnResult{}, err
 				}
 			}
-			next := pick()
-			if next != queue {
-				moves++
-			}
-			queue, local = next, true
+			queue, local = pick(), true
 			continue
 		}
 		failures = 0
+		cut = max(cut, out.Cut)
+		if run.Answers != nil && paused != "" && out.Result.Worker != paused {
+			answered++
+		}
+		paused = out.Result.Worker
+		moves = cut + answered
 		run.Answers = nil
 		out.Result.Moves = moves
 		if out.Refused != "" {
