@@ -278,7 +278,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 	// a local run replayed after its worker died counts too) and the
 	// answers to a pause run on another worker than the one that paused.
 	moves, cut, answered, failures := 0, 0, 0, 0
-	var paused string // the worker whose run ended in the last pause
+	var paused string  // the worker whose run ended in the last pause
 	durable := false   // the turn's number is in the history: a run ended
 	var current string // the worker running the turn, for steers
 	// Steers go to the worker running the turn; those that found no
