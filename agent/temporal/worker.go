@@ -49,8 +49,11 @@ type Config struct {
 	// run, so that its next turn (or its answer after a pause) finds its
 	// tool state (shells, jobs, the file ledger) and loads nothing: one
 	// minute when zero; negative closes it at once. An open session holds
-	// the store's lock: a turn sent to another worker meanwhile waits
-	// for it.
+	// the store's lock: a turn of it that reaches another worker
+	// meanwhile (Client.Start sends it to this one first, so only when
+	// this worker did not take it within two seconds, overloaded say)
+	// is retried there until this worker lets the session go, up to
+	// KeepOpen later. Keep it short where workers are busy.
 	KeepOpen time.Duration
 	// MaxOpen bounds the sessions kept open (64 when zero); the least
 	// recently used is closed first.
