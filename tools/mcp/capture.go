@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -96,6 +95,9 @@ type httpTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	schemas *schemas
+	// rules bound what of an answer is held in memory: a larger message
+	// is spooled (a tool result) or refused.
+	rules bigRules
 }
 
 // maxListBody bounds the tools/list response read whole to find the
@@ -103,12 +105,14 @@ type httpTransport struct {
 const maxListBody = 32 << 20
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var posted postedRequest
 	listing := false
 	if req.Method == http.MethodPost && req.Body != nil && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(body, 1<<20))
 			body.Close()
 			listing = bytes.Contains(b, []byte(`"tools/list"`))
+			posted = requestOf(b)
 		}
 	}
 	if len(t.headers) > 0 {
@@ -121,11 +125,15 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
-		// The SDK reads a JSON answer whole, without a bound: a server
-		// must not make it read without end. (An event stream's events
-		// are bounded by the SDK itself.)
-		resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxFrame}
+	rules := t.rules
+	rules.owner = t
+	switch mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt {
+	case "application/json":
+		// The SDK reads a JSON answer whole, without a bound.
+		resp.Body = &jsonAnswer{body: resp.Body, rules: rules, req: posted}
+	case "text/event-stream":
+		// The SDK bounds an event at 16 MiB and ends the stream past it.
+		resp.Body = newSSEAnswer(resp.Body, rules, posted)
 	}
 	if !listing || resp.StatusCode != http.StatusOK {
 		return resp, nil
@@ -150,24 +158,6 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 type readCloser struct {
 	io.Reader
 	io.Closer
-}
-
-// cappedBody fails a read past left bytes.
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (c *cappedBody) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		return 0, fmt.Errorf("mcp: the server's HTTP answer is larger than the %d bytes read of one answer", maxFrame)
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.ReadCloser.Read(p)
-	c.left -= int64(n)
-	return n, err
 }
 
 // observe finds JSON-RPC responses in a body that is either one JSON

@@ -45,8 +45,8 @@ type Config struct {
 	// not offered and one EventToolSkipped says so. Zero means 128;
 	// negative is an error.
 	MaxTools int
-	// MaxResultBytes bounds the answer to a tool call read from a stdio
-	// server. An answer over 16 MiB (the most a message is decoded in
+	// MaxResultBytes bounds the answer to a tool call read from a
+	// server, over stdio or HTTP. An answer over 16 MiB (the most a message is decoded in
 	// memory) is written to a temporary file as it arrives and its text
 	// read from there in pieces, and saved whole to the session's
 	// output store, so the model gets a preview and where the rest is;

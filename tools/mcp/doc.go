@@ -64,8 +64,9 @@
 // spilled by the loop's spill middleware like any tool's. Protocol
 // metadata never reaches the model.
 //
-// A stdio server's answer is read in memory up to 16 MiB, the SDK's own
-// bound. The answer to a tool call that is larger is written to a
+// A server's answer is read in memory up to 16 MiB, the SDK's own
+// bound, over stdio and over HTTP (a JSON answer, or one event of an
+// event stream). The answer to a tool call that is larger is written to a
 // temporary file as it arrives (up to Config.MaxResultBytes, 256 MiB by
 // default, and cut there), and its text read from the file in pieces
 // and saved whole to the session's output store (tools.Env.Output), so
@@ -73,9 +74,9 @@
 // happened; images and binary resources of such an answer are left out,
 // and said to be. An answer that cannot be kept says so, truthfully, and
 // the server goes on serving. A larger answer to anything else is an
-// error; a line of a stdio server's output that is not JSON-RPC is
-// skipped and logged. Over HTTP, an answer larger than 16 MiB fails the
-// connection.
+// error, and a larger request or notification is dropped and logged; a
+// line of a stdio server's output that is not JSON-RPC is skipped and
+// logged.
 //
 // When a connected server offers resources, the set adds
 // mcp_list_resources(server?) and mcp_read_resource(server, uri). Prompts

@@ -45,7 +45,7 @@ type server struct {
 	// stopErr reports processes of a stopped server that outlived it.
 	stopErr error
 	// spools are the results too large for memory that wait for their
-	// tools (stdio servers).
+	// tools.
 	spools spools
 
 	bgMu     sync.Mutex
@@ -139,7 +139,9 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *process, error)
 		return &captureTransport{Transport: tr, schemas: s.schemas}, nil, nil
 	case s.cfg.URL != "":
 		base := http.DefaultTransport
-		hc := &http.Client{Transport: &httpTransport{base: base, headers: s.cfg.Headers, schemas: s.schemas}}
+		o := s.set.opts
+		rules := bigRules{frame: o.frame, maxResult: o.maxResult, logger: o.logger, server: s.cfg.Name, spools: &s.spools}
+		hc := &http.Client{Transport: &httpTransport{base: base, headers: s.cfg.Headers, schemas: s.schemas, rules: rules}}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, nil, nil
 	}
 	path, err := exec.LookPath(s.cfg.Command)

@@ -296,6 +296,20 @@ func (c *stdioConn) readFrame(br *bufio.Reader) ([]byte, *bigFrame, error) {
 // spoolFrame writes the rest of a large line to a temporary file; first
 // holds what was read of it, and err the read's error, if any.
 func (c *stdioConn) spoolFrame(br *bufio.Reader, first []byte, err error) *bigFrame {
+	f := newBigFrame(first)
+	f.write(bytes.TrimRight(first, "\n"), c.maxResult)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var chunk []byte
+		chunk, err = br.ReadSlice('\n')
+		f.write(bytes.TrimRight(chunk, "\n"), c.maxResult)
+	}
+	return f
+}
+
+// newBigFrame starts the spool of a message too large for memory; first
+// is what was read of it so far, whose start is kept in memory too. The
+// caller writes first (or what of it is the message) with write.
+func newBigFrame(first []byte) *bigFrame {
 	f := &bigFrame{head: bytes.Clone(first[:min(len(first), frameHead)])}
 	file, ferr := os.CreateTemp("", "harness-mcp-result-*")
 	if ferr != nil {
@@ -303,33 +317,55 @@ func (c *stdioConn) spoolFrame(br *bufio.Reader, first []byte, err error) *bigFr
 	} else {
 		f.file = file
 	}
-	write := func(p []byte) {
-		if f.size+int64(len(p)) > c.maxResult {
-			p = p[:max(c.maxResult-f.size, 0)]
-			f.cut = true
-		}
-		f.size += int64(len(p))
-		if f.file != nil && f.spoolErr == nil && len(p) > 0 {
-			if _, werr := f.file.Write(p); werr != nil {
-				f.spoolErr = werr
-			}
-		}
-	}
-	write(bytes.TrimRight(first, "\n"))
-	for errors.Is(err, bufio.ErrBufferFull) {
-		var chunk []byte
-		chunk, err = br.ReadSlice('\n')
-		write(bytes.TrimRight(chunk, "\n"))
-	}
 	return f
 }
 
+// write adds p to the spool, discarding what comes past maxResult.
+func (f *bigFrame) write(p []byte, maxResult int64) {
+	if f.size+int64(len(p)) > maxResult {
+		p = p[:max(maxResult-f.size, 0)]
+		f.cut = true
+	}
+	f.size += int64(len(p))
+	if f.file != nil && f.spoolErr == nil && len(p) > 0 {
+		if _, werr := f.file.Write(p); werr != nil {
+			f.spoolErr = werr
+		}
+	}
+}
+
 // oversized turns a message larger than maxFrame into what the SDK can
-// take: for the answer to a tool call, a stand-in result naming the
-// spooled file, which the tool reads in pieces (or, when it could not be
-// kept, an error result that says so); for any other answer, an error
-// response; nothing for a request or a notification.
+// take (see bigRules.standIn).
 func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
+	rules := bigRules{frame: c.maxFrame, maxResult: c.maxResult, logger: c.logger, server: c.server, spools: c.spools, owner: c}
+	text := rules.standIn(f, c.answered)
+	if text == nil {
+		return nil
+	}
+	m, err := jsonrpc.DecodeMessage(text)
+	if err != nil {
+		return nil
+	}
+	return []jsonrpc.Message{m}
+}
+
+// bigRules are a connection's bounds and where its spooled answers wait.
+type bigRules struct {
+	frame     int
+	maxResult int64
+	logger    *slog.Logger
+	server    string
+	spools    *spools
+	owner     any // the connection, whose close drops what no tool took
+}
+
+// standIn turns a message larger than the frame limit into what the SDK
+// can take, as encoded JSON-RPC: for the answer to a tool call (isCall
+// says which ids those are), a stand-in result naming the spooled file,
+// which the tool reads in pieces (or, when it could not be kept, an
+// error result that says so); for any other answer, an error response;
+// nil for a request or a notification, which are dropped.
+func (r bigRules) standIn(f *bigFrame, isCall func(key string) bool) []byte {
 	var sv surveyed
 	var serr error
 	if f.file != nil && f.spoolErr == nil {
@@ -346,7 +382,7 @@ func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
 	key, haveID := compactID(sv.id)
 	size := units.Bytes(f.size)
 	if f.cut {
-		size = "more than " + units.Bytes(c.maxResult)
+		size = "more than " + units.Bytes(r.maxResult)
 	}
 	drop := func() {
 		if f.file != nil {
@@ -356,14 +392,14 @@ func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
 	}
 	if !haveID || sv.method {
 		drop()
-		c.logger.Warn("mcp: a message from the server too large to read in memory was dropped", "server", c.server, "bytes", f.size, "request", sv.method)
+		r.logger.Warn("mcp: a message from the server too large to read in memory was dropped", "server", r.server, "bytes", f.size, "request", sv.method)
 		return nil
 	}
-	if !c.answered(key) {
+	if !isCall(key) {
 		drop()
-		c.logger.Warn("mcp: an answer from the server too large to read in memory was refused", "server", c.server, "bytes", f.size)
+		r.logger.Warn("mcp: an answer from the server too large to read in memory was refused", "server", r.server, "bytes", f.size)
 		return stand(key, fmt.Sprintf(`{"error":{"code":-32603,"message":%q}}`,
-			fmt.Sprintf("the server's answer was %s, more than the %s this client reads for anything but a tool result", size, units.Bytes(int64(c.maxFrame)))))
+			fmt.Sprintf("the server's answer was %s, more than the %s this client reads for anything but a tool result", size, units.Bytes(int64(r.frame)))))
 	}
 	var problem string
 	switch {
@@ -375,23 +411,18 @@ func (c *stdioConn) oversized(f *bigFrame) []jsonrpc.Message {
 	}
 	if problem != "" {
 		drop()
-		c.logger.Warn("mcp: a large tool result could not be read", "server", c.server, "bytes", f.size, "problem", problem)
+		r.logger.Warn("mcp: a large tool result could not be read", "server", r.server, "bytes", f.size, "problem", problem)
 		return stand(key, fmt.Sprintf(`{"result":{"isError":true,"content":[{"type":"text","text":%q}]}}`, problem))
 	}
-	name := c.spools.put(c, &spooled{path: f.file.Name(), size: f.size, cut: f.cut, survey: sv, frame: c.maxFrame})
+	name := r.spools.put(r.owner, &spooled{path: f.file.Name(), size: f.size, cut: f.cut, survey: sv, frame: r.frame})
 	f.file.Close()
 	return stand(key, fmt.Sprintf(`{"result":{"content":[],"_meta":{%q:%q}}}`, spoolKey, name))
 }
 
-// stand builds a message for the SDK: body is the JSON object text of a
-// response without its id, which is added.
-func stand(key, body string) []jsonrpc.Message {
-	text := `{"jsonrpc":"2.0","id":` + key + `,` + body[1:]
-	m, err := jsonrpc.DecodeMessage([]byte(text))
-	if err != nil {
-		return nil
-	}
-	return []jsonrpc.Message{m}
+// stand builds the text of a response: body is the JSON object text of
+// a response without its id, which is added.
+func stand(key, body string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + key + `,` + body[1:])
 }
 
 // spooled is a tool result waiting in a temporary file for its tool.
@@ -401,7 +432,7 @@ type spooled struct {
 	frame  int // the connection's frame limit, which it was over
 	cut    bool
 	survey surveyed
-	owner  *stdioConn
+	owner  any
 }
 
 // spools are the spooled results of a server not yet taken by their
@@ -411,7 +442,7 @@ type spools struct {
 	m  map[string]*spooled
 }
 
-func (s *spools) put(owner *stdioConn, sp *spooled) string {
+func (s *spools) put(owner any, sp *spooled) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	name := hex.EncodeToString(b[:])
@@ -435,8 +466,9 @@ func (s *spools) take(name string) *spooled {
 	return sp
 }
 
-// dropOf removes the results of a closed connection that no tool took.
-func (s *spools) dropOf(owner *stdioConn) {
+// dropOf removes the results of a closed connection that no tool took;
+// a nil owner removes every connection's.
+func (s *spools) dropOf(owner any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, sp := range s.m {
