@@ -20,7 +20,7 @@ import (
 // wait, the questions, and the decisions already made.
 type pause struct {
 	// reason is why the turn waits: session.ReasonAwaitingApproval,
-	// ReasonAwaitingInput or ReasonAwaitingBudget.
+	// ReasonAwaitingInput, ReasonAwaitingBudget or ReasonAwaitingTool.
 	reason  string
 	step    int
 	asked   []session.PendingCall
@@ -28,7 +28,8 @@ type pause struct {
 	// output is the structured answer the paused turn asks for, if any:
 	// its continuation asks for it too.
 	output *outputSpec
-	// inputs are the ask_user calls waiting for answers (awaiting_input).
+	// inputs are the ask_user calls waiting for answers (awaiting_input),
+	// or the external calls waiting for the host (awaiting_tool).
 	inputs []string
 	// spend is what was spent when a budget was reached, and base the
 	// paused turn's part of it (awaiting_budget).
@@ -143,8 +144,9 @@ type Answers struct {
 
 // Pause is what a paused turn waits for.
 type Pause struct {
-	// Reason is session.ReasonAwaitingApproval, ReasonAwaitingInput or
-	// ReasonAwaitingBudget, as the turn's TurnEnd said.
+	// Reason is session.ReasonAwaitingApproval, ReasonAwaitingInput,
+	// ReasonAwaitingBudget or ReasonAwaitingTool, as the turn's TurnEnd
+	// said.
 	Reason string
 	// Step is the step the turn paused in (after, for a budget).
 	Step int

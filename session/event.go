@@ -171,7 +171,8 @@ const (
 type Paused struct {
 	Step   int    `json:"step"`
 	Reason string `json:"reason"`
-	// Calls are the ids of the calls that wait for the user's answers.
+	// Calls are the ids of the calls that wait for the user's answers
+	// (awaiting_input) or for the host to run them (awaiting_tool).
 	Calls []string `json:"calls,omitempty"`
 	// Spend is what had been spent when the budget was reached.
 	Spend *Spend `json:"spend,omitempty"`
