@@ -155,9 +155,9 @@ func (d *deferral) check(ts *toolset) error {
 		strings.Join(missing, ", "), strings.Join(names, ", "))
 }
 
-// forChild is the deferral of a sub-agent's loop started by s: the same
-// tools, less those s has loaded.
-func (d *deferral) forChild(s *Session) *deferral {
+// forChild is the deferral of a sub-agent's loop started by a session
+// that has loaded the tools named loaded: the same tools, less those.
+func (d *deferral) forChild(loaded []string) *deferral {
 	if d == nil {
 		return nil
 	}
@@ -165,7 +165,7 @@ func (d *deferral) forChild(s *Session) *deferral {
 	for n := range d.whole {
 		c.whole[n] = true
 	}
-	for _, n := range s.LoadedTools() {
+	for _, n := range loaded {
 		c.whole[n] = true
 	}
 	return c

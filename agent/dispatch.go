@@ -38,8 +38,13 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 	}
 	// ask_user calls no one can answer now wait, after the step's other
 	// calls, for the turn to pause.
-	var waiting []harness.ToolCall
+	var waiting, external []harness.ToolCall
 	for i := 0; i < len(calls); {
+		if results[i] == nil && t.deferExternal(prepared[i]) { // external.go
+			external = append(external, calls[i])
+			i++
+			continue
+		}
 		if results[i] == nil && t.deferInput(prepared[i]) {
 			if _, err := questionsOf(calls[i]); err != nil {
 				results[i] = harness.ErrorResult(harness.CodeInvalidArguments, "%s", upperFirst(err.Error()))
@@ -79,8 +84,14 @@ func (t *turn) dispatch(step int, calls []harness.ToolCall) error {
 		}
 		i = j
 	}
+	if len(external) > 0 && t.ctx.Err() == nil {
+		return t.pauseExternal(step, external) // external.go; ask_user calls wait after them
+	}
 	if len(waiting) > 0 && t.ctx.Err() == nil {
 		return t.pauseInput(step, waiting)
+	}
+	if err := t.notRunExternal(step, external); err != nil { // cancelled: external.go
+		return err
 	}
 	for _, c := range waiting { // cancelled: they are never asked
 		res := harness.ErrorResult(harness.CodeNotRun, "This %s call was not run: the turn was cancelled before the user was asked.", c.Name)

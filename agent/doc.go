@@ -222,6 +222,18 @@
 // child in the foreground of its call is denied, with a reason that says
 // so: it cannot pause its parent's turn.
 //
+// # External tools
+//
+// [WithExternalTools] names tools whose calls the host runs, outside the
+// loop: the step's other calls run, and the turn pauses durably
+// (awaiting_tool) with the calls in the log and in [Pause].Tools.
+// [Session.Answer] with Answers.Tools gives each call's result, and the
+// model calls it spent, which the session's budgets then count. A
+// durable workflow engine runs sub-agents this way, each as a job of its
+// own: [Loop.OpenTask] opens a task call's child session on the loop the
+// plain task tool would give it, and [Task.Answer] turns its end into
+// the parent's answer.
+//
 // # Background jobs
 //
 // Each session has a job registry (package jobs) in its tool state: bash

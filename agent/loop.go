@@ -336,6 +336,11 @@ func logSpend(prices *pricing.Table, events []session.Event) (harness.Usage, flo
 				count(p.Model, *p.Usage, ev.Time)
 			}
 		case *session.ToolRecord:
+			if u, c, ok := externalSpend(p); ok { // an external call's spend: external.go
+				usage.Add(u)
+				cost += c
+				continue
+			}
 			// A sub-agent's model calls, priced when they were made.
 			if p.Tool != taskToolName || p.Name != subAgentUsageRecord {
 				continue

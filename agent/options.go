@@ -82,6 +82,8 @@ type config struct {
 	contextSources []ContextSource // WithContext
 	lifecycle      []Lifecycle     // WithLifecycle
 	jobs           jobsConfig      // WithJobs, ReplayJobNotices
+
+	external map[string]bool // WithExternalTools: the tools the host runs
 }
 
 // fail records an invalid option value for New to report: a

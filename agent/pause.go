@@ -20,7 +20,7 @@ import (
 // wait, the questions, and the decisions already made.
 type pause struct {
 	// reason is why the turn waits: session.ReasonAwaitingApproval,
-	// ReasonAwaitingInput or ReasonAwaitingBudget.
+	// ReasonAwaitingInput, ReasonAwaitingBudget or ReasonAwaitingTool.
 	reason  string
 	step    int
 	asked   []session.PendingCall
@@ -28,7 +28,8 @@ type pause struct {
 	// output is the structured answer the paused turn asks for, if any:
 	// its continuation asks for it too.
 	output *outputSpec
-	// inputs are the ask_user calls waiting for answers (awaiting_input).
+	// inputs are the ask_user calls waiting for answers (awaiting_input),
+	// or the external calls waiting for the host (awaiting_tool).
 	inputs []string
 	// spend is what was spent when a budget was reached, and base the
 	// paused turn's part of it (awaiting_budget).
@@ -135,12 +136,17 @@ type Answers struct {
 	// when the loop's own Limits.Budget (a restarted program's, say) is
 	// no longer reached.
 	Budget *Budgets
+	// Tools are the results of the calls of external tools that wait
+	// (awaiting_tool, see WithExternalTools), by call id: every waiting
+	// call's at once.
+	Tools map[string]ToolAnswer
 }
 
 // Pause is what a paused turn waits for.
 type Pause struct {
-	// Reason is session.ReasonAwaitingApproval, ReasonAwaitingInput or
-	// ReasonAwaitingBudget, as the turn's TurnEnd said.
+	// Reason is session.ReasonAwaitingApproval, ReasonAwaitingInput,
+	// ReasonAwaitingBudget or ReasonAwaitingTool, as the turn's TurnEnd
+	// said.
 	Reason string
 	// Step is the step the turn paused in (after, for a budget).
 	Step int
@@ -151,6 +157,9 @@ type Pause struct {
 	Questions []InputRequest
 	// Spend is what was spent when the budget was reached.
 	Spend *session.Spend
+	// Tools are the calls of external tools waiting for the host to run
+	// them (awaiting_tool), in the order the model made them.
+	Tools []harness.ToolCall
 }
 
 // Paused returns what the session's paused turn waits for, or nil when
@@ -167,7 +176,10 @@ func (s *Session) Paused() *Pause {
 		return nil
 	}
 	p := &Pause{Reason: pz.reason, Step: pz.step, Approvals: s.Pending(), Spend: pz.spend}
-	if len(pz.inputs) > 0 {
+	switch {
+	case pz.reason == session.ReasonAwaitingTool:
+		p.Tools = s.externalCalls(pz.inputs)
+	case len(pz.inputs) > 0:
 		p.Questions = s.inputRequests(pz.inputs)
 	}
 	return p
@@ -227,6 +239,9 @@ func (t *turn) resume(all Answers) {
 		return
 	case session.ReasonAwaitingInput:
 		t.resumeInput(pz, all.Input)
+		return
+	case session.ReasonAwaitingTool:
+		t.resumeExternal(pz, all.Tools)
 		return
 	}
 	answers := own
@@ -321,6 +336,9 @@ func answersFit(pz *pause, a Answers) error {
 	if a.Budget != nil && pz.reason != session.ReasonAwaitingBudget {
 		given = append(given, "a budget")
 	}
+	if a.Tools != nil && pz.reason != session.ReasonAwaitingTool {
+		given = append(given, "tool results")
+	}
 	if len(given) == 0 {
 		return nil
 	}
@@ -334,6 +352,8 @@ func waitsFor(reason string) string {
 		return "the user's answers to its questions (Answers.Input)"
 	case session.ReasonAwaitingBudget:
 		return "a raised budget (Answers.Budget)"
+	case session.ReasonAwaitingTool:
+		return "the results of its external calls (Answers.Tools)"
 	}
 	return "approvals (Answers.Approvals)"
 }
@@ -453,6 +473,10 @@ func (t *turn) abandonPause() error {
 			res = harness.ErrorResult(harness.CodeNotRun,
 				"The user did not answer these questions: they sent a new message instead. Ask again if the answers are still needed.")
 		}
+		if pz.reason == session.ReasonAwaitingTool {
+			res = harness.ErrorResult(harness.CodeNotRun,
+				"This %s call was not run: it was waiting to be run by the host when the user sent a new message. Nothing was changed by it; make it again if it is still needed.", c.Name)
+		}
 		logs = append(logs, &session.ToolFinished{Step: pz.step, CallID: c.ID, Name: c.Name, Result: *res})
 	}
 	return t.s.append(t.ctx, logs...)
@@ -490,7 +514,7 @@ func (s *Session) restorePermissions(events []session.Event) (cutOff bool) {
 	}
 	end := events[lastEnd].Data.(*session.TurnEnded)
 	switch end.Reason {
-	case session.ReasonAwaitingApproval, session.ReasonAwaitingInput, session.ReasonAwaitingBudget:
+	case session.ReasonAwaitingApproval, session.ReasonAwaitingInput, session.ReasonAwaitingBudget, session.ReasonAwaitingTool:
 	default:
 		return false
 	}

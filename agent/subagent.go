@@ -301,7 +301,7 @@ func (l *Loop) runTask(ctx context.Context, call *tools.Call, in taskArgs, byNam
 		return l.startBackgroundTask(ctx, t, call, in, ty, steps, budget, byName)
 	}
 	origin := &permission.Origin{Agent: ty.Name}
-	child, err := l.childLoop(t.s, t.childModel(ty), ty, steps, budget, byName, origin, false)
+	child, err := l.childLoop(t.s.view(), t.childModel(ty), ty, steps, budget, byName, origin, false)
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +476,7 @@ func (t *turn) childModel(ty AgentType) model.Model {
 // session's permission policy and the parent's approver, which is told
 // the child's origin. A background child (background true) pauses for
 // the answers no approver gives; a foreground one is denied them.
-func (l *Loop) childLoop(parent *Session, m model.Model, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool, origin *permission.Origin, background bool) (*Loop, error) {
+func (l *Loop) childLoop(parent parentView, m model.Model, ty AgentType, steps int, budget Budgets, byName map[string]tools.Tool, origin *permission.Origin, background bool) (*Loop, error) {
 	cfg := l.cfg
 	cfg.errs = nil
 	cfg.sources = nil
@@ -493,7 +493,7 @@ func (l *Loop) childLoop(parent *Session, m model.Model, ty AgentType, steps int
 	// the child stops at it (it cannot pause its parent's turn).
 	cfg.limits.Budget = budget
 	cfg.model = m
-	cfg.policy = parent.policy()
+	cfg.policy = parent.policy
 	cfg.jobs.background = background
 	// The recording's notices (ReplayJobNotices) are the parent's, and
 	// the events between the parent's turns its host's.
@@ -507,7 +507,7 @@ func (l *Loop) childLoop(parent *Session, m model.Model, ty AgentType, steps int
 			return a(ctx, req)
 		}
 	}
-	cfg.deferred = l.cfg.deferred.forChild(parent)
+	cfg.deferred = l.cfg.deferred.forChild(parent.loaded)
 	cfg.depth = l.cfg.depth + 1
 	if cfg.depth >= l.cfg.sub.MaxDepth {
 		cfg.sub = nil

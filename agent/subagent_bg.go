@@ -354,7 +354,7 @@ func (l *Loop) startBackgroundTask(ctx context.Context, t *turn, call *tools.Cal
 		return nil, &harness.Error{Code: harness.CodeClosed, Message: "the session is closing; no background agent was started"}
 	}
 	origin := &permission.Origin{Agent: ty.Name}
-	child, err := l.childLoop(t.s, t.childModel(ty), ty, steps, budget, byName, origin, true)
+	child, err := l.childLoop(t.s.view(), t.childModel(ty), ty, steps, budget, byName, origin, true)
 	if err != nil {
 		return nil, err
 	}
@@ -594,7 +594,7 @@ func (s *Session) reattach(ctx context.Context, reg *jobs.Registry, rec jobRecor
 		m = s.Model()
 	}
 	origin := &permission.Origin{Session: sub.Session, Agent: ty.Name, Job: rec.ID}
-	child, err := l.childLoop(s, m, ty, steps, budget, l.toolsByName(), origin, true)
+	child, err := l.childLoop(s.view(), m, ty, steps, budget, l.toolsByName(), origin, true)
 	if err != nil {
 		l.cfg.logger.Warn("agent: a waiting sub-agent could not be taken up again", "job", rec.ID, "error", err)
 		return false

@@ -154,6 +154,10 @@ const (
 	// because a budget of money or tokens was reached (see Paused); it
 	// continues when the budget is raised.
 	ReasonAwaitingBudget = "awaiting_budget"
+	// ReasonAwaitingTool ends a turn that paused because calls of its
+	// last step are run by the host, outside the loop (external tools,
+	// see Paused): those calls stay open until their results come.
+	ReasonAwaitingTool = "awaiting_tool"
 	// ReasonBudgetExceeded ends a turn that reached a budget set as a
 	// hard ceiling: it does not pause, it stops.
 	ReasonBudgetExceeded = "budget_exceeded"
@@ -167,7 +171,8 @@ const (
 type Paused struct {
 	Step   int    `json:"step"`
 	Reason string `json:"reason"`
-	// Calls are the ids of the calls that wait for the user's answers.
+	// Calls are the ids of the calls that wait for the user's answers
+	// (awaiting_input) or for the host to run them (awaiting_tool).
 	Calls []string `json:"calls,omitempty"`
 	// Spend is what had been spent when the budget was reached.
 	Spend *Spend `json:"spend,omitempty"`

@@ -141,7 +141,7 @@ func (h *History) add(e Event) {
 	case *Reminded:
 		h.msgs = append(h.msgs, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(reminderText(p.Text))}})
 	case *TurnEnded:
-		if p.Reason != ReasonAwaitingApproval && p.Reason != ReasonAwaitingInput {
+		if p.Reason != ReasonAwaitingApproval && p.Reason != ReasonAwaitingInput && p.Reason != ReasonAwaitingTool {
 			h.closeSlots() // a paused turn's calls wait for their answer
 		}
 		h.open = false

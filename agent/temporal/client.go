@@ -119,6 +119,17 @@ func (c *Client) Current(sessionID string) *Turn {
 	return &Turn{c: c, SessionID: sessionID, WorkflowID: c.prefix + sessionID}
 }
 
+// Task returns the handle of the sub-agent turn that runs the task call
+// callID of the session's current turn: a child workflow of that turn,
+// its session agent.TaskSessionID(sessionID, callID). Its Status says
+// what it waits for, and Answer answers it (the approvals of a
+// sub-agent's calls, say), as for any turn. A paused parent's
+// Status.Tasks lists the workflow ids of its running sub-agents; the
+// call ids are those of its Pause.Tools.
+func (c *Client) Task(sessionID, callID string) *Turn {
+	return &Turn{c: c, SessionID: agent.TaskSessionID(sessionID, callID), WorkflowID: TaskWorkflowID(c.prefix+sessionID, callID)}
+}
+
 // Wait waits for the turn to end and returns its result. A paused turn
 // has not ended: Status says what it waits for.
 func (t *Turn) Wait(ctx context.Context) (TurnResult, error) {
@@ -272,5 +283,5 @@ func (t *Turn) Events(ctx context.Context) iter.Seq2[Event, error] {
 }
 
 func waiting(reason string) bool {
-	return reason == "awaiting_approval" || reason == "awaiting_input" || reason == "awaiting_budget"
+	return reason == "awaiting_approval" || reason == "awaiting_input" || reason == "awaiting_budget" || reason == "awaiting_tool"
 }

@@ -46,6 +46,32 @@
 // A turn that waits for an approval, an ask_user answer or a raised
 // budget ends its run: the workflow waits for the [SignalAnswer] signal
 // and no worker is busy meanwhile. [Turn.Status] says what it waits for.
+// Budgets (agent.Limits.Budget) count what the session spent on every
+// worker: a worker that takes a turn over rebuilds the spending from the
+// log.
+//
+// # Sub-agents
+//
+// A sub-agent (the task tool of agent.WithSubAgents) runs as a child
+// workflow, not inside its parent's run. The worker makes task an
+// external tool (agent.WithExternalTools): a step's task calls pause the
+// parent's turn (awaiting_tool), and its workflow starts one child
+// workflow per call, with the id [TaskWorkflowID] of its own and the
+// call's, so a replayed or retried parent attaches to its children
+// rather than running them again. Each child is a turn workflow of the
+// sub-agent's session (agent.TaskSessionID of the parent and the call,
+// opened with agent.Loop.OpenTask: the type's tools and prompt, the
+// parent's permissions and what is left of its budgets), durable on its
+// own: a worker that dies mid-sub-agent costs the child a continuation
+// from its log, and the parent's call, not yet started, is never
+// outcome unknown. When the children end, their answers and what they
+// spent answer the parent's calls, on the worker that paused.
+//
+// A sub-agent's call that needs approval pauses the child's turn: the
+// parent's [Status.Tasks] lists its running children's workflow ids,
+// and [Client.Task] returns the handle of one, whose Status and Answer
+// work as a parent's do. The children's events are streamed in their
+// own workflows, not the parent's.
 //
 // # Imports
 //

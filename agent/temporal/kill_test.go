@@ -234,8 +234,14 @@ func killTrial(t *testing.T, full bool) {
 	// The workers start (a Go binary, a Temporal client, pollers) before
 	// the first kill, so that kills land in turns, not in start-ups.
 	time.Sleep(2 * time.Second)
+	childKills := 0
 	for killed.Load() < int64(want) {
 		time.Sleep(time.Duration(150+r.IntN(550)) * time.Millisecond)
+		// In the full trial every other kill waits for a sub-agent's
+		// call to run (a child workflow's turn), for up to 3 seconds.
+		if full && killed.Load()%2 == 1 && waitChildCall(ctx, store, run, 3*time.Second) {
+			childKills++
+		}
 		pool.killOne(r)
 		killed.Add(1)
 	}
@@ -271,19 +277,51 @@ func killTrial(t *testing.T, full bool) {
 		calls += n
 		unknownCalls += u
 	}
-	// The sub-agents' effects: at most one each, of child sessions of
-	// this run's sessions.
-	children := 0
-	for key, n := range lines {
-		sid, _, _ := strings.Cut(key, " ")
-		if _, ok := bySession[sid]; ok {
-			continue
+	// The sub-agents' sessions (child workflows): each checked as a
+	// session of one turn, its calls run once unless cut off.
+	children, childCut := 0, 0
+	childOf := map[string]bool{}
+	for id := range bySession {
+		tr, err := store.Load(ctx, id)
+		require.NoError(t, err)
+		for _, e := range tr.Events {
+			p, ok := e.Data.(*session.Paused)
+			if !ok || p.Reason != session.ReasonAwaitingTool {
+				continue
+			}
+			for _, call := range p.Calls {
+				cid := agent.TaskSessionID(id, call)
+				if childOf[cid] {
+					continue
+				}
+				childOf[cid] = true
+				ctr, err := store.Load(ctx, cid)
+				require.NoError(t, err, "the sub-agent session of %s call %s", id, call)
+				assert.Equal(t, id, ctr.Header.Parent)
+				var prompt string
+				for _, ce := range ctr.Events {
+					if u, ok := ce.Data.(*session.UserMessage); ok {
+						prompt = u.Content[0].Text
+						break
+					}
+				}
+				n, u := checkLog(t, cid, ctr.Events, []turnRun{{session: cid, turn: 1, prompt: prompt}}, lines)
+				calls += n
+				unknownCalls += u
+				children++
+				for _, ce := range ctr.Events {
+					if te, ok := ce.Data.(*session.TurnEnded); ok && te.Reason == session.ReasonInterrupted {
+						childCut++
+						break
+					}
+				}
+			}
 		}
-		children++
-		assert.Equal(t, 1, n, "child effect %q once", key)
-		tr, err := store.Load(ctx, sid)
-		require.NoError(t, err, "the effect %q names a session of the store", key)
-		assert.Contains(t, bySession, tr.Header.Parent, "the session of %q is a child of this run's", key)
+	}
+	for key := range lines {
+		sid, _, _ := strings.Cut(key, " ")
+		_, parent := bySession[sid]
+		assert.True(t, parent || childOf[sid], "the effect %q is of a session of this run or of one of its sub-agents", key)
 	}
 	if full {
 		assert.Positive(t, children, "the sub-agents ran")
@@ -305,6 +343,9 @@ func killTrial(t *testing.T, full bool) {
 	t.Logf("%d kills survived by %d turns of %d sessions on %d workers in %s (%d moves)", killed.Load(), len(runs), len(bySession), killWorkers, elapsed.Round(time.Millisecond), moves)
 	t.Logf("| kills | turns | calls | effects | outcome unknown |")
 	t.Logf("| %5d | %5d | %5d | %7d | %15d |", killed.Load(), len(runs), calls, len(lines), unknownCalls)
+	if full {
+		t.Logf("sub-agents: %d child workflows, %d kills aimed at a sub-agent's running call, %d sub-agent turns cut off and continued", children, childKills, childCut)
+	}
 }
 
 // effectful are the tools whose calls leave a line in the effects file
@@ -418,7 +459,7 @@ func checkLog(t *testing.T, id string, events []session.Event, trs []turnRun, li
 					cutOff[c] = true
 				}
 				clear(open)
-			case session.ReasonAwaitingApproval:
+			case session.ReasonAwaitingApproval, session.ReasonAwaitingTool:
 				// A pause; the answer continues the turn.
 			default:
 				t.Errorf("session %s: a turn ended %s", id, p.Reason)
@@ -468,4 +509,55 @@ func checkLog(t *testing.T, id string, events []session.Event, trs []turnRun, li
 		assert.Contains(t, started, call, "session %s: call %s had an effect without a logged start", id, call)
 	}
 	return len(started), unknown
+}
+
+// waitChildCall waits, up to d, until a sub-agent of the run's sessions
+// has a tool call running: a start logged in its child session and no
+// end. It reports whether one did.
+func waitChildCall(ctx context.Context, store session.Store, run string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for s := range killSessions {
+			id := fmt.Sprintf("kill-%s-%d", run, s)
+			tr, err := store.Load(ctx, id)
+			if err != nil {
+				continue
+			}
+			waiting := map[string]bool{}
+			for _, e := range tr.Events {
+				switch p := e.Data.(type) {
+				case *session.Paused:
+					if p.Reason == session.ReasonAwaitingTool {
+						for _, c := range p.Calls {
+							waiting[c] = true
+						}
+					}
+				case *session.ToolStarted:
+					delete(waiting, p.CallID)
+				}
+			}
+			for call := range waiting {
+				ctr, err := store.Load(ctx, agent.TaskSessionID(id, call))
+				if err != nil {
+					continue
+				}
+				open := map[string]bool{}
+				for _, e := range ctr.Events {
+					switch p := e.Data.(type) {
+					case *session.ToolStarted:
+						open[p.CallID] = true
+					case *session.ToolFinished:
+						delete(open, p.CallID)
+					case *session.TurnEnded:
+						clear(open)
+					}
+				}
+				if len(open) > 0 {
+					return true
+				}
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	return false
 }

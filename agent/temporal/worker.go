@@ -49,8 +49,11 @@ type Config struct {
 	// run, so that its next turn (or its answer after a pause) finds its
 	// tool state (shells, jobs, the file ledger) and loads nothing: one
 	// minute when zero; negative closes it at once. An open session holds
-	// the store's lock: a turn sent to another worker meanwhile waits
-	// for it.
+	// the store's lock: a turn of it that reaches another worker
+	// meanwhile (Client.Start sends it to this one first, so only when
+	// this worker did not take it within two seconds, overloaded say)
+	// is retried there until this worker lets the session go, up to
+	// KeepOpen later. Keep it short where workers are busy.
 	KeepOpen time.Duration
 	// MaxOpen bounds the sessions kept open (64 when zero); the least
 	// recently used is closed first.
@@ -82,8 +85,11 @@ type Worker struct {
 type entry struct {
 	id string
 	// mu is held by the run using the session.
-	mu      sync.Mutex
-	sess    *agent.Session
+	mu   sync.Mutex
+	sess *agent.Session
+	// task is the sub-agent task the session runs, for a child turn
+	// (TurnInput.Task); closing it closes sess.
+	task    *agent.Task
 	running bool // guarded by Worker.mu
 	used    time.Time
 	timer   *time.Timer
@@ -116,6 +122,9 @@ func NewWorker(cfg Config) (*Worker, error) {
 	}
 	opts := append([]agent.Option{}, cfg.Agent...)
 	opts = append(opts, agent.WithHooks(agent.Hooks{Steps: []tools.StepObserver{w.movedNotice}}))
+	// Sub-agents run as child workflows: a task call pauses the parent's
+	// turn (awaiting_tool), and the workflow answers it.
+	opts = append(opts, agent.WithExternalTools(taskTool))
 	loop, err := agent.New(opts...)
 	if err != nil {
 		return nil, err
@@ -191,11 +200,14 @@ func permanent(err error) error {
 // not exist and in.Create is set), keeps it open for the run that
 // follows, and returns its turns and this worker's queue.
 func (w *Worker) prepare(ctx context.Context, in prepareInput) (prepared, error) {
-	e, _, err := w.acquire(ctx, in.SessionID, in.Create)
+	e, _, err := w.acquire(ctx, in.SessionID, in.Create, in.Task)
 	if err != nil {
 		return prepared{}, err
 	}
-	p := prepared{Worker: w.ownQueue, Turns: e.sess.Turns()}
+	p := prepared{Worker: w.ownQueue}
+	if e.sess != nil {
+		p.Turns = e.sess.Turns()
+	}
 	w.release(e, true)
 	return p, nil
 }
@@ -213,7 +225,7 @@ func countTurns(events []session.Event) int {
 // acquire returns the session open on this worker, or opens it: resumes
 // it, or creates it when it does not exist and create is set. moved
 // says it was not open here.
-func (w *Worker) acquire(ctx context.Context, id string, create *session.Header) (e *entry, moved bool, err error) {
+func (w *Worker) acquire(ctx context.Context, id string, create *session.Header, task *TaskCall) (e *entry, moved bool, err error) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -234,8 +246,11 @@ func (w *Worker) acquire(ctx context.Context, id string, create *session.Header)
 	if err := lockCtx(ctx, &e.mu); err != nil {
 		return nil, false, err
 	}
-	if e.sess != nil {
+	if e.sess != nil || e.task != nil {
 		return e, false, nil
+	}
+	if task != nil {
+		return w.acquireTask(ctx, e, id, task)
 	}
 	var sess *agent.Session
 	if create != nil {
@@ -342,6 +357,12 @@ func (w *Worker) expire(e *entry) {
 
 // closeEntry closes e's session; e.mu is held.
 func (w *Worker) closeEntry(e *entry) {
+	if e.task != nil {
+		if err := e.task.Close(); err != nil {
+			w.logger.Warn("closing a sub-agent's session", "session", e.id, "error", err)
+		}
+		e.task, e.sess = nil, nil
+	}
 	if e.sess != nil {
 		if err := e.sess.Close(); err != nil {
 			w.logger.Warn("closing a session", "session", e.id, "error", err)
@@ -394,14 +415,25 @@ func heartbeat(ctx context.Context) (stop func()) {
 func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err error) {
 	stop := heartbeat(ctx)
 	defer stop()
-	e, moved, err := w.acquire(ctx, in.SessionID, in.Create)
+	e, moved, err := w.acquire(ctx, in.SessionID, in.Create, in.Task)
 	if err != nil {
 		return out, err
 	}
 	keep := true
 	defer func() { w.release(e, keep) }()
+	if e.task != nil && e.task.Refused != nil {
+		// The task call is refused without a child (as the plain loop
+		// refuses it): its result answers the parent.
+		a := *e.task.Refused
+		out.Result = TurnResult{SessionID: in.SessionID, Turn: in.Turn, Reason: session.ReasonCompleted, Worker: w.ownQueue, Tool: &a}
+		return out, nil
+	}
 	sess := e.sess
 	out.Moved = moved
+	prompt := in.Prompt
+	if e.task != nil {
+		prompt = e.task.Prompt
+	}
 	var fw *forwarder
 	if in.Stream {
 		fw = newForwarder(w.cfg.Client, in.WorkflowID, in.RunID, in.Sent)
@@ -415,12 +447,13 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 	case in.Answers != nil && sess.Paused() != nil:
 		events = sess.Answer(turnCtx, *in.Answers)
 	case turns == in.Turn-1 && in.Answers == nil:
-		events = sess.Run(turnCtx, in.Prompt)
+		events = sess.Run(turnCtx, prompt)
 	case turns == in.Turn && sess.Interrupted():
 		events = sess.Continue(turnCtx)
+		out.Cut = w.cutOffs(ctx, in.SessionID)
 	case turns == in.Turn:
 		// Done already (a run whose result was lost), or paused.
-		return w.outcome(ctx, sess, in, nil), nil
+		return w.outcome(ctx, e, in, nil), nil
 	default:
 		return out, permanent(fmt.Errorf("temporal: session %s has %d turns: turn %d cannot run (another turn ran meanwhile)", in.SessionID, turns, in.Turn))
 	}
@@ -444,7 +477,7 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		return out, errors.New("temporal: the turn ended without a TurnEnd")
 	}
 	if in.Answers != nil && end.Reason == session.ReasonError && isRefusal(end.Err) {
-		o := w.outcome(ctx, sess, in, end)
+		o := w.outcome(ctx, e, in, end)
 		o.Refused = end.Err.Error()
 		return o, nil
 	}
@@ -453,9 +486,32 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		// elsewhere, opens the session again.
 		keep = false
 	}
-	o := w.outcome(ctx, sess, in, end)
-	o.Moved = moved
+	o := w.outcome(ctx, e, in, end)
+	o.Moved, o.Cut = moved, out.Cut
 	return o, nil
+}
+
+// cutOffs counts the times the log's last turn was cut off (its worker
+// died, and another went on from the log): its interrupted ends.
+func (w *Worker) cutOffs(ctx context.Context, id string) int {
+	tr, err := w.cfg.Store.Load(ctx, id)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range tr.Events {
+		switch p := e.Data.(type) {
+		case *session.UserMessage:
+			if !p.Steer {
+				n = 0
+			}
+		case *session.TurnEnded:
+			if p.Reason == session.ReasonInterrupted {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // turnContext is the context a run's turn runs under. It ends when the
@@ -484,7 +540,8 @@ func isRefusal(err error) bool {
 
 // outcome is the run's output from the session's state and, when the
 // run ran, its TurnEnd.
-func (w *Worker) outcome(ctx context.Context, sess *agent.Session, in runInput, end *agent.TurnEnd) runOutput {
+func (w *Worker) outcome(ctx context.Context, e *entry, in runInput, end *agent.TurnEnd) runOutput {
+	sess := e.sess
 	r := TurnResult{SessionID: in.SessionID, Turn: in.Turn, Worker: w.ownQueue}
 	if end == nil {
 		end = w.loggedEnd(ctx, in.SessionID)
@@ -508,6 +565,10 @@ func (w *Worker) outcome(ctx context.Context, sess *agent.Session, in runInput, 
 	out := runOutput{Result: r}
 	if p := sess.Paused(); p != nil {
 		out.Pause = p
+	} else if e.task != nil && end != nil {
+		// A sub-agent's turn ended: its answer for the parent's call.
+		a := e.task.Answer(end)
+		out.Result.Tool = &a
 	}
 	return out
 }
@@ -550,4 +611,32 @@ func (w *Worker) deliver(ctx context.Context, in deliverInput) (bool, error) {
 		return false, nil
 	}
 	return d == agent.Steered || d == agent.Queued, nil
+}
+
+// taskTool is the name of the agent's sub-agent tool, which the worker
+// runs as child workflows.
+const taskTool = "task"
+
+// acquireTask opens the child session of a sub-agent task on this
+// worker; e.mu is held.
+func (w *Worker) acquireTask(ctx context.Context, e *entry, id string, task *TaskCall) (*entry, bool, error) {
+	tk, err := w.loop.OpenTask(ctx, task.Parent, task.Call)
+	if err == nil && tk.Session != nil && tk.Session.Header().ID != id {
+		_ = tk.Close()
+		err = permanent(fmt.Errorf("temporal: the task turn names session %s, and the task call %s of %s runs in %s", id, task.Call.ID, task.Parent, tk.Session.Header().ID))
+	}
+	if err != nil {
+		e.mu.Unlock()
+		w.drop(e)
+		if errors.Is(err, harness.CodeInvalidOption) || errors.Is(err, harness.CodeInvalidArguments) || errors.Is(err, harness.CodeNotFound) || errors.Is(err, harness.CodeInvalidID) {
+			return nil, false, permanent(err)
+		}
+		return nil, false, err
+	}
+	e.task, e.sess = tk, tk.Session
+	moved := tk.Session != nil && tk.Session.Turns() > 0
+	if moved {
+		w.noteMoved(tk.Session)
+	}
+	return e, moved, nil
 }

@@ -57,6 +57,19 @@ type TurnInput struct {
 	Worker string `json:"worker,omitempty"`
 	// Timeout bounds the whole turn, pauses included (24 hours when zero).
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Task, when set, makes the turn a sub-agent's: the one turn of the
+	// child session (SessionID, agent.TaskSessionID of the parent and the
+	// call) that runs the parent's task call, as a child workflow of the
+	// parent's turn. The prompt is the call's. The workflow sets it.
+	Task *TaskCall `json:"task,omitempty"`
+}
+
+// TaskCall is a parent session's task call that a child workflow runs.
+type TaskCall struct {
+	// Parent is the parent session's id.
+	Parent string `json:"parent"`
+	// Call is the task call as the parent's model made it.
+	Call harness.ToolCall `json:"call"`
 }
 
 // TurnResult is how a turn ended.
@@ -84,6 +97,9 @@ type TurnResult struct {
 	// messages that reached no running turn. Send them as the next turn.
 	Queued int      `json:"queued,omitempty"`
 	Unread []string `json:"unread,omitempty"`
+	// Tool is, for a sub-agent's turn (TurnInput.Task), the result it
+	// gives the parent's task call, with what the sub-agent spent.
+	Tool *agent.ToolAnswer `json:"tool,omitempty"`
 }
 
 // Status is what a turn workflow is doing, as QueryStatus returns it.
@@ -98,6 +114,10 @@ type Status struct {
 	AnswerError string `json:"answer_error,omitempty"`
 	// Events is how many events were streamed so far.
 	Events int `json:"events"`
+	// Tasks are the workflow ids of the sub-agents (child workflows) a
+	// turn paused awaiting_tool runs: Client.Task returns their handles,
+	// whose Status shows what each waits for (an approval, say).
+	Tasks []string `json:"tasks,omitempty"`
 	// Result is the turn's result once it ended.
 	Result *TurnResult `json:"result,omitempty"`
 }
@@ -120,6 +140,7 @@ type prepared struct {
 type prepareInput struct {
 	SessionID string          `json:"session_id"`
 	Create    *session.Header `json:"create,omitempty"`
+	Task      *TaskCall       `json:"task,omitempty"`
 }
 
 // runInput is one run of the turn on a worker: its start, its answer
@@ -127,6 +148,7 @@ type prepareInput struct {
 type runInput struct {
 	SessionID  string          `json:"session_id"`
 	Create     *session.Header `json:"create,omitempty"`
+	Task       *TaskCall       `json:"task,omitempty"`
 	Turn       int             `json:"turn"`
 	Prompt     string          `json:"prompt"`
 	Answers    *agent.Answers  `json:"answers,omitempty"`
@@ -146,6 +168,9 @@ type runOutput struct {
 	// Moved says the run found the session closed on this worker, so the
 	// state of its tools (shells, jobs) did not come with it.
 	Moved bool `json:"moved,omitempty"`
+	// Cut is, for a run that continued a turn cut off, how many times
+	// the log says the turn was cut off so far.
+	Cut int `json:"cut,omitempty"`
 }
 
 // eventBatch is a batch of streamed events (agent.MarshalEvent lines).
@@ -220,7 +245,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 	// turn: the one the client names, where the session may be open
 	// still, or this one.
 	var prep prepared
-	pin := prepareInput{SessionID: in.SessionID, Create: in.Create}
+	pin := prepareInput{SessionID: in.SessionID, Create: in.Create, Task: in.Task}
 	err := errors.New("no worker named")
 	local := false // the session was opened by this workflow task's worker
 	if in.Worker != "" {
@@ -237,7 +262,7 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		local = true
 	}
 	st.Turn = prep.Turns + 1
-	run := runInput{SessionID: in.SessionID, Create: in.Create, Turn: st.Turn, Prompt: in.Prompt, Stream: in.Stream,
+	run := runInput{SessionID: in.SessionID, Create: in.Create, Task: in.Task, Turn: st.Turn, Prompt: in.Prompt, Stream: in.Stream,
 		WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 
 	// The worker for the next run: the hint first, then the one that
@@ -248,7 +273,12 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return w.ownQueue }).Get(&q)
 		return q
 	}
-	moves, failures := 0, 0
+	// moves counts the turn's moves to another worker: the times it was
+	// cut off (from the log, as the runs that continued it read it, so
+	// a local run replayed after its worker died counts too) and the
+	// answers to a pause run on another worker than the one that paused.
+	moves, cut, answered, failures := 0, 0, 0, 0
+	var paused string  // the worker whose run ended in the last pause
 	durable := false   // the turn's number is in the history: a run ended
 	var current string // the worker running the turn, for steers
 	// Steers go to the worker running the turn; those that found no
@@ -328,18 +358,36 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 					return TurnResult{}, err
 				}
 			}
-			next := pick()
-			if next != queue {
-				moves++
-			}
-			queue, local = next, true
+			queue, local = pick(), true
 			continue
 		}
 		failures = 0
+		cut = max(cut, out.Cut)
+		if run.Answers != nil && paused != "" && out.Result.Worker != paused {
+			answered++
+		}
+		paused = out.Result.Worker
+		moves = cut + answered
 		run.Answers = nil
 		out.Result.Moves = moves
 		if out.Refused != "" {
 			st.AnswerError = out.Refused
+		}
+		if out.Pause != nil && out.Pause.Reason == session.ReasonAwaitingTool {
+			// Sub-agents: one child workflow per task call, durable on
+			// their own; their results answer the calls, on the worker
+			// that paused, where the session stays open.
+			st.State, st.Pause = StatePaused, out.Pause
+			a, err := w.runTasks(ctx, in, out.Pause.Tools, st)
+			if err != nil {
+				res := TurnResult{SessionID: in.SessionID, Turn: st.Turn, Reason: session.ReasonCancelled, Moves: moves}
+				st.State, st.Result = StateEnded, &res
+				return res, nil
+			}
+			run.Answers = &a
+			local = false
+			st.State, st.Pause, st.AnswerError, st.Tasks = StateRunning, nil, "", nil
+			continue
 		}
 		if out.Pause != nil {
 			st.State, st.Pause = StatePaused, out.Pause
@@ -367,4 +415,71 @@ func (w *Worker) turnWorkflow(ctx workflow.Context, in TurnInput) (TurnResult, e
 type deliverInput struct {
 	SessionID string `json:"session_id"`
 	Text      string `json:"text"`
+}
+
+// TaskWorkflowID is the id of the child workflow that runs the task call
+// callID of the turn workflow parentWorkflowID: derived from both, so a
+// workflow replayed or retried attaches to its child rather than
+// starting another.
+func TaskWorkflowID(parentWorkflowID, callID string) string {
+	return parentWorkflowID + "/task/" + callID
+}
+
+// runTasks runs the task calls of a turn paused awaiting_tool as child
+// workflows, at once, and returns the answers to resume the turn with.
+// A call of another external tool, or a child workflow that failed, is
+// answered with an error result. It fails only when the turn is
+// cancelled.
+func (w *Worker) runTasks(ctx workflow.Context, in TurnInput, calls []harness.ToolCall, st *Status) (agent.Answers, error) {
+	info := workflow.GetInfo(ctx)
+	timeout := in.Timeout
+	if timeout <= 0 {
+		timeout = 24 * time.Hour
+	}
+	futures := make([]workflow.ChildWorkflowFuture, len(calls))
+	st.Tasks = nil
+	for i, c := range calls {
+		if c.Name != taskTool {
+			continue
+		}
+		wid := TaskWorkflowID(info.WorkflowExecution.ID, c.ID)
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:               wid,
+			TaskQueue:                w.queue,
+			WorkflowExecutionTimeout: timeout,
+			WorkflowTaskTimeout:      3 * time.Second,
+			WaitForCancellation:      true,
+		})
+		child := TurnInput{SessionID: agent.TaskSessionID(in.SessionID, c.ID), Task: &TaskCall{Parent: in.SessionID, Call: c}, Stream: in.Stream, Timeout: timeout}
+		futures[i] = workflow.ExecuteChildWorkflow(cctx, WorkflowName, child)
+		st.Tasks = append(st.Tasks, wid)
+	}
+	a := agent.Answers{Tools: map[string]agent.ToolAnswer{}}
+	for i, c := range calls {
+		if futures[i] == nil {
+			a.Tools[c.ID] = agent.ToolAnswer{Result: *harness.ErrorResult(harness.CodeNotRun,
+				"The %s tool cannot run here: this worker runs only sub-agents (task) outside the turn. Nothing was changed by it.", c.Name)}
+			continue
+		}
+		var res TurnResult
+		err := futures[i].Get(ctx, &res)
+		if ctx.Err() != nil {
+			return agent.Answers{}, ctx.Err()
+		}
+		switch {
+		case err != nil:
+			a.Tools[c.ID] = agent.ToolAnswer{Result: *harness.ErrorResult(harness.CodeToolFailed,
+				"The sub-agent's workflow (%s) failed: %v. Its session may hold partial work.", TaskWorkflowID(info.WorkflowExecution.ID, c.ID), err)}
+		case res.Tool == nil:
+			msg := "it ended " + res.Reason
+			if res.Error != nil {
+				msg += ": " + res.Error.Message
+			}
+			a.Tools[c.ID] = agent.ToolAnswer{Result: *harness.ErrorResult(harness.CodeToolFailed,
+				"The sub-agent (session %s) gave no answer: %s.", res.SessionID, msg), Usage: res.Usage, Cost: res.Cost}
+		default:
+			a.Tools[c.ID] = *res.Tool
+		}
+	}
+	return a, nil
 }

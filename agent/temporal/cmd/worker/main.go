@@ -69,6 +69,7 @@ func run() error {
 	workspace := flag.String("workspace", ".", "directory the read tool is confined to, and new sessions' working directory")
 	full := flag.Bool("full", false, "the kill test's full toolset: also approved_effect (asks for approval) and the sub-agent helper (record_effect only); needs -effects")
 	ask := flag.String("ask", "", "a permission rule (such as record_effect) whose calls wait for approval")
+	budgetTokens := flag.Int64("budget-tokens", 0, "the session's token budget (Limits.Budget.Session.Tokens): a turn that reaches it pauses for a raised budget")
 	verbose := flag.Bool("v", false, "log activity of the worker and the Temporal client")
 	flag.Parse()
 	if *pgURL == "" {
@@ -133,6 +134,9 @@ func run() error {
 		agent.WithTools(ts...),
 		agent.WithStores(agent.Stores{Sessions: store, Files: fsys}),
 		agent.WithLogger(logger),
+	}
+	if *budgetTokens > 0 {
+		opts = append(opts, agent.WithLimits(agent.Limits{Budget: agent.Budgets{Session: agent.Budget{Tokens: *budgetTokens}}}))
 	}
 	// Every tool is allowed, but for the one that asks: ask beats allow.
 	allow := []string{"Bash", "Edit", "Write", "Read", "task"}

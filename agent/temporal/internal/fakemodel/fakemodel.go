@@ -16,6 +16,11 @@
 // it), a task for the sub-agent "helper" (whose prompt makes it call
 // record_effect once), and approved_effect, a call that waits for
 // approval. It then answers as above.
+//
+// A prompt of the form "task sleep=MS ..." makes one task call for the
+// sub-agent "helper", whose prompt makes it call record_effect once
+// (sleeping MS milliseconds), then answers with the task's result:
+// "done: <the sub-agent's answer>".
 package fakemodel
 
 import (
@@ -39,6 +44,7 @@ const Model = "fake-durable"
 var (
 	plan = regexp.MustCompile(`effects=(\d+) steps=(\d+) sleep=(\d+)`)
 	full = regexp.MustCompile(`^full sleep=(\d+) session=(\S+)`)
+	task = regexp.MustCompile(`^task sleep=(\d+)`)
 )
 
 type message struct {
@@ -115,6 +121,9 @@ func answer(msgs []message) []openaitest.Chunk {
 		sleep, _ := strconv.Atoi(f[1])
 		return fullStep(prompt, f[2], steps, results, unknown, sleep, usage)
 	}
+	if f := task.FindStringSubmatch(prompt); f != nil {
+		return taskStep(prompt, f[1], msgs[last+1:], usage)
+	}
 	p := plan.FindStringSubmatch(prompt)
 	if p == nil {
 		return []openaitest.Chunk{{Text: "You said: " + prompt}, {Finish: "stop"}, usage}
@@ -165,4 +174,19 @@ func fullStep(prompt, sessionID string, steps, results, unknown, sleep int, usag
 		return []openaitest.Chunk{{Text: fmt.Sprintf("done: %d results, %d outcome unknown", results, unknown)}, {Finish: "stop"}, usage}
 	}
 	return []openaitest.Chunk{{ToolCall: &model.ToolCallDelta{Index: 0, ID: id, Name: name, Arguments: args}}, {Finish: "tool_calls"}, usage}
+}
+
+// taskStep is the answer of the task script: the task call, then the
+// sub-agent's answer.
+func taskStep(prompt, sleep string, after []message, usage openaitest.Chunk) []openaitest.Chunk {
+	for _, m := range after {
+		if m.Role == "tool" {
+			return []openaitest.Chunk{{Text: "done: " + text(m.Content)}, {Finish: "stop"}, usage}
+		}
+	}
+	sum := sha256.Sum256([]byte(prompt))
+	tag := hex.EncodeToString(sum[:5])
+	id := fmt.Sprintf("call_%s_1_0", tag)
+	args := fmt.Sprintf(`{"agent":"helper","description":"record one effect","prompt":"effects=1 steps=1 sleep=%s (%s)"}`, sleep, tag)
+	return []openaitest.Chunk{{ToolCall: &model.ToolCallDelta{Index: 0, ID: id, Name: "task", Arguments: args}}, {Finish: "tool_calls"}, usage}
 }
