@@ -51,6 +51,18 @@ func (e *SchemaError) Is(target error) bool { return target == CodeInvalidSchema
 // ErrorCode returns "invalid_schema", for harness.CodeOf.
 func (e *SchemaError) ErrorCode() string { return string(CodeInvalidSchema) }
 
+// CheckSchema checks the input schema of the tool named name as fully
+// as the tool's first call does. NewRegistry refuses hostile schemas at
+// once but compiles a plain schema (no references, combinators or
+// patterns) at its tool's first call, so a plain schema that is not
+// valid JSON Schema fails that call instead. A host that wants such a
+// schema refused up front, before it offers the tool, calls
+// CheckSchema. A schema it refuses is a *SchemaError.
+func CheckSchema(name string, raw json.RawMessage) error {
+	_, err := compileSchema(name, raw)
+	return err
+}
+
 // compileSchema checks and resolves the input schema of the tool named
 // name as NewRegistry does, and returns it ready to check arguments
 // against. A schema it refuses is a *SchemaError.

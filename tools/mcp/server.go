@@ -235,13 +235,16 @@ func (s *server) define(t *sdk.Tool, network bool) (*toolDef, error) {
 // a longer one is cut.
 const maxDescription = 16 << 10
 
-// checkSchema refuses a schema the registry would: one that is not a
-// JSON Schema of an object, or that cannot be checked safely (a
-// reference cycle, say). The error is the registry's *tools.SchemaError,
-// naming the server's tool.
+// checkSchema refuses a schema the registry would, at once rather than
+// at the tool's first call: one that is not a JSON Schema of an object,
+// or that cannot be checked safely (a reference cycle, say). The error
+// is the registry's *tools.SchemaError, naming the server's tool.
 func checkSchema(tool string, raw json.RawMessage) error {
 	probe := &probeTool{spec: tools.Spec{Name: "probe", Description: "probe", InputSchema: raw}}
 	_, err := tools.NewRegistry(probe)
+	if err == nil {
+		err = tools.CheckSchema("probe", raw)
+	}
 	var se *tools.SchemaError
 	if errors.As(err, &se) {
 		se.Tool = tool
