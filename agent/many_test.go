@@ -531,7 +531,11 @@ func TestManySessions(t *testing.T) {
 // loopback whose answers take 1–3 s (2 s on average; a hosted model
 // takes seconds to answer a step), for 3 turns of 4 steps. The fleet
 // thus asks for about 1,000 steps every 2 s; steps/s says how many it
-// got. Then it resumes 10,000 sessions from copies of the fleet's logs
+// got, and cores-used how much of the machine the process and its
+// commands took (at 2 s a step, 1,000 sessions ask for more CPU than two
+// cores have, and the p99 is time spent waiting for one). A fleet of
+// 1,000 whose model answers in 3–9 s (6 s on average, closer to a hosted
+// model's step) runs too. Then it resumes 10,000 sessions from copies of the fleet's logs
 // and leaves them idle. A fleet of 100 (1,000 idle) runs beside it. Run
 // it with -benchtime 1x: one iteration is the whole fleet.
 //
@@ -554,9 +558,18 @@ func TestManySessions(t *testing.T) {
 // goroutines and sockets); per idle session (heap, goroutines, files);
 // and the heap per closed session.
 func BenchmarkManySessions(b *testing.B) {
-	for _, n := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			cfg := fleetConfig{sessions: n, turns: 3, delay: 2 * time.Second, idle: 10 * n}
+	for _, f := range []struct {
+		name  string
+		n     int
+		delay time.Duration
+	}{
+		{"sessions=100", 100, 2 * time.Second},
+		{"sessions=1000", 1000, 2 * time.Second},
+		{"sessions=1000,model=6s", 1000, 6 * time.Second},
+	} {
+		n := f.n
+		b.Run(f.name, func(b *testing.B) {
+			cfg := fleetConfig{sessions: n, turns: 3, delay: f.delay, idle: 10 * n}
 			for b.Loop() {
 				r := runFleet(b, cfg)
 				for _, f := range r.toolFailures {
@@ -569,6 +582,7 @@ func BenchmarkManySessions(b *testing.B) {
 				b.ReportMetric(float64(percentile(r.turnEnd, 0.99).Microseconds()), "p99-turn-end-µs")
 				b.ReportMetric(float64(r.cpu.Microseconds())/1e3/float64(max(1, r.steps)), "cpu-ms/step")
 				b.ReportMetric(float64(r.childCPU.Microseconds())/1e3/float64(max(1, r.steps)), "child-cpu-ms/step")
+				b.ReportMetric((r.cpu+r.childCPU).Seconds()/r.wall.Seconds(), "cores-used")
 				b.ReportMetric(r.load[0], "load1-start")
 				b.ReportMetric(r.load[1], "load1-end")
 				b.ReportMetric(r.active.heap, "active-heap-B/session")
