@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,14 @@ func FuzzPathsPruning(f *testing.F) {
 		got, err := pd.ListDenied(context.Background(), fs.AccessRead)
 		if err != nil {
 			t.Fatal(err)
+		}
+		pd.editDeny = []*rule{r}
+		each, err := pd.ListDeniedEach(context.Background(), fs.AccessWrite, fs.AccessRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(each[0], got) || !slices.Equal(each[1], got) {
+			t.Fatalf("the pattern %q: ListDeniedEach lists %v, ListDenied %v", pattern, each, got)
 		}
 		want := filepath.ToSlash(full)
 		for _, g := range got {

@@ -165,23 +165,34 @@ func TestPathsListDenied(t *testing.T) {
 		"certs/x.crt":       "C",
 		"src/main.go":       "package main",
 		"private/notes":     "N",
+		"vendor/x/.env":     "E",
+		"vendor/x/y.go":     "package x",
 	})
 	writeFiles(t, home, map[string]string{".ssh/id_rsa": "K"})
 	require.NoError(t, os.Symlink("src", ws+"/.env.link"))
 	require.NoError(t, os.Symlink("../src", ws+"/a/.env"))
 	r := issueRules
 	r.Deny = append(r.Deny, "Read(.env)", "Read(./certs/*.pem)", "Read(~/.ssh/**)", "Read(./missing/**)")
+	r.Deny = append(r.Deny, "Edit(./vendor/**)")
 	r.Ask = []string{"Read(./private/**)"}
 	r.Home = home
 	pp := mustPaths(t, r, ws)
 	got, err := pp.ListDenied(ctx, fs.AccessRead)
 	require.NoError(t, err)
-	want := []string{home + "/.ssh", ws + "/.env", ws + "/a/.env", ws + "/a/b/.env", ws + "/certs/x.pem", ws + "/private", ws + "/secrets"}
+	want := []string{home + "/.ssh", ws + "/.env", ws + "/a/.env", ws + "/a/b/.env", ws + "/certs/x.pem", ws + "/private", ws + "/secrets", ws + "/vendor/x/.env"}
 	slices.Sort(want)
-	assert.Equal(t, want, got, "links are listed, not followed")
+	assert.Equal(t, want, got, "links are listed, not followed; a file denied for reading inside a directory denied for changing is listed")
 	got, err = pp.ListDenied(ctx, fs.AccessWrite)
 	require.NoError(t, err)
-	assert.Equal(t, []string{ws + "/.git"}, got)
+	assert.Equal(t, []string{ws + "/.git", ws + "/vendor"}, got)
+
+	// From one look at the file system, the same lists.
+	each, err := pp.ListDeniedEach(ctx, fs.AccessRead, fs.AccessWrite)
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{want, {ws + "/.git", ws + "/vendor"}}, each)
+	each, err = pp.ListDeniedEach(ctx, fs.AccessWrite, fs.AccessRead)
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{{ws + "/.git", ws + "/vendor"}, want}, each, "in either order")
 
 	all := mustPaths(t, Rules{Deny: []string{"Read"}}, ws)
 	got, err = all.ListDenied(ctx, fs.AccessRead)

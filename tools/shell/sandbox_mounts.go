@@ -27,17 +27,40 @@ type mountPlan struct {
 	maskDirs, maskFiles []string
 }
 
+// eachDenyLister is a deny lister that lists for several kinds of access
+// from one look at the file system (tools/permission.Paths does).
+type eachDenyLister interface {
+	ListDeniedEach(ctx context.Context, as ...fs.Access) ([][]string, error)
+}
+
+// listDenied lists what dl denies for reading and for changing.
+func listDenied(ctx context.Context, dl fs.DenyLister) (read, edit []string, err error) {
+	if e, ok := dl.(eachDenyLister); ok {
+		l, err := e.ListDeniedEach(ctx, fs.AccessRead, fs.AccessWrite)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(l) != 2 {
+			return nil, nil, fmt.Errorf("the deny lister (%T) gave %d lists for 2 kinds of access", dl, len(l))
+		}
+		return l[0], l[1], nil
+	}
+	if read, err = dl.ListDenied(ctx, fs.AccessRead); err != nil {
+		return nil, nil, err
+	}
+	if edit, err = dl.ListDenied(ctx, fs.AccessWrite); err != nil {
+		return nil, nil, err
+	}
+	return read, edit, nil
+}
+
 // plan decides the mounts of a command: the path policy's denials as
 // they exist now, and the host's listening unix sockets.
 func (b *bubblewrap) plan(ctx context.Context) (*mountPlan, error) {
 	p := &mountPlan{}
 	seen := map[string]bool{}
 	if b.deny != nil {
-		read, err := b.deny.ListDenied(ctx, fs.AccessRead)
-		if err != nil {
-			return nil, fmt.Errorf("listing what the path rules deny: %w", err)
-		}
-		edit, err := b.deny.ListDenied(ctx, fs.AccessWrite)
+		read, edit, err := listDenied(ctx, b.deny)
 		if err != nil {
 			return nil, fmt.Errorf("listing what the path rules deny: %w", err)
 		}
