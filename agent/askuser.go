@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -245,23 +244,11 @@ func checkInput(pz *pause, reqs []InputRequest, in map[string][]string) error {
 	if len(reqs) != len(pz.inputs) {
 		return &harness.Error{Code: CodeNothingPending, Message: "agent: the questions asked are no longer waiting in the session's log; nothing was answered: read Paused again"}
 	}
-	want := map[string]int{}
-	for _, r := range reqs {
-		want[r.Call.ID] = len(r.Questions)
+	waiting := make([]string, len(reqs))
+	for i, r := range reqs {
+		waiting[i] = r.Call.ID
 	}
-	var unknown, missing []string
-	for id := range in {
-		if _, ok := want[id]; !ok {
-			unknown = append(unknown, id)
-		}
-	}
-	for id := range want {
-		if _, ok := in[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	sort.Strings(unknown)
-	sort.Strings(missing)
+	unknown, missing := answerIDs(waiting, in)
 	switch {
 	case len(unknown) > 0:
 		return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no question waits under the call id %s; the waiting calls are %s", strings.Join(unknown, ", "), strings.Join(pz.inputs, ", "))}

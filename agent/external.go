@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-harness/harness"
@@ -186,23 +185,7 @@ func checkExternal(pz *pause, calls []harness.ToolCall, in map[string]ToolAnswer
 	if len(calls) != len(pz.inputs) {
 		return &harness.Error{Code: CodeNothingPending, Message: "agent: the external calls are no longer waiting in the session's log; nothing was answered: read Paused again"}
 	}
-	want := map[string]bool{}
-	for _, id := range pz.inputs {
-		want[id] = true
-	}
-	var unknown, missing []string
-	for id := range in {
-		if !want[id] {
-			unknown = append(unknown, id)
-		}
-	}
-	for id := range want {
-		if _, ok := in[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	sort.Strings(unknown)
-	sort.Strings(missing)
+	unknown, missing := answerIDs(pz.inputs, in)
 	switch {
 	case len(unknown) > 0:
 		return &harness.Error{Code: CodeNothingPending, Message: fmt.Sprintf("agent: no external call waits under the id %s; the waiting calls are %s", strings.Join(unknown, ", "), strings.Join(pz.inputs, ", "))}

@@ -597,3 +597,26 @@ func (s *Session) restorePause(events []session.Event, reason string) {
 	}
 	s.paused = pz
 }
+
+// answerIDs compares the call ids an answer gives with those that wait:
+// unknown are the ids it gives that do not wait, missing those that wait
+// and it lacks, each sorted.
+func answerIDs[V any](waiting []string, in map[string]V) (unknown, missing []string) {
+	want := make(map[string]bool, len(waiting))
+	for _, id := range waiting {
+		want[id] = true
+	}
+	for id := range in {
+		if !want[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	for id := range want {
+		if _, ok := in[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	sort.Strings(unknown)
+	sort.Strings(missing)
+	return unknown, missing
+}
