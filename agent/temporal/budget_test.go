@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 
 	"github.com/go-harness/harness/agent"
 	temporal "github.com/go-harness/harness/agent/temporal"
-	"github.com/go-harness/harness/agent/temporal/internal/fakemodel"
 	"github.com/go-harness/harness/session"
 )
 
@@ -32,25 +29,11 @@ const budgetTokens = 700
 // calls included, reaches the budget, and an answer raising the budget
 // finishes it.
 func TestBudgetAcrossWorkers(t *testing.T) {
-	addr, pgBase := servers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := buildWorker(t, dir)
-	pgURL, store := newSchema(t, pgBase)
-	fake := httptest.NewServer(fakemodel.Handler())
-	t.Cleanup(fake.Close)
-	effects := filepath.Join(dir, "effects")
-	queue := randomName("harness-budget-")
-	pool := &workerPool{
-		t: t, bin: bin, dir: dir,
-		args: []string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", effects, "-workspace", dir,
-			fmt.Sprintf("-budget-tokens=%d", budgetTokens)},
-		env: []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
-	}
-	t.Cleanup(pool.stop)
+	f := newWorkerFleet(t, "harness-budget-", fmt.Sprintf("-budget-tokens=%d", budgetTokens))
+	pool, c, store := f.pool, f.client, f.store
 	pool.start() // worker A
-	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
 
 	id := randomName("budget-")
 	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "effects=1 steps=6 sleep=800"})

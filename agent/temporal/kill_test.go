@@ -110,6 +110,39 @@ func (p *workerPool) stop() {
 	}
 }
 
+// workerFleet is the setup the tests of worker processes share: the
+// servers, a schema of its own, the fake model, the worker binary, and a
+// pool of workers (none started yet) on a task queue of their own, with
+// a client of that queue.
+type workerFleet struct {
+	pool    *workerPool
+	client  *temporal.Client
+	store   session.Store
+	effects string // where the workers' bash commands note their effects
+}
+
+// newWorkerFleet sets up a fleet whose queue's name starts with prefix;
+// extra are flags added to every worker's command line.
+func newWorkerFleet(t *testing.T, prefix string, extra ...string) *workerFleet {
+	t.Helper()
+	addr, pgBase := servers(t)
+	dir := t.TempDir()
+	bin := buildWorker(t, dir)
+	pgURL, store := newSchema(t, pgBase)
+	fake := httptest.NewServer(fakemodel.Handler())
+	t.Cleanup(fake.Close)
+	effects := filepath.Join(dir, "effects") // the bash command writes "effects" in its working directory
+	queue := randomName(prefix)
+	pool := &workerPool{
+		t: t, bin: bin, dir: dir,
+		args: append([]string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", effects, "-workspace", dir}, extra...),
+		env:  []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
+	}
+	t.Cleanup(pool.stop)
+	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
+	return &workerFleet{pool: pool, client: c, store: store, effects: effects}
+}
+
 // buildWorker builds cmd/worker into dir.
 func buildWorker(t *testing.T, dir string) string {
 	t.Helper()
@@ -173,26 +206,12 @@ func TestKillWorkersFullToolset(t *testing.T) { killTrial(t, true) }
 const fullSleepMS = 300
 
 func killTrial(t *testing.T, full bool) {
-	addr, pgBase := servers(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	bin := buildWorker(t, dir)
-	pgURL, store := newSchema(t, pgBase)
-	fake := httptest.NewServer(fakemodel.Handler())
-	t.Cleanup(fake.Close)
-	effects := filepath.Join(dir, "effects") // the bash command writes "effects" in its working directory
-	queue := randomName("harness-kill-")
-
-	pool := &workerPool{
-		t: t, bin: bin, dir: dir,
-		args: []string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", effects, "-workspace", dir, fmt.Sprintf("-full=%t", full)},
-		env:  []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
-	}
-	t.Cleanup(pool.stop)
+	f := newWorkerFleet(t, "harness-kill-", fmt.Sprintf("-full=%t", full))
+	pool, c, store, effects := f.pool, f.client, f.store, f.effects
 	for range killWorkers {
 		pool.start()
 	}
-	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
 
 	want := kills()
 	var killed atomic.Int64

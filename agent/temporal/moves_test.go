@@ -5,8 +5,6 @@ package temporal_test
 import (
 	"context"
 	"math/rand/v2"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	temporal "github.com/go-harness/harness/agent/temporal"
-	"github.com/go-harness/harness/agent/temporal/internal/fakemodel"
 	"github.com/go-harness/harness/session"
 )
 
@@ -24,23 +21,11 @@ import (
 // records). TurnResult.Moves must say 2, as the log's two cut-off ends
 // do.
 func TestMovesCountEveryMove(t *testing.T) {
-	addr, pgBase := servers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := buildWorker(t, dir)
-	pgURL, store := newSchema(t, pgBase)
-	fake := httptest.NewServer(fakemodel.Handler())
-	t.Cleanup(fake.Close)
-	queue := randomName("harness-moves-")
-	pool := &workerPool{
-		t: t, bin: bin, dir: dir,
-		args: []string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", filepath.Join(dir, "effects"), "-workspace", dir},
-		env:  []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
-	}
-	t.Cleanup(pool.stop)
+	f := newWorkerFleet(t, "harness-moves-")
+	pool, c, store := f.pool, f.client, f.store
 	pool.start()
-	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
 	id := randomName("moves-")
 	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "effects=1 steps=5 sleep=1500"})
 	require.NoError(t, err)

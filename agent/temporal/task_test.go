@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	temporal "github.com/go-harness/harness/agent/temporal"
-	"github.com/go-harness/harness/agent/temporal/internal/fakemodel"
 	"github.com/go-harness/harness/session"
 )
 
@@ -27,24 +24,11 @@ import (
 // call, never started while the child ran, gets the child's answer, not
 // an outcome-unknown result.
 func TestTaskRunsAsChildWorkflow(t *testing.T) {
-	addr, pgBase := servers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := buildWorker(t, dir)
-	pgURL, store := newSchema(t, pgBase)
-	fake := httptest.NewServer(fakemodel.Handler())
-	t.Cleanup(fake.Close)
-	effects := filepath.Join(dir, "effects")
-	queue := randomName("harness-task-")
-	pool := &workerPool{
-		t: t, bin: bin, dir: dir,
-		args: []string{"-temporal", addr, "-postgres", pgURL, "-task-queue", queue, "-effects", effects, "-workspace", dir, "-full"},
-		env:  []string{"HARNESS_BASE_URL=" + fake.URL, "HARNESS_MODEL=" + fakemodel.Model, "HARNESS_API_KEY=unused"},
-	}
-	t.Cleanup(pool.stop)
+	f := newWorkerFleet(t, "harness-task-", "-full")
+	pool, c, store, effects := f.pool, f.client, f.store, f.effects
 	pool.start()
-	c := temporal.NewClient(dialTemporal(t, addr), temporal.ClientConfig{TaskQueue: queue})
 
 	id := randomName("task-")
 	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "task sleep=2500"})
