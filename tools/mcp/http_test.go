@@ -42,14 +42,18 @@ func httpServer(t *testing.T, opts *sdk.StreamableHTTPOptions) (url string, unau
 	return hs.URL + "/mcp", unauthorized
 }
 
+// httpModes are the two ways a streamable HTTP server answers: each
+// answer an event stream, or a JSON body.
+var httpModes = []struct {
+	name string
+	opts *sdk.StreamableHTTPOptions
+}{
+	{"event stream", nil},
+	{"json responses", &sdk.StreamableHTTPOptions{JSONResponse: true}},
+}
+
 func TestStreamableHTTP(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		opts *sdk.StreamableHTTPOptions
-	}{
-		{"event stream", nil},
-		{"json responses", &sdk.StreamableHTTPOptions{JSONResponse: true}},
-	} {
+	for _, c := range httpModes {
 		t.Run(c.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			url, unauthorized := httpServer(t, c.opts)
@@ -125,13 +129,7 @@ func TestHTTPEndlessAnswer(t *testing.T) {
 // gets a preview, a result past MaxResultBytes is cut and says so, and
 // the connection goes on; before, the SDK failed the connection.
 func TestHTTPLargeResult(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		opts *sdk.StreamableHTTPOptions
-	}{
-		{"event stream", nil},
-		{"json responses", &sdk.StreamableHTTPOptions{JSONResponse: true}},
-	} {
+	for _, c := range httpModes {
 		t.Run(c.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			url, _ := httpServer(t, c.opts)
@@ -195,13 +193,7 @@ func spoolFiles(t *testing.T) []string {
 // result over HTTP, over the 16 MiB the SDK reads of one message, reaches
 // the output store whole; the SDK alone fails the connection on it.
 func TestHTTPResultOverSDKLimit(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		opts *sdk.StreamableHTTPOptions
-	}{
-		{"event stream", nil},
-		{"json responses", &sdk.StreamableHTTPOptions{JSONResponse: true}},
-	} {
+	for _, c := range httpModes {
 		t.Run(c.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			url, _ := httpServer(t, c.opts)
