@@ -242,7 +242,9 @@ func TestTurnCancelled(t *testing.T) {
 	assert.Contains(t, res.Text(), "side effects are unknown")
 	assert.Contains(t, logs.String(), "turn_cancelled=true")
 
-	// A tool that stops on cancellation keeps its own result.
+	// A tool that stops on cancellation keeps its own result. Its wait is
+	// long, so a slow machine cannot turn the prompt stop into a late one.
+	ds = deadlines(t, guard.DeadlineConfig{CancelWait: time.Minute})
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	res = handle(ctx, ds, tools.Spec{Name: "deploy"}, nil, func(ctx context.Context) *harness.ToolResult {
