@@ -234,23 +234,11 @@ const (
 	partStepEnd
 	// partAnswerEnd: the last step's last chunk to its StepEnd.
 	partAnswerEnd
-	// Not parts but classes of whole steps' overheads: those of steps
-	// during which a collection ended, and the others.
-	partWithGC
-	partWithoutGC
 	numParts
 )
 
 // partNames name the parts in the benchmark's metrics.
-var partNames = [numParts]string{"turn-start", "before-model", "call-logged", "tool-launch", "result-logged", "step-end", "answer-end",
-	"overhead-gc-ended", "overhead-no-gc-ended"}
-
-// gcCycles returns how many collections have ended.
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+var partNames = [numParts]string{"turn-start", "before-model", "call-logged", "tool-launch", "result-logged", "step-end", "answer-end"}
 
 // fleetRuntime is what the Go runtime and the kernel saw over a run.
 type fleetRuntime struct {
@@ -575,7 +563,6 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 				clock := &stepClock{epoch: time.Now()}
 				tctx := context.WithValue(ctx, clockKey{}, clock)
 				var stepStart, callStart, callEnd int64
-				gcBefore := gcCycles()
 				var end *agent.TurnEnd
 				for ev, err := range s.Run(tctx, "add a step to notes.txt and count its lines") {
 					switch e := ev.(type) {
@@ -590,15 +577,7 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 						}
 					case *agent.StepEnd:
 						now := clock.now()
-						o := time.Duration(now - stepStart - clock.model.Swap(0) - clock.tools.Swap(0))
-						overhead = append(overhead, o)
-						// Did a collection end while the step ran?
-						if gc := gcCycles(); gc != gcBefore {
-							gcBefore = gc
-							parts[partWithGC] = append(parts[partWithGC], o)
-						} else {
-							parts[partWithoutGC] = append(parts[partWithoutGC], o)
-						}
+						overhead = append(overhead, time.Duration(now-stepStart-clock.model.Swap(0)-clock.tools.Swap(0)))
 						d := func(from, to int64) time.Duration { return time.Duration(to - from) }
 						before := partBeforeModel
 						if e.Step == 1 {
@@ -783,9 +762,7 @@ func TestManySessions(t *testing.T) {
 // middleware), result-logged (the tool's return to ToolCallEnd: the
 // result handed back and written), step-end (ToolCallEnd to StepEnd) and
 // answer-end (a last step's last chunk to StepEnd). Any part may hold a
-// wait for a CPU or for the collector. The overheads of the steps during
-// which a collection ended are reported apart from the others
-// (overhead-gc-ended, overhead-no-gc-ended), with their share of steps.
+// wait for a CPU or for the collector.
 //
 // Reported: steps/s; p50/p99 step overhead and its parts; p99 turn end;
 // CPU per step of the process and of the commands it ran, and the
@@ -826,7 +803,6 @@ func BenchmarkManySessions(b *testing.B) {
 				b.ReportMetric(float64(percentile(r.overhead, 0.5).Microseconds()), "p50-overhead-µs")
 				b.ReportMetric(float64(percentile(r.overhead, 0.99).Microseconds()), "p99-overhead-µs")
 				b.ReportMetric(float64(percentile(r.turnEnd, 0.99).Microseconds()), "p99-turn-end-µs")
-				b.ReportMetric(float64(len(r.parts[partWithGC]))/float64(max(1, r.steps)), "share-of-steps-gc-ended")
 				for p, name := range partNames {
 					b.ReportMetric(float64(percentile(r.parts[p], 0.5).Microseconds()), "p50-"+name+"-µs")
 					b.ReportMetric(float64(percentile(r.parts[p], 0.99).Microseconds()), "p99-"+name+"-µs")
