@@ -288,8 +288,10 @@ func TestScanTextSmallReaderSmallBuffer(t *testing.T) {
 	// unsized reader's first read is 8 KiB.
 	data := "notes\nEND\n"
 	for name, r := range map[string]func() io.Reader{
-		"sized":   func() io.Reader { return strings.NewReader(data) },
-		"limited": func() io.Reader { return io.LimitReader(struct{ io.Reader }{strings.NewReader(data)}, int64(len(data))) },
+		"sized": func() io.Reader { return strings.NewReader(data) },
+		"limited": func() io.Reader {
+			return io.LimitReader(struct{ io.Reader }{strings.NewReader(data)}, int64(len(data)))
+		},
 		"unsized": func() io.Reader { return struct{ io.Reader }{strings.NewReader(data)} },
 	} {
 		const scans = 50
