@@ -310,6 +310,13 @@ func (d *files) syncPending() error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		// A file removed since it was staged is reported once: storing
+		// its bytes again stages it again.
+		for i, e := range errs {
+			if errors.Is(e, iofs.ErrNotExist) {
+				delete(d.pending, digests[i])
+			}
+		}
 		return fmt.Errorf("attachments: syncing stored attachments: %w", err)
 	}
 	if err := d.syncDirs(); err != nil {
