@@ -185,6 +185,13 @@ type timedLog struct {
 	st *syncTimer
 }
 
+// Defer passes the store's deferral on (session.Deferrer): without it
+// the loop would write each record on its own, which the store it wraps
+// does not make it do.
+func (l *timedLog) Defer(ctx context.Context, p ...session.Payload) ([]session.Event, error) {
+	return l.Log.(session.Deferrer).Defer(ctx, p...)
+}
+
 func (l *timedLog) Sync() error {
 	start, cpu := time.Now(), cpuTime()
 	err := l.Log.Sync()
