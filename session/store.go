@@ -353,8 +353,8 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 }
 
 // appendBatch is encodeBatch appending the lines, each ended by a
-// newline, to dst. On error it returns dst as it was.
-func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
+// newline, to dst, with enc. On error it returns dst as it was.
+func appendBatch(enc *eventEncoder, dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
 	events := make([]Event, len(payloads))
 	start := len(dst)
 	for i, p := range payloads {
@@ -364,7 +364,7 @@ func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, 
 		events[i] = Event{Seq: next + int64(i), Time: now, Data: p}
 		lineStart := len(dst)
 		var err error
-		if dst, err = appendEvent(dst, events[i]); err != nil {
+		if dst, err = enc.append(dst, events[i]); err != nil {
 			return nil, dst[:start], err
 		}
 		if n := len(dst) - lineStart; n > maxLine {
