@@ -104,6 +104,9 @@ type Log interface {
 // Deferrers. The agent defers the request fingerprint of a model call and
 // the model's answer, which the start of the answer's calls or the end
 // of the turn then writes through (see package agent, "Durability").
+// A Store that wraps another's logs should pass Defer on to the wrapped
+// log when it is a Deferrer: otherwise the agent writes each record on
+// its own.
 type Deferrer interface {
 	// Defer numbers, stamps and checks payloads as Append does, and
 	// returns the events as they will be written, but writes them only
