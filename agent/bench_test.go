@@ -71,17 +71,27 @@ func (m *instantModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 
 // BenchmarkLoopStep measures one step (a model call answered instantly and
 // a no-op tool call) of the harness loop with JSONL logging, beside the
-// same loop written by hand, interleaved: each iteration runs one turn of
-// stepsPerTurn steps of each, in alternating order, so a ratio comes out
-// of one run. Both write every record through to a new file and sync it
-// and its directory at the end of the turn; opening and closing sessions
-// is not timed, and neither are the syncs (timed apart, they are the
-// disk's cost, the same for both, and on a busy disk they would hide the
-// loop's). The difference per step is the harness's overhead: event
-// logging, request fingerprints, argument validation, dispatch, events.
-// It reports harness-ns/step, by_hand-ns/step and their ratio,
-// harness/by_hand, the same for the process's CPU time, and the heap
-// allocations of each per step (harness-allocs/step, by_hand-allocs/step).
+// same loop written by hand twice, interleaved: each iteration runs one
+// turn of stepsPerTurn steps of each, in alternating order, so the ratios
+// come out of one run.
+//
+// The first hand loop (by_hand) logs each message as a JSON line written
+// through to a file, as a minimal client would. The second (logged_hand)
+// keeps a log as durable as the harness's, with the same writes: records
+// numbered and timed, the user's message written before the first model
+// call, each answer written with the starts of its calls before any runs,
+// each result as it arrives, the end of the turn with the last answer.
+// All three sync the log and its directory at the end of the turn;
+// opening and closing sessions is not timed, and neither are the syncs
+// (timed apart, they are the disk's cost, the same for all, and on a busy
+// disk they would hide the loop's). The difference per step is the
+// harness's overhead: request fingerprints, argument validation, the
+// backstop that runs each call on a goroutine it can abandon, events.
+//
+// It reports the ns/step of each (harness-, by_hand-, logged_hand-), the
+// ratios harness/by_hand and harness/logged_hand, the same for the
+// process's CPU time (cpu-), and the heap allocations of each per step
+// (-allocs/step).
 func BenchmarkLoopStep(b *testing.B) {
 	llm := &instantModel{}
 	store := &syncTimer{Store: session.NewJSONL(b.TempDir(), session.StoreConfig{})}
@@ -121,8 +131,16 @@ func BenchmarkLoopStep(b *testing.B) {
 		}
 		return d, c
 	}
-	var tHarness, tHand, cHarness, cHand time.Duration
-	var aHarness, aHand uint64
+	logged := &loggedHandLoop{llm: &instantModel{}, tool: noopTool(), dir: b.TempDir()}
+	loggedTurn := func() (time.Duration, time.Duration) {
+		d, c, steps := logged.turn(b)
+		if steps != stepsPerTurn {
+			b.Fatalf("the logging hand loop took %d steps, want %d", steps, stepsPerTurn)
+		}
+		return d, c
+	}
+	var tHarness, tHand, tLogged, cHarness, cHand, cLogged time.Duration
+	var aHarness, aHand, aLogged uint64
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
 	allocated := func() uint64 {
 		metrics.Read(allocs)
@@ -141,7 +159,9 @@ func BenchmarkLoopStep(b *testing.B) {
 		if i%2 == 0 {
 			add(&tHarness, &cHarness, &aHarness, harnessTurn)
 			add(&tHand, &cHand, &aHand, byHandTurn)
+			add(&tLogged, &cLogged, &aLogged, loggedTurn)
 		} else {
+			add(&tLogged, &cLogged, &aLogged, loggedTurn)
 			add(&tHand, &cHand, &aHand, byHandTurn)
 			add(&tHarness, &cHarness, &aHarness, harnessTurn)
 		}
@@ -150,10 +170,14 @@ func BenchmarkLoopStep(b *testing.B) {
 	steps := float64(b.N * stepsPerTurn)
 	b.ReportMetric(float64(tHarness.Nanoseconds())/steps, "harness-ns/step")
 	b.ReportMetric(float64(tHand.Nanoseconds())/steps, "by_hand-ns/step")
+	b.ReportMetric(float64(tLogged.Nanoseconds())/steps, "logged_hand-ns/step")
 	b.ReportMetric(float64(tHarness)/float64(tHand), "harness/by_hand")
+	b.ReportMetric(float64(tHarness)/float64(tLogged), "harness/logged_hand")
 	b.ReportMetric(float64(cHarness)/float64(cHand), "cpu-harness/by_hand")
+	b.ReportMetric(float64(cHarness)/float64(cLogged), "cpu-harness/logged_hand")
 	b.ReportMetric(float64(aHarness)/steps, "harness-allocs/step")
 	b.ReportMetric(float64(aHand)/steps, "by_hand-allocs/step")
+	b.ReportMetric(float64(aLogged)/steps, "logged_hand-allocs/step")
 }
 
 // cpuTime is the CPU time the process has used, user and system.
@@ -183,6 +207,13 @@ func (s *syncTimer) Create(ctx context.Context, h session.Header) (session.Log, 
 type timedLog struct {
 	session.Log
 	st *syncTimer
+}
+
+// Defer passes the store's deferral on (session.Deferrer): without it
+// the loop would write each record on its own, which the store it wraps
+// does not make it do.
+func (l *timedLog) Defer(ctx context.Context, p ...session.Payload) ([]session.Event, error) {
+	return l.Log.(session.Deferrer).Defer(ctx, p...)
 }
 
 func (l *timedLog) Sync() error {
@@ -255,6 +286,120 @@ func (h *handLoop) turn(b *testing.B) (time.Duration, time.Duration, int) {
 	d, c := time.Since(start), cpuTime()-cpu
 	// The harness syncs at every turn end, and the first time the
 	// directory a new log was created in, as a new file needs to last.
+	f.Sync()
+	if dir, err := os.Open(h.dir); err == nil {
+		dir.Sync()
+		dir.Close()
+	}
+	return d, c, steps
+}
+
+// loggedHandLoop is the loop of BenchmarkLoopStep written by hand with a
+// log as durable as the harness's (see "Durability" in the package
+// documentation), in as many writes: one JSON line per record, numbered
+// and timed; the user's message written before the first model call;
+// each answer held back and written with the starts of its calls, before
+// any of them runs; each result written as it arrives; the turn's end
+// written with its last answer, and the file synced.
+type loggedHandLoop struct {
+	llm  *instantModel
+	tool tools.Tool
+	dir  string
+	n    int
+}
+
+// handRecord is one line of loggedHandLoop's log.
+type handRecord struct {
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	Data any       `json:"data"`
+}
+
+// turn runs one turn in a new log file and returns how long it took and
+// the CPU time it used (opening, syncing and closing the file not
+// counted), and its steps.
+func (h *loggedHandLoop) turn(b *testing.B) (time.Duration, time.Duration, int) {
+	ctx := context.Background()
+	h.n++
+	f, err := os.OpenFile(filepath.Join(h.dir, fmt.Sprintf("%d.jsonl", h.n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	start, cpu := time.Now(), cpuTime()
+	var (
+		seq int64
+		buf []byte
+	)
+	// add encodes a record after those held back; write writes them all.
+	add := func(typ string, data any) {
+		seq++
+		line, err := json.Marshal(handRecord{Seq: seq, Time: time.Now().UTC(), Type: typ, Data: data})
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	write := func() {
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		buf = buf[:0]
+	}
+	msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("go")}}}
+	add("user", msgs[0])
+	write()
+	steps := 0
+	for {
+		var asm model.Assembler
+		for c := range h.llm.Stream(ctx, &model.Request{Messages: msgs}) {
+			asm.Add(c)
+		}
+		msg := asm.Message()
+		msgs = append(msgs, msg)
+		steps++
+		add("assistant", struct {
+			Step int `json:"step"`
+			harness.Message
+		}{steps, msg})
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			break
+		}
+		for _, c := range calls {
+			add("tool_start", struct {
+				Step   int    `json:"step"`
+				CallID string `json:"call_id"`
+				Name   string `json:"name"`
+			}{steps, c.ID, c.Name})
+		}
+		write() // the answer and the starts, before any call runs
+		for _, c := range calls {
+			start := time.Now()
+			res, err := h.tool.Execute(ctx, &tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rm := harness.Message{Role: harness.RoleTool, Content: []harness.Block{{Type: harness.BlockToolResult,
+				ToolResult: &harness.ToolResult{CallID: c.ID, Name: c.Name, Content: res.Content}}}}
+			msgs = append(msgs, rm)
+			add("tool_result", struct {
+				Step       int                `json:"step"`
+				CallID     string             `json:"call_id"`
+				Name       string             `json:"name"`
+				Result     harness.ToolResult `json:"result"`
+				DurationMS int64              `json:"duration_ms"`
+			}{steps, c.ID, c.Name, *res, time.Since(start).Milliseconds()})
+			write()
+		}
+	}
+	add("turn_end", struct {
+		Reason string `json:"reason"`
+		Steps  int    `json:"steps"`
+	}{"completed", steps})
+	write() // the last answer and the end
+	d, c := time.Since(start), cpuTime()-cpu
 	f.Sync()
 	if dir, err := os.Open(h.dir); err == nil {
 		dir.Sync()

@@ -171,7 +171,13 @@ func (s *Session) takeCheckpoint(ctx context.Context, r *recorder, cp *session.C
 	if err != nil {
 		return nil, 0, err
 	}
-	snap, err := ws.Take(ctx)
+	take := ws.Take
+	if cp.Kind == session.CheckpointTurnStart || cp.Kind == session.CheckpointBeforeCall {
+		// Made durable at the turn's end, before the log is synced: the
+		// log promises nothing of a turn before then.
+		take = ws.Stage
+	}
+	snap, err := take(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -220,7 +226,14 @@ func (t *turn) checkpoint(kind string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if kind == session.CheckpointTurnEnd && !r.dirty {
-		return // nothing ran that could change files since the last one
+		// Nothing ran that could change files since the last one; what
+		// the turn staged is made durable before the log is synced.
+		if r.ws != nil {
+			if err := r.ws.Sync(context.WithoutCancel(t.ctx)); err != nil {
+				t.s.logger.Warn("agent: syncing the turn's workspace checkpoints failed; a rewind to them may not survive a power loss", "error", err)
+			}
+		}
+		return
 	}
 	t.record(r, &session.Checkpoint{Kind: kind})
 }

@@ -110,7 +110,9 @@
 //   - Pauses, retries, fallbacks, reminders and the turn's end are
 //     written through, with whatever was held back before them.
 //   - The end of a turn syncs the log (Log.Sync): a finished turn
-//     survives a power loss.
+//     survives a power loss. The workspace checkpoints the turn took
+//     (WithCheckpoints) are synced just before, all at once, so a
+//     finished turn can be rewound after a power loss.
 //
 // A strict replay reads a finished log, which holds every record.
 //

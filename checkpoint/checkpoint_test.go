@@ -21,7 +21,8 @@ import (
 	"github.com/go-harness/harness/session/attachments"
 )
 
-// countingStore counts the Puts of an attachment store.
+// countingStore counts the objects stored in an attachment store (Puts
+// and Stages).
 type countingStore struct {
 	*attachments.Store
 	mu    sync.Mutex
@@ -35,6 +36,14 @@ func (c *countingStore) Put(ctx context.Context, data []byte) (string, error) {
 	c.bytes += int64(len(data))
 	c.mu.Unlock()
 	return c.Store.Put(ctx, data)
+}
+
+func (c *countingStore) Stage(ctx context.Context, data []byte) (string, error) {
+	c.mu.Lock()
+	c.puts++
+	c.bytes += int64(len(data))
+	c.mu.Unlock()
+	return c.Store.Stage(ctx, data)
 }
 
 func (c *countingStore) reset() (int, int64) {

@@ -18,6 +18,19 @@ type Store interface {
 	Get(ctx context.Context, digest string) ([]byte, error)
 }
 
+// A Stager is a Store that can leave the syncing of what it stores for
+// later: Stage stores data as Put does, readable at once, but durable
+// (surviving a power loss) only once Sync returns; Sync makes everything
+// staged so far durable. The file store of session/attachments is one:
+// its Sync syncs each staged file and the directory once. With a
+// Stager, [Workspace.Take] stages a checkpoint's objects and syncs them
+// together, and [Workspace.Stage] leaves them for a later Sync.
+type Stager interface {
+	Store
+	Stage(ctx context.Context, data []byte) (string, error)
+	Sync(ctx context.Context) error
+}
+
 // Config configures a [Workspace]. The zero value of every field but
 // Store is its default.
 type Config struct {

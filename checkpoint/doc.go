@@ -34,6 +34,19 @@
 // [Workspace.Prime] seeds the cache from a stored checkpoint, so a
 // session resumed in another process does not hash the tree again.
 //
+// # Durability
+//
+// A checkpoint Take returns is durable: its objects survive a power
+// loss. With a [Stager] store (the file store of session/attachments),
+// Take writes every object of the checkpoint first and syncs them
+// together, one sync per file and one of the directory, rather than
+// each object on its own. [Workspace.Stage] writes a checkpoint
+// without syncing it, leaving that to the next [Workspace.Sync] or
+// Take: its objects can be read at once and survive the program
+// stopping, but not a power loss before then. An agent stages the
+// checkpoints within a turn and syncs them once before it syncs its
+// log, the moment its log promises the turn survives.
+//
 // # What is recorded
 //
 // .git (at any depth) and what the .gitignore files of the workspace

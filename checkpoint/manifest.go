@@ -360,9 +360,35 @@ func validPath(p string) bool {
 // session, which share most chunks, are parsed once each.
 type objects struct {
 	store Store
+	// stage says puts go to the store's Stage (a Stager), so that they
+	// are synced together; staged says some were since the last sync.
+	// Both belong to the Workspace's lock.
+	stage, staged bool
+
 	mu    sync.Mutex
 	cache map[string][]Entry
 	packs map[string][]byte // recently read packs, by digest
+}
+
+// put stores data: staged when o.stage is set and the store can stage.
+func (o *objects) put(ctx context.Context, data []byte) (string, error) {
+	if st, ok := o.store.(Stager); ok && o.stage {
+		o.staged = true
+		return st.Stage(ctx, data)
+	}
+	return o.store.Put(ctx, data)
+}
+
+// sync makes what was staged durable.
+func (o *objects) sync(ctx context.Context) error {
+	if !o.staged {
+		return nil
+	}
+	if err := o.store.(Stager).Sync(ctx); err != nil {
+		return fmt.Errorf("checkpoint: syncing the stored checkpoint: %w", err)
+	}
+	o.staged = false
+	return nil
 }
 
 // maxCachedChunks bounds the chunk cache; past it the cache starts over.
@@ -539,7 +565,7 @@ func (o *objects) save(ctx context.Context, t *Tree) (string, error) {
 		_, known := o.cache[d]
 		o.mu.Unlock()
 		if !known {
-			got, err := o.store.Put(ctx, data)
+			got, err := o.put(ctx, data)
 			if err != nil {
 				return "", fmt.Errorf("checkpoint: storing a manifest chunk: %w", err)
 			}
@@ -554,7 +580,7 @@ func (o *objects) save(ctx context.Context, t *Tree) (string, error) {
 		return refs[0].digest, nil
 	}
 	root := encodeRoot(refs)
-	d, err := o.store.Put(ctx, root)
+	d, err := o.put(ctx, root)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: storing a manifest: %w", err)
 	}

@@ -347,7 +347,7 @@ func (s *scanner) keep(e *Entry, data []byte) error {
 		e.Kept = true
 		return nil
 	}
-	got, err := s.objs.store.Put(s.ctx, data)
+	got, err := s.objs.put(s.ctx, data)
 	if err != nil {
 		return fmt.Errorf("checkpoint: storing %s: %w", e.Path, err)
 	}
@@ -364,7 +364,7 @@ func (s *scanner) flushPack() error {
 	if len(s.packed) == 0 {
 		return nil
 	}
-	d, err := s.objs.store.Put(s.ctx, s.pack)
+	d, err := s.objs.put(s.ctx, s.pack)
 	if err != nil {
 		return fmt.Errorf("checkpoint: storing the contents of %d small files: %w", len(s.packed), err)
 	}

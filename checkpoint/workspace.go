@@ -75,14 +75,46 @@ type Snapshot struct {
 // Take records a checkpoint: it scans the workspace, stores the content
 // of new and changed files that the size policy keeps, and stores the
 // manifest. When nothing changed since the previous checkpoint it stores
-// nothing and returns the previous manifest.
+// nothing and returns the previous manifest. The checkpoint is durable
+// when Take returns, as are those Stage took before it: with a [Stager]
+// store, every object is staged and all are synced once, together.
 func (w *Workspace) Take(ctx context.Context) (*Snapshot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	snap, err := w.take(ctx)
+	// What was staged is synced even when this checkpoint failed.
+	if serr := w.objs.sync(ctx); err == nil && serr != nil {
+		return nil, serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// Stage records a checkpoint as Take does, but with a [Stager] store
+// leaves its objects to be made durable by the next Sync or Take: they
+// can be read at once and survive the program stopping, but not a power
+// loss before then. An agent stages the checkpoints within a turn and
+// syncs once before it syncs its log at the turn's end, which is when
+// its log promises they survive. With another store, Stage is Take.
+func (w *Workspace) Stage(ctx context.Context) (*Snapshot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.take(ctx)
 }
 
+// Sync makes the checkpoints Stage took durable. It does nothing when
+// none waits.
+func (w *Workspace) Sync(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.objs.sync(ctx)
+}
+
 func (w *Workspace) take(ctx context.Context) (*Snapshot, error) {
+	w.objs.stage = true
+	defer func() { w.objs.stage = false }()
 	s, err := w.scan(ctx, true)
 	if err != nil {
 		return nil, err

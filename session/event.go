@@ -397,6 +397,23 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 // appendEvent appends e's line, as MarshalJSON writes it, to dst.
 func appendEvent(dst []byte, e Event) ([]byte, error) {
+	var enc eventEncoder
+	return enc.append(dst, e)
+}
+
+// An eventEncoder appends events' lines, as MarshalJSON writes them, to
+// byte slices. It writes the small records a step logs (the start of a
+// call, the request's fingerprint) itself, and encodes the others with
+// one json.Encoder it keeps: a log that encodes many events allocates it
+// once. The zero value is ready to use; it is not safe for concurrent
+// use.
+type eventEncoder struct {
+	w   appendWriter
+	enc *json.Encoder
+}
+
+// append appends e's line to dst.
+func (x *eventEncoder) append(dst []byte, e Event) ([]byte, error) {
 	if e.Data == nil {
 		return dst, fmt.Errorf("session: event %d has no data", e.Seq)
 	}
@@ -417,22 +434,88 @@ func appendEvent(dst []byte, e Event) ([]byte, error) {
 		dst = append(dst, q...)
 	}
 	dst = append(dst, `,"data":`...)
-	if u, ok := e.Data.(*Unknown); ok {
-		data := u.Data
+	var err error
+	switch p := e.Data.(type) {
+	case *Unknown:
+		data := p.Data
 		if len(bytes.TrimSpace(data)) == 0 {
 			data = []byte("null")
 		}
 		dst = append(dst, data...)
-	} else {
-		w := appendWriter{b: dst}
-		enc := json.NewEncoder(&w)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(e.Data); err != nil {
-			return dst[:start], fmt.Errorf("session: encoding %s event: %w", typ, err)
-		}
-		dst = bytes.TrimSuffix(w.b, []byte("\n"))
+	case *ToolStarted:
+		dst = appendToolStarted(dst, p)
+	case *ModelRequest:
+		dst = appendModelRequest(dst, p)
+	default:
+		dst, err = x.encode(dst, p)
+	}
+	if err != nil {
+		return dst[:start], fmt.Errorf("session: encoding %s event: %w", typ, err)
 	}
 	return append(dst, '}'), nil
+}
+
+// encode appends v as encoding/json writes it, HTML characters not
+// escaped, to dst.
+func (x *eventEncoder) encode(dst []byte, v any) ([]byte, error) {
+	if x.enc == nil {
+		x.enc = json.NewEncoder(&x.w)
+		x.enc.SetEscapeHTML(false)
+	}
+	x.w.b = dst
+	err := x.enc.Encode(v)
+	dst, x.w.b = x.w.b, nil
+	if err != nil {
+		return dst, err
+	}
+	return bytes.TrimSuffix(dst, []byte("\n")), nil
+}
+
+// appendToolStarted appends p as encoding/json writes it.
+func appendToolStarted(dst []byte, p *ToolStarted) []byte {
+	dst = append(dst, `{"step":`...)
+	dst = strconv.AppendInt(dst, int64(p.Step), 10)
+	dst = append(dst, `,"call_id":`...)
+	dst = appendString(dst, p.CallID)
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, p.Name)
+	return append(dst, '}')
+}
+
+// appendModelRequest appends p as encoding/json writes it.
+func appendModelRequest(dst []byte, p *ModelRequest) []byte {
+	dst = append(dst, `{"step":`...)
+	dst = strconv.AppendInt(dst, int64(p.Step), 10)
+	dst = append(dst, `,"model":`...)
+	dst = appendString(dst, p.Model)
+	dst = append(dst, `,"fingerprint":{"system":`...)
+	dst = appendString(dst, p.Fingerprint.System)
+	dst = append(dst, `,"tools":`...)
+	dst = appendString(dst, p.Fingerprint.Tools)
+	dst = append(dst, `,"history":`...)
+	dst = appendString(dst, p.Fingerprint.History)
+	dst = append(dst, `,"messages":`...)
+	dst = strconv.AppendInt(dst, int64(p.Fingerprint.Messages), 10)
+	return append(dst, "}}"...)
+}
+
+// appendString appends s as a JSON string, as encoding/json writes it
+// with HTML characters not escaped: a string of printable ASCII without
+// quotes or backslashes (ids, names, digests) as it is, any other through
+// encoding/json.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			q, err := marshalNoEscape(s)
+			if err != nil { // a string always encodes
+				q = []byte(`""`)
+			}
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // plainName reports whether an event type is made of letters, digits and

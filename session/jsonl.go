@@ -499,6 +499,7 @@ type jsonlLog struct {
 	// write puts first; its array is reused for the lines of each write
 	// until the next Sync, which lets it go so an idle log holds none.
 	pending []byte
+	enc     eventEncoder
 	err     error // sticky write error: the file may hold a torn line
 	// dirty says that something was written since the last sync; dir,
 	// until the first sync, syncs the directory a new log was created in
@@ -596,7 +597,7 @@ func (l *jsonlLog) add(ctx context.Context, payloads []Payload, write bool) ([]E
 	if l.err != nil {
 		return nil, fmt.Errorf("session %s: log unusable after an earlier write failure: %w", l.header.ID, l.err)
 	}
-	events, pending, err := appendBatch(l.pending, l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
+	events, pending, err := appendBatch(&l.enc, l.pending, l.header.ID, l.next, l.now().UTC(), l.maxLine, payloads)
 	l.pending = pending
 	if err != nil {
 		return nil, err

@@ -104,6 +104,9 @@ type Log interface {
 // Deferrers. The agent defers the request fingerprint of a model call and
 // the model's answer, which the start of the answer's calls or the end
 // of the turn then writes through (see package agent, "Durability").
+// A Store that wraps another's logs should pass Defer on to the wrapped
+// log when it is a Deferrer: otherwise the agent writes each record on
+// its own.
 type Deferrer interface {
 	// Defer numbers, stamps and checks payloads as Append does, and
 	// returns the events as they will be written, but writes them only
@@ -353,8 +356,8 @@ func encodeBatch(id string, next int64, now time.Time, maxLine int, payloads []P
 }
 
 // appendBatch is encodeBatch appending the lines, each ended by a
-// newline, to dst. On error it returns dst as it was.
-func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
+// newline, to dst, with enc. On error it returns dst as it was.
+func appendBatch(enc *eventEncoder, dst []byte, id string, next int64, now time.Time, maxLine int, payloads []Payload) ([]Event, []byte, error) {
 	events := make([]Event, len(payloads))
 	start := len(dst)
 	for i, p := range payloads {
@@ -364,7 +367,7 @@ func appendBatch(dst []byte, id string, next int64, now time.Time, maxLine int, 
 		events[i] = Event{Seq: next + int64(i), Time: now, Data: p}
 		lineStart := len(dst)
 		var err error
-		if dst, err = appendEvent(dst, events[i]); err != nil {
+		if dst, err = enc.append(dst, events[i]); err != nil {
 			return nil, dst[:start], err
 		}
 		if n := len(dst) - lineStart; n > maxLine {

@@ -173,6 +173,11 @@
 // budgets). The terminal user interface, which a host with
 // its own front end would replace, is in internal/ui.
 //
+// Memory: unless GOGC or GOMEMLIMIT is set, coder lets the heap grow to
+// five times what is live before collecting (GOGC=400) and bounds it at
+// 1 GiB (GOMEMLIMIT), past which it collects sooner: a turn allocates a
+// few megabytes, which the default target would collect for nothing.
+//
 // Exit status: 0 when the turn completed, 1 when the model or the loop
 // failed (the error's message and code are printed) or the turn hit the
 // step limit, 2 on usage errors (bad flags, no model configured, an

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -31,6 +32,7 @@ const (
 )
 
 func main() {
+	tuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt)
@@ -39,6 +41,29 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, signals{interrupts: interrupts, resize: resize})
 	stop()
 	os.Exit(code)
+}
+
+// The collector's settings when the environment sets none: the heap
+// may grow to gcPercent% more than what is live after a collection
+// before the next one (the runtime's default is 100), and past
+// gcMemoryLimit collections come sooner whatever gcPercent allows.
+const (
+	gcPercent     = 400
+	gcMemoryLimit = 1 << 30
+)
+
+// tuneGC raises the garbage collector's target, unless GOGC or
+// GOMEMLIMIT says otherwise. A headless turn allocates a few megabytes;
+// at the default target (4 MB at first) the collector would run during
+// it for nothing, as the process ends soon after. The memory limit
+// bounds the heap the higher target allows.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(gcMemoryLimit)
+	}
 }
 
 // signals are the signals the program follows: Ctrl-C, and the

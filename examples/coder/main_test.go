@@ -9,9 +9,11 @@ import (
 	"image/color"
 	pngenc "image/png"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -768,4 +770,19 @@ func TestSessionTools(t *testing.T) {
 func TestCardDurationsPattern(t *testing.T) {
 	in := "● read_image shot.png  0.7s\n● Edit a.go  +1 -1 · 12.5s\n● x  2m05s\n── cancelled · 1 step · 0.0s\n"
 	assert.Equal(t, "● read_image shot.png\n● Edit a.go  +1 -1\n● x\n── cancelled · 1 step · 0.0s\n", cardDurations.ReplaceAllString(in, "$1"))
+}
+
+// The collector's target is raised, with a memory limit, unless the
+// environment sets either.
+func TestTuneGC(t *testing.T) {
+	prevPercent, prevLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) })
+
+	tuneGC(func(string) string { return "" })
+	assert.Equal(t, gcPercent, debug.SetGCPercent(100))
+	assert.Equal(t, int64(gcMemoryLimit), debug.SetMemoryLimit(math.MaxInt64))
+
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "50", "GOMEMLIMIT": "64MiB"}[k] })
+	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC set: the runtime's reading of it stands")
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT set: left alone")
 }

@@ -165,3 +165,40 @@ func TestZeroStoreIsMemory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte("x"), got)
 }
+
+// A memory store (and the zero Store) stages by putting, and has
+// nothing to sync.
+func TestMemoryStage(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]*attachments.Store{"memory": attachments.NewMemory(), "zero": {}} {
+		d, err := s.Stage(ctx, []byte("staged"))
+		require.NoError(t, err, name)
+		assert.Equal(t, attdigest.Of([]byte("staged")), d, name)
+		got, err := s.Get(ctx, d)
+		require.NoError(t, err, name)
+		assert.Equal(t, "staged", string(got), name)
+		require.NoError(t, s.Sync(ctx), name)
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		assert.ErrorIs(t, s.Sync(cancelled), context.Canceled, name)
+	}
+}
+
+// A staged attachment removed before Sync fails that Sync, once; the
+// next stores and syncs as usual.
+func TestFilesSyncRemoved(t *testing.T) {
+	att := attachments.NewFiles(t.TempDir())
+	ctx := context.Background()
+	d, err := att.Stage(ctx, []byte("gone before its sync"))
+	require.NoError(t, err)
+	p, _ := att.Path(d)
+	require.NoError(t, os.Remove(p))
+	assert.ErrorIs(t, att.Sync(ctx), os.ErrNotExist)
+	require.NoError(t, att.Sync(ctx), "reported once")
+	_, err = att.Stage(ctx, []byte("gone before its sync"))
+	require.NoError(t, err)
+	require.NoError(t, att.Sync(ctx))
+	got, err := att.Get(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, "gone before its sync", string(got))
+}

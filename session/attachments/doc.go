@@ -7,6 +7,13 @@
 // named by its digest, written atomically. [NewMemory] keeps them in
 // memory, for tests and short-lived programs.
 //
+// Put returns once the attachment is durable. Stage stores it the same
+// way but leaves the sync for Sync, which makes every staged attachment
+// durable at once (for files: each file synced, then the directory
+// once); a caller storing several attachments that must survive
+// together, such as the objects of a workspace checkpoint, pays one
+// directory sync for all of them.
+//
 // A Store satisfies tools.AttachmentStore and model.ImageSource without
 // importing either: its methods are Put and Get, with the harness error
 // codes. Put computes the digest; a caller that needs one learns it from

@@ -48,3 +48,25 @@ func TestFilesGetHostile(t *testing.T) {
 		assert.Equal(t, digest, attdigest.Of(data))
 	}
 }
+
+// TestFilesSyncHostile: a staged attachment replaced by a FIFO before
+// Sync does not hang Sync.
+func TestFilesSyncHostile(t *testing.T) {
+	dir := t.TempDir()
+	store := attachments.NewFiles(dir)
+	ctx := context.Background()
+	digest, err := store.Stage(ctx, []byte("staged, then replaced"))
+	require.NoError(t, err)
+	p := filepath.Join(dir, "sha256", strings.TrimPrefix(digest, "sha256:"))
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, syscall.Mkfifo(p, 0o600))
+	done := make(chan error, 1)
+	go func() { done <- store.Sync(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sync hangs on a FIFO")
+	}
+	_, err = store.Get(ctx, digest)
+	assert.ErrorIs(t, err, harness.CodeNotRegular)
+}
