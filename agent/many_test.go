@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -114,7 +115,16 @@ type clockKey struct{}
 
 // stepClock adds up the time a session's current step spent in the
 // model call and in tools; the rest of the step is the loop's overhead.
-type stepClock struct{ model, tools atomic.Int64 }
+// It also keeps when the step's last model call and tool call began and
+// ended (nanoseconds since epoch), which split the overhead into parts.
+type stepClock struct {
+	epoch                                    time.Time
+	model, tools                             atomic.Int64
+	modelStart, modelEnd, toolStart, toolEnd atomic.Int64
+}
+
+// now returns the time since the clock's epoch.
+func (c *stepClock) now() int64 { return int64(time.Since(c.epoch)) }
 
 func clockOf(ctx context.Context) *stepClock {
 	c, _ := ctx.Value(clockKey{}).(*stepClock)
@@ -128,11 +138,21 @@ type clockedModel struct{ model.Model }
 
 func (m *clockedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		start := time.Now()
-		defer func() {
-			if c := clockOf(ctx); c != nil {
-				c.model.Add(int64(time.Since(start)))
+		c := clockOf(ctx)
+		if c == nil {
+			for ch, err := range m.Model.Stream(ctx, req) {
+				if !yield(ch, err) {
+					return
+				}
 			}
+			return
+		}
+		start := c.now()
+		c.modelStart.Store(start)
+		defer func() {
+			end := c.now()
+			c.modelEnd.Store(end)
+			c.model.Add(end - start)
 		}()
 		for ch, err := range m.Model.Stream(ctx, req) {
 			if !yield(ch, err) {
@@ -145,11 +165,16 @@ func (m *clockedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2
 // timedTools times each tool call.
 func timedTools(next tools.Handler) tools.Handler {
 	return func(ctx context.Context, call *tools.Call) *harness.ToolResult {
-		start := time.Now()
-		res := next(ctx, call)
-		if c := clockOf(ctx); c != nil {
-			c.tools.Add(int64(time.Since(start)))
+		c := clockOf(ctx)
+		if c == nil {
+			return next(ctx, call)
 		}
+		start := c.now()
+		c.toolStart.Store(start)
+		res := next(ctx, call)
+		end := c.now()
+		c.toolEnd.Store(end)
+		c.tools.Add(end - start)
 		return res
 	}
 }
@@ -170,7 +195,10 @@ type fleetResult struct {
 	toolFailures []string
 	wall         time.Duration
 	overhead     []time.Duration // per step, see BenchmarkManySessions
-	turnEnd      []time.Duration // per turn: last StepEnd to TurnEnd
+	// parts split the overhead, per step (partTurnStart and the rest).
+	parts   [numParts][]time.Duration
+	runtime fleetRuntime    // what the Go runtime and the kernel saw over the run
+	turnEnd []time.Duration // per turn: last StepEnd to TurnEnd
 	// CPU time of the process and of the commands it ran, over the run.
 	cpu, childCPU time.Duration
 	load          [2]float64 // 1-minute load average at the start and end
@@ -181,6 +209,159 @@ type fleetResult struct {
 	idle fleetCost
 	// Per closed session, what the loop kept of it.
 	closedHeapPer float64
+}
+
+// The parts of a step's overhead, from the events of the turn and the
+// timing middleware (one model call and at most one tool call a step).
+const (
+	// partTurnStart: the start of the turn to the model call of its
+	// first step (the log taken again, the user's message written, the
+	// request built).
+	partTurnStart = iota
+	// partBeforeModel: the end of the step before to the model call (the
+	// request built).
+	partBeforeModel
+	// partCallLogged: the answer's last chunk to ToolCallStart (the
+	// answer and the call's start written to the log).
+	partCallLogged
+	// partToolLaunch: ToolCallStart to the tool middleware (the call
+	// handed to the goroutine that runs it).
+	partToolLaunch
+	// partResultLogged: the tool's return to ToolCallEnd (the result
+	// handed back to the turn and written to the log).
+	partResultLogged
+	// partStepEnd: ToolCallEnd to StepEnd.
+	partStepEnd
+	// partAnswerEnd: the last step's last chunk to its StepEnd.
+	partAnswerEnd
+	numParts
+)
+
+// partNames name the parts in the benchmark's metrics.
+var partNames = [numParts]string{"turn-start", "before-model", "call-logged", "tool-launch", "result-logged", "step-end", "answer-end"}
+
+// fleetRuntime is what the Go runtime and the kernel saw over a run.
+type fleetRuntime struct {
+	// schedP50, schedP99: how long goroutines waited to run once
+	// runnable (runtime/metrics /sched/latencies:seconds).
+	schedP50, schedP99 time.Duration
+	// gcPauses is the stop-the-world time of the run's collections;
+	// gcCycles their number; gcAssist and gcCPU the CPU time spent
+	// assisting the collector and collecting in all.
+	gcPauses, gcPauseMax time.Duration
+	gcCycles             uint64
+	gcAssist, gcCPU      time.Duration
+	// allocated is the bytes allocated on the heap over the run (by the
+	// whole process: the fake endpoint's side too).
+	allocated uint64
+	// runDelay is how long the process's threads waited for a CPU that
+	// was busy (the kernel's schedstat, summed over threads).
+	runDelay time.Duration
+}
+
+// runtimeSample reads the runtime metrics fleetRuntime is made of.
+func runtimeSample() []metrics.Sample {
+	s := []metrics.Sample{
+		{Name: "/sched/latencies:seconds"},
+		{Name: "/sched/pauses/total/gc:seconds"},
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/gc/heap/allocs:bytes"},
+	}
+	metrics.Read(s)
+	return s
+}
+
+// histDelta returns the counts of h1 minus those of h0 (same buckets).
+func histDelta(h0, h1 *metrics.Float64Histogram) *metrics.Float64Histogram {
+	d := &metrics.Float64Histogram{Buckets: h1.Buckets, Counts: slices.Clone(h1.Counts)}
+	for i := range d.Counts {
+		if i < len(h0.Counts) {
+			d.Counts[i] -= h0.Counts[i]
+		}
+	}
+	return d
+}
+
+// histQuantile returns the upper bound of the bucket that holds quantile
+// q of h (a bound, to the bucket's resolution).
+func histQuantile(h *metrics.Float64Histogram, q float64) time.Duration {
+	var total uint64
+	for _, c := range h.Counts {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(float64(total)*q) + 1
+	var seen uint64
+	for i, c := range h.Counts {
+		seen += c
+		if seen >= want {
+			return time.Duration(h.Buckets[i+1] * 1e9)
+		}
+	}
+	return time.Duration(h.Buckets[len(h.Buckets)-1] * 1e9)
+}
+
+// histMax returns the upper bound of h's highest nonempty bucket.
+func histMax(h *metrics.Float64Histogram) time.Duration {
+	for i := len(h.Counts) - 1; i >= 0; i-- {
+		if h.Counts[i] > 0 {
+			return time.Duration(min(h.Buckets[i+1], h.Buckets[i]*2+1e-3) * 1e9)
+		}
+	}
+	return 0
+}
+
+// histSum returns the sum of h's samples, each taken at its bucket's
+// lower bound.
+func histSum(h *metrics.Float64Histogram) time.Duration {
+	var sum float64
+	for i, c := range h.Counts {
+		sum += float64(c) * max(h.Buckets[i], 0)
+	}
+	return time.Duration(sum * 1e9)
+}
+
+// fleetRuntimeOver returns what changed between two samples, and the
+// threads' run delay between two readings of runDelay.
+func fleetRuntimeOver(s0, s1 []metrics.Sample, delay0, delay1 time.Duration) fleetRuntime {
+	lat := histDelta(s0[0].Value.Float64Histogram(), s1[0].Value.Float64Histogram())
+	pauses := histDelta(s0[1].Value.Float64Histogram(), s1[1].Value.Float64Histogram())
+	sec := func(i int) time.Duration { return time.Duration((s1[i].Value.Float64() - s0[i].Value.Float64()) * 1e9) }
+	return fleetRuntime{
+		schedP50: histQuantile(lat, 0.5), schedP99: histQuantile(lat, 0.99),
+		gcPauses: histSum(pauses), gcPauseMax: histMax(pauses),
+		gcCycles: s1[2].Value.Uint64() - s0[2].Value.Uint64(),
+		gcAssist: sec(3), gcCPU: sec(4),
+		allocated: s1[5].Value.Uint64() - s0[5].Value.Uint64(),
+		runDelay:  delay1 - delay0,
+	}
+}
+
+// threadsRunDelay returns how long the process's threads have waited on
+// a run queue, the sum of the second field of each thread's schedstat;
+// 0 where there is none.
+func threadsRunDelay() time.Duration {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", e.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				sum += n
+			}
+		}
+	}
+	return time.Duration(sum)
 }
 
 // fleetCost is what a group of sessions costs, per session.
@@ -371,31 +552,50 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 		mu.Unlock()
 	}
 	res.load[0] = load1()
+	rt0, delay0 := runtimeSample(), threadsRunDelay()
 	cpu0, child0 := cpuTimes()
 	start := time.Now()
 	for i, s := range sessions {
 		wg.Go(func() {
 			var overhead, turnEnd []time.Duration
+			var parts [numParts][]time.Duration
 			for turn := range cfg.turns {
-				clock := &stepClock{}
+				clock := &stepClock{epoch: time.Now()}
 				tctx := context.WithValue(ctx, clockKey{}, clock)
-				stepStart := time.Now()
+				var stepStart, callStart, callEnd int64
 				var end *agent.TurnEnd
 				for ev, err := range s.Run(tctx, "add a step to notes.txt and count its lines") {
 					switch e := ev.(type) {
+					case *agent.ToolCallStart:
+						callStart = clock.now()
 					case *agent.ToolCallEnd:
+						callEnd = clock.now()
 						if e.Result.IsError {
 							mu.Lock()
 							res.toolFailures = append(res.toolFailures, fmt.Sprintf("session %d: %s failed: %s", i, e.Call.Name, e.Result.Text()))
 							mu.Unlock()
 						}
 					case *agent.StepEnd:
-						now := time.Now()
-						overhead = append(overhead, now.Sub(stepStart)-time.Duration(clock.model.Swap(0)+clock.tools.Swap(0)))
+						now := clock.now()
+						overhead = append(overhead, time.Duration(now-stepStart-clock.model.Swap(0)-clock.tools.Swap(0)))
+						d := func(from, to int64) time.Duration { return time.Duration(to - from) }
+						before := partBeforeModel
+						if e.Step == 1 {
+							before = partTurnStart
+						}
+						parts[before] = append(parts[before], d(stepStart, clock.modelStart.Load()))
+						if e.ToolCalls == 0 {
+							parts[partAnswerEnd] = append(parts[partAnswerEnd], d(clock.modelEnd.Load(), now))
+						} else {
+							parts[partCallLogged] = append(parts[partCallLogged], d(clock.modelEnd.Load(), callStart))
+							parts[partToolLaunch] = append(parts[partToolLaunch], d(callStart, clock.toolStart.Load()))
+							parts[partResultLogged] = append(parts[partResultLogged], d(clock.toolEnd.Load(), callEnd))
+							parts[partStepEnd] = append(parts[partStepEnd], d(callEnd, now))
+						}
 						stepStart = now
 					case *agent.TurnEnd:
 						end = e
-						turnEnd = append(turnEnd, time.Since(stepStart))
+						turnEnd = append(turnEnd, time.Duration(clock.now()-stepStart))
 						if err != nil {
 							fail("session %d: turn ended with %v", i, err)
 						}
@@ -407,6 +607,9 @@ func runFleet(tb testing.TB, cfg fleetConfig) fleetResult {
 			}
 			mu.Lock()
 			res.overhead = append(res.overhead, overhead...)
+			for p := range parts {
+				res.parts[p] = append(res.parts[p], parts[p]...)
+			}
 			res.turnEnd = append(res.turnEnd, turnEnd...)
 			res.steps += len(overhead)
 			mu.Unlock()
@@ -432,6 +635,7 @@ wait:
 	res.wall = time.Since(start)
 	cpu1, child1 := cpuTimes()
 	res.cpu, res.childCPU = cpu1-cpu0, child1-child0
+	res.runtime = fleetRuntimeOver(rt0, runtimeSample(), delay0, threadsRunDelay())
 	res.load[1] = load1()
 	require.Empty(tb, failures)
 	require.Equal(tb, cfg.sessions, waiting, "every session reached its second turn")
@@ -549,12 +753,31 @@ func TestManySessions(t *testing.T) {
 // The sync of the log at the end of a turn comes after the last step and
 // is reported apart (turn-end: last StepEnd to TurnEnd).
 //
-// Reported: steps/s; p50/p99 step overhead; p99 turn end; CPU per step of
-// the process and of the commands it ran, and the machine's 1-minute
-// load average at the start and end (above 2 the CPUs were shared, and
-// the p99 shows it); per session while every session waits in the first
-// model call of its second turn (active: heap, goroutines, files, with the
-// fake endpoint's connections, both ends, counted apart as conn
+// The overhead is split into parts, each reported as p50/p99 (one model
+// call and at most one tool call a step): turn-start (from the turn's
+// start to the first model call: the log taken again, the user's message
+// written), before-model (from the step before to the model call),
+// call-logged (the answer's last chunk to ToolCallStart: the answer and
+// the call's start written), tool-launch (ToolCallStart to the tool
+// middleware), result-logged (the tool's return to ToolCallEnd: the
+// result handed back and written), step-end (ToolCallEnd to StepEnd) and
+// answer-end (a last step's last chunk to StepEnd). Any part may hold a
+// wait for a CPU or for the collector.
+//
+// Reported: steps/s; p50/p99 step overhead and its parts; p99 turn end;
+// CPU per step of the process and of the commands it ran, and the
+// machine's 1-minute load average at the start and end (above 2 the CPUs
+// were shared, and the p99 shows it); what the runtime and the kernel
+// saw over the run: the p50/p99 wait of a runnable goroutine for a P
+// (sched-latency), collections, their pauses (total and longest), the
+// bytes allocated per step (the whole process, the fake endpoint's side
+// too), the share of the runtime's GC time spent in assists and of
+// process CPU in GC (the runtime's estimates, high when the machine is
+// overloaded), and how many of the process's threads waited for a CPU
+// on average (threads-waiting-for-cpu, the kernel's schedstat: near 0 on
+// a quiet machine); per session while every session waits in the first
+// model call of its second turn (active: heap, goroutines, files, with
+// the fake endpoint's connections, both ends, counted apart as conn
 // goroutines and sockets); per idle session (heap, goroutines, files);
 // and the heap per closed session.
 func BenchmarkManySessions(b *testing.B) {
@@ -580,6 +803,20 @@ func BenchmarkManySessions(b *testing.B) {
 				b.ReportMetric(float64(percentile(r.overhead, 0.5).Microseconds()), "p50-overhead-µs")
 				b.ReportMetric(float64(percentile(r.overhead, 0.99).Microseconds()), "p99-overhead-µs")
 				b.ReportMetric(float64(percentile(r.turnEnd, 0.99).Microseconds()), "p99-turn-end-µs")
+				for p, name := range partNames {
+					b.ReportMetric(float64(percentile(r.parts[p], 0.5).Microseconds()), "p50-"+name+"-µs")
+					b.ReportMetric(float64(percentile(r.parts[p], 0.99).Microseconds()), "p99-"+name+"-µs")
+				}
+				rt := r.runtime
+				b.ReportMetric(float64(rt.schedP50.Microseconds()), "p50-sched-latency-µs")
+				b.ReportMetric(float64(rt.schedP99.Microseconds()), "p99-sched-latency-µs")
+				b.ReportMetric(float64(rt.gcCycles), "gc-cycles")
+				b.ReportMetric(float64(rt.allocated)/1e3/float64(max(1, r.steps)), "alloc-KB/step")
+				b.ReportMetric(float64(rt.gcPauses.Microseconds())/1e3, "gc-pause-total-ms")
+				b.ReportMetric(float64(rt.gcPauseMax.Microseconds()), "gc-pause-max-µs")
+				b.ReportMetric(rt.gcAssist.Seconds()/rt.gcCPU.Seconds(), "gc-assist-share")
+				b.ReportMetric(rt.gcCPU.Seconds()/r.cpu.Seconds(), "gc-cpu-share")
+				b.ReportMetric(rt.runDelay.Seconds()/r.wall.Seconds(), "threads-waiting-for-cpu")
 				b.ReportMetric(float64(r.cpu.Microseconds())/1e3/float64(max(1, r.steps)), "cpu-ms/step")
 				b.ReportMetric(float64(r.childCPU.Microseconds())/1e3/float64(max(1, r.steps)), "child-cpu-ms/step")
 				b.ReportMetric((r.cpu+r.childCPU).Seconds()/r.wall.Seconds(), "cores-used")

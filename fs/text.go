@@ -100,8 +100,32 @@ type Text struct {
 	BOM bool
 }
 
-// scanChunk is the read size of ScanText.
-const scanChunk = 256 << 10
+// scanChunk is the largest read size of ScanText. Its first read is the
+// size of r where r says it (a Len method, or an *io.LimitedReader), and
+// scanFirst otherwise; each read that fills the buffer makes the next one
+// four times larger, up to scanChunk. A small file thus costs a small
+// buffer, not scanChunk (an agent reads many).
+const (
+	scanChunk = 256 << 10
+	scanFirst = 8 << 10
+)
+
+// firstRead returns the size of ScanText's first read of r.
+func firstRead(r io.Reader) int {
+	n := int64(-1)
+	switch r := r.(type) {
+	case *io.LimitedReader:
+		n = r.N
+	case interface{ Len() int }:
+		n = int64(r.Len())
+	}
+	if n < 0 {
+		return scanFirst
+	}
+	// One byte more than r holds: the read that returns it all does not
+	// fill the buffer, so the buffer never grows.
+	return int(min(max(n+1, 512), scanChunk))
+}
 
 // ScanText reads r to its end and returns the window w of its lines.
 //
@@ -111,8 +135,8 @@ const scanChunk = 256 << 10
 // Offset beyond the last line fails with harness.CodePastEnd and the total in
 // PathError.Total (Offset 1 of an empty file is fine).
 //
-// Memory stays bounded whatever r holds: one read buffer, the selected
-// lines, and one line being cut. The total line count is exact. ctx is
+// Memory stays bounded whatever r holds: one read buffer (no larger than
+// r where r says its size), the selected lines, and one line being cut. The total line count is exact. ctx is
 // checked between reads; when it ends the scan fails with harness.CodeAborted
 // (harness.CodeTimeout for an expired deadline).
 func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
@@ -124,7 +148,7 @@ func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 		br.Discard(len(bom))
 		s.pos = int64(len(bom))
 	}
-	buf := make([]byte, scanChunk)
+	buf := make([]byte, firstRead(r))
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, NewError(harness.CodeOf(err), &PathError{Op: "read", Err: err})
@@ -134,6 +158,9 @@ func ScanText(ctx context.Context, r io.Reader, w Window) (*Text, error) {
 			if e := s.chunk(buf[:n]); e != nil {
 				return nil, e
 			}
+		}
+		if n == len(buf) && len(buf) < scanChunk {
+			buf = make([]byte, min(4*len(buf), scanChunk)) // the scanner keeps no part of a chunk
 		}
 		if errors.Is(err, io.EOF) {
 			break

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -233,6 +234,9 @@ func checkScan(t *testing.T, data []byte, w fs.Window) {
 		"bulk":     bytes.NewReader(data),
 		"one byte": iotest.OneByteReader(bytes.NewReader(data)),
 		"half":     iotest.HalfReader(bytes.NewReader(data)),
+		// Sizes ScanText cannot see, and one it sees (its first read).
+		"unsized": struct{ io.Reader }{bytes.NewReader(data)},
+		"limited": io.LimitReader(struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data))),
 	}
 	for name, r := range readers {
 		got, err := fs.ScanText(context.Background(), r, w)
@@ -260,6 +264,50 @@ func TestScanTextMatchesSpecification(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestScanTextAcrossGrowingReads(t *testing.T) {
+	// Reads that fill the buffer grow it (8 KiB, 32, 128, 256): lines and
+	// a window cross each change of size.
+	var b strings.Builder
+	for i := 0; b.Len() < 700<<10; i++ {
+		b.WriteString(strings.Repeat("é", i%97))
+		b.WriteString("\r\n")
+	}
+	data := []byte(b.String())
+	checkScan(t, data, fs.Window{})
+	for _, at := range []int{8 << 10, 40 << 10, 168 << 10, 424 << 10} {
+		line := bytes.Count(data[:at], []byte("\n"))
+		checkScan(t, data, fs.Window{Offset: line - 2, Limit: 5, MaxLineRunes: 50, MaxBytes: 1 << 20})
+	}
+}
+
+func TestScanTextSmallReaderSmallBuffer(t *testing.T) {
+	// A small text costs a small buffer, not the largest read; an
+	// unsized reader's first read is 8 KiB.
+	data := "notes\nEND\n"
+	for name, r := range map[string]func() io.Reader{
+		"sized": func() io.Reader { return strings.NewReader(data) },
+		"limited": func() io.Reader {
+			return io.LimitReader(struct{ io.Reader }{strings.NewReader(data)}, int64(len(data)))
+		},
+		"unsized": func() io.Reader { return struct{ io.Reader }{strings.NewReader(data)} },
+	} {
+		const scans = 50
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range scans {
+			got, err := fs.ScanText(context.Background(), r(), fs.Window{})
+			require.NoError(t, err)
+			require.Equal(t, []string{"notes", "END"}, texts(got.Lines))
+		}
+		runtime.ReadMemStats(&after)
+		limit := uint64(4 << 10)
+		if name == "unsized" {
+			limit = 12 << 10
+		}
+		assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/scans, limit, "bytes allocated by one scan of a %d-byte text (%s reader)", len(data), name)
 	}
 }
 

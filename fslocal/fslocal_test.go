@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,6 +233,26 @@ func TestReadBytesGrowth(t *testing.T) {
 	require.ErrorIs(t, err, harness.CodeTooLarge)
 	assert.Nil(t, data)
 	assert.Contains(t, err.Error(), "grew")
+}
+
+func TestReadTextSmallFileSmallBuffer(t *testing.T) {
+	// Reading a short file costs about its size, not the scanner's
+	// largest read (an agent reads many files, many agents run at once).
+	root := t.TempDir()
+	f := newFS(t, root)
+	p := filepath.Join(root, "notes.txt")
+	require.NoError(t, os.WriteFile(p, []byte("notes\nEND\n"), 0o644))
+	const reads = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range reads {
+		got, err := f.ReadText(bg(), p, fs.Window{})
+		require.NoError(t, err)
+		require.Equal(t, 2, got.TotalLines)
+		require.Equal(t, "END", got.Lines[1].Text)
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, (after.TotalAlloc-before.TotalAlloc)/reads, uint64(4<<10), "bytes allocated by one read of a 10-byte file")
 }
 
 func TestAtomicReplaceSeenByReaders(t *testing.T) {

@@ -99,11 +99,12 @@ func (f *localFS) ReadText(ctx context.Context, p string, w fs.Window) (*fs.Text
 	// Sum the content as it streams by, unless the file is too large to
 	// edit: then the metadata alone decides its version, and a huge log
 	// scans at the speed of wc -l.
+	// The limit goes outside the sum, so that ScanText sees the size.
 	var h hasher
 	var r io.Reader = io.LimitReader(file, m.size)
 	summed := m.size <= fsimpl.MaxEditSize
 	if summed {
-		r = io.TeeReader(r, &h)
+		r = io.LimitReader(io.TeeReader(file, &h), m.size)
 	}
 	t, err := fs.ScanText(ctx, r, w)
 	if err != nil {

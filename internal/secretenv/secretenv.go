@@ -30,25 +30,30 @@ func Secret(name string) bool {
 }
 
 // Match matches a variable name against a pattern whose * match any run
-// of characters, ignoring case.
+// of characters, ignoring case. It allocates nothing when both are upper
+// case already (the shell checks every variable of every command's
+// environment against every pattern).
 func Match(pattern, name string) bool {
 	pattern, name = strings.ToUpper(pattern), strings.ToUpper(name)
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
+	prefix, rest, wild := strings.Cut(pattern, "*")
+	if !wild {
 		return pattern == name
 	}
-	if !strings.HasPrefix(name, parts[0]) {
+	if !strings.HasPrefix(name, prefix) {
 		return false
 	}
-	name = name[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
+	name = name[len(prefix):]
+	for {
+		part, more, ok := strings.Cut(rest, "*")
+		if !ok {
+			return strings.HasSuffix(name, rest)
+		}
+		i := strings.Index(name, part)
 		if i < 0 {
 			return false
 		}
-		name = name[i+len(p):]
+		name, rest = name[i+len(part):], more
 	}
-	return strings.HasSuffix(name, parts[len(parts)-1])
 }
 
 // Filter returns the variables of env ("NAME=value") whose names do not
