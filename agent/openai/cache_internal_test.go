@@ -116,3 +116,75 @@ func TestHistoryCacheKeys(t *testing.T) {
 	require.Zero(t, m.history.conversation(DialectGeneric, withCall.Messages).validPrefix(withCall.Messages))
 	require.Equal(t, 1, m.history.conversation(DialectDeepSeek, withCall.Messages).validPrefix(withCall.Messages))
 }
+
+// ringLen walks h's ring of conversations, checking its links, and
+// returns how many it holds.
+func ringLen(t *testing.T, h *historyCache) int {
+	t.Helper()
+	if h.oldest == nil {
+		return 0
+	}
+	n := 0
+	for c := h.oldest; ; c = c.next {
+		require.Same(t, c, c.next.prev, "the ring's links agree")
+		require.Same(t, c, h.byKey[convKey{dialect: c.dialect, id: c.id}], "every conversation in the ring is in the map")
+		n++
+		if c.next == h.oldest {
+			return n
+		}
+		require.Less(t, n, maxConversations+1)
+	}
+}
+
+// TestHistoryCacheManyConversations: a model serving a thousand
+// sessions keeps each one's encoding between its steps (it kept eight,
+// so every step of a big fleet re-encoded its whole history), and
+// drops the least recently used past its bounds.
+func TestHistoryCacheManyConversations(t *testing.T) {
+	m, err := newChat(Config{BaseURL: "http://127.0.0.1:1", Model: "x", Dialect: DialectDeepSeek})
+	require.NoError(t, err)
+	reqs := make([]*model.Request, 1000)
+	for i := range reqs {
+		reqs[i] = &model.Request{Messages: []harness.Message{
+			{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(fmt.Sprintf("task %d", i))}},
+			{Role: harness.RoleAssistant, Content: []harness.Block{harness.TextBlock(fmt.Sprintf("answer %d", i))}},
+		}}
+		_, _, err := m.body(context.Background(), reqs[i])
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1000, ringLen(t, &m.history))
+	for i, req := range reqs {
+		req.Messages = append(req.Messages, harness.Message{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("more")}})
+		c := m.history.conversation(DialectDeepSeek, req.Messages)
+		require.Equal(t, 2, c.validPrefix(req.Messages), "conversation %d kept its encoding", i)
+		body, _, err := m.body(context.Background(), req)
+		require.NoError(t, err)
+		require.Contains(t, string(body.Bytes()), fmt.Sprintf(`"content":"answer %d"`, i))
+		require.Positive(t, c.size.Load(), "its size is noted")
+	}
+	require.Equal(t, 1000, ringLen(t, &m.history))
+
+	// Past the count, the least recently used goes first: conversation
+	// 0 was used longest ago.
+	first := keyOf(&reqs[0].Messages[0])
+	for i := range maxConversations - 1000 + 1 {
+		msgs := []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock(fmt.Sprint("filler ", i))}}}
+		require.NotNil(t, m.history.conversation(DialectDeepSeek, msgs))
+	}
+	require.Equal(t, maxConversations, ringLen(t, &m.history))
+	require.Nil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: first}], "the oldest was dropped")
+	second := keyOf(&reqs[1].Messages[0])
+	require.NotNil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: second}], "the next oldest is kept")
+
+	// Past the bytes, as many of the oldest go as it takes; a used one
+	// becomes the newest and stays.
+	m.history.conversation(DialectDeepSeek, reqs[1].Messages)
+	m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[2].Messages[0])}].size.Store(maxCachedBytes)
+	m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[3].Messages[0])}].size.Store(maxCachedBytes)
+	m.history.conversation(DialectDeepSeek, []harness.Message{{Role: harness.RoleUser, Content: []harness.Block{harness.TextBlock("new")}}})
+	require.Nil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[2].Messages[0])}], "the big one went")
+	require.Nil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[3].Messages[0])}], "and the next, which alone is past the bound too")
+	require.NotNil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[1].Messages[0])}], "the one used since stays")
+	require.NotNil(t, m.history.byKey[convKey{dialect: DialectDeepSeek, id: keyOf(&reqs[4].Messages[0])}], "and one younger than the big one")
+	require.Equal(t, maxConversations-1, ringLen(t, &m.history))
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent/model"
@@ -102,6 +103,9 @@ func (m *chatModel) body(ctx context.Context, req *model.Request) (*requestBody,
 	var size int64
 	for _, seg := range segs {
 		size += int64(len(seg))
+	}
+	if conv != nil {
+		conv.noteSize()
 	}
 	return &requestBody{segs: segs, size: size}, b.count, nil
 }
@@ -280,21 +284,39 @@ func (m *chatModel) checkStrictTool(name string, schema []byte) error {
 	return nil
 }
 
-// historyCache keeps the encoded messages of the last few
-// conversations, so a request re-encodes only what is new since the
-// last one: the history is append-only, and a message keeps its content
+// historyCache keeps the encoded messages of the conversations a model
+// served last, so a request re-encodes only what is new since the last
+// one: the history is append-only, and a message keeps its content
 // slice for as long as it is unchanged (the loop replaces the slice to
 // change a message, never its blocks in place). A message is recognised
 // by its role and the identity and length of its content slice, as the
 // loop's request fingerprints recognise it; a conversation by its first
 // message and the dialect.
+//
+// The cache holds up to maxConversations conversations and about
+// maxCachedBytes of encodings, dropping the least recently used first,
+// so that a process running many sessions on one model keeps each
+// session's encodings between its steps.
 type historyCache struct {
-	mu    sync.Mutex
-	convs []*conversation // least recently used first
+	mu     sync.Mutex
+	byKey  map[convKey]*conversation
+	oldest *conversation // least recently used; newest is oldest.prev
 }
 
-// maxConversations bounds the conversations a model keeps encodings of.
-const maxConversations = 8
+type convKey struct {
+	dialect Dialect
+	id      msgKey
+}
+
+const (
+	// maxConversations bounds the conversations a model keeps encodings
+	// of.
+	maxConversations = 4096
+	// maxCachedBytes bounds, about, the encoded bytes a model keeps
+	// across its conversations; the conversation being added is kept
+	// whatever its size.
+	maxCachedBytes = 256 << 20
+)
 
 type msgKey struct {
 	first *harness.Block
@@ -343,6 +365,23 @@ type conversation struct {
 	sysJSON   []byte
 	tools     []model.Tool
 	toolsJSON []byte
+
+	// size is about the bytes the conversation's encodings hold, as of
+	// its last request.
+	size atomic.Int64
+	// prev and next link the cache's conversations from the least
+	// recently used on, in a ring; they are guarded by the cache's mutex.
+	prev, next *conversation
+}
+
+// noteSize records about how many bytes c's encodings hold: its prefix,
+// and as much again for the units it is made of. c.mu is held.
+func (c *conversation) noteSize() {
+	var n int64
+	if k := len(c.prefix); k > 0 {
+		n = 2 * c.prefix[k-1].bytes
+	}
+	c.size.Store(n)
 }
 
 // arenaChunk is the size of an arena chunk.
@@ -442,25 +481,55 @@ func (h *historyCache) conversation(d Dialect, msgs []harness.Message) *conversa
 	if len(msgs) == 0 || len(msgs[0].Content) == 0 {
 		return nil
 	}
-	id := keyOf(&msgs[0])
+	key := convKey{dialect: d, id: keyOf(&msgs[0])}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i := len(h.convs) - 1; i >= 0; i-- {
-		if c := h.convs[i]; c.id == id && c.dialect == d {
-			if i != len(h.convs)-1 {
-				copy(h.convs[i:], h.convs[i+1:])
-				h.convs[len(h.convs)-1] = c
-			}
-			return c
+	if c := h.byKey[key]; c != nil {
+		h.unlink(c)
+		h.push(c)
+		return c
+	}
+	if h.byKey == nil {
+		h.byKey = make(map[convKey]*conversation)
+	}
+	var total int64
+	for c, n := h.oldest, len(h.byKey); n > 0; c, n = c.next, n-1 {
+		total += c.size.Load()
+	}
+	for len(h.byKey) > 0 && (len(h.byKey) >= maxConversations || total > maxCachedBytes) {
+		old := h.oldest
+		total -= old.size.Load()
+		h.unlink(old)
+		delete(h.byKey, convKey{dialect: old.dialect, id: old.id})
+	}
+	c := &conversation{dialect: d, id: key.id}
+	h.byKey[key] = c
+	h.push(c)
+	return c
+}
+
+// push links c in as the most recently used conversation. h.mu is held.
+func (h *historyCache) push(c *conversation) {
+	if h.oldest == nil {
+		c.prev, c.next, h.oldest = c, c, c
+		return
+	}
+	newest := h.oldest.prev
+	c.prev, c.next = newest, h.oldest
+	newest.next, h.oldest.prev = c, c
+}
+
+// unlink takes c out of the ring. h.mu is held.
+func (h *historyCache) unlink(c *conversation) {
+	if c.next == c {
+		h.oldest = nil
+	} else {
+		c.prev.next, c.next.prev = c.next, c.prev
+		if h.oldest == c {
+			h.oldest = c.next
 		}
 	}
-	c := &conversation{dialect: d, id: id}
-	if len(h.convs) >= maxConversations {
-		copy(h.convs, h.convs[1:])
-		h.convs = h.convs[:len(h.convs)-1]
-	}
-	h.convs = append(h.convs, c)
-	return c
+	c.prev, c.next = nil, nil
 }
 
 // cached returns the unit kept for msgs[i:j], or nil.
