@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	temporal "github.com/go-harness/harness/agent/temporal"
 	"github.com/go-harness/harness/agent/temporal/internal/effect"
@@ -273,6 +274,11 @@ func killTrial(t *testing.T, full bool) {
 	bySession := map[string][]turnRun{}
 	moves := 0
 	for _, tr := range runs {
+		if tr.err != nil {
+			if lg, err := store.Load(ctx, tr.session); err == nil {
+				f.explain(t, tr.session, lg.Events)
+			}
+		}
 		require.NoError(t, tr.err, "turn %d of %s", tr.turn, tr.session)
 		assert.Equal(t, session.ReasonCompleted, tr.res.Reason)
 		assert.Equal(t, tr.turn, tr.res.Turn)
@@ -292,7 +298,11 @@ func killTrial(t *testing.T, full bool) {
 	for id, trs := range bySession {
 		tr, err := store.Load(ctx, id)
 		require.NoError(t, err)
+		failed := t.Failed()
 		n, u := checkLog(t, id, tr.Events, trs, lines)
+		if !failed && t.Failed() {
+			f.explain(t, id, tr.Events)
+		}
 		calls += n
 		unknownCalls += u
 	}
@@ -324,7 +334,11 @@ func killTrial(t *testing.T, full bool) {
 						break
 					}
 				}
+				failed := t.Failed()
 				n, u := checkLog(t, cid, ctr.Events, []turnRun{{session: cid, turn: 1, prompt: prompt}}, lines)
+				if !failed && t.Failed() {
+					f.explain(t, cid, ctr.Events)
+				}
 				calls += n
 				unknownCalls += u
 				children++
@@ -353,10 +367,17 @@ func killTrial(t *testing.T, full bool) {
 	require.NoError(t, err)
 	defer loop.Close()
 	for id := range bySession {
-		s, err := loop.ResumeSession(ctx, id)
+		// The log as the workers left it, before the resume repairs it.
+		before, err := store.Load(ctx, id)
 		require.NoError(t, err)
-		assert.Empty(t, s.Warnings(), "session %s resumes without repairs", id)
-		assert.False(t, s.Interrupted())
+		s, err := resumeFreed(ctx, loop, id)
+		require.NoError(t, err)
+		if !assert.Empty(t, s.Warnings(), "session %s resumes without repairs", id) || !assert.False(t, s.Interrupted(), "session %s resumes with its last turn ended", id) {
+			for _, w := range s.Warnings() {
+				t.Logf("session %s: repair: %s", id, w)
+			}
+			f.explain(t, id, before.Events)
+		}
 		require.NoError(t, s.Close())
 	}
 	t.Logf("%d kills survived by %d turns of %d sessions on %d workers in %s (%d moves)", killed.Load(), len(runs), len(bySession), killWorkers, elapsed.Round(time.Millisecond), moves)
@@ -364,6 +385,64 @@ func killTrial(t *testing.T, full bool) {
 	t.Logf("| %5d | %5d | %5d | %7d | %15d |", killed.Load(), len(runs), calls, len(lines), unknownCalls)
 	if full {
 		t.Logf("sub-agents: %d child workflows, %d kills aimed at a sub-agent's running call, %d sub-agent turns cut off and continued", children, childKills, childCut)
+	}
+}
+
+// resumeFreed resumes a session in the plain loop once the store's lock
+// on it is free. A SIGKILLed worker's connection, and the lock it held,
+// go when PostgreSQL notices the socket closed, a moment after the
+// process is gone (longer on a loaded machine): until then the session
+// is locked, not broken.
+func resumeFreed(ctx context.Context, loop *agent.Loop, id string) (*agent.Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		s, err := loop.ResumeSession(ctx, id)
+		if !errors.Is(err, harness.CodeLocked) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (and still locked a minute after its workers were killed)", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// tailEvents is how many of a session's last log records a failed check
+// of it prints.
+const tailEvents = 40
+
+// explain logs what a failed check of session id needs to be
+// diagnosed: the last records of its log, and the lines of the workers'
+// logs that name it. Each goes on a line of its own, with the file's
+// name, so that a filter of the test's output on it keeps them.
+func (f *workerFleet) explain(t *testing.T, id string, events []session.Event) {
+	t.Helper()
+	from := max(0, len(events)-tailEvents)
+	t.Logf("session %s: %d log records, the last %d:", id, len(events), len(events)-from)
+	for _, e := range events[from:] {
+		b, err := e.MarshalJSON()
+		line := string(b)
+		if err != nil {
+			line = fmt.Sprintf("%s (does not encode: %v)", e.Type(), err)
+		}
+		if len(line) > 400 {
+			line = line[:400] + "..."
+		}
+		t.Logf("session %s: %s", id, line)
+	}
+	logs, _ := filepath.Glob(filepath.Join(f.pool.dir, "worker-*.log"))
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, id) {
+				t.Logf("%s: %s", filepath.Base(p), strings.TrimRight(line, "\n"))
+			}
+		}
 	}
 }
 
