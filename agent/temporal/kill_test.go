@@ -375,6 +375,7 @@ func killTrial(t *testing.T, full bool) {
 	// The sub-agents' sessions (child workflows): each checked as a
 	// session of one turn, its calls run once unless cut off.
 	children, childCut := 0, 0
+	cutApprovals, cutTasks := 0, 0 // pauses cut off before their end
 	childOf := map[string]bool{}
 	for id, trs := range bySession {
 		tr, err := store.Load(ctx, id)
@@ -386,6 +387,10 @@ func killTrial(t *testing.T, full bool) {
 				continue
 			}
 			p := pauses[trn.turn-1]
+			if !p.approval {
+				cutApprovals++
+			}
+			cutTasks += len(p.cutTasks)
 			if p.approval {
 				assert.GreaterOrEqual(t, trn.approvals, 1, "session %s: turn %d waited for an approval and got it", id, trn.turn)
 			} else {
@@ -479,6 +484,7 @@ func killTrial(t *testing.T, full bool) {
 	t.Logf("| %5d | %5d | %5d | %7d | %15d |", killed.Load(), len(runs), calls, len(lines), unknownCalls)
 	if full {
 		t.Logf("sub-agents: %d child workflows, %d kills aimed at a sub-agent's running call, %d sub-agent turns cut off and continued", children, childKills, childCut)
+		t.Logf("pauses cut off before their end (their calls not run): %d approvals, %d task calls", cutApprovals, cutTasks)
 	}
 }
 
