@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,39 +30,37 @@ const budgetTokens = 700
 // calls included, reaches the budget, and an answer raising the budget
 // finishes it.
 func TestBudgetAcrossWorkers(t *testing.T) {
+	// The gate holds the calls after step 1 until A is dead.
+	gate := filepath.Join(t.TempDir(), "gate")
+	setGate(t, gate, 1)
+	f := newWorkerFleet(t, "harness-budget-", fmt.Sprintf("-budget-tokens=%d", budgetTokens), "-gate="+gate)
+	pool, c, store := f.pool, f.client, f.store
+	// The deadline starts once the worker is built (minutes, on a loaded
+	// machine).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := newWorkerFleet(t, "harness-budget-", fmt.Sprintf("-budget-tokens=%d", budgetTokens))
-	pool, c, store := f.pool, f.client, f.store
 	pool.start() // worker A
 
 	id := randomName("budget-")
-	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "effects=1 steps=6 sleep=800"})
+	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "effects=1 steps=6 sleep=0"})
 	require.NoError(t, err)
 
-	// A makes two model calls and starts the second step's call: then it
-	// dies, and B (the replacement) continues the turn.
-	for {
-		tr, err := store.Load(ctx, id)
-		if err == nil && startedStep(tr.Events, 2) {
-			break
-		}
-		require.NoError(t, ctx.Err(), "worker A never reached step 2")
-		time.Sleep(20 * time.Millisecond)
-	}
-	tr, err := store.Load(ctx, id)
-	require.NoError(t, err)
-	spentByA := loggedTokens(tr.Events)
+	// A makes two model calls and starts the second step's call, which
+	// the gate holds: then it dies, and B (the replacement) continues the
+	// turn.
+	events := waitLog(t, ctx, store, id, "worker A's call of step 2", func(events []session.Event) bool { return heldCall(events, 0, 1) })
+	spentByA := loggedTokens(events)
 	require.Positive(t, spentByA)
 	require.Less(t, spentByA, int64(budgetTokens), "A alone stays under the budget")
 	pool.killOne(rand.New(rand.NewPCG(1, 2)))
+	setGate(t, gate, openGate)
 
 	st := waitState(t, ctx, turn, temporal.StatePaused)
 	require.NotNil(t, st.Pause)
 	require.Equal(t, session.ReasonAwaitingBudget, st.Pause.Reason)
 	require.NotNil(t, st.Pause.Spend)
 	sp := st.Pause.Spend
-	tr, err = store.Load(ctx, id)
+	tr, err := store.Load(ctx, id)
 	require.NoError(t, err)
 	logged := loggedTokens(tr.Events)
 	assert.Equal(t, "session_tokens", sp.Reached)
@@ -98,16 +97,6 @@ func TestBudgetAcrossWorkers(t *testing.T) {
 	require.NotNil(t, set, "the raised budget is logged")
 	assert.Equal(t, int64(100_000), set.SessionTokens)
 	assert.Greater(t, loggedTokens(tr.Events), int64(budgetTokens), "the turn went on past the old budget")
-}
-
-// startedStep reports a logged tool call start of the given step.
-func startedStep(events []session.Event, step int) bool {
-	for _, e := range events {
-		if p, ok := e.Data.(*session.ToolStarted); ok && p.Step == step {
-			return true
-		}
-	}
-	return false
 }
 
 // loggedTokens sums the input and output tokens of the log's model

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	temporal "github.com/go-harness/harness/agent/temporal"
 	"github.com/go-harness/harness/agent/temporal/internal/effect"
@@ -108,6 +109,61 @@ func (p *workerPool) stop() {
 		err := syscall.Kill(cmd.Process.Pid, 0)
 		assert.ErrorIs(p.t, err, syscall.ESRCH, "worker process %d is still there", cmd.Process.Pid)
 	}
+}
+
+// setGate lets the record_effect calls of the workers started with
+// -gate=path run up to those of step (a larger step than any lets all
+// run): the file is replaced whole, never read half written.
+func setGate(t *testing.T, path string, step int) {
+	t.Helper()
+	tmp := path + ".new"
+	require.NoError(t, os.WriteFile(tmp, []byte(strconv.Itoa(step)), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// openGate is the step of setGate that lets every call run.
+const openGate = 1 << 20
+
+// waitLog waits until the session's log satisfies ok, or fails the
+// test when ctx ends first (what says what was waited for).
+func waitLog(t *testing.T, ctx context.Context, store session.Store, id, what string, ok func([]session.Event) bool) []session.Event {
+	t.Helper()
+	for {
+		tr, err := store.Load(ctx, id)
+		if err == nil && ok(tr.Events) {
+			return tr.Events
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("session %s: %s never happened", id, what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// heldCall reports whether the log holds cuts interrupted turn ends and,
+// after the last of them, a call of a step after gated that started and
+// has not ended: a call the gate holds, in the worker that runs the
+// turn now.
+func heldCall(events []session.Event, cuts, gated int) bool {
+	n := 0
+	open := map[string]bool{}
+	for _, e := range events {
+		switch p := e.Data.(type) {
+		case *session.TurnEnded:
+			if p.Reason == session.ReasonInterrupted {
+				n++
+				clear(open)
+			}
+		case *session.ToolStarted:
+			if p.Step > gated {
+				open[p.CallID] = true
+			}
+		case *session.ToolFinished:
+			delete(open, p.CallID)
+		}
+	}
+	return n == cuts && len(open) > 0
 }
 
 // workerFleet is the setup the tests of worker processes share: the
@@ -250,9 +306,21 @@ func killTrial(t *testing.T, full bool) {
 	seed := uint64(time.Now().UnixNano())
 	r := rand.New(rand.NewPCG(seed, 18))
 	t.Logf("%d random kills, seed %d", want, seed)
-	// The workers start (a Go binary, a Temporal client, pollers) before
-	// the first kill, so that kills land in turns, not in start-ups.
-	time.Sleep(2 * time.Second)
+	// The first kill waits until every session's first turn runs a
+	// call, so that kills land in turns, not in the workers' start-ups
+	// (a Go binary, a Temporal client, pollers), however slow those are.
+	startCtx, cancelStart := context.WithTimeout(ctx, 5*time.Minute)
+	for s := range killSessions {
+		waitLog(t, startCtx, store, fmt.Sprintf("kill-%s-%d", run, s), "a call of the first turn", func(events []session.Event) bool {
+			for _, e := range events {
+				if _, ok := e.Data.(*session.ToolStarted); ok {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	cancelStart()
 	childKills := 0
 	for killed.Load() < int64(want) {
 		time.Sleep(time.Duration(150+r.IntN(550)) * time.Millisecond)
@@ -273,6 +341,11 @@ func killTrial(t *testing.T, full bool) {
 	bySession := map[string][]turnRun{}
 	moves := 0
 	for _, tr := range runs {
+		if tr.err != nil {
+			if lg, err := store.Load(ctx, tr.session); err == nil {
+				f.explain(t, tr.session, lg.Events)
+			}
+		}
 		require.NoError(t, tr.err, "turn %d of %s", tr.turn, tr.session)
 		assert.Equal(t, session.ReasonCompleted, tr.res.Reason)
 		assert.Equal(t, tr.turn, tr.res.Turn)
@@ -281,7 +354,6 @@ func killTrial(t *testing.T, full bool) {
 		calls := callsPerStep * stepsPerTurn
 		if full {
 			calls = 6
-			assert.GreaterOrEqual(t, tr.approvals, 1, "the turn waited for an approval")
 		}
 		assert.Equal(t, strconv.Itoa(calls), m[1], "every call got a result the model read")
 		moves += tr.res.Moves
@@ -292,29 +364,63 @@ func killTrial(t *testing.T, full bool) {
 	for id, trs := range bySession {
 		tr, err := store.Load(ctx, id)
 		require.NoError(t, err)
+		failed := t.Failed()
 		n, u := checkLog(t, id, tr.Events, trs, lines)
+		if !failed && t.Failed() {
+			f.explain(t, id, tr.Events)
+		}
 		calls += n
 		unknownCalls += u
 	}
 	// The sub-agents' sessions (child workflows): each checked as a
 	// session of one turn, its calls run once unless cut off.
 	children, childCut := 0, 0
+	cutApprovals, cutTasks := 0, 0 // pauses cut off before their end
 	childOf := map[string]bool{}
-	for id := range bySession {
+	for id, trs := range bySession {
 		tr, err := store.Load(ctx, id)
 		require.NoError(t, err)
-		for _, e := range tr.Events {
-			p, ok := e.Data.(*session.Paused)
-			if !ok || p.Reason != session.ReasonAwaitingTool {
+		pauses := turnPauses(tr.Events)
+		failed := t.Failed()
+		for _, trn := range trs {
+			if !full || !assert.Less(t, trn.turn-1, len(pauses), "session %s: turn %d is in the log", id, trn.turn) {
 				continue
 			}
-			for _, call := range p.Calls {
+			p := pauses[trn.turn-1]
+			if !p.approval {
+				cutApprovals++
+			}
+			cutTasks += len(p.cutTasks)
+			if p.approval {
+				assert.GreaterOrEqual(t, trn.approvals, 1, "session %s: turn %d waited for an approval and got it", id, trn.turn)
+			} else {
+				// A worker died between the model's approved_effect call
+				// and the end of its pause: the call was never asked
+				// for, so never run, and the next worker told the model
+				// so.
+				assert.True(t, p.cut && !p.approvedStarted, "session %s: turn %d asked no approval: its approved_effect call must have been cut off before it, and not run", id, trn.turn)
+			}
+			for _, call := range p.cutTasks {
+				// Likewise a task call whose pause did not end: it was
+				// reported not run, and no sub-agent ran it.
+				_, err := store.Load(ctx, agent.TaskSessionID(id, call))
+				assert.ErrorIs(t, err, harness.CodeNotFound, "session %s: the task call %s, cut off before its pause ended, has no sub-agent", id, call)
+			}
+		}
+		if !failed && t.Failed() {
+			f.explain(t, id, tr.Events)
+		}
+		for _, p := range pauses {
+			for _, call := range p.tasks {
 				cid := agent.TaskSessionID(id, call)
 				if childOf[cid] {
 					continue
 				}
 				childOf[cid] = true
 				ctr, err := store.Load(ctx, cid)
+				if err != nil {
+					f.explain(t, id, tr.Events)
+				}
 				require.NoError(t, err, "the sub-agent session of %s call %s", id, call)
 				assert.Equal(t, id, ctr.Header.Parent)
 				var prompt string
@@ -324,7 +430,11 @@ func killTrial(t *testing.T, full bool) {
 						break
 					}
 				}
+				failed := t.Failed()
 				n, u := checkLog(t, cid, ctr.Events, []turnRun{{session: cid, turn: 1, prompt: prompt}}, lines)
+				if !failed && t.Failed() {
+					f.explain(t, cid, ctr.Events)
+				}
 				calls += n
 				unknownCalls += u
 				children++
@@ -353,10 +463,20 @@ func killTrial(t *testing.T, full bool) {
 	require.NoError(t, err)
 	defer loop.Close()
 	for id := range bySession {
-		s, err := loop.ResumeSession(ctx, id)
+		// The log as the workers left it, before the resume repairs it.
+		before, err := store.Load(ctx, id)
 		require.NoError(t, err)
-		assert.Empty(t, s.Warnings(), "session %s resumes without repairs", id)
-		assert.False(t, s.Interrupted())
+		s, waits, err := resumeFreed(ctx, loop, id)
+		require.NoError(t, err)
+		if waits > 0 {
+			t.Logf("session %s: the plain loop's resume found it locked %d times before the killed workers' connections went", id, waits)
+		}
+		if !assert.Empty(t, s.Warnings(), "session %s resumes without repairs", id) || !assert.False(t, s.Interrupted(), "session %s resumes with its last turn ended", id) {
+			for _, w := range s.Warnings() {
+				t.Logf("session %s: repair: %s", id, w)
+			}
+			f.explain(t, id, before.Events)
+		}
 		require.NoError(t, s.Close())
 	}
 	t.Logf("%d kills survived by %d turns of %d sessions on %d workers in %s (%d moves)", killed.Load(), len(runs), len(bySession), killWorkers, elapsed.Round(time.Millisecond), moves)
@@ -364,6 +484,122 @@ func killTrial(t *testing.T, full bool) {
 	t.Logf("| %5d | %5d | %5d | %7d | %15d |", killed.Load(), len(runs), calls, len(lines), unknownCalls)
 	if full {
 		t.Logf("sub-agents: %d child workflows, %d kills aimed at a sub-agent's running call, %d sub-agent turns cut off and continued", children, childKills, childCut)
+		t.Logf("pauses cut off before their end (their calls not run): %d approvals, %d task calls", cutApprovals, cutTasks)
+	}
+}
+
+// turnPause is what a turn of the full trial's log says of its pauses.
+type turnPause struct {
+	// approval: the turn paused awaiting_approval (the pause's end is
+	// logged), so the test was asked.
+	approval bool
+	// approvedStarted: its approved_effect call started.
+	approvedStarted bool
+	// cut: the turn was cut off at least once (an interrupted end).
+	cut bool
+	// tasks are the task calls of its awaiting_tool pauses that ended
+	// (each has a sub-agent); cutTasks those of a pause cut off before
+	// its end (none has).
+	tasks, cutTasks []string
+}
+
+// turnPauses reads the pauses of each turn of a log, the first turn's
+// first.
+func turnPauses(events []session.Event) []turnPause {
+	var out []turnPause
+	var pending []string // the task calls of a pause whose end is not logged yet
+	for _, e := range events {
+		switch p := e.Data.(type) {
+		case *session.UserMessage:
+			if !p.Steer {
+				out = append(out, turnPause{})
+			}
+		}
+		if len(out) == 0 {
+			continue
+		}
+		cur := &out[len(out)-1]
+		switch p := e.Data.(type) {
+		case *session.Paused:
+			if p.Reason == session.ReasonAwaitingTool {
+				pending = p.Calls
+			}
+		case *session.ToolStarted:
+			if p.Name == "approved_effect" {
+				cur.approvedStarted = true
+			}
+		case *session.TurnEnded:
+			switch p.Reason {
+			case session.ReasonAwaitingApproval:
+				cur.approval = true
+			case session.ReasonAwaitingTool:
+				cur.tasks = append(cur.tasks, pending...)
+			case session.ReasonInterrupted:
+				cur.cut = true
+				cur.cutTasks = append(cur.cutTasks, pending...)
+			}
+			pending = nil
+		}
+	}
+	return out
+}
+
+// resumeFreed resumes a session in the plain loop once the store's lock
+// on it is free. A SIGKILLed worker's connection, and the lock it held,
+// go when PostgreSQL notices the socket closed, a moment after the
+// process is gone (longer on a loaded machine): until then the session
+// is locked, not broken.
+// It returns how many times it found the session locked.
+func resumeFreed(ctx context.Context, loop *agent.Loop, id string) (*agent.Session, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for waits := 0; ; waits++ {
+		s, err := loop.ResumeSession(ctx, id)
+		if !errors.Is(err, harness.CodeLocked) {
+			return s, waits, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, waits, fmt.Errorf("%w (and still locked a minute after its workers were killed)", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// tailEvents is how many of a session's last log records a failed check
+// of it prints.
+const tailEvents = 40
+
+// explain logs what a failed check of session id needs to be
+// diagnosed: the last records of its log, and the lines of the workers'
+// logs that name it. Each goes on a line of its own, with the file's
+// name, so that a filter of the test's output on it keeps them.
+func (f *workerFleet) explain(t *testing.T, id string, events []session.Event) {
+	t.Helper()
+	from := max(0, len(events)-tailEvents)
+	t.Logf("session %s: %d log records, the last %d:", id, len(events), len(events)-from)
+	for _, e := range events[from:] {
+		b, err := e.MarshalJSON()
+		line := string(b)
+		if err != nil {
+			line = fmt.Sprintf("%s (does not encode: %v)", e.Type(), err)
+		}
+		if len(line) > 700 {
+			line = line[:700] + "..."
+		}
+		t.Logf("session %s: %s", id, line)
+	}
+	logs, _ := filepath.Glob(filepath.Join(f.pool.dir, "worker-*.log"))
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, id) {
+				t.Logf("%s: %s", filepath.Base(p), strings.TrimRight(line, "\n"))
+			}
+		}
 	}
 }
 

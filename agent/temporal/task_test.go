@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,14 +25,19 @@ import (
 // call, never started while the child ran, gets the child's answer, not
 // an outcome-unknown result.
 func TestTaskRunsAsChildWorkflow(t *testing.T) {
+	// The gate holds the sub-agent's call until its worker is dead.
+	gate := filepath.Join(t.TempDir(), "gate")
+	setGate(t, gate, 0)
+	f := newWorkerFleet(t, "harness-task-", "-full", "-gate="+gate)
+	pool, c, store, effects := f.pool, f.client, f.store, f.effects
+	// The deadline starts once the worker is built (minutes, on a loaded
+	// machine).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f := newWorkerFleet(t, "harness-task-", "-full")
-	pool, c, store, effects := f.pool, f.client, f.store, f.effects
 	pool.start()
 
 	id := randomName("task-")
-	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "task sleep=2500"})
+	turn, err := c.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{}, Prompt: "task sleep=0"})
 	require.NoError(t, err)
 
 	// The parent waits for its sub-agent, which Temporal shows as a
@@ -51,15 +57,9 @@ func TestTaskRunsAsChildWorkflow(t *testing.T) {
 	assert.Equal(t, childID, child.SessionID)
 
 	// Kill the worker while the sub-agent's call runs.
-	for {
-		tr, err := store.Load(ctx, childID)
-		if err == nil && startedStep(tr.Events, 1) {
-			break
-		}
-		require.NoError(t, ctx.Err(), "the sub-agent never started its call")
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, ctx, store, childID, "the sub-agent's call", func(events []session.Event) bool { return heldCall(events, 0, 0) })
 	pool.killOne(rand.New(rand.NewPCG(3, 4)))
+	setGate(t, gate, openGate)
 
 	cres, err := child.Wait(ctx)
 	require.NoError(t, err)

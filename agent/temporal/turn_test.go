@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/model"
@@ -41,11 +44,21 @@ func fakeModel(t testing.TB) model.Model {
 }
 
 func newFixture(t testing.TB, extra ...agent.Option) *fixture {
+	return newGatedFixture(t, nil, extra...)
+}
+
+// newGatedFixture is newFixture whose record_effect calls wait until
+// gate is closed (effect.Config.Gate); nil does not wait.
+func newGatedFixture(t testing.TB, gate <-chan struct{}, extra ...agent.Option) *fixture {
 	addr, pgBase := servers(t)
 	_, store := newSchema(t, pgBase)
 	f := &fixture{c: dialTemporal(t, addr), store: store, effects: filepath.Join(t.TempDir(), "effects")}
 	queue := randomName("harness-test-")
-	opts := append([]agent.Option{agent.WithModel(fakeModel(t)), agent.WithTools(effect.Tool(f.effects)), agent.WithStores(agent.Stores{Sessions: store})}, extra...)
+	tool := effect.Tool(f.effects)
+	if gate != nil {
+		tool = effect.New(effect.Config{Path: f.effects, Gate: gate})
+	}
+	opts := append([]agent.Option{agent.WithModel(fakeModel(t)), agent.WithTools(tool), agent.WithStores(agent.Stores{Sessions: store})}, extra...)
 	w, err := temporal.NewWorker(temporal.Config{Client: f.c, TaskQueue: queue, Agent: opts, Store: store})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
@@ -132,11 +145,13 @@ func TestStartWhileATurnWaitsIsBusy(t *testing.T) {
 }
 
 func TestCancelARunningTurn(t *testing.T) {
-	f := newFixture(t)
+	// The call waits until it is cancelled: the turn cannot end before
+	// the cancel reaches it, however late that is.
+	f := newGatedFixture(t, make(chan struct{}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	id := randomName("s-")
-	turn, err := f.tc.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{Cwd: "/ws"}, Prompt: "effects=1 steps=3 sleep=4000", Stream: true})
+	turn, err := f.tc.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{Cwd: "/ws"}, Prompt: "effects=1 steps=3 sleep=0", Stream: true})
 	require.NoError(t, err)
 	for ev, err := range turn.Events(ctx) {
 		require.NoError(t, err)
@@ -155,13 +170,17 @@ func TestCancelARunningTurn(t *testing.T) {
 }
 
 func TestSteerReachesTheRunningTurn(t *testing.T) {
-	f := newFixture(t)
+	// The first call waits until the worker took the steered message:
+	// the turn is still running when it arrives, however late that is.
+	gate := make(chan struct{})
+	f := newGatedFixture(t, gate)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	id := randomName("s-")
-	turn, err := f.tc.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{Cwd: "/ws"}, Prompt: "effects=1 steps=2 sleep=1500", Stream: true})
+	turn, err := f.tc.Start(ctx, temporal.TurnInput{SessionID: id, Create: &session.Header{Cwd: "/ws"}, Prompt: "effects=1 steps=2 sleep=0", Stream: true})
 	require.NoError(t, err)
 	steered := false
+	delivered := make(chan error, 1)
 	var types []string
 	for ev, err := range turn.Events(ctx) {
 		require.NoError(t, err)
@@ -169,8 +188,14 @@ func TestSteerReachesTheRunningTurn(t *testing.T) {
 		if ev.Type == "tool_call_start" && !steered {
 			steered = true
 			require.NoError(t, turn.Steer(ctx, "also mind the tests"))
+			go func() {
+				err := waitDelivered(ctx, f.c, turn)
+				close(gate)
+				delivered <- err
+			}()
 		}
 	}
+	require.NoError(t, <-delivered)
 	assert.Contains(t, types, "steer_delivered")
 	res, err := turn.Wait(ctx)
 	require.NoError(t, err)
@@ -201,4 +226,31 @@ func waitState(t *testing.T, ctx context.Context, turn *temporal.Turn, state str
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// waitDelivered waits until the turn's workflow history shows a steered
+// message taken by the session on its worker: a Deliver activity that
+// returned true.
+func waitDelivered(ctx context.Context, c client.Client, turn *temporal.Turn) error {
+	deliver := map[int64]bool{} // the scheduled events of Deliver activities
+	it := c.GetWorkflowHistory(ctx, turn.WorkflowID, turn.RunID, true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return err
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "harness.Deliver" {
+			deliver[ev.GetEventId()] = true
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && deliver[a.GetScheduledEventId()] {
+			var ok bool
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &ok); err != nil {
+				return err
+			}
+			if ok {
+				return nil
+			}
+		}
+	}
+	return errors.New("the turn's workflow ended before a steered message was delivered")
 }

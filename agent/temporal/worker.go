@@ -43,7 +43,11 @@ type Config struct {
 	Store session.Store
 	// Worker are the Temporal worker options of both pollers. The zero
 	// value hands a workflow cached on a worker that died to another
-	// after a second.
+	// after a second, and lets workflow code go ten seconds without
+	// yielding (the SDK's default is one) before the SDK calls it
+	// deadlocked: the turn workflow never blocks, so a stall is a loaded
+	// machine's, and failing a workflow task (or the Status query that
+	// replays it) for it only shows a client an error.
 	Worker worker.Options
 	// KeepOpen is how long a session stays open on the worker after a
 	// run, so that its next turn (or its answer after a pause) finds its
@@ -61,6 +65,9 @@ type Config struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
+
+// deadlockAfter is the default of Config.Worker.DeadlockDetectionTimeout.
+const deadlockAfter = 10 * time.Second
 
 // Worker runs the turns of agent sessions as Temporal workflows: it
 // registers the turn workflow on the task queue and runs each turn in an
@@ -114,6 +121,9 @@ func NewWorker(cfg Config) (*Worker, error) {
 	}
 	if cfg.Worker.StickyScheduleToStartTimeout == 0 {
 		cfg.Worker.StickyScheduleToStartTimeout = time.Second
+	}
+	if cfg.Worker.DeadlockDetectionTimeout == 0 {
+		cfg.Worker.DeadlockDetectionTimeout = deadlockAfter
 	}
 	w := &Worker{cfg: cfg, queue: cfg.TaskQueue, open: map[string]*entry{}, notices: map[string]string{}}
 	w.logger = cfg.Logger
@@ -452,8 +462,13 @@ func (w *Worker) runTurn(ctx context.Context, in runInput) (out runOutput, err e
 		events = sess.Continue(turnCtx)
 		out.Cut = w.cutOffs(ctx, in.SessionID)
 	case turns == in.Turn:
-		// Done already (a run whose result was lost), or paused.
-		return w.outcome(ctx, e, in, nil), nil
+		// Done already (a run whose result was lost), or paused. The
+		// run that ended it may have continued it after a cut-off (a
+		// local activity whose workflow task died with its worker is run
+		// again, and lands here): the log says how often it was cut off.
+		o := w.outcome(ctx, e, in, nil)
+		o.Cut = w.cutOffs(ctx, in.SessionID)
+		return o, nil
 	default:
 		return out, permanent(fmt.Errorf("temporal: session %s has %d turns: turn %d cannot run (another turn ran meanwhile)", in.SessionID, turns, in.Turn))
 	}

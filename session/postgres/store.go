@@ -143,7 +143,7 @@ func (s *store) Create(ctx context.Context, h session.Header) (session.Log, erro
 		err = storeErr(harness.CodeExists, "%s: already exists", h.ID)
 	}
 	if err != nil {
-		conn.Close(context.Background())
+		unlockClose(conn, h.ID)
 		return nil, dbErr("creating session "+h.ID, err)
 	}
 	return &log{s: s, conn: conn, header: h, next: 1}, nil
@@ -157,6 +157,19 @@ func (s *store) writer(ctx context.Context) (*pgx.Conn, error) {
 		return nil, dbErr("connecting", err)
 	}
 	return c.Hijack(), nil
+}
+
+// unlockClose closes a connection that holds the session's lock,
+// releasing the lock first: the server drops a closed connection's locks
+// only once it notices, and until then a Create or Open of the session
+// right after (on a loaded machine, even a while after) would find it
+// taken, and a session that does not exist would look like one that
+// does.
+func unlockClose(conn *pgx.Conn, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lockKey+`)`, id)
+	_ = conn.Close(ctx)
 }
 
 func tryLock(ctx context.Context, conn *pgx.Conn, id string) (bool, error) {
@@ -198,11 +211,13 @@ func (s *store) Open(ctx context.Context, id string) (session.Log, *session.Tran
 	// the next sequence number read below agree.
 	h, next, err := s.headerNext(ctx, conn, id)
 	if err != nil {
-		return fail(err)
+		unlockClose(conn, id)
+		return nil, nil, err
 	}
 	tr, err := s.load(ctx, conn, h, next)
 	if err != nil {
-		return fail(err)
+		unlockClose(conn, id)
+		return nil, nil, err
 	}
 	l := &log{s: s, conn: conn, header: h, next: next}
 	if n := len(tr.Events); n > 0 {

@@ -67,6 +67,7 @@ func run() error {
 	fake := flag.Bool("fake-model", false, "answer with the deterministic fake model instead of one from the environment")
 	effects := flag.String("effects", "", "file the record_effect tool appends to (the tool is offered only when set)")
 	workspace := flag.String("workspace", ".", "directory the read tool is confined to, and new sessions' working directory")
+	gate := flag.String("gate", "", "a file holding a step number: record_effect calls of later steps wait, before their effect, until it holds theirs (a test writes it)")
 	full := flag.Bool("full", false, "the kill test's full toolset: also approved_effect (asks for approval) and the sub-agent helper (record_effect only); needs -effects")
 	ask := flag.String("ask", "", "a permission rule (such as record_effect) whose calls wait for approval")
 	budgetTokens := flag.Int64("budget-tokens", 0, "the session's token budget (Limits.Budget.Session.Tokens): a turn that reaches it pauses for a raised budget")
@@ -127,7 +128,7 @@ func run() error {
 	ts := []tools.Tool{files.Read(files.Config{}), files.Write(files.Config{}), files.Edit(files.Config{})}
 	ts = append(ts, shell.Tools(shell.Config{})...)
 	if *effects != "" {
-		ts = append(ts, effect.Tool(*effects))
+		ts = append(ts, effect.New(effect.Config{Path: *effects, GateFile: *gate}))
 	}
 	opts := []agent.Option{
 		agent.WithModel(m),

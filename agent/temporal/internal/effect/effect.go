@@ -5,8 +5,12 @@ package effect
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-harness/harness"
@@ -17,13 +21,41 @@ type args struct {
 	SleepMS int `json:"sleep_ms,omitempty" jsonschema:"milliseconds to wait, half before and half after the effect"`
 }
 
+// Config configures the tool. The zero value of each optional field is
+// its default.
+type Config struct {
+	// Name is the tool's name: record_effect when empty.
+	Name string
+	// Path is the file the calls append to. Required.
+	Path string
+	// Gate, when set, holds every call before its effect until it is
+	// closed: a test keeps a turn in a tool call until what it checks
+	// meanwhile has happened, however slow the machine. A call cancelled
+	// while it waits has no effect.
+	Gate <-chan struct{}
+	// GateFile, when set, is a file holding a step number (a test in
+	// another process writes it): a call of a later step of its turn
+	// waits before its effect until the file holds its step or a larger
+	// one. A missing or unreadable file holds back every call.
+	GateFile string
+}
+
 // Tool returns record_effect, writing to path.
-func Tool(path string) tools.Tool { return Named("record_effect", path) }
+func Tool(path string) tools.Tool { return New(Config{Path: path}) }
 
 // Named returns the same tool under another name.
-func Named(name, path string) tools.Tool {
+func Named(name, path string) tools.Tool { return New(Config{Name: name, Path: path}) }
+
+// gatePoll is how often a call looks for Config.GateFile.
+const gatePoll = 20 * time.Millisecond
+
+// New returns the tool cfg describes.
+func New(cfg Config) tools.Tool {
+	if cfg.Name == "" {
+		cfg.Name = "record_effect"
+	}
 	spec := tools.Spec{
-		Name:        name,
+		Name:        cfg.Name,
 		Description: "Records that this call ran by appending a line to the effects file.",
 		SideEffects: true,
 		Family:      tools.FamilyLocal,
@@ -33,7 +65,10 @@ func Named(name, path string) tools.Tool {
 		if err := sleep(ctx, half); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err := cfg.wait(ctx, call.Step); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -52,6 +87,33 @@ func Named(name, path string) tools.Tool {
 		}
 		return harness.TextResult("recorded effect " + call.ID), nil
 	})
+}
+
+// wait waits for the gates to let a call of step through, or for ctx
+// to end.
+func (cfg Config) wait(ctx context.Context, step int) error {
+	if cfg.Gate != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-cfg.Gate:
+		}
+	}
+	if cfg.GateFile == "" {
+		return nil
+	}
+	for {
+		b, err := os.ReadFile(cfg.GateFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= step {
+			return nil
+		}
+		if err := sleep(ctx, gatePoll); err != nil {
+			return err
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
