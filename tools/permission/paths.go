@@ -281,6 +281,32 @@ func (pp *Paths) listDenied(ctx context.Context, a fs.Access, lk *look) ([]strin
 	return kept, nil
 }
 
+// DeniedByName reports whether p, a path below the workspace that
+// ListDenied lists for access a, is denied by a rule that matches its
+// name alone at any depth (a pattern without a slash, such as .env or
+// *.pem, or a rule without a path): renaming the directories above it
+// within the workspace leaves it denied. A sandbox need not keep those
+// directories from being renamed.
+func (pp *Paths) DeniedByName(p string, a fs.Access) bool {
+	p = path.Clean("/" + strings.TrimPrefix(filepath.ToSlash(p), "/"))
+	if rel, under := relUnder(p, pp.ws); !under || rel == "" {
+		return false
+	}
+	read, edit := pp.rulesFor(a|fs.AccessListed, true)
+	name := path.Base(p)
+	for _, list := range [][]*rule{read, edit} {
+		for _, r := range list {
+			if r.anySpec {
+				return true
+			}
+			if pt := r.path; pt.base == baseWorkspace && !pt.anchored && len(pt.segs) == 1 && matchSeg(pt.segs[0], pt.lit[0], name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // linked returns the rule that denies another name of the file id, or
 // nil. The names the rules deny are found by a walk, which is reused for
 // a file whose status has not changed since (a new link or a rename of

@@ -196,3 +196,28 @@ func TestPathsCacheClockSetBack(t *testing.T) {
 	pp.mu.Unlock()
 	assert.NotZero(t, n, "and a slewed or steady clock keeps it")
 }
+
+func TestPathsDeniedByName(t *testing.T) {
+	pp := mustPaths(t, Rules{Deny: []string{"Read(.env)", "Read(*.pem)", "Read(./secrets/**)", "Read(**/id_rsa)", "Edit(./.git/**)", "Edit(*.lock)"}, Ask: []string{"Read(.npmrc)"}}, "/w")
+	for _, c := range []struct {
+		p    string
+		a    fs.Access
+		want bool
+	}{
+		{"/w/a/b/.env", fs.AccessRead, true},
+		{"/w/.env", fs.AccessRead, true},
+		{"/w/certs/x.pem", fs.AccessRead, true},
+		{"/w/x/.npmrc", fs.AccessRead, true}, // an ask rule denies where nobody can be asked
+		{"/w/secrets", fs.AccessRead, false},
+		{"/w/a/id_rsa", fs.AccessRead, false}, // a pattern with a slash keeps its pins, even one that matches at any depth
+		{"/w/.git", fs.AccessWrite, false},
+		{"/w/a/go.lock", fs.AccessWrite, true},
+		{"/w/a/go.lock", fs.AccessRead, false},
+		{"/w", fs.AccessRead, false},
+		{"/elsewhere/.env", fs.AccessRead, false},
+	} {
+		assert.Equal(t, c.want, pp.DeniedByName(c.p, c.a), "%s %v", c.p, c.a)
+	}
+	all := mustPaths(t, Rules{Deny: []string{"Read"}}, "/w")
+	assert.True(t, all.DeniedByName("/w/a", fs.AccessRead))
+}
