@@ -65,9 +65,11 @@ func listDenied(ctx context.Context, dl fs.DenyLister) (read, edit []string, err
 
 // warm lists what the path policy denies and drops the lists: the
 // policy's walk cache keeps the listings, which the next plan then only
-// checks.
+// checks. Only a lister that looks once for both kinds of access
+// (tools/permission.Paths, which keeps that cache and is safe for
+// concurrent use) is asked; another would do the work for nothing.
 func (b *bubblewrap) warm(ctx context.Context) {
-	if b.deny != nil && ctx != nil {
+	if _, ok := b.deny.(eachDenyLister); ok && ctx != nil {
 		_, _, _ = listDenied(ctx, b.deny)
 	}
 }
