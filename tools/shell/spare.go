@@ -33,9 +33,9 @@ import (
 // listings in the policy's cache and checks each directory with one lstat
 // instead of listing it (the plan at the start is as current as
 // before: every directory is checked then). A spare is used once; one
-// that is not used is stopped when the session closes or after spareIdle. A command finding no spare (the
-// first of a session, one running beside another, or one after a long
-// pause) starts as before.
+// that is not used is stopped when the session closes or after
+// spareIdle. A command finding no spare (the first of a session, one
+// running beside another, or one after a long pause) starts as before.
 
 // spareScript is the spare shell's script: the limits, then the script
 // the command sends on descriptor 3. That one closes descriptor 3 and
