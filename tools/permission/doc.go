@@ -151,6 +151,7 @@
 // asked (listings, walks, other names of a hard-linked file, sandbox
 // mounts).
 //
-// It imports harness, fs, tools, internal/configfile and
-// mvdan.cc/sh/v3/syntax; nothing of agent or session.
+// It imports harness, fs, tools, internal/configfile,
+// golang.org/x/sys/unix and mvdan.cc/sh/v3/syntax; nothing of agent or
+// session.
 package permission

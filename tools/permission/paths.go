@@ -37,10 +37,31 @@ import (
 // names is. The names are found by walking only the trees the rules can
 // match (the literal part of each pattern: ./secrets/** walks
 // <workspace>/secrets, a pattern without a slash such as .env walks the
-// whole workspace), without following symbolic links. The walk is cached
-// per directory and a directory is listed again when its modification time
-// changes (or is too recent to trust), so a repeated check costs one lstat
-// per directory of those trees; files with one link cost nothing.
+// whole workspace), without following symbolic links; files with one link
+// cost nothing.
+//
+// # The walk cache
+//
+// Walks (for hard links, and ListDenied for a sandbox) keep each
+// directory's listing, and what the walk decided about its entries, for
+// the next walk. A directory is lstat'ed on every walk and its cached
+// listing used only while its device, inode, modification time and status
+// change time are those it had when listed, and only if that change time
+// was already in the past when the listing began: a change made in the
+// same tick of the file system's clock as the listing could keep the same
+// time (the rule git applies to its index). The status change time cannot
+// be set by a program, so a directory touched back to an old modification
+// time is listed again. The past is taken on the clock the kernel stamps
+// files with (Linux's coarse real-time clock), and only file systems known
+// to stamp in nanoseconds are trusted so: on ext4, XFS, Btrfs, tmpfs,
+// overlayfs, F2FS, ZFS and bcachefs a change time with a fraction of a
+// second; one without (a file system that stamps whole seconds) must be
+// two seconds old. Directories on any other file system (NFS, FUSE, SMB,
+// 9p, ...), whose times may come from another machine's clock or from a
+// cache, are listed on every walk, and so is everything when the real-time
+// clock was set back, or where these times are not known. Any error lists
+// afresh. Rules never change within a Paths; a new policy makes a new one
+// with an empty cache.
 //
 // Paths are namespace paths treated as OS paths when a walk or a link
 // lookup needs the disk, as with an fslocal file system, whose namespace
@@ -52,6 +73,10 @@ type Paths struct {
 
 	mu   sync.Mutex
 	dirs map[string]*dirState // the walk cache, by OS directory
+	// clockBase and clockSkew detect the real-time clock set back,
+	// which empties the cache (set by the first walk).
+	clockBase time.Time
+	clockSkew int64
 	// links holds, per list of rules, the identities of the files they
 	// deny, and when they were found.
 	links map[string]*linkSet
@@ -202,10 +227,10 @@ func (pp *Paths) ListDenied(ctx context.Context, a fs.Access) ([]string, error) 
 // sandbox planning its masks for reads and its read-only mounts for
 // changes makes one walk's work instead of two.
 func (pp *Paths) ListDeniedEach(ctx context.Context, as ...fs.Access) ([][]string, error) {
-	memo := map[string][]entryState{}
+	lk := &look{}
 	out := make([][]string, len(as))
 	for i, a := range as {
-		l, err := pp.listDenied(ctx, a, memo)
+		l, err := pp.listDenied(ctx, a, lk)
 		if err != nil {
 			return nil, err
 		}
@@ -214,9 +239,9 @@ func (pp *Paths) ListDeniedEach(ctx context.Context, as ...fs.Access) ([][]strin
 	return out, nil
 }
 
-// listDenied is ListDenied; memo, when not nil, keeps the directory
-// listings of the walk for the next one.
-func (pp *Paths) listDenied(ctx context.Context, a fs.Access, memo map[string][]entryState) ([]string, error) {
+// listDenied is ListDenied; lk, when not nil, is a look at the file
+// system shared with other walks.
+func (pp *Paths) listDenied(ctx context.Context, a fs.Access, lk *look) ([]string, error) {
 	read, edit := pp.rulesFor(a|fs.AccessListed, true)
 	rules := append(slices.Clip(read), edit...)
 	if len(rules) == 0 {
@@ -233,7 +258,7 @@ func (pp *Paths) listDenied(ctx context.Context, a fs.Access, memo map[string][]
 			continue
 		}
 	}
-	err := pp.walkMemo(ctx, rules, false, memo, func(p string, _ *entryState) {
+	err := pp.walkLook(ctx, rules, false, lk, func(p string, _ *entryState) {
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -254,6 +279,32 @@ func (pp *Paths) listDenied(ctx context.Context, a fs.Access, memo map[string][]
 		kept = append(kept, p)
 	}
 	return kept, nil
+}
+
+// DeniedByName reports whether p, a path below the workspace that
+// ListDenied lists for access a, is denied by a rule that matches its
+// name alone at any depth (a pattern without a slash, such as .env or
+// *.pem, or a rule without a path): renaming the directories above it
+// within the workspace leaves it denied. A sandbox need not keep those
+// directories from being renamed.
+func (pp *Paths) DeniedByName(p string, a fs.Access) bool {
+	p = path.Clean("/" + strings.TrimPrefix(filepath.ToSlash(p), "/"))
+	if rel, under := relUnder(p, pp.ws); !under || rel == "" {
+		return false
+	}
+	read, edit := pp.rulesFor(a|fs.AccessListed, true)
+	name := path.Base(p)
+	for _, list := range [][]*rule{read, edit} {
+		for _, r := range list {
+			if r.anySpec {
+				return true
+			}
+			if pt := r.path; pt.base == baseWorkspace && !pt.anchored && len(pt.segs) == 1 && matchSeg(pt.segs[0], pt.lit[0], name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // linked returns the rule that denies another name of the file id, or
@@ -330,15 +381,70 @@ func (pp *Paths) root(r *rule) string {
 // below a match (with its identity); otherwise only the outermost
 // matches (files, directories, links and the rest), with a nil entry.
 func (pp *Paths) walk(ctx context.Context, rules []*rule, all bool, visit func(p string, e *entryState)) error {
-	return pp.walkMemo(ctx, rules, all, nil, visit)
+	return pp.walkLook(ctx, rules, all, nil, visit)
 }
 
-// walkMemo is walk; memo, when not nil, holds listings made earlier in
-// the same look at the file system, and gets those this walk makes.
-func (pp *Paths) walkMemo(ctx context.Context, rules []*rule, all bool, memo map[string][]entryState, visit func(p string, e *entryState)) error {
+// look is one look at the file system, which several walks may share: a
+// directory is listed at most once in it.
+type look struct {
+	started bool
+	// now is the file system clock's time when the look began.
+	now int64
+	// listed holds the listings made or found so far.
+	listed map[string]listing
+	// trust says, per device, whether its file system stamps times the
+	// cache can rely on.
+	trust map[uint64]bool
+}
+
+// listing is a directory's entries, and its cache entry when it may be
+// kept (nil otherwise).
+type listing struct {
+	entries []entryState
+	cached  *dirState
+}
+
+// begin starts the look, once. The caller holds pp.mu.
+func (lk *look) begin(pp *Paths) {
+	if lk.started {
+		return
+	}
+	lk.started = true
+	lk.listed = map[string]listing{}
+	lk.trust = map[uint64]bool{}
+	pp.checkClock()
+	lk.now = fsNow()
+}
+
+// checkClock empties the cache when the real-time clock was set back
+// since the last walk: times stamped after that may repeat those of
+// cached listings. (A clock slewed slower by NTP, at most 0.05%, is not
+// set back.) The caller holds pp.mu.
+func (pp *Paths) checkClock() {
+	now := time.Now()
+	if pp.clockBase.IsZero() {
+		pp.clockBase = now
+		return
+	}
+	// How far the wall clock moved from the monotonic one since the base.
+	mono := now.Sub(pp.clockBase)
+	skew := now.UnixNano() - pp.clockBase.UnixNano() - int64(mono)
+	if skew < pp.clockSkew-int64(time.Millisecond)-int64(mono)/2000 {
+		clear(pp.dirs)
+		clear(pp.links)
+	}
+	pp.clockSkew = skew
+}
+
+// walkLook is walk; lk, when not nil, is a look at the file system shared
+// with other walks, whose listings this one reuses and adds to.
+func (pp *Paths) walkLook(ctx context.Context, rules []*rule, all bool, lk *look, visit func(p string, e *entryState)) error {
 	roots := map[string]bool{}
 	var order []string
+	var key strings.Builder
 	for _, r := range rules {
+		key.WriteString(r.raw)
+		key.WriteByte(0)
 		if r.anySpec {
 			continue
 		}
@@ -348,10 +454,19 @@ func (pp *Paths) walkMemo(ctx context.Context, rules []*rule, all bool, memo map
 		}
 	}
 	slices.Sort(order)
+	if lk == nil {
+		lk = &look{}
+	}
+	w := &treeWalk{pp: pp, rules: rules, all: all, lk: lk, visit: visit, key: key.String(), touched: map[string]bool{}}
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	now := time.Now()
-	touched := map[string]bool{}
+	if pp.dirs == nil {
+		pp.dirs = map[string]*dirState{}
+	}
+	if pp.links == nil {
+		pp.links = map[string]*linkSet{}
+	}
+	lk.begin(pp)
 	for _, root := range order {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -373,64 +488,131 @@ func (pp *Paths) walkMemo(ctx context.Context, rules []*rule, all bool, memo map
 		if !st.IsDir() {
 			continue
 		}
-		if err := pp.walkDir(ctx, rules, all, root, matched, now, touched, memo, visit); err != nil {
+		if err := w.dir(ctx, root, matched); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (pp *Paths) walkDir(ctx context.Context, rules []*rule, all bool, dir string, inMatch bool, now time.Time, touched map[string]bool, memo map[string][]entryState, visit func(string, *entryState)) error {
-	if touched[dir] {
+// treeWalk is one walk.
+type treeWalk struct {
+	pp    *Paths
+	rules []*rule
+	all   bool
+	lk    *look
+	visit func(string, *entryState)
+	// key names the rules and all, for the decisions kept in the cache.
+	key     string
+	touched map[string]bool
+}
+
+// step is what a walk does with one entry of a directory: visit it, or
+// walk the directory it is.
+type step struct {
+	i       int  // the entry's index
+	visit   bool // visit it; otherwise walk it
+	matched bool // it, or a directory above it, matches
+}
+
+func (w *treeWalk) dir(ctx context.Context, dir string, inMatch bool) error {
+	if w.touched[dir] {
 		return nil
 	}
-	touched[dir] = true
+	w.touched[dir] = true
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ents, ok := memo[dir]
-	if !ok {
-		ents = pp.list(dir, now)
-		if memo != nil {
-			memo[dir] = ents
+	l := w.pp.list(dir, w.lk)
+	// What to do with the entries depends only on their names and types,
+	// the rules and inMatch: a cached listing keeps it.
+	var steps []step
+	var sk stepKey
+	if l.cached != nil {
+		sk = stepKey{rules: w.key, all: w.all, inMatch: inMatch}
+		steps = l.cached.steps[sk]
+	}
+	if steps == nil {
+		steps = w.plan(dir, l.entries, inMatch)
+		if l.cached != nil {
+			if l.cached.steps == nil {
+				l.cached.steps = map[stepKey][]step{}
+			}
+			l.cached.steps[sk] = steps
 		}
 	}
+	for _, s := range steps {
+		e := &l.entries[s.i]
+		p := joinPath(dir, e.name)
+		switch {
+		case !s.visit:
+			if err := w.dir(ctx, p, s.matched); err != nil {
+				return err
+			}
+		case !w.all:
+			w.visit(p, nil)
+		default:
+			if !e.idOK {
+				if st, err := os.Lstat(filepath.FromSlash(p)); err == nil {
+					*e = *entryOf(e.name, st)
+				}
+			}
+			w.visit(p, e)
+		}
+	}
+	return nil
+}
+
+// plan decides what the walk does with a directory's entries. It never
+// returns nil.
+func (w *treeWalk) plan(dir string, ents []entryState, inMatch bool) []step {
+	pp := w.pp
+	steps := []step{}
 	for i := range ents {
 		e := &ents[i]
 		p := joinPath(dir, e.name)
 		matched := inMatch
-		if !matched && firstMatch(rules, newForm(p, pp.ws, pp.home)) != nil {
+		if !matched && firstMatch(w.rules, newForm(p, pp.ws, pp.home)) != nil {
 			matched = true
-			if !all {
-				visit(p, nil)
+			if !w.all {
+				steps = append(steps, step{i: i, visit: true, matched: true})
 				continue
 			}
 		}
 		switch {
 		case e.mode.IsRegular():
 			if matched {
-				if !e.idOK {
-					if st, err := os.Lstat(filepath.FromSlash(p)); err == nil {
-						*e = *entryOf(e.name, st)
-					}
-				}
-				visit(p, e)
+				steps = append(steps, step{i: i, visit: true, matched: true})
 			}
 		case e.mode.IsDir():
-			if matched || mayMatchBelow(rules, p, pp.ws, pp.home) {
-				if err := pp.walkDir(ctx, rules, all, p, matched, now, touched, memo, visit); err != nil {
-					return err
-				}
+			if matched || mayMatchBelow(w.rules, p, pp.ws, pp.home) {
+				steps = append(steps, step{i: i, matched: matched})
 			}
 		}
 	}
-	return nil
+	return steps
 }
 
 // dirState is a cached listing.
 type dirState struct {
-	mtime   int64
+	stamp   dirStamp
 	entries []entryState
+	// steps are the walks' decisions about the entries, by rules.
+	steps map[stepKey][]step
+}
+
+type stepKey struct {
+	rules        string
+	all, inMatch bool
+}
+
+// dirStamp is what shows that a directory changed: a different device
+// or inode (another directory at the path), or modification or status
+// change time (an entry was added, removed or renamed, or its times or
+// mode were set).
+type dirStamp struct {
+	dev, ino     uint64
+	mtime, ctime int64 // Unix nanoseconds
 }
 
 type entryState struct {
@@ -448,42 +630,77 @@ func entryOf(name string, st os.FileInfo) *entryState {
 	return e
 }
 
-// racy is how recent a directory's modification time may be before its
-// cached listing is not trusted: a change within the same timestamp tick
-// would not show.
+// racy is how old a status change time must be before a listing is
+// trusted, on a file system that stamps whole seconds (or where the
+// file system clock cannot be read): a change within the same second
+// would not show. It bounds the link cache's trust too.
 const racy = 2 * time.Second
 
-// list returns dir's entries, from the cache when the directory's
-// modification time proves it unchanged. The caller holds pp.mu.
-func (pp *Paths) list(dir string, now time.Time) []entryState {
+// list returns dir's entries, from the cache when its stamp proves them
+// current (see Paths), or read afresh, and then kept when they may be.
+// Within a look a directory is listed once. The caller holds pp.mu.
+func (pp *Paths) list(dir string, lk *look) listing {
+	if l, ok := lk.listed[dir]; ok {
+		return l
+	}
+	l := pp.listNow(dir, lk)
+	lk.listed[dir] = l
+	return l
+}
+
+func (pp *Paths) listNow(dir string, lk *look) listing {
 	st, err := os.Lstat(filepath.FromSlash(dir))
 	if err != nil || !st.IsDir() {
 		delete(pp.dirs, dir)
-		return nil
+		return listing{}
 	}
-	mt := st.ModTime().UnixNano()
-	if c := pp.dirs[dir]; c != nil && c.mtime == mt {
-		return c.entries
+	stamp, stamped := stampOf(st)
+	if c := pp.dirs[dir]; c != nil && stamped && c.stamp == stamp {
+		return listing{entries: c.entries, cached: c}
 	}
+	delete(pp.dirs, dir)
 	f, err := os.Open(filepath.FromSlash(dir))
 	if err != nil {
-		return nil
+		return listing{}
 	}
 	des, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		return nil
+		return listing{}
 	}
 	ents := make([]entryState, 0, len(des))
 	for _, de := range des {
 		ents = append(ents, entryState{name: de.Name(), mode: de.Type()})
 	}
-	if now.Sub(st.ModTime()) > racy {
-		pp.dirs[dir] = &dirState{mtime: mt, entries: ents}
-	} else {
-		delete(pp.dirs, dir)
+	if !stamped || !lk.trusted(dir, stamp) {
+		return listing{entries: ents}
 	}
-	return ents
+	c := &dirState{stamp: stamp, entries: ents}
+	pp.dirs[dir] = c
+	return listing{entries: ents, cached: c}
+}
+
+// trusted reports whether a listing of dir, whose stamp was taken after
+// the look began, may be kept: its file system is one whose times the
+// cache relies on, and its last change is older than the look by more
+// than the file system's tick.
+func (lk *look) trusted(dir string, s dirStamp) bool {
+	if lk.now == 0 {
+		return false
+	}
+	ok, seen := lk.trust[s.dev]
+	if !seen {
+		ok = trustedFS(dir)
+		lk.trust[s.dev] = ok
+	}
+	if !ok {
+		return false
+	}
+	margin := int64(0)
+	if s.ctime%int64(time.Second) == 0 {
+		margin = int64(racy) // whole seconds, or a rare exact second
+	}
+	return s.ctime < lk.now-margin
 }
 
 func joinPath(dir, name string) string {

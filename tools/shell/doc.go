@@ -163,7 +163,17 @@
 // be asked inside a command. The directories between the workspace and
 // each masked or protected path become mount points, which cannot be
 // renamed: `mv secrets-parent elsewhere` cannot carry a secret to a name
-// the rules do not cover.
+// the rules do not cover. A path denied by its name alone (a pattern
+// without a slash, such as .env) is denied wherever a rename carries it
+// in the workspace; the directories above it are left as they are (the
+// file itself is still a mount point), which spares a mount per directory.
+//
+// Listing what the rules deny walks the trees they name. The policy keeps
+// each directory's listing between commands and uses it only while the
+// directory's times, inode and device prove it unchanged (see
+// permission.Paths); after each command, while the model answers, the
+// walk is made once in the background, so the next command's start
+// checks each directory with one lstat rather than listing it.
 //
 // Patterns are matched against what exists when a command starts. Each
 // one-shot command and job gets masks made then (the walk covers the

@@ -12,6 +12,7 @@ import (
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/tools/permission"
 	"github.com/go-harness/harness/tools/shell/internal/shelltest"
 )
 
@@ -19,13 +20,15 @@ import (
 // sees it (the coder's log among them): from the loop's ToolCallStart
 // event to its ToolCallEnd, through the permission-free dispatch, the
 // tool and a JSONL session log, unsandboxed and under Bubblewrap when
-// bwrap works here. Each call is followed, in the same loop, by a fresh
-// `bash -c true` under os/exec, so the ratio of medians comes from the
-// same conditions; under the sandbox, by the sandbox's own bwrap command
-// line for `bash -c true` run directly too. Each call's result is followed
-// by a short pause (think), as a model's answer would follow it, before
-// the baselines run. It reports the medians, the
-// ratios of the medians and the slowest ratio of a call to the fresh bash
+// bwrap works here, without and with a path policy (sandboxed-policy: the
+// rules and workspace of BenchmarkSandboxStart). Each call is followed, in
+// the same loop, by a fresh `bash -c true` under os/exec, so the ratio of
+// medians comes from the same conditions; under the sandbox, by the
+// sandbox's own bwrap command line for `bash -c true` run directly too.
+// Each call's result is followed by a short pause (think), as a model's
+// answer would follow it, before the baselines run. It reports the
+// medians, the ratios of the medians and the slowest ratio of a call to
+// the fresh bash
 // after it.
 func BenchmarkBashInLoop(b *testing.B) {
 	bash := shelltest.BashPath(b)
@@ -40,6 +43,24 @@ func BenchmarkBashInLoop(b *testing.B) {
 				b.Skip("bwrap is not installed")
 			}
 			sb, err := Bubblewrap(BubblewrapConfig{Workspace: env.Cwd})
+			if err != nil {
+				b.Skipf("no bubblewrap sandbox here: %v", err)
+			}
+			return Config{Sandbox: sb}
+		}},
+		// Under the path policy of BenchmarkSandboxStart, over a
+		// workspace of a few hundred files: the mounts are planned from
+		// what the rules deny.
+		{"sandboxed-policy", func(b *testing.B) Config {
+			if _, err := osexec.LookPath("bwrap"); err != nil {
+				b.Skip("bwrap is not installed")
+			}
+			writeTree(b, env.Cwd)
+			pol, err := permission.New(permission.Rules{Deny: []string{"Read(./secrets/**)", "Edit(./.git/**)", "Read(.env)"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sb, err := Bubblewrap(BubblewrapConfig{Workspace: env.Cwd, Paths: pol.Paths(env.Cwd)})
 			if err != nil {
 				b.Skipf("no bubblewrap sandbox here: %v", err)
 			}

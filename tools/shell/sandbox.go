@@ -120,7 +120,8 @@ const privateHome = "/tmp/home"
 //   - what the path policy (Paths) denies masked or read-only, and the
 //     directories between a writable root and a masked path made mount
 //     points, so that no rename inside the sandbox can carry a masked file
-//     to a name the policy does not deny;
+//     to a name the policy does not deny (none for a path it denies by its
+//     name alone, which no rename of a directory above it changes);
 //   - a user namespace of its own with every capability dropped, as root
 //     too, and no further user namespaces (so mount, remount, chroot,
 //     unshare, raw sockets and ptrace fail), a PID namespace of its own

@@ -19,7 +19,9 @@ import (
 type mountPlan struct {
 	// pins are directories between a writable root and a masked or
 	// protected path, bound onto themselves: a mount point cannot be
-	// renamed, so the masked path keeps its name.
+	// renamed, so the masked path keeps its name. A path the policy denies
+	// by its name alone (.env, *.pem) stays denied wherever a rename
+	// carries it in the workspace, and gets none.
 	pins []string
 	// readOnly are paths bound read-only onto themselves.
 	readOnly []string
@@ -31,6 +33,13 @@ type mountPlan struct {
 // from one look at the file system (tools/permission.Paths does).
 type eachDenyLister interface {
 	ListDeniedEach(ctx context.Context, as ...fs.Access) ([][]string, error)
+}
+
+// nameDenier is a deny lister that tells when a listed path is denied by
+// its name alone, wherever it is moved in the workspace
+// (tools/permission.Paths does).
+type nameDenier interface {
+	DeniedByName(p string, a fs.Access) bool
 }
 
 // listDenied lists what dl denies for reading and for changing.
@@ -54,28 +63,49 @@ func listDenied(ctx context.Context, dl fs.DenyLister) (read, edit []string, err
 	return read, edit, nil
 }
 
+// warm lists what the path policy denies and drops the lists: the
+// policy's walk cache keeps the listings, which the next plan then only
+// checks. Only a lister that looks once for both kinds of access
+// (tools/permission.Paths, which keeps that cache and is safe for
+// concurrent use) is asked; another would do the work for nothing.
+func (b *bubblewrap) warm(ctx context.Context) {
+	if _, ok := b.deny.(eachDenyLister); ok && ctx != nil {
+		_, _, _ = listDenied(ctx, b.deny)
+	}
+}
+
 // plan decides the mounts of a command: the path policy's denials as
 // they exist now, and the host's listening unix sockets.
 func (b *bubblewrap) plan(ctx context.Context) (*mountPlan, error) {
 	p := &mountPlan{}
 	seen := map[string]bool{}
+	// byName holds the paths denied by their name alone (not through a
+	// link), for each use they are planned for: renaming the directories
+	// above them carries no denied content to an allowed name, so they
+	// need no pins.
+	byName := map[string]bool{}
 	if b.deny != nil {
 		read, edit, err := listDenied(ctx, b.deny)
 		if err != nil {
 			return nil, fmt.Errorf("listing what the path rules deny: %w", err)
 		}
+		nd, _ := b.deny.(nameDenier)
 		for _, q := range edit {
 			for _, t := range linkForms(q) {
-				if st, err := os.Lstat(t); err == nil && !seen["ro:"+t] && b.writable(t) && !b.hiddenPath(t) {
-					_ = st
+				if _, err := os.Lstat(t); err == nil && !seen["ro:"+t] && b.writable(t) && !b.hiddenPath(t) {
 					seen["ro:"+t] = true
 					p.readOnly = append(p.readOnly, t)
+					if t == q && nd != nil && nd.DeniedByName(q, fs.AccessWrite) {
+						byName["ro:"+t] = true
+					}
 				}
 			}
 		}
 		for _, q := range read {
 			for _, t := range linkForms(q) {
-				b.addMask(p, seen, t)
+				if b.addMask(p, seen, t) && t == q && nd != nil && nd.DeniedByName(q, fs.AccessRead) {
+					byName["mask:"+t] = true
+				}
 			}
 		}
 	}
@@ -90,10 +120,14 @@ func (b *bubblewrap) plan(ctx context.Context) (*mountPlan, error) {
 	// Pin the directories above what is masked or protected, up to the
 	// writable root they are in.
 	pinned := map[string]bool{}
-	for _, list := range [][]string{p.readOnly, p.maskDirs, p.maskFiles} {
+	for i, list := range [][]string{p.readOnly, p.maskDirs, p.maskFiles} {
+		use := "mask:"
+		if i == 0 {
+			use = "ro:"
+		}
 		for _, t := range list {
 			root := b.writableRoot(t)
-			if root == "" {
+			if root == "" || byName[use+t] {
 				continue
 			}
 			for d := filepath.Dir(t); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
@@ -112,13 +146,14 @@ func (b *bubblewrap) plan(ctx context.Context) (*mountPlan, error) {
 // addMask masks t when it exists and commands can see it. The root and
 // the directories above a bound one (the workspace, say) are never masked:
 // a denied link planted to point there would hide everything.
-func (b *bubblewrap) addMask(p *mountPlan, seen map[string]bool, t string) {
+// It reports whether t was added now.
+func (b *bubblewrap) addMask(p *mountPlan, seen map[string]bool, t string) bool {
 	if seen["mask:"+t] || b.hiddenPath(t) || b.aboveBound(t) {
-		return
+		return false
 	}
 	st, err := os.Lstat(t)
 	if err != nil || st.Mode()&os.ModeSymlink != 0 {
-		return
+		return false
 	}
 	seen["mask:"+t] = true
 	if st.IsDir() {
@@ -126,6 +161,7 @@ func (b *bubblewrap) addMask(p *mountPlan, seen map[string]bool, t string) {
 	} else {
 		p.maskFiles = append(p.maskFiles, t)
 	}
+	return true
 }
 
 // linkForms returns p and, when p is a symbolic link, where it leads:
@@ -248,7 +284,7 @@ func parseUnixSockets(r io.Reader) []string {
 	var out []string
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(nil, 1<<20) // grows from 4 KiB as lines need
 	first := true
 	for sc.Scan() {
 		if first {

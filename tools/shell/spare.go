@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -26,10 +27,15 @@ import (
 // for any command) and does not wait for the namespace or the shell to
 // start. With the network off, as root, the spare's namespace comes with
 // the command's network namespace too (nothing but lo, brought up by the
-// tools), which bwrap would otherwise make while the command waits. A spare is used once; one that is not used is stopped when the
-// session closes or after spareIdle. A command finding no spare (the
-// first of a session, one running beside another, or one after a long
-// pause) starts as before.
+// tools), which bwrap would otherwise make while the command waits. Then,
+// under a path policy, the walk of what it denies is made once in the
+// background, so that the next command's plan finds the workspace's
+// listings in the policy's cache and checks each directory with one lstat
+// instead of listing it (the plan at the start is as current as
+// before: every directory is checked then). A spare is used once; one
+// that is not used is stopped when the session closes or after
+// spareIdle. A command finding no spare (the first of a session, one
+// running beside another, or one after a long pause) starts as before.
 
 // spareScript is the spare shell's script: the limits, then the script
 // the command sends on descriptor 3. That one closes descriptor 3 and
@@ -59,6 +65,9 @@ type spares struct {
 	used int
 	// idleAfter is spareIdle, shorter in tests.
 	idleAfter time.Duration
+	// ctx ends the background work when the session closes.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // spare is a started namespace and limit shell, waiting for its script.
@@ -111,7 +120,10 @@ func (b *bashTool) sparesOf(env *tools.Env) *spares {
 	if env == nil || env.State == nil {
 		return nil
 	}
-	s, err := tools.LoadState(env.State, spareKey{b}, func() *spares { return &spares{idleAfter: spareIdle} })
+	s, err := tools.LoadState(env.State, spareKey{b}, func() *spares {
+		ctx, cancel := context.WithCancel(context.Background())
+		return &spares{idleAfter: spareIdle, ctx: ctx, cancel: cancel}
+	})
 	if err != nil {
 		return nil
 	}
@@ -152,6 +164,10 @@ func (s *spares) refill(b *bashTool, bw *bubblewrap, cont *proctree.Containment)
 	go func() {
 		defer s.wg.Done()
 		sp, err := startSpare(b.cfg, bw, cont)
+		// While the model thinks, look at what the path policy denies now,
+		// so that the next command's plan finds the listings in its walk
+		// cache and only checks them (see bubblewrap.warm).
+		bw.warm(s.ctx)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.making = false
@@ -182,6 +198,9 @@ func (s *spares) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
 	s.wg.Wait()
 	s.mu.Lock()
 	sp := s.ready
