@@ -89,7 +89,7 @@ func TestParallelBatchesAndBarrier(t *testing.T) {
 				}
 				select {
 				case <-both:
-				case <-time.After(5 * time.Second):
+				case <-time.After(time.Minute): // only a loop that runs them one by one waits this long
 					return nil, errors.New("a and b did not run in parallel")
 				}
 				if in.Text == "a" {
@@ -520,7 +520,7 @@ func TestAfterFuncClosesLoop(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := loop.NewSession(context.Background(), session.Header{})
 		return errors.Is(err, harness.CodeClosed)
-	}, 5*time.Second, 10*time.Millisecond)
+	}, time.Minute, 10*time.Millisecond)
 }
 
 // Event lines are not escaped for HTML: a command's "&&" or "<" stays as

@@ -68,7 +68,8 @@ func TestHostileConfigFiles(t *testing.T) {
 	}
 }
 
-// within runs f, failing the test if it takes more than 20 seconds.
+// within runs f, failing the test if it takes more than a minute (a
+// loaded machine is slow; only a hang takes that long).
 func within(t *testing.T, f func() result) result {
 	t.Helper()
 	done := make(chan result, 1)
@@ -76,7 +77,7 @@ func within(t *testing.T, f func() result) result {
 	select {
 	case r := <-done:
 		return r
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the coder hangs")
 		return result{}
 	}

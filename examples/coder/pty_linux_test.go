@@ -99,13 +99,13 @@ func TestPromptLoopOnTerminal(t *testing.T) {
 	// Enter sends the kept text.
 	typed("\r")
 	require.True(t, screen.waitFor("two"), screen.String())
-	require.Eventually(t, func() bool { return strings.Count(screen.String(), "── completed") == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Count(screen.String(), "── completed") == 2 }, time.Minute, 10*time.Millisecond)
 
 	// Up twice recalls the first prompt.
 	setSize(t, ctl, 120, 30)
 	resize <- unix.SIGWINCH
 	typed(keyUp + keyUp + "!\r")
-	require.Eventually(t, func() bool { return strings.Count(screen.String(), "── completed") == 3 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Count(screen.String(), "── completed") == 3 }, time.Minute, 10*time.Millisecond)
 
 	// Ctrl-C at the prompt leaves.
 	time.Sleep(50 * time.Millisecond)
@@ -113,7 +113,7 @@ func TestPromptLoopOnTerminal(t *testing.T) {
 	select {
 	case code := <-done:
 		assert.Equal(t, exitOK, code)
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Ctrl-C at the prompt did not exit")
 	}
 
@@ -181,7 +181,7 @@ func TestApprovalOnTerminal(t *testing.T) {
 	select {
 	case code := <-done:
 		assert.Equal(t, exitOK, code)
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Ctrl-D at the prompt did not exit")
 	}
 	assert.Len(t, p.Requests(), 2)
@@ -221,7 +221,7 @@ func TestEditApprovalOnShortTerminal(t *testing.T) {
 	select {
 	case code := <-done:
 		assert.Equal(t, exitOK, code)
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Ctrl-D at the prompt did not exit")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // waitRequests waits until the provider has received n requests.
 func (p *provider) waitRequests(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(p.Requests()) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("the provider received %d requests, not %d", len(p.Requests()), n)
@@ -74,7 +74,7 @@ func startPTYEnv(t *testing.T, p *provider, env func(string) string, width int, 
 			r.typed("\x04")
 			select {
 			case <-r.done:
-			case <-time.After(20 * time.Second):
+			case <-time.After(time.Minute):
 			}
 		}
 	})
@@ -142,7 +142,7 @@ func (r *ptyRun) exit() int {
 	case code := <-r.done:
 		r.exited = true
 		return code
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		r.t.Fatal("Ctrl-D at the prompt did not exit")
 	}
 	return 0

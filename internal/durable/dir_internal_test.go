@@ -3,6 +3,7 @@ package durable
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,11 +26,28 @@ func gatedDir(t *testing.T) (d *Dir, began chan int, gate chan error) {
 	return d, began, gate
 }
 
+// waitCounter is a Dir's mutex as its condition's Locker, counting the
+// waits: sync.Cond.Wait unlocks once the caller is on the list a
+// Broadcast wakes, and nothing else unlocks through the condition.
+type waitCounter struct {
+	mu    *sync.Mutex
+	waits *atomic.Int32
+}
+
+func (w waitCounter) Lock() { w.mu.Lock() }
+
+func (w waitCounter) Unlock() {
+	w.waits.Add(1)
+	w.mu.Unlock()
+}
+
 // Callers that ask while a sync runs share the next one, and none of
 // them returns on the sync that was running when it asked (it may have
 // started before the caller's link).
 func TestDirSyncsCoalesce(t *testing.T) {
 	d, began, gate := gatedDir(t)
+	var waits atomic.Int32
+	d.done = sync.NewCond(waitCounter{&d.mu, &waits})
 	first := make(chan error, 1)
 	go func() { first <- d.Sync() }()
 	require.Equal(t, 1, <-began)
@@ -40,13 +58,12 @@ func TestDirSyncsCoalesce(t *testing.T) {
 	for range waiters {
 		wg.Go(func() { returned <- d.Sync() })
 	}
-	// Let them all reach the wait (they hold no resource while waiting).
-	require.Eventually(t, func() bool {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.started == 1 && d.running
-	}, time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond)
+	// Let them all reach the wait: each waits once while the first sync
+	// runs, however slowly the machine starts them.
+	require.Eventually(t, func() bool { return waits.Load() == waiters }, time.Minute, time.Millisecond)
+	d.mu.Lock()
+	assert.Equal(t, uint64(1), d.started, "the waiters started no sync of their own")
+	d.mu.Unlock()
 
 	gate <- nil // the first sync ends
 	require.NoError(t, <-first)

@@ -65,7 +65,7 @@ func TestStopReachesSetsidGrandchild(t *testing.T) {
 			p, err := Start(c, Command{Argv: []string{"bash", "-c", script}, Dir: "/", Env: []string{"PATH=" + os.Getenv("PATH"), "TAG=" + tag}, Stdout: null, Stderr: null})
 			require.NoError(t, err)
 			t.Cleanup(func() { p.Stop(0) })
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(time.Minute)
 			for len(tagged(tag)) == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -133,7 +133,7 @@ func TestInitCommand(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "TAG=" + tag}
 	escape := `setsid bash -c 'trap "" TERM; exec -a "$TAG" sleep 300' </dev/null >/dev/null 2>&1 & `
 	wait := func() {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for len(tagged(tag)) == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -2,6 +2,7 @@ package streamwatch_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -42,17 +43,34 @@ func TestBounds(t *testing.T) {
 	assert.Contains(t, fired(t, ctx), "no answer began within 60ms")
 	w.Stop()
 
-	ctx, w = watched(streamwatch.Config{Idle: time.Hour, Queue: 50 * time.Millisecond, Stall: 150 * time.Millisecond})
-	w.Start()
-	w.Content()
-	for range 6 { // past the queue bound, within the stall bound each time
-		time.Sleep(30 * time.Millisecond)
-		w.Bytes()
+	// A paused machine can let more than the stall bound pass between
+	// two pieces of content; such a run proves nothing, so it is tried
+	// again with a longer bound.
+	for stall := 150 * time.Millisecond; ; stall *= 2 {
+		ctx, w = watched(streamwatch.Config{Idle: time.Hour, Queue: 50 * time.Millisecond, Stall: stall})
+		w.Start()
+		before := time.Now()
 		w.Content()
+		var gap time.Duration // the longest time between two pieces, at most
+		for range 6 {         // past the queue bound, within the stall bound each time
+			time.Sleep(30 * time.Millisecond)
+			w.Bytes()
+			w.Content()
+			gap = max(gap, time.Since(before))
+			before = time.Now()
+		}
+		alive := ctx.Err()
+		gap = max(gap, time.Since(before))
+		if alive != nil && gap >= stall && stall < 5*time.Second {
+			t.Logf("%v passed between two pieces of content (the stall bound is %v): again with twice the bound", gap, stall)
+			w.Stop()
+			continue
+		}
+		assert.NoError(t, alive, "content keeps the answer alive")
+		assert.Contains(t, fired(t, ctx), fmt.Sprintf("no content from the model for %v", stall))
+		w.Stop()
+		break
 	}
-	assert.NoError(t, ctx.Err(), "content keeps the answer alive")
-	assert.Contains(t, fired(t, ctx), "no content from the model for 150ms")
-	w.Stop()
 
 	ctx, w = watched(streamwatch.Config{Idle: 40 * time.Millisecond})
 	w.Start()
@@ -61,12 +79,23 @@ func TestBounds(t *testing.T) {
 }
 
 func TestStopAndNil(t *testing.T) {
-	ctx, w := watched(streamwatch.Config{Idle: 20 * time.Millisecond, Queue: 20 * time.Millisecond, Stall: 20 * time.Millisecond})
-	w.Start()
-	w.Content()
-	w.Stop()
-	time.Sleep(60 * time.Millisecond)
-	assert.NoError(t, ctx.Err())
+	// A bound can pass before Stop only on a machine that paused that
+	// long; such a run proves nothing, so it is tried again with longer
+	// bounds.
+	for d := 20 * time.Millisecond; ; d *= 2 {
+		ctx, w := watched(streamwatch.Config{Idle: d, Queue: d, Stall: d})
+		start := time.Now()
+		w.Start()
+		w.Content()
+		w.Stop()
+		if took := time.Since(start); took >= d && d < 5*time.Second {
+			t.Logf("Start to Stop took %v, past the bounds of %v: again with twice the bounds", took, d)
+			continue
+		}
+		time.Sleep(3 * d)
+		assert.NoError(t, ctx.Err())
+		break
+	}
 	var none *streamwatch.Watch
 	none.Start()
 	none.Bytes()

@@ -296,7 +296,7 @@ func TestHostileServerContainment(t *testing.T) {
 			tag := newTag()
 			res := call(t, context.Background(), byName(set.Tools())["mcp__hostile__spawn"], env(false), map[string]any{"tag": tag})
 			require.Contains(t, res.Text(), "spawned")
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(time.Minute)
 			for len(tagged(tag)) == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}

@@ -41,7 +41,7 @@ func TestThroughTheLoop(t *testing.T) {
 		),
 		replay.Response{Respond: func(*model.Request) replay.Response {
 			// The refresh runs in the background; the next step takes it.
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(time.Minute)
 			for set.Generation() == gen && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}

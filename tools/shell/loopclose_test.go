@@ -46,25 +46,36 @@ func processesWith(s string) []int {
 // timeout, a new session from Python), and closing the loop must end
 // all of them.
 func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
-	n, err := rand.Int(rand.Reader, big.NewInt(900000000))
-	require.NoError(t, err)
-	v := n.Int64() + 100000000
-	tag := fmt.Sprintf("1000.%d", v)
+	// The shell's processes and the job's carry tags of their own, so
+	// that each waits for its own processes (a shared tag let the job's
+	// wait end on the shell's processes).
+	newTag := func() (tag, setT string) {
+		n, err := rand.Int(rand.Reader, big.NewInt(900000000))
+		require.NoError(t, err)
+		v := n.Int64() + 100000000
+		// The command computes the tag, so that its own command line does
+		// not hold it.
+		return fmt.Sprintf("1000.%d", v), fmt.Sprintf("T=1000.$((%d+%d))", v/1000*1000, v%1000)
+	}
+	shellTag, setShellT := newTag()
+	jobTag, setJobT := newTag()
+	tags := []string{shellTag, jobTag}
 	t.Cleanup(func() {
-		for _, pid := range processesWith(tag) {
-			if p, err := os.FindProcess(pid); err == nil {
-				_ = p.Kill()
+		for _, tag := range tags {
+			for _, pid := range processesWith(tag) {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
 			}
 		}
 	})
-	// The command computes the tag, so that the shell's own command line
-	// does not hold it, and waits until count processes carry it.
-	setT := fmt.Sprintf("T=1000.$((%d+%d))", v/1000*1000, v%1000)
-	pattern := strings.Replace(tag, ".", "[.]", 1)
-	waitFor := func(count int) string {
+	// waitFor waits until count processes carry tag.
+	waitFor := func(tag string, count int) string {
+		pattern := strings.Replace(tag, ".", "[.]", 1)
 		return fmt.Sprintf(`until [ "$(grep -ls -e '%s' /proc/[0-9]*/cmdline | wc -l)" -ge %d ]; do sleep 0.01; done`, pattern, count)
 	}
-	inShell := setT + "; setsid sleep $T & timeout 1000 sleep $T &"
+	// setsid's sleep, timeout and its sleep, and Python's sleep.
+	inShell, inShellCount := setShellT+"; setsid sleep $T & timeout 1000 sleep $T &", 3
 	if py, err := exec.LookPath("python3"); err == nil {
 		// A version manager's shim is slow to start: ask where the
 		// interpreter really is.
@@ -72,16 +83,17 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 			py = string(bytes.TrimSpace(out))
 		}
 		inShell += fmt.Sprintf(` %s -c 'import subprocess, sys; subprocess.Popen(["sleep", sys.argv[1]], start_new_session=True)' $T;`, py)
+		inShellCount++
 	} else {
 		t.Log("python3 is not installed: the shell leaves only setsid and timeout behind")
 	}
-	inJob := setT + "; setsid sleep $T & (set -m; sleep $T &); " + waitFor(1) + "; echo up; sleep 1000.5"
+	inJob := setJobT + "; setsid sleep $T & (set -m; sleep $T &); " + waitFor(jobTag, 2) + "; echo up; sleep 1000.5"
 
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	model := replay.NewScripted(
 		replay.Call(replay.ToolCall("c1", "shell_open", map[string]any{})),
-		replay.Call(replay.ToolCall("c2", "shell_send", map[string]any{"session_id": "sh1", "command": inShell + "\n" + waitFor(3), "wait_ms": 60000})),
+		replay.Call(replay.ToolCall("c2", "shell_send", map[string]any{"session_id": "sh1", "command": inShell + "\n" + waitFor(shellTag, inShellCount), "wait_ms": 60000})),
 		replay.Call(replay.ToolCall("c3", "bash", map[string]any{"command": inJob, "run_in_background": true})),
 		replay.Call(replay.ToolCall("c4", "bash_output", map[string]any{"job_id": "job1", "wait_ms": 0})),
 		replay.Response{Text: "done"},
@@ -91,30 +103,48 @@ func TestLoopCloseEndsEscapedProcesses(t *testing.T) {
 	defer loop.Close()
 	sess, err := loop.NewSession(context.Background(), session.Header{Cwd: root})
 	require.NoError(t, err)
+	var results []string
 	for ev, err := range sess.Run(context.Background(), "start things") {
 		require.NoError(t, err)
 		if end, ok := ev.(*agent.ToolCallEnd); ok {
 			require.False(t, end.Result.IsError, end.Result.Text())
+			results = append(results, end.Call.Name+": "+end.Result.Text())
 			if end.Call.Name == "shell_open" || end.Call.Name == "bash" {
 				require.Contains(t, end.Result.Text(), "[containment: ")
 			}
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(processesWith(tag)) < 5 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	// Each waits for its processes, however slowly a loaded machine
+	// starts them; the limit only ends a test that would never pass.
+	for _, w := range []struct {
+		tag  string
+		want int
+	}{{shellTag, inShellCount}, {jobTag, 2}} {
+		deadline := time.Now().Add(2 * time.Minute)
+		for len(processesWith(w.tag)) < w.want && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.GreaterOrEqual(t, len(processesWith(w.tag)), w.want, "the escaped processes run before the loop closes: %s\nthe calls:\n%s",
+			describe(tags), strings.Join(results, "\n"))
 	}
-	require.GreaterOrEqual(t, len(processesWith(tag)), 5, "the escaped processes run before the loop closes")
 
 	require.NoError(t, loop.Close())
-	deadline = time.Now().Add(3 * time.Second)
-	for len(processesWith(tag)) > 0 && time.Now().Before(deadline) {
+	deadline := time.Now().Add(30 * time.Second)
+	for len(describe(tags)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	var left []string
-	for _, pid := range processesWith(tag) {
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		left = append(left, fmt.Sprintf("pid %d: %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+	require.Empty(t, describe(tags), "processes outlived Loop.Close")
+}
+
+// describe lists the live processes that carry any of tags, with their
+// command lines.
+func describe(tags []string) []string {
+	var out []string
+	for _, tag := range tags {
+		for _, pid := range processesWith(tag) {
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			out = append(out, fmt.Sprintf("pid %d: %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+		}
 	}
-	require.Empty(t, left, "processes outlived Loop.Close")
+	return out
 }

@@ -243,9 +243,14 @@ func TestProtocolExposedByTrapNoted(t *testing.T) {
 	env := shelltest.Env(t)
 	k := newKit(t, env)
 	id, _ := k.OpenShell(nil)
-	res := k.Do(id, "set -o history; trap 'set +o history' USR1; (sleep 0.2; kill -USR1 $$) &")
+	// The signal is sent once the test says the line has ended, and
+	// the test goes on once it was sent: a slow machine neither sends it
+	// while the line still runs nor after the next line was read.
+	goFile, sent := filepath.Join(env.Cwd, "go"), filepath.Join(env.Cwd, "sent")
+	res := k.Do(id, fmt.Sprintf("set -o history; trap 'set +o history' USR1; (until [ -e %q ]; do sleep 0.01; done; sleep 0.2; kill -USR1 $$; : > %q) &", goFile, sent))
 	assert.NotContains(t, res.Text(), "could read its own command line", "history was off as this line was read")
-	time.Sleep(600 * time.Millisecond) // the signal comes while the shell waits
+	require.NoError(t, os.WriteFile(goFile, nil, 0o644))
+	shelltest.Eventually(t, func() bool { _, err := os.Stat(sent); return err == nil }, "the signal to be sent")
 	res = k.Do(id, "history")
 	assert.Contains(t, res.Text(), "__harness_ran", "the line was recorded: %s", res.Text())
 	assert.Contains(t, res.Text(), "[set -v or set -o history was on when the shell read this command", res.Text())

@@ -237,11 +237,11 @@ func checkStopText(t *testing.T, cont Containment, path, text string) {
 	}
 }
 
-// leftWithTags waits a little for the processes with any of the tags
-// to go, and returns those still running, by tag. One scan of /proc
-// serves all the tags.
+// leftWithTags waits for the processes with any of the tags to go (a
+// loaded machine may take seconds to run their exit), and returns those
+// still running, by tag. One scan of /proc serves all the tags.
 func leftWithTags(tags []string) map[string][]int {
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		left := map[string][]int{}
 		names, _ := filepath.Glob("/proc/[0-9]*/cmdline")

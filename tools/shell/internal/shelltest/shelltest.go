@@ -303,12 +303,13 @@ func RequireTagged(t testing.TB, tag string) {
 	Eventually(t, func() bool { return len(Tagged(tag)) > 0 }, "a process with "+tag)
 }
 
-// RequireNoTagged fails unless no process with tag is left, polling a
-// little for SIGKILLed processes to go. Survivors are killed, so a
-// failing test leaves nothing behind.
+// RequireNoTagged fails unless no process with tag is left, polling
+// for SIGKILLed processes to go (a loaded machine may take seconds to
+// run their exit). Survivors are killed, so a failing test leaves
+// nothing behind.
 func RequireNoTagged(t testing.TB, tag string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		left := Tagged(tag)
 		if len(left) == 0 {
