@@ -4,92 +4,21 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/go-harness/harness"
 	"github.com/go-harness/harness/agent"
 	"github.com/go-harness/harness/agent/replay"
 	"github.com/go-harness/harness/checkpoint"
 	"github.com/go-harness/harness/fslocal"
-	"github.com/go-harness/harness/internal/attdigest"
 	"github.com/go-harness/harness/session"
+	"github.com/go-harness/harness/session/sessiontest"
 	"github.com/go-harness/harness/tools/files"
 )
 
-// powerStore is a checkpoint.Stager that models a power loss: what Put
-// stores is durable at once, what Stage stores only once Sync returns,
-// and powerLoss forgets what was not.
-type powerStore struct {
-	mu       sync.Mutex
-	durable  map[string][]byte
-	volatile map[string][]byte
-}
-
-func newPowerStore() *powerStore {
-	return &powerStore{durable: map[string][]byte{}, volatile: map[string][]byte{}}
-}
-
-func (p *powerStore) Put(_ context.Context, data []byte) (string, error) {
-	d := attdigest.Of(data)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.durable[d] = slices.Clone(data)
-	delete(p.volatile, d)
-	return d, nil
-}
-
-func (p *powerStore) Stage(_ context.Context, data []byte) (string, error) {
-	d := attdigest.Of(data)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.durable[d]; !ok {
-		p.volatile[d] = slices.Clone(data)
-	}
-	return d, nil
-}
-
-func (p *powerStore) Sync(context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for d, data := range p.volatile {
-		p.durable[d] = data
-	}
-	clear(p.volatile)
-	return nil
-}
-
-func (p *powerStore) Get(_ context.Context, d string) ([]byte, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if data, ok := p.durable[d]; ok {
-		return slices.Clone(data), nil
-	}
-	if data, ok := p.volatile[d]; ok {
-		return slices.Clone(data), nil
-	}
-	return nil, &harness.Error{Code: harness.CodeNotFound, Message: "no object " + d}
-}
-
-// unsynced returns how many staged objects wait for a sync.
-func (p *powerStore) unsynced() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.volatile)
-}
-
-// powerLoss forgets what was never synced.
-func (p *powerStore) powerLoss() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	clear(p.volatile)
-}
-
-var _ checkpoint.Stager = (*powerStore)(nil)
+var _ checkpoint.Stager = (*sessiontest.PowerLossAttachments)(nil)
 
 // The checkpoints a turn takes may wait for their sync, but a finished
 // turn's are durable: after a power loss, every checkpoint its log names
@@ -100,7 +29,7 @@ func TestFinishedTurnCheckpointsSurvivePowerLoss(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	writeFiles(t, dir, map[string]string{"main.go": "package main\n", "notes.txt": "one\n"})
-	ps := newPowerStore()
+	ps := sessiontest.NewPowerLossAttachments()
 	store := session.NewJSONL(t.TempDir(), session.StoreConfig{})
 	fsys, err := fslocal.New(dir)
 	require.NoError(t, err)
@@ -146,8 +75,8 @@ func TestFinishedTurnCheckpointsSurvivePowerLoss(t *testing.T) {
 	_, end, err := collect(t, s, context.Background(), "change main.go")
 	require.NoError(t, err)
 	require.Equal(t, session.ReasonCompleted, end.Reason)
-	assert.Zero(t, ps.unsynced(), "the turn's end synced what its checkpoints staged")
-	ps.powerLoss()
+	assert.Zero(t, ps.Unsynced(), "the turn's end synced what its checkpoints staged")
+	ps.PowerLoss()
 	checkAll(3)
 
 	// Changed between turns, outside the agent: the next turn's first
@@ -158,7 +87,7 @@ func TestFinishedTurnCheckpointsSurvivePowerLoss(t *testing.T) {
 	_, end, err = collect(t, s, context.Background(), "anything?")
 	require.NoError(t, err)
 	require.Equal(t, session.ReasonCompleted, end.Reason)
-	assert.Zero(t, ps.unsynced(), "a turn that changed nothing synced what its start staged")
-	ps.powerLoss()
+	assert.Zero(t, ps.Unsynced(), "a turn that changed nothing synced what its start staged")
+	ps.PowerLoss()
 	checkAll(4)
 }

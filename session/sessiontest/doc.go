@@ -21,6 +21,9 @@
 // releases.
 //
 // TestAttachments checks an attachment store (Put and Get by digest).
+// PowerLossAttachments is an in-memory one that also stages and syncs,
+// and forgets what was never synced on PowerLoss, for tests of code
+// that promises durability.
 //
 // It imports harness, session and session/search (its suite searches
 // every store), and the module's internal helpers.
