@@ -234,16 +234,22 @@ type handLoop struct {
 	n    int
 }
 
+// newTurnLog creates the log file of a hand loop's nth turn in dir.
+func newTurnLog(b *testing.B, dir string, n int) *os.File {
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.jsonl", n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
 // turn runs one turn in a new log file and returns how long it took and
 // the CPU time it used (opening, syncing and closing the file not
 // counted), and its steps.
 func (h *handLoop) turn(b *testing.B) (time.Duration, time.Duration, int) {
 	ctx := context.Background()
 	h.n++
-	f, err := os.OpenFile(filepath.Join(h.dir, fmt.Sprintf("%d.jsonl", h.n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f := newTurnLog(b, h.dir, h.n)
 	defer f.Close()
 	start, cpu := time.Now(), cpuTime()
 	w := bufio.NewWriter(f)
@@ -322,10 +328,7 @@ type handRecord struct {
 func (h *loggedHandLoop) turn(b *testing.B) (time.Duration, time.Duration, int) {
 	ctx := context.Background()
 	h.n++
-	f, err := os.OpenFile(filepath.Join(h.dir, fmt.Sprintf("%d.jsonl", h.n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f := newTurnLog(b, h.dir, h.n)
 	defer f.Close()
 	start, cpu := time.Now(), cpuTime()
 	var (
