@@ -183,16 +183,9 @@ func (t *turn) pauseInput(step int, waiting []harness.ToolCall) error {
 		qs, _ := questionsOf(c) // checked before
 		reqs[i] = InputRequest{Call: c, Questions: qs}
 	}
-	p := &session.Paused{Step: step, Reason: session.ReasonAwaitingInput, Calls: ids}
-	if o := t.output; o != nil {
-		p.OutputName, p.OutputSchema, p.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
-	}
-	if err := t.s.append(t.ctx, p); err != nil {
+	if err := t.pauseForCalls(step, session.ReasonAwaitingInput, ids); err != nil {
 		return fmt.Errorf("agent: logging the questions' pause: %w", err)
 	}
-	t.s.mu.Lock()
-	t.s.paused = &pause{reason: session.ReasonAwaitingInput, step: step, inputs: ids, output: t.output}
-	t.s.mu.Unlock()
 	t.emit(&InputRequested{Step: step, Requests: reqs})
 	return errPaused
 }

@@ -80,17 +80,26 @@ func (t *turn) pauseExternal(step int, waiting []harness.ToolCall) error {
 	for i, c := range waiting {
 		ids[i] = c.ID
 	}
-	p := &session.Paused{Step: step, Reason: session.ReasonAwaitingTool, Calls: ids}
+	if err := t.pauseForCalls(step, session.ReasonAwaitingTool, ids); err != nil {
+		return fmt.Errorf("agent: logging the external calls' pause: %w", err)
+	}
+	return errPaused
+}
+
+// pauseForCalls logs that the turn pauses at step for reason, waiting
+// for the calls ids, and marks the session paused.
+func (t *turn) pauseForCalls(step int, reason string, ids []string) error {
+	p := &session.Paused{Step: step, Reason: reason, Calls: ids}
 	if o := t.output; o != nil {
 		p.OutputName, p.OutputSchema, p.OutputRepaired = o.out.Name, o.out.Schema, o.repaired
 	}
 	if err := t.s.append(t.ctx, p); err != nil {
-		return fmt.Errorf("agent: logging the external calls' pause: %w", err)
+		return err
 	}
 	t.s.mu.Lock()
-	t.s.paused = &pause{reason: session.ReasonAwaitingTool, step: step, inputs: ids, output: t.output}
+	t.s.paused = &pause{reason: reason, step: step, inputs: ids, output: t.output}
 	t.s.mu.Unlock()
-	return errPaused
+	return nil
 }
 
 // notRunExternal closes the external calls of a cancelled step as not
